@@ -1,0 +1,126 @@
+# TraceLoom build.
+#
+#   make            build/traceloom.so (the loadable extension) and build/traceloom (the CLI)
+#   make test       every test suite: check units (plain and ASan+UBSan), SQL tests, Python tests
+#   make demo       analyse the bundled example profile and print a summary
+#   make bench      benchmarks against bare SQLite baselines (see bench/README.md)
+#
+# Sources are found by wildcard: a new ext/**/*.c, tests/unit/test_*.c or tests/sql/*.sql
+# file needs no change here.
+
+CC       ?= cc
+CSTD     := -std=c11 -D_GNU_SOURCE
+WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
+OPT      ?= -O2 -g
+DEPS_LIBS := -lyaml -lz -lm -lpthread
+BUILD    := build
+
+EXT_SRCS  := $(sort $(shell find ext -name '*.c' -not -path 'ext/cli/*'))
+EXT_HDRS  := $(shell find ext -name '*.h')
+EMBED_SRCS := $(sort $(wildcard sql/schema/*.sql sql/views/*.sql rules/*.yaml configs/*.yaml))
+EMBED_C   := $(BUILD)/gen/embedded_files.c
+INCLUDES  := -Iext -Iext/util
+
+# Three builds of the same sources:
+#   ext/   position-independent, extension API only (sqlite3ext.h): build/traceloom.so
+#   core/  SQLITE_CORE: direct SQLite calls, linked into the CLI and the unit tests
+#   asan/  SQLITE_CORE with AddressSanitizer and UndefinedBehaviorSanitizer, for unit tests
+EXT_OBJS  := $(patsubst %.c,$(BUILD)/ext/%.o,$(EXT_SRCS)) $(BUILD)/ext/gen/embedded_files.o
+CORE_OBJS := $(patsubst %.c,$(BUILD)/core/%.o,$(EXT_SRCS)) $(BUILD)/core/gen/embedded_files.o
+ASAN_OBJS := $(patsubst %.c,$(BUILD)/asan/%.o,$(EXT_SRCS)) $(BUILD)/asan/gen/embedded_files.o
+SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+ASAN_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests-asan/%,$(UNIT_SRCS))
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
+
+.PHONY: all deps test test-unit test-asan test-sql test-python demo bench clean fixtures
+
+all: deps $(BUILD)/traceloom.so $(BUILD)/traceloom
+
+deps:
+	@tools/ensure-deps.sh
+
+$(EMBED_C): $(EMBED_SRCS) tools/embed.sh
+	@mkdir -p $(dir $@)
+	tools/embed.sh $@ $(EMBED_SRCS)
+
+$(BUILD)/ext/%.o: %.c $(EXT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -fvisibility=hidden $(INCLUDES) -c $< -o $@
+
+$(BUILD)/ext/gen/embedded_files.o: $(EMBED_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -fvisibility=hidden $(INCLUDES) -c $< -o $@
+
+$(BUILD)/core/%.o: %.c $(EXT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(OPT) -DSQLITE_CORE $(INCLUDES) -c $< -o $@
+
+$(BUILD)/core/gen/embedded_files.o: $(EMBED_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(OPT) -DSQLITE_CORE $(INCLUDES) -c $< -o $@
+
+$(BUILD)/asan/%.o: %.c $(EXT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O1 -g $(SAN) -DSQLITE_CORE $(INCLUDES) -c $< -o $@
+
+$(BUILD)/asan/gen/embedded_files.o: $(EMBED_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O1 -g $(SAN) -DSQLITE_CORE $(INCLUDES) -c $< -o $@
+
+$(BUILD)/traceloom.so: $(EXT_OBJS)
+	$(CC) -shared -o $@ $(EXT_OBJS) $(DEPS_LIBS)
+	@if nm -D --undefined-only $@ | grep -q ' sqlite3_'; then \
+	  echo "error: traceloom.so references libsqlite3 symbols directly (use sqlite3ext.h)"; \
+	  nm -D --undefined-only $@ | grep ' sqlite3_'; rm -f $@; exit 1; fi
+
+$(BUILD)/libtraceloom_core.a: $(CORE_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libtraceloom_asan.a: $(ASAN_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/traceloom: ext/cli/main.c $(BUILD)/libtraceloom_core.a $(EXT_HDRS)
+	$(CC) $(CSTD) $(WARN) $(OPT) -DSQLITE_CORE $(INCLUDES) -o $@ ext/cli/main.c \
+	  $(BUILD)/libtraceloom_core.a -lsqlite3 $(DEPS_LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/tl_check.h $(BUILD)/libtraceloom_core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O1 -g -DSQLITE_CORE $(INCLUDES) -Itests/unit -o $@ $< \
+	  $(BUILD)/libtraceloom_core.a -lsqlite3 $(DEPS_LIBS) $(CHECK_LIBS)
+
+$(BUILD)/tests-asan/%: tests/unit/%.c tests/unit/tl_check.h $(BUILD)/libtraceloom_asan.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O1 -g $(SAN) -DSQLITE_CORE $(INCLUDES) -Itests/unit -o $@ $< \
+	  $(BUILD)/libtraceloom_asan.a -lsqlite3 $(DEPS_LIBS) $(CHECK_LIBS)
+
+fixtures: all
+	@tests/fixtures/materialize.sh $(BUILD)/fixtures
+
+test-unit: all fixtures $(UNIT_BINS)
+	@tests/run_unit.sh $(UNIT_BINS)
+
+test-asan: all fixtures $(ASAN_BINS)
+	@CK_FORK=no ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run_unit.sh $(ASAN_BINS)
+
+test-sql: all fixtures
+	@tests/run_sql.sh tests/sql/*.sql
+
+test-python: all fixtures
+	@tests/run_python.sh
+
+test: test-unit test-asan test-sql test-python
+	@echo "all test suites passed"
+
+demo: all
+	@examples/demo.sh
+
+bench: all
+	@bench/run.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,211 @@
+/*
+** analyze.c: the analysis driver (see analyze.h).
+*/
+#include "analyze.h"
+#include "json.h"
+#include "buf.h"
+#include "sha256.h"
+#include "source/source.h"
+#include "trace/trace.h"
+#include "relate/relate.h"
+#include "publish/publish.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ options */
+
+void tl_options_free(tl_options *o) {
+  free(o->source_kind);
+  memset(o, 0, sizeof *o);
+}
+
+int tl_options_parse(const char *options_json, tl_options *o, char **canonical, tl_err *e) {
+  memset(o, 0, sizeof *o);
+  o->threads = 1;
+  o->progress = -1;
+  *canonical = NULL;
+  tl_json *doc = NULL;
+  if (options_json && *options_json) {
+    if (tl_json_parse(options_json, strlen(options_json), &doc, e))
+      return tl_fail(e, "invalid analyze options"), TL_ERROR;
+    if (tl_json_type_of(doc) != TL_JSON_OBJECT) {
+      tl_json_free(doc);
+      return tl_fail(e, "analyze options must be a JSON object, e.g. {\"threads\": 2}");
+    }
+    for (size_t i = 0; i < tl_json_len(doc); i++) {
+      const char *key = tl_json_key_at(doc, i);
+      const tl_json *v = tl_json_value_at(doc, i);
+      if (strcmp(key, "threads") == 0) {
+        int64_t n;
+        if (tl_json_i64(v, &n) || n < 1 || n > 256) {
+          tl_json_free(doc);
+          return tl_fail(e, "analyze option \"threads\" must be an integer from 1 to 256");
+        }
+        o->threads = (int)n;
+      } else if (strcmp(key, "source_kind") == 0) {
+        const char *s = tl_json_str(v, NULL);
+        if (!s || (strcmp(s, "auto") != 0 && tl_family_from_source_kind(s) < 0)) {
+          tl_json_free(doc);
+          return tl_fail(e,
+                         "analyze option \"source_kind\" must be one of auto, "
+                         "ascend_sqlite_hot_path, ascend_sqlite_split, cuda_nsys_sqlite, "
+                         "hygon_sqlite, kineto_json");
+        }
+        free(o->source_kind);
+        o->source_kind = tl_strdup(s);
+      } else if (strcmp(key, "progress") == 0) {
+        int b = tl_json_bool(v);
+        if (b < 0) {
+          tl_json_free(doc);
+          return tl_fail(e, "analyze option \"progress\" must be true or false");
+        }
+        o->progress = b;
+      } else {
+        tl_fail(e,
+                "unknown analyze option \"%s\": expected threads, source_kind or progress", key);
+        tl_json_free(doc);
+        return TL_ERROR;
+      }
+    }
+    tl_json_free(doc);
+  }
+  if (!o->source_kind) o->source_kind = tl_strdup("auto");
+  tl_buf b = {0};
+  tl_buf_puts(&b, "{\"source_kind\":");
+  tl_buf_json_string(&b, o->source_kind ? o->source_kind : "", o->source_kind ? strlen(o->source_kind) : 0);
+  tl_buf_puts(&b, "}");
+  if (b.oom || !o->source_kind) {
+    tl_buf_free(&b);
+    tl_options_free(o);
+    return tl_nomem(e);
+  }
+  *canonical = b.p;
+  return TL_OK;
+}
+
+/* ------------------------------------------------------------------ progress */
+
+typedef struct progress {
+  int on;
+  double t0;
+} progress;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void progress_fn(void *ctx, const char *stage, int64_t done) {
+  progress *p = ctx;
+  if (!p->on) return;
+  fprintf(stderr, "\rtraceloom: %s %lld rows (%.1f s)   ", stage, (long long)done,
+          now_s() - p->t0);
+  fflush(stderr);
+}
+
+static void progress_stage(progress *p, const char *stage) {
+  if (!p->on) return;
+  fprintf(stderr, "\rtraceloom: %-40s (%.1f s)   ", stage, now_s() - p->t0);
+  fflush(stderr);
+}
+
+static void progress_end(progress *p) {
+  if (!p->on) return;
+  fprintf(stderr, "\r%60s\r", "");
+  fflush(stderr);
+}
+
+/* ------------------------------------------------------------------ driver */
+
+/* The analysis database must never be one of the inputs (same path or same inode). */
+static int refuse_self(sqlite3 *db, const tl_profile *p, tl_err *e) {
+  const char *out = sqlite3_db_filename(db, "main");
+  if (!out || !*out) return TL_OK; /* in-memory or temporary database */
+  struct stat so;
+  if (stat(out, &so) != 0) return TL_OK;
+  for (size_t i = 0; i < p->files.n; i++) {
+    struct stat si;
+    if (stat(p->files.v[i].path, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+      return tl_fail(e,
+                     "refusing to analyse %s into itself: the analysis database is an input of "
+                     "the profile (write the analysis into another database)",
+                     p->files.v[i].path);
+  }
+  return TL_OK;
+}
+
+static int digest_files(const tl_profile *p, tl_source_digest **out, tl_err *e) {
+  tl_source_digest *d = calloc(p->files.n ? p->files.n : 1, sizeof *d);
+  if (!d) return tl_nomem(e);
+  for (size_t i = 0; i < p->files.n; i++)
+    if (tl_sha256_file(p->files.v[i].path, d[i].sha256, &d[i].size, e)) {
+      free(d);
+      return TL_ERROR;
+    }
+  *out = d;
+  return TL_OK;
+}
+
+int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **summary,
+               tl_err *e) {
+  *summary = NULL;
+  tl_options opt;
+  char *canonical = NULL;
+  if (tl_options_parse(options_json, &opt, &canonical, e)) return TL_ERROR;
+  progress pr = {opt.progress < 0 ? isatty(2) : opt.progress, now_s()};
+  tl_profile profile;
+  tl_trace trace;
+  tl_relations relations = {0};
+  tl_inventory inventory = {0};
+  tl_source_digest *digests = NULL;
+  memset(&trace, 0, sizeof trace);
+  int rc = tl_profile_discover(path, opt.source_kind, &profile, e);
+  if (rc) goto done_opts;
+  rc = refuse_self(db, &profile, e);
+  if (rc == TL_OK) {
+    progress_stage(&pr, "inventory");
+    rc = tl_profile_inventory(&profile, &inventory, e);
+  }
+  if (rc == TL_OK) {
+    progress_stage(&pr, "hashing sources");
+    rc = digest_files(&profile, &digests, e);
+  }
+  if (rc == TL_OK) rc = tl_trace_load(&profile, &trace, progress_fn, &pr, e);
+  if (rc == TL_OK) {
+    progress_stage(&pr, "relating runtime calls to device work");
+    rc = tl_relate(&trace, &relations, e);
+  }
+  if (rc == TL_OK) {
+    progress_stage(&pr, "publishing");
+    tl_publish_input in = {&profile, &trace, &relations, &inventory, digests, canonical};
+    rc = tl_publish(db, &in, e);
+  }
+  if (rc == TL_OK) {
+    size_t supported = 0;
+    for (size_t i = 0; i < relations.n; i++)
+      supported += relations.v[i].state == TL_SUPPORTED_EXACT ||
+                   relations.v[i].state == TL_SUPPORTED_DETERMINISTIC;
+    *summary = tl_mprintf(
+        "traceloom: analysed %zu input(s) (%s): %zu events, %zu runtime calls, %zu "
+        "runtime-device relations (%zu supported) in %.2f s",
+        profile.inputs.n, tl_family_source_kind(profile.inputs.v[0].family), trace.ev.n,
+        trace.calls.n, relations.n, supported, now_s() - pr.t0);
+    if (!*summary) rc = tl_nomem(e);
+  }
+  progress_end(&pr);
+  free(digests);
+  TL_VEC_FREE(&relations);
+  tl_inventory_free(&inventory);
+  tl_trace_free(&trace);
+  tl_profile_free(&profile);
+done_opts:
+  free(canonical);
+  tl_options_free(&opt);
+  return rc;
+}

@@ -1,0 +1,260 @@
+/*
+** main.c: the `traceloom` command.
+**
+**   traceloom PROFILE [--output analysis.db] [--threads N] [--options JSON]
+**   traceloom --version | --help
+**
+** The CLI only drives SQLite: it opens a temporary sibling of the output database,
+** registers the extension, runs `SELECT traceloom_analyze(PROFILE, OPTIONS)` and, only on
+** success, renames the temporary file into place. A failed or interrupted run leaves the
+** previous output untouched and removes its temporary file. It never overwrites an input.
+**
+** Exit codes: 0 success, 1 analysis error, 2 usage error, 130 interrupted.
+*/
+#include "sqlite3.h"
+#include "traceloom.h"
+#include "buf.h"
+#include "err.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int sqlite3_traceloom_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
+
+#define EXIT_ANALYSIS 1
+#define EXIT_USAGE 2
+#define EXIT_INTERRUPTED 130
+
+static const char usage[] =
+    "usage: traceloom PROFILE [--output analysis.db] [--threads N] [--options JSON]\n"
+    "       traceloom --version | --help\n"
+    "\n"
+    "Analyses a profile (an Ascend msprof / torch-npu SQLite DB, a split PROF_* directory,\n"
+    "an Nsight Systems SQLite export, a Hygon hipprof DB, or a directory of them) and writes\n"
+    "the analysis database. Default output: <profile dir>/traceloom/analysis.db.\n"
+    "\n"
+    "  --output PATH    where to write the analysis database (replaced atomically)\n"
+    "  --threads N      worker threads (results are identical for any N)\n"
+    "  --options JSON   analyze options as a JSON object, e.g. '{\"source_kind\":\"auto\"}'\n"
+    "  --version        print the version\n"
+    "  --help           print this help\n"
+    "\n"
+    "Exit codes: 0 success, 1 analysis error, 2 usage error, 130 interrupted.\n";
+
+/* The connection being analysed, for the SIGINT handler (sqlite3_interrupt is safe to
+** call asynchronously). This is the only process-wide state of the CLI. */
+static sqlite3 *volatile interrupt_db;
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig) {
+  (void)sig;
+  interrupted = 1;
+  if (interrupt_db) sqlite3_interrupt(interrupt_db);
+}
+
+static char *default_output(const char *profile) {
+  struct stat st;
+  if (stat(profile, &st) == 0 && S_ISDIR(st.st_mode))
+    return tl_mprintf("%s/traceloom/analysis.db", profile);
+  const char *slash = strrchr(profile, '/');
+  if (!slash) return tl_strdup("traceloom/analysis.db");
+  return tl_mprintf("%.*s/traceloom/analysis.db", (int)(slash - profile), profile);
+}
+
+static int make_parent_dir(const char *path) {
+  char *dir = tl_strdup(path);
+  if (!dir) return -1;
+  char *slash = strrchr(dir, '/');
+  int rc = 0;
+  if (slash && slash != dir) {
+    *slash = 0;
+    struct stat st;
+    if (stat(dir, &st) != 0) rc = mkdir(dir, 0777) == 0 || errno == EEXIST ? 0 : -1;
+  }
+  free(dir);
+  return rc;
+}
+
+/* 1 when the output path is one of the files the analysis read (same inode). */
+static int output_is_input(sqlite3 *db, const char *output) {
+  struct stat so;
+  if (stat(output, &so) != 0) return 0;
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db, "SELECT source_path FROM traceloom_raw_source_database", -1, &st,
+                         NULL) != SQLITE_OK)
+    return 0;
+  int found = 0;
+  while (!found && sqlite3_step(st) == SQLITE_ROW) {
+    struct stat si;
+    const char *p = (const char *)sqlite3_column_text(st, 0);
+    if (p && stat(p, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) found = 1;
+  }
+  sqlite3_finalize(st);
+  return found;
+}
+
+static void remove_temp(const char *tmp) {
+  unlink(tmp);
+  char *j = tl_mprintf("%s-journal", tmp);
+  if (j) unlink(j);
+  free(j);
+}
+
+int main(int argc, char **argv) {
+  const char *profile = NULL, *output = NULL, *options = NULL;
+  long threads = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(usage, stdout);
+      return 0;
+    } else if (strcmp(a, "--version") == 0) {
+      printf("traceloom %s (SQLite %s)\n", TRACELOOM_VERSION, sqlite3_libversion());
+      return 0;
+    } else if (strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0) {
+      if (++i >= argc) return fprintf(stderr, "traceloom: --output needs a path\n%s", usage), EXIT_USAGE;
+      output = argv[i];
+    } else if (strcmp(a, "--threads") == 0) {
+      char *end;
+      if (++i >= argc || (threads = strtol(argv[i], &end, 10)) < 1 || threads > 256 || *end)
+        return fprintf(stderr, "traceloom: --threads needs an integer from 1 to 256\n"), EXIT_USAGE;
+    } else if (strcmp(a, "--options") == 0) {
+      if (++i >= argc) return fprintf(stderr, "traceloom: --options needs a JSON object\n"), EXIT_USAGE;
+      options = argv[i];
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "traceloom: unknown option %s\n%s", a, usage);
+      return EXIT_USAGE;
+    } else if (!profile) {
+      profile = a;
+    } else {
+      fprintf(stderr, "traceloom: one profile path expected, got also %s\n%s", a, usage);
+      return EXIT_USAGE;
+    }
+  }
+  if (!profile) {
+    fprintf(stderr, "traceloom: input path is required: pass an Ascend profiler SQLite DB, "
+                    "Hygon hipprof DB, CUDA/Nsight SQLite export, or profile directory\n%s",
+            usage);
+    return EXIT_USAGE;
+  }
+  /* Options: --threads is folded into the JSON object. */
+  tl_buf opt = {0};
+  if (threads) {
+    tl_buf_printf(&opt, "{\"threads\":%ld", threads);
+    if (options) {
+      const char *p = options;
+      while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+      if (*p != '{') {
+        fprintf(stderr, "traceloom: --options must be a JSON object\n");
+        return EXIT_USAGE;
+      }
+      p++;
+      while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+      if (*p != '}') tl_buf_puts(&opt, ",");
+      tl_buf_puts(&opt, p);
+    } else {
+      tl_buf_puts(&opt, "}");
+    }
+  } else if (options) {
+    tl_buf_puts(&opt, options);
+  }
+
+  char *out = output ? tl_strdup(output) : default_output(profile);
+  char *tmp = out ? tl_mprintf("%s.tmp-%ld", out, (long)getpid()) : NULL;
+  if (!out || !tmp || opt.oom) {
+    fprintf(stderr, "traceloom: out of memory\n");
+    return EXIT_ANALYSIS;
+  }
+  if (!output && make_parent_dir(out) != 0) {
+    fprintf(stderr, "traceloom: cannot create the output folder for %s: %s\n", out,
+            strerror(errno));
+    return EXIT_ANALYSIS;
+  }
+  remove_temp(tmp);
+
+  int status = EXIT_ANALYSIS;
+  sqlite3 *db = NULL;
+  if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    fprintf(stderr, "traceloom: cannot create %s: %s\n", tmp, db ? sqlite3_errmsg(db) : "?");
+    goto done;
+  }
+  char *err = NULL;
+  if (sqlite3_traceloom_init(db, &err, NULL) != SQLITE_OK) {
+    fprintf(stderr, "traceloom: cannot register the extension: %s\n", err ? err : "?");
+    sqlite3_free(err);
+    goto done;
+  }
+  /* The temporary file is private until renamed: no journal, no fsync per commit. */
+  sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;", NULL, NULL, NULL);
+  interrupt_db = db;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT traceloom_analyze(?1, ?2)", -1, &st, NULL) != SQLITE_OK) {
+    fprintf(stderr, "traceloom: %s\n", sqlite3_errmsg(db));
+    goto done;
+  }
+  sqlite3_bind_text(st, 1, profile, -1, SQLITE_STATIC);
+  if (opt.n)
+    sqlite3_bind_text(st, 2, opt.p, (int)opt.n, SQLITE_STATIC);
+  else
+    sqlite3_bind_null(st, 2);
+  int rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW) {
+    if (interrupted) {
+      fprintf(stderr, "traceloom: interrupted; %s was not changed\n", out);
+      status = EXIT_INTERRUPTED;
+    } else {
+      fprintf(stderr, "traceloom: %s\n", sqlite3_errmsg(db));
+    }
+    sqlite3_finalize(st);
+    goto done;
+  }
+  char *summary = tl_strdup((const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  if (output_is_input(db, out)) {
+    fprintf(stderr, "traceloom: refusing to overwrite %s: it is an input of the analysis\n", out);
+    free(summary);
+    goto done;
+  }
+  interrupt_db = NULL;
+  if (sqlite3_close(db) != SQLITE_OK) {
+    fprintf(stderr, "traceloom: cannot close %s\n", tmp);
+    free(summary);
+    db = NULL;
+    goto done;
+  }
+  db = NULL;
+  if (interrupted) {
+    fprintf(stderr, "traceloom: interrupted; %s was not changed\n", out);
+    free(summary);
+    status = EXIT_INTERRUPTED;
+    goto done;
+  }
+  if (rename(tmp, out) != 0) {
+    fprintf(stderr, "traceloom: cannot move the analysis into place at %s: %s\n", out,
+            strerror(errno));
+    free(summary);
+    goto done;
+  }
+  printf("%s\nanalysis database: %s\n", summary ? summary : "", out);
+  free(summary);
+  status = 0;
+done:
+  interrupt_db = NULL;
+  if (db) sqlite3_close(db);
+  if (status != 0) remove_temp(tmp);
+  free(tmp);
+  free(out);
+  tl_buf_free(&opt);
+  return status;
+}

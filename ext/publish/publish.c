@@ -1,0 +1,557 @@
+/*
+** publish.c: the atomic publication of an analysis (see publish.h).
+*/
+#include "publish.h"
+#include "embedded.h"
+#include "buf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ helpers */
+
+int tl_pub_exec(sqlite3 *db, const char *sql, tl_err *e) {
+  char *msg = NULL;
+  if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+    tl_fail(e, "failed to publish the analysis: %s (while running: %.200s)",
+            msg ? msg : sqlite3_errmsg(db), sql);
+    sqlite3_free(msg);
+    return TL_ERROR;
+  }
+  return TL_OK;
+}
+
+int tl_pub_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, tl_err *e) {
+  if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
+    return tl_fail(e, "failed to prepare the analysis statement: %s; sql=%s", sqlite3_errmsg(db),
+                   sql);
+  return TL_OK;
+}
+
+int tl_pub_step(sqlite3 *db, sqlite3_stmt *st, const char *table, tl_err *e) {
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE)
+    return tl_fail(e, "failed to write %s: %s", table, sqlite3_errmsg(db));
+  return TL_OK;
+}
+
+void tl_bind_i64_or_null(sqlite3_stmt *st, int col, int64_t v, int64_t absent) {
+  if (v == absent)
+    sqlite3_bind_null(st, col);
+  else
+    sqlite3_bind_int64(st, col, v);
+}
+
+void tl_bind_str(sqlite3_stmt *st, int col, const tl_strpool *pool, uint32_t id) {
+  if (id == TL_STR_NONE)
+    sqlite3_bind_null(st, col);
+  else
+    sqlite3_bind_text(st, col, tl_strpool_str(pool, id), (int)tl_strpool_len(pool, id),
+                      SQLITE_STATIC);
+}
+
+void tl_bind_text(sqlite3_stmt *st, int col, const char *s) {
+  if (s)
+    sqlite3_bind_text(st, col, s, -1, SQLITE_TRANSIENT);
+  else
+    sqlite3_bind_null(st, col);
+}
+
+double tl_ns_to_us(int64_t ns) {
+  /* ns/1000.0 is the correctly rounded quotient, i.e. the double nearest to the
+  ** 3-decimal value: the same double SQL's ROUND(ns/1000.0, 3) gives. */
+  return (double)ns / 1000.0;
+}
+
+/* ------------------------------------------------------------------ schema */
+
+/* Drops every earlier traceloom_* relation (views first: they depend on tables). */
+static int drop_previous(sqlite3 *db, tl_err *e) {
+  static const char *const sql =
+      "SELECT type, name FROM main.sqlite_schema WHERE name LIKE 'traceloom\\_%' ESCAPE '\\' "
+      "AND type IN ('view','table') ORDER BY type = 'table', name";
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db, sql, &st, e)) return TL_ERROR;
+  TL_VEC(char *) stmts = {0};
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *type = (const char *)sqlite3_column_text(st, 0);
+    const char *name = (const char *)sqlite3_column_text(st, 1);
+    tl_buf b = {0};
+    tl_buf_printf(&b, "DROP %s IF EXISTS main.\"", strcmp(type, "view") == 0 ? "VIEW" : "TABLE");
+    for (const char *p = name; *p; p++) {
+      if (*p == '"') tl_buf_append(&b, "\"", 1);
+      tl_buf_append(&b, p, 1);
+    }
+    tl_buf_puts(&b, "\"");
+    if (b.oom || TL_VEC_PUSH(&stmts, b.p)) {
+      tl_buf_free(&b);
+      rc = SQLITE_NOMEM;
+      break;
+    }
+  }
+  sqlite3_finalize(st);
+  int result = TL_OK;
+  if (rc == SQLITE_NOMEM)
+    result = tl_nomem(e);
+  else if (rc != SQLITE_DONE)
+    result = tl_fail(e, "failed to list earlier TraceLoom relations: %s", sqlite3_errmsg(db));
+  for (size_t i = 0; result == TL_OK && i < stmts.n; i++) result = tl_pub_exec(db, stmts.v[i], e);
+  for (size_t i = 0; i < stmts.n; i++) free(stmts.v[i]);
+  TL_VEC_FREE(&stmts);
+  return result;
+}
+
+/* Runs every embedded SQL file whose name starts with prefix, in name order. */
+static int run_embedded(sqlite3 *db, const char *prefix, tl_err *e) {
+  for (const tl_embedded_file *f = tl_embedded_files; f->name; f++) {
+    if (strncmp(f->name, prefix, strlen(prefix)) != 0) continue;
+    char *msg = NULL;
+    if (sqlite3_exec(db, f->text, NULL, NULL, &msg) != SQLITE_OK) {
+      tl_fail(e, "failed to create the analysis schema from %s: %s", f->name,
+              msg ? msg : sqlite3_errmsg(db));
+      sqlite3_free(msg);
+      return TL_ERROR;
+    }
+  }
+  return TL_OK;
+}
+
+/* traceloom_analysis_surface from the `-- @surface name | grain | purpose | example` lines,
+** for every relation that exists now. */
+static int publish_surface(sqlite3 *db, tl_err *e) {
+  sqlite3_stmt *ins, *exists;
+  if (tl_pub_prepare(db,
+                     "INSERT OR REPLACE INTO traceloom_analysis_surface(surface_name, "
+                     "relation_name, row_grain, purpose, example_sql) VALUES (?1, ?1, ?2, ?3, ?4)",
+                     &ins, e))
+    return TL_ERROR;
+  if (tl_pub_prepare(db, "SELECT 1 FROM main.sqlite_schema WHERE name = ?1", &exists, e)) {
+    sqlite3_finalize(ins);
+    return TL_ERROR;
+  }
+  int rc = TL_OK;
+  for (const tl_embedded_file *f = tl_embedded_files; f->name && rc == TL_OK; f++) {
+    if (strncmp(f->name, "sql/", 4) != 0) continue;
+    const char *p = f->text;
+    while (rc == TL_OK && (p = strstr(p, "-- @surface ")) != NULL) {
+      p += 12;
+      const char *eol = strchr(p, '\n');
+      if (!eol) eol = p + strlen(p);
+      const char *field[4];
+      size_t flen[4];
+      int nf = 0;
+      const char *s = p;
+      while (nf < 4 && s < eol) {
+        const char *bar = nf < 3 ? memchr(s, '|', (size_t)(eol - s)) : NULL;
+        const char *end = bar ? bar : eol;
+        while (s < end && *s == ' ') s++;
+        const char *t = end;
+        while (t > s && t[-1] == ' ') t--;
+        field[nf] = s, flen[nf] = (size_t)(t - s), nf++;
+        s = bar ? bar + 1 : eol;
+      }
+      p = eol;
+      if (nf != 4) {
+        rc = tl_fail(e, "malformed @surface line in %s", f->name);
+        break;
+      }
+      sqlite3_bind_text(exists, 1, field[0], (int)flen[0], SQLITE_STATIC);
+      int present = sqlite3_step(exists) == SQLITE_ROW;
+      sqlite3_reset(exists);
+      if (!present) continue;
+      for (int k = 0; k < 4; k++) sqlite3_bind_text(ins, k + 1, field[k], (int)flen[k], SQLITE_STATIC);
+      rc = tl_pub_step(db, ins, "traceloom_analysis_surface", e);
+    }
+  }
+  sqlite3_finalize(ins);
+  sqlite3_finalize(exists);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ tables */
+
+static const char *kind_category(tl_kind k) {
+  switch (k) {
+    case TL_KIND_COMPUTE: return "compute";
+    case TL_KIND_COMMUNICATION: return "comm";
+    case TL_KIND_SYNC: return "wait";
+    case TL_KIND_CONTROL: return "event";
+    case TL_KIND_GRAPH_LAUNCH: return "graph";
+    default: return "aux";
+  }
+}
+
+static const char *kind_role(tl_kind k) {
+  switch (k) {
+    case TL_KIND_COMPUTE:
+    case TL_KIND_GRAPH_LAUNCH: return "compute";
+    case TL_KIND_COMMUNICATION: return "comm";
+    case TL_KIND_DATA_MOVE: return "data_move";
+    case TL_KIND_CONTROL: return "event";
+    default: return "aux";
+  }
+}
+
+static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+  const tl_trace *t = in->trace;
+  const tl_events *ev = &t->ev;
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_event(event_id, db_idx, device_id, source_id, "
+                     "source_table, source_key, stream_id, start_ns, end_ns, dur_us, kind, "
+                     "category, role, label, raw_label, op_name, op_type, compute_task_type, "
+                     "comm_name, comm_task_type, family, task_type, task_id, global_task_id, "
+                     "correlation_id, context_id, model_id, graph_node_id, op_id) VALUES "
+                     "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+                     "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+                     &st, e))
+    return TL_ERROR;
+  int rc = TL_OK;
+  char id[32], key[24];
+  for (size_t i = 0; i < ev->n && rc == TL_OK; i++) {
+    const tl_label *l = &t->labels.v[ev->label[i]];
+    uint16_t ref = ev->source_ref[i];
+    int idn = snprintf(id, sizeof id, "event-%zu", i);
+    int keyn = snprintf(key, sizeof key, "%lld", (long long)ev->source_rowid[i]);
+    sqlite3_bind_text(st, 1, id, idn, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, ev->db_idx[i]);
+    sqlite3_bind_int64(st, 3, ev->device_id[i]);
+    sqlite3_bind_int(st, 4, t->source_refs.v[ref].source_id);
+    tl_bind_str(st, 5, t->pool, t->source_refs.v[ref].table);
+    sqlite3_bind_text(st, 6, key, keyn, SQLITE_STATIC);
+    tl_bind_i64_or_null(st, 7, ev->stream_id[i], TL_NO_STREAM);
+    sqlite3_bind_int64(st, 8, ev->start_ns[i]);
+    sqlite3_bind_int64(st, 9, ev->end_ns[i]);
+    sqlite3_bind_double(st, 10, tl_ns_to_us(ev->end_ns[i] - ev->start_ns[i]));
+    sqlite3_bind_text(st, 11, tl_kind_name((tl_kind)l->kind), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 12, kind_category((tl_kind)l->kind), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 13, kind_role((tl_kind)l->kind), -1, SQLITE_STATIC);
+    uint32_t label = l->op_name ? l->op_name : l->comm_name ? l->comm_name : l->name;
+    tl_bind_str(st, 14, t->pool, label);
+    tl_bind_str(st, 15, t->pool, l->name);
+    tl_bind_str(st, 16, t->pool, l->op_name);
+    tl_bind_str(st, 17, t->pool, l->op_type);
+    tl_bind_str(st, 18, t->pool, l->compute_task_type);
+    tl_bind_str(st, 19, t->pool, l->comm_name);
+    tl_bind_str(st, 20, t->pool, l->comm_task_type);
+    sqlite3_bind_text(st, 21, tl_family_source_kind(t->profile->inputs.v[ev->db_idx[i]].family),
+                      -1, SQLITE_STATIC);
+    tl_bind_str(st, 22, t->pool, l->task_type);
+    tl_bind_i64_or_null(st, 23, ev->task_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 24, ev->global_task_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 25, ev->correlation_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 26, ev->context_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 27, ev->model_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 28, ev->graph_node_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 29, ev->op_id[i], TL_ABSENT);
+    rc = tl_pub_step(db, st, "traceloom_event", e);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static const char *call_match_policy(tl_provider p) {
+  switch (p) {
+    case TL_PROVIDER_ASCEND: return "ascend_connection_id";
+    case TL_PROVIDER_CUDA: return "cuda_correlation_id";
+    default: return "unsupported";
+  }
+}
+
+static int publish_calls(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+  const tl_trace *t = in->trace;
+  const tl_calls *ca = &t->calls;
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_runtime_call(runtime_call_id, db_idx, provider, "
+                     "clock_domain, source_id, source_table, source_key, start_ns, end_ns, dur_us, "
+                     "api_name, api_type, process_id, thread_id, global_tid, context_id, "
+                     "device_id, correlation_id, match_policy) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                     "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                     &st, e))
+    return TL_ERROR;
+  int rc = TL_OK;
+  char id[40], key[24];
+  for (size_t i = 0; i < ca->n && rc == TL_OK; i++) {
+    uint16_t ref = ca->source_ref[i];
+    tl_provider prov = (tl_provider)ca->provider[i];
+    int idn = snprintf(id, sizeof id, "runtime-call-%zu", i);
+    int keyn = snprintf(key, sizeof key, "%lld", (long long)ca->source_rowid[i]);
+    sqlite3_bind_text(st, 1, id, idn, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, ca->db_idx[i]);
+    sqlite3_bind_text(st, 3, tl_provider_name(prov), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, prov == TL_PROVIDER_UNKNOWN ? "unknown" : "profiler_host", -1,
+                      SQLITE_STATIC);
+    sqlite3_bind_int(st, 5, t->source_refs.v[ref].source_id);
+    tl_bind_str(st, 6, t->pool, t->source_refs.v[ref].table);
+    sqlite3_bind_text(st, 7, key, keyn, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 8, ca->start_ns[i]);
+    sqlite3_bind_int64(st, 9, ca->end_ns[i]);
+    sqlite3_bind_double(st, 10, tl_ns_to_us(ca->end_ns[i] - ca->start_ns[i]));
+    tl_bind_str(st, 11, t->pool, ca->api_name[i]);
+    tl_bind_str(st, 12, t->pool, ca->api_type[i]);
+    tl_bind_i64_or_null(st, 13, ca->process_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 14, ca->thread_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 15, ca->global_tid[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 16, ca->context_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 17, ca->device_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 18, ca->correlation_id[i], TL_ABSENT);
+    sqlite3_bind_text(st, 19, call_match_policy(prov), -1, SQLITE_STATIC);
+    rc = tl_pub_step(db, st, "traceloom_runtime_call", e);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int publish_relations(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+  const tl_trace *t = in->trace;
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_runtime_device_relation(relation_id, db_idx, "
+                     "runtime_call_id, device_work_id, relation_kind, match_policy, "
+                     "evidence_level, support_state, cardinality, runtime_candidate_count, "
+                     "device_candidate_count, correlation_id) VALUES (?1, ?2, ?3, ?4, "
+                     "'runtime_launch', ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                     &st, e))
+    return TL_ERROR;
+  int rc = TL_OK;
+  char id[48], call[40], work[48];
+  for (size_t i = 0; i < in->relations->n && rc == TL_OK; i++) {
+    const tl_relation *r = &in->relations->v[i];
+    int idn = snprintf(id, sizeof id, "runtime-device-relation-%zu", i);
+    sqlite3_bind_text(st, 1, id, idn, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, r->db_idx);
+    if (r->call >= 0) {
+      int n = snprintf(call, sizeof call, "runtime-call-%lld", (long long)r->call);
+      sqlite3_bind_text(st, 3, call, n, SQLITE_STATIC);
+    } else {
+      sqlite3_bind_null(st, 3);
+    }
+    if (r->work >= 0) {
+      int n = snprintf(work, sizeof work, "device-work-event-%lld", (long long)r->work);
+      sqlite3_bind_text(st, 4, work, n, SQLITE_STATIC);
+    } else {
+      sqlite3_bind_null(st, 4);
+    }
+    sqlite3_bind_text(st, 5, tl_relation_match_policy(t, r), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, tl_relation_evidence_level(r), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, tl_support_state_name((tl_support_state)r->state), -1,
+                      SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, tl_relation_cardinality(r), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 9, r->call_candidates);
+    sqlite3_bind_int64(st, 10, r->work_candidates);
+    tl_bind_i64_or_null(st, 11, r->correlation_id, TL_ABSENT);
+    rc = tl_pub_step(db, st, "traceloom_runtime_device_relation", e);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static const char *file_role(tl_file_role r) {
+  switch (r) {
+    case TL_FILE_PRIMARY: return "primary";
+    case TL_FILE_SPLIT_PART: return "split_part";
+    default: return "companion";
+  }
+}
+
+static int publish_inventory(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+  const tl_profile *p = in->profile;
+  sqlite3_stmt *st = NULL;
+  int rc = tl_pub_prepare(db,
+                          "INSERT INTO traceloom_input(db_idx, source_kind, provider, path, "
+                          "stream_info_path, stream_info_status, stream_info_detail, "
+                          "event_count, runtime_call_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                          "(SELECT count(*) FROM traceloom_event WHERE db_idx = ?1), "
+                          "(SELECT count(*) FROM traceloom_runtime_call WHERE db_idx = ?1))",
+                          &st, e);
+  for (size_t i = 0; rc == TL_OK && i < p->inputs.n; i++) {
+    const tl_input *inp = &p->inputs.v[i];
+    sqlite3_bind_int64(st, 1, (int64_t)i);
+    sqlite3_bind_text(st, 2, tl_family_source_kind(inp->family), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, tl_provider_name(tl_family_provider(inp->family)), -1,
+                      SQLITE_STATIC);
+    tl_bind_text(st, 4, inp->path);
+    tl_bind_text(st, 5, inp->stream_info_path);
+    tl_bind_text(st, 6, inp->family <= TL_FAMILY_ASCEND_SPLIT ? inp->stream_info_status : NULL);
+    tl_bind_text(st, 7, inp->stream_info_detail);
+    rc = tl_pub_step(db, st, "traceloom_input", e);
+  }
+  sqlite3_finalize(st);
+  st = NULL;
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db,
+                        "INSERT INTO traceloom_raw_source_database(source_id, source_ordinal, "
+                        "source_path, embedded_mode, size_bytes, sha256, db_idx, source_role) "
+                        "VALUES (?1, ?1, ?2, 'referenced', ?3, ?4, ?5, ?6)",
+                        &st, e);
+  for (size_t i = 0; rc == TL_OK && i < p->files.n; i++) {
+    sqlite3_bind_int64(st, 1, (int64_t)i);
+    tl_bind_text(st, 2, p->files.v[i].path);
+    sqlite3_bind_int64(st, 3, in->digests[i].size);
+    tl_bind_text(st, 4, in->digests[i].sha256);
+    sqlite3_bind_int(st, 5, p->files.v[i].db_idx);
+    sqlite3_bind_text(st, 6, file_role(p->files.v[i].role), -1, SQLITE_STATIC);
+    rc = tl_pub_step(db, st, "traceloom_raw_source_database", e);
+  }
+  sqlite3_finalize(st);
+  st = NULL;
+  sqlite3_stmt *raw = NULL;
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db,
+                        "INSERT INTO traceloom_profile_inventory(db_idx, item, source_kind, path, "
+                        "table_name, row_count, capability, usable, detail) VALUES (?1, ?2, ?3, "
+                        "?4, ?5, ?6, ?7, ?8, ?9)",
+                        &st, e);
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db,
+                        "INSERT OR IGNORE INTO traceloom_raw_table(source_id, source_path, "
+                        "source_table, embedded_table_name, source_rowid_column, row_count) "
+                        "VALUES (?1, ?2, ?3, NULL, NULL, ?4)",
+                        &raw, e);
+  for (size_t i = 0; rc == TL_OK && i < in->inventory->n; i++) {
+    const tl_inventory_row *r = &in->inventory->v[i];
+    tl_bind_i64_or_null(st, 1, r->db_idx, -1);
+    sqlite3_bind_text(st, 2, r->item, -1, SQLITE_STATIC);
+    tl_bind_text(st, 3, r->source_kind);
+    tl_bind_text(st, 4, r->path);
+    tl_bind_text(st, 5, r->table_name);
+    tl_bind_i64_or_null(st, 6, r->row_count, -1);
+    tl_bind_text(st, 7, r->capability);
+    tl_bind_i64_or_null(st, 8, r->usable, -1);
+    tl_bind_text(st, 9, r->detail);
+    rc = tl_pub_step(db, st, "traceloom_profile_inventory", e);
+    if (rc == TL_OK && strcmp(r->item, "table") == 0 && r->path) {
+      for (size_t f = 0; f < p->files.n; f++) {
+        if (strcmp(p->files.v[f].path, r->path) != 0) continue;
+        sqlite3_bind_int64(raw, 1, (int64_t)f);
+        tl_bind_text(raw, 2, r->path);
+        tl_bind_text(raw, 3, r->table_name);
+        tl_bind_i64_or_null(raw, 4, r->row_count, -1);
+        rc = tl_pub_step(db, raw, "traceloom_raw_table", e);
+        break;
+      }
+    }
+  }
+  sqlite3_finalize(st);
+  sqlite3_finalize(raw);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ metadata */
+
+static int put_meta(sqlite3_stmt *st, sqlite3 *db, const char *key, const char *value,
+                    tl_err *e) {
+  sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+  tl_bind_text(st, 2, value);
+  return tl_pub_step(db, st, "traceloom_metadata", e);
+}
+
+static int publish_metadata(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+  const tl_profile *p = in->profile;
+  const tl_trace *t = in->trace;
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db, "INSERT OR REPLACE INTO traceloom_metadata(key, value) VALUES (?1, ?2)",
+                     &st, e))
+    return TL_ERROR;
+  /* A single family reports its own kind; mixed inputs list each. */
+  tl_buf kind = {0}, paths = {0}, sizes = {0}, hashes = {0}, warnings = {0};
+  int mixed = 0;
+  for (size_t i = 1; i < p->inputs.n; i++)
+    if (p->inputs.v[i].family != p->inputs.v[0].family) mixed = 1;
+  if (!mixed) {
+    tl_buf_puts(&kind, tl_family_source_kind(p->inputs.v[0].family));
+  } else {
+    tl_buf_puts(&kind, "[");
+    for (size_t i = 0; i < p->inputs.n; i++) {
+      if (i) tl_buf_puts(&kind, ",");
+      const char *k = tl_family_source_kind(p->inputs.v[i].family);
+      tl_buf_json_string(&kind, k, strlen(k));
+    }
+    tl_buf_puts(&kind, "]");
+  }
+  tl_buf_puts(&paths, "[");
+  for (size_t i = 0; i < p->inputs.n; i++) {
+    if (i) tl_buf_puts(&paths, ",");
+    tl_buf_json_string(&paths, p->inputs.v[i].path, strlen(p->inputs.v[i].path));
+  }
+  tl_buf_puts(&paths, "]");
+  if (p->files.n == 1) {
+    tl_buf_i64(&sizes, in->digests[0].size);
+    tl_buf_puts(&hashes, in->digests[0].sha256);
+  } else {
+    tl_buf_puts(&sizes, "["), tl_buf_puts(&hashes, "[");
+    for (size_t i = 0; i < p->files.n; i++) {
+      if (i) tl_buf_puts(&sizes, ","), tl_buf_puts(&hashes, ",");
+      tl_buf_i64(&sizes, in->digests[i].size);
+      tl_buf_json_string(&hashes, in->digests[i].sha256, strlen(in->digests[i].sha256));
+    }
+    tl_buf_puts(&sizes, "]"), tl_buf_puts(&hashes, "]");
+  }
+  tl_buf_puts(&warnings, "[");
+  for (size_t i = 0; i < p->warnings.n; i++) {
+    if (i) tl_buf_puts(&warnings, ",");
+    tl_buf_json_string(&warnings, p->warnings.v[i], strlen(p->warnings.v[i]));
+  }
+  tl_buf_puts(&warnings, "]");
+  char n_events[24], n_calls[24], n_rel[24], n_drop_e[24], n_drop_c[24];
+  snprintf(n_events, sizeof n_events, "%zu", t->ev.n);
+  snprintf(n_calls, sizeof n_calls, "%zu", t->calls.n);
+  snprintf(n_rel, sizeof n_rel, "%zu", in->relations->n);
+  snprintf(n_drop_e, sizeof n_drop_e, "%lld", (long long)t->dropped_event_rows);
+  snprintf(n_drop_c, sizeof n_drop_c, "%lld", (long long)t->dropped_call_rows);
+  int rc = TL_OK;
+  if (kind.oom || paths.oom || sizes.oom || hashes.oom || warnings.oom) rc = tl_nomem(e);
+  const char *kv[][2] = {
+      {"schema_version", TRACELOOM_SCHEMA_VERSION},
+      {"tool_version", TRACELOOM_VERSION},
+      {"artifact_kind", "queryable_database_timeline"},
+      {"source_kind", kind.p},
+      {"source_path", p->inputs.v[0].path},
+      {"source_paths", paths.p},
+      {"source_size_bytes", sizes.p},
+      {"source_sha256", hashes.p},
+      {"source_embedded", "0"},
+      {"analysis_options", in->options_json},
+      {"analysis_status", "complete"},
+      {"operator_audit_status", "observed_inventory"},
+      {"event_count", n_events},
+      {"runtime_call_count", n_calls},
+      {"runtime_device_relation_count", n_rel},
+      {"dropped_event_rows", n_drop_e},
+      {"dropped_runtime_call_rows", n_drop_c},
+      {"warnings", warnings.p},
+  };
+  for (size_t i = 0; rc == TL_OK && i < sizeof kv / sizeof kv[0]; i++)
+    rc = put_meta(st, db, kv[i][0], kv[i][1], e);
+  tl_buf_free(&kind), tl_buf_free(&paths), tl_buf_free(&sizes), tl_buf_free(&hashes),
+      tl_buf_free(&warnings);
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ entry */
+
+int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+  if (tl_pub_exec(db, "SAVEPOINT traceloom_publish", e)) return TL_ERROR;
+  int rc = drop_previous(db, e);
+  if (rc == TL_OK) rc = run_embedded(db, "sql/schema/", e);
+  if (rc == TL_OK) rc = publish_events(db, in, e);
+  if (rc == TL_OK) rc = publish_calls(db, in, e);
+  if (rc == TL_OK) rc = publish_relations(db, in, e);
+  if (rc == TL_OK) rc = publish_inventory(db, in, e);
+  if (rc == TL_OK) rc = run_embedded(db, "sql/views/", e);
+  if (rc == TL_OK) rc = publish_metadata(db, in, e);
+  if (rc == TL_OK) rc = publish_surface(db, e);
+  if (rc == TL_OK) rc = tl_pub_exec(db, "RELEASE traceloom_publish", e);
+  if (rc != TL_OK) {
+    /* Undo everything, keeping the error message of the failure. */
+    sqlite3_exec(db, "ROLLBACK TO traceloom_publish", NULL, NULL, NULL);
+    sqlite3_exec(db, "RELEASE traceloom_publish", NULL, NULL, NULL);
+  }
+  return rc;
+}

@@ -1,0 +1,48 @@
+/*
+** publish.h: writing the analysis into the calling connection's main database.
+**
+** Everything happens inside one SAVEPOINT: earlier traceloom_* relations are dropped,
+** the embedded schema (sql/schema) is created, rows are inserted with prepared
+** statements, the views (sql/views) are created and the catalog
+** (traceloom_analysis_surface) is filled from the `-- @surface` lines of the SQL files.
+** Any error rolls the savepoint back, so the previous analysis stays exactly as it was.
+*/
+#ifndef TL_PUBLISH_H
+#define TL_PUBLISH_H
+
+#include "sqlite_api.h"
+#include "trace/trace.h"
+#include "relate/relate.h"
+#include "source/source.h"
+
+typedef struct tl_source_digest {
+  int64_t size;
+  char sha256[65];
+} tl_source_digest;
+
+typedef struct tl_publish_input {
+  const tl_profile *profile;
+  const tl_trace *trace;
+  const tl_relations *relations;
+  const tl_inventory *inventory;
+  const tl_source_digest *digests;  /* one per profile file (source_id) */
+  const char *options_json;         /* canonical options */
+} tl_publish_input;
+
+
+int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e);
+
+/* Helpers shared by every table writer. */
+int tl_pub_exec(sqlite3 *db, const char *sql, tl_err *e);
+int tl_pub_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, tl_err *e);
+/* Steps and resets an INSERT; reports the table on error. */
+int tl_pub_step(sqlite3 *db, sqlite3_stmt *st, const char *table, tl_err *e);
+/* Binds an int64 or NULL when v == absent. */
+void tl_bind_i64_or_null(sqlite3_stmt *st, int col, int64_t v, int64_t absent);
+/* Binds a pool string or NULL for the empty string. */
+void tl_bind_str(sqlite3_stmt *st, int col, const tl_strpool *pool, uint32_t id);
+void tl_bind_text(sqlite3_stmt *st, int col, const char *s); /* NULL -> SQL NULL */
+/* ROUND(ns / 1000.0, 3) */
+double tl_ns_to_us(int64_t ns);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+** relate.h: host <-> device relations by provider identity only (inputs.md section 10).
+**
+** Runtime calls and device work are grouped by (db_idx, correlation id). A group with one
+** call relates it to every work item of the key (supported_exact); every other situation
+** becomes a typed row (unmatched, missing identifier, ambiguous, device-scope mismatch).
+** Timestamps never create a relation: for CUDA synchronization work under a reused
+** correlation id, interval containment only chooses among candidates the id already
+** selected (supported_deterministic).
+*/
+#ifndef TL_RELATE_H
+#define TL_RELATE_H
+
+#include "trace/trace.h"
+
+typedef enum tl_support_state {
+  TL_SUPPORTED_EXACT = 0,
+  TL_SUPPORTED_DETERMINISTIC,
+  TL_MISSING_DEVICE_IDENTIFIER,
+  TL_MISSING_RUNTIME_IDENTIFIER,
+  TL_UNSUPPORTED_PROVIDER_SCHEMA,
+  TL_UNMATCHED_DEVICE_WORK,
+  TL_UNMATCHED_RUNTIME_CALL,
+  TL_AMBIGUOUS_RUNTIME_CANDIDATES,
+  TL_AMBIGUOUS_DEVICE_SCOPE,
+  TL_DEVICE_SCOPE_MISMATCH,
+  TL_REJECTED_REUSED_CORRELATION_ID
+} tl_support_state;
+
+typedef struct tl_relation {
+  int64_t call;             /* call index, -1 when none */
+  int64_t work;             /* event index, -1 when none */
+  int64_t correlation_id;   /* TL_ABSENT when missing */
+  uint32_t call_candidates; /* calls under the key */
+  uint32_t work_candidates; /* work items under the key */
+  uint16_t db_idx;
+  uint8_t state;            /* tl_support_state */
+  uint8_t time_disambiguated;
+} tl_relation;
+
+typedef TL_VEC(tl_relation) tl_relations;
+
+/* 1 when event i is device work that runtime calls can launch (not a comm-op envelope). */
+int tl_event_is_device_work(const tl_trace *t, size_t i);
+
+int tl_relate(const tl_trace *t, tl_relations *out, tl_err *e);
+
+const char *tl_support_state_name(tl_support_state s);
+const char *tl_relation_evidence_level(const tl_relation *r);
+const char *tl_relation_cardinality(const tl_relation *r);
+/* match_policy of a relation row, by provider. */
+const char *tl_relation_match_policy(const tl_trace *t, const tl_relation *r);
+
+#endif

@@ -1,0 +1,577 @@
+/*
+** msprof.c: the Ascend monolithic reader (msprof_*.db, torch-npu ascend_pytorch_profiler_*.db).
+**
+** inputs.md section 3. Device events come from TASK (one per row) and then from
+** COMMUNICATION_OP (one communication event per op); host runtime calls from CANN_API.
+** Names in these tables are ids into STRING_IDS; an id missing from the string table
+** decodes to its decimal text. Compute identity joins COMPUTE_TASK_INFO and communication
+** identity COMMUNICATION_TASK_INFO, both by globalTaskId, through in-memory hash maps
+** (the source has no indexes and must not get any).
+**
+** Reader order: TASK in rowid order, then COMMUNICATION_OP in rowid order.
+*/
+#include "source.h"
+#include "sqlsrc.h"
+#include "i64map.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const task_required[] = {"startNs", "endNs", "deviceId", "streamId",
+                                            "taskId", "globalTaskId", "connectionId",
+                                            "taskType", NULL};
+static const char *const string_ids_required[] = {"id", "value", NULL};
+static const char *const compute_required[] = {"globalTaskId", "name", "opType", "taskType",
+                                               NULL};
+static const char *const comm_task_required[] = {"globalTaskId", "name", NULL};
+static const char *const comm_op_required[] = {"startNs", "endNs", "deviceId", "connectionId",
+                                               "opName", "opId", NULL};
+static const char *const cann_required[] = {"startNs", "endNs", "connectionId", "name", NULL};
+static const char *const pytorch_required[] = {"name", "startNs", "endNs", "globalTid", NULL};
+
+/* ------------------------------------------------------------------ shared state */
+
+/* Decoding context for one database: STRING_IDS id -> interned pool id. */
+typedef struct msprof_db {
+  sqlite3 *db;
+  const char *path;
+  tl_strpool *pool;
+  tl_i64map names;   /* STRING_IDS.id -> pool id */
+} msprof_db;
+
+static int open_db(const tl_profile *p, int db_idx, tl_strpool *pool, msprof_db *m, tl_err *e) {
+  memset(m, 0, sizeof *m);
+  m->path = p->inputs.v[db_idx].path;
+  m->pool = pool;
+  if (tl_sql_open_ro(m->path, &m->db, e)) return TL_ERROR;
+  int ok = tl_sql_capability(m->db, m->path, "STRING_IDS", string_ids_required, 0, NULL, e);
+  if (ok < 0) return TL_ERROR;
+  if (!ok) return TL_OK; /* names decode to decimal strings */
+  sqlite3_stmt *st;
+  if (tl_sql_prepare(m->db, m->path, "SELECT id, value FROM STRING_IDS", &st, e)) return TL_ERROR;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (sqlite3_column_type(st, 0) == SQLITE_NULL) continue;
+    int len;
+    const char *text = tl_col_text(st, 1, &len);
+    uint32_t id = tl_strpool_intern(pool, text, (size_t)len);
+    if (id == TL_STR_NOMEM || tl_i64map_put(&m->names, sqlite3_column_int64(st, 0), id)) {
+      sqlite3_finalize(st);
+      return tl_nomem(e);
+    }
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE)
+    return tl_fail(e, "failed to read STRING_IDS in '%s': %s", m->path, sqlite3_errmsg(m->db));
+  return TL_OK;
+}
+
+static void close_db(msprof_db *m) {
+  tl_sql_close(m->db);
+  tl_i64map_free(&m->names);
+  m->db = NULL;
+}
+
+/* decode(map, id): the string of an id, its decimal text when unknown, absent for NULL.
+** Returns TL_STR_NOMEM on out-of-memory. */
+static uint32_t decode(msprof_db *m, sqlite3_stmt *st, int col) {
+  if (col < 0) return TL_STR_NONE;
+  int type = sqlite3_column_type(st, col);
+  if (type == SQLITE_NULL) return TL_STR_NONE;
+  if (type == SQLITE_TEXT) {
+    /* Some exports store names as text; use them as they are. */
+    int len;
+    const char *t = tl_col_text(st, col, &len);
+    return tl_strpool_intern(m->pool, t, (size_t)len);
+  }
+  int64_t id = tl_col_i64(st, col, 0);
+  int64_t *v = tl_i64map_get(&m->names, id);
+  if (v) return (uint32_t)*v;
+  char buf[24];
+  int n = snprintf(buf, sizeof buf, "%lld", (long long)id);
+  return tl_strpool_intern(m->pool, buf, (size_t)n);
+}
+
+static int64_t normalize_model_id(int64_t v) {
+  return (v < 0 || v == 4294967295LL) ? TL_ABSENT : v;
+}
+
+/* Optional column expression: the quoted column when present, else the fallback literal. */
+static const char *opt_col(const tl_columns *c, const char *name, const char *fallback) {
+  return tl_columns_find(c, name, 0) >= 0 ? name : fallback;
+}
+
+/* ------------------------------------------------------------------ kind rules */
+
+static int key_in(const char *key, const char *const *list) {
+  for (int i = 0; list[i]; i++)
+    if (strcmp(key, list[i]) == 0) return 1;
+  return 0;
+}
+
+/* inputs.md 9.1, tried in order; the first match decides. Shared by the split reader. */
+tl_kind tl_ascend_kind(const char *task_type, int has_comm_identity, int has_compute_identity) {
+  static const char *const control[] = {"NOTIFY_RECORD", "NOTIFY_WAIT", "EVENT_RECORD",
+                                        "CAPTURE_RECORD", "CAPTURE_WAIT", "WRITE_VALUE",
+                                        "MEM_WRITE_VALUE", "MODEL_MAINTAINCE",
+                                        "MODEL_MAINTENANCE", NULL};
+  static const char *const data_move[] = {"MEMCPY", "MEMCPY_ASYNC", "SDMA", NULL};
+  char key[128];
+  tl_task_type_key(task_type, key, sizeof key);
+  if (has_comm_identity) return TL_KIND_COMMUNICATION;
+  if (strcmp(key, "MODEL_EXECUTE") == 0) return TL_KIND_GRAPH_LAUNCH;
+  if (key_in(key, control)) return TL_KIND_CONTROL;
+  if (key_in(key, data_move)) return TL_KIND_DATA_MOVE;
+  if (strcmp(key, "EVENT_WAIT") == 0) return TL_KIND_SYNC;
+  if (has_compute_identity) return TL_KIND_COMPUTE;
+  return TL_KIND_OTHER;
+}
+
+/* ------------------------------------------------------------------ events cursor */
+
+typedef struct identity {
+  uint32_t a, b, c; /* compute: op_name, op_type, compute_task_type; comm: name, type, - */
+} identity;
+
+typedef struct comm_op {
+  int64_t rowid, start, end, conn, op_id;
+  uint32_t device, name, type;
+  int64_t next_same_conn; /* chain of ops sharing a connectionId, -1 ends */
+  uint32_t best_stream;   /* primary stream: largest overlapped duration, ties -> smaller id */
+  int64_t best_overlap;
+  /* per-stream overlap sums, small */
+  TL_VEC(struct { uint32_t stream; int64_t overlap; }) streams;
+} comm_op;
+
+typedef struct msprof_events {
+  tl_cursor base;
+  msprof_db m;
+  int db_idx, source_id;
+  sqlite3_stmt *task, *ops_stmt;
+  int phase;                      /* 0 = TASK, 1 = COMMUNICATION_OP, 2 = done */
+  tl_i64map compute_idx, comm_idx; /* globalTaskId -> index into the identity vectors */
+  TL_VEC(identity) compute, comm;
+  TL_VEC(comm_op) ops;
+  tl_i64map ops_by_conn;          /* connectionId -> first op index */
+  size_t next_op;
+} msprof_events;
+
+static void events_close(tl_cursor *c) {
+  msprof_events *me = (msprof_events *)c;
+  sqlite3_finalize(me->task);
+  sqlite3_finalize(me->ops_stmt);
+  close_db(&me->m);
+  tl_i64map_free(&me->compute_idx);
+  tl_i64map_free(&me->comm_idx);
+  TL_VEC_FREE(&me->compute);
+  TL_VEC_FREE(&me->comm);
+  for (size_t i = 0; i < me->ops.n; i++) TL_VEC_FREE(&me->ops.v[i].streams);
+  TL_VEC_FREE(&me->ops);
+  tl_i64map_free(&me->ops_by_conn);
+  free(me);
+}
+
+/* Loads globalTaskId -> identity. The first row of a globalTaskId wins. */
+static int load_identity(msprof_events *me, const char *sql, tl_i64map *idx, void *vec_,
+                         int ncols, tl_err *e) {
+  TL_VEC(identity) *vec = vec_;
+  sqlite3_stmt *st;
+  if (tl_sql_prepare(me->m.db, me->m.path, sql, &st, e)) return TL_ERROR;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (sqlite3_column_type(st, 0) == SQLITE_NULL) continue;
+    int64_t gtid = sqlite3_column_int64(st, 0);
+    if (tl_i64map_get(idx, gtid)) continue;
+    identity id = {decode(&me->m, st, 1), decode(&me->m, st, 2),
+                   ncols > 3 ? decode(&me->m, st, 3) : TL_STR_NONE};
+    if (id.a == TL_STR_NOMEM || id.b == TL_STR_NOMEM || id.c == TL_STR_NOMEM ||
+        tl_i64map_put(idx, gtid, (int64_t)vec->n) || TL_VEC_PUSH(vec, id)) {
+      sqlite3_finalize(st);
+      return tl_nomem(e);
+    }
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE)
+    return tl_fail(e, "failed to read identity rows from '%s': %s (sql: %s)", me->m.path,
+                   sqlite3_errmsg(me->m.db), sql);
+  return TL_OK;
+}
+
+static int load_comm_ops(msprof_events *me, const tl_columns *cols, tl_err *e) {
+  char *sql = tl_mprintf(
+      "SELECT rowid, opName, %s, startNs, endNs, deviceId, connectionId, opId "
+      "FROM COMMUNICATION_OP WHERE startNs IS NOT NULL AND endNs IS NOT NULL AND endNs > startNs "
+      "ORDER BY rowid",
+      opt_col(cols, "opType", "NULL"));
+  if (!sql) return tl_nomem(e);
+  sqlite3_stmt *st;
+  int rc = tl_sql_prepare(me->m.db, me->m.path, sql, &st, e);
+  free(sql);
+  if (rc) return rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    comm_op op;
+    memset(&op, 0, sizeof op);
+    op.rowid = sqlite3_column_int64(st, 0);
+    op.name = decode(&me->m, st, 1);
+    op.type = decode(&me->m, st, 2);
+    op.start = tl_col_i64(st, 3, 0);
+    op.end = tl_col_i64(st, 4, 0);
+    op.device = (uint32_t)tl_col_i64(st, 5, 0);
+    op.conn = tl_col_i64(st, 6, TL_ABSENT);
+    op.op_id = tl_col_i64(st, 7, TL_ABSENT);
+    op.best_stream = TL_NO_STREAM;
+    op.next_same_conn = -1;
+    if (op.name == TL_STR_NOMEM || op.type == TL_STR_NOMEM) break;
+    int64_t *first = tl_i64map_get(&me->ops_by_conn, op.conn);
+    size_t idx = me->ops.n;
+    if (TL_VEC_PUSH(&me->ops, op)) break;
+    if (first) {
+      /* Append to the end of the chain so chains stay in rowid order. */
+      int64_t j = *first;
+      while (me->ops.v[j].next_same_conn >= 0) j = me->ops.v[j].next_same_conn;
+      me->ops.v[j].next_same_conn = (int64_t)idx;
+    } else if (tl_i64map_put(&me->ops_by_conn, op.conn, (int64_t)idx)) {
+      break;
+    }
+  }
+  sqlite3_finalize(st);
+  if (rc == SQLITE_ROW) return tl_nomem(e);
+  if (rc != SQLITE_DONE)
+    return tl_fail(e, "failed to read COMMUNICATION_OP in '%s': %s", me->m.path,
+                   sqlite3_errmsg(me->m.db));
+  return TL_OK;
+}
+
+/* A task on (device, connectionId) overlapping an op links to it; its overlap counts for
+** the op's primary stream. */
+static int link_task_to_ops(msprof_events *me, uint32_t device, uint32_t stream, int64_t conn,
+                            int64_t start, int64_t end) {
+  int64_t *first = tl_i64map_get(&me->ops_by_conn, conn);
+  for (int64_t j = first ? *first : -1; j >= 0; j = me->ops.v[j].next_same_conn) {
+    comm_op *op = &me->ops.v[j];
+    if (op->device != device) continue;
+    int64_t lo = start > op->start ? start : op->start;
+    int64_t hi = end < op->end ? end : op->end;
+    if (hi <= lo) continue;
+    size_t k = 0;
+    while (k < op->streams.n && op->streams.v[k].stream != stream) k++;
+    if (k == op->streams.n) {
+      if (TL_VEC_RESERVE(&op->streams, k + 1)) return -1;
+      op->streams.v[k].stream = stream;
+      op->streams.v[k].overlap = 0;
+      op->streams.n++;
+    }
+    op->streams.v[k].overlap += hi - lo;
+  }
+  return 0;
+}
+
+static void finish_comm_ops(msprof_events *me) {
+  for (size_t i = 0; i < me->ops.n; i++) {
+    comm_op *op = &me->ops.v[i];
+    for (size_t k = 0; k < op->streams.n; k++) {
+      int64_t ov = op->streams.v[k].overlap;
+      uint32_t s = op->streams.v[k].stream;
+      if (ov > op->best_overlap || (ov == op->best_overlap && s < op->best_stream))
+        op->best_overlap = ov, op->best_stream = s;
+    }
+  }
+}
+
+static void row_defaults(tl_event_row *r, int db_idx, int source_id) {
+  memset(r, 0, sizeof *r);
+  r->db_idx = db_idx;
+  r->source_id = source_id;
+  r->stream_id = TL_NO_STREAM;
+  r->task_id = r->global_task_id = r->correlation_id = r->context_id = r->model_id = TL_ABSENT;
+  r->graph_node_id = r->op_id = TL_ABSENT;
+}
+
+static int events_next(tl_cursor *c, void *row_, tl_err *e) {
+  msprof_events *me = (msprof_events *)c;
+  tl_event_row *r = row_;
+  while (me->phase == 0) {
+    int rc = sqlite3_step(me->task);
+    if (rc == SQLITE_DONE) {
+      finish_comm_ops(me);
+      me->phase = 1;
+      break;
+    }
+    if (rc != SQLITE_ROW)
+      return tl_fail(e, "failed to read TASK in '%s': %s", me->m.path, sqlite3_errmsg(me->m.db)),
+             -1;
+    sqlite3_stmt *st = me->task;
+    /* rowid, startNs, endNs, deviceId, streamId, taskId, globalTaskId, connectionId,
+    ** contextId, taskType, modelId */
+    if (sqlite3_column_type(st, 1) == SQLITE_NULL || sqlite3_column_type(st, 2) == SQLITE_NULL) {
+      me->base.dropped_rows++;
+      continue;
+    }
+    row_defaults(r, me->db_idx, me->source_id);
+    r->source_table = "TASK";
+    r->source_rowid = sqlite3_column_int64(st, 0);
+    r->start_ns = tl_col_i64(st, 1, 0);
+    r->end_ns = tl_col_i64(st, 2, 0);
+    if (r->end_ns < r->start_ns) {
+      me->base.dropped_rows++;
+      continue;
+    }
+    r->device_id = (uint32_t)tl_col_i64(st, 3, 0);
+    int64_t stream = tl_col_i64(st, 4, TL_ABSENT);
+    r->stream_id = stream < 0 || stream > UINT32_MAX ? TL_NO_STREAM : (uint32_t)stream;
+    r->task_id = tl_col_i64(st, 5, TL_ABSENT);
+    r->global_task_id = tl_col_i64(st, 6, TL_ABSENT);
+    r->correlation_id = tl_col_i64(st, 7, TL_ABSENT);
+    r->context_id = tl_col_i64(st, 8, TL_ABSENT);
+    r->name = r->task_type = decode(&me->m, st, 9);
+    r->model_id = normalize_model_id(tl_col_i64(st, 10, TL_ABSENT));
+    if (r->name == TL_STR_NOMEM) return tl_nomem(e), -1;
+    int has_comm = 0, has_compute = 0;
+    if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
+      int64_t *ci = tl_i64map_get(&me->compute_idx, r->global_task_id);
+      if (ci) {
+        identity *id = &me->compute.v[*ci];
+        r->op_name = id->a, r->op_type = id->b, r->compute_task_type = id->c;
+        has_compute = r->op_name != TL_STR_NONE || r->op_type != TL_STR_NONE;
+      }
+      int64_t *mi = tl_i64map_get(&me->comm_idx, r->global_task_id);
+      if (mi) {
+        identity *id = &me->comm.v[*mi];
+        r->comm_name = id->a, r->comm_task_type = id->b;
+        has_comm = r->comm_name != TL_STR_NONE || r->comm_task_type != TL_STR_NONE;
+      }
+    }
+    r->kind = tl_ascend_kind(tl_strpool_str(me->m.pool, r->task_type), has_comm, has_compute);
+    if (me->ops.n && r->correlation_id != TL_ABSENT &&
+        link_task_to_ops(me, r->device_id, r->stream_id, r->correlation_id, r->start_ns,
+                         r->end_ns))
+      return tl_nomem(e), -1;
+    return 1;
+  }
+  if (me->phase == 1) {
+    if (me->next_op < me->ops.n) {
+      comm_op *op = &me->ops.v[me->next_op++];
+      row_defaults(r, me->db_idx, me->source_id);
+      r->source_table = "COMMUNICATION_OP";
+      r->source_rowid = op->rowid;
+      r->device_id = op->device;
+      r->stream_id = op->best_stream;
+      r->start_ns = op->start;
+      r->end_ns = op->end;
+      r->kind = TL_KIND_COMMUNICATION;
+      r->name = r->comm_name = op->name;
+      r->op_type = r->comm_task_type = op->type;
+      r->task_type = tl_strpool_intern_cstr(me->m.pool, "COMMUNICATION_OP");
+      if (r->task_type == TL_STR_NOMEM) return tl_nomem(e), -1;
+      r->correlation_id = op->conn;
+      r->op_id = op->op_id;
+      return 1;
+    }
+    me->phase = 2;
+  }
+  return 0;
+}
+
+static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f,
+                       tl_strpool *pool, tl_cursor **out, tl_err *e) {
+  (void)f; /* every row is read: event ids are dense over the whole table */
+  *out = NULL;
+  msprof_events *me = calloc(1, sizeof *me);
+  if (!me) return tl_nomem(e);
+  me->base.next = events_next;
+  me->base.close = events_close;
+  me->db_idx = db_idx;
+  me->source_id = p->inputs.v[db_idx].primary_file;
+  tl_columns task_cols = {0}, op_cols = {0};
+  char *sql = NULL;
+  if (open_db(p, db_idx, pool, &me->m, e)) goto fail;
+  if (tl_sql_columns(me->m.db, me->m.path, "TASK", &task_cols, e)) goto fail;
+  char *missing = NULL;
+  if (!task_cols.exists) {
+    tl_fail(e, "Ascend SQLite profile has no TASK table: %s", me->m.path);
+    goto fail;
+  }
+  if (!tl_columns_have(&task_cols, task_required, 0, &missing)) {
+    tl_fail(e,
+            "Ascend SQLite profile has an incompatible TASK schema: %s (missing column(s): %s)",
+            me->m.path, missing ? missing : "?");
+    free(missing);
+    goto fail;
+  }
+  int ok = tl_sql_capability(me->m.db, me->m.path, "COMPUTE_TASK_INFO", compute_required, 0,
+                             NULL, e);
+  if (ok < 0) goto fail;
+  if (ok && load_identity(me,
+                          "SELECT globalTaskId, name, opType, taskType FROM COMPUTE_TASK_INFO "
+                          "ORDER BY rowid",
+                          &me->compute_idx, &me->compute, 4, e))
+    goto fail;
+  tl_columns comm_cols;
+  if (tl_sql_columns(me->m.db, me->m.path, "COMMUNICATION_TASK_INFO", &comm_cols, e)) goto fail;
+  ok = comm_cols.exists && tl_columns_have(&comm_cols, comm_task_required, 0, NULL);
+  int comm_has_type = tl_columns_find(&comm_cols, "taskType", 0) >= 0;
+  tl_columns_free(&comm_cols);
+  if (ok && load_identity(me,
+                          comm_has_type
+                              ? "SELECT globalTaskId, MIN(name), MIN(taskType) FROM "
+                                "COMMUNICATION_TASK_INFO GROUP BY globalTaskId ORDER BY globalTaskId"
+                              : "SELECT globalTaskId, MIN(name), NULL FROM "
+                                "COMMUNICATION_TASK_INFO GROUP BY globalTaskId ORDER BY globalTaskId",
+                          &me->comm_idx, &me->comm, 3, e))
+    goto fail;
+  if (tl_sql_columns(me->m.db, me->m.path, "COMMUNICATION_OP", &op_cols, e)) goto fail;
+  if (op_cols.exists && tl_columns_have(&op_cols, comm_op_required, 0, NULL) &&
+      load_comm_ops(me, &op_cols, e))
+    goto fail;
+  sql = tl_mprintf(
+      "SELECT rowid, startNs, endNs, deviceId, streamId, taskId, globalTaskId, connectionId, "
+      "%s, taskType, %s FROM TASK ORDER BY rowid",
+      opt_col(&task_cols, "contextId", "NULL"), opt_col(&task_cols, "modelId", "NULL"));
+  if (!sql) {
+    tl_nomem(e);
+    goto fail;
+  }
+  if (tl_sql_prepare(me->m.db, me->m.path, sql, &me->task, e)) goto fail;
+  free(sql);
+  tl_columns_free(&task_cols);
+  tl_columns_free(&op_cols);
+  *out = &me->base;
+  return TL_OK;
+fail:
+  free(sql);
+  tl_columns_free(&task_cols);
+  tl_columns_free(&op_cols);
+  events_close(&me->base);
+  return TL_ERROR;
+}
+
+/* ------------------------------------------------------------------ calls cursor */
+
+typedef struct msprof_calls {
+  tl_cursor base;
+  msprof_db m;
+  int db_idx, source_id;
+  sqlite3_stmt *st; /* NULL when CANN_API is not usable: no calls */
+  uint32_t default_type;
+} msprof_calls;
+
+static void calls_close(tl_cursor *c) {
+  msprof_calls *mc = (msprof_calls *)c;
+  sqlite3_finalize(mc->st);
+  close_db(&mc->m);
+  free(mc);
+}
+
+static int calls_next(tl_cursor *c, void *row_, tl_err *e) {
+  msprof_calls *mc = (msprof_calls *)c;
+  tl_call_row *r = row_;
+  if (!mc->st) return 0;
+  int rc = sqlite3_step(mc->st);
+  if (rc == SQLITE_DONE) return 0;
+  if (rc != SQLITE_ROW)
+    return tl_fail(e, "failed to read CANN_API in '%s': %s", mc->m.path, sqlite3_errmsg(mc->m.db)),
+           -1;
+  sqlite3_stmt *st = mc->st;
+  /* rowid, startNs, endNs, connectionId, name, globalTid, deviceId, type */
+  memset(r, 0, sizeof *r);
+  r->db_idx = mc->db_idx;
+  r->source_id = mc->source_id;
+  r->source_table = "CANN_API";
+  r->source_rowid = sqlite3_column_int64(st, 0);
+  r->provider = TL_PROVIDER_ASCEND;
+  r->start_ns = tl_col_i64(st, 1, 0);
+  r->end_ns = tl_col_i64(st, 2, 0);
+  r->correlation_id = tl_col_i64(st, 3, TL_ABSENT);
+  r->api_name = decode(&mc->m, st, 4);
+  r->global_tid = tl_col_i64(st, 5, TL_ABSENT);
+  if (r->global_tid != TL_ABSENT) {
+    r->process_id = (int64_t)((uint64_t)r->global_tid >> 32);
+    r->thread_id = (int64_t)((uint64_t)r->global_tid & 0xffffffffu);
+  } else {
+    r->process_id = r->thread_id = TL_ABSENT;
+  }
+  r->device_id = tl_col_i64(st, 6, TL_ABSENT);
+  r->api_type = sqlite3_column_type(st, 7) == SQLITE_NULL ? mc->default_type : decode(&mc->m, st, 7);
+  r->context_id = TL_ABSENT;
+  if (r->api_name == TL_STR_NOMEM || r->api_type == TL_STR_NOMEM) return tl_nomem(e), -1;
+  return 1;
+}
+
+static int calls_open(const tl_profile *p, int db_idx, tl_strpool *pool, tl_cursor **out,
+                      tl_err *e) {
+  *out = NULL;
+  msprof_calls *mc = calloc(1, sizeof *mc);
+  if (!mc) return tl_nomem(e);
+  mc->base.next = calls_next;
+  mc->base.close = calls_close;
+  mc->db_idx = db_idx;
+  mc->source_id = p->inputs.v[db_idx].primary_file;
+  tl_columns cols = {0};
+  if (open_db(p, db_idx, pool, &mc->m, e)) goto fail;
+  mc->default_type = tl_strpool_intern_cstr(pool, "cann_api");
+  if (mc->default_type == TL_STR_NOMEM) {
+    tl_nomem(e);
+    goto fail;
+  }
+  if (tl_sql_columns(mc->m.db, mc->m.path, "CANN_API", &cols, e)) goto fail;
+  if (cols.exists && tl_columns_have(&cols, cann_required, 0, NULL)) {
+    char *sql = tl_mprintf(
+        "SELECT rowid, startNs, endNs, connectionId, name, %s, %s, %s FROM CANN_API "
+        "WHERE endNs > startNs ORDER BY rowid",
+        opt_col(&cols, "globalTid", "NULL"), opt_col(&cols, "deviceId", "NULL"),
+        opt_col(&cols, "type", "NULL"));
+    if (!sql) {
+      tl_nomem(e);
+      goto fail;
+    }
+    int rc = tl_sql_prepare(mc->m.db, mc->m.path, sql, &mc->st, e);
+    free(sql);
+    if (rc) goto fail;
+  }
+  tl_columns_free(&cols);
+  *out = &mc->base;
+  return TL_OK;
+fail:
+  tl_columns_free(&cols);
+  calls_close(&mc->base);
+  return TL_ERROR;
+}
+
+/* ------------------------------------------------------------------ inventory */
+
+typedef struct capability_spec {
+  const char *name, *table;
+  const char *const *required;
+} capability_spec;
+
+static int inventory(const tl_profile *p, int db_idx, tl_inventory *inv, tl_err *e) {
+  static const capability_spec caps[] = {
+      {"device_tasks", "TASK", task_required},
+      {"string_table", "STRING_IDS", string_ids_required},
+      {"compute_identity", "COMPUTE_TASK_INFO", compute_required},
+      {"communication_identity", "COMMUNICATION_TASK_INFO", comm_task_required},
+      {"communication_ops", "COMMUNICATION_OP", comm_op_required},
+      {"host_api", "CANN_API", cann_required},
+      {"framework_api", "PYTORCH_API", pytorch_required},
+  };
+  const char *path = p->inputs.v[db_idx].path;
+  const char *kind = tl_family_source_kind(TL_FAMILY_ASCEND_MONO);
+  sqlite3 *db;
+  if (tl_sql_open_ro(path, &db, e)) return TL_ERROR;
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < sizeof caps / sizeof caps[0]; i++) {
+    char *reason = NULL;
+    int ok = tl_sql_capability(db, path, caps[i].table, caps[i].required, 0, &reason, e);
+    if (ok < 0)
+      rc = TL_ERROR;
+    else
+      rc = tl_inventory_add(inv, db_idx, "capability", kind, path, caps[i].table, -1,
+                            caps[i].name, ok, reason, e);
+    free(reason);
+  }
+  tl_sql_close(db);
+  return rc;
+}
+
+const tl_family_ops tl_msprof_ops = {TL_FAMILY_ASCEND_MONO, inventory, events_open, calls_open};

@@ -1,0 +1,218 @@
+/*
+** trace.c: loading a profile into the struct-of-arrays trace (see trace.h).
+*/
+#include "trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define GROW(arr, cap) \
+  do { \
+    void *p_ = realloc((arr), (cap) * sizeof *(arr)); \
+    if (!p_) return -1; \
+    (arr) = p_; \
+  } while (0)
+
+static int events_grow(tl_events *v) {
+  size_t cap = v->cap ? v->cap * 2 : 4096;
+  GROW(v->start_ns, cap); GROW(v->end_ns, cap); GROW(v->source_rowid, cap);
+  GROW(v->task_id, cap); GROW(v->global_task_id, cap); GROW(v->correlation_id, cap);
+  GROW(v->context_id, cap); GROW(v->model_id, cap); GROW(v->graph_node_id, cap);
+  GROW(v->op_id, cap); GROW(v->device_id, cap); GROW(v->stream_id, cap); GROW(v->label, cap);
+  GROW(v->db_idx, cap); GROW(v->source_ref, cap);
+  v->cap = cap;
+  return 0;
+}
+
+static int calls_grow(tl_calls *v) {
+  size_t cap = v->cap ? v->cap * 2 : 1024;
+  GROW(v->start_ns, cap); GROW(v->end_ns, cap); GROW(v->source_rowid, cap);
+  GROW(v->process_id, cap); GROW(v->thread_id, cap); GROW(v->global_tid, cap);
+  GROW(v->context_id, cap); GROW(v->device_id, cap); GROW(v->correlation_id, cap);
+  GROW(v->api_name, cap); GROW(v->api_type, cap); GROW(v->provider, cap); GROW(v->db_idx, cap);
+  GROW(v->source_ref, cap);
+  v->cap = cap;
+  return 0;
+}
+
+static void events_free(tl_events *v) {
+  free(v->start_ns); free(v->end_ns); free(v->source_rowid); free(v->task_id);
+  free(v->global_task_id); free(v->correlation_id); free(v->context_id); free(v->model_id);
+  free(v->graph_node_id); free(v->op_id); free(v->device_id); free(v->stream_id);
+  free(v->label); free(v->db_idx); free(v->source_ref);
+  memset(v, 0, sizeof *v);
+}
+
+static void calls_free(tl_calls *v) {
+  free(v->start_ns); free(v->end_ns); free(v->source_rowid); free(v->process_id);
+  free(v->thread_id); free(v->global_tid); free(v->context_id); free(v->device_id);
+  free(v->correlation_id); free(v->api_name); free(v->api_type); free(v->provider);
+  free(v->db_idx); free(v->source_ref);
+  memset(v, 0, sizeof *v);
+}
+
+void tl_trace_free(tl_trace *t) {
+  if (!t) return;
+  tl_strpool_free(t->pool);
+  TL_VEC_FREE(&t->labels);
+  TL_VEC_FREE(&t->source_refs);
+  events_free(&t->ev);
+  calls_free(&t->calls);
+  free(t->label_slots);
+  memset(t, 0, sizeof *t);
+}
+
+static uint64_t label_hash(const tl_label *l) {
+  uint64_t h = l->kind;
+  const uint32_t f[7] = {l->name, l->op_name, l->op_type, l->task_type, l->compute_task_type,
+                         l->comm_name, l->comm_task_type};
+  for (int i = 0; i < 7; i++) {
+    h ^= f[i];
+    h *= 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+static int label_eq(const tl_label *a, const tl_label *b) {
+  return a->kind == b->kind && a->name == b->name && a->op_name == b->op_name &&
+         a->op_type == b->op_type && a->task_type == b->task_type &&
+         a->compute_task_type == b->compute_task_type && a->comm_name == b->comm_name &&
+         a->comm_task_type == b->comm_task_type;
+}
+
+static int label_rehash(tl_trace *t) {
+  size_t n = t->label_nslots ? t->label_nslots * 2 : 1024;
+  uint32_t *slots = calloc(n, sizeof *slots);
+  if (!slots) return -1;
+  for (size_t i = 0; i < t->labels.n; i++) {
+    size_t j = (size_t)label_hash(&t->labels.v[i]) & (n - 1);
+    while (slots[j]) j = (j + 1) & (n - 1);
+    slots[j] = (uint32_t)i + 1;
+  }
+  free(t->label_slots);
+  t->label_slots = slots;
+  t->label_nslots = n;
+  return 0;
+}
+
+/* Interns a label; returns its index or UINT32_MAX on out-of-memory. */
+static uint32_t label_intern(tl_trace *t, const tl_label *l) {
+  if ((t->labels.n + 1) * 2 > t->label_nslots && label_rehash(t)) return UINT32_MAX;
+  size_t j = (size_t)label_hash(l) & (t->label_nslots - 1);
+  while (t->label_slots[j]) {
+    uint32_t idx = t->label_slots[j] - 1;
+    if (label_eq(&t->labels.v[idx], l)) return idx;
+    j = (j + 1) & (t->label_nslots - 1);
+  }
+  if (TL_VEC_PUSH(&t->labels, *l)) return UINT32_MAX;
+  t->label_slots[j] = (uint32_t)t->labels.n;
+  return (uint32_t)t->labels.n - 1;
+}
+
+/* Index of a (source_id, table) pair; the last one is cached since rows come in runs. */
+static int source_ref_of(tl_trace *t, int source_id, const char *table, uint16_t *out) {
+  uint32_t tid = tl_strpool_intern_cstr(t->pool, table);
+  if (tid == TL_STR_NOMEM) return -1;
+  for (size_t i = t->source_refs.n; i-- > 0;)
+    if (t->source_refs.v[i].source_id == source_id && t->source_refs.v[i].table == tid) {
+      *out = (uint16_t)i;
+      return 0;
+    }
+  if (t->source_refs.n >= UINT16_MAX) return -1;
+  tl_source_ref r = {source_id, tid};
+  if (TL_VEC_PUSH(&t->source_refs, r)) return -1;
+  *out = (uint16_t)(t->source_refs.n - 1);
+  return 0;
+}
+
+const char *tl_trace_source_path(const tl_trace *t, uint16_t ref) {
+  int sid = t->source_refs.v[ref].source_id;
+  return sid >= 0 && (size_t)sid < t->profile->files.n ? t->profile->files.v[sid].path : "";
+}
+
+const char *tl_trace_source_table(const tl_trace *t, uint16_t ref) {
+  return tl_strpool_str(t->pool, t->source_refs.v[ref].table);
+}
+
+static int load_events(tl_trace *t, tl_progress_fn progress, void *ctx, tl_err *e) {
+  tl_cursor *c;
+  if (tl_events_open(t->profile, NULL, t->pool, &c, e)) return TL_ERROR;
+  tl_event_row r;
+  int rc;
+  const char *last_table = NULL;
+  int last_source = -1;
+  uint16_t ref = 0;
+  tl_events *v = &t->ev;
+  while ((rc = c->next(c, &r, e)) == 1) {
+    if (v->n == v->cap && events_grow(v)) goto nomem;
+    if (r.source_table != last_table || r.source_id != last_source) {
+      if (source_ref_of(t, r.source_id, r.source_table, &ref)) goto nomem;
+      last_table = r.source_table, last_source = r.source_id;
+    }
+    tl_label l = {(uint8_t)r.kind, r.name, r.op_name, r.op_type, r.task_type,
+                  r.compute_task_type, r.comm_name, r.comm_task_type};
+    uint32_t li = label_intern(t, &l);
+    if (li == UINT32_MAX) goto nomem;
+    size_t i = v->n++;
+    v->start_ns[i] = r.start_ns, v->end_ns[i] = r.end_ns, v->source_rowid[i] = r.source_rowid;
+    v->task_id[i] = r.task_id, v->global_task_id[i] = r.global_task_id;
+    v->correlation_id[i] = r.correlation_id, v->context_id[i] = r.context_id;
+    v->model_id[i] = r.model_id, v->graph_node_id[i] = r.graph_node_id, v->op_id[i] = r.op_id;
+    v->device_id[i] = r.device_id, v->stream_id[i] = r.stream_id, v->label[i] = li;
+    v->db_idx[i] = (uint16_t)r.db_idx, v->source_ref[i] = ref;
+    if (progress && (v->n & 0xFFFFF) == 0) progress(ctx, "events", (int64_t)v->n);
+  }
+  t->dropped_event_rows = c->dropped_rows;
+  c->close(c);
+  return rc == 0 ? TL_OK : TL_ERROR;
+nomem:
+  c->close(c);
+  return tl_nomem(e);
+}
+
+static int load_calls(tl_trace *t, tl_err *e) {
+  tl_cursor *c;
+  if (tl_calls_open(t->profile, t->pool, &c, e)) return TL_ERROR;
+  tl_call_row r;
+  int rc;
+  const char *last_table = NULL;
+  int last_source = -1;
+  uint16_t ref = 0;
+  tl_calls *v = &t->calls;
+  while ((rc = c->next(c, &r, e)) == 1) {
+    if (v->n == v->cap && calls_grow(v)) goto nomem;
+    if (r.source_table != last_table || r.source_id != last_source) {
+      if (source_ref_of(t, r.source_id, r.source_table, &ref)) goto nomem;
+      last_table = r.source_table, last_source = r.source_id;
+    }
+    size_t i = v->n++;
+    v->start_ns[i] = r.start_ns, v->end_ns[i] = r.end_ns, v->source_rowid[i] = r.source_rowid;
+    v->process_id[i] = r.process_id, v->thread_id[i] = r.thread_id;
+    v->global_tid[i] = r.global_tid, v->context_id[i] = r.context_id;
+    v->device_id[i] = r.device_id, v->correlation_id[i] = r.correlation_id;
+    v->api_name[i] = r.api_name, v->api_type[i] = r.api_type;
+    v->provider[i] = (uint8_t)r.provider, v->db_idx[i] = (uint16_t)r.db_idx;
+    v->source_ref[i] = ref;
+  }
+  t->dropped_call_rows = c->dropped_rows;
+  c->close(c);
+  return rc == 0 ? TL_OK : TL_ERROR;
+nomem:
+  c->close(c);
+  return tl_nomem(e);
+}
+
+int tl_trace_load(tl_profile *profile, tl_trace *t, tl_progress_fn progress, void *ctx,
+                  tl_err *e) {
+  memset(t, 0, sizeof *t);
+  t->profile = profile;
+  if (profile->inputs.n > UINT16_MAX) return tl_fail(e, "too many inputs (%zu)", profile->inputs.n);
+  t->pool = tl_strpool_new();
+  if (!t->pool) return tl_nomem(e);
+  if (load_events(t, progress, ctx, e) || load_calls(t, e)) {
+    tl_trace_free(t);
+    return TL_ERROR;
+  }
+  return TL_OK;
+}

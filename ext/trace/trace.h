@@ -1,0 +1,87 @@
+/*
+** trace.h: the in-memory trace every analysis stage works on.
+**
+** Struct of arrays, one entry per normalized device event (in reader order, so index i
+** is event-<i>) and per host runtime call (index i is runtime-call-<i+1>... see
+** tl_call_public_id). Strings are interned ids into one tl_strpool. The repeated part of
+** an event's identity (kind and its seven name fields) is interned once as a "label",
+** so millions of events share a few thousand labels and stages that classify by name
+** (roles, symbols) work per label rather than per event.
+**
+** Loading (tl_trace_load) is the only place that calls the source cursors; later stages
+** read these arrays and add their own.
+*/
+#ifndef TL_TRACE_H
+#define TL_TRACE_H
+
+#include "traceloom.h"
+#include "err.h"
+#include "strpool.h"
+#include "vec.h"
+#include "i64map.h"
+#include "source/source.h"
+
+/* The identity part of an event, shared by many events. */
+typedef struct tl_label {
+  uint8_t kind; /* tl_kind */
+  uint32_t name, op_name, op_type, task_type, compute_task_type, comm_name, comm_task_type;
+} tl_label;
+
+/* (source_id, source_table) pairs: events name their provenance by a small index. */
+typedef struct tl_source_ref {
+  int source_id;
+  uint32_t table; /* strpool id of the table name */
+} tl_source_ref;
+
+typedef struct tl_events {
+  size_t n, cap;
+  int64_t *start_ns, *end_ns;
+  int64_t *source_rowid;
+  int64_t *task_id, *global_task_id, *correlation_id, *context_id, *model_id;
+  int64_t *graph_node_id, *op_id;
+  uint32_t *device_id, *stream_id, *label;
+  uint16_t *db_idx;
+  uint16_t *source_ref;
+} tl_events;
+
+typedef struct tl_calls {
+  size_t n, cap;
+  int64_t *start_ns, *end_ns, *source_rowid;
+  int64_t *process_id, *thread_id, *global_tid, *context_id, *device_id, *correlation_id;
+  uint32_t *api_name, *api_type;
+  uint8_t *provider;
+  uint16_t *db_idx;
+  uint16_t *source_ref;
+} tl_calls;
+
+typedef struct tl_trace {
+  tl_profile *profile;          /* borrowed */
+  tl_strpool *pool;             /* owned */
+  TL_VEC(tl_label) labels;
+  TL_VEC(tl_source_ref) source_refs;
+  tl_events ev;
+  tl_calls calls;
+  int64_t dropped_event_rows;   /* source rows skipped by documented rules */
+  int64_t dropped_call_rows;
+  uint32_t *label_slots;        /* open-addressing table of label index + 1 */
+  size_t label_nslots;
+} tl_trace;
+
+/* Reads every event and call of a discovered profile. progress (may be NULL) is called
+** every 2^20 rows with the number read so far. */
+typedef void (*tl_progress_fn)(void *ctx, const char *stage, int64_t done);
+int tl_trace_load(tl_profile *profile, tl_trace *t, tl_progress_fn progress, void *ctx,
+                  tl_err *e);
+void tl_trace_free(tl_trace *t);
+
+static inline const tl_label *tl_event_label(const tl_trace *t, size_t i) {
+  return &t->labels.v[t->ev.label[i]];
+}
+static inline const char *tl_str(const tl_trace *t, uint32_t id) {
+  return tl_strpool_str(t->pool, id);
+}
+/* Source path / table of an event or call provenance index. */
+const char *tl_trace_source_path(const tl_trace *t, uint16_t source_ref);
+const char *tl_trace_source_table(const tl_trace *t, uint16_t source_ref);
+
+#endif

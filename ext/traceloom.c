@@ -1,0 +1,125 @@
+/*
+** traceloom.c: the extension's entry point.
+**
+**   .load build/traceloom
+**   SELECT traceloom_version();
+**   SELECT * FROM traceloom_profile('run_dir');           -- what is in a profile
+**   SELECT * FROM traceloom_events('run_dir') LIMIT 10;   -- normalized device events
+**   SELECT * FROM traceloom_host_calls('run_dir');        -- normalized host runtime calls
+**   SELECT traceloom_analyze('run_dir');                  -- publish traceloom_* tables here
+**
+** Functions and modules are registered from the static tables below. Everything that
+** reads or writes files is SQLITE_DIRECTONLY (functions) or SQLITE_VTAB_DIRECTONLY
+** (table-valued functions): a view or trigger in a hostile database cannot call them.
+*/
+#include "sqlite_api.h"
+SQLITE_EXTENSION_INIT1
+
+#include "traceloom.h"
+#include "analyze/analyze.h"
+#include "buf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern const sqlite3_module tl_events_module;
+extern const sqlite3_module tl_host_calls_module;
+extern const sqlite3_module tl_profile_module;
+
+/* traceloom_version(): the version string. */
+static void fn_version(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc, (void)argv;
+  sqlite3_result_text(ctx, TRACELOOM_VERSION, -1, SQLITE_STATIC);
+}
+
+/* traceloom_debug(): version, SQLite version, build options. */
+static void fn_debug(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc, (void)argv;
+  tl_buf b = {0};
+  tl_buf_printf(&b, "version=%s\nschema_version=%s\nsqlite_version=%s\nsqlite_source_id=%s\n",
+                TRACELOOM_VERSION, TRACELOOM_SCHEMA_VERSION, sqlite3_libversion(),
+                sqlite3_sourceid());
+#ifdef SQLITE_CORE
+  tl_buf_puts(&b, "build=core (statically registered)\n");
+#else
+  tl_buf_puts(&b, "build=loadable extension\n");
+#endif
+  tl_buf_printf(&b, "compiler=%s\n", __VERSION__);
+#ifdef __OPTIMIZE__
+  tl_buf_puts(&b, "optimized=1\n");
+#else
+  tl_buf_puts(&b, "optimized=0\n");
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+  tl_buf_puts(&b, "sanitizers=address,undefined\n");
+#endif
+  tl_buf_puts(&b, "readers=ascend_sqlite_hot_path,ascend_sqlite_split,cuda_nsys_sqlite,"
+                  "hygon_sqlite\n");
+  if (b.oom) {
+    tl_buf_free(&b);
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, b.p, (int)b.n, SQLITE_TRANSIENT);
+  tl_buf_free(&b);
+}
+
+/* traceloom_analyze(path [, options_json]): analyses and publishes into the main database. */
+static void fn_analyze(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  const char *path = (const char *)sqlite3_value_text(argv[0]);
+  const char *options = argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : NULL;
+  tl_err e = {0};
+  char *summary = NULL;
+  if (tl_analyze(sqlite3_context_db_handle(ctx), path, options, &summary, &e) != TL_OK) {
+    sqlite3_result_error(ctx, e.msg ? e.msg : "traceloom_analyze failed", -1);
+    tl_err_clear(&e);
+    return;
+  }
+  sqlite3_result_text(ctx, summary, -1, SQLITE_TRANSIENT);
+  free(summary);
+}
+
+typedef struct function_def {
+  const char *name;
+  int nargs;
+  int flags;
+  void (*fn)(sqlite3_context *, int, sqlite3_value **);
+} function_def;
+
+static const function_def functions[] = {
+    {"traceloom_version", 0, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, fn_version},
+    {"traceloom_debug", 0, SQLITE_UTF8 | SQLITE_INNOCUOUS, fn_debug},
+    {"traceloom_analyze", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, fn_analyze},
+    {"traceloom_analyze", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, fn_analyze},
+};
+
+typedef struct module_def {
+  const char *name;
+  const sqlite3_module *module;
+} module_def;
+
+static const module_def modules[] = {
+    {"traceloom_events", &tl_events_module},
+    {"traceloom_host_calls", &tl_host_calls_module},
+    {"traceloom_profile", &tl_profile_module},
+};
+
+#ifdef _WIN32
+__declspec(dllexport)
+#endif
+__attribute__((visibility("default"))) int sqlite3_traceloom_init(
+    sqlite3 *db, char **err, const sqlite3_api_routines *api) {
+  SQLITE_EXTENSION_INIT2(api);
+  (void)err;
+  for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
+    int rc = sqlite3_create_function_v2(db, functions[i].name, functions[i].nargs,
+                                        functions[i].flags, NULL, functions[i].fn, NULL, NULL,
+                                        NULL);
+    if (rc != SQLITE_OK) return rc;
+  }
+  for (size_t i = 0; i < sizeof modules / sizeof modules[0]; i++) {
+    int rc = sqlite3_create_module_v2(db, modules[i].name, modules[i].module, NULL, NULL);
+    if (rc != SQLITE_OK) return rc;
+  }
+  return SQLITE_OK;
+}

@@ -1,0 +1,27 @@
+/*
+** buf.h: a growable byte buffer for building text (SQL, JSON, Markdown, messages).
+** Appends never fail silently: after an allocation failure `oom` is set and later appends
+** are ignored, so callers check once at the end.
+*/
+#ifndef TL_BUF_H
+#define TL_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tl_buf {
+  char *p;      /* NUL-terminated while not oom */
+  size_t n, cap;
+  int oom;
+} tl_buf;
+
+void tl_buf_append(tl_buf *b, const char *s, size_t n);
+void tl_buf_puts(tl_buf *b, const char *s);
+void tl_buf_printf(tl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tl_buf_i64(tl_buf *b, int64_t v);
+/* Appends s as a JSON string literal (quotes, escapes; bytes >= 0x80 copied as-is). */
+void tl_buf_json_string(tl_buf *b, const char *s, size_t n);
+void tl_buf_reset(tl_buf *b);  /* empties, keeps memory */
+void tl_buf_free(tl_buf *b);
+
+#endif

@@ -1,0 +1,39 @@
+/*
+** sha256.h: SHA-256 (FIPS 180-4) for content fingerprints.
+**
+** Profiles are identified by the digest of their bytes, so the same capture copied to another
+** path or host is recognised as the same input. Streaming use:
+**
+**   tl_sha256 s;
+**   tl_sha256_init(&s);
+**   tl_sha256_update(&s, data, n);      (any number of times, any split)
+**   tl_sha256_final(&s, digest);        (s must be re-initialised before reuse)
+**   tl_sha256_hex(digest, hex);         (64 lowercase hex digits + NUL)
+**
+** tl_sha256_file() does all of this for a whole file, reading it read-only.
+*/
+#ifndef TL_SHA256_H
+#define TL_SHA256_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+typedef struct tl_sha256 {
+  uint32_t h[8];      /* chaining state */
+  uint64_t nbytes;    /* total bytes fed so far */
+  uint8_t block[64];  /* pending partial block */
+  size_t used;        /* bytes pending in block */
+} tl_sha256;
+
+void tl_sha256_init(tl_sha256 *s);
+void tl_sha256_update(tl_sha256 *s, const void *data, size_t n);
+void tl_sha256_final(tl_sha256 *s, uint8_t out[32]);
+void tl_sha256_hex(const uint8_t digest[32], char hex[65]); /* lowercase */
+
+/* Hashes a whole file read-only in 1 MiB chunks; sets *size (bytes hashed) when size is not
+** NULL. Returns TL_OK, or TL_ERROR with a message naming the path and the errno text. */
+int tl_sha256_file(const char *path, char hex[65], int64_t *size, tl_err *e);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+** strpool.h: string interning.
+**
+** Every string of an analysis is stored once and named by a dense uint32 id, assigned in
+** first-intern order (so ids are deterministic for a deterministic reader order). Id 0 is
+** always the empty string, which every SQL surface reports as NULL ("absent").
+**
+** Layout: one growing byte arena of NUL-terminated strings, an offset per id, and an
+** open-addressing hash table (FNV-1a, linear probing) from string to id.
+*/
+#ifndef TL_STRPOOL_H
+#define TL_STRPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TL_STR_NONE 0u            /* the empty string: "absent" */
+#define TL_STR_NOMEM UINT32_MAX   /* returned by intern on out-of-memory */
+
+typedef struct tl_strpool tl_strpool;
+
+tl_strpool *tl_strpool_new(void);
+void tl_strpool_free(tl_strpool *p);
+/* Interns n bytes of s (need not be NUL-terminated). Returns the id or TL_STR_NOMEM. */
+uint32_t tl_strpool_intern(tl_strpool *p, const char *s, size_t n);
+uint32_t tl_strpool_intern_cstr(tl_strpool *p, const char *s);
+/* Looks up without inserting; returns TL_STR_NOMEM when absent. */
+uint32_t tl_strpool_find(const tl_strpool *p, const char *s, size_t n);
+const char *tl_strpool_str(const tl_strpool *p, uint32_t id);
+size_t tl_strpool_len(const tl_strpool *p, uint32_t id);
+uint32_t tl_strpool_count(const tl_strpool *p);
+
+#endif

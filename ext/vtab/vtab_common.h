@@ -1,0 +1,27 @@
+/*
+** vtab_common.h: the parts every TraceLoom table-valued function shares.
+**
+** Each is an eponymous-only virtual table whose first HIDDEN column, `profile`, takes
+** the profile path: SELECT * FROM traceloom_events('profile.db'). They read files, so
+** xConnect marks them SQLITE_VTAB_DIRECTONLY: a view or trigger in some other database
+** cannot make them read a file.
+*/
+#ifndef TL_VTAB_COMMON_H
+#define TL_VTAB_COMMON_H
+
+#include "sqlite_api.h"
+
+/* xConnect body: declares the schema and sets DIRECTONLY. */
+int tl_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **out, char **err);
+int tl_vtab_disconnect(sqlite3_vtab *vt);
+
+/* Finds the usable EQ constraint on column `col`; returns its index in aConstraint or -1. */
+int tl_vtab_find_eq(const sqlite3_index_info *info, int col);
+/* Requires `profile = ?` (column col): assigns it argv slot 1 and omits the re-check.
+** Returns SQLITE_OK, or SQLITE_CONSTRAINT when the argument is missing so SQLite tries
+** another plan (and finally reports "no query solution"). */
+int tl_vtab_require_path(sqlite3_index_info *info, int col);
+/* Sets a cursor/vtab error message (sqlite3_mprintf'd copy of msg). */
+void tl_vtab_error(sqlite3_vtab *vt, const char *msg);
+
+#endif

@@ -1,0 +1,50 @@
+-- Views over the event tables. Plain SQL: any SQLite client can read them.
+
+-- @surface traceloom_event_source | one source row per event | Lineage of each event: the raw row it came from (one primary row per event) | SELECT * FROM traceloom_event_source LIMIT 5
+CREATE VIEW traceloom_event_source AS
+SELECT event_id, 0 AS source_ordinal, db_idx, device_id, source_table, source_key,
+       'primary' AS source_role, source_id, NULL AS raw_json
+FROM traceloom_event;
+
+-- @surface traceloom_device_work | one device work item | Device-side work that runtime calls can launch (every task-level event; communication-op envelopes excluded) | SELECT work_kind, count(*) FROM traceloom_device_work GROUP BY work_kind
+CREATE VIEW traceloom_device_work AS
+SELECT 'device-work-' || e.event_id AS device_work_id, e.db_idx,
+       i.provider, e.device_id, e.kind AS work_kind, e.event_id, e.task_id,
+       NULL AS graph_launch_occurrence_id, e.source_table, e.source_key,
+       e.start_ns, e.end_ns, e.dur_us, e.symbol, NULL AS raw_json
+FROM traceloom_event e
+JOIN traceloom_input i ON i.db_idx = e.db_idx
+WHERE e.source_table <> 'COMMUNICATION_OP';
+
+-- @surface traceloom_v_event_source_locator | one source row per event | Where each event's raw row lives: path, table and rowid, and whether it is embedded in this database | SELECT event_id, source_path, source_table, source_key, resolution_status FROM traceloom_v_event_source_locator LIMIT 5
+CREATE VIEW traceloom_v_event_source_locator AS
+SELECT s.event_id, s.source_ordinal, s.db_idx, s.device_id, s.source_id AS source_ref_id,
+       d.source_path, s.source_table, s.source_key, s.source_role, s.source_id,
+       t.embedded_table_name, t.source_rowid_column,
+       CASE WHEN t.embedded_table_name IS NOT NULL THEN 'embedded_raw'
+            WHEN d.source_id IS NOT NULL THEN 'external_raw'
+            ELSE 'unresolved' END AS resolution_status
+FROM traceloom_event_source s
+LEFT JOIN traceloom_raw_source_database d ON d.source_id = s.source_id
+LEFT JOIN traceloom_raw_table t ON t.source_id = s.source_id AND t.source_table = s.source_table;
+
+-- @surface traceloom_v_runtime_call_source_locator | one row per runtime call | Where each runtime call's raw row lives | SELECT runtime_call_id, source_path, source_table, source_key, resolution_status FROM traceloom_v_runtime_call_source_locator LIMIT 5
+CREATE VIEW traceloom_v_runtime_call_source_locator AS
+SELECT c.*, d.source_path, t.embedded_table_name, t.source_rowid_column,
+       CASE WHEN t.embedded_table_name IS NOT NULL THEN 'embedded_raw'
+            WHEN d.source_id IS NOT NULL THEN 'external_raw'
+            ELSE 'unresolved' END AS resolution_status
+FROM traceloom_runtime_call c
+LEFT JOIN traceloom_raw_source_database d ON d.source_id = c.source_id
+LEFT JOIN traceloom_raw_table t ON t.source_id = c.source_id AND t.source_table = c.source_table;
+
+-- @surface traceloom_v_runtime_device | one supported runtime-to-device link | Each runtime call next to the device work it launched (supported relations only) | SELECT api_name, work_kind, count(*) FROM traceloom_v_runtime_device GROUP BY api_name, work_kind
+CREATE VIEW traceloom_v_runtime_device AS
+SELECT r.relation_id, r.db_idx, r.support_state, r.match_policy, r.cardinality, r.correlation_id,
+       c.runtime_call_id, c.api_name, c.api_type, c.thread_id, c.start_ns AS call_start_ns,
+       c.end_ns AS call_end_ns, w.device_work_id, w.work_kind, w.event_id, w.device_id,
+       w.start_ns AS work_start_ns, w.end_ns AS work_end_ns
+FROM traceloom_runtime_device_relation r
+JOIN traceloom_runtime_call c ON c.runtime_call_id = r.runtime_call_id AND c.db_idx = r.db_idx
+JOIN traceloom_device_work w ON w.device_work_id = r.device_work_id AND w.db_idx = r.db_idx
+WHERE r.support_state IN ('supported_exact', 'supported_deterministic');

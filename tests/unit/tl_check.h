@@ -1,0 +1,37 @@
+/*
+** tl_check.h: glue for the check unit tests.
+**
+** Each tests/unit/test_*.c is its own program: it defines `static Suite *suite(void)` and
+** ends with TL_CHECK_MAIN(suite). Tests run with the working directory at the build
+** folder's parent (the repository root), and fixture profiles live under
+** $TRACELOOM_BUILD/fixtures (default build/fixtures), see tl_fixture().
+*/
+#ifndef TL_CHECK_H
+#define TL_CHECK_H
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Path of a materialized fixture, e.g. tl_fixture("minimal_smoke/mono"). Static buffer
+** per call site is not needed: the result is malloc'd and freed at exit by the OS in tests,
+** so tests free() it for LeakSanitizer. */
+static inline char *tl_fixture(const char *rel) {
+  const char *b = getenv("TRACELOOM_BUILD");
+  if (!b || !*b) b = "build";
+  size_t n = snprintf(NULL, 0, "%s/fixtures/%s", b, rel) + 1;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/fixtures/%s", b, rel);
+  return p;
+}
+
+#define TL_CHECK_MAIN(suite_fn)                                   \
+  int main(void) {                                                \
+    SRunner *sr = srunner_create(suite_fn());                     \
+    srunner_run_all(sr, CK_NORMAL);                               \
+    int failed = srunner_ntests_failed(sr);                       \
+    srunner_free(sr);                                             \
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;             \
+  }
+
+#endif
