@@ -217,9 +217,52 @@ static int add_input(tl_profile *p, tl_family family, const char *path, tl_err *
   return TL_OK;
 }
 
+/* A companion that exists must be a readable SQLite database; one without the capture
+** columns is recorded as incompatible (exact replay is then disabled, explicitly). */
+static const char *check_stream_info(const char *path, char **detail, tl_err *e) {
+  static const char *const base[] = {"device_id", "model_id", NULL};
+  sqlite3 *db;
+  tl_err inner = {0};
+  if (tl_sql_open_ro(path, &db, &inner)) {
+    tl_fail(e, "unreadable capture-stream companion database: %s", inner.msg);
+    tl_err_clear(&inner);
+    return NULL;
+  }
+  tl_columns c;
+  if (tl_sql_columns(db, path, "CaptureStreamInfo", &c, e)) {
+    tl_sql_close(db);
+    return NULL;
+  }
+  char *missing = NULL;
+  int ok = c.exists && tl_columns_have(&c, base, 0, &missing) &&
+           (tl_columns_find(&c, "stream_id", 0) >= 0 || tl_columns_find(&c, "model_stream_id", 0) >= 0);
+  if (!ok)
+    *detail = tl_mprintf("%s: table CaptureStreamInfo %s (expected device_id, model_id and "
+                         "stream_id or model_stream_id)",
+                         path, !c.exists ? "is absent" : missing ? missing : "has neither stream_id nor model_stream_id");
+  free(missing);
+  tl_columns_free(&c);
+  tl_sql_close(db);
+  return ok ? "" : "stream_info_incompatible_schema";
+}
+
 static int set_stream_info(tl_profile *p, const char *path, const char *status, char *detail,
                            tl_err *e) {
   tl_input *in = &p->inputs.v[p->inputs.n - 1];
+  if (path) {
+    char *why = NULL;
+    const char *bad = check_stream_info(path, &why, e);
+    if (!bad) {
+      free(detail);
+      return TL_ERROR;
+    }
+    if (*bad) {
+      in->stream_info_status = bad;
+      in->stream_info_detail = why;
+      free(detail);
+      return TL_OK;
+    }
+  }
   in->stream_info_status = status;
   in->stream_info_detail = detail;
   if (path) {
@@ -433,12 +476,24 @@ static int scan_prof_container(tl_profile *p, const char *dir, tl_err *e) {
   }
   tl_names_free(&names);
   if (rc || added) return rc;
+  if (!has_split_layout(dir)) {
+    char *host = tl_mprintf("%s/host/sqlite", dir);
+    int looks_split = host && is_dir(host);
+    free(host);
+    if (looks_split)
+      return tl_fail(e,
+                     "split SQLite profile is missing required device_*/sqlite/ascend_task.db:"
+                     "AscendTask table: %s (and it has no usable msprof_*.db with a TASK table)",
+                     dir);
+  }
   if (has_split_layout(dir)) {
     char *missing = split_missing_optional(dir);
     rc = add_warning(p, e,
-                     tl_mprintf("warning: using Ascend split SQLite fallback: %s (missing optional "
-                                "tables: %s)",
-                                dir, missing ? missing : "?"));
+                     missing && strcmp(missing, "none") != 0
+                         ? tl_mprintf("warning: using Ascend split SQLite fallback: %s (missing "
+                                      "optional tables: %s)",
+                                      dir, missing)
+                         : tl_mprintf("warning: using Ascend split SQLite fallback: %s", dir));
     free(missing);
     if (rc == TL_OK) rc = add_split_input(p, dir, e);
   }

@@ -33,8 +33,11 @@
 **   CUDA event   control, CUDA_EVENT_AUX, "CudaEvent event=<eventId>"; a table without start
 **                or timestamp holds identity-only records and is skipped
 **   graph trace  graph_launch, CUDA_GRAPH_TRACE, "CudaGraph graph=<graphId> exec=<graphExecId>"
-** Auxiliary rows (everything but kernels) whose end is NULL or <= start end at start + 1; a
-** label whose source column is NULL falls back to <table fallback>_<rowid>.
+** Auxiliary rows (everything but kernels) whose end is NULL or <= start end at start + 1;
+** one with a NULL start is skipped and counted in dropped_rows. A kernel whose end is before
+** its start ends at its start. A label whose source column is NULL falls back to
+** <table fallback>_<rowid>. A NULL, negative or > UINT32_MAX deviceId/streamId is an error
+** naming the row ("ordered kernel row <n>": n is the 0-based position in reader order).
 ** task_id = correlationId (rowid when NULL); correlation_id = correlationId.
 **
 ** Host calls: api_name = decoded nameId; pid/tid come from processId/pid and threadId/tid
@@ -389,45 +392,37 @@ static int kernel_identity(nsys_events *c, uint32_t label, int64_t *out, tl_err 
 /* Device and stream of a row; negative or out-of-range ids are errors. */
 static int read_device_stream(nsys_events *c, sqlite3_stmt *st, const table_spec *t,
                               int64_t rowid, tl_event_row *r, tl_err *e) {
+  int64_t dev = tl_col_i64(st, F_DEVICE, INT64_MIN);
+  int64_t stream = tl_col_i64(st, F_STREAM, TL_NO_STREAM);
+  if (dev >= 0 && dev <= (int64_t)UINT32_MAX && stream >= 0 && stream <= (int64_t)UINT32_MAX) {
+    r->device_id = (uint32_t)dev;
+    r->stream_id = (uint32_t)stream;
+    return TL_OK;
+  }
   char where[96];
   if (c->phase == T_KERNEL)
     snprintf(where, sizeof where, "ordered kernel row %" PRId64, c->kernel_ordinal);
   else
     snprintf(where, sizeof where, "%s row %" PRId64, t->table, rowid);
-  if (sqlite3_column_type(st, F_DEVICE) == SQLITE_NULL)
-    return tl_fail(e,
-                   "unsupported CUDA/Nsight deviceId at %s: NULL (table %s rowid %" PRId64
-                   " in '%s'; expected a device id >= 0)",
-                   where, t->table, rowid, c->path);
-  int64_t dev = tl_col_i64(st, F_DEVICE, -1);
-  if (dev < 0 || dev > (int64_t)UINT32_MAX)
-    return tl_fail(e,
-                   "unsupported CUDA/Nsight deviceId at %s: %" PRId64
-                   " (table %s rowid %" PRId64 " in '%s'; expected a device id >= 0)",
-                   where, dev, t->table, rowid, c->path);
-  r->device_id = (uint32_t)dev;
-  r->stream_id = TL_NO_STREAM;
-  if (sqlite3_column_type(st, F_STREAM) != SQLITE_NULL) {
-    int64_t s = tl_col_i64(st, F_STREAM, -1);
-    if (s < 0 || s > (int64_t)UINT32_MAX)
-      return tl_fail(e,
-                     "unsupported CUDA/Nsight streamId at %s: %" PRId64
-                     " (table %s rowid %" PRId64 " in '%s'; expected a stream id >= 0)",
-                     where, s, t->table, rowid, c->path);
-    r->stream_id = (uint32_t)s;
-  }
-  return TL_OK;
+  const char *field = dev >= 0 && dev <= (int64_t)UINT32_MAX ? "streamId" : "deviceId";
+  char value[24];
+  if (field[0] == 'd' && dev == INT64_MIN) snprintf(value, sizeof value, "NULL");
+  else snprintf(value, sizeof value, "%" PRId64, field[0] == 'd' ? dev : stream);
+  return tl_fail(e,
+                 "unsupported CUDA/Nsight %s at %s: %s (table %s rowid %" PRId64
+                 " in '%s'; expected an id in 0..4294967295)",
+                 field, where, value, t->table, rowid, c->path);
 }
 
 static int kernel_row(nsys_events *c, sqlite3_stmt *st, int64_t rowid, tl_event_row *r,
                       tl_err *e) {
   const table_spec *t = &specs[T_KERNEL];
-  if (sqlite3_column_type(st, F_START) == SQLITE_NULL)
+  r->start_ns = tl_col_i64(st, F_START, INT64_MIN);
+  if (r->start_ns == INT64_MIN)
     return tl_fail(e,
                    "unsupported CUDA/Nsight start at ordered kernel row %" PRId64
-                   ": NULL (table %s rowid %" PRId64 " in '%s')",
+                   ": NULL (table %s rowid %" PRId64 " in '%s'; expected integer ns)",
                    c->kernel_ordinal, t->table, rowid, c->path);
-  r->start_ns = tl_col_i64(st, F_START, 0);
   r->end_ns = tl_col_i64(st, F_END, r->start_ns);
   if (r->end_ns < r->start_ns) r->end_ns = r->start_ns;
   if (read_device_stream(c, st, t, rowid, r, e)) return TL_ERROR;
@@ -490,11 +485,11 @@ static uint32_t sync_label(nsys_events *c, sqlite3_stmt *st, int64_t rowid) {
 static int aux_row(nsys_events *c, sqlite3_stmt *st, int64_t rowid, tl_event_row *r,
                    tl_err *e) {
   const table_spec *t = &specs[c->phase];
-  if (sqlite3_column_type(st, F_START) == SQLITE_NULL) {
+  r->start_ns = tl_col_i64(st, F_START, INT64_MIN);
+  if (r->start_ns == INT64_MIN) {
     c->base.dropped_rows++;
     return 0;
   }
-  r->start_ns = tl_col_i64(st, F_START, 0);
   int64_t end = tl_col_i64(st, F_END, INT64_MIN);
   /* A missing or non-positive duration still occupies the timeline for 1 ns. */
   r->end_ns = end == INT64_MIN || end <= r->start_ns ? r->start_ns + 1 : end;

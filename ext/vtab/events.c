@@ -176,7 +176,8 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   c->eof = 0;
   c->event_id = -1;
   c->flags = 0;
-  const char *path = argc > 0 ? (const char *)sqlite3_value_text(argv[0]) : NULL;
+  const char *path = tl_vtab_path_arg("traceloom_events", argc, argv, cur->pVtab);
+  if (!path) return SQLITE_ERROR;
   int k = 1;
   for (int b = 0; b < F_COUNT; b++) {
     if (!(idxNum & (1 << b))) continue;

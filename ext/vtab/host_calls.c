@@ -100,7 +100,8 @@ static int hc_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   hc_reset(c);
   c->eof = 0;
   c->call_id = -1;
-  const char *path = argc > 0 ? (const char *)sqlite3_value_text(argv[0]) : NULL;
+  const char *path = tl_vtab_path_arg("traceloom_host_calls", argc, argv, cur->pVtab);
+  if (!path) return SQLITE_ERROR;
   tl_err e = {0};
   c->pool = tl_strpool_new();
   if (!c->pool) return SQLITE_NOMEM;

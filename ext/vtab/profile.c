@@ -71,7 +71,8 @@ static int pr_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   profile_cursor *c = (profile_cursor *)cur;
   tl_inventory_free(&c->inv);
   c->i = 0;
-  const char *path = argc > 0 ? (const char *)sqlite3_value_text(argv[0]) : NULL;
+  const char *path = tl_vtab_path_arg("traceloom_profile", argc, argv, cur->pVtab);
+  if (!path) return SQLITE_ERROR;
   tl_err e = {0};
   tl_profile p;
   if (tl_profile_discover(path, NULL, &p, &e) == TL_OK) {

@@ -3,6 +3,8 @@
 */
 #include "vtab_common.h"
 
+#include <stddef.h>
+
 int tl_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **out, char **err) {
   int rc = sqlite3_declare_vtab(db, schema);
   if (rc != SQLITE_OK) return rc;
@@ -30,15 +32,31 @@ int tl_vtab_find_eq(const sqlite3_index_info *info, int col) {
 
 int tl_vtab_require_path(sqlite3_index_info *info, int col) {
   int i = tl_vtab_find_eq(info, col);
-  if (i < 0) {
-    /* A profile constraint exists but is not usable in this plan: make SQLite pick another. */
-    for (int k = 0; k < info->nConstraint; k++)
-      if (info->aConstraint[k].iColumn == col) return SQLITE_CONSTRAINT;
-    return SQLITE_CONSTRAINT;
+  if (i >= 0) {
+    info->aConstraintUsage[i].argvIndex = 1;
+    info->aConstraintUsage[i].omit = 1;
+    return SQLITE_OK;
   }
-  info->aConstraintUsage[i].argvIndex = 1;
-  info->aConstraintUsage[i].omit = 1;
+  /* The argument exists but is not usable in this join order: ask for another plan. */
+  for (int k = 0; k < info->nConstraint; k++)
+    if (info->aConstraint[k].iColumn == col) return SQLITE_CONSTRAINT;
+  /* No argument at all: accept the plan so xFilter can say what is missing (SQLite's own
+  ** "no query solution" would not). */
+  info->estimatedCost = 1e300;
   return SQLITE_OK;
+}
+
+const char *tl_vtab_path_arg(const char *function, int argc, sqlite3_value **argv,
+                             sqlite3_vtab *vt) {
+  const char *path = argc > 0 ? (const char *)sqlite3_value_text(argv[0]) : NULL;
+  if (!path) {
+    sqlite3_free(vt->zErrMsg);
+    vt->zErrMsg = sqlite3_mprintf(
+        "%s(profile) needs the profile path as its argument, e.g. "
+        "SELECT * FROM %s('PROF_0/msprof_0.db')",
+        function, function);
+  }
+  return path;
 }
 
 void tl_vtab_error(sqlite3_vtab *vt, const char *msg) {

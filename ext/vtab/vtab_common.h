@@ -21,6 +21,10 @@ int tl_vtab_find_eq(const sqlite3_index_info *info, int col);
 ** Returns SQLITE_OK, or SQLITE_CONSTRAINT when the argument is missing so SQLite tries
 ** another plan (and finally reports "no query solution"). */
 int tl_vtab_require_path(sqlite3_index_info *info, int col);
+/* The profile path given to xFilter, or NULL after setting an error that names the
+** function and shows its use. */
+const char *tl_vtab_path_arg(const char *function, int argc, sqlite3_value **argv,
+                             sqlite3_vtab *vt);
 /* Sets a cursor/vtab error message (sqlite3_mprintf'd copy of msg). */
 void tl_vtab_error(sqlite3_vtab *vt, const char *msg);
 

@@ -1,0 +1,26 @@
+-- Functions and table-valued functions that touch files are SQLITE_DIRECTONLY: a view or a
+-- trigger (for example in a database someone sent you) cannot make them read or write files.
+
+CREATE TABLE t(x);
+CREATE VIEW evil_analyze AS SELECT traceloom_analyze('fixtures/minimal_smoke/mono') AS r;
+CREATE VIEW evil_events AS SELECT * FROM traceloom_events('fixtures/minimal_smoke/mono');
+CREATE VIEW evil_calls AS SELECT * FROM traceloom_host_calls('fixtures/exact_hlt/mono');
+CREATE VIEW evil_profile AS SELECT * FROM traceloom_profile('fixtures/minimal_smoke/mono');
+CREATE TRIGGER evil_trigger AFTER INSERT ON t BEGIN SELECT traceloom_analyze('fixtures/minimal_smoke/mono'); END;
+-- expect-error: unsafe use of traceloom_analyze()
+SELECT * FROM evil_analyze;
+-- expect-error: unsafe use of virtual table "traceloom_events"
+SELECT * FROM evil_events;
+-- expect-error: unsafe use of virtual table "traceloom_host_calls"
+SELECT * FROM evil_calls;
+-- expect-error: unsafe use of virtual table "traceloom_profile"
+SELECT * FROM evil_profile;
+-- expect-error: unsafe use of traceloom_analyze()
+INSERT INTO t VALUES (1);
+SELECT 'nothing was analysed through a view or trigger', (SELECT count(*) FROM sqlite_schema WHERE name LIKE 'traceloom%') = 0;
+
+-- Called directly, the same function works; the analysis refuses to read itself.
+SELECT 'direct call works', traceloom_analyze('fixtures/minimal_smoke/mono') LIKE '%3 events%';
+SELECT 'version and debug', traceloom_version() = '0.1.0' AND traceloom_debug() LIKE 'version=0.1.0%sqlite_version=%';
+-- expect-error: traceloom_events(profile) needs the profile path as its argument
+SELECT * FROM traceloom_events;

@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""genprofile: synthetic inference profiles with known ground truth.
+
+Generates a profiler database whose structure is known exactly (prefill and decode steps,
+layers, operators, collectives, host calls and their correlations), with seeded timing
+jitter, occasional auxiliary kernels, random extra noise kernels and missing rows, and
+writes DIR/ground_truth.json describing what an analysis must find. The same arguments
+give byte-identical output.
+
+  tools/genprofile.py --format ascend --out DIR --decode-steps 64 --layers 8 --ops 11
+  tools/genprofile.py --format ascend --out DIR --rows 10000000 --layers 32   # derives steps
+  tools/genprofile.py --format nsys   --out DIR --decode-steps 16 --ranks 2
+
+Formats (one module each, tools/genprofile_<format>.py):
+  ascend  DIR/PROF_<r>/msprof_<r>.db per rank (Ascend monolithic msprof schema)
+  nsys    DIR/profile.sqlite (Nsight Systems SQLite export; ranks are devices 0..R-1)
+
+Rates (--aux, --noise, --missing) are fractions of the template compute tasks; --jitter
+is the timing jitter as a fraction of each task's duration. Rows are produced by
+INSERT ... SELECT inside SQLite (see genprofile_model.py), about 10M TASK rows in well
+under a minute on two cores.
+"""
+
+import argparse
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import genprofile_ascend  # noqa: E402
+import genprofile_model as M  # noqa: E402
+import genprofile_nsys  # noqa: E402
+
+FORMATS = {m.FORMAT: m for m in (genprofile_ascend, genprofile_nsys)}
+GROUND_TRUTH_VERSION = 1
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--format", choices=sorted(FORMATS), default="ascend")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--decode-steps", type=int, default=16)
+    p.add_argument("--prefill-steps", type=int, default=1)
+    p.add_argument("--layers", type=int, default=8)
+    p.add_argument("--ops", type=int, default=11, help="operators per layer (>= 1)")
+    p.add_argument("--ranks", type=int, default=1)
+    p.add_argument("--rows", type=int, default=None,
+                   help="target kernel rows per rank; derives --decode-steps")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--jitter", type=float, default=0.05)
+    p.add_argument("--noise", type=float, default=0.01, help="extra noise kernels per compute task")
+    p.add_argument("--aux", type=float, default=0.05, help="auxiliary kernels per compute task")
+    p.add_argument("--missing", type=float, default=0.001,
+                   help="dropped device tasks, and as many dropped host calls, per compute task")
+    p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                   help="ranks generated in parallel")
+    p.add_argument("--quiet", action="store_true")
+    a = p.parse_args(argv)
+    for name in ("layers", "ops", "ranks"):
+        if getattr(a, name) < 1:
+            p.error("--%s must be >= 1" % name)
+    if a.decode_steps < 0 or a.prefill_steps < 0 or a.decode_steps + a.prefill_steps < 1:
+        p.error("need at least one step")
+    for name in ("jitter", "noise", "aux", "missing"):
+        if not 0 <= getattr(a, name) < 1:
+            p.error("--%s must be in [0, 1)" % name)
+    if a.rows is not None:
+        est = M.rows_per_step_estimate(a, FORMATS[a.format].COMM_SUBTASKS)
+        kernel = FORMATS[a.format].kernel_rows_per_step
+        left = a.rows - a.prefill_steps * kernel(est["prefill"])
+        a.decode_steps = max(1, round(left / kernel(est["decode"])))
+    return a
+
+
+def _plan(args, rank):
+    return M.plan_rank(args, rank, FORMATS[args.format].COMM_SUBTASKS)
+
+
+def _write_one(job):
+    args, plan, path = job
+    FORMATS[args.format].write_rank(plan, args, path)
+    return plan.rank
+
+
+def plan_counts(plan):
+    """Exact counts of what the plan puts in a profile, independent of the format."""
+    tmpl = {M.K_COMPUTE: 0, M.K_COMM: 0, M.K_MEMCPY: 0}
+    calls = {M.C_LAUNCH: 0, M.C_COMM: 0, M.C_MEMCPY: 0, M.C_SYNC: 0}
+    apis = {}
+    for ph in plan.phases:
+        for r in ph.rows:
+            tmpl[r.kind] += ph.steps
+        for c in ph.calls:
+            calls[c.kind] += ph.steps
+            apis[c.api] = apis.get(c.api, 0) + ph.steps
+    aux = sum(1 for x in plan.extras if x.role == "aux")
+    noise = len(plan.extras) - aux
+    for x in plan.extras:
+        api = M.OPS[x.key].api
+        apis[api] = apis.get(api, 0) + 1
+    for api, n in plan.drop_call_apis.items():
+        apis[api] -= n
+    return dict(template_compute=tmpl[M.K_COMPUTE], template_comm_tasks=tmpl[M.K_COMM],
+                template_memcpy=tmpl[M.K_MEMCPY], comm_ops=plan.comm_ops_total,
+                launch_calls=calls[M.C_LAUNCH], comm_calls=calls[M.C_COMM],
+                memcpy_calls=calls[M.C_MEMCPY], sync_calls=calls[M.C_SYNC],
+                dropped_tasks=len(plan.drop_tasks), dropped_calls=len(plan.drop_calls),
+                aux=aux, noise=noise, apis=apis)
+
+
+def _phase_truth(ph, fmt):
+    def labels(keys):
+        return [fmt.op_label(M.OPS[k]) for k in keys]
+    rows = [r for r in ph.rows]
+    return {
+        "name": ph.name,
+        "steps": ph.steps,
+        "first_step": ph.first_step,
+        "head": labels(M.HEAD),
+        "layer": labels(ph.layer_keys),
+        "tail": labels(M.TAIL),
+        "op_keys": {"head": M.HEAD, "layer": ph.layer_keys, "tail": M.TAIL},
+        "template_rows_per_step": len(rows),
+        "kernel_rows_per_step": fmt.kernel_rows_per_step((ph, len(rows))),
+        "compute_tasks_per_step": len(ph.compute_js),
+        "comm_ops_per_step": ph.comm_ops,
+        "host_calls_per_step": len(ph.calls),
+        "busy_ns_per_step": ph.busy_ns,
+        "nominal_step_period_ns": ph.step_len_ns,
+    }
+
+
+def _perturbation_detail(plan, limit=2000):
+    """Where each perturbation sits, as (step, layer, slot) of the compute task it touches."""
+    if len(plan.drop_tasks) + len(plan.drop_calls) + len(plan.extras) > limit:
+        return None
+    by_n, by_c = {}, {}
+    for st in plan.steps:
+        ph = next(p for p in plan.phases if p.index == st.phase)
+        for r in ph.rows:
+            if r.kind == M.K_COMPUTE:
+                by_n[st.n0 + r.j] = (st.s, r)
+                by_c[st.c0 + r.call] = (st.s, r)
+
+    def where(s, r):
+        return {"step": s, "layer": r.layer, "slot": r.slot, "op": r.op}
+
+    return {
+        "dropped_tasks": [dict(where(*by_n[n]), global_task_id=n) for n in plan.drop_tasks],
+        "dropped_calls": [dict(where(*by_c[c]), call=c) for c in plan.drop_calls],
+        "extras": [{"step": x.s, "after": where(x.s, next(p for p in plan.phases if p.index ==
+                                                          plan.steps[x.s].phase).rows[x.j]),
+                    "role": x.role, "op": x.key} for x in plan.extras],
+    }
+
+
+def ground_truth(args, files, plans):
+    fmt = FORMATS[args.format]
+    ranks = []
+    for r, plan in enumerate(plans):
+        counts = plan_counts(plan)
+        entry = {"rank": r, "device_id": r, "path": files[r] if len(files) > 1 else files[0]}
+        entry.update(fmt.rank_truth(plan, counts, args))
+        entry["perturbations"] = {k: counts[k] for k in ("dropped_tasks", "dropped_calls", "aux", "noise")}
+        detail = _perturbation_detail(plan)
+        if detail is not None:
+            entry["perturbation_positions"] = detail
+        entry["time_range_ns"] = [plan.t_begin, plan.t_end]
+        ranks.append(entry)
+    plan0 = plans[0]
+    phases = [_phase_truth(ph, fmt) for ph in plan0.phases]
+    total_steps = sum(ph.steps for ph in plan0.phases)
+    truth = {
+        "ground_truth_version": GROUND_TRUTH_VERSION,
+        "generator": "tools/genprofile.py",
+        "format": args.format,
+        "source_kind": fmt.SOURCE_KIND,
+        "params": {k: getattr(args, k) for k in ("seed", "prefill_steps", "decode_steps", "layers", "ops",
+                                                 "ranks", "jitter", "noise", "aux", "missing")},
+        "files": files,
+        "structure": {
+            "steps": {"prefill": args.prefill_steps, "decode": args.decode_steps, "total": total_steps},
+            "layers": args.layers,
+            "ops_per_layer": args.ops,
+            "phases": phases,
+            # The repeat structure an analysis should recover, outermost first.
+            "loop_tree": [{"phase": p["name"], "repeat": p["steps"],
+                           "body": p["head"] + [{"repeat": args.layers, "body": p["layer"]}] + p["tail"]}
+                          for p in phases],
+        },
+        "kernel_rows": sum(e["kernel_rows"] for e in ranks),
+        "ranks": ranks,
+    }
+    return truth
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    fmt = FORMATS[args.format]
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    # Remove what an earlier run wrote (only the generator's own names).
+    for name in os.listdir(out):
+        full = os.path.join(out, name)
+        if name.startswith("PROF_") and os.path.isdir(full):
+            shutil.rmtree(full)
+        elif name in ("profile.sqlite", "ground_truth.json"):
+            os.remove(full)
+    t0 = time.monotonic()
+    files = fmt.output_files(args)
+    plans = [_plan(args, r) for r in range(args.ranks)]
+    if fmt.PER_RANK_FILES:
+        jobs = [(args, plans[r], os.path.join(out, files[r])) for r in range(args.ranks)]
+        if args.jobs > 1 and len(jobs) > 1:
+            with multiprocessing.get_context("fork").Pool(min(args.jobs, len(jobs))) as pool:
+                pool.map(_write_one, jobs)
+        else:
+            for job in jobs:
+                _write_one(job)
+    else:
+        fmt.write_all(plans, args, os.path.join(out, files[0]))
+    truth = ground_truth(args, files, plans)
+    tmp = os.path.join(out, "ground_truth.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(truth, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, os.path.join(out, "ground_truth.json"))
+    if not args.quiet:
+        secs = time.monotonic() - t0
+        print("genprofile: %s, %d rank(s), %d steps x %d layers x %d ops: %d kernel rows in %.2f s (%.0f rows/s)"
+              % (args.format, args.ranks, args.prefill_steps + args.decode_steps, args.layers, args.ops,
+                 truth["kernel_rows"], secs, truth["kernel_rows"] / secs if secs > 0 else 0),
+              file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

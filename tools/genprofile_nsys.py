@@ -1,0 +1,3 @@
+"""placeholder"""
+FORMAT = "nsys"
+COMM_SUBTASKS = [("", "", 1.0)]
