@@ -32,7 +32,7 @@ int tl_sql_open_ro(const char *path, sqlite3 **out, tl_err *e) {
   char *uri = path_uri(path);
   if (!uri) return tl_nomem(e);
   sqlite3 *db = NULL;
-  int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+  int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
   free(uri);
   if (rc != SQLITE_OK) {
     tl_fail(e, "failed to open read-only SQLite profile '%s': %s", path,

@@ -144,6 +144,13 @@ SELECT 'analyze: calls without device work stay unmatched',
    WHERE support_state = 'unmatched_runtime_call'
      AND CAST(correlation_id AS INTEGER) IN (900, 901)) = 2;
 
+SELECT traceloom_analyze('fixtures/nsys/nsys_graph.sqlite');
+
+SELECT 'analyze graph: each cudaGraphLaunch relates to its 3 kernels + 1 memcpy (one_to_many)',
+  (SELECT count(*) FROM traceloom_runtime_device_relation
+   WHERE CAST(correlation_id AS INTEGER) IN (500, 501, 502) AND support_state = 'supported_exact'
+     AND cardinality = 'one_to_many') = 12;
+
 -- ------------------------------------------------------------------ errors
 -- expect-error: unsupported CUDA/Nsight kernel schema: missing required column(s): streamId
 SELECT count(*) FROM traceloom_events('fixtures/nsys/nsys_kernel_no_stream.sqlite');

@@ -1,0 +1,125 @@
+"""The `traceloom` CLI: exit codes, default and explicit outputs, atomic replacement, and
+inputs that are never written."""
+import shutil
+import sqlite3
+import subprocess
+
+import pytest
+
+from conftest import tree_digest
+
+
+def run(cli, *args, **kw):
+    return subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True, timeout=120, **kw)
+
+
+def test_version_and_help(cli):
+    r = run(cli, "--version")
+    assert r.returncode == 0 and r.stdout.startswith("traceloom 0.1.0")
+    r = run(cli, "--help")
+    assert r.returncode == 0 and "usage: traceloom PROFILE" in r.stdout
+
+
+def test_usage_errors_exit_2(cli, tmp_path):
+    assert run(cli).returncode == 2
+    assert run(cli, "--bogus").returncode == 2
+    assert run(cli, "a", "b").returncode == 2
+    assert run(cli, "x", "--threads", "0").returncode == 2
+    assert run(cli, "x", "--output").returncode == 2
+
+
+def test_analysis_error_exit_1_names_the_file(cli, fixtures, tmp_path):
+    r = run(cli, fixtures / "bad" / "not_sqlite.db", "--output", tmp_path / "a.db")
+    assert r.returncode == 1
+    assert "not_sqlite.db" in r.stderr and "file is not a database" in r.stderr
+    assert not (tmp_path / "a.db").exists()
+    assert list(tmp_path.iterdir()) == []  # no temporary file left behind
+
+
+def test_default_output_beside_the_profile(cli, fixtures, tmp_path):
+    prof = tmp_path / "run"
+    shutil.copytree(fixtures / "exact_hlt" / "mono", prof)
+    r = run(cli, prof)
+    assert r.returncode == 0, r.stderr
+    out = prof / "traceloom" / "analysis.db"
+    assert out.exists() and str(out) in r.stdout
+    with sqlite3.connect(out) as db:
+        assert db.execute("SELECT count(*) FROM traceloom_event").fetchone()[0] == 70
+    # Analysing the same directory again must not pick up its own output as input.
+    r = run(cli, prof)
+    assert r.returncode == 0 and "1 input(s)" in r.stdout
+
+
+def test_explicit_output_threads_and_options(cli, fixtures, tmp_path):
+    out = tmp_path / "x.db"
+    r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", out, "--threads", "2",
+            "--options", '{"source_kind": "ascend_sqlite_hot_path"}')
+    assert r.returncode == 0, r.stderr
+    with sqlite3.connect(out) as db:
+        opts = db.execute("SELECT value FROM traceloom_metadata WHERE key='analysis_options'").fetchone()[0]
+        assert opts == '{"source_kind":"ascend_sqlite_hot_path"}'  # threads never change results
+    r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", out, "--options", '{"nope": 1}')
+    assert r.returncode == 1 and 'unknown analyze option "nope"' in r.stderr
+
+
+def test_failed_run_keeps_previous_output_byte_identical(cli, fixtures, tmp_path):
+    out = tmp_path / "a.db"
+    assert run(cli, fixtures / "exact_hlt" / "mono", "--output", out).returncode == 0
+    before = out.read_bytes()
+    r = run(cli, fixtures / "bad" / "truncated.db", "--output", out)
+    assert r.returncode == 1
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db"]
+
+
+def test_refuses_to_overwrite_an_input(cli, fixtures, tmp_path):
+    prof = tmp_path / "PROF_0"
+    shutil.copytree(fixtures / "minimal_smoke" / "mono" / "PROF_0", prof)
+    db = prof / "msprof_0.db"
+    before = db.read_bytes()
+    r = run(cli, db, "--output", db)
+    assert r.returncode == 1 and "refusing to overwrite" in r.stderr
+    assert db.read_bytes() == before
+    link = tmp_path / "link.db"
+    link.symlink_to(db)
+    r = run(cli, db, "--output", link)
+    assert r.returncode == 1 and db.read_bytes() == before
+
+
+@pytest.mark.parametrize("case", [
+    "minimal_smoke/mono", "aclgraph_smoke/mono", "exact_hlt/mono", "exact_hlt/split",
+    "body_mismatch/mono", "split_golden/mono", "split_golden/split", "split_golden/fallback",
+    "torchnpu/single", "torchnpu/ambiguous", "two_ranks",
+    "exact_hlt/mut_incomplete_compute_schema", "exact_hlt/mut_missing_communication_schema",
+    "exact_hlt/mut_device_order_without_host_api", "exact_hlt/mut_incomplete_split_task_info",
+    "aclgraph_smoke/mut_current_schema", "aclgraph_smoke/mut_single_slot",
+    "body_mismatch/mut_body_sequence_mismatch",
+])
+def test_every_fixture_analyses_and_inputs_stay_unchanged(cli, fixtures, tmp_path, case):
+    src = fixtures / case
+    before = tree_digest(src)
+    out = tmp_path / "analysis.db"
+    r = run(cli, src, "--output", out)
+    assert r.returncode == 0, r.stderr
+    assert tree_digest(src) == before
+    with sqlite3.connect(out) as db:
+        status = db.execute("SELECT value FROM traceloom_metadata WHERE key='analysis_status'").fetchone()[0]
+        assert status == "complete"
+        n = db.execute("SELECT count(*) FROM traceloom_event").fetchone()[0]
+        assert n > 0
+        # Every event reaches its raw row through the locator.
+        unresolved = db.execute(
+            "SELECT count(*) FROM traceloom_v_event_source_locator WHERE resolution_status <> 'external_raw'").fetchone()[0]
+        assert unresolved == 0
+
+
+def test_negative_fixtures_change_nothing(cli, fixtures, tmp_path):
+    for case in ["split_golden/neg_incompatible_monolithic", "split_golden/neg_unusable_monolithic",
+                 "bad/companion_unreadable", "bad/split_no_task", "bad/no_tables.db"]:
+        src = fixtures / case
+        before = tree_digest(src) if src.is_dir() else {src.name: src.read_bytes()}
+        r = run(cli, src, "--output", tmp_path / "n.db")
+        assert r.returncode == 1, case
+        after = tree_digest(src) if src.is_dir() else {src.name: src.read_bytes()}
+        assert after == before
+        assert not (tmp_path / "n.db").exists()
