@@ -116,7 +116,7 @@ def plan_counts(plan):
 def _phase_truth(ph, fmt):
     def labels(keys):
         return [fmt.op_label(M.OPS[k]) for k in keys]
-    rows = [r for r in ph.rows]
+    rows = ph.rows
     return {
         "name": ph.name,
         "steps": ph.steps,
@@ -135,7 +135,7 @@ def _phase_truth(ph, fmt):
     }
 
 
-def _perturbation_detail(plan, limit=2000):
+def _perturbation_detail(plan, plan_layers, limit=2000):
     """Where each perturbation sits, as (step, layer, slot) of the compute task it touches."""
     if len(plan.drop_tasks) + len(plan.drop_calls) + len(plan.extras) > limit:
         return None
@@ -148,7 +148,9 @@ def _perturbation_detail(plan, limit=2000):
                 by_c[st.c0 + r.call] = (st.s, r)
 
     def where(s, r):
-        return {"step": s, "layer": r.layer, "slot": r.slot, "op": r.op}
+        part = "head" if r.layer < 0 else "tail" if r.layer >= plan_layers else "layer"
+        return {"step": s, "part": part, "layer": r.layer if part == "layer" else None,
+                "slot": r.slot, "op": r.op}
 
     return {
         "dropped_tasks": [dict(where(*by_n[n]), global_task_id=n) for n in plan.drop_tasks],
@@ -167,7 +169,7 @@ def ground_truth(args, files, plans):
         entry = {"rank": r, "device_id": r, "path": files[r] if len(files) > 1 else files[0]}
         entry.update(fmt.rank_truth(plan, counts, args))
         entry["perturbations"] = {k: counts[k] for k in ("dropped_tasks", "dropped_calls", "aux", "noise")}
-        detail = _perturbation_detail(plan)
+        detail = _perturbation_detail(plan, args.layers)
         if detail is not None:
             entry["perturbation_positions"] = detail
         entry["time_range_ns"] = [plan.t_begin, plan.t_end]
