@@ -127,6 +127,7 @@ static int source_ref_of(tl_trace *t, int source_id, const char *table, uint16_t
 }
 
 const char *tl_trace_source_path(const tl_trace *t, uint16_t ref) {
+  if (!t->profile) return "";
   int sid = t->source_refs.v[ref].source_id;
   return sid >= 0 && (size_t)sid < t->profile->files.n ? t->profile->files.v[sid].path : "";
 }
@@ -135,40 +136,52 @@ const char *tl_trace_source_table(const tl_trace *t, uint16_t ref) {
   return tl_strpool_str(t->pool, t->source_refs.v[ref].table);
 }
 
+int tl_trace_init(tl_trace *t, tl_profile *profile, tl_err *e) {
+  memset(t, 0, sizeof *t);
+  t->profile = profile;
+  if (profile && profile->inputs.n > UINT16_MAX)
+    return tl_fail(e, "too many inputs (%zu)", profile->inputs.n);
+  t->pool = tl_strpool_new();
+  return t->pool ? TL_OK : tl_nomem(e);
+}
+
+int tl_trace_add_event(tl_trace *t, const tl_event_row *r) {
+  tl_events *v = &t->ev;
+  if (v->n == v->cap && events_grow(v)) return -1;
+  if (r->source_table != t->last_table || r->source_id != t->last_source) {
+    if (source_ref_of(t, r->source_id, r->source_table, &t->last_ref)) return -1;
+    t->last_table = r->source_table, t->last_source = r->source_id;
+  }
+  tl_label l = {(uint8_t)r->kind, r->name, r->op_name, r->op_type, r->task_type,
+                r->compute_task_type, r->comm_name, r->comm_task_type};
+  uint32_t li = label_intern(t, &l);
+  if (li == UINT32_MAX) return -1;
+  size_t i = v->n++;
+  v->start_ns[i] = r->start_ns, v->end_ns[i] = r->end_ns, v->source_rowid[i] = r->source_rowid;
+  v->task_id[i] = r->task_id, v->global_task_id[i] = r->global_task_id;
+  v->correlation_id[i] = r->correlation_id, v->context_id[i] = r->context_id;
+  v->model_id[i] = r->model_id, v->graph_node_id[i] = r->graph_node_id, v->op_id[i] = r->op_id;
+  v->device_id[i] = r->device_id, v->stream_id[i] = r->stream_id, v->label[i] = li;
+  v->db_idx[i] = (uint16_t)r->db_idx, v->source_ref[i] = t->last_ref;
+  return 0;
+}
+
 static int load_events(tl_trace *t, tl_progress_fn progress, void *ctx, tl_err *e) {
   tl_cursor *c;
   if (tl_events_open(t->profile, NULL, t->pool, &c, e)) return TL_ERROR;
   tl_event_row r;
   int rc;
-  const char *last_table = NULL;
-  int last_source = -1;
-  uint16_t ref = 0;
-  tl_events *v = &t->ev;
+  t->last_table = NULL, t->last_source = -1;
   while ((rc = c->next(c, &r, e)) == 1) {
-    if (v->n == v->cap && events_grow(v)) goto nomem;
-    if (r.source_table != last_table || r.source_id != last_source) {
-      if (source_ref_of(t, r.source_id, r.source_table, &ref)) goto nomem;
-      last_table = r.source_table, last_source = r.source_id;
+    if (tl_trace_add_event(t, &r)) {
+      c->close(c);
+      return tl_nomem(e);
     }
-    tl_label l = {(uint8_t)r.kind, r.name, r.op_name, r.op_type, r.task_type,
-                  r.compute_task_type, r.comm_name, r.comm_task_type};
-    uint32_t li = label_intern(t, &l);
-    if (li == UINT32_MAX) goto nomem;
-    size_t i = v->n++;
-    v->start_ns[i] = r.start_ns, v->end_ns[i] = r.end_ns, v->source_rowid[i] = r.source_rowid;
-    v->task_id[i] = r.task_id, v->global_task_id[i] = r.global_task_id;
-    v->correlation_id[i] = r.correlation_id, v->context_id[i] = r.context_id;
-    v->model_id[i] = r.model_id, v->graph_node_id[i] = r.graph_node_id, v->op_id[i] = r.op_id;
-    v->device_id[i] = r.device_id, v->stream_id[i] = r.stream_id, v->label[i] = li;
-    v->db_idx[i] = (uint16_t)r.db_idx, v->source_ref[i] = ref;
-    if (progress && (v->n & 0xFFFFF) == 0) progress(ctx, "events", (int64_t)v->n);
+    if (progress && (t->ev.n & 0xFFFFF) == 0) progress(ctx, "events", (int64_t)t->ev.n);
   }
   t->dropped_event_rows = c->dropped_rows;
   c->close(c);
   return rc == 0 ? TL_OK : TL_ERROR;
-nomem:
-  c->close(c);
-  return tl_nomem(e);
 }
 
 static int load_calls(tl_trace *t, tl_err *e) {
@@ -205,11 +218,7 @@ nomem:
 
 int tl_trace_load(tl_profile *profile, tl_trace *t, tl_progress_fn progress, void *ctx,
                   tl_err *e) {
-  memset(t, 0, sizeof *t);
-  t->profile = profile;
-  if (profile->inputs.n > UINT16_MAX) return tl_fail(e, "too many inputs (%zu)", profile->inputs.n);
-  t->pool = tl_strpool_new();
-  if (!t->pool) return tl_nomem(e);
+  if (tl_trace_init(t, profile, e)) return TL_ERROR;
   if (load_events(t, progress, ctx, e) || load_calls(t, e)) {
     tl_trace_free(t);
     return TL_ERROR;

@@ -65,6 +65,10 @@ typedef struct tl_trace {
   int64_t dropped_call_rows;
   uint32_t *label_slots;        /* open-addressing table of label index + 1 */
   size_t label_nslots;
+  /* provenance cache of tl_trace_add_event: rows come in runs of one table */
+  const char *last_table;
+  int last_source;
+  uint16_t last_ref;
 } tl_trace;
 
 /* Reads every event and call of a discovered profile. progress (may be NULL) is called
@@ -73,6 +77,10 @@ typedef void (*tl_progress_fn)(void *ctx, const char *stage, int64_t done);
 int tl_trace_load(tl_profile *profile, tl_trace *t, tl_progress_fn progress, void *ctx,
                   tl_err *e);
 void tl_trace_free(tl_trace *t);
+/* An empty trace over profile (which may be NULL in tests); then add rows one by one. */
+int tl_trace_init(tl_trace *t, tl_profile *profile, tl_err *e);
+/* Appends one normalized event (strings are ids of t->pool). 0, or -1 on out-of-memory. */
+int tl_trace_add_event(tl_trace *t, const tl_event_row *r);
 
 static inline const tl_label *tl_event_label(const tl_trace *t, size_t i) {
   return &t->labels.v[t->ev.label[i]];

@@ -1,0 +1,232 @@
+/*
+** anchors.c: anchor selection, ordering and auxiliary links (see anchors.h).
+**
+** Ordering uses two stable radix passes, by start time and then by (db_idx, device_id),
+** followed by a comparison sort of the rare runs that share (db_idx, device_id, start):
+** the result is the total order of recovery.md section 3 at radix-sort speed.
+*/
+#include "anchors.h"
+#include "sort.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const char *tl_anchor_role_name(tl_anchor_role r) {
+  static const char *const names[] = {"compute", "comm", "sync", "graph", "unknown"};
+  return (unsigned)r < 5 ? names[r] : "unknown";
+}
+
+int tl_event_is_comm_op(const tl_trace *t, size_t i) {
+  return strcmp(tl_trace_source_table(t, t->ev.source_ref[i]), "COMMUNICATION_OP") == 0 ||
+         strcmp(tl_str(t, tl_event_label(t, i)->task_type), "COMMUNICATION_OP") == 0;
+}
+
+int tl_event_is_wait(const tl_trace *t, size_t i) {
+  const tl_label *l = tl_event_label(t, i);
+  return strcasestr(tl_str(t, l->name), "wait") != NULL ||
+         strcasestr(tl_str(t, l->task_type), "wait") != NULL;
+}
+
+void tl_anchors_free(tl_anchors *a) {
+  free(a->event), free(a->symbol), free(a->role), free(a->other);
+  free(a->link_event), free(a->link_anchor), free(a->link_order), free(a->non_anchor);
+  TL_VEC_FREE(&a->groups);
+  TL_VEC_FREE(&a->unplaced);
+  memset(a, 0, sizeof *a);
+}
+
+static tl_anchor_role anchor_role_of(const tl_trace *t, size_t i, uint8_t role) {
+  if (role == TL_ROLE_UNKNOWN_ANCHOR) return TL_ANCHOR_UNKNOWN;
+  switch ((tl_kind)tl_event_label(t, i)->kind) {
+    case TL_KIND_COMMUNICATION: return TL_ANCHOR_COMM;
+    case TL_KIND_SYNC: return TL_ANCHOR_SYNC;
+    case TL_KIND_GRAPH_LAUNCH: return TL_ANCHOR_GRAPH;
+    default: return TL_ANCHOR_COMPUTE;
+  }
+}
+
+/* Kind rank of the sort key: Communication 0 < GraphReplayUnit 1 < DeviceEvent 2 <
+** Synchronization 3 < GraphH/L/T 4 < Unknown 5. */
+static int kind_rank(tl_anchor_role r) {
+  switch (r) {
+    case TL_ANCHOR_COMM: return 0;
+    case TL_ANCHOR_SYNC: return 3;
+    case TL_ANCHOR_UNKNOWN: return 5;
+    default: return 2;
+  }
+}
+
+typedef struct sort_ctx {
+  const tl_trace *t;
+  const uint8_t *rank;
+  const uint32_t *symbol;
+} sort_ctx;
+
+#define CMP(a, b) \
+  do { \
+    if ((a) != (b)) return (a) < (b) ? -1 : 1; \
+  } while (0)
+
+/* The tail of the total key, for events sharing (db_idx, device_id, start_ns). */
+static int cmp_tail(const void *pa, const void *pb, void *pctx) {
+  const sort_ctx *c = pctx;
+  const tl_events *ev = &c->t->ev;
+  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+  CMP(ev->end_ns[a], ev->end_ns[b]);
+  CMP(ev->stream_id[a], ev->stream_id[b]);
+  CMP(c->rank[a], c->rank[b]);
+  CMP(c->symbol[a], c->symbol[b]);
+  CMP(c->t->source_refs.v[ev->source_ref[a]].source_id,
+      c->t->source_refs.v[ev->source_ref[b]].source_id);
+  CMP(ev->source_rowid[a], ev->source_rowid[b]);
+  CMP(a, b);
+  return 0;
+}
+
+/* Marks tasks that a communication op on the same (db, device, connection) overlaps. */
+static int mark_represented(const tl_trace *t, uint8_t *non_anchor, tl_err *e) {
+  const tl_events *ev = &t->ev;
+  tl_i64map first = {0};
+  uint32_t *next = NULL;
+  size_t nops = 0;
+  for (size_t i = 0; i < ev->n; i++)
+    if (ev->correlation_id[i] >= 0 && tl_event_is_comm_op(t, i)) nops++;
+  if (!nops) return TL_OK;
+  next = malloc(ev->n * sizeof *next);
+  if (!next) return tl_nomem(e);
+  for (size_t i = ev->n; i-- > 0;) {
+    if (ev->correlation_id[i] < 0 || !tl_event_is_comm_op(t, i)) continue;
+    int64_t *head = tl_i64map_get(&first, ev->correlation_id[i]);
+    next[i] = head ? (uint32_t)*head : UINT32_MAX;
+    if (tl_i64map_put(&first, ev->correlation_id[i], (int64_t)i)) {
+      free(next);
+      tl_i64map_free(&first);
+      return tl_nomem(e);
+    }
+  }
+  for (size_t i = 0; i < ev->n; i++) {
+    if (ev->correlation_id[i] < 0 || tl_event_is_comm_op(t, i)) continue;
+    int64_t *head = tl_i64map_get(&first, ev->correlation_id[i]);
+    for (uint32_t j = head ? (uint32_t)*head : UINT32_MAX; j != UINT32_MAX; j = next[j]) {
+      if (ev->db_idx[j] != ev->db_idx[i] || ev->device_id[j] != ev->device_id[i]) continue;
+      if (ev->start_ns[i] < ev->end_ns[j] && ev->end_ns[i] > ev->start_ns[j]) {
+        non_anchor[i] = TL_NA_REPRESENTED_BY_COMM_OP;
+        break;
+      }
+    }
+  }
+  free(next);
+  tl_i64map_free(&first);
+  return TL_OK;
+}
+
+/* First anchor of [lo, hi) whose start is >= t (anchors sorted by start); hi if none. */
+static size_t first_anchor_at_or_after(const tl_anchors *a, const tl_events *ev, size_t lo,
+                                       size_t hi, int64_t t) {
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (ev->start_ns[a->event[mid]] < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+int tl_anchors_build(const tl_anchor_input *in, tl_anchors *a, tl_err *e) {
+  const tl_trace *t = in->t;
+  const tl_events *ev = &t->ev;
+  size_t n = ev->n;
+  memset(a, 0, sizeof *a);
+  uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
+  uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+  uint8_t *rank = malloc(n ? n : 1);
+  uint32_t *count = NULL;
+  a->non_anchor = calloc(n ? n : 1, 1);
+  if (!keys || !order || !rank || !a->non_anchor) goto nomem;
+  if (mark_represented(t, a->non_anchor, e)) goto fail;
+  size_t nanchors = 0, nother = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t role = in->event_role[i];
+    if (in->replay_owned && in->replay_owned[i])
+      a->non_anchor[i] = TL_NA_OWNED_BY_REPLAY;
+    else if (a->non_anchor[i] == TL_NA_NONE &&
+             (role == TL_ROLE_AUXILIARY || role == TL_ROLE_TRANSPARENT))
+      a->non_anchor[i] = TL_NA_ROLE;
+    rank[i] = (uint8_t)kind_rank(anchor_role_of(t, i, role));
+    if (a->non_anchor[i] == TL_NA_NONE)
+      nanchors++;
+    else if (!in->cost_treatment || in->cost_treatment[i] == TL_COST_ELIGIBLE)
+      nother++;
+  }
+  /* Total order: radix by start, then stably by (db_idx, device_id), then the tail key. */
+  for (size_t i = 0; i < n; i++) keys[i] = tl_order_i64(ev->start_ns[i]), order[i] = (uint32_t)i;
+  if (tl_radix_sort_u64(keys, order, n)) goto nomem;
+  for (size_t i = 0; i < n; i++)
+    keys[i] = ((uint64_t)ev->db_idx[order[i]] << 32) | ev->device_id[order[i]];
+  if (tl_radix_sort_u64(keys, order, n)) goto nomem;
+  sort_ctx ctx = {t, rank, in->event_symbol};
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && keys[j] == keys[i] && ev->start_ns[order[j]] == ev->start_ns[order[i]]) j++;
+    if (j - i > 1) qsort_r(order + i, j - i, sizeof *order, cmp_tail, &ctx);
+    i = j;
+  }
+  a->event = malloc((nanchors ? nanchors : 1) * sizeof *a->event);
+  a->symbol = malloc((nanchors ? nanchors : 1) * sizeof *a->symbol);
+  a->role = malloc(nanchors ? nanchors : 1);
+  a->other = malloc((nother ? nother : 1) * sizeof *a->other);
+  if (!a->event || !a->symbol || !a->role || !a->other) goto nomem;
+  /* Split into anchors and other events, grouped by (db_idx, device_id). */
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    tl_anchor_group g = {ev->db_idx[order[i]], ev->device_id[order[i]], a->n, 0, a->nother, 0};
+    while (j < n && keys[j] == keys[i]) {
+      uint32_t k = order[j++];
+      if (a->non_anchor[k] == TL_NA_NONE) {
+        a->event[a->n] = k;
+        a->symbol[a->n] = in->event_symbol[k];
+        a->role[a->n] = (uint8_t)anchor_role_of(t, k, in->event_role[k]);
+        a->n++;
+      } else if (!in->cost_treatment || in->cost_treatment[k] == TL_COST_ELIGIBLE) {
+        a->other[a->nother++] = k;
+      }
+    }
+    g.count = a->n - g.first;
+    g.nevents = a->nother - g.first_event;
+    if (TL_VEC_PUSH(&a->groups, g)) goto nomem;
+    i = j;
+  }
+  /* Aux links: each eligible non-anchor event (not represented by a comm op or a replay
+  ** unit) links to the earliest anchor starting at or after its end. */
+  a->link_event = malloc((a->nother ? a->nother : 1) * sizeof *a->link_event);
+  a->link_anchor = malloc((a->nother ? a->nother : 1) * sizeof *a->link_anchor);
+  a->link_order = malloc((a->nother ? a->nother : 1) * sizeof *a->link_order);
+  count = calloc(a->n ? a->n : 1, sizeof *count);
+  if (!a->link_event || !a->link_anchor || !a->link_order || !count) goto nomem;
+  for (size_t gi = 0; gi < a->groups.n; gi++) {
+    const tl_anchor_group *g = &a->groups.v[gi];
+    for (size_t k = g->first_event; k < g->first_event + g->nevents; k++) {
+      uint32_t x = a->other[k];
+      if (a->non_anchor[x] != TL_NA_ROLE) continue;
+      size_t at = first_anchor_at_or_after(a, ev, g->first, g->first + g->count, ev->end_ns[x]);
+      if (at == g->first + g->count) {
+        if (TL_VEC_PUSH(&a->unplaced, x)) goto nomem;
+        continue;
+      }
+      a->link_event[a->nlinks] = x;
+      a->link_anchor[a->nlinks] = (uint32_t)at;
+      a->link_order[a->nlinks] = ++count[at];
+      a->nlinks++;
+    }
+  }
+  free(count), free(keys), free(order), free(rank);
+  return TL_OK;
+nomem:
+  tl_nomem(e);
+fail:
+  free(count), free(keys), free(order), free(rank);
+  tl_anchors_free(a);
+  return TL_ERROR;
+}

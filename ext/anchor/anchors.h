@@ -1,0 +1,91 @@
+/*
+** anchors.h: anchor selection, ordering and auxiliary links (recovery.md section 3).
+**
+** Anchors are the semantically significant device events of one (db_idx, device_id), in
+** linear order: the tokens of structure recovery and the leaves of the tree. Every other
+** cost-eligible device event links to the anchor that follows it (its "prelude").
+**
+** Input: the trace plus one role per event (from classification) and one structural symbol
+** per event. Output: anchors grouped per (db_idx, device_id), sorted by the total key of
+** recovery.md section 3 (device, start, end, stream, kind rank, symbol, source, rowid,
+** event), with 1-based anchor_idx per group and a dense global index n (anchor-<n>).
+*/
+#ifndef TL_ANCHORS_H
+#define TL_ANCHORS_H
+
+#include "trace/trace.h"
+
+/* Evidence roles (recovery.md 2.1). */
+typedef enum tl_role {
+  TL_ROLE_ANCHOR = 0,
+  TL_ROLE_UNKNOWN_ANCHOR,
+  TL_ROLE_AUXILIARY,
+  TL_ROLE_TRANSPARENT
+} tl_role;
+
+/* What a non-anchor event contributes to cost. */
+typedef enum tl_cost_treatment {
+  TL_COST_ELIGIBLE = 0,          /* counts in prelude windows, links to the following anchor */
+  TL_COST_RETAINED_AS_EVIDENCE   /* kept as evidence only */
+} tl_cost_treatment;
+
+/* Why an event is not an anchor. */
+typedef enum tl_non_anchor {
+  TL_NA_NONE = 0,                /* it is an anchor */
+  TL_NA_ROLE,                    /* auxiliary or transparent role */
+  TL_NA_REPRESENTED_BY_COMM_OP,  /* a communication op on its (device, connection) is the anchor */
+  TL_NA_OWNED_BY_REPLAY          /* an exact replay unit owns it */
+} tl_non_anchor;
+
+typedef struct tl_anchor_group {
+  uint16_t db_idx;
+  uint32_t device_id;
+  size_t first, count;           /* anchors [first, first+count) of tl_anchors */
+  size_t first_event, nevents;   /* cost-eligible non-anchor events of the group, sorted by start */
+} tl_anchor_group;
+
+typedef struct tl_anchors {
+  size_t n;
+  uint32_t *event;               /* event index of anchor n */
+  uint32_t *symbol;              /* structural symbol (pool id) of anchor n */
+  uint8_t *role;                 /* tl_anchor_role */
+  TL_VEC(tl_anchor_group) groups;
+  /* Cost-eligible non-anchor events, grouped like anchors and sorted by start. */
+  size_t nother;
+  uint32_t *other;
+  /* Aux links: aux event -> following anchor (global index), aux_order 1..k per anchor. */
+  size_t nlinks;
+  uint32_t *link_event, *link_anchor, *link_order;
+  /* Cost-eligible events with no later anchor (retained_unplaced). */
+  TL_VEC(uint32_t) unplaced;
+  /* Per event: the reason it is not an anchor (tl_non_anchor). */
+  uint8_t *non_anchor;
+} tl_anchors;
+
+typedef enum tl_anchor_role {
+  TL_ANCHOR_COMPUTE = 0,
+  TL_ANCHOR_COMM,
+  TL_ANCHOR_SYNC,
+  TL_ANCHOR_GRAPH,
+  TL_ANCHOR_UNKNOWN
+} tl_anchor_role;
+
+const char *tl_anchor_role_name(tl_anchor_role r);
+
+typedef struct tl_anchor_input {
+  const tl_trace *t;
+  const uint8_t *event_role;      /* tl_role per event */
+  const uint8_t *cost_treatment;  /* tl_cost_treatment per event (NULL: all eligible) */
+  const uint32_t *event_symbol;   /* structural symbol per event */
+  const uint8_t *replay_owned;    /* 1 when an exact replay unit owns the event (NULL: none) */
+} tl_anchor_input;
+
+int tl_anchors_build(const tl_anchor_input *in, tl_anchors *out, tl_err *e);
+void tl_anchors_free(tl_anchors *a);
+
+/* 1 for communication-op envelope events (COMMUNICATION_OP rows). */
+int tl_event_is_comm_op(const tl_trace *t, size_t i);
+/* 1 when an event's name or task type says it waits ("wait", any case). */
+int tl_event_is_wait(const tl_trace *t, size_t i);
+
+#endif

@@ -1,0 +1,222 @@
+/*
+** packets.c: cost packets by sweeping sorted interval endpoints (see packets.h).
+*/
+#include "packets.h"
+#include "sort.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct interval {
+  int64_t s, e;
+} interval;
+
+typedef TL_VEC(interval) intervals;
+
+/* Min-heap of uint32 keys. */
+typedef struct heap {
+  uint32_t *v;
+  size_t n, cap;
+} heap;
+
+static int heap_push(heap *h, uint32_t x) {
+  if (h->n == h->cap) {
+    size_t cap = h->cap ? h->cap * 2 : 64;
+    uint32_t *v = realloc(h->v, cap * sizeof *v);
+    if (!v) return -1;
+    h->v = v, h->cap = cap;
+  }
+  size_t i = h->n++;
+  while (i > 0 && h->v[(i - 1) / 2] > x) {
+    h->v[i] = h->v[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h->v[i] = x;
+  return 0;
+}
+
+static void heap_pop(heap *h) {
+  uint32_t x = h->v[--h->n];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= h->n) break;
+    if (c + 1 < h->n && h->v[c + 1] < h->v[c]) c++;
+    if (h->v[c] >= x) break;
+    h->v[i] = h->v[c];
+    i = c;
+  }
+  if (h->n) h->v[i] = x;
+}
+
+/* Union of intervals already sorted by start. */
+static int union_push(intervals *u, int64_t s, int64_t e) {
+  if (e <= s) return 0;
+  if (u->n && s <= u->v[u->n - 1].e) {
+    if (e > u->v[u->n - 1].e) u->v[u->n - 1].e = e;
+    return 0;
+  }
+  interval iv = {s, e};
+  return TL_VEC_PUSH(u, iv);
+}
+
+/* a \ b for sorted disjoint lists. */
+static int subtract(const intervals *a, const intervals *b, intervals *out) {
+  size_t j = 0;
+  for (size_t i = 0; i < a->n; i++) {
+    int64_t s = a->v[i].s, e = a->v[i].e;
+    while (j < b->n && b->v[j].e <= s) j++;
+    size_t k = j;
+    while (s < e && k < b->n && b->v[k].s < e) {
+      if (b->v[k].s > s) {
+        interval iv = {s, b->v[k].s};
+        if (TL_VEC_PUSH(out, iv)) return -1;
+      }
+      if (b->v[k].e > s) s = b->v[k].e;
+      k++;
+    }
+    if (s < e) {
+      interval iv = {s, e};
+      if (TL_VEC_PUSH(out, iv)) return -1;
+    }
+  }
+  return 0;
+}
+
+/* |[s, e) ∩ u| with a cursor that only moves forward (windows come in order). */
+static int64_t covered(const intervals *u, size_t *cur, int64_t s, int64_t e) {
+  while (*cur < u->n && u->v[*cur].e <= s) (*cur)++;
+  int64_t len = 0;
+  for (size_t k = *cur; k < u->n && u->v[k].s < e; k++) {
+    int64_t lo = u->v[k].s > s ? u->v[k].s : s;
+    int64_t hi = u->v[k].e < e ? u->v[k].e : e;
+    if (hi > lo) len += hi - lo;
+  }
+  return len;
+}
+
+/* Anchor shares of one group: sweep starts (anchor order) and ends (sorted). */
+static int shares(const tl_trace *t, const tl_anchors *a, const tl_anchor_group *g,
+                  tl_packet *p) {
+  const tl_events *ev = &t->ev;
+  size_t n = g->count;
+  if (!n) return 0;
+  uint64_t *ek = malloc(n * sizeof *ek);
+  uint32_t *ei = malloc(n * sizeof *ei);
+  uint8_t *ended = calloc(n, 1);
+  heap comm = {0}, other = {0};
+  int rc = -1;
+  if (!ek || !ei || !ended) goto out;
+  for (size_t k = 0; k < n; k++)
+    ek[k] = tl_order_i64(ev->end_ns[a->event[g->first + k]]), ei[k] = (uint32_t)k;
+  if (tl_radix_sort_u64(ek, ei, n)) goto out;
+  size_t si = 0, xi = 0;
+  int64_t prev = 0;
+  int have_prev = 0;
+  while (si < n || xi < n) {
+    int64_t ts = si < n ? ev->start_ns[a->event[g->first + si]] : INT64_MAX;
+    int64_t te = xi < n ? ev->end_ns[a->event[g->first + ei[xi]]] : INT64_MAX;
+    int64_t now = ts < te ? ts : te;
+    if (have_prev && now > prev) {
+      /* The slice [prev, now) goes to the lowest active comm anchor, else the lowest other. */
+      while (comm.n && ended[comm.v[0]]) heap_pop(&comm);
+      while (other.n && ended[other.v[0]]) heap_pop(&other);
+      if (comm.n)
+        p[g->first + comm.v[0]].comm_ns += now - prev;
+      else if (other.n)
+        p[g->first + other.v[0]].compute_ns += now - prev;
+    }
+    prev = now, have_prev = 1;
+    while (xi < n && ev->end_ns[a->event[g->first + ei[xi]]] == now) ended[ei[xi++]] = 1;
+    while (si < n && ev->start_ns[a->event[g->first + si]] == now) {
+      uint32_t k = (uint32_t)si++;
+      size_t x = a->event[g->first + k];
+      if (ev->end_ns[x] <= ev->start_ns[x]) continue; /* zero-length anchors are skipped */
+      ended[k] = 0;
+      if (heap_push(a->role[g->first + k] == TL_ANCHOR_COMM ? &comm : &other, k)) goto out;
+    }
+  }
+  rc = 0;
+out:
+  free(ek), free(ei), free(ended), free(comm.v), free(other.v);
+  return rc;
+}
+
+/* Prelude windows of one group, classified against the non-anchor events. */
+static int windows(const tl_trace *t, const tl_anchors *a, const tl_anchor_group *g,
+                   tl_packet *p) {
+  const tl_events *ev = &t->ev;
+  intervals ucomm = {0}, uexec = {0}, uexec_only = {0};
+  TL_VEC(uint32_t) active = {0}; /* the group's other events that may overlap a window */
+  int rc = -1;
+  const uint32_t *other = a->other + g->first_event;
+  for (size_t k = 0; k < g->nevents; k++) {
+    size_t x = other[k];
+    int comm = tl_event_label(t, x)->kind == TL_KIND_COMMUNICATION;
+    if (comm) {
+      if (union_push(&ucomm, ev->start_ns[x], ev->end_ns[x])) goto out;
+    } else if (!tl_event_is_wait(t, x)) {
+      if (union_push(&uexec, ev->start_ns[x], ev->end_ns[x])) goto out;
+    }
+  }
+  if (subtract(&uexec, &ucomm, &uexec_only)) goto out;
+  size_t cc = 0, ce = 0, next_event = 0;
+  int64_t frontier = 0;
+  for (size_t k = 0; k < g->count; k++) {
+    size_t x = a->event[g->first + k];
+    tl_packet *pk = &p[g->first + k];
+    int64_t s = ev->start_ns[x], e = ev->end_ns[x];
+    pk->self_ns = e - s;
+    if (k == 0) frontier = s;
+    pk->window_start_ns = pk->window_end_ns = s;
+    if (s > frontier) {
+      pk->window_start_ns = frontier;
+      int64_t len = s - frontier;
+      int64_t c = covered(&ucomm, &cc, frontier, s);
+      int64_t x2 = covered(&uexec_only, &ce, frontier, s);
+      pk->comm_ns += c;
+      pk->compute_ns += x2;
+      pk->idle_ns += len - c - x2;
+      /* Overlay: eligible events overlapping the window, each counted with its overlap.
+      ** `active` keeps events that started before s and may still overlap later windows. */
+      while (next_event < g->nevents && ev->start_ns[other[next_event]] < s) {
+        if (TL_VEC_PUSH(&active, (uint32_t)next_event)) goto out;
+        next_event++;
+      }
+      size_t keep = 0;
+      for (size_t h = 0; h < active.n; h++) {
+        size_t y = other[active.v[h]];
+        if (ev->end_ns[y] <= frontier) continue; /* ended before this window: never again */
+        active.v[keep++] = active.v[h];
+        int64_t lo = ev->start_ns[y] > frontier ? ev->start_ns[y] : frontier;
+        int64_t hi = ev->end_ns[y] < s ? ev->end_ns[y] : s;
+        if (hi > lo) {
+          pk->aux_ns += hi - lo;
+          pk->aux_events++;
+        }
+      }
+      active.n = keep;
+    }
+    if (e > frontier) frontier = e;
+  }
+  rc = 0;
+out:
+  TL_VEC_FREE(&ucomm), TL_VEC_FREE(&uexec), TL_VEC_FREE(&uexec_only);
+  TL_VEC_FREE(&active);
+  return rc;
+}
+
+int tl_packets_build(const tl_trace *t, const tl_anchors *a, tl_packet **out, tl_err *e) {
+  *out = NULL;
+  tl_packet *p = calloc(a->n ? a->n : 1, sizeof *p);
+  if (!p) return tl_nomem(e);
+  for (size_t gi = 0; gi < a->groups.n; gi++) {
+    const tl_anchor_group *g = &a->groups.v[gi];
+    if (shares(t, a, g, p) || windows(t, a, g, p)) {
+      free(p);
+      return tl_nomem(e);
+    }
+  }
+  *out = p;
+  return TL_OK;
+}

@@ -1,0 +1,203 @@
+/*
+** test_cost.c: anchors (ordering, comm-op representation, aux links) and cost packets
+** (shares, prelude windows, conservation) on small hand-built traces.
+*/
+#include "tl_check.h"
+#include "anchor/anchors.h"
+#include "cost/packets.h"
+
+#include <string.h>
+
+typedef struct ev_spec {
+  uint32_t device;
+  int64_t start, end;
+  tl_kind kind;
+  const char *name;
+  uint8_t role;
+  int64_t corr;
+  const char *table;
+} ev_spec;
+
+typedef struct built {
+  tl_trace t;
+  uint8_t *role;
+  uint32_t *symbol;
+  tl_anchors a;
+  tl_packet *p;
+} built;
+
+static void build(built *b, const ev_spec *spec, size_t n) {
+  tl_err e = {0};
+  ck_assert_int_eq(tl_trace_init(&b->t, NULL, &e), TL_OK);
+  b->role = malloc(n);
+  b->symbol = malloc(n * sizeof *b->symbol);
+  for (size_t i = 0; i < n; i++) {
+    tl_event_row r;
+    memset(&r, 0, sizeof r);
+    r.source_table = spec[i].table ? spec[i].table : "TASK";
+    r.source_rowid = (int64_t)i + 1;
+    r.device_id = spec[i].device;
+    r.stream_id = 1;
+    r.start_ns = spec[i].start, r.end_ns = spec[i].end;
+    r.kind = spec[i].kind;
+    r.name = r.task_type = tl_strpool_intern_cstr(b->t.pool, spec[i].name);
+    if (strcmp(r.source_table, "COMMUNICATION_OP") == 0) r.task_type = tl_strpool_intern_cstr(b->t.pool, "COMMUNICATION_OP");
+    r.task_id = r.global_task_id = r.context_id = r.model_id = r.graph_node_id = r.op_id = TL_ABSENT;
+    r.correlation_id = spec[i].corr ? spec[i].corr : TL_ABSENT;
+    ck_assert_int_eq(tl_trace_add_event(&b->t, &r), 0);
+    b->role[i] = spec[i].role;
+    b->symbol[i] = r.name;
+  }
+  tl_anchor_input in = {&b->t, b->role, NULL, b->symbol, NULL};
+  ck_assert_int_eq(tl_anchors_build(&in, &b->a, &e), TL_OK);
+  ck_assert_int_eq(tl_packets_build(&b->t, &b->a, &b->p, &e), TL_OK);
+}
+
+static void release(built *b) {
+  free(b->p);
+  tl_anchors_free(&b->a);
+  free(b->role), free(b->symbol);
+  tl_trace_free(&b->t);
+}
+
+/* outputs.md 3.1: anchors [1000,1100) and [2000,2100), nothing else. */
+START_TEST(spec_example_idle_gap) {
+  ev_spec s[] = {{0, 2000, 2100, TL_KIND_COMPUTE, "B", TL_ROLE_ANCHOR, 0, NULL},
+                 {0, 1000, 1100, TL_KIND_COMPUTE, "A", TL_ROLE_ANCHOR, 0, NULL}};
+  built b;
+  build(&b, s, 2);
+  ck_assert_uint_eq(b.a.n, 2);
+  ck_assert_uint_eq(b.a.event[0], 1); /* sorted by start */
+  ck_assert_int_eq(b.p[1].compute_ns, 100);
+  ck_assert_int_eq(b.p[1].idle_ns, 900);
+  ck_assert_int_eq(tl_packet_total_ns(&b.p[1]), 1000);
+  ck_assert_int_eq(b.p[0].idle_ns, 0); /* the first anchor has no prelude window */
+  ck_assert_int_eq(tl_packet_total_ns(&b.p[0]), 100);
+  release(&b);
+}
+END_TEST
+
+/* Communication wins the overlap; the compute anchor keeps only its own slices. */
+START_TEST(comm_beats_compute) {
+  ev_spec s[] = {{0, 0, 100, TL_KIND_COMPUTE, "MatMul", TL_ROLE_ANCHOR, 0, NULL},
+                 {0, 50, 150, TL_KIND_COMMUNICATION, "AllReduce", TL_ROLE_ANCHOR, 0, NULL}};
+  built b;
+  build(&b, s, 2);
+  ck_assert_int_eq(b.p[0].compute_ns, 50);
+  ck_assert_int_eq(b.p[1].comm_ns, 100);
+  ck_assert_int_eq(b.p[0].self_ns, 100);
+  ck_assert_int_eq(b.p[1].self_ns, 100);
+  ck_assert_int_eq(tl_packet_total_ns(&b.p[0]) + tl_packet_total_ns(&b.p[1]), 150);
+  release(&b);
+}
+END_TEST
+
+/* A prelude window: comm > non-wait execution > idle; waits are idle but count as aux. */
+START_TEST(prelude_window_classes) {
+  ev_spec s[] = {
+      {0, 0, 100, TL_KIND_COMPUTE, "A", TL_ROLE_ANCHOR, 0, NULL},
+      {0, 1000, 1100, TL_KIND_COMPUTE, "B", TL_ROLE_ANCHOR, 0, NULL},
+      {0, 200, 400, TL_KIND_DATA_MOVE, "MEMCPY", TL_ROLE_AUXILIARY, 0, NULL},       /* exec 200 */
+      {0, 300, 500, TL_KIND_COMMUNICATION, "hccl", TL_ROLE_AUXILIARY, 0, NULL},     /* comm 200 */
+      {0, 600, 700, TL_KIND_SYNC, "EVENT_WAIT", TL_ROLE_AUXILIARY, 0, NULL},        /* wait: idle */
+  };
+  built b;
+  build(&b, s, 5);
+  /* Window [100, 1000) = 900: comm [300,500) = 200, exec [200,300) = 100, idle 600. */
+  ck_assert_int_eq(b.p[1].comm_ns, 200);
+  ck_assert_int_eq(b.p[1].compute_ns, 100 + 100);
+  ck_assert_int_eq(b.p[1].idle_ns, 600);
+  ck_assert_int_eq(b.p[1].aux_events, 3);
+  ck_assert_int_eq(b.p[1].aux_ns, 200 + 200 + 100);
+  /* Every aux event ends before B starts: all three link to B, in start order. */
+  ck_assert_uint_eq(b.a.nlinks, 3);
+  for (size_t k = 0; k < 3; k++) {
+    ck_assert_uint_eq(b.a.link_anchor[k], 1);
+    ck_assert_uint_eq(b.a.link_order[k], k + 1);
+  }
+  release(&b);
+}
+END_TEST
+
+/* A task overlapped by a communication op on its (device, connection) is not an anchor. */
+START_TEST(comm_op_represents_its_tasks) {
+  ev_spec s[] = {
+      {0, 100, 200, TL_KIND_COMMUNICATION, "hccl_task", TL_ROLE_ANCHOR, 77, "TASK"},
+      {0, 90, 210, TL_KIND_COMMUNICATION, "hcclAllReduce", TL_ROLE_ANCHOR, 77, "COMMUNICATION_OP"},
+      {1, 100, 200, TL_KIND_COMMUNICATION, "other_device", TL_ROLE_ANCHOR, 77, "TASK"},
+  };
+  built b;
+  build(&b, s, 3);
+  ck_assert_uint_eq(b.a.n, 2);
+  ck_assert_int_eq(b.a.non_anchor[0], TL_NA_REPRESENTED_BY_COMM_OP);
+  ck_assert_int_eq(b.a.non_anchor[2], TL_NA_NONE); /* another device: not the same op */
+  ck_assert_uint_eq(b.a.groups.n, 2);
+  ck_assert_uint_eq(b.a.nlinks, 0); /* represented tasks are not aux links */
+  release(&b);
+}
+END_TEST
+
+/* Aux events after the last anchor are unplaced; devices never mix. */
+START_TEST(unplaced_and_devices) {
+  ev_spec s[] = {
+      {0, 0, 10, TL_KIND_COMPUTE, "A", TL_ROLE_ANCHOR, 0, NULL},
+      {0, 20, 30, TL_KIND_DATA_MOVE, "MEMCPY", TL_ROLE_AUXILIARY, 0, NULL},
+      {1, 25, 40, TL_KIND_COMPUTE, "A", TL_ROLE_ANCHOR, 0, NULL},
+  };
+  built b;
+  build(&b, s, 3);
+  ck_assert_uint_eq(b.a.unplaced.n, 1);
+  ck_assert_uint_eq(b.a.unplaced.v[0], 1);
+  ck_assert_int_eq(b.p[1].idle_ns, 0); /* device 1's first anchor has no window */
+  release(&b);
+}
+END_TEST
+
+/* Conservation: per device, shares and windows tile [s_1, max e) exactly. */
+START_TEST(random_traces_conserve_time) {
+  uint64_t x = 12345;
+  for (int round = 0; round < 50; round++) {
+    enum { N = 300 };
+    ev_spec s[N];
+    for (int i = 0; i < N; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      int64_t start = (int64_t)(x % 100000);
+      int64_t len = (int64_t)((x >> 20) % 3000);
+      tl_kind kind = (x >> 40) % 4 == 0 ? TL_KIND_COMMUNICATION : TL_KIND_COMPUTE;
+      uint8_t role = (x >> 44) % 3 == 0 ? TL_ROLE_AUXILIARY : TL_ROLE_ANCHOR;
+      s[i] = (ev_spec){(uint32_t)((x >> 50) % 2), start, start + len, kind, "k", role, 0, NULL};
+    }
+    built b;
+    build(&b, s, N);
+    for (size_t gi = 0; gi < b.a.groups.n; gi++) {
+      const tl_anchor_group *g = &b.a.groups.v[gi];
+      if (!g->count) continue;
+      int64_t lo = INT64_MAX, hi = INT64_MIN, total = 0;
+      for (size_t k = g->first; k < g->first + g->count; k++) {
+        size_t ei = b.a.event[k];
+        if (b.t.ev.start_ns[ei] < lo) lo = b.t.ev.start_ns[ei];
+        if (b.t.ev.end_ns[ei] > hi) hi = b.t.ev.end_ns[ei];
+        total += tl_packet_total_ns(&b.p[k]);
+        ck_assert_int_ge(b.p[k].idle_ns, 0);
+      }
+      ck_assert_int_eq(total, hi - lo);
+    }
+    release(&b);
+  }
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("cost");
+  TCase *tc = tcase_create("cost");
+  tcase_add_test(tc, spec_example_idle_gap);
+  tcase_add_test(tc, comm_beats_compute);
+  tcase_add_test(tc, prelude_window_classes);
+  tcase_add_test(tc, comm_op_represents_its_tasks);
+  tcase_add_test(tc, unplaced_and_devices);
+  tcase_add_test(tc, random_traces_conserve_time);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TL_CHECK_MAIN(suite)
