@@ -9,6 +9,9 @@
 #include "trace/trace.h"
 #include "relate/relate.h"
 #include "publish/publish.h"
+#include "anchor/anchors.h"
+#include "cost/packets.h"
+#include "structure/structure.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,11 +184,72 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     progress_stage(&pr, "relating runtime calls to device work");
     rc = tl_relate(&trace, &relations, e);
   }
+  /* Roles and symbols, anchors, cost packets, structure. */
+  uint8_t *roles = NULL;
+  uint32_t *symbols = NULL;
+  const char **sem_role = NULL, **sem_reason = NULL;
+  tl_anchors anchors;
+  tl_packet *packets = NULL;
+  tl_forest forest;
+  memset(&anchors, 0, sizeof anchors);
+  memset(&forest, 0, sizeof forest);
+  if (rc == TL_OK) {
+    progress_stage(&pr, "classifying events");
+    size_t n = trace.ev.n ? trace.ev.n : 1;
+    roles = malloc(n);
+    symbols = malloc(n * sizeof *symbols);
+    sem_role = malloc(n * sizeof *sem_role);
+    sem_reason = malloc(n * sizeof *sem_reason);
+    if (!roles || !symbols || !sem_role || !sem_reason)
+      rc = tl_nomem(e);
+    else
+      rc = tl_fallback_roles(&trace, roles, symbols, e);
+  }
+  if (rc == TL_OK) {
+    progress_stage(&pr, "selecting anchors");
+    tl_anchor_input ain = {&trace, roles, NULL, symbols, NULL};
+    rc = tl_anchors_build(&ain, &anchors, e);
+  }
+  if (rc == TL_OK) {
+    for (size_t i = 0; i < trace.ev.n; i++) {
+      switch (anchors.non_anchor[i]) {
+        case TL_NA_NONE:
+          sem_role[i] = "anchor";
+          sem_reason[i] = roles[i] == TL_ROLE_UNKNOWN_ANCHOR ? "unmatched_observation_unknown_first"
+                                                             : "matched_positive_rule";
+          break;
+        case TL_NA_REPRESENTED_BY_COMM_OP:
+          sem_role[i] = "aux";
+          sem_reason[i] = "represented_by_communication_op";
+          break;
+        case TL_NA_OWNED_BY_REPLAY:
+          sem_role[i] = "aux";
+          sem_reason[i] = "owned_by_exact_replay_unit";
+          break;
+        default:
+          sem_role[i] = roles[i] == TL_ROLE_TRANSPARENT ? "transparent" : "aux";
+          sem_reason[i] = "matched_positive_rule";
+      }
+    }
+    progress_stage(&pr, "costing anchors");
+    rc = tl_packets_build(&trace, &anchors, &packets, e);
+  }
+  if (rc == TL_OK) {
+    progress_stage(&pr, "recovering structure");
+    rc = tl_forest_build(&trace, &anchors, packets, &forest, e);
+  }
   if (rc == TL_OK) {
     progress_stage(&pr, "publishing");
-    tl_publish_input in = {&profile, &trace, &relations, &inventory, digests, canonical};
+    tl_structure_input sin = {&trace, &anchors, packets, &forest};
+    tl_publish_input in = {&profile, &trace, &relations, &inventory, digests, canonical,
+                           symbols, sem_role, sem_reason, &sin};
     rc = tl_publish(db, &in, e);
   }
+  size_t n_anchors = anchors.n, n_trees = forest.trees.n;
+  tl_forest_free(&forest);
+  free(packets);
+  tl_anchors_free(&anchors);
+  free(roles), free(symbols), free(sem_role), free(sem_reason);
   if (rc == TL_OK) {
     size_t supported = 0;
     for (size_t i = 0; i < relations.n; i++)
@@ -193,9 +257,9 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
                    relations.v[i].state == TL_SUPPORTED_DETERMINISTIC;
     *summary = tl_mprintf(
         "traceloom: analysed %zu input(s) (%s): %zu events, %zu runtime calls, %zu "
-        "runtime-device relations (%zu supported) in %.2f s",
+        "runtime-device relations (%zu supported), %zu anchors in %zu tree(s) in %.2f s",
         profile.inputs.n, tl_family_source_kind(profile.inputs.v[0].family), trace.ev.n,
-        trace.calls.n, relations.n, supported, now_s() - pr.t0);
+        trace.calls.n, relations.n, supported, n_anchors, n_trees, now_s() - pr.t0);
     if (!*summary) rc = tl_nomem(e);
   }
   progress_end(&pr);

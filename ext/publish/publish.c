@@ -66,6 +66,9 @@ double tl_ns_to_us(int64_t ns) {
   return (double)ns / 1000.0;
 }
 
+double tl_round3(double x) { return round(x * 1e3) / 1e3; }
+double tl_round6(double x) { return round(x * 1e6) / 1e6; }
+
 /* ------------------------------------------------------------------ schema */
 
 /* Drops every earlier traceloom_* relation (views first: they depend on tables). */
@@ -205,9 +208,11 @@ static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
                      "source_table, source_key, stream_id, start_ns, end_ns, dur_us, kind, "
                      "category, role, label, raw_label, op_name, op_type, compute_task_type, "
                      "comm_name, comm_task_type, family, task_type, task_id, global_task_id, "
-                     "correlation_id, context_id, model_id, graph_node_id, op_id) VALUES "
+                     "correlation_id, context_id, model_id, graph_node_id, op_id, symbol, "
+                     "semantic_role, semantic_role_reason) VALUES "
                      "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-                     "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+                     "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
+                     "?32)",
                      &st, e))
     return TL_ERROR;
   int rc = TL_OK;
@@ -248,6 +253,9 @@ static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
     tl_bind_i64_or_null(st, 27, ev->model_id[i], TL_ABSENT);
     tl_bind_i64_or_null(st, 28, ev->graph_node_id[i], TL_ABSENT);
     tl_bind_i64_or_null(st, 29, ev->op_id[i], TL_ABSENT);
+    if (in->event_symbol) tl_bind_str(st, 30, t->pool, in->event_symbol[i]); else sqlite3_bind_null(st, 30);
+    tl_bind_text(st, 31, in->event_semantic_role ? in->event_semantic_role[i] : NULL);
+    tl_bind_text(st, 32, in->event_semantic_role_reason ? in->event_semantic_role_reason[i] : NULL);
     rc = tl_pub_step(db, st, "traceloom_event", e);
   }
   sqlite3_finalize(st);
@@ -544,6 +552,7 @@ int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   if (rc == TL_OK) rc = publish_calls(db, in, e);
   if (rc == TL_OK) rc = publish_relations(db, in, e);
   if (rc == TL_OK) rc = publish_inventory(db, in, e);
+  if (rc == TL_OK && in->structure) rc = tl_publish_structure(db, in->structure, e);
   if (rc == TL_OK) rc = run_embedded(db, "sql/views/", e);
   if (rc == TL_OK) rc = publish_metadata(db, in, e);
   if (rc == TL_OK) rc = publish_surface(db, e);

@@ -14,6 +14,7 @@
 #include "trace/trace.h"
 #include "relate/relate.h"
 #include "source/source.h"
+#include "structure/publish_structure.h"
 
 typedef struct tl_source_digest {
   int64_t size;
@@ -27,6 +28,11 @@ typedef struct tl_publish_input {
   const tl_inventory *inventory;
   const tl_source_digest *digests;  /* one per profile file (source_id) */
   const char *options_json;         /* canonical options */
+  /* Classification per event (NULL before that stage exists in a run). */
+  const uint32_t *event_symbol;     /* structural symbol, pool id */
+  const char *const *event_semantic_role;         /* anchor, aux, transparent */
+  const char *const *event_semantic_role_reason;
+  const tl_structure_input *structure; /* anchors, packets, trees; NULL to skip */
 } tl_publish_input;
 
 
@@ -44,5 +50,8 @@ void tl_bind_str(sqlite3_stmt *st, int col, const tl_strpool *pool, uint32_t id)
 void tl_bind_text(sqlite3_stmt *st, int col, const char *s); /* NULL -> SQL NULL */
 /* ROUND(ns / 1000.0, 3) */
 double tl_ns_to_us(int64_t ns);
+/* Rounding of derived ratios, half away from zero like SQL's ROUND(x, 3) / ROUND(x, 6). */
+double tl_round3(double x);
+double tl_round6(double x);
 
 #endif

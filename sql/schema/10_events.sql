@@ -19,7 +19,10 @@ CREATE TABLE traceloom_event(
   role TEXT,
   semantic_role TEXT,
   semantic_role_reason TEXT,
-  symbol TEXT,
+  symbol TEXT,                     -- structural symbol (classification)
+  symbol_rule_id TEXT,             -- the normalization rule that produced it, if any
+  symbol_outcome TEXT,             -- identity, normalized, conflict
+  symbol_candidate_rule_ids TEXT,  -- conflicting candidate rules, JSON array
   label TEXT,
   raw_label TEXT,
   op_name TEXT,

@@ -1,0 +1,475 @@
+/*
+** classify.c: evidence roles and structural symbols per label, and their publication
+** (see classify.h).
+**
+** One pass over the events marks which (label, provider scope) pairs occur; each pair is
+** then decided once. Publishing writes one decision row per event by looking the pair up,
+** so the cost per event is a table lookup and an INSERT.
+*/
+#include "classify.h"
+#include "publish/publish.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static tl_scope scope_of(tl_provider p) {
+  switch (p) {
+    case TL_PROVIDER_ASCEND: return TL_SCOPE_ASCEND;
+    case TL_PROVIDER_CUDA: return TL_SCOPE_CUDA;
+    case TL_PROVIDER_HYGON: return TL_SCOPE_HYGON;
+    default: return TL_SCOPE_ANY;
+  }
+}
+
+void tl_classification_free(tl_classification *c) {
+  if (c->cls)
+    for (size_t i = 0; i < c->nlabels * TL_SCOPE_COUNT; i++) free(c->cls[i].candidates);
+  free(c->cls);
+  free(c->db_scope);
+  memset(c, 0, sizeof *c);
+}
+
+/* Appends s lower-cased, with a separating space before every part but the first. */
+static void blob_part(tl_buf *b, const char *s, int first) {
+  if (!first) tl_buf_append(b, " ", 1);
+  size_t start = b->n;
+  tl_buf_puts(b, s);
+  if (!b->oom)
+    for (size_t i = start; i < b->n; i++)
+      if (b->p[i] >= 'A' && b->p[i] <= 'Z') b->p[i] = (char)(b->p[i] - 'A' + 'a');
+}
+
+/* Decides one (label, scope). scratch buffers are reused across labels. */
+static int classify_label(const tl_trace *t, const tl_rules *r, const tl_label *l, tl_scope scope,
+                          tl_label_class *out, tl_buf *blob, tl_buf *op, tl_err *e) {
+  const char *op_name = tl_str(t, l->op_name), *op_type = tl_str(t, l->op_type);
+  const char *task_type = tl_str(t, l->task_type), *ctt = tl_str(t, l->compute_task_type);
+  const char *comm_name = tl_str(t, l->comm_name), *name = tl_str(t, l->name);
+  int comm_op = strcmp(task_type, "COMMUNICATION_OP") == 0;
+  out->domain = comm_op ? TL_OBS_COMMUNICATION : TL_OBS_TASK;
+
+  if (comm_op) {
+    /* Communication ops are their own observations, not tasks: no policy rule applies. */
+    out->policy_role = TL_EVIDENCE_NONE;
+    out->final_role = TL_EVIDENCE_ANCHOR;
+    out->rule = TL_CLASS_RULE_SYSTEM_COMM;
+    out->cost = TL_COSTP_RETAINED_FOR_ATTRIBUTION;
+  } else {
+    /* The label of the blob is the selected identity: op_type, op_name, comm_name, task_type. */
+    const char *label = *op_type ? op_type : *op_name ? op_name : *comm_name ? comm_name : task_type;
+    tl_buf_reset(blob);
+    tl_buf_reset(op);
+    int any = *label || *op_name || *op_type || *ctt || *task_type;
+    if (any) {
+      blob_part(blob, label, 1);
+      blob_part(blob, op_name, 0);
+      blob_part(blob, op_type, 0);
+      blob_part(blob, ctt, 0);
+      blob_part(blob, task_type, 0);
+    }
+    blob_part(op, label, 1);
+    char *tt = tl_task_type_normalize(task_type);
+    if (!tt || blob->oom || op->oom) {
+      free(tt);
+      return tl_nomem(e);
+    }
+    tl_role_input in = {scope, tt, any ? blob->p : "", op->p ? op->p : "", *op_type || *op_name};
+    tl_role_decision d;
+    tl_decide_role(&r->cls, &in, &d);
+    free(tt);
+    out->policy_role = out->final_role = (uint8_t)d.role;
+    out->rule = d.rule;
+    out->cost = (uint8_t)d.cost;
+  }
+
+  tl_symbol_input si;
+  memset(&si, 0, sizeof si);
+  si.provider = scope == TL_SCOPE_ANY ? "" : tl_scope_name(scope);
+  if (comm_op) {
+    si.domain = TL_SD_COMMUNICATION;
+    si.op_name = *op_name ? op_name : *comm_name ? comm_name : name;
+    si.op_type = op_type;
+  } else {
+    si.domain = TL_SD_TASK;
+    si.op_name = op_name, si.op_type = op_type, si.task_type = task_type;
+    si.compute_task_type = ctt, si.comm_name = comm_name;
+  }
+  tl_symbol_decision sd;
+  if (tl_normalize_symbol(&r->sym, &si, &sd, e)) return TL_ERROR;
+  out->symbol_outcome = (uint8_t)sd.outcome;
+  out->symbol_rule = sd.rule;
+  out->observed_symbol = sd.observed ? tl_strpool_intern_cstr(t->pool, sd.observed) : TL_STR_NONE;
+  /* Every event gets a symbol: without any observed identity its raw name stands in. */
+  const char *sym = sd.symbol ? sd.symbol : name;
+  out->symbol = tl_strpool_intern_cstr(t->pool, sym);
+  out->candidates = sd.candidates;
+  sd.candidates = NULL;
+  tl_symbol_decision_free(&sd);
+  if (out->observed_symbol == TL_STR_NOMEM || out->symbol == TL_STR_NOMEM) return tl_nomem(e);
+  return TL_OK;
+}
+
+int tl_classify(const tl_trace *t, const tl_rules *r, tl_classification *out, tl_err *e) {
+  memset(out, 0, sizeof *out);
+  out->nlabels = t->labels.n;
+  out->ndb = t->profile ? t->profile->inputs.n : 0;
+  out->cls = calloc(out->nlabels ? out->nlabels * TL_SCOPE_COUNT : 1, sizeof *out->cls);
+  out->db_scope = calloc(out->ndb ? out->ndb : 1, 1);
+  if (!out->cls || !out->db_scope) {
+    tl_classification_free(out);
+    return tl_nomem(e);
+  }
+  for (size_t i = 0; i < out->ndb; i++)
+    out->db_scope[i] = (uint8_t)scope_of(tl_family_provider(t->profile->inputs.v[i].family));
+  for (size_t i = 0; i < t->ev.n; i++) {
+    uint16_t db = t->ev.db_idx[i];
+    if (db >= out->ndb) {
+      tl_classification_free(out);
+      return tl_fail(e, "internal error: event-%zu names input %u of %zu", i, db, out->ndb);
+    }
+    out->cls[(size_t)t->ev.label[i] * TL_SCOPE_COUNT + out->db_scope[db]].used = 1;
+  }
+  tl_buf blob = {0}, op = {0};
+  int rc = TL_OK;
+  for (size_t li = 0; rc == TL_OK && li < out->nlabels; li++)
+    for (int s = 0; rc == TL_OK && s < TL_SCOPE_COUNT; s++) {
+      tl_label_class *c = &out->cls[li * TL_SCOPE_COUNT + (size_t)s];
+      if (c->used) rc = classify_label(t, r, &t->labels.v[li], (tl_scope)s, c, &blob, &op, e);
+    }
+  tl_buf_free(&blob);
+  tl_buf_free(&op);
+  if (rc != TL_OK) {
+    tl_classification_free(out);
+    return rc;
+  }
+  for (size_t i = 0; i < t->ev.n; i++) out->events_by_role[tl_event_class(out, t, i)->final_role]++;
+  return TL_OK;
+}
+
+int tl_classification_event_arrays(const tl_classification *c, const tl_trace *t, uint8_t **role,
+                                   uint8_t **cost, uint32_t **symbol, tl_err *e) {
+  size_t n = t->ev.n ? t->ev.n : 1;
+  uint8_t *ro = role ? malloc(n) : NULL, *co = cost ? malloc(n) : NULL;
+  uint32_t *sy = symbol ? malloc(n * sizeof *sy) : NULL;
+  if ((role && !ro) || (cost && !co) || (symbol && !sy)) {
+    free(ro), free(co), free(sy);
+    return tl_nomem(e);
+  }
+  for (size_t i = 0; i < t->ev.n; i++) {
+    const tl_label_class *k = tl_event_class(c, t, i);
+    if (ro) ro[i] = k->final_role;
+    if (co) co[i] = k->cost;
+    if (sy) sy[i] = k->symbol;
+  }
+  if (role) *role = ro;
+  if (cost) *cost = co;
+  if (symbol) *symbol = sy;
+  return TL_OK;
+}
+
+/* ------------------------------------------------------------------ per-event vocabulary */
+
+const char *tl_class_semantic_role(const tl_label_class *c) {
+  switch ((tl_evidence_role)c->final_role) {
+    case TL_EVIDENCE_ANCHOR: return "anchor";
+    case TL_EVIDENCE_AUXILIARY: return "aux";
+    case TL_EVIDENCE_TRANSPARENT: return "transparent";
+    default: return "raw";
+  }
+}
+
+const char *tl_class_rule_id(const tl_rules *r, const tl_label_class *c) {
+  if (c->rule >= 0) return r->cls.rules.v[c->rule].rule_id;
+  return c->rule == TL_CLASS_RULE_SYSTEM_COMM ? "system.communication_anchor"
+                                              : "fallback.unknown_observation";
+}
+
+const char *tl_class_reason_code(const tl_label_class *c) {
+  if (c->rule >= 0) return "matched_positive_rule";
+  return c->rule == TL_CLASS_RULE_SYSTEM_COMM ? "represented_by_communication_anchor"
+                                              : "unmatched_observation_unknown_first";
+}
+
+static const char *participation(tl_evidence_role role) {
+  switch (role) {
+    case TL_EVIDENCE_ANCHOR:
+    case TL_EVIDENCE_UNKNOWN_ANCHOR: return "identity";
+    case TL_EVIDENCE_AUXILIARY:
+    case TL_EVIDENCE_TRANSPARENT: return "excluded";
+    default: return "not_applicable";
+  }
+}
+
+const char *tl_class_policy_participation(const tl_label_class *c) {
+  return participation((tl_evidence_role)c->policy_role);
+}
+
+const char *tl_class_effective_participation(const tl_label_class *c) {
+  return participation((tl_evidence_role)c->final_role);
+}
+
+/* ------------------------------------------------------------------ publication */
+
+static int publish_class_policy(sqlite3 *db, const tl_rules *r, const size_t *rule_events,
+                                tl_err *e) {
+  const tl_class_policy *p = &r->cls;
+  const char *src = r->origins.v[p->meta.origin].name;
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_evidence_role_policy(policy_id, policy_version, "
+                     "manifest_schema, manifest_sha256, policy_mode, source_manifest, "
+                     "provider_scopes, fallback_identity_role, fallback_cost_treatment, "
+                     "fallback_context_treatment, fallback_provenance_treatment, "
+                     "missing_evidence_behavior, rule_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                     "?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                     &st, e))
+    return TL_ERROR;
+  const char *vals[12] = {p->meta.policy_id, p->meta.policy_version, p->meta.manifest_schema,
+                          p->meta.sha256, p->meta.mode, src, p->provider_scopes,
+                          p->fallback_identity_role, p->fallback_cost_treatment,
+                          p->fallback_context_treatment, p->fallback_provenance_treatment,
+                          p->missing_evidence_behavior};
+  for (int i = 0; i < 12; i++) tl_bind_text(st, i + 1, vals[i]);
+  sqlite3_bind_int64(st, 13, (int64_t)p->rules.n);
+  int rc = tl_pub_step(db, st, "traceloom_evidence_role_policy", e);
+  sqlite3_finalize(st);
+  if (rc) return rc;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_evidence_role_rule(policy_id, policy_version, rule_id, "
+                     "decision_order, priority, declaration_order, provider_scope, source_domain, "
+                     "field, match_mode, pattern, role, required_fields, structural_participation, "
+                     "cost_treatment, context_treatment, provenance_treatment, "
+                     "missing_evidence_behavior, concrete_identity_behavior, note, "
+                     "source_manifest, manifest_sha256, source_line, decided_event_count) VALUES "
+                     "(?1, ?2, ?3, ?4, ?5, ?6, ?7, 'task', ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+                     "'retained', 'retained', 'continue_or_fallback', ?15, ?16, ?17, ?18, ?19, ?20)",
+                     &st, e))
+    return TL_ERROR;
+  for (size_t i = 0; rc == TL_OK && i < p->rules.n; i++) {
+    const tl_class_rule *x = &p->rules.v[i];
+    const tl_rule_origin *o = &r->origins.v[x->origin];
+    tl_bind_text(st, 1, p->meta.policy_id);
+    tl_bind_text(st, 2, p->meta.policy_version);
+    tl_bind_text(st, 3, x->rule_id);
+    sqlite3_bind_int64(st, 4, (int64_t)i + 1);
+    sqlite3_bind_int(st, 5, x->priority);
+    sqlite3_bind_int64(st, 6, (int64_t)x->decl_order);
+    tl_bind_text(st, 7, tl_scope_name((tl_scope)x->scope));
+    tl_bind_text(st, 8, tl_class_field_name((tl_class_field)x->field));
+    tl_bind_text(st, 9, tl_class_match_name((tl_class_match)x->match));
+    tl_bind_text(st, 10, x->pattern);
+    tl_bind_text(st, 11, tl_evidence_role_name((tl_evidence_role)x->role));
+    tl_bind_text(st, 12, x->required_fields);
+    tl_bind_text(st, 13, x->role == TL_EVIDENCE_ANCHOR ? "identity" : "excluded");
+    tl_bind_text(st, 14, tl_cost_policy_name((tl_cost_policy)x->cost));
+    tl_bind_text(st, 15, x->defer ? "defer_to_identity_rules" : "apply");
+    tl_bind_text(st, 16, x->note);
+    tl_bind_text(st, 17, o->name);
+    tl_bind_text(st, 18, o->sha256);
+    sqlite3_bind_int(st, 19, x->line);
+    sqlite3_bind_int64(st, 20, (int64_t)rule_events[i]);
+    rc = tl_pub_step(db, st, "traceloom_evidence_role_rule", e);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int publish_symbol_rules(sqlite3 *db, const tl_rules *r, tl_err *e) {
+  const tl_symbol_policy *p = &r->sym;
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_symbol_normalization_rule(policy_id, policy_version, "
+                     "rule_id, provider_scope, match_mode, match_expression, structural_symbol, "
+                     "precedence, source_manifest, manifest_sha256, rule_origin, "
+                     "rule_origin_sha256, source_line, source_domain, field, note, "
+                     "declaration_order) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+                     "?12, ?13, ?14, ?15, ?16, ?17)",
+                     &st, e))
+    return TL_ERROR;
+  int rc = TL_OK;
+  const tl_rule_origin *m = &r->origins.v[p->meta.origin];
+  for (size_t i = 0; rc == TL_OK && i < p->rules.n; i++) {
+    const tl_symbol_rule *x = &p->rules.v[i];
+    const tl_rule_origin *o = &r->origins.v[x->origin];
+    tl_bind_text(st, 1, p->meta.policy_id);
+    tl_bind_text(st, 2, p->meta.policy_version);
+    tl_bind_text(st, 3, x->rule_id);
+    tl_bind_text(st, 4, x->provider_scope);
+    tl_bind_text(st, 5, tl_sym_match_name((tl_sym_match)x->match));
+    tl_bind_text(st, 6, x->pattern);
+    tl_bind_text(st, 7, x->structural_symbol);
+    sqlite3_bind_int(st, 8, x->priority);
+    tl_bind_text(st, 9, m->name);
+    tl_bind_text(st, 10, p->meta.sha256);
+    tl_bind_text(st, 11, o->name);
+    tl_bind_text(st, 12, o->sha256);
+    sqlite3_bind_int(st, 13, x->line);
+    tl_bind_text(st, 14, x->domain == TL_SD_TASK ? "task" : "communication");
+    tl_bind_text(st, 15, tl_sym_field_name((tl_sym_field)x->field));
+    tl_bind_text(st, 16, x->note);
+    sqlite3_bind_int64(st, 17, (int64_t)i);
+    rc = tl_pub_step(db, st, "traceloom_symbol_normalization_rule", e);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int publish_reconcile_policy(sqlite3 *db, const tl_rules *r, tl_err *e) {
+  const tl_reconcile_policy *p = &r->rec;
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_event_reconciliation_policy(policy_id, policy_version, "
+                     "manifest_schema, manifest_sha256, policy_mode, source_manifest, "
+                     "unmatched_behavior, rule_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                     &st, e))
+    return TL_ERROR;
+  tl_bind_text(st, 1, p->meta.policy_id);
+  tl_bind_text(st, 2, p->meta.policy_version);
+  tl_bind_text(st, 3, p->meta.manifest_schema);
+  tl_bind_text(st, 4, p->meta.sha256);
+  tl_bind_text(st, 5, p->meta.mode);
+  tl_bind_text(st, 6, r->origins.v[p->meta.origin].name);
+  tl_bind_text(st, 7, p->unmatched_behavior);
+  sqlite3_bind_int64(st, 8, (int64_t)p->rules.n);
+  int rc = tl_pub_step(db, st, "traceloom_event_reconciliation_policy", e);
+  sqlite3_finalize(st);
+  if (rc) return rc;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_event_reconciliation_rule(policy_id, policy_version, "
+                     "rule_id, priority, provider_scope, source_domain, task_type, "
+                     "generic_context_id, concrete_context_id, min_contained_fraction, "
+                     "task_op_type, communication_op_name_prefix, identity_policy, note, "
+                     "source_manifest, manifest_sha256, source_line) VALUES (?1, ?2, ?3, ?4, "
+                     "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                     &st, e))
+    return TL_ERROR;
+  for (size_t i = 0; rc == TL_OK && i < p->rules.n; i++) {
+    const tl_reconcile_rule *x = &p->rules.v[i];
+    const tl_rule_origin *o = &r->origins.v[x->origin];
+    tl_bind_text(st, 1, p->meta.policy_id);
+    tl_bind_text(st, 2, p->meta.policy_version);
+    tl_bind_text(st, 3, x->rule_id);
+    sqlite3_bind_int(st, 4, x->priority);
+    tl_bind_text(st, 5, x->provider_scope);
+    tl_bind_text(st, 6, x->source_domain);
+    tl_bind_text(st, 7, *x->task_type ? x->task_type : NULL);
+    tl_bind_i64_or_null(st, 8, x->generic_context_id, -1);
+    tl_bind_i64_or_null(st, 9, x->concrete_context_id, -1);
+    tl_bind_text(st, 10, x->min_contained_fraction);
+    tl_bind_text(st, 11, *x->task_op_type ? x->task_op_type : NULL);
+    tl_bind_text(st, 12, *x->communication_op_name_prefix ? x->communication_op_name_prefix : NULL);
+    tl_bind_text(st, 13, x->identity_policy);
+    tl_bind_text(st, 14, x->note);
+    tl_bind_text(st, 15, o->name);
+    tl_bind_text(st, 16, o->sha256);
+    sqlite3_bind_int(st, 17, x->line);
+    rc = tl_pub_step(db, st, "traceloom_event_reconciliation_rule", e);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int publish_decisions(sqlite3 *db, const tl_trace *t, const tl_rules *r,
+                             const tl_classification *c, tl_err *e) {
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_evidence_role_decision(decision_id, event_id, db_idx, "
+                     "device_id, policy_role, final_role, policy_structural_participation, "
+                     "effective_structural_participation, support_state, reason_code, rule_id, "
+                     "source_table, source_key, source_id, source_domain, provider_scope, "
+                     "cost_treatment, policy_id, observed_symbol, structural_symbol, "
+                     "symbol_outcome, symbol_reason_code, symbol_rule_id, "
+                     "symbol_candidate_rule_ids) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                     "'supported', ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+                     "?21, ?22, ?23)",
+                     &st, e))
+    return TL_ERROR;
+  int rc = TL_OK;
+  char did[40], eid[32], key[24];
+  for (size_t i = 0; rc == TL_OK && i < t->ev.n; i++) {
+    const tl_label_class *k = tl_event_class(c, t, i);
+    uint16_t ref = t->ev.source_ref[i];
+    int dn = snprintf(did, sizeof did, "role-decision-%zu", i);
+    int en = snprintf(eid, sizeof eid, "event-%zu", i);
+    int kn = snprintf(key, sizeof key, "%lld", (long long)t->ev.source_rowid[i]);
+    sqlite3_bind_text(st, 1, did, dn, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, eid, en, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, t->ev.db_idx[i]);
+    sqlite3_bind_int64(st, 4, t->ev.device_id[i]);
+    sqlite3_bind_text(st, 5, tl_evidence_role_name((tl_evidence_role)k->policy_role), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, tl_evidence_role_name((tl_evidence_role)k->final_role), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, tl_class_policy_participation(k), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, tl_class_effective_participation(k), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 9, tl_class_reason_code(k), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 10, tl_class_rule_id(r, k), -1, SQLITE_STATIC);
+    tl_bind_str(st, 11, t->pool, t->source_refs.v[ref].table);
+    sqlite3_bind_text(st, 12, key, kn, SQLITE_STATIC);
+    sqlite3_bind_int(st, 13, t->source_refs.v[ref].source_id);
+    sqlite3_bind_text(st, 14, k->domain == TL_OBS_TASK ? "task" : "communication", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 15, tl_scope_name((tl_scope)c->db_scope[t->ev.db_idx[i]]), -1,
+                      SQLITE_STATIC);
+    sqlite3_bind_text(st, 16, tl_cost_policy_name((tl_cost_policy)k->cost), -1, SQLITE_STATIC);
+    tl_bind_text(st, 17, k->domain == TL_OBS_TASK ? r->cls.meta.policy_id : NULL);
+    tl_bind_str(st, 18, t->pool, k->observed_symbol);
+    tl_bind_str(st, 19, t->pool, k->symbol);
+    sqlite3_bind_text(st, 20, tl_symbol_outcome_name((tl_symbol_outcome)k->symbol_outcome), -1,
+                      SQLITE_STATIC);
+    sqlite3_bind_text(st, 21, tl_symbol_reason_code((tl_symbol_outcome)k->symbol_outcome), -1,
+                      SQLITE_STATIC);
+    sqlite3_bind_text(st, 22,
+                      tl_symbol_rule_id(&r->sym, (tl_symbol_outcome)k->symbol_outcome, k->symbol_rule),
+                      -1, SQLITE_STATIC);
+    tl_bind_text(st, 23, k->candidates);
+    rc = tl_pub_step(db, st, "traceloom_evidence_role_decision", e);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int publish_rule_metadata(sqlite3 *db, const tl_rules *r, tl_err *e) {
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db, "INSERT OR REPLACE INTO traceloom_metadata(key, value) VALUES (?1, ?2)",
+                     &st, e))
+    return TL_ERROR;
+  const char *kv[][2] = {
+      {"evidence_role_policy_id", r->cls.meta.policy_id},
+      {"evidence_role_policy_version", r->cls.meta.policy_version},
+      {"evidence_role_policy_sha256", r->cls.meta.sha256},
+      {"symbol_normalization_policy_id", r->sym.meta.policy_id},
+      {"symbol_normalization_policy_version", r->sym.meta.policy_version},
+      {"symbol_normalization_policy_sha256", r->sym.meta.sha256},
+      {"event_reconciliation_policy_id", r->rec.meta.policy_id},
+      {"event_reconciliation_policy_version", r->rec.meta.policy_version},
+      {"event_reconciliation_policy_sha256", r->rec.meta.sha256},
+      {"rules_config", r->config_name},
+      {"rules_config_sha256", r->config_name ? r->config_sha256 : NULL},
+      {"rules_digest", r->digest},
+  };
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < sizeof kv / sizeof kv[0]; i++) {
+    if (!kv[i][1]) continue; /* no rules config: the keys are absent, not empty */
+    tl_bind_text(st, 1, kv[i][0]);
+    tl_bind_text(st, 2, kv[i][1]);
+    rc = tl_pub_step(db, st, "traceloom_metadata", e);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int tl_publish_classification(sqlite3 *db, const tl_trace *t, const tl_rules *r,
+                              const tl_classification *c, tl_err *e) {
+  size_t *rule_events = calloc(r->cls.rules.n + 1, sizeof *rule_events);
+  if (!rule_events) return tl_nomem(e);
+  for (size_t i = 0; i < t->ev.n; i++) {
+    int rule = tl_event_class(c, t, i)->rule;
+    if (rule >= 0) rule_events[rule]++;
+  }
+  int rc = publish_class_policy(db, r, rule_events, e);
+  free(rule_events);
+  if (rc == TL_OK) rc = publish_symbol_rules(db, r, e);
+  if (rc == TL_OK) rc = publish_reconcile_policy(db, r, e);
+  if (rc == TL_OK) rc = publish_decisions(db, t, r, c, e);
+  if (rc == TL_OK) rc = publish_rule_metadata(db, r, e);
+  return rc;
+}

@@ -1,0 +1,722 @@
+/*
+** publish_structure.c: writing anchors, cost packets and the recovered trees.
+**
+** Tables (sql/schema/30_structure.sql): traceloom_anchor, traceloom_aux_link,
+** traceloom_anchor_aux_slot, traceloom_anchor_cost_breakdown, the semantic tree
+** (view_name 'anchor_tree'), the report tree (view_name 'native_report_tree'), the HPO
+** relations and the bubble occurrences. Identifiers follow outputs.md section 0.1.
+*/
+#include "publish_structure.h"
+#include "publish/publish.h"
+#include "buf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VIEW_TREE "anchor_tree"
+#define VIEW_REPORT "native_report_tree"
+
+static double us(int64_t ns) { return tl_ns_to_us(ns); }
+
+/* ------------------------------------------------------------------ anchors */
+
+static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+  const tl_trace *t = in->trace;
+  const tl_anchors *a = in->anchors;
+  const tl_events *ev = &t->ev;
+  sqlite3_stmt *st = NULL, *slot = NULL, *cb = NULL;
+  int rc = tl_pub_prepare(db,
+                          "INSERT INTO traceloom_anchor(anchor_id, db_idx, device_id, anchor_idx, "
+                          "event_id, symbol, role, label, family, start_ns, end_ns, dur_us, "
+                          "compute_us, comm_us, idle_us, total_us, self_us, aux_events, aux_us) "
+                          "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)",
+                          &st, e);
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db,
+                        "INSERT INTO traceloom_anchor_aux_slot(anchor_id, db_idx, device_id, "
+                        "anchor_idx, aux_event_count, aux_dur_us) VALUES (?1,?2,?3,?4,?5,?6)",
+                        &slot, e);
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db,
+                        "INSERT INTO traceloom_anchor_cost_breakdown(anchor_id, db_idx, device_id, "
+                        "anchor_idx, symbol, anchor_kind, total_us, self_us, aux_us, "
+                        "graph_child_us, residual_us, raw_child_task_count, top_ops, "
+                        "diagnostic_flags) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,NULL,NULL,0,NULL,?10)",
+                        &cb, e);
+  /* Linked aux events per anchor, for the aux slot summary. */
+  uint32_t *nlinked = calloc(a->n ? a->n : 1, sizeof *nlinked);
+  int64_t *linked_ns = calloc(a->n ? a->n : 1, sizeof *linked_ns);
+  if (rc == TL_OK && (!nlinked || !linked_ns)) rc = tl_nomem(e);
+  for (size_t k = 0; rc == TL_OK && k < a->nlinks; k++) {
+    uint32_t x = a->link_event[k];
+    nlinked[a->link_anchor[k]]++;
+    linked_ns[a->link_anchor[k]] += ev->end_ns[x] - ev->start_ns[x];
+  }
+  char id[40], evid[40];
+  for (size_t gi = 0; rc == TL_OK && gi < a->groups.n; gi++) {
+    const tl_anchor_group *g = &a->groups.v[gi];
+    for (size_t k = 0; rc == TL_OK && k < g->count; k++) {
+      size_t n = g->first + k;
+      uint32_t x = a->event[n];
+      const tl_label *l = tl_event_label(t, x);
+      const tl_packet *pk = &in->packets[n];
+      int idn = snprintf(id, sizeof id, "anchor-%zu", n);
+      int evn = snprintf(evid, sizeof evid, "event-%u", x);
+      sqlite3_bind_text(st, 1, id, idn, SQLITE_STATIC);
+      sqlite3_bind_int(st, 2, g->db_idx);
+      sqlite3_bind_int64(st, 3, g->device_id);
+      sqlite3_bind_int64(st, 4, (int64_t)k + 1);
+      sqlite3_bind_text(st, 5, evid, evn, SQLITE_STATIC);
+      tl_bind_str(st, 6, t->pool, a->symbol[n]);
+      sqlite3_bind_text(st, 7, tl_anchor_role_name((tl_anchor_role)a->role[n]), -1, SQLITE_STATIC);
+      tl_bind_str(st, 8, t->pool, l->op_name ? l->op_name : l->comm_name ? l->comm_name : l->name);
+      sqlite3_bind_text(st, 9, tl_family_source_kind(t->profile->inputs.v[g->db_idx].family), -1,
+                        SQLITE_STATIC);
+      sqlite3_bind_int64(st, 10, ev->start_ns[x]);
+      sqlite3_bind_int64(st, 11, ev->end_ns[x]);
+      sqlite3_bind_double(st, 12, us(ev->end_ns[x] - ev->start_ns[x]));
+      sqlite3_bind_double(st, 13, us(pk->compute_ns));
+      sqlite3_bind_double(st, 14, us(pk->comm_ns));
+      sqlite3_bind_double(st, 15, us(pk->idle_ns));
+      sqlite3_bind_double(st, 16, us(tl_packet_total_ns(pk)));
+      sqlite3_bind_double(st, 17, us(pk->self_ns));
+      sqlite3_bind_int64(st, 18, pk->aux_events);
+      sqlite3_bind_double(st, 19, us(pk->aux_ns));
+      rc = tl_pub_step(db, st, "traceloom_anchor", e);
+      if (rc) break;
+      sqlite3_bind_text(slot, 1, id, idn, SQLITE_STATIC);
+      sqlite3_bind_int(slot, 2, g->db_idx);
+      sqlite3_bind_int64(slot, 3, g->device_id);
+      sqlite3_bind_int64(slot, 4, (int64_t)k + 1);
+      sqlite3_bind_int64(slot, 5, nlinked[n]);
+      sqlite3_bind_double(slot, 6, us(linked_ns[n]));
+      rc = tl_pub_step(db, slot, "traceloom_anchor_aux_slot", e);
+      if (rc) break;
+      sqlite3_bind_text(cb, 1, id, idn, SQLITE_STATIC);
+      sqlite3_bind_int(cb, 2, g->db_idx);
+      sqlite3_bind_int64(cb, 3, g->device_id);
+      sqlite3_bind_int64(cb, 4, (int64_t)k + 1);
+      tl_bind_str(cb, 5, t->pool, a->symbol[n]);
+      sqlite3_bind_text(cb, 6, tl_anchor_role_name((tl_anchor_role)a->role[n]), -1, SQLITE_STATIC);
+      sqlite3_bind_double(cb, 7, us(tl_packet_total_ns(pk)));
+      sqlite3_bind_double(cb, 8, us(pk->self_ns));
+      sqlite3_bind_double(cb, 9, us(pk->aux_ns));
+      sqlite3_bind_text(cb, 10, pk->idle_ns > 0 ? "idle_before_anchor" : "", -1, SQLITE_STATIC);
+      rc = tl_pub_step(db, cb, "traceloom_anchor_cost_breakdown", e);
+    }
+  }
+  free(nlinked), free(linked_ns);
+  sqlite3_finalize(st), sqlite3_finalize(slot), sqlite3_finalize(cb);
+  return rc;
+}
+
+static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+  const tl_trace *t = in->trace;
+  const tl_anchors *a = in->anchors;
+  const tl_events *ev = &t->ev;
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_aux_link(anchor_id, aux_event_id, db_idx, device_id, "
+                     "aux_order, link_type, reason, aux_kind, aux_dur_us) VALUES (?1,?2,?3,?4,?5,"
+                     "?6,?7,?8,?9)",
+                     &st, e))
+    return TL_ERROR;
+  int rc = TL_OK;
+  char aid[40], evid[40];
+  for (size_t k = 0; rc == TL_OK && k < a->nlinks + a->unplaced.n; k++) {
+    int linked = k < a->nlinks;
+    uint32_t x = linked ? a->link_event[k] : a->unplaced.v[k - a->nlinks];
+    if (linked) {
+      int n = snprintf(aid, sizeof aid, "anchor-%u", a->link_anchor[k]);
+      sqlite3_bind_text(st, 1, aid, n, SQLITE_STATIC);
+      sqlite3_bind_int64(st, 5, a->link_order[k]);
+    } else {
+      sqlite3_bind_null(st, 1);
+      sqlite3_bind_null(st, 5);
+    }
+    int n = snprintf(evid, sizeof evid, "event-%u", x);
+    sqlite3_bind_text(st, 2, evid, n, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, ev->db_idx[x]);
+    sqlite3_bind_int64(st, 4, ev->device_id[x]);
+    sqlite3_bind_text(st, 6, linked ? "prelude" : "retained_unplaced", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7,
+                      linked ? "unanchored_event_before_anchor"
+                             : "omitted_event_without_auxiliary_link",
+                      -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, tl_kind_name((tl_kind)tl_event_label(t, x)->kind), -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 9, us(ev->end_ns[x] - ev->start_ns[x]));
+    rc = tl_pub_step(db, st, "traceloom_aux_link", e);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ trees */
+
+typedef struct stmts {
+  sqlite3_stmt *tree, *snode, *sedge, *vnode, *vedge, *vna, *refine, *occ, *member, *xedge,
+      *bubble;
+} stmts;
+
+static void stmts_free(stmts *s) {
+  sqlite3_finalize(s->tree), sqlite3_finalize(s->snode), sqlite3_finalize(s->sedge);
+  sqlite3_finalize(s->vnode), sqlite3_finalize(s->vedge), sqlite3_finalize(s->vna);
+  sqlite3_finalize(s->refine), sqlite3_finalize(s->occ), sqlite3_finalize(s->member);
+  sqlite3_finalize(s->xedge), sqlite3_finalize(s->bubble);
+}
+
+static int stmts_prepare(sqlite3 *db, stmts *s, tl_err *e) {
+  memset(s, 0, sizeof *s);
+  struct { sqlite3_stmt **st; const char *sql; } all[] = {
+      {&s->tree, "INSERT INTO traceloom_semantic_tree(tree_id, db_idx, device_id, view_name, "
+                 "tree_kind, stem, root_node_id, schema_version, semantic_projection, "
+                 "macro_discovery, readable_macro_mode, auxiliary_attribution, token_count, "
+                 "position_count, occurrence_count) VALUES (?1,?2,?3,'" VIEW_TREE "','" VIEW_TREE
+                 "',?4,?5,'1','" VIEW_REPORT "',?6,'full','prelude_to_following_anchor',?7,?8,?9)"},
+      {&s->snode, "INSERT INTO traceloom_semantic_node(node_id, tree_id, db_idx, device_id, "
+                  "view_name, tree_kind, local_node_id, parent_node_id, parent_local_node_id, "
+                  "preorder_idx, sibling_order, path, depth, display_depth, loop_depth, node_type, "
+                  "semantic_kind, symbol, label, category, repeat_count, occurrence_count, "
+                  "anchor_count, first_anchor_idx, last_anchor_idx, start_ns, end_ns, compute_us, "
+                  "comm_us, idle_us, total_us, avg_compute_us, avg_comm_us, avg_idle_us, "
+                  "avg_total_us, self_us, aux_event_count, aux_us, hidden_aux_event_count, "
+                  "hidden_aux_us) VALUES (?1,?2,?3,?4,'" VIEW_TREE "','" VIEW_TREE "',?5,?6,?7,?8,"
+                  "?9,?10,?11,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
+                  "?28,?29,?30,?31,?32,?33,?34,?35,0,0.0)"},
+      {&s->sedge, "INSERT INTO traceloom_semantic_edge(parent_node_id, child_node_id, tree_id, "
+                  "db_idx, device_id, view_name, tree_kind, edge_order, edge_kind) VALUES "
+                  "(?1,?2,?3,?4,?5,'" VIEW_TREE "','" VIEW_TREE "',?6,?7)"},
+      {&s->vnode, "INSERT INTO traceloom_viz_node(node_id, db_idx, device_id, view_name, "
+                  "local_node_id, path, node_type, kind, symbol, label, category, depth, level, "
+                  "repeat_label, repeat_count, occurrence_count, anchor_count, "
+                  "anchors_per_occurrence, first_anchor_idx, last_anchor_idx, compute_us, comm_us, "
+                  "idle_us, total_us, avg_compute_us, avg_comm_us, avg_idle_us, avg_total_us, "
+                  "self_us, aux_events, aux_us) VALUES (?1,?2,?3,'" VIEW_REPORT "',?4,?5,?6,?7,?8,"
+                  "?9,?10,?11,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
+                  "?28,?29)"},
+      {&s->vedge, "INSERT INTO traceloom_viz_edge(parent_node_id, child_node_id, db_idx, "
+                  "device_id, view_name, edge_order, edge_kind) VALUES (?1,?2,?3,?4,'" VIEW_REPORT
+                  "',?5,?6)"},
+      {&s->vna, "INSERT INTO traceloom_viz_node_anchor(node_id, anchor_id, db_idx, device_id, "
+                "view_name, occurrence_idx, anchor_order, coverage_kind, repeat_context, "
+                "compute_us, comm_us, idle_us, total_us, self_us, aux_events, aux_us) VALUES "
+                "(?1,?2,?3,?4,'" VIEW_REPORT "',?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"},
+      {&s->refine, "INSERT INTO traceloom_position_refinement(parent_position_id, slot_ordinal, "
+                   "child_position_id, db_idx, device_id, tree_id, view_name) VALUES "
+                   "(?1,?2,?3,?4,?5,?6,'" VIEW_TREE "')"},
+      {&s->occ, "INSERT INTO traceloom_position_occurrence(occurrence_id, position_id, "
+                "parent_occurrence_id, db_idx, device_id, tree_id, view_name, occurrence_idx, "
+                "repeat_iteration, token_start_ordinal, token_end_exclusive, "
+                "rooted_position_path, occurrence_path) VALUES (?1,?2,?3,?4,?5,?6,'" VIEW_TREE
+                "',?7,?8,?9,?10,?11,?12)"},
+      {&s->member, "INSERT INTO traceloom_position_member(parent_position_id, "
+                   "parent_occurrence_id, slot_ordinal, member_order, member_kind, "
+                   "child_position_id, child_occurrence_id, terminal_token_ordinal, "
+                   "terminal_anchor_id, db_idx, device_id, tree_id, view_name, member_path) "
+                   "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,'" VIEW_TREE "',?13)"},
+      {&s->xedge, "INSERT INTO traceloom_execution_tree_edge(edge_id, edge_role_id, edge_order, "
+                  "edge_ordinal_in_role, parent_position_id, parent_tree_path, "
+                  "parent_occurrence_id, parent_occurrence_idx, parent_repeat_iteration, "
+                  "parent_occurrence_path, child_position_id, child_occurrence_id, "
+                  "child_occurrence_idx, child_repeat_iteration, child_token_start_ordinal, "
+                  "child_token_end_exclusive, child_occurrence_path, db_idx, device_id, tree_id, "
+                  "view_name) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
+                  "?18,?19,?20,'" VIEW_TREE "')"},
+      {&s->bubble, "INSERT INTO traceloom_structure_bubble_occurrence(bubble_id, db_idx, "
+                   "device_id, view_name, right_node_id, right_local_node_id, right_node_path, "
+                   "right_node_kind, right_node_symbol, right_occurrence_idx, repeat_context, "
+                   "structural_position_id, left_anchor_id, left_anchor_idx, left_anchor_symbol, "
+                   "left_anchor_role, left_anchor_start_ns, left_anchor_end_ns, right_anchor_id, "
+                   "right_anchor_idx, right_anchor_symbol, right_anchor_role, "
+                   "right_anchor_start_ns, right_anchor_end_ns, adjacent_anchor_gap_us, bubble_us, "
+                   "transition_compute_us, transition_comm_us, transition_total_us, "
+                   "transition_aux_events, transition_aux_us, bubble_fraction_of_transition, "
+                   "host_observation_status, api_association_semantics) VALUES ('bubble-' || ?17,"
+                   "?1,?2,'" VIEW_REPORT "',?3,?4,?5,?6,?7,?8,?9,?3,?10,?11,?12,?13,?14,?15,?17,"
+                   "?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,'missing_endpoint',"
+                   "'upstream_between_correlated_anchor_endpoints')"},
+  };
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    if (tl_pub_prepare(db, all[i].sql, all[i].st, e)) {
+      stmts_free(s);
+      return TL_ERROR;
+    }
+  return TL_OK;
+}
+
+/* Per-position aggregates gathered while walking the occurrences. */
+typedef struct pos_agg {
+  uint32_t first_occ;          /* walk index of the first occurrence */
+  uint32_t first_token, last_token;
+  int64_t start_ns, end_ns;
+  int64_t sum[TL_SUM_COUNT];
+} pos_agg;
+
+static void local_id(char *buf, size_t cap, uint32_t pos) {
+  snprintf(buf, cap, "N%03u", pos + 1);
+}
+
+static void node_id(const tl_tree *tr, char *buf, size_t cap, uint32_t pos) {
+  snprintf(buf, cap, "%sN%03u", tr->node_prefix, pos + 1);
+}
+
+static void occ_id(const tl_tree *tr, char *buf, size_t cap, uint32_t o) {
+  const tl_occurrence *oc = &tr->st.occurrences[o];
+  snprintf(buf, cap, "%sN%03u-occurrence-%u", tr->node_prefix, oc->position + 1,
+           oc->occurrence_idx);
+}
+
+/* rooted_position_path (occurrence_path when with_occurrence) of occurrence o. */
+static void occ_path(const tl_tree *tr, uint32_t o, int with_occurrence, tl_buf *b) {
+  uint32_t chain[256];
+  size_t n = 0;
+  for (uint32_t x = o; x != TL_RECOVER_NONE && n < 256; x = tr->st.occurrences[x].parent)
+    chain[n++] = x;
+  tl_buf_reset(b);
+  char id[96];
+  while (n-- > 0) {
+    const tl_occurrence *oc = &tr->st.occurrences[chain[n]];
+    if (oc->parent != TL_RECOVER_NONE) {
+      if (with_occurrence)
+        tl_buf_printf(b, "/s%u/r%u/", oc->slot, oc->member_order);
+      else
+        tl_buf_printf(b, "/s%u/", oc->slot);
+    }
+    if (with_occurrence)
+      occ_id(tr, id, sizeof id, chain[n]);
+    else
+      node_id(tr, id, sizeof id, oc->position);
+    tl_buf_puts(b, id);
+  }
+}
+
+/* "N002:3,N005:1": the enclosing repeat iterations of occurrence o, outer to inner. */
+static void repeat_context(const tl_tree *tr, uint32_t o, tl_buf *b) {
+  uint32_t chain[256];
+  size_t n = 0;
+  for (uint32_t x = o; x != TL_RECOVER_NONE && n < 256; x = tr->st.occurrences[x].parent)
+    chain[n++] = x;
+  tl_buf_reset(b);
+  while (n-- > 0) {
+    const tl_occurrence *oc = &tr->st.occurrences[chain[n]];
+    if (oc->parent == TL_RECOVER_NONE) continue;
+    uint32_t ppos = tr->st.occurrences[oc->parent].position;
+    if (tr->st.positions[ppos].kind != TL_POS_REPEAT) continue;
+    tl_buf_printf(b, "%sN%03u:%u", b->n ? "," : "", ppos + 1, oc->member_order);
+  }
+}
+
+static const char *node_type(uint32_t kind) {
+  return kind == TL_POS_ATOM ? "Atom" : kind == TL_POS_REPEAT ? "Repeat" : "Seq";
+}
+
+static int is_repeat_child(const tl_tree *tr, const tl_occurrence *oc) {
+  return oc->parent != TL_RECOVER_NONE &&
+         tr->st.positions[tr->st.occurrences[oc->parent].position].kind == TL_POS_REPEAT;
+}
+
+static void bind_opt_text(sqlite3_stmt *st, int col, const tl_buf *b) {
+  if (b->n)
+    sqlite3_bind_text(st, col, b->p, (int)b->n, SQLITE_TRANSIENT);
+  else
+    sqlite3_bind_null(st, col);
+}
+
+static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree *tr, stmts *s,
+                        tl_err *e) {
+  const tl_trace *t = in->trace;
+  const tl_anchors *a = in->anchors;
+  const tl_anchor_group *g = &a->groups.v[tr->group];
+  const tl_structure *st = &tr->st;
+  const tl_events *ev = &t->ev;
+  pos_agg *agg = calloc(st->npositions ? st->npositions : 1, sizeof *agg);
+  uint32_t *child_count = calloc(st->noccurrences ? st->noccurrences : 1, sizeof *child_count);
+  tl_buf path = {0}, opath = {0}, ppath = {0}, popath = {0}, ctx = {0}, tmp = {0};
+  int rc = TL_OK;
+  if (!agg || !child_count) rc = tl_nomem(e);
+  for (size_t k = 0; k < st->npositions && rc == TL_OK; k++) {
+    agg[k].first_occ = UINT32_MAX;
+    agg[k].start_ns = INT64_MAX, agg[k].end_ns = INT64_MIN;
+    agg[k].first_token = UINT32_MAX;
+  }
+  char nid[96], pnid[96], oid[96], poid[96], aid[40], lid[24], rid[160], eid[200];
+  /* Occurrences (walk order: parents first): occurrence, member, edge and packet rows. */
+  for (uint32_t o = 0; rc == TL_OK && o < st->noccurrences; o++) {
+    const tl_occurrence *oc = &st->occurrences[o];
+    const tl_position *pos = &st->positions[oc->position];
+    pos_agg *pa = &agg[oc->position];
+    if (pa->first_occ == UINT32_MAX) pa->first_occ = o;
+    if (oc->start < pa->first_token) pa->first_token = oc->start;
+    if (oc->end > pa->last_token) pa->last_token = oc->end;
+    for (int f = 0; f < TL_SUM_COUNT; f++) pa->sum[f] += tl_tree_sum(tr, f, oc->start, oc->end);
+    node_id(tr, nid, sizeof nid, oc->position);
+    occ_id(tr, oid, sizeof oid, o);
+    occ_path(tr, o, 0, &path);
+    occ_path(tr, o, 1, &opath);
+    repeat_context(tr, o, &ctx);
+    if (path.oom || opath.oom || ctx.oom) {
+      rc = tl_nomem(e);
+      break;
+    }
+    sqlite3_bind_text(s->occ, 1, oid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s->occ, 2, nid, -1, SQLITE_STATIC);
+    if (oc->parent != TL_RECOVER_NONE) {
+      occ_id(tr, poid, sizeof poid, oc->parent);
+      sqlite3_bind_text(s->occ, 3, poid, -1, SQLITE_STATIC);
+    } else {
+      sqlite3_bind_null(s->occ, 3);
+    }
+    sqlite3_bind_int(s->occ, 4, tr->db_idx);
+    sqlite3_bind_int64(s->occ, 5, tr->device_id);
+    sqlite3_bind_text(s->occ, 6, tr->tree_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s->occ, 7, oc->occurrence_idx);
+    if (is_repeat_child(tr, oc))
+      sqlite3_bind_int64(s->occ, 8, oc->member_order);
+    else
+      sqlite3_bind_null(s->occ, 8);
+    sqlite3_bind_int64(s->occ, 9, oc->start);
+    sqlite3_bind_int64(s->occ, 10, oc->end);
+    sqlite3_bind_text(s->occ, 11, path.p, (int)path.n, SQLITE_STATIC);
+    sqlite3_bind_text(s->occ, 12, opath.p, (int)opath.n, SQLITE_STATIC);
+    rc = tl_pub_step(db, s->occ, "traceloom_position_occurrence", e);
+    if (rc) break;
+    /* This occurrence as a member of its parent, and the concrete edge to it. */
+    if (oc->parent != TL_RECOVER_NONE) {
+      const tl_occurrence *po = &st->occurrences[oc->parent];
+      node_id(tr, pnid, sizeof pnid, po->position);
+      occ_path(tr, oc->parent, 0, &ppath);
+      occ_path(tr, oc->parent, 1, &popath);
+      sqlite3_bind_text(s->member, 1, pnid, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s->member, 2, poid, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(s->member, 3, oc->slot);
+      sqlite3_bind_int64(s->member, 4, oc->member_order);
+      sqlite3_bind_text(s->member, 5, "child_occurrence", -1, SQLITE_STATIC);
+      sqlite3_bind_text(s->member, 6, nid, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s->member, 7, oid, -1, SQLITE_STATIC);
+      sqlite3_bind_null(s->member, 8);
+      sqlite3_bind_null(s->member, 9);
+      sqlite3_bind_int(s->member, 10, tr->db_idx);
+      sqlite3_bind_int64(s->member, 11, tr->device_id);
+      sqlite3_bind_text(s->member, 12, tr->tree_id, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s->member, 13, opath.p, (int)opath.n, SQLITE_STATIC);
+      rc = tl_pub_step(db, s->member, "traceloom_position_member", e);
+      if (rc) break;
+      uint32_t edge_order = ++child_count[oc->parent];
+      snprintf(rid, sizeof rid, "edge-role:d%u:dev%u:%s:", (unsigned)tr->db_idx,
+               (unsigned)tr->device_id, tr->tree_id);
+      tl_buf_reset(&tmp);
+      tl_buf_puts(&tmp, rid);
+      tl_buf_append(&tmp, ppath.p, ppath.n);
+      tl_buf_printf(&tmp, ":e%u", oc->slot);
+      snprintf(eid, sizeof eid, "edge:d%u:dev%u:%s:%s:%u", (unsigned)tr->db_idx,
+               (unsigned)tr->device_id, tr->tree_id, poid, edge_order);
+      if (tmp.oom || ppath.oom || popath.oom) {
+        rc = tl_nomem(e);
+        break;
+      }
+      sqlite3_bind_text(s->xedge, 1, eid, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s->xedge, 2, tmp.p, (int)tmp.n, SQLITE_STATIC);
+      sqlite3_bind_int64(s->xedge, 3, edge_order);
+      sqlite3_bind_int64(s->xedge, 4, is_repeat_child(tr, oc) ? oc->member_order : 1);
+      sqlite3_bind_text(s->xedge, 5, pnid, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s->xedge, 6, ppath.p, (int)ppath.n, SQLITE_STATIC);
+      sqlite3_bind_text(s->xedge, 7, poid, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(s->xedge, 8, po->occurrence_idx);
+      if (is_repeat_child(tr, po))
+        sqlite3_bind_int64(s->xedge, 9, po->member_order);
+      else
+        sqlite3_bind_null(s->xedge, 9);
+      sqlite3_bind_text(s->xedge, 10, popath.p, (int)popath.n, SQLITE_STATIC);
+      sqlite3_bind_text(s->xedge, 11, nid, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s->xedge, 12, oid, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(s->xedge, 13, oc->occurrence_idx);
+      if (is_repeat_child(tr, oc))
+        sqlite3_bind_int64(s->xedge, 14, oc->member_order);
+      else
+        sqlite3_bind_null(s->xedge, 14);
+      sqlite3_bind_int64(s->xedge, 15, oc->start);
+      sqlite3_bind_int64(s->xedge, 16, oc->end);
+      sqlite3_bind_text(s->xedge, 17, opath.p, (int)opath.n, SQLITE_STATIC);
+      sqlite3_bind_int(s->xedge, 18, tr->db_idx);
+      sqlite3_bind_int64(s->xedge, 19, tr->device_id);
+      sqlite3_bind_text(s->xedge, 20, tr->tree_id, -1, SQLITE_STATIC);
+      rc = tl_pub_step(db, s->xedge, "traceloom_execution_tree_edge", e);
+      if (rc) break;
+    }
+    /* An atom's terminal token (slot 0). */
+    if (pos->kind == TL_POS_ATOM) {
+      snprintf(aid, sizeof aid, "anchor-%zu", g->first + oc->start);
+      tl_buf_reset(&tmp);
+      tl_buf_append(&tmp, opath.p, opath.n);
+      tl_buf_printf(&tmp, "/s0/r1/t%u", oc->start);
+      sqlite3_bind_text(s->member, 1, nid, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s->member, 2, oid, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(s->member, 3, 0);
+      sqlite3_bind_int64(s->member, 4, 1);
+      sqlite3_bind_text(s->member, 5, "terminal_token", -1, SQLITE_STATIC);
+      sqlite3_bind_null(s->member, 6);
+      sqlite3_bind_null(s->member, 7);
+      sqlite3_bind_int64(s->member, 8, oc->start);
+      sqlite3_bind_text(s->member, 9, aid, -1, SQLITE_STATIC);
+      sqlite3_bind_int(s->member, 10, tr->db_idx);
+      sqlite3_bind_int64(s->member, 11, tr->device_id);
+      sqlite3_bind_text(s->member, 12, tr->tree_id, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s->member, 13, tmp.p, (int)tmp.n, SQLITE_STATIC);
+      rc = tl_pub_step(db, s->member, "traceloom_position_member", e);
+      if (rc) break;
+    }
+    /* One packet row per covered anchor. */
+    for (uint32_t k = oc->start; rc == TL_OK && k < oc->end; k++) {
+      size_t n = g->first + k;
+      const tl_packet *pk = &in->packets[n];
+      uint32_t x = a->event[n];
+      if (ev->start_ns[x] < pa->start_ns) pa->start_ns = ev->start_ns[x];
+      if (ev->end_ns[x] > pa->end_ns) pa->end_ns = ev->end_ns[x];
+      int an = snprintf(aid, sizeof aid, "anchor-%zu", n);
+      sqlite3_bind_text(s->vna, 1, nid, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s->vna, 2, aid, an, SQLITE_STATIC);
+      sqlite3_bind_int(s->vna, 3, tr->db_idx);
+      sqlite3_bind_int64(s->vna, 4, tr->device_id);
+      sqlite3_bind_int64(s->vna, 5, oc->occurrence_idx);
+      sqlite3_bind_int64(s->vna, 6, k - oc->start + 1);
+      sqlite3_bind_text(s->vna, 7, pos->kind == TL_POS_ATOM ? "self" : "descendant", -1,
+                        SQLITE_STATIC);
+      bind_opt_text(s->vna, 8, &ctx);
+      sqlite3_bind_double(s->vna, 9, us(pk->compute_ns));
+      sqlite3_bind_double(s->vna, 10, us(pk->comm_ns));
+      sqlite3_bind_double(s->vna, 11, us(pk->idle_ns));
+      sqlite3_bind_double(s->vna, 12, us(tl_packet_total_ns(pk)));
+      sqlite3_bind_double(s->vna, 13, us(pk->self_ns));
+      sqlite3_bind_int64(s->vna, 14, pk->aux_events);
+      sqlite3_bind_double(s->vna, 15, us(pk->aux_ns));
+      rc = tl_pub_step(db, s->vna, "traceloom_viz_node_anchor", e);
+    }
+  }
+  /* Positions (display order = position index), their slots and edges. */
+  for (uint32_t k = 0; rc == TL_OK && k < st->npositions; k++) {
+    const tl_position *pos = &st->positions[k];
+    const pos_agg *pa = &agg[k];
+    const tl_occurrence *first = &st->occurrences[pa->first_occ];
+    node_id(tr, nid, sizeof nid, k);
+    local_id(lid, sizeof lid, k);
+    occ_path(tr, pa->first_occ, 0, &path);
+    int parent = first->parent != TL_RECOVER_NONE;
+    uint32_t ppos = parent ? st->occurrences[first->parent].position : 0;
+    char plid[24] = "";
+    if (parent) node_id(tr, pnid, sizeof pnid, ppos), local_id(plid, sizeof plid, ppos);
+    /* Loop depth: Repeat positions on the first occurrence's ancestor chain, itself included. */
+    uint32_t loop_depth = 0;
+    for (uint32_t x = pa->first_occ; x != TL_RECOVER_NONE; x = st->occurrences[x].parent)
+      loop_depth += st->positions[st->occurrences[x].position].kind == TL_POS_REPEAT;
+    char label[64];
+    const char *symbol = NULL, *kind, *category = NULL;
+    if (pos->kind == TL_POS_ATOM) {
+      symbol = tl_str(t, pos->symbol);
+      snprintf(label, sizeof label, "%.63s", symbol);
+      tl_anchor_role r = (tl_anchor_role)a->role[g->first + first->start];
+      kind = r == TL_ANCHOR_COMM ? "comm" : r == TL_ANCHOR_GRAPH ? "graph" : "exec";
+      category = tl_anchor_role_name(r);
+    } else if (pos->kind == TL_POS_REPEAT) {
+      snprintf(label, sizeof label, "Rep x%u", pos->repeat_count);
+      kind = "repeat";
+    } else if (pos->unit_template) {
+      snprintf(label, sizeof label, "ReplayUnit T%u", pos->unit_template);
+      kind = "seq";
+      category = "graph_unit";
+    } else {
+      snprintf(label, sizeof label, "root");
+      kind = "seq";
+    }
+    uint64_t denom = pos->occurrence_count ? pos->occurrence_count : 1;
+    if (pos->kind == TL_POS_REPEAT && pos->repeat_count) denom *= pos->repeat_count;
+    int64_t total = pa->sum[TL_SUM_COMPUTE] + pa->sum[TL_SUM_COMM] + pa->sum[TL_SUM_IDLE];
+    int64_t anchors = (int64_t)pos->occurrence_count * (int64_t)pos->token_len;
+    /* Semantic node. */
+    sqlite3_stmt *q = s->snode;
+    sqlite3_bind_text(q, 1, nid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, tr->tree_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, 3, tr->db_idx);
+    sqlite3_bind_int64(q, 4, tr->device_id);
+    sqlite3_bind_text(q, 5, lid, -1, SQLITE_STATIC);
+    tl_bind_text(q, 6, parent ? pnid : NULL);
+    tl_bind_text(q, 7, parent ? plid : NULL);
+    sqlite3_bind_int64(q, 8, k + 1);
+    if (parent) sqlite3_bind_int64(q, 9, first->slot); else sqlite3_bind_null(q, 9);
+    sqlite3_bind_text(q, 10, path.p, (int)path.n, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(q, 11, pos->depth);
+    sqlite3_bind_int64(q, 12, loop_depth);
+    sqlite3_bind_text(q, 13, node_type(pos->kind), -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 14, pos->kind == TL_POS_ATOM ? "atom" : pos->kind == TL_POS_REPEAT ? "repeat" : "seq", -1, SQLITE_STATIC);
+    tl_bind_text(q, 15, symbol);
+    sqlite3_bind_text(q, 16, label, -1, SQLITE_TRANSIENT);
+    tl_bind_text(q, 17, category);
+    if (pos->kind == TL_POS_REPEAT) sqlite3_bind_int64(q, 18, pos->repeat_count); else sqlite3_bind_null(q, 18);
+    sqlite3_bind_int64(q, 19, pos->occurrence_count);
+    sqlite3_bind_int64(q, 20, anchors);
+    sqlite3_bind_int64(q, 21, (int64_t)pa->first_token + 1);
+    sqlite3_bind_int64(q, 22, (int64_t)pa->last_token);
+    sqlite3_bind_int64(q, 23, pa->start_ns);
+    sqlite3_bind_int64(q, 24, pa->end_ns);
+    sqlite3_bind_double(q, 25, us(pa->sum[TL_SUM_COMPUTE]));
+    sqlite3_bind_double(q, 26, us(pa->sum[TL_SUM_COMM]));
+    sqlite3_bind_double(q, 27, us(pa->sum[TL_SUM_IDLE]));
+    sqlite3_bind_double(q, 28, us(total));
+    sqlite3_bind_double(q, 29, tl_round3(us(pa->sum[TL_SUM_COMPUTE]) / (double)denom));
+    sqlite3_bind_double(q, 30, tl_round3(us(pa->sum[TL_SUM_COMM]) / (double)denom));
+    sqlite3_bind_double(q, 31, tl_round3(us(pa->sum[TL_SUM_IDLE]) / (double)denom));
+    sqlite3_bind_double(q, 32, tl_round3(us(total) / (double)denom));
+    sqlite3_bind_double(q, 33, us(pa->sum[TL_SUM_SELF]));
+    sqlite3_bind_int64(q, 34, pa->sum[TL_SUM_AUX_EVENTS]);
+    sqlite3_bind_double(q, 35, us(pa->sum[TL_SUM_AUX]));
+    rc = tl_pub_step(db, q, "traceloom_semantic_node", e);
+    if (rc) break;
+    /* Report node. */
+    q = s->vnode;
+    sqlite3_bind_text(q, 1, nid, -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, 2, tr->db_idx);
+    sqlite3_bind_int64(q, 3, tr->device_id);
+    sqlite3_bind_text(q, 4, lid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 5, path.p, (int)path.n, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 6, node_type(pos->kind), -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 7, kind, -1, SQLITE_STATIC);
+    tl_bind_text(q, 8, symbol);
+    sqlite3_bind_text(q, 9, label, -1, SQLITE_TRANSIENT);
+    tl_bind_text(q, 10, category);
+    sqlite3_bind_int64(q, 11, pos->depth);
+    if (pos->kind == TL_POS_REPEAT) {
+      sqlite3_bind_text(q, 12, label, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64(q, 13, pos->repeat_count);
+    } else {
+      sqlite3_bind_null(q, 12);
+      sqlite3_bind_null(q, 13);
+    }
+    sqlite3_bind_int64(q, 14, pos->occurrence_count);
+    sqlite3_bind_int64(q, 15, anchors);
+    sqlite3_bind_int64(q, 16, (int64_t)pos->token_len);
+    sqlite3_bind_int64(q, 17, (int64_t)pa->first_token + 1);
+    sqlite3_bind_int64(q, 18, (int64_t)pa->last_token);
+    sqlite3_bind_double(q, 19, us(pa->sum[TL_SUM_COMPUTE]));
+    sqlite3_bind_double(q, 20, us(pa->sum[TL_SUM_COMM]));
+    sqlite3_bind_double(q, 21, us(pa->sum[TL_SUM_IDLE]));
+    sqlite3_bind_double(q, 22, us(total));
+    sqlite3_bind_double(q, 23, tl_round3(us(pa->sum[TL_SUM_COMPUTE]) / (double)denom));
+    sqlite3_bind_double(q, 24, tl_round3(us(pa->sum[TL_SUM_COMM]) / (double)denom));
+    sqlite3_bind_double(q, 25, tl_round3(us(pa->sum[TL_SUM_IDLE]) / (double)denom));
+    sqlite3_bind_double(q, 26, tl_round3(us(total) / (double)denom));
+    sqlite3_bind_double(q, 27, us(pa->sum[TL_SUM_SELF]));
+    sqlite3_bind_int64(q, 28, pa->sum[TL_SUM_AUX_EVENTS]);
+    sqlite3_bind_double(q, 29, us(pa->sum[TL_SUM_AUX]));
+    rc = tl_pub_step(db, q, "traceloom_viz_node", e);
+    /* Slots: refinements and the two edge projections. */
+    for (uint32_t j = 0; rc == TL_OK && j < pos->nslots; j++) {
+      uint32_t child = st->slots[pos->first_slot + j];
+      node_id(tr, pnid, sizeof pnid, child);
+      const char *edge_kind = pos->kind == TL_POS_REPEAT ? "repeat_body" : "sequence";
+      sqlite3_bind_text(s->refine, 1, nid, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(s->refine, 2, j + 1);
+      sqlite3_bind_text(s->refine, 3, pnid, -1, SQLITE_STATIC);
+      sqlite3_bind_int(s->refine, 4, tr->db_idx);
+      sqlite3_bind_int64(s->refine, 5, tr->device_id);
+      sqlite3_bind_text(s->refine, 6, tr->tree_id, -1, SQLITE_STATIC);
+      rc = tl_pub_step(db, s->refine, "traceloom_position_refinement", e);
+      if (rc) break;
+      sqlite3_bind_text(s->sedge, 1, nid, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s->sedge, 2, pnid, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s->sedge, 3, tr->tree_id, -1, SQLITE_STATIC);
+      sqlite3_bind_int(s->sedge, 4, tr->db_idx);
+      sqlite3_bind_int64(s->sedge, 5, tr->device_id);
+      sqlite3_bind_int64(s->sedge, 6, j + 1);
+      sqlite3_bind_text(s->sedge, 7, edge_kind, -1, SQLITE_STATIC);
+      rc = tl_pub_step(db, s->sedge, "traceloom_semantic_edge", e);
+      if (rc) break;
+      sqlite3_bind_text(s->vedge, 1, nid, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s->vedge, 2, pnid, -1, SQLITE_STATIC);
+      sqlite3_bind_int(s->vedge, 3, tr->db_idx);
+      sqlite3_bind_int64(s->vedge, 4, tr->device_id);
+      sqlite3_bind_int64(s->vedge, 5, j + 1);
+      sqlite3_bind_text(s->vedge, 6, edge_kind, -1, SQLITE_STATIC);
+      rc = tl_pub_step(db, s->vedge, "traceloom_viz_edge", e);
+    }
+  }
+  /* The tree. */
+  if (rc == TL_OK) {
+    node_id(tr, nid, sizeof nid, 0);
+    snprintf(eid, sizeof eid, "db%u:dev%u", (unsigned)tr->db_idx, (unsigned)tr->device_id);
+    sqlite3_bind_text(s->tree, 1, tr->tree_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s->tree, 2, tr->db_idx);
+    sqlite3_bind_int64(s->tree, 3, tr->device_id);
+    sqlite3_bind_text(s->tree, 4, eid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s->tree, 5, nid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s->tree, 6, tr->macro_discovery, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s->tree, 7, (int64_t)st->ntokens);
+    sqlite3_bind_int64(s->tree, 8, (int64_t)st->npositions);
+    sqlite3_bind_int64(s->tree, 9, (int64_t)st->noccurrences);
+    rc = tl_pub_step(db, s->tree, "traceloom_semantic_tree", e);
+  }
+  /* Bubbles: the idle time charged to an anchor, at the atom occurrence that owns it. */
+  for (uint32_t k = 1; rc == TL_OK && k < g->count; k++) {
+    size_t n = g->first + k;
+    const tl_packet *pk = &in->packets[n];
+    if (pk->idle_ns <= 0) continue;
+    uint32_t o = tr->token_atom[k];
+    const tl_occurrence *oc = &st->occurrences[o];
+    uint32_t left = a->event[n - 1], right = a->event[n];
+    node_id(tr, nid, sizeof nid, oc->position);
+    local_id(lid, sizeof lid, oc->position);
+    occ_path(tr, agg[oc->position].first_occ, 0, &path); /* the position's display path */
+    repeat_context(tr, o, &ctx);
+    char left_id[40], right_id[40];
+    snprintf(left_id, sizeof left_id, "anchor-%zu", n - 1);
+    snprintf(right_id, sizeof right_id, "anchor-%zu", n);
+    int64_t gap = ev->start_ns[right] - ev->end_ns[left];
+    int64_t total = tl_packet_total_ns(pk);
+    sqlite3_stmt *q = s->bubble;
+    sqlite3_bind_int(q, 1, tr->db_idx);
+    sqlite3_bind_int64(q, 2, tr->device_id);
+    sqlite3_bind_text(q, 3, nid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 4, lid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 5, path.p, (int)path.n, SQLITE_STATIC);
+    sqlite3_bind_text(q, 6, "atom", -1, SQLITE_STATIC);
+    tl_bind_str(q, 7, t->pool, a->symbol[n]);
+    sqlite3_bind_int64(q, 8, oc->occurrence_idx);
+    bind_opt_text(q, 9, &ctx);
+    sqlite3_bind_text(q, 10, left_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 11, k);
+    tl_bind_str(q, 12, t->pool, a->symbol[n - 1]);
+    sqlite3_bind_text(q, 13, tl_anchor_role_name((tl_anchor_role)a->role[n - 1]), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 14, ev->start_ns[left]);
+    sqlite3_bind_int64(q, 15, ev->end_ns[left]);
+    sqlite3_bind_text(q, 17, right_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 18, (int64_t)k + 1);
+    tl_bind_str(q, 19, t->pool, a->symbol[n]);
+    sqlite3_bind_text(q, 20, tl_anchor_role_name((tl_anchor_role)a->role[n]), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 21, ev->start_ns[right]);
+    sqlite3_bind_int64(q, 22, ev->end_ns[right]);
+    sqlite3_bind_double(q, 23, us(gap > 0 ? gap : 0));
+    sqlite3_bind_double(q, 24, us(pk->idle_ns));
+    sqlite3_bind_double(q, 25, us(pk->compute_ns));
+    sqlite3_bind_double(q, 26, us(pk->comm_ns));
+    sqlite3_bind_double(q, 27, us(total));
+    sqlite3_bind_int64(q, 28, pk->aux_events);
+    sqlite3_bind_double(q, 29, us(pk->aux_ns));
+    sqlite3_bind_double(q, 30, total ? tl_round6((double)pk->idle_ns / (double)total) : 0.0);
+    rc = tl_pub_step(db, q, "traceloom_structure_bubble_occurrence", e);
+  }
+  free(agg), free(child_count);
+  tl_buf_free(&path), tl_buf_free(&opath), tl_buf_free(&ppath), tl_buf_free(&popath);
+  tl_buf_free(&ctx), tl_buf_free(&tmp);
+  return rc;
+}
+
+int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+  int rc = publish_anchors(db, in, e);
+  if (rc == TL_OK) rc = publish_aux_links(db, in, e);
+  if (rc != TL_OK) return rc;
+  stmts s;
+  if (stmts_prepare(db, &s, e)) return TL_ERROR;
+  for (size_t i = 0; rc == TL_OK && i < in->forest->trees.n; i++)
+    rc = publish_tree(db, in, &in->forest->trees.v[i], &s, e);
+  stmts_free(&s);
+  return rc;
+}

@@ -1,0 +1,20 @@
+/*
+** publish_structure.h: publishing anchors, aux links, cost packets and the recovered
+** trees (see publish_structure.c). Called by tl_publish() inside its savepoint.
+*/
+#ifndef TL_PUBLISH_STRUCTURE_H
+#define TL_PUBLISH_STRUCTURE_H
+
+#include "sqlite_api.h"
+#include "structure/structure.h"
+
+typedef struct tl_structure_input {
+  const tl_trace *trace;
+  const tl_anchors *anchors;
+  const tl_packet *packets;
+  const tl_forest *forest;
+} tl_structure_input;
+
+int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e);
+
+#endif

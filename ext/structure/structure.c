@@ -1,0 +1,163 @@
+/*
+** structure.c: building the forest of recovered trees (see structure.h).
+*/
+#include "structure.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void tree_free(tl_tree *tr) {
+  tl_structure_free(&tr->st);
+  for (int k = 0; k < TL_SUM_COUNT; k++) free(tr->sum[k]), tr->sum[k] = NULL;
+  free(tr->token_atom);
+  tr->token_atom = NULL;
+}
+
+void tl_forest_free(tl_forest *f) {
+  for (size_t i = 0; i < f->trees.n; i++) tree_free(&f->trees.v[i]);
+  TL_VEC_FREE(&f->trees);
+}
+
+/* A flat tree (root Seq over one atom per token) for a sequence the recovery rejected:
+** the analysis still publishes every anchor, with the rejection recorded. */
+static int flat_structure(const uint32_t *tok, size_t n, uint32_t nsym, tl_structure *st) {
+  memset(st, 0, sizeof *st);
+  uint32_t *pos_of_sym = malloc((nsym ? nsym : 1) * sizeof *pos_of_sym);
+  st->positions = calloc(nsym + 1, sizeof *st->positions);
+  st->slots = malloc((n ? n : 1) * sizeof *st->slots);
+  st->occurrences = calloc(n + 1, sizeof *st->occurrences);
+  if (!pos_of_sym || !st->positions || !st->slots || !st->occurrences) {
+    free(pos_of_sym);
+    tl_structure_free(st);
+    return -1;
+  }
+  for (uint32_t s = 0; s < nsym; s++) pos_of_sym[s] = TL_RECOVER_NONE;
+  st->npositions = 1;
+  st->positions[0] = (tl_position){TL_POS_SEQ, TL_RECOVER_NONE, 0, 0, 0, (uint32_t)n, 1, 0, n};
+  st->occurrences[0] = (tl_occurrence){0, TL_RECOVER_NONE, 0, 0, 1, 0, (uint32_t)n};
+  for (size_t i = 0; i < n; i++) {
+    uint32_t s = tok[i];
+    if (pos_of_sym[s] == TL_RECOVER_NONE) {
+      pos_of_sym[s] = (uint32_t)st->npositions;
+      st->positions[st->npositions++] =
+          (tl_position){TL_POS_ATOM, s, 0, 0, 0, 0, 0, 1, 1};
+    }
+    uint32_t pos = pos_of_sym[s];
+    st->slots[i] = pos;
+    st->occurrences[i + 1] = (tl_occurrence){pos, 0, (uint32_t)i + 1, 1,
+                                             ++st->positions[pos].occurrence_count,
+                                             (uint32_t)i, (uint32_t)i + 1};
+  }
+  st->nslots = n;
+  st->noccurrences = n + 1;
+  st->ntokens = n;
+  free(pos_of_sym);
+  return 0;
+}
+
+static int build_tree(const tl_trace *t, const tl_anchors *a, const tl_packet *p, size_t gi,
+                      int several_devices, tl_tree *tr, tl_err *e) {
+  const tl_anchor_group *g = &a->groups.v[gi];
+  size_t n = g->count;
+  memset(tr, 0, sizeof *tr);
+  tr->group = gi;
+  tr->db_idx = g->db_idx;
+  tr->device_id = g->device_id;
+  snprintf(tr->tree_id, sizeof tr->tree_id, "tree-db%u-dev%u", (unsigned)g->db_idx,
+           (unsigned)g->device_id);
+  if (several_devices)
+    snprintf(tr->node_prefix, sizeof tr->node_prefix, "node-d%u-", (unsigned)g->device_id);
+  else
+    snprintf(tr->node_prefix, sizeof tr->node_prefix, "node-");
+  /* Dense tokens: symbols numbered in first-appearance order within the group. */
+  uint32_t *tok = malloc((n ? n : 1) * sizeof *tok);
+  tl_i64map dense = {0};
+  if (!tok) return tl_nomem(e);
+  uint32_t nsym = 0;
+  for (size_t k = 0; k < n; k++) {
+    uint32_t s = a->symbol[g->first + k];
+    int64_t *d = tl_i64map_get(&dense, s);
+    if (!d) {
+      if (tl_i64map_put(&dense, s, nsym)) goto nomem;
+      tok[k] = nsym++;
+    } else {
+      tok[k] = (uint32_t)*d;
+    }
+  }
+  tl_i64map_free(&dense);
+  tl_recover_input in = {tok, n, NULL, NULL, 0};
+  tl_err rerr = {0};
+  int rc = tl_recover(&in, &tr->st, &rerr);
+  if (rc == TL_OK) {
+    tr->macro_discovery = "native_report_tree_complete";
+  } else if (rc == TL_RECOVER_ENOMEM) {
+    tl_err_clear(&rerr);
+    goto nomem;
+  } else {
+    /* Fail closed on the structure, not on the analysis: a flat tree, and the reason. */
+    tl_err_clear(&rerr);
+    tr->macro_discovery = "rejected_flat_fallback";
+    if (flat_structure(tok, n, nsym, &tr->st)) goto nomem;
+  }
+  /* Atom symbols are dense ids: map them back to the anchors' pool symbols. */
+  uint32_t *sym_of_dense = malloc((nsym ? nsym : 1) * sizeof *sym_of_dense);
+  if (!sym_of_dense) goto nomem;
+  for (size_t k = 0; k < n; k++) sym_of_dense[tok[k]] = a->symbol[g->first + k];
+  for (size_t k = 0; k < tr->st.npositions; k++)
+    if (tr->st.positions[k].kind == TL_POS_ATOM)
+      tr->st.positions[k].symbol = sym_of_dense[tr->st.positions[k].symbol];
+  free(sym_of_dense);
+  free(tok);
+  tok = NULL;
+  for (int f = 0; f < TL_SUM_COUNT; f++) {
+    tr->sum[f] = malloc((n + 1) * sizeof *tr->sum[f]);
+    if (!tr->sum[f]) goto nomem;
+    tr->sum[f][0] = 0;
+  }
+  for (size_t k = 0; k < n; k++) {
+    const tl_packet *pk = &p[g->first + k];
+    tr->sum[TL_SUM_COMPUTE][k + 1] = tr->sum[TL_SUM_COMPUTE][k] + pk->compute_ns;
+    tr->sum[TL_SUM_COMM][k + 1] = tr->sum[TL_SUM_COMM][k] + pk->comm_ns;
+    tr->sum[TL_SUM_IDLE][k + 1] = tr->sum[TL_SUM_IDLE][k] + pk->idle_ns;
+    tr->sum[TL_SUM_SELF][k + 1] = tr->sum[TL_SUM_SELF][k] + pk->self_ns;
+    tr->sum[TL_SUM_AUX][k + 1] = tr->sum[TL_SUM_AUX][k] + pk->aux_ns;
+    tr->sum[TL_SUM_AUX_EVENTS][k + 1] = tr->sum[TL_SUM_AUX_EVENTS][k] + pk->aux_events;
+  }
+  tr->token_atom = malloc((n ? n : 1) * sizeof *tr->token_atom);
+  if (!tr->token_atom) goto nomem;
+  for (size_t o = 0; o < tr->st.noccurrences; o++) {
+    const tl_occurrence *oc = &tr->st.occurrences[o];
+    if (tr->st.positions[oc->position].kind == TL_POS_ATOM) tr->token_atom[oc->start] = (uint32_t)o;
+  }
+  (void)t;
+  return TL_OK;
+nomem:
+  free(tok);
+  tl_i64map_free(&dense);
+  tree_free(tr);
+  return tl_nomem(e);
+}
+
+int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packet *p, tl_forest *f,
+                    tl_err *e) {
+  memset(f, 0, sizeof *f);
+  for (size_t gi = 0; gi < a->groups.n; gi++) {
+    if (a->groups.v[gi].count == 0) continue;
+    int several = 0;
+    for (size_t gj = 0; gj < a->groups.n; gj++)
+      if (gj != gi && a->groups.v[gj].db_idx == a->groups.v[gi].db_idx && a->groups.v[gj].count)
+        several = 1;
+    tl_tree tr;
+    if (build_tree(t, a, p, gi, several, &tr, e)) {
+      tl_forest_free(f);
+      return TL_ERROR;
+    }
+    if (TL_VEC_PUSH(&f->trees, tr)) {
+      tree_free(&tr);
+      tl_forest_free(f);
+      return tl_nomem(e);
+    }
+  }
+  return TL_OK;
+}

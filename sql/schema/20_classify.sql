@@ -1,0 +1,130 @@
+-- Evidence roles, structural symbols and the rule policies behind them
+-- (outputs.md section 2 "Evidence roles and symbols", recovery.md sections 2.1-2.5).
+-- Written by tl_publish_classification (ext/classify/classify.c).
+
+-- @surface traceloom_evidence_role_decision | one row per event | The evidence role of every observation: the policy's role and rule, the final role, whether it takes part in structure, and its observed and structural symbols | SELECT final_role, rule_id, count(*) AS events FROM traceloom_evidence_role_decision GROUP BY final_role, rule_id ORDER BY events DESC
+CREATE TABLE traceloom_evidence_role_decision(
+  decision_id TEXT NOT NULL,                  -- role-decision-<n>, n = the event index
+  event_id TEXT NOT NULL,                     -- event-<n>
+  db_idx INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  policy_role TEXT,                           -- anchor, auxiliary, transparent, unknown_anchor; NULL when the policy does not apply (communication ops)
+  final_role TEXT NOT NULL,
+  policy_structural_participation TEXT NOT NULL, -- identity, excluded, not_applicable
+  effective_structural_participation TEXT NOT NULL,
+  support_state TEXT NOT NULL,
+  reason_code TEXT NOT NULL,                  -- matched_positive_rule, unmatched_observation_unknown_first, represented_by_communication_anchor
+  rule_id TEXT NOT NULL,                      -- a policy rule, fallback.unknown_observation or system.communication_anchor
+  source_table TEXT NOT NULL,
+  source_key TEXT NOT NULL,
+  source_id INTEGER NOT NULL,
+  source_domain TEXT NOT NULL,                -- task, communication
+  provider_scope TEXT NOT NULL,               -- ascend, cuda, hygon, any
+  cost_treatment TEXT NOT NULL,               -- retained_for_attribution, retained_as_evidence
+  policy_id TEXT,
+  observed_symbol TEXT,                       -- the selected identity field, NULL when none
+  structural_symbol TEXT,
+  symbol_outcome TEXT NOT NULL,               -- identity, normalized, conflict, unsupported
+  symbol_reason_code TEXT NOT NULL,
+  symbol_rule_id TEXT NOT NULL,
+  symbol_candidate_rule_ids TEXT              -- conflict only: the tied rule ids, '|'-joined
+);
+
+-- @surface traceloom_evidence_role_policy | one row (the effective classification policy) | Which evidence-role policy decided the roles: id, version, manifest SHA-256, how a rules config changed it, and its fallbacks | SELECT policy_id, policy_version, policy_mode, manifest_sha256, rule_count FROM traceloom_evidence_role_policy
+CREATE TABLE traceloom_evidence_role_policy(
+  policy_id TEXT NOT NULL,
+  policy_version TEXT NOT NULL,
+  manifest_schema TEXT,
+  manifest_sha256 TEXT NOT NULL,
+  policy_mode TEXT NOT NULL,                  -- builtin, env, extend, override, replace
+  source_manifest TEXT NOT NULL,
+  provider_scopes TEXT,
+  fallback_identity_role TEXT,
+  fallback_cost_treatment TEXT,
+  fallback_context_treatment TEXT,
+  fallback_provenance_treatment TEXT,
+  missing_evidence_behavior TEXT,
+  rule_count INTEGER NOT NULL
+);
+
+-- @surface traceloom_evidence_role_rule | one row per classification rule | The effective classification rules in decision order (priority, then declaration), where each came from, and how many events each decided | SELECT decision_order, rule_id, role, field, match_mode, pattern, decided_event_count FROM traceloom_evidence_role_rule ORDER BY decision_order
+CREATE TABLE traceloom_evidence_role_rule(
+  policy_id TEXT NOT NULL,
+  policy_version TEXT NOT NULL,
+  rule_id TEXT NOT NULL,
+  decision_order INTEGER NOT NULL,            -- 1-based position in which rules are tried
+  priority INTEGER NOT NULL,
+  declaration_order INTEGER NOT NULL,
+  provider_scope TEXT NOT NULL,
+  source_domain TEXT NOT NULL,
+  field TEXT NOT NULL,                        -- task_type, blob, operator
+  match_mode TEXT NOT NULL,                   -- exact, contains
+  pattern TEXT NOT NULL,
+  role TEXT NOT NULL,
+  required_fields TEXT NOT NULL,
+  structural_participation TEXT NOT NULL,
+  cost_treatment TEXT NOT NULL,
+  context_treatment TEXT NOT NULL,
+  provenance_treatment TEXT NOT NULL,
+  missing_evidence_behavior TEXT NOT NULL,
+  concrete_identity_behavior TEXT NOT NULL,
+  note TEXT,
+  source_manifest TEXT NOT NULL,              -- the file (or bundled:rules/...) the rule came from
+  manifest_sha256 TEXT NOT NULL,
+  source_line INTEGER NOT NULL,
+  decided_event_count INTEGER NOT NULL
+);
+
+-- @surface traceloom_symbol_normalization_rule | one row per symbol-normalization rule | The effective structural-symbol rules: match mode, pattern, the symbol they give and their precedence, with manifest and origin | SELECT rule_id, source_domain, match_mode, match_expression, structural_symbol, precedence FROM traceloom_symbol_normalization_rule ORDER BY precedence DESC, declaration_order
+CREATE TABLE traceloom_symbol_normalization_rule(
+  policy_id TEXT NOT NULL,
+  policy_version TEXT NOT NULL,
+  rule_id TEXT NOT NULL,
+  provider_scope TEXT NOT NULL,               -- ascend, cuda, hygon, provider-neutral
+  match_mode TEXT NOT NULL,
+  match_expression TEXT NOT NULL,
+  structural_symbol TEXT NOT NULL,
+  precedence INTEGER NOT NULL,                -- the rule's priority
+  source_manifest TEXT NOT NULL,              -- the effective policy's manifest
+  manifest_sha256 TEXT NOT NULL,              -- the effective policy's digest
+  rule_origin TEXT NOT NULL,                  -- the file the rule itself came from
+  rule_origin_sha256 TEXT NOT NULL,
+  source_line INTEGER NOT NULL,
+  source_domain TEXT NOT NULL,                -- task, communication
+  field TEXT NOT NULL,
+  note TEXT,
+  declaration_order INTEGER NOT NULL
+);
+
+-- @surface traceloom_event_reconciliation_policy | one row (the effective reconciliation policy) | Which event-reconciliation policy applies to duplicate observations of one device action | SELECT policy_id, policy_version, policy_mode, manifest_sha256 FROM traceloom_event_reconciliation_policy
+CREATE TABLE traceloom_event_reconciliation_policy(
+  policy_id TEXT NOT NULL,
+  policy_version TEXT NOT NULL,
+  manifest_schema TEXT,
+  manifest_sha256 TEXT NOT NULL,
+  policy_mode TEXT NOT NULL,
+  source_manifest TEXT NOT NULL,
+  unmatched_behavior TEXT,
+  rule_count INTEGER NOT NULL
+);
+
+-- @surface traceloom_event_reconciliation_rule | one row per reconciliation rule | The effective event-reconciliation rules (duplicate envelope/detail pairs, fused MC2 communication records) | SELECT rule_id, source_domain, task_type, task_op_type, min_contained_fraction FROM traceloom_event_reconciliation_rule
+CREATE TABLE traceloom_event_reconciliation_rule(
+  policy_id TEXT NOT NULL,
+  policy_version TEXT NOT NULL,
+  rule_id TEXT NOT NULL,
+  priority INTEGER NOT NULL,
+  provider_scope TEXT NOT NULL,
+  source_domain TEXT NOT NULL,                -- task, task+communication_op
+  task_type TEXT,
+  generic_context_id INTEGER,                 -- NULL = not applicable
+  concrete_context_id INTEGER,
+  min_contained_fraction TEXT NOT NULL,       -- as written, e.g. 0.99
+  task_op_type TEXT,
+  communication_op_name_prefix TEXT,
+  identity_policy TEXT NOT NULL,
+  note TEXT,
+  source_manifest TEXT NOT NULL,
+  manifest_sha256 TEXT NOT NULL,
+  source_line INTEGER NOT NULL
+);

@@ -1,0 +1,247 @@
+-- Readable views over the recovered structure (outputs.md section 4.2) and the bubble
+-- statistics table derived from the bubble occurrences (section 7). Runs after the rows
+-- are inserted.
+
+-- @surface traceloom_v_tree_node | one position of the report tree, walked from the roots | The primary readable map: every position with depth, loop depth, kind, repeat count, costs, per-iteration averages and shares | SELECT local_node_id, label, repeat_count, occurrence_count, total_us, avg_total_us FROM traceloom_v_tree_node ORDER BY db_idx, device_id, view_name, display_order
+CREATE VIEW traceloom_v_tree_node AS
+WITH RECURSIVE walk(node_id, parent_node_id, db_idx, device_id, view_name, loop_depth) AS (
+  SELECT n.node_id, CAST(NULL AS TEXT), n.db_idx, n.device_id, n.view_name,
+         CASE WHEN n.kind = 'repeat' THEN 1 ELSE 0 END
+  FROM traceloom_viz_node n
+  WHERE NOT EXISTS (SELECT 1 FROM traceloom_viz_edge e
+                    WHERE e.child_node_id = n.node_id AND e.db_idx = n.db_idx
+                      AND e.device_id = n.device_id AND e.view_name = n.view_name)
+  UNION ALL
+  SELECT c.node_id, e.parent_node_id, c.db_idx, c.device_id, c.view_name,
+         w.loop_depth + CASE WHEN c.kind = 'repeat' THEN 1 ELSE 0 END
+  FROM walk w
+  JOIN traceloom_viz_edge e ON e.parent_node_id = w.node_id AND e.db_idx = w.db_idx
+   AND e.device_id = w.device_id AND e.view_name = w.view_name
+  JOIN traceloom_viz_node c ON c.node_id = e.child_node_id AND c.db_idx = e.db_idx
+   AND c.device_id = e.device_id AND c.view_name = e.view_name
+),
+first_walk AS (
+  SELECT node_id, db_idx, device_id, view_name, min(parent_node_id) AS parent_node_id,
+         max(loop_depth) AS loop_depth
+  FROM walk GROUP BY node_id, db_idx, device_id, view_name
+),
+denoms AS (
+  SELECT n.*, CASE WHEN COALESCE(n.occurrence_count, 0) = 0 THEN 1
+                   ELSE n.occurrence_count * (CASE WHEN n.kind = 'repeat' AND COALESCE(n.repeat_count, 0) > 0
+                                                   THEN n.repeat_count ELSE 1 END) END AS denom
+  FROM traceloom_viz_node n
+)
+SELECT n.node_id, w.parent_node_id, n.db_idx, n.device_id, n.view_name, n.local_node_id,
+       CAST(SUBSTR(n.local_node_id, 2) AS INTEGER) AS display_order,
+       n.path, n.depth AS tree_depth, n.level AS depth, w.loop_depth,
+       n.node_type, n.kind, n.symbol, n.label, n.category, n.repeat_label, n.repeat_count,
+       n.occurrence_count, n.anchor_count, n.anchors_per_occurrence,
+       n.anchors_per_occurrence AS avg_anchor,
+       n.first_anchor_idx, n.last_anchor_idx, n.compute_us, n.comm_us, n.idle_us, n.total_us,
+       n.avg_compute_us, n.avg_comm_us, n.avg_idle_us, n.avg_total_us,
+       COALESCE(n.compute_us, 0) + COALESCE(n.comm_us, 0) AS active_us,
+       ROUND((COALESCE(n.compute_us, 0) + COALESCE(n.comm_us, 0)) / n.denom, 3) AS avg_active_us,
+       n.self_us, n.aux_events, n.aux_us,
+       ROUND(COALESCE(n.aux_us, 0) / n.denom, 3) AS avg_aux_us,
+       ROUND(COALESCE(n.self_us, 0) / n.denom, 3) AS avg_self_us,
+       ROUND(CASE WHEN COALESCE(n.total_us, 0) = 0 THEN 0.0 ELSE COALESCE(n.comm_us, 0) / n.total_us END, 6) AS comm_pct,
+       ROUND(CASE WHEN COALESCE(n.total_us, 0) = 0 THEN 0.0 ELSE COALESCE(n.idle_us, 0) / n.total_us END, 6) AS idle_pct
+FROM denoms n
+JOIN first_walk w ON w.node_id = n.node_id AND w.db_idx = n.db_idx AND w.device_id = n.device_id
+ AND w.view_name = n.view_name;
+
+-- @surface traceloom_tree_node_occurrence | one occurrence of a report position | Per-occurrence anchors, time span and costs of every position (find outliers) | SELECT local_node_id, occurrence_idx, anchor_count, total_us, idle_us FROM traceloom_tree_node_occurrence ORDER BY total_us DESC LIMIT 10
+CREATE VIEW traceloom_tree_node_occurrence AS
+SELECT na.node_id, n.local_node_id, na.db_idx, na.device_id, na.view_name, na.occurrence_idx,
+       MIN(na.repeat_context) AS repeat_context,
+       MIN(a.anchor_idx) AS anchor_start_idx, MAX(a.anchor_idx) AS anchor_end_idx,
+       COUNT(*) AS anchor_count, MIN(a.start_ns) AS start_ns, MAX(a.end_ns) AS end_ns,
+       ROUND(COALESCE(SUM(na.compute_us), 0), 3) AS compute_us,
+       ROUND(COALESCE(SUM(na.comm_us), 0), 3) AS comm_us,
+       ROUND(COALESCE(SUM(na.idle_us), 0), 3) AS idle_us,
+       ROUND(COALESCE(SUM(na.total_us), 0), 3) AS total_us,
+       ROUND(COALESCE(SUM(na.self_us), 0), 3) AS self_us,
+       COALESCE(SUM(na.aux_events), 0) AS aux_events,
+       ROUND(COALESCE(SUM(na.aux_us), 0), 3) AS aux_us
+FROM traceloom_viz_node_anchor na
+JOIN traceloom_anchor a ON a.anchor_id = na.anchor_id AND a.db_idx = na.db_idx AND a.device_id = na.device_id
+JOIN traceloom_viz_node n ON n.node_id = na.node_id AND n.db_idx = na.db_idx
+ AND n.device_id = na.device_id AND n.view_name = na.view_name
+GROUP BY na.node_id, na.db_idx, na.device_id, na.view_name, na.occurrence_idx;
+
+-- @surface traceloom_tree_node_anchor | one (node occurrence, covered anchor) pair | traceloom_viz_node_anchor with the readable local node id | SELECT local_node_id, occurrence_idx, anchor_order, anchor_id, total_us FROM traceloom_tree_node_anchor LIMIT 10
+CREATE VIEW traceloom_tree_node_anchor AS
+SELECT na.node_id, n.local_node_id, na.anchor_id, na.db_idx, na.device_id, na.view_name,
+       na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context, na.compute_us,
+       na.comm_us, na.idle_us, na.total_us, na.self_us, na.aux_events, na.aux_us
+FROM traceloom_viz_node_anchor na
+JOIN traceloom_viz_node n ON n.node_id = na.node_id AND n.db_idx = na.db_idx
+ AND n.device_id = na.device_id AND n.view_name = na.view_name;
+
+-- @surface traceloom_v_position | one position of the semantic tree | Positions with their display parent, preorder, kind, symbol and costs | SELECT position_id, node_type, label, repeat_count, occurrence_count, total_us FROM traceloom_v_position ORDER BY preorder_idx LIMIT 20
+CREATE VIEW traceloom_v_position AS
+SELECT node_id AS position_id, tree_id, db_idx, device_id, view_name, local_node_id,
+       parent_node_id AS display_parent_position_id, preorder_idx, sibling_order,
+       path AS display_path, depth, display_depth, loop_depth, node_type, semantic_kind, symbol,
+       label, category, repeat_count, occurrence_count, anchor_count, start_ns, end_ns,
+       compute_us, comm_us, idle_us, total_us, self_us, aux_us
+FROM traceloom_semantic_node;
+
+-- @surface traceloom_v_position_occurrence | one occurrence with its position's kind | Occurrences with node type, kind, symbol and label (join traceloom_tree_node_occurrence for cost) | SELECT occurrence_id, node_type, label, repeat_iteration FROM traceloom_v_position_occurrence LIMIT 20
+CREATE VIEW traceloom_v_position_occurrence AS
+SELECT o.occurrence_id, o.position_id, o.parent_occurrence_id, o.db_idx, o.device_id, o.tree_id,
+       o.view_name, o.occurrence_idx, o.repeat_iteration, o.token_start_ordinal,
+       o.token_end_exclusive, o.rooted_position_path, o.occurrence_path,
+       n.node_type, n.semantic_kind, n.symbol, n.label, n.category
+FROM traceloom_position_occurrence o
+JOIN traceloom_semantic_node n ON n.node_id = o.position_id AND n.db_idx = o.db_idx AND n.tree_id = o.tree_id;
+
+-- @surface traceloom_v_position_member | one member with its terminal anchor and event | Members of occurrences with the terminal's event, symbol, stream and time | SELECT slot_ordinal, member_order, member_kind, child_occurrence_id, terminal_symbol, start_ns, end_ns FROM traceloom_v_position_member LIMIT 20
+CREATE VIEW traceloom_v_position_member AS
+SELECT m.*, a.event_id, e.symbol AS terminal_symbol, a.role AS terminal_role,
+       e.semantic_role AS terminal_semantic_role, e.stream_id, e.start_ns, e.end_ns, e.dur_us
+FROM traceloom_position_member m
+LEFT JOIN traceloom_anchor a ON a.anchor_id = m.terminal_anchor_id AND a.db_idx = m.db_idx AND a.device_id = m.device_id
+LEFT JOIN traceloom_event e ON e.event_id = a.event_id AND e.db_idx = a.db_idx AND e.device_id = a.device_id;
+
+-- @surface traceloom_v_node_children | one child of a report position | Children of each report position in edge order, with all the child's columns | SELECT parent_node_id, edge_order, local_node_id, label, total_us FROM traceloom_v_node_children LIMIT 20
+CREATE VIEW traceloom_v_node_children AS
+SELECT e.parent_node_id, e.child_node_id, e.edge_order, child.*
+FROM traceloom_viz_edge e
+JOIN traceloom_viz_node child ON child.node_id = e.child_node_id AND child.db_idx = e.db_idx
+ AND child.device_id = e.device_id AND child.view_name = e.view_name;
+
+-- @surface traceloom_v_tree_edge | one concrete occurrence edge with labels | Occurrence edges with the cost projection and the child's kind, symbol and label | SELECT parent_label, edge_label, count(*) FROM traceloom_v_tree_edge GROUP BY 1, 2 LIMIT 20
+CREATE VIEW traceloom_v_tree_edge AS
+SELECT te.*, t.semantic_projection AS cost_view_name, pn.label AS parent_label,
+       cn.node_type AS edge_node_type, cn.semantic_kind AS edge_semantic_kind,
+       cn.symbol AS edge_symbol, cn.label AS edge_label, cn.category AS edge_category
+FROM traceloom_execution_tree_edge te
+JOIN traceloom_semantic_tree t ON t.tree_id = te.tree_id AND t.db_idx = te.db_idx
+JOIN traceloom_semantic_node pn ON pn.node_id = te.parent_position_id AND pn.tree_id = te.tree_id AND pn.db_idx = te.db_idx
+JOIN traceloom_semantic_node cn ON cn.node_id = te.child_position_id AND cn.tree_id = te.tree_id AND cn.db_idx = te.db_idx;
+
+-- @surface traceloom_v_tree_edge_cost | one concrete occurrence edge with the child's cost | Each occurrence edge with the child occurrence's summed packets (support: missing when no packet row exists) | SELECT edge_label, child_total_us, child_cost_support FROM traceloom_v_tree_edge_cost ORDER BY child_total_us DESC LIMIT 10
+CREATE VIEW traceloom_v_tree_edge_cost AS
+SELECT te.*,
+       CASE WHEN c.n IS NULL THEN 'missing' ELSE 'supported' END AS child_cost_support,
+       c.child_compute_us, c.child_comm_us, c.child_uncovered_us, c.child_total_us,
+       c.child_self_us, c.child_aux_us
+FROM traceloom_v_tree_edge te
+LEFT JOIN (
+  SELECT node_id, db_idx, device_id, view_name, occurrence_idx, COUNT(*) AS n,
+         ROUND(SUM(compute_us), 3) AS child_compute_us, ROUND(SUM(comm_us), 3) AS child_comm_us,
+         ROUND(SUM(idle_us), 3) AS child_uncovered_us, ROUND(SUM(total_us), 3) AS child_total_us,
+         ROUND(SUM(self_us), 3) AS child_self_us, ROUND(SUM(aux_us), 3) AS child_aux_us
+  FROM traceloom_viz_node_anchor
+  GROUP BY node_id, db_idx, device_id, view_name, occurrence_idx
+) c ON c.node_id = te.child_position_id AND c.db_idx = te.db_idx AND c.device_id = te.device_id
+   AND c.view_name = te.cost_view_name AND c.occurrence_idx = te.child_occurrence_idx;
+
+-- @surface traceloom_execution_tree_edge_role | one edge role | Populations of concrete edges (one slot under one parent path): only an equal edge_role_id licenses treating edges as one population | SELECT edge_role_id, parent_occurrence_count, concrete_edge_count, population_support FROM traceloom_execution_tree_edge_role LIMIT 10
+CREATE TABLE traceloom_execution_tree_edge_role AS
+WITH per_parent AS (
+  SELECT edge_role_id, parent_occurrence_id, COUNT(*) AS k, MIN(edge_order) AS first_order,
+         MIN(parent_position_id) AS parent_position_id, MIN(parent_tree_path) AS parent_tree_path,
+         MIN(child_position_id) AS child_position_id, MIN(db_idx) AS db_idx,
+         MIN(device_id) AS device_id, MIN(tree_id) AS tree_id, MIN(view_name) AS view_name
+  FROM traceloom_execution_tree_edge
+  GROUP BY edge_role_id, parent_occurrence_id
+)
+SELECT edge_role_id, MIN(parent_position_id) AS parent_position_id,
+       MIN(parent_tree_path) AS parent_tree_path, MIN(child_position_id) AS child_position_id,
+       COUNT(*) AS parent_occurrence_count, SUM(k) AS concrete_edge_count,
+       MIN(k) AS edges_per_parent_min, MAX(k) AS edges_per_parent_max,
+       CASE WHEN MIN(k) = MAX(k) THEN 'uniform' ELSE 'variable' END AS population_support,
+       MIN(first_order) AS first_edge_order, MIN(db_idx) AS db_idx, MIN(device_id) AS device_id,
+       MIN(tree_id) AS tree_id, MIN(view_name) AS view_name
+FROM per_parent
+GROUP BY edge_role_id;
+
+-- @surface traceloom_v_tree_edge_role | one edge role with labels | Edge populations with the parent's label and the child's kind | SELECT edge_role_id, parent_label, edge_label, concrete_edge_count FROM traceloom_v_tree_edge_role LIMIT 20
+CREATE VIEW traceloom_v_tree_edge_role AS
+SELECT r.edge_role_id, r.db_idx, r.device_id, r.tree_id, r.view_name, r.parent_position_id,
+       r.parent_tree_path, pn.label AS parent_label, r.child_position_id,
+       cn.node_type AS edge_node_type, cn.semantic_kind AS edge_semantic_kind,
+       cn.symbol AS edge_symbol, cn.label AS edge_label, cn.category AS edge_category,
+       r.parent_occurrence_count, r.concrete_edge_count, r.edges_per_parent_min,
+       r.edges_per_parent_max, r.population_support, r.first_edge_order
+FROM traceloom_execution_tree_edge_role r
+JOIN traceloom_semantic_node pn ON pn.node_id = r.parent_position_id AND pn.tree_id = r.tree_id AND pn.db_idx = r.db_idx
+JOIN traceloom_semantic_node cn ON cn.node_id = r.child_position_id AND cn.tree_id = r.tree_id AND cn.db_idx = r.db_idx;
+
+-- @surface traceloom_v_node_cost | one report position with SQL-summed anchor time | Report positions with the raw anchor time and linked aux time summed in SQL (cross-checks the packet costs) | SELECT local_node_id, repeat_count, total_us, sql_anchor_us, sql_aux_us FROM traceloom_v_node_cost WHERE repeat_count IS NOT NULL
+CREATE VIEW traceloom_v_node_cost AS
+SELECT n.*,
+       (SELECT ROUND(SUM(a.dur_us), 3) FROM traceloom_viz_node_anchor na
+         JOIN traceloom_anchor a ON a.anchor_id = na.anchor_id AND a.db_idx = na.db_idx AND a.device_id = na.device_id
+         WHERE na.node_id = n.node_id AND na.db_idx = n.db_idx AND na.device_id = n.device_id
+           AND na.view_name = n.view_name) AS sql_anchor_us,
+       (SELECT ROUND(SUM(s.aux_dur_us), 3) FROM traceloom_viz_node_anchor na
+         JOIN traceloom_anchor_aux_slot s ON s.anchor_id = na.anchor_id AND s.db_idx = na.db_idx AND s.device_id = na.device_id
+         WHERE na.node_id = n.node_id AND na.db_idx = n.db_idx AND na.device_id = n.device_id
+           AND na.view_name = n.view_name) AS sql_aux_us
+FROM traceloom_viz_node n;
+
+-- @surface traceloom_v_semantic_tree_readable | one line of the indented tree | The recovered tree as indented text, one position per line in preorder | SELECT line FROM traceloom_v_semantic_tree_readable WHERE view_name = 'anchor_tree' ORDER BY db_idx, device_id, tree_kind, preorder_idx
+CREATE VIEW traceloom_v_semantic_tree_readable AS
+SELECT printf('%s%s %s  occ=%d total_us=%.3f avg_total_us=%.3f',
+              substr('                                                                ', 1, 2 * COALESCE(display_depth, depth, 0)),
+              local_node_id, COALESCE(label, node_type),
+              COALESCE(occurrence_count, 0), COALESCE(total_us, 0), COALESCE(avg_total_us, 0)) AS line,
+       view_name, db_idx, device_id, tree_kind, preorder_idx, node_id, tree_id
+FROM traceloom_semantic_node;
+
+-- @surface traceloom_v_symbol_summary | one (db_idx, device_id, structural symbol) | The kernel summary: count, total, average, min, median, p90 and max of raw anchor durations per symbol (self time, an overlay) | SELECT device_id, symbol, anchor_count, total_us, avg_us, median_us, p90_us, max_us FROM traceloom_v_symbol_summary ORDER BY total_us DESC LIMIT 20
+CREATE VIEW traceloom_v_symbol_summary AS
+WITH ranked AS (
+  SELECT db_idx, device_id, symbol, end_ns - start_ns AS dur_ns,
+         ROW_NUMBER() OVER (PARTITION BY db_idx, device_id, symbol ORDER BY end_ns - start_ns) AS rk,
+         COUNT(*) OVER (PARTITION BY db_idx, device_id, symbol) AS n
+  FROM traceloom_anchor
+)
+SELECT db_idx, device_id, symbol, COUNT(*) AS anchor_count,
+       ROUND(SUM(dur_ns) / 1000.0, 3) AS total_us,
+       ROUND(SUM(dur_ns) / 1000.0 / COUNT(*), 3) AS avg_us,
+       ROUND(MIN(dur_ns) / 1000.0, 3) AS min_us,
+       ROUND(MAX(CASE WHEN rk = (n + 1) / 2 THEN dur_ns END) / 1000.0, 3) AS median_us,
+       ROUND(MAX(CASE WHEN rk = CAST((9 * n + 9) / 10 AS INTEGER) THEN dur_ns END) / 1000.0, 3) AS p90_us,
+       ROUND(MAX(dur_ns) / 1000.0, 3) AS max_us
+FROM ranked
+GROUP BY db_idx, device_id, symbol;
+
+-- @surface traceloom_v_structure_bubble_occurrence | one bubble | All bubble occurrences (idle gaps charged to the following anchor) | SELECT * FROM traceloom_v_structure_bubble_occurrence ORDER BY bubble_us DESC LIMIT 10
+CREATE VIEW traceloom_v_structure_bubble_occurrence AS
+SELECT * FROM traceloom_structure_bubble_occurrence;
+
+-- @surface traceloom_structure_bubble_position | one structural position with bubbles | Bubble statistics per structural position: count, host-observation coverage, total, average, min and max bubble | SELECT right_local_node_id, right_node_symbol, bubble_occurrence_count, total_bubble_us, avg_bubble_us FROM traceloom_structure_bubble_position ORDER BY total_bubble_us DESC LIMIT 10
+CREATE TABLE traceloom_structure_bubble_position AS
+SELECT db_idx, device_id, view_name, structural_position_id, right_node_id, right_local_node_id,
+       right_node_path, right_node_kind, right_node_symbol,
+       COUNT(*) AS bubble_occurrence_count,
+       SUM(host_observation_status = 'supported_ordered') AS supported_host_occurrence_count,
+       SUM(host_observation_status = 'missing_endpoint') AS missing_endpoint_occurrence_count,
+       SUM(host_observation_status = 'nonmonotonic_host_order') AS nonmonotonic_occurrence_count,
+       SUM(host_observation_status NOT IN ('supported_ordered', 'missing_endpoint', 'nonmonotonic_host_order')) AS other_unsupported_occurrence_count,
+       ROUND(SUM(bubble_us), 3) AS total_bubble_us,
+       ROUND(AVG(bubble_us), 3) AS avg_bubble_us,
+       ROUND(MIN(bubble_us), 3) AS min_bubble_us,
+       ROUND(MAX(bubble_us), 3) AS max_bubble_us,
+       ROUND(1.0 * SUM(host_observation_status = 'supported_ordered') / COUNT(*), 6) AS host_observation_coverage
+FROM traceloom_structure_bubble_occurrence
+GROUP BY db_idx, device_id, view_name, structural_position_id, right_node_id, right_local_node_id,
+         right_node_path, right_node_kind, right_node_symbol;
+
+-- @surface traceloom_v_structure_bubble_position | one structural position with bubbles | All bubble statistics per position | SELECT * FROM traceloom_v_structure_bubble_position ORDER BY total_bubble_us DESC LIMIT 10
+CREATE VIEW traceloom_v_structure_bubble_position AS
+SELECT * FROM traceloom_structure_bubble_position;
+
+-- @surface traceloom_v_anchor_symbol_lineage | one anchor | How each anchor's observed label became its structural symbol | SELECT observed_symbol, structural_symbol, outcome, count(*) FROM traceloom_v_anchor_symbol_lineage GROUP BY 1, 2, 3
+CREATE VIEW traceloom_v_anchor_symbol_lineage AS
+SELECT a.anchor_id, COALESCE(e.op_type, e.raw_label) AS observed_symbol, a.symbol AS structural_symbol,
+       e.symbol_rule_id AS rule_id, COALESCE(e.symbol_outcome, 'identity') AS outcome,
+       e.symbol_candidate_rule_ids AS candidate_rule_ids,
+       d.source_path, e.source_table, e.source_key
+FROM traceloom_anchor a
+JOIN traceloom_event e ON e.event_id = a.event_id AND e.db_idx = a.db_idx AND e.device_id = a.device_id
+LEFT JOIN traceloom_raw_source_database d ON d.source_id = e.source_id;
