@@ -17,6 +17,7 @@ SQLITE_EXTENSION_INIT1
 
 #include "traceloom.h"
 #include "analyze/analyze.h"
+#include "export/looptree.h"
 #include "buf.h"
 
 #include <stdlib.h>
@@ -79,6 +80,20 @@ static void fn_analyze(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   free(summary);
 }
 
+/* traceloom_loop_tree([options_json]): the loop tree of the published analysis, Markdown. */
+static void fn_loop_tree(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  const char *options = argc > 0 ? (const char *)sqlite3_value_text(argv[0]) : NULL;
+  tl_err e = {0};
+  char *md = NULL;
+  if (tl_loop_tree(sqlite3_context_db_handle(ctx), options, &md, &e) != TL_OK) {
+    sqlite3_result_error(ctx, e.msg ? e.msg : "traceloom_loop_tree failed", -1);
+    tl_err_clear(&e);
+    return;
+  }
+  sqlite3_result_text(ctx, md, -1, SQLITE_TRANSIENT);
+  free(md);
+}
+
 typedef struct function_def {
   const char *name;
   int nargs;
@@ -91,6 +106,8 @@ static const function_def functions[] = {
     {"traceloom_debug", 0, SQLITE_UTF8 | SQLITE_INNOCUOUS, fn_debug},
     {"traceloom_analyze", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, fn_analyze},
     {"traceloom_analyze", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, fn_analyze},
+    {"traceloom_loop_tree", 0, SQLITE_UTF8, fn_loop_tree},
+    {"traceloom_loop_tree", 1, SQLITE_UTF8, fn_loop_tree},
 };
 
 typedef struct module_def {
