@@ -13,7 +13,7 @@ PROFILE="$OUT/profile"
 if [ ! -f "$PROFILE/ground_truth.json" ]; then
   rm -rf "$PROFILE"
   python3 tools/genprofile.py --format ascend --out "$PROFILE" --prefill-steps 1 \
-    --decode-steps 6 --layers 4 --ops 6 --seed 7 --quiet
+    --decode-steps 6 --layers 4 --ops 6 --noise 0 --missing 0 --seed 7 --quiet
 fi
 echo "== profile inventory (SELECT ... FROM traceloom_profile('$PROFILE'))"
 sqlite3 -cmd ".load $BUILD/traceloom" -column -header :memory: \
@@ -33,6 +33,14 @@ sqlite3 -column -header "$OUT/analysis.db" \
   "SELECT coalesce(op_type, raw_label) AS operator, count(*) AS n, round(sum(dur_us), 3) AS total_us,
           round(avg(dur_us), 3) AS avg_us
      FROM traceloom_event GROUP BY operator ORDER BY total_us DESC LIMIT 8;"
+echo
+echo "== recovered structure (SELECT traceloom_loop_tree(), also written to $OUT/loop_tree.md)"
+sqlite3 -cmd ".load $BUILD/traceloom" "$OUT/analysis.db" "SELECT traceloom_loop_tree('{\"max_depth\": 3, \"max_children\": 14}');" | sed -n '/^Outline/,/^### /p' | sed '$d'
+echo
+echo "== kernel summary by structural symbol (traceloom_v_symbol_summary)"
+sqlite3 -column -header "$OUT/analysis.db" \
+  "SELECT symbol, anchor_count AS n, total_us, avg_us, median_us, p90_us, max_us
+     FROM traceloom_v_symbol_summary ORDER BY total_us DESC LIMIT 8;"
 echo
 echo "== host-to-device relations"
 sqlite3 -column -header "$OUT/analysis.db" \

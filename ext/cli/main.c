@@ -105,6 +105,48 @@ static void remove_temp(const char *tmp) {
   free(j);
 }
 
+/* loop_tree.md beside the analysis database, and its top-level Repeat lines on stdout. */
+static void write_loop_tree(const char *out) {
+  sqlite3 *db = NULL;
+  if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+      sqlite3_traceloom_init(db, NULL, NULL) != SQLITE_OK) {
+    sqlite3_close(db);
+    return;
+  }
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT traceloom_loop_tree()", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    const char *md = (const char *)sqlite3_column_text(st, 0);
+    char *path = tl_strdup(out);
+    char *slash = path ? strrchr(path, '/') : NULL;
+    char *md_path = path ? (slash ? (slash[1] = 0, tl_mprintf("%sloop_tree.md", path))
+                                  : tl_strdup("loop_tree.md"))
+                         : NULL;
+    FILE *f = md_path ? fopen(md_path, "w") : NULL;
+    if (f) {
+      fputs(md, f);
+      fclose(f);
+      printf("loop tree: %s\n", md_path);
+    }
+    free(path), free(md_path);
+  }
+  sqlite3_finalize(st);
+  /* The short version: the repeats of each tree, outermost first. */
+  if (sqlite3_prepare_v2(db,
+                         "SELECT device_id, local_node_id, label, occurrence_count, "
+                         "printf('%.3f', total_us), printf('%.3f', avg_total_us) "
+                         "FROM traceloom_v_tree_node WHERE kind = 'repeat' AND loop_depth <= 2 "
+                         "ORDER BY db_idx, device_id, display_order LIMIT 12",
+                         -1, &st, NULL) == SQLITE_OK) {
+    while (sqlite3_step(st) == SQLITE_ROW)
+      printf("  device %s %s %s: %s occurrence(s), total %s us, %s us per iteration\n",
+             sqlite3_column_text(st, 0), sqlite3_column_text(st, 1), sqlite3_column_text(st, 2),
+             sqlite3_column_text(st, 3), sqlite3_column_text(st, 4), sqlite3_column_text(st, 5));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
 int main(int argc, char **argv) {
   const char *profile = NULL, *output = NULL, *options = NULL;
   long threads = 0;
@@ -249,6 +291,7 @@ int main(int argc, char **argv) {
   printf("%s\nanalysis database: %s\n", summary ? summary : "", out);
   free(summary);
   status = 0;
+  write_loop_tree(out);
 done:
   interrupt_db = NULL;
   if (db) sqlite3_close(db);
