@@ -6,6 +6,7 @@
 # An assertion is a row `SELECT 'label', <condition>;` that prints `label|1`; a row ending
 # in `|0`, any SQL error, or an `expect-error:` mismatch fails the file.
 #
+# `-- include: FILE` inserts FILE (relative to the test file) at that line.
 # Errors that must happen are written as a comment line followed by one statement:
 #   -- expect-error: <substring of the message>
 #   SELECT traceloom_analyze('fixtures/bad/not_sqlite.db');
@@ -20,7 +21,13 @@ for f in "$@"; do
   python3 - "$abs" "$tmpdir" <<'PY'
 import sys, re, os
 src, out = sys.argv[1], sys.argv[2]
-lines = open(src).read().split('\n')
+def expand(path):
+    out = []
+    for line in open(path).read().split('\n'):
+        m = re.match(r'\s*--\s*include:\s*(\S+)', line)
+        out.extend(expand(os.path.join(os.path.dirname(path), m.group(1))) if m else [line])
+    return out
+lines = expand(src)
 chunks, cur, i = [], [], 0
 while i < len(lines):
     m = re.match(r'\s*--\s*expect-error:\s*(.*)$', lines[i])

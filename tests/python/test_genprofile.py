@@ -8,6 +8,7 @@ generation arguments by arithmetic, and compared with the generator's ground tru
 import filecmp
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -301,3 +302,43 @@ def test_nsys_profile_matches_ground_truth(tmp_path):
     for key in ("one_to_one", "unmatched_runtime_call", "unmatched_device_work", "keys"):
         assert got[key] == sum(r["correlations"][key] for r in truth["ranks"]), key
     assert one(con, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE end <= start OR start < 1700000000000000000") == 0
+
+
+def extension():
+    build = os.environ.get("TRACELOOM_BUILD", "build")
+    lib = os.path.join(ROOT, build, "traceloom")
+    if not os.path.exists(lib + ".so") or not shutil.which("sqlite3"):
+        pytest.skip("no %s.so or sqlite3 shell" % lib)
+    return lib
+
+
+def shell(lib, db, sql):
+    r = subprocess.run(["sqlite3", "-bail", str(db), "-cmd", ".load " + lib, sql], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    return [line.split("|") for line in r.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("fmt", ["ascend", "nsys"])
+def test_extension_sees_the_ground_truth(tmp_path, fmt):
+    """The events and host-device relations TraceLoom finds are the generated ones."""
+    lib = extension()
+    out = tmp_path / "p"
+    truth = generate(out, "--format", fmt, "--decode-steps", 12, "--layers", 3, "--ranks", 2, "--aux", 0.1,
+                     "--noise", 0.05, "--missing", 0.03)
+    target = str(out) if fmt == "ascend" else str(out / "profile.sqlite")
+    kinds = dict(shell(lib, ":memory:", "SELECT kind, count(*) FROM traceloom_events('%s') GROUP BY 1" % target))
+    want = {}
+    for rank in truth["ranks"]:
+        for kind, n in rank["events"]["by_kind"].items():
+            want[kind] = want.get(kind, 0) + n
+    assert {k: int(v) for k, v in kinds.items()} == want
+    shell(lib, tmp_path / "a.db", "SELECT traceloom_analyze('%s')" % target)
+    states = dict(shell(lib, tmp_path / "a.db", "SELECT support_state, count(*) FROM "
+                                                "traceloom_runtime_device_relation GROUP BY 1"))
+    want = {}
+    for rank in truth["ranks"]:
+        for state, n in rank["relation_rows"].items():
+            if state != "total":
+                want[state] = want.get(state, 0) + n
+    assert {k: int(v) for k, v in states.items()} == want
