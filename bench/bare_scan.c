@@ -84,7 +84,7 @@ static int64_t scan_once(sqlite3 *db, const char *table, const char *columns, ui
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     uint64_t h = 0;
     for (int i = 0; i < ncol; i++) h = h * 31u + (uint64_t)sqlite3_column_int64(stmt, i);
-    *checksum ^= h;
+    *checksum += h;
     rows++;
   }
   if (rc != SQLITE_DONE) die(db, "scan");
@@ -115,14 +115,12 @@ static void exec_or_die(sqlite3 *db, const char *sql) {
 static double copy_once(const char *profile, const char *out, const char *forced) {
   sqlite3 *db = NULL;
   unlink(out);
-  if (sqlite3_open(out, &db) != SQLITE_OK) die(db, out);
+  if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+                      NULL) != SQLITE_OK)
+    die(db, out);
   exec_or_die(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
   char *attach = sqlite3_mprintf("ATTACH 'file:%q?mode=ro' AS src", profile);
   if (!attach) die(NULL, "mprintf");
-  sqlite3_close(db);
-  if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, NULL) != SQLITE_OK)
-    die(db, out);
-  exec_or_die(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
   exec_or_die(db, attach);
   sqlite3_free(attach);
   const char *columns = NULL;

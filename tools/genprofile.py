@@ -16,9 +16,18 @@ Formats (one module each, tools/genprofile_<format>.py):
   nsys    DIR/profile.sqlite (Nsight Systems SQLite export; ranks are devices 0..R-1)
 
 Rates (--aux, --noise, --missing) are fractions of the template compute tasks; --jitter
-is the timing jitter as a fraction of each task's duration. Rows are produced by
-INSERT ... SELECT inside SQLite (see genprofile_model.py), about 10M TASK rows in well
-under a minute on two cores.
+is the timing jitter as a fraction of each task's duration. --missing drops that many
+device tasks (their host calls stay, unmatched) and as many host launch calls (their
+tasks stay, unmatched). Auxiliary and noise kernels sit in the idle gap after a compute
+task, each with its own host call, and are appended after the template rows (rowid
+order is not time order). Rows are produced by INSERT ... SELECT inside SQLite (see
+genprofile_model.py): 10M TASK rows (28.7M rows over all tables) in about 22 s on two
+cores.
+
+ground_truth.json holds the structure (steps per phase, layers, the operator labels of
+head/layer/tail, the loop tree to recover), per rank the row count of every table, task
+rows and events by kind, host calls by API, the host<->device relations by state (per key
+and as (call, task) rows), and, for small profiles, where each perturbation sits.
 """
 
 import argparse
@@ -183,7 +192,7 @@ def ground_truth(args, files, plans):
         "format": args.format,
         "source_kind": fmt.SOURCE_KIND,
         "params": {k: getattr(args, k) for k in ("seed", "prefill_steps", "decode_steps", "layers", "ops",
-                                                 "ranks", "jitter", "noise", "aux", "missing")},
+                                                 "ranks", "jitter", "noise", "aux", "missing", "rows")},
         "files": files,
         "structure": {
             "steps": {"prefill": args.prefill_steps, "decode": args.decode_steps, "total": total_steps},

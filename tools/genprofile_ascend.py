@@ -88,7 +88,7 @@ class Strings:
 
 
 def _pragmas(con):
-    for p in ("journal_mode=OFF", "synchronous=OFF", "temp_store=MEMORY", "cache_size=-262144",
+    for p in ("journal_mode=OFF", "synchronous=OFF", "temp_store=MEMORY", "cache_size=-32768",
               "locking_mode=EXCLUSIVE"):
         con.execute("PRAGMA " + p)
 
@@ -295,6 +295,13 @@ def rank_truth(plan, c, args):
             "unmatched_runtime_call": unmatched_call,
             "unmatched_device_work": unmatched_work,
             "keys": one_to_one + one_to_many + unmatched_call + unmatched_work,
+        },
+        # The same relations as rows of (call, task) pairs, one row per task for a collective.
+        "relation_rows": {
+            "supported_exact": one_to_one + one_to_many * len(COMM_SUBTASKS),
+            "unmatched_runtime_call": unmatched_call,
+            "unmatched_device_work": unmatched_work,
+            "total": one_to_one + one_to_many * len(COMM_SUBTASKS) + unmatched_call + unmatched_work,
         },
         "streams": {"compute": COMPUTE_STREAM, "communication": COMM_STREAM},
     }

@@ -303,9 +303,6 @@ class RankPlan:
     t_end: int
     drop_call_apis: dict     # API name -> dropped calls of it
 
-    def n_of(self, s, j):
-        return self.steps[s].n0 + j
-
 
 def plan_rank(args, rank, comm_subtasks):
     """Lays out every step of one rank and samples its perturbations."""

@@ -114,7 +114,7 @@ def write_all(plans, args, path):
         os.remove(tmp)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     con = sqlite3.connect(tmp, isolation_level=None)
-    for p in ("journal_mode=OFF", "synchronous=OFF", "temp_store=MEMORY", "cache_size=-262144",
+    for p in ("journal_mode=OFF", "synchronous=OFF", "temp_store=MEMORY", "cache_size=-32768",
               "locking_mode=EXCLUSIVE"):
         con.execute("PRAGMA " + p)
     con.executescript(SCHEMA + TEMP_SCHEMA)
@@ -251,6 +251,12 @@ def rank_truth(plan, c, args):
             "unmatched_runtime_call": c["sync_calls"] + c["dropped_tasks"],
             "unmatched_device_work": c["dropped_calls"],
             "keys": one_to_one + c["sync_calls"] + c["dropped_tasks"] + c["dropped_calls"],
+        },
+        "relation_rows": {
+            "supported_exact": one_to_one,
+            "unmatched_runtime_call": c["sync_calls"] + c["dropped_tasks"],
+            "unmatched_device_work": c["dropped_calls"],
+            "total": one_to_one + c["sync_calls"] + c["dropped_tasks"] + c["dropped_calls"],
         },
         "streams": {"compute": COMPUTE_STREAM, "communication": COMM_STREAM},
     }

@@ -10,6 +10,7 @@
 #include "relate/relate.h"
 #include "publish/publish.h"
 #include "anchor/anchors.h"
+#include "classify/classify.h"
 #include "cost/packets.h"
 #include "structure/structure.h"
 
@@ -24,6 +25,7 @@
 
 void tl_options_free(tl_options *o) {
   free(o->source_kind);
+  free(o->rules_config);
   memset(o, 0, sizeof *o);
 }
 
@@ -61,6 +63,17 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
         }
         free(o->source_kind);
         o->source_kind = tl_strdup(s);
+      } else if (strcmp(key, "rules_config") == 0) {
+        const char *s = tl_json_type_of(v) == TL_JSON_NULL ? NULL : tl_json_str(v, NULL);
+        if (tl_json_type_of(v) != TL_JSON_NULL && (!s || !*s)) {
+          tl_json_free(doc);
+          tl_options_free(o);
+          return tl_fail(e,
+                         "analyze option \"rules_config\" must be a rules file path or a "
+                         "bundled config name (scheduler-step, deepseekv4, qwen35-serving)");
+        }
+        free(o->rules_config);
+        o->rules_config = s ? tl_strdup(s) : NULL;
       } else if (strcmp(key, "progress") == 0) {
         int b = tl_json_bool(v);
         if (b < 0) {
@@ -70,7 +83,9 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
         o->progress = b;
       } else {
         tl_fail(e,
-                "unknown analyze option \"%s\": expected threads, source_kind or progress", key);
+                "unknown analyze option \"%s\": expected threads, source_kind, rules_config or "
+                "progress",
+                key);
         tl_json_free(doc);
         return TL_ERROR;
       }
@@ -96,6 +111,9 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
 typedef struct progress {
   int on;
   double t0;
+  int timing;          /* TRACELOOM_TIMING=1: stage durations on stderr */
+  double stage_t0;
+  const char *stage;
 } progress;
 
 static double now_s(void) {
@@ -112,13 +130,23 @@ static void progress_fn(void *ctx, const char *stage, int64_t done) {
   fflush(stderr);
 }
 
+static void timing_mark(progress *p, const char *next) {
+  if (!p->timing) return;
+  double t = now_s();
+  if (p->stage) fprintf(stderr, "traceloom timing: %-40s %8.3f s\n", p->stage, t - p->stage_t0);
+  p->stage = next;
+  p->stage_t0 = t;
+}
+
 static void progress_stage(progress *p, const char *stage) {
+  timing_mark(p, stage);
   if (!p->on) return;
   fprintf(stderr, "\rtraceloom: %-40s (%.1f s)   ", stage, now_s() - p->t0);
   fflush(stderr);
 }
 
 static void progress_end(progress *p) {
+  timing_mark(p, NULL);
   if (!p->on) return;
   fprintf(stderr, "\r%60s\r", "");
   fflush(stderr);
@@ -161,14 +189,37 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   tl_options opt;
   char *canonical = NULL;
   if (tl_options_parse(options_json, &opt, &canonical, e)) return TL_ERROR;
-  progress pr = {opt.progress < 0 ? isatty(2) : opt.progress, now_s()};
+  const char *timing = getenv("TRACELOOM_TIMING");
+  progress pr = {opt.progress < 0 ? isatty(2) : opt.progress, now_s(),
+                 timing && *timing && *timing != '0', now_s(), NULL};
   tl_profile profile;
   tl_trace trace;
   tl_relations relations = {0};
   tl_inventory inventory = {0};
   tl_source_digest *digests = NULL;
+  tl_classification cls;
   memset(&trace, 0, sizeof trace);
-  int rc = tl_profile_discover(path, opt.source_kind, &profile, e);
+  memset(&cls, 0, sizeof cls);
+  /* Rules first: an invalid rules config refuses the analysis before anything is read. */
+  tl_rules *rules = NULL;
+  char *with_rules = NULL;
+  int rc = tl_rules_load(opt.rules_config, &rules, e);
+  if (rc) goto done_opts;
+  {
+    /* The canonical options gain the effective rule manifests and their digests. */
+    tl_buf b = {0};
+    tl_buf_append(&b, canonical, strlen(canonical) - 1); /* drop the closing brace */
+    tl_buf_puts(&b, ",\"rules\":");
+    tl_rules_options_json(rules, &b);
+    tl_buf_puts(&b, "}");
+    if (b.oom) {
+      tl_buf_free(&b);
+      rc = tl_nomem(e);
+      goto done_opts;
+    }
+    with_rules = b.p;
+  }
+  rc = tl_profile_discover(path, opt.source_kind, &profile, e);
   if (rc) goto done_opts;
   rc = refuse_self(db, &profile, e);
   if (rc == TL_OK) {
@@ -179,14 +230,17 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     progress_stage(&pr, "hashing sources");
     rc = digest_files(&profile, &digests, e);
   }
-  if (rc == TL_OK) rc = tl_trace_load(&profile, &trace, progress_fn, &pr, e);
+  if (rc == TL_OK) {
+    progress_stage(&pr, "reading events and calls");
+    rc = tl_trace_load(&profile, &trace, progress_fn, &pr, e);
+  }
   if (rc == TL_OK) {
     progress_stage(&pr, "relating runtime calls to device work");
     rc = tl_relate(&trace, &relations, e);
   }
   /* Roles and symbols, anchors, cost packets, structure. */
-  uint8_t *roles = NULL;
-  uint32_t *symbols = NULL;
+  uint8_t *roles = NULL, *costs = NULL;
+  uint32_t *symbols = NULL, *role_class = NULL;
   const char **sem_role = NULL, **sem_reason = NULL;
   tl_anchors anchors;
   tl_packet *packets = NULL;
@@ -194,20 +248,20 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   memset(&anchors, 0, sizeof anchors);
   memset(&forest, 0, sizeof forest);
   if (rc == TL_OK) {
-    progress_stage(&pr, "classifying events");
+    progress_stage(&pr, "classifying evidence roles and symbols");
     size_t n = trace.ev.n ? trace.ev.n : 1;
-    roles = malloc(n);
-    symbols = malloc(n * sizeof *symbols);
     sem_role = malloc(n * sizeof *sem_role);
     sem_reason = malloc(n * sizeof *sem_reason);
-    if (!roles || !symbols || !sem_role || !sem_reason)
-      rc = tl_nomem(e);
-    else
-      rc = tl_fallback_roles(&trace, roles, symbols, e);
+    role_class = malloc(n * sizeof *role_class);
+    if (!sem_role || !sem_reason || !role_class) rc = tl_nomem(e);
+    if (rc == TL_OK) rc = tl_classify(&trace, rules, &cls, e);
+    if (rc == TL_OK) rc = tl_classification_event_arrays(&cls, &trace, &roles, &costs, &symbols, e);
+    for (size_t i = 0; rc == TL_OK && i < trace.ev.n; i++)
+      role_class[i] = tl_event_class(&cls, &trace, i)->class_id;
   }
   if (rc == TL_OK) {
     progress_stage(&pr, "selecting anchors");
-    tl_anchor_input ain = {&trace, roles, NULL, symbols, NULL};
+    tl_anchor_input ain = {&trace, roles, costs, symbols, NULL};
     rc = tl_anchors_build(&ain, &anchors, e);
   }
   if (rc == TL_OK) {
@@ -241,15 +295,17 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   if (rc == TL_OK) {
     progress_stage(&pr, "publishing");
     tl_structure_input sin = {&trace, &anchors, packets, &forest};
-    tl_publish_input in = {&profile, &trace, &relations, &inventory, digests, canonical,
-                           symbols, sem_role, sem_reason, &sin};
+    tl_publish_input in = {&profile,   &trace,     &relations, &inventory, digests,
+                           with_rules, symbols,    sem_role,   sem_reason, &sin,
+                           rules,      &cls,       role_class};
     rc = tl_publish(db, &in, e);
   }
   size_t n_anchors = anchors.n, n_trees = forest.trees.n;
   tl_forest_free(&forest);
   free(packets);
   tl_anchors_free(&anchors);
-  free(roles), free(symbols), free(sem_role), free(sem_reason);
+  free(roles), free(costs), free(symbols), free(sem_role), free(sem_reason), free(role_class);
+  tl_classification_free(&cls);
   if (rc == TL_OK) {
     size_t supported = 0;
     for (size_t i = 0; i < relations.n; i++)
@@ -269,6 +325,8 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   tl_trace_free(&trace);
   tl_profile_free(&profile);
 done_opts:
+  tl_rules_free(rules);
+  free(with_rules);
   free(canonical);
   tl_options_free(&opt);
   return rc;

@@ -16,6 +16,7 @@ typedef struct tl_options {
   int threads;          /* worker threads (results never depend on it) */
   char *source_kind;    /* "auto" or a source kind */
   int progress;         /* -1 = auto (stderr is a TTY), 0 = off, 1 = on */
+  char *rules_config;   /* rules config file or bundled name; NULL = built-in rules */
 } tl_options;
 
 /* Parses options_json (NULL or "" = defaults). *canonical (malloc'd) is the effective

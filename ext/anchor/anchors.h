@@ -83,8 +83,6 @@ typedef struct tl_anchor_input {
 int tl_anchors_build(const tl_anchor_input *in, tl_anchors *out, tl_err *e);
 void tl_anchors_free(tl_anchors *a);
 
-/* Roles and structural symbols per event without rule manifests (roles_fallback.c). */
-int tl_fallback_roles(const tl_trace *t, uint8_t *event_role, uint32_t *event_symbol, tl_err *e);
 
 /* 1 for communication-op envelope events (COMMUNICATION_OP rows). */
 int tl_event_is_comm_op(const tl_trace *t, size_t i);

@@ -3,8 +3,8 @@
 ** (see classify.h).
 **
 ** One pass over the events marks which (label, provider scope) pairs occur; each pair is
-** then decided once. Publishing writes one decision row per event by looking the pair up,
-** so the cost per event is a table lookup and an INSERT.
+** then decided once and becomes a class with a dense id. Publishing writes one row per class;
+** events reference their class through traceloom_event.role_class_id.
 */
 #include "classify.h"
 #include "publish/publish.h"
@@ -143,7 +143,14 @@ int tl_classify(const tl_trace *t, const tl_rules *r, tl_classification *out, tl
     tl_classification_free(out);
     return rc;
   }
-  for (size_t i = 0; i < t->ev.n; i++) out->events_by_role[tl_event_class(out, t, i)->final_role]++;
+  for (size_t i = 0; i < out->nlabels * TL_SCOPE_COUNT; i++)
+    if (out->cls[i].used) out->cls[i].class_id = (uint32_t)out->nclasses++;
+  for (size_t i = 0; i < t->ev.n; i++) {
+    size_t at = (size_t)t->ev.label[i] * TL_SCOPE_COUNT + out->db_scope[t->ev.db_idx[i]];
+    tl_label_class *k = &out->cls[at];
+    k->events++;
+    out->events_by_role[k->final_role]++;
+  }
   return TL_OK;
 }
 
@@ -370,58 +377,54 @@ static int publish_reconcile_policy(sqlite3 *db, const tl_rules *r, tl_err *e) {
   return rc;
 }
 
-static int publish_decisions(sqlite3 *db, const tl_trace *t, const tl_rules *r,
-                             const tl_classification *c, tl_err *e) {
+static int publish_classes(sqlite3 *db, const tl_trace *t, const tl_rules *r,
+                           const tl_classification *c, tl_err *e) {
   sqlite3_stmt *st;
   if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_evidence_role_decision(decision_id, event_id, db_idx, "
-                     "device_id, policy_role, final_role, policy_structural_participation, "
-                     "effective_structural_participation, support_state, reason_code, rule_id, "
-                     "source_table, source_key, source_id, source_domain, provider_scope, "
-                     "cost_treatment, policy_id, observed_symbol, structural_symbol, "
-                     "symbol_outcome, symbol_reason_code, symbol_rule_id, "
-                     "symbol_candidate_rule_ids) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-                     "'supported', ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-                     "?21, ?22, ?23)",
+                     "INSERT INTO traceloom_evidence_role_class(class_id, source_domain, "
+                     "provider_scope, kind, task_type, op_name, op_type, compute_task_type, "
+                     "comm_name, raw_label, policy_role, final_role, "
+                     "policy_structural_participation, effective_structural_participation, "
+                     "support_state, reason_code, rule_id, policy_id, cost_treatment, "
+                     "observed_symbol, structural_symbol, symbol_outcome, symbol_reason_code, "
+                     "symbol_rule_id, symbol_candidate_rule_ids, event_count) VALUES (?1, ?2, "
+                     "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, 'supported', ?15, "
+                     "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
                      &st, e))
     return TL_ERROR;
   int rc = TL_OK;
-  char did[40], eid[32], key[24];
-  for (size_t i = 0; rc == TL_OK && i < t->ev.n; i++) {
-    const tl_label_class *k = tl_event_class(c, t, i);
-    uint16_t ref = t->ev.source_ref[i];
-    int dn = snprintf(did, sizeof did, "role-decision-%zu", i);
-    int en = snprintf(eid, sizeof eid, "event-%zu", i);
-    int kn = snprintf(key, sizeof key, "%lld", (long long)t->ev.source_rowid[i]);
-    sqlite3_bind_text(st, 1, did, dn, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, eid, en, SQLITE_STATIC);
-    sqlite3_bind_int(st, 3, t->ev.db_idx[i]);
-    sqlite3_bind_int64(st, 4, t->ev.device_id[i]);
-    sqlite3_bind_text(st, 5, tl_evidence_role_name((tl_evidence_role)k->policy_role), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, tl_evidence_role_name((tl_evidence_role)k->final_role), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 7, tl_class_policy_participation(k), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 8, tl_class_effective_participation(k), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 9, tl_class_reason_code(k), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 10, tl_class_rule_id(r, k), -1, SQLITE_STATIC);
-    tl_bind_str(st, 11, t->pool, t->source_refs.v[ref].table);
-    sqlite3_bind_text(st, 12, key, kn, SQLITE_STATIC);
-    sqlite3_bind_int(st, 13, t->source_refs.v[ref].source_id);
-    sqlite3_bind_text(st, 14, k->domain == TL_OBS_TASK ? "task" : "communication", -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 15, tl_scope_name((tl_scope)c->db_scope[t->ev.db_idx[i]]), -1,
-                      SQLITE_STATIC);
-    sqlite3_bind_text(st, 16, tl_cost_policy_name((tl_cost_policy)k->cost), -1, SQLITE_STATIC);
-    tl_bind_text(st, 17, k->domain == TL_OBS_TASK ? r->cls.meta.policy_id : NULL);
-    tl_bind_str(st, 18, t->pool, k->observed_symbol);
-    tl_bind_str(st, 19, t->pool, k->symbol);
-    sqlite3_bind_text(st, 20, tl_symbol_outcome_name((tl_symbol_outcome)k->symbol_outcome), -1,
-                      SQLITE_STATIC);
-    sqlite3_bind_text(st, 21, tl_symbol_reason_code((tl_symbol_outcome)k->symbol_outcome), -1,
-                      SQLITE_STATIC);
-    sqlite3_bind_text(st, 22,
-                      tl_symbol_rule_id(&r->sym, (tl_symbol_outcome)k->symbol_outcome, k->symbol_rule),
-                      -1, SQLITE_STATIC);
-    tl_bind_text(st, 23, k->candidates);
-    rc = tl_pub_step(db, st, "traceloom_evidence_role_decision", e);
+  for (size_t i = 0; rc == TL_OK && i < c->nlabels * TL_SCOPE_COUNT; i++) {
+    const tl_label_class *k = &c->cls[i];
+    if (!k->used) continue;
+    const tl_label *l = &t->labels.v[i / TL_SCOPE_COUNT];
+    int task = k->domain == TL_OBS_TASK;
+    sqlite3_bind_int64(st, 1, k->class_id);
+    sqlite3_bind_text(st, 2, task ? "task" : "communication", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, tl_scope_name((tl_scope)(i % TL_SCOPE_COUNT)), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, tl_kind_name((tl_kind)l->kind), -1, SQLITE_STATIC);
+    tl_bind_str(st, 5, t->pool, l->task_type);
+    tl_bind_str(st, 6, t->pool, l->op_name);
+    tl_bind_str(st, 7, t->pool, l->op_type);
+    tl_bind_str(st, 8, t->pool, l->compute_task_type);
+    tl_bind_str(st, 9, t->pool, l->comm_name);
+    tl_bind_str(st, 10, t->pool, l->name);
+    tl_bind_text(st, 11, tl_evidence_role_name((tl_evidence_role)k->policy_role));
+    tl_bind_text(st, 12, tl_evidence_role_name((tl_evidence_role)k->final_role));
+    sqlite3_bind_text(st, 13, tl_class_policy_participation(k), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 14, tl_class_effective_participation(k), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 15, tl_class_reason_code(k), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 16, tl_class_rule_id(r, k), -1, SQLITE_STATIC);
+    tl_bind_text(st, 17, task ? r->cls.meta.policy_id : NULL);
+    sqlite3_bind_text(st, 18, tl_cost_policy_name((tl_cost_policy)k->cost), -1, SQLITE_STATIC);
+    tl_bind_str(st, 19, t->pool, k->observed_symbol);
+    tl_bind_str(st, 20, t->pool, k->symbol);
+    tl_symbol_outcome o = (tl_symbol_outcome)k->symbol_outcome;
+    sqlite3_bind_text(st, 21, tl_symbol_outcome_name(o), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 22, tl_symbol_reason_code(o), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 23, tl_symbol_rule_id(&r->sym, o, k->symbol_rule), -1, SQLITE_STATIC);
+    tl_bind_text(st, 24, k->candidates);
+    sqlite3_bind_int64(st, 25, (int64_t)k->events);
+    rc = tl_pub_step(db, st, "traceloom_evidence_role_class", e);
   }
   sqlite3_finalize(st);
   return rc;
@@ -469,7 +472,7 @@ int tl_publish_classification(sqlite3 *db, const tl_trace *t, const tl_rules *r,
   free(rule_events);
   if (rc == TL_OK) rc = publish_symbol_rules(db, r, e);
   if (rc == TL_OK) rc = publish_reconcile_policy(db, r, e);
-  if (rc == TL_OK) rc = publish_decisions(db, t, r, c, e);
+  if (rc == TL_OK) rc = publish_classes(db, t, r, c, e);
   if (rc == TL_OK) rc = publish_rule_metadata(db, r, e);
   return rc;
 }

@@ -131,6 +131,8 @@ typedef enum tl_obs_domain { TL_OBS_TASK = 0, TL_OBS_COMMUNICATION } tl_obs_doma
 /* The decision for one (label, provider scope). */
 typedef struct tl_label_class {
   uint8_t used;             /* some event has this label under this provider */
+  uint32_t class_id;        /* dense id over used classes (traceloom_event.role_class_id) */
+  uint64_t events;          /* how many events have this class */
   uint8_t domain;           /* tl_obs_domain */
   uint8_t policy_role;      /* tl_evidence_role; TL_EVIDENCE_NONE outside the task domain */
   uint8_t final_role;       /* tl_evidence_role */
@@ -148,6 +150,7 @@ typedef struct tl_classification {
   tl_label_class *cls;      /* nlabels * TL_SCOPE_COUNT, index label * TL_SCOPE_COUNT + scope */
   uint8_t *db_scope;        /* provider scope of each input (db_idx) */
   size_t ndb;
+  size_t nclasses;          /* used (label, scope) pairs; class ids are 0..nclasses-1 */
   size_t events_by_role[TL_EVIDENCE_NONE + 1]; /* final roles over all events */
 } tl_classification;
 
@@ -181,11 +184,13 @@ const char *tl_class_reason_code(const tl_label_class *c);
 const char *tl_class_policy_participation(const tl_label_class *c);
 const char *tl_class_effective_participation(const tl_label_class *c);
 
-/* Writes the role and symbol relations (sql/schema/20_classify.sql): the policies and
-** their rules, one traceloom_evidence_role_decision row per event, and the rule-policy
-** metadata keys. Call inside the publication savepoint, after the schema exists. It does
-** not touch traceloom_event: its writer binds semantic_role, semantic_role_reason and symbol
-** from tl_event_class(). */
+/* Writes the role and symbol relations (sql/schema/20_classify.sql): the policies and their
+** rules, one traceloom_evidence_role_class row per used class, and the rule-policy metadata
+** keys. Call inside the publication savepoint, after the schema exists. Per-event rows are
+** not written here: traceloom_evidence_role_decision is a view (sql/views/20_classify.sql)
+** joining traceloom_event.role_class_id to the class table, so the event writer binds
+** role_class_id (tl_event_class()->class_id) next to semantic_role, semantic_role_reason and
+** symbol. A class row is about 200 bytes; a per-event copy would have doubled the database. */
 int tl_publish_classification(sqlite3 *db, const tl_trace *t, const tl_rules *r,
                               const tl_classification *c, tl_err *e);
 

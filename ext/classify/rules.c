@@ -396,15 +396,15 @@ static int parse_class_meta(ctx *c, const tl_ynode *m, const char *path, int ful
   if (expect_type(c, m, TL_Y_MAP, path, "a mapping")) return TL_ERROR;
   if (check_keys(c, m, path, full ? CLASS_META_KEYS : PARTIAL_CLASS_META_KEYS)) return TL_ERROR;
   const tl_ynode *v[9] = {0};
+  char kp[256];
+  int idx = 0;
   for (int i = 0; CLASS_META_KEYS[i]; i++) {
     int required = full || i == 1 || i == 2;
     if (get_scalar(c, m, path, CLASS_META_KEYS[i], required, &v[i])) return TL_ERROR;
+    if (i == 0 && v[0] && strcmp(v[0]->text, CLASS_SCHEMA) != 0)
+      return bad(c, v[0]->line, join(kp, sizeof kp, path, "manifest_schema"),
+                 "expected %s, got '%s'", CLASS_SCHEMA, v[0]->text);
   }
-  char kp[256];
-  int idx = 0;
-  if (v[0] && strcmp(v[0]->text, CLASS_SCHEMA) != 0)
-    return bad(c, v[0]->line, join(kp, sizeof kp, path, "manifest_schema"),
-               "expected %s, got '%s'", CLASS_SCHEMA, v[0]->text);
   for (int i = 1; i <= 2; i++)
     if (!v[i]->len)
       return bad(c, v[i]->line, join(kp, sizeof kp, path, CLASS_META_KEYS[i]),
@@ -551,7 +551,7 @@ static int validate_class_policy(ctx *c, tl_class_policy *p) {
                    a->rule_id, b->rule_id, origin_name(c, b->origin), b->line);
     }
   }
-  qsort(p->rules.v, p->rules.n, sizeof *p->rules.v, by_decision_order);
+  if (p->rules.n > 1) qsort(p->rules.v, p->rules.n, sizeof *p->rules.v, by_decision_order);
   return TL_OK;
 }
 
@@ -902,9 +902,9 @@ static int parse_manifest(ctx *c, const tl_ynode *root, int want, stage *s) {
     return bad(c, kind->line, "kind", "expected %s for this stage, got '%s'", KINDS[want], kind->text);
   s->kind = (stage_kind)k;
   if (!(meta = tl_ymap_get(root, "metadata"))) return bad(c, root->line, "metadata", "missing required key");
+  if (parse_stage_meta(c, s, meta, "metadata", 1)) return TL_ERROR;
   if (!(rules = tl_ymap_get(root, "rules"))) return bad(c, root->line, "rules", "missing required key");
-  if (parse_stage_meta(c, s, meta, "metadata", 1) || parse_stage_rules(c, s, rules, "rules", 0))
-    return TL_ERROR;
+  if (parse_stage_rules(c, s, rules, "rules", 0)) return TL_ERROR;
   tl_policy_meta *m = stage_meta(s);
   m->origin = c->origin;
   memcpy(m->sha256, c->r->origins.v[c->origin].sha256, 65);

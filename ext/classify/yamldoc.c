@@ -56,8 +56,8 @@ typedef struct builder {
 } builder;
 
 static int fail_at(builder *b, yaml_mark_t m, const char *what, const char *detail) {
-  return tl_fail(b->e, "%s:%zu:%zu: %s%s%s", b->name, m.line + 1, m.column + 1, what,
-                 detail ? ": " : "", detail ? detail : "");
+  return tl_fail(b->e, "%s:%zu: %s%s%s (column %zu)", b->name, m.line + 1, what,
+                 detail ? ": " : "", detail ? detail : "", m.column + 1);
 }
 
 static tl_ynode *new_node(tl_ytype type, yaml_mark_t m) {
@@ -119,8 +119,8 @@ static int attach(builder *b, tl_ynode *n, yaml_mark_t m) {
     }
     for (size_t i = 0; i < p->n; i++)
       if (strcmp(p->keys[i], n->text) == 0) {
-        int rc = tl_fail(b->e, "%s:%d:%d: duplicate key '%s' (first at line %d)", b->name,
-                         n->line, n->col, n->text, p->key_lines[i]);
+        int rc = tl_fail(b->e, "%s:%d: duplicate key '%s' (first at line %d)", b->name,
+                         n->line, n->text, p->key_lines[i]);
         tl_ynode_free(n);
         return rc;
       }
@@ -203,9 +203,9 @@ int tl_yaml_parse(const char *name, const char *text, size_t len, tl_ynode **roo
     yaml_event_t ev;
     if (!yaml_parser_parse(&parser, &ev)) {
       yaml_mark_t m = parser.problem_mark;
-      rc = tl_fail(e, "%s:%zu:%zu: invalid YAML: %s%s%s", name, m.line + 1, m.column + 1,
-                   parser.problem ? parser.problem : "syntax error",
-                   parser.context ? " " : "", parser.context ? parser.context : "");
+      rc = tl_fail(e, "%s:%zu: invalid YAML: %s%s%s (column %zu)", name, m.line + 1,
+                   parser.problem ? parser.problem : "syntax error", parser.context ? " " : "",
+                   parser.context ? parser.context : "", m.column + 1);
       break;
     }
     rc = refuse_decorations(&b, &ev);
@@ -247,7 +247,7 @@ int tl_yaml_parse(const char *name, const char *text, size_t len, tl_ynode **roo
     free(f->pending_key);
     tl_ynode_free(f->node);
   }
-  if (rc == TL_OK && !b.root) rc = tl_fail(e, "%s:1:1: the document is empty", name);
+  if (rc == TL_OK && !b.root) rc = tl_fail(e, "%s:1: the document is empty", name);
   if (rc != TL_OK) {
     tl_ynode_free(b.root);
     return TL_ERROR;

@@ -33,7 +33,7 @@ typedef struct tl_ynode {
 } tl_ynode;
 
 /* Parses text[0..len) of the file called name (used in messages). An empty document is an
-** error. On error *root is NULL and the message reads "<name>:<line>:<col>: <problem>". */
+** error. On error *root is NULL and the message reads "<name>:<line>: <problem>". */
 int tl_yaml_parse(const char *name, const char *text, size_t len, tl_ynode **root, tl_err *e);
 void tl_ynode_free(tl_ynode *n);
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -209,10 +210,10 @@ static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
                      "category, role, label, raw_label, op_name, op_type, compute_task_type, "
                      "comm_name, comm_task_type, family, task_type, task_id, global_task_id, "
                      "correlation_id, context_id, model_id, graph_node_id, op_id, symbol, "
-                     "semantic_role, semantic_role_reason) VALUES "
+                     "semantic_role, semantic_role_reason, role_class_id) VALUES "
                      "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
                      "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
-                     "?32)",
+                     "?32, ?33)",
                      &st, e))
     return TL_ERROR;
   int rc = TL_OK;
@@ -256,6 +257,10 @@ static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
     if (in->event_symbol) tl_bind_str(st, 30, t->pool, in->event_symbol[i]); else sqlite3_bind_null(st, 30);
     tl_bind_text(st, 31, in->event_semantic_role ? in->event_semantic_role[i] : NULL);
     tl_bind_text(st, 32, in->event_semantic_role_reason ? in->event_semantic_role_reason[i] : NULL);
+    if (in->event_role_class)
+      sqlite3_bind_int64(st, 33, in->event_role_class[i]);
+    else
+      sqlite3_bind_null(st, 33);
     rc = tl_pub_step(db, st, "traceloom_event", e);
   }
   sqlite3_finalize(st);
@@ -544,16 +549,42 @@ static int publish_metadata(sqlite3 *db, const tl_publish_input *in, tl_err *e) 
 
 /* ------------------------------------------------------------------ entry */
 
+/* TRACELOOM_TIMING=1 prints the duration of each publication step on stderr. */
+typedef struct step_timer {
+  int on;
+  struct timespec t0;
+} step_timer;
+
+static void step_done(step_timer *t, const char *what) {
+  if (!t->on) return;
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  fprintf(stderr, "traceloom timing:   publish %-30s %8.3f s\n", what,
+          (double)(t1.tv_sec - t->t0.tv_sec) + (double)(t1.tv_nsec - t->t0.tv_nsec) * 1e-9);
+  t->t0 = t1;
+}
+
 int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+  const char *env = getenv("TRACELOOM_TIMING");
+  step_timer tm = {env && *env && *env != '0', {0, 0}};
+  clock_gettime(CLOCK_MONOTONIC, &tm.t0);
   if (tl_pub_exec(db, "SAVEPOINT traceloom_publish", e)) return TL_ERROR;
   int rc = drop_previous(db, e);
   if (rc == TL_OK) rc = run_embedded(db, "sql/schema/", e);
   if (rc == TL_OK) rc = publish_events(db, in, e);
+  step_done(&tm, "events");
   if (rc == TL_OK) rc = publish_calls(db, in, e);
   if (rc == TL_OK) rc = publish_relations(db, in, e);
+  step_done(&tm, "calls and relations");
   if (rc == TL_OK) rc = publish_inventory(db, in, e);
+  step_done(&tm, "inventory");
+  if (rc == TL_OK && in->classification)
+    rc = tl_publish_classification(db, in->trace, in->rules, in->classification, e);
+  step_done(&tm, "classification");
   if (rc == TL_OK && in->structure) rc = tl_publish_structure(db, in->structure, e);
+  step_done(&tm, "structure");
   if (rc == TL_OK) rc = run_embedded(db, "sql/views/", e);
+  step_done(&tm, "views");
   if (rc == TL_OK) rc = publish_metadata(db, in, e);
   if (rc == TL_OK) rc = publish_surface(db, e);
   if (rc == TL_OK) rc = tl_pub_exec(db, "RELEASE traceloom_publish", e);

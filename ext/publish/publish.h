@@ -15,6 +15,7 @@
 #include "relate/relate.h"
 #include "source/source.h"
 #include "structure/publish_structure.h"
+#include "classify/classify.h"
 
 typedef struct tl_source_digest {
   int64_t size;
@@ -33,6 +34,10 @@ typedef struct tl_publish_input {
   const char *const *event_semantic_role;         /* anchor, aux, transparent */
   const char *const *event_semantic_role_reason;
   const tl_structure_input *structure; /* anchors, packets, trees; NULL to skip */
+  /* Rule policies and role classes (ext/classify); NULL before that stage ran. */
+  const tl_rules *rules;
+  const tl_classification *classification;
+  const uint32_t *event_role_class;   /* traceloom_evidence_role_class.class_id per event */
 } tl_publish_input;
 
 

@@ -20,9 +20,7 @@ CREATE TABLE traceloom_event(
   semantic_role TEXT,
   semantic_role_reason TEXT,
   symbol TEXT,                     -- structural symbol (classification)
-  symbol_rule_id TEXT,             -- the normalization rule that produced it, if any
-  symbol_outcome TEXT,             -- identity, normalized, conflict
-  symbol_candidate_rule_ids TEXT,  -- conflicting candidate rules, JSON array
+  role_class_id INTEGER,           -- traceloom_evidence_role_class.class_id (roles and symbols)
   label TEXT,
   raw_label TEXT,
   op_name TEXT,

@@ -2,12 +2,18 @@
 -- (outputs.md section 2 "Evidence roles and symbols", recovery.md sections 2.1-2.5).
 -- Written by tl_publish_classification (ext/classify/classify.c).
 
--- @surface traceloom_evidence_role_decision | one row per event | The evidence role of every observation: the policy's role and rule, the final role, whether it takes part in structure, and its observed and structural symbols | SELECT final_role, rule_id, count(*) AS events FROM traceloom_evidence_role_decision GROUP BY final_role, rule_id ORDER BY events DESC
-CREATE TABLE traceloom_evidence_role_decision(
-  decision_id TEXT NOT NULL,                  -- role-decision-<n>, n = the event index
-  event_id TEXT NOT NULL,                     -- event-<n>
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
+-- @surface traceloom_evidence_role_class | one row per distinct decision (label and provider) | The evidence-role and symbol decision for each distinct observation identity: classification works per identity, and traceloom_event.role_class_id points every event at its row | SELECT final_role, rule_id, structural_symbol, event_count FROM traceloom_evidence_role_class ORDER BY event_count DESC
+CREATE TABLE traceloom_evidence_role_class(
+  class_id INTEGER PRIMARY KEY,               -- traceloom_event.role_class_id
+  source_domain TEXT NOT NULL,                -- task, communication
+  provider_scope TEXT NOT NULL,               -- ascend, cuda, hygon, any
+  kind TEXT NOT NULL,                         -- the identity the decision is about:
+  task_type TEXT,                             --   kind and name fields shared by its events
+  op_name TEXT,
+  op_type TEXT,
+  compute_task_type TEXT,
+  comm_name TEXT,
+  raw_label TEXT,
   policy_role TEXT,                           -- anchor, auxiliary, transparent, unknown_anchor; NULL when the policy does not apply (communication ops)
   final_role TEXT NOT NULL,
   policy_structural_participation TEXT NOT NULL, -- identity, excluded, not_applicable
@@ -15,19 +21,15 @@ CREATE TABLE traceloom_evidence_role_decision(
   support_state TEXT NOT NULL,
   reason_code TEXT NOT NULL,                  -- matched_positive_rule, unmatched_observation_unknown_first, represented_by_communication_anchor
   rule_id TEXT NOT NULL,                      -- a policy rule, fallback.unknown_observation or system.communication_anchor
-  source_table TEXT NOT NULL,
-  source_key TEXT NOT NULL,
-  source_id INTEGER NOT NULL,
-  source_domain TEXT NOT NULL,                -- task, communication
-  provider_scope TEXT NOT NULL,               -- ascend, cuda, hygon, any
-  cost_treatment TEXT NOT NULL,               -- retained_for_attribution, retained_as_evidence
   policy_id TEXT,
+  cost_treatment TEXT NOT NULL,               -- retained_for_attribution, retained_as_evidence
   observed_symbol TEXT,                       -- the selected identity field, NULL when none
   structural_symbol TEXT,
   symbol_outcome TEXT NOT NULL,               -- identity, normalized, conflict, unsupported
   symbol_reason_code TEXT NOT NULL,
   symbol_rule_id TEXT NOT NULL,
-  symbol_candidate_rule_ids TEXT              -- conflict only: the tied rule ids, '|'-joined
+  symbol_candidate_rule_ids TEXT,             -- conflict only: the tied rule ids, '|'-joined
+  event_count INTEGER NOT NULL
 );
 
 -- @surface traceloom_evidence_role_policy | one row (the effective classification policy) | Which evidence-role policy decided the roles: id, version, manifest SHA-256, how a rules config changed it, and its fallbacks | SELECT policy_id, policy_version, policy_mode, manifest_sha256, rule_count FROM traceloom_evidence_role_policy

@@ -235,13 +235,3 @@ GROUP BY db_idx, device_id, view_name, structural_position_id, right_node_id, ri
 -- @surface traceloom_v_structure_bubble_position | one structural position with bubbles | All bubble statistics per position | SELECT * FROM traceloom_v_structure_bubble_position ORDER BY total_bubble_us DESC LIMIT 10
 CREATE VIEW traceloom_v_structure_bubble_position AS
 SELECT * FROM traceloom_structure_bubble_position;
-
--- @surface traceloom_v_anchor_symbol_lineage | one anchor | How each anchor's observed label became its structural symbol | SELECT observed_symbol, structural_symbol, outcome, count(*) FROM traceloom_v_anchor_symbol_lineage GROUP BY 1, 2, 3
-CREATE VIEW traceloom_v_anchor_symbol_lineage AS
-SELECT a.anchor_id, COALESCE(e.op_type, e.raw_label) AS observed_symbol, a.symbol AS structural_symbol,
-       e.symbol_rule_id AS rule_id, COALESCE(e.symbol_outcome, 'identity') AS outcome,
-       e.symbol_candidate_rule_ids AS candidate_rule_ids,
-       d.source_path, e.source_table, e.source_key
-FROM traceloom_anchor a
-JOIN traceloom_event e ON e.event_id = a.event_id AND e.db_idx = a.db_idx AND e.device_id = a.device_id
-LEFT JOIN traceloom_raw_source_database d ON d.source_id = e.source_id;

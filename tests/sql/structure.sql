@@ -21,7 +21,7 @@ SELECT 'ascend_s5_l3_k6: one layer body per (step, layer): S x L iterations',
      JOIN traceloom_semantic_node n ON n.node_id = m.parent_position_id AND n.tree_id = m.tree_id
     WHERE n.node_type = 'Repeat' AND n.loop_depth = 2) = 15;
 SELECT 'ascend_s5_l3_k6: the all-reduce is a communication atom in the layer body',
-  (SELECT count(*) FROM traceloom_v_tree_node WHERE kind = 'comm' AND symbol = 'hcom_allReduce_') = 1;
+  (SELECT count(*) FROM traceloom_v_tree_node WHERE kind = 'comm' AND symbol = 'AllReduce') = 1;
 SELECT 'ascend_s5_l3_k6: repeat averages are per iteration',
   (SELECT abs(avg_total_us - round(total_us / (occurrence_count * repeat_count), 3)) < 0.0011
    FROM traceloom_v_tree_node WHERE kind = 'repeat' AND loop_depth = 2);
@@ -76,7 +76,7 @@ SELECT 'two ranks: one tree per (db_idx, device)', (SELECT count(*) FROM tracelo
 SELECT 'analyze minimal_smoke', traceloom_analyze('fixtures/minimal_smoke/mono') LIKE '%1 tree(s)%';
 -- include: structure_invariants.inc
 SELECT 'minimal: the compute task and the comm op are the anchors; the linked comm task is not',
-  (SELECT group_concat(symbol, ',') FROM (SELECT symbol FROM traceloom_anchor ORDER BY anchor_idx)) = 'MatMul,hcom_allReduce_';
+  (SELECT group_concat(symbol, ',') FROM (SELECT symbol FROM traceloom_anchor ORDER BY anchor_idx)) = 'MatMul,AllReduce';
 SELECT 'minimal: represented comm task is aux',
   (SELECT semantic_role || ':' || semantic_role_reason FROM traceloom_event WHERE event_id = 'event-1') = 'aux:represented_by_communication_op';
 -- The cost example of outputs.md 3.1 on real rows: MatMul [100,160), comm op [165,215).

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# bench/run.sh: TraceLoom benchmarks against bare SQLite baselines (what `make bench` runs).
+#
+#   bench/run.sh [--record]          BUILD=build-x bench/run.sh
+#
+# Generates (once, cached under bench/out/) a synthetic Ascend profile of at least
+# 2,000,000 kernel rows with tools/genprofile.py, then times on it, in this run:
+#   bare scan      bench/bare_scan.c: sqlite3_step over the TASK columns the reader uses
+#   bare copy      CREATE TABLE copy AS SELECT those columns into a fresh DB file
+#   events         SELECT count(*) FROM traceloom_events(PROFILE) in the sqlite3 shell
+#   analyze        SELECT traceloom_analyze(PROFILE) into a fresh DB in the sqlite3 shell
+#   cli            $BUILD/traceloom PROFILE --output X.db
+# and prints seconds, rows/s, the ratios to the bare scan and copy, and peak RSS.
+# --record (or BENCH_RECORD=1) appends the results to bench/RESULTS.md.
+#
+# Environment: BUILD (build folder, default build), BENCH_ROWS (default 2000000),
+# BENCH_FORMAT (ascend | nsys, default ascend), BENCH_REPEAT (best of N, default 3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD="${BUILD:-build}"
+record=()
+if [ "${1:-}" = "--record" ] || [ "${BENCH_RECORD:-0}" = 1 ]; then record=(--record); fi
+mkdir -p "$BUILD/bench" bench/out
+cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$BUILD/bench/bare_scan" bench/bare_scan.c -lsqlite3
+exec python3 bench/measure.py --build "$BUILD" --rows "${BENCH_ROWS:-2000000}" \
+  --format "${BENCH_FORMAT:-ascend}" --repeat "${BENCH_REPEAT:-3}" "${record[@]}"

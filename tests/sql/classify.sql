@@ -1,0 +1,164 @@
+-- classify.sql: evidence roles and structural symbols through traceloom_analyze (outputs.md
+-- section 2 "Evidence roles and symbols", recovery.md sections 2.1-2.7).
+-- Fixtures (../shared/fixtures/ascend_sqlite): aclgraph_smoke has 10 events: MIX_AIC GatherV2
+-- (1) and MatMulV2 (3), MODEL_EXECUTE (4) and 2 COMMUNICATION_OP hcclAllGather ops;
+-- exact_hlt has 70: 14 MODEL_EXECUTE, 14 NOTIFY_WAIT, 14 NOTIFY_RECORD, 28 KERNEL_AIVEC.
+-- Rules configs with errors live in ../tests/fixtures/rules (paths relative to the build folder).
+.load ./traceloom
+
+SELECT 'analyze aclgraph_smoke with the default rules',
+  traceloom_analyze('fixtures/aclgraph_smoke/mono') LIKE 'traceloom: analysed 1 input(s)%';
+
+SELECT 'one decision per event, ids role-decision-<n> for event-<n>',
+  (SELECT count(*) FROM traceloom_evidence_role_decision) = 10
+  AND (SELECT count(*) FROM traceloom_evidence_role_decision d JOIN traceloom_event e
+         ON e.event_id = d.event_id AND e.db_idx = d.db_idx AND e.device_id = d.device_id
+       WHERE d.decision_id = 'role-decision-' || substr(d.event_id, 7)
+         AND d.source_table = e.source_table AND d.source_key = e.source_key) = 10;
+
+SELECT 'MatMulV2 is an anchor with structural symbol MatMul',
+  (SELECT count(*) FROM traceloom_evidence_role_decision
+   WHERE observed_symbol = 'MatMulV2' AND structural_symbol = 'MatMul'
+     AND symbol_outcome = 'normalized' AND symbol_rule_id = 'ascend.task.matmul-variant'
+     AND final_role = 'anchor' AND rule_id = 'any.anchor.blob.model_op.matmul'
+     AND reason_code = 'matched_positive_rule') = 3;
+
+SELECT 'traceloom_event carries the structural symbol and its role class',
+  (SELECT count(*) FROM traceloom_event e JOIN traceloom_evidence_role_class c
+     ON c.class_id = e.role_class_id
+   WHERE e.op_type = 'MatMulV2' AND e.symbol = 'MatMul' AND e.semantic_role = 'anchor'
+     AND c.op_type = 'MatMulV2' AND c.event_count = 3) = 3
+  AND (SELECT count(*) FROM traceloom_event WHERE symbol IS NULL OR role_class_id IS NULL) = 0;
+
+SELECT 'unmatched GatherV2 stays an identity-bearing unknown_anchor',
+  (SELECT count(*) FROM traceloom_evidence_role_decision d JOIN traceloom_event e
+     ON e.event_id = d.event_id AND e.db_idx = d.db_idx
+   WHERE e.op_type = 'GatherV2' AND d.final_role = 'unknown_anchor'
+     AND d.policy_role = 'unknown_anchor' AND d.rule_id = 'fallback.unknown_observation'
+     AND d.reason_code = 'unmatched_observation_unknown_first'
+     AND d.effective_structural_participation = 'identity'
+     AND d.symbol_outcome = 'identity' AND d.structural_symbol = 'GatherV2') = 1;
+
+SELECT 'MODEL_EXECUTE launches are auxiliary, kept with their cost',
+  (SELECT count(*) FROM traceloom_evidence_role_decision
+   WHERE final_role = 'auxiliary' AND rule_id = 'ascend.auxiliary.task_type.model_execute'
+     AND policy_structural_participation = 'excluded'
+     AND cost_treatment = 'retained_for_attribution') = 4;
+
+SELECT 'communication ops are anchors by the system rule, outside the task policy',
+  (SELECT count(*) FROM traceloom_evidence_role_decision
+   WHERE source_table = 'COMMUNICATION_OP' AND policy_role IS NULL AND final_role = 'anchor'
+     AND rule_id = 'system.communication_anchor' AND source_domain = 'communication'
+     AND policy_structural_participation = 'not_applicable'
+     AND structural_symbol = 'AllGather') = 2;
+
+SELECT 'no role deletes an event: every event has a decision',
+  (SELECT count(*) FROM traceloom_event e WHERE NOT EXISTS (
+     SELECT 1 FROM traceloom_evidence_role_decision d
+     WHERE d.event_id = e.event_id AND d.db_idx = e.db_idx AND d.device_id = e.device_id)) = 0;
+
+SELECT 'policy and rule provenance',
+  (SELECT count(*) FROM traceloom_evidence_role_policy
+   WHERE policy_id = 'traceloom.default.accelerator-task-projection' AND policy_version = '2'
+     AND rule_count = 63 AND policy_mode = 'builtin'
+     AND source_manifest = 'bundled:rules/classification.yaml'
+     AND length(manifest_sha256) = 64) = 1
+  AND (SELECT count(*) FROM traceloom_evidence_role_rule) = 63
+  AND (SELECT sum(decided_event_count) FROM traceloom_evidence_role_rule) = 7
+  AND (SELECT count(*) FROM traceloom_symbol_normalization_rule) = 9
+  AND (SELECT count(*) FROM traceloom_event_reconciliation_rule) = 3
+  AND (SELECT value FROM traceloom_metadata WHERE key = 'evidence_role_policy_sha256')
+      = (SELECT manifest_sha256 FROM traceloom_evidence_role_policy)
+  AND (SELECT count(*) FROM traceloom_metadata WHERE key = 'rules_config') = 0
+  AND (SELECT json_extract(value, '$.rules.classification.policy_id') FROM traceloom_metadata
+       WHERE key = 'analysis_options') = 'traceloom.default.accelerator-task-projection';
+
+SELECT 'symbol normalization view',
+  (SELECT event_count FROM traceloom_v_symbol_normalization
+   WHERE observed_symbol = 'MatMulV2' AND outcome = 'normalized') = 3
+  AND (SELECT event_count FROM traceloom_v_symbol_normalization
+       WHERE observed_symbol = 'hcom_allGather_' AND structural_symbol = 'AllGather') = 2;
+
+SELECT 'role summary view',
+  (SELECT event_count FROM traceloom_v_evidence_role_summary
+   WHERE final_role = 'auxiliary' AND rule_id = 'ascend.auxiliary.task_type.model_execute') = 4
+  AND (SELECT sum(event_count) FROM traceloom_v_evidence_role_summary) = 10
+  AND (SELECT count(*) FROM traceloom_v_evidence_role_decision) = 10;
+
+SELECT 'the catalog documents the role relations and their examples run',
+  (SELECT count(*) FROM traceloom_analysis_surface WHERE surface_name IN (
+     'traceloom_evidence_role_decision', 'traceloom_evidence_role_policy',
+     'traceloom_evidence_role_rule', 'traceloom_symbol_normalization_rule',
+     'traceloom_event_reconciliation_policy', 'traceloom_event_reconciliation_rule',
+     'traceloom_v_evidence_role_decision', 'traceloom_v_evidence_role_summary',
+     'traceloom_v_symbol_normalization', 'traceloom_evidence_role_class')) = 10;
+
+-- ------------------------------------------------------------------ invalid configs refuse
+-- Each failure names file, line and key; the analysis above stays exactly as it was.
+-- expect-error: bad_wrong_type.yaml:10: classification.rules[0].priority: expected a 32-bit integer, got 'high'
+SELECT traceloom_analyze('fixtures/exact_hlt/mono', '{"rules_config": "../tests/fixtures/rules/bad_wrong_type.yaml"}');
+
+-- expect-error: bad_schema_key.yaml:3: classifcation: unknown key
+SELECT traceloom_analyze('fixtures/exact_hlt/mono', '{"rules_config": "../tests/fixtures/rules/bad_schema_key.yaml"}');
+
+-- expect-error: bad_unknown_predicate.yaml:14: classification.rules[0].match: expected exact | contains, got 'regex'
+SELECT traceloom_analyze('fixtures/exact_hlt/mono', '{"rules_config": "../tests/fixtures/rules/bad_unknown_predicate.yaml"}');
+
+-- expect-error: bad_duplicate_rule_id.yaml:9: classification.rules[0].rule_id: expected a new rule id
+SELECT traceloom_analyze('fixtures/exact_hlt/mono', '{"rules_config": "../tests/fixtures/rules/bad_duplicate_rule_id.yaml"}');
+
+-- expect-error: rules config not found: no-such-model
+SELECT traceloom_analyze('fixtures/exact_hlt/mono', '{"rules_config": "no-such-model"}');
+
+-- expect-error: analyze option "rules_config" must be a rules file path or a bundled config name
+SELECT traceloom_analyze('fixtures/exact_hlt/mono', '{"rules_config": 7}');
+
+SELECT 'a rejected config changed nothing: the aclgraph_smoke analysis is intact',
+  (SELECT count(*) FROM traceloom_evidence_role_decision) = 10
+  AND (SELECT count(*) FROM traceloom_event) = 10
+  AND (SELECT value FROM traceloom_metadata WHERE key = 'source_path') LIKE '%aclgraph_smoke%';
+
+-- ------------------------------------------------------------------ exact_hlt, defaults
+SELECT 'analyze exact_hlt',
+  traceloom_analyze('fixtures/exact_hlt/mono') LIKE 'traceloom: analysed 1 input(s)%';
+
+SELECT 'NOTIFY_* control tasks are auxiliary and excluded from identity',
+  (SELECT count(*) FROM traceloom_v_evidence_role_decision
+   WHERE task_type IN ('NOTIFY_WAIT', 'NOTIFY_RECORD') AND final_role = 'auxiliary'
+     AND effective_structural_participation = 'excluded'
+     AND rule_id = 'ascend.auxiliary.task_type.' || lower(task_type)) = 28;
+
+SELECT 'unknown KERNEL_AIVEC kernels stay unknown_anchor (unknown first)',
+  (SELECT count(*) FROM traceloom_v_evidence_role_decision
+   WHERE task_type = 'KERNEL_AIVEC' AND final_role = 'unknown_anchor'
+     AND reason_code = 'unmatched_observation_unknown_first'
+     AND structural_symbol = op_type) = 28;
+
+-- ------------------------------------------------------------------ bundled and file configs
+SELECT 'analyze with the bundled deepseekv4 config',
+  traceloom_analyze('fixtures/aclgraph_smoke/mono', '{"rules_config": "deepseekv4"}') LIKE 'traceloom:%';
+
+SELECT 'bundled deepseekv4 extends the classification',
+  (SELECT policy_id || ' ' || policy_version || ' ' || policy_mode || ' ' || rule_count
+       FROM traceloom_evidence_role_policy)
+      = 'traceloom.default.accelerator-task-projection+deepseekv4.hints 2+1 extend 64'
+  AND (SELECT decision_order || ' ' || priority || ' ' || role FROM traceloom_evidence_role_rule
+       WHERE rule_id = 'deepseekv4.tensormove-aux') = '1 110 auxiliary'
+  AND (SELECT value FROM traceloom_metadata WHERE key = 'rules_config') = 'deepseekv4'
+  AND (SELECT length(value) FROM traceloom_metadata WHERE key = 'rules_config_sha256') = 64;
+
+SELECT 'analyze with a config file',
+  traceloom_analyze('fixtures/aclgraph_smoke/mono',
+                    '{"rules_config": "../tests/fixtures/rules/good_stages.yaml"}') LIKE 'traceloom:%';
+
+SELECT 'a config file: extend, override and replace',
+  (SELECT final_role || ' ' || rule_id || ' ' || cost_treatment
+       FROM traceloom_v_evidence_role_decision WHERE op_type = 'GatherV2')
+      = 'auxiliary test.gatherv2-aux retained_as_evidence'
+  AND (SELECT count(*) FROM traceloom_event WHERE op_type = 'MatMulV2' AND symbol = 'Gemm') = 3
+  AND (SELECT policy_mode FROM traceloom_event_reconciliation_policy) = 'replace'
+  AND (SELECT count(*) FROM traceloom_event_reconciliation_rule) = 0
+  AND (SELECT rule_origin FROM traceloom_symbol_normalization_rule
+       WHERE rule_id = 'ascend.task.matmul-variant') LIKE '%good_stages.yaml'
+  AND (SELECT rule_origin FROM traceloom_symbol_normalization_rule
+       WHERE rule_id = 'communication.allreduce') = 'bundled:rules/symbol_normalization.yaml';

@@ -1,0 +1,654 @@
+/*
+** test_classify.c: evidence roles and structural symbols (ext/classify: roles.c, symbols.c,
+** classify.c) with the default rules.
+**
+** Expected roles and rule ids follow recovery.md sections 2.1-2.4 and the rule lists in
+** rules/classification.yaml and rules/symbol_normalization.yaml: the first rule in priority
+** order wins, a bare AI_CORE is transparent but defers when the task names an operator, and
+** anything unmatched stays an unknown_anchor. Fixture expectations are derived from the
+** fixture scripts (../shared/fixtures/ascend_sqlite):
+**   minimal_smoke   AI_CORE task with op_type MatMul (op_name model.layers.0.mlp.gate_up_proj),
+**                   EVENT_WAIT task with comm identity comm_task_hccl_allreduce, and the
+**                   COMMUNICATION_OP hcclAllReduce (type hcom_allReduce_)
+**   aclgraph_smoke  MIX_AIC GatherV2 (1) and MatMulV2 (3), MODEL_EXECUTE (4), 2 hcclAllGather ops
+**   exact_hlt       14 MODEL_EXECUTE, 14 NOTIFY_WAIT, 14 NOTIFY_RECORD, 28 KERNEL_AIVEC kernels
+*/
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "classify/classify.h"
+#include "embedded.h"
+#include "source/source.h"
+#include "trace/trace.h"
+#include "tl_check.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+static tl_rules *defaults(void) {
+  tl_rules *r = NULL;
+  tl_err e = {0};
+  ck_assert_msg(tl_rules_load(NULL, &r, &e) == TL_OK, "%s", e.msg ? e.msg : "?");
+  return r;
+}
+
+static const char *rule_id(const tl_rules *r, int rule) {
+  return rule >= 0 ? r->cls.rules.v[rule].rule_id : "fallback.unknown_observation";
+}
+
+/* The decision inputs built by hand from the spec (recovery.md 2.1): label = first of
+** op_type, op_name, comm_name, task_type; blob = lower("label op_name op_type
+** compute_task_type task_type"); task_type_key is given already normalized. */
+static tl_role_decision decide(const tl_rules *r, tl_scope scope, const char *task_type_key,
+                               const char *task_type, const char *op_name, const char *op_type,
+                               const char *ctt, const char *comm_name) {
+  const char *label = *op_type ? op_type : *op_name ? op_name : *comm_name ? comm_name : task_type;
+  char blob[512] = "", op[256] = "";
+  if (*label || *op_name || *op_type || *ctt || *task_type)
+    snprintf(blob, sizeof blob, "%s %s %s %s %s", label, op_name, op_type, ctt, task_type);
+  snprintf(op, sizeof op, "%s", label);
+  for (char *p = blob; *p; p++) *p = (char)tolower((unsigned char)*p);
+  for (char *p = op; *p; p++) *p = (char)tolower((unsigned char)*p);
+  tl_role_input in = {scope, task_type_key, blob, op, *op_type || *op_name};
+  tl_role_decision d;
+  tl_decide_role(&r->cls, &in, &d);
+  return d;
+}
+
+#define CHECK_ROLE(d, want_role, want_rule)                                          \
+  do {                                                                               \
+    tl_role_decision d_ = (d);                                                       \
+    ck_assert_msg(d_.role == (want_role) && strcmp(rule_id(r, d_.rule), want_rule) == 0, \
+                  "line %d: got role %s rule %s, want %s %s", __LINE__,              \
+                  tl_evidence_role_name(d_.role), rule_id(r, d_.rule),               \
+                  tl_evidence_role_name(want_role), want_rule);                      \
+  } while (0)
+
+/* ---------------------------------------------------------------- roles */
+
+START_TEST(test_roles_defaults) {
+  tl_rules *r = defaults();
+  /* A bare AI_CORE container is transparent ... */
+  CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "AI_CORE", "AI_CORE", "", "", "", ""),
+             TL_EVIDENCE_TRANSPARENT, "ascend.transparent.task_type.ai_core");
+  /* ... with a concrete operator the rule defers: an unfamiliar one stays an unknown anchor */
+  CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "AI_CORE", "AI_CORE", "", "FooOp", "", ""),
+             TL_EVIDENCE_UNKNOWN_ANCHOR, "fallback.unknown_observation");
+  CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "AI_CORE", "AI_CORE", "layer0", "MatMul", "MIX_AIC", ""),
+             TL_EVIDENCE_ANCHOR, "any.anchor.blob.model_op.matmul");
+  /* compute_task_type alone is not a concrete operator */
+  CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "AI_CORE", "AI_CORE", "", "", "MIX_AIV", ""),
+             TL_EVIDENCE_TRANSPARENT, "ascend.transparent.task_type.ai_core");
+  /* Ascend control tasks; the provider must match */
+  CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "NOTIFY_WAIT", "NOTIFY_WAIT", "", "", "", ""),
+             TL_EVIDENCE_AUXILIARY, "ascend.auxiliary.task_type.notify_wait");
+  CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "NOTIFY_WAIT", "notify-wait", "", "", "", ""),
+             TL_EVIDENCE_AUXILIARY, "ascend.auxiliary.task_type.notify_wait");
+  CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "NOTIFY_WAIT", "NOTIFY_WAIT", "", "", "", ""),
+             TL_EVIDENCE_UNKNOWN_ANCHOR, "fallback.unknown_observation");
+  /* an unknown provider ("any") matches rules of every scope */
+  CHECK_ROLE(decide(r, TL_SCOPE_ANY, "NOTIFY_WAIT", "NOTIFY_WAIT", "", "", "", ""),
+             TL_EVIDENCE_AUXILIARY, "ascend.auxiliary.task_type.notify_wait");
+  CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "MODEL_MAINTAINCE", "MODEL_MAINTAINCE", "", "", "", ""),
+             TL_EVIDENCE_AUXILIARY, "ascend.auxiliary.task_type.model_maintaince");
+  /* sync helpers (90) beat the collective blob rules (80) */
+  CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "KERNEL_AIVEC", "KERNEL_AIVEC", "hccl_aiv_sync_allreduce",
+                    "", "", ""),
+             TL_EVIDENCE_AUXILIARY, "ascend.auxiliary.blob.hccl_aiv_sync");
+  /* operator anchor (85) beats the ffn blob (60); operators compare case-insensitively */
+  CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "MIX_AIC", "MIX_AIC", "", "dispatchFFNcombineBF16", "", ""),
+             TL_EVIDENCE_ANCHOR, "ascend.anchor.operator.dispatchffncombinebf16");
+  /* a collective name on an EVENT_WAIT task: the blob rule (80) beats the task type (70) */
+  CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "EVENT_WAIT", "EVENT_WAIT", "", "", "", "hccl_allreduce_x"),
+             TL_EVIDENCE_ANCHOR, "any.anchor.blob.collective.allreduce");
+  /* CUDA and Hygon task types from the adapters */
+  CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CUDA_KERNEL", "CUDA_KERNEL", "gemm_kernel", "CudaMatMul", "", ""),
+             TL_EVIDENCE_ANCHOR, "cuda.anchor.task_type.cuda_kernel");
+  CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CUDA_KERNEL_AUX", "CUDA_KERNEL_AUX", "fill", "CudaAux:Fill", "", ""),
+             TL_EVIDENCE_AUXILIARY, "cuda.auxiliary.task_type.cuda_kernel_aux");
+  CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CUDA_MEMSET_AUX", "CUDA_MEMSET_AUX", "CudaMemset bytes=4", "", "", ""),
+             TL_EVIDENCE_UNKNOWN_ANCHOR, "fallback.unknown_observation"); /* not in the list */
+  CHECK_ROLE(decide(r, TL_SCOPE_HYGON, "MEMCPY", "MEMCPY", "", "DataMove", "", ""),
+             TL_EVIDENCE_AUXILIARY, "hygon.auxiliary.task_type.memcpy");
+  CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "MEMCPY", "MEMCPY", "", "", "", ""),
+             TL_EVIDENCE_AUXILIARY, "ascend.auxiliary.task_type.memcpy");
+  CHECK_ROLE(decide(r, TL_SCOPE_HYGON, "HIP_KERNEL", "HIP_KERNEL", "k", "", "", ""),
+             TL_EVIDENCE_ANCHOR, "hygon.anchor.task_type.hip_kernel");
+  CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "AI_VECTOR_CORE", "AI_VECTOR_CORE", "", "RmsNorm", "", ""),
+             TL_EVIDENCE_ANCHOR, "any.anchor.blob.model_op.rmsnorm");
+  CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "", "", "", "", "", ""), TL_EVIDENCE_UNKNOWN_ANCHOR,
+             "fallback.unknown_observation");
+  tl_rules_free(r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- symbols */
+
+START_TEST(test_cann_kernel_base) {
+  size_t n = 0;
+  ck_assert_int_eq(tl_cann_kernel_base("Add_0123456789abcdef0123456789ABCDEF", &n), 1);
+  ck_assert_int_eq(n, 3);
+  ck_assert_int_eq(tl_cann_kernel_base("Add_0123456789abcdef0123456789ABCDE", &n), 0); /* 31 */
+  ck_assert_int_eq(tl_cann_kernel_base("Cast_0123456789abcdef0123456789abcdef_high_performance_1", &n), 1);
+  ck_assert_int_eq(n, 4);
+  ck_assert_int_eq(tl_cann_kernel_base("Foo_optional_x", &n), 1);
+  ck_assert_int_eq(n, 3);
+  ck_assert_int_eq(tl_cann_kernel_base("Foo_high_precision_", &n), 1);
+  ck_assert_int_eq(tl_cann_kernel_base("MatMulV2_ND", &n), 1);
+  ck_assert_int_eq(n, 8);
+  ck_assert_int_eq(tl_cann_kernel_base("BatchMatMulV3_NZ_x", &n), 1);
+  ck_assert_int_eq(n, 13);
+  ck_assert_int_eq(tl_cann_kernel_base("Conv2D_ND", &n), 0);      /* ND only for MatMul bases */
+  ck_assert_int_eq(tl_cann_kernel_base("Fused_Norm_v2", &n), 0);  /* identity suffix */
+  ck_assert_int_eq(tl_cann_kernel_base("aclnnAdds_AddAiCore_Add", &n), 0);
+  ck_assert_int_eq(tl_cann_kernel_base("MatMul", &n), 0);
+  ck_assert_int_eq(tl_cann_kernel_base("", &n), 0);
+  /* the first '_' at position 0 does not split */
+  ck_assert_int_eq(tl_cann_kernel_base("_k_0123456789abcdef0123456789abcdef", &n), 1);
+  ck_assert_int_eq(n, 2);
+}
+END_TEST
+
+typedef struct sym_case {
+  tl_sym_domain domain;
+  const char *provider, *op_name, *op_type, *task_type, *comm_name;
+  tl_symbol_outcome outcome;
+  const char *symbol, *rule;
+} sym_case;
+
+START_TEST(test_symbols_defaults) {
+  tl_rules *r = defaults();
+  const sym_case cases[] = {
+      {TL_SD_TASK, "ascend", "", "MatMulV2", "MIX_AIC", "", TL_SYM_NORMALIZED, "MatMul",
+       "ascend.task.matmul-variant"},
+      {TL_SD_TASK, "ascend", "", "MatMulV3_ND", "AI_CORE", "", TL_SYM_NORMALIZED, "MatMul",
+       "ascend.task.matmul-variant"},
+      {TL_SD_TASK, "ascend", "BatchMatMulV2_NZ", "", "AI_CORE", "", TL_SYM_NORMALIZED, "MatMul",
+       "ascend.task.matmul-variant"},
+      {TL_SD_TASK, "ascend", "", "Add_0123456789abcdef0123456789abcdef", "AI_CORE", "",
+       TL_SYM_NORMALIZED, "Add", "ascend.task.decorated-kernel"},
+      {TL_SD_TASK, "ascend", "", "Fused_Norm_v2", "AI_CORE", "", TL_SYM_IDENTITY, "Fused_Norm_v2",
+       "fallback.identity-preserve"},
+      {TL_SD_TASK, "cuda", "", "MatMulV2", "CUDA_KERNEL", "", TL_SYM_IDENTITY, "MatMulV2",
+       "fallback.identity-preserve"}, /* Ascend rules do not apply to CUDA */
+      {TL_SD_TASK, "ascend", "", "", "KERNEL_AIVEC", "aiv_allreduce_kernel_1", TL_SYM_NORMALIZED,
+       "AIV_AllReduce", "ascend.task.device-allreduce"},
+      {TL_SD_TASK, "ascend", "", "", "EVENT_WAIT", "", TL_SYM_IDENTITY, "EVENT_WAIT",
+       "fallback.identity-preserve"},
+      {TL_SD_COMMUNICATION, "ascend", "hcclAllReduce", "hcom_allReduce_", "", "", TL_SYM_NORMALIZED,
+       "AllReduce", "communication.allreduce"},
+      {TL_SD_COMMUNICATION, "ascend", "12_34", "", "", "", TL_SYM_NORMALIZED, "AllReduce",
+       "ascend.communication.opaque-numeric-allreduce"},
+      {TL_SD_COMMUNICATION, "cuda", "12_34", "", "", "", TL_SYM_IDENTITY, "12_34",
+       "fallback.identity-preserve"},
+      {TL_SD_COMMUNICATION, "", "hcclReduceScatter", "hcom_reduceScatter_", "", "",
+       TL_SYM_NORMALIZED, "ReduceScatter", "communication.reduce-scatter"},
+      {TL_SD_COMMUNICATION, "ascend", "hcclAllGather", "hcom_allGather_", "", "",
+       TL_SYM_NORMALIZED, "AllGather", "communication.all-gather"},
+      {TL_SD_COMMUNICATION, "cuda", "ncclBroadcast", "", "", "", TL_SYM_NORMALIZED, "Broadcast",
+       "communication.broadcast"},
+      {TL_SD_COMMUNICATION, "cuda", "moe_a2a_dispatch", "", "", "", TL_SYM_NORMALIZED, "AllToAll",
+       "communication.all-to-all"},
+      /* the highest matching priority wins: all-reduce (100) over reduce-scatter (90) */
+      {TL_SD_COMMUNICATION, "ascend", "allreduce_then_reducescatter", "", "", "",
+       TL_SYM_NORMALIZED, "AllReduce", "communication.allreduce"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const sym_case *c = &cases[i];
+    tl_symbol_input in = {c->domain, c->provider, c->op_name, c->op_type, c->task_type, "",
+                          c->comm_name, NULL, NULL};
+    tl_symbol_decision d;
+    tl_err e = {0};
+    ck_assert_int_eq(tl_normalize_symbol(&r->sym, &in, &d, &e), TL_OK);
+    ck_assert_msg(d.outcome == c->outcome, "case %zu: outcome %s", i, tl_symbol_outcome_name(d.outcome));
+    ck_assert_msg(strcmp(d.symbol, c->symbol) == 0, "case %zu: symbol %s, want %s", i, d.symbol,
+                  c->symbol);
+    ck_assert_str_eq(tl_symbol_rule_id(&r->sym, d.outcome, d.rule), c->rule);
+    ck_assert_ptr_null(d.candidates);
+    tl_symbol_decision_free(&d);
+  }
+  /* nothing observed at all */
+  tl_symbol_input none = {TL_SD_TASK, "ascend", "", "", "", "", "", NULL, NULL};
+  tl_symbol_decision d;
+  tl_err e = {0};
+  ck_assert_int_eq(tl_normalize_symbol(&r->sym, &none, &d, &e), TL_OK);
+  ck_assert_int_eq(d.outcome, TL_SYM_UNSUPPORTED);
+  ck_assert_ptr_null(d.symbol);
+  ck_assert_str_eq(tl_symbol_rule_id(&r->sym, d.outcome, d.rule), "fallback.missing-observed-symbol");
+  tl_symbol_decision_free(&d);
+  tl_rules_free(r);
+}
+END_TEST
+
+START_TEST(test_symbol_conflict) {
+  static const char text[] =
+      "schema: traceloom-analysis-rules-v1\n"
+      "symbol_normalization:\n"
+      "  mode: replace\n"
+      "  metadata: {policy_id: t.conflict, policy_version: \"1\"}\n"
+      "  rules:\n"
+      "    - {priority: 50, rule_id: t.exact, provider_scope: provider-neutral, source_domain: task,\n"
+      "       field: op_type, match: exact, pattern: Foo, structural_symbol: A, note: n}\n"
+      "    - {priority: 50, rule_id: t.contains, provider_scope: ascend, source_domain: task,\n"
+      "       field: any_identity, match: contains_ci, pattern: FOO, structural_symbol: B, note: n}\n"
+      "    - {priority: 10, rule_id: t.low, provider_scope: ascend, source_domain: task,\n"
+      "       field: op_type, match: exact_any, pattern: Bar|Foo, structural_symbol: C, note: n}\n";
+  char path[] = "/tmp/tl_conflict_XXXXXX.yaml";
+  int fd = mkstemps(path, 5);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq((long)write(fd, text, strlen(text)), (long)strlen(text));
+  close(fd);
+  tl_rules *r = NULL;
+  tl_err e = {0};
+  ck_assert_msg(tl_rules_load(path, &r, &e) == TL_OK, "%s", e.msg ? e.msg : "?");
+  unlink(path);
+  tl_symbol_input in = {TL_SD_TASK, "ascend", "", "Foo", "AI_CORE", "", "", NULL, NULL};
+  tl_symbol_decision d;
+  ck_assert_int_eq(tl_normalize_symbol(&r->sym, &in, &d, &e), TL_OK);
+  ck_assert_int_eq(d.outcome, TL_SYM_CONFLICT);
+  ck_assert_str_eq(d.symbol, "Foo"); /* the observed symbol is kept */
+  ck_assert_str_eq(d.candidates, "t.exact|t.contains");
+  ck_assert_str_eq(tl_symbol_rule_id(&r->sym, d.outcome, d.rule), "fallback.rule-conflict");
+  tl_symbol_decision_free(&d);
+  /* under another provider only the neutral rule applies at 50 */
+  in.provider = "cuda";
+  ck_assert_int_eq(tl_normalize_symbol(&r->sym, &in, &d, &e), TL_OK);
+  ck_assert_int_eq(d.outcome, TL_SYM_NORMALIZED);
+  ck_assert_str_eq(d.symbol, "A");
+  tl_symbol_decision_free(&d);
+  /* only the low rule matches Bar */
+  in.provider = "ascend", in.op_type = "Bar";
+  ck_assert_int_eq(tl_normalize_symbol(&r->sym, &in, &d, &e), TL_OK);
+  ck_assert_int_eq(d.outcome, TL_SYM_NORMALIZED);
+  ck_assert_str_eq(d.symbol, "C");
+  tl_symbol_decision_free(&d);
+  tl_rules_free(r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- fixtures */
+
+typedef struct loaded {
+  tl_profile profile;
+  tl_trace trace;
+} loaded;
+
+static void load_fixture(const char *rel, loaded *l) {
+  char *path = tl_fixture(rel);
+  tl_err e = {0};
+  memset(l, 0, sizeof *l);
+  ck_assert_msg(tl_profile_discover(path, "auto", &l->profile, &e) == TL_OK, "%s: %s", path,
+                e.msg ? e.msg : "?");
+  ck_assert_msg(tl_trace_load(&l->profile, &l->trace, NULL, NULL, &e) == TL_OK, "%s", e.msg ? e.msg : "?");
+  free(path);
+}
+
+static void unload(loaded *l) {
+  tl_trace_free(&l->trace);
+  tl_profile_free(&l->profile);
+}
+
+static const char *S(const tl_trace *t, uint32_t id) { return tl_str(t, id); }
+
+/* Independent per-event classification (no label sharing) compared with the per-label result. */
+static void check_per_event(const tl_trace *t, const tl_rules *r, const tl_classification *c) {
+  uint8_t *roles, *costs;
+  uint32_t *syms;
+  tl_err e = {0};
+  ck_assert_int_eq(tl_classification_event_arrays(c, t, &roles, &costs, &syms, &e), TL_OK);
+  for (size_t i = 0; i < t->ev.n; i++) {
+    const tl_label *l = tl_event_label(t, i);
+    const tl_label_class *k = tl_event_class(c, t, i);
+    tl_family fam = t->profile->inputs.v[t->ev.db_idx[i]].family;
+    tl_provider prov = tl_family_provider(fam);
+    tl_scope scope = prov == TL_PROVIDER_ASCEND ? TL_SCOPE_ASCEND
+                     : prov == TL_PROVIDER_CUDA ? TL_SCOPE_CUDA
+                     : prov == TL_PROVIDER_HYGON ? TL_SCOPE_HYGON : TL_SCOPE_ANY;
+    const char *tt = S(t, l->task_type);
+    int comm_op = strcmp(tt, "COMMUNICATION_OP") == 0;
+    ck_assert_int_eq(roles[i], k->final_role);
+    ck_assert_int_eq(costs[i], k->cost);
+    ck_assert_int_eq(syms[i], k->symbol);
+    if (comm_op) {
+      ck_assert_int_eq(k->final_role, TL_EVIDENCE_ANCHOR);
+      ck_assert_int_eq(k->policy_role, TL_EVIDENCE_NONE);
+      ck_assert_str_eq(tl_class_rule_id(r, k), "system.communication_anchor");
+    } else {
+      char *key = tl_task_type_normalize(tt);
+      tl_role_decision d = decide(r, scope, key, tt, S(t, l->op_name), S(t, l->op_type),
+                                  S(t, l->compute_task_type), S(t, l->comm_name));
+      free(key);
+      ck_assert_msg(d.role == k->final_role && d.rule == k->rule, "event-%zu: %s/%d vs %s/%d", i,
+                    tl_evidence_role_name(d.role), d.rule,
+                    tl_evidence_role_name((tl_evidence_role)k->final_role), k->rule);
+    }
+    tl_symbol_input in;
+    memset(&in, 0, sizeof in);
+    in.provider = scope == TL_SCOPE_ANY ? "" : tl_scope_name(scope);
+    if (comm_op) {
+      in.domain = TL_SD_COMMUNICATION;
+      in.op_name = *S(t, l->op_name) ? S(t, l->op_name) : S(t, l->name);
+      in.op_type = S(t, l->op_type);
+    } else {
+      in.domain = TL_SD_TASK;
+      in.op_name = S(t, l->op_name), in.op_type = S(t, l->op_type), in.task_type = tt;
+      in.compute_task_type = S(t, l->compute_task_type), in.comm_name = S(t, l->comm_name);
+    }
+    tl_symbol_decision sd;
+    ck_assert_int_eq(tl_normalize_symbol(&r->sym, &in, &sd, &e), TL_OK);
+    ck_assert_int_eq(sd.outcome, k->symbol_outcome);
+    ck_assert_str_eq(sd.symbol ? sd.symbol : S(t, l->name), S(t, k->symbol));
+    tl_symbol_decision_free(&sd);
+  }
+  free(roles), free(costs), free(syms);
+}
+
+static void classify_fixture(const char *rel, loaded *l, tl_rules *r, tl_classification *c) {
+  load_fixture(rel, l);
+  tl_err e = {0};
+  ck_assert_msg(tl_classify(&l->trace, r, c, &e) == TL_OK, "%s", e.msg ? e.msg : "?");
+  ck_assert_int_eq(c->nlabels, l->trace.labels.n);
+}
+
+START_TEST(test_fixture_minimal_smoke) {
+  tl_rules *r = defaults();
+  loaded l;
+  tl_classification c;
+  classify_fixture("minimal_smoke/mono", &l, r, &c);
+  const tl_trace *t = &l.trace;
+  ck_assert_int_eq(t->ev.n, 3);
+  const tl_label_class *k0 = tl_event_class(&c, t, 0), *k1 = tl_event_class(&c, t, 1),
+                       *k2 = tl_event_class(&c, t, 2);
+  /* AI_CORE with a concrete MatMul operator: not transparent, anchored by the matmul blob */
+  ck_assert_str_eq(tl_class_rule_id(r, k0), "any.anchor.blob.model_op.matmul");
+  ck_assert_int_eq(k0->final_role, TL_EVIDENCE_ANCHOR);
+  ck_assert_str_eq(S(t, k0->symbol), "MatMul");
+  ck_assert_int_eq(k0->symbol_outcome, TL_SYM_IDENTITY);
+  ck_assert_str_eq(tl_class_reason_code(k0), "matched_positive_rule");
+  /* EVENT_WAIT carrying the all-reduce comm identity */
+  ck_assert_str_eq(tl_class_rule_id(r, k1), "any.anchor.blob.collective.allreduce");
+  ck_assert_str_eq(S(t, k1->symbol), "comm_task_hccl_allreduce");
+  /* the communication op */
+  ck_assert_int_eq(k2->domain, TL_OBS_COMMUNICATION);
+  ck_assert_str_eq(tl_class_rule_id(r, k2), "system.communication_anchor");
+  ck_assert_str_eq(tl_class_reason_code(k2), "represented_by_communication_anchor");
+  ck_assert_str_eq(tl_class_policy_participation(k2), "not_applicable");
+  ck_assert_str_eq(tl_class_effective_participation(k2), "identity");
+  ck_assert_str_eq(S(t, k2->observed_symbol), "hcom_allReduce_");
+  ck_assert_str_eq(S(t, k2->symbol), "AllReduce");
+  ck_assert_int_eq(k2->symbol_outcome, TL_SYM_NORMALIZED);
+  ck_assert_int_eq(c.events_by_role[TL_EVIDENCE_ANCHOR], 3);
+  check_per_event(t, r, &c);
+  tl_classification_free(&c);
+  unload(&l);
+  tl_rules_free(r);
+}
+END_TEST
+
+START_TEST(test_fixture_aclgraph_smoke) {
+  tl_rules *r = defaults();
+  loaded l;
+  tl_classification c;
+  classify_fixture("aclgraph_smoke/mono", &l, r, &c);
+  const tl_trace *t = &l.trace;
+  int matmul = 0, gather = 0, model_execute = 0, comm = 0;
+  for (size_t i = 0; i < t->ev.n; i++) {
+    const tl_label *lb = tl_event_label(t, i);
+    const tl_label_class *k = tl_event_class(&c, t, i);
+    const char *op = S(t, lb->op_type), *tt = S(t, lb->task_type);
+    if (strcmp(op, "MatMulV2") == 0) {
+      matmul++;
+      ck_assert_int_eq(k->final_role, TL_EVIDENCE_ANCHOR);
+      ck_assert_str_eq(tl_class_rule_id(r, k), "any.anchor.blob.model_op.matmul");
+      ck_assert_str_eq(S(t, k->observed_symbol), "MatMulV2");
+      ck_assert_str_eq(S(t, k->symbol), "MatMul"); /* structural MatMul */
+      ck_assert_int_eq(k->symbol_outcome, TL_SYM_NORMALIZED);
+      ck_assert_str_eq(r->sym.rules.v[k->symbol_rule].rule_id, "ascend.task.matmul-variant");
+    } else if (strcmp(op, "GatherV2") == 0) {
+      gather++;
+      ck_assert_int_eq(k->final_role, TL_EVIDENCE_UNKNOWN_ANCHOR);
+      ck_assert_str_eq(tl_class_rule_id(r, k), "fallback.unknown_observation");
+      ck_assert_str_eq(tl_class_reason_code(k), "unmatched_observation_unknown_first");
+      ck_assert_str_eq(tl_class_semantic_role(k), "raw");
+      ck_assert_str_eq(S(t, k->symbol), "GatherV2");
+    } else if (strcmp(tt, "MODEL_EXECUTE") == 0) {
+      model_execute++;
+      ck_assert_int_eq(k->final_role, TL_EVIDENCE_AUXILIARY);
+      ck_assert_str_eq(tl_class_rule_id(r, k), "ascend.auxiliary.task_type.model_execute");
+      ck_assert_str_eq(tl_class_semantic_role(k), "aux");
+      ck_assert_int_eq(k->cost, TL_COSTP_RETAINED_FOR_ATTRIBUTION);
+    } else if (strcmp(tt, "COMMUNICATION_OP") == 0) {
+      comm++;
+      ck_assert_int_eq(k->final_role, TL_EVIDENCE_ANCHOR);
+      ck_assert_str_eq(S(t, k->symbol), "AllGather");
+    } else {
+      ck_abort_msg("unexpected event-%zu %s/%s", i, tt, op);
+    }
+  }
+  ck_assert_int_eq(matmul, 3);
+  ck_assert_int_eq(gather, 1);
+  ck_assert_int_eq(model_execute, 4);
+  ck_assert_int_eq(comm, 2);
+  check_per_event(t, r, &c);
+  tl_classification_free(&c);
+  unload(&l);
+  tl_rules_free(r);
+}
+END_TEST
+
+START_TEST(test_fixture_exact_hlt) {
+  tl_rules *r = defaults();
+  const char *layouts[] = {"exact_hlt/mono", "exact_hlt/split"};
+  for (int li = 0; li < 2; li++) {
+    loaded l;
+    tl_classification c;
+    classify_fixture(layouts[li], &l, r, &c);
+    const tl_trace *t = &l.trace;
+    int notify = 0, kernels = 0;
+    for (size_t i = 0; i < t->ev.n; i++) {
+      const tl_label *lb = tl_event_label(t, i);
+      const tl_label_class *k = tl_event_class(&c, t, i);
+      const char *tt = S(t, lb->task_type);
+      if (strncmp(tt, "NOTIFY_", 7) == 0) {
+        notify++;
+        ck_assert_int_eq(k->final_role, TL_EVIDENCE_AUXILIARY);
+        ck_assert_str_eq(tl_class_effective_participation(k), "excluded");
+        ck_assert_str_eq(tl_class_rule_id(r, k), strcmp(tt, "NOTIFY_WAIT") == 0
+                                                     ? "ascend.auxiliary.task_type.notify_wait"
+                                                     : "ascend.auxiliary.task_type.notify_record");
+      } else if (strcmp(tt, "KERNEL_AIVEC") == 0) {
+        kernels++;
+        ck_assert_int_eq(k->final_role, TL_EVIDENCE_UNKNOWN_ANCHOR);
+        ck_assert_str_eq(tl_class_reason_code(k), "unmatched_observation_unknown_first");
+        ck_assert_str_eq(tl_class_effective_participation(k), "identity");
+        ck_assert_int_eq(k->symbol, lb->op_type); /* identity keeps the observed op_type */
+      }
+    }
+    ck_assert_int_eq(notify, 28);
+    ck_assert_int_eq(kernels, 28);
+    ck_assert_int_eq(c.events_by_role[TL_EVIDENCE_AUXILIARY], 42);
+    ck_assert_int_eq(c.events_by_role[TL_EVIDENCE_UNKNOWN_ANCHOR], 28);
+    check_per_event(t, r, &c);
+    tl_classification_free(&c);
+    unload(&l);
+  }
+  tl_rules_free(r);
+}
+END_TEST
+
+/* A rules config changes the decisions: the test extension makes GatherV2 auxiliary
+** (evidence only) and the override names MatMulV2 Gemm. */
+START_TEST(test_fixture_with_config) {
+  tl_rules *r = NULL;
+  tl_err e = {0};
+  ck_assert_int_eq(tl_rules_load("tests/fixtures/rules/good_stages.yaml", &r, &e), TL_OK);
+  loaded l;
+  tl_classification c;
+  classify_fixture("aclgraph_smoke/mono", &l, r, &c);
+  const tl_trace *t = &l.trace;
+  for (size_t i = 0; i < t->ev.n; i++) {
+    const char *op = S(t, tl_event_label(t, i)->op_type);
+    const tl_label_class *k = tl_event_class(&c, t, i);
+    if (strcmp(op, "GatherV2") == 0) {
+      ck_assert_int_eq(k->final_role, TL_EVIDENCE_AUXILIARY);
+      ck_assert_str_eq(tl_class_rule_id(r, k), "test.gatherv2-aux");
+      ck_assert_int_eq(k->cost, TL_COSTP_RETAINED_AS_EVIDENCE);
+    } else if (strcmp(op, "MatMulV2") == 0) {
+      ck_assert_str_eq(S(t, k->symbol), "Gemm");
+    }
+  }
+  check_per_event(t, r, &c);
+  tl_classification_free(&c);
+  unload(&l);
+  tl_rules_free(r);
+
+  /* an empty classification policy: every task is an unknown anchor, comm ops stay anchors */
+  ck_assert_int_eq(tl_rules_load("tests/fixtures/rules/replace_empty.yaml", &r, &e), TL_OK);
+  classify_fixture("aclgraph_smoke/mono", &l, r, &c);
+  ck_assert_int_eq(c.events_by_role[TL_EVIDENCE_UNKNOWN_ANCHOR], 8);
+  ck_assert_int_eq(c.events_by_role[TL_EVIDENCE_ANCHOR], 2);
+  tl_classification_free(&c);
+  unload(&l);
+  tl_rules_free(r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- publication */
+
+static int64_t q_int(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  int64_t v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+static void exec_embedded(sqlite3 *db, const char *name) {
+  const tl_embedded_file *f = tl_embedded_find(name);
+  ck_assert_ptr_nonnull(f);
+  char *msg = NULL;
+  ck_assert_msg(sqlite3_exec(db, f->text, NULL, NULL, &msg) == SQLITE_OK, "%s: %s", name, msg);
+}
+
+/* A stand-in for the event writer (ext/publish): the columns the role views read. */
+static void write_events(sqlite3 *db, const tl_trace *t, const tl_classification *c) {
+  char *msg = NULL;
+  ck_assert_msg(sqlite3_exec(db,
+                             "CREATE TABLE traceloom_event(event_id TEXT, db_idx INTEGER, "
+                             "device_id INTEGER, source_id INTEGER, source_table TEXT, "
+                             "source_key TEXT, role_class_id INTEGER, stream_id INTEGER, "
+                             "start_ns INTEGER, end_ns INTEGER, dur_us REAL, kind TEXT, "
+                             "label TEXT, task_type TEXT, op_name TEXT, op_type TEXT, "
+                             "compute_task_type TEXT, comm_name TEXT)",
+                             NULL, NULL, &msg) == SQLITE_OK,
+                "%s", msg);
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(db,
+                                      "INSERT INTO traceloom_event(event_id, db_idx, device_id, "
+                                      "source_id, source_table, source_key, role_class_id, "
+                                      "task_type, op_type, dur_us) VALUES (?1, ?2, ?3, ?4, ?5, "
+                                      "?6, ?7, ?8, ?9, 1.0)",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  for (size_t i = 0; i < t->ev.n; i++) {
+    char id[32], key[32];
+    snprintf(id, sizeof id, "event-%zu", i);
+    snprintf(key, sizeof key, "%lld", (long long)t->ev.source_rowid[i]);
+    const tl_source_ref *ref = &t->source_refs.v[t->ev.source_ref[i]];
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, t->ev.db_idx[i]);
+    sqlite3_bind_int64(st, 3, t->ev.device_id[i]);
+    sqlite3_bind_int(st, 4, ref->source_id);
+    sqlite3_bind_text(st, 5, S(t, ref->table), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, key, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 7, tl_event_class(c, t, i)->class_id);
+    sqlite3_bind_text(st, 8, S(t, tl_event_label(t, i)->task_type), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 9, S(t, tl_event_label(t, i)->op_type), -1, SQLITE_STATIC);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+}
+
+START_TEST(test_publish) {
+  tl_rules *r = defaults();
+  loaded l;
+  tl_classification c;
+  classify_fixture("aclgraph_smoke/mono", &l, r, &c);
+  /* classes: GatherV2, MatMulV2, MODEL_EXECUTE, hcclAllGather (all under Ascend) */
+  ck_assert_int_eq(c.nclasses, 4);
+  sqlite3 *db;
+  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+  exec_embedded(db, "sql/schema/00_core.sql");
+  exec_embedded(db, "sql/schema/20_classify.sql");
+  write_events(db, &l.trace, &c);
+  tl_err e = {0};
+  ck_assert_msg(tl_publish_classification(db, &l.trace, r, &c, &e) == TL_OK, "%s", e.msg ? e.msg : "?");
+  exec_embedded(db, "sql/views/20_classify.sql");
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_class"), 4);
+  ck_assert_int_eq(q_int(db, "SELECT sum(event_count) FROM traceloom_evidence_role_class"), 10);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_decision"), 10);
+  ck_assert_int_eq(q_int(db, "SELECT count(DISTINCT event_id) FROM traceloom_evidence_role_decision"), 10);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_decision "
+                             "WHERE decision_id = 'role-decision-' || substr(event_id, 7)"), 10);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_decision WHERE "
+                             "final_role = 'auxiliary' AND rule_id = "
+                             "'ascend.auxiliary.task_type.model_execute' AND policy_role = "
+                             "'auxiliary' AND effective_structural_participation = 'excluded' AND "
+                             "source_table = 'TASK'"), 4);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_decision WHERE "
+                             "policy_role IS NULL AND final_role = 'anchor' AND "
+                             "source_table = 'COMMUNICATION_OP' AND structural_symbol = 'AllGather' "
+                             "AND policy_structural_participation = 'not_applicable'"), 2);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_decision WHERE "
+                             "observed_symbol = 'MatMulV2' AND structural_symbol = 'MatMul' AND "
+                             "symbol_outcome = 'normalized' AND symbol_rule_id = "
+                             "'ascend.task.matmul-variant'"), 3);
+  ck_assert_int_eq(q_int(db, "SELECT event_count FROM traceloom_evidence_role_class WHERE "
+                             "op_type = 'GatherV2' AND final_role = 'unknown_anchor' AND "
+                             "provider_scope = 'ascend' AND kind = 'compute'"), 1);
+  ck_assert_int_eq(q_int(db, "SELECT event_count FROM traceloom_v_symbol_normalization WHERE "
+                             "observed_symbol = 'MatMulV2' AND outcome = 'normalized'"), 3);
+  ck_assert_int_eq(q_int(db, "SELECT sum(event_count) FROM traceloom_v_evidence_role_summary"), 10);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_rule"), 63);
+  ck_assert_int_eq(q_int(db, "SELECT sum(decided_event_count) FROM traceloom_evidence_role_rule"), 7);
+  ck_assert_int_eq(q_int(db, "SELECT decided_event_count FROM traceloom_evidence_role_rule WHERE "
+                             "rule_id = 'any.anchor.blob.model_op.matmul'"), 3);
+  ck_assert_int_eq(q_int(db, "SELECT min(decision_order) = 1 AND max(decision_order) = 63 FROM "
+                             "traceloom_evidence_role_rule"), 1);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_policy WHERE "
+                             "policy_id = 'traceloom.default.accelerator-task-projection' AND "
+                             "rule_count = 63 AND policy_mode = 'builtin'"), 1);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_symbol_normalization_rule"), 9);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_event_reconciliation_rule"), 3);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_metadata WHERE key IN "
+                             "('evidence_role_policy_sha256', 'symbol_normalization_policy_id', "
+                             "'rules_digest')"), 3);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_metadata WHERE key = 'rules_config'"), 0);
+  sqlite3_close(db);
+  tl_classification_free(&c);
+  unload(&l);
+  tl_rules_free(r);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("classify");
+  TCase *tc = tcase_create("classify");
+  tcase_add_test(tc, test_roles_defaults);
+  tcase_add_test(tc, test_cann_kernel_base);
+  tcase_add_test(tc, test_symbols_defaults);
+  tcase_add_test(tc, test_symbol_conflict);
+  tcase_add_test(tc, test_fixture_minimal_smoke);
+  tcase_add_test(tc, test_fixture_aclgraph_smoke);
+  tcase_add_test(tc, test_fixture_exact_hlt);
+  tcase_add_test(tc, test_fixture_with_config);
+  tcase_add_test(tc, test_publish);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TL_CHECK_MAIN(suite)
