@@ -1,5 +1,6 @@
 """The `traceloom` CLI: exit codes, default and explicit outputs, atomic replacement, and
 inputs that are never written."""
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -56,8 +57,10 @@ def test_explicit_output_threads_and_options(cli, fixtures, tmp_path):
             "--options", '{"source_kind": "ascend_sqlite_hot_path"}')
     assert r.returncode == 0, r.stderr
     with sqlite3.connect(out) as db:
-        opts = db.execute("SELECT value FROM traceloom_metadata WHERE key='analysis_options'").fetchone()[0]
-        assert opts == '{"source_kind":"ascend_sqlite_hot_path"}'  # threads never change results
+        opts = json.loads(db.execute("SELECT value FROM traceloom_metadata WHERE key='analysis_options'").fetchone()[0])
+        assert opts["source_kind"] == "ascend_sqlite_hot_path"
+        assert "threads" not in opts  # threads never change results
+        assert len(opts["rules"]["classification"]["sha256"]) == 64  # effective manifests recorded
     r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", out, "--options", '{"nope": 1}')
     assert r.returncode == 1 and 'unknown analyze option "nope"' in r.stderr
 
