@@ -72,7 +72,7 @@ def test_failed_run_keeps_previous_output_byte_identical(cli, fixtures, tmp_path
     r = run(cli, fixtures / "bad" / "truncated.db", "--output", out)
     assert r.returncode == 1
     assert out.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db", "loop_tree.md"]  # no temp file
 
 
 def test_refuses_to_overwrite_an_input(cli, fixtures, tmp_path):
