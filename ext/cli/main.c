@@ -232,7 +232,8 @@ int main(int argc, char **argv) {
     goto done;
   }
   /* The temporary file is private until renamed: no journal, no fsync per commit. */
-  sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;", NULL, NULL, NULL);
+  sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-262144;",
+               NULL, NULL, NULL);
   interrupt_db = db;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);

@@ -13,9 +13,10 @@
 **     maximises the tokens in whole iterations minus the coverage of the shorter runs
 **     (inner runs, neighbours) whose iterations its cuts would break, so a Repeat
 **     gives up an iteration rather than rotate its body through the layers inside;
-**     ties go to the rotation most runs of the same cyclic body admit, then to one
-**     whose first or last iteration meets the segment's edge (a structure boundary: a
-**     step, a gap between repeats, the trace end), then to the leftmost;
+**     ties go to the rotation that agrees with the segment's edges (a segment is a
+**     structure: a trace, a step, a body, a gap between repeats, so an iteration that
+**     starts like it starts or ends like it ends, or meets an edge, is likely aligned),
+**     then to the rotation most runs of the same cyclic body admit, then leftmost;
 **  3. the first iteration [s, s + p) is structured recursively into the Repeat's slots
 **     (memoized by content, so every iteration and every equal body share one
 **     definition), and the gaps between accepted spans are structured recursively with
@@ -34,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RC_MAX_DEPTH 4000
+#define RC_MAX_DEPTH 1024
 
 typedef struct rc_clip {
   uint32_t run, l, r, p;
@@ -70,7 +71,7 @@ static int ht_grow(rc_gram *g) {
   return 0;
 }
 
-uint32_t rc_def_intern(rc_gram *g, uint32_t kind, uint32_t a, const uint32_t *kids, uint32_t nkid) {
+uint32_t tl_rc_def_intern(rc_gram *g, uint32_t kind, uint32_t a, const uint32_t *kids, uint32_t nkid) {
   if ((g->defs.n + 1) * 2 > g->htcap && ht_grow(g)) return RC_NONE;
   size_t mask = g->htcap - 1;
   size_t h = (size_t)(def_hash(kind, a, kids, nkid) & mask);
@@ -94,7 +95,7 @@ uint32_t rc_def_intern(rc_gram *g, uint32_t kind, uint32_t a, const uint32_t *ki
   return g->ht[h];
 }
 
-uint32_t rc_list_add(rc_gram *g, const uint32_t *v, uint32_t n) {
+uint32_t tl_rc_list_add(rc_gram *g, const uint32_t *v, uint32_t n) {
   if (g->lists.n + n >= RC_NONE || TL_VEC_RESERVE(&g->lists, g->lists.n + n)) return RC_NONE;
   uint32_t off = (uint32_t)g->lists.n;
   if (n) memcpy(g->lists.v + off, v, n * sizeof *v);
@@ -102,7 +103,7 @@ uint32_t rc_list_add(rc_gram *g, const uint32_t *v, uint32_t n) {
   return off;
 }
 
-void rc_gram_free(rc_gram *g) {
+void tl_rc_gram_free(rc_gram *g) {
   TL_VEC_FREE(&g->defs);
   TL_VEC_FREE(&g->kids);
   TL_VEC_FREE(&g->scratch);
@@ -186,17 +187,18 @@ static int cmp_acc(const void *x, const void *y) {
 ** the same rotation and shares one body definition. */
 static uint32_t choose_phase(const rc_level *lv, uint32_t a, uint32_t b, const rc_clip *cl) {
   const rc_runs *rs = lv->runs;
-  uint32_t p = cl->p, len = cl->r - cl->l, sigma = len % p;
+  uint32_t p = cl->p, len = cl->r - cl->l;
   uint32_t cls = rs->cls[cl->run], rho = rc_residue(rs, cl->run, cl->l);
   if (lv->anchor[cls] != RC_NONE) {
     uint32_t s = cl->l + (lv->anchor[cls] + p - rho) % p;
     return s <= cl->r - 2 * p ? s : RC_NONE;
   }
   /* Anchoring: try every rotation (the leftmost start of each residue keeps the most
-  ** iterations) and keep the one with the most tokens in whole iterations minus the
-  ** coverage of the shorter runs its cuts would break; ties go to the rotation most runs
-  ** of the class admit, then to one meeting a segment edge, then leftmost. */
-  (void)sigma;
+  ** iterations) and keep the one with the most tokens in whole iterations minus what
+  ** the shorter runs its cuts would split would have saved; ties go to the rotation
+  ** that agrees with the segment's edges (iterations starting like the segment starts,
+  ** ending like it ends, or meeting an edge), then to the one most runs of the class
+  ** admit, then to the leftmost. */
   const uint64_t *votes = rs->votes + rs->vote_off[cls];
   uint32_t best = 0, span = len - 2 * p + 1 < p ? len - 2 * p + 1 : p;
   int64_t best_value = INT64_MIN;
@@ -204,13 +206,13 @@ static uint32_t choose_phase(const rc_level *lv, uint32_t a, uint32_t b, const r
   int best_align = 0;
   for (uint32_t o = 0; o < span; o++) {
     uint32_t x = cl->l + o, k = (cl->r - x) / p;
-    uint64_t dmg = rc_damage(rs, x, p, a, b) + (uint64_t)(k - 1) * rc_damage(rs, x + p, p, a, b) +
-                   rc_damage(rs, x + k * p, p, a, b);
+    uint64_t dmg = tl_rc_damage(rs, x, p, a, b) + (uint64_t)(k - 1) * tl_rc_damage(rs, x + p, p, a, b) +
+                   tl_rc_damage(rs, x + k * p, p, a, b);
     int64_t value = (int64_t)k * p - (int64_t)dmg;
     uint64_t vote = votes[rc_residue(rs, cl->run, x)];
-    int align = x == a || x + k * p == b;
+    int align = (x == a || lv->tok[x] == lv->tok[a]) + (x + k * p == b || (x > a && lv->tok[x - 1] == lv->tok[b - 1]));
     if (value > best_value ||
-        (value == best_value && (vote > best_vote || (vote == best_vote && align > best_align)))) {
+        (value == best_value && (align > best_align || (align == best_align && vote > best_vote)))) {
       best = o;
       best_value = value;
       best_vote = vote;
@@ -255,7 +257,10 @@ static int structure_range(rc_gram *g, const rc_level *lv, uint32_t a, uint32_t 
     while (x < cl->r && !claimed[x - a]) x++;
     if (x < cl->r) continue;
     uint32_t s = choose_phase(lv, a, b, cl);
-    if (s == RC_NONE) continue;
+    if (s == RC_NONE) { /* cannot hold two iterations in its class's phase, nor can any part */
+      isacc[i] = 2;
+      continue;
+    }
     uint32_t c = (cl->r - s) / cl->p;
     memset(claimed + (s - a), 1, (size_t)c * cl->p);
     acc[nacc++] = (rc_acc){s, c, cl->p};
@@ -268,7 +273,7 @@ static int structure_range(rc_gram *g, const rc_level *lv, uint32_t a, uint32_t 
   /* Hand each rejected run's parts to the gaps and first iterations it meets. Target
   ** 2j is the gap before accepted span j, 2j+1 the first iteration of span j. */
   for (size_t i = 0; i < nR; i++) {
-    if (isacc[i]) continue;
+    if (isacc[i]) continue; /* accepted (1) or dead (2) */
     const rc_clip *cl = &R[i];
     size_t lo = 0, hi = nacc;
     while (lo < hi) {
@@ -333,7 +338,7 @@ static int structure_range(rc_gram *g, const rc_level *lv, uint32_t a, uint32_t 
     if ((rc = structure_body(g, lv, acc[j].s, acc[j].p, clips + off[2 * j + 1],
                              off[2 * j + 2] - off[2 * j + 1], depth + 1, &l0, &nl, &memo, e)))
       goto done;
-    uint32_t def = rc_def_intern(g, RC_REPEAT, acc[j].c, g->lists.v + l0, nl);
+    uint32_t def = tl_rc_def_intern(g, RC_REPEAT, acc[j].c, g->lists.v + l0, nl);
     if (def == RC_NONE || TL_VEC_PUSH(&g->scratch, def)) goto nomem;
     prev = acc[j].s + acc[j].c * acc[j].p;
   }
@@ -369,7 +374,7 @@ static int structure_body(rc_gram *g, const rc_level *lv, uint32_t s, uint32_t l
   int rc = structure_range(g, lv, s, s + len, R, nR, depth, e);
   if (rc) return rc;
   uint32_t n = (uint32_t)(g->scratch.n - mark);
-  uint32_t l0 = rc_list_add(g, g->scratch.v + mark, n);
+  uint32_t l0 = tl_rc_list_add(g, g->scratch.v + mark, n);
   g->scratch.n = mark;
   if (l0 == RC_NONE) return tl_fail(e, "recover_out_of_memory: child lists");
   /* The recursion may have added entries and grown the table: find the slot again. */
@@ -405,7 +410,7 @@ static rc_clip *clips_in(const rc_runs *rs, uint32_t a, uint32_t b, size_t *n) {
   return c;
 }
 
-int rc_structure_segment(rc_gram *g, const rc_level *lv, uint32_t a, uint32_t b,
+int tl_rc_structure_segment(rc_gram *g, const rc_level *lv, uint32_t a, uint32_t b,
                          uint32_t *list0, uint32_t *nlist, uint32_t *memo, tl_err *e) {
   size_t n;
   rc_clip *c = clips_in(lv->runs, a, b, &n);
@@ -415,7 +420,7 @@ int rc_structure_segment(rc_gram *g, const rc_level *lv, uint32_t a, uint32_t b,
   return rc;
 }
 
-int rc_structure_all(rc_gram *g, const rc_level *lv, tl_err *e) {
+int tl_rc_structure_all(rc_gram *g, const rc_level *lv, tl_err *e) {
   size_t n;
   rc_clip *c = clips_in(lv->runs, 0, (uint32_t)lv->m, &n);
   if (!c) return tl_fail(e, "recover_out_of_memory: level runs");

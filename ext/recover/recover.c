@@ -10,8 +10,9 @@
 **  3. Detect the maximal runs of level 0 once (runs.c), inside segments, applying the
 **     ambiguous / no-enclose policies.
 **  4. Fold each distinct segment content into a child list (grammar.c); equal
-**     segments (steps) share it. Level 1 is the sequence of segment contents: its runs
-**     fold whole steps into Repeats (barriers get unique ids, so they join nothing).
+**     segments (steps) share it. Level 1 is the sequence of segment contents: its
+**     period-1 runs fold equal consecutive steps into Repeats whose iterations are
+**     whole steps (barriers get unique ids, so they join nothing).
 **  5. Lower the root definition to positions (first-encounter preorder) and
 **     occurrences (walk order), then re-check every HPO invariant (fail closed).
 */
@@ -283,7 +284,7 @@ done:
 
 typedef struct rc_job {
   prot_set ps;
-  uint32_t *tok0, *ostart, *amb0, *ne0, *item0, *nitem, *defs_of_sym, *anchor0, *anchor1;
+  uint32_t *tok0, *ostart, *amb0, *amb1, *ne0, *item0, *nitem, *defs_of_sym, *anchor0, *anchor1;
   uint8_t *present;
   TL_VEC(uint32_t) seg_start;
   TL_VEC(uint8_t) seg_known;
@@ -299,6 +300,7 @@ static void job_free(rc_job *j) {
   free(j->tok0);
   free(j->ostart);
   free(j->amb0);
+  free(j->amb1);
   free(j->ne0);
   free(j->item0);
   free(j->nitem);
@@ -311,9 +313,9 @@ static void job_free(rc_job *j) {
   free(j->tok1);
   TL_VEC_FREE(&j->item1_0);
   TL_VEC_FREE(&j->item1_n);
-  rc_runs_free(&j->runs0);
-  rc_runs_free(&j->runs1);
-  rc_gram_free(&j->g);
+  tl_rc_runs_free(&j->runs0);
+  tl_rc_runs_free(&j->runs1);
+  tl_rc_gram_free(&j->g);
 }
 
 static int nomem(tl_err *e, const char *what) {
@@ -383,10 +385,10 @@ static int recover_build(const tl_recover_input *in, rc_job *j, tl_structure *ou
   rc_gram *g = &j->g;
   for (uint32_t s = 0; s < nsym; s++) {
     if (!j->present[s]) continue;
-    uint32_t d = rc_def_intern(g, RC_ATOM, s, NULL, 0);
+    uint32_t d = tl_rc_def_intern(g, RC_ATOM, s, NULL, 0);
     if (d == RC_NONE) return nomem(e, "atoms");
     j->defs_of_sym[s] = d;
-    j->item0[s] = rc_list_add(g, &d, 1);
+    j->item0[s] = tl_rc_list_add(g, &d, 1);
     j->nitem[s] = 1;
     if (j->item0[s] == RC_NONE) return nomem(e, "atoms");
   }
@@ -402,9 +404,9 @@ static int recover_build(const tl_recover_input *in, rc_job *j, tl_structure *ou
           TL_VEC_FREE(&kids);
           return nomem(e, "units");
         }
-      uint32_t d = rc_def_intern(g, RC_SEQ, u->tmpl, kids.v, (uint32_t)kids.n);
+      uint32_t d = tl_rc_def_intern(g, RC_SEQ, u->tmpl, kids.v, (uint32_t)kids.n);
       uint32_t id = nsym + u->tmpl - 1;
-      j->item0[id] = d == RC_NONE ? RC_NONE : rc_list_add(g, &d, 1);
+      j->item0[id] = d == RC_NONE ? RC_NONE : tl_rc_list_add(g, &d, 1);
       j->nitem[id] = 1;
       done_tmpl = u->tmpl;
       if (j->item0[id] == RC_NONE) {
@@ -456,8 +458,8 @@ static int recover_build(const tl_recover_input *in, rc_job *j, tl_structure *ou
 
   if (tl_vec_reserve_((void **)&j->seg_start.v, &j->seg_start.cap, nseg + 1, sizeof(uint32_t)))
     return nomem(e, "partitions");
-  if (rc_runs_detect(j->tok0, m, nid, j->seg_start.v, nseg, &j->runs0, e) ||
-      rc_runs_index(&j->runs0, j->tok0, nid, j->amb0, j->ne0, e))
+  if (tl_rc_runs_detect(j->tok0, m, nid, j->seg_start.v, nseg, &j->runs0, e) ||
+      tl_rc_runs_index(&j->runs0, j->tok0, nid, j->amb0, j->ne0, e))
     return TL_RECOVER_ENOMEM;
   out->nruns = j->runs0.n;
 
@@ -472,7 +474,7 @@ static int recover_build(const tl_recover_input *in, rc_job *j, tl_structure *ou
     uint32_t l0, nl, uid = RC_NONE;
     if (j->seg_known.v[s]) {
       uint32_t memo;
-      if (rc_structure_segment(g, &lv0, a, b, &l0, &nl, &memo, e)) return TL_RECOVER_ENOMEM;
+      if (tl_rc_structure_segment(g, &lv0, a, b, &l0, &nl, &memo, e)) return TL_RECOVER_ENOMEM;
       uid = g->memo.v[memo].uid;
       if (uid == RC_NONE) uid = g->memo.v[memo].uid = (uint32_t)j->item1_0.n;
     } else {
@@ -494,16 +496,30 @@ static int recover_build(const tl_recover_input *in, rc_job *j, tl_structure *ou
     g->scratch.n += j->item1_n.v[id];
   } else if (nseg > 1) {
     uint32_t zero = 0, nid1 = (uint32_t)j->item1_0.n;
-    if (rc_runs_detect(j->tok1, nseg, nid1, &zero, 1, &j->runs1, e) ||
-        rc_runs_index(&j->runs1, j->tok1, nid1, NULL, NULL, e))
-      return TL_RECOVER_ENOMEM;
+    /* A partition holding an ambiguous token bans the repeats over it like a token. */
+    if (j->amb0) {
+      j->amb1 = calloc(nseg + 1, sizeof *j->amb1);
+      if (!j->amb1) return nomem(e, "ambiguous partitions");
+      for (size_t s = 0; s < nseg; s++) {
+        uint32_t a = j->seg_start.v[s], b = s + 1 < nseg ? j->seg_start.v[s + 1] : (uint32_t)m;
+        j->amb1[s + 1] = j->amb1[s] + (j->amb0[b] != j->amb0[a]);
+      }
+    }
+    if (tl_rc_runs_detect(j->tok1, nseg, nid1, &zero, 1, &j->runs1, e)) return TL_RECOVER_ENOMEM;
+    /* An iteration may not cross a partition boundary: only runs of whole single
+    ** partitions (period 1) fold at this level. */
+    size_t keep = 0;
+    for (size_t r = 0; r < j->runs1.n; r++)
+      if (j->runs1.run[r].p == 1) j->runs1.run[keep++] = j->runs1.run[r];
+    j->runs1.n = keep;
+    if (tl_rc_runs_index(&j->runs1, j->tok1, nid1, j->amb1, NULL, e)) return TL_RECOVER_ENOMEM;
     j->anchor1 = malloc((j->runs1.ncls ? j->runs1.ncls : 1) * sizeof *j->anchor1);
     if (!j->anchor1) return nomem(e, "anchors");
     memset(j->anchor1, 0xff, (j->runs1.ncls ? j->runs1.ncls : 1) * sizeof *j->anchor1);
     rc_level lv1 = {1, j->tok1, nseg, &j->runs1, j->item1_0.v, j->item1_n.v, j->anchor1};
-    if (rc_structure_all(g, &lv1, e)) return TL_RECOVER_ENOMEM;
+    if (tl_rc_structure_all(g, &lv1, e)) return TL_RECOVER_ENOMEM;
   }
-  uint32_t root = rc_def_intern(g, RC_SEQ, 0, g->scratch.v + mark, (uint32_t)(g->scratch.n - mark));
+  uint32_t root = tl_rc_def_intern(g, RC_SEQ, 0, g->scratch.v + mark, (uint32_t)(g->scratch.n - mark));
   if (root == RC_NONE) return nomem(e, "root");
   g->scratch.n = mark;
   if (g->defs.v[root].len != n) {
@@ -514,8 +530,8 @@ static int recover_build(const tl_recover_input *in, rc_job *j, tl_structure *ou
   /* Free the token level before the occurrence arrays are allocated. */
   free(j->tok0), j->tok0 = NULL;
   free(j->ostart), j->ostart = NULL;
-  rc_runs_free(&j->runs0);
-  rc_runs_free(&j->runs1);
+  tl_rc_runs_free(&j->runs0);
+  tl_rc_runs_free(&j->runs1);
   return lower(g, root, n, out, e);
 }
 

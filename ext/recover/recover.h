@@ -93,8 +93,9 @@ typedef struct tl_recover_input {
   size_t n;                /* < 2^32 - 2 */
   /* Optional (NULL = one partition): step id per token, TL_RECOVER_NO_PARTITION =
   ** unknown. A partition is a maximal stretch of one id. Partitions are barriers: every
-  ** repeat iteration lies inside one known partition; a repeat may span partitions
-  ** only with iterations made of whole partitions; equal partitions share definitions. */
+  ** repeat iteration lies inside one known partition, so a repeat spans partitions
+  ** only as a run of equal whole partitions (one per iteration); equal partitions
+  ** share definitions. */
   const uint32_t *partition;
   /* Optional protected intervals, any order. Units (UNIT, UNIT_NO_ENCLOSE) must not
   ** overlap each other and must lie in one known partition; ambiguous intervals may

@@ -38,22 +38,24 @@ typedef struct rc_runs {
 
 /* Detects the maximal runs of tok[0..m), which is cut into segments starting at
 ** seg_start[0] = 0 < seg_start[1] < ... (no run crosses a segment boundary). Token ids
-** are < nid. Fills rs->run (sorted); call rc_runs_index next. */
-int rc_runs_detect(const uint32_t *tok, size_t m, uint32_t nid, const uint32_t *seg_start,
+** are < nid. Fills rs->run (sorted); call tl_rc_runs_index next. */
+int tl_rc_runs_detect(const uint32_t *tok, size_t m, uint32_t nid, const uint32_t *seg_start,
                    size_t nseg, rc_runs *rs, tl_err *e);
 
 /* Computes classes, drops runs that break a protection policy, then votes and the
 ** stabbing index. amb_prefix / noenc_prefix (m+1 prefix counts of ambiguous tokens and
 ** of no-enclose unit tokens) may be NULL. A run overlapping an ambiguous token bans its
 ** class everywhere; a run of period > 1 holding a no-enclose token is dropped. */
-int rc_runs_index(rc_runs *rs, const uint32_t *tok, uint32_t nid, const uint32_t *amb_prefix,
+int tl_rc_runs_index(rc_runs *rs, const uint32_t *tok, uint32_t nid, const uint32_t *amb_prefix,
                   const uint32_t *noenc_prefix, tl_err *e);
 
-/* Damage of cutting the sequence between x-1 and x: the coverage (count * period) of
-** every run of period < pmax, clipped to [a, b), that the cut splits (neither side keeps
-** all its iterations). A split run counts whole: it becomes two Repeats, often with
-** loose atoms between, instead of one. */
-uint64_t rc_damage(const rc_runs *rs, uint32_t x, uint32_t pmax, uint32_t a, uint32_t b);
+/* Damage of cutting the sequence between x-1 and x: for every run of period < pmax,
+** clipped to [a, b), that the cut splits (neither side keeps all its iterations), what
+** folding it saves: (count - 1) * period tokens less the Repeat node. A split run
+** counts whole: it becomes two Repeats, often with loose atoms between, instead of
+** one. A seam run that exists only across an iteration boundary ("a | a", saving
+** nothing) costs nothing, so it never rotates a body. */
+uint64_t tl_rc_damage(const rc_runs *rs, uint32_t x, uint32_t pmax, uint32_t a, uint32_t b);
 
 /* Residue of position x in its run's canonical phase, and the votes of that class. */
 static inline uint32_t rc_residue(const rc_runs *rs, size_t run, uint32_t x) {
@@ -61,7 +63,7 @@ static inline uint32_t rc_residue(const rc_runs *rs, size_t run, uint32_t x) {
   return (uint32_t)((x % p + p - rs->canon[run] % p) % p);
 }
 
-void rc_runs_free(rc_runs *rs);
+void tl_rc_runs_free(rc_runs *rs);
 
 /* 64-bit mixer (splitmix64 finaliser): token and window fingerprints. */
 static inline uint64_t rc_mix(uint64_t x) {
@@ -113,15 +115,15 @@ typedef struct rc_level {
 } rc_level;
 
 /* Interns a definition; returns its id or RC_NONE on out-of-memory. */
-uint32_t rc_def_intern(rc_gram *g, uint32_t kind, uint32_t a, const uint32_t *kids, uint32_t nkid);
+uint32_t tl_rc_def_intern(rc_gram *g, uint32_t kind, uint32_t a, const uint32_t *kids, uint32_t nkid);
 /* Stores a child list; returns its offset in g->lists or RC_NONE. */
-uint32_t rc_list_add(rc_gram *g, const uint32_t *v, uint32_t n);
+uint32_t tl_rc_list_add(rc_gram *g, const uint32_t *v, uint32_t n);
 /* Structures tok[a..b) of the level into a child list (memoized by content): *list0 and
 ** *nlist locate it in g->lists; *memo gets the memo entry index. */
-int rc_structure_segment(rc_gram *g, const rc_level *lv, uint32_t a, uint32_t b,
+int tl_rc_structure_segment(rc_gram *g, const rc_level *lv, uint32_t a, uint32_t b,
                          uint32_t *list0, uint32_t *nlist, uint32_t *memo, tl_err *e);
 /* Structures the whole level (no memo) and appends its children to g->scratch. */
-int rc_structure_all(rc_gram *g, const rc_level *lv, tl_err *e);
-void rc_gram_free(rc_gram *g);
+int tl_rc_structure_all(rc_gram *g, const rc_level *lv, tl_err *e);
+void tl_rc_gram_free(rc_gram *g);
 
 #endif

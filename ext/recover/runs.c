@@ -23,7 +23,7 @@
 ** two-pointer minimum-rotation scan and compared token by token) and votes, per class
 ** and residue, for the phases it admits, weighted by the tokens it covers: that is how
 ** runs of the same body agree on where iterations start. A max-r segment tree over
-** the runs answers "which runs cross x" for pricing cuts (rc_damage).
+** the runs answers "which runs cross x" for pricing cuts (tl_rc_damage).
 */
 #include "recover_int.h"
 
@@ -32,20 +32,24 @@
 
 #define NSCALE 4
 static const uint32_t scale_width[NSCALE] = {1, 4, 16, 64};
-#define TBITS 16 /* fingerprint table per width: 2^16 slots, 512 KiB */
+#define TBITS_MAX 16 /* fingerprint table per width: at most 2^16 slots, 512 KiB */
 #define HBASE 0x100000001B3ull
 
 typedef struct fp_slot {
   uint32_t chk, pos;
 } fp_slot;
 
-/* period -> right end of the last verified stretch of that period */
+/* period -> right end of the last verified stretch of that period: a direct array for
+** short periods (the hot case), a hash map for the rest */
+#define REG_DIRECT 65536
 typedef struct regmap {
   uint32_t *key, *val;
   size_t cap, n;
+  uint32_t *direct;
 } regmap;
 
 static uint32_t reg_get(const regmap *m, uint32_t p) {
+  if (p < REG_DIRECT) return m->direct[p];
   size_t mask = m->cap - 1, h = (size_t)(rc_mix(p) & mask);
   while (m->key[h]) {
     if (m->key[h] == p) return m->val[h];
@@ -55,6 +59,10 @@ static uint32_t reg_get(const regmap *m, uint32_t p) {
 }
 
 static int reg_put(regmap *m, uint32_t p, uint32_t r) {
+  if (p < REG_DIRECT) {
+    m->direct[p] = r;
+    return 0;
+  }
   if ((m->n + 1) * 2 > m->cap) {
     size_t ncap = m->cap * 2;
     uint32_t *k = calloc(ncap, sizeof *k), *v = malloc(ncap * sizeof *v);
@@ -98,19 +106,24 @@ static int cmp_run(const void *x, const void *y) {
   return 0;
 }
 
-int rc_runs_detect(const uint32_t *tok, size_t m, uint32_t nid, const uint32_t *seg_start,
+int tl_rc_runs_detect(const uint32_t *tok, size_t m, uint32_t nid, const uint32_t *seg_start,
                    size_t nseg, rc_runs *rs, tl_err *e) {
   memset(rs, 0, sizeof *rs);
   if (m < 2) return TL_OK;
   int rc = TL_OK;
   uint32_t *last1 = malloc((size_t)nid * sizeof *last1);
   uint64_t *ftab = malloc((size_t)nid * sizeof *ftab);
-  fp_slot *tab = malloc(((size_t)(NSCALE - 1) << TBITS) * sizeof *tab);
-  regmap reg = {calloc(64, sizeof(uint32_t)), malloc(64 * sizeof(uint32_t)), 64, 0};
-  if (!last1 || !ftab || !tab || !reg.key || !reg.val) goto nomem;
+  unsigned tbits = 6; /* small inputs get small tables */
+  while (tbits < TBITS_MAX && ((size_t)1 << tbits) < 2 * m) tbits++;
+  fp_slot *tab = malloc(((size_t)(NSCALE - 1) << tbits) * sizeof *tab);
+  size_t ndirect = m < REG_DIRECT ? m : REG_DIRECT;
+  regmap reg = {calloc(64, sizeof(uint32_t)), malloc(64 * sizeof(uint32_t)), 64, 0,
+                malloc(ndirect * sizeof(uint32_t))};
+  if (!last1 || !ftab || !tab || !reg.key || !reg.val || !reg.direct) goto nomem;
+  memset(reg.direct, 0xff, ndirect * sizeof(uint32_t));
   memset(last1, 0xff, (size_t)nid * sizeof *last1);
   for (uint32_t x = 0; x < nid; x++) ftab[x] = rc_mix(x);
-  for (size_t k = 0; k < ((size_t)(NSCALE - 1) << TBITS); k++) tab[k] = (fp_slot){0, RC_NONE};
+  for (size_t k = 0; k < ((size_t)(NSCALE - 1) << tbits); k++) tab[k] = (fp_slot){0, RC_NONE};
 
   uint64_t h[NSCALE] = {0}, hw[NSCALE] = {0}; /* window fingerprint, HBASE^(w-1) */
   uint32_t cur_p[NSCALE] = {0}, cur_r[NSCALE] = {0};
@@ -138,7 +151,7 @@ int rc_runs_detect(const uint32_t *tok, size_t m, uint32_t nid, const uint32_t *
         last1[tok[i]] = i;
       } else {
         uint64_t hv = h[s];
-        size_t idx = ((size_t)(s - 1) << TBITS) + (size_t)((hv * 0xD6E8FEB86659FD93ull) >> (64 - TBITS));
+        size_t idx = ((size_t)(s - 1) << tbits) + (size_t)((hv * 0xD6E8FEB86659FD93ull) >> (64 - tbits));
         uint32_t chk = (uint32_t)(hv >> 32);
         j = (tab[idx].pos != RC_NONE && tab[idx].chk == chk) ? tab[idx].pos : RC_NONE;
         tab[idx] = (fp_slot){chk, i};
@@ -170,7 +183,7 @@ int rc_runs_detect(const uint32_t *tok, size_t m, uint32_t nid, const uint32_t *
       if (hi - lo >= p && push_run(rs, lo - p, hi, p)) goto nomem;
     }
   }
-  qsort(rs->run, rs->n, sizeof *rs->run, cmp_run);
+  if (rs->n) qsort(rs->run, rs->n, sizeof *rs->run, cmp_run);
   goto done;
 nomem:
   rc = tl_fail(e, "recover_out_of_memory: run detection over %zu tokens", m);
@@ -182,6 +195,7 @@ done:
   free(tab);
   free(reg.key);
   free(reg.val);
+  free(reg.direct);
   return rc;
 }
 
@@ -205,7 +219,7 @@ static uint32_t min_rotation(const uint32_t *s, uint32_t p) {
   return i < j ? i : j;
 }
 
-int rc_runs_index(rc_runs *rs, const uint32_t *tok, uint32_t nid, const uint32_t *amb_prefix,
+int tl_rc_runs_index(rc_runs *rs, const uint32_t *tok, uint32_t nid, const uint32_t *amb_prefix,
                   const uint32_t *noenc_prefix, tl_err *e) {
   (void)nid;
   size_t n = rs->n;
@@ -323,7 +337,7 @@ nomem:
   return tl_fail(e, "recover_out_of_memory: indexing %zu runs", n);
 }
 
-uint64_t rc_damage(const rc_runs *rs, uint32_t x, uint32_t pmax, uint32_t a, uint32_t b) {
+uint64_t tl_rc_damage(const rc_runs *rs, uint32_t x, uint32_t pmax, uint32_t a, uint32_t b) {
   if (x <= a || x >= b || !rs->n) return 0;
   /* q = number of runs with l < x */
   size_t lo = 0, hi = rs->n;
@@ -353,7 +367,7 @@ uint64_t rc_damage(const rc_runs *rs, uint32_t x, uint32_t pmax, uint32_t a, uin
       uint32_t zl = z->l > a ? z->l : a, zr = z->r < b ? z->r : b;
       if (zr <= zl || zr - zl < 2 * z->p || x <= zl || x >= zr) continue;
       uint32_t c = (zr - zl) / z->p, left = (x - zl) / z->p, right = (zr - x) / z->p;
-      if (left < c && right < c) dmg += (uint64_t)c * z->p;
+      if (left < c && right < c && (uint64_t)(c - 1) * z->p > 1) dmg += (uint64_t)(c - 1) * z->p - 1;
       continue;
     }
     size_t mid = (nlo + nhi) / 2;
@@ -367,7 +381,7 @@ uint64_t rc_damage(const rc_runs *rs, uint32_t x, uint32_t pmax, uint32_t a, uin
   return dmg;
 }
 
-void rc_runs_free(rc_runs *rs) {
+void tl_rc_runs_free(rc_runs *rs) {
   free(rs->run);
   free(rs->cls);
   free(rs->canon);
