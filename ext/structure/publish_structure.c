@@ -1,10 +1,11 @@
 /*
 ** publish_structure.c: writing anchors, cost packets and the recovered trees.
 **
-** Tables (sql/schema/30_structure.sql): traceloom_anchor, traceloom_aux_link,
-** traceloom_anchor_aux_slot, traceloom_anchor_cost_breakdown, the semantic tree
-** (view_name 'anchor_tree'), the report tree (view_name 'native_report_tree'), the HPO
-** relations and the bubble occurrences. Identifiers follow outputs.md section 0.1.
+** Tables (sql/schema/30_structure.sql): traceloom_anchor (with its cost packet and owning
+** atom), traceloom_aux_link, the semantic tree (view_name 'anchor_tree'), the report tree
+** (view_name 'native_report_tree'), refinements and occurrences (with their summed costs).
+** Relations with a row per member, edge, bubble or (occurrence x anchor) are views over
+** these (sql/views/30_structure.sql). Identifiers follow outputs.md section 0.1.
 */
 #include "publish_structure.h"
 #include "publish/publish.h"
@@ -25,26 +26,16 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
   const tl_trace *t = in->trace;
   const tl_anchors *a = in->anchors;
   const tl_events *ev = &t->ev;
-  sqlite3_stmt *st = NULL, *slot = NULL, *cb = NULL;
+  sqlite3_stmt *st = NULL;
   int rc = tl_pub_prepare(db,
                           "INSERT INTO traceloom_anchor(anchor_id, db_idx, device_id, anchor_idx, "
                           "event_id, symbol, role, label, family, start_ns, end_ns, dur_us, "
-                          "compute_us, comm_us, idle_us, total_us, self_us, aux_events, aux_us) "
-                          "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)",
+                          "compute_us, comm_us, idle_us, total_us, self_us, aux_events, aux_us, "
+                          "linked_aux_events, linked_aux_us, node_id, occurrence_idx, anchor_n) "
+                          "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,"
+                          "?19,?20,?21,?22,?23,?24)",
                           &st, e);
-  if (rc == TL_OK)
-    rc = tl_pub_prepare(db,
-                        "INSERT INTO traceloom_anchor_aux_slot(anchor_id, db_idx, device_id, "
-                        "anchor_idx, aux_event_count, aux_dur_us) VALUES (?1,?2,?3,?4,?5,?6)",
-                        &slot, e);
-  if (rc == TL_OK)
-    rc = tl_pub_prepare(db,
-                        "INSERT INTO traceloom_anchor_cost_breakdown(anchor_id, db_idx, device_id, "
-                        "anchor_idx, symbol, anchor_kind, total_us, self_us, aux_us, "
-                        "graph_child_us, residual_us, raw_child_task_count, top_ops, "
-                        "diagnostic_flags) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,NULL,NULL,0,NULL,?10)",
-                        &cb, e);
-  /* Linked aux events per anchor, for the aux slot summary. */
+  /* Linked aux events per anchor. */
   uint32_t *nlinked = calloc(a->n ? a->n : 1, sizeof *nlinked);
   int64_t *linked_ns = calloc(a->n ? a->n : 1, sizeof *linked_ns);
   if (rc == TL_OK && (!nlinked || !linked_ns)) rc = tl_nomem(e);
@@ -53,9 +44,15 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
     nlinked[a->link_anchor[k]]++;
     linked_ns[a->link_anchor[k]] += ev->end_ns[x] - ev->start_ns[x];
   }
-  char id[40], evid[40];
+  /* The tree of each group, for the owning atom occurrence of each anchor. */
+  const tl_tree **tree_of_group = calloc(a->groups.n ? a->groups.n : 1, sizeof *tree_of_group);
+  if (rc == TL_OK && !tree_of_group) rc = tl_nomem(e);
+  for (size_t i = 0; rc == TL_OK && i < in->forest->trees.n; i++)
+    tree_of_group[in->forest->trees.v[i].group] = &in->forest->trees.v[i];
+  char id[40], evid[40], nid[96];
   for (size_t gi = 0; rc == TL_OK && gi < a->groups.n; gi++) {
     const tl_anchor_group *g = &a->groups.v[gi];
+    const tl_tree *tr = tree_of_group[gi];
     for (size_t k = 0; rc == TL_OK && k < g->count; k++) {
       size_t n = g->first + k;
       uint32_t x = a->event[n];
@@ -83,31 +80,23 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
       sqlite3_bind_double(st, 17, us(pk->self_ns));
       sqlite3_bind_int64(st, 18, pk->aux_events);
       sqlite3_bind_double(st, 19, us(pk->aux_ns));
+      sqlite3_bind_int64(st, 20, nlinked[n]);
+      sqlite3_bind_double(st, 21, us(linked_ns[n]));
+      if (tr) {
+        const tl_occurrence *oc = &tr->st.occurrences[tr->token_atom[k]];
+        snprintf(nid, sizeof nid, "%sN%03u", tr->node_prefix, oc->position + 1);
+        sqlite3_bind_text(st, 22, nid, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 23, oc->occurrence_idx);
+      } else {
+        sqlite3_bind_null(st, 22);
+        sqlite3_bind_null(st, 23);
+      }
+      sqlite3_bind_int64(st, 24, (int64_t)n);
       rc = tl_pub_step(db, st, "traceloom_anchor", e);
-      if (rc) break;
-      sqlite3_bind_text(slot, 1, id, idn, SQLITE_STATIC);
-      sqlite3_bind_int(slot, 2, g->db_idx);
-      sqlite3_bind_int64(slot, 3, g->device_id);
-      sqlite3_bind_int64(slot, 4, (int64_t)k + 1);
-      sqlite3_bind_int64(slot, 5, nlinked[n]);
-      sqlite3_bind_double(slot, 6, us(linked_ns[n]));
-      rc = tl_pub_step(db, slot, "traceloom_anchor_aux_slot", e);
-      if (rc) break;
-      sqlite3_bind_text(cb, 1, id, idn, SQLITE_STATIC);
-      sqlite3_bind_int(cb, 2, g->db_idx);
-      sqlite3_bind_int64(cb, 3, g->device_id);
-      sqlite3_bind_int64(cb, 4, (int64_t)k + 1);
-      tl_bind_str(cb, 5, t->pool, a->symbol[n]);
-      sqlite3_bind_text(cb, 6, tl_anchor_role_name((tl_anchor_role)a->role[n]), -1, SQLITE_STATIC);
-      sqlite3_bind_double(cb, 7, us(tl_packet_total_ns(pk)));
-      sqlite3_bind_double(cb, 8, us(pk->self_ns));
-      sqlite3_bind_double(cb, 9, us(pk->aux_ns));
-      sqlite3_bind_text(cb, 10, pk->idle_ns > 0 ? "idle_before_anchor" : "", -1, SQLITE_STATIC);
-      rc = tl_pub_step(db, cb, "traceloom_anchor_cost_breakdown", e);
     }
   }
-  free(nlinked), free(linked_ns);
-  sqlite3_finalize(st), sqlite3_finalize(slot), sqlite3_finalize(cb);
+  free(nlinked), free(linked_ns), free(tree_of_group);
+  sqlite3_finalize(st);
   return rc;
 }
 
@@ -155,15 +144,13 @@ static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *
 /* ------------------------------------------------------------------ trees */
 
 typedef struct stmts {
-  sqlite3_stmt *tree, *snode, *sedge, *vnode, *vedge, *vna, *refine, *occ, *member, *xedge,
-      *bubble;
+  sqlite3_stmt *tree, *snode, *sedge, *vnode, *vedge, *refine, *occ;
 } stmts;
 
 static void stmts_free(stmts *s) {
   sqlite3_finalize(s->tree), sqlite3_finalize(s->snode), sqlite3_finalize(s->sedge);
-  sqlite3_finalize(s->vnode), sqlite3_finalize(s->vedge), sqlite3_finalize(s->vna);
-  sqlite3_finalize(s->refine), sqlite3_finalize(s->occ), sqlite3_finalize(s->member);
-  sqlite3_finalize(s->xedge), sqlite3_finalize(s->bubble);
+  sqlite3_finalize(s->vnode), sqlite3_finalize(s->vedge);
+  sqlite3_finalize(s->refine), sqlite3_finalize(s->occ);
 }
 
 static int stmts_prepare(sqlite3 *db, stmts *s, tl_err *e) {
@@ -198,44 +185,18 @@ static int stmts_prepare(sqlite3 *db, stmts *s, tl_err *e) {
       {&s->vedge, "INSERT INTO traceloom_viz_edge(parent_node_id, child_node_id, db_idx, "
                   "device_id, view_name, edge_order, edge_kind) VALUES (?1,?2,?3,?4,'" VIEW_REPORT
                   "',?5,?6)"},
-      {&s->vna, "INSERT INTO traceloom_viz_node_anchor(node_id, anchor_id, db_idx, device_id, "
-                "view_name, occurrence_idx, anchor_order, coverage_kind, repeat_context, "
-                "compute_us, comm_us, idle_us, total_us, self_us, aux_events, aux_us) VALUES "
-                "(?1,?2,?3,?4,'" VIEW_REPORT "',?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"},
       {&s->refine, "INSERT INTO traceloom_position_refinement(parent_position_id, slot_ordinal, "
                    "child_position_id, db_idx, device_id, tree_id, view_name) VALUES "
                    "(?1,?2,?3,?4,?5,?6,'" VIEW_TREE "')"},
       {&s->occ, "INSERT INTO traceloom_position_occurrence(occurrence_id, position_id, "
                 "parent_occurrence_id, db_idx, device_id, tree_id, view_name, occurrence_idx, "
                 "repeat_iteration, token_start_ordinal, token_end_exclusive, "
-                "rooted_position_path, occurrence_path) VALUES (?1,?2,?3,?4,?5,?6,'" VIEW_TREE
-                "',?7,?8,?9,?10,?11,?12)"},
-      {&s->member, "INSERT INTO traceloom_position_member(parent_position_id, "
-                   "parent_occurrence_id, slot_ordinal, member_order, member_kind, "
-                   "child_position_id, child_occurrence_id, terminal_token_ordinal, "
-                   "terminal_anchor_id, db_idx, device_id, tree_id, view_name, member_path) "
-                   "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,'" VIEW_TREE "',?13)"},
-      {&s->xedge, "INSERT INTO traceloom_execution_tree_edge(edge_id, edge_role_id, edge_order, "
-                  "edge_ordinal_in_role, parent_position_id, parent_tree_path, "
-                  "parent_occurrence_id, parent_occurrence_idx, parent_repeat_iteration, "
-                  "parent_occurrence_path, child_position_id, child_occurrence_id, "
-                  "child_occurrence_idx, child_repeat_iteration, child_token_start_ordinal, "
-                  "child_token_end_exclusive, child_occurrence_path, db_idx, device_id, tree_id, "
-                  "view_name) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
-                  "?18,?19,?20,'" VIEW_TREE "')"},
-      {&s->bubble, "INSERT INTO traceloom_structure_bubble_occurrence(bubble_id, db_idx, "
-                   "device_id, view_name, right_node_id, right_local_node_id, right_node_path, "
-                   "right_node_kind, right_node_symbol, right_occurrence_idx, repeat_context, "
-                   "structural_position_id, left_anchor_id, left_anchor_idx, left_anchor_symbol, "
-                   "left_anchor_role, left_anchor_start_ns, left_anchor_end_ns, right_anchor_id, "
-                   "right_anchor_idx, right_anchor_symbol, right_anchor_role, "
-                   "right_anchor_start_ns, right_anchor_end_ns, adjacent_anchor_gap_us, bubble_us, "
-                   "transition_compute_us, transition_comm_us, transition_total_us, "
-                   "transition_aux_events, transition_aux_us, bubble_fraction_of_transition, "
-                   "host_observation_status, api_association_semantics) VALUES ('bubble-' || ?17,"
-                   "?1,?2,'" VIEW_REPORT "',?3,?4,?5,?6,?7,?8,?9,?3,?10,?11,?12,?13,?14,?15,?17,"
-                   "?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,'missing_endpoint',"
-                   "'upstream_between_correlated_anchor_endpoints')"},
+                "rooted_position_path, occurrence_path, parent_position_id, slot_ordinal, "
+                "member_order, edge_order, coverage_kind, repeat_context, anchor_first_n, "
+                "anchor_end_n, start_ns, end_ns, compute_us, comm_us, idle_us, total_us, self_us, "
+                "aux_events, aux_us, linked_aux_us) VALUES (?1,?2,?3,?4,?5,?6,'" VIEW_TREE "',?7,"
+                "?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
+                "?28,?29,?30)"},
   };
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (tl_pub_prepare(db, all[i].sql, all[i].st, e)) {
@@ -332,7 +293,7 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
   const tl_events *ev = &t->ev;
   pos_agg *agg = calloc(st->npositions ? st->npositions : 1, sizeof *agg);
   uint32_t *child_count = calloc(st->noccurrences ? st->noccurrences : 1, sizeof *child_count);
-  tl_buf path = {0}, opath = {0}, ppath = {0}, popath = {0}, ctx = {0}, tmp = {0};
+  tl_buf path = {0}, opath = {0}, ctx = {0};
   int rc = TL_OK;
   if (!agg || !child_count) rc = tl_nomem(e);
   for (size_t k = 0; k < st->npositions && rc == TL_OK; k++) {
@@ -340,8 +301,9 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
     agg[k].start_ns = INT64_MAX, agg[k].end_ns = INT64_MIN;
     agg[k].first_token = UINT32_MAX;
   }
-  char nid[96], pnid[96], oid[96], poid[96], aid[40], lid[24], rid[160], eid[200];
-  /* Occurrences (walk order: parents first): occurrence, member, edge and packet rows. */
+  char nid[96], pnid[96], oid[96], poid[96], lid[24], eid[200];
+  /* Occurrences (walk order: parents first). Members, edges and per-anchor packet rows
+  ** are views over these rows and the anchors (sql/views/30_structure.sql). */
   for (uint32_t o = 0; rc == TL_OK && o < st->noccurrences; o++) {
     const tl_occurrence *oc = &st->occurrences[o];
     const tl_position *pos = &st->positions[oc->position];
@@ -349,7 +311,16 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
     if (pa->first_occ == UINT32_MAX) pa->first_occ = o;
     if (oc->start < pa->first_token) pa->first_token = oc->start;
     if (oc->end > pa->last_token) pa->last_token = oc->end;
-    for (int f = 0; f < TL_SUM_COUNT; f++) pa->sum[f] += tl_tree_sum(tr, f, oc->start, oc->end);
+    int64_t sums[TL_SUM_COUNT];
+    for (int f = 0; f < TL_SUM_COUNT; f++) pa->sum[f] += sums[f] = tl_tree_sum(tr, f, oc->start, oc->end);
+    int64_t start_ns = INT64_MAX, end_ns = INT64_MIN;
+    for (uint32_t k = oc->start; k < oc->end; k++) {
+      uint32_t x = a->event[g->first + k];
+      if (ev->start_ns[x] < start_ns) start_ns = ev->start_ns[x];
+      if (ev->end_ns[x] > end_ns) end_ns = ev->end_ns[x];
+    }
+    if (start_ns < pa->start_ns) pa->start_ns = start_ns;
+    if (end_ns > pa->end_ns) pa->end_ns = end_ns;
     node_id(tr, nid, sizeof nid, oc->position);
     occ_id(tr, oid, sizeof oid, o);
     occ_path(tr, o, 0, &path);
@@ -359,139 +330,49 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
       rc = tl_nomem(e);
       break;
     }
-    sqlite3_bind_text(s->occ, 1, oid, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s->occ, 2, nid, -1, SQLITE_STATIC);
+    sqlite3_stmt *q = s->occ;
+    sqlite3_bind_text(q, 1, oid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, nid, -1, SQLITE_STATIC);
     if (oc->parent != TL_RECOVER_NONE) {
       occ_id(tr, poid, sizeof poid, oc->parent);
-      sqlite3_bind_text(s->occ, 3, poid, -1, SQLITE_STATIC);
+      node_id(tr, pnid, sizeof pnid, st->occurrences[oc->parent].position);
+      sqlite3_bind_text(q, 3, poid, -1, SQLITE_STATIC);
+      sqlite3_bind_text(q, 13, pnid, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(q, 16, ++child_count[oc->parent]);
     } else {
-      sqlite3_bind_null(s->occ, 3);
+      sqlite3_bind_null(q, 3);
+      sqlite3_bind_null(q, 13);
+      sqlite3_bind_null(q, 16);
     }
-    sqlite3_bind_int(s->occ, 4, tr->db_idx);
-    sqlite3_bind_int64(s->occ, 5, tr->device_id);
-    sqlite3_bind_text(s->occ, 6, tr->tree_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s->occ, 7, oc->occurrence_idx);
+    sqlite3_bind_int(q, 4, tr->db_idx);
+    sqlite3_bind_int64(q, 5, tr->device_id);
+    sqlite3_bind_text(q, 6, tr->tree_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 7, oc->occurrence_idx);
     if (is_repeat_child(tr, oc))
-      sqlite3_bind_int64(s->occ, 8, oc->member_order);
+      sqlite3_bind_int64(q, 8, oc->member_order);
     else
-      sqlite3_bind_null(s->occ, 8);
-    sqlite3_bind_int64(s->occ, 9, oc->start);
-    sqlite3_bind_int64(s->occ, 10, oc->end);
-    sqlite3_bind_text(s->occ, 11, path.p, (int)path.n, SQLITE_STATIC);
-    sqlite3_bind_text(s->occ, 12, opath.p, (int)opath.n, SQLITE_STATIC);
-    rc = tl_pub_step(db, s->occ, "traceloom_position_occurrence", e);
-    if (rc) break;
-    /* This occurrence as a member of its parent, and the concrete edge to it. */
-    if (oc->parent != TL_RECOVER_NONE) {
-      const tl_occurrence *po = &st->occurrences[oc->parent];
-      node_id(tr, pnid, sizeof pnid, po->position);
-      occ_path(tr, oc->parent, 0, &ppath);
-      occ_path(tr, oc->parent, 1, &popath);
-      sqlite3_bind_text(s->member, 1, pnid, -1, SQLITE_STATIC);
-      sqlite3_bind_text(s->member, 2, poid, -1, SQLITE_STATIC);
-      sqlite3_bind_int64(s->member, 3, oc->slot);
-      sqlite3_bind_int64(s->member, 4, oc->member_order);
-      sqlite3_bind_text(s->member, 5, "child_occurrence", -1, SQLITE_STATIC);
-      sqlite3_bind_text(s->member, 6, nid, -1, SQLITE_STATIC);
-      sqlite3_bind_text(s->member, 7, oid, -1, SQLITE_STATIC);
-      sqlite3_bind_null(s->member, 8);
-      sqlite3_bind_null(s->member, 9);
-      sqlite3_bind_int(s->member, 10, tr->db_idx);
-      sqlite3_bind_int64(s->member, 11, tr->device_id);
-      sqlite3_bind_text(s->member, 12, tr->tree_id, -1, SQLITE_STATIC);
-      sqlite3_bind_text(s->member, 13, opath.p, (int)opath.n, SQLITE_STATIC);
-      rc = tl_pub_step(db, s->member, "traceloom_position_member", e);
-      if (rc) break;
-      uint32_t edge_order = ++child_count[oc->parent];
-      snprintf(rid, sizeof rid, "edge-role:d%u:dev%u:%s:", (unsigned)tr->db_idx,
-               (unsigned)tr->device_id, tr->tree_id);
-      tl_buf_reset(&tmp);
-      tl_buf_puts(&tmp, rid);
-      tl_buf_append(&tmp, ppath.p, ppath.n);
-      tl_buf_printf(&tmp, ":e%u", oc->slot);
-      snprintf(eid, sizeof eid, "edge:d%u:dev%u:%s:%s:%u", (unsigned)tr->db_idx,
-               (unsigned)tr->device_id, tr->tree_id, poid, edge_order);
-      if (tmp.oom || ppath.oom || popath.oom) {
-        rc = tl_nomem(e);
-        break;
-      }
-      sqlite3_bind_text(s->xedge, 1, eid, -1, SQLITE_STATIC);
-      sqlite3_bind_text(s->xedge, 2, tmp.p, (int)tmp.n, SQLITE_STATIC);
-      sqlite3_bind_int64(s->xedge, 3, edge_order);
-      sqlite3_bind_int64(s->xedge, 4, is_repeat_child(tr, oc) ? oc->member_order : 1);
-      sqlite3_bind_text(s->xedge, 5, pnid, -1, SQLITE_STATIC);
-      sqlite3_bind_text(s->xedge, 6, ppath.p, (int)ppath.n, SQLITE_STATIC);
-      sqlite3_bind_text(s->xedge, 7, poid, -1, SQLITE_STATIC);
-      sqlite3_bind_int64(s->xedge, 8, po->occurrence_idx);
-      if (is_repeat_child(tr, po))
-        sqlite3_bind_int64(s->xedge, 9, po->member_order);
-      else
-        sqlite3_bind_null(s->xedge, 9);
-      sqlite3_bind_text(s->xedge, 10, popath.p, (int)popath.n, SQLITE_STATIC);
-      sqlite3_bind_text(s->xedge, 11, nid, -1, SQLITE_STATIC);
-      sqlite3_bind_text(s->xedge, 12, oid, -1, SQLITE_STATIC);
-      sqlite3_bind_int64(s->xedge, 13, oc->occurrence_idx);
-      if (is_repeat_child(tr, oc))
-        sqlite3_bind_int64(s->xedge, 14, oc->member_order);
-      else
-        sqlite3_bind_null(s->xedge, 14);
-      sqlite3_bind_int64(s->xedge, 15, oc->start);
-      sqlite3_bind_int64(s->xedge, 16, oc->end);
-      sqlite3_bind_text(s->xedge, 17, opath.p, (int)opath.n, SQLITE_STATIC);
-      sqlite3_bind_int(s->xedge, 18, tr->db_idx);
-      sqlite3_bind_int64(s->xedge, 19, tr->device_id);
-      sqlite3_bind_text(s->xedge, 20, tr->tree_id, -1, SQLITE_STATIC);
-      rc = tl_pub_step(db, s->xedge, "traceloom_execution_tree_edge", e);
-      if (rc) break;
-    }
-    /* An atom's terminal token (slot 0). */
-    if (pos->kind == TL_POS_ATOM) {
-      snprintf(aid, sizeof aid, "anchor-%zu", g->first + oc->start);
-      tl_buf_reset(&tmp);
-      tl_buf_append(&tmp, opath.p, opath.n);
-      tl_buf_printf(&tmp, "/s0/r1/t%u", oc->start);
-      sqlite3_bind_text(s->member, 1, nid, -1, SQLITE_STATIC);
-      sqlite3_bind_text(s->member, 2, oid, -1, SQLITE_STATIC);
-      sqlite3_bind_int64(s->member, 3, 0);
-      sqlite3_bind_int64(s->member, 4, 1);
-      sqlite3_bind_text(s->member, 5, "terminal_token", -1, SQLITE_STATIC);
-      sqlite3_bind_null(s->member, 6);
-      sqlite3_bind_null(s->member, 7);
-      sqlite3_bind_int64(s->member, 8, oc->start);
-      sqlite3_bind_text(s->member, 9, aid, -1, SQLITE_STATIC);
-      sqlite3_bind_int(s->member, 10, tr->db_idx);
-      sqlite3_bind_int64(s->member, 11, tr->device_id);
-      sqlite3_bind_text(s->member, 12, tr->tree_id, -1, SQLITE_STATIC);
-      sqlite3_bind_text(s->member, 13, tmp.p, (int)tmp.n, SQLITE_STATIC);
-      rc = tl_pub_step(db, s->member, "traceloom_position_member", e);
-      if (rc) break;
-    }
-    /* One packet row per covered anchor. */
-    for (uint32_t k = oc->start; rc == TL_OK && k < oc->end; k++) {
-      size_t n = g->first + k;
-      const tl_packet *pk = &in->packets[n];
-      uint32_t x = a->event[n];
-      if (ev->start_ns[x] < pa->start_ns) pa->start_ns = ev->start_ns[x];
-      if (ev->end_ns[x] > pa->end_ns) pa->end_ns = ev->end_ns[x];
-      int an = snprintf(aid, sizeof aid, "anchor-%zu", n);
-      sqlite3_bind_text(s->vna, 1, nid, -1, SQLITE_STATIC);
-      sqlite3_bind_text(s->vna, 2, aid, an, SQLITE_STATIC);
-      sqlite3_bind_int(s->vna, 3, tr->db_idx);
-      sqlite3_bind_int64(s->vna, 4, tr->device_id);
-      sqlite3_bind_int64(s->vna, 5, oc->occurrence_idx);
-      sqlite3_bind_int64(s->vna, 6, k - oc->start + 1);
-      sqlite3_bind_text(s->vna, 7, pos->kind == TL_POS_ATOM ? "self" : "descendant", -1,
-                        SQLITE_STATIC);
-      bind_opt_text(s->vna, 8, &ctx);
-      sqlite3_bind_double(s->vna, 9, us(pk->compute_ns));
-      sqlite3_bind_double(s->vna, 10, us(pk->comm_ns));
-      sqlite3_bind_double(s->vna, 11, us(pk->idle_ns));
-      sqlite3_bind_double(s->vna, 12, us(tl_packet_total_ns(pk)));
-      sqlite3_bind_double(s->vna, 13, us(pk->self_ns));
-      sqlite3_bind_int64(s->vna, 14, pk->aux_events);
-      sqlite3_bind_double(s->vna, 15, us(pk->aux_ns));
-      rc = tl_pub_step(db, s->vna, "traceloom_viz_node_anchor", e);
-    }
+      sqlite3_bind_null(q, 8);
+    sqlite3_bind_int64(q, 9, oc->start);
+    sqlite3_bind_int64(q, 10, oc->end);
+    sqlite3_bind_text(q, 11, path.p, (int)path.n, SQLITE_STATIC);
+    sqlite3_bind_text(q, 12, opath.p, (int)opath.n, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 14, oc->slot);
+    sqlite3_bind_int64(q, 15, oc->member_order);
+    sqlite3_bind_text(q, 17, pos->kind == TL_POS_ATOM ? "self" : "descendant", -1, SQLITE_STATIC);
+    bind_opt_text(q, 18, &ctx);
+    sqlite3_bind_int64(q, 19, (int64_t)(g->first + oc->start));
+    sqlite3_bind_int64(q, 20, (int64_t)(g->first + oc->end));
+    sqlite3_bind_int64(q, 21, start_ns);
+    sqlite3_bind_int64(q, 22, end_ns);
+    sqlite3_bind_double(q, 23, us(sums[TL_SUM_COMPUTE]));
+    sqlite3_bind_double(q, 24, us(sums[TL_SUM_COMM]));
+    sqlite3_bind_double(q, 25, us(sums[TL_SUM_IDLE]));
+    sqlite3_bind_double(q, 26, us(sums[TL_SUM_COMPUTE] + sums[TL_SUM_COMM] + sums[TL_SUM_IDLE]));
+    sqlite3_bind_double(q, 27, us(sums[TL_SUM_SELF]));
+    sqlite3_bind_int64(q, 28, sums[TL_SUM_AUX_EVENTS]);
+    sqlite3_bind_double(q, 29, us(sums[TL_SUM_AUX]));
+    sqlite3_bind_double(q, 30, us(sums[TL_SUM_LINKED_AUX]));
+    rc = tl_pub_step(db, q, "traceloom_position_occurrence", e);
   }
   /* Positions (display order = position index), their slots and edges. */
   for (uint32_t k = 0; rc == TL_OK && k < st->npositions; k++) {
@@ -654,58 +535,8 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
     sqlite3_bind_int64(s->tree, 9, (int64_t)st->noccurrences);
     rc = tl_pub_step(db, s->tree, "traceloom_semantic_tree", e);
   }
-  /* Bubbles: the idle time charged to an anchor, at the atom occurrence that owns it. */
-  for (uint32_t k = 1; rc == TL_OK && k < g->count; k++) {
-    size_t n = g->first + k;
-    const tl_packet *pk = &in->packets[n];
-    if (pk->idle_ns <= 0) continue;
-    uint32_t o = tr->token_atom[k];
-    const tl_occurrence *oc = &st->occurrences[o];
-    uint32_t left = a->event[n - 1], right = a->event[n];
-    node_id(tr, nid, sizeof nid, oc->position);
-    local_id(lid, sizeof lid, oc->position);
-    occ_path(tr, agg[oc->position].first_occ, 0, &path); /* the position's display path */
-    repeat_context(tr, o, &ctx);
-    char left_id[40], right_id[40];
-    snprintf(left_id, sizeof left_id, "anchor-%zu", n - 1);
-    snprintf(right_id, sizeof right_id, "anchor-%zu", n);
-    int64_t gap = ev->start_ns[right] - ev->end_ns[left];
-    int64_t total = tl_packet_total_ns(pk);
-    sqlite3_stmt *q = s->bubble;
-    sqlite3_bind_int(q, 1, tr->db_idx);
-    sqlite3_bind_int64(q, 2, tr->device_id);
-    sqlite3_bind_text(q, 3, nid, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 4, lid, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 5, path.p, (int)path.n, SQLITE_STATIC);
-    sqlite3_bind_text(q, 6, "atom", -1, SQLITE_STATIC);
-    tl_bind_str(q, 7, t->pool, a->symbol[n]);
-    sqlite3_bind_int64(q, 8, oc->occurrence_idx);
-    bind_opt_text(q, 9, &ctx);
-    sqlite3_bind_text(q, 10, left_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(q, 11, k);
-    tl_bind_str(q, 12, t->pool, a->symbol[n - 1]);
-    sqlite3_bind_text(q, 13, tl_anchor_role_name((tl_anchor_role)a->role[n - 1]), -1, SQLITE_STATIC);
-    sqlite3_bind_int64(q, 14, ev->start_ns[left]);
-    sqlite3_bind_int64(q, 15, ev->end_ns[left]);
-    sqlite3_bind_text(q, 17, right_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(q, 18, (int64_t)k + 1);
-    tl_bind_str(q, 19, t->pool, a->symbol[n]);
-    sqlite3_bind_text(q, 20, tl_anchor_role_name((tl_anchor_role)a->role[n]), -1, SQLITE_STATIC);
-    sqlite3_bind_int64(q, 21, ev->start_ns[right]);
-    sqlite3_bind_int64(q, 22, ev->end_ns[right]);
-    sqlite3_bind_double(q, 23, us(gap > 0 ? gap : 0));
-    sqlite3_bind_double(q, 24, us(pk->idle_ns));
-    sqlite3_bind_double(q, 25, us(pk->compute_ns));
-    sqlite3_bind_double(q, 26, us(pk->comm_ns));
-    sqlite3_bind_double(q, 27, us(total));
-    sqlite3_bind_int64(q, 28, pk->aux_events);
-    sqlite3_bind_double(q, 29, us(pk->aux_ns));
-    sqlite3_bind_double(q, 30, total ? tl_round6((double)pk->idle_ns / (double)total) : 0.0);
-    rc = tl_pub_step(db, q, "traceloom_structure_bubble_occurrence", e);
-  }
   free(agg), free(child_count);
-  tl_buf_free(&path), tl_buf_free(&opath), tl_buf_free(&ppath), tl_buf_free(&popath);
-  tl_buf_free(&ctx), tl_buf_free(&tmp);
+  tl_buf_free(&path), tl_buf_free(&opath), tl_buf_free(&ctx);
   return rc;
 }
 

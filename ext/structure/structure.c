@@ -56,8 +56,9 @@ static int flat_structure(const uint32_t *tok, size_t n, uint32_t nsym, tl_struc
   return 0;
 }
 
-static int build_tree(const tl_trace *t, const tl_anchors *a, const tl_packet *p, size_t gi,
-                      int several_devices, tl_tree *tr, tl_err *e) {
+static int build_tree(const tl_trace *t, const tl_anchors *a, const tl_packet *p,
+                      const int64_t *linked_ns, size_t gi, int several_devices, tl_tree *tr,
+                      tl_err *e) {
   const tl_anchor_group *g = &a->groups.v[gi];
   size_t n = g->count;
   memset(tr, 0, sizeof *tr);
@@ -123,6 +124,7 @@ static int build_tree(const tl_trace *t, const tl_anchors *a, const tl_packet *p
     tr->sum[TL_SUM_SELF][k + 1] = tr->sum[TL_SUM_SELF][k] + pk->self_ns;
     tr->sum[TL_SUM_AUX][k + 1] = tr->sum[TL_SUM_AUX][k] + pk->aux_ns;
     tr->sum[TL_SUM_AUX_EVENTS][k + 1] = tr->sum[TL_SUM_AUX_EVENTS][k] + pk->aux_events;
+    tr->sum[TL_SUM_LINKED_AUX][k + 1] = tr->sum[TL_SUM_LINKED_AUX][k] + linked_ns[g->first + k];
   }
   tr->token_atom = malloc((n ? n : 1) * sizeof *tr->token_atom);
   if (!tr->token_atom) goto nomem;
@@ -142,6 +144,11 @@ nomem:
 int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packet *p, tl_forest *f,
                     tl_err *e) {
   memset(f, 0, sizeof *f);
+  /* Duration of the aux events linked to each anchor (traceloom_aux_link). */
+  int64_t *linked_ns = calloc(a->n ? a->n : 1, sizeof *linked_ns);
+  if (!linked_ns) return tl_nomem(e);
+  for (size_t k = 0; k < a->nlinks; k++)
+    linked_ns[a->link_anchor[k]] += t->ev.end_ns[a->link_event[k]] - t->ev.start_ns[a->link_event[k]];
   for (size_t gi = 0; gi < a->groups.n; gi++) {
     if (a->groups.v[gi].count == 0) continue;
     int several = 0;
@@ -149,15 +156,18 @@ int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packet *p, 
       if (gj != gi && a->groups.v[gj].db_idx == a->groups.v[gi].db_idx && a->groups.v[gj].count)
         several = 1;
     tl_tree tr;
-    if (build_tree(t, a, p, gi, several, &tr, e)) {
+    if (build_tree(t, a, p, linked_ns, gi, several, &tr, e)) {
+      free(linked_ns);
       tl_forest_free(f);
       return TL_ERROR;
     }
     if (TL_VEC_PUSH(&f->trees, tr)) {
       tree_free(&tr);
+      free(linked_ns);
       tl_forest_free(f);
       return tl_nomem(e);
     }
   }
+  free(linked_ns);
   return TL_OK;
 }

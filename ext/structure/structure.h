@@ -15,7 +15,7 @@
 
 /* Prefix-summed packet fields: index k holds the sum over anchors [0, k) of the group. */
 enum { TL_SUM_COMPUTE, TL_SUM_COMM, TL_SUM_IDLE, TL_SUM_SELF, TL_SUM_AUX, TL_SUM_AUX_EVENTS,
-       TL_SUM_COUNT };
+       TL_SUM_LINKED_AUX, TL_SUM_COUNT };
 
 typedef struct tl_tree {
   size_t group;             /* index into tl_anchors.groups */

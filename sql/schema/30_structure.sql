@@ -1,5 +1,9 @@
 -- Anchors, their cost packets, and the recovered structure (outputs.md sections 2-4, 7).
 --
+-- Only anchors, positions and occurrences are stored; the relations with a row per
+-- (occurrence x anchor), per member or per edge are views over them (sql/views), so the
+-- database stays proportional to the trace.
+--
 -- Two projections of one tree per (db_idx, device_id): the semantic tree and the HPO
 -- relations use view_name 'anchor_tree'; the report relations (traceloom_viz_*) use
 -- view_name 'native_report_tree'. Positions are node definitions (node-N001 ...), an
@@ -21,7 +25,12 @@ CREATE TABLE traceloom_anchor(
   end_ns INTEGER NOT NULL,
   dur_us REAL NOT NULL,
   compute_us REAL, comm_us REAL, idle_us REAL, total_us REAL, self_us REAL,
-  aux_events INTEGER, aux_us REAL
+  aux_events INTEGER, aux_us REAL,  -- the cost packet (outputs.md 3.1)
+  linked_aux_events INTEGER,       -- aux events linked to this anchor (traceloom_aux_link)
+  linked_aux_us REAL,
+  node_id TEXT,                    -- the atom position that owns the anchor
+  occurrence_idx INTEGER,          -- and its occurrence
+  anchor_n INTEGER PRIMARY KEY     -- n of anchor-<n>: rowid, for range joins from occurrences
 );
 
 -- @surface traceloom_aux_link | one auxiliary event and the anchor that follows it | Non-anchor device work (copies, waits, small kernels) linked to the next anchor; events with no later anchor stay as retained_unplaced rows | SELECT link_type, aux_kind, count(*) FROM traceloom_aux_link GROUP BY 1, 2
@@ -37,38 +46,6 @@ CREATE TABLE traceloom_aux_link(
   aux_kind TEXT,
   aux_dur_us REAL,
   raw_json TEXT
-);
-
--- @surface traceloom_anchor_aux_slot | one anchor | Per-anchor summary of its linked auxiliary events | SELECT anchor_idx, aux_event_count, aux_dur_us FROM traceloom_anchor_aux_slot WHERE aux_event_count > 0 LIMIT 10
-CREATE TABLE traceloom_anchor_aux_slot(
-  anchor_id TEXT NOT NULL,
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
-  anchor_idx INTEGER NOT NULL,
-  anchor_step_idx INTEGER,
-  aux_start_step_idx INTEGER,
-  aux_end_step_idx INTEGER,
-  aux_event_count INTEGER,
-  aux_dur_us REAL,
-  raw_json TEXT
-);
-
--- @surface traceloom_anchor_cost_breakdown | one anchor | Per-anchor cost explanation: total, self and aux overlays, graph-child time of exact replay members and the residual | SELECT anchor_idx, symbol, anchor_kind, total_us, self_us, aux_us FROM traceloom_anchor_cost_breakdown ORDER BY total_us DESC LIMIT 10
-CREATE TABLE traceloom_anchor_cost_breakdown(
-  anchor_id TEXT NOT NULL,
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
-  anchor_idx INTEGER NOT NULL,
-  symbol TEXT,
-  anchor_kind TEXT,
-  total_us REAL,
-  self_us REAL,
-  aux_us REAL,
-  graph_child_us REAL,
-  residual_us REAL,
-  raw_child_task_count INTEGER,
-  top_ops TEXT,
-  diagnostic_flags TEXT
 );
 
 -- @surface traceloom_semantic_tree | one tree per (db_idx, device_id) | The recovered trees: root node, discovery status, projection used for costs | SELECT tree_id, db_idx, device_id, root_node_id, macro_discovery FROM traceloom_semantic_tree
@@ -130,6 +107,8 @@ CREATE TABLE traceloom_semantic_node(
   raw_json TEXT
 );
 
+CREATE INDEX traceloom_semantic_node_id ON traceloom_semantic_node(node_id, tree_id, db_idx);
+
 -- @surface traceloom_semantic_edge | one parent-child slot between positions | The semantic tree's edges (Repeat slots are the children of one iteration) | SELECT parent_node_id, child_node_id, edge_order FROM traceloom_semantic_edge LIMIT 20
 CREATE TABLE traceloom_semantic_edge(
   parent_node_id TEXT NOT NULL,
@@ -174,6 +153,8 @@ CREATE TABLE traceloom_viz_node(
   raw_json TEXT
 );
 
+CREATE INDEX traceloom_viz_node_id ON traceloom_viz_node(node_id, db_idx, device_id);
+
 -- @surface traceloom_viz_edge | one parent-child edge of the report tree | Edges between report positions in slot order | SELECT parent_node_id, child_node_id, edge_order FROM traceloom_viz_edge LIMIT 20
 CREATE TABLE traceloom_viz_edge(
   parent_node_id TEXT NOT NULL,
@@ -186,22 +167,8 @@ CREATE TABLE traceloom_viz_edge(
   raw_json TEXT
 );
 
--- @surface traceloom_viz_node_anchor | one (node occurrence, covered anchor) pair | The core statistics relation: each anchor's cost packet under every occurrence that covers it (self on the owning atom, descendant on ancestors) | SELECT node_id, occurrence_idx, count(*) AS anchors, round(sum(total_us), 3) AS total_us FROM traceloom_viz_node_anchor GROUP BY 1, 2 LIMIT 10
-CREATE TABLE traceloom_viz_node_anchor(
-  node_id TEXT NOT NULL,
-  anchor_id TEXT NOT NULL,
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
-  view_name TEXT NOT NULL,
-  occurrence_idx INTEGER NOT NULL,
-  anchor_order INTEGER NOT NULL,
-  coverage_kind TEXT NOT NULL,     -- self, descendant
-  repeat_context TEXT,
-  compute_us REAL, comm_us REAL, idle_us REAL, total_us REAL, self_us REAL,
-  aux_events INTEGER,
-  aux_us REAL
-);
-CREATE INDEX traceloom_viz_node_anchor_node ON traceloom_viz_node_anchor(node_id, db_idx, device_id, occurrence_idx);
+CREATE INDEX traceloom_viz_edge_parent ON traceloom_viz_edge(parent_node_id, db_idx, device_id);
+CREATE INDEX traceloom_viz_edge_child ON traceloom_viz_edge(child_node_id, db_idx, device_id);
 
 -- @surface traceloom_position_refinement | one (parent position, slot) | Which position fills each slot of a position (Seq: ordered children; Repeat: the children of one iteration) | SELECT parent_position_id, slot_ordinal, child_position_id FROM traceloom_position_refinement LIMIT 20
 CREATE TABLE traceloom_position_refinement(
@@ -230,79 +197,20 @@ CREATE TABLE traceloom_position_occurrence(
   token_end_exclusive INTEGER NOT NULL,
   rooted_position_path TEXT NOT NULL,
   occurrence_path TEXT NOT NULL,
+  -- Project columns the derived views (members, edges, packets per anchor) are built from:
+  parent_position_id TEXT,
+  slot_ordinal INTEGER,            -- slot in the parent position (0 for the root)
+  member_order INTEGER,            -- 1 under a Seq, the iteration under a Repeat
+  edge_order INTEGER,              -- ordinal among the parent occurrence's children
+  coverage_kind TEXT NOT NULL,     -- self (atom) or descendant
+  repeat_context TEXT,             -- enclosing repeat iterations, e.g. N003:2,N007:5
+  anchor_first_n INTEGER NOT NULL, -- covered anchors: anchor_n in [first, end)
+  anchor_end_n INTEGER NOT NULL,
+  start_ns INTEGER, end_ns INTEGER,
+  compute_us REAL, comm_us REAL, idle_us REAL, total_us REAL, self_us REAL,
+  aux_events INTEGER, aux_us REAL, linked_aux_us REAL,
   UNIQUE(db_idx, tree_id, occurrence_id)
 );
 CREATE INDEX traceloom_position_occurrence_pos ON traceloom_position_occurrence(db_idx, tree_id, position_id, occurrence_idx);
+CREATE INDEX traceloom_position_occurrence_node ON traceloom_position_occurrence(position_id, occurrence_idx);
 
--- @surface traceloom_position_member | one direct member of an occurrence | Direct children of each occurrence by (slot, member_order); atoms hold their terminal token in slot 0 | SELECT parent_occurrence_id, slot_ordinal, member_order, member_kind, child_occurrence_id, terminal_anchor_id FROM traceloom_position_member LIMIT 20
-CREATE TABLE traceloom_position_member(
-  parent_position_id TEXT NOT NULL,
-  parent_occurrence_id TEXT NOT NULL,
-  slot_ordinal INTEGER NOT NULL,
-  member_order INTEGER NOT NULL,
-  member_kind TEXT NOT NULL,       -- child_occurrence, terminal_token
-  child_position_id TEXT,
-  child_occurrence_id TEXT,
-  terminal_token_ordinal INTEGER,
-  terminal_anchor_id TEXT,
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
-  tree_id TEXT NOT NULL,
-  view_name TEXT NOT NULL,
-  member_path TEXT NOT NULL,
-  UNIQUE(db_idx, tree_id, parent_occurrence_id, slot_ordinal, member_order)
-);
-
--- @surface traceloom_execution_tree_edge | one concrete parent-to-child occurrence edge | Occurrence-level edges with their role (the population of edges of one slot under one parent path) | SELECT edge_role_id, count(*) FROM traceloom_execution_tree_edge GROUP BY 1 LIMIT 10
-CREATE TABLE traceloom_execution_tree_edge(
-  edge_id TEXT NOT NULL,
-  edge_role_id TEXT NOT NULL,
-  edge_order INTEGER NOT NULL,
-  edge_ordinal_in_role INTEGER NOT NULL,
-  parent_position_id TEXT NOT NULL,
-  parent_tree_path TEXT NOT NULL,
-  parent_occurrence_id TEXT NOT NULL,
-  parent_occurrence_idx INTEGER NOT NULL,
-  parent_repeat_iteration INTEGER,
-  parent_occurrence_path TEXT NOT NULL,
-  child_position_id TEXT NOT NULL,
-  child_occurrence_id TEXT NOT NULL,
-  child_occurrence_idx INTEGER NOT NULL,
-  child_repeat_iteration INTEGER,
-  child_token_start_ordinal INTEGER NOT NULL,
-  child_token_end_exclusive INTEGER NOT NULL,
-  child_occurrence_path TEXT NOT NULL,
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
-  tree_id TEXT NOT NULL,
-  view_name TEXT NOT NULL
-);
-
--- @surface traceloom_structure_bubble_occurrence | one idle gap before an anchor (a bubble) | Uncovered device time charged to the following anchor, with its structural position and the adjacent anchors | SELECT right_local_node_id, right_node_symbol, bubble_us, host_observation_status FROM traceloom_structure_bubble_occurrence ORDER BY bubble_us DESC LIMIT 10
-CREATE TABLE traceloom_structure_bubble_occurrence(
-  bubble_id TEXT NOT NULL,
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
-  view_name TEXT NOT NULL,
-  right_node_id TEXT,
-  right_local_node_id TEXT,
-  right_node_path TEXT,
-  right_node_kind TEXT,
-  right_node_symbol TEXT,
-  right_occurrence_idx INTEGER,
-  repeat_context TEXT,
-  structural_position_id TEXT,
-  left_anchor_id TEXT, left_anchor_idx INTEGER, left_anchor_symbol TEXT, left_anchor_role TEXT,
-  left_anchor_start_ns INTEGER, left_anchor_end_ns INTEGER,
-  right_anchor_id TEXT, right_anchor_idx INTEGER, right_anchor_symbol TEXT, right_anchor_role TEXT,
-  right_anchor_start_ns INTEGER, right_anchor_end_ns INTEGER,
-  adjacent_anchor_gap_us REAL,
-  bubble_us REAL,
-  transition_compute_us REAL, transition_comm_us REAL, transition_total_us REAL,
-  transition_aux_events INTEGER, transition_aux_us REAL,
-  bubble_fraction_of_transition REAL,
-  host_interval_id TEXT, provider TEXT, host_clock_domain TEXT, scope_policy TEXT,
-  host_observation_status TEXT,
-  host_start_ns INTEGER, host_end_ns INTEGER, host_interval_us REAL,
-  api_association_semantics TEXT
-);

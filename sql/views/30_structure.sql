@@ -2,6 +2,102 @@
 -- statistics table derived from the bubble occurrences (section 7). Runs after the rows
 -- are inserted.
 
+-- @surface traceloom_anchor_aux_slot | one anchor | Per-anchor summary of its linked auxiliary events | SELECT anchor_idx, aux_event_count, aux_dur_us FROM traceloom_anchor_aux_slot WHERE aux_event_count > 0 LIMIT 10
+CREATE VIEW traceloom_anchor_aux_slot AS
+SELECT anchor_id, db_idx, device_id, anchor_idx, step_idx AS anchor_step_idx,
+       NULL AS aux_start_step_idx, NULL AS aux_end_step_idx,
+       linked_aux_events AS aux_event_count, linked_aux_us AS aux_dur_us, NULL AS raw_json
+FROM traceloom_anchor;
+
+-- @surface traceloom_anchor_cost_breakdown | one anchor | Per-anchor cost explanation: total, self and aux overlays, graph-child time of exact replay members and the residual | SELECT anchor_idx, symbol, anchor_kind, total_us, self_us, aux_us FROM traceloom_anchor_cost_breakdown ORDER BY total_us DESC LIMIT 10
+CREATE VIEW traceloom_anchor_cost_breakdown AS
+SELECT anchor_id, db_idx, device_id, anchor_idx, symbol, role AS anchor_kind,
+       ROUND(total_us, 3) AS total_us, ROUND(self_us, 3) AS self_us, ROUND(aux_us, 3) AS aux_us,
+       NULL AS graph_child_us, NULL AS residual_us, 0 AS raw_child_task_count, NULL AS top_ops,
+       CASE WHEN idle_us > 0 THEN 'idle_before_anchor' ELSE '' END AS diagnostic_flags
+FROM traceloom_anchor;
+
+-- @surface traceloom_position_member | one direct member of an occurrence | Direct children of each occurrence by (slot, member_order); atoms hold their terminal token in slot 0 | SELECT parent_occurrence_id, slot_ordinal, member_order, member_kind, child_occurrence_id, terminal_anchor_id FROM traceloom_position_member LIMIT 20
+CREATE VIEW traceloom_position_member AS
+SELECT c.parent_position_id, c.parent_occurrence_id, c.slot_ordinal, c.member_order,
+       'child_occurrence' AS member_kind, c.position_id AS child_position_id,
+       c.occurrence_id AS child_occurrence_id, NULL AS terminal_token_ordinal,
+       NULL AS terminal_anchor_id, c.db_idx, c.device_id, c.tree_id, c.view_name,
+       c.occurrence_path AS member_path
+FROM traceloom_position_occurrence c WHERE c.parent_occurrence_id IS NOT NULL
+UNION ALL
+SELECT o.position_id, o.occurrence_id, 0, 1, 'terminal_token', NULL, NULL,
+       o.token_start_ordinal, 'anchor-' || o.anchor_first_n, o.db_idx, o.device_id, o.tree_id,
+       o.view_name, o.occurrence_path || '/s0/r1/t' || o.token_start_ordinal
+FROM traceloom_position_occurrence o WHERE o.coverage_kind = 'self';
+
+-- @surface traceloom_execution_tree_edge | one concrete parent-to-child occurrence edge | Occurrence-level edges with their role (the population of edges of one slot under one parent path) | SELECT edge_role_id, count(*) FROM traceloom_execution_tree_edge GROUP BY 1 LIMIT 10
+CREATE VIEW traceloom_execution_tree_edge AS
+SELECT 'edge:d' || c.db_idx || ':dev' || c.device_id || ':' || c.tree_id || ':' || c.parent_occurrence_id || ':' || c.edge_order AS edge_id,
+       'edge-role:d' || c.db_idx || ':dev' || c.device_id || ':' || c.tree_id || ':' || p.rooted_position_path || ':e' || c.slot_ordinal AS edge_role_id,
+       c.edge_order, COALESCE(c.repeat_iteration, 1) AS edge_ordinal_in_role,
+       p.position_id AS parent_position_id, p.rooted_position_path AS parent_tree_path,
+       p.occurrence_id AS parent_occurrence_id, p.occurrence_idx AS parent_occurrence_idx,
+       p.repeat_iteration AS parent_repeat_iteration, p.occurrence_path AS parent_occurrence_path,
+       c.position_id AS child_position_id, c.occurrence_id AS child_occurrence_id,
+       c.occurrence_idx AS child_occurrence_idx, c.repeat_iteration AS child_repeat_iteration,
+       c.token_start_ordinal AS child_token_start_ordinal,
+       c.token_end_exclusive AS child_token_end_exclusive,
+       c.occurrence_path AS child_occurrence_path, c.db_idx, c.device_id, c.tree_id, c.view_name
+FROM traceloom_position_occurrence c
+JOIN traceloom_position_occurrence p ON p.occurrence_id = c.parent_occurrence_id
+ AND p.db_idx = c.db_idx AND p.tree_id = c.tree_id;
+
+-- @surface traceloom_execution_tree_edge_role | one edge role | Populations of concrete edges (one slot under one parent path): only an equal edge_role_id licenses treating edges as one population | SELECT edge_role_id, parent_occurrence_count, concrete_edge_count, population_support FROM traceloom_execution_tree_edge_role LIMIT 10
+CREATE VIEW traceloom_execution_tree_edge_role AS
+WITH per_parent AS (
+  SELECT edge_role_id, parent_occurrence_id, COUNT(*) AS k, MIN(edge_order) AS first_order,
+         MIN(parent_position_id) AS parent_position_id, MIN(parent_tree_path) AS parent_tree_path,
+         MIN(child_position_id) AS child_position_id, MIN(db_idx) AS db_idx,
+         MIN(device_id) AS device_id, MIN(tree_id) AS tree_id, MIN(view_name) AS view_name
+  FROM traceloom_execution_tree_edge
+  GROUP BY edge_role_id, parent_occurrence_id
+)
+SELECT edge_role_id, MIN(parent_position_id) AS parent_position_id,
+       MIN(parent_tree_path) AS parent_tree_path, MIN(child_position_id) AS child_position_id,
+       COUNT(*) AS parent_occurrence_count, SUM(k) AS concrete_edge_count,
+       MIN(k) AS edges_per_parent_min, MAX(k) AS edges_per_parent_max,
+       CASE WHEN MIN(k) = MAX(k) THEN 'uniform' ELSE 'variable' END AS population_support,
+       MIN(first_order) AS first_edge_order, MIN(db_idx) AS db_idx, MIN(device_id) AS device_id,
+       MIN(tree_id) AS tree_id, MIN(view_name) AS view_name
+FROM per_parent
+GROUP BY edge_role_id;
+
+-- @surface traceloom_structure_bubble_occurrence | one bubble | Uncovered device time charged to the following anchor, with its structural position and the adjacent anchors (host context: missing_endpoint until host intervals are published) | SELECT right_local_node_id, right_node_symbol, bubble_us, host_observation_status FROM traceloom_structure_bubble_occurrence ORDER BY bubble_us DESC LIMIT 10
+CREATE VIEW traceloom_structure_bubble_occurrence AS
+SELECT 'bubble-' || r.anchor_id AS bubble_id, r.db_idx, r.device_id,
+       'native_report_tree' AS view_name, r.node_id AS right_node_id,
+       n.local_node_id AS right_local_node_id, n.path AS right_node_path,
+       'atom' AS right_node_kind, r.symbol AS right_node_symbol,
+       r.occurrence_idx AS right_occurrence_idx, o.repeat_context,
+       r.node_id AS structural_position_id,
+       l.anchor_id AS left_anchor_id, l.anchor_idx AS left_anchor_idx, l.symbol AS left_anchor_symbol,
+       l.role AS left_anchor_role, l.start_ns AS left_anchor_start_ns, l.end_ns AS left_anchor_end_ns,
+       r.anchor_id AS right_anchor_id, r.anchor_idx AS right_anchor_idx,
+       r.symbol AS right_anchor_symbol, r.role AS right_anchor_role,
+       r.start_ns AS right_anchor_start_ns, r.end_ns AS right_anchor_end_ns,
+       ROUND(MAX(0, r.start_ns - l.end_ns) / 1000.0, 3) AS adjacent_anchor_gap_us,
+       ROUND(r.idle_us, 3) AS bubble_us,
+       r.compute_us AS transition_compute_us, r.comm_us AS transition_comm_us,
+       r.total_us AS transition_total_us, r.aux_events AS transition_aux_events,
+       r.aux_us AS transition_aux_us,
+       CASE WHEN r.total_us > 0 THEN ROUND(r.idle_us / r.total_us, 6) ELSE 0.0 END AS bubble_fraction_of_transition,
+       NULL AS host_interval_id, NULL AS provider, NULL AS host_clock_domain, NULL AS scope_policy,
+       'missing_endpoint' AS host_observation_status, NULL AS host_start_ns, NULL AS host_end_ns,
+       NULL AS host_interval_us,
+       'upstream_between_correlated_anchor_endpoints' AS api_association_semantics
+FROM traceloom_anchor r
+JOIN traceloom_anchor l ON l.anchor_n = r.anchor_n - 1 AND l.db_idx = r.db_idx AND l.device_id = r.device_id
+JOIN traceloom_viz_node n ON n.node_id = r.node_id AND n.db_idx = r.db_idx AND n.device_id = r.device_id
+LEFT JOIN traceloom_position_occurrence o ON o.position_id = r.node_id AND o.db_idx = r.db_idx
+ AND o.device_id = r.device_id AND o.occurrence_idx = r.occurrence_idx
+WHERE ROUND(r.idle_us, 3) > 0;
+
 -- @surface traceloom_v_tree_node | one position of the report tree, walked from the roots | The primary readable map: every position with depth, loop depth, kind, repeat count, costs, per-iteration averages and shares | SELECT local_node_id, label, repeat_count, occurrence_count, total_us, avg_total_us FROM traceloom_v_tree_node ORDER BY db_idx, device_id, view_name, display_order
 CREATE VIEW traceloom_v_tree_node AS
 WITH RECURSIVE walk(node_id, parent_node_id, db_idx, device_id, view_name, loop_depth) AS (
@@ -52,22 +148,24 @@ JOIN first_walk w ON w.node_id = n.node_id AND w.db_idx = n.db_idx AND w.device_
 
 -- @surface traceloom_tree_node_occurrence | one occurrence of a report position | Per-occurrence anchors, time span and costs of every position (find outliers) | SELECT local_node_id, occurrence_idx, anchor_count, total_us, idle_us FROM traceloom_tree_node_occurrence ORDER BY total_us DESC LIMIT 10
 CREATE VIEW traceloom_tree_node_occurrence AS
-SELECT na.node_id, n.local_node_id, na.db_idx, na.device_id, na.view_name, na.occurrence_idx,
-       MIN(na.repeat_context) AS repeat_context,
-       MIN(a.anchor_idx) AS anchor_start_idx, MAX(a.anchor_idx) AS anchor_end_idx,
-       COUNT(*) AS anchor_count, MIN(a.start_ns) AS start_ns, MAX(a.end_ns) AS end_ns,
-       ROUND(COALESCE(SUM(na.compute_us), 0), 3) AS compute_us,
-       ROUND(COALESCE(SUM(na.comm_us), 0), 3) AS comm_us,
-       ROUND(COALESCE(SUM(na.idle_us), 0), 3) AS idle_us,
-       ROUND(COALESCE(SUM(na.total_us), 0), 3) AS total_us,
-       ROUND(COALESCE(SUM(na.self_us), 0), 3) AS self_us,
-       COALESCE(SUM(na.aux_events), 0) AS aux_events,
-       ROUND(COALESCE(SUM(na.aux_us), 0), 3) AS aux_us
-FROM traceloom_viz_node_anchor na
-JOIN traceloom_anchor a ON a.anchor_id = na.anchor_id AND a.db_idx = na.db_idx AND a.device_id = na.device_id
-JOIN traceloom_viz_node n ON n.node_id = na.node_id AND n.db_idx = na.db_idx
- AND n.device_id = na.device_id AND n.view_name = na.view_name
-GROUP BY na.node_id, na.db_idx, na.device_id, na.view_name, na.occurrence_idx;
+SELECT o.position_id AS node_id, n.local_node_id, o.db_idx, o.device_id,
+       'native_report_tree' AS view_name, o.occurrence_idx, o.repeat_context,
+       o.token_start_ordinal + 1 AS anchor_start_idx, o.token_end_exclusive AS anchor_end_idx,
+       o.token_end_exclusive - o.token_start_ordinal AS anchor_count, o.start_ns, o.end_ns,
+       ROUND(o.compute_us, 3) AS compute_us, ROUND(o.comm_us, 3) AS comm_us,
+       ROUND(o.idle_us, 3) AS idle_us, ROUND(o.total_us, 3) AS total_us,
+       ROUND(o.self_us, 3) AS self_us, o.aux_events, ROUND(o.aux_us, 3) AS aux_us
+FROM traceloom_position_occurrence o
+JOIN traceloom_semantic_node n ON n.node_id = o.position_id AND n.tree_id = o.tree_id AND n.db_idx = o.db_idx;
+
+-- @surface traceloom_viz_node_anchor | one (node occurrence, covered anchor) pair | The core statistics relation: each anchor's cost packet under every occurrence that covers it (self on the owning atom, descendant on ancestors) | SELECT node_id, occurrence_idx, count(*) AS anchors, round(sum(total_us), 3) AS total_us FROM traceloom_viz_node_anchor WHERE node_id = 'node-N002' GROUP BY 1, 2 LIMIT 10
+CREATE VIEW traceloom_viz_node_anchor AS
+SELECT o.position_id AS node_id, a.anchor_id, o.db_idx, o.device_id,
+       'native_report_tree' AS view_name, o.occurrence_idx,
+       a.anchor_n - o.anchor_first_n + 1 AS anchor_order, o.coverage_kind, o.repeat_context,
+       a.compute_us, a.comm_us, a.idle_us, a.total_us, a.self_us, a.aux_events, a.aux_us
+FROM traceloom_position_occurrence o
+JOIN traceloom_anchor a ON a.anchor_n >= o.anchor_first_n AND a.anchor_n < o.anchor_end_n;
 
 -- @surface traceloom_tree_node_anchor | one (node occurrence, covered anchor) pair | traceloom_viz_node_anchor with the readable local node id | SELECT local_node_id, occurrence_idx, anchor_order, anchor_id, total_us FROM traceloom_tree_node_anchor LIMIT 10
 CREATE VIEW traceloom_tree_node_anchor AS
@@ -124,39 +222,13 @@ JOIN traceloom_semantic_node cn ON cn.node_id = te.child_position_id AND cn.tree
 -- @surface traceloom_v_tree_edge_cost | one concrete occurrence edge with the child's cost | Each occurrence edge with the child occurrence's summed packets (support: missing when no packet row exists) | SELECT edge_label, child_total_us, child_cost_support FROM traceloom_v_tree_edge_cost ORDER BY child_total_us DESC LIMIT 10
 CREATE VIEW traceloom_v_tree_edge_cost AS
 SELECT te.*,
-       CASE WHEN c.n IS NULL THEN 'missing' ELSE 'supported' END AS child_cost_support,
-       c.child_compute_us, c.child_comm_us, c.child_uncovered_us, c.child_total_us,
-       c.child_self_us, c.child_aux_us
+       CASE WHEN c.anchor_end_n > c.anchor_first_n THEN 'supported' ELSE 'missing' END AS child_cost_support,
+       ROUND(c.compute_us, 3) AS child_compute_us, ROUND(c.comm_us, 3) AS child_comm_us,
+       ROUND(c.idle_us, 3) AS child_uncovered_us, ROUND(c.total_us, 3) AS child_total_us,
+       ROUND(c.self_us, 3) AS child_self_us, ROUND(c.aux_us, 3) AS child_aux_us
 FROM traceloom_v_tree_edge te
-LEFT JOIN (
-  SELECT node_id, db_idx, device_id, view_name, occurrence_idx, COUNT(*) AS n,
-         ROUND(SUM(compute_us), 3) AS child_compute_us, ROUND(SUM(comm_us), 3) AS child_comm_us,
-         ROUND(SUM(idle_us), 3) AS child_uncovered_us, ROUND(SUM(total_us), 3) AS child_total_us,
-         ROUND(SUM(self_us), 3) AS child_self_us, ROUND(SUM(aux_us), 3) AS child_aux_us
-  FROM traceloom_viz_node_anchor
-  GROUP BY node_id, db_idx, device_id, view_name, occurrence_idx
-) c ON c.node_id = te.child_position_id AND c.db_idx = te.db_idx AND c.device_id = te.device_id
-   AND c.view_name = te.cost_view_name AND c.occurrence_idx = te.child_occurrence_idx;
-
--- @surface traceloom_execution_tree_edge_role | one edge role | Populations of concrete edges (one slot under one parent path): only an equal edge_role_id licenses treating edges as one population | SELECT edge_role_id, parent_occurrence_count, concrete_edge_count, population_support FROM traceloom_execution_tree_edge_role LIMIT 10
-CREATE TABLE traceloom_execution_tree_edge_role AS
-WITH per_parent AS (
-  SELECT edge_role_id, parent_occurrence_id, COUNT(*) AS k, MIN(edge_order) AS first_order,
-         MIN(parent_position_id) AS parent_position_id, MIN(parent_tree_path) AS parent_tree_path,
-         MIN(child_position_id) AS child_position_id, MIN(db_idx) AS db_idx,
-         MIN(device_id) AS device_id, MIN(tree_id) AS tree_id, MIN(view_name) AS view_name
-  FROM traceloom_execution_tree_edge
-  GROUP BY edge_role_id, parent_occurrence_id
-)
-SELECT edge_role_id, MIN(parent_position_id) AS parent_position_id,
-       MIN(parent_tree_path) AS parent_tree_path, MIN(child_position_id) AS child_position_id,
-       COUNT(*) AS parent_occurrence_count, SUM(k) AS concrete_edge_count,
-       MIN(k) AS edges_per_parent_min, MAX(k) AS edges_per_parent_max,
-       CASE WHEN MIN(k) = MAX(k) THEN 'uniform' ELSE 'variable' END AS population_support,
-       MIN(first_order) AS first_edge_order, MIN(db_idx) AS db_idx, MIN(device_id) AS device_id,
-       MIN(tree_id) AS tree_id, MIN(view_name) AS view_name
-FROM per_parent
-GROUP BY edge_role_id;
+LEFT JOIN traceloom_position_occurrence c ON c.occurrence_id = te.child_occurrence_id
+ AND c.db_idx = te.db_idx AND c.tree_id = te.tree_id;
 
 -- @surface traceloom_v_tree_edge_role | one edge role with labels | Edge populations with the parent's label and the child's kind | SELECT edge_role_id, parent_label, edge_label, concrete_edge_count FROM traceloom_v_tree_edge_role LIMIT 20
 CREATE VIEW traceloom_v_tree_edge_role AS
@@ -170,17 +242,13 @@ FROM traceloom_execution_tree_edge_role r
 JOIN traceloom_semantic_node pn ON pn.node_id = r.parent_position_id AND pn.tree_id = r.tree_id AND pn.db_idx = r.db_idx
 JOIN traceloom_semantic_node cn ON cn.node_id = r.child_position_id AND cn.tree_id = r.tree_id AND cn.db_idx = r.db_idx;
 
--- @surface traceloom_v_node_cost | one report position with SQL-summed anchor time | Report positions with the raw anchor time and linked aux time summed in SQL (cross-checks the packet costs) | SELECT local_node_id, repeat_count, total_us, sql_anchor_us, sql_aux_us FROM traceloom_v_node_cost WHERE repeat_count IS NOT NULL
+-- @surface traceloom_v_node_cost | one report position with its raw anchor and linked aux time | Report positions with the raw anchor time and the linked aux time of the anchors they cover (cross-checks the packet costs) | SELECT local_node_id, repeat_count, total_us, sql_anchor_us, sql_aux_us FROM traceloom_v_node_cost WHERE repeat_count IS NOT NULL
 CREATE VIEW traceloom_v_node_cost AS
 SELECT n.*,
-       (SELECT ROUND(SUM(a.dur_us), 3) FROM traceloom_viz_node_anchor na
-         JOIN traceloom_anchor a ON a.anchor_id = na.anchor_id AND a.db_idx = na.db_idx AND a.device_id = na.device_id
-         WHERE na.node_id = n.node_id AND na.db_idx = n.db_idx AND na.device_id = n.device_id
-           AND na.view_name = n.view_name) AS sql_anchor_us,
-       (SELECT ROUND(SUM(s.aux_dur_us), 3) FROM traceloom_viz_node_anchor na
-         JOIN traceloom_anchor_aux_slot s ON s.anchor_id = na.anchor_id AND s.db_idx = na.db_idx AND s.device_id = na.device_id
-         WHERE na.node_id = n.node_id AND na.db_idx = n.db_idx AND na.device_id = n.device_id
-           AND na.view_name = n.view_name) AS sql_aux_us
+       (SELECT ROUND(SUM(o.self_us), 3) FROM traceloom_position_occurrence o
+         WHERE o.position_id = n.node_id AND o.db_idx = n.db_idx AND o.device_id = n.device_id) AS sql_anchor_us,
+       (SELECT ROUND(SUM(o.linked_aux_us), 3) FROM traceloom_position_occurrence o
+         WHERE o.position_id = n.node_id AND o.db_idx = n.db_idx AND o.device_id = n.device_id) AS sql_aux_us
 FROM traceloom_viz_node n;
 
 -- @surface traceloom_v_semantic_tree_readable | one line of the indented tree | The recovered tree as indented text, one position per line in preorder | SELECT line FROM traceloom_v_semantic_tree_readable WHERE view_name = 'anchor_tree' ORDER BY db_idx, device_id, tree_kind, preorder_idx
@@ -215,7 +283,7 @@ CREATE VIEW traceloom_v_structure_bubble_occurrence AS
 SELECT * FROM traceloom_structure_bubble_occurrence;
 
 -- @surface traceloom_structure_bubble_position | one structural position with bubbles | Bubble statistics per structural position: count, host-observation coverage, total, average, min and max bubble | SELECT right_local_node_id, right_node_symbol, bubble_occurrence_count, total_bubble_us, avg_bubble_us FROM traceloom_structure_bubble_position ORDER BY total_bubble_us DESC LIMIT 10
-CREATE TABLE traceloom_structure_bubble_position AS
+CREATE VIEW traceloom_structure_bubble_position AS
 SELECT db_idx, device_id, view_name, structural_position_id, right_node_id, right_local_node_id,
        right_node_path, right_node_kind, right_node_symbol,
        COUNT(*) AS bubble_occurrence_count,
