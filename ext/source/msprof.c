@@ -13,6 +13,7 @@
 #include "source.h"
 #include "sqlsrc.h"
 #include "i64map.h"
+#include "sort.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,11 +34,14 @@ static const char *const pytorch_required[] = {"name", "startNs", "endNs", "glob
 /* ------------------------------------------------------------------ shared state */
 
 /* Decoding context for one database: STRING_IDS id -> interned pool id. */
+#define SMALL_IDS 65536
+
 typedef struct msprof_db {
   sqlite3 *db;
   const char *path;
   tl_strpool *pool;
   tl_i64map names;   /* STRING_IDS.id -> pool id */
+  uint32_t *small;   /* decode cache for ids < SMALL_IDS: pool id + 1, 0 = not cached */
 } msprof_db;
 
 static int open_db(const tl_profile *p, int db_idx, tl_strpool *pool, msprof_db *m, tl_err *e) {
@@ -45,6 +49,8 @@ static int open_db(const tl_profile *p, int db_idx, tl_strpool *pool, msprof_db 
   m->path = p->inputs.v[db_idx].path;
   m->pool = pool;
   if (tl_sql_open_ro(m->path, &m->db, e)) return TL_ERROR;
+  m->small = calloc(SMALL_IDS, sizeof *m->small);
+  if (!m->small) return tl_nomem(e);
   int ok = tl_sql_capability(m->db, m->path, "STRING_IDS", string_ids_required, 0, NULL, e);
   if (ok < 0) return TL_ERROR;
   if (!ok) return TL_OK; /* names decode to decimal strings */
@@ -70,6 +76,8 @@ static int open_db(const tl_profile *p, int db_idx, tl_strpool *pool, msprof_db 
 static void close_db(msprof_db *m) {
   tl_sql_close(m->db);
   tl_i64map_free(&m->names);
+  free(m->small);
+  m->small = NULL;
   m->db = NULL;
 }
 
@@ -86,11 +94,20 @@ static uint32_t decode(msprof_db *m, sqlite3_stmt *st, int col) {
     return tl_strpool_intern(m->pool, t, (size_t)len);
   }
   int64_t id = tl_col_i64(st, col, 0);
+  /* Name ids repeat on every row (task types, operator names): cache the small ones. */
+  if (id >= 0 && id < SMALL_IDS && m->small && m->small[id]) return m->small[id] - 1;
+  uint32_t out;
   int64_t *v = tl_i64map_get(&m->names, id);
-  if (v) return (uint32_t)*v;
-  char buf[24];
-  int n = snprintf(buf, sizeof buf, "%lld", (long long)id);
-  return tl_strpool_intern(m->pool, buf, (size_t)n);
+  if (v) {
+    out = (uint32_t)*v;
+  } else {
+    char buf[24];
+    int n = snprintf(buf, sizeof buf, "%lld", (long long)id);
+    out = tl_strpool_intern(m->pool, buf, (size_t)n);
+    if (out == TL_STR_NOMEM) return out;
+  }
+  if (id >= 0 && id < SMALL_IDS && m->small) m->small[id] = out + 1;
+  return out;
 }
 
 static int64_t normalize_model_id(int64_t v) {
@@ -150,10 +167,19 @@ typedef struct msprof_events {
   int db_idx, source_id;
   sqlite3_stmt *task, *ops_stmt;
   int phase;                      /* 0 = TASK, 1 = COMMUNICATION_OP, 2 = done */
-  tl_i64map compute_idx, comm_idx; /* globalTaskId -> index into the identity vectors */
+  /* globalTaskId -> (compute index + 1) | (comm index + 1) << 32, as a sorted array
+  ** searched from the last hit: TASK rows come in near globalTaskId order, so lookups
+  ** walk the array sequentially instead of probing a hash table at random. */
+  TL_VEC(int64_t) load_key;  /* while loading: (globalTaskId, packed half) in load order */
+  TL_VEC(uint64_t) load_val;
+  int64_t *ident_key;
+  uint64_t *ident_val;
+  size_t nident, ident_pos;
   TL_VEC(identity) compute, comm;
   TL_VEC(comm_op) ops;
+  uint8_t *kind_cache;            /* (task type id < SMALL_IDS, comm, compute) -> kind + 1 */
   tl_i64map ops_by_conn;          /* connectionId -> first op index */
+  uint64_t *ops_filter;           /* bit set of hashed op connectionIds: most tasks miss */
   size_t next_op;
 } msprof_events;
 
@@ -162,8 +188,9 @@ static void events_close(tl_cursor *c) {
   sqlite3_finalize(me->task);
   sqlite3_finalize(me->ops_stmt);
   close_db(&me->m);
-  tl_i64map_free(&me->compute_idx);
-  tl_i64map_free(&me->comm_idx);
+  TL_VEC_FREE(&me->load_key), TL_VEC_FREE(&me->load_val);
+  free(me->ident_key), free(me->ident_val), free(me->kind_cache);
+  free(me->ops_filter);
   TL_VEC_FREE(&me->compute);
   TL_VEC_FREE(&me->comm);
   for (size_t i = 0; i < me->ops.n; i++) TL_VEC_FREE(&me->ops.v[i].streams);
@@ -172,9 +199,71 @@ static void events_close(tl_cursor *c) {
   free(me);
 }
 
-/* Loads globalTaskId -> identity. The first row of a globalTaskId wins. */
-static int load_identity(msprof_events *me, const char *sql, tl_i64map *idx, void *vec_,
-                         int ncols, tl_err *e) {
+/* Sorts the loaded (globalTaskId, half) pairs into the lookup arrays. The sort is stable,
+** so among rows of one globalTaskId the first loaded wins, per half. */
+static int finish_identity(msprof_events *me) {
+  size_t n = me->load_key.n;
+  uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
+  uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+  me->ident_key = malloc((n ? n : 1) * sizeof *me->ident_key);
+  me->ident_val = malloc((n ? n : 1) * sizeof *me->ident_val);
+  int rc = -1;
+  if (!keys || !order || !me->ident_key || !me->ident_val) goto out;
+  for (size_t i = 0; i < n; i++) keys[i] = tl_order_i64(me->load_key.v[i]), order[i] = (uint32_t)i;
+  if (tl_radix_sort_u64(keys, order, n)) goto out;
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    int64_t k = me->load_key.v[order[i]];
+    uint64_t v = me->load_val.v[order[i]];
+    if (m && me->ident_key[m - 1] == k) {
+      uint64_t have = me->ident_val[m - 1];
+      if (!(have & 0xffffffffu)) have |= v & 0xffffffffu;
+      if (!(have >> 32)) have |= v & ~(uint64_t)0xffffffffu;
+      me->ident_val[m - 1] = have;
+    } else {
+      me->ident_key[m] = k, me->ident_val[m] = v, m++;
+    }
+  }
+  me->nident = m;
+  TL_VEC_FREE(&me->load_key), TL_VEC_FREE(&me->load_val);
+  rc = 0;
+out:
+  free(keys), free(order);
+  return rc;
+}
+
+/* The packed identity of a globalTaskId, 0 when none. Gallops from the last hit. */
+static uint64_t find_identity(msprof_events *me, int64_t gtid) {
+  const int64_t *k = me->ident_key;
+  size_t n = me->nident, pos = me->ident_pos;
+  if (!n) return 0;
+  size_t lo, hi;
+  if (pos < n && k[pos] <= gtid) {
+    if (k[pos] == gtid) return me->ident_val[pos];
+    size_t step = 1;
+    lo = pos;
+    while (lo + step < n && k[lo + step] <= gtid) lo += step, step *= 2;
+    hi = lo + step < n ? lo + step : n;
+  } else {
+    lo = 0;
+    hi = pos < n ? pos : n;
+  }
+  while (lo < hi) { /* first index with key >= gtid in [lo, hi) */
+    size_t mid = lo + (hi - lo) / 2;
+    if (k[mid] < gtid) lo = mid + 1; else hi = mid;
+  }
+  if (lo < n && k[lo] == gtid) {
+    me->ident_pos = lo + 1 < n ? lo + 1 : lo;
+    return me->ident_val[lo];
+  }
+  me->ident_pos = lo < n ? lo : n - 1;
+  return 0;
+}
+
+/* Loads globalTaskId -> identity into the low (compute) or high (comm) half of the
+** identity map. The first row of a globalTaskId wins. */
+static int load_identity(msprof_events *me, const char *sql, int shift, void *vec_, int ncols,
+                         tl_err *e) {
   TL_VEC(identity) *vec = vec_;
   sqlite3_stmt *st;
   if (tl_sql_prepare(me->m.db, me->m.path, sql, &st, e)) return TL_ERROR;
@@ -182,11 +271,12 @@ static int load_identity(msprof_events *me, const char *sql, tl_i64map *idx, voi
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     if (sqlite3_column_type(st, 0) == SQLITE_NULL) continue;
     int64_t gtid = sqlite3_column_int64(st, 0);
-    if (tl_i64map_get(idx, gtid)) continue;
     identity id = {decode(&me->m, st, 1), decode(&me->m, st, 2),
                    ncols > 3 ? decode(&me->m, st, 3) : TL_STR_NONE};
+    uint64_t packed = (uint64_t)(vec->n + 1) << shift;
     if (id.a == TL_STR_NOMEM || id.b == TL_STR_NOMEM || id.c == TL_STR_NOMEM ||
-        tl_i64map_put(idx, gtid, (int64_t)vec->n) || TL_VEC_PUSH(vec, id)) {
+        TL_VEC_PUSH(&me->load_key, gtid) || TL_VEC_PUSH(&me->load_val, packed) ||
+        TL_VEC_PUSH(vec, id)) {
       sqlite3_finalize(st);
       return tl_nomem(e);
     }
@@ -196,6 +286,13 @@ static int load_identity(msprof_events *me, const char *sql, tl_i64map *idx, voi
     return tl_fail(e, "failed to read identity rows from '%s': %s (sql: %s)", me->m.path,
                    sqlite3_errmsg(me->m.db), sql);
   return TL_OK;
+}
+
+#define OPS_FILTER_BITS (1u << 20)
+
+static uint32_t ops_filter_bit(int64_t conn) {
+  uint64_t x = (uint64_t)conn * 0x9E3779B97F4A7C15ull;
+  return (uint32_t)(x >> 44) & (OPS_FILTER_BITS - 1);
 }
 
 static int load_comm_ops(msprof_events *me, const tl_columns *cols, tl_err *e) {
@@ -240,6 +337,12 @@ static int load_comm_ops(msprof_events *me, const tl_columns *cols, tl_err *e) {
   if (rc != SQLITE_DONE)
     return tl_fail(e, "failed to read COMMUNICATION_OP in '%s': %s", me->m.path,
                    sqlite3_errmsg(me->m.db));
+  me->ops_filter = calloc(OPS_FILTER_BITS / 64, sizeof *me->ops_filter);
+  if (!me->ops_filter) return tl_nomem(e);
+  for (size_t i = 0; i < me->ops.n; i++) {
+    uint32_t bit = ops_filter_bit(me->ops.v[i].conn);
+    me->ops_filter[bit >> 6] |= 1ull << (bit & 63);
+  }
   return TL_OK;
 }
 
@@ -247,6 +350,8 @@ static int load_comm_ops(msprof_events *me, const tl_columns *cols, tl_err *e) {
 ** the op's primary stream. */
 static int link_task_to_ops(msprof_events *me, uint32_t device, uint32_t stream, int64_t conn,
                             int64_t start, int64_t end) {
+  uint32_t bit = ops_filter_bit(conn);
+  if (!(me->ops_filter[bit >> 6] & (1ull << (bit & 63)))) return 0;
   int64_t *first = tl_i64map_get(&me->ops_by_conn, conn);
   for (int64_t j = first ? *first : -1; j >= 0; j = me->ops.v[j].next_same_conn) {
     comm_op *op = &me->ops.v[j];
@@ -329,20 +434,26 @@ static int events_next(tl_cursor *c, void *row_, tl_err *e) {
     if (r->name == TL_STR_NOMEM) return tl_nomem(e), -1;
     int has_comm = 0, has_compute = 0;
     if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
-      int64_t *ci = tl_i64map_get(&me->compute_idx, r->global_task_id);
+      uint64_t packed = find_identity(me, r->global_task_id);
+      uint32_t ci = (uint32_t)packed, mi = (uint32_t)(packed >> 32);
       if (ci) {
-        identity *id = &me->compute.v[*ci];
+        identity *id = &me->compute.v[ci - 1];
         r->op_name = id->a, r->op_type = id->b, r->compute_task_type = id->c;
         has_compute = r->op_name != TL_STR_NONE || r->op_type != TL_STR_NONE;
       }
-      int64_t *mi = tl_i64map_get(&me->comm_idx, r->global_task_id);
       if (mi) {
-        identity *id = &me->comm.v[*mi];
+        identity *id = &me->comm.v[mi - 1];
         r->comm_name = id->a, r->comm_task_type = id->b;
         has_comm = r->comm_name != TL_STR_NONE || r->comm_task_type != TL_STR_NONE;
       }
     }
-    r->kind = tl_ascend_kind(tl_strpool_str(me->m.pool, r->task_type), has_comm, has_compute);
+    size_t kc = (size_t)r->task_type * 4 + (size_t)(has_comm * 2 + has_compute);
+    if (r->task_type < SMALL_IDS && me->kind_cache[kc]) {
+      r->kind = (tl_kind)(me->kind_cache[kc] - 1);
+    } else {
+      r->kind = tl_ascend_kind(tl_strpool_str(me->m.pool, r->task_type), has_comm, has_compute);
+      if (r->task_type < SMALL_IDS) me->kind_cache[kc] = (uint8_t)(r->kind + 1);
+    }
     if (me->ops.n && r->correlation_id != TL_ABSENT &&
         link_task_to_ops(me, r->device_id, r->stream_id, r->correlation_id, r->start_ns,
                          r->end_ns))
@@ -405,7 +516,7 @@ static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f
   if (ok && load_identity(me,
                           "SELECT globalTaskId, name, opType, taskType FROM COMPUTE_TASK_INFO "
                           "ORDER BY rowid",
-                          &me->compute_idx, &me->compute, 4, e))
+                          0, &me->compute, 4, e))
     goto fail;
   tl_columns comm_cols;
   if (tl_sql_columns(me->m.db, me->m.path, "COMMUNICATION_TASK_INFO", &comm_cols, e)) goto fail;
@@ -418,8 +529,13 @@ static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f
                                 "COMMUNICATION_TASK_INFO GROUP BY globalTaskId ORDER BY globalTaskId"
                               : "SELECT globalTaskId, MIN(name), NULL FROM "
                                 "COMMUNICATION_TASK_INFO GROUP BY globalTaskId ORDER BY globalTaskId",
-                          &me->comm_idx, &me->comm, 3, e))
+                          32, &me->comm, 3, e))
     goto fail;
+  me->kind_cache = calloc((size_t)SMALL_IDS * 4, 1);
+  if (finish_identity(me) || !me->kind_cache) {
+    tl_nomem(e);
+    goto fail;
+  }
   if (tl_sql_columns(me->m.db, me->m.path, "COMMUNICATION_OP", &op_cols, e)) goto fail;
   if (op_cols.exists && tl_columns_have(&op_cols, comm_op_required, 0, NULL) &&
       load_comm_ops(me, &op_cols, e))

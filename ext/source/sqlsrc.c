@@ -246,20 +246,22 @@ static int text_to_i64(const char *s, int64_t *out) {
 
 int64_t tl_col_i64(sqlite3_stmt *st, int col, int64_t fallback) {
   if (col < 0) return fallback;
-  switch (sqlite3_column_type(st, col)) {
-    case SQLITE_INTEGER: return sqlite3_column_int64(st, col);
+  /* One column fetch, then value accessors: cheaper than column_type + column_int64. */
+  sqlite3_value *v = sqlite3_column_value(st, col);
+  switch (sqlite3_value_type(v)) {
+    case SQLITE_INTEGER: return sqlite3_value_int64(v);
     case SQLITE_NULL: return fallback;
     case SQLITE_FLOAT: {
-      double d = sqlite3_column_double(st, col);
+      double d = sqlite3_value_double(v);
       /* Only exactly integral values inside the int64 range are accepted. */
       if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == (double)(int64_t)d)
         return (int64_t)d;
       return fallback;
     }
     default: {
-      int64_t v;
-      const char *t = (const char *)sqlite3_column_text(st, col);
-      return t && text_to_i64(t, &v) == 0 ? v : fallback;
+      int64_t out;
+      const char *t = (const char *)sqlite3_value_text(v);
+      return t && text_to_i64(t, &out) == 0 ? out : fallback;
     }
   }
 }

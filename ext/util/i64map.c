@@ -5,7 +5,11 @@
 
 #include <stdlib.h>
 
+#define EMPTY INT64_MIN
+
 static size_t slot_of(int64_t key, size_t cap) {
+  /* MurmurHash3's finalizer: provider ids are often dense runs, which a weaker mix
+  ** would cluster under linear probing. */
   uint64_t x = (uint64_t)key;
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdull;
@@ -17,49 +21,57 @@ static size_t slot_of(int64_t key, size_t cap) {
 
 static int grow(tl_i64map *m) {
   size_t cap = m->cap ? m->cap * 2 : 64;
-  int64_t *keys = malloc(cap * sizeof *keys);
-  int64_t *vals = malloc(cap * sizeof *vals);
-  uint8_t *used = calloc(cap, 1);
-  if (!keys || !vals || !used) {
-    free(keys), free(vals), free(used);
-    return -1;
-  }
+  tl_i64slot *slots = malloc(cap * sizeof *slots);
+  if (!slots) return -1;
+  for (size_t i = 0; i < cap; i++) slots[i].key = EMPTY;
   for (size_t i = 0; i < m->cap; i++) {
-    if (!m->used[i]) continue;
-    size_t j = slot_of(m->keys[i], cap);
-    while (used[j]) j = (j + 1) & (cap - 1);
-    used[j] = 1, keys[j] = m->keys[i], vals[j] = m->vals[i];
+    if (m->slots[i].key == EMPTY) continue;
+    size_t j = slot_of(m->slots[i].key, cap);
+    while (slots[j].key != EMPTY) j = (j + 1) & (cap - 1);
+    slots[j] = m->slots[i];
   }
-  free(m->keys), free(m->vals), free(m->used);
-  m->keys = keys, m->vals = vals, m->used = used, m->cap = cap;
+  free(m->slots);
+  m->slots = slots;
+  m->cap = cap;
   return 0;
 }
 
 int tl_i64map_put(tl_i64map *m, int64_t key, int64_t val) {
+  if (key == EMPTY) {
+    m->has_min = 1;
+    m->min_val = val;
+    return 0;
+  }
   if ((m->n + 1) * 2 > m->cap && grow(m) != 0) return -1;
   size_t i = slot_of(key, m->cap);
-  while (m->used[i]) {
-    if (m->keys[i] == key) {
-      m->vals[i] = val;
+  while (m->slots[i].key != EMPTY) {
+    if (m->slots[i].key == key) {
+      m->slots[i].val = val;
       return 0;
     }
     i = (i + 1) & (m->cap - 1);
   }
-  m->used[i] = 1, m->keys[i] = key, m->vals[i] = val, m->n++;
+  m->slots[i].key = key;
+  m->slots[i].val = val;
+  m->n++;
   return 0;
 }
 
 int64_t *tl_i64map_get(const tl_i64map *m, int64_t key) {
+  if (key == EMPTY) return m->has_min ? (int64_t *)&m->min_val : NULL;
   if (!m->cap) return NULL;
   size_t i = slot_of(key, m->cap);
-  while (m->used[i]) {
-    if (m->keys[i] == key) return &m->vals[i];
+  for (;;) {
+    tl_i64slot *s = &m->slots[i];
+    if (s->key == key) return &s->val;
+    if (s->key == EMPTY) return NULL;
     i = (i + 1) & (m->cap - 1);
   }
-  return NULL;
 }
 
 void tl_i64map_free(tl_i64map *m) {
-  free(m->keys), free(m->vals), free(m->used);
-  m->keys = m->vals = NULL, m->used = NULL, m->n = m->cap = 0;
+  free(m->slots);
+  m->slots = NULL;
+  m->n = m->cap = 0;
+  m->has_min = 0;
 }
