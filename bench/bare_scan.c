@@ -7,6 +7,11 @@
 **   scan  one prepared SELECT of the columns the reader uses from the device task table
 **         (Ascend TASK, else Nsight CUPTI_ACTIVITY_KIND_KERNEL), stepped to the end with
 **         every column read through sqlite3_column_int64;
+**   reader  the same, for every table the reader reads (Ascend: TASK, STRING_IDS,
+**         COMPUTE_TASK_INFO, COMMUNICATION_TASK_INFO grouped by globalTaskId,
+**         COMMUNICATION_OP; Nsight: the kernel, memcpy, memset, synchronization, CUDA event
+**         and graph trace tables that exist): the floor for normalizing events, since the
+**         identity joins must read those rows too;
 **   copy  CREATE TABLE copy AS SELECT <the same columns> into a fresh database file
 **         (journal off, synchronous off: the cheapest write SQLite offers), with the
 **         profile attached read-only.
@@ -93,6 +98,46 @@ static int64_t scan_once(sqlite3 *db, const char *table, const char *columns, ui
   return rows;
 }
 
+/* Every table the events reader reads, with its columns (absent tables are skipped). */
+static const char *const reader_queries[][2] = {
+    {"TASK", "SELECT rowid, startNs, endNs, deviceId, streamId, taskId, globalTaskId, "
+             "connectionId, contextId, taskType, modelId FROM TASK"},
+    {"STRING_IDS", "SELECT id, value FROM STRING_IDS"},
+    {"COMPUTE_TASK_INFO", "SELECT globalTaskId, name, opType, taskType FROM COMPUTE_TASK_INFO"},
+    {"COMMUNICATION_TASK_INFO", "SELECT globalTaskId, MIN(name), MIN(taskType) FROM "
+                                "COMMUNICATION_TASK_INFO GROUP BY globalTaskId"},
+    {"COMMUNICATION_OP", "SELECT rowid, opName, opType, startNs, endNs, deviceId, connectionId, "
+                         "opId FROM COMMUNICATION_OP"},
+    {"CUPTI_ACTIVITY_KIND_KERNEL", "SELECT rowid, start, \"end\", deviceId, streamId, "
+                                   "correlationId, shortName, demangledName, graphNodeId, "
+                                   "contextId FROM CUPTI_ACTIVITY_KIND_KERNEL"},
+    {"CUPTI_ACTIVITY_KIND_MEMCPY", "SELECT rowid, start, \"end\", deviceId, streamId, "
+                                   "correlationId, copyKind, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY"},
+    {"CUPTI_ACTIVITY_KIND_MEMSET", "SELECT rowid, start, \"end\", deviceId, streamId, "
+                                   "correlationId, bytes FROM CUPTI_ACTIVITY_KIND_MEMSET"},
+    {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "SELECT rowid, start, \"end\", deviceId, streamId, "
+                                            "correlationId, syncType FROM "
+                                            "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"},
+    {"StringIds", "SELECT id, value FROM StringIds"},
+};
+
+static double reader_scan_once(sqlite3 *db, uint64_t *checksum) {
+  double t0 = now_seconds();
+  for (size_t q = 0; q < sizeof reader_queries / sizeof reader_queries[0]; q++) {
+    if (!table_exists(db, "main", reader_queries[q][0])) continue;
+    sqlite3_stmt *stmt = NULL;
+    if (sqlite3_prepare_v2(db, reader_queries[q][1], -1, &stmt, NULL) != SQLITE_OK) continue;
+    int ncol = sqlite3_column_count(stmt);
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+      uint64_t h = 0;
+      for (int i = 0; i < ncol; i++) h = h * 31u + (uint64_t)sqlite3_column_int64(stmt, i);
+      *checksum += h;
+    }
+    sqlite3_finalize(stmt);
+  }
+  return now_seconds() - t0;
+}
+
 static sqlite3 *open_ro(const char *path) {
   sqlite3 *db = NULL;
   char *uri = sqlite3_mprintf("file:%s?mode=ro", path);
@@ -158,7 +203,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   int64_t rows = 0;
-  double scan_s = 0, copy_s = 0;
+  double scan_s = 0, copy_s = 0, reader_s = 0;
   uint64_t checksum = 0;
   const char *table = NULL;
   for (int f = first; f < argc; f++) {
@@ -174,9 +219,15 @@ int main(int argc, char **argv) {
       double t = now_seconds() - t0;
       if (best < 0 || t < best) best = t;
     }
+    double rbest = -1;
+    for (int r = 0; r < repeat; r++) {
+      double t = reader_scan_once(db, &checksum);
+      if (rbest < 0 || t < rbest) rbest = t;
+    }
     sqlite3_close(db);
     rows += n;
     scan_s += best;
+    reader_s += rbest;
     if (copy_to) {
       double cbest = -1;
       for (int r = 0; r < repeat; r++) {
@@ -189,8 +240,9 @@ int main(int argc, char **argv) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   printf("{\"table\": \"%s\", \"files\": %d, \"rows\": %lld, \"repeat\": %d, "
-         "\"scan_s\": %.6f, \"scan_rows_per_s\": %.0f, ",
-         table, argc - first, (long long)rows, repeat, scan_s, scan_s > 0 ? (double)rows / scan_s : 0.0);
+         "\"scan_s\": %.6f, \"scan_rows_per_s\": %.0f, \"reader_scan_s\": %.6f, ",
+         table, argc - first, (long long)rows, repeat, scan_s, scan_s > 0 ? (double)rows / scan_s : 0.0,
+         reader_s);
   if (copy_to)
     printf("\"copy_s\": %.6f, \"copy_rows_per_s\": %.0f, ", copy_s,
            copy_s > 0 ? (double)rows / copy_s : 0.0);

@@ -6,6 +6,7 @@
 # Generates (once, cached under bench/out/) a synthetic Ascend profile of at least
 # 2,000,000 kernel rows with tools/genprofile.py, then times on it, in this run:
 #   bare scan      bench/bare_scan.c: sqlite3_step over the TASK columns the reader uses
+#   bare reader    the same over every table the events reader reads (the scan target's floor)
 #   bare copy      CREATE TABLE copy AS SELECT those columns into a fresh DB file
 #   events         SELECT count(*) FROM traceloom_events(PROFILE) in the sqlite3 shell
 #   analyze        SELECT traceloom_analyze(PROFILE) into a fresh DB in the sqlite3 shell
