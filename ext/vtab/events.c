@@ -206,21 +206,6 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 
 static int ev_eof(sqlite3_vtab_cursor *cur) { return ((events_cursor *)cur)->eof; }
 
-static void result_str(sqlite3_context *ctx, const tl_strpool *pool, uint32_t id) {
-  if (id == TL_STR_NONE)
-    sqlite3_result_null(ctx);
-  else
-    sqlite3_result_text(ctx, tl_strpool_str(pool, id), (int)tl_strpool_len(pool, id),
-                        SQLITE_STATIC);
-}
-
-static void result_opt(sqlite3_context *ctx, int64_t v) {
-  if (v == TL_ABSENT)
-    sqlite3_result_null(ctx);
-  else
-    sqlite3_result_int64(ctx, v);
-}
-
 /* xColumn: absent values (-1, no stream) are SQL NULL. */
 static int ev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   events_cursor *c = (events_cursor *)cur;
@@ -243,20 +228,20 @@ static int ev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     case COL_START_NS: sqlite3_result_int64(ctx, r->start_ns); break;
     case COL_END_NS: sqlite3_result_int64(ctx, r->end_ns); break;
     case COL_KIND: sqlite3_result_text(ctx, tl_kind_name(r->kind), -1, SQLITE_STATIC); break;
-    case COL_NAME: result_str(ctx, c->pool, r->name); break;
-    case COL_OP_TYPE: result_str(ctx, c->pool, r->op_type); break;
-    case COL_TASK_TYPE: result_str(ctx, c->pool, r->task_type); break;
-    case COL_CORRELATION_ID: result_opt(ctx, r->correlation_id); break;
-    case COL_MODEL_ID: result_opt(ctx, r->model_id); break;
-    case COL_OP_NAME: result_str(ctx, c->pool, r->op_name); break;
-    case COL_COMPUTE_TASK_TYPE: result_str(ctx, c->pool, r->compute_task_type); break;
-    case COL_COMM_NAME: result_str(ctx, c->pool, r->comm_name); break;
-    case COL_COMM_TASK_TYPE: result_str(ctx, c->pool, r->comm_task_type); break;
-    case COL_TASK_ID: result_opt(ctx, r->task_id); break;
-    case COL_GLOBAL_TASK_ID: result_opt(ctx, r->global_task_id); break;
-    case COL_CONTEXT_ID: result_opt(ctx, r->context_id); break;
-    case COL_GRAPH_NODE_ID: result_opt(ctx, r->graph_node_id); break;
-    case COL_OP_ID: result_opt(ctx, r->op_id); break;
+    case COL_NAME: tl_result_pool_str(ctx, c->pool, r->name); break;
+    case COL_OP_TYPE: tl_result_pool_str(ctx, c->pool, r->op_type); break;
+    case COL_TASK_TYPE: tl_result_pool_str(ctx, c->pool, r->task_type); break;
+    case COL_CORRELATION_ID: tl_result_opt_i64(ctx, r->correlation_id); break;
+    case COL_MODEL_ID: tl_result_opt_i64(ctx, r->model_id); break;
+    case COL_OP_NAME: tl_result_pool_str(ctx, c->pool, r->op_name); break;
+    case COL_COMPUTE_TASK_TYPE: tl_result_pool_str(ctx, c->pool, r->compute_task_type); break;
+    case COL_COMM_NAME: tl_result_pool_str(ctx, c->pool, r->comm_name); break;
+    case COL_COMM_TASK_TYPE: tl_result_pool_str(ctx, c->pool, r->comm_task_type); break;
+    case COL_TASK_ID: tl_result_opt_i64(ctx, r->task_id); break;
+    case COL_GLOBAL_TASK_ID: tl_result_opt_i64(ctx, r->global_task_id); break;
+    case COL_CONTEXT_ID: tl_result_opt_i64(ctx, r->context_id); break;
+    case COL_GRAPH_NODE_ID: tl_result_opt_i64(ctx, r->graph_node_id); break;
+    case COL_OP_ID: tl_result_opt_i64(ctx, r->op_id); break;
     default: sqlite3_result_null(ctx); break;
   }
   return SQLITE_OK;

@@ -119,21 +119,6 @@ static int hc_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 
 static int hc_eof(sqlite3_vtab_cursor *cur) { return ((calls_cursor *)cur)->eof; }
 
-static void result_str(sqlite3_context *ctx, const tl_strpool *pool, uint32_t id) {
-  if (id == TL_STR_NONE)
-    sqlite3_result_null(ctx);
-  else
-    sqlite3_result_text(ctx, tl_strpool_str(pool, id), (int)tl_strpool_len(pool, id),
-                        SQLITE_STATIC);
-}
-
-static void result_opt(sqlite3_context *ctx, int64_t v) {
-  if (v == TL_ABSENT)
-    sqlite3_result_null(ctx);
-  else
-    sqlite3_result_int64(ctx, v);
-}
-
 /* xColumn: absent values are SQL NULL. */
 static int hc_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   calls_cursor *c = (calls_cursor *)cur;
@@ -147,16 +132,16 @@ static int hc_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     case COL_SOURCE_TABLE: sqlite3_result_text(ctx, r->source_table, -1, SQLITE_TRANSIENT); break;
     case COL_SOURCE_ROWID: sqlite3_result_int64(ctx, r->source_rowid); break;
     case COL_PROVIDER: sqlite3_result_text(ctx, tl_provider_name(r->provider), -1, SQLITE_STATIC); break;
-    case COL_API_NAME: result_str(ctx, c->pool, r->api_name); break;
-    case COL_API_TYPE: result_str(ctx, c->pool, r->api_type); break;
-    case COL_PROCESS_ID: result_opt(ctx, r->process_id); break;
-    case COL_THREAD_ID: result_opt(ctx, r->thread_id); break;
-    case COL_GLOBAL_TID: result_opt(ctx, r->global_tid); break;
+    case COL_API_NAME: tl_result_pool_str(ctx, c->pool, r->api_name); break;
+    case COL_API_TYPE: tl_result_pool_str(ctx, c->pool, r->api_type); break;
+    case COL_PROCESS_ID: tl_result_opt_i64(ctx, r->process_id); break;
+    case COL_THREAD_ID: tl_result_opt_i64(ctx, r->thread_id); break;
+    case COL_GLOBAL_TID: tl_result_opt_i64(ctx, r->global_tid); break;
     case COL_START_NS: sqlite3_result_int64(ctx, r->start_ns); break;
     case COL_END_NS: sqlite3_result_int64(ctx, r->end_ns); break;
-    case COL_CORRELATION_ID: result_opt(ctx, r->correlation_id); break;
-    case COL_CONTEXT_ID: result_opt(ctx, r->context_id); break;
-    case COL_DEVICE_ID: result_opt(ctx, r->device_id); break;
+    case COL_CORRELATION_ID: tl_result_opt_i64(ctx, r->correlation_id); break;
+    case COL_CONTEXT_ID: tl_result_opt_i64(ctx, r->context_id); break;
+    case COL_DEVICE_ID: tl_result_opt_i64(ctx, r->device_id); break;
     default: sqlite3_result_null(ctx); break;
   }
   return SQLITE_OK;

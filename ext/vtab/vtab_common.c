@@ -2,6 +2,7 @@
 ** vtab_common.c: shared table-valued function plumbing (see vtab_common.h).
 */
 #include "vtab_common.h"
+#include "traceloom.h"
 
 #include <stddef.h>
 
@@ -62,4 +63,19 @@ const char *tl_vtab_path_arg(const char *function, int argc, sqlite3_value **arg
 void tl_vtab_error(sqlite3_vtab *vt, const char *msg) {
   sqlite3_free(vt->zErrMsg);
   vt->zErrMsg = sqlite3_mprintf("%s", msg ? msg : "unknown error");
+}
+
+void tl_result_pool_str(sqlite3_context *ctx, const tl_strpool *pool, uint32_t id) {
+  if (id == TL_STR_NONE)
+    sqlite3_result_null(ctx);
+  else
+    sqlite3_result_text(ctx, tl_strpool_str(pool, id), (int)tl_strpool_len(pool, id),
+                        SQLITE_STATIC);
+}
+
+void tl_result_opt_i64(sqlite3_context *ctx, int64_t v) {
+  if (v == TL_ABSENT)
+    sqlite3_result_null(ctx);
+  else
+    sqlite3_result_int64(ctx, v);
 }

@@ -10,6 +10,7 @@
 #define TL_VTAB_COMMON_H
 
 #include "sqlite_api.h"
+#include "strpool.h"
 
 /* xConnect body: declares the schema and sets DIRECTONLY. */
 int tl_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **out, char **err);
@@ -25,6 +26,10 @@ int tl_vtab_require_path(sqlite3_index_info *info, int col);
 ** function and shows its use. */
 const char *tl_vtab_path_arg(const char *function, int argc, sqlite3_value **argv,
                              sqlite3_vtab *vt);
+/* Column results shared by the cursors: a pool string (NULL for the empty string, which
+** means absent) and an optional int64 (NULL for TL_ABSENT). */
+void tl_result_pool_str(sqlite3_context *ctx, const tl_strpool *pool, uint32_t id);
+void tl_result_opt_i64(sqlite3_context *ctx, int64_t v);
 /* Sets a cursor/vtab error message (sqlite3_mprintf'd copy of msg). */
 void tl_vtab_error(sqlite3_vtab *vt, const char *msg);
 
