@@ -126,3 +126,18 @@ def test_negative_fixtures_change_nothing(cli, fixtures, tmp_path):
         after = tree_digest(src) if src.is_dir() else {src.name: src.read_bytes()}
         assert after == before
         assert not (tmp_path / "n.db").exists()
+
+
+@pytest.mark.parametrize("case", ["exact_hlt/mono", "gen/ascend_s5_l3_k6", "gen/nsys_s5_l3_k6"])
+def test_every_catalog_example_runs(cli, fixtures, tmp_path, case):
+    """outputs.md 6: every relation is in traceloom_analysis_surface and its example_sql runs."""
+    out = tmp_path / "a.db"
+    assert run(cli, fixtures / case, "--output", out).returncode == 0
+    with sqlite3.connect(out) as db:
+        rows = db.execute("SELECT surface_name, example_sql FROM traceloom_analysis_surface").fetchall()
+        relations = {r[0] for r in db.execute(
+            "SELECT name FROM sqlite_schema WHERE type IN ('table','view') AND name LIKE 'traceloom%'")}
+        assert {name for name, _ in rows} == relations
+        for name, sql in rows:
+            assert name in sql, (name, sql)  # the example queries its own relation
+            db.execute(sql).fetchall()
