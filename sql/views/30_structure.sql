@@ -100,36 +100,18 @@ WHERE ROUND(r.idle_us, 3) > 0;
 
 -- @surface traceloom_v_tree_node | one position of the report tree, walked from the roots | The primary readable map: every position with depth, loop depth, kind, repeat count, costs, per-iteration averages and shares | SELECT local_node_id, label, repeat_count, occurrence_count, total_us, avg_total_us FROM traceloom_v_tree_node ORDER BY db_idx, device_id, view_name, display_order
 CREATE VIEW traceloom_v_tree_node AS
-WITH RECURSIVE walk(node_id, parent_node_id, db_idx, device_id, view_name, loop_depth) AS (
-  SELECT n.node_id, CAST(NULL AS TEXT), n.db_idx, n.device_id, n.view_name,
-         CASE WHEN n.kind = 'repeat' THEN 1 ELSE 0 END
-  FROM traceloom_viz_node n
-  WHERE NOT EXISTS (SELECT 1 FROM traceloom_viz_edge e
-                    WHERE e.child_node_id = n.node_id AND e.db_idx = n.db_idx
-                      AND e.device_id = n.device_id AND e.view_name = n.view_name)
-  UNION ALL
-  SELECT c.node_id, e.parent_node_id, c.db_idx, c.device_id, c.view_name,
-         w.loop_depth + CASE WHEN c.kind = 'repeat' THEN 1 ELSE 0 END
-  FROM walk w
-  JOIN traceloom_viz_edge e ON e.parent_node_id = w.node_id AND e.db_idx = w.db_idx
-   AND e.device_id = w.device_id AND e.view_name = w.view_name
-  JOIN traceloom_viz_node c ON c.node_id = e.child_node_id AND c.db_idx = e.db_idx
-   AND c.device_id = e.device_id AND c.view_name = e.view_name
-),
-first_walk AS (
-  SELECT node_id, db_idx, device_id, view_name, min(parent_node_id) AS parent_node_id,
-         max(loop_depth) AS loop_depth
-  FROM walk GROUP BY node_id, db_idx, device_id, view_name
-),
-denoms AS (
+-- The display parent and loop depth come from the first occurrence of each position, as
+-- traceloom_semantic_node records them: the same values a walk from the roots gives, without
+-- enumerating every root-to-node path of the (shared) position graph.
+WITH denoms AS (
   SELECT n.*, CASE WHEN COALESCE(n.occurrence_count, 0) = 0 THEN 1
                    ELSE n.occurrence_count * (CASE WHEN n.kind = 'repeat' AND COALESCE(n.repeat_count, 0) > 0
                                                    THEN n.repeat_count ELSE 1 END) END AS denom
   FROM traceloom_viz_node n
 )
-SELECT n.node_id, w.parent_node_id, n.db_idx, n.device_id, n.view_name, n.local_node_id,
+SELECT n.node_id, s.parent_node_id, n.db_idx, n.device_id, n.view_name, n.local_node_id,
        CAST(SUBSTR(n.local_node_id, 2) AS INTEGER) AS display_order,
-       n.path, n.depth AS tree_depth, n.level AS depth, w.loop_depth,
+       n.path, n.depth AS tree_depth, n.level AS depth, s.loop_depth,
        n.node_type, n.kind, n.symbol, n.label, n.category, n.repeat_label, n.repeat_count,
        n.occurrence_count, n.anchor_count, n.anchors_per_occurrence,
        n.anchors_per_occurrence AS avg_anchor,
@@ -143,8 +125,8 @@ SELECT n.node_id, w.parent_node_id, n.db_idx, n.device_id, n.view_name, n.local_
        ROUND(CASE WHEN COALESCE(n.total_us, 0) = 0 THEN 0.0 ELSE COALESCE(n.comm_us, 0) / n.total_us END, 6) AS comm_pct,
        ROUND(CASE WHEN COALESCE(n.total_us, 0) = 0 THEN 0.0 ELSE COALESCE(n.idle_us, 0) / n.total_us END, 6) AS idle_pct
 FROM denoms n
-JOIN first_walk w ON w.node_id = n.node_id AND w.db_idx = n.db_idx AND w.device_id = n.device_id
- AND w.view_name = n.view_name;
+JOIN traceloom_semantic_node s ON s.node_id = n.node_id AND s.db_idx = n.db_idx
+ AND s.device_id = n.device_id;
 
 -- @surface traceloom_tree_node_occurrence | one occurrence of a report position | Per-occurrence anchors, time span and costs of every position (find outliers) | SELECT local_node_id, occurrence_idx, anchor_count, total_us, idle_us FROM traceloom_tree_node_occurrence ORDER BY total_us DESC LIMIT 10
 CREATE VIEW traceloom_tree_node_occurrence AS
