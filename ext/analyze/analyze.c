@@ -74,6 +74,14 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
         }
         free(o->rules_config);
         o->rules_config = s ? tl_strdup(s) : NULL;
+      } else if (strcmp(key, "embed_raw") == 0) {
+        int b = tl_json_bool(v);
+        if (b < 0) {
+          tl_json_free(doc);
+          tl_options_free(o);
+          return tl_fail(e, "analyze option \"embed_raw\" must be true or false");
+        }
+        o->embed_raw = b;
       } else if (strcmp(key, "progress") == 0) {
         int b = tl_json_bool(v);
         if (b < 0) {
@@ -83,8 +91,8 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
         o->progress = b;
       } else {
         tl_fail(e,
-                "unknown analyze option \"%s\": expected threads, source_kind, rules_config or "
-                "progress",
+                "unknown analyze option \"%s\": expected threads, source_kind, rules_config, "
+                "embed_raw or progress",
                 key);
         tl_json_free(doc);
         return TL_ERROR;
@@ -96,6 +104,7 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
   tl_buf b = {0};
   tl_buf_puts(&b, "{\"source_kind\":");
   tl_buf_json_string(&b, o->source_kind ? o->source_kind : "", o->source_kind ? strlen(o->source_kind) : 0);
+  if (o->embed_raw) tl_buf_puts(&b, ",\"embed_raw\":true");
   tl_buf_puts(&b, "}");
   if (b.oom || !o->source_kind) {
     tl_buf_free(&b);
@@ -295,9 +304,20 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   if (rc == TL_OK) {
     progress_stage(&pr, "publishing");
     tl_structure_input sin = {&trace, &anchors, packets, &forest};
-    tl_publish_input in = {&profile,   &trace,     &relations, &inventory, digests,
-                           with_rules, symbols,    sem_role,   sem_reason, &sin,
-                           rules,      &cls,       role_class};
+    tl_publish_input in = {.profile = &profile,
+                           .trace = &trace,
+                           .relations = &relations,
+                           .inventory = &inventory,
+                           .digests = digests,
+                           .options_json = with_rules,
+                           .event_symbol = symbols,
+                           .event_semantic_role = sem_role,
+                           .event_semantic_role_reason = sem_reason,
+                           .structure = &sin,
+                           .embed_raw = opt.embed_raw,
+                           .rules = rules,
+                           .classification = &cls,
+                           .event_role_class = role_class};
     rc = tl_publish(db, &in, e);
   }
   size_t n_anchors = anchors.n, n_trees = forest.trees.n;

@@ -17,6 +17,7 @@ typedef struct tl_options {
   char *source_kind;    /* "auto" or a source kind */
   int progress;         /* -1 = auto (stderr is a TTY), 0 = off, 1 = on */
   char *rules_config;   /* rules config file or bundled name; NULL = built-in rules */
+  int embed_raw;        /* copy the raw source tables into the analysis database */
 } tl_options;
 
 /* Parses options_json (NULL or "" = defaults). *canonical (malloc'd) is the effective

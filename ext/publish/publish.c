@@ -528,7 +528,7 @@ static int publish_metadata(sqlite3 *db, const tl_publish_input *in, tl_err *e) 
       {"source_paths", paths.p},
       {"source_size_bytes", sizes.p},
       {"source_sha256", hashes.p},
-      {"source_embedded", "0"},
+      {"source_embedded", in->embed_raw ? "1" : "0"},
       {"analysis_options", in->options_json},
       {"analysis_status", "complete"},
       {"operator_audit_status", "observed_inventory"},
@@ -569,7 +569,8 @@ int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   step_timer tm = {env && *env && *env != '0', {0, 0}};
   clock_gettime(CLOCK_MONOTONIC, &tm.t0);
   if (tl_pub_exec(db, "SAVEPOINT traceloom_publish", e)) return TL_ERROR;
-  int rc = drop_previous(db, e);
+  int rc = tl_drop_previous_embedded(db, e);
+  if (rc == TL_OK) rc = drop_previous(db, e);
   if (rc == TL_OK) rc = run_embedded(db, "sql/schema/", e);
   if (rc == TL_OK) rc = publish_events(db, in, e);
   step_done(&tm, "events");
@@ -578,6 +579,8 @@ int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   step_done(&tm, "calls and relations");
   if (rc == TL_OK) rc = publish_inventory(db, in, e);
   step_done(&tm, "inventory");
+  if (rc == TL_OK && in->embed_raw) rc = tl_publish_embed_raw(db, in->profile, e);
+  step_done(&tm, "embedded raw tables");
   if (rc == TL_OK && in->classification)
     rc = tl_publish_classification(db, in->trace, in->rules, in->classification, e);
   step_done(&tm, "classification");

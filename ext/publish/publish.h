@@ -34,6 +34,7 @@ typedef struct tl_publish_input {
   const char *const *event_semantic_role;         /* anchor, aux, transparent */
   const char *const *event_semantic_role_reason;
   const tl_structure_input *structure; /* anchors, packets, trees; NULL to skip */
+  int embed_raw;                    /* copy every raw source table (embed.c) */
   /* Rule policies and role classes (ext/classify); NULL before that stage ran. */
   const tl_rules *rules;
   const tl_classification *classification;
@@ -42,6 +43,11 @@ typedef struct tl_publish_input {
 
 
 int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e);
+
+/* embed.c: raw tables of the sources, copied with their rowids (option embed_raw), and the
+** drop of an earlier analysis' embedded tables. */
+int tl_publish_embed_raw(sqlite3 *db, const tl_profile *p, tl_err *e);
+int tl_drop_previous_embedded(sqlite3 *db, tl_err *e);
 
 /* Helpers shared by every table writer. */
 int tl_pub_exec(sqlite3 *db, const char *sql, tl_err *e);

@@ -1,0 +1,180 @@
+/*
+** embed.c: copying the raw source tables into the analysis database (option embed_raw).
+**
+** With {"embed_raw": true} every table of every source file is copied, rows and rowids
+** unchanged, so the analysis database is self-contained: traceloom_v_event_source_locator
+** then resolves each event to its raw row in this database (embedded_raw). A single-file
+** profile keeps the original table names (TASK, STRING_IDS, ...); several files get
+** collision-free names raw_s<source_id>_<table>. The names are recorded in
+** traceloom_raw_table.embedded_table_name, which is also how a later analysis finds and
+** drops them before publishing its own.
+*/
+#include "publish.h"
+#include "source/sqlsrc.h"
+#include "buf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Drops the raw tables an earlier embedded analysis published (if any). */
+int tl_drop_previous_embedded(sqlite3 *db, tl_err *e) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db,
+                         "SELECT DISTINCT embedded_table_name FROM main.traceloom_raw_table "
+                         "WHERE embedded_table_name IS NOT NULL",
+                         -1, &st, NULL) != SQLITE_OK)
+    return TL_OK; /* no earlier analysis, or one without embedded tables */
+  TL_VEC(char *) names = {0};
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    char *q = tl_sql_quote_ident((const char *)sqlite3_column_text(st, 0));
+    if (!q || TL_VEC_PUSH(&names, q)) {
+      free(q);
+      rc = SQLITE_NOMEM;
+      break;
+    }
+  }
+  sqlite3_finalize(st);
+  int out = rc == SQLITE_DONE ? TL_OK : rc == SQLITE_NOMEM ? tl_nomem(e)
+                                                             : tl_fail(e, "failed to list earlier embedded tables: %s", sqlite3_errmsg(db));
+  for (size_t i = 0; out == TL_OK && i < names.n; i++) {
+    char *sql = tl_mprintf("DROP TABLE IF EXISTS main.%s", names.v[i]);
+    out = sql ? tl_pub_exec(db, sql, e) : tl_nomem(e);
+    free(sql);
+  }
+  for (size_t i = 0; i < names.n; i++) free(names.v[i]);
+  TL_VEC_FREE(&names);
+  return out;
+}
+
+static int table_exists(sqlite3 *db, const char *name) {
+  sqlite3_stmt *st;
+  int found = 0;
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM main.sqlite_schema WHERE name = ?1 COLLATE NOCASE",
+                         -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    found = sqlite3_step(st) == SQLITE_ROW;
+  }
+  sqlite3_finalize(st);
+  return found;
+}
+
+/* Copies one table; rowids are kept so (source table, rowid) provenance stays exact. */
+static int copy_table(sqlite3 *db, sqlite3 *src, const char *path, const char *table,
+                      const char *target, tl_err *e) {
+  tl_columns cols;
+  if (tl_sql_columns(src, path, table, &cols, e)) return TL_ERROR;
+  tl_buf create = {0}, insert = {0}, select = {0};
+  char *qt = tl_sql_quote_ident(target), *qs = tl_sql_quote_ident(table);
+  int rc = TL_OK;
+  if (!qt || !qs) rc = tl_nomem(e);
+  if (rc == TL_OK) {
+    tl_buf_printf(&create, "CREATE TABLE main.%s(", qt);
+    tl_buf_printf(&insert, "INSERT INTO main.%s(rowid", qt);
+    tl_buf_puts(&select, "SELECT rowid");
+    for (int i = 0; i < cols.n; i++) {
+      char *qc = tl_sql_quote_ident(cols.names[i]);
+      if (!qc) {
+        rc = tl_nomem(e);
+        break;
+      }
+      tl_buf_printf(&create, "%s%s", i ? ", " : "", qc);
+      tl_buf_printf(&insert, ", %s", qc);
+      tl_buf_printf(&select, ", %s", qc);
+      free(qc);
+    }
+    tl_buf_puts(&create, ")");
+    tl_buf_puts(&insert, ") VALUES (?");
+    for (int i = 0; i < cols.n; i++) tl_buf_puts(&insert, ", ?");
+    tl_buf_puts(&insert, ")");
+    tl_buf_printf(&select, " FROM %s", qs);
+    if (create.oom || insert.oom || select.oom) rc = tl_nomem(e);
+  }
+  if (rc == TL_OK) rc = tl_pub_exec(db, create.p, e);
+  sqlite3_stmt *rd = NULL, *wr = NULL;
+  if (rc == TL_OK) rc = tl_sql_prepare(src, path, select.p, &rd, e);
+  if (rc == TL_OK) rc = tl_pub_prepare(db, insert.p, &wr, e);
+  while (rc == TL_OK) {
+    int s = sqlite3_step(rd);
+    if (s == SQLITE_DONE) break;
+    if (s != SQLITE_ROW) {
+      rc = tl_fail(e, "failed to read table %s of '%s' for embedding: %s", table, path,
+                   sqlite3_errmsg(src));
+      break;
+    }
+    for (int i = 0; i <= cols.n; i++) sqlite3_bind_value(wr, i + 1, sqlite3_column_value(rd, i));
+    rc = tl_pub_step(db, wr, target, e);
+  }
+  sqlite3_finalize(rd), sqlite3_finalize(wr);
+  tl_buf_free(&create), tl_buf_free(&insert), tl_buf_free(&select);
+  free(qt), free(qs);
+  tl_columns_free(&cols);
+  return rc;
+}
+
+int tl_publish_embed_raw(sqlite3 *db, const tl_profile *p, tl_err *e) {
+  sqlite3_stmt *mark_table = NULL, *mark_file = NULL;
+  int rc = tl_pub_prepare(db,
+                          "UPDATE traceloom_raw_table SET embedded_table_name = ?3 "
+                          "WHERE source_id = ?1 AND source_table = ?2",
+                          &mark_table, e);
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db,
+                        "UPDATE traceloom_raw_source_database SET embedded_mode = 'embedded' "
+                        "WHERE source_id = ?1",
+                        &mark_file, e);
+  int keep_names = p->files.n == 1;
+  for (size_t f = 0; rc == TL_OK && f < p->files.n; f++) {
+    const char *path = p->files.v[f].path;
+    sqlite3 *src = NULL;
+    tl_names tables = {0};
+    rc = tl_sql_open_ro(path, &src, e);
+    if (rc == TL_OK) rc = tl_sql_tables(src, path, &tables, e);
+    for (size_t t = 0; rc == TL_OK && t < tables.n; t++) {
+      const char *table = tables.v[t];
+      if (strncmp(table, "sqlite_", 7) == 0) continue;
+      /* Views are definitions, not rows: nothing to embed. */
+      tl_columns probe;
+      if (tl_sql_columns(src, path, table, &probe, e)) {
+        rc = TL_ERROR;
+        break;
+      }
+      tl_columns_free(&probe);
+      sqlite3_stmt *isview = NULL;
+      int view = 0;
+      if (sqlite3_prepare_v2(src, "SELECT 1 FROM sqlite_schema WHERE type = 'view' AND name = ?1",
+                             -1, &isview, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(isview, 1, table, -1, SQLITE_STATIC);
+        view = sqlite3_step(isview) == SQLITE_ROW;
+      }
+      sqlite3_finalize(isview);
+      if (view) continue;
+      char *target = keep_names ? tl_strdup(table) : tl_mprintf("raw_s%zu_%s", f, table);
+      if (!target) {
+        rc = tl_nomem(e);
+        break;
+      }
+      if (table_exists(db, target) || strncmp(target, "traceloom", 9) == 0)
+        rc = tl_fail(e,
+                     "cannot embed table %s of '%s': a table named %s already exists in the "
+                     "analysis database (embed into a fresh database, or drop it first)",
+                     table, path, target);
+      if (rc == TL_OK) rc = copy_table(db, src, path, table, target, e);
+      if (rc == TL_OK) {
+        sqlite3_bind_int64(mark_table, 1, (int64_t)f);
+        sqlite3_bind_text(mark_table, 2, table, -1, SQLITE_STATIC);
+        sqlite3_bind_text(mark_table, 3, target, -1, SQLITE_STATIC);
+        rc = tl_pub_step(db, mark_table, "traceloom_raw_table", e);
+      }
+      free(target);
+    }
+    if (rc == TL_OK) {
+      sqlite3_bind_int64(mark_file, 1, (int64_t)f);
+      rc = tl_pub_step(db, mark_file, "traceloom_raw_source_database", e);
+    }
+    tl_names_free(&tables);
+    tl_sql_close(src);
+  }
+  sqlite3_finalize(mark_table), sqlite3_finalize(mark_file);
+  return rc;
+}
