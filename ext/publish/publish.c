@@ -255,8 +255,11 @@ static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
     tl_bind_i64_or_null(st, 28, ev->graph_node_id[i], TL_ABSENT);
     tl_bind_i64_or_null(st, 29, ev->op_id[i], TL_ABSENT);
     if (in->event_symbol) tl_bind_str(st, 30, t->pool, in->event_symbol[i]); else sqlite3_bind_null(st, 30);
-    tl_bind_text(st, 31, in->event_semantic_role ? in->event_semantic_role[i] : NULL);
-    tl_bind_text(st, 32, in->event_semantic_role_reason ? in->event_semantic_role_reason[i] : NULL);
+    /* Role strings are static literals: bound without a copy. */
+    const char *role = in->event_semantic_role ? in->event_semantic_role[i] : NULL;
+    const char *reason = in->event_semantic_role_reason ? in->event_semantic_role_reason[i] : NULL;
+    if (role) sqlite3_bind_text(st, 31, role, -1, SQLITE_STATIC); else sqlite3_bind_null(st, 31);
+    if (reason) sqlite3_bind_text(st, 32, reason, -1, SQLITE_STATIC); else sqlite3_bind_null(st, 32);
     if (in->event_role_class)
       sqlite3_bind_int64(st, 33, in->event_role_class[i]);
     else

@@ -31,8 +31,8 @@ typedef struct tl_publish_input {
   const char *options_json;         /* canonical options */
   /* Classification per event (NULL before that stage exists in a run). */
   const uint32_t *event_symbol;     /* structural symbol, pool id */
-  const char *const *event_semantic_role;         /* anchor, aux, transparent */
-  const char *const *event_semantic_role_reason;
+  const char *const *event_semantic_role;  /* anchor, aux, transparent: static strings */
+  const char *const *event_semantic_role_reason; /* static strings */
   const tl_structure_input *structure; /* anchors, packets, trees; NULL to skip */
   int embed_raw;                    /* copy every raw source table (embed.c) */
   /* Rule policies and role classes (ext/classify); NULL before that stage ran. */
