@@ -3,7 +3,7 @@
 #
 # The example is a generated Ascend msprof profile of a small transformer serving run
 # (1 prefill step, 6 decode steps x 4 layers x 6 operators, a tensor-parallel all-reduce per
-# layer, host CANN_API launches), built from tools/genprofile.py with a fixed seed, so it is
+# layer, host CANN_API launches, copies), built from tools/genprofile.py with a fixed seed, so it is
 # the same on every machine. Output goes to build/demo/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,7 @@ PROFILE="$OUT/profile"
 if [ ! -f "$PROFILE/ground_truth.json" ]; then
   rm -rf "$PROFILE"
   python3 tools/genprofile.py --format ascend --out "$PROFILE" --prefill-steps 1 \
-    --decode-steps 6 --layers 4 --ops 6 --noise 0 --missing 0 --seed 7 --quiet
+    --decode-steps 6 --layers 4 --ops 6 --noise 0 --missing 0 --aux 0 --seed 7 --quiet
 fi
 echo "== profile inventory (SELECT ... FROM traceloom_profile('$PROFILE'))"
 sqlite3 -cmd ".load $BUILD/traceloom" -column -header :memory: \
