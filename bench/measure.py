@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """The measuring half of bench/run.sh (see there for what is measured and why).
 
+--scaling runs the scaling series instead: for each size in --sizes (kernel rows) it
+generates (cached) the same-shaped profile and measures the bare scan, the events
+count(*) and the CLI analysis, then says whether the time per event grows with size.
+
 Each measurement runs as a child process timed with os.wait4, so its peak RSS is the
 child's own; the best of --repeat runs is kept. A measurement that fails (for example a
 function the extension does not have yet) is reported as failed and the rest still run.
@@ -11,6 +15,7 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -93,6 +98,84 @@ def sqlite_shell(db, build, sql):
     return ["sqlite3", "-bail", db, "-cmd", ".load %s" % os.path.join(build, "traceloom"), sql]
 
 
+GROWTH_TOLERANCE = 1.25   # ns/event of the largest size over the smallest above this: "grows"
+
+
+def scaling(args, build):
+    """The scaling series: one row per size, and whether the time per event grows."""
+    cli = os.path.join(build, "traceloom")
+    have_ext = os.path.exists(os.path.join(build, "traceloom.so"))
+    work = tempfile.mkdtemp(prefix="traceloom-scaling-", dir=os.path.join(ROOT, "bench", "out"))
+    rows_out = []
+    for size in args.sizes:
+        args.rows = size
+        target, files, truth, gen_s = profile(args)
+        events = sum(r["events"]["total"] for r in truth["ranks"])
+        print("size %d: %d kernel rows, %d events%s" % (size, truth["kernel_rows"], events,
+              ", generated in %.1f s" % gen_s if gen_s else ", cached"), flush=True)
+        bare = best_of(1, [os.path.join(build, "bench", "bare_scan"), "--repeat", str(args.repeat)] + files)
+        if bare[2] != 0:
+            sys.exit("bare_scan failed:\n" + bare[4])
+        b = json.loads(bare[3])
+        esc = target.replace("'", "''")
+        ev = (None, 0, 1, "", "no traceloom.so")
+        if have_ext:
+            ev = best_of(args.repeat, sqlite_shell(":memory:", build,
+                                                   "SELECT count(*) FROM traceloom_events('%s');" % esc))
+        ev_note = ""
+        if ev[2] == 0:
+            got = int(ev[3].strip() or -1)
+            ev_note = "count %s" % ("= ground truth" if got == events else "%d != %d" % (got, events))
+        an = (None, 0, 1, "", "no traceloom CLI")
+        if os.path.exists(cli):
+            out_db = os.path.join(work, "cli.db")
+
+            def clear():
+                for f in (out_db, out_db + "-journal", out_db + "-wal"):
+                    if os.path.exists(f):
+                        os.remove(f)
+            an = best_of(args.repeat, [cli, target, "--output", out_db], clear)
+            clear()
+        rows_out.append({
+            "size": size, "kernel_rows": truth["kernel_rows"], "events": events,
+            "bare_s": b["scan_s"], "bare_reader_s": b["reader_scan_s"],
+            "events_s": ev[0] if ev[2] == 0 else None, "events_rss": ev[1], "events_note": ev_note,
+            "cli_s": an[0] if an[2] == 0 else None, "cli_rss": an[1],
+            "cli_note": "" if an[2] == 0 else "failed: " + (an[4] or an[3]).strip()[:100]})
+    shutil.rmtree(work, ignore_errors=True)
+
+    def f(v, fmt="%.3f"):
+        return "-" if v is None else fmt % v
+    table = ["| kernel rows | events | bare scan s | bare reader s | events count(*) s | events ns/event | "
+             "events peak MiB | CLI analyze s | CLI ns/event | CLI peak MiB | note |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows_out:
+        ev_ns = r["events_s"] * 1e9 / r["events"] if r["events_s"] else None
+        cli_ns = r["cli_s"] * 1e9 / r["events"] if r["cli_s"] else None
+        r["events_ns"], r["cli_ns"] = ev_ns, cli_ns
+        note = "; ".join(x for x in (r["events_note"], r["cli_note"]) if x)
+        table.append("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["kernel_rows"], r["events"], f(r["bare_s"]), f(r["bare_reader_s"]), f(r["events_s"]),
+            f(ev_ns, "%.0f"), f(r["events_rss"] / 1024.0 if r["events_s"] else None, "%.1f"), f(r["cli_s"]),
+            f(cli_ns, "%.0f"), f(r["cli_rss"] / 1024.0 if r["cli_s"] else None, "%.1f"), note))
+    verdicts = []
+    for name, key in (("bare scan", "bare_s"), ("events count(*)", "events_ns"), ("CLI analyze", "cli_ns")):
+        pts = [(r["kernel_rows"] if key == "bare_s" else r["events"], (r[key] * 1e9 / r["kernel_rows"]) if key == "bare_s" else r[key])
+               for r in rows_out if r[key]]
+        if len(pts) < 2:
+            verdicts.append("%s: fewer than two sizes measured" % name)
+            continue
+        ratio = pts[-1][1] / pts[0][1]
+        unit = "kernel row" if key == "bare_s" else "event"
+        verdicts.append("%s: %.0f ns per %s at %d %ss, %.0f at %d (x%.2f): %s" % (
+            name, pts[0][1], unit, pts[0][0], unit, pts[-1][1], pts[-1][0], ratio,
+            "time per event GROWS with size" if ratio > GROWTH_TOLERANCE else "flat (linear scaling)"))
+    print("\n".join(table))
+    print("\n".join(verdicts))
+    if args.record:
+        record_scaling(args, table, verdicts)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -100,8 +183,13 @@ def main():
     ap.add_argument("--format", default="ascend", choices=["ascend", "nsys"])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--record", action="store_true")
+    ap.add_argument("--scaling", action="store_true", help="run the scaling series over --sizes")
+    ap.add_argument("--sizes", type=lambda v: [int(x) for x in v.split(",")],
+                    default=[100_000, 1_000_000, 3_000_000])
     args = ap.parse_args()
     build = os.path.abspath(os.path.join(ROOT, args.build))
+    if args.scaling:
+        return scaling(args, build)
     target, files, truth, gen_s = profile(args)
     kernel_rows = truth["kernel_rows"]
     events = sum(r["events"]["total"] for r in truth["ranks"])
@@ -223,6 +311,26 @@ def record(args, truth, table, verdicts, bare):
              "- profile: %s, %d kernel rows (%d prefill + %d decode steps x %d layers x %d ops, seed %d), "
              "best of %d (one run when slower than %.0f s)" % (truth["format"], truth["kernel_rows"], p["prefill_steps"], p["decode_steps"],
                              p["layers"], p["ops"], p["seed"], args.repeat, SLOW_S),
+             ""] + table + [""] + ["- " + v for v in verdicts]
+    with open(path, "a") as f:
+        f.write("\n".join(lines) + "\n")
+    print("recorded in bench/RESULTS.md")
+
+
+def record_scaling(args, table, verdicts):
+    path = os.path.join(ROOT, "bench", "RESULTS.md")
+    try:
+        commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True,
+                                text=True).stdout.strip() or "uncommitted"
+    except OSError:
+        commit = "unknown"
+    sqlite_version = subprocess.run(["sqlite3", "--version"], capture_output=True, text=True).stdout.split(" ")[0]
+    lines = ["", "## Scaling series, %s" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+             "", "- machine: %s" % machine(),
+             "- SQLite %s, commit %s, build folder `%s`" % (sqlite_version, commit, args.build),
+             "- profiles: %s, `%s`, --rows per size; best of %d (one run when slower than %.0f s); "
+             "ns/event = seconds / normalized events; peak RSS of that process"
+             % (args.format, " ".join(SHAPE), args.repeat, SLOW_S),
              ""] + table + [""] + ["- " + v for v in verdicts]
     with open(path, "a") as f:
         f.write("\n".join(lines) + "\n")

@@ -2,6 +2,7 @@
 # bench/run.sh: TraceLoom benchmarks against bare SQLite baselines (what `make bench` runs).
 #
 #   bench/run.sh [--record]          BUILD=build-x bench/run.sh
+#   bench/run.sh --scaling [--record]   (or BENCH_SCALING=1) the scaling series
 #
 # Generates (once, cached under bench/out/) a synthetic Ascend profile of at least
 # 2,000,000 kernel rows with tools/genprofile.py, then times on it, in this run:
@@ -14,14 +15,33 @@
 # and prints seconds, rows/s, the ratios to the bare scan and copy, and peak RSS.
 # --record (or BENCH_RECORD=1) appends the results to bench/RESULTS.md.
 #
+# --scaling (or BENCH_SCALING=1) runs the scaling series instead: profiles of 100k, 1M and
+# 3M kernel rows (and 10M with BENCH_10M=1: minutes), each timed by bare scan, events
+# count(*) and the CLI analysis, with ns per event, peak RSS and whether the time per
+# event grows with size. BENCH_SIZES=a,b,c overrides the sizes.
+#
 # Environment: BUILD (build folder, default build), BENCH_ROWS (default 2000000),
 # BENCH_FORMAT (ascend | nsys, default ascend), BENCH_REPEAT (best of N, default 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${BUILD:-build}"
 record=()
-if [ "${1:-}" = "--record" ] || [ "${BENCH_RECORD:-0}" = 1 ]; then record=(--record); fi
+scaling=()
+for arg in "$@"; do
+  case "$arg" in
+    --record) record=(--record) ;;
+    --scaling) scaling=(--scaling) ;;
+    *) echo "usage: bench/run.sh [--scaling] [--record]" >&2; exit 2 ;;
+  esac
+done
+if [ "${BENCH_RECORD:-0}" = 1 ]; then record=(--record); fi
+if [ "${BENCH_SCALING:-0}" = 1 ]; then scaling=(--scaling); fi
+if [ ${#scaling[@]} -gt 0 ]; then
+  sizes="${BENCH_SIZES:-100000,1000000,3000000}"
+  if [ "${BENCH_10M:-0}" = 1 ] && [ -z "${BENCH_SIZES:-}" ]; then sizes="$sizes,10000000"; fi
+  scaling+=(--sizes "$sizes")
+fi
 mkdir -p "$BUILD/bench" bench/out
 cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$BUILD/bench/bare_scan" bench/bare_scan.c -lsqlite3
 exec python3 bench/measure.py --build "$BUILD" --rows "${BENCH_ROWS:-2000000}" \
-  --format "${BENCH_FORMAT:-ascend}" --repeat "${BENCH_REPEAT:-3}" "${record[@]}"
+  --format "${BENCH_FORMAT:-ascend}" --repeat "${BENCH_REPEAT:-3}" "${record[@]}" "${scaling[@]}"

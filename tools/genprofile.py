@@ -10,10 +10,20 @@ give byte-identical output.
   tools/genprofile.py --format ascend --out DIR --decode-steps 64 --layers 8 --ops 11
   tools/genprofile.py --format ascend --out DIR --rows 10000000 --layers 32   # derives steps
   tools/genprofile.py --format nsys   --out DIR --decode-steps 16 --ranks 2
+  tools/genprofile.py --format split  --out DIR --decode-steps 16 --ranks 2
 
 Formats (one module each, tools/genprofile_<format>.py):
   ascend  DIR/PROF_<r>/msprof_<r>.db per rank (Ascend monolithic msprof schema)
   nsys    DIR/profile.sqlite (Nsight Systems SQLite export; ranks are devices 0..R-1)
+  split   DIR/PROF_<r>/{host,device_<r>}/sqlite/*.db per rank (Ascend split layout, the
+          same rows as `ascend` in AscendTask, TaskInfo, HCCL*SingleDevice, ApiData, HostTask)
+  torchnpu  DIR/<host>_<pid>_<ts>_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_<r>.db
+          per rank (the `ascend` DB) with one sibling PROF_*/host/sqlite/stream_info.db
+
+--graph (ascend, torchnpu) runs the decode steps as ACL graph replays (head, one graph per
+layer, tail; aclmdlRIExecuteAsync, MODEL_EXECUTE/NOTIFY_WAIT/NOTIFY_RECORD, CaptureStreamInfo
+companion) after eager prefill steps; see genprofile_graph.py. The ground truth then lists
+the instances (structure.graph) and per rank every launch with its step and members.
 
 Rates (--aux, --noise, --missing) are fractions of the template compute tasks; --jitter
 is the timing jitter as a fraction of each task's duration. --missing drops that many
@@ -41,10 +51,14 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import genprofile_ascend  # noqa: E402
+import genprofile_graph  # noqa: E402
 import genprofile_model as M  # noqa: E402
 import genprofile_nsys  # noqa: E402
+import genprofile_split  # noqa: E402
+import genprofile_torchnpu  # noqa: E402
 
-FORMATS = {m.FORMAT: m for m in (genprofile_ascend, genprofile_nsys)}
+FORMATS = {m.FORMAT: m for m in (genprofile_ascend, genprofile_nsys, genprofile_split, genprofile_torchnpu)}
+GRAPH_FORMATS = ("ascend", "torchnpu")
 GROUND_TRUTH_VERSION = 1
 
 
@@ -68,8 +82,17 @@ def parse_args(argv):
                    help="dropped device tasks, and as many dropped host calls, per compute task")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                    help="ranks generated in parallel")
+    p.add_argument("--graph", action="store_true",
+                   help="decode steps as ACL graph replays (ascend, torchnpu; see genprofile_graph.py)")
     p.add_argument("--quiet", action="store_true")
     a = p.parse_args(argv)
+    if a.graph:
+        if a.format not in GRAPH_FORMATS:
+            p.error("--graph needs --format %s" % " or ".join(GRAPH_FORMATS))
+        if a.rows is not None:
+            p.error("--graph takes --decode-steps, not --rows")
+        if a.prefill_steps < 1 or a.decode_steps < 1:
+            p.error("--graph needs at least one prefill (eager) and one decode (graph) step")
     for name in ("layers", "ops", "ranks"):
         if getattr(a, name) < 1:
             p.error("--%s must be >= 1" % name)
@@ -87,12 +110,27 @@ def parse_args(argv):
 
 
 def _plan(args, rank):
-    return M.plan_rank(args, rank, FORMATS[args.format].COMM_SUBTASKS)
+    if not args.graph:
+        return M.plan_rank(args, rank, FORMATS[args.format].COMM_SUBTASKS)
+    # Graph mode: the ordinary plan covers the eager (prefill) steps; the decode steps are
+    # graph replays laid out after them.
+    eager = argparse.Namespace(**vars(args))
+    eager.decode_steps = 0
+    plan = M.plan_rank(eager, rank, FORMATS[args.format].COMM_SUBTASKS)
+    plan.graph = genprofile_graph.plan_graph(args, plan)
+    plan.capture_streams = plan.graph.capture_streams
+    return plan
 
 
 def _write_one(job):
     args, plan, path = job
     FORMATS[args.format].write_rank(plan, args, path)
+    if args.graph:
+        genprofile_graph.append(path, plan.graph, args)
+        if args.format == "ascend":
+            # The monolithic DB's companion: <dir of db>/host/sqlite/stream_info.db.
+            genprofile_split.write_capture_streams(
+                os.path.join(os.path.dirname(path), "host", "sqlite", "stream_info.db"), plan.capture_streams)
     return plan.rank
 
 
@@ -182,17 +220,20 @@ def ground_truth(args, files, plans):
         if detail is not None:
             entry["perturbation_positions"] = detail
         entry["time_range_ns"] = [plan.t_begin, plan.t_end]
+        if args.graph:
+            genprofile_graph.add_rank_truth(entry, plan.graph)
         ranks.append(entry)
     plan0 = plans[0]
     phases = [_phase_truth(ph, fmt) for ph in plan0.phases]
-    total_steps = sum(ph.steps for ph in plan0.phases)
+    total_steps = sum(ph.steps for ph in plan0.phases) + (args.decode_steps if args.graph else 0)
     truth = {
         "ground_truth_version": GROUND_TRUTH_VERSION,
         "generator": "tools/genprofile.py",
         "format": args.format,
         "source_kind": fmt.SOURCE_KIND,
         "params": {k: getattr(args, k) for k in ("seed", "prefill_steps", "decode_steps", "layers", "ops",
-                                                 "ranks", "jitter", "noise", "aux", "missing", "rows")},
+                                                 "ranks", "jitter", "noise", "aux", "missing", "rows",
+                                                 "graph")},
         "files": files,
         "structure": {
             "steps": {"prefill": args.prefill_steps, "decode": args.decode_steps, "total": total_steps},
@@ -207,6 +248,10 @@ def ground_truth(args, files, plans):
         "kernel_rows": sum(e["kernel_rows"] for e in ranks),
         "ranks": ranks,
     }
+    if args.graph:
+        # Decode steps are graph replays: the eager loop tree covers prefill only, and the
+        # launches (per rank, with their steps and members) are in ranks[r].graph.
+        truth["structure"]["graph"] = genprofile_graph.structure_truth(args, fmt)
     return truth
 
 
@@ -218,7 +263,7 @@ def main(argv=None):
     # Remove what an earlier run wrote (only the generator's own names).
     for name in os.listdir(out):
         full = os.path.join(out, name)
-        if name.startswith("PROF_") and os.path.isdir(full):
+        if (name.startswith("PROF_") or name.endswith("_ascend_pt")) and os.path.isdir(full):
             shutil.rmtree(full)
         elif name in ("profile.sqlite", "ground_truth.json"):
             os.remove(full)

@@ -18,8 +18,7 @@ const char *tl_anchor_role_name(tl_anchor_role r) {
 }
 
 int tl_event_is_comm_op(const tl_trace *t, size_t i) {
-  return strcmp(tl_trace_source_table(t, t->ev.source_ref[i]), "COMMUNICATION_OP") == 0 ||
-         strcmp(tl_str(t, tl_event_label(t, i)->task_type), "COMMUNICATION_OP") == 0;
+  return strcmp(tl_str(t, tl_event_label(t, i)->task_type), "COMMUNICATION_OP") == 0;
 }
 
 int tl_event_is_wait(const tl_trace *t, size_t i) {

@@ -46,8 +46,11 @@ const char *tl_relation_match_policy(const tl_trace *t, const tl_relation *r) {
 }
 
 int tl_event_is_device_work(const tl_trace *t, size_t i) {
-  const char *table = tl_trace_source_table(t, t->ev.source_ref[i]);
-  return strcmp(table, "COMMUNICATION_OP") != 0;
+  /* Communication-op envelopes (COMMUNICATION_OP, HCCLOP, HCCLOpSingleDevice rows) carry
+  ** the task type COMMUNICATION_OP in every Ascend reader. */
+  static const char comm_op[] = "COMMUNICATION_OP";
+  uint32_t id = tl_strpool_find(t->pool, comm_op, sizeof comm_op - 1);
+  return id == TL_STR_NOMEM || tl_event_label(t, i)->task_type != id;
 }
 
 typedef TL_VEC(uint32_t) u32vec;

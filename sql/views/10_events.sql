@@ -6,7 +6,7 @@ SELECT event_id, 0 AS source_ordinal, db_idx, device_id, source_table, source_ke
        'primary' AS source_role, source_id, NULL AS raw_json
 FROM traceloom_event;
 
--- @surface traceloom_device_work | one device work item | Device-side work that runtime calls can launch (every task-level event; communication-op envelopes excluded) | SELECT work_kind, count(*) FROM traceloom_device_work GROUP BY work_kind
+-- @surface traceloom_device_work | one device work item | Device-side work that runtime calls can launch (every task-level event; communication-op envelopes, task type COMMUNICATION_OP, excluded) | SELECT work_kind, count(*) FROM traceloom_device_work GROUP BY work_kind
 CREATE VIEW traceloom_device_work AS
 SELECT 'device-work-' || e.event_id AS device_work_id, e.db_idx,
        i.provider, e.device_id, e.kind AS work_kind, e.event_id, e.task_id,
@@ -14,7 +14,7 @@ SELECT 'device-work-' || e.event_id AS device_work_id, e.db_idx,
        e.start_ns, e.end_ns, e.dur_us, e.symbol, NULL AS raw_json
 FROM traceloom_event e
 JOIN traceloom_input i ON i.db_idx = e.db_idx
-WHERE e.source_table <> 'COMMUNICATION_OP';
+WHERE e.task_type IS NOT 'COMMUNICATION_OP';
 
 -- @surface traceloom_v_event_source_locator | one source row per event | Where each event's raw row lives: path, table and rowid, and whether it is embedded in this database | SELECT event_id, source_path, source_table, source_key, resolution_status FROM traceloom_v_event_source_locator LIMIT 5
 CREATE VIEW traceloom_v_event_source_locator AS
