@@ -126,6 +126,8 @@ int tl_publish_embed_raw(sqlite3 *db, const tl_profile *p, tl_err *e) {
   int keep_names = p->files.n == 1;
   for (size_t f = 0; rc == TL_OK && f < p->files.n; f++) {
     const char *path = p->files.v[f].path;
+    /* Only SQLite sources have tables to copy; a JSON trace stays referenced. */
+    if (p->inputs.v[p->files.v[f].db_idx].family == TL_FAMILY_KINETO) continue;
     sqlite3 *src = NULL;
     tl_names tables = {0};
     rc = tl_sql_open_ro(path, &src, e);

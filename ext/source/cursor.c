@@ -18,6 +18,7 @@ const tl_family_ops *tl_family_ops_for(tl_family f) {
     case TL_FAMILY_ASCEND_SPLIT: return &tl_msprof_split_ops;
     case TL_FAMILY_NSYS: return &tl_nsys_ops;
     case TL_FAMILY_HYGON: return &tl_hygon_ops;
+    case TL_FAMILY_KINETO: return &tl_kineto_ops;
     default: return NULL;
   }
 }
@@ -173,7 +174,8 @@ int tl_profile_inventory(tl_profile *p, tl_inventory *inv, tl_err *e) {
       if (p->files.v[fi].db_idx != (int)d) continue;
       rc = tl_inventory_add(inv, (int)d, "file", kind, p->files.v[fi].path, NULL, -1,
                             role_name(p->files.v[fi].role), -1, NULL, e);
-      if (rc == TL_OK) rc = inventory_file_tables(p, fi, inv, e);
+      /* A Kineto trace is JSON, not SQLite: its reader lists its traceEvents "table". */
+      if (rc == TL_OK && in->family != TL_FAMILY_KINETO) rc = inventory_file_tables(p, fi, inv, e);
     }
     const tl_family_ops *ops = tl_family_ops_for(in->family);
     if (rc == TL_OK && ops) rc = ops->inventory(p, (int)d, inv, e);

@@ -8,7 +8,9 @@
 **     never inputs of their own (that would count the device timeline twice);
 **   - a PROF_* container contributes its usable monolithic msprof_*.db files, or else its
 **     split layout (with a warning);
-**   - any other directory is walked further; loose *.db / *.sqlite files are detected.
+**   - any other directory is walked further; loose *.db / *.sqlite files are detected, and
+**     *.json / *.json.gz files whose top-level object has a traceEvents array are Kineto
+**     traces (one input per file, e.g. per-rank traces).
 ** Inputs are numbered (db_idx) in that deterministic order.
 */
 #include "source.h"
@@ -534,6 +536,10 @@ static int is_sqlite_name(const char *name) {
   return ends_with(name, ".db") || ends_with(name, ".sqlite") || ends_with(name, ".sqlite3");
 }
 
+static int is_json_name(const char *name) {
+  return ends_with(name, ".json") || ends_with(name, ".json.gz");
+}
+
 static int scan_dir(tl_profile *p, const char *dir, int depth, tl_err *e) {
   if (depth > MAX_DEPTH) return TL_OK;
   char *apo = path_join(dir, "ASCEND_PROFILER_OUTPUT");
@@ -566,6 +572,10 @@ static int scan_dir(tl_profile *p, const char *dir, int depth, tl_err *e) {
         rc = add_input(p, (tl_family)fam, child, e);
         if (rc == TL_OK && fam == TL_FAMILY_ASCEND_MONO) rc = adjacent_stream_info(p, child, e);
       }
+    } else if (is_json_name(names.v[i]) && is_file(child)) {
+      tl_err ignore = {0};
+      if (tl_kineto_detect(child, &ignore)) rc = add_input(p, TL_FAMILY_KINETO, child, e);
+      tl_err_clear(&ignore);
     }
     free(child);
   }
@@ -619,8 +629,17 @@ int tl_profile_discover(const char *path, const char *source_kind, tl_profile *p
                    "%s (looked for PROF_*/msprof_*.db with a non-empty TASK table, "
                    "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_*.db, split "
                    "PROF_*/device_*/sqlite/ascend_task.db with AscendTask, and *.db/*.sqlite files "
-                   "with CUPTI_ACTIVITY_KIND_KERNEL or HIPOPS_*/HIPCOPY_*/HIP_* tables)",
+                   "with CUPTI_ACTIVITY_KIND_KERNEL or HIPOPS_*/HIPCOPY_*/HIP_* tables, and "
+                   "*.json/*.json.gz Kineto traces with a traceEvents array)",
                    p->path);
+  } else if (S_ISREG(st.st_mode) && (is_json_name(p->path) || want == TL_FAMILY_KINETO)) {
+    if (want >= 0 && want != TL_FAMILY_KINETO)
+      rc = tl_fail(e, "%s is a Chrome-trace JSON file, not the requested source_kind %s", p->path,
+                   source_kind);
+    else if (!tl_kineto_detect(p->path, e))
+      rc = TL_ERROR;
+    else
+      rc = add_input(p, TL_FAMILY_KINETO, p->path, e);
   } else if (S_ISREG(st.st_mode)) {
     char *found = NULL;
     int fam = detect_sqlite(p->path, &found, e);

@@ -46,6 +46,7 @@
 */
 #include "source.h"
 #include "sqlsrc.h"
+#include "cuda_labels.h"
 #include "buf.h"
 #include "i64map.h"
 
@@ -182,44 +183,6 @@ static uint32_t decode_name(nsys_strings *s, tl_strpool *pool, sqlite3_stmt *st,
 }
 
 /* ------------------------------------------------------------------ labels */
-
-static int has(const char *s, const char *needle) { return strstr(s, needle) != NULL; }
-
-/* The lifted label (compute identity) of a lower-cased kernel label; NULL keeps the label. */
-static const char *lift_label(const char *l) {
-  if (has(l, "flash_attn") || has(l, "flashattention") || has(l, "flash_fwd") ||
-      (has(l, "flash") && has(l, "attention")))
-    return "CudaFlashAttention";
-  if (has(l, "attention")) return "CudaAttention";
-  if (has(l, "gemm") || has(l, "cutlass") || has(l, "matmul")) return "CudaMatMul";
-  if (has(l, "rmsnorm") || has(l, "rms_norm")) return "CudaRmsNorm";
-  if (has(l, "layernorm") || has(l, "layer_norm")) return "CudaLayerNorm";
-  if (has(l, "rotary") || has(l, "rope")) return "CudaRope";
-  if (has(l, "silu") || has(l, "swiglu") || has(l, "gelu") || has(l, "act_and_mul"))
-    return "CudaActivation";
-  if (has(l, "reshape_and_cache") || has(l, "slot_mapping") || has(l, "kv_cache"))
-    return "CudaKVCache";
-  if (has(l, "topk") || has(l, "topp") || has(l, "sampling") || has(l, "sampler"))
-    return "CudaSampling";
-  if (has(l, "softmax")) return "CudaSoftmax";
-  if (has(l, "splitkreduce") || has(l, "reduce_kernel")) return "CudaReduce";
-  if (has(l, "distribution_") || has(l, "random") || has(l, "curand")) return "CudaAux:Random";
-  if (has(l, "elementwise")) return "CudaAux:Pointwise";
-  if (has(l, "memset") || has(l, "fill") || has(l, "zero")) return "CudaAux:Fill";
-  if (has(l, "copy")) return "CudaAux:Copy";
-  if (has(l, "index") || has(l, "gather") || has(l, "scatter")) return "CudaAux:Index";
-  return NULL;
-}
-
-static int is_nccl_collective(const char *l) {
-  static const char *const ops[] = {"allreduce", "all_reduce", "allgather", "all_gather",
-                                    "reducescatter", "reduce_scatter", "alltoall", "all_to_all",
-                                    "broadcast", NULL};
-  if (!has(l, "nccl")) return 0;
-  for (int i = 0; ops[i]; i++)
-    if (has(l, ops[i])) return 1;
-  return 0;
-}
 
 static int is_generic_kernel_name(const char *s) {
   return strcmp(s, "kernel") == 0 || strcmp(s, "kernel1") == 0 || strcmp(s, "kernel2") == 0 ||
@@ -376,10 +339,10 @@ static int kernel_identity(nsys_events *c, uint32_t label, int64_t *out, tl_err 
   for (size_t i = 0; i < n; i++) c->lower[i] = (char)tolower((unsigned char)s[i]);
   c->lower[n] = 0;
   int64_t v;
-  if (is_nccl_collective(c->lower)) {
+  if (tl_cuda_is_nccl_collective(c->lower)) {
     v = (int64_t)label | KF_COLLECTIVE;
   } else {
-    const char *lifted = lift_label(c->lower);
+    const char *lifted = tl_cuda_lift_label(c->lower);
     uint32_t id = lifted ? tl_strpool_intern_cstr(c->pool, lifted) : label;
     if (id == TL_STR_NOMEM) return tl_nomem(e);
     v = (int64_t)id | (lifted && strncmp(lifted, "CudaAux:", 8) == 0 ? KF_AUX : 0);
@@ -491,8 +454,9 @@ static int aux_row(nsys_events *c, sqlite3_stmt *st, int64_t rowid, tl_event_row
     return 0;
   }
   int64_t end = tl_col_i64(st, F_END, INT64_MIN);
-  /* A missing or non-positive duration still occupies the timeline for 1 ns. */
-  r->end_ns = end == INT64_MIN || end <= r->start_ns ? r->start_ns + 1 : end;
+  /* A missing or non-positive duration still occupies the timeline for 1 ns (none at
+  ** INT64_MAX, where start + 1 would overflow). */
+  r->end_ns = end == INT64_MIN || end <= r->start_ns ? r->start_ns + (r->start_ns < INT64_MAX) : end;
   if (read_device_stream(c, st, t, rowid, r, e)) return -1;
   r->kind = t->kind;
   switch (c->phase) {
@@ -727,7 +691,7 @@ static int calls_next(tl_cursor *base, void *out, tl_err *e) {
     if (r->api_name == TL_STR_NOMEM || r->api_type == TL_STR_NOMEM) return tl_nomem(e), -1;
     r->start_ns = tl_col_i64(st, R_START, 0);
     int64_t end = tl_col_i64(st, R_END, INT64_MIN);
-    r->end_ns = end == INT64_MIN || end <= r->start_ns ? r->start_ns + 1 : end;
+    r->end_ns = end == INT64_MIN || end <= r->start_ns ? r->start_ns + (r->start_ns < INT64_MAX) : end;
     r->global_tid = tl_col_i64(st, R_GTID, TL_ABSENT);
     int have_gtid = sqlite3_column_type(st, R_GTID) != SQLITE_NULL;
     uint64_t g = (uint64_t)r->global_tid;

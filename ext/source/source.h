@@ -165,6 +165,11 @@ extern const tl_family_ops tl_msprof_ops;       /* msprof.c */
 extern const tl_family_ops tl_msprof_split_ops; /* msprof_split.c */
 extern const tl_family_ops tl_nsys_ops;         /* nsys.c */
 extern const tl_family_ops tl_hygon_ops;        /* hygon.c */
+extern const tl_family_ops tl_kineto_ops;       /* kineto.c */
+
+/* 1 when path is a Chrome trace whose top-level object has a traceEvents array (read up to
+** that array only); 0 otherwise, with the reason (malformed JSON at byte N, ...) in e. */
+int tl_kineto_detect(const char *path, tl_err *e);
 
 /* Ascend kind rules of inputs.md 9.1 (shared by the monolithic and split readers). */
 tl_kind tl_ascend_kind(const char *task_type, int has_comm_identity, int has_compute_identity);

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""make_kineto_traces.py: real PyTorch profiler (Kineto) traces for the Kineto reader's tests.
+
+Builds a small randomly initialised decoder model from a config (no download), runs one
+prefill and several greedy decode steps under torch.profiler with a schedule and
+prof.step() per inference step, and writes the exported Chrome trace gzipped.
+
+    python tools/make_kineto_traces.py --out tests/data/kineto \
+        --arch llama --layers 3 --decode-steps 6
+
+Needs torch and transformers (CPU build is enough). The trace is CPU-only on a machine
+without a GPU: the reader then takes the main thread's cpu_op events as the device plane.
+The model config and the command are written beside the trace as <name>.json.
+"""
+import argparse
+import gzip
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+import torch
+
+
+def build_model(arch, layers, hidden, heads, vocab, seed):
+    torch.manual_seed(seed)
+    if arch == "llama":
+        from transformers import LlamaConfig, LlamaForCausalLM
+        cfg = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=hidden * 2,
+                          num_hidden_layers=layers, num_attention_heads=heads,
+                          num_key_value_heads=heads, max_position_embeddings=256)
+        model = LlamaForCausalLM(cfg)
+    else:
+        from transformers import GPT2Config, GPT2LMHeadModel
+        cfg = GPT2Config(vocab_size=vocab, n_embd=hidden, n_layer=layers, n_head=heads,
+                         n_positions=256)
+        model = GPT2LMHeadModel(cfg)
+    model.eval()
+    return model, cfg
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--arch", choices=["llama", "gpt2"], default="llama")
+    ap.add_argument("--layers", type=int, default=3)
+    ap.add_argument("--hidden", type=int, default=32)
+    ap.add_argument("--heads", type=int, default=2)
+    ap.add_argument("--vocab", type=int, default=128)
+    ap.add_argument("--prompt-len", type=int, default=8)
+    ap.add_argument("--decode-steps", type=int, default=6)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--name", default=None)
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    model, cfg = build_model(a.arch, a.layers, a.hidden, a.heads, a.vocab, a.seed)
+    name = a.name or f"{a.arch}_l{a.layers}_d{a.decode_steps}"
+    prompt = torch.randint(0, a.vocab, (1, a.prompt_len))
+
+    def run_steps(prof):
+        past, ids = None, prompt
+        for _ in range(1 + a.decode_steps):  # step 0 = prefill, then decode steps
+            out = model(input_ids=ids, past_key_values=past, use_cache=True)
+            past = out.past_key_values
+            ids = out.logits[:, -1:].argmax(-1)
+            if prof is not None:
+                prof.step()
+
+    with torch.no_grad():
+        run_steps(None)  # warm-up outside the profiler (lazy initialisation)
+        tmp = tempfile.mkdtemp()
+        raw = os.path.join(tmp, name + ".pt.trace.json")
+        sched = torch.profiler.schedule(wait=0, warmup=0, active=1 + a.decode_steps, repeat=1)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                    schedule=sched,
+                                    on_trace_ready=lambda p: p.export_chrome_trace(raw)) as prof:
+            run_steps(prof)
+    os.makedirs(a.out, exist_ok=True)
+    dest = os.path.join(a.out, name + ".pt.trace.json.gz")
+    with open(raw, "rb") as src, gzip.GzipFile(dest, "wb", mtime=0) as dst:
+        shutil.copyfileobj(src, dst)
+    shutil.rmtree(tmp)
+    meta = {"arch": a.arch, "layers": a.layers, "hidden": a.hidden, "heads": a.heads,
+            "vocab": a.vocab, "prompt_len": a.prompt_len, "decode_steps": a.decode_steps,
+            "seed": a.seed, "torch": torch.__version__,
+            "command": "python tools/make_kineto_traces.py " + " ".join(sys.argv[1:])}
+    try:
+        import transformers
+        meta["transformers"] = transformers.__version__
+    except ImportError:
+        pass
+    with open(os.path.join(a.out, name + ".json"), "w") as f:
+        json.dump(meta, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(dest, os.path.getsize(dest))
+
+
+if __name__ == "__main__":
+    main()
