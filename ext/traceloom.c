@@ -18,6 +18,7 @@ SQLITE_EXTENSION_INIT1
 #include "traceloom.h"
 #include "analyze/analyze.h"
 #include "export/looptree.h"
+#include "export/perfetto.h"
 #include "buf.h"
 
 #include <stdlib.h>
@@ -80,6 +81,21 @@ static void fn_analyze(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   free(summary);
 }
 
+/* traceloom_export_perfetto(path [, options_json]): writes the analysis as a Perfetto JSON
+** timeline (".gz": gzip) and returns the number of trace events written. */
+static void fn_export_perfetto(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  const char *path = (const char *)sqlite3_value_text(argv[0]);
+  const char *options = argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : NULL;
+  tl_err e = {0};
+  int64_t events = 0;
+  if (tl_export_perfetto(sqlite3_context_db_handle(ctx), path, options, &events, &e) != TL_OK) {
+    sqlite3_result_error(ctx, e.msg ? e.msg : "traceloom_export_perfetto failed", -1);
+    tl_err_clear(&e);
+    return;
+  }
+  sqlite3_result_int64(ctx, events);
+}
+
 /* traceloom_loop_tree([options_json]): the loop tree of the published analysis, Markdown. */
 static void fn_loop_tree(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   const char *options = argc > 0 ? (const char *)sqlite3_value_text(argv[0]) : NULL;
@@ -108,6 +124,8 @@ static const function_def functions[] = {
     {"traceloom_analyze", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, fn_analyze},
     {"traceloom_loop_tree", 0, SQLITE_UTF8, fn_loop_tree},
     {"traceloom_loop_tree", 1, SQLITE_UTF8, fn_loop_tree},
+    {"traceloom_export_perfetto", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, fn_export_perfetto},
+    {"traceloom_export_perfetto", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, fn_export_perfetto},
 };
 
 typedef struct module_def {

@@ -2,6 +2,9 @@
 ** main.c: the `traceloom` command.
 **
 **   traceloom PROFILE [--output analysis.db] [--threads N] [--options JSON]
+**             [--perfetto-out timeline.perfetto.json.gz]
+**   traceloom export-perfetto ANALYSIS_DB [--output timeline.perfetto.json.gz] [--rank R=DB ...]
+**             [--align first_event|provider | --clock-model FILE.jsonl]
 **   traceloom --version | --help
 **
 ** The CLI only drives SQLite: it opens a temporary sibling of the output database,
@@ -32,6 +35,9 @@ int sqlite3_traceloom_init(sqlite3 *db, char **err, const sqlite3_api_routines *
 
 static const char usage[] =
     "usage: traceloom PROFILE [--output analysis.db] [--threads N] [--options JSON]\n"
+    "                 [--perfetto-out PATH]\n"
+    "       traceloom export-perfetto ANALYSIS_DB [--output PATH] [--rank R=DB ...]\n"
+    "                 [--align first_event|provider | --clock-model FILE.jsonl]\n"
     "       traceloom --version | --help\n"
     "\n"
     "Analyses a profile (an Ascend msprof / torch-npu SQLite DB, a split PROF_* directory,\n"
@@ -41,6 +47,12 @@ static const char usage[] =
     "  --output PATH    where to write the analysis database (replaced atomically)\n"
     "  --threads N      worker threads (results are identical for any N)\n"
     "  --options JSON   analyze options as a JSON object, e.g. '{\"source_kind\":\"auto\"}'\n"
+    "  --perfetto-out PATH  after the analysis, write its Perfetto timeline (.gz: gzip)\n"
+    "\n"
+    "export-perfetto writes the Perfetto/Chrome JSON timeline of an analysis database\n"
+    "(default <analysis stem>.perfetto.json.gz beside it); --rank R=DB (repeatable, rank 0\n"
+    "required) adds one track per rank, aligned by --align (default first_event) or by a\n"
+    "traceloom.distributed-clock-model/v1 receipt (--clock-model).\n"
     "  --version        print the version\n"
     "  --help           print this help\n"
     "\n"
@@ -147,9 +159,136 @@ static void write_loop_tree(const char *out) {
   sqlite3_close(db);
 }
 
+/* SELECT traceloom_export_perfetto(output, options) on the analysis opened read-only. */
+static int export_perfetto(const char *analysis, const char *output, const char *options) {
+  sqlite3 *db = NULL;
+  char *err = NULL;
+  int status = EXIT_ANALYSIS;
+  if (sqlite3_open_v2(analysis, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    fprintf(stderr, "traceloom: cannot open the analysis database %s: %s\n", analysis,
+            db ? sqlite3_errmsg(db) : "?");
+    sqlite3_close(db);
+    return status;
+  }
+  if (sqlite3_traceloom_init(db, &err, NULL) != SQLITE_OK) {
+    fprintf(stderr, "traceloom: cannot register the extension: %s\n", err ? err : "?");
+    sqlite3_free(err);
+    sqlite3_close(db);
+    return status;
+  }
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT traceloom_export_perfetto(?1, ?2)", -1, &st, NULL) ==
+      SQLITE_OK) {
+    sqlite3_bind_text(st, 1, output, -1, SQLITE_STATIC);
+    if (options) sqlite3_bind_text(st, 2, options, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+      printf("perfetto timeline: %s (%lld trace events)\n", output,
+             (long long)sqlite3_column_int64(st, 0));
+      status = 0;
+    }
+  }
+  if (status != 0) fprintf(stderr, "traceloom: %s\n", sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return status;
+}
+
+/* traceloom export-perfetto ANALYSIS_DB [--output PATH] [--rank R=DB ...] [--align MODE]
+**                           [--clock-model FILE.jsonl] */
+static int export_perfetto_main(int argc, char **argv) {
+  const char *analysis = NULL, *output = NULL, *align = NULL, *clock = NULL;
+  tl_buf ranks = {0};
+  int status = EXIT_USAGE;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(usage, stdout);
+      tl_buf_free(&ranks);
+      return 0;
+    } else if (strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0) {
+      if (++i >= argc) {
+        fprintf(stderr, "traceloom: --output needs a path\n%s", usage);
+        goto done;
+      }
+      output = argv[i];
+    } else if (strcmp(a, "--align") == 0) {
+      if (++i >= argc) {
+        fprintf(stderr, "traceloom: --align needs first_event or provider\n");
+        goto done;
+      }
+      align = argv[i];
+    } else if (strcmp(a, "--clock-model") == 0) {
+      if (++i >= argc) {
+        fprintf(stderr, "traceloom: --clock-model needs a JSONL file\n");
+        goto done;
+      }
+      clock = argv[i];
+    } else if (strcmp(a, "--rank") == 0) {
+      char *end;
+      const char *spec = ++i < argc ? argv[i] : NULL;
+      long rank = spec ? strtol(spec, &end, 10) : -1;
+      if (!spec || rank < 0 || end == spec || *end != '=' || !end[1]) {
+        fprintf(stderr, "traceloom: --rank needs R=DB (a non-negative rank and its analysis "
+                        "database)\n");
+        goto done;
+      }
+      tl_buf_printf(&ranks, "%s{\"rank\":%ld,\"db\":", ranks.n ? "," : "", rank);
+      tl_buf_json_string(&ranks, end + 1, strlen(end + 1));
+      tl_buf_puts(&ranks, "}");
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "traceloom: unknown export-perfetto option %s\n%s", a, usage);
+      goto done;
+    } else if (!analysis) {
+      analysis = a;
+    } else {
+      fprintf(stderr, "traceloom: one analysis database expected, got also %s\n%s", a, usage);
+      goto done;
+    }
+  }
+  if (!analysis) {
+    fprintf(stderr, "traceloom: export-perfetto needs the analysis database\n%s", usage);
+    goto done;
+  }
+  tl_buf opt = {0};
+  if (ranks.n || align || clock) {
+    tl_buf_puts(&opt, "{");
+    if (ranks.n) tl_buf_printf(&opt, "\"ranks\":[%s]", ranks.p);
+    if (align) {
+      tl_buf_puts(&opt, ranks.n ? ",\"align\":" : "\"align\":");
+      tl_buf_json_string(&opt, align, strlen(align));
+    }
+    if (clock) {
+      tl_buf_puts(&opt, ranks.n || align ? ",\"clock_model\":" : "\"clock_model\":");
+      tl_buf_json_string(&opt, clock, strlen(clock));
+    }
+    tl_buf_puts(&opt, "}");
+  }
+  char *out = NULL;
+  if (!output) {
+    const char *slash = strrchr(analysis, '/');
+    const char *dot = strrchr(slash ? slash + 1 : analysis, '.');
+    int stem = dot && dot != (slash ? slash + 1 : analysis) ? (int)(dot - analysis)
+                                                            : (int)strlen(analysis);
+    out = tl_mprintf("%.*s.perfetto.json.gz", stem, analysis);
+  }
+  if (ranks.oom || opt.oom || (!output && !out)) {
+    fprintf(stderr, "traceloom: out of memory\n");
+    status = EXIT_ANALYSIS;
+  } else {
+    status = export_perfetto(analysis, output ? output : out, opt.n ? opt.p : NULL);
+  }
+  free(out);
+  tl_buf_free(&opt);
+done:
+  tl_buf_free(&ranks);
+  return status;
+}
+
 int main(int argc, char **argv) {
   const char *profile = NULL, *output = NULL, *options = NULL;
+  const char *perfetto_out = NULL;
   long threads = 0;
+  if (argc > 1 && strcmp(argv[1], "export-perfetto") == 0) return export_perfetto_main(argc, argv);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -168,6 +307,9 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--options") == 0) {
       if (++i >= argc) return fprintf(stderr, "traceloom: --options needs a JSON object\n"), EXIT_USAGE;
       options = argv[i];
+    } else if (strcmp(a, "--perfetto-out") == 0) {
+      if (++i >= argc) return fprintf(stderr, "traceloom: --perfetto-out needs a path\n"), EXIT_USAGE;
+      perfetto_out = argv[i];
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "traceloom: unknown option %s\n%s", a, usage);
       return EXIT_USAGE;
@@ -293,6 +435,7 @@ int main(int argc, char **argv) {
   free(summary);
   status = 0;
   write_loop_tree(out);
+  if (perfetto_out) status = export_perfetto(out, perfetto_out, NULL);
 done:
   interrupt_db = NULL;
   if (db) sqlite3_close(db);

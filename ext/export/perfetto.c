@@ -1,0 +1,1691 @@
+/*
+** perfetto.c: traceloom_export_perfetto(path [, options_json]), the analysis as a timeline
+** that ui.perfetto.dev and chrome://tracing open (spec: perfetto.md).
+**
+**   SELECT traceloom_export_perfetto('analysis.perfetto.json.gz');
+**   SELECT traceloom_export_perfetto('ranks.json', '{"ranks":[{"rank":0,"db":"r0.db"},
+**                                     {"rank":1,"db":"r1.db"}], "align":"first_event"}');
+**
+** Reads the published relations of the calling connection's main database (a display of
+** them, never a source of new facts) and writes Chrome JSON trace events: the structure
+** plane (seq occurrences by depth, repeats as one window per iteration body), the
+** device-event plane (one slice per atom occurrence) and, with ranks, one track per rank.
+** Slices of one (pid, tid) never partially overlap: lanes are packed first-fit by real
+** overlap after a deterministic sort (start, end, name, then the slice's identity instead
+** of its args text, which is only formatted while writing), so re-exporting gives a
+** byte-identical file. Options: "ranks", "align" (first_event | provider) or "clock_model"
+** (a traceloom.distributed-clock-model/v1 JSONL receipt, validated before anything is
+** written), "no_raw_provider".
+**
+** Times stay int64 ns; ts/dur are printed from the integers as microseconds with exactly
+** three decimals. A ".gz" path is deflated in-process through zlib as the JSON streams out.
+** The file is written to a temporary sibling, fsync'ed and renamed; a failure removes the
+** temporary file and leaves an older export untouched. The output may never be the
+** analysis database, a rank database or an analysed input.
+**
+** Not implemented yet (the relations do not exist yet or the feature is a SHOULD): graph
+** replay splicing (§6), the raw-provider plane (§7), runtime-context processes (§9), Ascend
+** display folding (§5.3).
+*/
+#include "perfetto.h"
+#include "buf.h"
+#include "json.h"
+#include "i64map.h"
+#include "sha256.h"
+#include "strpool.h"
+#include "vec.h"
+#include "source/sqlsrc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define PID_TREE 110
+#define PID_RANKS 120
+#define TID_EVENTS_BASE 900000
+#define FLUSH_BYTES (1u << 20)
+
+#define AGGREGATION_BOUNDARY                                                                   \
+  "Views overlap: never sum structure, device_events and raw_provider together. Filter one " \
+  "projection_plane and one rank/device/view; duration sums are not elapsed or busy time."
+
+enum { ALIGN_NONE, ALIGN_FIRST_EVENT, ALIGN_PROVIDER, ALIGN_CLOCK };
+enum { CAT_STRUCT, CAT_BODY, CAT_EVENT, CAT_DIST };
+static const char *const cat_names[] = {"traceloom.structural_interval",
+                                        "traceloom.repeat_body_window", "traceloom.timeline_event",
+                                        "traceloom.distributed_timeline_event"};
+
+typedef struct pf_rank {
+  int64_t rank;
+  char *db;
+} pf_rank;
+
+typedef struct pf_opts {
+  TL_VEC(pf_rank) ranks;
+  int align;
+  char *clock_model; /* path of the clock-model JSONL (ALIGN_CLOCK) */
+} pf_opts;
+
+/* One rank's collective-end affine mapping (identity for the reference rank). */
+typedef struct pf_clock {
+  int identity;
+  long double scale, ref_source, ref_target;
+  char scale_text[64], ref_source_text[64], ref_target_text[64];
+} pf_clock;
+
+#define CLOCK_FORMAT "traceloom.distributed-clock-model/v1"
+#define CLOCK_MAX_BYTES (16 << 20)
+
+enum { KIND_SEQ, KIND_REPEAT, KIND_ATOM };
+
+typedef struct pf_node {
+  uint32_t node_id, local, label, category, parent, view, key;
+  int64_t db, dev, tree_depth, display_order, repeat_count; /* repeat_count -1: NULL */
+  int kind;
+  int64_t first_child, next_sibling; /* -1 terminated, display order */
+  char *topology;                    /* canonical topology string, built lazily */
+  char sha[65];
+  int motif; /* index into the sorted repeat signatures, -1 if not a repeat */
+} pf_node;
+
+/* Cost columns in integer thousandths of a microsecond (1 ns): exact sums, no NaN. */
+enum { C_COMPUTE, C_COMM, C_IDLE, C_TOTAL, C_SELF, C_AUX_US, NCOST };
+static const char *const cost_names[] = {"compute_us", "comm_us", "idle_us",
+                                         "total_us",   "self_us", "aux_us"};
+
+typedef struct pf_occ {
+  int64_t node; /* index into nodes */
+  int64_t occ_idx, start, end, anchor_start, anchor_end, anchor_count, aux_events, stream_id;
+  int64_t cost[NCOST];
+  int64_t depth;
+  uint32_t repeat_context, rooted_path, event_id;
+  int has_stream;
+} pf_occ;
+
+/* A slice's args are formatted when it is written (from its occurrence or body), so memory
+** stays O(slices) however large the args are; only rank slices keep them in an arena. */
+enum { SRC_OCC, SRC_BODY, SRC_RANK };
+
+typedef struct pf_slice {
+  int64_t a, b, depth, start, end; /* a: db_idx or rank, b: device_id (rank: rank index) */
+  uint32_t view, name;
+  int pid, is_event, cat, src;
+  size_t ref;                /* occurrence or body index (SRC_OCC, SRC_BODY) */
+  size_t args_off, args_len; /* SRC_RANK: args in the arena */
+  int64_t lane;
+} pf_slice;
+
+typedef struct pf_body {
+  int64_t rep_occ, ordinal, start, end, as, ae, ac, aux_events, children;
+  int64_t cost[NCOST];
+} pf_body;
+
+typedef struct pf_sink {
+  int fd, gz, zinit;
+  z_stream z;
+  unsigned char *zout;
+} pf_sink;
+
+typedef struct pf_ctx {
+  sqlite3 *db;
+  tl_err *e;
+  pf_opts opts;
+  tl_strpool *pool;
+  tl_i64map node_by_key; /* strpool id of "db|dev|view|node_id" -> node index */
+  tl_i64map occ_by_key;  /* node index << 32 | occurrence_idx -> occurrence index */
+  TL_VEC(pf_node) nodes;
+  TL_VEC(pf_occ) occs;
+  TL_VEC(pf_slice) slices;
+  TL_VEC(pf_body) bodies;
+  tl_buf args;    /* arena of the rank slices' args objects */
+  int64_t nmotif; /* distinct repeat signatures */
+  int64_t origin;
+  int has_origin;
+  int64_t n_struct, n_body, n_atom, n_dist, n_rank_tracks;
+  char **rank_sha;
+  int64_t *rank_first, ref_first;
+  pf_clock *clock;                /* per rank, ALIGN_CLOCK only */
+  int64_t clock_reference_rank;
+  char clock_sha[65], *clock_status, *clock_marker;
+  tl_buf out;
+  pf_sink sink;
+  int64_t events;
+} pf_ctx;
+
+/* ---- Formatting ------------------------------------------------------------------- */
+
+/* v nanoseconds as microseconds with exactly three decimals, from the integer. */
+static void put_us3(tl_buf *b, int64_t v) {
+  char tmp[32];
+  int n = 0;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  uint64_t q = u / 1000, r = u % 1000;
+  tmp[n++] = (char)('0' + r % 10);
+  tmp[n++] = (char)('0' + r / 10 % 10);
+  tmp[n++] = (char)('0' + r / 100);
+  tmp[n++] = '.';
+  do {
+    tmp[n++] = (char)('0' + q % 10);
+    q /= 10;
+  } while (q);
+  if (v < 0) tmp[n++] = '-';
+  char rev[32];
+  for (int i = 0; i < n; i++) rev[i] = tmp[n - 1 - i];
+  tl_buf_append(b, rev, (size_t)n);
+}
+
+/* Decimal int64 without printf: the exporter writes tens of integers per slice. */
+static void put_i64(tl_buf *b, int64_t v) {
+  char tmp[24];
+  int n = sizeof tmp;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do {
+    tmp[--n] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) tmp[--n] = '-';
+  tl_buf_append(b, tmp + n, sizeof tmp - (size_t)n);
+}
+
+static int utf8_len(const unsigned char *s, size_t n) {
+  unsigned c = s[0];
+  int len;
+  uint32_t cp;
+  if (c < 0xC2) return 0;
+  if (c < 0xE0) len = 2, cp = c & 0x1F;
+  else if (c < 0xF0) len = 3, cp = c & 0x0F;
+  else if (c < 0xF5) len = 4, cp = c & 0x07;
+  else return 0;
+  if ((size_t)len > n) return 0;
+  for (int i = 1; i < len; i++) {
+    if ((s[i] & 0xC0) != 0x80) return 0;
+    cp = cp << 6 | (s[i] & 0x3F);
+  }
+  if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+      (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+    return 0;
+  return len;
+}
+
+/* JSON string literal; invalid UTF-8 becomes U+FFFD so the file stays valid JSON. */
+static void put_str(tl_buf *b, const char *s, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  tl_buf_append(b, "\"", 1);
+  size_t run = 0;
+  for (size_t i = 0; i < n;) {
+    unsigned char c = (unsigned char)s[i];
+    const char *esc = NULL;
+    char u[6];
+    size_t elen = 0;
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+      i++;
+      continue;
+    }
+    if (c >= 0x80) {
+      int l = utf8_len((const unsigned char *)s + i, n - i);
+      if (l) {
+        i += (size_t)l;
+        continue;
+      }
+      esc = "\xEF\xBF\xBD", elen = 3;
+    } else if (c == '"') esc = "\\\"", elen = 2;
+    else if (c == '\\') esc = "\\\\", elen = 2;
+    else if (c == '\b') esc = "\\b", elen = 2;
+    else if (c == '\f') esc = "\\f", elen = 2;
+    else if (c == '\n') esc = "\\n", elen = 2;
+    else if (c == '\r') esc = "\\r", elen = 2;
+    else if (c == '\t') esc = "\\t", elen = 2;
+    else {
+      memcpy(u, "\\u00", 4), u[4] = hex[c >> 4], u[5] = hex[c & 15];
+      esc = u, elen = 6;
+    }
+    tl_buf_append(b, s + run, i - run);
+    tl_buf_append(b, esc, elen);
+    run = ++i;
+  }
+  tl_buf_append(b, s + run, n - run);
+  tl_buf_append(b, "\"", 1);
+}
+
+static void put_cstr(tl_buf *b, const char *s) { put_str(b, s, strlen(s)); }
+
+static void put_key(tl_buf *b, const char *k, int *first) {
+  if (!*first) tl_buf_append(b, ",", 1);
+  *first = 0;
+  tl_buf_append(b, "\"", 1);
+  tl_buf_puts(b, k);
+  tl_buf_append(b, "\":", 2);
+}
+
+static void kv_i64(tl_buf *b, const char *k, int64_t v, int *first) {
+  put_key(b, k, first);
+  put_i64(b, v);
+}
+
+static void kv_i64n(tl_buf *b, const char *k, int64_t v, int null, int *first) {
+  put_key(b, k, first);
+  if (null) tl_buf_puts(b, "null");
+  else put_i64(b, v);
+}
+
+static void kv_pool(tl_buf *b, const char *k, const tl_strpool *p, uint32_t id, int *first) {
+  put_key(b, k, first);
+  if (id == TL_STR_NONE) tl_buf_puts(b, "null");
+  else put_str(b, tl_strpool_str(p, id), tl_strpool_len(p, id));
+}
+
+static void kv_str(tl_buf *b, const char *k, const char *v, int *first) {
+  put_key(b, k, first);
+  if (!v) tl_buf_puts(b, "null");
+  else put_cstr(b, v);
+}
+
+static void kv_raw(tl_buf *b, const char *k, const char *raw, int *first) {
+  put_key(b, k, first);
+  tl_buf_puts(b, raw);
+}
+
+static void kv_milli(tl_buf *b, const char *k, int64_t v, int *first) {
+  put_key(b, k, first);
+  put_us3(b, v);
+}
+
+/* A REAL microsecond column as integer thousandths; NULL and non-finite as 0. */
+static int64_t col_milli(sqlite3_stmt *st, int col) {
+  if (sqlite3_column_type(st, col) == SQLITE_NULL) return 0;
+  double x = sqlite3_column_double(st, col) * 1000.0;
+  if (!isfinite(x) || fabs(x) > 9.0e18) return 0;
+  return llround(x);
+}
+
+static uint32_t col_intern(pf_ctx *c, sqlite3_stmt *st, int col) {
+  const unsigned char *t = sqlite3_column_text(st, col);
+  if (!t) return TL_STR_NONE;
+  return tl_strpool_intern(c->pool, (const char *)t, (size_t)sqlite3_column_bytes(st, col));
+}
+
+/* ---- Output sink ------------------------------------------------------------------ */
+
+static int write_all(int fd, const void *p, size_t n) {
+  const char *s = p;
+  while (n) {
+    ssize_t w = write(fd, s, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    s += w, n -= (size_t)w;
+  }
+  return 0;
+}
+
+static int sink_feed(pf_ctx *c, const char *p, size_t n, int finish, const char *path) {
+  pf_sink *k = &c->sink;
+  if (!k->gz) {
+    if (n && write_all(k->fd, p, n) != 0)
+      return tl_fail(c->e, "traceloom_export_perfetto: cannot write '%s': %s", path,
+                     strerror(errno));
+    return TL_OK;
+  }
+  k->z.next_in = (Bytef *)(uintptr_t)p;
+  k->z.avail_in = (uInt)n;
+  for (;;) {
+    k->z.next_out = k->zout;
+    k->z.avail_out = FLUSH_BYTES;
+    int zrc = deflate(&k->z, finish ? Z_FINISH : Z_NO_FLUSH);
+    if (zrc == Z_STREAM_ERROR || (zrc != Z_OK && zrc != Z_STREAM_END && zrc != Z_BUF_ERROR))
+      return tl_fail(c->e, "traceloom_export_perfetto: zlib deflate failed for '%s' (code %d)",
+                     path, zrc);
+    size_t have = FLUSH_BYTES - k->z.avail_out;
+    if (have && write_all(k->fd, k->zout, have) != 0)
+      return tl_fail(c->e, "traceloom_export_perfetto: cannot write '%s': %s", path,
+                     strerror(errno));
+    if (finish ? zrc == Z_STREAM_END : (k->z.avail_in == 0 && k->z.avail_out != 0)) break;
+  }
+  return TL_OK;
+}
+
+static int flush_out(pf_ctx *c, int force, const char *path) {
+  if (c->out.oom) return tl_nomem(c->e);
+  if (!force && c->out.n < FLUSH_BYTES) return TL_OK;
+  int rc = sink_feed(c, c->out.p, c->out.n, 0, path);
+  tl_buf_reset(&c->out);
+  return rc;
+}
+
+/* ---- Options ------------------------------------------------------------------------ */
+
+static int parse_opts(const char *json, pf_opts *o, tl_err *e) {
+  o->align = ALIGN_NONE;
+  if (!json || !*json) return TL_OK;
+  tl_json *doc;
+  if (tl_json_parse(json, strlen(json), &doc, e)) return TL_ERROR;
+  int rc = TL_OK, have_align = 0, have_clock = 0;
+  if (tl_json_type_of(doc) != TL_JSON_OBJECT)
+    rc = tl_fail(e, "traceloom_export_perfetto options must be a JSON object");
+  for (size_t i = 0; rc == TL_OK && i < tl_json_len(doc); i++) {
+    const char *k = tl_json_key_at(doc, i);
+    const tl_json *v = tl_json_value_at(doc, i);
+    if (strcmp(k, "ranks") == 0) {
+      if (tl_json_type_of(v) != TL_JSON_ARRAY) {
+        rc = tl_fail(e, "traceloom_export_perfetto option \"ranks\" must be an array of "
+                        "{\"rank\": R, \"db\": \"path\"}");
+        break;
+      }
+      for (size_t j = 0; rc == TL_OK && j < tl_json_len(v); j++) {
+        const tl_json *r = tl_json_at(v, j);
+        const tl_json *rk = tl_json_get(r, "rank"), *db = tl_json_get(r, "db");
+        int64_t rank;
+        size_t dblen;
+        const char *dbs = db ? tl_json_str(db, &dblen) : NULL;
+        if (!rk || tl_json_i64(rk, &rank) || rank < 0 || !dbs || !*dbs ||
+            tl_json_len(r) != 2) {
+          rc = tl_fail(e, "traceloom_export_perfetto: ranks[%zu] must be {\"rank\": <non-negative "
+                          "integer>, \"db\": \"<analysis db path>\"}", j);
+          break;
+        }
+        for (size_t q = 0; q < o->ranks.n; q++)
+          if (o->ranks.v[q].rank == rank)
+            rc = tl_fail(e, "traceloom_export_perfetto: rank %lld is given twice", (long long)rank);
+        if (rc) break;
+        pf_rank pr = {rank, tl_strdup(dbs)};
+        if (!pr.db || TL_VEC_PUSH(&o->ranks, pr)) {
+          free(pr.db);
+          rc = tl_nomem(e);
+        }
+      }
+    } else if (strcmp(k, "align") == 0 || strcmp(k, "distributed_alignment") == 0) {
+      size_t n;
+      const char *s = tl_json_str(v, &n);
+      have_align = 1;
+      if (s && (strcmp(s, "first_event") == 0 || strcmp(s, "first-event") == 0))
+        o->align = ALIGN_FIRST_EVENT;
+      else if (s && strcmp(s, "provider") == 0)
+        o->align = ALIGN_PROVIDER;
+      else
+        rc = tl_fail(e, "traceloom_export_perfetto: unknown alignment mode %s%s%s: expected "
+                        "first_event, provider or clock_model",
+                     s ? "\"" : "", s ? s : "(not a string)", s ? "\"" : "");
+    } else if (strcmp(k, "clock_model") == 0 || strcmp(k, "distributed_clock_model") == 0) {
+      size_t n;
+      const char *s = tl_json_str(v, &n);
+      if (!s || !*s) {
+        rc = tl_fail(e, "traceloom_export_perfetto option \"clock_model\" must be the path of a "
+                        "clock-model JSONL file");
+        break;
+      }
+      free(o->clock_model);
+      if (!(o->clock_model = tl_strdup(s))) rc = tl_nomem(e);
+      have_clock = 1;
+    } else if (strcmp(k, "no_raw_provider") == 0) {
+      /* The raw-provider plane is not exported yet, so there is nothing to switch off. */
+    } else {
+      rc = tl_fail(e, "unknown traceloom_export_perfetto option \"%s\": expected ranks, align, "
+                      "clock_model or no_raw_provider", k);
+    }
+  }
+  if (rc == TL_OK && have_clock && have_align)
+    rc = tl_fail(e, "traceloom_export_perfetto: a clock model and the alignment option are "
+                    "mutually exclusive");
+  if (rc == TL_OK && have_clock) o->align = ALIGN_CLOCK;
+  if (rc == TL_OK && (have_align || have_clock) && !o->ranks.n)
+    rc = tl_fail(e, "traceloom_export_perfetto: alignment options need \"ranks\"");
+  if (rc == TL_OK && o->ranks.n) {
+    int has0 = 0;
+    for (size_t q = 0; q < o->ranks.n; q++) has0 |= o->ranks.v[q].rank == 0;
+    if (!has0)
+      rc = tl_fail(e, "traceloom_export_perfetto: rank 0 is required in \"ranks\" (it is the "
+                      "display reference)");
+    if (o->align == ALIGN_NONE) o->align = ALIGN_FIRST_EVENT;
+  }
+  tl_json_free(doc);
+  return rc;
+}
+
+/* ---- Reading the analysis ------------------------------------------------------------ */
+
+/* 1 when the main database has a table or view of that name. */
+static int has_relation(sqlite3 *db, const char *name) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM main.sqlite_schema WHERE type IN ('table', 'view') "
+                             "AND name = ?1", -1, &st, NULL) != SQLITE_OK)
+    return 0;
+  sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+  int found = sqlite3_step(st) == SQLITE_ROW;
+  sqlite3_finalize(st);
+  return found;
+}
+
+static int check_timeline(sqlite3 *db, const char *what, tl_err *e) {
+  static const char *const need[] = {"traceloom_v_tree_node", "traceloom_tree_node_occurrence",
+                                     "traceloom_metadata"};
+  for (size_t i = 0; i < sizeof need / sizeof *need; i++) {
+    if (!has_relation(db, need[i]))
+      return tl_fail(e, "traceloom_export_perfetto: %s has no relation %s: expected a "
+                        "TraceLoom analysis database (run traceloom_analyze first)",
+                     what, need[i]);
+  }
+  sqlite3_stmt *st;
+  int rc = sqlite3_prepare_v2(db, "SELECT value FROM traceloom_metadata WHERE key = "
+                                  "'artifact_kind'", -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return tl_fail(e, "traceloom_export_perfetto: cannot read traceloom_metadata of %s: %s",
+                   what, sqlite3_errmsg(db));
+  const char *kind = NULL;
+  int ok = 0;
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    kind = (const char *)sqlite3_column_text(st, 0);
+    ok = kind && strcmp(kind, "queryable_database_timeline") == 0;
+  }
+  if (!ok)
+    tl_fail(e, "traceloom_export_perfetto: %s has traceloom_metadata.artifact_kind = %s%s%s, "
+               "expected 'queryable_database_timeline'",
+            what, kind ? "'" : "", kind ? kind : "(missing)", kind ? "'" : "");
+  sqlite3_finalize(st);
+  return ok ? TL_OK : TL_ERROR;
+}
+
+
+static int prep(pf_ctx *c, sqlite3 *db, const char *sql, sqlite3_stmt **st) {
+  if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
+    return tl_fail(c->e, "traceloom_export_perfetto: cannot query the analysis: %s; sql=%s",
+                   sqlite3_errmsg(db), sql);
+  return TL_OK;
+}
+
+static int step_done(pf_ctx *c, sqlite3 *db, int rc) {
+  if (rc != SQLITE_DONE)
+    return tl_fail(c->e, "traceloom_export_perfetto: reading the analysis failed: %s",
+                   sqlite3_errmsg(db));
+  return TL_OK;
+}
+
+static uint32_t node_key(pf_ctx *c, int64_t db, int64_t dev, uint32_t view, const char *node,
+                         int insert) {
+  char tmp[512];
+  int n = snprintf(tmp, sizeof tmp, "%lld\x1f%lld\x1f%s\x1f%s", (long long)db, (long long)dev,
+                   tl_strpool_str(c->pool, view), node);
+  if (n < 0 || (size_t)n >= sizeof tmp) return TL_STR_NOMEM;
+  return insert ? tl_strpool_intern(c->pool, tmp, (size_t)n)
+                : tl_strpool_find(c->pool, tmp, (size_t)n);
+}
+
+static int64_t find_node(pf_ctx *c, int64_t db, int64_t dev, uint32_t view, const char *node) {
+  uint32_t k = node_key(c, db, dev, view, node, 0);
+  if (k == TL_STR_NOMEM) return -1;
+  int64_t *v = tl_i64map_get(&c->node_by_key, k);
+  return v ? *v : -1;
+}
+
+static int load_nodes(pf_ctx *c) {
+  sqlite3_stmt *st;
+  if (prep(c, c->db,
+           "SELECT node_id, parent_node_id, local_node_id, kind, node_type, label, category, "
+           "db_idx, device_id, view_name, tree_depth, display_order, repeat_count "
+           "FROM traceloom_v_tree_node ORDER BY db_idx, device_id, view_name, display_order",
+           &st))
+    return TL_ERROR;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    pf_node n;
+    memset(&n, 0, sizeof n);
+    n.node_id = col_intern(c, st, 0);
+    n.parent = col_intern(c, st, 1);
+    n.local = col_intern(c, st, 2);
+    const char *kind = (const char *)sqlite3_column_text(st, 3);
+    const char *type = (const char *)sqlite3_column_text(st, 4);
+    n.label = col_intern(c, st, 5);
+    n.category = col_intern(c, st, 6);
+    n.db = sqlite3_column_int64(st, 7);
+    n.dev = sqlite3_column_int64(st, 8);
+    n.view = col_intern(c, st, 9);
+    n.tree_depth = sqlite3_column_int64(st, 10);
+    n.display_order = sqlite3_column_int64(st, 11);
+    n.repeat_count = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 12);
+    if ((type && strcmp(type, "Repeat") == 0) || (!type && kind && strcmp(kind, "repeat") == 0))
+      n.kind = KIND_REPEAT;
+    else if ((type && strcmp(type, "Atom") == 0) ||
+             (!type && kind && strcmp(kind, "seq") != 0 && strcmp(kind, "repeat") != 0))
+      n.kind = KIND_ATOM;
+    else
+      n.kind = KIND_SEQ;
+    n.first_child = n.next_sibling = -1;
+    n.motif = -1;
+    n.key = node_key(c, n.db, n.dev, n.view, tl_strpool_str(c->pool, n.node_id), 1);
+    if (n.node_id == TL_STR_NOMEM || n.parent == TL_STR_NOMEM || n.local == TL_STR_NOMEM ||
+        n.label == TL_STR_NOMEM || n.category == TL_STR_NOMEM || n.view == TL_STR_NOMEM ||
+        n.key == TL_STR_NOMEM) {
+      sqlite3_finalize(st);
+      return tl_nomem(c->e);
+    }
+    if (tl_i64map_get(&c->node_by_key, n.key)) {
+      sqlite3_finalize(st);
+      return tl_fail(c->e, "traceloom_export_perfetto: traceloom_v_tree_node lists node %s "
+                           "(db %lld, device %lld) twice",
+                     tl_strpool_str(c->pool, n.node_id), (long long)n.db, (long long)n.dev);
+    }
+    if (tl_i64map_put(&c->node_by_key, n.key, (int64_t)c->nodes.n) || TL_VEC_PUSH(&c->nodes, n)) {
+      sqlite3_finalize(st);
+      return tl_nomem(c->e);
+    }
+  }
+  sqlite3_finalize(st);
+  if (step_done(c, c->db, rc)) return TL_ERROR;
+  /* Children lists in display order: nodes arrive sorted, so link back to front. */
+  for (size_t i = c->nodes.n; i-- > 0;) {
+    pf_node *n = &c->nodes.v[i];
+    if (n->parent == TL_STR_NONE) continue;
+    int64_t p = find_node(c, n->db, n->dev, n->view, tl_strpool_str(c->pool, n->parent));
+    if (p < 0) continue;
+    n->next_sibling = c->nodes.v[p].first_child;
+    c->nodes.v[p].first_child = (int64_t)i;
+  }
+  return TL_OK;
+}
+
+/* S(...)/R(...)/A() over the children in display order; memoised per node. */
+static const char *topology(pf_ctx *c, int64_t i, int guard) {
+  pf_node *n = &c->nodes.v[i];
+  if (n->topology || guard > 100000) return n->topology;
+  tl_buf b = {0};
+  tl_buf_puts(&b, n->kind == KIND_SEQ ? "S(" : n->kind == KIND_REPEAT ? "R(" : "A(");
+  for (int64_t ch = n->first_child, k = 0; ch >= 0; ch = c->nodes.v[ch].next_sibling, k++) {
+    const char *t = topology(c, ch, guard + 1);
+    if (!t) {
+      tl_buf_free(&b);
+      return NULL;
+    }
+    if (k) tl_buf_puts(&b, ",");
+    tl_buf_puts(&b, t);
+  }
+  tl_buf_puts(&b, ")");
+  if (b.oom) {
+    tl_buf_free(&b);
+    return NULL;
+  }
+  n = &c->nodes.v[i];
+  n->topology = b.p;
+  tl_sha256 s;
+  uint8_t d[32];
+  tl_sha256_init(&s);
+  tl_sha256_update(&s, b.p, b.n);
+  tl_sha256_final(&s, d);
+  tl_sha256_hex(d, n->sha);
+  return n->topology;
+}
+
+static int cmp_str_ptr(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int assign_motifs(pf_ctx *c) {
+  for (size_t i = 0; i < c->nodes.n; i++)
+    if (!topology(c, (int64_t)i, 0)) return tl_nomem(c->e);
+  const char **sig = malloc((c->nodes.n + 1) * sizeof *sig);
+  if (!sig) return tl_nomem(c->e);
+  size_t n = 0;
+  for (size_t i = 0; i < c->nodes.n; i++)
+    if (c->nodes.v[i].kind == KIND_REPEAT) sig[n++] = c->nodes.v[i].sha;
+  qsort(sig, n, sizeof *sig, cmp_str_ptr);
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (m == 0 || strcmp(sig[m - 1], sig[i]) != 0) sig[m++] = sig[i];
+  c->nmotif = (int64_t)m;
+  for (size_t i = 0; i < c->nodes.n; i++) {
+    pf_node *nd = &c->nodes.v[i];
+    if (nd->kind != KIND_REPEAT) continue;
+    const char *key = nd->sha;
+    const char **hit = bsearch(&key, sig, m, sizeof *sig, cmp_str_ptr);
+    nd->motif = hit ? (int)(hit - sig) : -1;
+  }
+  free(sig);
+  return TL_OK;
+}
+
+/* A, B, ..., Z, AA, AB, ... */
+static void motif_alias(int k, char out[16]) {
+  char tmp[16];
+  int n = 0;
+  for (int64_t v = (int64_t)k + 1; v > 0 && n < 15; v = (v - 1) / 26)
+    tmp[n++] = (char)('A' + (v - 1) % 26);
+  for (int i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+  out[n] = 0;
+}
+
+/* Depth from a rooted position path: the number of "/s<slot>/" steps. */
+static int64_t path_depth(const char *p) {
+  int64_t d = 0;
+  for (; *p; p++)
+    if (p[0] == '/' && p[1] == 's') d++;
+  return d;
+}
+
+typedef struct pf_anchor_ev {
+  int64_t db, dev, idx, stream;
+  uint32_t event_id;
+  int has_stream;
+} pf_anchor_ev;
+
+static int cmp_anchor_ev(const void *pa, const void *pb) {
+  const pf_anchor_ev *x = pa, *y = pb;
+  if (x->db != y->db) return x->db < y->db ? -1 : 1;
+  if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+** The event of each atom occurrence: an atom's self coverage is its one anchor, so
+** anchor_start_idx names it within (db_idx, device_id). One scan of traceloom_anchor
+** joined to traceloom_event, then a binary search per atom occurrence (the
+** traceloom_viz_node_anchor view is a range join, far too slow to probe per row).
+*/
+static int load_anchor_events(pf_ctx *c) {
+  if (!has_relation(c->db, "traceloom_anchor") || !has_relation(c->db, "traceloom_event"))
+    return TL_OK;
+  sqlite3_stmt *st;
+  if (prep(c, c->db,
+           "SELECT a.db_idx, a.device_id, a.anchor_idx, a.event_id, e.stream_id "
+           "FROM traceloom_anchor a LEFT JOIN traceloom_event e ON e.event_id = a.event_id "
+           "AND e.db_idx = a.db_idx AND e.device_id = a.device_id",
+           &st))
+    return TL_ERROR;
+  TL_VEC(pf_anchor_ev) v = {0};
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    pf_anchor_ev a = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                      sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 4),
+                      col_intern(c, st, 3), sqlite3_column_type(st, 4) != SQLITE_NULL};
+    if (a.event_id == TL_STR_NOMEM || TL_VEC_PUSH(&v, a)) break;
+  }
+  sqlite3_finalize(st);
+  if (rc == SQLITE_ROW) return TL_VEC_FREE(&v), tl_nomem(c->e);
+  if (step_done(c, c->db, rc)) return TL_VEC_FREE(&v), TL_ERROR;
+  if (v.n) qsort(v.v, v.n, sizeof *v.v, cmp_anchor_ev);
+  for (size_t i = 0; i < c->occs.n; i++) {
+    pf_occ *o = &c->occs.v[i];
+    const pf_node *n = &c->nodes.v[o->node];
+    if (n->kind != KIND_ATOM) continue;
+    pf_anchor_ev key = {.db = n->db, .dev = n->dev, .idx = o->anchor_start};
+    const pf_anchor_ev *hit = v.n ? bsearch(&key, v.v, v.n, sizeof *v.v, cmp_anchor_ev) : NULL;
+    if (!hit) continue;
+    o->event_id = hit->event_id;
+    o->stream_id = hit->stream;
+    o->has_stream = hit->has_stream;
+  }
+  TL_VEC_FREE(&v);
+  return TL_OK;
+}
+
+static int load_occurrences(pf_ctx *c) {
+  int hpo = has_relation(c->db, "traceloom_position_occurrence") &&
+            has_relation(c->db, "traceloom_semantic_tree");
+  tl_buf sql = {0};
+  tl_buf_puts(&sql, "SELECT o.node_id, o.db_idx, o.device_id, o.view_name, o.occurrence_idx, "
+                    "o.repeat_context, o.anchor_start_idx, o.anchor_end_idx, o.anchor_count, "
+                    "o.start_ns, o.end_ns, o.compute_us, o.comm_us, o.idle_us, o.total_us, "
+                    "o.self_us, o.aux_us, o.aux_events, ");
+  tl_buf_puts(&sql, hpo ? "p.rooted_position_path " : "NULL ");
+  tl_buf_puts(&sql, "FROM traceloom_tree_node_occurrence o ");
+  if (hpo)
+    tl_buf_puts(&sql, "LEFT JOIN traceloom_semantic_tree t ON t.db_idx = o.db_idx AND "
+                      "t.device_id = o.device_id AND t.semantic_projection = o.view_name "
+                      "LEFT JOIN traceloom_position_occurrence p ON p.db_idx = o.db_idx AND "
+                      "p.tree_id = t.tree_id AND p.position_id = o.node_id AND "
+                      "p.occurrence_idx = o.occurrence_idx ");
+  if (sql.oom) return tl_buf_free(&sql), tl_nomem(c->e);
+  sqlite3_stmt *st;
+  int rc = prep(c, c->db, sql.p, &st);
+  tl_buf_free(&sql);
+  if (rc) return TL_ERROR;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    uint32_t view = col_intern(c, st, 3);
+    if (view == TL_STR_NOMEM) break;
+    int64_t node = find_node(c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), view,
+                             (const char *)sqlite3_column_text(st, 0));
+    if (node < 0) {
+      sqlite3_finalize(st);
+      return tl_fail(c->e, "traceloom_export_perfetto: traceloom_tree_node_occurrence row for "
+                           "node %s (db %lld, device %lld, view %s) has no traceloom_v_tree_node "
+                           "row",
+                     sqlite3_column_text(st, 0), (long long)sqlite3_column_int64(st, 1),
+                     (long long)sqlite3_column_int64(st, 2), tl_strpool_str(c->pool, view));
+    }
+    pf_occ o;
+    memset(&o, 0, sizeof o);
+    o.node = node;
+    o.occ_idx = sqlite3_column_int64(st, 4);
+    o.repeat_context = col_intern(c, st, 5);
+    o.anchor_start = sqlite3_column_int64(st, 6);
+    o.anchor_end = sqlite3_column_int64(st, 7);
+    o.anchor_count = sqlite3_column_int64(st, 8);
+    if (sqlite3_column_type(st, 9) == SQLITE_NULL || sqlite3_column_type(st, 10) == SQLITE_NULL) {
+      sqlite3_finalize(st);
+      return tl_fail(c->e, "traceloom_export_perfetto: occurrence %lld of node %s has no "
+                           "start_ns/end_ns in traceloom_tree_node_occurrence",
+                     (long long)o.occ_idx, tl_strpool_str(c->pool, c->nodes.v[node].node_id));
+    }
+    o.start = sqlite3_column_int64(st, 9);
+    o.end = sqlite3_column_int64(st, 10);
+    for (int k = 0; k < NCOST; k++) o.cost[k] = col_milli(st, 11 + k);
+    o.aux_events = sqlite3_column_int64(st, 17);
+    o.rooted_path = col_intern(c, st, 18);
+    o.depth = o.rooted_path && o.rooted_path != TL_STR_NOMEM
+                  ? path_depth(tl_strpool_str(c->pool, o.rooted_path))
+                  : c->nodes.v[node].tree_depth;
+    if (o.repeat_context == TL_STR_NOMEM || o.rooted_path == TL_STR_NOMEM) break;
+    if (!c->has_origin || o.start < c->origin) c->origin = o.start, c->has_origin = 1;
+    int64_t key = (int64_t)((uint64_t)node << 32 | (uint64_t)(uint32_t)o.occ_idx);
+    if (tl_i64map_put(&c->occ_by_key, key, (int64_t)c->occs.n) || TL_VEC_PUSH(&c->occs, o)) break;
+  }
+  sqlite3_finalize(st);
+  if (rc == SQLITE_ROW) return tl_nomem(c->e);
+  if (step_done(c, c->db, rc)) return TL_ERROR;
+  return load_anchor_events(c);
+}
+
+/* ---- Slices ---------------------------------------------------------------------------- */
+
+static int add_slice(pf_ctx *c, pf_slice s, size_t args_off) {
+  s.args_off = args_off;
+  s.args_len = c->args.n - args_off;
+  if (c->args.oom || s.name == TL_STR_NOMEM || TL_VEC_PUSH(&c->slices, s)) return tl_nomem(c->e);
+  return TL_OK;
+}
+
+/* The structural args after the identity ones (anchor range, costs). */
+static void args_costs(tl_buf *b, int64_t as, int64_t ae, int64_t ac, const int64_t *cost,
+                       int64_t aux_events, int *first) {
+  kv_i64(b, "anchor_start_idx", as, first);
+  kv_i64(b, "anchor_end_idx", ae, first);
+  kv_i64(b, "anchor_count", ac, first);
+  for (int k = 0; k < C_AUX_US; k++) kv_milli(b, cost_names[k], cost[k], first);
+  kv_i64(b, "aux_events", aux_events, first);
+  kv_milli(b, "aux_us", cost[C_AUX_US], first);
+}
+
+static void args_common(tl_buf *b, int64_t db, int event, int64_t depth, int *first) {
+  kv_i64(b, "db_idx", db, first);
+  kv_str(b, "projection_plane", event ? "device_events" : "structure", first);
+  kv_i64n(b, "display_depth", depth, event, first);
+  kv_raw(b, "replay_derived", "false", first);
+}
+
+static void occurrence_args(const pf_ctx *c, tl_buf *b, const pf_occ *o) {
+  const pf_node *n = &c->nodes.v[o->node];
+  int event = n->kind == KIND_ATOM, first = 1;
+  tl_buf_puts(b, "{");
+  kv_str(b, "semantic_kind", "published_tree_occurrence", &first);
+  kv_pool(b, "node_id", c->pool, n->node_id, &first);
+  kv_i64(b, "occurrence_idx", o->occ_idx, &first);
+  kv_i64(b, "database_index", n->db, &first);
+  kv_i64(b, "device_id", n->dev, &first);
+  kv_pool(b, "view_name", c->pool, n->view, &first);
+  kv_pool(b, "parent_node_id", c->pool, n->parent, &first);
+  kv_pool(b, "repeat_context", c->pool, o->repeat_context, &first);
+  kv_pool(b, "rooted_role_path", c->pool, o->rooted_path, &first);
+  kv_i64(b, "tree_depth", n->tree_depth, &first);
+  kv_str(b, "topology_signature_sha256", n->sha, &first);
+  args_costs(b, o->anchor_start, o->anchor_end, o->anchor_count, o->cost, o->aux_events, &first);
+  if (event) {
+    kv_pool(b, "symbol", c->pool, n->label, &first);
+    kv_pool(b, "event_id", c->pool, o->event_id, &first);
+    kv_i64n(b, "stream_id", o->stream_id, !o->has_stream, &first);
+  }
+  args_common(b, n->db, event, o->depth, &first);
+  tl_buf_puts(b, "}");
+}
+
+static int occurrence_slice(pf_ctx *c, size_t i) {
+  const pf_occ *o = &c->occs.v[i];
+  const pf_node *n = &c->nodes.v[o->node];
+  if (n->kind == KIND_REPEAT) return TL_OK;
+  int event = n->kind == KIND_ATOM;
+  if (event && c->opts.ranks.n) return TL_OK; /* §5.3: suppressed in distributed mode */
+  pf_slice s = {.a = n->db, .b = n->dev, .depth = event ? 0 : o->depth, .start = o->start,
+                .end = o->end, .view = n->view, .pid = PID_TREE, .is_event = event,
+                .cat = event ? CAT_EVENT : CAT_STRUCT, .src = SRC_OCC, .ref = i};
+  const char *local = tl_strpool_str(c->pool, n->local);
+  char tmp[1024];
+  if (event)
+    s.name = n->label != TL_STR_NONE ? n->label : n->local;
+  else {
+    if (strcmp(tl_strpool_str(c->pool, n->category), "model_rule") == 0)
+      snprintf(tmp, sizeof tmp, "%s \xC2\xB7 %s", tl_strpool_str(c->pool, n->label), local);
+    else
+      snprintf(tmp, sizeof tmp, "%s \xC2\xB7 %s", local,
+               n->parent == TL_STR_NONE ? "root" : "seq");
+    s.name = tl_strpool_intern_cstr(c->pool, tmp);
+  }
+  if (event) c->n_atom++;
+  else c->n_struct++;
+  if (s.name == TL_STR_NOMEM || TL_VEC_PUSH(&c->slices, s)) return tl_nomem(c->e);
+  return TL_OK;
+}
+
+static void body_args(const pf_ctx *c, tl_buf *b, const pf_body *bd) {
+  const pf_occ *ro = &c->occs.v[bd->rep_occ];
+  const pf_node *n = &c->nodes.v[ro->node];
+  char alias[16], tmp[1024];
+  motif_alias(n->motif, alias);
+  const char *pctx = tl_strpool_str(c->pool, ro->repeat_context);
+  int first = 1;
+  tl_buf_puts(b, "{");
+  kv_str(b, "semantic_kind", "derived_repeat_body_window", &first);
+  kv_str(b, "motif_alias", alias, &first);
+  kv_pool(b, "repeat_node_id", c->pool, n->node_id, &first);
+  kv_i64(b, "aggregate_occurrence_idx", ro->occ_idx, &first);
+  kv_i64(b, "body_ordinal", bd->ordinal, &first);
+  kv_i64(b, "repeat_count", n->repeat_count, &first);
+  snprintf(tmp, sizeof tmp, "%s@%lld/body-%lld", tl_strpool_str(c->pool, n->node_id),
+           (long long)ro->occ_idx, (long long)bd->ordinal);
+  kv_str(b, "body_id", tmp, &first);
+  kv_i64(b, "database_index", n->db, &first);
+  kv_i64(b, "device_id", n->dev, &first);
+  kv_pool(b, "view_name", c->pool, n->view, &first);
+  kv_pool(b, "parent_node_id", c->pool, n->parent, &first);
+  snprintf(tmp, sizeof tmp, "%s%s%s#%lld", pctx, *pctx ? "/" : "",
+           tl_strpool_str(c->pool, n->local), (long long)bd->ordinal);
+  kv_str(b, "repeat_context", tmp, &first);
+  kv_pool(b, "rooted_role_path", c->pool, ro->rooted_path, &first);
+  kv_i64(b, "tree_depth", n->tree_depth, &first);
+  kv_str(b, "topology_signature_sha256", n->sha, &first);
+  kv_i64(b, "body_child_occurrences", bd->children, &first);
+  args_costs(b, bd->as, bd->ae, bd->ac, bd->cost, bd->aux_events, &first);
+  args_common(b, n->db, 0, ro->depth, &first);
+  tl_buf_puts(b, "}");
+}
+
+static int body_slice(pf_ctx *c, const pf_body *bd) {
+  const pf_occ *ro = &c->occs.v[bd->rep_occ];
+  const pf_node *n = &c->nodes.v[ro->node];
+  char alias[16], tmp[1024];
+  motif_alias(n->motif, alias);
+  snprintf(tmp, sizeof tmp, "%s \xC2\xB7 motif %s \xC2\xB7 body %lld/%lld",
+           tl_strpool_str(c->pool, n->local), alias, (long long)bd->ordinal,
+           (long long)n->repeat_count);
+  pf_slice s = {.a = n->db, .b = n->dev, .depth = ro->depth, .start = bd->start, .end = bd->end,
+                .view = n->view, .pid = PID_TREE, .cat = CAT_BODY, .src = SRC_BODY,
+                .ref = c->bodies.n, .name = tl_strpool_intern_cstr(c->pool, tmp)};
+  c->n_body++;
+  if (s.name == TL_STR_NOMEM || TL_VEC_PUSH(&c->bodies, *bd) || TL_VEC_PUSH(&c->slices, s))
+    return tl_nomem(c->e);
+  return TL_OK;
+}
+
+/*
+** Repeat occurrences become one window per body: the direct child occurrences grouped by
+** (parent repeat occurrence, member_order) from HPO membership. Fails closed when any
+** repeat occurrence does not have exactly bodies 1..repeat_count.
+*/
+static int repeat_bodies(pf_ctx *c) {
+  int nrep = 0;
+  for (size_t i = 0; i < c->occs.n; i++) nrep += c->nodes.v[c->occs.v[i].node].kind == KIND_REPEAT;
+  if (!nrep) return TL_OK;
+  if (!has_relation(c->db, "traceloom_position_member") ||
+      !has_relation(c->db, "traceloom_position_occurrence") ||
+      !has_relation(c->db, "traceloom_semantic_tree"))
+    return tl_fail(c->e, "traceloom_export_perfetto: incomplete repeat-body projection: the "
+                         "analysis has repeat occurrences but no traceloom_position_member / "
+                         "traceloom_position_occurrence / traceloom_semantic_tree relations");
+  sqlite3_stmt *st;
+  if (prep(c, c->db,
+           "SELECT m.db_idx, m.device_id, t.semantic_projection, m.parent_position_id, "
+           "po.occurrence_idx, m.member_order, m.child_position_id, co.occurrence_idx "
+           "FROM traceloom_position_member m "
+           "JOIN traceloom_semantic_tree t ON t.db_idx = m.db_idx AND t.device_id = m.device_id "
+           "AND t.tree_id = m.tree_id "
+           "JOIN traceloom_position_occurrence po ON po.db_idx = m.db_idx AND po.tree_id = "
+           "m.tree_id AND po.occurrence_id = m.parent_occurrence_id "
+           "JOIN traceloom_position_occurrence co ON co.db_idx = m.db_idx AND co.tree_id = "
+           "m.tree_id AND co.occurrence_id = m.child_occurrence_id "
+           "WHERE m.member_kind = 'child_occurrence' "
+           "ORDER BY m.db_idx, m.device_id, m.tree_id, m.parent_position_id, po.occurrence_idx, "
+           "m.member_order",
+           &st))
+    return TL_ERROR;
+  int64_t *nbodies = calloc(c->occs.n + 1, sizeof *nbodies);
+  if (!nbodies) return sqlite3_finalize(st), tl_nomem(c->e);
+  pf_body cur;
+  int have = 0, rc, err = TL_OK;
+  while (err == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    uint32_t view = col_intern(c, st, 2);
+    if (view == TL_STR_NOMEM) {
+      err = tl_nomem(c->e);
+      break;
+    }
+    int64_t db = sqlite3_column_int64(st, 0), dev = sqlite3_column_int64(st, 1);
+    int64_t pn = find_node(c, db, dev, view, (const char *)sqlite3_column_text(st, 3));
+    if (pn < 0 || c->nodes.v[pn].kind != KIND_REPEAT) continue;
+    int64_t cn = find_node(c, db, dev, view, (const char *)sqlite3_column_text(st, 6));
+    int64_t pk = (int64_t)((uint64_t)pn << 32 | (uint64_t)(uint32_t)sqlite3_column_int64(st, 4));
+    int64_t *ro = tl_i64map_get(&c->occ_by_key, pk);
+    int64_t *co = cn < 0 ? NULL
+                         : tl_i64map_get(&c->occ_by_key,
+                                         (int64_t)((uint64_t)cn << 32 |
+                                                   (uint64_t)(uint32_t)sqlite3_column_int64(st, 7)));
+    if (!ro || !co) {
+      err = tl_fail(c->e, "traceloom_export_perfetto: incomplete repeat-body projection: member "
+                          "%s occurrence %lld of repeat %s occurrence %lld has no published "
+                          "traceloom_tree_node_occurrence row",
+                    sqlite3_column_text(st, 6), (long long)sqlite3_column_int64(st, 7),
+                    sqlite3_column_text(st, 3), (long long)sqlite3_column_int64(st, 4));
+      break;
+    }
+    int64_t ord = sqlite3_column_int64(st, 5);
+    const pf_occ *ch = &c->occs.v[*co];
+    if (have && cur.rep_occ == *ro && cur.ordinal == ord) {
+      if (ch->start < cur.start) cur.start = ch->start;
+      if (ch->end > cur.end) cur.end = ch->end;
+      if (ch->anchor_start < cur.as) cur.as = ch->anchor_start;
+      if (ch->anchor_end > cur.ae) cur.ae = ch->anchor_end;
+      cur.ac += ch->anchor_count;
+      cur.aux_events += ch->aux_events;
+      for (int k = 0; k < NCOST; k++) cur.cost[k] += ch->cost[k];
+      cur.children++;
+      continue;
+    }
+    if (have && (err = body_slice(c, &cur)) != TL_OK) break;
+    /* Ordinals of one repeat occurrence must run 1, 2, ... without gaps or repeats. */
+    if (ord != nbodies[*ro] + 1) {
+      err = tl_fail(c->e, "traceloom_export_perfetto: incomplete repeat-body projection: repeat "
+                          "%s occurrence %lld has body ordinal %lld after %lld",
+                    tl_strpool_str(c->pool, c->nodes.v[pn].node_id), (long long)c->occs.v[*ro].occ_idx,
+                    (long long)ord, (long long)nbodies[*ro]);
+      break;
+    }
+    nbodies[*ro] = ord;
+    memset(&cur, 0, sizeof cur);
+    cur.rep_occ = *ro, cur.ordinal = ord, cur.start = ch->start, cur.end = ch->end;
+    cur.as = ch->anchor_start, cur.ae = ch->anchor_end, cur.ac = ch->anchor_count;
+    cur.aux_events = ch->aux_events, cur.children = 1;
+    memcpy(cur.cost, ch->cost, sizeof cur.cost);
+    have = 1;
+  }
+  sqlite3_finalize(st);
+  if (err == TL_OK && rc != SQLITE_DONE) err = step_done(c, c->db, rc);
+  if (err == TL_OK && have) err = body_slice(c, &cur);
+  for (size_t i = 0; err == TL_OK && i < c->occs.n; i++) {
+    const pf_node *n = &c->nodes.v[c->occs.v[i].node];
+    if (n->kind == KIND_REPEAT && nbodies[i] != n->repeat_count)
+      err = tl_fail(c->e, "traceloom_export_perfetto: incomplete repeat-body projection: repeat "
+                          "%s occurrence %lld has %lld bod%s, repeat_count is %lld",
+                    tl_strpool_str(c->pool, n->node_id), (long long)c->occs.v[i].occ_idx,
+                    (long long)nbodies[i], nbodies[i] == 1 ? "y" : "ies",
+                    (long long)n->repeat_count);
+  }
+  free(nbodies);
+  return err;
+}
+
+/* ---- Clock model (traceloom.distributed-clock-model/v1) ---------------------------------- */
+
+/* A decimal number of the record as text (kept for the args) and as long double. */
+static int clock_number(const tl_json *rec, const char *key, char *text, size_t cap,
+                        long double *out) {
+  const tl_json *v = tl_json_get(rec, key);
+  const char *t = v ? tl_json_number_text(v) : NULL;
+  if (!t || strlen(t) >= cap) return -1;
+  snprintf(text, cap, "%s", t);
+  char *end;
+  errno = 0;
+  *out = strtold(t, &end);
+  return *end || errno || !isfinite(*out) ? -1 : 0;
+}
+
+static const char *clock_string(const tl_json *rec, const char *key) {
+  const tl_json *v = tl_json_get(rec, key);
+  size_t n;
+  return v ? tl_json_str(v, &n) : NULL;
+}
+
+static int64_t rank_index(const pf_ctx *c, int64_t rank) {
+  for (size_t i = 0; i < c->opts.ranks.n; i++)
+    if (c->opts.ranks.v[i].rank == rank) return (int64_t)i;
+  return -1;
+}
+
+/*
+** Reads and validates the whole receipt before anything is written. Fails closed on a
+** malformed, non-ASCII or oversized file, an unknown rank, scale <= 0, records that
+** disagree on status / marker_contract / target_clock_domain, or not exactly one
+** metric=end record per non-reference rank.
+*/
+static int load_clock_model(pf_ctx *c) {
+  const char *path = c->opts.clock_model;
+  tl_err *e = c->e;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return tl_fail(e, "traceloom_export_perfetto: cannot open clock model '%s': %s", path,
+                   strerror(errno));
+  char *data = malloc(CLOCK_MAX_BYTES + 1);
+  size_t n = data ? fread(data, 1, CLOCK_MAX_BYTES + 1, f) : 0;
+  int rd_err = ferror(f);
+  fclose(f);
+  if (!data) return tl_nomem(e);
+  if (rd_err) {
+    free(data);
+    return tl_fail(e, "traceloom_export_perfetto: cannot read clock model '%s'", path);
+  }
+  if (n > CLOCK_MAX_BYTES) {
+    free(data);
+    return tl_fail(e, "traceloom_export_perfetto: clock model '%s' is larger than 16 MiB", path);
+  }
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)data[i] >= 0x80 || data[i] == 0) {
+      free(data);
+      return tl_fail(e, "traceloom_export_perfetto: clock model '%s' is not ASCII (byte %zu)",
+                     path, i);
+    }
+  tl_sha256 sh;
+  uint8_t d[32];
+  tl_sha256_init(&sh);
+  tl_sha256_update(&sh, data, n);
+  tl_sha256_final(&sh, d);
+  tl_sha256_hex(d, c->clock_sha);
+  size_t nr = c->opts.ranks.n;
+  c->clock = calloc(nr, sizeof *c->clock);
+  int *seen = calloc(nr, sizeof *seen);
+  int rc = c->clock && seen ? TL_OK : tl_nomem(e);
+  const char *target_domain = NULL;
+  tl_json *docs[2] = {NULL, NULL}; /* keeps the first end record's strings alive */
+  int64_t ref_rank = -1, line = 0;
+  for (size_t pos = 0; rc == TL_OK && pos < n;) {
+    size_t eol = pos;
+    while (eol < n && data[eol] != '\n') eol++;
+    line++;
+    size_t a = pos, b = eol;
+    pos = eol + 1;
+    while (a < b && (data[a] == ' ' || data[a] == '\t' || data[a] == '\r')) a++;
+    while (b > a && (data[b - 1] == ' ' || data[b - 1] == '\t' || data[b - 1] == '\r')) b--;
+    if (a == b) continue;
+    tl_json *rec = NULL;
+    tl_err pe = {0};
+    if (tl_json_parse(data + a, b - a, &rec, &pe)) {
+      rc = tl_fail(e, "traceloom_export_perfetto: clock model '%s' line %lld is not JSON: %s",
+                   path, (long long)line, pe.msg ? pe.msg : "?");
+      tl_err_clear(&pe);
+      break;
+    }
+    int keep = 0;
+    const char *fmt = clock_string(rec, "format"), *metric = clock_string(rec, "metric");
+    const char *status = clock_string(rec, "status"), *marker = clock_string(rec, "marker_contract");
+    const char *tdom = clock_string(rec, "target_clock_domain");
+    int64_t rank, rrank;
+    int flat = tl_json_type_of(rec) == TL_JSON_OBJECT;
+    for (size_t i = 0; flat && i < tl_json_len(rec); i++) {
+      tl_json_type t = tl_json_type_of(tl_json_value_at(rec, i));
+      flat = t != TL_JSON_OBJECT && t != TL_JSON_ARRAY;
+    }
+    pf_clock m;
+    memset(&m, 0, sizeof m);
+    if (!flat || !fmt || strcmp(fmt, CLOCK_FORMAT) != 0 || !metric || !status || !marker ||
+        !tdom || !clock_string(rec, "source_clock_domain") || !tl_json_get(rec, "rank") ||
+        tl_json_i64(tl_json_get(rec, "rank"), &rank) || !tl_json_get(rec, "reference_rank") ||
+        tl_json_i64(tl_json_get(rec, "reference_rank"), &rrank) ||
+        (strcmp(status, "candidate_only") != 0 && strcmp(status, "calibrated") != 0) ||
+        clock_number(rec, "scale", m.scale_text, sizeof m.scale_text, &m.scale) ||
+        clock_number(rec, "reference_source_ns", m.ref_source_text, sizeof m.ref_source_text,
+                     &m.ref_source) ||
+        clock_number(rec, "reference_target_ns", m.ref_target_text, sizeof m.ref_target_text,
+                     &m.ref_target)) {
+      rc = tl_fail(e, "traceloom_export_perfetto: clock model '%s' line %lld: expected a flat "
+                      "object with format \"" CLOCK_FORMAT "\", integer rank and reference_rank, "
+                      "metric, status (candidate_only|calibrated), source_clock_domain, "
+                      "target_clock_domain, marker_contract and decimal scale, "
+                      "reference_source_ns, reference_target_ns",
+                   path, (long long)line);
+    } else if (ref_rank >= 0 && rrank != ref_rank) {
+      rc = tl_fail(e, "traceloom_export_perfetto: clock model '%s' line %lld: reference_rank %lld "
+                      "disagrees with %lld", path, (long long)line, (long long)rrank,
+                   (long long)ref_rank);
+    } else if (rank_index(c, rank) < 0 || rank_index(c, rrank) < 0) {
+      rc = tl_fail(e, "traceloom_export_perfetto: clock model '%s' line %lld names rank %lld, "
+                      "which is not among the exported ranks", path, (long long)line,
+                   (long long)(rank_index(c, rank) < 0 ? rank : rrank));
+    } else if (!(m.scale > 0)) {
+      rc = tl_fail(e, "traceloom_export_perfetto: clock model '%s' line %lld: scale must be > 0",
+                   path, (long long)line);
+    } else if (strcmp(metric, "end") == 0 && rank != rrank) {
+      int64_t ri = rank_index(c, rank);
+      ref_rank = rrank;
+      if (seen[ri]) {
+        rc = tl_fail(e, "traceloom_export_perfetto: clock model '%s' has more than one "
+                        "metric=end record for rank %lld", path, (long long)rank);
+      } else if (c->clock_status && (strcmp(c->clock_status, status) != 0 ||
+                                     strcmp(c->clock_marker, marker) != 0 ||
+                                     strcmp(target_domain, tdom) != 0)) {
+        rc = tl_fail(e, "traceloom_export_perfetto: clock model '%s' line %lld disagrees with "
+                        "earlier records on status, marker_contract or target_clock_domain",
+                     path, (long long)line);
+      } else {
+        seen[ri] = 1;
+        c->clock[ri] = m;
+        if (!c->clock_status) {
+          c->clock_status = tl_strdup(status);
+          c->clock_marker = tl_strdup(marker);
+          target_domain = tdom;
+          docs[0] = rec, keep = 1;
+          if (!c->clock_status || !c->clock_marker) rc = tl_nomem(e);
+        }
+      }
+    } else {
+      ref_rank = rrank; /* other metrics are recorded by the producer but not applied */
+    }
+    if (!keep) tl_json_free(rec);
+  }
+  if (rc == TL_OK && ref_rank < 0)
+    rc = tl_fail(e, "traceloom_export_perfetto: clock model '%s' has no metric=end record", path);
+  for (size_t i = 0; rc == TL_OK && i < nr; i++) {
+    if (c->opts.ranks.v[i].rank == ref_rank) {
+      c->clock[i].identity = 1;
+    } else if (!seen[i]) {
+      rc = tl_fail(e, "traceloom_export_perfetto: clock model '%s' has no metric=end record for "
+                      "rank %lld", path, (long long)c->opts.ranks.v[i].rank);
+    }
+  }
+  c->clock_reference_rank = ref_rank;
+  tl_json_free(docs[0]);
+  free(seen);
+  free(data);
+  return rc;
+}
+
+/* round_half_even(ref_target + scale * (src - ref_source)) in long double (64-bit mantissa). */
+static int clock_map(const pf_clock *m, int64_t src, int64_t *out) {
+  if (m->identity) {
+    *out = src;
+    return 0;
+  }
+  long double x = m->ref_target + m->scale * ((long double)src - m->ref_source);
+  long double r = nearbyintl(x); /* default rounding mode: to nearest, ties to even */
+  if (!isfinite(r) || r < -9.2e18L || r > 9.2e18L) return -1;
+  *out = (int64_t)r;
+  return 0;
+}
+
+/* ---- Distributed ranks ------------------------------------------------------------------ */
+
+static int rank_slices(pf_ctx *c, size_t ri) {
+  const pf_rank *r = &c->opts.ranks.v[ri];
+  sqlite3 *db = NULL;
+  if (tl_sql_open_ro(r->db, &db, c->e)) return TL_ERROR;
+  char *what = tl_mprintf("rank %lld database '%s'", (long long)r->rank, r->db);
+  int err = what ? check_timeline(db, what, c->e) : tl_nomem(c->e);
+  free(what);
+  sqlite3_stmt *st = NULL;
+  if (!err && !has_relation(db, "traceloom_viz_node"))
+    err = tl_fail(c->e, "traceloom_export_perfetto: rank %lld database '%s' has no relation "
+                        "traceloom_viz_node", (long long)r->rank, r->db);
+  if (!err)
+    err = prep(c, db,
+               "SELECT o.node_id, o.local_node_id, v.label, o.occurrence_idx, o.db_idx, "
+               "o.device_id, o.view_name, o.repeat_context, v.depth, v.category, "
+               "o.anchor_start_idx, o.anchor_end_idx, o.anchor_count, o.start_ns, o.end_ns, "
+               "o.compute_us, o.comm_us, o.idle_us, o.total_us, o.self_us, o.aux_us, o.aux_events "
+               "FROM traceloom_tree_node_occurrence o JOIN traceloom_viz_node v ON v.node_id = "
+               "o.node_id AND v.db_idx = o.db_idx AND v.device_id = o.device_id AND v.view_name = "
+               "o.view_name WHERE (v.node_type = 'Atom' OR (v.node_type IS NULL AND v.kind NOT IN "
+               "('seq', 'repeat'))) AND o.start_ns IS NOT NULL AND o.end_ns IS NOT NULL "
+               "ORDER BY o.start_ns, o.end_ns, o.db_idx, o.device_id, o.node_id, o.occurrence_idx",
+               &st);
+  int64_t first_start = 0, n = 0;
+  int rc = SQLITE_DONE;
+  const char *alias = c->opts.align == ALIGN_PROVIDER ? "provider_timestamps_uncalibrated"
+                      : c->opts.align == ALIGN_CLOCK  ? "collective_end_affine_clock_model"
+                                                      : "first_timeline_event_per_rank";
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t s0 = sqlite3_column_int64(st, 13), e0 = sqlite3_column_int64(st, 14);
+    if (n == 0) {
+      first_start = s0;
+      c->rank_first[ri] = s0;
+      if (r->rank == 0) c->ref_first = s0;
+    }
+    n++;
+    /* Display times are computed at emit time once the reference is known: store source. */
+    tl_buf *b = &c->args;
+    size_t off = b->n;
+    int first = 1;
+    tl_buf_puts(b, "{");
+    kv_str(b, "semantic_kind", "distributed_traceloom_timeline_event", &first);
+    kv_i64(b, "rank", r->rank, &first);
+    kv_str(b, "source_timeline_db", r->db, &first);
+    kv_str(b, "source_timeline_db_sha256", c->rank_sha[ri], &first);
+    kv_str(b, "alignment", alias, &first);
+    kv_i64(b, "display_reference_rank",
+           c->opts.align == ALIGN_CLOCK ? c->clock_reference_rank : 0, &first);
+    kv_i64(b, "source_start_ns", s0, &first);
+    kv_i64(b, "source_end_ns", e0, &first);
+    for (int k = 0; k < 2; k++) {
+      const char *t = (const char *)sqlite3_column_text(st, k);
+      kv_str(b, k ? "local_node_id" : "node_id", t, &first);
+    }
+    kv_i64(b, "occurrence_idx", sqlite3_column_int64(st, 3), &first);
+    kv_i64(b, "database_index", sqlite3_column_int64(st, 4), &first);
+    kv_i64(b, "device_id", sqlite3_column_int64(st, 5), &first);
+    kv_str(b, "view_name", (const char *)sqlite3_column_text(st, 6), &first);
+    kv_str(b, "repeat_context", (const char *)sqlite3_column_text(st, 7), &first);
+    kv_raw(b, "rooted_role_path", "null", &first);
+    kv_i64n(b, "tree_depth", sqlite3_column_int64(st, 8), sqlite3_column_type(st, 8) == SQLITE_NULL,
+            &first);
+    kv_str(b, "event_category", (const char *)sqlite3_column_text(st, 9), &first);
+    int64_t cost[NCOST];
+    for (int k = 0; k < NCOST; k++) cost[k] = col_milli(st, 15 + k);
+    args_costs(b, sqlite3_column_int64(st, 10), sqlite3_column_int64(st, 11),
+               sqlite3_column_int64(st, 12), cost, sqlite3_column_int64(st, 21), &first);
+    if (c->opts.align == ALIGN_FIRST_EVENT) {
+      kv_i64(b, "source_anchor_ns", first_start, &first);
+      /* Patched in at emit time: the reference rank may be read later. */
+      kv_raw(b, "display_reference_anchor_ns", "@REF@", &first);
+    } else if (c->opts.align == ALIGN_CLOCK) {
+      const pf_clock *m = &c->clock[ri];
+      kv_str(b, "clock_model_status", m->identity ? "reference_identity" : c->clock_status, &first);
+      kv_str(b, "clock_model_marker_contract", c->clock_marker, &first);
+      kv_str(b, "clock_model_metric", "end", &first);
+      kv_str(b, "clock_model_scale", m->identity ? NULL : m->scale_text, &first);
+      kv_str(b, "clock_model_reference_source_ns", m->identity ? NULL : m->ref_source_text, &first);
+      kv_str(b, "clock_model_reference_target_ns", m->identity ? NULL : m->ref_target_text, &first);
+      kv_str(b, "clock_model_receipt_sha256", c->clock_sha, &first);
+    }
+    tl_buf_puts(b, "}");
+    const char *label = (const char *)sqlite3_column_text(st, 2);
+    if (!label) label = (const char *)sqlite3_column_text(st, 1);
+    pf_slice s = {.a = r->rank, .b = (int64_t)ri, .start = s0, .end = e0, .pid = PID_RANKS,
+                  .is_event = 1, .cat = CAT_DIST, .src = SRC_RANK,
+                  .name = tl_strpool_intern_cstr(c->pool, label ? label : "")};
+    err = add_slice(c, s, off);
+    c->n_dist++;
+  }
+  if (!err && rc != SQLITE_DONE) err = step_done(c, db, rc);
+  if (!err && n == 0)
+    err = tl_fail(c->e, "traceloom_export_perfetto: rank %lld database '%s' has no atom "
+                        "occurrence (traceloom_tree_node_occurrence of an Atom node)",
+                  (long long)r->rank, r->db);
+  sqlite3_finalize(st);
+  tl_sql_close(db);
+  return err;
+}
+
+/* Maps the rank slices onto the display clock and extends the origin with them. */
+static int align_ranks(pf_ctx *c) {
+  for (size_t i = 0; i < c->slices.n; i++) {
+    pf_slice *s = &c->slices.v[i];
+    if (s->pid != PID_RANKS) continue;
+    if (c->opts.align == ALIGN_FIRST_EVENT) {
+      int64_t shift = c->ref_first - c->rank_first[s->b];
+      s->start += shift, s->end += shift;
+    } else if (c->opts.align == ALIGN_CLOCK) {
+      int64_t a, z;
+      if (clock_map(&c->clock[s->b], s->start, &a) || clock_map(&c->clock[s->b], s->end, &z) ||
+          z < a)
+        return tl_fail(c->e, "traceloom_export_perfetto: the clock model maps a rank %lld slice "
+                             "[%lld, %lld) to an invalid interval",
+                       (long long)s->a, (long long)s->start, (long long)s->end);
+      s->start = a, s->end = z;
+    }
+    if (!c->has_origin || s->start < c->origin) c->origin = s->start, c->has_origin = 1;
+  }
+  return TL_OK;
+}
+
+/* ---- Lanes and emission -------------------------------------------------------------- */
+
+typedef struct pf_sort_ctx {
+  const pf_ctx *c;
+  const char *args;
+} pf_sort_ctx;
+
+static int cmp_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
+
+static int cmp_group(const pf_sort_ctx *k, const pf_slice *x, const pf_slice *y) {
+  int r;
+  if ((r = cmp_i64(x->pid, y->pid)) || (r = cmp_i64(x->a, y->a)) || (r = cmp_i64(x->b, y->b)))
+    return r;
+  if (x->view != y->view &&
+      (r = strcmp(tl_strpool_str(k->c->pool, x->view), tl_strpool_str(k->c->pool, y->view))))
+    return r;
+  if ((r = cmp_i64(x->is_event, y->is_event)) || (r = cmp_i64(x->depth, y->depth))) return r;
+  return 0;
+}
+
+static int cmp_slice(const void *pa, const void *pb, void *ctx) {
+  const pf_sort_ctx *k = ctx;
+  const pf_slice *x = pa, *y = pb;
+  int r = cmp_group(k, x, y);
+  if (r || (r = cmp_i64(x->start, y->start)) || (r = cmp_i64(x->end, y->end))) return r;
+  if (x->name != y->name &&
+      (r = strcmp(tl_strpool_str(k->c->pool, x->name), tl_strpool_str(k->c->pool, y->name))))
+    return r;
+  /* Exact ties: by identity (node, occurrence, body ordinal), or the rank slice's args. */
+  if ((r = cmp_i64(x->src, y->src))) return r;
+  if (x->src == SRC_RANK) {
+    size_t n = x->args_len < y->args_len ? x->args_len : y->args_len;
+    if ((r = memcmp(k->args + x->args_off, k->args + y->args_off, n))) return r;
+    return cmp_i64((int64_t)x->args_len, (int64_t)y->args_len);
+  }
+  const pf_ctx *c = k->c;
+  const pf_body *bx = x->src == SRC_BODY ? &c->bodies.v[x->ref] : NULL;
+  const pf_body *by = y->src == SRC_BODY ? &c->bodies.v[y->ref] : NULL;
+  const pf_occ *ox = &c->occs.v[bx ? (size_t)bx->rep_occ : x->ref];
+  const pf_occ *oy = &c->occs.v[by ? (size_t)by->rep_occ : y->ref];
+  uint32_t nx = c->nodes.v[ox->node].node_id, ny = c->nodes.v[oy->node].node_id;
+  if (nx != ny && (r = strcmp(tl_strpool_str(c->pool, nx), tl_strpool_str(c->pool, ny))))
+    return r;
+  if ((r = cmp_i64(ox->occ_idx, oy->occ_idx))) return r;
+  return bx && by ? cmp_i64(bx->ordinal, by->ordinal) : 0;
+}
+
+static void put_meta(pf_ctx *c, int pid, int64_t tid, const char *name, const char *key,
+                     const char *sval, int64_t ival) {
+  tl_buf *b = &c->out;
+  tl_buf_puts(b, c->events ? ",\n{\"ph\":\"M\",\"pid\":" : "\n{\"ph\":\"M\",\"pid\":");
+  put_i64(b, pid);
+  tl_buf_puts(b, ",\"tid\":");
+  put_i64(b, tid);
+  tl_buf_puts(b, ",\"name\":\"");
+  tl_buf_puts(b, name);
+  tl_buf_puts(b, "\",\"args\":{\"");
+  tl_buf_puts(b, key);
+  tl_buf_puts(b, "\":");
+  if (sval) put_cstr(b, sval);
+  else put_i64(b, ival);
+  tl_buf_puts(b, "}}");
+  c->events++;
+}
+
+static int emit(pf_ctx *c, const char *path) {
+  pf_sort_ctx k = {c, c->args.p};
+  if (c->args.oom) return tl_nomem(c->e);
+  qsort_r(c->slices.v, c->slices.n, sizeof *c->slices.v, cmp_slice, &k);
+  tl_buf *b = &c->out;
+  tl_buf_puts(b, "{\"traceEvents\":[");
+  int tree_named = 0, ranks_named = 0;
+  int64_t next_struct_tid = 1, next_event_tid = TID_EVENTS_BASE, next_rank_tid = 1;
+  TL_VEC(int64_t) lane_end = {0};
+  char ref[32];
+  snprintf(ref, sizeof ref, "%lld", (long long)c->ref_first);
+  const char *rank_process =
+      c->opts.align == ALIGN_PROVIDER
+          ? "TraceLoom \xC2\xB7 distributed flat timeline events \xC2\xB7 provider timestamps "
+            "(uncalibrated)"
+      : c->opts.align == ALIGN_CLOCK
+          ? "TraceLoom \xC2\xB7 distributed flat timeline events \xC2\xB7 collective-end affine "
+            "aligned"
+          : "TraceLoom \xC2\xB7 distributed flat timeline events \xC2\xB7 first-event normalized";
+  for (size_t g = 0; g < c->slices.n;) {
+    size_t h = g + 1;
+    while (h < c->slices.n && cmp_group(&k, &c->slices.v[g], &c->slices.v[h]) == 0) h++;
+    /* First-fit: the first lane whose last end is at or before the start. */
+    lane_end.n = 0;
+    for (size_t i = g; i < h; i++) {
+      pf_slice *s = &c->slices.v[i];
+      size_t l = 0;
+      while (l < lane_end.n && lane_end.v[l] > s->start) l++;
+      if (l == lane_end.n && TL_VEC_PUSH(&lane_end, s->end)) {
+        TL_VEC_FREE(&lane_end);
+        return tl_nomem(c->e);
+      }
+      lane_end.v[l] = s->end > s->start ? s->end : s->start;
+      s->lane = (int64_t)l;
+    }
+    const pf_slice *s0 = &c->slices.v[g];
+    int pid = s0->pid;
+    if (pid == PID_TREE && !tree_named) {
+      put_meta(c, pid, 0, "process_name", "name",
+               "TraceLoom \xC2\xB7 execution tree + flat timeline events", 0);
+      put_meta(c, pid, 0, "process_sort_index", "sort_index", NULL, 0);
+      tree_named = 1;
+    } else if (pid == PID_RANKS && !ranks_named) {
+      put_meta(c, pid, 0, "process_name", "name", rank_process, 0);
+      put_meta(c, pid, 0, "process_sort_index", "sort_index", NULL, 1);
+      ranks_named = 1;
+    }
+    int64_t base = pid == PID_RANKS ? next_rank_tid
+                   : s0->is_event   ? next_event_tid
+                                    : next_struct_tid;
+    for (size_t l = 0; l < lane_end.n; l++) {
+      char tn[1024];
+      const char *view = tl_strpool_str(c->pool, s0->view);
+      if (pid == PID_RANKS && lane_end.n > 1)
+        snprintf(tn, sizeof tn, "timeline events \xC2\xB7 rank %lld \xC2\xB7 lane %zu",
+                 (long long)s0->a, l);
+      else if (pid == PID_RANKS)
+        snprintf(tn, sizeof tn, "timeline events \xC2\xB7 rank %lld", (long long)s0->a);
+      else if (s0->is_event)
+        snprintf(tn, sizeof tn,
+                 "timeline events \xC2\xB7 db %lld \xC2\xB7 device %lld \xC2\xB7 %s \xC2\xB7 "
+                 "lane %zu",
+                 (long long)s0->a, (long long)s0->b, view, l);
+      else
+        snprintf(tn, sizeof tn,
+                 "subtree \xC2\xB7 db %lld \xC2\xB7 device %lld \xC2\xB7 %s \xC2\xB7 depth %lld "
+                 "\xC2\xB7 lane %zu",
+                 (long long)s0->a, (long long)s0->b, view, (long long)s0->depth, l);
+      put_meta(c, pid, base + (int64_t)l, "thread_name", "name", tn, 0);
+      put_meta(c, pid, base + (int64_t)l, "thread_sort_index", "sort_index", NULL,
+               base + (int64_t)l);
+    }
+    if (pid == PID_RANKS) next_rank_tid += (int64_t)lane_end.n, c->n_rank_tracks++;
+    else if (s0->is_event) next_event_tid += (int64_t)lane_end.n;
+    else next_struct_tid += (int64_t)lane_end.n;
+    for (size_t i = g; i < h; i++) {
+      const pf_slice *s = &c->slices.v[i];
+      tl_buf_puts(b, ",\n{\"ph\":\"X\",\"pid\":");
+      put_i64(b, s->pid);
+      tl_buf_puts(b, ",\"tid\":");
+      put_i64(b, base + s->lane);
+      tl_buf_puts(b, ",\"name\":");
+      put_str(b, tl_strpool_str(c->pool, s->name), tl_strpool_len(c->pool, s->name));
+      tl_buf_puts(b, ",\"cat\":\"");
+      tl_buf_puts(b, cat_names[s->cat]);
+      tl_buf_puts(b, "\",\"ts\":");
+      put_us3(b, s->start - c->origin);
+      tl_buf_puts(b, ",\"dur\":");
+      put_us3(b, s->end > s->start ? s->end - s->start : 0);
+      tl_buf_puts(b, ",\"args\":");
+      const char *a = s->src == SRC_RANK ? c->args.p + s->args_off : NULL;
+      const char *at = a ? memmem(a, s->args_len, "@REF@", 5) : NULL;
+      if (s->src == SRC_OCC) {
+        occurrence_args(c, b, &c->occs.v[s->ref]);
+      } else if (s->src == SRC_BODY) {
+        body_args(c, b, &c->bodies.v[s->ref]);
+      } else if (at) {
+        tl_buf_append(b, a, (size_t)(at - a));
+        tl_buf_puts(b, ref);
+        tl_buf_append(b, at + 5, s->args_len - (size_t)(at - a) - 5);
+      } else {
+        tl_buf_append(b, a, s->args_len);
+      }
+      tl_buf_puts(b, "}");
+      c->events++;
+      if (b->n >= FLUSH_BYTES && flush_out(c, 0, path)) {
+        TL_VEC_FREE(&lane_end);
+        return TL_ERROR;
+      }
+    }
+    g = h;
+  }
+  TL_VEC_FREE(&lane_end);
+  /* Trailing metadata. */
+  int first = 1;
+  tl_buf_puts(b, "\n],\"displayTimeUnit\":\"ns\",\"metadata\":{");
+  kv_str(b, "format", "TraceLoom queryable database timeline Perfetto export", &first);
+  kv_str(b, "analysis_db", sqlite3_db_filename(c->db, "main"), &first);
+  kv_i64(b, "time_origin_ns", c->has_origin ? c->origin : 0, &first);
+  kv_str(b, "aggregation_boundary", AGGREGATION_BOUNDARY, &first);
+  kv_i64(b, "structural_slices", c->n_struct, &first);
+  kv_i64(b, "repeat_body_slices", c->n_body, &first);
+  kv_i64(b, "atomic_slices", c->n_atom, &first);
+  kv_i64(b, "replay_structure_slices", 0, &first);
+  kv_i64(b, "replay_member_slices", 0, &first);
+  kv_i64(b, "raw_slices", 0, &first);
+  kv_i64(b, "counter_samples", 0, &first);
+  kv_i64(b, "distributed_timeline_slices", c->n_dist, &first);
+  kv_i64(b, "motif_classes", c->nmotif, &first);
+  int dist = c->opts.ranks.n > 0, clock = c->opts.align == ALIGN_CLOCK;
+  const char *alignment = NULL, *evidence = NULL, *boundary = NULL;
+  if (dist && c->opts.align == ALIGN_PROVIDER) {
+    alignment = "provider_timestamps_uncalibrated", evidence = "uncalibrated";
+    boundary = "provider timestamps with one shared origin; uncalibrated, no shared "
+               "absolute-clock claim";
+  } else if (dist && clock) {
+    alignment = "collective_end_affine_clock_model", evidence = c->clock_status;
+    boundary = strcmp(c->clock_status, "candidate_only") == 0
+                   ? "display-only candidate mapping; source timestamps retained; no calibrated "
+                     "global-time claim"
+                   : "calibrated collective-end affine mapping; source timestamps retained";
+  } else if (dist) {
+    alignment = "first_timeline_event_per_rank", evidence = "display_only";
+    boundary = "first-event translation only; no shared absolute-clock claim";
+  }
+  kv_str(b, "distributed_alignment", alignment, &first);
+  kv_str(b, "distributed_alignment_evidence_status", evidence, &first);
+  kv_str(b, "distributed_alignment_boundary", boundary, &first);
+  kv_str(b, "distributed_clock_model_path", clock ? c->opts.clock_model : NULL, &first);
+  kv_str(b, "distributed_clock_model_sha256", clock ? c->clock_sha : NULL, &first);
+  kv_i64n(b, "distributed_reference_rank", clock ? c->clock_reference_rank : 0, !dist, &first);
+  kv_i64n(b, "distributed_rank_tracks", (int64_t)c->opts.ranks.n, !dist, &first);
+  tl_buf_puts(b, "}}\n");
+  if (flush_out(c, 1, path)) return TL_ERROR;
+  return sink_feed(c, NULL, 0, 1, path);
+}
+
+/* ---- Output file ------------------------------------------------------------------------ */
+
+static int same_file(const struct stat *a, const char *path) {
+  struct stat s;
+  return path && *path && stat(path, &s) == 0 && s.st_dev == a->st_dev && s.st_ino == a->st_ino;
+}
+
+/* Refuses an output that is the analysis DB, a rank DB or an analysed input. */
+static int check_output(pf_ctx *c, const char *path) {
+  struct stat so;
+  if (stat(path, &so) != 0) return TL_OK;
+  if (S_ISDIR(so.st_mode))
+    return tl_fail(c->e, "traceloom_export_perfetto: output '%s' is a directory", path);
+  if (same_file(&so, sqlite3_db_filename(c->db, "main")))
+    return tl_fail(c->e, "traceloom_export_perfetto: refusing to overwrite '%s': it is the "
+                         "analysis database", path);
+  for (size_t i = 0; i < c->opts.ranks.n; i++)
+    if (same_file(&so, c->opts.ranks.v[i].db))
+      return tl_fail(c->e, "traceloom_export_perfetto: refusing to overwrite '%s': it is the "
+                           "rank %lld database", path, (long long)c->opts.ranks.v[i].rank);
+  if (!has_relation(c->db, "traceloom_raw_source_database")) return TL_OK;
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(c->db, "SELECT source_path FROM traceloom_raw_source_database", -1, &st,
+                         NULL) != SQLITE_OK)
+    return TL_OK;
+  int hit = 0;
+  while (!hit && sqlite3_step(st) == SQLITE_ROW)
+    hit = same_file(&so, (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  if (hit)
+    return tl_fail(c->e, "traceloom_export_perfetto: refusing to overwrite '%s': it is an input "
+                         "of the analysis", path);
+  return TL_OK;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int write_file(pf_ctx *c, const char *path) {
+  char *tmp = tl_mprintf("%s.tmp-XXXXXX", path);
+  if (!tmp) return tl_nomem(c->e);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    int err = errno;
+    free(tmp);
+    return tl_fail(c->e, "traceloom_export_perfetto: cannot create a temporary file beside "
+                         "'%s': %s", path, strerror(err));
+  }
+  fchmod(fd, 0644);
+  c->sink.fd = fd;
+  c->sink.gz = ends_with(path, ".gz");
+  int rc = TL_OK;
+  if (c->sink.gz) {
+    c->sink.zout = malloc(FLUSH_BYTES);
+    if (!c->sink.zout) rc = tl_nomem(c->e);
+    else if (deflateInit2(&c->sink.z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+      rc = tl_fail(c->e, "traceloom_export_perfetto: zlib deflateInit2 failed for '%s'", path);
+    else
+      c->sink.zinit = 1;
+  }
+  if (rc == TL_OK) rc = emit(c, path);
+  if (c->sink.zinit) deflateEnd(&c->sink.z), c->sink.zinit = 0;
+  free(c->sink.zout);
+  c->sink.zout = NULL;
+  if (rc == TL_OK && fsync(fd) != 0)
+    rc = tl_fail(c->e, "traceloom_export_perfetto: cannot fsync '%s': %s", tmp, strerror(errno));
+  if (close(fd) != 0 && rc == TL_OK)
+    rc = tl_fail(c->e, "traceloom_export_perfetto: cannot close '%s': %s", tmp, strerror(errno));
+  if (rc == TL_OK && rename(tmp, path) != 0)
+    rc = tl_fail(c->e, "traceloom_export_perfetto: cannot move the export into place at '%s': %s",
+                 path, strerror(errno));
+  if (rc != TL_OK) unlink(tmp);
+  free(tmp);
+  return rc;
+}
+
+int tl_export_perfetto(sqlite3 *db, const char *path, const char *options_json, int64_t *events,
+                       tl_err *e) {
+  *events = 0;
+  if (!path || !*path)
+    return tl_fail(e, "traceloom_export_perfetto: an output path is required");
+  pf_ctx c;
+  memset(&c, 0, sizeof c);
+  c.db = db;
+  c.e = e;
+  int rc = parse_opts(options_json, &c.opts, e);
+  if (rc == TL_OK) rc = check_timeline(db, "the analysis database", e);
+  if (rc == TL_OK && !(c.pool = tl_strpool_new())) rc = tl_nomem(e);
+  if (rc == TL_OK) rc = check_output(&c, path);
+  if (rc == TL_OK && c.opts.ranks.n) {
+    c.rank_sha = calloc(c.opts.ranks.n, sizeof *c.rank_sha);
+    c.rank_first = calloc(c.opts.ranks.n, sizeof *c.rank_first);
+    if (!c.rank_sha || !c.rank_first) rc = tl_nomem(e);
+    for (size_t i = 0; rc == TL_OK && i < c.opts.ranks.n; i++) {
+      c.rank_sha[i] = malloc(65);
+      if (!c.rank_sha[i]) rc = tl_nomem(e);
+      else rc = tl_sha256_file(c.opts.ranks.v[i].db, c.rank_sha[i], NULL, e);
+    }
+  }
+  if (rc == TL_OK && c.opts.align == ALIGN_CLOCK) rc = load_clock_model(&c);
+  if (rc == TL_OK) rc = load_nodes(&c);
+  if (rc == TL_OK) rc = assign_motifs(&c);
+  if (rc == TL_OK) rc = load_occurrences(&c);
+  for (size_t i = 0; rc == TL_OK && i < c.occs.n; i++) rc = occurrence_slice(&c, i);
+  if (rc == TL_OK) rc = repeat_bodies(&c);
+  for (size_t i = 0; rc == TL_OK && i < c.opts.ranks.n; i++) rc = rank_slices(&c, i);
+  if (rc == TL_OK) rc = align_ranks(&c);
+  if (rc == TL_OK) rc = write_file(&c, path);
+  if (rc == TL_OK) *events = c.events;
+  for (size_t i = 0; i < c.opts.ranks.n; i++) {
+    free(c.opts.ranks.v[i].db);
+    if (c.rank_sha) free(c.rank_sha[i]);
+  }
+  TL_VEC_FREE(&c.opts.ranks);
+  free(c.rank_sha);
+  free(c.rank_first);
+  free(c.clock);
+  free(c.clock_status);
+  free(c.clock_marker);
+  free(c.opts.clock_model);
+  for (size_t i = 0; i < c.nodes.n; i++) free(c.nodes.v[i].topology);
+  TL_VEC_FREE(&c.nodes);
+  TL_VEC_FREE(&c.occs);
+  TL_VEC_FREE(&c.slices);
+  TL_VEC_FREE(&c.bodies);
+  tl_buf_free(&c.args);
+  tl_buf_free(&c.out);
+  tl_i64map_free(&c.node_by_key);
+  tl_i64map_free(&c.occ_by_key);
+  tl_strpool_free(c.pool);
+  return rc;
+}

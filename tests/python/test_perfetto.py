@@ -1,0 +1,413 @@
+"""The Perfetto timeline export (spec perfetto.md): `traceloom export-perfetto` and the SQL
+function traceloom_export_perfetto. Every file is parsed independently (json, gzip) and
+checked against the analysis database with plain SQL: strict nesting per track, every
+anchor exactly once in the device plane, repeat bodies equal to their child occurrences,
+lossless timestamps, atomic writes and the refusals."""
+import decimal
+import gzip
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+from collections import defaultdict
+
+import pytest
+
+PROFILES = [
+    "gen/ascend_s5_l3_k6",
+    "gen/ascend_s3_l6_k8",
+    "gen/ascend_s6_l4_k6_aux",
+    "gen/nsys_s6_l4_k6_aux",
+    "gen/nsys_s4_l5_k7",
+    "minimal_smoke/mono",
+    "nsys/nsys_basic.sqlite",
+    "hygon/hipprof.db",
+    "two_ranks/PROF_0",
+    "two_ranks/PROF_1",
+]
+
+
+def run(cli, *args):
+    return subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="session")
+def analyses(cli, fixtures, tmp_path_factory):
+    """Analysis DBs of the profiles that analyse on this build (name -> path)."""
+    out = {}
+    root = tmp_path_factory.mktemp("perfetto_analyses")
+    for name in PROFILES:
+        src = fixtures / name
+        if not src.exists():
+            continue
+        db = root / (name.replace("/", "_") + ".db")
+        r = run(cli, src, "--output", db)
+        if r.returncode == 0:
+            out[name] = db
+    assert "gen/ascend_s5_l3_k6" in out, "the reference generated profile must analyse"
+    return out
+
+
+def load(path):
+    """Parsed trace; numbers as Decimal so ts/dur are compared exactly."""
+    raw = gzip.open(path).read() if str(path).endswith(".gz") else open(path, "rb").read()
+    return json.loads(raw, parse_float=decimal.Decimal), raw
+
+
+def ns(us):
+    v = us * 1000
+    assert v == int(v), f"{us} is not a whole number of ns"
+    return int(v)
+
+
+def query(db, sql, *args):
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return con.execute(sql, args).fetchall()
+    finally:
+        con.close()
+
+
+def check_nesting(events):
+    """Within each (pid, tid) the X slices nest strictly or are disjoint."""
+    tracks = defaultdict(list)
+    for e in events:
+        if e["ph"] == "X":
+            assert e["dur"] >= 0
+            tracks[(e["pid"], e["tid"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])))
+    for key, spans in tracks.items():
+        spans.sort(key=lambda s: (s[0], -s[1]))
+        stack = []
+        for s, t in spans:
+            while stack and stack[-1] <= s:
+                stack.pop()
+            assert not stack or t <= stack[-1], f"partial overlap on track {key}: [{s},{t})"
+            stack.append(t)
+    return tracks
+
+
+def check_trace(db, trace, raw):
+    events = trace["traceEvents"]
+    meta = trace["metadata"]
+    assert trace["displayTimeUnit"] == "ns"
+    assert meta["format"] == "TraceLoom queryable database timeline Perfetto export"
+    assert {e["ph"] for e in events} <= {"M", "X", "C"}
+    # ts/dur are printed with exactly three decimals, never in exponent form.
+    for m in re.finditer(rb'"(ts|dur)":([^,}]*)', raw):
+        assert re.fullmatch(rb"-?\d+\.\d{3}", m.group(2)), m.group(0)
+    tracks = check_nesting(events)
+    named = {(e["pid"], e["tid"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert set(tracks) <= named, "every track has a thread_name"
+    origin = meta["time_origin_ns"]
+    (min_start,) = query(db, "SELECT MIN(start_ns) FROM traceloom_tree_node_occurrence")[0]
+    assert origin == min_start
+
+    # Device plane: every published anchor exactly once, at its exact interval.
+    anchors = {r[0]: (r[1], r[2]) for r in query(
+        db, "SELECT event_id, start_ns, end_ns FROM traceloom_anchor")}
+    seen = defaultdict(int)
+    for e in events:
+        if e.get("cat") == "traceloom.timeline_event":
+            a = e["args"]
+            assert a["projection_plane"] == "device_events" and a["display_depth"] is None
+            seen[a["event_id"]] += 1
+            s, t = anchors[a["event_id"]]
+            assert origin + ns(e["ts"]) == s and ns(e["dur"]) == max(0, t - s)
+            assert e["tid"] >= 900000
+    assert set(seen) == set(anchors) and set(seen.values()) <= {1}
+
+    # Repeat bodies: derived here from HPO membership and the published occurrences.
+    expected = {}
+    rows = query(db, """
+        SELECT m.parent_position_id, po.occurrence_idx, m.member_order,
+               MIN(o.start_ns), MAX(o.end_ns), COUNT(*)
+        FROM traceloom_position_member m
+        JOIN traceloom_semantic_tree t ON t.db_idx = m.db_idx AND t.tree_id = m.tree_id
+        JOIN traceloom_position_occurrence po ON po.db_idx = m.db_idx AND po.tree_id = m.tree_id
+             AND po.occurrence_id = m.parent_occurrence_id
+        JOIN traceloom_position_occurrence co ON co.db_idx = m.db_idx AND co.tree_id = m.tree_id
+             AND co.occurrence_id = m.child_occurrence_id
+        JOIN traceloom_tree_node_occurrence o ON o.node_id = co.position_id
+             AND o.occurrence_idx = co.occurrence_idx AND o.db_idx = m.db_idx
+             AND o.device_id = m.device_id AND o.view_name = t.semantic_projection
+        JOIN traceloom_viz_node v ON v.node_id = m.parent_position_id AND v.db_idx = m.db_idx
+             AND v.device_id = m.device_id AND v.view_name = t.semantic_projection
+        WHERE m.member_kind = 'child_occurrence' AND v.node_type = 'Repeat'
+        GROUP BY m.db_idx, m.device_id, m.tree_id, m.parent_occurrence_id, m.member_order""")
+    for node, occ, body, s, t, _ in rows:
+        expected[(node, occ, body)] = (s, t)
+    got = {}
+    for e in events:
+        if e.get("cat") == "traceloom.repeat_body_window":
+            a = e["args"]
+            key = (a["repeat_node_id"], a["aggregate_occurrence_idx"], a["body_ordinal"])
+            assert key not in got
+            got[key] = (origin + ns(e["ts"]), origin + ns(e["ts"]) + ns(e["dur"]))
+            assert e["name"].endswith(f"body {a['body_ordinal']}/{a['repeat_count']}")
+    assert got == expected
+    counts = defaultdict(int)
+    for node, occ, _ in got:
+        counts[(node, occ)] += 1
+    for node, occ, rc in query(db, """
+            SELECT o.node_id, o.occurrence_idx, v.repeat_count FROM traceloom_tree_node_occurrence o
+            JOIN traceloom_viz_node v USING (node_id, db_idx, device_id, view_name)
+            WHERE v.node_type = 'Repeat'"""):
+        assert counts[(node, occ)] == rc
+    assert meta["repeat_body_slices"] == len(got)
+    # Repeats are never one aggregate bar.
+    repeat_ids = {r[0] for r in query(db, "SELECT node_id FROM traceloom_viz_node WHERE node_type = 'Repeat'")}
+    for e in events:
+        if e.get("cat") == "traceloom.structural_interval":
+            assert e["args"]["node_id"] not in repeat_ids
+            assert e["args"]["projection_plane"] == "structure"
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_export_plain_and_gzip(cli, analyses, tmp_path, name):
+    if name not in analyses:
+        pytest.skip(f"{name} does not analyse on this build")
+    db = analyses[name]
+    plain, packed = tmp_path / "t.json", tmp_path / "t.perfetto.json.gz"
+    r1 = run(cli, "export-perfetto", db, "--output", plain)
+    r2 = run(cli, "export-perfetto", db, "--output", packed)
+    assert r1.returncode == 0, r1.stderr
+    assert r2.returncode == 0, r2.stderr
+    assert open(packed, "rb").read(2) == b"\x1f\x8b"
+    trace, raw = load(plain)
+    assert gzip.open(packed).read() == raw
+    n = int(re.search(r"\((\d+) trace events\)", r1.stdout).group(1))
+    assert n == len(trace["traceEvents"])
+    check_trace(db, trace, raw)
+    # Deterministic: a second export is byte-identical.
+    again = tmp_path / "again.json"
+    assert run(cli, "export-perfetto", db, "--output", again).returncode == 0
+    assert open(again, "rb").read() == raw
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["again.json", "t.json", "t.perfetto.json.gz"]
+
+
+def test_default_output_and_analyze_option(cli, fixtures, tmp_path):
+    db = tmp_path / "analysis.db"
+    out = tmp_path / "side.json.gz"
+    r = run(cli, fixtures / "gen/ascend_s5_l3_k6", "--output", db, "--perfetto-out", out)
+    assert r.returncode == 0, r.stderr
+    trace, raw = load(out)
+    check_trace(db, trace, raw)
+    r = run(cli, "export-perfetto", db)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "analysis.perfetto.json.gz").exists()
+
+
+def test_refuses_to_overwrite_the_analysis_db(cli, analyses, tmp_path):
+    db = tmp_path / "a.db"
+    shutil.copy(analyses["gen/ascend_s5_l3_k6"], db)
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    link = tmp_path / "hard.json"
+    os.link(db, link)
+    for target in (db, link):
+        r = run(cli, "export-perfetto", db, "--output", target)
+        assert r.returncode == 1
+        assert "refusing to overwrite" in r.stderr and "analysis database" in r.stderr
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db", "hard.json"]
+
+
+def test_failed_export_is_atomic(cli, analyses, tmp_path):
+    """A broken repeat projection fails closed: the old file stays, no temporary is left."""
+    db = tmp_path / "broken.db"
+    shutil.copy(analyses["gen/ascend_s5_l3_k6"], db)
+    con = sqlite3.connect(db)
+    # One more iteration claimed than the bodies that membership realizes.
+    con.execute("""UPDATE traceloom_viz_node SET repeat_count = repeat_count + 1 WHERE rowid = (
+        SELECT rowid FROM traceloom_viz_node WHERE node_type = 'Repeat' ORDER BY node_id LIMIT 1)""")
+    assert con.total_changes == 1
+    con.commit()
+    con.close()
+    for name in ("old.json", "old.json.gz"):
+        out = tmp_path / name
+        out.write_bytes(b"previous export")
+        r = run(cli, "export-perfetto", db, "--output", out)
+        assert r.returncode == 1
+        assert "incomplete repeat-body projection" in r.stderr
+        assert out.read_bytes() == b"previous export"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.db", "old.json", "old.json.gz"]
+
+
+def test_option_errors_fail_before_the_output_is_opened(cli, analyses, tmp_path):
+    db = analyses["gen/ascend_s5_l3_k6"]
+    out = tmp_path / "t.json"
+    r = run(cli, "export-perfetto", db, "--output", out, "--align", "sundial")
+    assert r.returncode == 1 and "unknown alignment mode" in r.stderr
+    r = run(cli, "export-perfetto", db, "--output", out, "--align", "provider")
+    assert r.returncode == 1 and "need" in r.stderr and "ranks" in r.stderr
+    r = run(cli, "export-perfetto", db, "--output", out, "--rank", f"1={db}")
+    assert r.returncode == 1 and "rank 0 is required" in r.stderr
+    model = tmp_path.parent / (tmp_path.name + "-model.jsonl")
+    model.write_text("")
+    r = run(cli, "export-perfetto", db, "--output", out, "--rank", f"0={db}", "--align", "provider",
+            "--clock-model", model)
+    assert r.returncode == 1 and "mutually exclusive" in r.stderr
+    r = run(cli, "export-perfetto", db, "--output", out, "--clock-model", model)
+    assert r.returncode == 1 and "ranks" in r.stderr
+    assert run(cli, "export-perfetto", db, "--rank", "x").returncode == 2
+    assert run(cli, "export-perfetto").returncode == 2
+    assert list(tmp_path.iterdir()) == []
+    r = run(cli, "export-perfetto", tmp_path / "missing.db", "--output", out)
+    assert r.returncode == 1 and list(tmp_path.iterdir()) == []
+
+
+def test_not_a_timeline_is_refused(cli, tmp_path):
+    db = tmp_path / "plain.db"
+    sqlite3.connect(db).execute("CREATE TABLE t(x)").connection.close()
+    r = run(cli, "export-perfetto", db, "--output", tmp_path / "t.json")
+    assert r.returncode == 1 and "traceloom_v_tree_node" in r.stderr
+
+
+def sqlite_shell(build_dir, db, *stmts):
+    return subprocess.run(["sqlite3", str(db), f".load {build_dir / 'traceloom'}", *stmts],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_function_and_directonly(build_dir, analyses, tmp_path):
+    if not shutil.which("sqlite3"):
+        pytest.skip("no sqlite3 shell")
+    db = tmp_path / "a.db"
+    shutil.copy(analyses["gen/ascend_s5_l3_k6"], db)
+    out = tmp_path / "direct.json"
+    r = sqlite_shell(build_dir, db, f"SELECT traceloom_export_perfetto('{out}');")
+    assert r.returncode == 0, r.stderr
+    trace, _ = load(out)
+    assert int(r.stdout.strip()) == len(trace["traceEvents"])
+    hostile = tmp_path / "hostile.json"
+    r = sqlite_shell(build_dir, db,
+                     f"CREATE VIEW v AS SELECT traceloom_export_perfetto('{hostile}') AS n;",
+                     "SELECT n FROM v;")
+    assert r.returncode != 0 and "unsafe use of traceloom_export_perfetto" in r.stderr
+    assert not hostile.exists()
+
+
+def test_two_ranks(cli, analyses, tmp_path):
+    if "two_ranks/PROF_0" not in analyses or "two_ranks/PROF_1" not in analyses:
+        pytest.skip("two_ranks does not analyse on this build")
+    db0, db1 = analyses["two_ranks/PROF_0"], analyses["two_ranks/PROF_1"]
+    firsts = {}
+    for rank, db in ((0, db0), (1, db1)):
+        firsts[rank] = query(db, """SELECT MIN(o.start_ns), COUNT(*) FROM traceloom_tree_node_occurrence o
+            JOIN traceloom_viz_node v USING (node_id, db_idx, device_id, view_name)
+            WHERE v.node_type = 'Atom'""")[0]
+    for align in ("first_event", "provider"):
+        out = tmp_path / f"{align}.json.gz"
+        r = run(cli, "export-perfetto", db0, "--output", out, "--rank", f"0={db0}",
+                "--rank", f"1={db1}", "--align", align)
+        assert r.returncode == 0, r.stderr
+        trace, raw = load(out)
+        events, meta = trace["traceEvents"], trace["metadata"]
+        check_nesting(events)
+        dist = [e for e in events if e.get("cat") == "traceloom.distributed_timeline_event"]
+        assert not [e for e in events if e.get("cat") == "traceloom.timeline_event"]
+        origin = meta["time_origin_ns"]
+        for rank in (0, 1):
+            mine = [e for e in dist if e["args"]["rank"] == rank]
+            assert len(mine) == firsts[rank][1]
+            first = min(origin + ns(e["ts"]) for e in mine)
+            if align == "first_event":
+                assert first == firsts[0][0]
+                assert {e["args"]["display_reference_anchor_ns"] for e in mine} == {firsts[0][0]}
+            else:
+                assert first == firsts[rank][0]
+            for e in mine:
+                a = e["args"]
+                assert ns(e["dur"]) == a["source_end_ns"] - a["source_start_ns"]
+                assert a["source_timeline_db_sha256"] == hashlib.sha256(
+                    open(a["source_timeline_db"], "rb").read()).hexdigest()
+        names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["pid"] == 120
+                 and e["name"] == "thread_name"}
+        assert any("rank 0" in n for n in names) and any("rank 1" in n for n in names)
+        assert meta["distributed_rank_tracks"] == 2
+        assert meta["distributed_alignment"] == (
+            "first_timeline_event_per_rank" if align == "first_event" else "provider_timestamps_uncalibrated")
+
+
+def test_refuses_to_overwrite_a_rank_db(cli, analyses, tmp_path):
+    db = analyses["gen/ascend_s5_l3_k6"]
+    rank_db = tmp_path / "r.db"
+    shutil.copy(db, rank_db)
+    r = run(cli, "export-perfetto", db, "--output", rank_db, "--rank", f"0={rank_db}")
+    assert r.returncode == 1 and "rank 0 database" in r.stderr
+
+
+def clock_record(**kw):
+    rec = {"format": "traceloom.distributed-clock-model/v1", "rank": 1, "reference_rank": 0,
+           "metric": "end", "status": "candidate_only", "source_clock_domain": "rank1_device",
+           "target_clock_domain": "rank0_device", "marker_contract": "allreduce_end",
+           "scale": "1.5", "reference_source_ns": "0", "reference_target_ns": "0"}
+    rec.update(kw)
+    # Decimal numbers are written as JSON numbers, exactly as given.
+    return "{" + ",".join(
+        f'"{k}":{v}' if k in ("scale", "reference_source_ns", "reference_target_ns", "rank", "reference_rank")
+        else f'"{k}":{json.dumps(v)}' for k, v in rec.items()) + "}"
+
+
+def test_clock_model_alignment(cli, analyses, tmp_path):
+    if "two_ranks/PROF_0" not in analyses or "two_ranks/PROF_1" not in analyses:
+        pytest.skip("two_ranks does not analyse on this build")
+    db0, db1 = analyses["two_ranks/PROF_0"], analyses["two_ranks/PROF_1"]
+    atoms = """SELECT o.start_ns, o.end_ns FROM traceloom_tree_node_occurrence o
+               JOIN traceloom_viz_node v USING (node_id, db_idx, device_id, view_name)
+               WHERE v.node_type = 'Atom'"""
+    r0, r1 = query(db0, atoms), query(db1, atoms)
+    f0, f1 = min(s for s, _ in r0), min(s for s, _ in r1)
+    scale, rs, rt = "1.5", str(f1), f"{f0}.5"
+    model = tmp_path / "clock.jsonl"
+    model.write_text(clock_record(metric="start", scale="2") + "\n" +
+                     clock_record(scale=scale, reference_source_ns=rs, reference_target_ns=rt) + "\n")
+    out = tmp_path / "clock.json.gz"
+    r = run(cli, "export-perfetto", db0, "--output", out, "--rank", f"0={db0}", "--rank", f"1={db1}",
+            "--clock-model", model)
+    assert r.returncode == 0, r.stderr
+    trace, _ = load(out)
+    events, meta = trace["traceEvents"], trace["metadata"]
+    check_nesting(events)
+    origin = meta["time_origin_ns"]
+
+    def mapped(v):
+        x = decimal.Decimal(rt) + decimal.Decimal(scale) * (v - decimal.Decimal(rs))
+        return int(x.quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_EVEN))
+
+    want = {0: sorted(r0), 1: sorted((mapped(s), mapped(t)) for s, t in r1)}
+    for rank in (0, 1):
+        got = sorted((origin + ns(e["ts"]), origin + ns(e["ts"]) + ns(e["dur"])) for e in events
+                     if e.get("cat") == "traceloom.distributed_timeline_event" and e["args"]["rank"] == rank)
+        assert got == want[rank]
+    a1 = next(e["args"] for e in events if e.get("args", {}).get("rank") == 1)
+    a0 = next(e["args"] for e in events if e.get("args", {}).get("rank") == 0)
+    assert a0["clock_model_status"] == "reference_identity" and a1["clock_model_status"] == "candidate_only"
+    assert a1["clock_model_scale"] == scale and a1["clock_model_reference_target_ns"] == rt
+    sha = hashlib.sha256(model.read_bytes()).hexdigest()
+    assert a1["clock_model_receipt_sha256"] == sha == meta["distributed_clock_model_sha256"]
+    assert meta["distributed_alignment"] == "collective_end_affine_clock_model"
+    assert meta["distributed_alignment_boundary"].startswith("display-only candidate mapping")
+    names = [e["args"]["name"] for e in events if e["ph"] == "M" and e["pid"] == 120
+             and e["name"] == "process_name"]
+    assert names and names[0].endswith("collective-end affine aligned")
+
+    bad = {
+        "scale must be > 0": clock_record(scale="0"),
+        "no metric=end record for rank 1": clock_record(metric="start"),
+        "more than one metric=end record": clock_record() + "\n" + clock_record(),
+        "is not ASCII": clock_record(marker_contract="allreduce\u00e9nd").replace("\\u00e9", "\u00e9"),
+        "not among the exported ranks": clock_record(rank=7),
+        "is not JSON": "{not json",
+        "expected a flat object": clock_record(status="guess"),
+    }
+    for why, text in bad.items():
+        model.write_text(text + "\n", encoding="utf-8")
+        out = tmp_path / "bad.json"
+        r = run(cli, "export-perfetto", db0, "--output", out, "--rank", f"0={db0}",
+                "--rank", f"1={db1}", "--clock-model", model)
+        assert r.returncode == 1, why
+        assert why in r.stderr, (why, r.stderr)
+        assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clock.json.gz", "clock.jsonl"]
