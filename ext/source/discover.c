@@ -572,7 +572,9 @@ static int scan_dir(tl_profile *p, const char *dir, int depth, tl_err *e) {
         rc = add_input(p, (tl_family)fam, child, e);
         if (rc == TL_OK && fam == TL_FAMILY_ASCEND_MONO) rc = adjacent_stream_info(p, child, e);
       }
-    } else if (is_json_name(names.v[i]) && is_file(child)) {
+    } else if (is_json_name(names.v[i]) && !ends_with(names.v[i], ".perfetto.json") &&
+               !ends_with(names.v[i], ".perfetto.json.gz") && is_file(child)) {
+      /* (Timelines TraceLoom exported, *.perfetto.json[.gz], also hold traceEvents: never input.) */
       tl_err ignore = {0};
       if (tl_kineto_detect(child, &ignore)) rc = add_input(p, TL_FAMILY_KINETO, child, e);
       tl_err_clear(&ignore);
