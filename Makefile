@@ -4,6 +4,8 @@
 #   make test       every test suite: check units (plain and ASan+UBSan), SQL tests, Python tests
 #   make demo       analyse the bundled example profile and print a summary
 #   make bench      benchmarks against bare SQLite baselines (see bench/README.md)
+#   make fuzz       libFuzzer harnesses (tests/fuzz) and their seed corpora, in build/fuzz
+#   make fuzz-smoke each harness for a few seconds on its corpus (docs/RELIABILITY.md)
 #
 # Sources are found by wildcard: a new ext/**/*.c, tests/unit/test_*.c or tests/sql/*.sql
 # file needs no change here.
@@ -35,7 +37,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 ASAN_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests-asan/%,$(UNIT_SRCS))
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
-.PHONY: all deps test test-unit test-asan test-sql test-python demo bench clean fixtures
+.PHONY: all deps test test-unit test-asan test-sql test-python demo bench clean fixtures fuzz fuzz-smoke
 
 all: deps $(BUILD)/traceloom.so $(BUILD)/traceloom
 
@@ -113,8 +115,42 @@ test-sql: all fixtures
 test-python: all fixtures
 	@tests/run_python.sh
 
-test: test-unit test-asan test-sql test-python
+test: test-unit test-asan test-sql test-python fuzz-smoke
 	@echo "all test suites passed"
+
+# libFuzzer harnesses: the sources again, built by clang with the fuzzer's coverage
+# instrumentation and ASan+UBSan (-Werror stays on the harnesses; other clang versions may
+# warn where gcc does not, which must not break the fuzz build of someone else's file).
+FUZZ_CC     ?= clang
+FUZZ_SAN    := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_OBJS   := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(EXT_SRCS)) $(BUILD)/fuzz/obj/gen/embedded_files.o
+FUZZ_SRCS   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+
+$(BUILD)/fuzz/obj/%.o: %.c $(EXT_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) $(filter-out -Werror,$(WARN)) -O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN) -DSQLITE_CORE $(INCLUDES) -c $< -o $@
+
+$(BUILD)/fuzz/obj/gen/embedded_files.o: $(EMBED_C)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) -O1 -g $(FUZZ_SAN) -DSQLITE_CORE $(INCLUDES) -c $< -o $@
+
+$(BUILD)/fuzz/libtraceloom_fuzz.a: $(FUZZ_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(BUILD)/fuzz/libtraceloom_fuzz.a
+	$(FUZZ_CC) $(CSTD) $(WARN) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -DSQLITE_CORE $(INCLUDES) \
+	  -DTL_FUZZ_FIXTURES_DEFAULT='"$(abspath $(BUILD))/fixtures"' -o $@ $< \
+	  $(BUILD)/fuzz/libtraceloom_fuzz.a -lsqlite3 $(DEPS_LIBS)
+
+fuzz: fixtures
+	@tools/ensure-deps.sh fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+	@python3 tests/fuzz/make_corpus.py $(BUILD)/fixtures $(BUILD)/fuzz/corpus
+
+fuzz-smoke: fuzz
+	@tests/fuzz/smoke.sh $(BUILD)/fuzz
 
 demo: all
 	@examples/demo.sh

@@ -49,6 +49,7 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
         int64_t n;
         if (tl_json_i64(v, &n) || n < 1 || n > 256) {
           tl_json_free(doc);
+          tl_options_free(o);
           return tl_fail(e, "analyze option \"threads\" must be an integer from 1 to 256");
         }
         o->threads = (int)n;
@@ -56,6 +57,7 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
         const char *s = tl_json_str(v, NULL);
         if (!s || (strcmp(s, "auto") != 0 && tl_family_from_source_kind(s) < 0)) {
           tl_json_free(doc);
+          tl_options_free(o);
           return tl_fail(e,
                          "analyze option \"source_kind\" must be one of auto, "
                          "ascend_sqlite_hot_path, ascend_sqlite_split, cuda_nsys_sqlite, "
@@ -86,6 +88,7 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
         int b = tl_json_bool(v);
         if (b < 0) {
           tl_json_free(doc);
+          tl_options_free(o);
           return tl_fail(e, "analyze option \"progress\" must be true or false");
         }
         o->progress = b;
@@ -95,6 +98,7 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
                 "embed_raw or progress",
                 key);
         tl_json_free(doc);
+        tl_options_free(o);
         return TL_ERROR;
       }
     }

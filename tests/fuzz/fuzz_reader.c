@@ -1,0 +1,152 @@
+/*
+** fuzz_reader.c: libFuzzer harness for profile discovery and the readers (Ascend
+** monolithic msprof, Nsight Systems export, Hygon hipprof): tl_profile_discover followed
+** by tl_trace_load, the same calls traceloom_analyze makes before any analysis stage.
+**
+** Fuzzing raw database bytes mostly exercises SQLite's own corruption checks, so the input
+** is instead a mutation of a valid fixture profile:
+**
+**   byte 0     which base profile (mod 3): Ascend msprof_0.db, Nsight export, Hygon DB
+**   the rest   SQL text executed on a fresh copy of that base (UPDATE/DELETE/DROP/ALTER/
+**              CREATE ...), so readers meet wrong types, NULLs, missing columns and tables,
+**              out-of-range ids and dangling string references on a schema they recognize
+**
+** The mutated copy is then discovered and loaded. Whatever the SQL did, the reader must
+** return TL_OK or TL_ERROR with a message (fuzz_common.h), never crash or leak.
+** The mutation SQL runs under an authorizer that refuses ATTACH and PRAGMA and with a
+** statement-step budget, so it can neither touch other files nor run forever.
+**
+** Base profiles come from the materialized fixtures: TL_FUZZ_FIXTURES (default: the
+** build folder's fixtures/, compiled in as TL_FUZZ_FIXTURES_DEFAULT).
+*/
+#include <ctype.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include <sqlite3.h>
+
+#include "fuzz_common.h"
+#include "source/source.h"
+#include "trace/trace.h"
+
+#ifndef TL_FUZZ_FIXTURES_DEFAULT
+#define TL_FUZZ_FIXTURES_DEFAULT "build/fixtures"
+#endif
+
+/* Base profile: fixture file (relative to the fixtures folder) and the file name the copy
+** gets, so discovery sees the same layout a real capture has. */
+static const struct {
+  const char *fixture, *name;
+} bases[] = {
+    {"exact_hlt/mono/PROF_0/msprof_0.db", "msprof_0.db"},
+    {"nsys/nsys_basic.sqlite", "profile.sqlite"},
+    {"hygon/hipprof.db", "hipprof.db"},
+};
+#define NBASES (sizeof bases / sizeof bases[0])
+
+static struct {
+  unsigned char *bytes;
+  size_t n;
+} base_db[NBASES];
+
+static unsigned char *read_all(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  unsigned char *buf = NULL;
+  size_t cap = 0, len = 0, got;
+  do {
+    if (len == cap && !(buf = realloc(buf, cap = cap ? 2 * cap : 65536))) abort();
+    got = fread(buf + len, 1, cap - len, f);
+    len += got;
+  } while (got > 0);
+  fclose(f);
+  *n = len;
+  return buf;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  const char *dir = getenv("TL_FUZZ_FIXTURES");
+  if (!dir || !*dir) dir = TL_FUZZ_FIXTURES_DEFAULT;
+  for (size_t i = 0; i < NBASES; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, bases[i].fixture);
+    if (!(base_db[i].bytes = read_all(path, &base_db[i].n))) {
+      fprintf(stderr, "fuzz_reader: cannot read base profile %s (run make fixtures, or set "
+                      "TL_FUZZ_FIXTURES)\n", path);
+      exit(1);
+    }
+  }
+  return 0;
+}
+
+static int deny_escapes(void *ctx, int action, const char *a, const char *b, const char *c,
+                        const char *d) {
+  (void)ctx, (void)a, (void)b, (void)c, (void)d;
+  return action == SQLITE_ATTACH || action == SQLITE_DETACH || action == SQLITE_PRAGMA
+             ? SQLITE_DENY
+             : SQLITE_OK;
+}
+
+static int over_budget(void *ctx) { return ++*(int *)ctx > 200; } /* x 1000 VM steps */
+
+/* VACUUM INTO writes a file anywhere and has no authorizer code of its own. */
+static int mentions_vacuum(const char *s) {
+  for (; *s; s++)
+    if (strncasecmp(s, "vacuum", 6) == 0) return 1;
+  return 0;
+}
+
+static void mutate(const char *path, const char *sql) {
+  sqlite3 *db = NULL;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) abort();
+  int steps = 0;
+  sqlite3_set_authorizer(db, deny_escapes, NULL);
+  sqlite3_progress_handler(db, 1000, over_budget, &steps);
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 1 << 20);
+  /* Errors are expected (most fuzzed SQL does not parse); statements before the first
+  ** error have been applied, which is all the mutation needs. */
+  sqlite3_exec(db, sql, NULL, NULL, NULL);
+  sqlite3_close(db);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size == 0) return 0;
+  size_t which = data[0] % NBASES;
+  char *sql = tl_fuzz_cstr(data + 1, size - 1);
+  if (strlen(sql) != size - 1 || mentions_vacuum(sql)) {
+    free(sql);
+    return 0;
+  }
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", tl_fuzz_scratch(), bases[which].name);
+  unlink(path);
+  tl_fuzz_write(path, base_db[which].bytes, base_db[which].n);
+  if (size > 1) mutate(path, sql);
+  free(sql);
+
+  tl_err e = {0};
+  tl_profile profile;
+  int rc = tl_profile_discover(path, "auto", &profile, &e);
+  tl_fuzz_check(rc, &e, "tl_profile_discover");
+  if (rc == TL_OK) {
+    tl_inventory inv = {0};
+    rc = tl_profile_inventory(&profile, &inv, &e);
+    tl_fuzz_check(rc, &e, "tl_profile_inventory");
+    tl_inventory_free(&inv);
+    tl_trace trace;
+    rc = tl_trace_load(&profile, &trace, NULL, NULL, &e);
+    tl_fuzz_check(rc, &e, "tl_trace_load");
+    if (rc == TL_OK) {
+      /* Documented invariant of every reader: no event ends before it starts. */
+      for (size_t i = 0; i < trace.ev.n; i++)
+        if (trace.ev.end_ns[i] < trace.ev.start_ns[i]) {
+          fprintf(stderr, "event %zu ends before it starts\n", i);
+          abort();
+        }
+      tl_trace_free(&trace);
+    }
+    tl_profile_free(&profile);
+  }
+  return 0;
+}
