@@ -127,6 +127,9 @@ typedef struct progress {
   int timing;          /* TRACELOOM_TIMING=1: stage durations on stderr */
   double stage_t0;
   const char *stage;
+  sqlite3 *db;           /* the analysis connection, probed for sqlite3_interrupt() */
+  sqlite3_stmt *probe;
+  int interrupted;
 } progress;
 
 static double now_s(void) {
@@ -135,12 +138,27 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void progress_fn(void *ctx, const char *stage, int64_t done) {
+/* sqlite3_interrupt() on the analysis connection (Ctrl-C in the shell and the CLI) must
+** stop every stage, not only publication: a one-row statement on that connection returns
+** SQLITE_INTERRUPT once it was called (SQLite 3.40 has no sqlite3_is_interrupted()). */
+static int was_interrupted(progress *p) {
+  if (!p->probe &&
+      sqlite3_prepare_v2(p->db, "SELECT 1", -1, &p->probe, NULL) != SQLITE_OK)
+    return 0;
+  int rc = sqlite3_step(p->probe);
+  sqlite3_reset(p->probe);
+  if (rc == SQLITE_INTERRUPT) p->interrupted = 1;
+  return p->interrupted;
+}
+
+static int progress_fn(void *ctx, const char *stage, int64_t done) {
   progress *p = ctx;
-  if (!p->on) return;
-  fprintf(stderr, "\rtraceloom: %s %lld rows (%.1f s)   ", stage, (long long)done,
-          now_s() - p->t0);
-  fflush(stderr);
+  if (p->on) {
+    fprintf(stderr, "\rtraceloom: %s %lld rows (%.1f s)   ", stage, (long long)done,
+            now_s() - p->t0);
+    fflush(stderr);
+  }
+  return was_interrupted(p);
 }
 
 static void timing_mark(progress *p, const char *next) {
@@ -151,15 +169,21 @@ static void timing_mark(progress *p, const char *next) {
   p->stage_t0 = t;
 }
 
-static void progress_stage(progress *p, const char *stage) {
+/* Marks the start of a stage; fails with "interrupted" when the connection was. */
+static int progress_stage(progress *p, const char *stage, tl_err *e) {
   timing_mark(p, stage);
-  if (!p->on) return;
-  fprintf(stderr, "\rtraceloom: %-40s (%.1f s)   ", stage, now_s() - p->t0);
-  fflush(stderr);
+  if (p->on) {
+    fprintf(stderr, "\rtraceloom: %-40s (%.1f s)   ", stage, now_s() - p->t0);
+    fflush(stderr);
+  }
+  return was_interrupted(p) ? tl_fail(e, "interrupted (before %s); nothing was published", stage)
+                            : TL_OK;
 }
 
 static void progress_end(progress *p) {
   timing_mark(p, NULL);
+  sqlite3_finalize(p->probe);
+  p->probe = NULL;
   if (!p->on) return;
   fprintf(stderr, "\r%60s\r", "");
   fflush(stderr);
@@ -204,7 +228,7 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   if (tl_options_parse(options_json, &opt, &canonical, e)) return TL_ERROR;
   const char *timing = getenv("TRACELOOM_TIMING");
   progress pr = {opt.progress < 0 ? isatty(2) : opt.progress, now_s(),
-                 timing && *timing && *timing != '0', now_s(), NULL};
+                 timing && *timing && *timing != '0', now_s(), NULL, db, NULL, 0};
   tl_profile profile;
   tl_trace trace;
   tl_relations relations = {0};
@@ -236,20 +260,20 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   if (rc) goto done_opts;
   rc = refuse_self(db, &profile, e);
   if (rc == TL_OK) {
-    progress_stage(&pr, "inventory");
-    rc = tl_profile_inventory(&profile, &inventory, e);
+    rc = progress_stage(&pr, "inventory", e);
+    if (rc == TL_OK) rc = tl_profile_inventory(&profile, &inventory, e);
   }
   if (rc == TL_OK) {
-    progress_stage(&pr, "hashing sources");
-    rc = digest_files(&profile, &digests, e);
+    rc = progress_stage(&pr, "hashing sources", e);
+    if (rc == TL_OK) rc = digest_files(&profile, &digests, e);
   }
   if (rc == TL_OK) {
-    progress_stage(&pr, "reading events and calls");
-    rc = tl_trace_load(&profile, &trace, progress_fn, &pr, e);
+    rc = progress_stage(&pr, "reading events and calls", e);
+    if (rc == TL_OK) rc = tl_trace_load(&profile, &trace, progress_fn, &pr, e);
   }
   if (rc == TL_OK) {
-    progress_stage(&pr, "relating runtime calls to device work");
-    rc = tl_relate(&trace, &relations, e);
+    rc = progress_stage(&pr, "relating runtime calls to device work", e);
+    if (rc == TL_OK) rc = tl_relate(&trace, &relations, e);
   }
   /* Roles and symbols, anchors, cost packets, structure. */
   uint8_t *roles = NULL, *costs = NULL;
@@ -261,21 +285,21 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   memset(&anchors, 0, sizeof anchors);
   memset(&forest, 0, sizeof forest);
   if (rc == TL_OK) {
-    progress_stage(&pr, "classifying evidence roles and symbols");
+    rc = progress_stage(&pr, "classifying evidence roles and symbols", e);
     size_t n = trace.ev.n ? trace.ev.n : 1;
     sem_role = malloc(n * sizeof *sem_role);
     sem_reason = malloc(n * sizeof *sem_reason);
     role_class = malloc(n * sizeof *role_class);
-    if (!sem_role || !sem_reason || !role_class) rc = tl_nomem(e);
+    if (rc == TL_OK && (!sem_role || !sem_reason || !role_class)) rc = tl_nomem(e);
     if (rc == TL_OK) rc = tl_classify(&trace, rules, &cls, e);
     if (rc == TL_OK) rc = tl_classification_event_arrays(&cls, &trace, &roles, &costs, &symbols, e);
     for (size_t i = 0; rc == TL_OK && i < trace.ev.n; i++)
       role_class[i] = tl_event_class(&cls, &trace, i)->class_id;
   }
   if (rc == TL_OK) {
-    progress_stage(&pr, "selecting anchors");
+    rc = progress_stage(&pr, "selecting anchors", e);
     tl_anchor_input ain = {&trace, roles, costs, symbols, NULL};
-    rc = tl_anchors_build(&ain, &anchors, e);
+    if (rc == TL_OK) rc = tl_anchors_build(&ain, &anchors, e);
   }
   if (rc == TL_OK) {
     for (size_t i = 0; i < trace.ev.n; i++) {
@@ -298,15 +322,17 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
           sem_reason[i] = "matched_positive_rule";
       }
     }
-    progress_stage(&pr, "costing anchors");
-    rc = tl_packets_build(&trace, &anchors, &packets, e);
+    rc = progress_stage(&pr, "costing anchors", e);
+    if (rc == TL_OK) rc = tl_packets_build(&trace, &anchors, &packets, e);
   }
   if (rc == TL_OK) {
-    progress_stage(&pr, "recovering structure");
-    rc = tl_forest_build(&trace, &anchors, packets, &forest, e);
+    rc = progress_stage(&pr, "recovering structure", e);
+    if (rc == TL_OK) rc = tl_forest_build(&trace, &anchors, packets, &forest, e);
   }
   if (rc == TL_OK) {
-    progress_stage(&pr, "publishing");
+    rc = progress_stage(&pr, "publishing", e);
+  }
+  if (rc == TL_OK) {
     tl_structure_input sin = {&trace, &anchors, packets, &forest};
     tl_publish_input in = {.profile = &profile,
                            .trace = &trace,

@@ -177,7 +177,10 @@ static int load_events(tl_trace *t, tl_progress_fn progress, void *ctx, tl_err *
       c->close(c);
       return tl_nomem(e);
     }
-    if (progress && (t->ev.n & 0xFFFFF) == 0) progress(ctx, "events", (int64_t)t->ev.n);
+    if (progress && (t->ev.n & 0xFFFF) == 0 && progress(ctx, "events", (int64_t)t->ev.n)) {
+      c->close(c);
+      return tl_fail(e, "interrupted while reading events; nothing was published");
+    }
   }
   t->dropped_event_rows = c->dropped_rows;
   c->close(c);

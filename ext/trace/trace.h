@@ -72,8 +72,9 @@ typedef struct tl_trace {
 } tl_trace;
 
 /* Reads every event and call of a discovered profile. progress (may be NULL) is called
-** every 2^20 rows with the number read so far. */
-typedef void (*tl_progress_fn)(void *ctx, const char *stage, int64_t done);
+** every 2^16 rows with the number read so far; a non-zero return stops the load with
+** "interrupted". */
+typedef int (*tl_progress_fn)(void *ctx, const char *stage, int64_t done);
 int tl_trace_load(tl_profile *profile, tl_trace *t, tl_progress_fn progress, void *ctx,
                   tl_err *e);
 void tl_trace_free(tl_trace *t);
