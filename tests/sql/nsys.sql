@@ -169,3 +169,18 @@ SELECT count(*) FROM traceloom_events('fixtures/nsys/nsys_event_end_no_start.sql
 
 -- expect-error: CUPTI_ACTIVITY_KIND_KERNEL
 SELECT count(*) FROM traceloom_events('fixtures/nsys/nsys_no_kernel.sqlite');
+
+-- Event ids are the same with and without a device filter (they number the whole profile):
+-- a two-device export, kernels interleaved across devices in rowid order.
+ATTACH 'nsys_two_devices.sqlite' AS twodev;
+DROP TABLE IF EXISTS twodev.CUPTI_ACTIVITY_KIND_KERNEL;
+CREATE TABLE twodev.CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER, "end" INTEGER, deviceId INTEGER, streamId INTEGER,
+  correlationId INTEGER, shortName TEXT, demangledName TEXT);
+INSERT INTO twodev.CUPTI_ACTIVITY_KIND_KERNEL VALUES
+  (1000, 1100, 0, 7, 1, 'gemm_a', NULL), (1000, 1100, 1, 7, 2, 'gemm_a', NULL),
+  (1200, 1300, 1, 7, 3, 'rms_norm', NULL), (1200, 1300, 0, 7, 4, 'rms_norm', NULL),
+  (1400, 1500, 1, 7, 5, 'gemm_b', NULL);
+DETACH twodev;
+SELECT 'nsys: device filter keeps the ids of the unfiltered scan',
+  (SELECT group_concat(event_id) FROM traceloom_events('nsys_two_devices.sqlite') WHERE device_id = 1) = '1,2,4'
+  AND (SELECT group_concat(event_id) FROM (SELECT event_id, device_id + 0 AS d FROM traceloom_events('nsys_two_devices.sqlite')) WHERE d = 1) = '1,2,4';
