@@ -121,6 +121,8 @@ typedef struct kt_doc {
   int64_t n_devices;
   tl_buf devices;   /* "id=0 name=... sm=9.0 sms=132 mem=..." joined by "; " */
   char *schema_version;
+  int skim;         /* skip traceEvents byte by byte (quick_survey) */
+  int device_seen;  /* set by the skim: a device-event category appeared */
 } kt_doc;
 
 static void doc_close(kt_doc *d) {
@@ -347,6 +349,10 @@ static int doc_next(kt_doc *d, kt_event *ev, tl_err *e) {
                        jr->path, jr->tok_offset),
                -1;
       d->saw_events = 1;
+      if (d->skim) {
+        if (tl_jr_skim(jr, &d->device_seen, e)) return -1;
+        continue; /* back to the top-level members that follow the array */
+      }
       d->stage = 1;
       d->first = 1;
       continue;
@@ -420,6 +426,7 @@ typedef struct kt_survey {
   int64_t n_devices;
   char *devices;
   char *schema_version;
+  int device_events;  /* the trace has kernel, memcpy or memset events */
 } kt_survey;
 
 static void survey_free(kt_survey *s) {
@@ -521,6 +528,7 @@ static int survey(const char *path, kt_survey *s, tl_err *e) {
         (a->busy_ns == b->busy_ns && (a->tid < b->tid || (a->tid == b->tid && a->pid < b->pid))))
       s->main_thread = (int)k;
   }
+  s->device_events = s->n_kernel + s->n_memcpy + s->n_memset > 0;
   s->has_base = d.has_base, s->base_ns = d.base_ns;
   s->has_dist = d.has_dist, s->rank = d.rank, s->world_size = d.world_size;
   memcpy(s->backend, d.backend, sizeof s->backend);
@@ -543,6 +551,45 @@ fail:
   doc_close(&d);
   survey_free(s);
   return TL_ERROR;
+}
+
+/* The survey the cursors need, cheaply: the top-level facts (baseTimeNanoseconds may come
+** after traceEvents) and whether any device event exists, found by skimming traceEvents at
+** byte level instead of parsing it. Only a trace without device events needs the full
+** survey, for the main thread of its CPU plane: *need_full says so. */
+static int quick_survey(const char *path, kt_survey *s, int *need_full, tl_err *e) {
+  memset(s, 0, sizeof *s);
+  s->main_thread = -1;
+  kt_doc d;
+  if (doc_open(&d, path, e)) return TL_ERROR;
+  d.skim = 1;
+  kt_event ev;
+  memset(&ev, 0, sizeof ev);
+  int rc;
+  while ((rc = doc_next(&d, &ev, e)) == 1) {
+  }
+  tl_buf_free(&ev.arena);
+  if (rc < 0) {
+    /* A malformed or truncated trace: the full pass diagnoses it precisely. */
+    tl_err_clear(e);
+    doc_close(&d);
+    *need_full = 1;
+    return TL_OK;
+  }
+  s->device_events = d.device_seen;
+  s->has_base = d.has_base, s->base_ns = d.base_ns;
+  *need_full = !d.device_seen;
+  doc_close(&d);
+  return TL_OK;
+}
+
+/* quick_survey, then the full survey when the CPU plane needs it. */
+static int cursor_survey(const char *path, kt_survey *s, int need_threads, tl_err *e) {
+  int need_full = 0;
+  if (quick_survey(path, s, &need_full, e)) return TL_ERROR;
+  if (!need_full || !need_threads) return TL_OK;
+  survey_free(s);
+  return survey(path, s, e);
 }
 
 /* ------------------------------------------------------------------ times */
@@ -768,9 +815,9 @@ static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f
   if (f) c->filter = *f;
   c->path = tl_strdup(input_path(p, db_idx));
   int rc = c->path ? check_path(c->path, e) : tl_nomem(e);
-  if (rc == TL_OK) rc = survey(c->path, &c->sv, e);
+  if (rc == TL_OK) rc = cursor_survey(c->path, &c->sv, 1, e);
   if (rc == TL_OK) {
-    c->cpu_plane = c->sv.n_kernel + c->sv.n_memcpy + c->sv.n_memset == 0;
+    c->cpu_plane = !c->sv.device_events;
     if (c->cpu_plane && c->sv.main_thread >= 0) {
       c->main_pid = c->sv.threads.v[c->sv.main_thread].pid;
       c->main_tid = c->sv.threads.v[c->sv.main_thread].tid;
@@ -867,7 +914,7 @@ static int calls_open(const tl_profile *p, int db_idx, tl_strpool *pool, tl_curs
   c->source_id = p->inputs.v[db_idx].primary_file;
   c->path = tl_strdup(input_path(p, db_idx));
   int rc = c->path ? check_path(c->path, e) : tl_nomem(e);
-  if (rc == TL_OK) rc = survey(c->path, &c->sv, e);
+  if (rc == TL_OK) rc = cursor_survey(c->path, &c->sv, 0, e);
   if (rc == TL_OK) rc = doc_open(&c->doc, c->path, e);
   if (rc) {
     calls_close(&c->base);

@@ -233,6 +233,50 @@ static int is_num_char(int c) {
 
 static int is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
+int tl_jr_skim(tl_jreader *r, int *device_seen, tl_err *e) {
+  int depth = 1, in_string = 0, escape = 0;
+  char str[12];      /* the first bytes of the current string, to spot categories */
+  size_t slen = 0;
+  for (;;) {
+    int f = fill(r, e);
+    if (f < 0) return TL_ERROR;
+    if (f == 0) return tl_fail(e, "Kineto trace '%s' ends inside traceEvents", r->path);
+    const unsigned char *b = r->buf;
+    size_t i = r->pos, n = r->len;
+    while (i < n) {
+      unsigned char c = b[i++];
+      if (in_string) {
+        if (escape) {
+          escape = 0;
+          slen = sizeof str; /* escaped strings are never category names */
+        } else if (c == '\\') {
+          escape = 1;
+        } else if (c == '"') {
+          in_string = 0;
+          if ((slen == 6 && memcmp(str, "kernel", 6) == 0) ||
+              (slen == 10 && (memcmp(str, "gpu_memcpy", 10) == 0 ||
+                              memcmp(str, "gpu_memset", 10) == 0)))
+            *device_seen = 1;
+        } else if (slen < sizeof str) {
+          str[slen++] = (char)c;
+        } else {
+          slen = sizeof str;
+        }
+      } else if (c == '"') {
+        in_string = 1, slen = 0;
+      } else if (c == '[' || c == '{') {
+        depth++;
+      } else if (c == ']' || c == '}') {
+        if (--depth == 0) {
+          r->pos = i;
+          return TL_OK;
+        }
+      }
+    }
+    r->pos = i;
+  }
+}
+
 int tl_jr_next(tl_jreader *r, tl_jtok *t, tl_err *e) {
   for (;;) {
     int f = fill(r, e);

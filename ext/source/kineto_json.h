@@ -63,6 +63,12 @@ void tl_jr_close(tl_jreader *r);
 int tl_jr_next(tl_jreader *r, tl_jtok *t, tl_err *e);
 /* Skips the rest of a value whose first token `first` was just read. */
 int tl_jr_skip(tl_jreader *r, tl_jtok first, tl_err *e);
+/* Skips the rest of an array or object whose opening bracket was just read, byte by byte:
+** only string and nesting state are tracked, no token is built, so it runs at memory
+** speed. Sets *device_seen when a string value equals "kernel", "gpu_memcpy" or
+** "gpu_memset" (the device-event categories). Structure errors inside are not diagnosed
+** here; the full pass that follows reports them. */
+int tl_jr_skim(tl_jreader *r, int *device_seen, tl_err *e);
 /* Fails with "<file>: malformed JSON at byte N: expected <what>, found <token>". */
 int tl_jr_unexpected(tl_jreader *r, const char *what, tl_jtok got, tl_err *e);
 /* A short description of a token for messages ("'}'", "string \"abc\"", "end of input"). */

@@ -23,7 +23,7 @@ static int reserve(tl_buf *b, size_t extra) {
   return 0;
 }
 
-void tl_buf_append(tl_buf *b, const char *s, size_t n) {
+void tl_buf_append_slow(tl_buf *b, const char *s, size_t n) {
   if (reserve(b, n)) return;
   if (n) memcpy(b->p + b->n, s, n);
   b->n += n;
@@ -78,11 +78,6 @@ void tl_buf_json_string(tl_buf *b, const char *s, size_t n) {
   }
   tl_buf_append(b, s + n - run, run);
   tl_buf_append(b, "\"", 1);
-}
-
-void tl_buf_reset(tl_buf *b) {
-  b->n = 0;
-  if (b->p) b->p[0] = 0;
 }
 
 void tl_buf_free(tl_buf *b) {

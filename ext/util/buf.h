@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct tl_buf {
   char *p;      /* NUL-terminated while not oom */
@@ -15,13 +16,27 @@ typedef struct tl_buf {
   int oom;
 } tl_buf;
 
-void tl_buf_append(tl_buf *b, const char *s, size_t n);
+void tl_buf_append_slow(tl_buf *b, const char *s, size_t n);
+/* Appends n bytes; the common case (room left) is inline: tokenizers call it per token. */
+static inline void tl_buf_append(tl_buf *b, const char *s, size_t n) {
+  if (!b->oom && b->n + n < b->cap) {
+    if (n) memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+    return;
+  }
+  tl_buf_append_slow(b, s, n);
+}
 void tl_buf_puts(tl_buf *b, const char *s);
 void tl_buf_printf(tl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tl_buf_i64(tl_buf *b, int64_t v);
 /* Appends s as a JSON string literal (quotes, escapes; bytes >= 0x80 copied as-is). */
 void tl_buf_json_string(tl_buf *b, const char *s, size_t n);
-void tl_buf_reset(tl_buf *b);  /* empties, keeps memory */
+/* Empties, keeps memory. */
+static inline void tl_buf_reset(tl_buf *b) {
+  b->n = 0;
+  if (b->p) b->p[0] = 0;
+}
 void tl_buf_free(tl_buf *b);
 
 #endif
