@@ -20,8 +20,8 @@
 # count(*) and the CLI analysis, with ns per event, peak RSS and whether the time per
 # event grows with size. BENCH_SIZES=a,b,c overrides the sizes.
 #
-# BENCH_KINETO=1 also runs bench/kineto_bench.py (a 1 GB PyTorch-profiler trace through the
-# Kineto reader, MB/s against the 180 MB/s target).
+# It also runs bench/kineto_bench.py: a 1 GB PyTorch-profiler trace through the Kineto
+# reader, MB/s against the 180 MB/s target (BENCH_KINETO=0 skips it).
 #
 # Environment: BUILD (build folder, default build), BENCH_ROWS (default 2000000),
 # BENCH_FORMAT (ascend | nsys, default ascend), BENCH_REPEAT (best of N, default 3).
@@ -46,6 +46,6 @@ if [ ${#scaling[@]} -gt 0 ]; then
 fi
 mkdir -p "$BUILD/bench" bench/out
 cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$BUILD/bench/bare_scan" bench/bare_scan.c -lsqlite3
-if [ "${BENCH_KINETO:-0}" = 1 ]; then python3 bench/kineto_bench.py --build "$BUILD" "${record[@]}"; fi
+if [ "${BENCH_KINETO:-1}" = 1 ]; then python3 bench/kineto_bench.py --build "$BUILD" "${record[@]}"; fi
 exec python3 bench/measure.py --build "$BUILD" --rows "${BENCH_ROWS:-2000000}" \
   --format "${BENCH_FORMAT:-ascend}" --repeat "${BENCH_REPEAT:-3}" "${record[@]}" "${scaling[@]}"
