@@ -47,4 +47,8 @@ sqlite3 -column -header "$OUT/analysis.db" \
   "SELECT support_state, cardinality, count(*) AS n FROM traceloom_runtime_device_relation
     GROUP BY 1, 2 ORDER BY n DESC;"
 echo
+echo "== Perfetto timeline"
+"$BUILD/traceloom" export-perfetto "$OUT/analysis.db" --output "$OUT/timeline.perfetto.json.gz"
+echo "open $OUT/timeline.perfetto.json.gz in https://ui.perfetto.dev"
+echo
 echo "Query it yourself: sqlite3 $OUT/analysis.db 'SELECT surface_name, purpose FROM traceloom_analysis_surface'"
