@@ -66,8 +66,29 @@ static void fn_debug(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   tl_buf_free(&b);
 }
 
+/* The file-touching functions run only from a read-only statement (a plain SELECT).
+** SQLITE_DIRECTONLY already keeps them out of views and triggers; SQLite 3.40 still lets a
+** CHECK constraint or DEFAULT clause stored in someone else's database call them during an
+** INSERT or UPDATE. Any busy writing statement on the connection means such a context. */
+static int refuse_from_writing_statement(sqlite3_context *ctx, const char *fn) {
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st; st = sqlite3_next_stmt(db, st)) {
+    if (sqlite3_stmt_busy(st) && !sqlite3_stmt_readonly(st)) {
+      char *msg = sqlite3_mprintf(
+          "%s() must be called from a top-level SELECT, not while a statement that writes "
+          "(INSERT, UPDATE, a CHECK constraint, a DEFAULT clause) runs on this connection",
+          fn);
+      sqlite3_result_error(ctx, msg ? msg : "refused", -1);
+      sqlite3_free(msg);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* traceloom_analyze(path [, options_json]): analyses and publishes into the main database. */
 static void fn_analyze(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  if (refuse_from_writing_statement(ctx, "traceloom_analyze")) return;
   const char *path = (const char *)sqlite3_value_text(argv[0]);
   const char *options = argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : NULL;
   tl_err e = {0};
@@ -86,6 +107,7 @@ static void fn_analyze(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 /* traceloom_export_perfetto(path [, options_json]): writes the analysis as a Perfetto JSON
 ** timeline (".gz": gzip) and returns the number of trace events written. */
 static void fn_export_perfetto(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  if (refuse_from_writing_statement(ctx, "traceloom_export_perfetto")) return;
   const char *path = (const char *)sqlite3_value_text(argv[0]);
   const char *options = argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : NULL;
   tl_err e = {0};

@@ -36,8 +36,9 @@ INSERT INTO t VALUES (3);
 UPDATE u SET x = 4;
 
 -- Schema objects other than views and triggers. A DEFAULT is stored unchecked; the
--- statement that would evaluate it is refused. (A CHECK constraint is NOT refused by
--- SQLite 3.40 for SQLITE_DIRECTONLY functions: open finding in docs/RELIABILITY.md.)
+-- statement that would evaluate it is refused. (SQLite 3.40 does not refuse a CHECK
+-- constraint for SQLITE_DIRECTONLY functions; the functions refuse it themselves:
+-- tests/sql/security.sql, docs/RELIABILITY.md.)
 CREATE TABLE evil_default(x, y DEFAULT (traceloom_export_perfetto('hostile_default.json')));
 -- expect-error: unsafe use of traceloom_export_perfetto()
 INSERT INTO evil_default(x) VALUES (1);

@@ -24,3 +24,16 @@ SELECT 'direct call works', traceloom_analyze('fixtures/minimal_smoke/mono') LIK
 SELECT 'version and debug', traceloom_version() = '0.1.0' AND traceloom_debug() LIKE 'version=0.1.0%sqlite_version=%';
 -- expect-error: traceloom_events(profile) needs the profile path as its argument
 SELECT * FROM traceloom_events;
+
+-- SQLite 3.40 lets a CHECK constraint or a DEFAULT clause stored in a database call even
+-- SQLITE_DIRECTONLY functions during an INSERT; the functions refuse to run while any
+-- writing statement is busy on the connection.
+CREATE TABLE evil_check(x CHECK (traceloom_export_perfetto('pwned_by_check.json') >= 0));
+-- expect-error: traceloom_export_perfetto() must be called from a top-level SELECT
+INSERT INTO evil_check VALUES (1);
+CREATE TABLE evil_default(x, y DEFAULT (traceloom_analyze('fixtures/minimal_smoke/mono')));
+-- (SQLite itself refuses this one as "unsafe use of traceloom_analyze()")
+-- expect-error: traceloom_analyze()
+INSERT INTO evil_default(x) VALUES (1);
+SELECT 'no file was written by the CHECK constraint', readfile('pwned_by_check.json') IS NULL;
+SELECT 'a top-level SELECT still works', traceloom_analyze('fixtures/minimal_smoke/mono') LIKE '%3 events%';
