@@ -168,9 +168,7 @@ static int windows(const tl_trace *t, const tl_anchors *a, const tl_anchor_group
     int64_t s = ev->start_ns[x], e = ev->end_ns[x];
     pk->self_ns = e - s;
     if (k == 0) frontier = s;
-    pk->window_start_ns = pk->window_end_ns = s;
     if (s > frontier) {
-      pk->window_start_ns = frontier;
       int64_t len = s - frontier;
       int64_t c = covered(&ucomm, &cc, frontier, s);
       int64_t x2 = covered(&uexec_only, &ce, frontier, s);

@@ -18,7 +18,6 @@
 
 typedef struct tl_packet {
   int64_t compute_ns, comm_ns, idle_ns, self_ns, aux_ns;
-  int64_t window_start_ns, window_end_ns; /* the prelude window (empty: start == end) */
   uint32_t aux_events;
 } tl_packet;
 
