@@ -90,12 +90,12 @@ $(BUILD)/traceloom: ext/cli/main.c $(BUILD)/libtraceloom_core.a $(EXT_HDRS)
 	$(CC) $(CSTD) $(WARN) $(OPT) -DSQLITE_CORE $(INCLUDES) -o $@ ext/cli/main.c \
 	  $(BUILD)/libtraceloom_core.a -lsqlite3 $(DEPS_LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/tl_check.h $(BUILD)/libtraceloom_core.a
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/tl_check.h $(EXT_HDRS) $(BUILD)/libtraceloom_core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O1 -g -DSQLITE_CORE $(INCLUDES) -Itests/unit -o $@ $< \
 	  $(BUILD)/libtraceloom_core.a -lsqlite3 $(DEPS_LIBS) $(CHECK_LIBS)
 
-$(BUILD)/tests-asan/%: tests/unit/%.c tests/unit/tl_check.h $(BUILD)/libtraceloom_asan.a
+$(BUILD)/tests-asan/%: tests/unit/%.c tests/unit/tl_check.h $(EXT_HDRS) $(BUILD)/libtraceloom_asan.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O1 -g $(SAN) -DSQLITE_CORE $(INCLUDES) -Itests/unit -o $@ $< \
 	  $(BUILD)/libtraceloom_asan.a -lsqlite3 $(DEPS_LIBS) $(CHECK_LIBS)

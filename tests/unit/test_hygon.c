@@ -35,14 +35,6 @@ typedef struct ev {
   char name[80], op_name[80], op_type[80], task_type[40];
 } ev;
 
-static void discover(const char *rel, tl_profile *p) {
-  char *path = tl_fixture(rel);
-  tl_err e = {0};
-  memset(p, 0, sizeof *p);
-  int rc = tl_profile_discover(path, "auto", p, &e);
-  ck_assert_msg(rc == TL_OK, "discover %s: %s", path, e.msg ? e.msg : "?");
-  free(path);
-}
 
 static ev *read_events(const tl_profile *p, size_t *n, int64_t *dropped) {
   tl_strpool *pool = tl_strpool_new();
@@ -99,7 +91,7 @@ static void check_kernel(const ev *x, int64_t rowid, uint32_t dev, uint32_t queu
 
 START_TEST(discovered_as_hygon) {
   tl_profile p;
-  discover("hygon/hipprof.db", &p);
+  tl_discover_fixture("hygon/hipprof.db", &p);
   ck_assert_uint_eq(p.inputs.n, 1);
   ck_assert_int_eq(p.inputs.v[0].family, TL_FAMILY_HYGON);
   tl_profile_free(&p);
@@ -108,7 +100,7 @@ END_TEST
 
 START_TEST(events) {
   tl_profile p;
-  discover("hygon/hipprof.db", &p);
+  tl_discover_fixture("hygon/hipprof.db", &p);
   size_t n;
   int64_t dropped;
   ev *v = read_events(&p, &n, &dropped);
@@ -144,7 +136,7 @@ END_TEST
 
 START_TEST(calls) {
   tl_profile p;
-  discover("hygon/hipprof.db", &p);
+  tl_discover_fixture("hygon/hipprof.db", &p);
   tl_strpool *pool = tl_strpool_new();
   tl_cursor *c;
   tl_err e = {0};
@@ -180,7 +172,7 @@ END_TEST
 
 START_TEST(inventory) {
   tl_profile p;
-  discover("hygon/hipprof.db", &p);
+  tl_discover_fixture("hygon/hipprof.db", &p);
   tl_inventory inv;
   tl_err e = {0};
   ck_assert_msg(tl_profile_inventory(&p, &inv, &e) == TL_OK, "%s", e.msg);
@@ -215,7 +207,7 @@ END_TEST
 
 START_TEST(incomplete_hipops) {
   tl_profile p;
-  discover("hygon/neg_incomplete_hipops.db", &p);
+  tl_discover_fixture("hygon/neg_incomplete_hipops.db", &p);
   ck_assert_int_eq(p.inputs.v[0].family, TL_FAMILY_HYGON);
   tl_strpool *pool = tl_strpool_new();
   tl_cursor *c = NULL;

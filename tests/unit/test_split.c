@@ -55,14 +55,6 @@ static void copy_str(char *dst, size_t cap, const tl_strpool *pool, uint32_t id)
   snprintf(dst, cap, "%s", tl_strpool_str(pool, id));
 }
 
-static void discover(const char *rel, tl_profile *p) {
-  char *path = tl_fixture(rel);
-  tl_err e = {0};
-  memset(p, 0, sizeof *p);
-  int rc = tl_profile_discover(path, "auto", p, &e);
-  ck_assert_msg(rc == TL_OK, "discover %s: %s", path, e.msg ? e.msg : "?");
-  free(path);
-}
 
 /* Reads every event of the profile (all inputs) through the whole-profile cursor. */
 static ev *read_events(const tl_profile *p, size_t *n, int64_t *dropped) {
@@ -159,7 +151,7 @@ static size_t count_kind(const ev *v, size_t n, tl_kind k) {
 
 START_TEST(golden_discovered_as_split) {
   tl_profile p;
-  discover("split_golden/split", &p);
+  tl_discover_fixture("split_golden/split", &p);
   ck_assert_uint_eq(p.inputs.n, 1);
   ck_assert_int_eq(p.inputs.v[0].family, TL_FAMILY_ASCEND_SPLIT);
   ck_assert_int_eq(p.inputs.v[0].primary_file, -1);
@@ -169,7 +161,7 @@ END_TEST
 
 START_TEST(golden_events) {
   tl_profile p;
-  discover("split_golden/split", &p);
+  tl_discover_fixture("split_golden/split", &p);
   size_t n;
   int64_t dropped;
   ev *v = read_events(&p, &n, &dropped);
@@ -232,7 +224,7 @@ END_TEST
 
 START_TEST(golden_calls) {
   tl_profile p;
-  discover("split_golden/split", &p);
+  tl_discover_fixture("split_golden/split", &p);
   size_t n;
   call *v = read_calls(&p, &n);
   ck_assert_uint_eq(n, 1);
@@ -253,7 +245,7 @@ END_TEST
 
 START_TEST(golden_inventory) {
   tl_profile p;
-  discover("split_golden/split", &p);
+  tl_discover_fixture("split_golden/split", &p);
   tl_inventory inv;
   tl_err e = {0};
   ck_assert_msg(tl_profile_inventory(&p, &inv, &e) == TL_OK, "%s", e.msg);
@@ -289,7 +281,7 @@ END_TEST
 START_TEST(golden_fallback) {
   /* An unusable monolithic DB (only a metadata table) beside the split tree. */
   tl_profile p;
-  discover("split_golden/fallback", &p);
+  tl_discover_fixture("split_golden/fallback", &p);
   ck_assert_uint_eq(p.inputs.n, 1);
   ck_assert_int_eq(p.inputs.v[0].family, TL_FAMILY_ASCEND_SPLIT);
   ck_assert_uint_ge(p.warnings.n, 1);
@@ -306,7 +298,7 @@ END_TEST
 
 START_TEST(exact_hlt_events_and_calls) {
   tl_profile p;
-  discover("exact_hlt/split", &p);
+  tl_discover_fixture("exact_hlt/split", &p);
   ck_assert_int_eq(p.inputs.v[0].family, TL_FAMILY_ASCEND_SPLIT);
   size_t n;
   int64_t dropped;
@@ -349,7 +341,7 @@ END_TEST
 
 START_TEST(incomplete_task_info) {
   tl_profile p;
-  discover("exact_hlt/mut_incomplete_split_task_info", &p);
+  tl_discover_fixture("exact_hlt/mut_incomplete_split_task_info", &p);
   tl_inventory inv;
   tl_err e = {0};
   ck_assert_msg(tl_profile_inventory(&p, &inv, &e) == TL_OK, "%s", e.msg);
@@ -387,8 +379,8 @@ static int cmp_ev(const void *a, const void *b) {
 ** name, op_type) multiset. */
 static void check_equivalent(const char *split_rel, const char *mono_rel) {
   tl_profile ps, pm;
-  discover(split_rel, &ps);
-  discover(mono_rel, &pm);
+  tl_discover_fixture(split_rel, &ps);
+  tl_discover_fixture(mono_rel, &pm);
   ck_assert_int_eq(ps.inputs.v[0].family, TL_FAMILY_ASCEND_SPLIT);
   ck_assert_int_eq(pm.inputs.v[0].family, TL_FAMILY_ASCEND_MONO);
   size_t ns, nm;

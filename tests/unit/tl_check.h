@@ -12,6 +12,9 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "source/source.h"
 
 /* Path of a materialized fixture, e.g. tl_fixture("minimal_smoke/mono"). Static buffer
 ** per call site is not needed: the result is malloc'd and freed at exit by the OS in tests,
@@ -23,6 +26,16 @@ static inline char *tl_fixture(const char *rel) {
   char *p = malloc(n);
   if (p) snprintf(p, n, "%s/fixtures/%s", b, rel);
   return p;
+}
+
+/* Discovers a materialized fixture profile, failing the test with the reader's message. */
+static inline void tl_discover_fixture(const char *rel, tl_profile *p) {
+  char *path = tl_fixture(rel);
+  tl_err e = {0};
+  memset(p, 0, sizeof *p);
+  int rc = tl_profile_discover(path, "auto", p, &e);
+  ck_assert_msg(rc == TL_OK, "discover %s: %s", path, e.msg ? e.msg : "?");
+  free(path);
 }
 
 #define TL_CHECK_MAIN(suite_fn)                                   \
