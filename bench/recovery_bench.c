@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
   double t2 = now();
   if (tl_packets_build(&t, &a, &p, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
   double t3 = now();
-  if (tl_forest_build(&t, &a, p, &f, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
+  if (tl_forest_build(&t, &a, p, NULL, &f, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
   double t4 = now();
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);

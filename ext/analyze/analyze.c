@@ -13,6 +13,7 @@
 #include "classify/classify.h"
 #include "cost/packets.h"
 #include "structure/structure.h"
+#include "replay/replay.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,6 +236,8 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   tl_inventory inventory = {0};
   tl_source_digest *digests = NULL;
   tl_classification cls;
+  tl_replay replay;
+  memset(&replay, 0, sizeof replay);
   memset(&trace, 0, sizeof trace);
   memset(&cls, 0, sizeof cls);
   /* Rules first: an invalid rules config refuses the analysis before anything is read. */
@@ -275,6 +278,11 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     rc = progress_stage(&pr, "relating runtime calls to device work", e);
     if (rc == TL_OK) rc = tl_relate(&trace, &relations, e);
   }
+  if (rc == TL_OK) {
+    rc = progress_stage(&pr, "reconstructing graph replays", e);
+    if (rc == TL_OK) rc = tl_replay_build(&trace, &profile, &replay, e);
+    if (rc == TL_OK) rc = tl_replay_promote(&trace, &replay, e);
+  }
   /* Roles and symbols, anchors, cost packets, structure. */
   uint8_t *roles = NULL, *costs = NULL;
   uint32_t *symbols = NULL, *role_class = NULL;
@@ -295,10 +303,19 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     if (rc == TL_OK) rc = tl_classification_event_arrays(&cls, &trace, &roles, &costs, &symbols, e);
     for (size_t i = 0; rc == TL_OK && i < trace.ev.n; i++)
       role_class[i] = tl_event_class(&cls, &trace, i)->class_id;
+    /* Launch anchors of exact replay units: anchors by construction, their symbol the
+    ** composition role (ACLH, ACLL, ...), whatever the rules say about their label. */
+    for (size_t k = 0; rc == TL_OK && k < replay.launches.n; k++) {
+      const tl_graph_launch *l = &replay.launches.v[k];
+      if (l->anchor_event == TL_REPLAY_NONE) continue;
+      roles[l->anchor_event] = TL_ROLE_ANCHOR;
+      costs[l->anchor_event] = TL_COST_ELIGIBLE;
+      symbols[l->anchor_event] = tl_event_label(&trace, l->anchor_event)->name;
+    }
   }
   if (rc == TL_OK) {
     rc = progress_stage(&pr, "selecting anchors", e);
-    tl_anchor_input ain = {&trace, roles, costs, symbols, NULL};
+    tl_anchor_input ain = {&trace, roles, costs, symbols, replay.owned};
     if (rc == TL_OK) rc = tl_anchors_build(&ain, &anchors, e);
   }
   if (rc == TL_OK) {
@@ -327,7 +344,27 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   }
   if (rc == TL_OK) {
     rc = progress_stage(&pr, "recovering structure", e);
-    if (rc == TL_OK) rc = tl_forest_build(&trace, &anchors, packets, &forest, e);
+    uint32_t *anchor_unit = NULL;
+    int64_t *anchor_key = NULL;
+    if (rc == TL_OK && replay.units.n) {
+      anchor_unit = calloc(anchors.n ? anchors.n : 1, sizeof *anchor_unit);
+      anchor_key = calloc(anchors.n ? anchors.n : 1, sizeof *anchor_key);
+      if (!anchor_unit || !anchor_key) rc = tl_nomem(e);
+      for (size_t k = 0; rc == TL_OK && k < anchors.n; k++) {
+        uint32_t x = anchors.event[k];
+        if (x < replay.n_real_events) continue;
+        uint32_t l = replay.launch_of_synthetic[x - replay.n_real_events];
+        const tl_graph_launch *gl = &replay.launches.v[l];
+        anchor_unit[k] = gl->unit + 1;
+        /* token identity (graph template, body template, slot): negative, never a symbol id */
+        anchor_key[k] = -(((int64_t)replay.units.v[gl->unit].graph_template << 40) |
+                          ((int64_t)gl->body_template << 16) | (int64_t)(gl->slot_order + 1));
+      }
+    }
+    tl_forest_constraints fc = {anchor_unit, anchor_key, NULL};
+    if (rc == TL_OK) rc = tl_forest_build(&trace, &anchors, packets, &fc, &forest, e);
+    free(anchor_unit);
+    free(anchor_key);
   }
   if (rc == TL_OK) {
     rc = progress_stage(&pr, "publishing", e);
@@ -347,15 +384,19 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
                            .embed_raw = opt.embed_raw,
                            .rules = rules,
                            .classification = &cls,
-                           .event_role_class = role_class};
+                           .event_role_class = role_class,
+                           .replay = &replay};
     rc = tl_publish(db, &in, e);
   }
   size_t n_anchors = anchors.n, n_trees = forest.trees.n;
+  size_t n_real_events = replay.launches.n ? replay.n_real_events : trace.ev.n, n_exact = 0;
+  for (size_t k = 0; k < replay.launches.n; k++) n_exact += replay.launches.v[k].unit != TL_REPLAY_NONE;
   tl_forest_free(&forest);
   free(packets);
   tl_anchors_free(&anchors);
   free(roles), free(costs), free(symbols), free(sem_role), free(sem_reason), free(role_class);
   tl_classification_free(&cls);
+  tl_replay_free(&replay);
   if (rc == TL_OK) {
     size_t supported = 0;
     for (size_t i = 0; i < relations.n; i++)
@@ -363,9 +404,10 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
                    relations.v[i].state == TL_SUPPORTED_DETERMINISTIC;
     *summary = tl_mprintf(
         "traceloom: analysed %zu input(s) (%s): %zu events, %zu runtime calls, %zu "
-        "runtime-device relations (%zu supported), %zu anchors in %zu tree(s) in %.2f s",
-        profile.inputs.n, tl_family_source_kind(profile.inputs.v[0].family), trace.ev.n,
-        trace.calls.n, relations.n, supported, n_anchors, n_trees, now_s() - pr.t0);
+        "runtime-device relations (%zu supported), %zu exact graph launch(es), %zu anchors in "
+        "%zu tree(s) in %.2f s",
+        profile.inputs.n, tl_family_source_kind(profile.inputs.v[0].family), n_real_events,
+        trace.calls.n, relations.n, supported, n_exact, n_anchors, n_trees, now_s() - pr.t0);
     if (!*summary) rc = tl_nomem(e);
   }
   progress_end(&pr);

@@ -589,6 +589,10 @@ int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   step_done(&tm, "classification");
   if (rc == TL_OK && in->structure) rc = tl_publish_structure(db, in->structure, e);
   step_done(&tm, "structure");
+  if (rc == TL_OK && in->replay)
+    rc = tl_publish_replay(db, in->trace, in->replay, in->structure ? in->structure->anchors : NULL, e);
+  if (rc == TL_OK) rc = run_embedded(db, "sql/derive/", e);
+  step_done(&tm, "replays");
   if (rc == TL_OK) rc = run_embedded(db, "sql/views/", e);
   step_done(&tm, "views");
   if (rc == TL_OK) rc = publish_metadata(db, in, e);

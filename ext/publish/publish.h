@@ -16,6 +16,7 @@
 #include "source/source.h"
 #include "structure/publish_structure.h"
 #include "classify/classify.h"
+#include "replay/replay.h"
 
 typedef struct tl_source_digest {
   int64_t size;
@@ -39,6 +40,7 @@ typedef struct tl_publish_input {
   const tl_rules *rules;
   const tl_classification *classification;
   const uint32_t *event_role_class;   /* traceloom_evidence_role_class.class_id per event */
+  const tl_replay *replay;            /* exact graph replays; NULL to skip */
 } tl_publish_input;
 
 

@@ -56,9 +56,36 @@ static int flat_structure(const uint32_t *tok, size_t n, uint32_t nsym, tl_struc
   return 0;
 }
 
+/* Protected intervals of a group: maximal runs of anchors of one replay unit, when the
+** unit's launch anchors are all in that one run. */
+static int group_protect(const tl_forest_constraints *c, size_t first, size_t n,
+                         tl_protected **out, size_t *nout) {
+  *out = NULL, *nout = 0;
+  if (!c || !c->anchor_unit) return 0;
+  TL_VEC(tl_protected) v = {0};
+  for (size_t k = 0; k < n;) {
+    uint32_t u = c->anchor_unit[first + k];
+    size_t j = k + 1;
+    while (j < n && c->anchor_unit[first + j] == u) j++;
+    int whole = u != 0;
+    for (size_t x = 0; whole && x < n; x++)
+      if ((x < k || x >= j) && c->anchor_unit[first + x] == u) whole = 0;
+    if (whole && j - k >= 2) {
+      tl_protected pr = {k, j - 1, TL_PROTECT_UNIT};
+      if (TL_VEC_PUSH(&v, pr)) {
+        free(v.v);
+        return -1;
+      }
+    }
+    k = j;
+  }
+  *out = v.v, *nout = v.n;
+  return 0;
+}
+
 static int build_tree(const tl_trace *t, const tl_anchors *a, const tl_packet *p,
-                      const int64_t *linked_ns, size_t gi, int several_devices, tl_tree *tr,
-                      tl_err *e) {
+                      const tl_forest_constraints *c, const int64_t *linked_ns, size_t gi,
+                      int several_devices, tl_tree *tr, tl_err *e) {
   const tl_anchor_group *g = &a->groups.v[gi];
   size_t n = g->count;
   memset(tr, 0, sizeof *tr);
@@ -77,7 +104,9 @@ static int build_tree(const tl_trace *t, const tl_anchors *a, const tl_packet *p
   if (!tok) return tl_nomem(e);
   uint32_t nsym = 0;
   for (size_t k = 0; k < n; k++) {
-    uint32_t s = a->symbol[g->first + k];
+    int64_t s = a->symbol[g->first + k];
+    if (c && c->anchor_token_key && c->anchor_token_key[g->first + k])
+      s = c->anchor_token_key[g->first + k];
     int64_t *d = tl_i64map_get(&dense, s);
     if (!d) {
       if (tl_i64map_put(&dense, s, nsym)) goto nomem;
@@ -87,9 +116,22 @@ static int build_tree(const tl_trace *t, const tl_anchors *a, const tl_packet *p
     }
   }
   tl_i64map_free(&dense);
-  tl_recover_input in = {tok, n, NULL, NULL, 0};
+  tl_protected *protect = NULL;
+  size_t nprotect = 0;
+  if (group_protect(c, g->first, n, &protect, &nprotect)) goto nomem;
+  tl_recover_input in = {tok, n, c && c->anchor_partition ? c->anchor_partition + g->first : NULL,
+                         protect, nprotect};
   tl_err rerr = {0};
   int rc = tl_recover(&in, &tr->st, &rerr);
+  free(protect);
+  if (rc == TL_RECOVER_ESTEP) {
+    /* A replay outside one known step is an input contradiction, not a shape problem. */
+    free(tok);
+    tl_fail(e, "%s (db %u, device %u)", rerr.msg, (unsigned)g->db_idx, (unsigned)g->device_id);
+    tl_err_clear(&rerr);
+    tree_free(tr);
+    return TL_ERROR;
+  }
   if (rc == TL_OK) {
     tr->macro_discovery = "native_report_tree_complete";
   } else if (rc == TL_RECOVER_ENOMEM) {
@@ -141,8 +183,8 @@ nomem:
   return tl_nomem(e);
 }
 
-int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packet *p, tl_forest *f,
-                    tl_err *e) {
+int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packet *p,
+                    const tl_forest_constraints *c, tl_forest *f, tl_err *e) {
   memset(f, 0, sizeof *f);
   /* Duration of the aux events linked to each anchor (traceloom_aux_link). */
   int64_t *linked_ns = calloc(a->n ? a->n : 1, sizeof *linked_ns);
@@ -156,7 +198,7 @@ int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packet *p, 
       if (gj != gi && a->groups.v[gj].db_idx == a->groups.v[gi].db_idx && a->groups.v[gj].count)
         several = 1;
     tl_tree tr;
-    if (build_tree(t, a, p, linked_ns, gi, several, &tr, e)) {
+    if (build_tree(t, a, p, c, linked_ns, gi, several, &tr, e)) {
       free(linked_ns);
       tl_forest_free(f);
       return TL_ERROR;

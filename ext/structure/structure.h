@@ -33,8 +33,24 @@ typedef struct tl_forest {
   TL_VEC(tl_tree) trees;
 } tl_forest;
 
-int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packet *p, tl_forest *f,
-                    tl_err *e);
+/* Optional constraints on recovery, indexed by global anchor number (NULL = none):
+** anchor_unit: 1 + the exact replay unit an anchor is a launch of (0 = eager work); a
+**   unit whose launch anchors are contiguous becomes one protected interval that repeat
+**   recovery never splits (recovery.md 4.2; a lone launch anchor is atomic anyway);
+** anchor_partition: the scheduler step of each anchor, TL_RECOVER_NO_PARTITION when
+**   unknown; repeats never cross a step and a protected unit must lie in one known step,
+**   else the build fails with "protected replay has missing or conflicting step identity". */
+typedef struct tl_forest_constraints {
+  const uint32_t *anchor_unit;
+  /* anchor_token_key: non-zero keys replace the symbol as the anchor's token identity, so
+  ** launches with one symbol (ACLH) but different graph or body templates stay distinct
+  ** tokens; the published symbol does not change. */
+  const int64_t *anchor_token_key;
+  const uint32_t *anchor_partition;
+} tl_forest_constraints;
+
+int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packet *p,
+                    const tl_forest_constraints *c, tl_forest *f, tl_err *e);
 void tl_forest_free(tl_forest *f);
 
 /* Sum of one field over the tokens [start, end) of a tree. */

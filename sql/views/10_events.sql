@@ -21,7 +21,8 @@ CREATE VIEW traceloom_v_event_source_locator AS
 SELECT s.event_id, s.source_ordinal, s.db_idx, s.device_id, s.source_id AS source_ref_id,
        d.source_path, s.source_table, s.source_key, s.source_role, s.source_id,
        t.embedded_table_name, t.source_rowid_column,
-       CASE WHEN t.embedded_table_name IS NOT NULL THEN 'embedded_raw'
+       CASE WHEN s.source_table = 'graph_replay' THEN 'derived_exact_replay_launch'
+            WHEN t.embedded_table_name IS NOT NULL THEN 'embedded_raw'
             WHEN d.source_id IS NOT NULL THEN 'external_raw'
             ELSE 'unresolved' END AS resolution_status
 FROM traceloom_event_source s

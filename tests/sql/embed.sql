@@ -31,6 +31,6 @@ INSERT INTO TASK VALUES ('keep me');
 -- expect-error: cannot embed table TASK of
 SELECT traceloom_analyze('fixtures/minimal_smoke/mono', '{"embed_raw": true}');
 SELECT 'user table kept', (SELECT mine FROM TASK) = 'keep me';
-SELECT 'previous analysis kept', (SELECT count(*) FROM traceloom_event) = 70;
+SELECT 'previous analysis kept', (SELECT count(*) FROM traceloom_event WHERE source_table = 'TASK') = 70;
 -- expect-error: analyze option "embed_raw" must be true or false
 SELECT traceloom_analyze('fixtures/minimal_smoke/mono', '{"embed_raw": 1}');

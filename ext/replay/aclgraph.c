@@ -1,0 +1,832 @@
+/*
+** aclgraph.c: exact ACL graph replays on Ascend (recovery.md 7.1).
+**
+** Per (db_idx, device_id):
+**   1. capture instances: CaptureStreamInfo groups (device_id, model_id) -> model streams;
+**      a model stream claimed by two instances is ambiguous and never used;
+**   2. launches: each MODEL_EXECUTE device task, its host aclmdlRIExecuteAsync call and
+**      NOTIFY_WAIT by connectionId, and a NOTIFY_RECORD whose end is within 10,000 ns of
+**      the wait's end (greedy by smallest delta), else paired in order when the leftover
+**      counts are equal, else unmatched. The record names the instance: its modelId
+**      (record_model_id), else its stream (record_model_stream);
+**   3. bodies: the tasks on the instance's streams inside the launch interval, with equal
+**      modelId where known and a normalized identity; lanes (one per stream) sorted by
+**      their token sequence give the body signature;
+**   4. composition: launches in host submission order (all have host calls) or device
+**      order, cut into segments at launches without completion; per segment the best
+**      exact periodic suffix (>= 3 full repeats) becomes the composition, classified
+**      head + layer x N + tail, single graph or generic; every stretch of launches gets a
+**      region with a typed status, and only recognized regions become replay units.
+**
+** Membership comes from these identities only. A task claimed by two launches makes the
+** later launch's body ambiguous rather than guessing.
+*/
+#include "replay.h"
+#include "buf.h"
+#include "i64map.h"
+#include "sort.h"
+#include "source/sqlsrc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NOTIFY_COMPLETION_WINDOW_NS 10000
+
+/* ------------------------------------------------------------------ capture streams */
+
+typedef struct capture_row {
+  int64_t device_id, model_id, stream_id;
+} capture_row;
+
+typedef TL_VEC(capture_row) capture_rows;
+
+/* Reads CaptureStreamInfo (stream_id, or the legacy model_stream_id) of one companion. */
+static int read_capture_streams(const char *path, capture_rows *out, tl_err *e) {
+  sqlite3 *db;
+  if (tl_sql_open_ro(path, &db, e)) return TL_ERROR;
+  tl_columns cols;
+  int rc = tl_sql_columns(db, path, "CaptureStreamInfo", &cols, e);
+  if (rc) {
+    tl_sql_close(db);
+    return rc;
+  }
+  const char *stream = tl_columns_find(&cols, "stream_id", 1) >= 0         ? "stream_id"
+                       : tl_columns_find(&cols, "model_stream_id", 1) >= 0 ? "model_stream_id"
+                                                                           : NULL;
+  int ok = stream && tl_columns_find(&cols, "device_id", 1) >= 0 &&
+           tl_columns_find(&cols, "model_id", 1) >= 0;
+  tl_columns_free(&cols);
+  if (!ok) {
+    tl_sql_close(db);
+    return tl_fail(e,
+                   "%s: table CaptureStreamInfo lacks device_id, model_id or stream_id "
+                   "(model_stream_id)",
+                   path);
+  }
+  char *sql = tl_mprintf(
+      "SELECT CAST(device_id AS INTEGER), CAST(model_id AS INTEGER), CAST(\"%s\" AS INTEGER) "
+      "FROM CaptureStreamInfo ORDER BY 1, 2, 3, rowid",
+      stream);
+  sqlite3_stmt *st = NULL;
+  rc = sql ? tl_sql_prepare(db, path, sql, &st, e) : tl_nomem(e);
+  free(sql);
+  while (rc == TL_OK) {
+    int s = sqlite3_step(st);
+    if (s == SQLITE_DONE) break;
+    if (s != SQLITE_ROW) {
+      rc = tl_fail(e, "%s: reading CaptureStreamInfo: %s", path, sqlite3_errmsg(db));
+      break;
+    }
+    capture_row r = {tl_col_i64(st, 0, -1), tl_col_i64(st, 1, -1), tl_col_i64(st, 2, -1)};
+    if (r.device_id < 0 || r.model_id < 0 || r.stream_id < 0) continue;
+    if (TL_VEC_PUSH(out, r)) rc = tl_nomem(e);
+  }
+  sqlite3_finalize(st);
+  tl_sql_close(db);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ event roles */
+
+enum { CTL_NONE = 0, CTL_EXECUTE, CTL_WAIT, CTL_RECORD, CTL_INFRA };
+
+/* Provider control tasks that carry no operator identity by design. */
+static int control_kind(const char *task_type) {
+  static const char *const infra[] = {
+      "EVENT_RECORD",   "EVENT_WAIT",      "EVENT_RESET",     "NOP",
+      "MEM_WAIT_VALUE", "MEM_WRITE_VALUE", "WRITE_VALUE",     "STREAM_ACTIVE",
+      "STREAM_SWITCH",  "LABEL_SET",       "LABEL_SWITCH",    "LABEL_GOTO",
+      "MODEL_END_GRAPH", "CAPTURE_RECORD", "CAPTURE_WAIT",    "MODEL_MAINTAINCE",
+      "NOTIFY_RESET",   "PROFILER_TRACE",  "PROFILER_TRACE_EX", NULL};
+  if (!task_type) return CTL_NONE;
+  if (strcmp(task_type, "MODEL_EXECUTE") == 0) return CTL_EXECUTE;
+  if (strcmp(task_type, "NOTIFY_WAIT") == 0) return CTL_WAIT;
+  if (strcmp(task_type, "NOTIFY_RECORD") == 0) return CTL_RECORD;
+  for (int i = 0; infra[i]; i++)
+    if (strcmp(task_type, infra[i]) == 0) return CTL_INFRA;
+  return CTL_NONE;
+}
+
+static const char *label_task_type(const tl_trace *t, const tl_label *l) {
+  return l->task_type ? tl_str(t, l->task_type) : l->name ? tl_str(t, l->name) : NULL;
+}
+
+/* ------------------------------------------------------------------ per-device state */
+
+typedef struct launch_work {
+  uint32_t execute, wait, record; /* events or NONE */
+  uint32_t host_call;
+  int64_t host_start;
+  int64_t instance;               /* model id of the captured instance, -1 */
+  int64_t graph_conn;             /* record connectionId, -1 */
+  uint8_t match, assoc;
+} launch_work;
+
+typedef struct device_ctx {
+  const tl_trace *t;
+  tl_replay *r;
+  uint16_t db_idx;
+  uint32_t device_id;
+  const capture_rows *caps;       /* rows of this device, sorted */
+  size_t cap_first, cap_n;
+  int companion_ok;
+  const char *companion_detail;
+  /* Body candidates of the device: non-control-execute events sorted by (stream, start). */
+  uint32_t *cand;
+  size_t ncand;
+  uint8_t *claimed;               /* per event, 1 once a launch owns it as member */
+} device_ctx;
+
+static int stream_of_model_ambiguous(const device_ctx *d, int64_t stream) {
+  int64_t owner = -1;
+  for (size_t i = d->cap_first; i < d->cap_first + d->cap_n; i++) {
+    const capture_row *c = &d->caps->v[i];
+    if (c->stream_id != stream) continue;
+    if (owner >= 0 && owner != c->model_id) return 1;
+    owner = c->model_id;
+  }
+  return 0;
+}
+
+static int model_known(const device_ctx *d, int64_t model) {
+  for (size_t i = d->cap_first; i < d->cap_first + d->cap_n; i++)
+    if (d->caps->v[i].model_id == model) return 1;
+  return 0;
+}
+
+static int64_t model_of_stream(const device_ctx *d, int64_t stream) {
+  if (stream_of_model_ambiguous(d, stream)) return -1;
+  for (size_t i = d->cap_first; i < d->cap_first + d->cap_n; i++)
+    if (d->caps->v[i].stream_id == stream) return d->caps->v[i].model_id;
+  return -1;
+}
+
+/* Lower bound in cand of (stream, start). */
+static size_t cand_lower(const device_ctx *d, uint32_t stream, int64_t start) {
+  const tl_events *ev = &d->t->ev;
+  size_t lo = 0, hi = d->ncand;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    uint32_t x = d->cand[mid];
+    if (ev->stream_id[x] < stream || (ev->stream_id[x] == stream && ev->start_ns[x] < start))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* The normalized identity token of a body task, or NULL when it has none. */
+static char *member_token(const tl_trace *t, uint32_t x, uint8_t *kind) {
+  const tl_label *l = tl_event_label(t, x);
+  const char *tt = l->task_type ? tl_str(t, l->task_type) : "";
+  if (l->comm_name) {
+    const char *name = tl_str(t, l->comm_name);
+    const char *cut = strstr(name, "__");
+    int len = cut ? (int)(cut - name) : (int)strlen(name);
+    *kind = TL_MEMBER_COMMUNICATION;
+    return tl_mprintf("comm:%.*s/%s", len, name,
+                      l->comm_task_type ? tl_str(t, l->comm_task_type) : tt);
+  }
+  const char *op = l->op_type ? tl_str(t, l->op_type) : l->op_name ? tl_str(t, l->op_name) : NULL;
+  if (!op) return NULL;
+  *kind = l->kind == TL_KIND_COMMUNICATION ? TL_MEMBER_COMMUNICATION
+          : l->kind == TL_KIND_DATA_MOVE   ? TL_MEMBER_DATA_MOVE
+                                           : TL_MEMBER_COMPUTE;
+  return tl_mprintf("%s:%s/%s/%s", tl_member_kind_name(*kind), op,
+                    l->compute_task_type ? tl_str(t, l->compute_task_type) : "", tt);
+}
+
+typedef struct lane {
+  int64_t stream;
+  char *text;           /* the lane's token sequence, one token per line */
+  size_t first, n;      /* members (indices into the launch's temporary member list) */
+} lane;
+
+static int lane_cmp(const void *a, const void *b) {
+  const lane *x = a, *y = b;
+  int c = strcmp(x->text, y->text);
+  if (c) return c;
+  return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+/* Collects the body of launch l (already appended to r->launches at index li). */
+static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err *e) {
+  tl_replay *r = d->r;
+  tl_graph_launch *L = &r->launches.v[li];
+  const tl_trace *t = d->t;
+  const tl_events *ev = &t->ev;
+  if (!d->companion_ok) {
+    L->status = TL_LAUNCH_MISSING_BODY_CAPABILITY;
+    return TL_OK;
+  }
+  /* Body streams: the instance's captured streams, else the record's stream alone. */
+  int64_t streams[64];
+  size_t ns = 0;
+  if (w->instance >= 0) {
+    for (size_t i = d->cap_first; i < d->cap_first + d->cap_n && ns < 64; i++) {
+      const capture_row *c = &d->caps->v[i];
+      if (c->model_id != w->instance) continue;
+      if (stream_of_model_ambiguous(d, c->stream_id)) {
+        L->status = TL_LAUNCH_AMBIGUOUS_BODY;
+        return TL_OK;
+      }
+      if (ns == 0 || streams[ns - 1] != c->stream_id) streams[ns++] = c->stream_id;
+    }
+  } else if (w->record != TL_REPLAY_NONE) {
+    streams[ns++] = ev->stream_id[w->record];
+  }
+  if (ns == 0) {
+    L->status = TL_LAUNCH_MISSING_BODY_EVIDENCE;
+    return TL_OK;
+  }
+  TL_VEC(uint32_t) mem = {0};
+  TL_VEC(char *) tok = {0};
+  TL_VEC(uint8_t) kinds = {0};
+  lane lanes[64];
+  size_t nl = 0;
+  int rc = TL_OK;
+  for (size_t s = 0; s < ns && rc == TL_OK; s++) {
+    size_t at = cand_lower(d, (uint32_t)streams[s], L->start_ns);
+    lanes[nl].stream = streams[s];
+    lanes[nl].first = mem.n;
+    lanes[nl].text = NULL;
+    tl_buf text = {0};
+    for (; at < d->ncand; at++) {
+      uint32_t x = d->cand[at];
+      if (ev->stream_id[x] != (uint32_t)streams[s] || ev->start_ns[x] > L->end_ns) break;
+      if (ev->end_ns[x] > L->end_ns) continue;
+      if (w->instance >= 0 && ev->model_id[x] != TL_ABSENT && ev->model_id[x] != w->instance)
+        continue;
+      int ck = control_kind(label_task_type(t, tl_event_label(t, x)));
+      if (ck != CTL_NONE) continue; /* controls are not body members */
+      uint8_t kind;
+      char *tk = member_token(t, x, &kind);
+      if (!tk) {
+        if (!t->ev.n) break;
+        L->status = TL_LAUNCH_MISSING_BODY_CAPABILITY;
+        rc = 1;
+        break;
+      }
+      if (d->claimed[x]) {
+        free(tk);
+        L->status = TL_LAUNCH_AMBIGUOUS_BODY;
+        rc = 1;
+        break;
+      }
+      tl_buf_puts(&text, tk);
+      tl_buf_puts(&text, "\n");
+      if (TL_VEC_PUSH(&mem, x) || TL_VEC_PUSH(&tok, tk) || TL_VEC_PUSH(&kinds, kind)) {
+        free(tk);
+        rc = tl_nomem(e);
+        break;
+      }
+    }
+    if (text.oom) rc = tl_nomem(e);
+    lanes[nl].n = mem.n - lanes[nl].first;
+    lanes[nl].text = text.p ? text.p : tl_strdup("");
+    nl++;
+  }
+  if (rc == TL_OK && mem.n == 0) L->status = TL_LAUNCH_MISSING_BODY_EVIDENCE;
+  if (rc == TL_OK && mem.n) {
+    qsort(lanes, nl, sizeof *lanes, lane_cmp);
+    tl_buf sig = {0};
+    tl_buf_printf(&sig, "captured_stream_set_unordered\nstream_count=%zu\n", nl);
+    for (size_t k = 0; k < nl; k++) tl_buf_printf(&sig, "lane %zu\n%s", k, lanes[k].text);
+    uint32_t body = sig.oom ? 0 : tl_replay_intern_body(r, sig.p);
+    tl_buf_free(&sig);
+    if (!body) rc = tl_nomem(e);
+    L = &r->launches.v[li];
+    L->body_template = body;
+    L->first_member = (uint32_t)r->members.n;
+    for (size_t k = 0; rc == TL_OK && k < nl; k++)
+      for (size_t j = 0; j < lanes[k].n; j++) {
+        size_t m = lanes[k].first + j;
+        tl_graph_member gm = {li, mem.v[m], (uint32_t)k, (uint32_t)j, kinds.v[m], TL_ABSENT};
+        if (TL_VEC_PUSH(&r->members, gm)) rc = tl_nomem(e);
+        d->claimed[mem.v[m]] = 1;
+      }
+    L->nmembers = (uint32_t)(r->members.n - L->first_member);
+  }
+  if (rc == 1) rc = TL_OK; /* a typed status, not an error */
+  for (size_t k = 0; k < nl; k++) free(lanes[k].text);
+  for (size_t k = 0; k < tok.n; k++) free(tok.v[k]);
+  TL_VEC_FREE(&tok);
+  TL_VEC_FREE(&mem);
+  TL_VEC_FREE(&kinds);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ composition */
+
+/* Why a region is not recognized, in words (NULL for recognized ones). */
+static char *status_detail(uint8_t st) {
+  switch (st) {
+    case TL_REGION_MISSING_BODY_CAPABILITY:
+      return tl_strdup("a body task has no compute or communication identity (operator type, "
+                       "name or communication name) and is not a known control task, or the "
+                       "capture-stream companion is unusable: membership cannot be exact");
+    case TL_REGION_MISSING_BODY_EVIDENCE:
+      return tl_strdup("a launch has no body task on its captured streams, or its body tasks "
+                       "are also claimed by another launch");
+    case TL_REGION_BODY_MISMATCH:
+      return tl_strdup("launches of one captured graph instance have different bodies");
+    case TL_REGION_LEADING_CONTEXT:
+      return tl_strdup("launches before the exact periodic composition");
+    case TL_REGION_INCOMPLETE_TAIL:
+      return tl_strdup("a trailing prefix shorter than one composition period");
+    default: return NULL;
+  }
+}
+
+static int push_region(tl_replay *r, const device_ctx *d, uint8_t status, uint8_t order,
+                       uint8_t shape, uint8_t boundary, uint32_t candidate, size_t first,
+                       size_t n, uint32_t expected, char *detail, tl_err *e) {
+  tl_graph_region g;
+  memset(&g, 0, sizeof g);
+  g.db_idx = d->db_idx, g.device_id = d->device_id, g.status = status, g.order_policy = order;
+  g.shape_policy = shape, g.boundary_policy = boundary, g.candidate = candidate;
+  g.first_launch = (uint32_t)first, g.nlaunches = (uint32_t)n, g.expected_launches = expected;
+  g.start_ns = INT64_MAX, g.end_ns = INT64_MIN;
+  for (size_t i = first; i < first + n; i++) {
+    tl_graph_launch *l = &r->launches.v[i];
+    if (l->start_ns < g.start_ns) g.start_ns = l->start_ns;
+    if (l->end_ns > g.end_ns) g.end_ns = l->end_ns;
+    l->region = (uint32_t)r->regions.n;
+  }
+  g.detail = detail ? detail : status_detail(status);
+  if (TL_VEC_PUSH(&r->regions, g)) {
+    free(g.detail);
+    return tl_nomem(e);
+  }
+  return TL_OK;
+}
+
+/* 1 when ids[0..n) has the head + layer x N + tail shape. */
+static int is_hlt(const int64_t *ids, size_t n) {
+  if (n < 3) return 0;
+  if (ids[0] == ids[1] || ids[n - 1] == ids[1] || ids[0] == ids[n - 1]) return 0;
+  for (size_t i = 2; i < n - 1; i++)
+    if (ids[i] != ids[1]) return 0;
+  return 1;
+}
+
+/* Status a stretch of launches supports when all else is complete. */
+static uint8_t stretch_status(const tl_replay *r, size_t first, size_t n) {
+  uint8_t worst = TL_REGION_RECOGNIZED;
+  for (size_t i = first; i < first + n; i++) {
+    uint8_t s = r->launches.v[i].status, g = TL_REGION_RECOGNIZED;
+    if (s == TL_LAUNCH_MISSING_BODY_CAPABILITY) g = TL_REGION_MISSING_BODY_CAPABILITY;
+    else if (s == TL_LAUNCH_MISSING_BODY_EVIDENCE || s == TL_LAUNCH_AMBIGUOUS_BODY)
+      g = TL_REGION_MISSING_BODY_EVIDENCE;
+    else if (s == TL_LAUNCH_BODY_MISMATCH) g = TL_REGION_BODY_MISMATCH;
+    if (g != TL_REGION_RECOGNIZED && (worst == TL_REGION_RECOGNIZED || g < worst)) worst = g;
+  }
+  return worst;
+}
+
+static int make_unit(tl_replay *r, const device_ctx *d, size_t first, size_t n,
+                     const uint8_t *roles, tl_err *e) {
+  tl_buf sig = {0};
+  tl_buf_puts(&sig, "exact_replay_composition_v1\n");
+  for (size_t k = 0; k < n; k++) {
+    const tl_graph_launch *l = &r->launches.v[first + k];
+    tl_buf_printf(&sig, "%zu:%u:%s\n", k, (unsigned)l->body_template,
+                  tl_slot_role_name(roles[k]));
+  }
+  uint32_t gt = sig.oom ? 0 : tl_replay_intern_graph(r, sig.p);
+  tl_buf_free(&sig);
+  if (!gt) return tl_nomem(e);
+  tl_replay_unit u = {d->db_idx, TL_GRAPH_ACL, d->device_id, (uint32_t)first, (uint32_t)n, gt,
+                      (uint32_t)r->regions.n - 1};
+  for (size_t k = 0; k < n; k++) {
+    tl_graph_launch *l = &r->launches.v[first + k];
+    l->unit = (uint32_t)r->units.n;
+    l->member_order = (uint32_t)k, l->slot_order = (uint32_t)k, l->slot_role = roles[k];
+    l->status = TL_LAUNCH_EXACT;
+  }
+  return TL_VEC_PUSH(&r->units, u) ? tl_nomem(e) : TL_OK;
+}
+
+static void shape_roles(const int64_t *ids, size_t p, uint8_t *roles, uint8_t *shape) {
+  if (p == 1) {
+    roles[0] = TL_SLOT_SINGLE, *shape = 2;
+  } else if (is_hlt(ids, p)) {
+    for (size_t k = 0; k < p; k++)
+      roles[k] = k == 0 ? TL_SLOT_HEAD : k == p - 1 ? TL_SLOT_TAIL : TL_SLOT_LAYER;
+    *shape = 1;
+  } else {
+    for (size_t k = 0; k < p; k++) roles[k] = TL_SLOT_GENERIC;
+    *shape = 0;
+  }
+}
+
+/* Regions and units of one segment [first, first+n) of launches (composition order). */
+static int compose_segment(tl_replay *r, const device_ctx *d, size_t first, size_t n,
+                           uint8_t order, uint32_t *candidate, tl_err *e) {
+  int64_t *ids = malloc((n ? n : 1) * sizeof *ids);
+  uint8_t *roles = malloc((n ? n : 1) * sizeof *roles);
+  if (!ids || !roles) {
+    free(ids), free(roles);
+    return tl_nomem(e);
+  }
+  for (size_t i = 0; i < n; i++) ids[i] = r->launches.v[first + i].graph_id;
+  /* Best exact periodic suffix: longest covered, then more repeats, then smaller period. */
+  size_t best_p = 0, best_s = 0, best_cover = 0, best_reps = 0;
+  for (size_t p = 1; p * 3 <= n; p++) {
+    size_t s = n - p;
+    while (s > 0 && ids[s - 1] == ids[s - 1 + p]) s--;
+    /* [s, n) is p-periodic; full patterns start at s (phase chosen below for H+L+T). */
+    size_t cover = n - s, reps = cover / p;
+    if (reps < 3) continue;
+    if (cover > best_cover || (cover == best_cover && reps > best_reps)) {
+      best_p = p, best_s = s, best_cover = cover, best_reps = reps;
+    }
+  }
+  int rc = TL_OK;
+  if (best_p) {
+    size_t p = best_p, s = best_s;
+    /* Phase: the first rotation whose pattern has the head + layer + tail shape and
+    ** still leaves three full repeats; else the suffix start. */
+    if (p >= 3)
+      for (size_t k = 0; k < p; k++)
+        if (is_hlt(ids + s + k, p) && (n - s - k) / p >= 3) {
+          s += k;
+          break;
+        }
+    uint8_t shape;
+    shape_roles(ids + s, p, roles, &shape);
+    uint32_t cand = ++*candidate;
+    /* Leading launches: one period long with its own H+L+T shape is a one-shot leading
+    ** composition; otherwise unrecognized leading context. */
+    if (s > 0) {
+      uint8_t lshape;
+      uint8_t lroles[1024];
+      int one_shot = s == p && p >= 3 && p <= 1024 && is_hlt(ids, s);
+      uint8_t st = one_shot ? stretch_status(r, first, s) : TL_REGION_LEADING_CONTEXT;
+      if (one_shot) shape_roles(ids, s, lroles, &lshape);
+      rc = push_region(r, d, st, order, one_shot ? lshape : 0, one_shot ? 1 : 0, cand, first,
+                       s, one_shot ? (uint32_t)s : 0, NULL, e);
+      if (rc == TL_OK && one_shot && st == TL_REGION_RECOGNIZED)
+        rc = make_unit(r, d, first, s, lroles, e);
+    }
+    size_t at = s;
+    for (; rc == TL_OK && at + p <= n; at += p) {
+      uint8_t st = stretch_status(r, first + at, p);
+      rc = push_region(r, d, st, order, shape, 0, cand, first + at, p, (uint32_t)p, NULL, e);
+      if (rc == TL_OK && st == TL_REGION_RECOGNIZED) rc = make_unit(r, d, first + at, p, roles, e);
+    }
+    if (rc == TL_OK && at < n)
+      rc = push_region(r, d, TL_REGION_INCOMPLETE_TAIL, order, shape, 0, cand, first + at,
+                       n - at, (uint32_t)p, NULL, e);
+  } else {
+    /* Direct single graphs: every launch completes adjacently, names its instance by
+    ** modelId, does not overlap the previous launch and has one valid body; otherwise no
+    ** launch of the segment is promoted. */
+    int ok = n > 0;
+    for (size_t i = 0; ok && i < n; i++) {
+      const tl_graph_launch *l = &r->launches.v[first + i];
+      ok = l->match_policy == TL_MATCH_NOTIFY_ADJACENT &&
+           l->association_policy == TL_ASSOC_RECORD_MODEL_ID && l->end_ns > l->start_ns &&
+           l->body_template != 0 && l->status == TL_LAUNCH_NOT_PROMOTED &&
+           (i == 0 || l->start_ns >= r->launches.v[first + i - 1].end_ns);
+    }
+    for (size_t i = 0; rc == TL_OK && i < n; i++) {
+      uint8_t st = stretch_status(r, first + i, 1);
+      if (!ok && st == TL_REGION_RECOGNIZED) st = TL_REGION_MISSING_BODY_EVIDENCE;
+      char *detail = ok ? NULL
+                        : tl_strdup("direct single-graph launches need adjacent completion, "
+                                    "a record modelId, no overlap and one valid body each");
+      rc = push_region(r, d, st, order, 2, 2, 0, first + i, 1, 1, detail, e);
+      uint8_t role = TL_SLOT_SINGLE;
+      if (rc == TL_OK && ok) rc = make_unit(r, d, first + i, 1, &role, e);
+    }
+  }
+  free(ids), free(roles);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ one device */
+
+typedef struct pair {
+  uint64_t delta;
+  uint32_t launch, rec;
+} pair;
+typedef TL_VEC(pair) pair_vec;
+
+static int pair_cmp(const void *a, const void *b) {
+  const pair *x = a, *y = b;
+  if (x->delta != y->delta) return x->delta < y->delta ? -1 : 1;
+  if (x->launch != y->launch) return x->launch < y->launch ? -1 : 1;
+  return (x->rec > y->rec) - (x->rec < y->rec);
+}
+
+static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev, tl_err *e) {
+  const tl_trace *t = d->t;
+  const tl_events *ev = &t->ev;
+  tl_replay *r = d->r;
+  TL_VEC(uint32_t) execs = {0}, waits = {0}, records = {0};
+  int rc = TL_OK;
+  d->ncand = 0;
+  for (size_t k = 0; k < ndev && rc == TL_OK; k++) {
+    uint32_t x = dev_events[k];
+    int ck = control_kind(label_task_type(t, tl_event_label(t, x)));
+    if (ck == CTL_EXECUTE) rc = TL_VEC_PUSH(&execs, x) ? tl_nomem(e) : TL_OK;
+    else if (ck == CTL_WAIT) rc = TL_VEC_PUSH(&waits, x) ? tl_nomem(e) : TL_OK;
+    else if (ck == CTL_RECORD) rc = TL_VEC_PUSH(&records, x) ? tl_nomem(e) : TL_OK;
+    if (ck != CTL_EXECUTE) d->cand[d->ncand++] = x;
+  }
+  if (rc || execs.n == 0) goto done;
+  /* Body candidates sorted by (stream, start, end, event). */
+  {
+    uint64_t *keys = malloc(d->ncand * sizeof *keys + 1);
+    uint32_t *vals = malloc(d->ncand * sizeof *vals + 1);
+    if (!keys || !vals) {
+      free(keys), free(vals);
+      rc = tl_nomem(e);
+      goto done;
+    }
+    /* Two stable radix passes: by start, then by stream. */
+    for (size_t k = 0; k < d->ncand; k++)
+      keys[k] = tl_order_i64(ev->start_ns[d->cand[k]]), vals[k] = d->cand[k];
+    if (tl_radix_sort_u64(keys, vals, d->ncand)) rc = tl_nomem(e);
+    for (size_t k = 0; rc == TL_OK && k < d->ncand; k++) keys[k] = ev->stream_id[vals[k]];
+    if (rc == TL_OK && tl_radix_sort_u64(keys, vals, d->ncand)) rc = tl_nomem(e);
+    if (rc == TL_OK) memcpy(d->cand, vals, d->ncand * sizeof *vals);
+    free(keys), free(vals);
+    if (rc) goto done;
+  }
+  /* Host launch calls and waits by connectionId: map to the first, chains to the rest. */
+  tl_i64map host_by_conn, wait_by_conn;
+  memset(&host_by_conn, 0, sizeof host_by_conn);
+  memset(&wait_by_conn, 0, sizeof wait_by_conn);
+  uint32_t *host_next = malloc((t->calls.n + 1) * sizeof *host_next);
+  uint32_t *wait_next = malloc((waits.n + 1) * sizeof *wait_next);
+  uint8_t *wait_used = calloc(waits.n + 1, 1), *rec_used = calloc(records.n + 1, 1);
+  launch_work *work = calloc(execs.n, sizeof *work);
+  if (!host_next || !wait_next || !wait_used || !rec_used || !work) rc = tl_nomem(e);
+  uint32_t api = tl_strpool_find(t->pool, "aclmdlRIExecuteAsync", 20);
+  for (size_t c = t->calls.n; rc == TL_OK && api && c-- > 0;) {
+    host_next[c] = TL_REPLAY_NONE;
+    if (t->calls.api_name[c] != api || t->calls.db_idx[c] != d->db_idx ||
+        t->calls.correlation_id[c] == TL_ABSENT)
+      continue;
+    int64_t *have = tl_i64map_get(&host_by_conn, t->calls.correlation_id[c]);
+    if (have) host_next[c] = (uint32_t)*have, *have = (int64_t)c;
+    else if (tl_i64map_put(&host_by_conn, t->calls.correlation_id[c], (int64_t)c)) rc = tl_nomem(e);
+  }
+  for (size_t k = waits.n; rc == TL_OK && k-- > 0;) {
+    wait_next[k] = TL_REPLAY_NONE;
+    int64_t conn = ev->correlation_id[waits.v[k]];
+    if (conn == TL_ABSENT) continue;
+    int64_t *have = tl_i64map_get(&wait_by_conn, conn);
+    if (have) wait_next[k] = (uint32_t)*have, *have = (int64_t)k;
+    else if (tl_i64map_put(&wait_by_conn, conn, (int64_t)k)) rc = tl_nomem(e);
+  }
+  for (size_t i = 0; rc == TL_OK && i < execs.n; i++) {
+    uint32_t x = execs.v[i];
+    launch_work *w = &work[i];
+    w->execute = x, w->wait = w->record = w->host_call = TL_REPLAY_NONE;
+    w->instance = w->graph_conn = -1;
+    w->host_start = INT64_MAX;
+    int64_t conn = ev->correlation_id[x];
+    if (conn == TL_ABSENT) continue;
+    /* host call: nearest end among the calls of this connection id */
+    uint64_t bd = UINT64_MAX;
+    int64_t *hc = tl_i64map_get(&host_by_conn, conn);
+    for (uint32_t c = hc ? (uint32_t)*hc : TL_REPLAY_NONE; c != TL_REPLAY_NONE; c = host_next[c]) {
+      int64_t dd = t->calls.end_ns[c] - ev->end_ns[x];
+      uint64_t ad = dd < 0 ? (uint64_t)(-dd) : (uint64_t)dd;
+      if (ad < bd) bd = ad, w->host_call = c, w->host_start = t->calls.start_ns[c];
+    }
+    /* wait: the unclaimed one of this connection id with the nearest start */
+    bd = UINT64_MAX;
+    int64_t *wc = tl_i64map_get(&wait_by_conn, conn);
+    for (uint32_t k = wc ? (uint32_t)*wc : TL_REPLAY_NONE; k != TL_REPLAY_NONE; k = wait_next[k]) {
+      if (wait_used[k]) continue;
+      int64_t dd = ev->start_ns[waits.v[k]] - ev->start_ns[x];
+      uint64_t ad = dd < 0 ? (uint64_t)(-dd) : (uint64_t)dd;
+      if (ad < bd) bd = ad, w->wait = k;
+    }
+    if (w->wait != TL_REPLAY_NONE) wait_used[w->wait] = 1;
+  }
+  /* Records: adjacent completion, greedy by the smallest |record end - wait end|, ties by
+  ** launch then record order. Records sorted by end make each window a binary search. */
+  if (rc == TL_OK) {
+    uint64_t *rkeys = malloc((records.n + 1) * sizeof *rkeys);
+    uint32_t *rord = malloc((records.n + 1) * sizeof *rord);
+    pair_vec pairs = {0};
+    if (!rkeys || !rord) rc = tl_nomem(e);
+    for (size_t k = 0; rc == TL_OK && k < records.n; k++)
+      rkeys[k] = tl_order_i64(ev->end_ns[records.v[k]]), rord[k] = (uint32_t)k;
+    if (rc == TL_OK && tl_radix_sort_u64(rkeys, rord, records.n)) rc = tl_nomem(e);
+    for (size_t i = 0; rc == TL_OK && i < execs.n; i++) {
+      if (work[i].wait == TL_REPLAY_NONE) continue;
+      int64_t wend = ev->end_ns[waits.v[work[i].wait]];
+      uint64_t lo_key = tl_order_i64(wend > INT64_MIN + NOTIFY_COMPLETION_WINDOW_NS
+                                         ? wend - NOTIFY_COMPLETION_WINDOW_NS : INT64_MIN);
+      size_t lo = 0, hi = records.n;
+      while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (rkeys[mid] < lo_key) lo = mid + 1; else hi = mid;
+      }
+      for (size_t k = lo; k < records.n; k++) {
+        int64_t dd = ev->end_ns[records.v[rord[k]]] - wend;
+        if (dd > NOTIFY_COMPLETION_WINDOW_NS) break;
+        pair pr = {(uint64_t)(dd < 0 ? -dd : dd), (uint32_t)i, rord[k]};
+        if (TL_VEC_PUSH(&pairs, pr)) {
+          rc = tl_nomem(e);
+          break;
+        }
+      }
+    }
+    if (pairs.n) qsort(pairs.v, pairs.n, sizeof *pairs.v, pair_cmp);
+    for (size_t a = 0; a < pairs.n; a++) {
+      launch_work *w = &work[pairs.v[a].launch];
+      if (w->record != TL_REPLAY_NONE || rec_used[pairs.v[a].rec]) continue;
+      w->record = pairs.v[a].rec, w->match = TL_MATCH_NOTIFY_ADJACENT;
+      rec_used[pairs.v[a].rec] = 1;
+    }
+    TL_VEC_FREE(&pairs);
+    free(rkeys), free(rord);
+    /* Leftovers in order only when the counts agree. */
+    size_t lw = 0, lr = 0;
+    for (size_t i = 0; i < execs.n; i++)
+      lw += work[i].wait != TL_REPLAY_NONE && work[i].record == TL_REPLAY_NONE;
+    for (size_t k = 0; k < records.n; k++) lr += !rec_used[k];
+    if (rc == TL_OK && lw && lw == lr) {
+      size_t k = 0;
+      for (size_t i = 0; i < execs.n; i++) {
+        if (work[i].wait == TL_REPLAY_NONE || work[i].record != TL_REPLAY_NONE) continue;
+        while (rec_used[k]) k++;
+        work[i].record = (uint32_t)k, work[i].match = TL_MATCH_NOTIFY_ORDERED;
+        rec_used[k] = 1;
+      }
+    }
+  }
+  /* Instances; then the launches in composition order. */
+  int host_order = 1;
+  for (size_t i = 0; rc == TL_OK && i < execs.n; i++) {
+    launch_work *w = &work[i];
+    if (w->host_call == TL_REPLAY_NONE) host_order = 0;
+    if (w->wait != TL_REPLAY_NONE) w->wait = waits.v[w->wait];
+    if (w->record == TL_REPLAY_NONE) continue;
+    w->record = records.v[w->record];
+    w->graph_conn = ev->correlation_id[w->record];
+    int64_t model = ev->model_id[w->record];
+    if (model != TL_ABSENT && model_known(d, model)) {
+      w->instance = model, w->assoc = TL_ASSOC_RECORD_MODEL_ID;
+    } else {
+      int64_t m = model_of_stream(d, ev->stream_id[w->record]);
+      if (m >= 0) w->instance = m, w->assoc = TL_ASSOC_RECORD_MODEL_STREAM;
+    }
+  }
+  if (rc == TL_OK) {
+    uint32_t *order = malloc(execs.n * sizeof *order);
+    uint64_t *keys = malloc(execs.n * sizeof *keys);
+    if (!order || !keys) rc = tl_nomem(e);
+    for (size_t i = 0; rc == TL_OK && i < execs.n; i++) {
+      order[i] = (uint32_t)i;
+      keys[i] = tl_order_i64(host_order ? work[i].host_start : ev->start_ns[work[i].execute]);
+    }
+    if (rc == TL_OK && tl_radix_sort_u64(keys, order, execs.n)) rc = tl_nomem(e);
+    free(keys);
+    size_t first = r->launches.n;
+    for (size_t k = 0; rc == TL_OK && k < execs.n; k++) {
+      const launch_work *w = &work[order[k]];
+      tl_graph_launch L;
+      memset(&L, 0, sizeof L);
+      L.db_idx = d->db_idx, L.provider = TL_GRAPH_ACL, L.device_id = d->device_id;
+      L.match_policy = w->record != TL_REPLAY_NONE ? w->match : TL_MATCH_UNMATCHED;
+      L.association_policy = w->assoc;
+      L.status = TL_LAUNCH_NOT_PROMOTED;
+      L.stream_id = ev->stream_id[w->execute];
+      L.start_ns = ev->start_ns[w->execute];
+      L.end_ns = ev->end_ns[w->execute];
+      if (w->wait != TL_REPLAY_NONE && ev->end_ns[w->wait] > L.end_ns) L.end_ns = ev->end_ns[w->wait];
+      if (w->record != TL_REPLAY_NONE && ev->end_ns[w->record] > L.end_ns)
+        L.end_ns = ev->end_ns[w->record];
+      L.correlation_id = ev->correlation_id[w->execute];
+      L.graph_id = w->instance >= 0 ? w->instance : w->graph_conn >= 0 ? w->graph_conn : TL_ABSENT;
+      L.control[0] = w->execute, L.control[1] = w->wait, L.control[2] = w->record;
+      L.host_call = w->host_call;
+      L.unit = L.region = L.anchor_event = TL_REPLAY_NONE;
+      if (w->record == TL_REPLAY_NONE) L.status = TL_LAUNCH_MISSING_COMPLETION;
+      if (TL_VEC_PUSH(&r->launches, L)) {
+        rc = tl_nomem(e);
+        break;
+      }
+      if (w->record != TL_REPLAY_NONE) rc = collect_body(d, w, (uint32_t)(r->launches.n - 1), e);
+    }
+    free(order);
+    /* One identity, one body: otherwise every launch of the identity mismatches. */
+    size_t n = r->launches.n - first;
+    for (size_t i = 0; rc == TL_OK && i < n; i++) {
+      tl_graph_launch *a = &r->launches.v[first + i];
+      if (!a->body_template) continue;
+      for (size_t j = i + 1; j < n; j++) {
+        tl_graph_launch *b = &r->launches.v[first + j];
+        if (b->body_template && b->graph_id == a->graph_id && b->body_template != a->body_template) {
+          for (size_t k = 0; k < n; k++)
+            if (r->launches.v[first + k].graph_id == a->graph_id && r->launches.v[first + k].body_template)
+              r->launches.v[first + k].status = TL_LAUNCH_BODY_MISMATCH;
+          break;
+        }
+      }
+    }
+    /* Segments broken by launches without completion evidence. */
+    uint32_t candidate = 0;
+    size_t seg = first;
+    for (size_t i = first; rc == TL_OK && i <= r->launches.n; i++) {
+      int brk = i == r->launches.n || r->launches.v[i].status == TL_LAUNCH_MISSING_COMPLETION;
+      if (!brk) continue;
+      if (i > seg) rc = compose_segment(r, d, seg, i - seg, host_order ? 0 : 1, &candidate, e);
+      if (rc == TL_OK && i < r->launches.n) {
+        size_t j = i;
+        while (j < r->launches.n && r->launches.v[j].status == TL_LAUNCH_MISSING_COMPLETION) j++;
+        rc = push_region(r, d, TL_REGION_MISSING_COMPLETION, host_order ? 0 : 1, 0, 3, 0, i,
+                         j - i, 0,
+                         tl_strdup("no NOTIFY_WAIT / NOTIFY_RECORD completion pairs with these "
+                                   "MODEL_EXECUTE launches"),
+                         e);
+        i = j - 1;
+        seg = j;
+      }
+    }
+  }
+  if (rc == TL_OK && !d->companion_ok && d->companion_detail) {
+    /* Say why no body could be known, once per region. */
+    for (size_t g = 0; g < r->regions.n; g++) {
+      tl_graph_region *reg = &r->regions.v[g];
+      if (reg->db_idx != d->db_idx || reg->device_id != d->device_id ||
+          reg->status != TL_REGION_MISSING_BODY_CAPABILITY)
+        continue;
+      free(reg->detail);
+      reg->detail = tl_strdup(d->companion_detail);
+    }
+  }
+  free(wait_used), free(rec_used), free(work), free(host_next), free(wait_next);
+  tl_i64map_free(&host_by_conn);
+  tl_i64map_free(&wait_by_conn);
+done:
+  TL_VEC_FREE(&execs);
+  TL_VEC_FREE(&waits);
+  TL_VEC_FREE(&records);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ driver */
+
+int tl_replay_acl(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err *e) {
+  const tl_events *ev = &t->ev;
+  /* Only Ascend inputs with MODEL_EXECUTE tasks take part. */
+  uint32_t exec_type = tl_strpool_find(t->pool, "MODEL_EXECUTE", 13);
+  if (!exec_type || !ev->n) return TL_OK;
+  int any = 0;
+  for (size_t i = 0; i < t->labels.n && !any; i++)
+    any = t->labels.v[i].task_type == exec_type || t->labels.v[i].name == exec_type;
+  if (!any) return TL_OK;
+  /* Events grouped by (db_idx, device_id), reader order inside a group. */
+  uint32_t *order = malloc(ev->n * sizeof *order);
+  uint64_t *keys = malloc(ev->n * sizeof *keys);
+  uint32_t *cand = malloc(ev->n * sizeof *cand);
+  uint8_t *claimed = calloc(ev->n, 1);
+  int rc = TL_OK;
+  if (!order || !keys || !cand || !claimed) rc = tl_nomem(e);
+  for (size_t i = 0; rc == TL_OK && i < ev->n; i++)
+    order[i] = (uint32_t)i, keys[i] = ((uint64_t)ev->db_idx[i] << 32) | ev->device_id[i];
+  if (rc == TL_OK && tl_radix_sort_u64(keys, order, ev->n)) rc = tl_nomem(e);
+  capture_rows caps = {0};
+  int last_db = -1;
+  for (size_t i = 0; rc == TL_OK && i < ev->n;) {
+    size_t j = i;
+    while (j < ev->n && keys[j] == keys[i]) j++;
+    uint16_t db = ev->db_idx[order[i]];
+    const tl_input *in = p && db < p->inputs.n ? &p->inputs.v[db] : NULL;
+    if ((int)db != last_db) {
+      caps.n = 0;
+      if (in && in->stream_info_path) rc = read_capture_streams(in->stream_info_path, &caps, e);
+      last_db = db;
+    }
+    device_ctx d;
+    memset(&d, 0, sizeof d);
+    d.t = t, d.r = r, d.db_idx = db, d.device_id = ev->device_id[order[i]];
+    d.caps = &caps;
+    d.cap_first = 0;
+    while (d.cap_first < caps.n && caps.v[d.cap_first].device_id < (int64_t)d.device_id)
+      d.cap_first++;
+    while (d.cap_first + d.cap_n < caps.n &&
+           caps.v[d.cap_first + d.cap_n].device_id == (int64_t)d.device_id)
+      d.cap_n++;
+    d.companion_ok = in && in->stream_info_path;
+    d.companion_detail = in ? in->stream_info_detail : NULL;
+    d.cand = cand;
+    d.claimed = claimed;
+    if (rc == TL_OK) rc = process_device(&d, order + i, j - i, e);
+    i = j;
+  }
+  TL_VEC_FREE(&caps);
+  free(order), free(keys), free(cand), free(claimed);
+  return rc;
+}

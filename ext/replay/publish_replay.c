@@ -1,0 +1,338 @@
+/*
+** publish_replay.c: writes the replay relations of sql/schema/40_replay.sql from a
+** tl_replay (inside the caller's publication savepoint). The replay cost map
+** (traceloom_replay_cost_*) is derived from these rows by sql/derive/40_replay_cost.sql.
+**
+** Ids: graph-launch-<n> (n = launch index in composition order), graph-body-member-<n>
+** (dense over published members), replay-unit-<n>, graph-template-<n>,
+** replay-body-template-<n>, graph-body-<n> (the body of launch n),
+** aclgraph-reconstruction-region-<n>, protected-interval-<n>.
+*/
+#include "replay.h"
+#include "publish/publish.h"
+#include "anchor/anchors.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ID(buf, fmt, n) (snprintf(buf, sizeof buf, fmt, (unsigned long long)(n)), buf)
+
+static void bind_id(sqlite3_stmt *st, int col, const char *fmt, uint64_t n, int present) {
+  if (!present) {
+    sqlite3_bind_null(st, col);
+    return;
+  }
+  char b[64];
+  snprintf(b, sizeof b, fmt, (unsigned long long)n);
+  sqlite3_bind_text(st, col, b, -1, SQLITE_TRANSIENT);
+}
+
+static const char *provider_name(int p) { return p == TL_GRAPH_CUDA ? "cuda" : "aclgraph"; }
+
+static const char *member_identity(const tl_trace *t, uint32_t x) {
+  const tl_label *l = tl_event_label(t, x);
+  uint32_t id = l->comm_name ? l->comm_name : l->op_type ? l->op_type : l->op_name ? l->op_name : l->name;
+  return id ? tl_str(t, id) : NULL;
+}
+
+static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
+                            const uint32_t *anchor_of_event, tl_err *e) {
+  sqlite3_stmt *st, *ctl;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_graph_launch VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,"
+                     "?11,?12,?13,?14,?15,?16,?17,?18,?19,'exact_direct',?20,?21,?22,?23,?24)",
+                     &st, e))
+    return TL_ERROR;
+  if (tl_pub_prepare(db, "INSERT INTO traceloom_graph_launch_control VALUES(?1,?2,?3,?4,?5)",
+                     &ctl, e)) {
+    sqlite3_finalize(st);
+    return TL_ERROR;
+  }
+  static const char *const ctl_kind[] = {"execute", "wait", "record"};
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < r->launches.n; i++) {
+    const tl_graph_launch *l = &r->launches.v[i];
+    int promoted = l->unit != TL_REPLAY_NONE;
+    char lid[48];
+    ID(lid, "graph-launch-%llu", i);
+    sqlite3_bind_text(st, 1, lid, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, l->db_idx);
+    sqlite3_bind_int64(st, 3, l->device_id);
+    sqlite3_bind_text(st, 4, provider_name(l->provider), -1, SQLITE_STATIC);
+    uint32_t gev = promoted ? l->anchor_event : l->control[0];
+    bind_id(st, 5, "event-%llu", gev, gev != TL_REPLAY_NONE);
+    uint32_t an = promoted && anchor_of_event ? anchor_of_event[l->anchor_event] : TL_REPLAY_NONE;
+    bind_id(st, 6, "anchor-%llu", an, an != TL_REPLAY_NONE);
+    bind_id(st, 7, "replay-unit-%llu", l->unit, promoted);
+    bind_id(st, 8, "graph-template-%llu",
+            promoted ? r->units.v[l->unit].graph_template : 0, promoted);
+    sqlite3_bind_int64(st, 9, (int64_t)i);
+    bind_id(st, 10, "replay-body-template-%llu", l->body_template, l->body_template != 0);
+    bind_id(st, 11, "graph-body-%llu", i, l->body_template != 0);
+    if (promoted) {
+      sqlite3_bind_int64(st, 12, l->member_order);
+      sqlite3_bind_int64(st, 13, l->slot_order);
+    } else {
+      sqlite3_bind_null(st, 12);
+      sqlite3_bind_null(st, 13);
+    }
+    bind_id(st, 14, "%llu", (uint64_t)l->correlation_id, l->correlation_id != TL_ABSENT);
+    sqlite3_bind_text(st, 15, tl_match_policy_name(l->match_policy), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 16, tl_assoc_policy_name(l->association_policy), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 17, l->start_ns);
+    sqlite3_bind_int64(st, 18, l->end_ns);
+    sqlite3_bind_double(st, 19, tl_ns_to_us(l->end_ns - l->start_ns));
+    if (promoted) sqlite3_bind_text(st, 20, tl_slot_role_name(l->slot_role), -1, SQLITE_STATIC);
+    else sqlite3_bind_null(st, 20);
+    sqlite3_bind_text(st, 21, tl_launch_status_name(l->status), -1, SQLITE_STATIC);
+    bind_id(st, 22, "aclgraph-reconstruction-region-%llu", l->region, l->region != TL_REPLAY_NONE);
+    bind_id(st, 23, "runtime-call-%llu", (uint64_t)l->host_call + 1, l->host_call != TL_REPLAY_NONE);
+    sqlite3_bind_int64(st, 24, promoted ? l->nmembers : 0);
+    rc = tl_pub_step(db, st, "traceloom_graph_launch", e);
+    for (int k = 0; rc == TL_OK && k < 3; k++) {
+      if (l->control[k] == TL_REPLAY_NONE) continue;
+      sqlite3_bind_text(ctl, 1, lid, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int(ctl, 2, l->db_idx);
+      sqlite3_bind_int64(ctl, 3, l->device_id);
+      bind_id(ctl, 4, "event-%llu", l->control[k], 1);
+      sqlite3_bind_text(ctl, 5, ctl_kind[k], -1, SQLITE_STATIC);
+      rc = tl_pub_step(db, ctl, "traceloom_graph_launch_control", e);
+    }
+  }
+  (void)t;
+  sqlite3_finalize(st);
+  sqlite3_finalize(ctl);
+  return rc;
+}
+
+static int publish_members(sqlite3 *db, const tl_trace *t, const tl_replay *r, tl_err *e) {
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_graph_body_member VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
+                     "?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
+                     "?28,?29,'exact_direct',?30,?31,?32)",
+                     &st, e))
+    return TL_ERROR;
+  const tl_events *ev = &t->ev;
+  int rc = TL_OK;
+  uint64_t n = 0;
+  for (size_t i = 0; rc == TL_OK && i < r->launches.n; i++) {
+    const tl_graph_launch *l = &r->launches.v[i];
+    if (l->unit == TL_REPLAY_NONE) continue;
+    for (uint32_t k = 0; rc == TL_OK && k < l->nmembers; k++, n++) {
+      const tl_graph_member *m = &r->members.v[l->first_member + k];
+      uint32_t x = m->event;
+      bind_id(st, 1, "graph-body-member-%llu", n, 1);
+      bind_id(st, 2, "graph-launch-%llu", i, 1);
+      sqlite3_bind_int(st, 3, l->db_idx);
+      sqlite3_bind_int64(st, 4, l->device_id);
+      sqlite3_bind_text(st, 5, provider_name(l->provider), -1, SQLITE_STATIC);
+      bind_id(st, 6, "event-%llu", l->anchor_event, 1);
+      bind_id(st, 7, "replay-unit-%llu", l->unit, 1);
+      bind_id(st, 8, "graph-template-%llu", r->units.v[l->unit].graph_template, 1);
+      sqlite3_bind_int64(st, 9, (int64_t)i);
+      bind_id(st, 10, "graph-body-%llu", i, 1);
+      bind_id(st, 11, "replay-body-template-%llu", l->body_template, 1);
+      sqlite3_bind_int64(st, 12, k);
+      sqlite3_bind_int64(st, 13, l->slot_order);
+      sqlite3_bind_int64(st, 14, m->lane_ordinal);
+      sqlite3_bind_int64(st, 15, m->task_ordinal);
+      sqlite3_bind_text(st, 16, tl_member_kind_name(m->kind), -1, SQLITE_STATIC);
+      bind_id(st, 17, "event-%llu", x, 1);
+      tl_bind_i64_or_null(st, 18, ev->task_id[x], TL_ABSENT);
+      tl_bind_text(st, 19, tl_trace_source_table(t, ev->source_ref[x]));
+      sqlite3_bind_int64(st, 20, ev->source_rowid[x]);
+      tl_bind_i64_or_null(st, 21, ev->global_task_id[x], TL_ABSENT);
+      sqlite3_bind_int64(st, 22, ev->start_ns[x]);
+      sqlite3_bind_int64(st, 23, ev->end_ns[x]);
+      sqlite3_bind_double(st, 24, tl_ns_to_us(ev->end_ns[x] - ev->start_ns[x]));
+      bind_id(st, 25, "%llu", (uint64_t)ev->correlation_id[x], ev->correlation_id[x] != TL_ABSENT);
+      tl_bind_i64_or_null(st, 26, l->provider == TL_GRAPH_CUDA ? ev->graph_node_id[x] : TL_ABSENT,
+                          TL_ABSENT);
+      tl_bind_i64_or_null(st, 27, m->original_graph_node_id, TL_ABSENT);
+      sqlite3_bind_text(st, 28, tl_match_policy_name(l->match_policy), -1, SQLITE_STATIC);
+      sqlite3_bind_text(st, 29, tl_assoc_policy_name(l->association_policy), -1, SQLITE_STATIC);
+      if (ev->stream_id[x] == TL_NO_STREAM) sqlite3_bind_null(st, 30);
+      else sqlite3_bind_int64(st, 30, ev->stream_id[x]);
+      tl_bind_text(st, 31, member_identity(t, x));
+      sqlite3_bind_int64(st, 32, (int64_t)n);
+      rc = tl_pub_step(db, st, "traceloom_graph_body_member", e);
+    }
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int publish_regions(sqlite3 *db, const tl_replay *r, tl_err *e) {
+  static const char *const order[] = {"host_submission_order", "device_execution_order"};
+  static const char *const shape[] = {"unclassified", "head_repeated_layer_tail", "single_graph"};
+  static const char *const boundary[] = {"exact_periodic_suffix", "one_shot_leading_composition",
+                                         "direct_observed_graph_launch", "launch_segment"};
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_aclgraph_reconstruction_region VALUES(?1,?2,?3,"
+                     "'aclgraph',?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
+                     "json_object('detail', ?18))",
+                     &st, e))
+    return TL_ERROR;
+  int rc = TL_OK;
+  uint32_t per_device = 0;
+  for (size_t i = 0; rc == TL_OK && i < r->regions.n; i++) {
+    const tl_graph_region *g = &r->regions.v[i];
+    if (i == 0 || g->db_idx != r->regions.v[i - 1].db_idx ||
+        g->device_id != r->regions.v[i - 1].device_id)
+      per_device = 0;
+    const tl_graph_launch *f = &r->launches.v[g->first_launch];
+    bind_id(st, 1, "aclgraph-reconstruction-region-%llu", i, 1);
+    sqlite3_bind_int(st, 2, g->db_idx);
+    sqlite3_bind_int64(st, 3, g->device_id);
+    bind_id(st, 4, "aclgraph-composition-candidate-%llu", g->candidate, g->candidate != 0);
+    sqlite3_bind_int64(st, 5, per_device++);
+    sqlite3_bind_text(st, 6, tl_region_status_name(g->status), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, boundary[g->boundary_policy & 3], -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, order[g->order_policy & 1], -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 9,
+                      f->association_policy == TL_ASSOC_NONE ? "graph_connection"
+                                                             : "captured_instance",
+                      -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 10, shape[g->shape_policy % 3], -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 11, g->first_launch);
+    sqlite3_bind_int64(st, 12, g->first_launch + g->nlaunches - 1);
+    sqlite3_bind_int64(st, 13, g->nlaunches);
+    if (g->expected_launches) sqlite3_bind_int64(st, 14, g->expected_launches);
+    else sqlite3_bind_null(st, 14);
+    sqlite3_bind_int64(st, 15, g->start_ns);
+    sqlite3_bind_int64(st, 16, g->end_ns);
+    sqlite3_bind_double(st, 17, tl_ns_to_us(g->end_ns - g->start_ns));
+    tl_bind_text(st, 18, g->detail);
+    rc = tl_pub_step(db, st, "traceloom_aclgraph_reconstruction_region", e);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int publish_protected(sqlite3 *db, const tl_replay *r, const uint32_t *anchor_of_event,
+                             tl_err *e) {
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_protected_interval VALUES(?1,?2,?3,"
+                     "'graph_replay_unit',?4,?5,?6,?7)",
+                     &st, e))
+    return TL_ERROR;
+  int rc = TL_OK;
+  for (size_t u = 0; rc == TL_OK && u < r->units.n; u++) {
+    const tl_replay_unit *un = &r->units.v[u];
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (uint32_t k = 0; k < un->nlaunches; k++) {
+      uint32_t a = anchor_of_event[r->launches.v[un->first_launch + k].anchor_event];
+      if (a == TL_REPLAY_NONE) continue;
+      if (a < lo) lo = a;
+      if (a > hi) hi = a;
+    }
+    bind_id(st, 1, "protected-interval-%llu", u, 1);
+    sqlite3_bind_int(st, 2, un->db_idx);
+    sqlite3_bind_int64(st, 3, un->device_id);
+    bind_id(st, 4, "replay-unit-%llu", u, 1);
+    /* The launch anchors are contiguous unless eager anchors sit between them; then each
+    ** launch is an atomic token of its own. */
+    sqlite3_bind_text(st, 5, hi - lo + 1 == un->nlaunches ? "supported" : "split_by_eager_work",
+                      -1, SQLITE_STATIC);
+    bind_id(st, 6, "anchor-%llu", lo, lo != UINT32_MAX);
+    bind_id(st, 7, "anchor-%llu", hi, lo != UINT32_MAX);
+    rc = tl_pub_step(db, st, "traceloom_protected_interval", e);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int publish_envelopes(sqlite3 *db, const tl_trace *t, const tl_replay *r, tl_err *e) {
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_cuda_graph_replay VALUES(?1,?2,?3,?4,?5,?6,?7,NULL,"
+                     "?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)",
+                     &st, e))
+    return TL_ERROR;
+  int rc = TL_OK;
+  uint64_t idx = 0;
+  /* Promoted launches first (their envelope is the launch interval, their enclosed work
+  ** the exact members), then graph-level envelopes without members. */
+  for (size_t i = 0; rc == TL_OK && i < r->launches.n; i++) {
+    const tl_graph_launch *l = &r->launches.v[i];
+    if (l->unit == TL_REPLAY_NONE) continue;
+    int64_t kern_ns = 0, all_ns = 0, nk = 0;
+    for (uint32_t k = 0; k < l->nmembers; k++) {
+      const tl_graph_member *m = &r->members.v[l->first_member + k];
+      int64_t d = t->ev.end_ns[m->event] - t->ev.start_ns[m->event];
+      all_ns += d;
+      if (m->kind != TL_MEMBER_DATA_MOVE) kern_ns += d, nk++;
+    }
+    bind_id(st, 1, "event-%llu", l->anchor_event, 1);
+    sqlite3_bind_int(st, 2, l->db_idx);
+    sqlite3_bind_int64(st, 3, l->device_id);
+    sqlite3_bind_text(st, 4, provider_name(l->provider), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5,
+                      l->provider == TL_GRAPH_CUDA ? "cuda_graph_node_replay" : "aclgraph_graph_replay",
+                      -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, (int64_t)idx++);
+    bind_id(st, 7, "event-%llu", l->anchor_event, 1);
+    if (l->stream_id == TL_NO_STREAM) sqlite3_bind_null(st, 8);
+    else sqlite3_bind_int64(st, 8, l->stream_id);
+    bind_id(st, 9, "%llu", (uint64_t)l->correlation_id, l->correlation_id != TL_ABSENT);
+    tl_bind_i64_or_null(st, 10, l->graph_id, TL_ABSENT);
+    sqlite3_bind_null(st, 11);
+    sqlite3_bind_null(st, 12);
+    sqlite3_bind_int64(st, 13, l->start_ns);
+    sqlite3_bind_int64(st, 14, l->end_ns);
+    sqlite3_bind_double(st, 15, tl_ns_to_us(l->end_ns - l->start_ns));
+    sqlite3_bind_int64(st, 16, l->nmembers);
+    sqlite3_bind_double(st, 17, tl_ns_to_us(all_ns));
+    sqlite3_bind_int64(st, 18, nk);
+    sqlite3_bind_double(st, 19, tl_ns_to_us(kern_ns));
+    char js[96];
+    snprintf(js, sizeof js, "{\"reconstruction\":\"exact_replay_composition\",\"launch_id\":\"graph-launch-%zu\"}", i);
+    sqlite3_bind_text(st, 20, js, -1, SQLITE_TRANSIENT);
+    rc = tl_pub_step(db, st, "traceloom_cuda_graph_replay", e);
+  }
+  for (size_t i = 0; rc == TL_OK && i < r->envelopes.n; i++) {
+    const tl_graph_envelope *g = &r->envelopes.v[i];
+    bind_id(st, 1, "graph-envelope-%llu", i, 1);
+    sqlite3_bind_int(st, 2, g->db_idx);
+    sqlite3_bind_int64(st, 3, g->device_id);
+    sqlite3_bind_text(st, 4, provider_name(g->provider), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, g->graph_kind ? g->graph_kind : "cuda_graph_trace", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, (int64_t)idx++);
+    bind_id(st, 7, "event-%llu", g->event, g->event != TL_REPLAY_NONE);
+    if (g->stream_id == TL_NO_STREAM) sqlite3_bind_null(st, 8);
+    else sqlite3_bind_int64(st, 8, g->stream_id);
+    bind_id(st, 9, "%llu", (uint64_t)g->correlation_id, g->correlation_id != TL_ABSENT);
+    tl_bind_i64_or_null(st, 10, g->graph_id, TL_ABSENT);
+    tl_bind_i64_or_null(st, 11, g->graph_exec_id, TL_ABSENT);
+    tl_bind_i64_or_null(st, 12, g->context_id, TL_ABSENT);
+    sqlite3_bind_int64(st, 13, g->start_ns);
+    sqlite3_bind_int64(st, 14, g->end_ns);
+    sqlite3_bind_double(st, 15, tl_ns_to_us(g->end_ns - g->start_ns));
+    for (int c = 16; c <= 19; c++) sqlite3_bind_null(st, c); /* temporal only: no members */
+    sqlite3_bind_text(st, 20, "{\"reconstruction\":\"graph_level_envelope_only\",\"members\":null}",
+                      -1, SQLITE_STATIC);
+    rc = tl_pub_step(db, st, "traceloom_cuda_graph_replay", e);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r, const tl_anchors *a,
+                      tl_err *e) {
+  if (!r || (!r->launches.n && !r->envelopes.n)) return TL_OK;
+  uint32_t *anchor_of_event = malloc((t->ev.n + 1) * sizeof *anchor_of_event);
+  if (!anchor_of_event) return tl_nomem(e);
+  for (size_t i = 0; i < t->ev.n; i++) anchor_of_event[i] = TL_REPLAY_NONE;
+  for (size_t k = 0; a && k < a->n; k++) anchor_of_event[a->event[k]] = (uint32_t)k;
+  int rc = publish_launches(db, t, r, anchor_of_event, e);
+  if (rc == TL_OK) rc = publish_members(db, t, r, e);
+  if (rc == TL_OK) rc = publish_regions(db, r, e);
+  if (rc == TL_OK) rc = publish_protected(db, r, anchor_of_event, e);
+  if (rc == TL_OK) rc = publish_envelopes(db, t, r, e);
+  free(anchor_of_event);
+  return rc;
+}

@@ -1,0 +1,162 @@
+/*
+** replay.c: the replay stage driver, signature interning and promotion (see replay.h).
+**
+** Promotion turns every launch of an exact replay unit into one synthetic device event
+** appended after the reader's events (so event-<n> of real events never moves). Its
+** interval is the launch interval, its label kind graph_launch with the anchor symbol as
+** name (ACLH, ACLL, ...), its provenance the source of the launch's first control or
+** member event with source_table "graph_replay" and source_rowid = launch index + 1.
+** The events the unit owns (members and controls) are then marked, so anchor selection
+** replaces them by the launch anchor and no time containment is ever involved.
+*/
+#include "replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t intern(tl_sig_vec *v, const char *sig) {
+  /* Templates are few (bodies of distinct graphs): a linear scan is cheaper than a map. */
+  for (size_t i = 0; i < v->n; i++)
+    if (strcmp(v->v[i], sig) == 0) return (uint32_t)(i + 1);
+  char *copy = tl_strdup(sig);
+  if (!copy || TL_VEC_PUSH(v, copy)) {
+    free(copy);
+    return 0;
+  }
+  return (uint32_t)v->n;
+}
+
+uint32_t tl_replay_intern_body(tl_replay *r, const char *sig) {
+  return intern(&r->body_templates, sig);
+}
+uint32_t tl_replay_intern_graph(tl_replay *r, const char *sig) {
+  return intern(&r->graph_templates, sig);
+}
+
+int tl_replay_build(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err *e) {
+  memset(r, 0, sizeof *r);
+  r->n_real_events = t->ev.n;
+  if (tl_replay_acl(t, p, r, e)) return TL_ERROR;
+  if (tl_replay_cuda(t, p, r, e)) return TL_ERROR;
+  return TL_OK;
+}
+
+const char *tl_replay_launch_symbol(const tl_graph_launch *l, char *buf) {
+  if (l->provider == TL_GRAPH_CUDA) return "CUDAGraph";
+  switch (l->slot_role) {
+    case TL_SLOT_HEAD: return "ACLH";
+    case TL_SLOT_LAYER: return "ACLL";
+    case TL_SLOT_TAIL: return "ACLT";
+    case TL_SLOT_SINGLE: return "ACLGraph";
+    default:
+      snprintf(buf, 24, "ACLG%u", (unsigned)(l->slot_order + 1));
+      return buf;
+  }
+}
+
+/* Source of the launch's provenance: its first control, else its first member. */
+static uint32_t provenance_event(const tl_replay *r, const tl_graph_launch *l) {
+  for (int k = 0; k < 3; k++)
+    if (l->control[k] != TL_REPLAY_NONE) return l->control[k];
+  return l->nmembers ? r->members.v[l->first_member].event : TL_REPLAY_NONE;
+}
+
+int tl_replay_promote(tl_trace *t, tl_replay *r, tl_err *e) {
+  size_t n_real = r->n_real_events;
+  size_t extra = 0;
+  for (size_t i = 0; i < r->launches.n; i++) extra += r->launches.v[i].unit != TL_REPLAY_NONE;
+  r->owned = calloc(n_real + extra + 1, 1);
+  r->launch_of_synthetic = malloc((extra + 1) * sizeof *r->launch_of_synthetic);
+  if (!r->owned || !r->launch_of_synthetic) return tl_nomem(e);
+  uint32_t task_type = tl_strpool_intern_cstr(t->pool, "GRAPH_REPLAY_LAUNCH");
+  if (task_type == TL_STR_NOMEM) return tl_nomem(e);
+  for (size_t i = 0; i < r->launches.n; i++) {
+    tl_graph_launch *l = &r->launches.v[i];
+    if (l->unit == TL_REPLAY_NONE) continue;
+    uint32_t src = provenance_event(r, l);
+    if (src == TL_REPLAY_NONE)
+      return tl_fail(e, "exact replay launch graph-launch-%zu has neither controls nor members", i);
+    char buf[24];
+    const char *sym = tl_replay_launch_symbol(l, buf);
+    uint32_t name = tl_strpool_intern_cstr(t->pool, sym);
+    if (name == TL_STR_NOMEM) return tl_nomem(e);
+    const tl_source_ref *ref = &t->source_refs.v[t->ev.source_ref[src]];
+    tl_event_row row;
+    memset(&row, 0, sizeof row);
+    row.db_idx = l->db_idx;
+    row.source_id = ref->source_id;
+    row.source_table = "graph_replay";
+    row.source_rowid = (int64_t)i + 1;
+    row.device_id = l->device_id;
+    row.stream_id = l->stream_id;
+    row.start_ns = l->start_ns;
+    row.end_ns = l->end_ns;
+    row.kind = TL_KIND_GRAPH_LAUNCH;
+    row.name = name;
+    row.task_type = task_type;
+    row.task_id = row.global_task_id = TL_ABSENT;
+    row.correlation_id = l->correlation_id;
+    row.context_id = TL_ABSENT;
+    row.model_id = l->provider == TL_GRAPH_ACL ? l->graph_id : TL_ABSENT;
+    row.graph_node_id = row.op_id = TL_ABSENT;
+    if (tl_trace_add_event(t, &row)) return tl_nomem(e);
+    l->anchor_event = (uint32_t)(t->ev.n - 1);
+    r->launch_of_synthetic[l->anchor_event - n_real] = (uint32_t)i;
+    for (int k = 0; k < 3; k++)
+      if (l->control[k] != TL_REPLAY_NONE) r->owned[l->control[k]] = 1;
+    for (uint32_t m = 0; m < l->nmembers; m++) r->owned[r->members.v[l->first_member + m].event] = 1;
+  }
+  return TL_OK;
+}
+
+const char *tl_match_policy_name(int m) {
+  static const char *const names[] = {"unmatched", "notify_completion_adjacent",
+                                      "notify_ordered_fallback", "cuda_runtime_correlation"};
+  return m >= 0 && m < 4 ? names[m] : "unmatched";
+}
+const char *tl_assoc_policy_name(int a) {
+  static const char *const names[] = {"none", "record_model_id", "record_model_stream",
+                                      "cuda_graph_node_set"};
+  return a >= 0 && a < 4 ? names[a] : "none";
+}
+const char *tl_slot_role_name(int r) {
+  static const char *const names[] = {"none", "single", "head", "layer", "tail", "generic_slot"};
+  return r >= 0 && r < 6 ? names[r] : "none";
+}
+const char *tl_member_kind_name(int k) {
+  static const char *const names[] = {"compute", "communication", "data_move"};
+  return k >= 0 && k < 3 ? names[k] : "compute";
+}
+const char *tl_launch_status_name(int s) {
+  static const char *const names[] = {
+      "exact_replay_member",          "not_promoted",
+      "missing_body_capability",      "missing_graph_launch_body",
+      "ambiguous_graph_launch_body",  "body_template_mismatch",
+      "insufficient_repeat_evidence", "missing_completion_evidence"};
+  return s >= 0 && s < 8 ? names[s] : "not_promoted";
+}
+const char *tl_region_status_name(int s) {
+  static const char *const names[] = {
+      "recognized_complete_pattern",         "unrecognized_leading_context",
+      "unrecognized_missing_body_capability", "unrecognized_missing_body_evidence",
+      "unrecognized_body_mismatch",          "unrecognized_incomplete_tail",
+      "unrecognized_missing_completion_evidence"};
+  return s >= 0 && s < 7 ? names[s] : "unrecognized_missing_body_evidence";
+}
+
+void tl_replay_free(tl_replay *r) {
+  for (size_t i = 0; i < r->body_templates.n; i++) free(r->body_templates.v[i]);
+  for (size_t i = 0; i < r->graph_templates.n; i++) free(r->graph_templates.v[i]);
+  for (size_t i = 0; i < r->regions.n; i++) free(r->regions.v[i].detail);
+  TL_VEC_FREE(&r->body_templates);
+  TL_VEC_FREE(&r->graph_templates);
+  TL_VEC_FREE(&r->regions);
+  TL_VEC_FREE(&r->launches);
+  TL_VEC_FREE(&r->members);
+  TL_VEC_FREE(&r->units);
+  TL_VEC_FREE(&r->envelopes);
+  free(r->owned);
+  free(r->launch_of_synthetic);
+  memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,127 @@
+-- Exact graph replays (outputs.md section 5, recovery.md section 7). Tables are always
+-- created; rows exist only where replay evidence exists. Membership comes from provider
+-- identities (ACL graph controls and capture streams, CUDA correlationId + graphNodeId),
+-- never from time containment. Task-sum, busy-union and envelope are separate lenses.
+
+-- @surface traceloom_protected_interval | one exact replay unit protected from splitting | Spans of launch anchors that repeat recovery keeps whole (kind graph_replay_unit) | SELECT kind, support_state, count(*) FROM traceloom_protected_interval GROUP BY 1, 2
+CREATE TABLE traceloom_protected_interval(
+  protected_interval_id TEXT NOT NULL,
+  db_idx INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  kind TEXT NOT NULL,              -- graph_replay_unit
+  replay_unit_id TEXT,
+  support_state TEXT NOT NULL,     -- supported | split_by_eager_work (each launch atomic)
+  first_anchor_id TEXT,
+  last_anchor_id TEXT
+);
+
+-- @surface traceloom_aclgraph_reconstruction_region | one stretch of ACL graph launches and what the evidence supports | recognized_complete_pattern regions become replay units; unrecognized_* rows are auditable negative results | SELECT device_id, status, count(*), sum(observed_launch_count) FROM traceloom_aclgraph_reconstruction_region GROUP BY 1, 2
+CREATE TABLE traceloom_aclgraph_reconstruction_region(
+  region_id TEXT NOT NULL,
+  db_idx INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  graph_provider TEXT NOT NULL,    -- aclgraph
+  candidate_id TEXT,               -- the periodic composition candidate, NULL when none
+  region_order INTEGER NOT NULL,   -- 0-based per (db_idx, device_id)
+  status TEXT NOT NULL,
+  boundary_policy TEXT NOT NULL,   -- exact_periodic_suffix, one_shot_leading_composition,
+                                   -- direct_observed_graph_launch, launch_segment
+  order_policy TEXT NOT NULL,      -- host_submission_order | device_execution_order
+  identity_policy TEXT NOT NULL,   -- captured_instance | graph_connection
+  shape_policy TEXT NOT NULL,      -- head_repeated_layer_tail | single_graph | unclassified
+  first_launch_occurrence_id INTEGER,
+  last_launch_occurrence_id INTEGER,
+  observed_launch_count INTEGER NOT NULL,
+  expected_launch_count INTEGER,   -- NULL when no pattern length is claimed
+  start_ns INTEGER, end_ns INTEGER, dur_us REAL,
+  raw_json TEXT
+);
+
+-- @surface traceloom_cuda_graph_replay | one graph replay envelope (temporal evidence) | Best-effort replay envelopes of ACL and CUDA graphs, including graph-level GRAPH_TRACE rows that have no members; never used as membership | SELECT graph_provider, graph_kind, count(*), sum(enclosed_kernel_count) FROM traceloom_cuda_graph_replay GROUP BY 1, 2
+CREATE TABLE traceloom_cuda_graph_replay(
+  graph_event_id TEXT NOT NULL,
+  db_idx INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  graph_provider TEXT NOT NULL,    -- cuda | aclgraph
+  graph_kind TEXT NOT NULL,        -- aclgraph_graph_replay, cuda_graph_node_replay, cuda_graph_trace
+  graph_event_idx INTEGER NOT NULL,
+  event_id TEXT,
+  step_idx INTEGER,
+  stream_id INTEGER,
+  correlation_id TEXT,
+  graph_id INTEGER, graph_exec_id INTEGER, context_id INTEGER,
+  start_ns INTEGER, end_ns INTEGER, dur_us REAL,
+  enclosed_event_count INTEGER, enclosed_event_us REAL,
+  enclosed_kernel_count INTEGER, enclosed_kernel_us REAL,
+  raw_json TEXT
+);
+
+-- @surface traceloom_graph_launch | one graph launch (exact) | Every observed graph launch with its match and association evidence; promoted launches carry their anchor, replay unit and body | SELECT graph_provider, match_policy, reconstruction_status, count(*) FROM traceloom_graph_launch GROUP BY 1, 2, 3
+CREATE TABLE traceloom_graph_launch(
+  launch_id TEXT NOT NULL,         -- graph-launch-<n>
+  db_idx INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  graph_provider TEXT NOT NULL,
+  graph_event_id TEXT,
+  anchor_id TEXT,                  -- NULL when not promoted
+  replay_unit_id TEXT,
+  graph_template_id TEXT,
+  graph_launch_occurrence_id INTEGER NOT NULL,
+  replay_body_template_id TEXT,
+  body_id TEXT,
+  member_order INTEGER,
+  slot_order INTEGER,
+  correlation_id TEXT,
+  match_policy TEXT NOT NULL,
+  association_policy TEXT NOT NULL,
+  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, dur_us REAL NOT NULL,
+  evidence_level TEXT NOT NULL,    -- exact_direct
+  slot_role TEXT,                  -- head, layer, tail, single, generic_slot
+  reconstruction_status TEXT NOT NULL, -- exact_replay_member or why not
+  region_id TEXT,
+  host_call_id TEXT,
+  member_count INTEGER NOT NULL,
+  PRIMARY KEY (launch_id)
+) WITHOUT ROWID;
+
+-- @surface traceloom_graph_launch_control | one control task a launch owns | MODEL_EXECUTE, NOTIFY_WAIT and NOTIFY_RECORD tasks of ACL graph launches, by identity | SELECT control_kind, count(*) FROM traceloom_graph_launch_control GROUP BY 1
+CREATE TABLE traceloom_graph_launch_control(
+  launch_id TEXT NOT NULL,
+  db_idx INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  event_id TEXT NOT NULL,
+  control_kind TEXT NOT NULL       -- execute | wait | record
+);
+
+-- @surface traceloom_graph_body_member | one exact member task of a promoted launch | Graph body members by identity, with lane and task ordinals | SELECT kind, count(*), round(sum(dur_us), 3) FROM traceloom_graph_body_member GROUP BY 1
+CREATE TABLE traceloom_graph_body_member(
+  member_id TEXT NOT NULL,         -- graph-body-member-<n>
+  launch_id TEXT NOT NULL,
+  db_idx INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  graph_provider TEXT NOT NULL,
+  graph_event_id TEXT,
+  replay_unit_id TEXT,
+  graph_template_id TEXT,
+  graph_launch_occurrence_id INTEGER NOT NULL,
+  body_id TEXT NOT NULL,
+  replay_body_template_id TEXT NOT NULL,
+  member_order INTEGER NOT NULL,   -- 0-based within the launch (lane, task order)
+  slot_order INTEGER,
+  lane_ordinal INTEGER NOT NULL,
+  task_ordinal INTEGER NOT NULL,
+  kind TEXT NOT NULL,              -- compute | communication | data_move
+  event_id TEXT NOT NULL,
+  task_id INTEGER,
+  source_table TEXT,
+  source_row_id INTEGER,
+  raw_task_id INTEGER,
+  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, dur_us REAL NOT NULL,
+  correlation_id TEXT,
+  graph_node_id INTEGER,           -- CUDA only
+  original_graph_node_id INTEGER,  -- NULL when missing or ambiguous
+  match_policy TEXT, association_policy TEXT, evidence_level TEXT,
+  stream_id INTEGER,
+  identity TEXT,                   -- normalized member identity (op type, comm name, label)
+  member_n INTEGER PRIMARY KEY
+);
