@@ -1,0 +1,857 @@
+/*
+** cudagraph.c: exact CUDA graph replays from Nsight Systems exports (recovery.md 7.2).
+**
+** tl_replay_cuda() appends to a tl_replay (replay.h):
+**
+**   launches   one per cudaGraphLaunch* runtime call (provider cuda, correlationId present)
+**              of an input on the node-level path, i.e. whose CUDA_GRAPH_NODE_EVENTS has
+**              rows. A graph-level export (no node table) gets no launches at all.
+**   members    the launch's children: KERNEL, MEMCPY and MEMSET events carrying graphNodeId
+**              whose correlationId is the launch's, matched by identity only (never by
+**              time). Kinds compute / communication (NCCL collective kernels) / data_move.
+**   units      one single-graph unit per promoted launch (symbol CUDAGraph)
+**   envelopes  one per CUPTI_ACTIVITY_KIND_GRAPH_TRACE event: temporal evidence only. An
+**              envelope never creates members and never claims tasks it encloses.
+**
+** Status of a launch, first match wins:
+**   capability gate   a graphNodeId outside KERNEL/MEMCPY/MEMSET (CUDA_GRAPH_NODE_EVENTS
+**                     aside), or a graph child with a NULL required column (contextId,
+**                     correlationId; MEMCPY bytes and copyKind; MEMSET bytes), or a child
+**                     table lacking those columns -> every launch of the input
+**                     TL_LAUNCH_MISSING_BODY_CAPABILITY
+**   ambiguous         another graph launch with the same correlationId, or children on
+**                     more than one device or context -> TL_LAUNCH_AMBIGUOUS_BODY
+**   no children       TL_LAUNCH_MISSING_BODY_EVIDENCE
+**   body mismatch     the launch's identity (its raw node set) was seen with another body
+**                     -> TL_LAUNCH_BODY_MISMATCH
+**   seen once         the identity occurs in fewer than 2 launches of the input
+**                     -> TL_LAUNCH_INSUFFICIENT_REPEAT_EVIDENCE
+**   else              TL_LAUNCH_EXACT: promoted, one unit of its own
+** The first three leave the launch without members; the last three keep members and body.
+**
+** Signatures. Identity: "cuda_graph_raw_node_set_v1\ndevice=D\ncontext=C\n" and the
+** sorted distinct graphNodeIds, one a line. Body: "cuda_graph_observed_stream_set_v1\n
+** stream_count=N\n" then per lane (the children of one stream in (start, end, event)
+** order) "lane_begin\n", a line "<kernel|communication|memcpy|memset>\t<label>\tnode=<k>\n"
+** per child (k = rank of its graphNodeId in the node set) and "lane_end\n"; lanes are
+** sorted by their text, then raw stream id, which gives lane_ordinal. Member order is
+** (lane_ordinal, task_ordinal); the launch's stream is its first member's.
+**
+** Reading: the few companion facts the trace does not carry come from the Nsight file
+** itself, opened read-only (the functions at the top): whether CUDA_GRAPH_NODE_EVENTS has
+** rows, the capability gate over the other tables, graphNodeId -> originalGraphNodeId
+** (kept only when unique), and GRAPH_TRACE graphId/graphExecId by rowid. A trace built
+** without a profile (tests) stands on the trace alone: the node-level path is on when a
+** child event carries a graphNodeId, the gate checks the events.
+**
+** Cost: one pass over events and calls, hash joins on correlationId, per-launch sorts:
+** O(n + m log m) for n events and m graph children. Output order is deterministic:
+** launches by (db_idx, device_id, start, correlation_id, call), envelopes by (db_idx,
+** device_id, start, end, stream, event).
+*/
+#include "replay.h"
+#include "source/sqlsrc.h"
+#include "buf.h"
+#include "i64map.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NODE_TABLE "CUDA_GRAPH_NODE_EVENTS"
+#define KERNEL_TABLE "CUPTI_ACTIVITY_KIND_KERNEL"
+#define MEMCPY_TABLE "CUPTI_ACTIVITY_KIND_MEMCPY"
+#define MEMSET_TABLE "CUPTI_ACTIVITY_KIND_MEMSET"
+#define GRAPH_TRACE_TABLE "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
+#define MIN_REPEATS 2
+/* originalGraphNodeId map value of a node with more than one original. */
+#define ORIGINAL_AMBIGUOUS INT64_MIN
+
+/* ------------------------------------------------------------------ reading the file */
+
+/* What one Nsight input says beyond the trace. */
+typedef struct db_facts {
+  int nsys;             /* an Nsight input (or any input of a profile-less trace) */
+  int node_level;       /* CUDA_GRAPH_NODE_EVENTS has rows */
+  int capable;          /* the capability gate holds */
+  tl_i64map original;   /* graphNodeId -> originalGraphNodeId | ORIGINAL_AMBIGUOUS */
+  tl_i64map graph_id;   /* GRAPH_TRACE rowid -> graphId */
+  tl_i64map exec_id;    /* GRAPH_TRACE rowid -> graphExecId */
+} db_facts;
+
+static void db_facts_free(db_facts *f) {
+  tl_i64map_free(&f->original);
+  tl_i64map_free(&f->graph_id);
+  tl_i64map_free(&f->exec_id);
+}
+
+/* 1 when "SELECT 1 FROM table WHERE <where> LIMIT 1" finds a row, 0 when not, -1 on error. */
+static int sql_any(sqlite3 *db, const char *path, const char *table, const char *where,
+                   tl_err *e) {
+  char *qt = tl_sql_quote_ident(table);
+  char *sql = qt ? tl_mprintf("SELECT 1 FROM %s WHERE %s LIMIT 1", qt, where) : NULL;
+  free(qt);
+  if (!sql) return tl_nomem(e), -1;
+  sqlite3_stmt *st;
+  int rc = tl_sql_prepare(db, path, sql, &st, e);
+  free(sql);
+  if (rc) return -1;
+  rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc == SQLITE_ROW) return 1;
+  if (rc == SQLITE_DONE) return 0;
+  tl_fail(e, "failed to read table %s in '%s': %s", table, path, sqlite3_errmsg(db));
+  return -1;
+}
+
+/* "<q(graphNodeId)> IS NOT NULL [AND (<q(c)> IS NULL OR ...)]", or NULL on OOM. */
+static char *graph_node_where(const char *node_col, const char *const *cols, int n) {
+  tl_buf b = {0};
+  char *q = tl_sql_quote_ident(node_col);
+  if (!q) return NULL;
+  tl_buf_printf(&b, "%s IS NOT NULL", q);
+  free(q);
+  for (int i = 0; i < n; i++) {
+    q = tl_sql_quote_ident(cols[i]);
+    if (!q) b.oom = 1;
+    tl_buf_printf(&b, "%s%s IS NULL", i ? " OR " : " AND (", q ? q : "");
+    free(q);
+  }
+  if (n) tl_buf_puts(&b, ")");
+  if (b.oom) {
+    tl_buf_free(&b);
+    return NULL;
+  }
+  return b.p;
+}
+
+/* Whether one table passes the capability gate: 1 yes, 0 no, -1 error. The kernel table
+** is the big one; its NULL identity columns are checked on the trace events instead
+** (every kernel row is an event), so only its columns are looked at here. */
+static int table_capable(sqlite3 *db, const char *path, const char *table, tl_err *e) {
+  static const char *const kernel_need[] = {"contextId", "correlationId", NULL};
+  static const char *const memcpy_need[] = {"contextId", "correlationId", "bytes", "copyKind",
+                                            NULL};
+  static const char *const memset_need[] = {"contextId", "correlationId", "bytes", NULL};
+  if (strcmp(table, NODE_TABLE) == 0) return 1;
+  tl_columns cols;
+  if (tl_sql_columns(db, path, table, &cols, e)) return -1;
+  int node = tl_columns_find(&cols, "graphNodeId", 1);
+  if (node < 0) {
+    tl_columns_free(&cols);
+    return 1;
+  }
+  const char *const *need = NULL;
+  if (strcmp(table, KERNEL_TABLE) == 0) need = kernel_need;
+  else if (strcmp(table, MEMCPY_TABLE) == 0) need = memcpy_need;
+  else if (strcmp(table, MEMSET_TABLE) == 0) need = memset_need;
+  const char *actual[8];
+  int n = 0, missing = 0;
+  for (int i = 0; need && need[i]; i++) {
+    int k = tl_columns_find(&cols, need[i], 1);
+    if (k < 0) missing = 1;
+    else actual[n++] = cols.names[k];
+  }
+  int rc;
+  if (need == kernel_need && !missing) {
+    rc = 1;
+  } else {
+    /* Unsupported table, or a child table lacking a column: any graph row fails the gate;
+    ** a complete child table fails on a graph row with a NULL required column. */
+    char *where = graph_node_where(cols.names[node], actual, need && !missing ? n : 0);
+    if (!where) {
+      tl_nomem(e);
+      rc = -1;
+    } else {
+      rc = sql_any(db, path, table, where, e);
+    }
+    free(where);
+    if (rc >= 0) rc = !rc;
+  }
+  tl_columns_free(&cols);
+  return rc;
+}
+
+/* graphNodeId -> originalGraphNodeId over rows where both are present; a node listed with
+** two different originals maps to ORIGINAL_AMBIGUOUS. A table without either column
+** gives an empty map (original ids stay absent). */
+static int read_original_nodes(sqlite3 *db, const char *path, tl_i64map *out, tl_err *e) {
+  tl_columns cols;
+  if (tl_sql_columns(db, path, NODE_TABLE, &cols, e)) return TL_ERROR;
+  int g = tl_columns_find(&cols, "graphNodeId", 1);
+  int o = tl_columns_find(&cols, "originalGraphNodeId", 1);
+  char *qg = g >= 0 ? tl_sql_quote_ident(cols.names[g]) : NULL;
+  char *qo = o >= 0 ? tl_sql_quote_ident(cols.names[o]) : NULL;
+  tl_columns_free(&cols);
+  if (g < 0 || o < 0) {
+    free(qg), free(qo);
+    return TL_OK;
+  }
+  char *sql = qg && qo ? tl_mprintf("SELECT %s, %s FROM \"%s\" WHERE %s IS NOT NULL AND %s IS "
+                                    "NOT NULL ORDER BY rowid",
+                                    qg, qo, NODE_TABLE, qg, qo)
+                       : NULL;
+  free(qg), free(qo);
+  if (!sql) return tl_nomem(e);
+  sqlite3_stmt *st;
+  int rc = tl_sql_prepare(db, path, sql, &st, e);
+  free(sql);
+  if (rc) return rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t node = tl_col_i64(st, 0, TL_ABSENT), orig = tl_col_i64(st, 1, TL_ABSENT);
+    int64_t *have = tl_i64map_get(out, node);
+    if (have) {
+      if (*have != orig) *have = ORIGINAL_AMBIGUOUS;
+    } else if (tl_i64map_put(out, node, orig)) {
+      sqlite3_finalize(st);
+      return tl_nomem(e);
+    }
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE)
+    return tl_fail(e, "failed to read table %s in '%s': %s", NODE_TABLE, path,
+                   sqlite3_errmsg(db));
+  return TL_OK;
+}
+
+/* GRAPH_TRACE rowid -> graphId / graphExecId (the trace keeps them only in the label). */
+static int read_graph_trace_ids(sqlite3 *db, const char *path, db_facts *f, tl_err *e) {
+  tl_columns cols;
+  if (tl_sql_columns(db, path, GRAPH_TRACE_TABLE, &cols, e)) return TL_ERROR;
+  int g = tl_columns_find(&cols, "graphId", 1), x = tl_columns_find(&cols, "graphExecId", 1);
+  char *qg = g >= 0 ? tl_sql_quote_ident(cols.names[g]) : tl_strdup("NULL");
+  char *qx = x >= 0 ? tl_sql_quote_ident(cols.names[x]) : tl_strdup("NULL");
+  int exists = cols.exists;
+  tl_columns_free(&cols);
+  char *sql = exists && qg && qx
+                  ? tl_mprintf("SELECT rowid, %s, %s FROM \"%s\"", qg, qx, GRAPH_TRACE_TABLE)
+                  : NULL;
+  int oom = !qg || !qx;
+  free(qg), free(qx);
+  if (oom || (exists && !sql)) return free(sql), tl_nomem(e);
+  if (!exists) return TL_OK;
+  sqlite3_stmt *st;
+  int rc = tl_sql_prepare(db, path, sql, &st, e);
+  free(sql);
+  if (rc) return rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t rowid = sqlite3_column_int64(st, 0);
+    if (tl_i64map_put(&f->graph_id, rowid, tl_col_i64(st, 1, TL_ABSENT)) ||
+        tl_i64map_put(&f->exec_id, rowid, tl_col_i64(st, 2, TL_ABSENT))) {
+      sqlite3_finalize(st);
+      return tl_nomem(e);
+    }
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE)
+    return tl_fail(e, "failed to read table %s in '%s': %s", GRAPH_TRACE_TABLE, path,
+                   sqlite3_errmsg(db));
+  return TL_OK;
+}
+
+/* Everything tl_replay_cuda needs from one Nsight file. want_trace: the trace holds
+** GRAPH_TRACE events of this input. */
+static int read_db_facts(const char *path, int want_trace, db_facts *f, tl_err *e) {
+  sqlite3 *db;
+  if (tl_sql_open_ro(path, &db, e)) return TL_ERROR;
+  int rc = TL_OK;
+  f->node_level = tl_sql_nonempty(db, NODE_TABLE);
+  f->capable = 1;
+  if (f->node_level) {
+    tl_names tables = {0};
+    rc = tl_sql_tables(db, path, &tables, e);
+    for (size_t i = 0; rc == TL_OK && f->capable && i < tables.n; i++) {
+      int ok = table_capable(db, path, tables.v[i], e);
+      if (ok < 0) rc = TL_ERROR;
+      else f->capable = ok;
+    }
+    tl_names_free(&tables);
+    if (rc == TL_OK) rc = read_original_nodes(db, path, &f->original, e);
+  }
+  if (rc == TL_OK && want_trace) rc = read_graph_trace_ids(db, path, f, e);
+  tl_sql_close(db);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ signatures */
+
+/* Exact string interning with 1-based ids (identities and bodies of this pass). */
+typedef struct sig_table {
+  TL_VEC(char *) s;
+  TL_VEC(uint32_t) next;   /* chain of equal hashes, index + 1 */
+  tl_i64map head;          /* hash -> index + 1 */
+} sig_table;
+
+static uint64_t fnv1a(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Returns the id of text (copied on first sight), 0 on out-of-memory. */
+static uint32_t sig_intern(sig_table *t, const char *text, size_t n) {
+  int64_t h = (int64_t)fnv1a(text, n);
+  int64_t *hd = tl_i64map_get(&t->head, h);
+  for (uint32_t k = hd ? (uint32_t)*hd : 0; k; k = t->next.v[k - 1])
+    if (strlen(t->s.v[k - 1]) == n && memcmp(t->s.v[k - 1], text, n) == 0) return k;
+  char *copy = malloc(n + 1);
+  if (!copy) return 0;
+  memcpy(copy, text, n);
+  copy[n] = 0;
+  uint32_t prev = hd ? (uint32_t)*hd : 0;
+  if (TL_VEC_PUSH(&t->s, copy)) return free(copy), 0;
+  if (TL_VEC_PUSH(&t->next, prev) || tl_i64map_put(&t->head, h, (int64_t)t->s.n)) return 0;
+  return (uint32_t)t->s.n;
+}
+
+static void sig_table_free(sig_table *t) {
+  for (size_t i = 0; i < t->s.n; i++) free(t->s.v[i]);
+  TL_VEC_FREE(&t->s);
+  TL_VEC_FREE(&t->next);
+  tl_i64map_free(&t->head);
+}
+
+/* ------------------------------------------------------------------ the algorithm */
+
+enum { SRC_OTHER = 0, SRC_KERNEL, SRC_MEMCPY, SRC_MEMSET, SRC_GRAPH_TRACE };
+
+/* One graph launch being reconstructed. */
+typedef struct launch_work {
+  uint32_t call;
+  uint16_t db;
+  uint8_t status;
+  uint8_t dup;               /* another launch of the input has its correlationId */
+  uint32_t first, n;         /* its children: kid[first ..), in member order once built */
+  uint32_t device, stream;
+  int64_t start, end, corr, context;
+  uint32_t identity, body;   /* sig_table ids, 0 = none */
+  uint32_t chain;            /* next launch with the same correlationId, index + 1 */
+} launch_work;
+
+/* One child while its body is built. */
+typedef struct kid_sort {
+  uint32_t stream, event;
+  int64_t start, end;
+} kid_sort;
+
+typedef struct lane_sort {
+  const char *text;
+  size_t len;
+  uint32_t stream, first, n;
+} lane_sort;
+
+typedef struct cuda_pass {
+  const tl_trace *t;
+  tl_replay *r;
+  tl_err *e;
+  size_t ndb;
+  db_facts *db;
+  uint8_t *src_class;        /* per trace source_ref */
+  TL_VEC(launch_work) launches;
+  TL_VEC(uint32_t) kids;     /* child events, grouped by launch */
+  uint32_t *lane, *task;     /* per kid, once bodies are built */
+  sig_table identities, bodies;
+  tl_buf text;               /* scratch for signatures */
+  size_t first_launch;       /* r->launches.n before this pass */
+} cuda_pass;
+
+static int cmp_kid(const void *a, const void *b) {
+  const kid_sort *x = a, *y = b;
+  if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  if (x->end != y->end) return x->end < y->end ? -1 : 1;
+  return x->event < y->event ? -1 : x->event > y->event;
+}
+
+static int cmp_lane(const void *a, const void *b) {
+  const lane_sort *x = a, *y = b;
+  size_t n = x->len < y->len ? x->len : y->len;
+  int c = memcmp(x->text, y->text, n);
+  if (c) return c;
+  if (x->len != y->len) return x->len < y->len ? -1 : 1;
+  return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int contains_graph_launch(const char *s) {
+  static const char needle[] = "cudagraphlaunch";
+  for (; *s; s++) {
+    size_t k = 0;
+    while (needle[k] && s[k] && (s[k] | 0x20) == needle[k]) k++;
+    if (!needle[k]) return 1;
+  }
+  return 0;
+}
+
+static uint8_t source_class(const char *table) {
+  if (strcmp(table, KERNEL_TABLE) == 0) return SRC_KERNEL;
+  if (strcmp(table, MEMCPY_TABLE) == 0) return SRC_MEMCPY;
+  if (strcmp(table, MEMSET_TABLE) == 0) return SRC_MEMSET;
+  if (strcmp(table, GRAPH_TRACE_TABLE) == 0) return SRC_GRAPH_TRACE;
+  return SRC_OTHER;
+}
+
+/* Per-input facts: from the file for an Nsight input of a profile, from nothing else
+** otherwise (the event pass below completes them). */
+static int load_facts(cuda_pass *x, const tl_profile *p) {
+  const tl_trace *t = x->t;
+  size_t ndb = p ? p->inputs.n : 0;
+  for (size_t i = 0; i < t->ev.n; i++)
+    if ((size_t)t->ev.db_idx[i] + 1 > ndb) ndb = (size_t)t->ev.db_idx[i] + 1;
+  for (size_t i = 0; i < t->calls.n; i++)
+    if ((size_t)t->calls.db_idx[i] + 1 > ndb) ndb = (size_t)t->calls.db_idx[i] + 1;
+  x->ndb = ndb;
+  x->db = calloc(ndb ? ndb : 1, sizeof *x->db);
+  x->src_class = calloc(t->source_refs.n ? t->source_refs.n : 1, 1);
+  if (!x->db || !x->src_class) return tl_nomem(x->e);
+  for (size_t s = 0; s < t->source_refs.n; s++)
+    x->src_class[s] = source_class(tl_trace_source_table(t, (uint16_t)s));
+  uint8_t *has_trace = calloc(ndb ? ndb : 1, 1);
+  if (!has_trace) return tl_nomem(x->e);
+  for (size_t i = 0; i < t->ev.n; i++)
+    if (x->src_class[t->ev.source_ref[i]] == SRC_GRAPH_TRACE) has_trace[t->ev.db_idx[i]] = 1;
+  int rc = TL_OK;
+  for (size_t d = 0; rc == TL_OK && d < ndb; d++) {
+    db_facts *f = &x->db[d];
+    if (!p) {
+      f->nsys = 1, f->capable = 1; /* node_level: set by the event pass */
+    } else if (d < p->inputs.n && p->inputs.v[d].family == TL_FAMILY_NSYS) {
+      f->nsys = 1;
+      rc = read_db_facts(p->inputs.v[d].path, has_trace[d], f, x->e);
+    }
+  }
+  free(has_trace);
+  return rc;
+}
+
+/* The event pass: graph children (grouped later) and the event side of the gate. */
+static int collect_children(cuda_pass *x, const tl_profile *p) {
+  const tl_events *ev = &x->t->ev;
+  for (size_t i = 0; i < ev->n; i++) {
+    if (ev->graph_node_id[i] == TL_ABSENT) continue;
+    db_facts *f = &x->db[ev->db_idx[i]];
+    if (!f->nsys) continue;
+    uint8_t c = x->src_class[ev->source_ref[i]];
+    if (c == SRC_OTHER || c == SRC_GRAPH_TRACE) {
+      f->capable = 0;
+      continue;
+    }
+    if (!p) f->node_level = 1;
+    if (ev->correlation_id[i] == TL_ABSENT || ev->context_id[i] == TL_ABSENT) {
+      f->capable = 0;
+      continue;
+    }
+    if (TL_VEC_PUSH(&x->kids, (uint32_t)i)) return tl_nomem(x->e);
+  }
+  return TL_OK;
+}
+
+/* Launch calls of node-level inputs, chained by correlationId in corr_map. */
+static int collect_launches(cuda_pass *x, tl_i64map *corr_map) {
+  const tl_trace *t = x->t;
+  const tl_calls *c = &t->calls;
+  tl_i64map is_launch = {0}; /* api_name id -> 0/1, so names are scanned once */
+  int rc = TL_OK;
+  for (size_t i = 0; i < c->n && rc == TL_OK; i++) {
+    db_facts *f = &x->db[c->db_idx[i]];
+    if (!f->nsys || !f->node_level || c->provider[i] != TL_PROVIDER_CUDA ||
+        c->correlation_id[i] == TL_ABSENT)
+      continue;
+    int64_t *known = tl_i64map_get(&is_launch, c->api_name[i]);
+    int yes = known ? (int)*known : contains_graph_launch(tl_str(t, c->api_name[i]));
+    if (!known && tl_i64map_put(&is_launch, c->api_name[i], yes)) rc = tl_nomem(x->e);
+    if (!yes || rc) continue;
+    launch_work w;
+    memset(&w, 0, sizeof w);
+    w.call = (uint32_t)i;
+    w.db = c->db_idx[i];
+    w.corr = c->correlation_id[i];
+    w.device = c->device_id[i] >= 0 && c->device_id[i] <= (int64_t)UINT32_MAX
+                   ? (uint32_t)c->device_id[i] : 0;
+    w.stream = TL_NO_STREAM;
+    w.start = c->start_ns[i], w.end = c->end_ns[i];
+    w.context = TL_ABSENT;
+    int64_t *hd = tl_i64map_get(corr_map, w.corr);
+    for (uint32_t k = hd ? (uint32_t)*hd : 0; k; k = x->launches.v[k - 1].chain)
+      if (x->launches.v[k - 1].db == w.db) w.dup = 1, x->launches.v[k - 1].dup = 1;
+    w.chain = hd ? (uint32_t)*hd : 0;
+    if (TL_VEC_PUSH(&x->launches, w) ||
+        tl_i64map_put(corr_map, w.corr, (int64_t)x->launches.n))
+      rc = tl_nomem(x->e);
+  }
+  tl_i64map_free(&is_launch);
+  return rc;
+}
+
+/* The launch of (db, corr) through the chains of corr_map, 0 when none; launch index + 1. */
+static uint32_t find_launch(const launch_work *l, const tl_i64map *corr_map, uint16_t db,
+                            int64_t corr) {
+  int64_t *hd = tl_i64map_get(corr_map, corr);
+  for (uint32_t k = hd ? (uint32_t)*hd : 0; k; k = l[k - 1].chain)
+    if (l[k - 1].db == db) return k;
+  return 0;
+}
+
+/* Regroups x->kids by launch (stable, so each group stays in event order); children
+** without a launch are dropped. */
+static int group_children(cuda_pass *x, const tl_i64map *corr_map) {
+  const tl_events *ev = &x->t->ev;
+  size_t nl = x->launches.n, nk = x->kids.n;
+  uint32_t *owner = malloc((nk ? nk : 1) * sizeof *owner);
+  uint32_t *grouped = malloc((nk ? nk : 1) * sizeof *grouped);
+  if (!owner || !grouped) return free(owner), free(grouped), tl_nomem(x->e);
+  for (size_t k = 0; k < nk; k++) {
+    uint32_t i = x->kids.v[k];
+    owner[k] = find_launch(x->launches.v, corr_map, ev->db_idx[i], ev->correlation_id[i]);
+    if (owner[k]) x->launches.v[owner[k] - 1].n++;
+  }
+  uint32_t at = 0;
+  for (size_t l = 0; l < nl; l++) {
+    x->launches.v[l].first = at;
+    at += x->launches.v[l].n;
+    x->launches.v[l].n = 0;
+  }
+  for (size_t k = 0; k < nk; k++) {
+    if (!owner[k]) continue;
+    launch_work *w = &x->launches.v[owner[k] - 1];
+    grouped[w->first + w->n++] = x->kids.v[k];
+  }
+  free(owner);
+  free(x->kids.v);
+  x->kids.v = grouped;
+  x->kids.n = x->kids.cap = at;
+  return TL_OK;
+}
+
+static const char *kid_word(const cuda_pass *x, uint32_t event) {
+  const tl_trace *t = x->t;
+  switch (x->src_class[t->ev.source_ref[event]]) {
+    case SRC_MEMCPY: return "memcpy";
+    case SRC_MEMSET: return "memset";
+    default: return tl_event_label(t, event)->kind == TL_KIND_COMMUNICATION ? "communication"
+                                                                            : "kernel";
+  }
+}
+
+/* Builds the body of one launch with children: status (ambiguous or pending), identity,
+** body, lanes and tasks; reorders its children into member order. */
+static int build_body(cuda_pass *x, launch_work *w) {
+  const tl_events *ev = &x->t->ev;
+  uint32_t *kid = x->kids.v + w->first;
+  uint32_t n = w->n;
+  uint32_t device = ev->device_id[kid[0]];
+  int64_t context = ev->context_id[kid[0]];
+  for (uint32_t k = 1; k < n; k++)
+    if (ev->device_id[kid[k]] != device || ev->context_id[kid[k]] != context) {
+      w->status = TL_LAUNCH_AMBIGUOUS_BODY;
+      return TL_OK;
+    }
+  w->device = device, w->context = context;
+  kid_sort *ks = malloc(n * sizeof *ks);
+  int64_t *nodes = malloc(n * sizeof *nodes);
+  lane_sort *lanes = malloc(n * sizeof *lanes);
+  size_t *lane_off = malloc(n * sizeof *lane_off);
+  if (!ks || !nodes || !lanes || !lane_off) goto nomem;
+  w->start = INT64_MAX, w->end = INT64_MIN;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t i = kid[k];
+    ks[k] = (kid_sort){ev->stream_id[i], i, ev->start_ns[i], ev->end_ns[i]};
+    nodes[k] = ev->graph_node_id[i];
+    if (ev->start_ns[i] < w->start) w->start = ev->start_ns[i];
+    if (ev->end_ns[i] > w->end) w->end = ev->end_ns[i];
+  }
+  qsort(ks, n, sizeof *ks, cmp_kid);
+  qsort(nodes, n, sizeof *nodes, cmp_i64);
+  uint32_t nnodes = 0;
+  for (uint32_t k = 0; k < n; k++)
+    if (!nnodes || nodes[nnodes - 1] != nodes[k]) nodes[nnodes++] = nodes[k];
+
+  /* Identity: device, context and the raw node set. The input is part of the key only,
+  ** since node ids are per process. */
+  tl_buf *b = &x->text;
+  tl_buf_reset(b);
+  tl_buf_printf(b, "%u\ncuda_graph_raw_node_set_v1\ndevice=%" PRIu32 "\ncontext=%" PRId64 "\n",
+                (unsigned)w->db, w->device, w->context);
+  for (uint32_t k = 0; k < nnodes; k++) tl_buf_printf(b, "%" PRId64 "\n", nodes[k]);
+  if (b->oom) goto nomem;
+  if (!(w->identity = sig_intern(&x->identities, b->p, b->n))) goto nomem;
+
+  /* Lanes: the text of each stream's children, in one buffer. */
+  tl_buf_reset(b);
+  uint32_t nlanes = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    if (k == 0 || ks[k].stream != ks[k - 1].stream) {
+      lanes[nlanes] = (lane_sort){NULL, 0, ks[k].stream, k, 0};
+      lane_off[nlanes++] = b->n;
+    }
+    lanes[nlanes - 1].n++;
+    uint32_t i = ks[k].event;
+    int64_t *pos = bsearch(&ev->graph_node_id[i], nodes, nnodes, sizeof *nodes, cmp_i64);
+    tl_buf_printf(b, "%s\t%s\tnode=%u\n", kid_word(x, i), tl_str(x->t, tl_event_label(x->t, i)->name),
+                  (unsigned)(pos - nodes));
+  }
+  if (b->oom) goto nomem;
+  for (uint32_t l = 0; l < nlanes; l++) {
+    lanes[l].text = b->p + lane_off[l];
+    lanes[l].len = (l + 1 < nlanes ? lane_off[l + 1] : b->n) - lane_off[l];
+  }
+  qsort(lanes, nlanes, sizeof *lanes, cmp_lane);
+  tl_buf body = {0};
+  tl_buf_printf(&body, "cuda_graph_observed_stream_set_v1\nstream_count=%u\n", (unsigned)nlanes);
+  uint32_t m = 0;
+  for (uint32_t l = 0; l < nlanes; l++) {
+    tl_buf_puts(&body, "lane_begin\n");
+    tl_buf_append(&body, lanes[l].text, lanes[l].len);
+    tl_buf_puts(&body, "lane_end\n");
+    for (uint32_t k = 0; k < lanes[l].n; k++, m++) {
+      kid[m] = ks[lanes[l].first + k].event;
+      x->lane[w->first + m] = l;
+      x->task[w->first + m] = k;
+    }
+  }
+  w->stream = lanes[0].stream;
+  w->body = body.oom ? 0 : sig_intern(&x->bodies, body.p, body.n);
+  tl_buf_free(&body);
+  if (!w->body) goto nomem;
+  free(ks), free(nodes), free(lanes), free(lane_off);
+  return TL_OK;
+nomem:
+  free(ks), free(nodes), free(lanes), free(lane_off);
+  return tl_nomem(x->e);
+}
+
+/* Statuses of every launch; bodies for those that can have one. */
+static int decide(cuda_pass *x) {
+  size_t nl = x->launches.n;
+  x->lane = malloc((x->kids.n ? x->kids.n : 1) * sizeof *x->lane);
+  x->task = malloc((x->kids.n ? x->kids.n : 1) * sizeof *x->task);
+  if (!x->lane || !x->task) return tl_nomem(x->e);
+  for (size_t l = 0; l < nl; l++) {
+    launch_work *w = &x->launches.v[l];
+    if (!x->db[w->db].capable) w->status = TL_LAUNCH_MISSING_BODY_CAPABILITY;
+    else if (w->dup) w->status = TL_LAUNCH_AMBIGUOUS_BODY;
+    else if (!w->n) w->status = TL_LAUNCH_MISSING_BODY_EVIDENCE;
+    else if (build_body(x, w)) return TL_ERROR;
+    /* Launches that stay without a body keep no children. */
+    if (!w->body) w->n = 0;
+  }
+  /* Per identity: how many launches, and whether they all share one body. */
+  size_t ni = x->identities.s.n;
+  uint32_t *seen = calloc(ni + 1, sizeof *seen), *body_of = calloc(ni + 1, sizeof *body_of);
+  uint8_t *mismatch = calloc(ni + 1, 1);
+  if (!seen || !body_of || !mismatch) {
+    free(seen), free(body_of), free(mismatch);
+    return tl_nomem(x->e);
+  }
+  for (size_t l = 0; l < nl; l++) {
+    launch_work *w = &x->launches.v[l];
+    if (!w->body) continue;
+    seen[w->identity]++;
+    if (!body_of[w->identity]) body_of[w->identity] = w->body;
+    else if (body_of[w->identity] != w->body) mismatch[w->identity] = 1;
+  }
+  for (size_t l = 0; l < nl; l++) {
+    launch_work *w = &x->launches.v[l];
+    if (!w->body) continue;
+    w->status = mismatch[w->identity]      ? TL_LAUNCH_BODY_MISMATCH
+                : seen[w->identity] < MIN_REPEATS ? TL_LAUNCH_INSUFFICIENT_REPEAT_EVIDENCE
+                                                  : TL_LAUNCH_EXACT;
+  }
+  free(seen), free(body_of), free(mismatch);
+  return TL_OK;
+}
+
+static int cmp_launch(const void *a, const void *b) {
+  const launch_work *x = a, *y = b;
+  if (x->db != y->db) return x->db < y->db ? -1 : 1;
+  if (x->device != y->device) return x->device < y->device ? -1 : 1;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
+  return x->call < y->call ? -1 : x->call > y->call;
+}
+
+/* Appends launches, members and units to r in launch order. */
+static int publish_launches(cuda_pass *x) {
+  tl_replay *r = x->r;
+  const tl_events *ev = &x->t->ev;
+  size_t nl = x->launches.n;
+  uint32_t *graph_id = calloc(x->identities.s.n + 1, sizeof *graph_id);
+  uint32_t *body_id = calloc(x->bodies.s.n + 1, sizeof *body_id);
+  if (!graph_id || !body_id) goto nomem;
+  /* Sort a copy of the keys: children ranges keep pointing into kids/lane/task. */
+  launch_work *sorted = malloc((nl ? nl : 1) * sizeof *sorted);
+  if (!sorted) goto nomem;
+  if (nl) {
+    memcpy(sorted, x->launches.v, nl * sizeof *sorted);
+    qsort(sorted, nl, sizeof *sorted, cmp_launch);
+  }
+  uint32_t next_graph = 0;
+  for (size_t s = 0; s < nl; s++) {
+    const launch_work *w = &sorted[s];
+    tl_graph_launch L;
+    memset(&L, 0, sizeof L);
+    L.db_idx = w->db;
+    L.provider = TL_GRAPH_CUDA;
+    L.match_policy = w->body ? TL_MATCH_CUDA_CORRELATION : TL_MATCH_UNMATCHED;
+    L.association_policy = w->body ? TL_ASSOC_CUDA_NODE_SET : TL_ASSOC_NONE;
+    L.status = w->status;
+    L.slot_role = TL_SLOT_NONE;
+    L.device_id = w->device;
+    L.stream_id = w->stream;
+    L.start_ns = w->start, L.end_ns = w->end;
+    L.correlation_id = w->corr;
+    L.graph_id = TL_ABSENT;
+    if (w->identity) {
+      if (!graph_id[w->identity]) graph_id[w->identity] = ++next_graph;
+      L.graph_id = graph_id[w->identity];
+    }
+    L.control[0] = L.control[1] = L.control[2] = TL_REPLAY_NONE;
+    L.host_call = w->call;
+    L.first_member = (uint32_t)r->members.n;
+    L.nmembers = w->n;
+    if (w->body) {
+      if (!body_id[w->body] &&
+          !(body_id[w->body] = tl_replay_intern_body(r, x->bodies.s.v[w->body - 1])))
+        goto nomem_sorted;
+      L.body_template = body_id[w->body];
+    }
+    L.unit = L.region = L.anchor_event = TL_REPLAY_NONE;
+    L.member_order = L.slot_order = TL_REPLAY_NONE;
+    uint32_t launch_idx = (uint32_t)r->launches.n;
+    if (w->status == TL_LAUNCH_EXACT) {
+      char sig[96];
+      snprintf(sig, sizeof sig, "exact_replay_composition_v1\n0:body=%u:single_graph\n",
+               (unsigned)L.body_template);
+      tl_replay_unit u = {w->db, TL_GRAPH_CUDA, w->device, launch_idx, 1,
+                          tl_replay_intern_graph(r, sig), TL_REPLAY_NONE};
+      if (!u.graph_template) goto nomem_sorted;
+      L.unit = (uint32_t)r->units.n;
+      L.member_order = L.slot_order = 0;
+      L.slot_role = TL_SLOT_SINGLE;
+      if (TL_VEC_PUSH(&r->units, u)) goto nomem_sorted;
+    }
+    if (TL_VEC_PUSH(&r->launches, L) || TL_VEC_RESERVE(&r->members, r->members.n + w->n))
+      goto nomem_sorted;
+    for (uint32_t k = 0; k < w->n; k++) {
+      uint32_t i = x->kids.v[w->first + k];
+      tl_graph_member m;
+      memset(&m, 0, sizeof m);
+      m.launch = launch_idx;
+      m.event = i;
+      m.lane_ordinal = x->lane[w->first + k];
+      m.task_ordinal = x->task[w->first + k];
+      uint8_t c = x->src_class[x->t->ev.source_ref[i]];
+      m.kind = c == SRC_MEMCPY || c == SRC_MEMSET ? TL_MEMBER_DATA_MOVE
+               : tl_event_label(x->t, i)->kind == TL_KIND_COMMUNICATION ? TL_MEMBER_COMMUNICATION
+                                                                        : TL_MEMBER_COMPUTE;
+      int64_t *orig = tl_i64map_get(&x->db[w->db].original, ev->graph_node_id[i]);
+      m.original_graph_node_id = orig && *orig != ORIGINAL_AMBIGUOUS ? *orig : TL_ABSENT;
+      r->members.v[r->members.n++] = m;
+    }
+  }
+  free(sorted), free(graph_id), free(body_id);
+  return TL_OK;
+nomem_sorted:
+  free(sorted);
+nomem:
+  free(graph_id), free(body_id);
+  return tl_nomem(x->e);
+}
+
+static int cmp_envelope(const void *a, const void *b) {
+  const tl_graph_envelope *x = a, *y = b;
+  if (x->db_idx != y->db_idx) return x->db_idx < y->db_idx ? -1 : 1;
+  if (x->device_id != y->device_id) return x->device_id < y->device_id ? -1 : 1;
+  if (x->start_ns != y->start_ns) return x->start_ns < y->start_ns ? -1 : 1;
+  if (x->end_ns != y->end_ns) return x->end_ns < y->end_ns ? -1 : 1;
+  if (x->stream_id != y->stream_id) return x->stream_id < y->stream_id ? -1 : 1;
+  return x->event < y->event ? -1 : x->event > y->event;
+}
+
+/* Graph-level GRAPH_TRACE envelopes: temporal evidence only, never members. Each names the
+** published launch of the same (input, correlationId) when exactly one exists. */
+static int publish_envelopes(cuda_pass *x) {
+  tl_replay *r = x->r;
+  const tl_events *ev = &x->t->ev;
+  size_t first = r->envelopes.n;
+  /* correlationId -> published launch + 1, or 0 when two share it (per input, chained). */
+  tl_i64map corr_map = {0};
+  uint32_t *chain = NULL;
+  int rc = TL_OK;
+  size_t base = x->first_launch;
+  size_t nl = r->launches.n - base;
+  if (nl && !(chain = calloc(nl, sizeof *chain))) return tl_nomem(x->e);
+  for (size_t l = 0; l < nl && rc == TL_OK; l++) {
+    int64_t c = r->launches.v[base + l].correlation_id;
+    int64_t *hd = tl_i64map_get(&corr_map, c);
+    chain[l] = hd ? (uint32_t)*hd : 0;
+    if (tl_i64map_put(&corr_map, c, (int64_t)l + 1)) rc = tl_nomem(x->e);
+  }
+  for (size_t i = 0; i < ev->n && rc == TL_OK; i++) {
+    if (x->src_class[ev->source_ref[i]] != SRC_GRAPH_TRACE || !x->db[ev->db_idx[i]].nsys)
+      continue;
+    const db_facts *f = &x->db[ev->db_idx[i]];
+    tl_graph_envelope g;
+    memset(&g, 0, sizeof g);
+    g.db_idx = ev->db_idx[i];
+    g.provider = TL_GRAPH_CUDA;
+    g.device_id = ev->device_id[i], g.stream_id = ev->stream_id[i];
+    g.event = (uint32_t)i;
+    g.launch = TL_REPLAY_NONE;
+    g.start_ns = ev->start_ns[i], g.end_ns = ev->end_ns[i];
+    g.correlation_id = ev->correlation_id[i];
+    g.context_id = ev->context_id[i];
+    int64_t *gid = tl_i64map_get(&f->graph_id, ev->source_rowid[i]);
+    int64_t *xid = tl_i64map_get(&f->exec_id, ev->source_rowid[i]);
+    g.graph_id = gid ? *gid : TL_ABSENT;
+    g.graph_exec_id = xid ? *xid : TL_ABSENT;
+    g.graph_kind = "cuda_graph_trace";
+    if (g.correlation_id != TL_ABSENT) {
+      int64_t *hd = tl_i64map_get(&corr_map, g.correlation_id);
+      int found = 0;
+      for (uint32_t k = hd ? (uint32_t)*hd : 0; k; k = chain[k - 1])
+        if (r->launches.v[base + k - 1].db_idx == g.db_idx) {
+          found++;
+          g.launch = (uint32_t)(base + k - 1);
+        }
+      if (found != 1) g.launch = TL_REPLAY_NONE;
+    }
+    if (TL_VEC_PUSH(&r->envelopes, g)) rc = tl_nomem(x->e);
+  }
+  free(chain);
+  tl_i64map_free(&corr_map);
+  if (rc == TL_OK && r->envelopes.n > first)
+    qsort(r->envelopes.v + first, r->envelopes.n - first, sizeof *r->envelopes.v, cmp_envelope);
+  return rc;
+}
+
+int tl_replay_cuda(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err *e) {
+  cuda_pass x;
+  memset(&x, 0, sizeof x);
+  x.t = t, x.r = r, x.e = e;
+  x.first_launch = r->launches.n;
+  tl_i64map corr_map = {0};
+  int rc = load_facts(&x, p);
+  if (rc == TL_OK) rc = collect_children(&x, p);
+  if (rc == TL_OK) rc = collect_launches(&x, &corr_map);
+  if (rc == TL_OK) rc = group_children(&x, &corr_map);
+  if (rc == TL_OK) rc = decide(&x);
+  if (rc == TL_OK) rc = publish_launches(&x);
+  if (rc == TL_OK) rc = publish_envelopes(&x);
+  tl_i64map_free(&corr_map);
+  for (size_t d = 0; x.db && d < x.ndb; d++) db_facts_free(&x.db[d]);
+  free(x.db);
+  free(x.src_class);
+  TL_VEC_FREE(&x.launches);
+  TL_VEC_FREE(&x.kids);
+  free(x.lane), free(x.task);
+  sig_table_free(&x.identities);
+  sig_table_free(&x.bodies);
+  tl_buf_free(&x.text);
+  return rc;
+}
