@@ -1,0 +1,117 @@
+-- Read surfaces over the exact replay relations (outputs.md section 5).
+
+-- @surface traceloom_v_node_graph_body_member | one exact body member under a tree node occurrence | Which member kernels realize each launch anchor of the tree, with the anchor's cost packet and the member's event | SELECT node_id, occurrence_idx, node_launch_id, member_id, kind, member_symbol, dur_us FROM traceloom_v_node_graph_body_member LIMIT 20
+CREATE VIEW traceloom_v_node_graph_body_member AS
+SELECT na.node_id, na.view_name, na.occurrence_idx, na.anchor_order AS idx_in_occurrence,
+       na.anchor_order, na.coverage_kind, na.repeat_context,
+       na.compute_us AS anchor_compute_us, na.comm_us AS anchor_comm_us,
+       na.idle_us AS anchor_idle_us, na.total_us AS anchor_total_us, na.self_us AS anchor_self_us,
+       na.aux_events AS anchor_aux_events, na.aux_us AS anchor_aux_us,
+       l.launch_id AS node_launch_id, l.graph_event_id AS node_event_id,
+       l.anchor_id AS node_anchor_id, l.replay_unit_id AS node_replay_unit_id,
+       l.graph_template_id AS node_graph_template_id,
+       l.graph_launch_occurrence_id AS node_graph_launch_occurrence_id,
+       l.member_order AS node_member_order, l.slot_order AS node_slot_order,
+       l.correlation_id AS launch_correlation_id, l.match_policy AS launch_match_policy,
+       l.association_policy AS launch_association_policy, l.start_ns AS launch_start_ns,
+       l.end_ns AS launch_end_ns, l.dur_us AS launch_dur_us,
+       m.*,
+       e.symbol AS member_symbol, e.label AS member_label, e.task_type AS member_task_type,
+       e.semantic_role AS member_semantic_role
+FROM traceloom_graph_launch l
+JOIN traceloom_viz_node_anchor na ON na.anchor_id = l.anchor_id AND na.db_idx = l.db_idx
+ AND na.device_id = l.device_id
+JOIN traceloom_graph_body_member m ON m.launch_id = l.launch_id
+JOIN traceloom_event e ON e.event_id = m.event_id AND e.db_idx = m.db_idx;
+
+-- @surface traceloom_v_node_replay_cost_member | one member cost row under the node that owns its launch anchor | The replay cost map seen from the tree (self coverage only, so each member appears once per owning node) | SELECT node_id, slot_role, identity, duration_ns, scheduled_work_share_ppm FROM traceloom_v_node_replay_cost_member LIMIT 20
+CREATE VIEW traceloom_v_node_replay_cost_member AS
+SELECT na.node_id, na.occurrence_idx, na.view_name, na.coverage_kind,
+       l.anchor_id AS node_anchor_id, l.member_order AS node_member_order,
+       l.slot_order AS node_slot_order, c.*, m.source_table, m.source_row_id, m.graph_node_id,
+       m.original_graph_node_id, m.evidence_level
+FROM traceloom_graph_launch l
+JOIN traceloom_viz_node_anchor na ON na.anchor_id = l.anchor_id AND na.db_idx = l.db_idx
+ AND na.device_id = l.device_id AND na.coverage_kind = 'self'
+JOIN traceloom_replay_cost_member c ON c.launch_id = l.launch_id
+JOIN traceloom_graph_body_member m ON m.member_id = c.member_id;
+
+-- @surface traceloom_v_exact_replay_partition_status | one tree and whether its root splits at exact replays | Counts of protected replay intervals and why the root can or cannot be partitioned at them | SELECT tree_id, replay_interval_count, exact_replay_count, support_state, reason_code FROM traceloom_v_exact_replay_partition_status
+CREATE VIEW traceloom_v_exact_replay_partition_status AS
+WITH iv AS (
+  SELECT p.db_idx, p.device_id, p.support_state, fa.anchor_n AS lo, la.anchor_n AS hi,
+         lag(la.anchor_n) OVER (PARTITION BY p.db_idx, p.device_id ORDER BY fa.anchor_n, la.anchor_n) AS prev_hi
+  FROM traceloom_protected_interval p
+  LEFT JOIN traceloom_anchor fa ON fa.anchor_id = p.first_anchor_id
+  LEFT JOIN traceloom_anchor la ON la.anchor_id = p.last_anchor_id
+  WHERE p.kind = 'graph_replay_unit'),
+agg AS (
+  SELECT db_idx, device_id, count(*) AS n,
+         sum(support_state = 'supported' AND lo IS NOT NULL AND hi IS NOT NULL) AS exact,
+         sum(support_state <> 'supported') AS unsupported,
+         sum(lo IS NULL OR hi IS NULL OR hi < lo) AS invalid,
+         sum(prev_hi IS NOT NULL AND lo <= prev_hi) AS overlap
+  FROM iv GROUP BY db_idx, device_id)
+SELECT t.tree_id, t.db_idx, t.device_id, coalesce(a.n, 0) AS replay_interval_count,
+       coalesce(a.exact, 0) AS exact_replay_count,
+       coalesce(a.unsupported, 0) AS unsupported_interval_count,
+       coalesce(a.invalid, 0) AS invalid_bound_count, coalesce(a.overlap, 0) AS overlap_count,
+       CASE WHEN coalesce(a.n, 0) > 0 AND a.unsupported = 0 AND a.invalid = 0 AND a.overlap = 0
+            THEN 'supported' ELSE 'unsupported' END AS support_state,
+       CASE WHEN coalesce(a.n, 0) = 0 THEN 'no_exact_replays'
+            WHEN a.unsupported > 0 THEN 'non_exact_protected_interval'
+            WHEN a.invalid > 0 THEN 'invalid_anchor_bounds'
+            WHEN a.overlap > 0 THEN 'overlapping_replay_intervals'
+            ELSE 'ordered_disjoint_exact_replays' END AS reason_code
+FROM traceloom_semantic_tree t
+LEFT JOIN agg a ON a.db_idx = t.db_idx AND a.device_id = t.device_id
+WHERE t.view_name = 'anchor_tree';
+
+-- @surface traceloom_v_exact_replay_partition | one root segment between or at exact replays | The root's anchors split at exact replays: X (open boundary), R (a replay), U (between replays), with costs | SELECT segment_label, coordinate_kind, first_anchor_idx, last_anchor_idx, total_us FROM traceloom_v_exact_replay_partition ORDER BY db_idx, device_id, segment_order
+CREATE VIEW traceloom_v_exact_replay_partition AS
+WITH st AS (SELECT * FROM traceloom_v_exact_replay_partition_status WHERE support_state = 'supported'),
+iv AS (
+  SELECT p.db_idx, p.device_id, p.protected_interval_id, p.replay_unit_id,
+         fa.anchor_idx AS lo, la.anchor_idx AS hi,
+         row_number() OVER (PARTITION BY p.db_idx, p.device_id ORDER BY fa.anchor_idx) AS k,
+         count(*) OVER (PARTITION BY p.db_idx, p.device_id) AS cnt
+  FROM traceloom_protected_interval p
+  JOIN st ON st.db_idx = p.db_idx AND st.device_id = p.device_id
+  JOIN traceloom_anchor fa ON fa.anchor_id = p.first_anchor_id
+  JOIN traceloom_anchor la ON la.anchor_id = p.last_anchor_id),
+ext AS (SELECT db_idx, device_id, max(anchor_idx) AS n FROM traceloom_anchor GROUP BY 1, 2),
+seg AS (
+  SELECT i.db_idx, i.device_id, 'replay' AS kind, i.k AS idx, 'R' || i.k AS label,
+         i.protected_interval_id AS lpi, i.protected_interval_id AS rpi,
+         i.replay_unit_id AS lru, i.replay_unit_id AS rru, i.lo, i.hi
+  FROM iv i
+  UNION ALL
+  SELECT i.db_idx, i.device_id,
+         CASE WHEN i.k = 1 THEN 'open_boundary' ELSE 'between_replays' END,
+         CASE WHEN i.k = 1 THEN 1 ELSE i.k - 1 END,
+         CASE WHEN i.k = 1 THEN 'X1' ELSE 'U' || (i.k - 1) END,
+         p.protected_interval_id, i.protected_interval_id, p.replay_unit_id, i.replay_unit_id,
+         coalesce(p.hi, 0) + 1, i.lo - 1
+  FROM iv i LEFT JOIN iv p ON p.db_idx = i.db_idx AND p.device_id = i.device_id AND p.k = i.k - 1
+  UNION ALL
+  SELECT i.db_idx, i.device_id, 'open_boundary', 2, 'X2', i.protected_interval_id, NULL,
+         i.replay_unit_id, NULL, i.hi + 1, x.n
+  FROM iv i JOIN ext x ON x.db_idx = i.db_idx AND x.device_id = i.device_id WHERE i.k = i.cnt),
+nz AS (
+  SELECT s.*, row_number() OVER (PARTITION BY s.db_idx, s.device_id ORDER BY s.lo, s.hi) AS segment_order
+  FROM seg s WHERE s.hi >= s.lo)
+SELECT printf('db%06d:d%06d:%s:replay-partition:%06d', z.db_idx, z.device_id, st.tree_id,
+              z.segment_order) AS partition_id,
+       st.tree_id, z.db_idx, z.device_id, z.segment_order, z.kind AS coordinate_kind,
+       z.idx AS coordinate_index, z.label AS segment_label, 'supported' AS support_state,
+       z.lpi AS left_protected_interval_id, z.rpi AS right_protected_interval_id,
+       z.lru AS left_replay_unit_id, z.rru AS right_replay_unit_id,
+       z.lo AS first_anchor_idx, z.hi AS last_anchor_idx, z.hi - z.lo + 1 AS anchor_count,
+       round(sum(a.compute_us), 3) AS compute_us, round(sum(a.comm_us), 3) AS comm_us,
+       round(sum(a.idle_us), 3) AS idle_us, round(sum(a.total_us), 3) AS total_us,
+       round(sum(a.aux_us), 3) AS aux_us
+FROM nz z
+JOIN st ON st.db_idx = z.db_idx AND st.device_id = z.device_id
+JOIN traceloom_anchor a ON a.db_idx = z.db_idx AND a.device_id = z.device_id
+ AND a.anchor_idx BETWEEN z.lo AND z.hi
+GROUP BY z.db_idx, z.device_id, z.segment_order;

@@ -1,0 +1,143 @@
+-- Exact ACL graph replay reconstruction on the real-schema Ascend fixtures (recovery.md 7.1).
+--
+-- exact_hlt: 14 MODEL_EXECUTE launches on stream 3 whose NOTIFY_RECORD modelIds name the
+-- captured instances 10,11,12 (prefill head/layer/tail, streams 42-47) then 7,8,9 x 3 and
+-- 7,8 (decode). Every launch's body is 2 KERNEL_AIVEC tasks on the instance's 2 streams.
+-- Expected: a one-shot leading H+L+T composition (10,11,12), three periodic H+L+T
+-- compositions (7,8,9), and an incomplete tail (7,8): 4 replay units, 12 promoted launches,
+-- 24 exact members; 2 graph templates (prefill, decode).
+
+SELECT 'exact_hlt mono', traceloom_analyze('fixtures/exact_hlt/mono') LIKE '%70 events%12 exact graph launch(es)%';
+SELECT 'launches: 14, all completion-adjacent by record modelId',
+  (SELECT count(*) FROM traceloom_graph_launch WHERE match_policy = 'notify_completion_adjacent'
+     AND association_policy = 'record_model_id' AND graph_provider = 'aclgraph') = 14;
+SELECT 'regions in order: one-shot leading, 3 periodic, incomplete tail',
+  (SELECT group_concat(status || '/' || boundary_policy || '/' || observed_launch_count || '/' || coalesce(expected_launch_count, 'NULL'), ',')
+     FROM (SELECT * FROM traceloom_aclgraph_reconstruction_region ORDER BY region_order)) =
+  'recognized_complete_pattern/one_shot_leading_composition/3/3,recognized_complete_pattern/exact_periodic_suffix/3/3,recognized_complete_pattern/exact_periodic_suffix/3/3,recognized_complete_pattern/exact_periodic_suffix/3/3,unrecognized_incomplete_tail/exact_periodic_suffix/2/3';
+SELECT 'shape is head + layer + tail in host submission order',
+  (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE shape_policy = 'head_repeated_layer_tail'
+     AND order_policy = 'host_submission_order') = 5;
+SELECT '4 replay units of 3 launches: head, layer, tail',
+  (SELECT group_concat(roles, ';') FROM (SELECT replay_unit_id, group_concat(slot_role, ',') AS roles
+     FROM (SELECT * FROM traceloom_graph_launch WHERE replay_unit_id IS NOT NULL ORDER BY graph_launch_occurrence_id)
+     GROUP BY replay_unit_id ORDER BY min(graph_launch_occurrence_id))) = 'head,layer,tail;head,layer,tail;head,layer,tail;head,layer,tail';
+SELECT 'two graph templates: prefill once, decode three times',
+  (SELECT group_concat(n, ',') FROM (SELECT count(DISTINCT replay_unit_id) n FROM traceloom_graph_launch
+     WHERE replay_unit_id IS NOT NULL GROUP BY graph_template_id ORDER BY n)) = '1,3';
+SELECT 'the incomplete tail launches are not promoted and keep no anchor',
+  (SELECT count(*) FROM traceloom_graph_launch WHERE replay_unit_id IS NULL AND anchor_id IS NULL
+     AND reconstruction_status = 'not_promoted' AND graph_launch_occurrence_id IN (12, 13)) = 2;
+SELECT '24 exact members, 2 per launch, one per captured stream',
+  (SELECT count(*) FROM traceloom_graph_body_member) = 24
+  AND (SELECT count(*) FROM (SELECT launch_id FROM traceloom_graph_body_member GROUP BY launch_id
+        HAVING count(*) = 2 AND count(DISTINCT stream_id) = 2 AND count(DISTINCT lane_ordinal) = 2)) = 12;
+SELECT 'members are the KERNEL_AIVEC tasks of the launch window, by identity',
+  (SELECT count(*) FROM traceloom_graph_body_member m JOIN traceloom_event e ON e.event_id = m.event_id
+     WHERE e.task_type = 'KERNEL_AIVEC' AND m.kind = 'compute' AND m.start_ns >= (SELECT start_ns FROM traceloom_graph_launch l WHERE l.launch_id = m.launch_id)
+       AND m.end_ns <= (SELECT end_ns FROM traceloom_graph_launch l WHERE l.launch_id = m.launch_id)) = 24;
+SELECT 'prefill head body: PrefillHeadOp + AuxGraphOp',
+  (SELECT group_concat(identity, ',') FROM (SELECT identity FROM traceloom_graph_body_member
+     WHERE launch_id = 'graph-launch-0' ORDER BY member_order)) = 'AuxGraphOp,PrefillHeadOp';
+SELECT 'controls: execute, wait and record of all 14 launches',
+  (SELECT count(*) FROM traceloom_graph_launch_control) = 42;
+SELECT 'launch interval: execute start .. record end (100 .. 120)',
+  (SELECT start_ns || '..' || end_ns FROM traceloom_graph_launch WHERE launch_id = 'graph-launch-0') = '100..120';
+SELECT 'owned tasks are not anchors; launch anchors replace them',
+  (SELECT count(*) FROM traceloom_anchor) = 16
+  AND (SELECT group_concat(symbol || '=' || n, ',') FROM (SELECT symbol, count(*) n FROM traceloom_anchor WHERE role = 'graph' GROUP BY 1 ORDER BY 1)) = 'ACLH=4,ACLL=4,ACLT=4';
+SELECT 'owned events are marked aux, owned by the exact replay unit',
+  (SELECT count(*) FROM traceloom_event WHERE semantic_role_reason = 'owned_by_exact_replay_unit') = 12 * 3 + 24;
+SELECT 'protected intervals: one supported interval of 3 launch anchors per unit',
+  (SELECT count(*) FROM traceloom_protected_interval p JOIN traceloom_anchor f ON f.anchor_id = p.first_anchor_id
+     JOIN traceloom_anchor l ON l.anchor_id = p.last_anchor_id
+     WHERE p.support_state = 'supported' AND l.anchor_idx - f.anchor_idx = 2) = 4;
+SELECT 'tree: prefill unit, then Repeat x3 of the decode unit (units never split)',
+  (SELECT count(*) FROM traceloom_v_position WHERE node_type = 'Repeat' AND repeat_count = 3) = 1
+  AND (SELECT count(*) FROM traceloom_v_position WHERE label LIKE 'ReplayUnit T%') = 2;
+-- Replay cost map: members run 1 ns each on two parallel streams, same start.
+SELECT 'lenses: task_sum 2 ns, busy_union 1 ns, envelope 1 ns per launch',
+  (SELECT count(*) FROM traceloom_replay_cost_launch WHERE task_sum_ns = 2 AND busy_union_ns = 1
+     AND envelope_ns = 1 AND compute_ns = 2 AND member_count = 2 AND support_status = 'supported') = 12;
+SELECT 'cost units: 4 supported', (SELECT count(*) FROM traceloom_replay_cost_unit WHERE support_status = 'supported' AND resolved_launch_count = 3) = 4;
+SELECT 'member shares: 500000 ppm each', (SELECT count(*) FROM traceloom_replay_cost_member WHERE scheduled_work_share_ppm = 500000 AND scheduled_work_share_supported = 1) = 24;
+SELECT 'aggregates: decode positions over 3 units, prefill over 1',
+  (SELECT group_concat(replay_unit_count || 'x' || n, ',') FROM (SELECT replay_unit_count, count(*) n FROM traceloom_replay_cost_aggregate GROUP BY 1 ORDER BY 1)) = '1x6,3x6'
+  AND (SELECT count(*) FROM traceloom_replay_cost_aggregate_member) = 24;
+SELECT 'partition: R1..R4 then the open boundary X2',
+  (SELECT group_concat(segment_label, ',') FROM (SELECT segment_label FROM traceloom_v_exact_replay_partition ORDER BY segment_order)) = 'R1,R2,R3,R4,X2';
+SELECT 'partition status: ordered disjoint exact replays',
+  (SELECT reason_code FROM traceloom_v_exact_replay_partition_status) = 'ordered_disjoint_exact_replays';
+SELECT 'node view: every member under the atom node of its launch anchor',
+  (SELECT count(DISTINCT member_id) FROM traceloom_v_node_graph_body_member) = 24
+  AND (SELECT count(*) FROM traceloom_v_node_replay_cost_member) = 24;
+SELECT 'envelopes: one per promoted launch, enclosing exactly its members',
+  (SELECT count(*) FROM traceloom_cuda_graph_replay WHERE graph_kind = 'aclgraph_graph_replay' AND enclosed_event_count = 2) = 12;
+-- include: structure_invariants.inc
+
+-- The split layout reconstructs the same composition.
+SELECT 'exact_hlt split', traceloom_analyze('fixtures/exact_hlt/split') LIKE '%12 exact graph launch(es)%';
+SELECT 'split: same regions and 24 members',
+  (SELECT group_concat(status, ',') FROM (SELECT status FROM traceloom_aclgraph_reconstruction_region ORDER BY region_order))
+   = 'recognized_complete_pattern,recognized_complete_pattern,recognized_complete_pattern,recognized_complete_pattern,unrecognized_incomplete_tail'
+  AND (SELECT count(*) FROM traceloom_graph_body_member) = 24;
+
+-- Without host API rows the composition follows device execution order.
+SELECT 'device order', traceloom_analyze('fixtures/exact_hlt/mut_device_order_without_host_api') LIKE '%12 exact graph launch(es)%';
+SELECT 'device order: all regions say so', (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE order_policy = 'device_execution_order') = 5;
+
+-- Missing identity schemas: body tasks cannot be named, so nothing is exact.
+SELECT 'incomplete compute schema', traceloom_analyze('fixtures/exact_hlt/mut_incomplete_compute_schema') LIKE '%0 exact graph launch(es)%';
+SELECT 'incomplete compute schema: 4 regions lack body capability, the tail stays incomplete',
+  (SELECT group_concat(status || '=' || n, ',') FROM (SELECT status, count(*) n FROM traceloom_aclgraph_reconstruction_region GROUP BY 1 ORDER BY 1))
+   = 'unrecognized_incomplete_tail=1,unrecognized_missing_body_capability=4'
+  AND (SELECT count(*) FROM traceloom_graph_body_member) = 0 AND (SELECT count(*) FROM traceloom_protected_interval) = 0;
+SELECT 'incomplete compute schema: body tasks stay eager anchors', (SELECT count(*) FROM traceloom_anchor WHERE role = 'graph') = 0;
+SELECT 'incomplete split task info', traceloom_analyze('fixtures/exact_hlt/mut_incomplete_split_task_info') LIKE '%0 exact graph launch(es)%';
+SELECT 'incomplete split task info: missing body capability', (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_missing_body_capability') = 4;
+SELECT 'missing communication schema (unnamed SDMA tasks)', traceloom_analyze('fixtures/exact_hlt/mut_missing_communication_schema') LIKE '%0 exact graph launch(es)%';
+SELECT 'missing communication schema: missing body capability, with a reason',
+  (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_missing_body_capability'
+     AND json_extract(raw_json, '$.detail') LIKE '%no compute or communication identity%') = 4;
+SELECT 'cost issue: no replay units', (SELECT code FROM traceloom_replay_cost_issue) = 'no_replay_units';
+
+-- body_mismatch: 7 launches of instance 7, each with one Add task: 7 single-graph units.
+SELECT 'body_mismatch base', traceloom_analyze('fixtures/body_mismatch/mono') LIKE '%7 exact graph launch(es)%';
+SELECT 'base: 7 single-graph regions and units',
+  (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'recognized_complete_pattern' AND shape_policy = 'single_graph') = 7
+  AND (SELECT count(*) FROM traceloom_anchor WHERE symbol = 'ACLGraph') = 7;
+SELECT 'base: 7 equal units fold into one Repeat x7', (SELECT count(*) FROM traceloom_v_position WHERE node_type = 'Repeat' AND repeat_count = 7) = 1;
+-- The mutation gives the 4th launch a Sub body: one instance, two bodies -> mismatch, nothing promoted.
+SELECT 'body sequence mismatch', traceloom_analyze('fixtures/body_mismatch/mut_body_sequence_mismatch') LIKE '%0 exact graph launch(es)%';
+SELECT 'mismatch: every region reports the mismatch',
+  (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_body_mismatch') = 7
+  AND (SELECT count(*) FROM traceloom_graph_launch WHERE reconstruction_status = 'body_template_mismatch') = 7
+  AND (SELECT count(*) FROM traceloom_graph_body_member) = 0;
+
+-- aclgraph_smoke: MODEL_EXECUTE launches without NOTIFY_WAIT / NOTIFY_RECORD.
+SELECT 'aclgraph_smoke', traceloom_analyze('fixtures/aclgraph_smoke/mono') LIKE '%0 exact graph launch(es)%';
+SELECT 'smoke: 4 unmatched launches in one missing-completion region',
+  (SELECT count(*) FROM traceloom_graph_launch WHERE match_policy = 'unmatched' AND reconstruction_status = 'missing_completion_evidence') = 4
+  AND (SELECT status || '/' || observed_launch_count FROM traceloom_aclgraph_reconstruction_region) = 'unrecognized_missing_completion_evidence/4';
+SELECT 'current schema (stream_id)', traceloom_analyze('fixtures/aclgraph_smoke/mut_current_schema') LIKE '%0 exact graph launch(es)%';
+SELECT 'current schema: same status', (SELECT status FROM traceloom_aclgraph_reconstruction_region) = 'unrecognized_missing_completion_evidence';
+SELECT 'single slot', traceloom_analyze('fixtures/aclgraph_smoke/mut_single_slot') LIKE '%0 exact graph launch(es)%';
+SELECT 'single slot: same status', (SELECT status FROM traceloom_aclgraph_reconstruction_region) = 'unrecognized_missing_completion_evidence';
+
+-- torch-npu capture directories: the companion lives in the one sibling PROF_* container.
+SELECT 'torch-npu single sibling', traceloom_analyze('fixtures/torchnpu/single') LIKE '%12 exact graph launch(es)%';
+SELECT 'torch-npu no sibling', traceloom_analyze('fixtures/torchnpu/none') LIKE '%0 exact graph launch(es)%';
+SELECT 'no sibling: missing body capability with the msprof advice',
+  (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_missing_body_capability'
+     AND json_extract(raw_json, '$.detail') LIKE '%msprof --parse=on%') = 4;
+SELECT 'torch-npu two siblings', traceloom_analyze('fixtures/torchnpu/ambiguous') LIKE '%0 exact graph launch(es)%';
+SELECT 'two siblings: refused explicitly',
+  (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_missing_body_capability'
+     AND json_extract(raw_json, '$.detail') LIKE '%2 sibling PROF_* containers%') = 4;
+
+-- Non-graph profiles still get the (empty) replay tables.
+SELECT 'minimal smoke', traceloom_analyze('fixtures/minimal_smoke/mono') LIKE '%0 exact graph launch(es)%';
+SELECT 'replay tables exist and are empty',
+  (SELECT count(*) FROM traceloom_graph_launch) + (SELECT count(*) FROM traceloom_graph_body_member)
+  + (SELECT count(*) FROM traceloom_replay_cost_launch) + (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region) = 0;
+SELECT 'partition status: no exact replays', (SELECT group_concat(DISTINCT reason_code) FROM traceloom_v_exact_replay_partition_status) = 'no_exact_replays';
