@@ -62,15 +62,25 @@ class GraphPlan:
 
 
 def instances_for(args):
+    """The captured instances. --graph-layers shared captures the layer once and replays it
+    for every layer (head + layer x N + tail); per-layer captures one graph per layer."""
     keys = M.layer_ops(args.ops, "decode")
-    parts = [("head", None, list(M.HEAD))] + [("layer", l, keys) for l in range(args.layers)] + \
-            [("tail", None, list(M.TAIL))]
+    shared = getattr(args, "graph_layers", "per-layer") == "shared"
+    layers = [("layer", None if shared else l, keys) for l in range(1 if shared else args.layers)]
+    parts = [("head", None, list(M.HEAD))] + layers + [("tail", None, list(M.TAIL))]
     out = []
     for i, (role, layer, ops) in enumerate(parts):
         has_comm = any(M.OPS[k].kind == M.K_COMM for k in ops)
         out.append(Instance(MODEL_ID_BASE + i, role, layer, ops, MODEL_STREAM_BASE + 2 * i,
                             MODEL_STREAM_BASE + 2 * i + 1 if has_comm else None))
     return out
+
+
+def launch_sequence(args, instances):
+    """The instances in launch order within one decode step."""
+    if getattr(args, "graph_layers", "per-layer") == "shared":
+        return [instances[0]] + [instances[1]] * args.layers + [instances[2]]
+    return list(instances)
 
 
 def plan_graph(args, plan):
@@ -103,7 +113,7 @@ def plan_graph(args, plan):
     t = capture_t + 1_000_000
     n_launch = n_body = n_compute = n_comm = n_copy = 0
     for s in range(first_step, first_step + args.decode_steps):
-        for inst in g.instances:
+        for inst in launch_sequence(args, g.instances):
             c = conn
             conn += 1
             g.calls.append((t - M.HOST_LEAD_NS, t - M.HOST_LEAD_NS + 4_000 + rng.randrange(500), LAUNCH_API, c))

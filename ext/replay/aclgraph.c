@@ -190,6 +190,12 @@ static char *member_token(const tl_trace *t, uint32_t x, uint8_t *kind) {
                       l->comm_task_type ? tl_str(t, l->comm_task_type) : tt);
   }
   const char *op = l->op_type ? tl_str(t, l->op_type) : l->op_name ? tl_str(t, l->op_name) : NULL;
+  /* Memory copies and sets are named by their task type: that is their whole identity.
+  ** Other unnamed tasks (an SDMA step of a collective without its communication table)
+  ** have no identity. */
+  if (!op && l->kind == TL_KIND_DATA_MOVE &&
+      (strncmp(tt, "MEMCPY", 6) == 0 || strncmp(tt, "MEMSET", 6) == 0))
+    op = tt;
   if (!op) return NULL;
   *kind = l->kind == TL_KIND_COMMUNICATION ? TL_MEMBER_COMMUNICATION
           : l->kind == TL_KIND_DATA_MOVE   ? TL_MEMBER_DATA_MOVE
@@ -260,11 +266,11 @@ static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err
       if (w->instance >= 0 && ev->model_id[x] != TL_ABSENT && ev->model_id[x] != w->instance)
         continue;
       int ck = control_kind(label_task_type(t, tl_event_label(t, x)));
-      if (ck != CTL_NONE) continue; /* controls are not body members */
+      if (ck == CTL_EXECUTE || ck == CTL_WAIT || ck == CTL_RECORD) continue; /* launch controls */
       uint8_t kind;
       char *tk = member_token(t, x, &kind);
+      if (!tk && ck == CTL_INFRA) continue; /* an unnamed known control is no member */
       if (!tk) {
-        if (!t->ev.n) break;
         L->status = TL_LAUNCH_MISSING_BODY_CAPABILITY;
         rc = 1;
         break;

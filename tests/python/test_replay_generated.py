@@ -1,0 +1,103 @@
+"""Exact ACL graph replay reconstruction checked member by member against generated ground truth.
+
+tools/genprofile.py --graph writes decode steps as ACL graph replays and lists, per rank, every
+launch with its connectionId, its step and the globalTaskId range of its body tasks. The
+analysis (the CLI) must promote every launch, give it exactly those body tasks, and make one
+replay unit per decode step whose launches are that step's launches, in order.
+"""
+
+import os
+import sqlite3
+import subprocess
+
+import pytest
+
+from test_genprofile import generate
+from test_genprofile_layouts import cli_path
+
+STEPS, LAYERS = 6, 4
+
+
+@pytest.fixture(scope="module", params=["shared", "per-layer"])
+def analysed(request, tmp_path_factory):
+    out = tmp_path_factory.mktemp("replay_" + request.param.replace("-", "_"))
+    truth = generate(out, "--format", "ascend", "--graph", "--graph-layers", request.param,
+                     "--decode-steps", STEPS, "--prefill-steps", 1, "--layers", LAYERS, "--ops", 11,
+                     "--ranks", 2, "--seed", 11, "--aux", 0.05)
+    db = out / "analysis.db"
+    subprocess.run([cli_path(), str(out), "--output", str(db)], check=True, capture_output=True,
+                   timeout=120)
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    yield request.param, truth, con
+    con.close()
+
+
+def launches_of(truth):
+    return [(r, l) for r, rank in enumerate(truth["ranks"]) for l in rank["graph"]["launch_list"]]
+
+
+def test_every_launch_is_promoted_with_its_exact_members(analysed):
+    _, truth, con = analysed
+    expected = launches_of(truth)
+    assert len(expected) == 2 * STEPS * (LAYERS + 2)
+    for rank, l in expected:
+        row = con.execute(
+            "SELECT launch_id, reconstruction_status, match_policy, association_policy, member_count "
+            "FROM traceloom_graph_launch WHERE db_idx = ? AND correlation_id = ?",
+            (rank, str(l["connection_id"]))).fetchall()
+        assert len(row) == 1, (rank, l["connection_id"])
+        launch_id, status, match, assoc, n = row[0]
+        assert (status, match, assoc) == ("exact_replay_member", "notify_completion_adjacent", "record_model_id")
+        assert n == l["member_tasks"]
+        lo, hi = l["member_global_task_ids"]
+        got = sorted(r[0] for r in con.execute(
+            "SELECT raw_task_id FROM traceloom_graph_body_member WHERE launch_id = ?", (launch_id,)))
+        assert got == list(range(lo, hi + 1)), launch_id
+
+
+def test_one_replay_unit_per_decode_step(analysed):
+    _, truth, con = analysed
+    for rank, r in enumerate(truth["ranks"]):
+        by_step = {}
+        for l in r["graph"]["launch_list"]:
+            by_step.setdefault(l["step"], []).append(str(l["connection_id"]))
+        units = {}
+        for unit, corr in con.execute(
+                "SELECT replay_unit_id, correlation_id FROM traceloom_graph_launch WHERE db_idx = ? "
+                "ORDER BY graph_launch_occurrence_id", (rank,)):
+            units.setdefault(unit, []).append(corr)
+        assert sorted(units.values()) == sorted(by_step.values())
+
+
+def test_shape_and_tree(analysed):
+    mode, truth, con = analysed
+    shapes = {r[0] for r in con.execute("SELECT DISTINCT shape_policy FROM traceloom_aclgraph_reconstruction_region")}
+    statuses = {r[0] for r in con.execute("SELECT DISTINCT status FROM traceloom_aclgraph_reconstruction_region")}
+    assert statuses == {"recognized_complete_pattern"}
+    if mode == "shared":
+        assert shapes == {"head_repeated_layer_tail"}
+        roles = [r[0] for r in con.execute(
+            "SELECT slot_role FROM traceloom_graph_launch WHERE db_idx = 0 AND replay_unit_id = 'replay-unit-0' "
+            "ORDER BY member_order")]
+        assert roles == ["head"] + ["layer"] * LAYERS + ["tail"]
+    else:
+        assert shapes == {"unclassified"}
+    # All decode steps have one body: the tree folds them into one Repeat per device.
+    reps = con.execute("SELECT db_idx, repeat_count FROM traceloom_v_position WHERE node_type = 'Repeat' "
+                       "AND label LIKE 'Rep x%' AND repeat_count = ?", (STEPS,)).fetchall()
+    assert sorted(r[0] for r in reps) == [0, 1]
+    # Members are owned: none of them is an anchor, and total member count matches.
+    total = sum(l["member_tasks"] for _, l in launches_of(truth))
+    assert con.execute("SELECT count(*) FROM traceloom_graph_body_member").fetchone()[0] == total
+    assert con.execute("SELECT count(*) FROM traceloom_graph_body_member m JOIN traceloom_anchor a "
+                       "ON a.event_id = m.event_id AND a.db_idx = m.db_idx").fetchone()[0] == 0
+
+
+def test_cost_lenses_are_separate(analysed):
+    _, _, con = analysed
+    bad = con.execute("SELECT count(*) FROM traceloom_replay_cost_launch WHERE NOT "
+                      "(busy_union_ns <= task_sum_ns AND busy_union_ns <= envelope_ns AND "
+                      "compute_ns + communication_ns + data_move_ns = task_sum_ns)").fetchone()[0]
+    assert bad == 0
+    n = con.execute("SELECT count(*) FROM traceloom_replay_cost_launch").fetchone()[0]
+    assert n == 2 * STEPS * (LAYERS + 2)
