@@ -25,6 +25,12 @@ layer, tail; aclmdlRIExecuteAsync, MODEL_EXECUTE/NOTIFY_WAIT/NOTIFY_RECORD, Capt
 companion) after eager prefill steps; see genprofile_graph.py. The ground truth then lists
 the instances (structure.graph) and per rank every launch with its step and members.
 
+--cuda-graph node|graph (nsys) runs the decode steps as replays of one CUDA graph per rank,
+with a node-level trace (graphNodeId rows, CUDA_GRAPH_NODE_EVENTS) or a graph-level one
+(CUPTI_ACTIVITY_KIND_GRAPH_TRACE envelopes only); --cuda-graph-eager eager kernels run
+between replays. ranks[r].cuda_graph lists every launch with the rowids of its members and
+what an exact reconstruction must report; see genprofile_nsys.py.
+
 Rates (--aux, --noise, --missing) are fractions of the template compute tasks; --jitter
 is the timing jitter as a fraction of each task's duration. --missing drops that many
 device tasks (their host calls stay, unmatched) and as many host launch calls (their
@@ -51,6 +57,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import genprofile_ascend  # noqa: E402
+import genprofile_context  # noqa: E402
 import genprofile_graph  # noqa: E402
 import genprofile_model as M  # noqa: E402
 import genprofile_nsys  # noqa: E402
@@ -84,8 +91,18 @@ def parse_args(argv):
                    help="ranks generated in parallel")
     p.add_argument("--graph", action="store_true",
                    help="decode steps as ACL graph replays (ascend, torchnpu; see genprofile_graph.py)")
+    p.add_argument("--graph-layers", choices=("per-layer", "shared"), default="per-layer",
+                   help="--graph: one captured graph per layer, or one layer graph replayed for "
+                        "every layer (head + layer x N + tail)")
+    p.add_argument("--cuda-graph", choices=("node", "graph"), default=None,
+                   help="nsys: decode steps as replays of one CUDA graph, with a node-level or a "
+                        "graph-level trace (see genprofile_nsys.py)")
+    p.add_argument("--cuda-graph-eager", type=int, default=1,
+                   help="eager kernels between two CUDA graph replays (--cuda-graph)")
+    genprofile_context.add_arguments(p)
     p.add_argument("--quiet", action="store_true")
     a = p.parse_args(argv)
+    genprofile_context.check_args(p, a)
     if a.graph:
         if a.format not in GRAPH_FORMATS:
             p.error("--graph needs --format %s" % " or ".join(GRAPH_FORMATS))
@@ -93,6 +110,11 @@ def parse_args(argv):
             p.error("--graph takes --decode-steps, not --rows")
         if a.prefill_steps < 1 or a.decode_steps < 1:
             p.error("--graph needs at least one prefill (eager) and one decode (graph) step")
+    if a.cuda_graph:
+        if a.format != "nsys" or a.graph or a.rows is not None:
+            p.error("--cuda-graph needs --format nsys, without --graph or --rows")
+        if a.decode_steps < 1 or a.cuda_graph_eager < 0:
+            p.error("--cuda-graph needs --decode-steps >= 1 and --cuda-graph-eager >= 0")
     for name in ("layers", "ops", "ranks"):
         if getattr(a, name) < 1:
             p.error("--%s must be >= 1" % name)
@@ -110,6 +132,8 @@ def parse_args(argv):
 
 
 def _plan(args, rank):
+    if args.cuda_graph:
+        return genprofile_nsys.plan_eager(args, rank)  # replays are laid out by write_all
     if not args.graph:
         return M.plan_rank(args, rank, FORMATS[args.format].COMM_SUBTASKS)
     # Graph mode: the ordinary plan covers the eager (prefill) steps; the decode steps are
@@ -131,6 +155,7 @@ def _write_one(job):
             # The monolithic DB's companion: <dir of db>/host/sqlite/stream_info.db.
             genprofile_split.write_capture_streams(
                 os.path.join(os.path.dirname(path), "host", "sqlite", "stream_info.db"), plan.capture_streams)
+    genprofile_context.apply_rank(path, plan, args)
     return plan.rank
 
 
@@ -225,7 +250,7 @@ def ground_truth(args, files, plans):
         ranks.append(entry)
     plan0 = plans[0]
     phases = [_phase_truth(ph, fmt) for ph in plan0.phases]
-    total_steps = sum(ph.steps for ph in plan0.phases) + (args.decode_steps if args.graph else 0)
+    total_steps = sum(ph.steps for ph in plan0.phases) + (args.decode_steps if args.graph or args.cuda_graph else 0)
     truth = {
         "ground_truth_version": GROUND_TRUTH_VERSION,
         "generator": "tools/genprofile.py",
@@ -233,7 +258,7 @@ def ground_truth(args, files, plans):
         "source_kind": fmt.SOURCE_KIND,
         "params": {k: getattr(args, k) for k in ("seed", "prefill_steps", "decode_steps", "layers", "ops",
                                                  "ranks", "jitter", "noise", "aux", "missing", "rows",
-                                                 "graph")},
+                                                 "graph", "cuda_graph", "cuda_graph_eager")},
         "files": files,
         "structure": {
             "steps": {"prefill": args.prefill_steps, "decode": args.decode_steps, "total": total_steps},
@@ -281,6 +306,8 @@ def main(argv=None):
     else:
         fmt.write_all(plans, args, os.path.join(out, files[0]))
     truth = ground_truth(args, files, plans)
+    if args.context:
+        truth["context"] = genprofile_context.truth(args, plans, genprofile_context.write_jsonl(args, args.ranks))
     tmp = os.path.join(out, "ground_truth.json.tmp")
     with open(tmp, "w") as f:
         json.dump(truth, f, indent=1, sort_keys=True)

@@ -9,9 +9,21 @@ runtime call that launched it; a collective is one NCCL kernel on its own stream
 Correlation ids are unique across the whole file (ranks take consecutive ranges).
 
 Bulk rows come from INSERT ... SELECT over TEMP template tables, like the Ascend writer.
+
+CUDA graph mode (--cuda-graph node|graph, see the section at the end): the prefill steps
+stay eager and every decode step is one replay of a single captured graph per rank (the
+decode step's operators: head, --layers x --ops, tail, plus one device-to-device copy per
+layer), launched by a cudaGraphLaunch_v10000 runtime row with its own correlationId.
+`node` writes the node-level trace: the graph's kernels and copies carry graphNodeId,
+contextId and that correlationId, and CUDA_GRAPH_NODE_EVENTS maps each instantiated node
+to its captured original. `graph` writes the graph-level trace instead: one
+CUPTI_ACTIVITY_KIND_GRAPH_TRACE envelope per replay and no body rows at all. Eager kernels
+(--cuda-graph-eager per gap) run between consecutive replays.
 """
 
+import argparse
 import os
+import random
 import sqlite3
 
 import genprofile_model as M
@@ -122,6 +134,13 @@ def write_all(plans, args, path):
     st = Strings()
     for plan, base in zip(plans, corr_bases(plans)):
         _fill_rank(con, st, plan, base)
+    if getattr(args, "cuda_graph", None):
+        # Nsight creates tables lazily: a node-level trace has no GRAPH_TRACE table and a
+        # graph-level one no node table.
+        con.execute(GRAPH_SCHEMA[args.cuda_graph])
+        corr = sum(p.calls_total + len(p.extras) for p in plans) + 1
+        for plan in plans:
+            corr = _fill_cuda_graph(con, st, plan, args, corr)
     con.execute("INSERT INTO META_DATA_EXPORT VALUES('EXPORT_SCHEMA_VERSION', ?)", (EXPORT_SCHEMA_VERSION,))
     con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES(?,?,?)", MEMCPY_KINDS)
     con.executemany("INSERT INTO StringIds VALUES(?,?)", [(i, s) for s, i in st.ids.items()])
@@ -218,6 +237,14 @@ def _fill_rank(con, st, plan, corr0):
 
 
 def rank_truth(plan, c, args):
+    truth = _eager_rank_truth(plan, c, args)
+    g = getattr(plan, "cuda_graph", None)
+    if g is not None:
+        _add_cuda_graph_truth(truth, g)
+    return truth
+
+
+def _eager_rank_truth(plan, c, args):
     kernels = (c["template_compute"] - c["dropped_tasks"] + c["aux"] + c["noise"]
                + c["template_comm_tasks"])
     calls = (c["launch_calls"] + c["comm_calls"] + c["memcpy_calls"] + c["sync_calls"]
@@ -274,3 +301,236 @@ def _cuda_apis(plan, c):
     # Dropped calls are always kernel launches of template compute operators.
     out["cudaLaunchKernel_v7000"] -= len(plan.drop_calls)
     return dict(sorted(out.items()))
+
+
+# ---------------------------------------------------------------------- CUDA graph mode
+
+GRAPH_LAUNCH_API = "cudaGraphLaunch_v10000"
+EAGER_API = "cudaLaunchKernel_v7000"
+GRAPH_STREAM = 21            # graph compute kernels and copies
+GRAPH_COMM_STREAM = 22       # graph NCCL collectives
+ORIG_NODE_BASE = 1_000_000   # captured node ids: base + rank * NODE_STRIDE + position
+EXEC_NODE_BASE = 5_000_000   # instantiated (replayed) node ids, same layout
+NODE_STRIDE = 100_000_000
+GRAPH_ID_BASE = 7            # graphId / graphExecId of rank r: base + r, base + 100 + r
+EAGER_BETWEEN_OPS = ["sampler", "aux_cast"]
+D2D_KIND, D2D_BYTES = 8, 2 * 4096
+
+GRAPH_SCHEMA = {
+    "node": """CREATE TABLE CUDA_GRAPH_NODE_EVENTS(start INTEGER NOT NULL, end INTEGER NOT NULL,
+  eventClass INTEGER NOT NULL, globalTid INTEGER, nameId INTEGER NOT NULL,
+  graphNodeId INTEGER NOT NULL, originalGraphNodeId INTEGER)""",
+    "graph": """CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start INTEGER NOT NULL, end INTEGER NOT NULL,
+  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,
+  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,
+  graphId INTEGER NOT NULL, graphExecId INTEGER NOT NULL)""",
+}
+
+KERNEL_INSERT = ("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, contextId, streamId, "
+                 "correlationId, globalPid, demangledName, shortName, mangledName, launchType, cacheConfig, "
+                 "registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, staticSharedMemory, "
+                 "dynamicSharedMemory, localMemoryPerThread, localMemoryTotal, gridId, sharedMemoryExecuted, "
+                 "graphNodeId, sharedMemoryLimitConfig) VALUES(%s)" % ",".join("?" * 27))
+MEMCPY_INSERT = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES(%s)" % ",".join("?" * 19)
+
+
+def plan_eager(args, rank):
+    """The eager plan of a CUDA graph profile: prefill steps only (decode steps are replays)."""
+    eager = argparse.Namespace(**vars(args))
+    eager.decode_steps = 0
+    return M.plan_rank(eager, rank, COMM_SUBTASKS)
+
+
+def graph_body(args):
+    """The captured graph, in capture order: (op key, kind, stream, copyKind, bytes) per node."""
+    body = []
+
+    def add(key):
+        op = M.OPS[key]
+        if op.kind == M.K_MEMCPY:
+            body.append((key, M.K_MEMCPY, GRAPH_STREAM, COPY_KIND[key], COPY_BYTES[key]))
+        else:
+            body.append((key, op.kind, GRAPH_COMM_STREAM if op.kind == M.K_COMM else GRAPH_STREAM, None, None))
+
+    for key in M.HEAD:
+        add(key)
+    layer = M.layer_ops(args.ops, "decode")
+    for _ in range(args.layers):
+        for key in layer:
+            add(key)
+        body.append(("d2d", M.K_MEMCPY, GRAPH_STREAM, D2D_KIND, D2D_BYTES))
+    for key in M.TAIL:
+        add(key)
+    return body
+
+
+def _max_rowid(con, table):
+    return con.execute('SELECT coalesce(max(rowid), 0) FROM "%s"' % table).fetchone()[0]
+
+
+def _fill_cuda_graph(con, st, plan, args, corr):
+    """Appends one rank's graph capture, replays and eager gaps; returns the next free
+    correlationId. The ground truth goes to plan.cuda_graph."""
+    node_level = args.cuda_graph == "node"
+    rng = random.Random(args.seed * 31_337 + plan.rank)
+    dev = plan.rank
+    pid = 50_000 + plan.rank
+    gpid = pid << 24
+    gtid = gpid | (pid + 3)
+    body = graph_body(args)
+    orig0 = ORIG_NODE_BASE + plan.rank * NODE_STRIDE
+    exec0 = EXEC_NODE_BASE + plan.rank * NODE_STRIDE
+    graph_id, exec_id = GRAPH_ID_BASE + plan.rank, GRAPH_ID_BASE + 100 + plan.rank
+    t = plan.t_end + 1_000_000
+
+    # Capture (node ids 1:1 with body positions), then instantiation clones every node.
+    node_rows = 0
+    if node_level:
+        rows = []
+        for j, (key, kind, _, _, _) in enumerate(body):
+            api = "cudaMemcpyAsync_v3020" if kind == M.K_MEMCPY else M.OPS[key].cuda_api
+            rows.append((t + 10 * j, t + 10 * j + 5, 0, gtid, st(api), orig0 + j, None))
+        t += 10 * len(body) + 50_000
+        for j in range(len(body)):
+            rows.append((t + 10 * j, t + 10 * j + 5, 0, gtid, st("cudaGraphInstantiate_v10000"), exec0 + j,
+                         orig0 + j))
+        t += 10 * len(body) + 50_000
+        con.executemany("INSERT INTO CUDA_GRAPH_NODE_EVENTS VALUES(?,?,?,?,?,?,?)", rows)
+        node_rows = len(rows)
+
+    launches, eager_rowids = [], []
+    grid_id = 1_000_000 + plan.rank * 10_000_000
+    for s in range(args.decode_steps):
+        c = corr
+        corr += 1
+        call_start = t - M.HOST_LEAD_NS
+        runtime_rowid = _max_rowid(con, "CUPTI_ACTIVITY_KIND_RUNTIME") + 1
+        con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(?,?,0,?,?,?,0,NULL)",
+                    (call_start, call_start + 6_000 + rng.randrange(500), gtid, c, st(GRAPH_LAUNCH_API)))
+        kernels, copies = [], []
+        cursor = t
+        for j, (key, kind, stream, copy_kind, nbytes) in enumerate(body):
+            if kind == M.K_MEMCPY:
+                dur = 2_000 + rng.randrange(200)
+                copies.append((cursor, cursor + dur, dev, CONTEXT_ID, stream, c, gpid, nbytes, copy_kind, None,
+                               0 if copy_kind == 1 else 2, 2 if copy_kind == 1 else 0, dev, CONTEXT_ID, dev,
+                               CONTEXT_ID, 0, exec0 + j if node_level else None, None))
+            else:
+                op = M.OPS[key]
+                dur = op.decode_ns + rng.randrange(max(1, op.decode_ns // 20))
+                smem = 49152 if "gemm" in op.cuda_short else 0
+                grid_id += 1
+                kernels.append((cursor, cursor + dur, dev, CONTEXT_ID, stream, c, gpid, st(op.cuda_demangled),
+                                st(op.cuda_short), None, 0, 0, 128 if kind == M.K_COMPUTE else 96,
+                                GRID["decode"][0], 1, 1, BLOCK[0], BLOCK[1], BLOCK[2], 0, smem, 0, 0, grid_id,
+                                smem, exec0 + j if node_level else None, 1))
+            cursor += dur + 300
+        start, end = t, cursor - 300
+        launch = {"replay": s, "step": args.prefill_steps + s, "correlation_id": c, "runtime_rowid": runtime_rowid,
+                  "start_ns": start, "end_ns": end, "members": len(body) if node_level else 0,
+                  "kernel_rowids": None, "memcpy_rowids": None, "graph_trace_rowid": None}
+        if node_level:
+            k0 = _max_rowid(con, "CUPTI_ACTIVITY_KIND_KERNEL") + 1
+            con.executemany(KERNEL_INSERT, kernels)
+            m0 = _max_rowid(con, "CUPTI_ACTIVITY_KIND_MEMCPY") + 1
+            con.executemany(MEMCPY_INSERT, copies)
+            launch["kernel_rowids"] = [k0, k0 + len(kernels) - 1]
+            launch["memcpy_rowids"] = [m0, m0 + len(copies) - 1] if copies else None
+        else:
+            launch["graph_trace_rowid"] = _max_rowid(con, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE") + 1
+            con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES(?,?,?,?,NULL,?,?,?,?,?)",
+                        (start, end, dev, CONTEXT_ID, GRAPH_STREAM, c, gpid, graph_id, exec_id))
+        launches.append(launch)
+        t = end + 5_000
+        # Eager work between two replays: ordinary launches, no graphNodeId.
+        if s + 1 < args.decode_steps:
+            for k in range(args.cuda_graph_eager):
+                op = M.OPS[EAGER_BETWEEN_OPS[k % len(EAGER_BETWEEN_OPS)]]
+                dur = op.decode_ns + rng.randrange(max(1, op.decode_ns // 20))
+                con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(?,?,0,?,?,?,0,NULL)",
+                            (t - M.HOST_LEAD_NS, t - M.HOST_LEAD_NS + 3_000, gtid, corr, st(EAGER_API)))
+                grid_id += 1
+                con.execute(KERNEL_INSERT, (t, t + dur, dev, CONTEXT_ID, COMPUTE_STREAM, corr, gpid,
+                                            st(op.cuda_demangled), st(op.cuda_short), None, 0, 0, 64,
+                                            GRID["decode"][0], 1, 1, BLOCK[0], BLOCK[1], BLOCK[2], 0, 0, 0, 0,
+                                            grid_id, 0, None, 1))
+                eager_rowids.append(_max_rowid(con, "CUPTI_ACTIVITY_KIND_KERNEL"))
+                corr += 1
+                t += dur + 2_000
+        t += M.STEP_GAP_NS["decode"] + rng.randrange(M.STEP_GAP_NS["decode"] // 4)
+    plan.t_end = max(plan.t_end, t)
+
+    kinds = [b[1] for b in body]
+    n, members = args.decode_steps, len(body)
+    exact = node_level and n >= 2
+    plan.cuda_graph = {
+        "mode": args.cuda_graph,
+        "launch_api": GRAPH_LAUNCH_API,
+        "streams": {"compute": GRAPH_STREAM,
+                    "communication": GRAPH_COMM_STREAM if M.K_COMM in kinds else None},
+        "replays": n,
+        "first_replay_step": args.prefill_steps,
+        "graph_id": graph_id,
+        "graph_exec_id": exec_id,
+        "body": {"members": members,
+                 "kernels": members - kinds.count(M.K_MEMCPY),
+                 "compute": kinds.count(M.K_COMPUTE),
+                 "communication": kinds.count(M.K_COMM),
+                 "data_move": kinds.count(M.K_MEMCPY),
+                 "streams": len({b[2] for b in body}),
+                 "node_ids": [exec0, exec0 + members - 1],
+                 "original_node_ids": [orig0, orig0 + members - 1] if node_level else None},
+        "node_events_rows": node_rows,
+        "launches": launches,
+        "eager_between": {"kernels": len(eager_rowids), "kernel_rowids": eager_rowids},
+        # What an exact reconstruction (recovery.md 7.2) must report for this rank; members
+        # are the body members found by identity (published only for promoted launches).
+        "expected": {"launches": n if node_level else 0,
+                     "launch_status": ("exact_replay_member" if exact else
+                                       "insufficient_repeat_evidence") if node_level else None,
+                     "exact_units": n if exact else 0,
+                     "members": n * members if node_level else 0,
+                     "body_templates": 1 if node_level else 0,
+                     "envelopes": 0 if node_level else n},
+    }
+    return corr
+
+
+def _add_cuda_graph_truth(truth, g):
+    """Adds a rank's graph rows to the counts of the eager rank_truth."""
+    n, b, node_level = g["replays"], g["body"], g["mode"] == "node"
+    eager = g["eager_between"]["kernels"]
+    t, ev, hc = truth["tables"], truth["events"], truth["host_calls"]
+    body_kernels = n * b["kernels"] if node_level else 0
+    truth["kernel_rows"] += body_kernels + eager
+    t["CUPTI_ACTIVITY_KIND_KERNEL"] += body_kernels + eager
+    t["CUPTI_ACTIVITY_KIND_MEMCPY"] += n * b["data_move"] if node_level else 0
+    t["CUPTI_ACTIVITY_KIND_RUNTIME"] += n + eager
+    if node_level:
+        t["CUDA_GRAPH_NODE_EVENTS"] = g["node_events_rows"]
+    else:
+        t["CUPTI_ACTIVITY_KIND_GRAPH_TRACE"] = n
+    add = {"compute": (n * b["compute"] if node_level else 0) + eager,
+           "communication": n * b["communication"] if node_level else 0,
+           "data_move": n * b["data_move"] if node_level else 0}
+    if not node_level:
+        add["graph_launch"] = n
+    for by in (truth["task_rows_by_kind"], ev["by_kind"]):
+        for k, v in add.items():
+            by[k] = by.get(k, 0) + v
+    ev["total"] += sum(add.values())
+    hc["total"] += n + eager
+    hc["by_api"][GRAPH_LAUNCH_API] = hc["by_api"].get(GRAPH_LAUNCH_API, 0) + n
+    hc["by_api"][EAGER_API] = hc["by_api"].get(EAGER_API, 0) + eager
+    hc["by_api"] = dict(sorted(hc["by_api"].items()))
+    # A launch's correlationId keys its call and all its body rows (node level) or its one
+    # GRAPH_TRACE row (graph level); each eager kernel has its own call.
+    work = b["members"] if node_level else 1
+    co, rr = truth["correlations"], truth["relation_rows"]
+    co["keys"] += n + eager
+    co["supported_exact"] += n + eager
+    co["one_to_one"] += eager + (n if work == 1 else 0)
+    co["one_to_many"] += n if work > 1 else 0
+    rr["supported_exact"] += n * work + eager
+    rr["total"] += n * work + eager
+    truth["cuda_graph"] = g

@@ -514,8 +514,11 @@ static int publish_metadata(sqlite3 *db, const tl_publish_input *in, tl_err *e) 
     tl_buf_json_string(&warnings, p->warnings.v[i], strlen(p->warnings.v[i]));
   }
   tl_buf_puts(&warnings, "]");
-  char n_events[24], n_calls[24], n_rel[24], n_drop_e[24], n_drop_c[24];
-  snprintf(n_events, sizeof n_events, "%zu", t->ev.n);
+  char n_events[24], n_launch_events[24], n_calls[24], n_rel[24], n_drop_e[24], n_drop_c[24];
+  /* event_count counts the reader's events; exact launch anchor events are counted apart */
+  size_t n_real = in->replay && in->replay->owned ? in->replay->n_real_events : t->ev.n;
+  snprintf(n_events, sizeof n_events, "%zu", n_real);
+  snprintf(n_launch_events, sizeof n_launch_events, "%zu", t->ev.n - n_real);
   snprintf(n_calls, sizeof n_calls, "%zu", t->calls.n);
   snprintf(n_rel, sizeof n_rel, "%zu", in->relations->n);
   snprintf(n_drop_e, sizeof n_drop_e, "%lld", (long long)t->dropped_event_rows);
@@ -536,6 +539,7 @@ static int publish_metadata(sqlite3 *db, const tl_publish_input *in, tl_err *e) 
       {"analysis_status", "complete"},
       {"operator_audit_status", "observed_inventory"},
       {"event_count", n_events},
+      {"graph_launch_event_count", n_launch_events},
       {"runtime_call_count", n_calls},
       {"runtime_device_relation_count", n_rel},
       {"dropped_event_rows", n_drop_e},
@@ -591,7 +595,6 @@ int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   step_done(&tm, "structure");
   if (rc == TL_OK && in->replay)
     rc = tl_publish_replay(db, in->trace, in->replay, in->structure ? in->structure->anchors : NULL, e);
-  if (rc == TL_OK) rc = run_embedded(db, "sql/derive/", e);
   step_done(&tm, "replays");
   if (rc == TL_OK) rc = run_embedded(db, "sql/views/", e);
   step_done(&tm, "views");

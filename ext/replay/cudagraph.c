@@ -28,6 +28,11 @@
 **                     -> TL_LAUNCH_INSUFFICIENT_REPEAT_EVIDENCE
 **   else              TL_LAUNCH_EXACT: promoted, one unit of its own
 ** The first three leave the launch without members; the last three keep members and body.
+** A launch with a body has policies cuda_runtime_correlation / cuda_graph_node_set and the
+** interval, device and context of its members; one without keeps unmatched / none, the
+** host call's interval and the call's device (0 when it has none). graph_id numbers the
+** distinct identities from 1 in launch order; a promoted unit's graph template is keyed
+** "exact_replay_composition_v1\n0:body=<body template>:single_graph\n".
 **
 ** Signatures. Identity: "cuda_graph_raw_node_set_v1\ndevice=D\ncontext=C\n" and the
 ** sorted distinct graphNodeIds, one a line. Body: "cuda_graph_observed_stream_set_v1\n

@@ -1,7 +1,7 @@
 /*
 ** publish_replay.c: writes the replay relations of sql/schema/40_replay.sql from a
 ** tl_replay (inside the caller's publication savepoint). The replay cost map
-** (traceloom_replay_cost_*) is derived from these rows by sql/derive/40_replay_cost.sql.
+** (traceloom_replay_cost_*) comes from costmap.c; its per-member relations are views.
 **
 ** Ids: graph-launch-<n> (n = launch index in composition order), graph-body-member-<n>
 ** (dense over published members), replay-unit-<n>, graph-template-<n>,
@@ -106,12 +106,13 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   return rc;
 }
 
-static int publish_members(sqlite3 *db, const tl_trace *t, const tl_replay *r, tl_err *e) {
+static int publish_members(sqlite3 *db, const tl_trace *t, const tl_replay *r,
+                           const tl_replay_costs *c, tl_err *e) {
   sqlite3_stmt *st;
   if (tl_pub_prepare(db,
                      "INSERT INTO traceloom_graph_body_member VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
                      "?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
-                     "?28,?29,'exact_direct',?30,?31,?32)",
+                     "?28,?29,'exact_direct',?30,?31,?33,?34,?35,?32)",
                      &st, e))
     return TL_ERROR;
   const tl_events *ev = &t->ev;
@@ -157,6 +158,9 @@ static int publish_members(sqlite3 *db, const tl_trace *t, const tl_replay *r, t
       else sqlite3_bind_int64(st, 30, ev->stream_id[x]);
       tl_bind_text(st, 31, member_identity(t, x));
       sqlite3_bind_int64(st, 32, (int64_t)n);
+      sqlite3_bind_int64(st, 33, c->member_share_ppm[l->first_member + k]);
+      sqlite3_bind_int64(st, 34, c->member_aggregate[l->first_member + k]);
+      sqlite3_bind_int64(st, 35, c->member_contributor[l->first_member + k]);
       rc = tl_pub_step(db, st, "traceloom_graph_body_member", e);
     }
   }
@@ -321,6 +325,166 @@ static int publish_envelopes(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   return rc;
 }
 
+static void bind_i64s(sqlite3_stmt *st, int first, const int64_t *v, int n) {
+  for (int k = 0; k < n; k++) sqlite3_bind_int64(st, first + k, v[k]);
+}
+
+static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
+                         const tl_replay_costs *c, tl_err *e) {
+  sqlite3_stmt *unit = NULL, *launch = NULL, *lane = NULL, *agg = NULL, *issue = NULL;
+  int rc = tl_pub_prepare(db, "INSERT INTO traceloom_replay_cost_unit VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                          &unit, e);
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db,
+                        "INSERT INTO traceloom_replay_cost_launch VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
+                        "?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)",
+                        &launch, e);
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db,
+                        "INSERT INTO traceloom_replay_cost_stream VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
+                        "?10,?11,?12)",
+                        &lane, e);
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db,
+                        "INSERT INTO traceloom_replay_cost_aggregate VALUES(?1,?2,?3,?4,?5,"
+                        "'role_collapsed',?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
+                        "?21,?22,?23,?24)",
+                        &agg, e);
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db, "INSERT INTO traceloom_replay_cost_issue VALUES(?1,?2,?3,?4,?5,?6,?7)",
+                        &issue, e);
+  uint64_t nissue = 0;
+  for (size_t u = 0; rc == TL_OK && u < r->units.n; u++) {
+    const tl_replay_unit *un = &r->units.v[u];
+    uint32_t resolved = 0;
+    for (uint32_t k = 0; k < un->nlaunches; k++) resolved += r->launches.v[un->first_launch + k].nmembers > 0;
+    int ok = resolved == un->nlaunches;
+    bind_id(unit, 1, "replay-cost-unit-%llu", u, 1);
+    sqlite3_bind_int(unit, 2, un->db_idx);
+    sqlite3_bind_int64(unit, 3, un->device_id);
+    bind_id(unit, 4, "replay-unit-%llu", u, 1);
+    bind_id(unit, 5, "graph-template-%llu", un->graph_template, 1);
+    sqlite3_bind_int64(unit, 6, un->nlaunches);
+    sqlite3_bind_int64(unit, 7, resolved);
+    sqlite3_bind_text(unit, 8, ok ? "supported" : "unsupported", -1, SQLITE_STATIC);
+    tl_bind_text(unit, 9, ok ? NULL : "missing_graph_launch_body");
+    rc = tl_pub_step(db, unit, "traceloom_replay_cost_unit", e);
+  }
+  for (size_t i = 0; rc == TL_OK && i < r->launches.n; i++) {
+    const tl_graph_launch *l = &r->launches.v[i];
+    if (l->unit == TL_REPLAY_NONE) continue;
+    const tl_launch_cost *lc = &c->launch[i];
+    uint32_t gt = r->units.v[l->unit].graph_template;
+    bind_id(launch, 1, "graph-launch-%llu", i, 1);
+    bind_id(launch, 2, "replay-cost-unit-%llu", l->unit, 1);
+    sqlite3_bind_int(launch, 3, l->db_idx);
+    sqlite3_bind_int64(launch, 4, l->device_id);
+    sqlite3_bind_int64(launch, 5, l->member_order);
+    sqlite3_bind_int64(launch, 6, (int64_t)i);
+    char slot[64];
+    snprintf(slot, sizeof slot, "graph-template-%u:slot-%u", (unsigned)gt, (unsigned)l->slot_order);
+    sqlite3_bind_text(launch, 7, slot, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(launch, 8, tl_slot_role_name(l->slot_role), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(launch, 9, l->slot_order);
+    bind_id(launch, 10, "replay-body-template-%llu", l->body_template, l->body_template != 0);
+    bind_id(launch, 11, "graph-body-%llu", i, l->body_template != 0);
+    int ok = l->nmembers > 0;
+    sqlite3_bind_text(launch, 12, ok ? "supported" : "unsupported", -1, SQLITE_STATIC);
+    tl_bind_text(launch, 13, ok ? NULL : "missing_graph_launch_body");
+    sqlite3_bind_int64(launch, 14, l->nmembers);
+    int64_t v[6] = {lc->task_sum, lc->busy_union, lc->envelope, lc->compute, lc->communication,
+                    lc->data_move};
+    bind_i64s(launch, 15, v, 6);
+    bind_id(launch, 21, "replay-unit-%llu", l->unit, 1);
+    bind_id(launch, 22, "graph-template-%llu", gt, 1);
+    sqlite3_bind_int64(launch, 23, lc->first_start);
+    rc = tl_pub_step(db, launch, "traceloom_replay_cost_launch", e);
+    if (rc == TL_OK && !ok) {
+      bind_id(issue, 1, "replay-cost-issue-%llu", nissue++, 1);
+      sqlite3_bind_int(issue, 2, l->db_idx);
+      sqlite3_bind_int64(issue, 3, l->device_id);
+      sqlite3_bind_text(issue, 4, "missing_graph_launch_body", -1, SQLITE_STATIC);
+      bind_id(issue, 5, "replay-unit-%llu", l->unit, 1);
+      bind_id(issue, 6, "graph-launch-%llu", i, 1);
+      sqlite3_bind_text(issue, 7, "promoted launch without exact members", -1, SQLITE_STATIC);
+      rc = tl_pub_step(db, issue, "traceloom_replay_cost_issue", e);
+    }
+  }
+  for (size_t k = 0; rc == TL_OK && k < c->lanes.n; k++) {
+    const tl_lane_cost *lc = &c->lanes.v[k];
+    const tl_graph_launch *l = &r->launches.v[lc->launch];
+    bind_id(lane, 1, "graph-launch-%llu", lc->launch, 1);
+    sqlite3_bind_int(lane, 2, l->db_idx);
+    sqlite3_bind_int64(lane, 3, l->device_id);
+    if (lc->stream_id == TL_NO_STREAM) sqlite3_bind_null(lane, 4);
+    else sqlite3_bind_int64(lane, 4, lc->stream_id);
+    sqlite3_bind_int64(lane, 5, lc->lane);
+    sqlite3_bind_int(lane, 6, lc->consistent);
+    sqlite3_bind_int64(lane, 7, (int64_t)lc->count);
+    int64_t v[5] = {lc->task_sum, lc->busy_union, lc->compute, lc->communication, lc->data_move};
+    bind_i64s(lane, 8, v, 5);
+    rc = tl_pub_step(db, lane, "traceloom_replay_cost_stream", e);
+  }
+  for (size_t k = 0; rc == TL_OK && k < c->aggregates.n; k++) {
+    const tl_replay_aggregate *g = &c->aggregates.v[k];
+    const tl_graph_member *m = &r->members.v[g->first_member];
+    const tl_graph_launch *l = &r->launches.v[m->launch];
+    bind_id(agg, 1, "replay-cost-aggregate-%llu", k, 1);
+    sqlite3_bind_int(agg, 2, l->db_idx);
+    sqlite3_bind_int64(agg, 3, l->device_id);
+    bind_id(agg, 4, "graph-template-%llu", r->units.v[l->unit].graph_template, 1);
+    sqlite3_bind_text(agg, 5, tl_slot_role_name(l->slot_role), -1, SQLITE_STATIC);
+    bind_id(agg, 6, "replay-body-template-%llu", l->body_template, 1);
+    uint32_t stream = t->ev.stream_id[m->event];
+    if (stream == TL_NO_STREAM) sqlite3_bind_null(agg, 7);
+    else sqlite3_bind_int64(agg, 7, stream);
+    sqlite3_bind_int64(agg, 8, m->task_ordinal);
+    tl_bind_text(agg, 9, member_identity(t, m->event));
+    sqlite3_bind_text(agg, 10, tl_member_kind_name(m->kind), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(agg, 11, g->count);
+    sqlite3_bind_int64(agg, 12, g->units);
+    sqlite3_bind_int64(agg, 13, g->launches);
+    sqlite3_bind_int(agg, 14, !g->kind_mixed);
+    sqlite3_bind_int(agg, 15, 1); /* one lane ordinal by the aggregate key */
+    sqlite3_bind_int(agg, 16, !g->kind_mixed);
+    int64_t v[6] = {g->dur_p25, g->dur_p50, g->dur_p75, g->share_p25, g->share_p50, g->share_p75};
+    for (int q = 0; q < 6; q++) {
+      if (g->kind_mixed) sqlite3_bind_null(agg, 17 + q);
+      else sqlite3_bind_int64(agg, 17 + q, v[q]);
+    }
+    sqlite3_bind_int64(agg, 23, m->lane_ordinal);
+    sqlite3_bind_int64(agg, 24, g->slot);
+    rc = tl_pub_step(db, agg, "traceloom_replay_cost_aggregate", e);
+  }
+  /* A device with launches but no replay unit says so. */
+  for (size_t i = 0; rc == TL_OK && i < r->launches.n;) {
+    size_t j = i, promoted = 0;
+    while (j < r->launches.n && r->launches.v[j].db_idx == r->launches.v[i].db_idx &&
+           r->launches.v[j].device_id == r->launches.v[i].device_id)
+      promoted += r->launches.v[j++].unit != TL_REPLAY_NONE;
+    if (!promoted) {
+      char detail[96];
+      snprintf(detail, sizeof detail,
+               "%zu graph launch(es) observed, none promoted to an exact replay unit", j - i);
+      bind_id(issue, 1, "replay-cost-issue-%llu", nissue++, 1);
+      sqlite3_bind_int(issue, 2, r->launches.v[i].db_idx);
+      sqlite3_bind_int64(issue, 3, r->launches.v[i].device_id);
+      sqlite3_bind_text(issue, 4, "no_replay_units", -1, SQLITE_STATIC);
+      sqlite3_bind_null(issue, 5);
+      sqlite3_bind_null(issue, 6);
+      sqlite3_bind_text(issue, 7, detail, -1, SQLITE_TRANSIENT);
+      rc = tl_pub_step(db, issue, "traceloom_replay_cost_issue", e);
+    }
+    i = j;
+  }
+  sqlite3_finalize(unit);
+  sqlite3_finalize(launch);
+  sqlite3_finalize(lane);
+  sqlite3_finalize(agg);
+  sqlite3_finalize(issue);
+  return rc;
+}
+
 int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r, const tl_anchors *a,
                       tl_err *e) {
   if (!r || (!r->launches.n && !r->envelopes.n)) return TL_OK;
@@ -328,11 +492,19 @@ int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r, const 
   if (!anchor_of_event) return tl_nomem(e);
   for (size_t i = 0; i < t->ev.n; i++) anchor_of_event[i] = TL_REPLAY_NONE;
   for (size_t k = 0; a && k < a->n; k++) anchor_of_event[a->event[k]] = (uint32_t)k;
-  int rc = publish_launches(db, t, r, anchor_of_event, e);
-  if (rc == TL_OK) rc = publish_members(db, t, r, e);
+  tl_replay_costs costs;
+  int rc = tl_replay_costs_build(t, r, &costs, e);
+  if (rc) {
+    free(anchor_of_event);
+    return rc;
+  }
+  rc = publish_launches(db, t, r, anchor_of_event, e);
+  if (rc == TL_OK) rc = publish_members(db, t, r, &costs, e);
+  if (rc == TL_OK) rc = publish_costs(db, t, r, &costs, e);
   if (rc == TL_OK) rc = publish_regions(db, r, e);
   if (rc == TL_OK) rc = publish_protected(db, r, anchor_of_event, e);
   if (rc == TL_OK) rc = publish_envelopes(db, t, r, e);
   free(anchor_of_event);
+  tl_replay_costs_free(&costs);
   return rc;
 }

@@ -206,6 +206,38 @@ const char *tl_region_status_name(int s);
 
 void tl_replay_free(tl_replay *r);
 
+/* The replay cost map (costmap.c), indexed like r->launches / r->members. */
+typedef struct tl_launch_cost {
+  int64_t task_sum, busy_union, envelope, compute, communication, data_move, first_start;
+} tl_launch_cost;
+
+typedef struct tl_lane_cost {
+  uint32_t launch, lane;
+  uint32_t stream_id;
+  int consistent;                /* every member of the lane on one stream */
+  size_t count;
+  int64_t task_sum, busy_union, compute, communication, data_move;
+} tl_lane_cost;
+
+typedef struct tl_replay_aggregate {
+  uint32_t first_member;         /* a representative member (first contributor) */
+  uint32_t count, units, launches, slot;
+  int kind_mixed;
+  int64_t dur_p25, dur_p50, dur_p75, share_p25, share_p50, share_p75;
+} tl_replay_aggregate;
+
+typedef struct tl_replay_costs {
+  tl_launch_cost *launch;        /* per launch (zero when not promoted) */
+  int64_t *member_share_ppm;     /* per member */
+  uint32_t *member_aggregate;    /* per member: aggregate index, NONE when not promoted */
+  uint32_t *member_contributor;  /* per member: 1-based order within its aggregate */
+  TL_VEC(tl_lane_cost) lanes;    /* per (promoted launch, lane), in launch then lane order */
+  TL_VEC(tl_replay_aggregate) aggregates;
+} tl_replay_costs;
+
+int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs *c, tl_err *e);
+void tl_replay_costs_free(tl_replay_costs *c);
+
 /* Publication (publish_replay.c): the replay relations of sql/schema/40_replay.sql, inside
 ** the caller's savepoint. a maps launch anchor events to anchor ids (may be NULL). */
 struct tl_anchors;

@@ -123,5 +123,60 @@ CREATE TABLE traceloom_graph_body_member(
   match_policy TEXT, association_policy TEXT, evidence_level TEXT,
   stream_id INTEGER,
   identity TEXT,                   -- normalized member identity (op type, comm name, label)
+  scheduled_work_share_ppm INTEGER NOT NULL, -- trunc(dur * 10^6 / the launch's task_sum)
+  aggregate_n INTEGER NOT NULL,    -- its traceloom_replay_cost_aggregate (aggregate-<n>)
+  contributor_order INTEGER NOT NULL, -- 1-based, time order within the aggregate
   member_n INTEGER PRIMARY KEY
+);
+
+-- The replay cost map (outputs.md 3.3, recovery.md 7.3), computed by ext/replay/costmap.c.
+-- Lenses stay separate: task_sum_ns, busy_union_ns, envelope_ns are never added together.
+-- Per-member rows (traceloom_replay_cost_member, _aggregate_member) are views.
+
+-- @surface traceloom_replay_cost_unit | one exact replay unit | Whether every launch of the unit has a resolved exact body | SELECT support_status, count(*), sum(launch_member_count) FROM traceloom_replay_cost_unit GROUP BY 1
+CREATE TABLE traceloom_replay_cost_unit(
+  cost_unit_id TEXT NOT NULL, db_idx INTEGER NOT NULL, device_id INTEGER NOT NULL,
+  replay_unit_id TEXT NOT NULL, graph_template_id TEXT, launch_member_count INTEGER NOT NULL,
+  resolved_launch_count INTEGER NOT NULL, support_status TEXT NOT NULL, reason_codes TEXT
+);
+
+-- @surface traceloom_replay_cost_launch | one launch of an exact replay unit | Task-sum, busy-union and envelope of the launch's members, split into compute, communication and data movement | SELECT slot_role, count(*), sum(task_sum_ns), sum(busy_union_ns), sum(envelope_ns) FROM traceloom_replay_cost_launch GROUP BY 1
+CREATE TABLE traceloom_replay_cost_launch(
+  launch_id TEXT NOT NULL, cost_unit_id TEXT NOT NULL, db_idx INTEGER NOT NULL,
+  device_id INTEGER NOT NULL, member_order INTEGER, graph_launch_occurrence_id INTEGER,
+  composition_slot_id TEXT, slot_role TEXT, slot_order INTEGER, replay_body_template_id TEXT,
+  body_id TEXT, support_status TEXT NOT NULL, reason_code TEXT, member_count INTEGER NOT NULL,
+  task_sum_ns INTEGER, busy_union_ns INTEGER, envelope_ns INTEGER, compute_ns INTEGER,
+  communication_ns INTEGER, data_move_ns INTEGER, replay_unit_id TEXT, graph_template_id TEXT,
+  first_member_start_ns INTEGER,
+  PRIMARY KEY (launch_id)
+) WITHOUT ROWID;
+
+-- @surface traceloom_replay_cost_stream | one stream lane of one exact launch | Per-lane task-sum and busy-union of a launch | SELECT lane_ordinal, count(*), sum(task_sum_ns), sum(busy_union_ns) FROM traceloom_replay_cost_stream GROUP BY 1
+CREATE TABLE traceloom_replay_cost_stream(
+  launch_id TEXT NOT NULL, db_idx INTEGER NOT NULL, device_id INTEGER NOT NULL, stream_id INTEGER,
+  lane_ordinal INTEGER NOT NULL, lane_consistent INTEGER NOT NULL, member_count INTEGER NOT NULL,
+  task_sum_ns INTEGER, busy_union_ns INTEGER, compute_ns INTEGER, communication_ns INTEGER,
+  data_move_ns INTEGER
+);
+
+-- @surface traceloom_replay_cost_aggregate | one body position across all launches of a template slot | Duration distribution (p25, median, p75) of one member position over every replay of the same graph template, slot and body | SELECT slot_role, identity, member_occurrence_count, duration_median_ns FROM traceloom_replay_cost_aggregate ORDER BY duration_median_ns DESC LIMIT 10
+CREATE TABLE traceloom_replay_cost_aggregate(
+  aggregate_id TEXT NOT NULL, db_idx INTEGER NOT NULL, device_id INTEGER NOT NULL,
+  graph_template_id TEXT, slot_role TEXT, aggregation_scope TEXT NOT NULL,
+  replay_body_template_id TEXT, stream_id INTEGER, task_ordinal INTEGER, identity TEXT, kind TEXT,
+  member_occurrence_count INTEGER NOT NULL, replay_unit_count INTEGER NOT NULL,
+  launch_member_count INTEGER NOT NULL, kind_consistent INTEGER NOT NULL,
+  lane_consistent INTEGER NOT NULL, distribution_supported INTEGER NOT NULL,
+  duration_p25_ns INTEGER, duration_median_ns INTEGER, duration_p75_ns INTEGER,
+  scheduled_work_share_p25_ppm INTEGER, scheduled_work_share_median_ppm INTEGER,
+  scheduled_work_share_p75_ppm INTEGER,
+  lane_ordinal INTEGER,
+  slot_order INTEGER
+);
+
+-- @surface traceloom_replay_cost_issue | one reason the replay cost map is incomplete | Typed issues (no_replay_units, empty_replay_unit, missing_graph_launch_body, ...) | SELECT code, count(*) FROM traceloom_replay_cost_issue GROUP BY 1
+CREATE TABLE traceloom_replay_cost_issue(
+  issue_id TEXT NOT NULL, db_idx INTEGER NOT NULL, device_id INTEGER NOT NULL, code TEXT NOT NULL,
+  replay_unit_id TEXT, launch_id TEXT, detail TEXT
 );

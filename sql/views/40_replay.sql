@@ -1,5 +1,24 @@
 -- Read surfaces over the exact replay relations (outputs.md section 5).
 
+-- @surface traceloom_replay_cost_member | one exact member with its share of the body | Member timing relative to its launch and its scheduled-work share (ppm of the body task-sum) | SELECT identity, count(*), avg(duration_ns), avg(scheduled_work_share_ppm) FROM traceloom_replay_cost_member GROUP BY 1 ORDER BY 3 DESC LIMIT 10
+CREATE VIEW traceloom_replay_cost_member AS
+SELECT m.member_id, m.launch_id, c.cost_unit_id, m.db_idx, m.device_id, c.composition_slot_id,
+       c.slot_role, c.slot_order, m.replay_body_template_id, m.body_id, m.stream_id,
+       m.lane_ordinal, m.task_ordinal, m.kind, m.event_id, m.identity, m.raw_task_id,
+       m.start_ns, m.end_ns, m.end_ns - m.start_ns AS duration_ns,
+       m.start_ns - c.first_member_start_ns AS relative_start_ns,
+       m.end_ns - c.first_member_start_ns AS relative_end_ns,
+       m.scheduled_work_share_ppm, c.task_sum_ns > 0 AS scheduled_work_share_supported,
+       c.task_sum_ns AS scheduled_work_denominator_body_task_sum_ns
+FROM traceloom_graph_body_member m
+JOIN traceloom_replay_cost_launch c ON c.launch_id = m.launch_id;
+
+-- @surface traceloom_replay_cost_aggregate_member | one member contributing to an aggregate | Which exact members make up each aggregate, in contributor (time) order | SELECT aggregate_id, count(*) FROM traceloom_replay_cost_aggregate_member GROUP BY 1 LIMIT 10
+CREATE VIEW traceloom_replay_cost_aggregate_member AS
+SELECT 'replay-cost-aggregate-' || aggregate_n AS aggregate_id, member_id, db_idx, device_id,
+       contributor_order
+FROM traceloom_graph_body_member;
+
 -- @surface traceloom_v_node_graph_body_member | one exact body member under a tree node occurrence | Which member kernels realize each launch anchor of the tree, with the anchor's cost packet and the member's event | SELECT node_id, occurrence_idx, node_launch_id, member_id, kind, member_symbol, dur_us FROM traceloom_v_node_graph_body_member LIMIT 20
 CREATE VIEW traceloom_v_node_graph_body_member AS
 SELECT na.node_id, na.view_name, na.occurrence_idx, na.anchor_order AS idx_in_occurrence,

@@ -147,7 +147,7 @@ def test_load_rejects_other_objects():
 def test_analyze_returns_a_queryable_database(analysed, fixtures):
     assert isinstance(analysed, traceloom.AnalysisDatabase)
     # 70 device events in the exact_hlt fixture (the same count test_cli.py asserts).
-    assert analysed.query("SELECT count(*) AS n FROM traceloom_event") == [{"n": 70}]
+    assert analysed.query("SELECT count(*) AS n FROM traceloom_event WHERE source_table = 'TASK'") == [{"n": 70}]
     meta = analysed.metadata()
     assert meta["analysis_status"] == "complete"
     assert meta["source_kind"] == "ascend_sqlite_hot_path"
@@ -312,7 +312,7 @@ def test_query_binding_rows_and_tuples(analysed):
 
 
 def test_query_limit_raises_instead_of_truncating(analysed):
-    q = "SELECT event_id FROM traceloom_event ORDER BY event_id"
+    q = "SELECT event_id FROM traceloom_event WHERE source_table = 'TASK' ORDER BY event_id"
     assert len(analysed.query(q, limit=70)) == 70  # exactly the limit is fine
     with pytest.raises(traceloom.RowLimitExceeded, match="more than 69 rows"):
         analysed.query(q, limit=69)
