@@ -23,6 +23,10 @@
 # It also runs bench/kineto_bench.py: a 1 GB PyTorch-profiler trace through the Kineto
 # reader, MB/s against the 180 MB/s target (BENCH_KINETO=0 skips it).
 #
+# It also runs bench/replay_bench.py: exact graph replay reconstruction on an ACL graph decode
+# profile of BENCH_REPLAY_ROWS kernel rows (default 10,000,000: minutes; BENCH_REPLAY=0 skips
+# it), end to end with and without reconstruction, plus a CUDA graph of 5 x 10,000 members.
+#
 # Environment: BUILD (build folder, default build), BENCH_ROWS (default 2000000),
 # BENCH_FORMAT (ascend | nsys, default ascend), BENCH_REPEAT (best of N, default 3).
 set -euo pipefail
@@ -47,5 +51,6 @@ fi
 mkdir -p "$BUILD/bench" bench/out
 cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$BUILD/bench/bare_scan" bench/bare_scan.c -lsqlite3
 if [ "${BENCH_KINETO:-1}" = 1 ]; then python3 bench/kineto_bench.py --build "$BUILD" "${record[@]}"; fi
+if [ "${BENCH_REPLAY:-1}" = 1 ]; then python3 bench/replay_bench.py --build "$BUILD" "${record[@]}"; fi
 exec python3 bench/measure.py --build "$BUILD" --rows "${BENCH_ROWS:-2000000}" \
   --format "${BENCH_FORMAT:-ascend}" --repeat "${BENCH_REPEAT:-3}" "${record[@]}" "${scaling[@]}"

@@ -249,6 +249,7 @@ def add_rank_truth(entry, g):
     entry["time_range_ns"][1] = max(entry["time_range_ns"][1], g.t_end)
     entry["graph"] = {
         "launches": launches,
+        "member_tasks": body,
         "capture_stream_rows": len(g.capture_streams),
         "launch_list": g.launches if launches <= LAUNCH_DETAIL_LIMIT else None,
     }

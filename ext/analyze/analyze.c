@@ -85,6 +85,14 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
           return tl_fail(e, "analyze option \"embed_raw\" must be true or false");
         }
         o->embed_raw = b;
+      } else if (strcmp(key, "graph_replay") == 0) {
+        int b = tl_json_bool(v);
+        if (b < 0) {
+          tl_json_free(doc);
+          tl_options_free(o);
+          return tl_fail(e, "analyze option \"graph_replay\" must be true or false");
+        }
+        o->no_graph_replay = !b;
       } else if (strcmp(key, "progress") == 0) {
         int b = tl_json_bool(v);
         if (b < 0) {
@@ -96,7 +104,7 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
       } else {
         tl_fail(e,
                 "unknown analyze option \"%s\": expected threads, source_kind, rules_config, "
-                "embed_raw or progress",
+                "embed_raw, graph_replay or progress",
                 key);
         tl_json_free(doc);
         tl_options_free(o);
@@ -110,6 +118,7 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
   tl_buf_puts(&b, "{\"source_kind\":");
   tl_buf_json_string(&b, o->source_kind ? o->source_kind : "", o->source_kind ? strlen(o->source_kind) : 0);
   if (o->embed_raw) tl_buf_puts(&b, ",\"embed_raw\":true");
+  if (o->no_graph_replay) tl_buf_puts(&b, ",\"graph_replay\":false");
   tl_buf_puts(&b, "}");
   if (b.oom || !o->source_kind) {
     tl_buf_free(&b);
@@ -280,7 +289,8 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   }
   if (rc == TL_OK) {
     rc = progress_stage(&pr, "reconstructing graph replays", e);
-    if (rc == TL_OK) rc = tl_replay_build(&trace, &profile, &replay, e);
+    /* graph_replay: false leaves launches and their members as eager work (baselines) */
+    if (rc == TL_OK && !opt.no_graph_replay) rc = tl_replay_build(&trace, &profile, &replay, e);
     if (rc == TL_OK) rc = tl_replay_promote(&trace, &replay, e);
   }
   /* Roles and symbols, anchors, cost packets, structure. */

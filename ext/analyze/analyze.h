@@ -18,6 +18,7 @@ typedef struct tl_options {
   int progress;         /* -1 = auto (stderr is a TTY), 0 = off, 1 = on */
   char *rules_config;   /* rules config file or bundled name; NULL = built-in rules */
   int embed_raw;        /* copy the raw source tables into the analysis database */
+  int no_graph_replay;  /* {"graph_replay": false}: skip exact graph replay reconstruction */
 } tl_options;
 
 /* Parses options_json (NULL or "" = defaults). *canonical (malloc'd) is the effective

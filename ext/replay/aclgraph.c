@@ -726,21 +726,27 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
       if (w->record != TL_REPLAY_NONE) rc = collect_body(d, w, (uint32_t)(r->launches.n - 1), e);
     }
     free(order);
-    /* One identity, one body: otherwise every launch of the identity mismatches. */
+    /* One identity, one body: otherwise every launch of the identity mismatches. The map
+    ** holds the identity's body template, or 0 once two bodies were seen. */
     size_t n = r->launches.n - first;
+    tl_i64map body_of = {0};
+    for (size_t i = 0; rc == TL_OK && i < n; i++) {
+      const tl_graph_launch *a = &r->launches.v[first + i];
+      if (!a->body_template) continue;
+      int64_t *have = tl_i64map_get(&body_of, a->graph_id);
+      if (!have) {
+        if (tl_i64map_put(&body_of, a->graph_id, a->body_template)) rc = tl_nomem(e);
+      } else if (*have != a->body_template) {
+        *have = 0;
+      }
+    }
     for (size_t i = 0; rc == TL_OK && i < n; i++) {
       tl_graph_launch *a = &r->launches.v[first + i];
       if (!a->body_template) continue;
-      for (size_t j = i + 1; j < n; j++) {
-        tl_graph_launch *b = &r->launches.v[first + j];
-        if (b->body_template && b->graph_id == a->graph_id && b->body_template != a->body_template) {
-          for (size_t k = 0; k < n; k++)
-            if (r->launches.v[first + k].graph_id == a->graph_id && r->launches.v[first + k].body_template)
-              r->launches.v[first + k].status = TL_LAUNCH_BODY_MISMATCH;
-          break;
-        }
-      }
+      int64_t *have = tl_i64map_get(&body_of, a->graph_id);
+      if (have && *have == 0) a->status = TL_LAUNCH_BODY_MISMATCH;
     }
+    tl_i64map_free(&body_of);
     /* Segments broken by launches without completion evidence. */
     uint32_t candidate = 0;
     size_t seg = first;
