@@ -56,10 +56,11 @@
   "projection_plane and one rank/device/view; duration sums are not elapsed or busy time."
 
 enum { ALIGN_NONE, ALIGN_FIRST_EVENT, ALIGN_PROVIDER, ALIGN_CLOCK };
-enum { CAT_STRUCT, CAT_BODY, CAT_EVENT, CAT_DIST };
+enum { CAT_STRUCT, CAT_BODY, CAT_EVENT, CAT_DIST, CAT_MEMBER };
 static const char *const cat_names[] = {"traceloom.structural_interval",
                                         "traceloom.repeat_body_window", "traceloom.timeline_event",
-                                        "traceloom.distributed_timeline_event"};
+                                        "traceloom.distributed_timeline_event",
+                                        "traceloom.replay.member"};
 
 typedef struct pf_rank {
   int64_t rank;
@@ -110,7 +111,16 @@ typedef struct pf_occ {
 
 /* A slice's args are formatted when it is written (from its occurrence or body), so memory
 ** stays O(slices) however large the args are; only rank slices keep them in an arena. */
-enum { SRC_OCC, SRC_BODY, SRC_RANK };
+enum { SRC_OCC, SRC_BODY, SRC_RANK, SRC_MEMBER };
+
+/* One exact member of a promoted graph launch (traceloom_graph_body_member): in the device
+** plane the launch's opaque anchor slice is replaced by its members. */
+typedef struct pf_member {
+  int64_t db, start, end, stream_id, lane, task, order;
+  uint32_t launch_event, member_id, launch_id, unit_id, event_id, kind, identity;
+  int has_stream;
+  size_t occ; /* the atom occurrence of the launch anchor, set when its slices are made */
+} pf_member;
 
 typedef struct pf_slice {
   int64_t a, b, depth, start, end; /* a: db_idx or rank, b: device_id (rank: rank index) */
@@ -143,6 +153,9 @@ typedef struct pf_ctx {
   TL_VEC(pf_occ) occs;
   TL_VEC(pf_slice) slices;
   TL_VEC(pf_body) bodies;
+  TL_VEC(pf_member) members;   /* sorted by (db, launch event, member order) */
+  tl_i64map member_by_launch;  /* db << 32 | launch event strpool id -> first member */
+  int64_t n_member;
   tl_buf args;    /* arena of the rank slices' args objects */
   int64_t nmotif; /* distinct repeat signatures */
   int64_t origin;
@@ -789,6 +802,55 @@ static int load_occurrences(pf_ctx *c) {
   return load_anchor_events(c);
 }
 
+/* Exact replay members by launch anchor event (absent tables: no splice). */
+static int load_members(pf_ctx *c) {
+  if (!has_relation(c->db, "traceloom_graph_body_member") ||
+      !has_relation(c->db, "traceloom_graph_launch"))
+    return TL_OK;
+  sqlite3_stmt *st;
+  if (prep(c, c->db,
+           "SELECT m.db_idx, l.graph_event_id, m.member_id, m.launch_id, m.replay_unit_id, "
+           "m.event_id, m.kind, m.identity, m.stream_id, m.start_ns, m.end_ns, m.lane_ordinal, "
+           "m.task_ordinal, m.member_order FROM traceloom_graph_body_member m "
+           "JOIN traceloom_graph_launch l ON l.launch_id = m.launch_id "
+           "WHERE l.anchor_id IS NOT NULL ORDER BY m.db_idx, l.graph_launch_occurrence_id, "
+           "m.member_order",
+           &st))
+    return TL_ERROR;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    pf_member m;
+    memset(&m, 0, sizeof m);
+    m.db = sqlite3_column_int64(st, 0);
+    m.launch_event = col_intern(c, st, 1);
+    m.member_id = col_intern(c, st, 2);
+    m.launch_id = col_intern(c, st, 3);
+    m.unit_id = col_intern(c, st, 4);
+    m.event_id = col_intern(c, st, 5);
+    m.kind = col_intern(c, st, 6);
+    m.identity = col_intern(c, st, 7);
+    m.has_stream = sqlite3_column_type(st, 8) != SQLITE_NULL;
+    m.stream_id = sqlite3_column_int64(st, 8);
+    m.start = sqlite3_column_int64(st, 9);
+    m.end = sqlite3_column_int64(st, 10);
+    m.lane = sqlite3_column_int64(st, 11);
+    m.task = sqlite3_column_int64(st, 12);
+    m.order = sqlite3_column_int64(st, 13);
+    if (m.launch_event == TL_STR_NOMEM || m.member_id == TL_STR_NOMEM ||
+        m.launch_id == TL_STR_NOMEM || m.unit_id == TL_STR_NOMEM || m.event_id == TL_STR_NOMEM ||
+        m.kind == TL_STR_NOMEM || m.identity == TL_STR_NOMEM)
+      break;
+    int64_t key = (int64_t)((uint64_t)m.db << 32 | m.launch_event);
+    if (!tl_i64map_get(&c->member_by_launch, key) &&
+        tl_i64map_put(&c->member_by_launch, key, (int64_t)c->members.n))
+      break;
+    if (TL_VEC_PUSH(&c->members, m)) break;
+  }
+  sqlite3_finalize(st);
+  if (rc == SQLITE_ROW) return tl_nomem(c->e);
+  return step_done(c, c->db, rc);
+}
+
 /* ---- Slices ---------------------------------------------------------------------------- */
 
 static int add_slice(pf_ctx *c, pf_slice s, size_t args_off) {
@@ -862,10 +924,58 @@ static int occurrence_slice(pf_ctx *c, size_t i) {
                n->parent == TL_STR_NONE ? "root" : "seq");
     s.name = tl_strpool_intern_cstr(c->pool, tmp);
   }
+  if (event && c->members.n) {
+    /* A completely reconstructed launch: its exact members replace the opaque slice. */
+    int64_t *first = tl_i64map_get(&c->member_by_launch,
+                                   (int64_t)((uint64_t)n->db << 32 | o->event_id));
+    if (first) {
+      const pf_member *m0 = &c->members.v[*first];
+      for (size_t k = (size_t)*first; k < c->members.n && c->members.v[k].db == n->db &&
+                                      c->members.v[k].launch_event == m0->launch_event;
+           k++) {
+        pf_member *m = &c->members.v[k];
+        m->occ = i;
+        pf_slice ms = s;
+        ms.start = m->start, ms.end = m->end, ms.cat = CAT_MEMBER, ms.src = SRC_MEMBER, ms.ref = k;
+        ms.name = m->identity ? m->identity : m->member_id;
+        if (TL_VEC_PUSH(&c->slices, ms)) return tl_nomem(c->e);
+        c->n_member++;
+      }
+      return TL_OK;
+    }
+  }
   if (event) c->n_atom++;
   else c->n_struct++;
   if (s.name == TL_STR_NOMEM || TL_VEC_PUSH(&c->slices, s)) return tl_nomem(c->e);
   return TL_OK;
+}
+
+static void member_args(const pf_ctx *c, tl_buf *b, const pf_member *m) {
+  const pf_occ *o = &c->occs.v[m->occ];
+  const pf_node *n = &c->nodes.v[o->node];
+  int first = 1;
+  tl_buf_puts(b, "{");
+  kv_str(b, "semantic_kind", "exact_replay_member", &first);
+  kv_pool(b, "launch_id", c->pool, m->launch_id, &first);
+  kv_pool(b, "replay_unit_id", c->pool, m->unit_id, &first);
+  kv_pool(b, "member_id", c->pool, m->member_id, &first);
+  kv_i64(b, "member_order", m->order, &first);
+  kv_i64(b, "lane_ordinal", m->lane, &first);
+  kv_i64(b, "task_ordinal", m->task, &first);
+  kv_pool(b, "kind", c->pool, m->kind, &first);
+  kv_pool(b, "identity", c->pool, m->identity, &first);
+  kv_pool(b, "event_id", c->pool, m->event_id, &first);
+  kv_i64n(b, "stream_id", m->stream_id, !m->has_stream, &first);
+  kv_pool(b, "launch_event_id", c->pool, m->launch_event, &first);
+  kv_pool(b, "node_id", c->pool, n->node_id, &first);
+  kv_i64(b, "occurrence_idx", o->occ_idx, &first);
+  kv_i64(b, "database_index", n->db, &first);
+  kv_i64(b, "device_id", n->dev, &first);
+  kv_i64(b, "db_idx", n->db, &first);
+  kv_str(b, "projection_plane", "device_events", &first);
+  kv_i64n(b, "display_depth", 0, 1, &first);
+  kv_raw(b, "replay_derived", "true", &first);
+  tl_buf_puts(b, "}");
 }
 
 static void body_args(const pf_ctx *c, tl_buf *b, const pf_body *bd) {
@@ -1363,6 +1473,9 @@ static int cmp_slice(const void *pa, const void *pb, void *ctx) {
     return r;
   /* Exact ties: by identity (node, occurrence, body ordinal), or the rank slice's args. */
   if ((r = cmp_i64(x->src, y->src))) return r;
+  if (x->src == SRC_MEMBER)
+    return strcmp(tl_strpool_str(k->c->pool, k->c->members.v[x->ref].member_id),
+                  tl_strpool_str(k->c->pool, k->c->members.v[y->ref].member_id));
   if (x->src == SRC_RANK) {
     size_t n = x->args_len < y->args_len ? x->args_len : y->args_len;
     if ((r = memcmp(k->args + x->args_off, k->args + y->args_off, n))) return r;
@@ -1494,6 +1607,8 @@ static int emit(pf_ctx *c, const char *path) {
         occurrence_args(c, b, &c->occs.v[s->ref]);
       } else if (s->src == SRC_BODY) {
         body_args(c, b, &c->bodies.v[s->ref]);
+      } else if (s->src == SRC_MEMBER) {
+        member_args(c, b, &c->members.v[s->ref]);
       } else if (at) {
         tl_buf_append(b, a, (size_t)(at - a));
         tl_buf_puts(b, ref);
@@ -1522,7 +1637,7 @@ static int emit(pf_ctx *c, const char *path) {
   kv_i64(b, "repeat_body_slices", c->n_body, &first);
   kv_i64(b, "atomic_slices", c->n_atom, &first);
   kv_i64(b, "replay_structure_slices", 0, &first);
-  kv_i64(b, "replay_member_slices", 0, &first);
+  kv_i64(b, "replay_member_slices", c->n_member, &first);
   kv_i64(b, "raw_slices", 0, &first);
   kv_i64(b, "counter_samples", 0, &first);
   kv_i64(b, "distributed_timeline_slices", c->n_dist, &first);
@@ -1660,6 +1775,7 @@ int tl_export_perfetto(sqlite3 *db, const char *path, const char *options_json, 
   if (rc == TL_OK) rc = load_nodes(&c);
   if (rc == TL_OK) rc = assign_motifs(&c);
   if (rc == TL_OK) rc = load_occurrences(&c);
+  if (rc == TL_OK && !c.opts.ranks.n) rc = load_members(&c);
   for (size_t i = 0; rc == TL_OK && i < c.occs.n; i++) rc = occurrence_slice(&c, i);
   if (rc == TL_OK) rc = repeat_bodies(&c);
   for (size_t i = 0; rc == TL_OK && i < c.opts.ranks.n; i++) rc = rank_slices(&c, i);
@@ -1682,6 +1798,8 @@ int tl_export_perfetto(sqlite3 *db, const char *path, const char *options_json, 
   TL_VEC_FREE(&c.occs);
   TL_VEC_FREE(&c.slices);
   TL_VEC_FREE(&c.bodies);
+  TL_VEC_FREE(&c.members);
+  tl_i64map_free(&c.member_by_launch);
   tl_buf_free(&c.args);
   tl_buf_free(&c.out);
   tl_i64map_free(&c.node_by_key);

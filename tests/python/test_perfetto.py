@@ -23,7 +23,10 @@ PROFILES = [
     "gen/nsys_s6_l4_k6_aux",
     "gen/nsys_s4_l5_k7",
     "minimal_smoke/mono",
+    "exact_hlt/mono",
+    "body_mismatch/mono",
     "nsys/nsys_basic.sqlite",
+    "nsys/nsys_graph.sqlite",
     "hygon/hipprof.db",
     "two_ranks/PROF_0",
     "two_ranks/PROF_1",
@@ -105,19 +108,34 @@ def check_trace(db, trace, raw):
     (min_start,) = query(db, "SELECT MIN(start_ns) FROM traceloom_tree_node_occurrence")[0]
     assert origin == min_start
 
-    # Device plane: every published anchor exactly once, at its exact interval.
+    # Device plane: every published anchor exactly once, at its exact interval; an exact
+    # graph launch anchor is replaced by all of its exact members, each exactly once.
     anchors = {r[0]: (r[1], r[2]) for r in query(
         db, "SELECT event_id, start_ns, end_ns FROM traceloom_anchor")}
+    members = {r[0]: (r[1], r[2], r[3], r[4]) for r in query(
+        db, "SELECT m.member_id, m.start_ns, m.end_ns, l.graph_event_id, m.launch_id FROM traceloom_graph_body_member m "
+            "JOIN traceloom_graph_launch l ON l.launch_id = m.launch_id WHERE l.anchor_id IS NOT NULL")}
+    spliced = {v[2] for v in members.values()}
     seen = defaultdict(int)
+    seen_members = defaultdict(int)
     for e in events:
-        if e.get("cat") == "traceloom.timeline_event":
+        if e.get("cat") in ("traceloom.timeline_event", "traceloom.replay.member"):
             a = e["args"]
             assert a["projection_plane"] == "device_events" and a["display_depth"] is None
+            assert e["tid"] >= 900000
+        if e.get("cat") == "traceloom.timeline_event":
             seen[a["event_id"]] += 1
             s, t = anchors[a["event_id"]]
             assert origin + ns(e["ts"]) == s and ns(e["dur"]) == max(0, t - s)
-            assert e["tid"] >= 900000
-    assert set(seen) == set(anchors) and set(seen.values()) <= {1}
+        elif e.get("cat") == "traceloom.replay.member":
+            seen_members[a["member_id"]] += 1
+            s, t, launch_event, launch_id = members[a["member_id"]]
+            assert a["launch_event_id"] == launch_event and a["launch_id"] == launch_id
+            assert a["replay_derived"] is True and a["replay_unit_id"].startswith("replay-unit-")
+            assert origin + ns(e["ts"]) == s and ns(e["dur"]) == max(0, t - s)
+    assert set(seen) == set(anchors) - spliced and set(seen.values()) <= {1}
+    assert set(seen_members) == set(members) and set(seen_members.values()) <= {1}
+    assert trace["metadata"]["replay_member_slices"] == len(members)
 
     # Repeat bodies: derived here from HPO membership and the published occurrences.
     expected = {}
