@@ -210,10 +210,10 @@ static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
                      "category, role, label, raw_label, op_name, op_type, compute_task_type, "
                      "comm_name, comm_task_type, family, task_type, task_id, global_task_id, "
                      "correlation_id, context_id, model_id, graph_node_id, op_id, symbol, "
-                     "semantic_role, semantic_role_reason, role_class_id) VALUES "
+                     "semantic_role, semantic_role_reason, role_class_id, event_n) VALUES "
                      "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
                      "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
-                     "?32, ?33)",
+                     "?32, ?33, ?34)",
                      &st, e))
     return TL_ERROR;
   int rc = TL_OK;
@@ -224,6 +224,7 @@ static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
     int idn = snprintf(id, sizeof id, "event-%zu", i);
     int keyn = snprintf(key, sizeof key, "%lld", (long long)ev->source_rowid[i]);
     sqlite3_bind_text(st, 1, id, idn, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 34, (int64_t)i);
     sqlite3_bind_int(st, 2, ev->db_idx[i]);
     sqlite3_bind_int64(st, 3, ev->device_id[i]);
     sqlite3_bind_int(st, 4, t->source_refs.v[ref].source_id);

@@ -41,7 +41,7 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   sqlite3_stmt *st, *ctl;
   if (tl_pub_prepare(db,
                      "INSERT INTO traceloom_graph_launch VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,"
-                     "?11,?12,?13,?14,?15,?16,?17,?18,?19,'exact_direct',?20,?21,?22,?23,?24)",
+                     "?11,?12,?13,?14,?15,?16,?17,?18,?19,'exact_direct',?20,?21,?22,?23,?24,?25,?26)",
                      &st, e))
     return TL_ERROR;
   if (tl_pub_prepare(db, "INSERT INTO traceloom_graph_launch_control VALUES(?1,?2,?3,?4,?5)",
@@ -51,6 +51,7 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   }
   static const char *const ctl_kind[] = {"execute", "wait", "record"};
   int rc = TL_OK;
+  int64_t next_member = 0; /* members are numbered densely over promoted launches */
   for (size_t i = 0; rc == TL_OK && i < r->launches.n; i++) {
     const tl_graph_launch *l = &r->launches.v[i];
     int promoted = l->unit != TL_REPLAY_NONE;
@@ -89,6 +90,10 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     bind_id(st, 22, "aclgraph-reconstruction-region-%llu", l->region, l->region != TL_REPLAY_NONE);
     bind_id(st, 23, "runtime-call-%llu", (uint64_t)l->host_call + 1, l->host_call != TL_REPLAY_NONE);
     sqlite3_bind_int64(st, 24, promoted ? l->nmembers : 0);
+    if (promoted) sqlite3_bind_int64(st, 25, next_member);
+    else sqlite3_bind_null(st, 25);
+    sqlite3_bind_int64(st, 26, (int64_t)i);
+    if (promoted) next_member += l->nmembers;
     rc = tl_pub_step(db, st, "traceloom_graph_launch", e);
     for (int k = 0; rc == TL_OK && k < 3; k++) {
       if (l->control[k] == TL_REPLAY_NONE) continue;
@@ -106,62 +111,34 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   return rc;
 }
 
-static int publish_members(sqlite3 *db, const tl_trace *t, const tl_replay *r,
-                           const tl_replay_costs *c, tl_err *e) {
+static int publish_members(sqlite3 *db, const tl_replay *r, const tl_replay_costs *c,
+                           tl_err *e) {
   sqlite3_stmt *st;
   if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_graph_body_member VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
-                     "?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
-                     "?28,?29,'exact_direct',?30,?31,?33,?34,?35,?32)",
+                     "INSERT INTO traceloom_graph_member_core VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
+                     "?10,?11)",
                      &st, e))
     return TL_ERROR;
-  const tl_events *ev = &t->ev;
   int rc = TL_OK;
-  uint64_t n = 0;
+  int64_t n = 0;
   for (size_t i = 0; rc == TL_OK && i < r->launches.n; i++) {
     const tl_graph_launch *l = &r->launches.v[i];
     if (l->unit == TL_REPLAY_NONE) continue;
     for (uint32_t k = 0; rc == TL_OK && k < l->nmembers; k++, n++) {
-      const tl_graph_member *m = &r->members.v[l->first_member + k];
-      uint32_t x = m->event;
-      bind_id(st, 1, "graph-body-member-%llu", n, 1);
-      bind_id(st, 2, "graph-launch-%llu", i, 1);
-      sqlite3_bind_int(st, 3, l->db_idx);
-      sqlite3_bind_int64(st, 4, l->device_id);
-      sqlite3_bind_text(st, 5, provider_name(l->provider), -1, SQLITE_STATIC);
-      bind_id(st, 6, "event-%llu", l->anchor_event, 1);
-      bind_id(st, 7, "replay-unit-%llu", l->unit, 1);
-      bind_id(st, 8, "graph-template-%llu", r->units.v[l->unit].graph_template, 1);
-      sqlite3_bind_int64(st, 9, (int64_t)i);
-      bind_id(st, 10, "graph-body-%llu", i, 1);
-      bind_id(st, 11, "replay-body-template-%llu", l->body_template, 1);
-      sqlite3_bind_int64(st, 12, k);
-      sqlite3_bind_int64(st, 13, l->slot_order);
-      sqlite3_bind_int64(st, 14, m->lane_ordinal);
-      sqlite3_bind_int64(st, 15, m->task_ordinal);
-      sqlite3_bind_text(st, 16, tl_member_kind_name(m->kind), -1, SQLITE_STATIC);
-      bind_id(st, 17, "event-%llu", x, 1);
-      tl_bind_i64_or_null(st, 18, ev->task_id[x], TL_ABSENT);
-      tl_bind_text(st, 19, tl_trace_source_table(t, ev->source_ref[x]));
-      sqlite3_bind_int64(st, 20, ev->source_rowid[x]);
-      tl_bind_i64_or_null(st, 21, ev->global_task_id[x], TL_ABSENT);
-      sqlite3_bind_int64(st, 22, ev->start_ns[x]);
-      sqlite3_bind_int64(st, 23, ev->end_ns[x]);
-      sqlite3_bind_double(st, 24, tl_ns_to_us(ev->end_ns[x] - ev->start_ns[x]));
-      bind_id(st, 25, "%llu", (uint64_t)ev->correlation_id[x], ev->correlation_id[x] != TL_ABSENT);
-      tl_bind_i64_or_null(st, 26, l->provider == TL_GRAPH_CUDA ? ev->graph_node_id[x] : TL_ABSENT,
-                          TL_ABSENT);
-      tl_bind_i64_or_null(st, 27, m->original_graph_node_id, TL_ABSENT);
-      sqlite3_bind_text(st, 28, tl_match_policy_name(l->match_policy), -1, SQLITE_STATIC);
-      sqlite3_bind_text(st, 29, tl_assoc_policy_name(l->association_policy), -1, SQLITE_STATIC);
-      if (ev->stream_id[x] == TL_NO_STREAM) sqlite3_bind_null(st, 30);
-      else sqlite3_bind_int64(st, 30, ev->stream_id[x]);
-      tl_bind_text(st, 31, member_identity(t, x));
-      sqlite3_bind_int64(st, 32, (int64_t)n);
-      sqlite3_bind_int64(st, 33, c->member_share_ppm[l->first_member + k]);
-      sqlite3_bind_int64(st, 34, c->member_aggregate[l->first_member + k]);
-      sqlite3_bind_int64(st, 35, c->member_contributor[l->first_member + k]);
-      rc = tl_pub_step(db, st, "traceloom_graph_body_member", e);
+      uint32_t mi = l->first_member + k;
+      const tl_graph_member *m = &r->members.v[mi];
+      sqlite3_bind_int64(st, 1, n);
+      sqlite3_bind_int64(st, 2, (int64_t)i);
+      sqlite3_bind_int64(st, 3, m->event);
+      sqlite3_bind_int64(st, 4, k);
+      sqlite3_bind_int64(st, 5, m->lane_ordinal);
+      sqlite3_bind_int64(st, 6, m->task_ordinal);
+      sqlite3_bind_text(st, 7, tl_member_kind_name(m->kind), -1, SQLITE_STATIC);
+      tl_bind_i64_or_null(st, 8, m->original_graph_node_id, TL_ABSENT);
+      sqlite3_bind_int64(st, 9, c->member_share_ppm[mi]);
+      sqlite3_bind_int64(st, 10, c->member_aggregate[mi]);
+      sqlite3_bind_int64(st, 11, c->member_contributor[mi]);
+      rc = tl_pub_step(db, st, "traceloom_graph_member_core", e);
     }
   }
   sqlite3_finalize(st);
@@ -337,7 +314,7 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   if (rc == TL_OK)
     rc = tl_pub_prepare(db,
                         "INSERT INTO traceloom_replay_cost_launch VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
-                        "?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)",
+                        "?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)",
                         &launch, e);
   if (rc == TL_OK)
     rc = tl_pub_prepare(db,
@@ -398,6 +375,7 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     bind_id(launch, 21, "replay-unit-%llu", l->unit, 1);
     bind_id(launch, 22, "graph-template-%llu", gt, 1);
     sqlite3_bind_int64(launch, 23, lc->first_start);
+    sqlite3_bind_int64(launch, 24, (int64_t)i);
     rc = tl_pub_step(db, launch, "traceloom_replay_cost_launch", e);
     if (rc == TL_OK && !ok) {
       bind_id(issue, 1, "replay-cost-issue-%llu", nissue++, 1);
@@ -499,7 +477,7 @@ int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r, const 
     return rc;
   }
   rc = publish_launches(db, t, r, anchor_of_event, e);
-  if (rc == TL_OK) rc = publish_members(db, t, r, &costs, e);
+  if (rc == TL_OK) rc = publish_members(db, r, &costs, e);
   if (rc == TL_OK) rc = publish_costs(db, t, r, &costs, e);
   if (rc == TL_OK) rc = publish_regions(db, r, e);
   if (rc == TL_OK) rc = publish_protected(db, r, anchor_of_event, e);

@@ -37,7 +37,8 @@ CREATE TABLE traceloom_event(
   model_id INTEGER,
   graph_node_id INTEGER,
   op_id INTEGER,
-  raw_json TEXT
+  raw_json TEXT,
+  event_n INTEGER PRIMARY KEY      -- n of event-<n> (the rowid): integer joins from replays
 );
 
 -- @surface traceloom_runtime_call | one host runtime/API call | Host-side runtime calls (CANN_API, ApiData, CUDA runtime) with thread and correlation ids | SELECT api_name, count(*) AS calls FROM traceloom_runtime_call GROUP BY api_name ORDER BY calls DESC

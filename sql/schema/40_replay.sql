@@ -81,8 +81,9 @@ CREATE TABLE traceloom_graph_launch(
   region_id TEXT,
   host_call_id TEXT,
   member_count INTEGER NOT NULL,
-  PRIMARY KEY (launch_id)
-) WITHOUT ROWID;
+  first_member_n INTEGER,          -- its members: traceloom_graph_member_core.member_n range
+  launch_n INTEGER PRIMARY KEY     -- n of graph-launch-<n>
+);
 
 -- @surface traceloom_graph_launch_control | one control task a launch owns | MODEL_EXECUTE, NOTIFY_WAIT and NOTIFY_RECORD tasks of ACL graph launches, by identity | SELECT control_kind, count(*) FROM traceloom_graph_launch_control GROUP BY 1
 CREATE TABLE traceloom_graph_launch_control(
@@ -93,40 +94,22 @@ CREATE TABLE traceloom_graph_launch_control(
   control_kind TEXT NOT NULL       -- execute | wait | record
 );
 
--- @surface traceloom_graph_body_member | one exact member task of a promoted launch | Graph body members by identity, with lane and task ordinals | SELECT kind, count(*), round(sum(dur_us), 3) FROM traceloom_graph_body_member GROUP BY 1
-CREATE TABLE traceloom_graph_body_member(
-  member_id TEXT NOT NULL,         -- graph-body-member-<n>
-  launch_id TEXT NOT NULL,
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
-  graph_provider TEXT NOT NULL,
-  graph_event_id TEXT,
-  replay_unit_id TEXT,
-  graph_template_id TEXT,
-  graph_launch_occurrence_id INTEGER NOT NULL,
-  body_id TEXT NOT NULL,
-  replay_body_template_id TEXT NOT NULL,
+-- The exact members of promoted launches, one row each, in integer form: 8 million members
+-- stay a few hundred MB. traceloom_graph_body_member (sql/views/40_replay.sql) is the
+-- readable view with ids, timing and provenance joined from the launch and the event.
+-- @surface traceloom_graph_member_core | one exact member (integer form) | The storage behind traceloom_graph_body_member: launch, event, ordinals, share and aggregate as integers | SELECT launch_n, count(*) FROM traceloom_graph_member_core GROUP BY 1 LIMIT 5
+CREATE TABLE traceloom_graph_member_core(
+  member_n INTEGER PRIMARY KEY,    -- n of graph-body-member-<n>; a launch's members are a range
+  launch_n INTEGER NOT NULL,       -- traceloom_graph_launch.launch_n
+  event_n INTEGER NOT NULL,        -- traceloom_event.event_n
   member_order INTEGER NOT NULL,   -- 0-based within the launch (lane, task order)
-  slot_order INTEGER,
   lane_ordinal INTEGER NOT NULL,
   task_ordinal INTEGER NOT NULL,
   kind TEXT NOT NULL,              -- compute | communication | data_move
-  event_id TEXT NOT NULL,
-  task_id INTEGER,
-  source_table TEXT,
-  source_row_id INTEGER,
-  raw_task_id INTEGER,
-  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, dur_us REAL NOT NULL,
-  correlation_id TEXT,
-  graph_node_id INTEGER,           -- CUDA only
-  original_graph_node_id INTEGER,  -- NULL when missing or ambiguous
-  match_policy TEXT, association_policy TEXT, evidence_level TEXT,
-  stream_id INTEGER,
-  identity TEXT,                   -- normalized member identity (op type, comm name, label)
+  original_graph_node_id INTEGER,  -- CUDA: NULL when missing or ambiguous
   scheduled_work_share_ppm INTEGER NOT NULL, -- trunc(dur * 10^6 / the launch's task_sum)
   aggregate_n INTEGER NOT NULL,    -- its traceloom_replay_cost_aggregate (aggregate-<n>)
-  contributor_order INTEGER NOT NULL, -- 1-based, time order within the aggregate
-  member_n INTEGER PRIMARY KEY
+  contributor_order INTEGER NOT NULL -- 1-based, time order within the aggregate
 );
 
 -- The replay cost map (outputs.md 3.3, recovery.md 7.3), computed by ext/replay/costmap.c.
@@ -149,8 +132,8 @@ CREATE TABLE traceloom_replay_cost_launch(
   task_sum_ns INTEGER, busy_union_ns INTEGER, envelope_ns INTEGER, compute_ns INTEGER,
   communication_ns INTEGER, data_move_ns INTEGER, replay_unit_id TEXT, graph_template_id TEXT,
   first_member_start_ns INTEGER,
-  PRIMARY KEY (launch_id)
-) WITHOUT ROWID;
+  launch_n INTEGER PRIMARY KEY
+);
 
 -- @surface traceloom_replay_cost_stream | one stream lane of one exact launch | Per-lane task-sum and busy-union of a launch | SELECT lane_ordinal, count(*), sum(task_sum_ns), sum(busy_union_ns) FROM traceloom_replay_cost_stream GROUP BY 1
 CREATE TABLE traceloom_replay_cost_stream(

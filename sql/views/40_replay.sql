@@ -1,5 +1,24 @@
 -- Read surfaces over the exact replay relations (outputs.md section 5).
 
+-- @surface traceloom_graph_body_member | one exact member task of a promoted launch | Graph body members by identity, with lane and task ordinals, timing and provenance | SELECT kind, count(*), round(sum(dur_us), 3) FROM traceloom_graph_body_member GROUP BY 1
+CREATE VIEW traceloom_graph_body_member AS
+SELECT 'graph-body-member-' || c.member_n AS member_id, l.launch_id, l.db_idx, l.device_id,
+       l.graph_provider, l.graph_event_id, l.replay_unit_id, l.graph_template_id,
+       l.graph_launch_occurrence_id, l.body_id, l.replay_body_template_id, c.member_order,
+       l.slot_order, c.lane_ordinal, c.task_ordinal, c.kind, e.event_id, e.task_id,
+       e.source_table, CAST(e.source_key AS INTEGER) AS source_row_id,
+       e.global_task_id AS raw_task_id, e.start_ns, e.end_ns, e.dur_us,
+       CAST(e.correlation_id AS TEXT) AS correlation_id,
+       CASE WHEN l.graph_provider = 'cuda' THEN e.graph_node_id END AS graph_node_id,
+       c.original_graph_node_id, l.match_policy, l.association_policy, l.evidence_level,
+       e.stream_id, coalesce(e.comm_name, e.op_type, e.op_name, e.raw_label) AS identity,
+       c.scheduled_work_share_ppm, c.aggregate_n, c.contributor_order, c.member_n, c.launch_n,
+       c.event_n
+FROM traceloom_graph_launch l
+JOIN traceloom_graph_member_core c ON c.member_n >= l.first_member_n
+ AND c.member_n < l.first_member_n + l.member_count
+JOIN traceloom_event e ON e.event_n = c.event_n;
+
 -- @surface traceloom_replay_cost_member | one exact member with its share of the body | Member timing relative to its launch and its scheduled-work share (ppm of the body task-sum) | SELECT identity, count(*), avg(duration_ns), avg(scheduled_work_share_ppm) FROM traceloom_replay_cost_member GROUP BY 1 ORDER BY 3 DESC LIMIT 10
 CREATE VIEW traceloom_replay_cost_member AS
 SELECT m.member_id, m.launch_id, c.cost_unit_id, m.db_idx, m.device_id, c.composition_slot_id,
@@ -11,13 +30,14 @@ SELECT m.member_id, m.launch_id, c.cost_unit_id, m.db_idx, m.device_id, c.compos
        m.scheduled_work_share_ppm, c.task_sum_ns > 0 AS scheduled_work_share_supported,
        c.task_sum_ns AS scheduled_work_denominator_body_task_sum_ns
 FROM traceloom_graph_body_member m
-JOIN traceloom_replay_cost_launch c ON c.launch_id = m.launch_id;
+JOIN traceloom_replay_cost_launch c ON c.launch_n = m.launch_n;
 
 -- @surface traceloom_replay_cost_aggregate_member | one member contributing to an aggregate | Which exact members make up each aggregate, in contributor (time) order | SELECT aggregate_id, count(*) FROM traceloom_replay_cost_aggregate_member GROUP BY 1 LIMIT 10
 CREATE VIEW traceloom_replay_cost_aggregate_member AS
-SELECT 'replay-cost-aggregate-' || aggregate_n AS aggregate_id, member_id, db_idx, device_id,
-       contributor_order
-FROM traceloom_graph_body_member;
+SELECT 'replay-cost-aggregate-' || c.aggregate_n AS aggregate_id,
+       'graph-body-member-' || c.member_n AS member_id, l.db_idx, l.device_id,
+       c.contributor_order
+FROM traceloom_graph_member_core c JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n;
 
 -- @surface traceloom_v_node_graph_body_member | one exact body member under a tree node occurrence | Which member kernels realize each launch anchor of the tree, with the anchor's cost packet and the member's event | SELECT node_id, occurrence_idx, node_launch_id, member_id, kind, member_symbol, dur_us FROM traceloom_v_node_graph_body_member LIMIT 20
 CREATE VIEW traceloom_v_node_graph_body_member AS
