@@ -31,6 +31,10 @@ with a node-level trace (graphNodeId rows, CUDA_GRAPH_NODE_EVENTS) or a graph-le
 between replays. ranks[r].cuda_graph lists every launch with the rowids of its members and
 what an exact reconstruction must report; see genprofile_nsys.py.
 
+--context DIR (ascend, torchnpu) also writes the scheduler-context JSONL of a vLLM run with
+the TraceLoom observer into DIR and a traceloom.execution.<id> PYTORCH_API marker per step
+and rank into the profile (--context-mode, --context-queue; see genprofile_context.py).
+
 Rates (--aux, --noise, --missing) are fractions of the template compute tasks; --jitter
 is the timing jitter as a fraction of each task's duration. --missing drops that many
 device tasks (their host calls stay, unmatched) and as many host launch calls (their

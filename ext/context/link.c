@@ -1,0 +1,611 @@
+/*
+** link.c: the identity-only join chain from scheduler steps to device events
+** (context-observer.md section 5).
+**
+**   execution (marker_state emitted, step present)
+**     -> exactly one PYTORCH_API row named traceloom.execution.<id> in a profile file
+**     -> CANN runtime calls of that file on the marker's thread inside the marker
+**        (same_thread_host_scope), or inside the Dequeue@ row paired by connection id with
+**        an Enqueue@ row inside the marker (task_queue_connection)
+**     -> a call claimed by exactly one execution (supported_host_scope)
+**     -> supported_exact / supported_deterministic provider relations -> device events
+**     -> for an ACL graph launch (its MODEL_EXECUTE control event): every body member
+**
+** PYTORCH_API, STRING_IDS and CONNECTION_IDS are read here, read-only, from the Ascend
+** profile files (tl_sql_open_ro); runtime calls and relations come from the trace. The
+** result is one step (or "more than one") per device event, the partition map of
+** step-constrained recovery (section 7), and the audit rows publish_context.c writes.
+** Device-side candidate rows are views over the published tables; this file only decides
+** what the partition map needs, by the same rules.
+*/
+#include "context/context.h"
+#include "source/sqlsrc.h"
+#include "recover/recover.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MARKER_PREFIX "traceloom.execution."
+#define QUEUE_API_TYPE 50002
+
+int tl_ctx_exec_marker_supported(const tl_context *c, size_t x) {
+  const tl_ctx_exec *ex = &c->execs.v[x];
+  return ex->step != TL_CTX_NONE && ex->marker_emitted && c->marker_count &&
+         c->marker_count[x] == 1;
+}
+
+/* ------------------------------------------------------------------ PYTORCH_API */
+
+typedef struct file_scan {
+  tl_context *c;
+  const char *path;
+  int source_id;
+  sqlite3 *db;
+  tl_i64map ids;                /* STRING_IDS id -> index into names (matching values only) */
+  TL_VEC(char *) names;
+  tl_i64map marker_exec;        /* marker pool id -> execution index */
+} file_scan;
+
+/* The decoded name of column col: inline text, or a STRING_IDS id among the loaded ones. */
+static const char *row_name(file_scan *f, sqlite3_stmt *st, int col) {
+  int type = sqlite3_column_type(st, col);
+  if (type == SQLITE_TEXT) return (const char *)sqlite3_column_text(st, col);
+  if (type != SQLITE_INTEGER) return NULL;
+  int64_t *k = tl_i64map_get(&f->ids, sqlite3_column_int64(st, col));
+  return k ? f->names.v[*k] : NULL;
+}
+
+/* Only the STRING_IDS values the chain can use: marker and queue names. */
+static int load_names(file_scan *f, tl_err *e) {
+  sqlite3_stmt *st;
+  if (tl_sql_prepare(f->db, f->path,
+                     "SELECT id, value FROM STRING_IDS WHERE typeof(id) = 'integer' AND "
+                     "(substr(value, 1, 20) = '" MARKER_PREFIX "' OR substr(value, 1, 8) IN "
+                     "('Enqueue@', 'Dequeue@'))",
+                     &st, e))
+    return TL_ERROR;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    char *s = tl_strdup((const char *)sqlite3_column_text(st, 1));
+    if (!s || TL_VEC_PUSH(&f->names, s) ||
+        tl_i64map_put(&f->ids, sqlite3_column_int64(st, 0), (int64_t)f->names.n - 1)) {
+      if (s && (!f->names.n || f->names.v[f->names.n - 1] != s)) free(s);
+      sqlite3_finalize(st);
+      return tl_nomem(e);
+    }
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE)
+    return tl_fail(e, "failed to read STRING_IDS in '%s': %s", f->path, sqlite3_errmsg(f->db));
+  return TL_OK;
+}
+
+/* Canonical-timestamp checks of section 5.1, shared by marker and queue rows: columns
+** startNs and endNs hold canonical integers (or their decimal text), startNs >= 0,
+** endNs >= startNs, globalTid an INTEGER >= 0. */
+#define ROW_OK                                                                              \
+  "(p.startNs IS NOT NULL AND p.endNs IS NOT NULL AND "                                     \
+  "CAST(CAST(p.startNs AS INTEGER) AS TEXT) = CAST(p.startNs AS TEXT) AND "                 \
+  "CAST(CAST(p.endNs AS INTEGER) AS TEXT) = CAST(p.endNs AS TEXT) AND "                     \
+  "CAST(p.startNs AS INTEGER) >= 0 AND CAST(p.endNs AS INTEGER) >= CAST(p.startNs AS INTEGER) " \
+  "AND typeof(p.globalTid) = 'integer' AND p.globalTid >= 0)"
+
+static int scan_markers(file_scan *f, int has_strings, tl_err *e) {
+  char *sql = tl_mprintf(
+      "SELECT p.rowid, p.name, CAST(p.startNs AS INTEGER), CAST(p.endNs AS INTEGER), "
+      "p.globalTid, " ROW_OK " FROM PYTORCH_API p WHERE (typeof(p.name) = 'text' AND "
+      "substr(p.name, 1, 20) = '" MARKER_PREFIX "')%s ORDER BY p.rowid",
+      has_strings ? " OR (typeof(p.name) = 'integer' AND p.name IN (SELECT id FROM STRING_IDS "
+                    "WHERE substr(value, 1, 20) = '" MARKER_PREFIX "'))"
+                  : "");
+  if (!sql) return tl_nomem(e);
+  sqlite3_stmt *st;
+  int rc = tl_sql_prepare(f->db, f->path, sql, &st, e);
+  free(sql);
+  if (rc) return TL_ERROR;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (!sqlite3_column_int(st, 5)) continue; /* not canonical: no marker */
+    const char *name = row_name(f, st, 1);
+    if (!name) continue;
+    uint32_t id = tl_strpool_find(f->c->pool, name, strlen(name));
+    int64_t *x = id == TL_STR_NOMEM ? NULL : tl_i64map_get(&f->marker_exec, id);
+    if (!x) continue;
+    tl_ctx_marker m = {(uint32_t)*x, f->source_id, sqlite3_column_int64(st, 0),
+                       sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+                       sqlite3_column_int64(st, 4)};
+    if (TL_VEC_PUSH(&f->c->markers, m)) {
+      sqlite3_finalize(st);
+      return tl_nomem(e);
+    }
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE)
+    return tl_fail(e, "failed to read PYTORCH_API in '%s': %s", f->path, sqlite3_errmsg(f->db));
+  return TL_OK;
+}
+
+static int scan_queue(file_scan *f, int has_strings, tl_err *e) {
+  char *sql = tl_mprintf(
+      "SELECT p.rowid, p.name, CAST(p.startNs AS INTEGER), CAST(p.endNs AS INTEGER), "
+      "p.globalTid, " ROW_OK " AND typeof(ci.connectionId) = 'integer' AND ci.connectionId >= 0, "
+      "ci.connectionId FROM PYTORCH_API p JOIN CONNECTION_IDS ci ON ci.id = p.connectionId "
+      "WHERE p.type = %d AND ((typeof(p.name) = 'text' AND substr(p.name, 1, 8) IN "
+      "('Enqueue@', 'Dequeue@'))%s) ORDER BY p.rowid, ci.connectionId",
+      QUEUE_API_TYPE,
+      has_strings ? " OR (typeof(p.name) = 'integer' AND p.name IN (SELECT id FROM STRING_IDS "
+                    "WHERE substr(value, 1, 8) IN ('Enqueue@', 'Dequeue@')))"
+                  : "");
+  if (!sql) return tl_nomem(e);
+  sqlite3_stmt *st;
+  int rc = tl_sql_prepare(f->db, f->path, sql, &st, e);
+  free(sql);
+  if (rc) return TL_ERROR;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (!sqlite3_column_int(st, 5)) continue;
+    const char *name = row_name(f, st, 1);
+    if (!name) continue;
+    int deq = strncmp(name, "Dequeue@", 8) == 0;
+    if (!deq && strncmp(name, "Enqueue@", 8) != 0) continue;
+    tl_ctx_queue q = {f->source_id, (uint8_t)deq, sqlite3_column_int64(st, 0),
+                      sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+                      sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 6)};
+    if (TL_VEC_PUSH(&f->c->queue, q)) {
+      sqlite3_finalize(st);
+      return tl_nomem(e);
+    }
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE)
+    return tl_fail(e, "failed to read the task-queue rows of PYTORCH_API in '%s': %s", f->path,
+                   sqlite3_errmsg(f->db));
+  return TL_OK;
+}
+
+/* 1 when PYTORCH_API is a rowid table: its rows can be audited by rowid. */
+static int has_auditable_rowid(file_scan *f, const tl_columns *cols, tl_err *e) {
+  static const char *const aliases[] = {"rowid", "_rowid_", "oid"};
+  for (int i = 0; i < 3; i++)
+    if (tl_columns_find(cols, aliases[i], 1) >= 0) return 0; /* a column shadows the rowid */
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(f->db,
+                         "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'PYTORCH_API' "
+                         "AND sql NOT LIKE '%WITHOUT%ROWID%'",
+                         -1, &st, NULL) != SQLITE_OK)
+    return tl_fail(e, "failed to read the schema of '%s': %s", f->path, sqlite3_errmsg(f->db)), -1;
+  int ok = sqlite3_step(st) == SQLITE_ROW;
+  sqlite3_finalize(st);
+  return ok;
+}
+
+static int scan_file(tl_context *c, const char *path, int source_id, const tl_i64map *marker_exec,
+                     tl_err *e) {
+  static const char *const marker_cols[] = {"name", "startNs", "endNs", "globalTid", NULL};
+  static const char *const queue_cols[] = {"type", "connectionId", NULL};
+  static const char *const conn_cols[] = {"id", "connectionId", NULL};
+  static const char *const string_cols[] = {"id", "value", NULL};
+  file_scan f = {c, path, source_id, NULL, {0}, {0}, *marker_exec};
+  tl_columns cols = {0};
+  int rc = tl_sql_open_ro(path, &f.db, e);
+  if (rc == TL_OK) rc = tl_sql_columns(f.db, path, "PYTORCH_API", &cols, e);
+  if (rc == TL_OK && cols.exists && tl_columns_have(&cols, marker_cols, 0, NULL)) {
+    int auditable = has_auditable_rowid(&f, &cols, e);
+    int strings = auditable > 0 ? tl_sql_capability(f.db, path, "STRING_IDS", string_cols, 0, NULL, e)
+                                : 0;
+    if (auditable < 0 || strings < 0) rc = TL_ERROR;
+    if (rc == TL_OK && auditable > 0) {
+      if (strings) rc = load_names(&f, e);
+      if (rc == TL_OK) rc = scan_markers(&f, strings, e);
+      int conn = rc == TL_OK && tl_columns_have(&cols, queue_cols, 0, NULL)
+                     ? tl_sql_capability(f.db, path, "CONNECTION_IDS", conn_cols, 0, NULL, e)
+                     : 0;
+      if (conn < 0) rc = TL_ERROR;
+      if (rc == TL_OK && conn) rc = scan_queue(&f, strings, e);
+    }
+  }
+  tl_columns_free(&cols);
+  tl_sql_close(f.db);
+  tl_i64map_free(&f.ids);
+  for (size_t i = 0; i < f.names.n; i++) free(f.names.v[i]);
+  TL_VEC_FREE(&f.names);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ host scope */
+
+/* Ascend runtime calls ordered by (source_id, global_tid, start, index). */
+typedef struct call_key {
+  int source_id;
+  int64_t gtid, start, end;
+  uint32_t call;
+} call_key;
+
+static int cmp_call_key(const void *pa, const void *pb) {
+  const call_key *a = pa, *b = pb;
+  if (a->source_id != b->source_id) return a->source_id < b->source_id ? -1 : 1;
+  if (a->gtid != b->gtid) return a->gtid < b->gtid ? -1 : 1;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  return a->call < b->call ? -1 : a->call > b->call;
+}
+
+/* First key >= (source_id, gtid, start). */
+static size_t lower_bound(const call_key *k, size_t n, int source_id, int64_t gtid, int64_t start) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const call_key *m = &k[mid];
+    int less = m->source_id != source_id ? m->source_id < source_id
+               : m->gtid != gtid         ? m->gtid < gtid
+                                         : m->start < start;
+    if (less)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Claims every call of (source_id, gtid) with lo <= start <= hi and end <= hi. */
+static int claim_calls(tl_context *c, const call_key *k, size_t n, uint32_t exec, int source_id,
+                       int64_t gtid, int64_t lo, int64_t hi, uint8_t basis, uint32_t pair,
+                       tl_err *e) {
+  for (size_t i = lower_bound(k, n, source_id, gtid, lo);
+       i < n && k[i].source_id == source_id && k[i].gtid == gtid && k[i].start <= hi; i++) {
+    if (k[i].end > hi) continue;
+    tl_ctx_claim cl = {exec, k[i].call, pair, basis};
+    if (TL_VEC_PUSH(&c->claims, cl)) return tl_nomem(e);
+  }
+  return TL_OK;
+}
+
+static int cmp_claim(const void *pa, const void *pb) {
+  const tl_ctx_claim *a = pa, *b = pb;
+  if (a->exec != b->exec) return a->exec < b->exec ? -1 : 1;
+  if (a->call != b->call) return a->call < b->call ? -1 : 1;
+  if (a->basis != b->basis) return a->basis < b->basis ? -1 : 1;
+  return a->pair < b->pair ? -1 : a->pair > b->pair;
+}
+
+/* Queue rows by (source, connection, dequeue, rowid). */
+typedef struct qkey {
+  int source_id;
+  int64_t conn, rowid;
+  uint8_t dequeue;
+  uint32_t idx;
+} qkey;
+
+static int cmp_qkey(const void *pa, const void *pb) {
+  const qkey *a = pa, *b = pb;
+  if (a->source_id != b->source_id) return a->source_id < b->source_id ? -1 : 1;
+  if (a->conn != b->conn) return a->conn < b->conn ? -1 : 1;
+  if (a->dequeue != b->dequeue) return a->dequeue < b->dequeue ? -1 : 1;
+  if (a->rowid != b->rowid) return a->rowid < b->rowid ? -1 : 1;
+  return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* Unique pairs: exactly one enqueue and one dequeue per (source, connection id), each row
+** mapped to that one connection only, enqueue.start <= dequeue.start, same process. */
+static int pair_queue(tl_context *c, tl_err *e) {
+  size_t n = c->queue.n;
+  if (!n) return TL_OK;
+  qkey *k = malloc(n * sizeof *k);
+  if (!k) return tl_nomem(e);
+  for (size_t i = 0; i < n; i++) {
+    const tl_ctx_queue *q = &c->queue.v[i];
+    k[i] = (qkey){q->source_id, q->connection_id, q->rowid, q->dequeue, (uint32_t)i};
+  }
+  qsort(k, n, sizeof *k, cmp_qkey);
+  int rc = TL_OK;
+  /* A row key is unique when (source, rowid) occurs once among the queue rows: rows are read
+  ** ordered by rowid per source, so equal keys are adjacent in c->queue. */
+  uint8_t *multi = calloc(n, 1);
+  if (!multi) rc = tl_nomem(e);
+  for (size_t i = 1; rc == TL_OK && i < n; i++)
+    if (c->queue.v[i].source_id == c->queue.v[i - 1].source_id &&
+        c->queue.v[i].rowid == c->queue.v[i - 1].rowid)
+      multi[i] = multi[i - 1] = 1;
+  for (size_t i = 0; rc == TL_OK && i < n;) {
+    size_t j = i;
+    while (j < n && k[j].source_id == k[i].source_id && k[j].conn == k[i].conn) j++;
+    /* group [i, j): enqueues first (dequeue = 0) */
+    if (j - i == 2 && k[i].dequeue == 0 && k[i + 1].dequeue == 1) {
+      const tl_ctx_queue *en = &c->queue.v[k[i].idx], *de = &c->queue.v[k[i + 1].idx];
+      if (!multi[k[i].idx] && !multi[k[i + 1].idx] && en->start_ns <= de->start_ns &&
+          (uint64_t)en->global_tid >> 32 == (uint64_t)de->global_tid >> 32) {
+        tl_ctx_pair p = {k[i].idx, k[i + 1].idx};
+        if (TL_VEC_PUSH(&c->pairs, p)) rc = tl_nomem(e);
+      }
+    }
+    i = j;
+  }
+  free(multi);
+  free(k);
+  return rc;
+}
+
+/* Pairs ordered by (source, enqueue thread, enqueue start) for the marker lookup. */
+typedef struct pair_key {
+  int source_id;
+  int64_t gtid, start;
+  uint32_t pair;
+} pair_key;
+
+static int cmp_pair_key(const void *pa, const void *pb) {
+  const pair_key *a = pa, *b = pb;
+  if (a->source_id != b->source_id) return a->source_id < b->source_id ? -1 : 1;
+  if (a->gtid != b->gtid) return a->gtid < b->gtid ? -1 : 1;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  return a->pair < b->pair ? -1 : a->pair > b->pair;
+}
+
+static int host_scope(tl_context *c, const tl_trace *t, tl_err *e) {
+  const tl_calls *ca = &t->calls;
+  size_t nk = 0;
+  call_key *k = malloc((ca->n ? ca->n : 1) * sizeof *k);
+  if (!k) return tl_nomem(e);
+  for (size_t i = 0; i < ca->n; i++) {
+    if (ca->provider[i] != TL_PROVIDER_ASCEND || ca->global_tid[i] == TL_ABSENT) continue;
+    k[nk++] = (call_key){t->source_refs.v[ca->source_ref[i]].source_id, ca->global_tid[i],
+                         ca->start_ns[i], ca->end_ns[i], (uint32_t)i};
+  }
+  qsort(k, nk, sizeof *k, cmp_call_key);
+  size_t np = c->pairs.n;
+  pair_key *pk = malloc((np ? np : 1) * sizeof *pk);
+  if (!pk) {
+    free(k);
+    return tl_nomem(e);
+  }
+  for (size_t i = 0; i < np; i++) {
+    const tl_ctx_queue *en = &c->queue.v[c->pairs.v[i].enq];
+    pk[i] = (pair_key){en->source_id, en->global_tid, en->start_ns, (uint32_t)i};
+  }
+  qsort(pk, np, sizeof *pk, cmp_pair_key);
+  int rc = TL_OK;
+  for (size_t m = 0; rc == TL_OK && m < c->markers.n; m++) {
+    const tl_ctx_marker *mk = &c->markers.v[m];
+    if (!tl_ctx_exec_marker_supported(c, mk->exec)) continue;
+    rc = claim_calls(c, k, nk, mk->exec, mk->source_id, mk->global_tid, mk->start_ns, mk->end_ns,
+                     TL_BASIS_SAME_THREAD, TL_CTX_NONE, e);
+    /* Enqueues on the marker's thread inside the marker. */
+    size_t lo = 0, hi = np;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      const pair_key *p = &pk[mid];
+      int less = p->source_id != mk->source_id ? p->source_id < mk->source_id
+                 : p->gtid != mk->global_tid   ? p->gtid < mk->global_tid
+                                               : p->start < mk->start_ns;
+      if (less)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    for (size_t i = lo; rc == TL_OK && i < np && pk[i].source_id == mk->source_id &&
+                        pk[i].gtid == mk->global_tid && pk[i].start <= mk->end_ns;
+         i++) {
+      const tl_ctx_pair *p = &c->pairs.v[pk[i].pair];
+      const tl_ctx_queue *en = &c->queue.v[p->enq], *de = &c->queue.v[p->deq];
+      if (en->end_ns > mk->end_ns) continue;
+      rc = claim_calls(c, k, nk, mk->exec, de->source_id, de->global_tid, de->start_ns, de->end_ns,
+                       TL_BASIS_TASK_QUEUE, pk[i].pair, e);
+    }
+  }
+  free(k);
+  free(pk);
+  if (rc) return rc;
+  qsort(c->claims.v, c->claims.n, sizeof *c->claims.v, cmp_claim);
+  size_t w = 0;
+  for (size_t i = 0; i < c->claims.n; i++)
+    if (!w || cmp_claim(&c->claims.v[w - 1], &c->claims.v[i]) != 0) c->claims.v[w++] = c->claims.v[i];
+  c->claims.n = w;
+  return TL_OK;
+}
+
+/* ------------------------------------------------------------------ device side */
+
+#define MULTI (UINT32_MAX - 1)
+
+/* Adds step s (closed: both files closed) to event i. */
+static void add_step(tl_context *c, size_t i, uint32_t s, int closed, uint8_t *open) {
+  if (c->event_nsteps[i] == 0) {
+    c->event_step[i] = s;
+    c->event_nsteps[i] = 1;
+  } else if (c->event_step[i] != s) {
+    c->event_nsteps[i] = 2;
+  }
+  if (!closed) open[i] = 1;
+}
+
+static int step_closed(const tl_context *c, uint32_t exec) {
+  const tl_ctx_exec *x = &c->execs.v[exec];
+  return c->sources.v[x->source].capture == TL_CAPTURE_CLOSED &&
+         c->sources.v[c->steps.v[x->step].source].capture == TL_CAPTURE_CLOSED;
+}
+
+static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel,
+                       const tl_replay *replay, tl_err *e) {
+  size_t n = t->ev.n;
+  c->nevents = n;
+  c->event_step = malloc((n ? n : 1) * sizeof *c->event_step);
+  c->event_nsteps = calloc(n ? n : 1, 1);
+  c->event_partition = malloc((n ? n : 1) * sizeof *c->event_partition);
+  uint8_t *open = calloc(n ? n : 1, 1);
+  tl_i64map claimer = {0}; /* call -> execution, or MULTI */
+  int rc = TL_OK;
+  if (!c->event_step || !c->event_nsteps || !c->event_partition || !open) rc = tl_nomem(e);
+  for (size_t i = 0; rc == TL_OK && i < n; i++)
+    c->event_step[i] = TL_CTX_NONE, c->event_partition[i] = TL_RECOVER_NO_PARTITION;
+  for (size_t i = 0; rc == TL_OK && i < c->claims.n; i++) {
+    const tl_ctx_claim *cl = &c->claims.v[i];
+    int64_t *v = tl_i64map_get(&claimer, cl->call);
+    if (!v)
+      rc = tl_i64map_put(&claimer, cl->call, cl->exec) ? tl_nomem(e) : TL_OK;
+    else if (*v != (int64_t)cl->exec)
+      *v = MULTI;
+  }
+  for (size_t i = 0; rc == TL_OK && i < rel->n; i++) {
+    const tl_relation *r = &rel->v[i];
+    if (r->state != TL_SUPPORTED_EXACT && r->state != TL_SUPPORTED_DETERMINISTIC) continue;
+    if (r->call < 0 || r->work < 0 || (size_t)r->work >= n) continue;
+    int64_t *v = tl_i64map_get(&claimer, r->call);
+    if (!v || *v == MULTI) continue;
+    uint32_t x = (uint32_t)*v;
+    add_step(c, (size_t)r->work, c->execs.v[x].step, step_closed(c, x), open);
+  }
+  /* Exact replay members take their launch's step: the launch's graph_launch device work
+  ** (its MODEL_EXECUTE control event) decides, from its direct candidates only. */
+  if (rc == TL_OK && replay) {
+    size_t nl = replay->launches.n;
+    uint32_t *lstep = malloc((nl ? nl : 1) * sizeof *lstep);
+    uint8_t *lcount = calloc(nl ? nl : 1, 1), *lopen = calloc(nl ? nl : 1, 1);
+    if (!lstep || !lcount || !lopen) rc = tl_nomem(e);
+    for (size_t l = 0; rc == TL_OK && l < nl; l++) {
+      const tl_graph_launch *L = &replay->launches.v[l];
+      uint32_t ex = L->control[0];
+      lstep[l] = TL_CTX_NONE;
+      if (ex == TL_REPLAY_NONE || ex >= n ||
+          tl_event_label(t, ex)->kind != TL_KIND_GRAPH_LAUNCH)
+        continue;
+      lstep[l] = c->event_step[ex], lcount[l] = c->event_nsteps[ex], lopen[l] = open[ex];
+    }
+    for (size_t l = 0; rc == TL_OK && l < nl; l++) {
+      if (!lcount[l]) continue;
+      const tl_graph_launch *L = &replay->launches.v[l];
+      for (uint32_t m = 0; m < L->nmembers && L->first_member + m < replay->members.n; m++) {
+        uint32_t ev = replay->members.v[L->first_member + m].event;
+        if (ev >= n) continue;
+        add_step(c, ev, lstep[l], !lopen[l], open);
+        if (lcount[l] > 1) c->event_nsteps[ev] = 2;
+      }
+    }
+    /* The synthetic launch anchor takes the launch occurrence's step (partition only). */
+    for (size_t l = 0; rc == TL_OK && l < nl; l++) {
+      const tl_graph_launch *L = &replay->launches.v[l];
+      if (L->anchor_event == TL_REPLAY_NONE || L->anchor_event >= n) continue;
+      if (lcount[l] == 1 && !lopen[l]) c->event_partition[L->anchor_event] = lstep[l];
+    }
+    free(lstep), free(lcount), free(lopen);
+  }
+  for (size_t i = 0; rc == TL_OK && i < n; i++) {
+    if (c->event_nsteps[i] == 1) {
+      c->stats.events_single_step++;
+      if (!open[i]) c->event_partition[i] = c->event_step[i];
+    } else if (c->event_nsteps[i] > 1) {
+      c->stats.events_ambiguous++;
+    }
+  }
+  /* A communication op takes the one step of the tasks it represents (same db, device and
+  ** connection id, overlapping: the identity the anchor stage uses), when they agree. */
+  const tl_events *ev = &t->ev;
+  tl_i64map first = {0};
+  uint32_t *next = NULL;
+  size_t nops = 0;
+  for (size_t i = 0; rc == TL_OK && i < n; i++)
+    if (ev->correlation_id[i] >= 0 && !tl_event_is_device_work(t, i)) nops++;
+  if (rc == TL_OK && nops) {
+    next = malloc(n * sizeof *next);
+    if (!next) rc = tl_nomem(e);
+    for (size_t i = n; rc == TL_OK && i-- > 0;) {
+      if (ev->correlation_id[i] < 0 || tl_event_is_device_work(t, i)) continue;
+      int64_t *head = tl_i64map_get(&first, ev->correlation_id[i]);
+      next[i] = head ? (uint32_t)*head : UINT32_MAX;
+      if (tl_i64map_put(&first, ev->correlation_id[i], (int64_t)i)) rc = tl_nomem(e);
+    }
+    uint32_t *op_step = rc == TL_OK ? malloc(n * sizeof *op_step) : NULL;
+    uint8_t *op_state = rc == TL_OK ? calloc(n, 1) : NULL; /* 0 none, 1 agreed, 2 conflict */
+    if (rc == TL_OK && (!op_step || !op_state)) rc = tl_nomem(e);
+    for (size_t i = 0; rc == TL_OK && i < n; i++) {
+      if (ev->correlation_id[i] < 0 || !tl_event_is_device_work(t, i)) continue;
+      int64_t *head = tl_i64map_get(&first, ev->correlation_id[i]);
+      for (uint32_t j = head ? (uint32_t)*head : UINT32_MAX; j != UINT32_MAX; j = next[j]) {
+        if (ev->db_idx[j] != ev->db_idx[i] || ev->device_id[j] != ev->device_id[i]) continue;
+        if (!(ev->start_ns[i] < ev->end_ns[j] && ev->end_ns[i] > ev->start_ns[j])) continue;
+        uint32_t p = c->event_partition[i];
+        if (p == TL_RECOVER_NO_PARTITION)
+          op_state[j] = 2;
+        else if (op_state[j] == 0)
+          op_state[j] = 1, op_step[j] = p;
+        else if (op_step[j] != p)
+          op_state[j] = 2;
+      }
+    }
+    for (size_t i = 0; rc == TL_OK && i < n; i++)
+      if (op_state[i] == 1) c->event_partition[i] = op_step[i];
+    free(op_step), free(op_state);
+  }
+  free(next);
+  tl_i64map_free(&first);
+  for (size_t i = 0; rc == TL_OK && i < n; i++)
+    c->stats.events_partitioned += c->event_partition[i] != TL_RECOVER_NO_PARTITION;
+  {
+    size_t supported = 0;
+    for (size_t i = 0; i < c->claims.n; i++) {
+      if (i && c->claims.v[i - 1].exec == c->claims.v[i].exec &&
+          c->claims.v[i - 1].call == c->claims.v[i].call)
+        continue;
+      int64_t *v = tl_i64map_get(&claimer, c->claims.v[i].call);
+      supported += v && *v != MULTI;
+    }
+    c->stats.runtime_calls_supported = supported;
+  }
+  free(open);
+  tl_i64map_free(&claimer);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ entry */
+
+int tl_context_link(tl_context *c, const tl_trace *t, const tl_relations *rel,
+                    const tl_profile *p, const tl_replay *replay, tl_err *e) {
+  if (c->linked) return tl_fail(e, "tl_context_link: the context is already linked");
+  c->linked = 1;
+  c->marker_count = calloc(c->execs.n ? c->execs.n : 1, sizeof *c->marker_count);
+  if (!c->marker_count) return tl_nomem(e);
+  tl_i64map marker_exec = {0};
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < c->execs.n; i++)
+    if (tl_i64map_put(&marker_exec, c->execs.v[i].marker, (int64_t)i)) rc = tl_nomem(e);
+  /* Marker and queue rows of every Ascend profile file (source_id = file index). */
+  for (size_t f = 0; rc == TL_OK && p && f < p->files.n; f++) {
+    char *path = tl_strdup(p->files.v[f].path);
+    if (!path || TL_VEC_PUSH(&c->file_paths, path)) {
+      free(path);
+      rc = tl_nomem(e);
+      break;
+    }
+    tl_family fam = p->inputs.v[p->files.v[f].db_idx].family;
+    if (fam != TL_FAMILY_ASCEND_MONO && fam != TL_FAMILY_ASCEND_SPLIT) continue;
+    if (c->execs.n) rc = scan_file(c, path, (int)f, &marker_exec, e);
+  }
+  tl_i64map_free(&marker_exec);
+  for (size_t i = 0; rc == TL_OK && i < c->markers.n; i++) c->marker_count[c->markers.v[i].exec]++;
+  if (rc == TL_OK) rc = pair_queue(c, e);
+  if (rc == TL_OK) rc = host_scope(c, t, e);
+  if (rc == TL_OK) rc = device_side(c, t, rel, replay, e);
+  if (rc == TL_OK) {
+    c->stats.markers = c->markers.n;
+    c->stats.queue_rows = c->queue.n;
+    c->stats.queue_pairs = c->pairs.n;
+    for (size_t i = 0; i < c->execs.n; i++) c->stats.supported_markers += tl_ctx_exec_marker_supported(c, i);
+  }
+  return rc;
+}
+
+uint32_t tl_context_event_partition(const tl_context *c, size_t event) {
+  if (!c || !c->event_partition || event >= c->nevents) return TL_RECOVER_NO_PARTITION;
+  return c->event_partition[event];
+}
+
+int tl_context_partition_anchors(const tl_context *c, const tl_anchors *a, uint32_t *partition_out) {
+  for (size_t k = 0; k < a->n; k++) partition_out[k] = tl_context_event_partition(c, a->event[k]);
+  return TL_OK;
+}
+
+int tl_context_anchor_partition(const tl_context *c, const tl_anchors *a, size_t group,
+                                uint32_t *partition_out, tl_err *e) {
+  if (group >= a->groups.n)
+    return tl_fail(e, "tl_context_anchor_partition: anchor group %zu of %zu", group, a->groups.n);
+  const tl_anchor_group *g = &a->groups.v[group];
+  for (size_t k = 0; k < g->count; k++)
+    partition_out[k] = tl_context_event_partition(c, a->event[g->first + k]);
+  return TL_OK;
+}
