@@ -14,6 +14,7 @@
 #include "cost/packets.h"
 #include "structure/structure.h"
 #include "replay/replay.h"
+#include "context/context.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,8 @@
 void tl_options_free(tl_options *o) {
   free(o->source_kind);
   free(o->rules_config);
+  for (size_t i = 0; i < o->ncontext; i++) free(o->context[i]);
+  free(o->context);
   memset(o, 0, sizeof *o);
 }
 
@@ -77,6 +80,36 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
         }
         free(o->rules_config);
         o->rules_config = s ? tl_strdup(s) : NULL;
+      } else if (strcmp(key, "context") == 0) {
+        int ok = tl_json_type_of(v) == TL_JSON_ARRAY;
+        for (size_t k = 0; ok && k < tl_json_len(v); k++) {
+          const char *cs = tl_json_str(tl_json_at(v, k), NULL);
+          ok = cs && *cs;
+        }
+        if (!ok) {
+          tl_json_free(doc);
+          tl_options_free(o);
+          return tl_fail(e, "analyze option \"context\" must be a JSON array of context JSONL "
+                            "paths, e.g. {\"context\": [\"scheduler.jsonl\"]}");
+        }
+        for (size_t k = 0; k < o->ncontext; k++) free(o->context[k]);
+        free(o->context);
+        o->ncontext = 0;
+        o->context = calloc(tl_json_len(v) + 1, sizeof *o->context);
+        if (!o->context) {
+          tl_json_free(doc);
+          tl_options_free(o);
+          return tl_nomem(e);
+        }
+        for (size_t k = 0; k < tl_json_len(v); k++) {
+          o->context[k] = tl_strdup(tl_json_str(tl_json_at(v, k), NULL));
+          if (!o->context[k]) {
+            tl_json_free(doc);
+            tl_options_free(o);
+            return tl_nomem(e);
+          }
+          o->ncontext = k + 1;
+        }
       } else if (strcmp(key, "embed_raw") == 0) {
         int b = tl_json_bool(v);
         if (b < 0) {
@@ -104,7 +137,7 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
       } else {
         tl_fail(e,
                 "unknown analyze option \"%s\": expected threads, source_kind, rules_config, "
-                "embed_raw, graph_replay or progress",
+                "context, embed_raw, graph_replay or progress",
                 key);
         tl_json_free(doc);
         tl_options_free(o);
@@ -119,6 +152,14 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
   tl_buf_json_string(&b, o->source_kind ? o->source_kind : "", o->source_kind ? strlen(o->source_kind) : 0);
   if (o->embed_raw) tl_buf_puts(&b, ",\"embed_raw\":true");
   if (o->no_graph_replay) tl_buf_puts(&b, ",\"graph_replay\":false");
+  if (o->ncontext) {
+    tl_buf_puts(&b, ",\"context\":[");
+    for (size_t k = 0; k < o->ncontext; k++) {
+      if (k) tl_buf_puts(&b, ",");
+      tl_buf_json_string(&b, o->context[k], strlen(o->context[k]));
+    }
+    tl_buf_puts(&b, "]");
+  }
   tl_buf_puts(&b, "}");
   if (b.oom || !o->source_kind) {
     tl_buf_free(&b);
@@ -246,6 +287,7 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   tl_source_digest *digests = NULL;
   tl_classification cls;
   tl_replay replay;
+  tl_context *ctx = NULL;
   memset(&replay, 0, sizeof replay);
   memset(&trace, 0, sizeof trace);
   memset(&cls, 0, sizeof cls);
@@ -267,6 +309,20 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
       goto done_opts;
     }
     with_rules = b.p;
+  }
+  /* Step-constrained recovery needs the steps: never a silent downgrade. */
+  if (rules->macro.partition_by_scheduler_step && !opt.ncontext) {
+    rc = tl_fail(e, "protected replay has missing or conflicting step identity: the rules "
+                    "config sets partition_by: scheduler_step but no scheduler context was "
+                    "given (analyze option \"context\", CLI --context FILE)");
+    goto done_opts;
+  }
+  /* Context files are validated before any profile is read. */
+  if (opt.ncontext) {
+    rc = tl_context_refuse_output((const char *const *)opt.context, opt.ncontext,
+                                  sqlite3_db_filename(db, "main"), e);
+    if (rc == TL_OK) rc = tl_context_load((const char *const *)opt.context, opt.ncontext, &ctx, e);
+    if (rc) goto done_opts;
   }
   rc = tl_profile_discover(path, opt.source_kind, &profile, e);
   if (rc) goto done_opts;
@@ -292,6 +348,10 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     /* graph_replay: false leaves launches and their members as eager work (baselines) */
     if (rc == TL_OK && !opt.no_graph_replay) rc = tl_replay_build(&trace, &profile, &replay, e);
     if (rc == TL_OK) rc = tl_replay_promote(&trace, &replay, e);
+  }
+  if (rc == TL_OK && ctx) {
+    rc = progress_stage(&pr, "linking scheduler context", e);
+    if (rc == TL_OK) rc = tl_context_link(ctx, &trace, &relations, &profile, &replay, e);
   }
   /* Roles and symbols, anchors, cost packets, structure. */
   uint8_t *roles = NULL, *costs = NULL;
@@ -371,10 +431,18 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
                           ((int64_t)gl->body_template << 16) | (int64_t)(gl->slot_order + 1));
       }
     }
-    tl_forest_constraints fc = {anchor_unit, anchor_key, NULL};
+    /* Step-constrained recovery: repeats never cross a scheduler step. */
+    uint32_t *part = NULL;
+    if (rc == TL_OK && ctx && rules->macro.partition_by_scheduler_step) {
+      part = malloc((anchors.n ? anchors.n : 1) * sizeof *part);
+      if (!part) rc = tl_nomem(e);
+      else rc = tl_context_partition_anchors(ctx, &anchors, part);
+    }
+    tl_forest_constraints fc = {anchor_unit, anchor_key, part};
     if (rc == TL_OK) rc = tl_forest_build(&trace, &anchors, packets, &fc, &forest, e);
     free(anchor_unit);
     free(anchor_key);
+    free(part);
   }
   if (rc == TL_OK) {
     rc = progress_stage(&pr, "publishing", e);
@@ -396,7 +464,18 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
                            .classification = &cls,
                            .event_role_class = role_class,
                            .replay = &replay};
-    rc = tl_publish(db, &in, e);
+    /* The context relations join the same atomic publication. */
+    if (ctx) rc = tl_pub_exec(db, "SAVEPOINT traceloom_context_publish", e);
+    if (rc == TL_OK) rc = tl_publish(db, &in, e);
+    if (rc == TL_OK && ctx) rc = tl_context_publish(db, ctx, e);
+    if (ctx) {
+      if (rc == TL_OK) {
+        rc = tl_pub_exec(db, "RELEASE traceloom_context_publish", e);
+      } else {
+        sqlite3_exec(db, "ROLLBACK TO traceloom_context_publish", NULL, NULL, NULL);
+        sqlite3_exec(db, "RELEASE traceloom_context_publish", NULL, NULL, NULL);
+      }
+    }
   }
   size_t n_anchors = anchors.n, n_trees = forest.trees.n;
   size_t n_real_events = replay.launches.n ? replay.n_real_events : trace.ev.n, n_exact = 0;
@@ -427,6 +506,7 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   tl_trace_free(&trace);
   tl_profile_free(&profile);
 done_opts:
+  tl_context_free(ctx);
   tl_rules_free(rules);
   free(with_rules);
   free(canonical);

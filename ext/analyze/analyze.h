@@ -12,12 +12,16 @@
 #include "sqlite_api.h"
 #include "err.h"
 
+#include <stddef.h>
+
 typedef struct tl_options {
   int threads;          /* worker threads (results never depend on it) */
   char *source_kind;    /* "auto" or a source kind */
   int progress;         /* -1 = auto (stderr is a TTY), 0 = off, 1 = on */
   char *rules_config;   /* rules config file or bundled name; NULL = built-in rules */
   int embed_raw;        /* copy the raw source tables into the analysis database */
+  char **context;       /* scheduler context JSONL paths (option "context") */
+  size_t ncontext;
   int no_graph_replay;  /* {"graph_replay": false}: skip exact graph replay reconstruction */
 } tl_options;
 

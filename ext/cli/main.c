@@ -2,6 +2,7 @@
 ** main.c: the `traceloom` command.
 **
 **   traceloom PROFILE [--output analysis.db] [--threads N] [--options JSON]
+**             [--context FILE.jsonl ...] [--rules-config FILE|NAME]
 **             [--perfetto-out timeline.perfetto.json.gz]
 **   traceloom export-perfetto ANALYSIS_DB [--output timeline.perfetto.json.gz] [--rank R=DB ...]
 **             [--align first_event|provider | --clock-model FILE.jsonl]
@@ -18,6 +19,7 @@
 #include "traceloom.h"
 #include "buf.h"
 #include "err.h"
+#include "context/context.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -35,7 +37,7 @@ int sqlite3_traceloom_init(sqlite3 *db, char **err, const sqlite3_api_routines *
 
 static const char usage[] =
     "usage: traceloom PROFILE [--output analysis.db] [--threads N] [--options JSON]\n"
-    "                 [--perfetto-out PATH]\n"
+    "                 [--context FILE.jsonl ...] [--rules-config FILE|NAME] [--perfetto-out PATH]\n"
     "       traceloom export-perfetto ANALYSIS_DB [--output PATH] [--rank R=DB ...]\n"
     "                 [--align first_event|provider | --clock-model FILE.jsonl]\n"
     "       traceloom --version | --help\n"
@@ -47,6 +49,9 @@ static const char usage[] =
     "  --output PATH    where to write the analysis database (replaced atomically)\n"
     "  --threads N      worker threads (results are identical for any N)\n"
     "  --options JSON   analyze options as a JSON object, e.g. '{\"source_kind\":\"auto\"}'\n"
+    "  --context FILE   scheduler context JSONL (traceloom.scheduler.v1), repeatable\n"
+    "  --rules-config FILE|NAME  analysis rules (e.g. scheduler-step: steps partition the\n"
+    "                   structure; needs --context)\n"
     "  --perfetto-out PATH  after the analysis, write its Perfetto timeline (.gz: gzip)\n"
     "\n"
     "export-perfetto writes the Perfetto/Chrome JSON timeline of an analysis database\n"
@@ -286,9 +291,12 @@ done:
 
 int main(int argc, char **argv) {
   const char *profile = NULL, *output = NULL, *options = NULL;
-  const char *perfetto_out = NULL;
+  const char *perfetto_out = NULL, *rules_config = NULL;
   long threads = 0;
   if (argc > 1 && strcmp(argv[1], "export-perfetto") == 0) return export_perfetto_main(argc, argv);
+  const char **contexts = calloc((size_t)argc, sizeof *contexts);
+  size_t ncontext = 0;
+  if (!contexts) return fprintf(stderr, "traceloom: out of memory\n"), EXIT_ANALYSIS;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -310,6 +318,14 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--perfetto-out") == 0) {
       if (++i >= argc) return fprintf(stderr, "traceloom: --perfetto-out needs a path\n"), EXIT_USAGE;
       perfetto_out = argv[i];
+    } else if (strcmp(a, "--context") == 0) {
+      if (++i >= argc || !*argv[i])
+        return fprintf(stderr, "traceloom: --context needs a JSONL file\n"), EXIT_USAGE;
+      contexts[ncontext++] = argv[i];
+    } else if (strcmp(a, "--rules-config") == 0) {
+      if (++i >= argc || !*argv[i])
+        return fprintf(stderr, "traceloom: --rules-config needs a file or a bundled name\n"), EXIT_USAGE;
+      rules_config = argv[i];
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "traceloom: unknown option %s\n%s", a, usage);
       return EXIT_USAGE;
@@ -326,26 +342,36 @@ int main(int argc, char **argv) {
             usage);
     return EXIT_USAGE;
   }
-  /* Options: --threads is folded into the JSON object. */
+  /* Options: --threads, --context and --rules-config are folded into the JSON object. */
   tl_buf opt = {0};
-  if (threads) {
-    tl_buf_printf(&opt, "{\"threads\":%ld", threads);
-    if (options) {
-      const char *p = options;
-      while (*p == ' ' || *p == '\t' || *p == '\n') p++;
-      if (*p != '{') {
-        fprintf(stderr, "traceloom: --options must be a JSON object\n");
-        return EXIT_USAGE;
-      }
-      p++;
-      while (*p == ' ' || *p == '\t' || *p == '\n') p++;
-      if (*p != '}') tl_buf_puts(&opt, ",");
-      tl_buf_puts(&opt, p);
-    } else {
-      tl_buf_puts(&opt, "}");
+  int nkeys = 0;
+  tl_buf_puts(&opt, "{");
+  if (threads) tl_buf_printf(&opt, "\"threads\":%ld", threads), nkeys++;
+  if (ncontext) {
+    tl_buf_puts(&opt, nkeys++ ? ",\"context\":[" : "\"context\":[");
+    for (size_t k = 0; k < ncontext; k++) {
+      if (k) tl_buf_puts(&opt, ",");
+      tl_buf_json_string(&opt, contexts[k], strlen(contexts[k]));
     }
-  } else if (options) {
-    tl_buf_puts(&opt, options);
+    tl_buf_puts(&opt, "]");
+  }
+  if (rules_config) {
+    tl_buf_puts(&opt, nkeys++ ? ",\"rules_config\":" : "\"rules_config\":");
+    tl_buf_json_string(&opt, rules_config, strlen(rules_config));
+  }
+  if (options) {
+    const char *p = options;
+    while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+    if (*p != '{') {
+      fprintf(stderr, "traceloom: --options must be a JSON object\n");
+      return EXIT_USAGE;
+    }
+    p++;
+    while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+    if (*p != '}' && nkeys) tl_buf_puts(&opt, ",");
+    tl_buf_puts(&opt, p);
+  } else {
+    tl_buf_puts(&opt, "}");
   }
 
   char *out = output ? tl_strdup(output) : default_output(profile);
@@ -353,6 +379,17 @@ int main(int argc, char **argv) {
   if (!out || !tmp || opt.oom) {
     fprintf(stderr, "traceloom: out of memory\n");
     return EXIT_ANALYSIS;
+  }
+  {
+    /* A context file is an input: the output must never replace it. */
+    tl_err ce = {0};
+    int refused = ncontext && tl_context_refuse_output(contexts, ncontext, out, &ce);
+    free(contexts);
+    if (refused) {
+      fprintf(stderr, "traceloom: %s\n", ce.msg ? ce.msg : "context file equals the output");
+      tl_err_clear(&ce);
+      return EXIT_USAGE;
+    }
   }
   if (!output && make_parent_dir(out) != 0) {
     fprintf(stderr, "traceloom: cannot create the output folder for %s: %s\n", out,

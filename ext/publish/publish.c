@@ -546,6 +546,8 @@ static int publish_metadata(sqlite3 *db, const tl_publish_input *in, tl_err *e) 
       {"dropped_event_rows", n_drop_e},
       {"dropped_runtime_call_rows", n_drop_c},
       {"warnings", warnings.p},
+      {"candidate_partition_by",
+       in->rules && in->rules->macro.partition_by_scheduler_step ? "scheduler_step" : "none"},
   };
   for (size_t i = 0; rc == TL_OK && i < sizeof kv / sizeof kv[0]; i++)
     rc = put_meta(st, db, kv[i][0], kv[i][1], e);

@@ -54,7 +54,7 @@ def _rules_option(rules_config: object) -> Optional[str]:
     return str(path.resolve())
 
 
-def _check_context(context: object) -> None:
+def _check_context(context: object) -> list:
     if isinstance(context, (str, bytes, os.PathLike)):
         raise TypeError("context must be a sequence of paths (e.g. a list), not a single "
                         f"{type(context).__name__}")
@@ -62,12 +62,11 @@ def _check_context(context: object) -> None:
         items = list(context)  # type: ignore[call-overload]
     except TypeError:
         raise TypeError(f"context must be a sequence of paths, not {type(context).__name__}") from None
-    for item in items:
-        _as_path(item, "each context entry")
-    if items:
-        raise ValueError(
-            "scheduler context import is not available in this version of traceloom: the "
-            "bundled CLI has no context input; analyse without context (context=())")
+    paths = [_as_path(item, "each context entry") for item in items]
+    for path in paths:
+        if not path.is_file():
+            raise FileNotFoundError(2, "context file not found", str(path))
+    return paths
 
 
 def analyze(
@@ -86,7 +85,8 @@ def analyze(
             Nsight Systems SQLite export, a Hygon hipprof DB, or a directory of them.
         output: where to write the analysis database. It is replaced atomically: when the
             analysis fails, times out or is interrupted, a previous file there is left as it was.
-        context: scheduler context files. Not supported by this version: must be empty.
+        context: scheduler context files (traceloom.scheduler.v1 JSONL, as the vLLM observer
+            writes them), an iterable of paths; each becomes a --context of the CLI.
         rules_config: a bundled config name ('scheduler-step', 'deepseekv4', 'qwen35-serving')
             or the path of a rules config file; None for the default rules.
         threads: worker threads, 1 to 256 (results are identical for any value).
@@ -97,14 +97,13 @@ def analyze(
 
     Raises:
         FileNotFoundError: ``source``, a rules file or the folder of ``output`` does not exist.
-        TypeError, ValueError: bad arguments (a single str as ``context`` is a TypeError; a
-            non-empty ``context`` is a ValueError).
+        TypeError, ValueError: bad arguments (a single str as ``context`` is a TypeError).
         subprocess.TimeoutExpired: the analysis took longer than ``timeout``.
         traceloom.AnalysisError: the native analysis failed, crashed or was interrupted.
     """
     src = _as_path(source, "source")
     out = _as_path(output, "output")
-    _check_context(context)
+    contexts = _check_context(context)
     rules = _rules_option(rules_config)
     if threads is not None:
         if isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
@@ -127,6 +126,8 @@ def analyze(
     args: list[str] = [str(src.resolve()), "--output", str(out)]
     if threads is not None:
         args += ["--threads", str(int(threads))]
+    for path in contexts:
+        args += ["--context", str(path.resolve())]
     if rules is not None:
         args += ["--options", json.dumps({"rules_config": rules})]
     run_cli(args, timeout=timeout, output=out)

@@ -155,6 +155,24 @@ def test_analyze_returns_a_queryable_database(analysed, fixtures):
     assert json.loads(meta["source_paths"]) == [str(src.resolve())]
 
 
+def test_analyze_with_scheduler_context(tmp_path):
+    # The generated graph profile with execution-linked context (tests/fixtures/make_context_gen.py):
+    # every exact member of every linked launch gets its step, and the step rule partitions.
+    src = BUILD / "fixtures" / "context_gen" / "graph"
+    files = sorted((src / "context").glob("*.jsonl"))
+    assert len(files) == 2
+    db = traceloom.analyze(src, output=tmp_path / "ctx.db", context=files, rules_config="scheduler-step")
+    members = db.query("SELECT count(*) AS n FROM traceloom_graph_body_member")[0]["n"]
+    assert members > 0
+    assert db.query("SELECT count(DISTINCT member_id) AS n FROM traceloom_v_context_replay_member") == [{"n": members}]
+    assert db.metadata()["candidate_partition_by"] == "scheduler_step"
+    # Without context the step rule is refused, and the previous output stays as it was.
+    before = (tmp_path / "ctx.db").read_bytes()
+    with pytest.raises(traceloom.AnalysisError, match="no scheduler context was given"):
+        traceloom.analyze(src, output=tmp_path / "ctx.db", rules_config="scheduler-step")
+    assert (tmp_path / "ctx.db").read_bytes() == before
+
+
 def test_analyze_with_rules_config_and_threads(tmp_path, analysed):
     src = BUILD / "fixtures" / "exact_hlt" / "mono"
     by_name = traceloom.analyze(src, output=tmp_path / "n.db", rules_config="deepseekv4", threads=2)
@@ -176,7 +194,7 @@ def test_analyze_with_rules_config_and_threads(tmp_path, analysed):
     ({"context": b"sched.jsonl"}, TypeError, "not a single bytes"),
     ({"context": 5}, TypeError, "sequence of paths"),
     ({"context": [5]}, TypeError, "each context entry"),
-    ({"context": ["sched.jsonl"]}, ValueError, "scheduler context import is not available"),
+    ({"context": ["does-not-exist.jsonl"]}, FileNotFoundError, "context file not found"),
     ({"threads": 0}, ValueError, "from 1 to 256"),
     ({"threads": 257}, ValueError, "from 1 to 256"),
     ({"threads": "2"}, TypeError, "threads must be an int"),
