@@ -37,7 +37,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 ASAN_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests-asan/%,$(UNIT_SRCS))
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
-.PHONY: all deps test test-unit test-asan test-sql test-python demo bench clean fixtures fuzz fuzz-smoke
+.PHONY: all deps test test-unit test-asan test-sql test-python demo bench clean fixtures fuzz fuzz-smoke observer-contract
 
 all: deps $(BUILD)/traceloom.so $(BUILD)/traceloom
 
@@ -151,6 +151,10 @@ fuzz: fixtures
 
 fuzz-smoke: fuzz
 	@tests/fuzz/smoke.sh $(BUILD)/fuzz
+
+# The vLLM source contract of the observer (downloads the vllm wheel once, no install).
+observer-contract:
+	@python3 observer/tools/check_vllm_contract.py --download-dir /tmp/vllm-wheel
 
 demo: all
 	@examples/demo.sh

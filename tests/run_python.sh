@@ -8,4 +8,4 @@ VENV="${TRACELOOM_VENV:-.venv}"
 if [ ! -x "$VENV/bin/python" ]; then python3 -m venv "$VENV"; fi
 "$VENV/bin/python" -c 'import pytest, apsw' 2>/dev/null || "$VENV/bin/pip" install -q pytest apsw
 export TRACELOOM_BUILD="${BUILD:-build}"
-"$VENV/bin/python" -m pytest -q tests/python
+"$VENV/bin/python" -m pytest -q tests/python "$@"
