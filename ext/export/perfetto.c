@@ -1727,7 +1727,9 @@ static int write_file(pf_ctx *c, const char *path) {
   if (c->sink.gz) {
     c->sink.zout = malloc(FLUSH_BYTES);
     if (!c->sink.zout) rc = tl_nomem(c->e);
-    else if (deflateInit2(&c->sink.z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    /* Level 1: timelines are large and repetitive; it compresses ~1.4x less than level 6
+    ** but takes a third less CPU, and export time is what users wait for. */
+    else if (deflateInit2(&c->sink.z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
       rc = tl_fail(c->e, "traceloom_export_perfetto: zlib deflateInit2 failed for '%s'", path);
     else
       c->sink.zinit = 1;
