@@ -56,11 +56,10 @@
   "projection_plane and one rank/device/view; duration sums are not elapsed or busy time."
 
 enum { ALIGN_NONE, ALIGN_FIRST_EVENT, ALIGN_PROVIDER, ALIGN_CLOCK };
-enum { CAT_STRUCT, CAT_BODY, CAT_EVENT, CAT_DIST, CAT_MEMBER };
+enum { CAT_STRUCT, CAT_BODY, CAT_EVENT, CAT_DIST };
 static const char *const cat_names[] = {"traceloom.structural_interval",
                                         "traceloom.repeat_body_window", "traceloom.timeline_event",
-                                        "traceloom.distributed_timeline_event",
-                                        "traceloom.replay.member"};
+                                        "traceloom.distributed_timeline_event"};
 
 typedef struct pf_rank {
   int64_t rank;
@@ -116,8 +115,8 @@ enum { SRC_OCC, SRC_BODY, SRC_RANK, SRC_MEMBER };
 /* One exact member of a promoted graph launch (traceloom_graph_body_member): in the device
 ** plane the launch's opaque anchor slice is replaced by its members. */
 typedef struct pf_member {
-  int64_t db, start, end, stream_id, lane, task, order;
-  uint32_t launch_event, member_id, launch_id, unit_id, event_id, kind, identity;
+  int64_t db, device, start, end, stream_id, lane, task, order, aggregate;
+  uint32_t launch_event, member_id, launch_id, unit_id, event_id, kind, identity, anchor_id;
   int has_stream;
   size_t occ; /* the atom occurrence of the launch anchor, set when its slices are made */
 } pf_member;
@@ -811,7 +810,8 @@ static int load_members(pf_ctx *c) {
   if (prep(c, c->db,
            "SELECT m.db_idx, l.graph_event_id, m.member_id, m.launch_id, m.replay_unit_id, "
            "m.event_id, m.kind, m.identity, m.stream_id, m.start_ns, m.end_ns, m.lane_ordinal, "
-           "m.task_ordinal, m.member_order FROM traceloom_graph_body_member m "
+           "m.task_ordinal, m.member_order, l.anchor_id, m.aggregate_n, m.device_id "
+           "FROM traceloom_graph_body_member m "
            "JOIN traceloom_graph_launch l ON l.launch_id = m.launch_id "
            "WHERE l.anchor_id IS NOT NULL ORDER BY m.db_idx, l.graph_launch_occurrence_id, "
            "m.member_order",
@@ -836,9 +836,12 @@ static int load_members(pf_ctx *c) {
     m.lane = sqlite3_column_int64(st, 11);
     m.task = sqlite3_column_int64(st, 12);
     m.order = sqlite3_column_int64(st, 13);
+    m.anchor_id = col_intern(c, st, 14);
+    m.aggregate = sqlite3_column_int64(st, 15);
+    m.device = sqlite3_column_int64(st, 16);
     if (m.launch_event == TL_STR_NOMEM || m.member_id == TL_STR_NOMEM ||
         m.launch_id == TL_STR_NOMEM || m.unit_id == TL_STR_NOMEM || m.event_id == TL_STR_NOMEM ||
-        m.kind == TL_STR_NOMEM || m.identity == TL_STR_NOMEM)
+        m.kind == TL_STR_NOMEM || m.identity == TL_STR_NOMEM || m.anchor_id == TL_STR_NOMEM)
       break;
     int64_t key = (int64_t)((uint64_t)m.db << 32 | m.launch_event);
     if (!tl_i64map_get(&c->member_by_launch, key) &&
@@ -936,7 +939,7 @@ static int occurrence_slice(pf_ctx *c, size_t i) {
         pf_member *m = &c->members.v[k];
         m->occ = i;
         pf_slice ms = s;
-        ms.start = m->start, ms.end = m->end, ms.cat = CAT_MEMBER, ms.src = SRC_MEMBER, ms.ref = k;
+        ms.start = m->start, ms.end = m->end, ms.cat = CAT_EVENT, ms.src = SRC_MEMBER, ms.ref = k;
         ms.name = m->identity ? m->identity : m->member_id;
         if (TL_VEC_PUSH(&c->slices, ms)) return tl_nomem(c->e);
         c->n_member++;
@@ -950,27 +953,33 @@ static int occurrence_slice(pf_ctx *c, size_t i) {
   return TL_OK;
 }
 
+/* perfetto.md section 6.4: the launch part, then the member part. */
 static void member_args(const pf_ctx *c, tl_buf *b, const pf_member *m) {
   const pf_occ *o = &c->occs.v[m->occ];
   const pf_node *n = &c->nodes.v[o->node];
   int first = 1;
+  char agg[48];
+  snprintf(agg, sizeof agg, "replay-cost-aggregate-%lld", (long long)m->aggregate);
   tl_buf_puts(b, "{");
   kv_str(b, "semantic_kind", "exact_replay_member", &first);
   kv_pool(b, "launch_id", c->pool, m->launch_id, &first);
+  kv_i64(b, "device_id", m->device, &first);
+  kv_i64n(b, "stream_id", m->stream_id, !m->has_stream, &first);
+  kv_pool(b, "anchor_id", c->pool, m->anchor_id, &first);
   kv_pool(b, "replay_unit_id", c->pool, m->unit_id, &first);
+  kv_str(b, "geometry", "exact_launch_members; envelopes_include_gaps; non_additive", &first);
   kv_pool(b, "member_id", c->pool, m->member_id, &first);
-  kv_i64(b, "member_order", m->order, &first);
+  kv_pool(b, "event_id", c->pool, m->event_id, &first);
   kv_i64(b, "lane_ordinal", m->lane, &first);
   kv_i64(b, "task_ordinal", m->task, &first);
+  kv_i64(b, "position_ordinal", m->order, &first);
+  kv_str(b, "aggregate_id", agg, &first);
   kv_pool(b, "kind", c->pool, m->kind, &first);
-  kv_pool(b, "identity", c->pool, m->identity, &first);
-  kv_pool(b, "event_id", c->pool, m->event_id, &first);
-  kv_i64n(b, "stream_id", m->stream_id, !m->has_stream, &first);
   kv_pool(b, "launch_event_id", c->pool, m->launch_event, &first);
   kv_pool(b, "node_id", c->pool, n->node_id, &first);
   kv_i64(b, "occurrence_idx", o->occ_idx, &first);
   kv_i64(b, "database_index", n->db, &first);
-  kv_i64(b, "device_id", n->dev, &first);
+  kv_pool(b, "view_name", c->pool, n->view, &first);
   kv_i64(b, "db_idx", n->db, &first);
   kv_str(b, "projection_plane", "device_events", &first);
   kv_i64n(b, "display_depth", 0, 1, &first);

@@ -119,19 +119,20 @@ def check_trace(db, trace, raw):
     seen = defaultdict(int)
     seen_members = defaultdict(int)
     for e in events:
-        if e.get("cat") in ("traceloom.timeline_event", "traceloom.replay.member"):
+        if e.get("cat") == "traceloom.timeline_event":
             a = e["args"]
             assert a["projection_plane"] == "device_events" and a["display_depth"] is None
             assert e["tid"] >= 900000
-        if e.get("cat") == "traceloom.timeline_event":
+        if e.get("cat") == "traceloom.timeline_event" and a["replay_derived"] is False:
             seen[a["event_id"]] += 1
             s, t = anchors[a["event_id"]]
             assert origin + ns(e["ts"]) == s and ns(e["dur"]) == max(0, t - s)
-        elif e.get("cat") == "traceloom.replay.member":
+        elif e.get("cat") == "traceloom.timeline_event":
             seen_members[a["member_id"]] += 1
             s, t, launch_event, launch_id = members[a["member_id"]]
             assert a["launch_event_id"] == launch_event and a["launch_id"] == launch_id
-            assert a["replay_derived"] is True and a["replay_unit_id"].startswith("replay-unit-")
+            assert a["geometry"] == "exact_launch_members; envelopes_include_gaps; non_additive"
+            assert a["replay_unit_id"].startswith("replay-unit-") and a["anchor_id"].startswith("anchor-")
             assert origin + ns(e["ts"]) == s and ns(e["dur"]) == max(0, t - s)
     assert set(seen) == set(anchors) - spliced and set(seen.values()) <= {1}
     assert set(seen_members) == set(members) and set(seen_members.values()) <= {1}
