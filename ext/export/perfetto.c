@@ -48,6 +48,9 @@
 
 #define PID_TREE 110
 #define PID_RANKS 120
+#define PID_CTX_HOST 130   /* scheduler context: host dispatch scopes (markers) */
+#define PID_CTX_STEP 131   /* per-step envelopes of linked device work */
+#define PID_CTX_DEVICE 132 /* device work linked to a step */
 #define TID_EVENTS_BASE 900000
 #define FLUSH_BYTES (1u << 20)
 
@@ -56,10 +59,12 @@
   "projection_plane and one rank/device/view; duration sums are not elapsed or busy time."
 
 enum { ALIGN_NONE, ALIGN_FIRST_EVENT, ALIGN_PROVIDER, ALIGN_CLOCK };
-enum { CAT_STRUCT, CAT_BODY, CAT_EVENT, CAT_DIST };
+enum { CAT_STRUCT, CAT_BODY, CAT_EVENT, CAT_DIST, CAT_CTX_HOST, CAT_CTX_STEP, CAT_CTX_DEVICE };
 static const char *const cat_names[] = {"traceloom.structural_interval",
                                         "traceloom.repeat_body_window", "traceloom.timeline_event",
-                                        "traceloom.distributed_timeline_event"};
+                                        "traceloom.distributed_timeline_event",
+                                        "traceloom.context.host", "traceloom.context.step_envelope",
+                                        "traceloom.context.device"};
 
 typedef struct pf_rank {
   int64_t rank;
@@ -159,7 +164,7 @@ typedef struct pf_ctx {
   int64_t nmotif; /* distinct repeat signatures */
   int64_t origin;
   int has_origin;
-  int64_t n_struct, n_body, n_atom, n_dist, n_rank_tracks;
+  int64_t n_struct, n_body, n_atom, n_dist, n_rank_tracks, n_context;
   char **rank_sha;
   int64_t *rank_first, ref_first;
   pf_clock *clock;                /* per rank, ALIGN_CLOCK only */
@@ -1431,6 +1436,92 @@ static int rank_slices(pf_ctx *c, size_t ri) {
 }
 
 /* Maps the rank slices onto the display clock and extends the origin with them. */
+/* perfetto.md section 9: the scheduler context, when the analysis has one. Host scopes are
+** the execution markers on their host thread (pid 130), step envelopes span the device
+** work linked to a step (pid 131), and the linked work itself is drawn again with its
+** association basis (pid 132). All three are observations over identity links, never
+** timestamp joins, and say what they are not in a `boundary` arg. */
+static int context_slices(pf_ctx *c) {
+  if (c->opts.ranks.n || !has_relation(c->db, "traceloom_context_marker") ||
+      !has_relation(c->db, "traceloom_v_context_device_work"))
+    return TL_OK;
+  static const char *const sql[3] = {
+      "SELECT m.start_ns, m.end_ns, CAST(m.global_tid AS INTEGER), x.run_id, x.step_id, "
+      "x.execution_id, x.phase, x.worker_rank, s.ordinal, s.total_scheduled_tokens "
+      "FROM traceloom_context_marker m JOIN traceloom_context_execution x "
+      "ON x.execution_id = m.execution_id LEFT JOIN traceloom_scheduler_step s "
+      "ON s.run_id = x.run_id AND s.step_id = x.step_id ORDER BY m.start_ns, m.execution_id",
+      "SELECT min(w.start_ns), max(w.end_ns), w.device_id, w.run_id, w.step_id, count(*), "
+      "s.ordinal FROM (SELECT DISTINCT run_id, step_id, device_id, device_work_id, start_ns, "
+      "end_ns FROM traceloom_v_context_device_work) w LEFT JOIN traceloom_scheduler_step s "
+      "ON s.run_id = w.run_id AND s.step_id = w.step_id GROUP BY w.run_id, w.step_id, "
+      "w.device_id ORDER BY 1, 2, w.step_id",
+      "SELECT start_ns, end_ns, device_id, run_id, step_id, device_work_id, event_id, symbol, "
+      "group_concat(DISTINCT association_basis) FROM traceloom_v_context_device_work "
+      "GROUP BY device_work_id, run_id, step_id ORDER BY start_ns, device_work_id"};
+  static const int pids[3] = {PID_CTX_HOST, PID_CTX_STEP, PID_CTX_DEVICE};
+  static const int cats[3] = {CAT_CTX_HOST, CAT_CTX_STEP, CAT_CTX_DEVICE};
+  uint32_t view = tl_strpool_intern_cstr(c->pool, "scheduler_context");
+  if (view == TL_STR_NOMEM) return tl_nomem(c->e);
+  for (int k = 0; k < 3; k++) {
+    sqlite3_stmt *st;
+    if (prep(c, c->db, sql[k], &st)) return TL_ERROR;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      int64_t s0 = sqlite3_column_int64(st, 0), e0 = sqlite3_column_int64(st, 1);
+      tl_buf *b = &c->args;
+      size_t off = b->n;
+      int first = 1;
+      char name[256];
+      tl_buf_puts(b, "{");
+      kv_str(b, "run_id", (const char *)sqlite3_column_text(st, 3), &first);
+      kv_str(b, "step_id", (const char *)sqlite3_column_text(st, 4), &first);
+      if (k == 0) {
+        int null_ord = sqlite3_column_type(st, 8) == SQLITE_NULL;
+        snprintf(name, sizeof name, "Step %s \xC2\xB7 %s",
+                 null_ord ? "?" : (const char *)sqlite3_column_text(st, 8),
+                 (const char *)sqlite3_column_text(st, 6));
+        kv_str(b, "execution_id", (const char *)sqlite3_column_text(st, 5), &first);
+        kv_str(b, "phase", (const char *)sqlite3_column_text(st, 6), &first);
+        kv_i64n(b, "rank", sqlite3_column_int64(st, 7), sqlite3_column_type(st, 7) == SQLITE_NULL,
+                &first);
+        kv_i64n(b, "scheduled_tokens", sqlite3_column_int64(st, 9),
+                sqlite3_column_type(st, 9) == SQLITE_NULL, &first);
+        kv_str(b, "boundary", "host dispatch scope; not device duration", &first);
+      } else if (k == 1) {
+        int null_ord = sqlite3_column_type(st, 6) == SQLITE_NULL;
+        snprintf(name, sizeof name, "Step %s \xC2\xB7 device %lld",
+                 null_ord ? "?" : (const char *)sqlite3_column_text(st, 6),
+                 (long long)sqlite3_column_int64(st, 2));
+        kv_i64(b, "device_id", sqlite3_column_int64(st, 2), &first);
+        kv_i64(b, "linked_device_work", sqlite3_column_int64(st, 5), &first);
+        kv_str(b, "boundary", "linked device envelope; not busy time or complete membership",
+               &first);
+      } else {
+        const char *sym = (const char *)sqlite3_column_text(st, 7);
+        snprintf(name, sizeof name, "%s", sym ? sym : (const char *)sqlite3_column_text(st, 5));
+        kv_i64(b, "device_id", sqlite3_column_int64(st, 2), &first);
+        kv_str(b, "device_work_id", (const char *)sqlite3_column_text(st, 5), &first);
+        kv_str(b, "event_id", (const char *)sqlite3_column_text(st, 6), &first);
+        kv_str(b, "association_basis", (const char *)sqlite3_column_text(st, 8), &first);
+      }
+      tl_buf_puts(b, "}");
+      pf_slice sl = {.a = k == 0 ? sqlite3_column_int64(st, 2) : sqlite3_column_int64(st, 2),
+                     .b = 0, .depth = 0, .start = s0, .end = e0 > s0 ? e0 : s0, .view = view,
+                     .pid = pids[k], .is_event = 0, .cat = cats[k], .src = SRC_RANK};
+      sl.name = tl_strpool_intern_cstr(c->pool, name);
+      if (add_slice(c, sl, off)) {
+        sqlite3_finalize(st);
+        return TL_ERROR;
+      }
+      c->n_context++;
+    }
+    sqlite3_finalize(st);
+    if (step_done(c, c->db, rc)) return TL_ERROR;
+  }
+  return TL_OK;
+}
+
 static int align_ranks(pf_ctx *c) {
   for (size_t i = 0; i < c->slices.n; i++) {
     pf_slice *s = &c->slices.v[i];
@@ -1526,7 +1617,8 @@ static int emit(pf_ctx *c, const char *path) {
   qsort_r(c->slices.v, c->slices.n, sizeof *c->slices.v, cmp_slice, &k);
   tl_buf *b = &c->out;
   tl_buf_puts(b, "{\"traceEvents\":[");
-  int tree_named = 0, ranks_named = 0;
+  int tree_named = 0, ranks_named = 0, ctx_named = 0;
+  int64_t next_ctx_tid[3] = {1, 1, 1};
   int64_t next_struct_tid = 1, next_event_tid = TID_EVENTS_BASE, next_rank_tid = 1;
   TL_VEC(int64_t) lane_end = {0};
   char ref[32];
@@ -1566,14 +1658,27 @@ static int emit(pf_ctx *c, const char *path) {
       put_meta(c, pid, 0, "process_name", "name", rank_process, 0);
       put_meta(c, pid, 0, "process_sort_index", "sort_index", NULL, 1);
       ranks_named = 1;
+    } else if (pid >= PID_CTX_HOST && pid <= PID_CTX_DEVICE && !(ctx_named & (1 << (pid - PID_CTX_HOST)))) {
+      static const char *const names[] = {
+          "TraceLoom \xC2\xB7 scheduler context \xC2\xB7 host dispatch scopes",
+          "TraceLoom \xC2\xB7 scheduler context \xC2\xB7 step device envelopes",
+          "TraceLoom \xC2\xB7 scheduler context \xC2\xB7 linked device work"};
+      put_meta(c, pid, 0, "process_name", "name", names[pid - PID_CTX_HOST], 0);
+      put_meta(c, pid, 0, "process_sort_index", "sort_index", NULL, 2 + pid - PID_CTX_HOST);
+      ctx_named |= 1 << (pid - PID_CTX_HOST);
     }
+    int ctx = pid >= PID_CTX_HOST && pid <= PID_CTX_DEVICE;
     int64_t base = pid == PID_RANKS ? next_rank_tid
+                   : ctx            ? next_ctx_tid[pid - PID_CTX_HOST]
                    : s0->is_event   ? next_event_tid
                                     : next_struct_tid;
     for (size_t l = 0; l < lane_end.n; l++) {
       char tn[1024];
       const char *view = tl_strpool_str(c->pool, s0->view);
-      if (pid == PID_RANKS && lane_end.n > 1)
+      if (ctx)
+        snprintf(tn, sizeof tn, "%s %lld \xC2\xB7 lane %zu",
+                 pid == PID_CTX_HOST ? "host thread" : "device", (long long)s0->a, l);
+      else if (pid == PID_RANKS && lane_end.n > 1)
         snprintf(tn, sizeof tn, "timeline events \xC2\xB7 rank %lld \xC2\xB7 lane %zu",
                  (long long)s0->a, l);
       else if (pid == PID_RANKS)
@@ -1592,7 +1697,8 @@ static int emit(pf_ctx *c, const char *path) {
       put_meta(c, pid, base + (int64_t)l, "thread_sort_index", "sort_index", NULL,
                base + (int64_t)l);
     }
-    if (pid == PID_RANKS) next_rank_tid += (int64_t)lane_end.n, c->n_rank_tracks++;
+    if (ctx) next_ctx_tid[pid - PID_CTX_HOST] += (int64_t)lane_end.n;
+    else if (pid == PID_RANKS) next_rank_tid += (int64_t)lane_end.n, c->n_rank_tracks++;
     else if (s0->is_event) next_event_tid += (int64_t)lane_end.n;
     else next_struct_tid += (int64_t)lane_end.n;
     for (size_t i = g; i < h; i++) {
@@ -1650,6 +1756,7 @@ static int emit(pf_ctx *c, const char *path) {
   kv_i64(b, "raw_slices", 0, &first);
   kv_i64(b, "counter_samples", 0, &first);
   kv_i64(b, "distributed_timeline_slices", c->n_dist, &first);
+  kv_i64(b, "context_slices", c->n_context, &first);
   kv_i64(b, "motif_classes", c->nmotif, &first);
   int dist = c->opts.ranks.n > 0, clock = c->opts.align == ALIGN_CLOCK;
   const char *alignment = NULL, *evidence = NULL, *boundary = NULL;
@@ -1790,6 +1897,7 @@ int tl_export_perfetto(sqlite3 *db, const char *path, const char *options_json, 
   for (size_t i = 0; rc == TL_OK && i < c.occs.n; i++) rc = occurrence_slice(&c, i);
   if (rc == TL_OK) rc = repeat_bodies(&c);
   for (size_t i = 0; rc == TL_OK && i < c.opts.ranks.n; i++) rc = rank_slices(&c, i);
+  if (rc == TL_OK) rc = context_slices(&c);
   if (rc == TL_OK) rc = align_ranks(&c);
   if (rc == TL_OK) rc = write_file(&c, path);
   if (rc == TL_OK) *events = c.events;

@@ -430,3 +430,49 @@ def test_clock_model_alignment(cli, analyses, tmp_path):
         assert why in r.stderr, (why, r.stderr)
         assert not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clock.json.gz", "clock.jsonl"]
+
+
+def test_scheduler_context_processes(cli, fixtures, tmp_path):
+    """perfetto.md section 9 on the generated execution-linked profile: host scopes (pid 130),
+    step envelopes (pid 131) and linked device work (pid 132), each checked against SQL."""
+    src = fixtures / "context_gen" / "graph"
+    ctx = sorted((src / "context").glob("*.jsonl"))
+    db = tmp_path / "ctx.db"
+    args = [src, "--output", db]
+    for f in ctx:
+        args += ["--context", f]
+    r = run(cli, *args)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "ctx.json.gz"
+    r = run(cli, "export-perfetto", db, "--output", out)
+    assert r.returncode == 0, r.stderr
+    trace, raw = load(out)
+    events = trace["traceEvents"]
+    check_nesting(events)
+    origin = trace["metadata"]["time_origin_ns"]
+    by_pid = defaultdict(list)
+    for e in events:
+        if e["ph"] == "X" and e["pid"] in (130, 131, 132):
+            by_pid[e["pid"]].append(e)
+    markers = query(db, "SELECT execution_id, start_ns, end_ns FROM traceloom_context_marker")
+    assert markers and len(by_pid[130]) == len(markers)
+    want = {m[0]: (m[1], m[2]) for m in markers}
+    for e in by_pid[130]:
+        assert e["cat"] == "traceloom.context.host" and e["name"].startswith("Step ")
+        s, t = want[e["args"]["execution_id"]]
+        assert origin + ns(e["ts"]) == s and ns(e["dur"]) == t - s
+        assert e["args"]["boundary"] == "host dispatch scope; not device duration"
+    envelopes = query(db, """SELECT step_id, device_id, min(start_ns), max(end_ns) FROM
+        (SELECT DISTINCT step_id, device_id, device_work_id, start_ns, end_ns FROM traceloom_v_context_device_work)
+        GROUP BY step_id, device_id""")
+    assert len(by_pid[131]) == len(envelopes) > 0
+    want = {(r[0], r[1]): (r[2], r[3]) for r in envelopes}
+    for e in by_pid[131]:
+        s, t = want[(e["args"]["step_id"], e["args"]["device_id"])]
+        assert origin + ns(e["ts"]) == s and ns(e["dur"]) == t - s
+    work = query(db, "SELECT count(*) FROM (SELECT DISTINCT device_work_id, step_id FROM traceloom_v_context_device_work)")[0][0]
+    assert len(by_pid[132]) == work > 0
+    assert all(e["args"]["association_basis"] for e in by_pid[132])
+    assert trace["metadata"]["context_slices"] == len(markers) + len(envelopes) + work
+    names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    assert any("host dispatch scopes" in n for n in names)
