@@ -62,23 +62,29 @@ static int group_protect(const tl_forest_constraints *c, size_t first, size_t n,
                          tl_protected **out, size_t *nout) {
   *out = NULL, *nout = 0;
   if (!c || !c->anchor_unit) return 0;
+  /* Anchors per unit in this group: a run is the whole unit when it holds all of them. */
+  uint32_t max_unit = 0;
+  for (size_t k = 0; k < n; k++)
+    if (c->anchor_unit[first + k] > max_unit) max_unit = c->anchor_unit[first + k];
+  uint32_t *count = calloc((size_t)max_unit + 1, sizeof *count);
+  if (!count) return -1;
+  for (size_t k = 0; k < n; k++) count[c->anchor_unit[first + k]]++;
   TL_VEC(tl_protected) v = {0};
   for (size_t k = 0; k < n;) {
     uint32_t u = c->anchor_unit[first + k];
     size_t j = k + 1;
     while (j < n && c->anchor_unit[first + j] == u) j++;
-    int whole = u != 0;
-    for (size_t x = 0; whole && x < n; x++)
-      if ((x < k || x >= j) && c->anchor_unit[first + x] == u) whole = 0;
-    if (whole && j - k >= 2) {
+    if (u != 0 && count[u] == j - k && j - k >= 2) {
       tl_protected pr = {k, j - 1, TL_PROTECT_UNIT};
       if (TL_VEC_PUSH(&v, pr)) {
         free(v.v);
+        free(count);
         return -1;
       }
     }
     k = j;
   }
+  free(count);
   *out = v.v, *nout = v.n;
   return 0;
 }
