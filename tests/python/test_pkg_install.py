@@ -61,11 +61,11 @@ def test_installed_package_analyses_and_queries(venv, tmp_path, fixtures):
     env_dir, _ = venv
     code = """
 import json, sys, traceloom
-db = traceloom.analyze(sys.argv[1], output=sys.argv[2], rules_config="scheduler-step")
+db = traceloom.analyze(sys.argv[1], output=sys.argv[2], rules_config="qwen35-serving")
 rows = db.query("SELECT db_idx, tree_id, position_id, occurrence_idx FROM traceloom_v_position_occurrence "
                 "ORDER BY db_idx, tree_id, position_id, occurrence_idx", limit=None, as_tuples=True)
 print(json.dumps({"file": traceloom.__file__, "so": traceloom.loadable_path(),
-                  "config": str(traceloom.bundled_rules("scheduler-step")),
+                  "config": str(traceloom.bundled_rules("qwen35-serving")),
                   "rows": rows, "tables": db.tables()}))
 """
     out = tmp_path / "analysis.db"
@@ -87,7 +87,7 @@ print(json.dumps({"file": traceloom.__file__, "so": traceloom.loadable_path(),
         config = json.loads(direct.execute(
             "SELECT value FROM traceloom_metadata WHERE key = 'analysis_options'").fetchone()[0])
     assert expected and [tuple(r) for r in got["rows"]] == expected
-    assert config["rules"]["config"] == "scheduler-step"
+    assert config["rules"]["config"] == "qwen35-serving"
 
 
 def test_installed_console_script(venv, tmp_path, fixtures):
