@@ -1,0 +1,135 @@
+/*
+** test_analyze_e2e.c: traceloom_analyze end to end, in process, on the graph-replay and
+** scheduler-context fixtures, so that `make test-asan` runs the whole pipeline (readers,
+** replay reconstruction, context linking, step partitions, publication, views) under
+** AddressSanitizer and UndefinedBehaviorSanitizer. The SQL and Python suites assert the
+** same outcomes through the shell and the CLI; here the counts only confirm each run did
+** its work (the values come from the fixtures, see tests/sql/replay_acl.sql).
+*/
+#include "tl_check.h"
+#include "sqlite_api.h"
+
+#include <glob.h>
+
+int sqlite3_traceloom_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
+
+static sqlite3 *open_db(void) {
+  sqlite3 *db = NULL;
+  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+  char *err = NULL;
+  ck_assert_msg(sqlite3_traceloom_init(db, &err, NULL) == SQLITE_OK, "init: %s", err ? err : "?");
+  return db;
+}
+
+/* Runs traceloom_analyze(fixture, options); returns 1 on success, 0 with *msg on error. */
+static int analyze(sqlite3 *db, const char *fixture, const char *options, char **msg) {
+  char *path = tl_fixture(fixture);
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT traceloom_analyze(?1, ?2)", -1, &st, NULL),
+                   SQLITE_OK);
+  sqlite3_bind_text(st, 1, path, -1, SQLITE_TRANSIENT);
+  if (options) sqlite3_bind_text(st, 2, options, -1, SQLITE_TRANSIENT);
+  int rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW && msg) *msg = strdup(sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  free(path);
+  return rc == SQLITE_ROW;
+}
+
+static int64_t scalar(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st;
+  ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql,
+                sqlite3_errmsg(db));
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  int64_t v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+START_TEST(acl_graph_fixtures) {
+  sqlite3 *db = open_db();
+  static const struct {
+    const char *fixture;
+    int launches, promoted, members;
+  } cases[] = {
+      {"exact_hlt/mono", 14, 12, 24},
+      {"exact_hlt/split", 14, 12, 24},
+      {"exact_hlt/mut_missing_communication_schema", 14, 0, 0},
+      {"body_mismatch/mono", 7, 7, 7},
+      {"body_mismatch/mut_body_sequence_mismatch", 7, 0, 0},
+      {"aclgraph_smoke/mono", 4, 0, 0},
+      {"torchnpu/none", 14, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *msg = NULL;
+    ck_assert_msg(analyze(db, cases[i].fixture, NULL, &msg), "%s: %s", cases[i].fixture, msg);
+    ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_graph_launch"), cases[i].launches);
+    ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_graph_launch WHERE anchor_id IS NOT NULL"),
+                     cases[i].promoted);
+    ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_graph_body_member"), cases[i].members);
+    ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_replay_cost_member"), cases[i].members);
+    /* Every region's launches are accounted for once. */
+    ck_assert_int_eq(scalar(db, "SELECT coalesce(sum(observed_launch_count), 0) FROM "
+                                "traceloom_aclgraph_reconstruction_region"),
+                     cases[i].launches);
+  }
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(cuda_graph_fixture) {
+  sqlite3 *db = open_db();
+  char *msg = NULL;
+  ck_assert_msg(analyze(db, "nsys/nsys_graph.sqlite", NULL, &msg), "%s", msg);
+  ck_assert_int_gt(scalar(db, "SELECT count(*) FROM traceloom_graph_launch WHERE graph_provider = 'cuda' "
+                              "AND anchor_id IS NOT NULL"), 0);
+  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_graph_body_member m JOIN traceloom_anchor a "
+                              "ON a.event_id = m.event_id"), 0);
+  ck_assert_msg(analyze(db, "nsys/nsys_graphtrace.sqlite", NULL, &msg), "%s", msg);
+  ck_assert_int_gt(scalar(db, "SELECT count(*) FROM traceloom_cuda_graph_replay WHERE graph_kind = "
+                              "'cuda_graph_trace'"), 0);
+  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_graph_body_member"), 0);
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(scheduler_context_with_step_partitions) {
+  sqlite3 *db = open_db();
+  char *dir = tl_fixture("context_gen/graph/context/*.jsonl");
+  glob_t g;
+  ck_assert_int_eq(glob(dir, 0, NULL, &g), 0);
+  ck_assert_uint_eq(g.gl_pathc, 2);
+  char opts[4096];
+  snprintf(opts, sizeof opts, "{\"context\": [\"%s\", \"%s\"], \"rules_config\": \"scheduler-step\"}",
+           g.gl_pathv[0], g.gl_pathv[1]);
+  char *msg = NULL;
+  ck_assert_msg(analyze(db, "context_gen/graph", opts, &msg), "%s", msg);
+  int64_t members = scalar(db, "SELECT count(*) FROM traceloom_graph_body_member");
+  ck_assert_int_gt(members, 0);
+  ck_assert_int_eq(scalar(db, "SELECT count(DISTINCT member_id) FROM traceloom_v_context_replay_member"),
+                   members);
+  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_metadata WHERE key = "
+                              "'candidate_partition_by' AND value = 'scheduler_step'"), 1);
+  /* The step rule without context is refused and the previous analysis stays. */
+  ck_assert(!analyze(db, "context_gen/graph", "{\"rules_config\": \"scheduler-step\"}", &msg));
+  ck_assert_msg(strstr(msg, "protected replay has missing or conflicting step identity"), "%s", msg);
+  free(msg);
+  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_graph_body_member"), members);
+  globfree(&g);
+  free(dir);
+  sqlite3_close(db);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("analyze_e2e");
+  TCase *tc = tcase_create("e2e");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, acl_graph_fixtures);
+  tcase_add_test(tc, cuda_graph_fixture);
+  tcase_add_test(tc, scheduler_context_with_step_partitions);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TL_CHECK_MAIN(suite)
