@@ -447,6 +447,10 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   if (rc == TL_OK) {
     rc = progress_stage(&pr, "publishing", e);
   }
+  /* The summary's buffer exists before publication commits: nothing may fail after it. */
+  enum { SUMMARY_MAX = 512 };
+  char *summary_buf = rc == TL_OK ? malloc(SUMMARY_MAX) : NULL;
+  if (rc == TL_OK && !summary_buf) rc = tl_nomem(e);
   if (rc == TL_OK) {
     tl_structure_input sin = {&trace, &anchors, packets, &forest};
     tl_publish_input in = {.profile = &profile,
@@ -491,13 +495,15 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     for (size_t i = 0; i < relations.n; i++)
       supported += relations.v[i].state == TL_SUPPORTED_EXACT ||
                    relations.v[i].state == TL_SUPPORTED_DETERMINISTIC;
-    *summary = tl_mprintf(
-        "traceloom: analysed %zu input(s) (%s): %zu events, %zu runtime calls, %zu "
-        "runtime-device relations (%zu supported), %zu exact graph launch(es), %zu anchors in "
-        "%zu tree(s) in %.2f s",
-        profile.inputs.n, tl_family_source_kind(profile.inputs.v[0].family), n_real_events,
-        trace.calls.n, relations.n, supported, n_exact, n_anchors, n_trees, now_s() - pr.t0);
-    if (!*summary) rc = tl_nomem(e);
+    snprintf(summary_buf, SUMMARY_MAX,
+             "traceloom: analysed %zu input(s) (%s): %zu events, %zu runtime calls, %zu "
+             "runtime-device relations (%zu supported), %zu exact graph launch(es), %zu anchors "
+             "in %zu tree(s) in %.2f s",
+             profile.inputs.n, tl_family_source_kind(profile.inputs.v[0].family), n_real_events,
+             trace.calls.n, relations.n, supported, n_exact, n_anchors, n_trees, now_s() - pr.t0);
+    *summary = summary_buf;
+  } else {
+    free(summary_buf);
   }
   progress_end(&pr);
   free(digests);

@@ -873,7 +873,7 @@ static int validate_stage(ctx *c, stage *s) {
 static int add_origin(tl_rules *r, const char *name, const char *sha, tl_err *e) {
   tl_rule_origin o;
   memset(&o, 0, sizeof o);
-  if (!(o.name = tl_strdup(name))) return -1;
+  if (!(o.name = tl_strdup(name))) return tl_nomem(e), -1;
   memcpy(o.sha256, sha, 65);
   if (TL_VEC_PUSH(&r->origins, o)) {
     free(o.name);
@@ -1545,13 +1545,15 @@ static int load_config(tl_rules *r, const char *config, tl_err *e) {
   return rc;
 }
 
-static void compute_digest(tl_rules *r) {
+static int compute_digest(tl_rules *r, tl_err *e) {
   char *text = tl_mprintf("classification:%s\nsymbol_normalization:%s\nevent_reconciliation:%s\n"
                           "config:%s\n",
                           r->cls.meta.sha256, r->sym.meta.sha256, r->rec.meta.sha256,
                           r->config_sha256[0] ? r->config_sha256 : "none");
-  if (text) sha_hex_of(text, strlen(text), r->digest);
+  if (!text) return tl_nomem(e);
+  sha_hex_of(text, strlen(text), r->digest);
   free(text);
+  return TL_OK;
 }
 
 int tl_rules_load(const char *config_path, tl_rules **out, tl_err *e) {
@@ -1561,11 +1563,11 @@ int tl_rules_load(const char *config_path, tl_rules **out, tl_err *e) {
   int rc = TL_OK;
   for (int k = 0; rc == TL_OK && k < 3; k++) rc = load_base_stage(r, (stage_kind)k, e);
   if (rc == TL_OK && config_path && *config_path) rc = load_config(r, config_path, e);
+  if (rc == TL_OK) rc = compute_digest(r, e);
   if (rc != TL_OK) {
     tl_rules_free(r);
     return TL_ERROR;
   }
-  compute_digest(r);
   *out = r;
   return TL_OK;
 }

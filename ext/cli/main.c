@@ -21,6 +21,7 @@
 #include "err.h"
 #include "context/context.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -120,6 +121,32 @@ static void remove_temp(const char *tmp) {
   char *j = tl_mprintf("%s-journal", tmp);
   if (j) unlink(j);
   free(j);
+}
+
+/* Temporary files of earlier runs for this output whose process is gone (killed mid-
+** analysis: `<output>.tmp-<pid>` and its journal). A live pid's file is another run's and
+** stays; so does anything not named exactly like ours. */
+static void remove_stale_temps(const char *out) {
+  const char *slash = strrchr(out, '/');
+  char *dir = slash ? tl_mprintf("%.*s", (int)(slash - out), out) : tl_strdup(".");
+  const char *base = slash ? slash + 1 : out;
+  size_t bn = strlen(base);
+  DIR *d = dir ? opendir(*dir ? dir : "/") : NULL;
+  struct dirent *ent;
+  while (d && (ent = readdir(d)) != NULL) {
+    const char *n = ent->d_name;
+    if (strncmp(n, base, bn) != 0 || strncmp(n + bn, ".tmp-", 5) != 0) continue;
+    const char *p = n + bn + 5;
+    char *end;
+    long pid = strtol(p, &end, 10);
+    if (end == p || pid <= 0 || (*end && strcmp(end, "-journal") != 0)) continue;
+    if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    char *path = tl_mprintf("%s/%s", dir, n);
+    if (path) unlink(path);
+    free(path);
+  }
+  if (d) closedir(d);
+  free(dir);
 }
 
 /* loop_tree.md beside the analysis database, and its top-level Repeat lines on stdout. */
@@ -396,6 +423,7 @@ int main(int argc, char **argv) {
             strerror(errno));
     return EXIT_ANALYSIS;
   }
+  remove_stale_temps(out);
   remove_temp(tmp);
 
   int status = EXIT_ANALYSIS;

@@ -392,7 +392,7 @@ static int host_scope(tl_context *c, const tl_trace *t, tl_err *e) {
   free(k);
   free(pk);
   if (rc) return rc;
-  qsort(c->claims.v, c->claims.n, sizeof *c->claims.v, cmp_claim);
+  if (c->claims.n > 1) qsort(c->claims.v, c->claims.n, sizeof *c->claims.v, cmp_claim);
   size_t w = 0;
   for (size_t i = 0; i < c->claims.n; i++)
     if (!w || cmp_claim(&c->claims.v[w - 1], &c->claims.v[i]) != 0) c->claims.v[w++] = c->claims.v[i];

@@ -177,8 +177,9 @@ static size_t cand_lower(const device_ctx *d, uint32_t stream, int64_t start) {
   return lo;
 }
 
-/* The normalized identity token of a body task, or NULL when it has none. */
-static char *member_token(const tl_trace *t, uint32_t x, uint8_t *kind) {
+/* The normalized identity token of a body task, or NULL when it has none; *oom is set
+** when a token could not be allocated (never confused with "no identity"). */
+static char *member_token(const tl_trace *t, uint32_t x, uint8_t *kind, int *oom) {
   const tl_label *l = tl_event_label(t, x);
   const char *tt = l->task_type ? tl_str(t, l->task_type) : "";
   if (l->comm_name) {
@@ -186,8 +187,10 @@ static char *member_token(const tl_trace *t, uint32_t x, uint8_t *kind) {
     const char *cut = strstr(name, "__");
     int len = cut ? (int)(cut - name) : (int)strlen(name);
     *kind = TL_MEMBER_COMMUNICATION;
-    return tl_mprintf("comm:%.*s/%s", len, name,
-                      l->comm_task_type ? tl_str(t, l->comm_task_type) : tt);
+    char *tk = tl_mprintf("comm:%.*s/%s", len, name,
+                          l->comm_task_type ? tl_str(t, l->comm_task_type) : tt);
+    *oom = !tk;
+    return tk;
   }
   const char *op = l->op_type ? tl_str(t, l->op_type) : l->op_name ? tl_str(t, l->op_name) : NULL;
   /* Memory copies and sets are named by their task type: that is their whole identity.
@@ -196,12 +199,15 @@ static char *member_token(const tl_trace *t, uint32_t x, uint8_t *kind) {
   if (!op && l->kind == TL_KIND_DATA_MOVE &&
       (strncmp(tt, "MEMCPY", 6) == 0 || strncmp(tt, "MEMSET", 6) == 0))
     op = tt;
+  *oom = 0;
   if (!op) return NULL;
   *kind = l->kind == TL_KIND_COMMUNICATION ? TL_MEMBER_COMMUNICATION
           : l->kind == TL_KIND_DATA_MOVE   ? TL_MEMBER_DATA_MOVE
                                            : TL_MEMBER_COMPUTE;
-  return tl_mprintf("%s:%s/%s/%s", tl_member_kind_name(*kind), op,
-                    l->compute_task_type ? tl_str(t, l->compute_task_type) : "", tt);
+  char *tk = tl_mprintf("%s:%s/%s/%s", tl_member_kind_name(*kind), op,
+                        l->compute_task_type ? tl_str(t, l->compute_task_type) : "", tt);
+  *oom = !tk;
+  return tk;
 }
 
 typedef struct lane {
@@ -252,8 +258,8 @@ static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err
   TL_VEC(uint8_t) kinds = {0};
   lane lanes[64];
   size_t nl = 0;
-  int rc = TL_OK;
-  for (size_t s = 0; s < ns && rc == TL_OK; s++) {
+  int rc = TL_OK, typed = 0; /* typed: the launch got a status, not an error */
+  for (size_t s = 0; s < ns && rc == TL_OK && !typed; s++) {
     size_t at = cand_lower(d, (uint32_t)streams[s], L->start_ns);
     lanes[nl].stream = streams[s];
     lanes[nl].first = mem.n;
@@ -268,22 +274,28 @@ static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err
       int ck = control_kind(label_task_type(t, tl_event_label(t, x)));
       if (ck == CTL_EXECUTE || ck == CTL_WAIT || ck == CTL_RECORD) continue; /* launch controls */
       uint8_t kind;
-      char *tk = member_token(t, x, &kind);
+      int oom;
+      char *tk = member_token(t, x, &kind, &oom);
+      if (oom) {
+        rc = tl_nomem(e);
+        break;
+      }
       if (!tk && ck == CTL_INFRA) continue; /* an unnamed known control is no member */
       if (!tk) {
         L->status = TL_LAUNCH_MISSING_BODY_CAPABILITY;
-        rc = 1;
+        typed = 1;
         break;
       }
       if (d->claimed[x]) {
         free(tk);
         L->status = TL_LAUNCH_AMBIGUOUS_BODY;
-        rc = 1;
+        typed = 1;
         break;
       }
       tl_buf_puts(&text, tk);
       tl_buf_puts(&text, "\n");
-      if (TL_VEC_PUSH(&mem, x) || TL_VEC_PUSH(&tok, tk) || TL_VEC_PUSH(&kinds, kind)) {
+      /* tok owns tk once pushed: push it last so a failure frees it exactly once */
+      if (TL_VEC_PUSH(&mem, x) || TL_VEC_PUSH(&kinds, kind) || TL_VEC_PUSH(&tok, tk)) {
         free(tk);
         rc = tl_nomem(e);
         break;
@@ -292,10 +304,11 @@ static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err
     if (text.oom) rc = tl_nomem(e);
     lanes[nl].n = mem.n - lanes[nl].first;
     lanes[nl].text = text.p ? text.p : tl_strdup("");
+    if (!lanes[nl].text && rc == TL_OK) rc = tl_nomem(e);
     nl++;
   }
-  if (rc == TL_OK && mem.n == 0) L->status = TL_LAUNCH_MISSING_BODY_EVIDENCE;
-  if (rc == TL_OK && mem.n) {
+  if (rc == TL_OK && !typed && mem.n == 0) L->status = TL_LAUNCH_MISSING_BODY_EVIDENCE;
+  if (rc == TL_OK && !typed && mem.n) {
     qsort(lanes, nl, sizeof *lanes, lane_cmp);
     tl_buf sig = {0};
     tl_buf_printf(&sig, "captured_stream_set_unordered\nstream_count=%zu\n", nl);
@@ -315,7 +328,6 @@ static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err
       }
     L->nmembers = (uint32_t)(r->members.n - L->first_member);
   }
-  if (rc == 1) rc = TL_OK; /* a typed status, not an error */
   for (size_t k = 0; k < nl; k++) free(lanes[k].text);
   for (size_t k = 0; k < tok.n; k++) free(tok.v[k]);
   TL_VEC_FREE(&tok);
@@ -342,6 +354,9 @@ static char *status_detail(uint8_t st) {
       return tl_strdup("launches before the exact periodic composition");
     case TL_REGION_INCOMPLETE_TAIL:
       return tl_strdup("a trailing prefix shorter than one composition period");
+    case TL_REGION_MISSING_COMPLETION:
+      return tl_strdup("no NOTIFY_WAIT / NOTIFY_RECORD completion pairs with these "
+                       "MODEL_EXECUTE launches");
     default: return NULL;
   }
 }
@@ -362,7 +377,8 @@ static int push_region(tl_replay *r, const device_ctx *d, uint8_t status, uint8_
     l->region = (uint32_t)r->regions.n;
   }
   g.detail = detail ? detail : status_detail(status);
-  if (TL_VEC_PUSH(&r->regions, g)) {
+  /* Every unrecognized region says why: a missing text can only be out-of-memory. */
+  if ((status != TL_REGION_RECOGNIZED && !g.detail) || TL_VEC_PUSH(&r->regions, g)) {
     free(g.detail);
     return tl_nomem(e);
   }
@@ -504,6 +520,10 @@ static int compose_segment(tl_replay *r, const device_ctx *d, size_t first, size
       char *detail = ok ? NULL
                         : tl_strdup("direct single-graph launches need adjacent completion, "
                                     "a record modelId, no overlap and one valid body each");
+      if (!ok && !detail) {
+        rc = tl_nomem(e);
+        break;
+      }
       rc = push_region(r, d, st, order, 2, 2, 0, first + i, 1, 1, detail, e);
       uint8_t role = TL_SLOT_SINGLE;
       if (rc == TL_OK && ok) rc = make_unit(r, d, first + i, 1, &role, e);
@@ -758,10 +778,7 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
         size_t j = i;
         while (j < r->launches.n && r->launches.v[j].status == TL_LAUNCH_MISSING_COMPLETION) j++;
         rc = push_region(r, d, TL_REGION_MISSING_COMPLETION, host_order ? 0 : 1, 0, 3, 0, i,
-                         j - i, 0,
-                         tl_strdup("no NOTIFY_WAIT / NOTIFY_RECORD completion pairs with these "
-                                   "MODEL_EXECUTE launches"),
-                         e);
+                         j - i, 0, NULL, e);
         i = j - 1;
         seg = j;
       }
@@ -776,6 +793,7 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
         continue;
       free(reg->detail);
       reg->detail = tl_strdup(d->companion_detail);
+      if (!reg->detail) rc = tl_nomem(e);
     }
   }
   free(wait_used), free(rec_used), free(work), free(host_next), free(wait_next);

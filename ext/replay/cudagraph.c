@@ -262,6 +262,11 @@ static int read_db_facts(const char *path, int want_trace, db_facts *f, tl_err *
   if (tl_sql_open_ro(path, &db, e)) return TL_ERROR;
   int rc = TL_OK;
   f->node_level = tl_sql_nonempty(db, NODE_TABLE);
+  if (f->node_level < 0) {
+    tl_fail(e, "cannot read table %s of %s: %s", NODE_TABLE, path, sqlite3_errmsg(db));
+    tl_sql_close(db);
+    return TL_ERROR;
+  }
   f->capable = 1;
   if (f->node_level) {
     tl_names tables = {0};

@@ -161,19 +161,24 @@ static int detect_sqlite(const char *path, char **found, tl_err *e) {
       free(missing);
       goto hard;
     }
-    if (tl_sql_nonempty(db, "TASK")) family = TL_FAMILY_ASCEND_MONO;
+    int ne = tl_sql_nonempty(db, "TASK");
+    if (ne < 0) {
+      tl_fail(e, "cannot read table TASK of %s: %s", path, sqlite3_errmsg(db));
+      goto hard;
+    }
+    if (ne) family = TL_FAMILY_ASCEND_MONO;
   }
   if (family < 0) {
     for (size_t i = 0; i < tables.n; i++)
       if (strcmp(tables.v[i], "CUPTI_ACTIVITY_KIND_KERNEL") == 0 &&
-          tl_sql_nonempty(db, tables.v[i]))
-        family = TL_FAMILY_NSYS;
+          tl_sql_nonempty(db, tables.v[i]) != 0)
+        family = TL_FAMILY_NSYS; /* a read error surfaces in the reader, with its message */
   }
   if (family < 0) {
     for (size_t i = 0; i < tables.n && family < 0; i++)
       if ((starts_with(tables.v[i], "HIPOPS_") || starts_with(tables.v[i], "HIPCOPY_") ||
            starts_with(tables.v[i], "HIP_")) &&
-          tl_sql_nonempty(db, tables.v[i]))
+          tl_sql_nonempty(db, tables.v[i]) != 0)
         family = TL_FAMILY_HYGON;
   }
   if (family < 0 && found) {
@@ -394,7 +399,7 @@ static int has_split_layout(const char *prof_dir) {
     char *db_path = tl_mprintf("%s/%s/sqlite/ascend_task.db", prof_dir, names.v[i]);
     sqlite3 *db;
     if (db_path && is_file(db_path) && tl_sql_open_ro(db_path, &db, &e) == TL_OK) {
-      found = tl_sql_nonempty(db, "AscendTask");
+      found = tl_sql_nonempty(db, "AscendTask") != 0; /* a read error: the reader says it */
       tl_sql_close(db);
     }
     tl_err_clear(&e);

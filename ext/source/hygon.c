@@ -307,7 +307,10 @@ static int events_next(tl_cursor *c, void *row, tl_err *e) {
     sqlite3_stmt *st = he->st;
     /* rowid, BeginNs, EndNs, dev_id, queue_id, Name|Kind, _Index[, Bytes, MemoryType] */
     int64_t start = tl_col_i64(st, 1, INT64_MIN), end = tl_col_i64(st, 2, INT64_MIN);
-    if (start == INT64_MIN || end == INT64_MIN || end <= start) {
+    /* No interval, or no integer device to place it on: dropped, counted. */
+    int64_t dev = tl_col_i64(st, 3, -1);
+    if (start == INT64_MIN || end == INT64_MIN || end <= start || dev < 0 ||
+        dev > (int64_t)UINT32_MAX - 1) {
       he->base.dropped_rows++;
       continue;
     }
@@ -318,8 +321,8 @@ static int events_next(tl_cursor *c, void *row, tl_err *e) {
     r->source_rowid = sqlite3_column_int64(st, 0);
     r->start_ns = start;
     r->end_ns = end;
-    int64_t dev = tl_col_i64(st, 3, 0), queue = tl_col_i64(st, 4, -1);
-    r->device_id = dev < 0 || dev > (int64_t)UINT32_MAX ? 0 : (uint32_t)dev;
+    int64_t queue = tl_col_i64(st, 4, -1);
+    r->device_id = (uint32_t)dev;
     r->stream_id = queue < 0 || queue >= (int64_t)TL_NO_STREAM ? TL_NO_STREAM : (uint32_t)queue;
     r->task_id = r->global_task_id = tl_col_i64(st, 6, TL_ABSENT);
     r->correlation_id = r->context_id = r->model_id = TL_ABSENT;

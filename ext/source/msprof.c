@@ -312,9 +312,16 @@ static int load_comm_ops(msprof_events *me, const tl_columns *cols, tl_err *e) {
     op.rowid = sqlite3_column_int64(st, 0);
     op.name = decode(&me->m, st, 1);
     op.type = decode(&me->m, st, 2);
-    op.start = tl_col_i64(st, 3, 0);
-    op.end = tl_col_i64(st, 4, 0);
-    op.device = (uint32_t)tl_col_i64(st, 5, 0);
+    op.start = tl_col_i64(st, 3, INT64_MIN);
+    op.end = tl_col_i64(st, 4, INT64_MIN);
+    int64_t device = tl_col_i64(st, 5, -1);
+    /* Text or fractional times pass the SQL filter; they are no interval: skip, counted. */
+    if (op.start == INT64_MIN || op.end == INT64_MIN || op.end <= op.start || device < 0 ||
+        device > UINT32_MAX - 1) {
+      me->base.dropped_rows++;
+      continue;
+    }
+    op.device = (uint32_t)device;
     op.conn = tl_col_i64(st, 6, TL_ABSENT);
     op.op_id = tl_col_i64(st, 7, TL_ABSENT);
     op.best_stream = TL_NO_STREAM;
@@ -416,13 +423,19 @@ static int events_next(tl_cursor *c, void *row_, tl_err *e) {
     row_defaults(r, me->db_idx, me->source_id);
     r->source_table = "TASK";
     r->source_rowid = sqlite3_column_int64(st, 0);
-    r->start_ns = tl_col_i64(st, 1, 0);
-    r->end_ns = tl_col_i64(st, 2, 0);
-    if (r->end_ns < r->start_ns) {
+    r->start_ns = tl_col_i64(st, 1, INT64_MIN);
+    r->end_ns = tl_col_i64(st, 2, INT64_MIN);
+    if (r->start_ns == INT64_MIN || r->end_ns == INT64_MIN || r->end_ns < r->start_ns) {
       me->base.dropped_rows++;
       continue;
     }
-    r->device_id = (uint32_t)tl_col_i64(st, 3, 0);
+    /* A task without an integer device cannot be placed on a device: dropped, counted. */
+    int64_t device = tl_col_i64(st, 3, -1);
+    if (device < 0 || device > UINT32_MAX - 1) {
+      me->base.dropped_rows++;
+      continue;
+    }
+    r->device_id = (uint32_t)device;
     int64_t stream = tl_col_i64(st, 4, TL_ABSENT);
     r->stream_id = stream < 0 || stream > UINT32_MAX ? TL_NO_STREAM : (uint32_t)stream;
     r->task_id = tl_col_i64(st, 5, TL_ABSENT);
@@ -583,12 +596,19 @@ static int calls_next(tl_cursor *c, void *row_, tl_err *e) {
   msprof_calls *mc = (msprof_calls *)c;
   tl_call_row *r = row_;
   if (!mc->st) return 0;
-  int rc = sqlite3_step(mc->st);
-  if (rc == SQLITE_DONE) return 0;
-  if (rc != SQLITE_ROW)
-    return tl_fail(e, "failed to read CANN_API in '%s': %s", mc->m.path, sqlite3_errmsg(mc->m.db)),
-           -1;
   sqlite3_stmt *st = mc->st;
+  for (;;) {
+    int rc = sqlite3_step(mc->st);
+    if (rc == SQLITE_DONE) return 0;
+    if (rc != SQLITE_ROW)
+      return tl_fail(e, "failed to read CANN_API in '%s': %s", mc->m.path,
+                     sqlite3_errmsg(mc->m.db)),
+             -1;
+    /* Text or fractional times pass the SQL filter endNs > startNs: skip, counted. */
+    int64_t s0 = tl_col_i64(st, 1, INT64_MIN), e0 = tl_col_i64(st, 2, INT64_MIN);
+    if (s0 != INT64_MIN && e0 != INT64_MIN && e0 > s0) break;
+    mc->base.dropped_rows++;
+  }
   /* rowid, startNs, endNs, connectionId, name, globalTid, deviceId, type */
   memset(r, 0, sizeof *r);
   r->db_idx = mc->db_idx;

@@ -872,8 +872,13 @@ static int calls_next(tl_cursor *base, void *out, tl_err *e) {
     r->source_table = "ApiData";
     r->source_rowid = sqlite3_column_int64(st, 0);
     r->provider = TL_PROVIDER_ASCEND;
-    /* ApiData start/end are 10 ns ticks (section 5). */
-    int64_t start = tl_col_i64(st, 1, 0), end = tl_col_i64(st, 2, 0);
+    /* ApiData start/end are 10 ns ticks (section 5). A value that is not an exact integer
+    ** (INT64_MIN here) or an end before the start drops the row, counted. */
+    int64_t start = tl_col_i64(st, 1, INT64_MIN), end = tl_col_i64(st, 2, INT64_MIN);
+    if (start == INT64_MIN || end == INT64_MIN || end < start) {
+      c->base.dropped_rows++;
+      continue;
+    }
     if (__builtin_mul_overflow(start, 10, &r->start_ns) ||
         __builtin_mul_overflow(end, 10, &r->end_ns)) {
       tl_fail(e,

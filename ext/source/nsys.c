@@ -799,7 +799,7 @@ static char *table_gap(inv_ctx *x, const char *table, const char *const *const *
   char *why = NULL;
   if (miss.n)
     why = tl_mprintf("table %s is missing column(s): %s", table, miss.p);
-  else if (!tl_sql_nonempty(x->db, table))
+  else if (tl_sql_nonempty(x->db, table) == 0)
     why = tl_mprintf("table %s is empty", table);
   tl_buf_free(&miss);
   return why;

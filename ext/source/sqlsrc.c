@@ -211,13 +211,19 @@ int tl_sql_nonempty(sqlite3 *db, const char *table) {
   char *q = tl_sql_quote_ident(table);
   char *sql = q ? tl_mprintf("SELECT 1 FROM %s LIMIT 1", q) : NULL;
   free(q);
-  if (!sql) return 0;
+  if (!sql) return -1;
   sqlite3_stmt *st = NULL;
-  int found = 0;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK)
-    found = sqlite3_step(st) == SQLITE_ROW;
-  sqlite3_finalize(st);
+  int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL), found;
   free(sql);
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(st);
+    found = rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+  } else {
+    /* A missing table is simply not there; running out of memory or an I/O error is not
+    ** an answer about the table. */
+    found = (rc & 0xff) == SQLITE_ERROR ? 0 : -1;
+  }
+  sqlite3_finalize(st);
   return found;
 }
 

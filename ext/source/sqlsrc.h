@@ -49,7 +49,7 @@ void tl_names_free(tl_names *n);
 /* SELECT count(*) of a table; -1 with an error on failure. */
 int64_t tl_sql_count(sqlite3 *db, const char *path, const char *table, tl_err *e);
 /* 1 when the table has at least one row, 0 when empty or absent. */
-int tl_sql_nonempty(sqlite3 *db, const char *table);
+int tl_sql_nonempty(sqlite3 *db, const char *table); /* 1 rows, 0 empty or absent, -1 error */
 
 /* Quoted identifier: "name" with embedded quotes doubled. malloc'd. */
 char *tl_sql_quote_ident(const char *name);

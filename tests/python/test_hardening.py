@@ -12,6 +12,7 @@ The interrupt latencies are written to TRACELOOM_BUILD/hardening_figures.json fo
 docs/RELIABILITY.md.
 """
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -254,3 +255,22 @@ def test_profile_symlinked_to_the_output_is_refused(cli, fixtures, tmp_path, bui
         conn.execute("SELECT traceloom_analyze(?)", (str(link),)).fetchall()
     conn.close()
     assert target.read_bytes() == before
+
+
+def test_stale_temporary_files_of_killed_runs_are_removed(cli, fixtures, tmp_path):
+    # A run killed with SIGKILL leaves <output>.tmp-<pid>; the next run for that output removes
+    # it when the pid is gone, and leaves a live process's file (another run) alone.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    out = tmp_path / "analysis.db"
+    stale = tmp_path / ("analysis.db.tmp-%d" % dead.pid)
+    stale_journal = tmp_path / ("analysis.db.tmp-%d-journal" % dead.pid)
+    live = tmp_path / ("analysis.db.tmp-%d" % os.getpid())
+    other = tmp_path / "other.db.tmp-1"
+    for p in (stale, stale_journal, live, other):
+        p.write_bytes(b"partial")
+    r = subprocess.run([str(cli), str(fixtures / "minimal_smoke" / "mono"), "--output", str(out)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert out.exists() and not stale.exists() and not stale_journal.exists()
+    assert live.exists() and other.exists()
