@@ -37,7 +37,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 ASAN_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests-asan/%,$(UNIT_SRCS))
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
-.PHONY: all deps test test-unit test-asan test-sql test-python demo bench clean fixtures fuzz fuzz-smoke observer-contract
+.PHONY: all deps test test-unit test-asan test-sql test-python demo bench clean fixtures fuzz fuzz-smoke observer-contract valgrind
 
 all: deps $(BUILD)/traceloom.so $(BUILD)/traceloom
 
@@ -139,7 +139,7 @@ $(BUILD)/fuzz/libtraceloom_fuzz.a: $(FUZZ_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(BUILD)/fuzz/libtraceloom_fuzz.a
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h tests/fuzz/fuzz_profile.h $(BUILD)/fuzz/libtraceloom_fuzz.a
 	$(FUZZ_CC) $(CSTD) $(WARN) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -DSQLITE_CORE $(INCLUDES) \
 	  -DTL_FUZZ_FIXTURES_DEFAULT='"$(abspath $(BUILD))/fixtures"' -o $@ $< \
 	  $(BUILD)/fuzz/libtraceloom_fuzz.a -lsqlite3 $(DEPS_LIBS)
@@ -156,6 +156,10 @@ fuzz-smoke: fuzz
 observer-contract:
 	@python3 observer/tools/check_vllm_contract.py --download-dir /tmp/vllm-wheel
 
+# valgrind over the unit-test programs and two CLI runs (minutes; not part of make test).
+valgrind: all fixtures $(UNIT_BINS)
+	@BUILD=$(BUILD) tests/valgrind.sh
+
 demo: all
 	@examples/demo.sh
 
@@ -164,3 +168,6 @@ bench: all
 
 clean:
 	rm -rf $(BUILD)
+
+# test_faults links with allocation wrappers (its own rules).
+include tests/unit/faults.mk
