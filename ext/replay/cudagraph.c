@@ -263,7 +263,8 @@ static int read_db_facts(const char *path, int want_trace, db_facts *f, tl_err *
   int rc = TL_OK;
   f->node_level = tl_sql_nonempty(db, NODE_TABLE);
   if (f->node_level < 0) {
-    tl_fail(e, "cannot read table %s of %s: %s", NODE_TABLE, path, sqlite3_errmsg(db));
+    if (sqlite3_errcode(db) == SQLITE_OK) tl_nomem(e);
+    else tl_fail(e, "cannot read table %s of %s: %s", NODE_TABLE, path, sqlite3_errmsg(db));
     tl_sql_close(db);
     return TL_ERROR;
   }

@@ -163,7 +163,9 @@ static int detect_sqlite(const char *path, char **found, tl_err *e) {
     }
     int ne = tl_sql_nonempty(db, "TASK");
     if (ne < 0) {
-      tl_fail(e, "cannot read table TASK of %s: %s", path, sqlite3_errmsg(db));
+      /* no SQLite error code: our own allocation failed */
+      if (sqlite3_errcode(db) == SQLITE_OK) tl_nomem(e);
+      else tl_fail(e, "cannot read table TASK of %s: %s", path, sqlite3_errmsg(db));
       goto hard;
     }
     if (ne) family = TL_FAMILY_ASCEND_MONO;
