@@ -213,7 +213,8 @@ static int scan_file(tl_context *c, const char *path, int source_id, const tl_i6
 
 /* ------------------------------------------------------------------ host scope */
 
-/* Ascend runtime calls ordered by (source_id, global_tid, start, index). */
+/* Rows on a host thread ordered by (source_id, global_tid, start, index): Ascend runtime
+** calls (call = call index) and task-queue pairs (call = pair index, keyed by the enqueue). */
 typedef struct call_key {
   int source_id;
   int64_t gtid, start, end;
@@ -323,21 +324,6 @@ static int pair_queue(tl_context *c, tl_err *e) {
   return rc;
 }
 
-/* Pairs ordered by (source, enqueue thread, enqueue start) for the marker lookup. */
-typedef struct pair_key {
-  int source_id;
-  int64_t gtid, start;
-  uint32_t pair;
-} pair_key;
-
-static int cmp_pair_key(const void *pa, const void *pb) {
-  const pair_key *a = pa, *b = pb;
-  if (a->source_id != b->source_id) return a->source_id < b->source_id ? -1 : 1;
-  if (a->gtid != b->gtid) return a->gtid < b->gtid ? -1 : 1;
-  if (a->start != b->start) return a->start < b->start ? -1 : 1;
-  return a->pair < b->pair ? -1 : a->pair > b->pair;
-}
-
 static int host_scope(tl_context *c, const tl_trace *t, tl_err *e) {
   const tl_calls *ca = &t->calls;
   size_t nk = 0;
@@ -350,16 +336,16 @@ static int host_scope(tl_context *c, const tl_trace *t, tl_err *e) {
   }
   qsort(k, nk, sizeof *k, cmp_call_key);
   size_t np = c->pairs.n;
-  pair_key *pk = malloc((np ? np : 1) * sizeof *pk);
+  call_key *pk = malloc((np ? np : 1) * sizeof *pk);
   if (!pk) {
     free(k);
     return tl_nomem(e);
   }
   for (size_t i = 0; i < np; i++) {
     const tl_ctx_queue *en = &c->queue.v[c->pairs.v[i].enq];
-    pk[i] = (pair_key){en->source_id, en->global_tid, en->start_ns, (uint32_t)i};
+    pk[i] = (call_key){en->source_id, en->global_tid, en->start_ns, en->end_ns, (uint32_t)i};
   }
-  qsort(pk, np, sizeof *pk, cmp_pair_key);
+  qsort(pk, np, sizeof *pk, cmp_call_key);
   int rc = TL_OK;
   for (size_t m = 0; rc == TL_OK && m < c->markers.n; m++) {
     const tl_ctx_marker *mk = &c->markers.v[m];
@@ -367,26 +353,15 @@ static int host_scope(tl_context *c, const tl_trace *t, tl_err *e) {
     rc = claim_calls(c, k, nk, mk->exec, mk->source_id, mk->global_tid, mk->start_ns, mk->end_ns,
                      TL_BASIS_SAME_THREAD, TL_CTX_NONE, e);
     /* Enqueues on the marker's thread inside the marker. */
-    size_t lo = 0, hi = np;
-    while (lo < hi) {
-      size_t mid = lo + (hi - lo) / 2;
-      const pair_key *p = &pk[mid];
-      int less = p->source_id != mk->source_id ? p->source_id < mk->source_id
-                 : p->gtid != mk->global_tid   ? p->gtid < mk->global_tid
-                                               : p->start < mk->start_ns;
-      if (less)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
+    size_t lo = lower_bound(pk, np, mk->source_id, mk->global_tid, mk->start_ns);
     for (size_t i = lo; rc == TL_OK && i < np && pk[i].source_id == mk->source_id &&
                         pk[i].gtid == mk->global_tid && pk[i].start <= mk->end_ns;
          i++) {
-      const tl_ctx_pair *p = &c->pairs.v[pk[i].pair];
+      const tl_ctx_pair *p = &c->pairs.v[pk[i].call];
       const tl_ctx_queue *en = &c->queue.v[p->enq], *de = &c->queue.v[p->deq];
       if (en->end_ns > mk->end_ns) continue;
       rc = claim_calls(c, k, nk, mk->exec, de->source_id, de->global_tid, de->start_ns, de->end_ns,
-                       TL_BASIS_TASK_QUEUE, pk[i].pair, e);
+                       TL_BASIS_TASK_QUEUE, pk[i].call, e);
     }
   }
   free(k);
