@@ -103,6 +103,29 @@ def test_sigint_stops_the_cli_and_keeps_the_previous_output(cli, fixtures, large
     record(build_dir, "cli_sigint_latency_s", latencies)
 
 
+def test_sigkill_keeps_the_previous_output_and_the_next_run_cleans_up(cli, fixtures, large_profile,
+                                                                     tmp_path):
+    # kill -9 runs no handler: the previous output must still be byte-identical (the rename
+    # never happened), and the next run for that output removes the dead run's temporary.
+    out = tmp_path / "analysis.db"
+    r = subprocess.run([str(cli), fixtures / "exact_hlt" / "mono", "--output", out],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    before = out.read_bytes()
+    p = subprocess.Popen([str(cli), large_profile, "--output", out],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(2.0)
+    assert p.poll() is None, "the analysis finished before it could be killed"
+    p.kill()
+    p.wait(timeout=60)
+    assert out.read_bytes() == before
+    assert leftovers(tmp_path, "analysis.db"), "expected the killed run's temporary file"
+    r = subprocess.run([str(cli), fixtures / "minimal_smoke" / "mono", "--output", out],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert leftovers(tmp_path, "analysis.db") == []
+
+
 def analyze_in_thread(conn, profile):
     result = {}
 
