@@ -259,11 +259,14 @@ static int refuse_self(sqlite3 *db, const tl_profile *p, tl_err *e) {
   return TL_OK;
 }
 
-static int digest_files(const tl_profile *p, tl_source_digest **out, tl_err *e) {
+static int hashing_interrupted(void *ctx) { return was_interrupted(ctx); }
+
+static int digest_files(const tl_profile *p, tl_source_digest **out, progress *pr, tl_err *e) {
   tl_source_digest *d = calloc(p->files.n ? p->files.n : 1, sizeof *d);
   if (!d) return tl_nomem(e);
   for (size_t i = 0; i < p->files.n; i++)
-    if (tl_sha256_file(p->files.v[i].path, d[i].sha256, &d[i].size, e)) {
+    if (tl_sha256_file_cancellable(p->files.v[i].path, d[i].sha256, &d[i].size,
+                                   hashing_interrupted, pr, e)) {
       free(d);
       return TL_ERROR;
     }
@@ -333,7 +336,7 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   }
   if (rc == TL_OK) {
     rc = progress_stage(&pr, "hashing sources", e);
-    if (rc == TL_OK) rc = digest_files(&profile, &digests, e);
+    if (rc == TL_OK) rc = digest_files(&profile, &digests, &pr, e);
   }
   if (rc == TL_OK) {
     rc = progress_stage(&pr, "reading events and calls", e);

@@ -139,7 +139,13 @@ void tl_sha256_hex(const uint8_t digest[32], char hex[65]) {
 }
 
 int tl_sha256_file(const char *path, char hex[65], int64_t *size, tl_err *e) {
+  return tl_sha256_file_cancellable(path, hex, size, NULL, NULL, e);
+}
+
+int tl_sha256_file_cancellable(const char *path, char hex[65], int64_t *size,
+                               int (*stop)(void *ctx), void *ctx, tl_err *e) {
   enum { CHUNK = 1 << 20 };
+  unsigned chunks = 0;
   char why[128];
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -167,6 +173,10 @@ int tl_sha256_file(const char *path, char hex[65], int64_t *size, tl_err *e) {
     }
     if (got == 0) break;
     tl_sha256_update(&s, chunk, (size_t)got);
+    if (stop && (++chunks & 63) == 0 && stop(ctx)) {
+      rc = tl_fail(e, "interrupted while hashing \"%s\"; nothing was published", path);
+      break;
+    }
   }
   free(chunk);
   close(fd);

@@ -35,5 +35,8 @@ void tl_sha256_hex(const uint8_t digest[32], char hex[65]); /* lowercase */
 /* Hashes a whole file read-only in 1 MiB chunks; sets *size (bytes hashed) when size is not
 ** NULL. Returns TL_OK, or TL_ERROR with a message naming the path and the errno text. */
 int tl_sha256_file(const char *path, char hex[65], int64_t *size, tl_err *e);
+/* The same, asking stop(ctx) every 64 MiB: a non-zero answer ends it with "interrupted". */
+int tl_sha256_file_cancellable(const char *path, char hex[65], int64_t *size,
+                               int (*stop)(void *ctx), void *ctx, tl_err *e);
 
 #endif
