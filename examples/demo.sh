@@ -51,4 +51,37 @@ echo "== Perfetto timeline"
 "$BUILD/traceloom" export-perfetto "$OUT/analysis.db" --output "$OUT/timeline.perfetto.json.gz"
 echo "open $OUT/timeline.perfetto.json.gz in https://ui.perfetto.dev"
 echo
+# The same model served as ACL graph replays (head + layer x 4 + tail per decode step), with
+# the scheduler's context: exact replays and which step each launch served.
+GRAPH="$OUT/graph_profile"
+if [ ! -f "$GRAPH/ground_truth.json" ]; then
+  rm -rf "$GRAPH"
+  python3 tools/genprofile.py --format ascend --graph --graph-layers shared --out "$GRAPH" \
+    --prefill-steps 1 --decode-steps 6 --layers 4 --ops 6 --noise 0 --missing 0 --aux 0 \
+    --seed 7 --context "$GRAPH/context" --quiet
+fi
+CONTEXT_ARGS=()
+for f in "$GRAPH"/context/*.jsonl; do CONTEXT_ARGS+=(--context "$f"); done
+echo "== graph replays (traceloom $GRAPH --context ... --output $OUT/graph.db)"
+"$BUILD/traceloom" "$GRAPH" --output "$OUT/graph.db" "${CONTEXT_ARGS[@]}" | head -1
+sqlite3 -column -header "$OUT/graph.db" \
+  "SELECT status, shape_policy, count(*) AS regions, sum(observed_launch_count) AS launches
+     FROM traceloom_aclgraph_reconstruction_region GROUP BY 1, 2;"
+echo
+echo "== the layer graph's costliest body positions across all replays (traceloom_replay_cost_aggregate)"
+sqlite3 -column -header "$OUT/graph.db" \
+  "SELECT slot_role, identity, member_occurrence_count AS n, duration_median_ns AS median_ns,
+          duration_p75_ns AS p75_ns
+     FROM traceloom_replay_cost_aggregate WHERE slot_role = 'layer'
+    ORDER BY duration_median_ns DESC LIMIT 5;"
+echo
+echo "== exact replay launches and members per scheduler step (traceloom_v_context_replay_member)"
+sqlite3 -column -header "$OUT/graph.db" \
+  "SELECT s.ordinal AS step, s.total_scheduled_tokens AS tokens, count(DISTINCT l.launch_id) AS launches,
+          count(m.member_id) AS exact_members
+     FROM traceloom_scheduler_step s
+     LEFT JOIN traceloom_v_context_replay_launch l ON l.step_id = s.step_id
+     LEFT JOIN traceloom_v_context_replay_member m ON m.step_id = s.step_id AND m.launch_id = l.launch_id
+    GROUP BY s.step_id ORDER BY s.ordinal;"
+echo
 echo "Query it yourself: sqlite3 $OUT/analysis.db 'SELECT surface_name, purpose FROM traceloom_analysis_surface'"

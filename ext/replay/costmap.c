@@ -8,8 +8,9 @@
 **   compute / communication / data_move ns partition task_sum_ns.
 ** Per (launch, lane) the same for one stream. Per member its scheduled-work share,
 ** trunc(duration * 10^6 / body task_sum) (0 and unsupported when the sum is 0).
-** Aggregates collapse one body position over every replay of a graph template slot:
-** key (db, device, graph template, slot, body template, lane, task ordinal), so every
+** Aggregates collapse one body position over every replay of a graph template role
+** ("role_collapsed": all layer slots of a head + layer x N + tail composition together):
+** key (db, device, graph template, slot role, body template, lane, task ordinal), so every
 ** contributor has the same identity by construction; nearest-rank p25 / median / p75 of
 ** durations and shares. The three lenses are kept apart: nothing adds an envelope to
 ** member durations.
@@ -161,7 +162,7 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
     for (uint32_t k = 0; k < l->nmembers; k++) {
       uint32_t mi = l->first_member + k;
       const tl_graph_member *m = &r->members.v[mi];
-      agg_key key = {l->db_idx, l->device_id, r->units.v[l->unit].graph_template, l->slot_order,
+      agg_key key = {l->db_idx, l->device_id, r->units.v[l->unit].graph_template, l->slot_role,
                      l->body_template, m->lane_ordinal, m->task_ordinal,
                      ev->start_ns[m->event], mi};
       keys[nk++] = key;

@@ -431,7 +431,7 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
       else sqlite3_bind_int64(agg, 17 + q, v[q]);
     }
     sqlite3_bind_int64(agg, 23, m->lane_ordinal);
-    sqlite3_bind_int64(agg, 24, g->slot);
+    sqlite3_bind_int64(agg, 24, l->slot_order); /* the first contributor's slot */
     rc = tl_pub_step(db, agg, "traceloom_replay_cost_aggregate", e);
   }
   /* A device with launches but no replay unit says so. */

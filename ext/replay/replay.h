@@ -221,7 +221,7 @@ typedef struct tl_lane_cost {
 
 typedef struct tl_replay_aggregate {
   uint32_t first_member;         /* a representative member (first contributor) */
-  uint32_t count, units, launches, slot;
+  uint32_t count, units, launches, slot; /* slot: the slot role (tl_slot_role) */
   int kind_mixed;
   int64_t dur_p25, dur_p50, dur_p75, share_p25, share_p50, share_p75;
 } tl_replay_aggregate;

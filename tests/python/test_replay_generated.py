@@ -80,6 +80,10 @@ def test_shape_and_tree(analysed):
             "SELECT slot_role FROM traceloom_graph_launch WHERE db_idx = 0 AND replay_unit_id = 'replay-unit-0' "
             "ORDER BY member_order")]
         assert roles == ["head"] + ["layer"] * LAYERS + ["tail"]
+        # role_collapsed aggregates: every layer slot of every replay, per rank
+        counts = {r[0] for r in con.execute(
+            "SELECT member_occurrence_count FROM traceloom_replay_cost_aggregate WHERE slot_role = 'layer'")}
+        assert counts == {STEPS * LAYERS}
     else:
         assert shapes == {"unclassified"}
     # All decode steps have one body: the tree folds them into one Repeat per device.
