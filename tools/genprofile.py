@@ -11,6 +11,7 @@ give byte-identical output.
   tools/genprofile.py --format ascend --out DIR --rows 10000000 --layers 32   # derives steps
   tools/genprofile.py --format nsys   --out DIR --decode-steps 16 --ranks 2
   tools/genprofile.py --format split  --out DIR --decode-steps 16 --ranks 2
+  tools/genprofile.py --format kineto --out DIR --decode-steps 16 --ranks 2 [--gzip]
 
 Formats (one module each, tools/genprofile_<format>.py):
   ascend  DIR/PROF_<r>/msprof_<r>.db per rank (Ascend monolithic msprof schema)
@@ -19,6 +20,9 @@ Formats (one module each, tools/genprofile_<format>.py):
           same rows as `ascend` in AscendTask, TaskInfo, HCCL*SingleDevice, ApiData, HostTask)
   torchnpu  DIR/<host>_<pid>_<ts>_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_<r>.db
           per rank (the `ascend` DB) with one sibling PROF_*/host/sqlite/stream_info.db
+  kineto  DIR/<rank>.pt.trace.json (or .json.gz with --gzip) per rank: PyTorch profiler
+          Chrome trace with the nsys rows (kernel, gpu_memcpy, cuda_runtime), written
+          streaming
 
 --graph (ascend, torchnpu) runs the decode steps as ACL graph replays (head, one graph per
 layer, tail; aclmdlRIExecuteAsync, MODEL_EXECUTE/NOTIFY_WAIT/NOTIFY_RECORD, CaptureStreamInfo
@@ -63,12 +67,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import genprofile_ascend  # noqa: E402
 import genprofile_context  # noqa: E402
 import genprofile_graph  # noqa: E402
+import genprofile_kineto  # noqa: E402
 import genprofile_model as M  # noqa: E402
 import genprofile_nsys  # noqa: E402
 import genprofile_split  # noqa: E402
 import genprofile_torchnpu  # noqa: E402
 
-FORMATS = {m.FORMAT: m for m in (genprofile_ascend, genprofile_nsys, genprofile_split, genprofile_torchnpu)}
+FORMATS = {m.FORMAT: m for m in (genprofile_ascend, genprofile_kineto, genprofile_nsys, genprofile_split,
+                                  genprofile_torchnpu)}
 GRAPH_FORMATS = ("ascend", "torchnpu")
 GROUND_TRUTH_VERSION = 1
 
@@ -103,6 +109,7 @@ def parse_args(argv):
                         "graph-level trace (see genprofile_nsys.py)")
     p.add_argument("--cuda-graph-eager", type=int, default=1,
                    help="eager kernels between two CUDA graph replays (--cuda-graph)")
+    p.add_argument("--gzip", action="store_true", help="kineto: write <rank>.pt.trace.json.gz")
     genprofile_context.add_arguments(p)
     p.add_argument("--quiet", action="store_true")
     a = p.parse_args(argv)
@@ -114,6 +121,8 @@ def parse_args(argv):
             p.error("--graph takes --decode-steps, not --rows")
         if a.prefill_steps < 1 or a.decode_steps < 1:
             p.error("--graph needs at least one prefill (eager) and one decode (graph) step")
+    if a.gzip and a.format != "kineto":
+        p.error("--gzip needs --format kineto")
     if a.cuda_graph:
         if a.format != "nsys" or a.graph or a.rows is not None:
             p.error("--cuda-graph needs --format nsys, without --graph or --rows")
@@ -262,7 +271,7 @@ def ground_truth(args, files, plans):
         "source_kind": fmt.SOURCE_KIND,
         "params": {k: getattr(args, k) for k in ("seed", "prefill_steps", "decode_steps", "layers", "ops",
                                                  "ranks", "jitter", "noise", "aux", "missing", "rows",
-                                                 "graph", "cuda_graph", "cuda_graph_eager")},
+                                                 "graph", "cuda_graph", "cuda_graph_eager", "gzip")},
         "files": files,
         "structure": {
             "steps": {"prefill": args.prefill_steps, "decode": args.decode_steps, "total": total_steps},
@@ -294,7 +303,7 @@ def main(argv=None):
         full = os.path.join(out, name)
         if (name.startswith("PROF_") or name.endswith("_ascend_pt")) and os.path.isdir(full):
             shutil.rmtree(full)
-        elif name in ("profile.sqlite", "ground_truth.json"):
+        elif name in ("profile.sqlite", "ground_truth.json") or name.endswith((".pt.trace.json", ".pt.trace.json.gz")):
             os.remove(full)
     t0 = time.monotonic()
     files = fmt.output_files(args)
