@@ -12,6 +12,9 @@
 #   events         SELECT count(*) FROM traceloom_events(PROFILE) in the sqlite3 shell
 #   analyze        SELECT traceloom_analyze(PROFILE) into a fresh DB in the sqlite3 shell
 #   cli            $BUILD/traceloom PROFILE --output X.db
+#   python         traceloom.analyze() of the python/ package (it drives the same CLI)
+#   perfetto       traceloom export-perfetto of that analysis, against zlib writing as many
+#                  fixed JSON lines in the same run
 # and prints seconds, rows/s, the ratios to the bare scan and copy, and peak RSS.
 # --record (or BENCH_RECORD=1) appends the results to bench/RESULTS.md.
 #
