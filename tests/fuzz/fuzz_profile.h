@@ -320,4 +320,29 @@ static inline void tl_fuzz_relate_replay(tl_profile *p, tl_trace *t) {
   TL_VEC_FREE(&rel);
 }
 
+/* What traceloom_analyze does with a profile path before its analysis stages: discover,
+** inventory, load (with the trace invariants), then, when relate_replay is set, relations
+** and replay reconstruction. Every entry point must return TL_OK or TL_ERROR with a
+** message (tl_fuzz_check). */
+static inline void tl_fuzz_load_profile(const char *path, int relate_replay) {
+  tl_err e = {0};
+  tl_profile profile;
+  int rc = tl_profile_discover(path, "auto", &profile, &e);
+  tl_fuzz_check(rc, &e, "tl_profile_discover");
+  if (rc != TL_OK) return;
+  tl_inventory inv = {0};
+  rc = tl_profile_inventory(&profile, &inv, &e);
+  tl_fuzz_check(rc, &e, "tl_profile_inventory");
+  tl_inventory_free(&inv);
+  tl_trace trace;
+  rc = tl_trace_load(&profile, &trace, NULL, NULL, &e);
+  tl_fuzz_check(rc, &e, "tl_trace_load");
+  if (rc == TL_OK) {
+    tl_fuzz_check_trace(&trace);
+    if (relate_replay) tl_fuzz_relate_replay(&profile, &trace);
+    tl_trace_free(&trace);
+  }
+  tl_profile_free(&profile);
+}
+
 #endif
