@@ -132,6 +132,7 @@ typedef struct device_ctx {
   size_t cap_first, cap_n;
   int companion_ok;
   const char *companion_detail;
+  const uint8_t *ctl;              /* control kind per label (CTL_*): decided once per label */
   /* Body candidates of the device: non-control-execute events sorted by (stream, start). */
   uint32_t *cand;
   size_t ncand;
@@ -271,7 +272,7 @@ static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err
       if (ev->end_ns[x] > L->end_ns) continue;
       if (w->instance >= 0 && ev->model_id[x] != TL_ABSENT && ev->model_id[x] != w->instance)
         continue;
-      int ck = control_kind(label_task_type(t, tl_event_label(t, x)));
+      int ck = d->ctl[ev->label[x]];
       if (ck == CTL_EXECUTE || ck == CTL_WAIT || ck == CTL_RECORD) continue; /* launch controls */
       uint8_t kind;
       int oom;
@@ -557,7 +558,7 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
   d->ncand = 0;
   for (size_t k = 0; k < ndev && rc == TL_OK; k++) {
     uint32_t x = dev_events[k];
-    int ck = control_kind(label_task_type(t, tl_event_label(t, x)));
+    int ck = d->ctl[ev->label[x]];
     if (ck == CTL_EXECUTE) rc = TL_VEC_PUSH(&execs, x) ? tl_nomem(e) : TL_OK;
     else if (ck == CTL_WAIT) rc = TL_VEC_PUSH(&waits, x) ? tl_nomem(e) : TL_OK;
     else if (ck == CTL_RECORD) rc = TL_VEC_PUSH(&records, x) ? tl_nomem(e) : TL_OK;
@@ -810,13 +811,20 @@ done:
 
 int tl_replay_acl(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err *e) {
   const tl_events *ev = &t->ev;
-  /* Only Ascend inputs with MODEL_EXECUTE tasks take part. */
-  uint32_t exec_type = tl_strpool_find(t->pool, "MODEL_EXECUTE", 13);
-  if (!exec_type || !ev->n) return TL_OK;
+  /* Only Ascend inputs with MODEL_EXECUTE tasks take part. Control kinds are decided per
+  ** label (a few thousand) rather than per event (millions). */
+  if (!ev->n) return TL_OK;
+  uint8_t *ctl = malloc(t->labels.n ? t->labels.n : 1);
+  if (!ctl) return tl_nomem(e);
   int any = 0;
-  for (size_t i = 0; i < t->labels.n && !any; i++)
-    any = t->labels.v[i].task_type == exec_type || t->labels.v[i].name == exec_type;
-  if (!any) return TL_OK;
+  for (size_t i = 0; i < t->labels.n; i++) {
+    ctl[i] = (uint8_t)control_kind(label_task_type(t, &t->labels.v[i]));
+    any |= ctl[i] == CTL_EXECUTE;
+  }
+  if (!any) {
+    free(ctl);
+    return TL_OK;
+  }
   /* Events grouped by (db_idx, device_id), reader order inside a group. */
   uint32_t *order = malloc(ev->n * sizeof *order);
   uint64_t *keys = malloc(ev->n * sizeof *keys);
@@ -852,11 +860,12 @@ int tl_replay_acl(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err *
     d.companion_ok = in && in->stream_info_path;
     d.companion_detail = in ? in->stream_info_detail : NULL;
     d.cand = cand;
+    d.ctl = ctl;
     d.claimed = claimed;
     if (rc == TL_OK) rc = process_device(&d, order + i, j - i, e);
     i = j;
   }
   TL_VEC_FREE(&caps);
-  free(order), free(keys), free(cand), free(claimed);
+  free(order), free(keys), free(cand), free(claimed), free(ctl);
   return rc;
 }
