@@ -28,6 +28,7 @@
 ** display folding (§5.3).
 */
 #include "perfetto.h"
+#include "timing.h"
 #include "buf.h"
 #include "json.h"
 #include "i64map.h"
@@ -1889,17 +1890,26 @@ int tl_export_perfetto(sqlite3 *db, const char *path, const char *options_json, 
       else rc = tl_sha256_file(c.opts.ranks.v[i].db, c.rank_sha[i], NULL, e);
     }
   }
+  tl_timer tm;
+  tl_timer_start(&tm, "export");
   if (rc == TL_OK && c.opts.align == ALIGN_CLOCK) rc = load_clock_model(&c);
   if (rc == TL_OK) rc = load_nodes(&c);
   if (rc == TL_OK) rc = assign_motifs(&c);
+  tl_timer_mark(&tm, "nodes");
   if (rc == TL_OK) rc = load_occurrences(&c);
+  tl_timer_mark(&tm, "occurrences and anchors");
   if (rc == TL_OK && !c.opts.ranks.n) rc = load_members(&c);
+  tl_timer_mark(&tm, "replay members");
   for (size_t i = 0; rc == TL_OK && i < c.occs.n; i++) rc = occurrence_slice(&c, i);
+  tl_timer_mark(&tm, "occurrence slices");
   if (rc == TL_OK) rc = repeat_bodies(&c);
+  tl_timer_mark(&tm, "repeat bodies");
   for (size_t i = 0; rc == TL_OK && i < c.opts.ranks.n; i++) rc = rank_slices(&c, i);
   if (rc == TL_OK) rc = context_slices(&c);
   if (rc == TL_OK) rc = align_ranks(&c);
+  tl_timer_mark(&tm, "ranks and context");
   if (rc == TL_OK) rc = write_file(&c, path);
+  tl_timer_mark(&tm, "sort and write");
   if (rc == TL_OK) *events = c.events;
   for (size_t i = 0; i < c.opts.ranks.n; i++) {
     free(c.opts.ranks.v[i].db);

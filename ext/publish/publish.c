@@ -4,6 +4,7 @@
 #include "publish.h"
 #include "embedded.h"
 #include "buf.h"
+#include "timing.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -559,48 +560,32 @@ static int publish_metadata(sqlite3 *db, const tl_publish_input *in, tl_err *e) 
 
 /* ------------------------------------------------------------------ entry */
 
-/* TRACELOOM_TIMING=1 prints the duration of each publication step on stderr. */
-typedef struct step_timer {
-  int on;
-  struct timespec t0;
-} step_timer;
-
-static void step_done(step_timer *t, const char *what) {
-  if (!t->on) return;
-  struct timespec t1;
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  fprintf(stderr, "traceloom timing:   publish %-30s %8.3f s\n", what,
-          (double)(t1.tv_sec - t->t0.tv_sec) + (double)(t1.tv_nsec - t->t0.tv_nsec) * 1e-9);
-  t->t0 = t1;
-}
-
 int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
-  const char *env = getenv("TRACELOOM_TIMING");
-  step_timer tm = {env && *env && *env != '0', {0, 0}};
-  clock_gettime(CLOCK_MONOTONIC, &tm.t0);
+  tl_timer tm;
+  tl_timer_start(&tm, "publish");
   if (tl_pub_exec(db, "SAVEPOINT traceloom_publish", e)) return TL_ERROR;
   int rc = tl_drop_previous_embedded(db, e);
   if (rc == TL_OK) rc = drop_previous(db, e);
   if (rc == TL_OK) rc = run_embedded(db, "sql/schema/", e);
   if (rc == TL_OK) rc = publish_events(db, in, e);
-  step_done(&tm, "events");
+  tl_timer_mark(&tm, "events");
   if (rc == TL_OK) rc = publish_calls(db, in, e);
   if (rc == TL_OK) rc = publish_relations(db, in, e);
-  step_done(&tm, "calls and relations");
+  tl_timer_mark(&tm, "calls and relations");
   if (rc == TL_OK) rc = publish_inventory(db, in, e);
-  step_done(&tm, "inventory");
+  tl_timer_mark(&tm, "inventory");
   if (rc == TL_OK && in->embed_raw) rc = tl_publish_embed_raw(db, in->profile, e);
-  step_done(&tm, "embedded raw tables");
+  tl_timer_mark(&tm, "embedded raw tables");
   if (rc == TL_OK && in->classification)
     rc = tl_publish_classification(db, in->trace, in->rules, in->classification, e);
-  step_done(&tm, "classification");
+  tl_timer_mark(&tm, "classification");
   if (rc == TL_OK && in->structure) rc = tl_publish_structure(db, in->structure, e);
-  step_done(&tm, "structure");
+  tl_timer_mark(&tm, "structure");
   if (rc == TL_OK && in->replay)
     rc = tl_publish_replay(db, in->trace, in->replay, in->structure ? in->structure->anchors : NULL, e);
-  step_done(&tm, "replays");
+  tl_timer_mark(&tm, "replays");
   if (rc == TL_OK) rc = run_embedded(db, "sql/views/", e);
-  step_done(&tm, "views");
+  tl_timer_mark(&tm, "views");
   if (rc == TL_OK) rc = publish_metadata(db, in, e);
   if (rc == TL_OK) rc = publish_surface(db, e);
   if (rc == TL_OK) rc = tl_pub_exec(db, "RELEASE traceloom_publish", e);

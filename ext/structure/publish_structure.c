@@ -7,6 +7,7 @@
 ** Relations with a row per member, edge, bubble or (occurrence x anchor) are views over
 ** these (sql/views/30_structure.sql). Identifiers follow outputs.md section 0.1.
 */
+#include "timing.h"
 #include "publish_structure.h"
 #include "publish/publish.h"
 #include "buf.h"
@@ -541,13 +542,18 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
 }
 
 int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+  tl_timer tm;
+  tl_timer_start(&tm, "structure");
   int rc = publish_anchors(db, in, e);
+  tl_timer_mark(&tm, "anchors");
   if (rc == TL_OK) rc = publish_aux_links(db, in, e);
+  tl_timer_mark(&tm, "aux links");
   if (rc != TL_OK) return rc;
   stmts s;
   if (stmts_prepare(db, &s, e)) return TL_ERROR;
   for (size_t i = 0; rc == TL_OK && i < in->forest->trees.n; i++)
     rc = publish_tree(db, in, &in->forest->trees.v[i], &s, e);
   stmts_free(&s);
+  tl_timer_mark(&tm, "trees");
   return rc;
 }
