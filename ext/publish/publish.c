@@ -4,6 +4,7 @@
 #include "publish.h"
 #include "embedded.h"
 #include "buf.h"
+#include "shapes.h"
 #include "timing.h"
 
 #include <math.h>
@@ -201,74 +202,107 @@ static const char *kind_role(tl_kind k) {
   }
 }
 
+/* The text columns of event i, stored once per distinct combination (traceloom_event_shape). */
+static int insert_event_shape(sqlite3_stmt *st, const tl_publish_input *in, size_t i, int64_t id) {
+  const tl_trace *t = in->trace;
+  const tl_events *ev = &t->ev;
+  const tl_label *l = &t->labels.v[ev->label[i]];
+  sqlite3_bind_int64(st, 1, id);
+  tl_bind_str(st, 2, t->pool, t->source_refs.v[ev->source_ref[i]].table);
+  sqlite3_bind_text(st, 3, tl_kind_name((tl_kind)l->kind), -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 4, kind_category((tl_kind)l->kind), -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 5, kind_role((tl_kind)l->kind), -1, SQLITE_STATIC);
+  /* Role strings are static literals: bound without a copy. */
+  const char *role = in->event_semantic_role ? in->event_semantic_role[i] : NULL;
+  const char *reason = in->event_semantic_role_reason ? in->event_semantic_role_reason[i] : NULL;
+  if (role) sqlite3_bind_text(st, 6, role, -1, SQLITE_STATIC); else sqlite3_bind_null(st, 6);
+  if (reason) sqlite3_bind_text(st, 7, reason, -1, SQLITE_STATIC); else sqlite3_bind_null(st, 7);
+  if (in->event_symbol) tl_bind_str(st, 8, t->pool, in->event_symbol[i]); else sqlite3_bind_null(st, 8);
+  if (in->event_role_class) sqlite3_bind_int64(st, 9, in->event_role_class[i]); else sqlite3_bind_null(st, 9);
+  uint32_t label = l->op_name ? l->op_name : l->comm_name ? l->comm_name : l->name;
+  tl_bind_str(st, 10, t->pool, label);
+  tl_bind_str(st, 11, t->pool, l->name);
+  tl_bind_str(st, 12, t->pool, l->op_name);
+  tl_bind_str(st, 13, t->pool, l->op_type);
+  tl_bind_str(st, 14, t->pool, l->compute_task_type);
+  tl_bind_str(st, 15, t->pool, l->comm_name);
+  tl_bind_str(st, 16, t->pool, l->comm_task_type);
+  sqlite3_bind_text(st, 17, tl_family_source_kind(t->profile->inputs.v[ev->db_idx[i]].family), -1,
+                    SQLITE_STATIC);
+  tl_bind_str(st, 18, t->pool, l->task_type);
+  return sqlite3_step(st);
+}
+
 static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   const tl_trace *t = in->trace;
   const tl_events *ev = &t->ev;
-  sqlite3_stmt *st;
+  sqlite3_stmt *st, *shape;
   if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_event(event_id, db_idx, device_id, source_id, "
-                     "source_table, source_key, stream_id, start_ns, end_ns, dur_us, kind, "
-                     "category, role, label, raw_label, op_name, op_type, compute_task_type, "
-                     "comm_name, comm_task_type, family, task_type, task_id, global_task_id, "
-                     "correlation_id, context_id, model_id, graph_node_id, op_id, symbol, "
-                     "semantic_role, semantic_role_reason, role_class_id, event_n) VALUES "
-                     "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-                     "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
-                     "?32, ?33, ?34)",
+                     "INSERT INTO traceloom_event_core(event_n, db_idx, device_id, source_id, "
+                     "source_rowid, stream_id, start_ns, end_ns, shape_id, task_id, "
+                     "global_task_id, correlation_id, context_id, model_id, graph_node_id, op_id) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+                     "?16)",
                      &st, e))
     return TL_ERROR;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_event_shape(shape_id, source_table, kind, category, "
+                     "role, semantic_role, semantic_role_reason, symbol, role_class_id, label, "
+                     "raw_label, op_name, op_type, compute_task_type, comm_name, comm_task_type, "
+                     "family, task_type) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+                     "?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                     &shape, e)) {
+    sqlite3_finalize(st);
+    return TL_ERROR;
+  }
+  tl_shapes shapes;
+  tl_shapes_init(&shapes, 7);
   int rc = TL_OK;
-  char id[32], key[24];
   for (size_t i = 0; i < ev->n && rc == TL_OK; i++) {
-    const tl_label *l = &t->labels.v[ev->label[i]];
-    uint16_t ref = ev->source_ref[i];
-    int idn = snprintf(id, sizeof id, "event-%zu", i);
-    int keyn = snprintf(key, sizeof key, "%lld", (long long)ev->source_rowid[i]);
-    sqlite3_bind_text(st, 1, id, idn, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 34, (int64_t)i);
+    /* Everything the shape row is a function of (see insert_event_shape). */
+    uint64_t key[7] = {
+        ev->label[i], ev->source_ref[i],
+        (uint64_t)t->profile->inputs.v[ev->db_idx[i]].family,
+        in->event_symbol ? in->event_symbol[i] : TL_STR_NONE,
+        (uint64_t)(uintptr_t)(in->event_semantic_role ? in->event_semantic_role[i] : NULL),
+        (uint64_t)(uintptr_t)(in->event_semantic_role_reason ? in->event_semantic_role_reason[i]
+                                                             : NULL),
+        in->event_role_class ? (uint64_t)in->event_role_class[i] + 1 : 0};
+    int fresh;
+    int64_t shape_id = tl_shapes_intern(&shapes, key, &fresh);
+    if (shape_id < 0) {
+      rc = tl_nomem(e);
+      break;
+    }
+    if (fresh) {
+      int src = insert_event_shape(shape, in, i, shape_id);
+      sqlite3_reset(shape);
+      if (src != SQLITE_DONE) {
+        rc = tl_fail(e, "failed to write traceloom_event_shape: %s", sqlite3_errmsg(db));
+        break;
+      }
+    }
+    sqlite3_bind_int64(st, 1, (int64_t)i);
     sqlite3_bind_int(st, 2, ev->db_idx[i]);
     sqlite3_bind_int64(st, 3, ev->device_id[i]);
-    sqlite3_bind_int(st, 4, t->source_refs.v[ref].source_id);
-    tl_bind_str(st, 5, t->pool, t->source_refs.v[ref].table);
-    sqlite3_bind_text(st, 6, key, keyn, SQLITE_STATIC);
-    tl_bind_i64_or_null(st, 7, ev->stream_id[i], TL_NO_STREAM);
-    sqlite3_bind_int64(st, 8, ev->start_ns[i]);
-    sqlite3_bind_int64(st, 9, ev->end_ns[i]);
-    sqlite3_bind_double(st, 10, tl_ns_to_us(ev->end_ns[i] - ev->start_ns[i]));
-    sqlite3_bind_text(st, 11, tl_kind_name((tl_kind)l->kind), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 12, kind_category((tl_kind)l->kind), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 13, kind_role((tl_kind)l->kind), -1, SQLITE_STATIC);
-    uint32_t label = l->op_name ? l->op_name : l->comm_name ? l->comm_name : l->name;
-    tl_bind_str(st, 14, t->pool, label);
-    tl_bind_str(st, 15, t->pool, l->name);
-    tl_bind_str(st, 16, t->pool, l->op_name);
-    tl_bind_str(st, 17, t->pool, l->op_type);
-    tl_bind_str(st, 18, t->pool, l->compute_task_type);
-    tl_bind_str(st, 19, t->pool, l->comm_name);
-    tl_bind_str(st, 20, t->pool, l->comm_task_type);
-    sqlite3_bind_text(st, 21, tl_family_source_kind(t->profile->inputs.v[ev->db_idx[i]].family),
-                      -1, SQLITE_STATIC);
-    tl_bind_str(st, 22, t->pool, l->task_type);
-    tl_bind_i64_or_null(st, 23, ev->task_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 24, ev->global_task_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 25, ev->correlation_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 26, ev->context_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 27, ev->model_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 28, ev->graph_node_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 29, ev->op_id[i], TL_ABSENT);
-    if (in->event_symbol) tl_bind_str(st, 30, t->pool, in->event_symbol[i]); else sqlite3_bind_null(st, 30);
-    /* Role strings are static literals: bound without a copy. */
-    const char *role = in->event_semantic_role ? in->event_semantic_role[i] : NULL;
-    const char *reason = in->event_semantic_role_reason ? in->event_semantic_role_reason[i] : NULL;
-    if (role) sqlite3_bind_text(st, 31, role, -1, SQLITE_STATIC); else sqlite3_bind_null(st, 31);
-    if (reason) sqlite3_bind_text(st, 32, reason, -1, SQLITE_STATIC); else sqlite3_bind_null(st, 32);
-    if (in->event_role_class)
-      sqlite3_bind_int64(st, 33, in->event_role_class[i]);
-    else
-      sqlite3_bind_null(st, 33);
-    rc = tl_pub_step(db, st, "traceloom_event", e);
+    sqlite3_bind_int(st, 4, t->source_refs.v[ev->source_ref[i]].source_id);
+    sqlite3_bind_int64(st, 5, ev->source_rowid[i]);
+    tl_bind_i64_or_null(st, 6, ev->stream_id[i], TL_NO_STREAM);
+    sqlite3_bind_int64(st, 7, ev->start_ns[i]);
+    sqlite3_bind_int64(st, 8, ev->end_ns[i]);
+    sqlite3_bind_int64(st, 9, shape_id);
+    tl_bind_i64_or_null(st, 10, ev->task_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 11, ev->global_task_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 12, ev->correlation_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 13, ev->context_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 14, ev->model_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 15, ev->graph_node_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 16, ev->op_id[i], TL_ABSENT);
+    rc = tl_pub_step(db, st, "traceloom_event_core", e);
   }
+  tl_shapes_free(&shapes);
   sqlite3_finalize(st);
+  sqlite3_finalize(shape);
   return rc;
 }
 
@@ -283,89 +317,124 @@ static const char *call_match_policy(tl_provider p) {
 static int publish_calls(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   const tl_trace *t = in->trace;
   const tl_calls *ca = &t->calls;
-  sqlite3_stmt *st;
+  sqlite3_stmt *st, *shape;
   if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_runtime_call(runtime_call_id, db_idx, provider, "
-                     "clock_domain, source_id, source_table, source_key, start_ns, end_ns, dur_us, "
-                     "api_name, api_type, process_id, thread_id, global_tid, context_id, "
-                     "device_id, correlation_id, match_policy) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                     "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                     "INSERT INTO traceloom_runtime_call_core(call_n, db_idx, source_id, "
+                     "source_rowid, start_ns, end_ns, shape_id, process_id, thread_id, "
+                     "global_tid, context_id, device_id, correlation_id) VALUES (?1, ?2, ?3, ?4, "
+                     "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                      &st, e))
     return TL_ERROR;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_runtime_call_shape(shape_id, provider, clock_domain, "
+                     "source_table, api_name, api_type, match_policy) VALUES (?1, ?2, ?3, ?4, ?5, "
+                     "?6, ?7)",
+                     &shape, e)) {
+    sqlite3_finalize(st);
+    return TL_ERROR;
+  }
+  tl_shapes shapes;
+  tl_shapes_init(&shapes, 4);
   int rc = TL_OK;
-  char id[40], key[24];
   for (size_t i = 0; i < ca->n && rc == TL_OK; i++) {
     uint16_t ref = ca->source_ref[i];
     tl_provider prov = (tl_provider)ca->provider[i];
-    int idn = snprintf(id, sizeof id, "runtime-call-%zu", i);
-    int keyn = snprintf(key, sizeof key, "%lld", (long long)ca->source_rowid[i]);
-    sqlite3_bind_text(st, 1, id, idn, SQLITE_STATIC);
+    uint64_t key[4] = {prov, ref, ca->api_name[i], ca->api_type[i]};
+    int fresh;
+    int64_t shape_id = tl_shapes_intern(&shapes, key, &fresh);
+    if (shape_id < 0) {
+      rc = tl_nomem(e);
+      break;
+    }
+    if (fresh) {
+      sqlite3_bind_int64(shape, 1, shape_id);
+      sqlite3_bind_text(shape, 2, tl_provider_name(prov), -1, SQLITE_STATIC);
+      sqlite3_bind_text(shape, 3, prov == TL_PROVIDER_UNKNOWN ? "unknown" : "profiler_host", -1,
+                        SQLITE_STATIC);
+      tl_bind_str(shape, 4, t->pool, t->source_refs.v[ref].table);
+      tl_bind_str(shape, 5, t->pool, ca->api_name[i]);
+      tl_bind_str(shape, 6, t->pool, ca->api_type[i]);
+      sqlite3_bind_text(shape, 7, call_match_policy(prov), -1, SQLITE_STATIC);
+      if ((rc = tl_pub_step(db, shape, "traceloom_runtime_call_shape", e))) break;
+    }
+    sqlite3_bind_int64(st, 1, (int64_t)i);
     sqlite3_bind_int(st, 2, ca->db_idx[i]);
-    sqlite3_bind_text(st, 3, tl_provider_name(prov), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, prov == TL_PROVIDER_UNKNOWN ? "unknown" : "profiler_host", -1,
-                      SQLITE_STATIC);
-    sqlite3_bind_int(st, 5, t->source_refs.v[ref].source_id);
-    tl_bind_str(st, 6, t->pool, t->source_refs.v[ref].table);
-    sqlite3_bind_text(st, 7, key, keyn, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 8, ca->start_ns[i]);
-    sqlite3_bind_int64(st, 9, ca->end_ns[i]);
-    sqlite3_bind_double(st, 10, tl_ns_to_us(ca->end_ns[i] - ca->start_ns[i]));
-    tl_bind_str(st, 11, t->pool, ca->api_name[i]);
-    tl_bind_str(st, 12, t->pool, ca->api_type[i]);
-    tl_bind_i64_or_null(st, 13, ca->process_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 14, ca->thread_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 15, ca->global_tid[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 16, ca->context_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 17, ca->device_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 18, ca->correlation_id[i], TL_ABSENT);
-    sqlite3_bind_text(st, 19, call_match_policy(prov), -1, SQLITE_STATIC);
-    rc = tl_pub_step(db, st, "traceloom_runtime_call", e);
+    sqlite3_bind_int(st, 3, t->source_refs.v[ref].source_id);
+    sqlite3_bind_int64(st, 4, ca->source_rowid[i]);
+    sqlite3_bind_int64(st, 5, ca->start_ns[i]);
+    sqlite3_bind_int64(st, 6, ca->end_ns[i]);
+    sqlite3_bind_int64(st, 7, shape_id);
+    tl_bind_i64_or_null(st, 8, ca->process_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 9, ca->thread_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 10, ca->global_tid[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 11, ca->context_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 12, ca->device_id[i], TL_ABSENT);
+    tl_bind_i64_or_null(st, 13, ca->correlation_id[i], TL_ABSENT);
+    rc = tl_pub_step(db, st, "traceloom_runtime_call_core", e);
   }
+  tl_shapes_free(&shapes);
   sqlite3_finalize(st);
+  sqlite3_finalize(shape);
   return rc;
 }
 
 static int publish_relations(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   const tl_trace *t = in->trace;
-  sqlite3_stmt *st;
+  sqlite3_stmt *st, *shape;
   if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_runtime_device_relation(relation_id, db_idx, "
-                     "runtime_call_id, device_work_id, relation_kind, match_policy, "
-                     "evidence_level, support_state, cardinality, runtime_candidate_count, "
-                     "device_candidate_count, correlation_id) VALUES (?1, ?2, ?3, ?4, "
-                     "'runtime_launch', ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                     "INSERT INTO traceloom_runtime_device_relation_core(relation_n, db_idx, "
+                     "call_n, event_n, shape_id, runtime_candidate_count, "
+                     "device_candidate_count, correlation_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                     "?7, ?8)",
                      &st, e))
     return TL_ERROR;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_runtime_device_relation_shape(shape_id, "
+                     "relation_kind, match_policy, evidence_level, support_state, cardinality) "
+                     "VALUES (?1, 'runtime_launch', ?2, ?3, ?4, ?5)",
+                     &shape, e)) {
+    sqlite3_finalize(st);
+    return TL_ERROR;
+  }
+  tl_shapes shapes;
+  tl_shapes_init(&shapes, 4);
   int rc = TL_OK;
-  char id[48], call[40], work[48];
   for (size_t i = 0; i < in->relations->n && rc == TL_OK; i++) {
     const tl_relation *r = &in->relations->v[i];
-    int idn = snprintf(id, sizeof id, "runtime-device-relation-%zu", i);
-    sqlite3_bind_text(st, 1, id, idn, SQLITE_STATIC);
+    /* The four strings are static literals: their addresses identify them. */
+    const char *policy = tl_relation_match_policy(t, r);
+    const char *level = tl_relation_evidence_level(r);
+    const char *cardinality = tl_relation_cardinality(r);
+    uint64_t key[4] = {(uint64_t)(uintptr_t)policy, (uint64_t)(uintptr_t)level, r->state,
+                       (uint64_t)(uintptr_t)cardinality};
+    int fresh;
+    int64_t shape_id = tl_shapes_intern(&shapes, key, &fresh);
+    if (shape_id < 0) {
+      rc = tl_nomem(e);
+      break;
+    }
+    if (fresh) {
+      sqlite3_bind_int64(shape, 1, shape_id);
+      sqlite3_bind_text(shape, 2, policy, -1, SQLITE_STATIC);
+      sqlite3_bind_text(shape, 3, level, -1, SQLITE_STATIC);
+      sqlite3_bind_text(shape, 4, tl_support_state_name((tl_support_state)r->state), -1,
+                        SQLITE_STATIC);
+      sqlite3_bind_text(shape, 5, cardinality, -1, SQLITE_STATIC);
+      if ((rc = tl_pub_step(db, shape, "traceloom_runtime_device_relation_shape", e))) break;
+    }
+    sqlite3_bind_int64(st, 1, (int64_t)i);
     sqlite3_bind_int(st, 2, r->db_idx);
-    if (r->call >= 0) {
-      int n = snprintf(call, sizeof call, "runtime-call-%lld", (long long)r->call);
-      sqlite3_bind_text(st, 3, call, n, SQLITE_STATIC);
-    } else {
-      sqlite3_bind_null(st, 3);
-    }
-    if (r->work >= 0) {
-      int n = snprintf(work, sizeof work, "device-work-event-%lld", (long long)r->work);
-      sqlite3_bind_text(st, 4, work, n, SQLITE_STATIC);
-    } else {
-      sqlite3_bind_null(st, 4);
-    }
-    sqlite3_bind_text(st, 5, tl_relation_match_policy(t, r), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, tl_relation_evidence_level(r), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 7, tl_support_state_name((tl_support_state)r->state), -1,
-                      SQLITE_STATIC);
-    sqlite3_bind_text(st, 8, tl_relation_cardinality(r), -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 9, r->call_candidates);
-    sqlite3_bind_int64(st, 10, r->work_candidates);
-    tl_bind_i64_or_null(st, 11, r->correlation_id, TL_ABSENT);
-    rc = tl_pub_step(db, st, "traceloom_runtime_device_relation", e);
+    tl_bind_i64_or_null(st, 3, r->call, -1);
+    tl_bind_i64_or_null(st, 4, r->work, -1);
+    sqlite3_bind_int64(st, 5, shape_id);
+    sqlite3_bind_int64(st, 6, r->call_candidates);
+    sqlite3_bind_int64(st, 7, r->work_candidates);
+    tl_bind_i64_or_null(st, 8, r->correlation_id, TL_ABSENT);
+    rc = tl_pub_step(db, st, "traceloom_runtime_device_relation_core", e);
   }
+  tl_shapes_free(&shapes);
   sqlite3_finalize(st);
+  sqlite3_finalize(shape);
   return rc;
 }
 

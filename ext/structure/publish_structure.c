@@ -145,12 +145,12 @@ static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *
 /* ------------------------------------------------------------------ trees */
 
 typedef struct stmts {
-  sqlite3_stmt *tree, *snode, *sedge, *vnode, *vedge, *refine, *occ;
+  sqlite3_stmt *tree, *snode, *vnode, *refine, *occ;
 } stmts;
 
 static void stmts_free(stmts *s) {
-  sqlite3_finalize(s->tree), sqlite3_finalize(s->snode), sqlite3_finalize(s->sedge);
-  sqlite3_finalize(s->vnode), sqlite3_finalize(s->vedge);
+  sqlite3_finalize(s->tree), sqlite3_finalize(s->snode);
+  sqlite3_finalize(s->vnode);
   sqlite3_finalize(s->refine), sqlite3_finalize(s->occ);
 }
 
@@ -172,9 +172,6 @@ static int stmts_prepare(sqlite3 *db, stmts *s, tl_err *e) {
                   "hidden_aux_us) VALUES (?1,?2,?3,?4,'" VIEW_TREE "','" VIEW_TREE "',?5,?6,?7,?8,"
                   "?9,?10,?11,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
                   "?28,?29,?30,?31,?32,?33,?34,?35,0,0.0)"},
-      {&s->sedge, "INSERT INTO traceloom_semantic_edge(parent_node_id, child_node_id, tree_id, "
-                  "db_idx, device_id, view_name, tree_kind, edge_order, edge_kind) VALUES "
-                  "(?1,?2,?3,?4,?5,'" VIEW_TREE "','" VIEW_TREE "',?6,?7)"},
       {&s->vnode, "INSERT INTO traceloom_viz_node(node_id, db_idx, device_id, view_name, "
                   "local_node_id, path, node_type, kind, symbol, label, category, depth, level, "
                   "repeat_label, repeat_count, occurrence_count, anchor_count, "
@@ -183,12 +180,9 @@ static int stmts_prepare(sqlite3 *db, stmts *s, tl_err *e) {
                   "self_us, aux_events, aux_us) VALUES (?1,?2,?3,'" VIEW_REPORT "',?4,?5,?6,?7,?8,"
                   "?9,?10,?11,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
                   "?28,?29)"},
-      {&s->vedge, "INSERT INTO traceloom_viz_edge(parent_node_id, child_node_id, db_idx, "
-                  "device_id, view_name, edge_order, edge_kind) VALUES (?1,?2,?3,?4,'" VIEW_REPORT
-                  "',?5,?6)"},
       {&s->refine, "INSERT INTO traceloom_position_refinement(parent_position_id, slot_ordinal, "
-                   "child_position_id, db_idx, device_id, tree_id, view_name) VALUES "
-                   "(?1,?2,?3,?4,?5,?6,'" VIEW_TREE "')"},
+                   "child_position_id, db_idx, device_id, tree_id, view_name, edge_kind) VALUES "
+                   "(?1,?2,?3,?4,?5,?6,'" VIEW_TREE "',?7)"},
       {&s->occ, "INSERT INTO traceloom_position_occurrence(occurrence_id, position_id, "
                 "parent_occurrence_id, db_idx, device_id, tree_id, view_name, occurrence_idx, "
                 "repeat_iteration, token_start_ordinal, token_end_exclusive, "
@@ -501,24 +495,8 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
       sqlite3_bind_int(s->refine, 4, tr->db_idx);
       sqlite3_bind_int64(s->refine, 5, tr->device_id);
       sqlite3_bind_text(s->refine, 6, tr->tree_id, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s->refine, 7, edge_kind, -1, SQLITE_STATIC);
       rc = tl_pub_step(db, s->refine, "traceloom_position_refinement", e);
-      if (rc) break;
-      sqlite3_bind_text(s->sedge, 1, nid, -1, SQLITE_STATIC);
-      sqlite3_bind_text(s->sedge, 2, pnid, -1, SQLITE_STATIC);
-      sqlite3_bind_text(s->sedge, 3, tr->tree_id, -1, SQLITE_STATIC);
-      sqlite3_bind_int(s->sedge, 4, tr->db_idx);
-      sqlite3_bind_int64(s->sedge, 5, tr->device_id);
-      sqlite3_bind_int64(s->sedge, 6, j + 1);
-      sqlite3_bind_text(s->sedge, 7, edge_kind, -1, SQLITE_STATIC);
-      rc = tl_pub_step(db, s->sedge, "traceloom_semantic_edge", e);
-      if (rc) break;
-      sqlite3_bind_text(s->vedge, 1, nid, -1, SQLITE_STATIC);
-      sqlite3_bind_text(s->vedge, 2, pnid, -1, SQLITE_STATIC);
-      sqlite3_bind_int(s->vedge, 3, tr->db_idx);
-      sqlite3_bind_int64(s->vedge, 4, tr->device_id);
-      sqlite3_bind_int64(s->vedge, 5, j + 1);
-      sqlite3_bind_text(s->vedge, 6, edge_kind, -1, SQLITE_STATIC);
-      rc = tl_pub_step(db, s->vedge, "traceloom_viz_edge", e);
     }
   }
   /* The tree. */

@@ -1,19 +1,15 @@
 -- Normalized device events, host runtime calls and their identity relations
 -- (outputs.md section 2, inputs.md sections 9 and 10).
 
--- @surface traceloom_event | one normalized device event | Every device observation of the profile, anchors and non-anchors, with provenance (source table and rowid) | SELECT kind, count(*) AS events FROM traceloom_event GROUP BY kind ORDER BY events DESC
-CREATE TABLE traceloom_event(
-  event_id TEXT NOT NULL,          -- event-<n>, n = dense 0-based index in reader order
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
-  step_idx INTEGER,
-  source_id INTEGER NOT NULL,      -- traceloom_raw_source_database.source_id
+-- traceloom_event is a view over two tables, so that the database stays proportional to the
+-- trace: the per-event integers (traceloom_event_core, one row per event) and the text columns,
+-- which repeat across millions of events, stored once per distinct combination
+-- (traceloom_event_shape). Ids are computed: event_id = 'event-' || event_n, and an index on
+-- that expression (sql/views/00_indexes.sql) keeps joins on event_id as cheap as on a column.
+-- @surface traceloom_event_shape | one distinct combination of an event's text columns | Storage behind traceloom_event: kind, names, symbol and role, stored once and shared by every event with the same values | SELECT kind, label, count(*) AS events FROM traceloom_event_core c JOIN traceloom_event_shape s USING (shape_id) GROUP BY s.shape_id ORDER BY events DESC LIMIT 10
+CREATE TABLE traceloom_event_shape(
+  shape_id INTEGER PRIMARY KEY,
   source_table TEXT NOT NULL,
-  source_key TEXT NOT NULL,        -- the source rowid, as text
-  stream_id INTEGER,               -- NULL = no stream
-  start_ns INTEGER NOT NULL,
-  end_ns INTEGER NOT NULL,
-  dur_us REAL NOT NULL,
   kind TEXT NOT NULL,              -- compute, communication, data_move, sync, control, graph_launch, other
   category TEXT,
   role TEXT,
@@ -29,55 +25,111 @@ CREATE TABLE traceloom_event(
   comm_name TEXT,
   comm_task_type TEXT,
   family TEXT,
-  task_type TEXT,
+  task_type TEXT
+);
+
+-- @surface traceloom_event_core | one device event (integers only) | Storage behind traceloom_event: ids, times, stream and provider identifiers, and the shape of its text columns | SELECT device_id, count(*), min(start_ns), max(end_ns) FROM traceloom_event_core GROUP BY device_id
+CREATE TABLE traceloom_event_core(
+  event_n INTEGER PRIMARY KEY,     -- n of event-<n>, dense 0-based in reader order
+  db_idx INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  step_idx INTEGER,
+  source_id INTEGER NOT NULL,      -- traceloom_raw_source_database.source_id
+  source_rowid INTEGER NOT NULL,
+  stream_id INTEGER,               -- NULL = no stream
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  shape_id INTEGER NOT NULL,       -- traceloom_event_shape
   task_id INTEGER,
   global_task_id INTEGER,
   correlation_id INTEGER,
   context_id INTEGER,
   model_id INTEGER,
   graph_node_id INTEGER,
-  op_id INTEGER,
-  raw_json TEXT,
-  event_n INTEGER PRIMARY KEY      -- n of event-<n> (the rowid): integer joins from replays
+  op_id INTEGER
 );
 
--- @surface traceloom_runtime_call | one host runtime/API call | Host-side runtime calls (CANN_API, ApiData, CUDA runtime) with thread and correlation ids | SELECT api_name, count(*) AS calls FROM traceloom_runtime_call GROUP BY api_name ORDER BY calls DESC
-CREATE TABLE traceloom_runtime_call(
-  runtime_call_id TEXT NOT NULL,   -- runtime-call-<n>, n = dense 0-based index in reader order
-  db_idx INTEGER NOT NULL,
+-- @surface traceloom_event | one normalized device event | Every device observation of the profile, anchors and non-anchors, with provenance (source table and rowid) | SELECT kind, count(*) AS events FROM traceloom_event GROUP BY kind ORDER BY events DESC
+CREATE VIEW traceloom_event AS
+SELECT 'event-' || c.event_n AS event_id, c.db_idx, c.device_id, c.step_idx, c.source_id,
+       s.source_table, CAST(c.source_rowid AS TEXT) AS source_key, c.stream_id, c.start_ns,
+       c.end_ns, (c.end_ns - c.start_ns) / 1000.0 AS dur_us, s.kind, s.category, s.role,
+       s.semantic_role, s.semantic_role_reason, s.symbol, s.role_class_id, s.label, s.raw_label,
+       s.op_name, s.op_type, s.compute_task_type, s.comm_name, s.comm_task_type, s.family,
+       s.task_type, c.task_id, c.global_task_id, c.correlation_id, c.context_id, c.model_id,
+       c.graph_node_id, c.op_id, NULL AS raw_json, c.event_n
+FROM traceloom_event_core c
+JOIN traceloom_event_shape s ON s.shape_id = c.shape_id;
+
+-- Runtime calls and relations follow the same pattern: integers per row in *_core, repeated
+-- text once per combination in *_shape, the public name a view with computed ids.
+-- @surface traceloom_runtime_call_shape | one distinct combination of a runtime call's text columns | Storage behind traceloom_runtime_call: provider, source table and API name, stored once | SELECT api_name, api_type FROM traceloom_runtime_call_shape ORDER BY api_name LIMIT 20
+CREATE TABLE traceloom_runtime_call_shape(
+  shape_id INTEGER PRIMARY KEY,
   provider TEXT NOT NULL,          -- ascend, cuda, unknown
   clock_domain TEXT NOT NULL,
-  source_id INTEGER NOT NULL,
   source_table TEXT NOT NULL,
-  source_key TEXT NOT NULL,
-  start_ns INTEGER NOT NULL,
-  end_ns INTEGER NOT NULL,
-  dur_us REAL NOT NULL,
   api_name TEXT,
   api_type TEXT,
+  match_policy TEXT NOT NULL
+);
+
+-- @surface traceloom_runtime_call_core | one runtime call (integers only) | Storage behind traceloom_runtime_call: ids, times, thread and correlation ids | SELECT thread_id, count(*) FROM traceloom_runtime_call_core GROUP BY thread_id ORDER BY 2 DESC LIMIT 10
+CREATE TABLE traceloom_runtime_call_core(
+  call_n INTEGER PRIMARY KEY,      -- n of runtime-call-<n>, dense 0-based in reader order
+  db_idx INTEGER NOT NULL,
+  source_id INTEGER NOT NULL,
+  source_rowid INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  shape_id INTEGER NOT NULL,       -- traceloom_runtime_call_shape
   process_id INTEGER,
   thread_id INTEGER,
   global_tid INTEGER,
   context_id INTEGER,
   device_id INTEGER,
-  correlation_id INTEGER,
-  match_policy TEXT NOT NULL,
-  raw_json TEXT
+  correlation_id INTEGER
 );
 
--- @surface traceloom_runtime_device_relation | one relation (or typed non-relation) between a runtime call and device work | Host-to-device links found by provider identifiers only; unmatched, missing and ambiguous cases stay as typed rows | SELECT support_state, count(*) FROM traceloom_runtime_device_relation GROUP BY support_state
-CREATE TABLE traceloom_runtime_device_relation(
-  relation_id TEXT NOT NULL,
-  db_idx INTEGER NOT NULL,
-  runtime_call_id TEXT,
-  device_work_id TEXT,
+-- @surface traceloom_runtime_call | one host runtime/API call | Host-side runtime calls (CANN_API, ApiData, CUDA runtime) with thread and correlation ids | SELECT api_name, count(*) AS calls FROM traceloom_runtime_call GROUP BY api_name ORDER BY calls DESC
+CREATE VIEW traceloom_runtime_call AS
+SELECT 'runtime-call-' || c.call_n AS runtime_call_id, c.db_idx, s.provider, s.clock_domain,
+       c.source_id, s.source_table, CAST(c.source_rowid AS TEXT) AS source_key, c.start_ns,
+       c.end_ns, (c.end_ns - c.start_ns) / 1000.0 AS dur_us, s.api_name, s.api_type,
+       c.process_id, c.thread_id, c.global_tid, c.context_id, c.device_id, c.correlation_id,
+       s.match_policy, NULL AS raw_json, c.call_n
+FROM traceloom_runtime_call_core c
+JOIN traceloom_runtime_call_shape s ON s.shape_id = c.shape_id;
+
+-- @surface traceloom_runtime_device_relation_shape | one distinct combination of a relation's policy and states | Storage behind traceloom_runtime_device_relation: match policy, evidence level, support state and cardinality, stored once | SELECT * FROM traceloom_runtime_device_relation_shape
+CREATE TABLE traceloom_runtime_device_relation_shape(
+  shape_id INTEGER PRIMARY KEY,
   relation_kind TEXT NOT NULL,     -- runtime_launch, graph_launch
   match_policy TEXT NOT NULL,
   evidence_level TEXT NOT NULL,
   support_state TEXT NOT NULL,
-  cardinality TEXT NOT NULL,
+  cardinality TEXT NOT NULL
+);
+
+-- @surface traceloom_runtime_device_relation_core | one relation (integers only) | Storage behind traceloom_runtime_device_relation: the call, the device event and candidate counts | SELECT count(*), count(call_n), count(event_n) FROM traceloom_runtime_device_relation_core
+CREATE TABLE traceloom_runtime_device_relation_core(
+  relation_n INTEGER PRIMARY KEY,  -- n of runtime-device-relation-<n>
+  db_idx INTEGER NOT NULL,
+  call_n INTEGER,                  -- traceloom_runtime_call_core; NULL = no call
+  event_n INTEGER,                 -- traceloom_event_core of the device work; NULL = none
+  shape_id INTEGER NOT NULL,       -- traceloom_runtime_device_relation_shape
   runtime_candidate_count INTEGER NOT NULL,
   device_candidate_count INTEGER NOT NULL,
-  correlation_id INTEGER,
-  raw_json TEXT
+  correlation_id INTEGER
 );
+
+-- @surface traceloom_runtime_device_relation | one relation (or typed non-relation) between a runtime call and device work | Host-to-device links found by provider identifiers only; unmatched, missing and ambiguous cases stay as typed rows | SELECT support_state, count(*) FROM traceloom_runtime_device_relation GROUP BY support_state
+CREATE VIEW traceloom_runtime_device_relation AS
+SELECT 'runtime-device-relation-' || r.relation_n AS relation_id, r.db_idx,
+       'runtime-call-' || r.call_n AS runtime_call_id,
+       'device-work-event-' || r.event_n AS device_work_id, s.relation_kind, s.match_policy,
+       s.evidence_level, s.support_state, s.cardinality, r.runtime_candidate_count,
+       r.device_candidate_count, r.correlation_id, NULL AS raw_json, r.relation_n, r.call_n,
+       r.event_n
+FROM traceloom_runtime_device_relation_core r
+JOIN traceloom_runtime_device_relation_shape s ON s.shape_id = r.shape_id;

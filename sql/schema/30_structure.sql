@@ -109,20 +109,6 @@ CREATE TABLE traceloom_semantic_node(
 
 CREATE INDEX traceloom_semantic_node_id ON traceloom_semantic_node(node_id, tree_id, db_idx);
 
--- @surface traceloom_semantic_edge | one parent-child slot between positions | The semantic tree's edges (Repeat slots are the children of one iteration) | SELECT parent_node_id, child_node_id, edge_order FROM traceloom_semantic_edge LIMIT 20
-CREATE TABLE traceloom_semantic_edge(
-  parent_node_id TEXT NOT NULL,
-  child_node_id TEXT NOT NULL,
-  tree_id TEXT NOT NULL,
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
-  view_name TEXT NOT NULL,
-  tree_kind TEXT NOT NULL,
-  edge_order INTEGER NOT NULL,
-  edge_kind TEXT,
-  raw_json TEXT
-);
-
 -- @surface traceloom_viz_node | one position of the report tree | The report projection of each position: kind, repeat count, occurrences, anchors, costs and per-iteration averages | SELECT local_node_id, node_type, label, repeat_label, occurrence_count, total_us, avg_total_us FROM traceloom_viz_node ORDER BY local_node_id LIMIT 20
 CREATE TABLE traceloom_viz_node(
   node_id TEXT NOT NULL,
@@ -155,21 +141,6 @@ CREATE TABLE traceloom_viz_node(
 
 CREATE INDEX traceloom_viz_node_id ON traceloom_viz_node(node_id, db_idx, device_id);
 
--- @surface traceloom_viz_edge | one parent-child edge of the report tree | Edges between report positions in slot order | SELECT parent_node_id, child_node_id, edge_order FROM traceloom_viz_edge LIMIT 20
-CREATE TABLE traceloom_viz_edge(
-  parent_node_id TEXT NOT NULL,
-  child_node_id TEXT NOT NULL,
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
-  view_name TEXT NOT NULL,
-  edge_order INTEGER NOT NULL,
-  edge_kind TEXT,
-  raw_json TEXT
-);
-
-CREATE INDEX traceloom_viz_edge_parent ON traceloom_viz_edge(parent_node_id, db_idx, device_id);
-CREATE INDEX traceloom_viz_edge_child ON traceloom_viz_edge(child_node_id, db_idx, device_id);
-
 -- @surface traceloom_position_refinement | one (parent position, slot) | Which position fills each slot of a position (Seq: ordered children; Repeat: the children of one iteration) | SELECT parent_position_id, slot_ordinal, child_position_id FROM traceloom_position_refinement LIMIT 20
 CREATE TABLE traceloom_position_refinement(
   parent_position_id TEXT NOT NULL,
@@ -179,8 +150,11 @@ CREATE TABLE traceloom_position_refinement(
   device_id INTEGER NOT NULL,
   tree_id TEXT NOT NULL,
   view_name TEXT NOT NULL,
-  UNIQUE(db_idx, tree_id, parent_position_id, slot_ordinal)
+  edge_kind TEXT NOT NULL          -- sequence (Seq slot) or repeat_body (Repeat slot)
 );
+-- Its unique key (db_idx, tree_id, parent_position_id, slot_ordinal) and indexes are built
+-- after the rows are in (sql/views/00_indexes.sql). traceloom_semantic_edge and
+-- traceloom_viz_edge are views over it (sql/views/30_structure.sql): one row per slot, stored once.
 
 -- @surface traceloom_position_occurrence | one occurrence of a position | Every measured realization of every position, with its token span, repeat iteration and paths | SELECT occurrence_id, repeat_iteration, token_start_ordinal, token_end_exclusive FROM traceloom_position_occurrence LIMIT 20
 CREATE TABLE traceloom_position_occurrence(

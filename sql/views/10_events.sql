@@ -46,6 +46,6 @@ SELECT r.relation_id, r.db_idx, r.support_state, r.match_policy, r.cardinality, 
        c.end_ns AS call_end_ns, w.device_work_id, w.work_kind, w.event_id, w.device_id,
        w.start_ns AS work_start_ns, w.end_ns AS work_end_ns
 FROM traceloom_runtime_device_relation r
-JOIN traceloom_runtime_call c ON c.runtime_call_id = r.runtime_call_id AND c.db_idx = r.db_idx
-JOIN traceloom_device_work w ON w.device_work_id = r.device_work_id AND w.db_idx = r.db_idx
+JOIN traceloom_runtime_call c ON c.call_n = r.call_n
+JOIN traceloom_device_work w ON w.event_id = 'event-' || r.event_n AND w.db_idx = r.db_idx
 WHERE r.support_state IN ('supported_exact', 'supported_deterministic');

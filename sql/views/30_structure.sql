@@ -2,6 +2,20 @@
 -- statistics table derived from the bubble occurrences (section 7). Runs after the rows
 -- are inserted.
 
+-- @surface traceloom_semantic_edge | one parent-child slot between positions | The semantic tree's edges (Repeat slots are the children of one iteration) | SELECT parent_node_id, child_node_id, edge_order FROM traceloom_semantic_edge LIMIT 20
+CREATE VIEW traceloom_semantic_edge AS
+SELECT parent_position_id AS parent_node_id, child_position_id AS child_node_id, tree_id, db_idx,
+       device_id, view_name, view_name AS tree_kind, slot_ordinal AS edge_order, edge_kind,
+       NULL AS raw_json
+FROM traceloom_position_refinement;
+
+-- @surface traceloom_viz_edge | one parent-child edge of the report tree | Edges between report positions in slot order | SELECT parent_node_id, child_node_id, edge_order FROM traceloom_viz_edge LIMIT 20
+CREATE VIEW traceloom_viz_edge AS
+SELECT parent_position_id AS parent_node_id, child_position_id AS child_node_id, db_idx,
+       device_id, 'native_report_tree' AS view_name, slot_ordinal AS edge_order, edge_kind,
+       NULL AS raw_json
+FROM traceloom_position_refinement;
+
 -- @surface traceloom_anchor_aux_slot | one anchor | Per-anchor summary of its linked auxiliary events | SELECT anchor_idx, aux_event_count, aux_dur_us FROM traceloom_anchor_aux_slot WHERE aux_event_count > 0 LIMIT 10
 CREATE VIEW traceloom_anchor_aux_slot AS
 SELECT anchor_id, db_idx, device_id, anchor_idx, step_idx AS anchor_step_idx,

@@ -6,9 +6,9 @@
 -- supported_exact / supported_deterministic provider relations -> traceloom_device_work,
 -- and for ACL graph launches -> the launch that owns the MODEL_EXECUTE -> every exact body
 -- member. Work with more than one candidate step is excluded (ambiguous_step), never split.
--- Joins to traceloom_device_work go through its event_id column (device_work_id is
--- 'device-work-' || event_id), so SQLite can index them; CROSS JOIN keeps the (small)
--- context side as the outer loop, whatever the statistics say.
+-- Joins go through integers and indexed expressions: runtime calls by call_n, device work
+-- by its event_id ('event-' || event_n, indexed), never by a computed text id; CROSS JOIN
+-- keeps the (small) context side as the outer loop, whatever the statistics say.
 
 -- @surface traceloom_v_execution_context | one worker execution | Each execution with its step and marker support state (missing_step, marker_unavailable, marker_not_found, ambiguous_marker, supported_marker) | SELECT support_state, count(*) FROM traceloom_v_execution_context GROUP BY 1
 CREATE VIEW traceloom_v_execution_context AS
@@ -34,10 +34,10 @@ SELECT x.run_id, x.step_id, x.execution_id, x.worker_rank, x.phase, rc.runtime_c
        rc.association_basis || '_then_provider_relation' AS association_basis
 FROM traceloom_context_runtime_call rc
 CROSS JOIN traceloom_context_execution x ON x.execution_id = rc.execution_id
-CROSS JOIN traceloom_runtime_device_relation r ON r.runtime_call_id = rc.runtime_call_id
+CROSS JOIN traceloom_runtime_device_relation r
+  ON r.call_n = CAST(substr(rc.runtime_call_id, 14) AS INTEGER)
  AND r.support_state IN ('supported_exact', 'supported_deterministic')
-CROSS JOIN traceloom_device_work w ON w.event_id = substr(r.device_work_id, 13)
- AND w.device_work_id = r.device_work_id AND w.db_idx = r.db_idx
+CROSS JOIN traceloom_device_work w ON w.event_id = 'event-' || r.event_n AND w.db_idx = r.db_idx
 WHERE rc.support_state = 'supported_host_scope';
 
 -- @surface traceloom_v_context_replay_member_candidate | one (step, exact replay member) | Every body member of a launch candidate, with the member's own device work | SELECT launch_id, count(*) FROM traceloom_v_context_replay_member_candidate GROUP BY 1 LIMIT 20

@@ -346,7 +346,7 @@ def test_query_limit_raises_instead_of_truncating(analysed):
 
 def test_query_connection_is_read_only(analysed):
     before = analysed.path.read_bytes()
-    for sql in ("DELETE FROM traceloom_event", "CREATE TABLE x(a)",
+    for sql in ("DELETE FROM traceloom_event_core", "CREATE TABLE x(a)",
                 "INSERT INTO traceloom_metadata VALUES ('k', 'v')"):
         with pytest.raises(sqlite3.OperationalError, match="readonly|read-only|query_only"):
             analysed.query(sql)
