@@ -1,8 +1,9 @@
 -- Indexes of the large structure tables, built once the rows are inserted (a sorted build
 -- is several times cheaper than maintaining the B-trees row by row).
 CREATE UNIQUE INDEX traceloom_position_occurrence_key ON traceloom_position_occurrence(db_idx, tree_id, occurrence_id);
-CREATE INDEX traceloom_position_occurrence_pos ON traceloom_position_occurrence(db_idx, tree_id, position_id, occurrence_idx);
-CREATE INDEX traceloom_position_occurrence_node ON traceloom_position_occurrence(position_id, occurrence_idx);
+-- One index serves lookups by position alone (node_id filters) and by (db, tree, position),
+-- in occurrence order.
+CREATE INDEX traceloom_position_occurrence_pos ON traceloom_position_occurrence(position_id, db_idx, tree_id, occurrence_idx);
 -- event_id is computed by the traceloom_event view ('event-' || event_n): this index on the
 -- same expression serves joins and lookups by event_id, including users' own.
 CREATE INDEX traceloom_event_core_event_id ON traceloom_event_core('event-' || event_n);
