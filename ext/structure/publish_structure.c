@@ -11,6 +11,7 @@
 #include "publish_structure.h"
 #include "publish/publish.h"
 #include "buf.h"
+#include "publish/shapes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,15 +28,21 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
   const tl_trace *t = in->trace;
   const tl_anchors *a = in->anchors;
   const tl_events *ev = &t->ev;
-  sqlite3_stmt *st = NULL;
+  sqlite3_stmt *st = NULL, *shape = NULL;
   int rc = tl_pub_prepare(db,
-                          "INSERT INTO traceloom_anchor(anchor_id, db_idx, device_id, anchor_idx, "
-                          "event_id, symbol, role, label, family, start_ns, end_ns, dur_us, "
-                          "compute_us, comm_us, idle_us, total_us, self_us, aux_events, aux_us, "
-                          "linked_aux_events, linked_aux_us, node_id, occurrence_idx, anchor_n) "
-                          "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,"
-                          "?19,?20,?21,?22,?23,?24)",
+                          "INSERT INTO traceloom_anchor_core(anchor_n, db_idx, device_id, "
+                          "anchor_idx, event_n, shape_id, start_ns, end_ns, compute_ns, comm_ns, "
+                          "idle_ns, self_ns, aux_events, aux_ns, linked_aux_events, linked_aux_ns, "
+                          "occurrence_idx) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
+                          "?15,?16,?17)",
                           &st, e);
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db,
+                        "INSERT INTO traceloom_anchor_shape(shape_id, symbol, role, label, family, "
+                        "node_id) VALUES (?1,?2,?3,?4,?5,?6)",
+                        &shape, e);
+  tl_shapes shapes;
+  tl_shapes_init(&shapes, 5);
   /* Linked aux events per anchor. */
   uint32_t *nlinked = calloc(a->n ? a->n : 1, sizeof *nlinked);
   int64_t *linked_ns = calloc(a->n ? a->n : 1, sizeof *linked_ns);
@@ -50,7 +57,7 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
   if (rc == TL_OK && !tree_of_group) rc = tl_nomem(e);
   for (size_t i = 0; rc == TL_OK && i < in->forest->trees.n; i++)
     tree_of_group[in->forest->trees.v[i].group] = &in->forest->trees.v[i];
-  char id[40], evid[40], nid[96];
+  char nid[96];
   for (size_t gi = 0; rc == TL_OK && gi < a->groups.n; gi++) {
     const tl_anchor_group *g = &a->groups.v[gi];
     const tl_tree *tr = tree_of_group[gi];
@@ -59,45 +66,57 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
       uint32_t x = a->event[n];
       const tl_label *l = tl_event_label(t, x);
       const tl_packet *pk = &in->packets[n];
-      int idn = snprintf(id, sizeof id, "anchor-%zu", n);
-      int evn = snprintf(evid, sizeof evid, "event-%u", x);
-      sqlite3_bind_text(st, 1, id, idn, SQLITE_STATIC);
+      uint32_t label = l->op_name ? l->op_name : l->comm_name ? l->comm_name : l->name;
+      const tl_occurrence *oc = tr ? &tr->st.occurrences[tr->token_atom[k]] : NULL;
+      /* The shape: symbol, role, label, family (per input) and owning position. */
+      uint64_t key[5] = {a->symbol[n], a->role[n], label, g->db_idx,
+                         oc ? (uint64_t)oc->position + 1 : 0};
+      int fresh;
+      int64_t shape_id = tl_shapes_intern(&shapes, key, &fresh);
+      if (shape_id < 0) {
+        rc = tl_nomem(e);
+        break;
+      }
+      if (fresh) {
+        sqlite3_bind_int64(shape, 1, shape_id);
+        tl_bind_str(shape, 2, t->pool, a->symbol[n]);
+        sqlite3_bind_text(shape, 3, tl_anchor_role_name((tl_anchor_role)a->role[n]), -1,
+                          SQLITE_STATIC);
+        tl_bind_str(shape, 4, t->pool, label);
+        sqlite3_bind_text(shape, 5, tl_family_source_kind(t->profile->inputs.v[g->db_idx].family),
+                          -1, SQLITE_STATIC);
+        if (oc) {
+          snprintf(nid, sizeof nid, "%sN%03u", tr->node_prefix, oc->position + 1);
+          sqlite3_bind_text(shape, 6, nid, -1, SQLITE_STATIC);
+        } else {
+          sqlite3_bind_null(shape, 6);
+        }
+        if ((rc = tl_pub_step(db, shape, "traceloom_anchor_shape", e))) break;
+      }
+      sqlite3_bind_int64(st, 1, (int64_t)n);
       sqlite3_bind_int(st, 2, g->db_idx);
       sqlite3_bind_int64(st, 3, g->device_id);
       sqlite3_bind_int64(st, 4, (int64_t)k + 1);
-      sqlite3_bind_text(st, 5, evid, evn, SQLITE_STATIC);
-      tl_bind_str(st, 6, t->pool, a->symbol[n]);
-      sqlite3_bind_text(st, 7, tl_anchor_role_name((tl_anchor_role)a->role[n]), -1, SQLITE_STATIC);
-      tl_bind_str(st, 8, t->pool, l->op_name ? l->op_name : l->comm_name ? l->comm_name : l->name);
-      sqlite3_bind_text(st, 9, tl_family_source_kind(t->profile->inputs.v[g->db_idx].family), -1,
-                        SQLITE_STATIC);
-      sqlite3_bind_int64(st, 10, ev->start_ns[x]);
-      sqlite3_bind_int64(st, 11, ev->end_ns[x]);
-      sqlite3_bind_double(st, 12, us(ev->end_ns[x] - ev->start_ns[x]));
-      sqlite3_bind_double(st, 13, us(pk->compute_ns));
-      sqlite3_bind_double(st, 14, us(pk->comm_ns));
-      sqlite3_bind_double(st, 15, us(pk->idle_ns));
-      sqlite3_bind_double(st, 16, us(tl_packet_total_ns(pk)));
-      sqlite3_bind_double(st, 17, us(pk->self_ns));
-      sqlite3_bind_int64(st, 18, pk->aux_events);
-      sqlite3_bind_double(st, 19, us(pk->aux_ns));
-      sqlite3_bind_int64(st, 20, nlinked[n]);
-      sqlite3_bind_double(st, 21, us(linked_ns[n]));
-      if (tr) {
-        const tl_occurrence *oc = &tr->st.occurrences[tr->token_atom[k]];
-        snprintf(nid, sizeof nid, "%sN%03u", tr->node_prefix, oc->position + 1);
-        sqlite3_bind_text(st, 22, nid, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 23, oc->occurrence_idx);
-      } else {
-        sqlite3_bind_null(st, 22);
-        sqlite3_bind_null(st, 23);
-      }
-      sqlite3_bind_int64(st, 24, (int64_t)n);
-      rc = tl_pub_step(db, st, "traceloom_anchor", e);
+      sqlite3_bind_int64(st, 5, x);
+      sqlite3_bind_int64(st, 6, shape_id);
+      sqlite3_bind_int64(st, 7, ev->start_ns[x]);
+      sqlite3_bind_int64(st, 8, ev->end_ns[x]);
+      sqlite3_bind_int64(st, 9, pk->compute_ns);
+      sqlite3_bind_int64(st, 10, pk->comm_ns);
+      sqlite3_bind_int64(st, 11, pk->idle_ns);
+      sqlite3_bind_int64(st, 12, pk->self_ns);
+      sqlite3_bind_int64(st, 13, pk->aux_events);
+      sqlite3_bind_int64(st, 14, pk->aux_ns);
+      sqlite3_bind_int64(st, 15, nlinked[n]);
+      sqlite3_bind_int64(st, 16, linked_ns[n]);
+      if (oc) sqlite3_bind_int64(st, 17, oc->occurrence_idx); else sqlite3_bind_null(st, 17);
+      rc = tl_pub_step(db, st, "traceloom_anchor_core", e);
     }
   }
   free(nlinked), free(linked_ns), free(tree_of_group);
+  tl_shapes_free(&shapes);
   sqlite3_finalize(st);
+  sqlite3_finalize(shape);
   return rc;
 }
 

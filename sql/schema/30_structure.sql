@@ -9,29 +9,47 @@
 -- view_name 'native_report_tree'. Positions are node definitions (node-N001 ...), an
 -- occurrence is one measured realization, a member is a direct child of an occurrence.
 
--- @surface traceloom_anchor | one anchor (structural token) | The semantically significant device events in linear order per (db_idx, device_id), with their structural symbol and cost packet | SELECT device_id, symbol, count(*) AS n, round(sum(dur_us), 3) AS self_us FROM traceloom_anchor GROUP BY 1, 2 ORDER BY self_us DESC LIMIT 10
-CREATE TABLE traceloom_anchor(
-  anchor_id TEXT NOT NULL,         -- anchor-<n>, dense over (db_idx, device_id, anchor_idx)
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
-  anchor_idx INTEGER NOT NULL,     -- 1-based per (db_idx, device_id)
-  event_id TEXT NOT NULL,
-  step_idx INTEGER,
+-- traceloom_anchor is a view over integer rows (traceloom_anchor_core: ids, times and the
+-- cost packet in ns) and the text they share (traceloom_anchor_shape: symbol, role, label,
+-- family, owning node), as for events (sql/schema/10_events.sql).
+-- @surface traceloom_anchor_shape | one distinct combination of an anchor's text columns | Storage behind traceloom_anchor: symbol, role, label, family and owning atom position, stored once | SELECT symbol, role, node_id FROM traceloom_anchor_shape LIMIT 20
+CREATE TABLE traceloom_anchor_shape(
+  shape_id INTEGER PRIMARY KEY,
   symbol TEXT,                     -- structural symbol
   role TEXT,                       -- compute, comm, sync, graph, unknown
   label TEXT,
   family TEXT,
+  node_id TEXT                     -- the atom position that owns the anchor
+);
+
+-- @surface traceloom_anchor_core | one anchor (integers only) | Storage behind traceloom_anchor: position in the device sequence, its event, times and cost packet in ns | SELECT device_id, count(*), sum(compute_ns) FROM traceloom_anchor_core GROUP BY device_id
+CREATE TABLE traceloom_anchor_core(
+  anchor_n INTEGER PRIMARY KEY,    -- n of anchor-<n>, dense over (db_idx, device_id, anchor_idx)
+  db_idx INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  anchor_idx INTEGER NOT NULL,     -- 1-based per (db_idx, device_id)
+  event_n INTEGER NOT NULL,        -- traceloom_event_core
+  shape_id INTEGER NOT NULL,       -- traceloom_anchor_shape
   start_ns INTEGER NOT NULL,
   end_ns INTEGER NOT NULL,
-  dur_us REAL NOT NULL,
-  compute_us REAL, comm_us REAL, idle_us REAL, total_us REAL, self_us REAL,
-  aux_events INTEGER, aux_us REAL,  -- the cost packet (outputs.md 3.1)
-  linked_aux_events INTEGER,       -- aux events linked to this anchor (traceloom_aux_link)
-  linked_aux_us REAL,
-  node_id TEXT,                    -- the atom position that owns the anchor
-  occurrence_idx INTEGER,          -- and its occurrence
-  anchor_n INTEGER PRIMARY KEY     -- n of anchor-<n>: rowid, for range joins from occurrences
+  compute_ns INTEGER NOT NULL, comm_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL,
+  self_ns INTEGER NOT NULL, aux_events INTEGER NOT NULL, aux_ns INTEGER NOT NULL,
+  linked_aux_events INTEGER NOT NULL, linked_aux_ns INTEGER NOT NULL,
+  occurrence_idx INTEGER           -- occurrence of the owning atom position
 );
+
+-- @surface traceloom_anchor | one anchor (structural token) | The semantically significant device events in linear order per (db_idx, device_id), with their structural symbol and cost packet | SELECT device_id, symbol, count(*) AS n, round(sum(dur_us), 3) AS self_us FROM traceloom_anchor GROUP BY 1, 2 ORDER BY self_us DESC LIMIT 10
+CREATE VIEW traceloom_anchor AS
+SELECT 'anchor-' || a.anchor_n AS anchor_id, a.db_idx, a.device_id, a.anchor_idx,
+       'event-' || a.event_n AS event_id, NULL AS step_idx, s.symbol, s.role, s.label, s.family,
+       a.start_ns, a.end_ns, (a.end_ns - a.start_ns) / 1000.0 AS dur_us,
+       a.compute_ns / 1000.0 AS compute_us, a.comm_ns / 1000.0 AS comm_us,
+       a.idle_ns / 1000.0 AS idle_us, (a.compute_ns + a.comm_ns + a.idle_ns) / 1000.0 AS total_us,
+       a.self_ns / 1000.0 AS self_us, a.aux_events, a.aux_ns / 1000.0 AS aux_us,
+       a.linked_aux_events, a.linked_aux_ns / 1000.0 AS linked_aux_us, s.node_id,
+       a.occurrence_idx, a.anchor_n, a.event_n
+FROM traceloom_anchor_core a
+JOIN traceloom_anchor_shape s ON s.shape_id = a.shape_id;
 
 -- @surface traceloom_aux_link | one auxiliary event and the anchor that follows it | Non-anchor device work (copies, waits, small kernels) linked to the next anchor; events with no later anchor stay as retained_unplaced rows | SELECT link_type, aux_kind, count(*) FROM traceloom_aux_link GROUP BY 1, 2
 CREATE TABLE traceloom_aux_link(

@@ -14,3 +14,5 @@ CREATE INDEX traceloom_runtime_call_core_id ON traceloom_runtime_call_core('runt
 CREATE UNIQUE INDEX traceloom_position_refinement_key ON traceloom_position_refinement(db_idx, tree_id, parent_position_id, slot_ordinal);
 CREATE INDEX traceloom_position_refinement_parent ON traceloom_position_refinement(parent_position_id, db_idx, device_id);
 CREATE INDEX traceloom_position_refinement_child ON traceloom_position_refinement(child_position_id, db_idx, device_id);
+-- anchor_id is computed by the traceloom_anchor view: joins by anchor_id use this index.
+CREATE INDEX traceloom_anchor_core_anchor_id ON traceloom_anchor_core('anchor-' || anchor_n);

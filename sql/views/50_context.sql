@@ -115,7 +115,8 @@ SELECT an.anchor_id, an.db_idx, an.device_id, an.anchor_idx, an.event_id, an.sym
        c.run_id, c.step_id, c.execution_id, c.device_work_id, NULL AS launch_id,
        c.association_basis
 FROM traceloom_v_context_device_candidate c
-CROSS JOIN traceloom_anchor an ON an.event_id = c.event_id AND an.device_id = c.device_id
+CROSS JOIN traceloom_anchor an ON an.event_n = CAST(substr(c.event_id, 7) AS INTEGER)
+ AND an.device_id = c.device_id
 UNION ALL
 SELECT an.anchor_id, an.db_idx, an.device_id, an.anchor_idx, an.event_id, an.symbol,
        lc.run_id, lc.step_id, lc.execution_id, lc.device_work_id, lc.launch_id,
