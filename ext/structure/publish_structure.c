@@ -228,19 +228,56 @@ typedef struct pos_agg {
   int64_t sum[TL_SUM_COUNT];
 } pos_agg;
 
+/* Ids and paths are formatted by hand: a tree has as many occurrences as anchors (millions),
+** each with two paths of several ids, and snprintf was a third of publishing them. */
+
+/* Decimal v, zero-padded to at least min_digits; returns the length written (<= 10). */
+static size_t fmt_u32(char *out, uint32_t v, size_t min_digits) {
+  char t[10];
+  size_t n = 0;
+  do t[n++] = (char)('0' + v % 10), v /= 10; while (v);
+  while (n < min_digits) t[n++] = '0';
+  for (size_t k = 0; k < n; k++) out[k] = t[n - 1 - k];
+  return n;
+}
+
+/* "N007": the local id of position pos. out needs 12 bytes. */
+static size_t fmt_local(char *out, uint32_t pos) {
+  out[0] = 'N';
+  size_t n = 1 + fmt_u32(out + 1, pos + 1, 3);
+  out[n] = '\0';
+  return n;
+}
+
 static void local_id(char *buf, size_t cap, uint32_t pos) {
-  snprintf(buf, cap, "N%03u", pos + 1);
+  char t[12];
+  fmt_local(t, pos);
+  snprintf(buf, cap, "%s", t);
+}
+
+/* prefix + "N007" (+ "-occurrence-<k>" for an occurrence id), NUL-terminated; cap >= 96. */
+static size_t fmt_node(const tl_tree *tr, char *out, size_t cap, uint32_t pos) {
+  size_t plen = strlen(tr->node_prefix);
+  if (plen + 12 > cap) plen = cap - 12;
+  memcpy(out, tr->node_prefix, plen);
+  return plen + fmt_local(out + plen, pos);
 }
 
 static void node_id(const tl_tree *tr, char *buf, size_t cap, uint32_t pos) {
-  snprintf(buf, cap, "%sN%03u", tr->node_prefix, pos + 1);
+  fmt_node(tr, buf, cap, pos);
 }
 
-static void occ_id(const tl_tree *tr, char *buf, size_t cap, uint32_t o) {
+static size_t fmt_occ(const tl_tree *tr, char *out, size_t cap, uint32_t o) {
   const tl_occurrence *oc = &tr->st.occurrences[o];
-  snprintf(buf, cap, "%sN%03u-occurrence-%u", tr->node_prefix, oc->position + 1,
-           oc->occurrence_idx);
+  size_t n = fmt_node(tr, out, cap - 23, oc->position);
+  memcpy(out + n, "-occurrence-", 12);
+  n += 12;
+  n += fmt_u32(out + n, oc->occurrence_idx, 1);
+  out[n] = '\0';
+  return n;
 }
+
+static void occ_id(const tl_tree *tr, char *buf, size_t cap, uint32_t o) { fmt_occ(tr, buf, cap, o); }
 
 /* rooted_position_path (occurrence_path when with_occurrence) of occurrence o. */
 static void occ_path(const tl_tree *tr, uint32_t o, int with_occurrence, tl_buf *b) {
@@ -249,20 +286,23 @@ static void occ_path(const tl_tree *tr, uint32_t o, int with_occurrence, tl_buf 
   for (uint32_t x = o; x != TL_RECOVER_NONE && n < 256; x = tr->st.occurrences[x].parent)
     chain[n++] = x;
   tl_buf_reset(b);
-  char id[96];
+  char id[128];
   while (n-- > 0) {
     const tl_occurrence *oc = &tr->st.occurrences[chain[n]];
+    size_t k = 0;
     if (oc->parent != TL_RECOVER_NONE) {
-      if (with_occurrence)
-        tl_buf_printf(b, "/s%u/r%u/", oc->slot, oc->member_order);
-      else
-        tl_buf_printf(b, "/s%u/", oc->slot);
+      id[k++] = '/', id[k++] = 's';
+      k += fmt_u32(id + k, oc->slot, 1);
+      id[k++] = '/';
+      if (with_occurrence) {
+        id[k++] = 'r';
+        k += fmt_u32(id + k, oc->member_order, 1);
+        id[k++] = '/';
+      }
     }
-    if (with_occurrence)
-      occ_id(tr, id, sizeof id, chain[n]);
-    else
-      node_id(tr, id, sizeof id, oc->position);
-    tl_buf_puts(b, id);
+    k += with_occurrence ? fmt_occ(tr, id + k, sizeof id - k, chain[n])
+                         : fmt_node(tr, id + k, sizeof id - k, oc->position);
+    tl_buf_append(b, id, k);
   }
 }
 
@@ -273,12 +313,18 @@ static void repeat_context(const tl_tree *tr, uint32_t o, tl_buf *b) {
   for (uint32_t x = o; x != TL_RECOVER_NONE && n < 256; x = tr->st.occurrences[x].parent)
     chain[n++] = x;
   tl_buf_reset(b);
+  char item[32];
   while (n-- > 0) {
     const tl_occurrence *oc = &tr->st.occurrences[chain[n]];
     if (oc->parent == TL_RECOVER_NONE) continue;
     uint32_t ppos = tr->st.occurrences[oc->parent].position;
     if (tr->st.positions[ppos].kind != TL_POS_REPEAT) continue;
-    tl_buf_printf(b, "%sN%03u:%u", b->n ? "," : "", ppos + 1, oc->member_order);
+    size_t k = 0;
+    if (b->n) item[k++] = ',';
+    k += fmt_local(item + k, ppos);
+    item[k++] = ':';
+    k += fmt_u32(item + k, oc->member_order, 1);
+    tl_buf_append(b, item, k);
   }
 }
 
