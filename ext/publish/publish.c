@@ -453,10 +453,19 @@ static int publish_inventory(sqlite3 *db, const tl_publish_input *in, tl_err *e)
                           "INSERT INTO traceloom_input(db_idx, source_kind, provider, path, "
                           "stream_info_path, stream_info_status, stream_info_detail, "
                           "event_count, runtime_call_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-                          "(SELECT count(*) FROM traceloom_event WHERE db_idx = ?1), "
-                          "(SELECT count(*) FROM traceloom_runtime_call WHERE db_idx = ?1))",
+                          "?8, ?9)",
                           &st, e);
+  /* Rows per input, counted here rather than by scanning what was just published. */
+  int64_t *counts = calloc(2 * (p->inputs.n ? p->inputs.n : 1), sizeof *counts);
+  if (rc == TL_OK && !counts) rc = tl_nomem(e);
+  const tl_trace *t = in->trace;
+  for (size_t i = 0; rc == TL_OK && i < t->ev.n; i++)
+    if (t->ev.db_idx[i] < p->inputs.n) counts[2 * t->ev.db_idx[i]]++;
+  for (size_t i = 0; rc == TL_OK && i < t->calls.n; i++)
+    if (t->calls.db_idx[i] < p->inputs.n) counts[2 * t->calls.db_idx[i] + 1]++;
   for (size_t i = 0; rc == TL_OK && i < p->inputs.n; i++) {
+    sqlite3_bind_int64(st, 8, counts[2 * i]);
+    sqlite3_bind_int64(st, 9, counts[2 * i + 1]);
     const tl_input *inp = &p->inputs.v[i];
     sqlite3_bind_int64(st, 1, (int64_t)i);
     sqlite3_bind_text(st, 2, tl_family_source_kind(inp->family), -1, SQLITE_STATIC);
@@ -468,6 +477,7 @@ static int publish_inventory(sqlite3 *db, const tl_publish_input *in, tl_err *e)
     tl_bind_text(st, 7, inp->stream_info_detail);
     rc = tl_pub_step(db, st, "traceloom_input", e);
   }
+  free(counts);
   sqlite3_finalize(st);
   st = NULL;
   if (rc == TL_OK)
