@@ -148,14 +148,6 @@ int tl_gzpar_open(tl_gzpar **out, int fd, int level, int nthreads, const char *p
       g->sync_ok = 1;
     }
   }
-  /* gzip header: deflate, no name, mtime 0 (reproducible), XFL 4 (fastest) for level 1
-  ** as zlib writes it, OS 3 (Unix). */
-  static const unsigned char hdr[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
-  unsigned char h[10];
-  memcpy(h, hdr, sizeof h);
-  h[8] = level == 9 ? 2 : level < 2 ? 4 : 0;
-  if (rc == TL_OK && write_all(fd, h, sizeof h) != 0)
-    rc = tl_fail(e, "traceloom_export_perfetto: cannot write '%s': %s", g->path, strerror(errno));
   for (int i = 0; rc == TL_OK && i < nthreads; i++) {
     int err = pthread_create(&g->th[i], NULL, worker, g);
     if (err) {
@@ -195,7 +187,12 @@ static int drain(tl_gzpar *g, uint64_t until, tl_err *e) {
     if (state == S_FAILED)
       return tl_fail(e, "traceloom_export_perfetto: zlib deflate failed for '%s' (code %d)",
                      g->path, s->zrc);
-    if (write_all(g->fd, s->out, s->out_n) != 0)
+    /* gzip header with the first chunk: deflate, no name, mtime 0 (reproducible), XFL as
+    ** zlib sets it for the level (4: fastest), OS 3 (Unix). */
+    unsigned char h[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+    h[8] = g->level == 9 ? 2 : g->level < 2 ? 4 : 0;
+    if ((!g->next_write && write_all(g->fd, h, sizeof h) != 0) ||
+        write_all(g->fd, s->out, s->out_n) != 0)
       return tl_fail(e, "traceloom_export_perfetto: cannot write '%s': %s", g->path,
                      strerror(errno));
     g->crc = crc32_combine(g->crc, s->crc, (z_off_t)s->in_n);

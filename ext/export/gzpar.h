@@ -20,8 +20,9 @@
 
 typedef struct tl_gzpar tl_gzpar;
 
-/* Writes the gzip header to fd and starts nthreads workers (0: one per online CPU, at most
-** 8). path names the file in error messages. */
+/* Starts nthreads deflate workers (0: one per online CPU, at most 8) for a gzip member
+** written to fd (the header goes out with the first chunk). path names the file in error
+** messages. */
 int tl_gzpar_open(tl_gzpar **out, int fd, int level, int nthreads, const char *path, tl_err *e);
 /* Appends n bytes; full chunks go to the workers, finished ones are written in order. */
 int tl_gzpar_write(tl_gzpar *g, const void *p, size_t n, tl_err *e);

@@ -187,6 +187,9 @@ typedef struct pf_ctx {
   sqlite3_stmt *round_st;
 } pf_ctx;
 
+/* A string literal, without strlen. */
+#define PUT_LIT(b, lit) tl_buf_append((b), "" lit, sizeof(lit) - 1)
+
 static int cmp_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
 
 /* ---- Formatting ------------------------------------------------------------------- */
@@ -194,21 +197,19 @@ static int cmp_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
 /* v nanoseconds as microseconds with exactly three decimals, from the integer. */
 static void put_us3(tl_buf *b, int64_t v) {
   char tmp[32];
-  int n = 0;
+  int n = sizeof tmp;
   uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
   uint64_t q = u / 1000, r = u % 1000;
-  tmp[n++] = (char)('0' + r % 10);
-  tmp[n++] = (char)('0' + r / 10 % 10);
-  tmp[n++] = (char)('0' + r / 100);
-  tmp[n++] = '.';
+  tmp[--n] = (char)('0' + r % 10);
+  tmp[--n] = (char)('0' + r / 10 % 10);
+  tmp[--n] = (char)('0' + r / 100);
+  tmp[--n] = '.';
   do {
-    tmp[n++] = (char)('0' + q % 10);
+    tmp[--n] = (char)('0' + q % 10);
     q /= 10;
   } while (q);
-  if (v < 0) tmp[n++] = '-';
-  char rev[32];
-  for (int i = 0; i < n; i++) rev[i] = tmp[n - 1 - i];
-  tl_buf_append(b, rev, (size_t)n);
+  if (v < 0) tmp[--n] = '-';
+  tl_buf_append(b, tmp + n, sizeof tmp - (size_t)n);
 }
 
 /* Decimal int64 without printf: the exporter writes tens of integers per slice. */
@@ -250,14 +251,15 @@ static void put_str(tl_buf *b, const char *s, size_t n) {
   tl_buf_append(b, "\"", 1);
   size_t run = 0;
   for (size_t i = 0; i < n;) {
+    /* Plain printable ASCII, by far the common case, is copied as one run. */
+    while (i < n && (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x80 && s[i] != '"' &&
+           s[i] != '\\')
+      i++;
+    if (i == n) break;
     unsigned char c = (unsigned char)s[i];
     const char *esc = NULL;
     char u[6];
     size_t elen = 0;
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-      i++;
-      continue;
-    }
     if (c >= 0x80) {
       int l = utf8_len((const unsigned char *)s + i, n - i);
       if (l) {
@@ -286,28 +288,42 @@ static void put_str(tl_buf *b, const char *s, size_t n) {
 
 static void put_cstr(tl_buf *b, const char *s) { put_str(b, s, strlen(s)); }
 
-static void put_key(tl_buf *b, const char *k, int *first) {
-  if (!*first) tl_buf_append(b, ",", 1);
+/* ,"k": in one append: tens of keys per slice. */
+static inline void put_key(tl_buf *b, const char *k, int *first) {
+  char tmp[72];
+  size_t n = strlen(k), m = 0;
+  if (n > sizeof tmp - 4) {
+    if (!*first) tl_buf_append(b, ",", 1);
+    *first = 0;
+    tl_buf_append(b, "\"", 1);
+    tl_buf_append(b, k, n);
+    tl_buf_append(b, "\":", 2);
+    return;
+  }
+  if (!*first) tmp[m++] = ',';
   *first = 0;
-  tl_buf_append(b, "\"", 1);
-  tl_buf_puts(b, k);
-  tl_buf_append(b, "\":", 2);
+  tmp[m++] = '"';
+  memcpy(tmp + m, k, n);
+  m += n;
+  tmp[m++] = '"';
+  tmp[m++] = ':';
+  tl_buf_append(b, tmp, m);
 }
 
-static void kv_i64(tl_buf *b, const char *k, int64_t v, int *first) {
+static inline void kv_i64(tl_buf *b, const char *k, int64_t v, int *first) {
   put_key(b, k, first);
   put_i64(b, v);
 }
 
-static void kv_i64n(tl_buf *b, const char *k, int64_t v, int null, int *first) {
+static inline void kv_i64n(tl_buf *b, const char *k, int64_t v, int null, int *first) {
   put_key(b, k, first);
-  if (null) tl_buf_puts(b, "null");
+  if (null) PUT_LIT(b, "null");
   else put_i64(b, v);
 }
 
-static void kv_pool(tl_buf *b, const char *k, const tl_strpool *p, uint32_t id, int *first) {
+static inline void kv_pool(tl_buf *b, const char *k, const tl_strpool *p, uint32_t id, int *first) {
   put_key(b, k, first);
-  if (id == TL_STR_NONE) tl_buf_puts(b, "null");
+  if (id == TL_STR_NONE) PUT_LIT(b, "null");
   else put_str(b, tl_strpool_str(p, id), tl_strpool_len(p, id));
 }
 
@@ -322,18 +338,18 @@ static void kv_event(const pf_ctx *c, tl_buf *b, const char *k, int64_t ev, int 
   tl_buf_append(b, "\"", 1);
 }
 
-static void kv_str(tl_buf *b, const char *k, const char *v, int *first) {
+static inline void kv_str(tl_buf *b, const char *k, const char *v, int *first) {
   put_key(b, k, first);
-  if (!v) tl_buf_puts(b, "null");
+  if (!v) PUT_LIT(b, "null");
   else put_cstr(b, v);
 }
 
-static void kv_raw(tl_buf *b, const char *k, const char *raw, int *first) {
+static inline void kv_raw(tl_buf *b, const char *k, const char *raw, int *first) {
   put_key(b, k, first);
   tl_buf_puts(b, raw);
 }
 
-static void kv_milli(tl_buf *b, const char *k, int64_t v, int *first) {
+static inline void kv_milli(tl_buf *b, const char *k, int64_t v, int *first) {
   put_key(b, k, first);
   put_us3(b, v);
 }
@@ -636,10 +652,10 @@ static const char *topology(pf_ctx *c, int64_t i, int guard) {
       tl_buf_free(&b);
       return NULL;
     }
-    if (k) tl_buf_puts(&b, ",");
+    if (k) PUT_LIT(&b, ",");
     tl_buf_puts(&b, t);
   }
-  tl_buf_puts(&b, ")");
+  PUT_LIT(&b, ")");
   if (b.oom) {
     tl_buf_free(&b);
     return NULL;
@@ -745,32 +761,97 @@ static int cmp_anchor_ev(const void *pa, const void *pb) {
 ** joined to traceloom_event, then a binary search per atom occurrence (the
 ** traceloom_viz_node_anchor view is a range join, far too slow to probe per row).
 */
+/* db, device and stream of one event, by event_n. */
+typedef struct pf_event_slot {
+  int64_t db, dev, stream;
+  int state; /* 0: no such event, 1: stream NULL, 2: stream set */
+} pf_event_slot;
+
+/*
+** Every event's (db_idx, device_id, stream_id) in an array indexed by event_n, from one
+** scan: event_n is the n of 'event-<n>', so an anchor finds its event by parsing its id,
+** without a join on the unindexed event_id text. *out stays NULL (the SQL join is used)
+** when event_n is absent or too sparse for an array.
+*/
+static int load_event_slots(pf_ctx *c, pf_event_slot **out, size_t *n_out) {
+  *out = NULL, *n_out = 0;
+  if (!has_column(c->db, "traceloom_event", "event_n")) return TL_OK;
+  sqlite3_stmt *st;
+  if (prep(c, c->db, "SELECT event_n, db_idx, device_id, stream_id FROM traceloom_event", &st))
+    return TL_ERROR;
+  pf_event_slot *v = NULL;
+  size_t cap = 0, rows = 0;
+  int rc, err = TL_OK, sparse = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t n = sqlite3_column_int64(st, 0);
+    rows++;
+    if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || n < 0 ||
+        (uint64_t)n > 4 * (uint64_t)rows + 4096) {
+      sparse = 1;
+      break;
+    }
+    if ((size_t)n >= cap) {
+      size_t nc = cap ? cap : 4096;
+      while (nc <= (size_t)n) nc *= 2;
+      pf_event_slot *g = realloc(v, nc * sizeof *v);
+      if (!g) {
+        err = tl_nomem(c->e);
+        break;
+      }
+      memset(g + cap, 0, (nc - cap) * sizeof *g);
+      v = g, cap = nc;
+    }
+    pf_event_slot *e = &v[n];
+    if (e->state) {
+      sparse = 1; /* a repeated event_n: leave it to the join */
+      break;
+    }
+    e->db = sqlite3_column_int64(st, 1), e->dev = sqlite3_column_int64(st, 2);
+    e->stream = sqlite3_column_int64(st, 3);
+    e->state = sqlite3_column_type(st, 3) == SQLITE_NULL ? 1 : 2;
+  }
+  sqlite3_finalize(st);
+  if (err == TL_OK && !sparse && rc != SQLITE_DONE) err = step_done(c, c->db, rc);
+  if (err || sparse) {
+    free(v);
+    return err;
+  }
+  *out = v, *n_out = cap;
+  return TL_OK;
+}
+
 static int load_anchor_events(pf_ctx *c) {
   if (!has_relation(c->db, "traceloom_anchor") || !has_relation(c->db, "traceloom_event"))
     return TL_OK;
+  pf_event_slot *ev = NULL;
+  size_t nev = 0;
+  if (load_event_slots(c, &ev, &nev)) return TL_ERROR;
   sqlite3_stmt *st;
-  /* event_n is the rowid and the n of 'event-<n>': a rowid probe instead of a join on the
-  ** unindexed event_id text; the event_id equality keeps the old join's meaning exactly. */
-  int by_n = has_column(c->db, "traceloom_event", "event_n");
   if (prep(c, c->db,
-           by_n ? "SELECT a.db_idx, a.device_id, a.anchor_idx, a.event_id, e.stream_id "
-                  "FROM traceloom_anchor a LEFT JOIN traceloom_event e ON e.event_n = "
-                  "CAST(substr(a.event_id, 7) AS INTEGER) AND e.event_id = a.event_id AND e.db_idx = a.db_idx "
-                  "AND e.device_id = a.device_id"
-                : "SELECT a.db_idx, a.device_id, a.anchor_idx, a.event_id, e.stream_id "
-                  "FROM traceloom_anchor a LEFT JOIN traceloom_event e ON e.event_id = "
-                  "a.event_id AND e.db_idx = a.db_idx AND e.device_id = a.device_id",
+           ev ? "SELECT db_idx, device_id, anchor_idx, event_id FROM traceloom_anchor"
+              : "SELECT a.db_idx, a.device_id, a.anchor_idx, a.event_id, e.stream_id "
+                "FROM traceloom_anchor a LEFT JOIN traceloom_event e ON e.event_id = "
+                "a.event_id AND e.db_idx = a.db_idx AND e.device_id = a.device_id",
            &st))
-    return TL_ERROR;
+    return free(ev), TL_ERROR;
   TL_VEC(pf_anchor_ev) v = {0};
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     pf_anchor_ev a = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                      sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 4),
-                      ev_code(c, st, 3), sqlite3_column_type(st, 4) != SQLITE_NULL};
+                      sqlite3_column_int64(st, 2), 0, ev_code(c, st, 3), 0};
+    if (!ev) {
+      a.stream = sqlite3_column_int64(st, 4);
+      a.has_stream = sqlite3_column_type(st, 4) != SQLITE_NULL;
+    } else if (a.event >= 0 && (size_t)a.event < nev && ev[a.event].state &&
+               ev[a.event].db == a.db && ev[a.event].dev == a.dev) {
+      /* The join's match: the event 'event-<n>' of the same db and device. */
+      a.stream = ev[a.event].stream;
+      a.has_stream = ev[a.event].state == 2;
+    }
     if (a.event == INT64_MIN || TL_VEC_PUSH(&v, a)) break;
   }
   sqlite3_finalize(st);
+  free(ev);
   if (rc == SQLITE_ROW) return TL_VEC_FREE(&v), tl_nomem(c->e);
   if (step_done(c, c->db, rc)) return TL_VEC_FREE(&v), TL_ERROR;
   /* Anchors are stored in key order: the sort is only for databases written otherwise. */
@@ -1132,7 +1213,7 @@ static int load_occurrences_sql(pf_ctx *c) {
                     "o.start_ns, o.end_ns, o.compute_us, o.comm_us, o.idle_us, o.total_us, "
                     "o.self_us, o.aux_us, o.aux_events, ");
   tl_buf_puts(&sql, hpo ? "p.rooted_position_path " : "NULL ");
-  tl_buf_puts(&sql, "FROM traceloom_tree_node_occurrence o ");
+  PUT_LIT(&sql, "FROM traceloom_tree_node_occurrence o ");
   if (hpo)
     tl_buf_puts(&sql, "LEFT JOIN traceloom_semantic_tree t ON t.db_idx = o.db_idx AND "
                       "t.device_id = o.device_id AND t.semantic_projection = o.view_name "
@@ -1274,7 +1355,7 @@ static void args_common(tl_buf *b, int64_t db, int event, int64_t depth, int *fi
 static void occurrence_args(const pf_ctx *c, tl_buf *b, const pf_occ *o) {
   const pf_node *n = &c->nodes.v[o->node];
   int event = n->kind == KIND_ATOM, first = 1;
-  tl_buf_puts(b, "{");
+  PUT_LIT(b, "{");
   kv_str(b, "semantic_kind", "published_tree_occurrence", &first);
   kv_pool(b, "node_id", c->pool, n->node_id, &first);
   kv_i64(b, "occurrence_idx", o->occ_idx, &first);
@@ -1293,7 +1374,7 @@ static void occurrence_args(const pf_ctx *c, tl_buf *b, const pf_occ *o) {
     kv_i64n(b, "stream_id", o->stream_id, !o->has_stream, &first);
   }
   args_common(b, n->db, event, o->depth, &first);
-  tl_buf_puts(b, "}");
+  PUT_LIT(b, "}");
 }
 
 static int occurrence_slice(pf_ctx *c, size_t i) {
@@ -1352,7 +1433,7 @@ static void member_args(const pf_ctx *c, tl_buf *b, const pf_member *m) {
   int first = 1;
   char agg[48];
   snprintf(agg, sizeof agg, "replay-cost-aggregate-%lld", (long long)m->aggregate);
-  tl_buf_puts(b, "{");
+  PUT_LIT(b, "{");
   kv_str(b, "semantic_kind", "exact_replay_member", &first);
   kv_pool(b, "launch_id", c->pool, m->launch_id, &first);
   kv_i64(b, "device_id", m->device, &first);
@@ -1376,7 +1457,7 @@ static void member_args(const pf_ctx *c, tl_buf *b, const pf_member *m) {
   kv_str(b, "projection_plane", "device_events", &first);
   kv_i64n(b, "display_depth", 0, 1, &first);
   kv_raw(b, "replay_derived", "true", &first);
-  tl_buf_puts(b, "}");
+  PUT_LIT(b, "}");
 }
 
 static void body_args(const pf_ctx *c, tl_buf *b, const pf_body *bd) {
@@ -1386,7 +1467,7 @@ static void body_args(const pf_ctx *c, tl_buf *b, const pf_body *bd) {
   motif_alias(n->motif, alias);
   const char *pctx = tl_strpool_str(c->pool, ro->repeat_context);
   int first = 1;
-  tl_buf_puts(b, "{");
+  PUT_LIT(b, "{");
   kv_str(b, "semantic_kind", "derived_repeat_body_window", &first);
   kv_str(b, "motif_alias", alias, &first);
   kv_pool(b, "repeat_node_id", c->pool, n->node_id, &first);
@@ -1409,7 +1490,7 @@ static void body_args(const pf_ctx *c, tl_buf *b, const pf_body *bd) {
   kv_i64(b, "body_child_occurrences", bd->children, &first);
   args_costs(b, bd->as, bd->ae, bd->ac, bd->cost, bd->aux_events, &first);
   args_common(b, n->db, 0, ro->depth, &first);
-  tl_buf_puts(b, "}");
+  PUT_LIT(b, "}");
 }
 
 static int body_slice(pf_ctx *c, const pf_body *bd) {
@@ -1836,7 +1917,7 @@ static int rank_slices(pf_ctx *c, size_t ri) {
     tl_buf *b = &c->args;
     size_t off = b->n;
     int first = 1;
-    tl_buf_puts(b, "{");
+    PUT_LIT(b, "{");
     kv_str(b, "semantic_kind", "distributed_traceloom_timeline_event", &first);
     kv_i64(b, "rank", r->rank, &first);
     kv_str(b, "source_timeline_db", r->db, &first);
@@ -1877,7 +1958,7 @@ static int rank_slices(pf_ctx *c, size_t ri) {
       kv_str(b, "clock_model_reference_target_ns", m->identity ? NULL : m->ref_target_text, &first);
       kv_str(b, "clock_model_receipt_sha256", c->clock_sha, &first);
     }
-    tl_buf_puts(b, "}");
+    PUT_LIT(b, "}");
     const char *label = (const char *)sqlite3_column_text(st, 2);
     if (!label) label = (const char *)sqlite3_column_text(st, 1);
     pf_slice s = {.a = r->rank, .b = (int64_t)ri, .start = s0, .end = e0, .pid = PID_RANKS,
@@ -1934,7 +2015,7 @@ static int context_slices(pf_ctx *c) {
       size_t off = b->n;
       int first = 1;
       char name[256];
-      tl_buf_puts(b, "{");
+      PUT_LIT(b, "{");
       kv_str(b, "run_id", (const char *)sqlite3_column_text(st, 3), &first);
       kv_str(b, "step_id", (const char *)sqlite3_column_text(st, 4), &first);
       if (k == 0) {
@@ -1966,7 +2047,7 @@ static int context_slices(pf_ctx *c) {
         kv_str(b, "event_id", (const char *)sqlite3_column_text(st, 6), &first);
         kv_str(b, "association_basis", (const char *)sqlite3_column_text(st, 8), &first);
       }
-      tl_buf_puts(b, "}");
+      PUT_LIT(b, "}");
       pf_slice sl = {.a = k == 0 ? sqlite3_column_int64(st, 2) : sqlite3_column_int64(st, 2),
                      .b = 0, .depth = 0, .start = s0, .end = e0 > s0 ? e0 : s0, .view = view,
                      .pid = pids[k], .is_event = 0, .cat = cats[k], .src = SRC_RANK};
@@ -2057,16 +2138,16 @@ static void put_meta(pf_ctx *c, int pid, int64_t tid, const char *name, const ch
   tl_buf *b = &c->out;
   tl_buf_puts(b, c->events ? ",\n{\"ph\":\"M\",\"pid\":" : "\n{\"ph\":\"M\",\"pid\":");
   put_i64(b, pid);
-  tl_buf_puts(b, ",\"tid\":");
+  PUT_LIT(b, ",\"tid\":");
   put_i64(b, tid);
-  tl_buf_puts(b, ",\"name\":\"");
+  PUT_LIT(b, ",\"name\":\"");
   tl_buf_puts(b, name);
-  tl_buf_puts(b, "\",\"args\":{\"");
+  PUT_LIT(b, "\",\"args\":{\"");
   tl_buf_puts(b, key);
-  tl_buf_puts(b, "\":");
+  PUT_LIT(b, "\":");
   if (sval) put_cstr(b, sval);
   else put_i64(b, ival);
-  tl_buf_puts(b, "}}");
+  PUT_LIT(b, "}}");
   c->events++;
 }
 
@@ -2075,7 +2156,7 @@ static int emit(pf_ctx *c, const char *path) {
   if (c->args.oom) return tl_nomem(c->e);
   qsort_r(c->slices.v, c->slices.n, sizeof *c->slices.v, cmp_slice, &k);
   tl_buf *b = &c->out;
-  tl_buf_puts(b, "{\"traceEvents\":[");
+  PUT_LIT(b, "{\"traceEvents\":[");
   int tree_named = 0, ranks_named = 0, ctx_named = 0;
   int64_t next_ctx_tid[3] = {1, 1, 1};
   int64_t next_struct_tid = 1, next_event_tid = TID_EVENTS_BASE, next_rank_tid = 1;
@@ -2162,19 +2243,19 @@ static int emit(pf_ctx *c, const char *path) {
     else next_struct_tid += (int64_t)lane_end.n;
     for (size_t i = g; i < h; i++) {
       const pf_slice *s = &c->slices.v[i];
-      tl_buf_puts(b, ",\n{\"ph\":\"X\",\"pid\":");
+      PUT_LIT(b, ",\n{\"ph\":\"X\",\"pid\":");
       put_i64(b, s->pid);
-      tl_buf_puts(b, ",\"tid\":");
+      PUT_LIT(b, ",\"tid\":");
       put_i64(b, base + s->lane);
-      tl_buf_puts(b, ",\"name\":");
+      PUT_LIT(b, ",\"name\":");
       put_str(b, tl_strpool_str(c->pool, s->name), tl_strpool_len(c->pool, s->name));
-      tl_buf_puts(b, ",\"cat\":\"");
+      PUT_LIT(b, ",\"cat\":\"");
       tl_buf_puts(b, cat_names[s->cat]);
-      tl_buf_puts(b, "\",\"ts\":");
+      PUT_LIT(b, "\",\"ts\":");
       put_us3(b, s->start - c->origin);
-      tl_buf_puts(b, ",\"dur\":");
+      PUT_LIT(b, ",\"dur\":");
       put_us3(b, s->end > s->start ? s->end - s->start : 0);
-      tl_buf_puts(b, ",\"args\":");
+      PUT_LIT(b, ",\"args\":");
       const char *a = s->src == SRC_RANK ? c->args.p + s->args_off : NULL;
       const char *at = a ? memmem(a, s->args_len, "@REF@", 5) : NULL;
       if (s->src == SRC_OCC) {
@@ -2190,7 +2271,7 @@ static int emit(pf_ctx *c, const char *path) {
       } else {
         tl_buf_append(b, a, s->args_len);
       }
-      tl_buf_puts(b, "}");
+      PUT_LIT(b, "}");
       c->events++;
       if (b->n >= FLUSH_BYTES && flush_out(c, 0, path)) {
         TL_VEC_FREE(&lane_end);
@@ -2202,7 +2283,7 @@ static int emit(pf_ctx *c, const char *path) {
   TL_VEC_FREE(&lane_end);
   /* Trailing metadata. */
   int first = 1;
-  tl_buf_puts(b, "\n],\"displayTimeUnit\":\"ns\",\"metadata\":{");
+  PUT_LIT(b, "\n],\"displayTimeUnit\":\"ns\",\"metadata\":{");
   kv_str(b, "format", "TraceLoom queryable database timeline Perfetto export", &first);
   kv_str(b, "analysis_db", sqlite3_db_filename(c->db, "main"), &first);
   kv_i64(b, "time_origin_ns", c->has_origin ? c->origin : 0, &first);
@@ -2240,7 +2321,7 @@ static int emit(pf_ctx *c, const char *path) {
   kv_str(b, "distributed_clock_model_sha256", clock ? c->clock_sha : NULL, &first);
   kv_i64n(b, "distributed_reference_rank", clock ? c->clock_reference_rank : 0, !dist, &first);
   kv_i64n(b, "distributed_rank_tracks", (int64_t)c->opts.ranks.n, !dist, &first);
-  tl_buf_puts(b, "}}\n");
+  PUT_LIT(b, "}}\n");
   if (flush_out(c, 1, path)) return TL_ERROR;
   return sink_feed(c, NULL, 0, 1, path);
 }
