@@ -827,11 +827,18 @@ static int load_anchor_events(pf_ctx *c) {
   size_t nev = 0;
   if (load_event_slots(c, &ev, &nev)) return TL_ERROR;
   sqlite3_stmt *st;
+  /* Without the array: a rowid probe by event_n where there is one (the event_id equality
+  ** keeps the join's meaning), else the join on the event_id text. */
+  int by_n = !ev && has_column(c->db, "traceloom_event", "event_n");
   if (prep(c, c->db,
-           ev ? "SELECT db_idx, device_id, anchor_idx, event_id FROM traceloom_anchor"
-              : "SELECT a.db_idx, a.device_id, a.anchor_idx, a.event_id, e.stream_id "
-                "FROM traceloom_anchor a LEFT JOIN traceloom_event e ON e.event_id = "
-                "a.event_id AND e.db_idx = a.db_idx AND e.device_id = a.device_id",
+           ev     ? "SELECT db_idx, device_id, anchor_idx, event_id FROM traceloom_anchor"
+           : by_n ? "SELECT a.db_idx, a.device_id, a.anchor_idx, a.event_id, e.stream_id "
+                    "FROM traceloom_anchor a LEFT JOIN traceloom_event e ON e.event_n = "
+                    "CAST(substr(a.event_id, 7) AS INTEGER) AND e.event_id = a.event_id "
+                    "AND e.db_idx = a.db_idx AND e.device_id = a.device_id"
+                  : "SELECT a.db_idx, a.device_id, a.anchor_idx, a.event_id, e.stream_id "
+                    "FROM traceloom_anchor a LEFT JOIN traceloom_event e ON e.event_id = "
+                    "a.event_id AND e.db_idx = a.db_idx AND e.device_id = a.device_id",
            &st))
     return free(ev), TL_ERROR;
   TL_VEC(pf_anchor_ev) v = {0};
