@@ -111,7 +111,8 @@ typedef struct pf_occ {
   int64_t occ_idx, start, end, anchor_start, anchor_end, anchor_count, aux_events, stream_id;
   int64_t cost[NCOST];
   int64_t depth;
-  uint32_t repeat_context, rooted_path;
+  uint32_t repeat_context;
+  int64_t rooted_path; /* see text_ref */
   int64_t event; /* the atom's event_id: see ev_code */
   int has_stream;
 } pf_occ;
@@ -182,7 +183,7 @@ typedef struct pf_ctx {
   tl_i64map semantic_member; /* node_id strpool id << 24 | tree: in traceloom_semantic_node */
   tl_i64map node_res;        /* same key -> (node + 1) * 2 + semantic member */
   tl_i64map repeat_occ;      /* occurrence_id strpool id << 24 | tree -> occurrence_idx */
-  tl_i64map rooted_last;     /* (position, tree) key -> its last rooted path strpool id */
+  tl_buf paths;              /* rooted paths of the fast reader, NUL-terminated */
   int fast_bodies;
   sqlite3_stmt *round_st;
 } pf_ctx;
@@ -929,6 +930,29 @@ static int is_view(sqlite3 *db, const char *name) {
   return found;
 }
 
+/* A text column kept either in the paths arena (offset >= 0) or interned (-(strpool id) - 1);
+** TEXT_NULL is NULL or empty, as strpool id 0. */
+#define TEXT_NULL (-1)
+#define TEXT_NOMEM INT64_MIN
+
+static int64_t text_pool(pf_ctx *c, sqlite3_stmt *st, int col) {
+  uint32_t id = col_intern(c, st, col);
+  return id == TL_STR_NOMEM ? TEXT_NOMEM : -(int64_t)id - 1;
+}
+
+static const char *text_str(const pf_ctx *c, int64_t ref) {
+  return ref >= 0 ? c->paths.p + ref : tl_strpool_str(c->pool, (uint32_t)(-(ref + 1)));
+}
+
+static void kv_text(const pf_ctx *c, tl_buf *b, const char *k, int64_t ref, int *first) {
+  if (ref < 0) {
+    kv_pool(b, k, c->pool, (uint32_t)(-(ref + 1)), first);
+    return;
+  }
+  put_key(b, k, first);
+  put_cstr(b, text_str(c, ref));
+}
+
 /* col_intern, skipping the hash when the text equals *last (siblings share a context). */
 static uint32_t intern_same(pf_ctx *c, sqlite3_stmt *st, int col, uint32_t *last) {
   const char *t = (const char *)sqlite3_column_text(st, col);
@@ -943,14 +967,17 @@ static uint32_t intern_same(pf_ctx *c, sqlite3_stmt *st, int col, uint32_t *last
 
 /* The rooted path of a position's occurrence: the same long text for nearly every
 ** occurrence of the position, so it is compared with the position's last one first. */
-static uint32_t intern_rooted(pf_ctx *c, sqlite3_stmt *st, int col, int64_t key) {
-  int64_t *v = tl_i64map_get(&c->rooted_last, key);
-  uint32_t last = v ? (uint32_t)*v : TL_STR_NONE;
-  uint32_t id = intern_same(c, st, col, &last);
-  if (id != TL_STR_NOMEM && id != TL_STR_NONE && (!v || *v != id) &&
-      tl_i64map_put(&c->rooted_last, key, id))
-    return TL_STR_NOMEM;
-  return id;
+static int64_t text_rooted(pf_ctx *c, sqlite3_stmt *st, int col) {
+  const char *t = (const char *)sqlite3_column_text(st, col);
+  size_t n = (size_t)sqlite3_column_bytes(st, col);
+  if (!t || !n) return TEXT_NULL;
+  if (memchr(t, 0, n)) return text_pool(c, st, col); /* the arena is NUL-terminated */
+  /* Paths run through slot ordinals, so most are unique: appended to an arena, not
+  ** interned (no hashing, no table). */
+  int64_t off = (int64_t)c->paths.n;
+  tl_buf_append(&c->paths, t, n);
+  tl_buf_append(&c->paths, "", 1);
+  return c->paths.oom ? TEXT_NOMEM : off;
 }
 
 static int64_t tree_of(const pf_ctx *c, uint32_t id) {
@@ -1063,7 +1090,7 @@ static void fast_reset(pf_ctx *c) {
   c->origin = 0, c->has_origin = 0;
   tl_i64map_free(&c->occ_by_key);
   tl_i64map_free(&c->repeat_occ);
-  tl_i64map_free(&c->rooted_last);
+  tl_buf_free(&c->paths);
   TL_VEC_FREE(&c->children);
 }
 
@@ -1151,12 +1178,12 @@ static int load_occurrences_fast(pf_ctx *c) {
       for (int k = 0; res == TL_OK && k < NCOST; k++) res = cost_milli(c, st, 10 + k, &o.cost[k]);
       if (res) break;
       o.aux_events = sqlite3_column_int64(st, 16);
-      o.rooted_path = intern_rooted(c, st, 17, res_key(pid, tree));
-      if (o.repeat_context == TL_STR_NOMEM || o.rooted_path == TL_STR_NOMEM) {
+      o.rooted_path = text_rooted(c, st, 17);
+      if (o.repeat_context == TL_STR_NOMEM || o.rooted_path == TEXT_NOMEM) {
         res = tl_nomem(c->e);
         break;
       }
-      o.depth = o.rooted_path ? path_depth(tl_strpool_str(c->pool, o.rooted_path))
+      o.depth = o.rooted_path != TEXT_NULL ? path_depth(text_str(c, o.rooted_path))
                               : c->nodes.v[node].tree_depth;
       if (!c->has_origin || o.start < c->origin) c->origin = o.start, c->has_origin = 1;
       int64_t key = (int64_t)((uint64_t)node << 32 | (uint64_t)(uint32_t)o.occ_idx);
@@ -1264,11 +1291,11 @@ static int load_occurrences_sql(pf_ctx *c) {
     o.end = sqlite3_column_int64(st, 10);
     for (int k = 0; k < NCOST; k++) o.cost[k] = col_milli(st, 11 + k);
     o.aux_events = sqlite3_column_int64(st, 17);
-    o.rooted_path = col_intern(c, st, 18);
-    o.depth = o.rooted_path && o.rooted_path != TL_STR_NOMEM
-                  ? path_depth(tl_strpool_str(c->pool, o.rooted_path))
+    o.rooted_path = text_pool(c, st, 18);
+    o.depth = o.rooted_path != TEXT_NULL && o.rooted_path != TEXT_NOMEM
+                  ? path_depth(text_str(c, o.rooted_path))
                   : c->nodes.v[node].tree_depth;
-    if (o.repeat_context == TL_STR_NOMEM || o.rooted_path == TL_STR_NOMEM) break;
+    if (o.repeat_context == TL_STR_NOMEM || o.rooted_path == TEXT_NOMEM) break;
     if (!c->has_origin || o.start < c->origin) c->origin = o.start, c->has_origin = 1;
     int64_t key = (int64_t)((uint64_t)node << 32 | (uint64_t)(uint32_t)o.occ_idx);
     if (tl_i64map_put(&c->occ_by_key, key, (int64_t)c->occs.n) || TL_VEC_PUSH(&c->occs, o)) break;
@@ -1371,7 +1398,7 @@ static void occurrence_args(const pf_ctx *c, tl_buf *b, const pf_occ *o) {
   kv_pool(b, "view_name", c->pool, n->view, &first);
   kv_pool(b, "parent_node_id", c->pool, n->parent, &first);
   kv_pool(b, "repeat_context", c->pool, o->repeat_context, &first);
-  kv_pool(b, "rooted_role_path", c->pool, o->rooted_path, &first);
+  kv_text(c, b, "rooted_role_path", o->rooted_path, &first);
   kv_i64(b, "tree_depth", n->tree_depth, &first);
   kv_str(b, "topology_signature_sha256", n->sha, &first);
   args_costs(b, o->anchor_start, o->anchor_end, o->anchor_count, o->cost, o->aux_events, &first);
@@ -1491,7 +1518,7 @@ static void body_args(const pf_ctx *c, tl_buf *b, const pf_body *bd) {
   snprintf(tmp, sizeof tmp, "%s%s%s#%lld", pctx, *pctx ? "/" : "",
            tl_strpool_str(c->pool, n->local), (long long)bd->ordinal);
   kv_str(b, "repeat_context", tmp, &first);
-  kv_pool(b, "rooted_role_path", c->pool, ro->rooted_path, &first);
+  kv_text(c, b, "rooted_role_path", ro->rooted_path, &first);
   kv_i64(b, "tree_depth", n->tree_depth, &first);
   kv_str(b, "topology_signature_sha256", n->sha, &first);
   kv_i64(b, "body_child_occurrences", bd->children, &first);
@@ -2482,7 +2509,7 @@ int tl_export_perfetto(sqlite3 *db, const char *path, const char *options_json, 
   tl_i64map_free(&c.semantic_member);
   tl_i64map_free(&c.node_res);
   tl_i64map_free(&c.repeat_occ);
-  tl_i64map_free(&c.rooted_last);
+  tl_buf_free(&c.paths);
   sqlite3_finalize(c.round_st);
   tl_strpool_free(c.pool);
   return rc;
