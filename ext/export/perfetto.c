@@ -18,7 +18,8 @@
 ** written), "no_raw_provider".
 **
 ** Times stay int64 ns; ts/dur are printed from the integers as microseconds with exactly
-** three decimals. A ".gz" path is deflated in-process through zlib as the JSON streams out.
+** three decimals. A ".gz" path is deflated in-process through zlib as the JSON streams out,
+** on worker threads, as one gzip member of independently deflated 1 MiB chunks (gzpar.h).
 ** The file is written to a temporary sibling, fsync'ed and renamed; a failure removes the
 ** temporary file and leaves an older export untouched. The output may never be the
 ** analysis database, a rank database or an analysed input.
@@ -28,6 +29,7 @@
 ** display folding (§5.3).
 */
 #include "perfetto.h"
+#include "gzpar.h"
 #include "timing.h"
 #include "buf.h"
 #include "json.h"
@@ -45,7 +47,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #define PID_TREE 110
 #define PID_RANKS 120
@@ -110,7 +111,9 @@ typedef struct pf_occ {
   int64_t occ_idx, start, end, anchor_start, anchor_end, anchor_count, aux_events, stream_id;
   int64_t cost[NCOST];
   int64_t depth;
-  uint32_t repeat_context, rooted_path, event_id;
+  uint32_t repeat_context;
+  int64_t rooted_path; /* see text_ref */
+  int64_t event; /* the atom's event_id: see ev_code */
   int has_stream;
 } pf_occ;
 
@@ -142,9 +145,8 @@ typedef struct pf_body {
 } pf_body;
 
 typedef struct pf_sink {
-  int fd, gz, zinit;
-  z_stream z;
-  unsigned char *zout;
+  int fd;
+  tl_gzpar *gz; /* NULL: plain JSON */
 } pf_sink;
 
 typedef struct pf_ctx {
@@ -174,28 +176,41 @@ typedef struct pf_ctx {
   tl_buf out;
   pf_sink sink;
   int64_t events;
+  /* The fast reader (load_occurrences_fast): trees, the child occurrences of repeat
+  ** occurrences for repeat_bodies, and its lookups. */
+  TL_VEC(struct pf_tree) trees;
+  TL_VEC(struct pf_child) children;
+  tl_i64map semantic_member; /* node_id strpool id << 24 | tree: in traceloom_semantic_node */
+  tl_i64map node_res;        /* same key -> (node + 1) * 2 + semantic member */
+  tl_i64map repeat_occ;      /* occurrence_id strpool id << 24 | tree -> occurrence_idx */
+  tl_buf paths;              /* rooted paths of the fast reader, NUL-terminated */
+  int fast_bodies;
+  sqlite3_stmt *round_st;
 } pf_ctx;
+
+/* A string literal, without strlen. */
+#define PUT_LIT(b, lit) tl_buf_append((b), "" lit, sizeof(lit) - 1)
+
+static int cmp_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
 
 /* ---- Formatting ------------------------------------------------------------------- */
 
 /* v nanoseconds as microseconds with exactly three decimals, from the integer. */
 static void put_us3(tl_buf *b, int64_t v) {
   char tmp[32];
-  int n = 0;
+  int n = sizeof tmp;
   uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
   uint64_t q = u / 1000, r = u % 1000;
-  tmp[n++] = (char)('0' + r % 10);
-  tmp[n++] = (char)('0' + r / 10 % 10);
-  tmp[n++] = (char)('0' + r / 100);
-  tmp[n++] = '.';
+  tmp[--n] = (char)('0' + r % 10);
+  tmp[--n] = (char)('0' + r / 10 % 10);
+  tmp[--n] = (char)('0' + r / 100);
+  tmp[--n] = '.';
   do {
-    tmp[n++] = (char)('0' + q % 10);
+    tmp[--n] = (char)('0' + q % 10);
     q /= 10;
   } while (q);
-  if (v < 0) tmp[n++] = '-';
-  char rev[32];
-  for (int i = 0; i < n; i++) rev[i] = tmp[n - 1 - i];
-  tl_buf_append(b, rev, (size_t)n);
+  if (v < 0) tmp[--n] = '-';
+  tl_buf_append(b, tmp + n, sizeof tmp - (size_t)n);
 }
 
 /* Decimal int64 without printf: the exporter writes tens of integers per slice. */
@@ -237,14 +252,15 @@ static void put_str(tl_buf *b, const char *s, size_t n) {
   tl_buf_append(b, "\"", 1);
   size_t run = 0;
   for (size_t i = 0; i < n;) {
+    /* Plain printable ASCII, by far the common case, is copied as one run. */
+    while (i < n && (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x80 && s[i] != '"' &&
+           s[i] != '\\')
+      i++;
+    if (i == n) break;
     unsigned char c = (unsigned char)s[i];
     const char *esc = NULL;
     char u[6];
     size_t elen = 0;
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-      i++;
-      continue;
-    }
     if (c >= 0x80) {
       int l = utf8_len((const unsigned char *)s + i, n - i);
       if (l) {
@@ -273,43 +289,68 @@ static void put_str(tl_buf *b, const char *s, size_t n) {
 
 static void put_cstr(tl_buf *b, const char *s) { put_str(b, s, strlen(s)); }
 
-static void put_key(tl_buf *b, const char *k, int *first) {
-  if (!*first) tl_buf_append(b, ",", 1);
+/* ,"k": in one append: tens of keys per slice. */
+static inline void put_key(tl_buf *b, const char *k, int *first) {
+  char tmp[72];
+  size_t n = strlen(k), m = 0;
+  if (n > sizeof tmp - 4) {
+    if (!*first) tl_buf_append(b, ",", 1);
+    *first = 0;
+    tl_buf_append(b, "\"", 1);
+    tl_buf_append(b, k, n);
+    tl_buf_append(b, "\":", 2);
+    return;
+  }
+  if (!*first) tmp[m++] = ',';
   *first = 0;
-  tl_buf_append(b, "\"", 1);
-  tl_buf_puts(b, k);
-  tl_buf_append(b, "\":", 2);
+  tmp[m++] = '"';
+  memcpy(tmp + m, k, n);
+  m += n;
+  tmp[m++] = '"';
+  tmp[m++] = ':';
+  tl_buf_append(b, tmp, m);
 }
 
-static void kv_i64(tl_buf *b, const char *k, int64_t v, int *first) {
+static inline void kv_i64(tl_buf *b, const char *k, int64_t v, int *first) {
   put_key(b, k, first);
   put_i64(b, v);
 }
 
-static void kv_i64n(tl_buf *b, const char *k, int64_t v, int null, int *first) {
+static inline void kv_i64n(tl_buf *b, const char *k, int64_t v, int null, int *first) {
   put_key(b, k, first);
-  if (null) tl_buf_puts(b, "null");
+  if (null) PUT_LIT(b, "null");
   else put_i64(b, v);
 }
 
-static void kv_pool(tl_buf *b, const char *k, const tl_strpool *p, uint32_t id, int *first) {
+static inline void kv_pool(tl_buf *b, const char *k, const tl_strpool *p, uint32_t id, int *first) {
   put_key(b, k, first);
-  if (id == TL_STR_NONE) tl_buf_puts(b, "null");
+  if (id == TL_STR_NONE) PUT_LIT(b, "null");
   else put_str(b, tl_strpool_str(p, id), tl_strpool_len(p, id));
 }
 
-static void kv_str(tl_buf *b, const char *k, const char *v, int *first) {
+static void kv_event(const pf_ctx *c, tl_buf *b, const char *k, int64_t ev, int *first) {
+  if (ev < 0) {
+    kv_pool(b, k, c->pool, (uint32_t)(-(ev + 1)), first);
+    return;
+  }
   put_key(b, k, first);
-  if (!v) tl_buf_puts(b, "null");
+  tl_buf_append(b, "\"event-", 7);
+  put_i64(b, ev);
+  tl_buf_append(b, "\"", 1);
+}
+
+static inline void kv_str(tl_buf *b, const char *k, const char *v, int *first) {
+  put_key(b, k, first);
+  if (!v) PUT_LIT(b, "null");
   else put_cstr(b, v);
 }
 
-static void kv_raw(tl_buf *b, const char *k, const char *raw, int *first) {
+static inline void kv_raw(tl_buf *b, const char *k, const char *raw, int *first) {
   put_key(b, k, first);
   tl_buf_puts(b, raw);
 }
 
-static void kv_milli(tl_buf *b, const char *k, int64_t v, int *first) {
+static inline void kv_milli(tl_buf *b, const char *k, int64_t v, int *first) {
   put_key(b, k, first);
   put_us3(b, v);
 }
@@ -345,27 +386,10 @@ static int write_all(int fd, const void *p, size_t n) {
 
 static int sink_feed(pf_ctx *c, const char *p, size_t n, int finish, const char *path) {
   pf_sink *k = &c->sink;
-  if (!k->gz) {
-    if (n && write_all(k->fd, p, n) != 0)
-      return tl_fail(c->e, "traceloom_export_perfetto: cannot write '%s': %s", path,
-                     strerror(errno));
-    return TL_OK;
-  }
-  k->z.next_in = (Bytef *)(uintptr_t)p;
-  k->z.avail_in = (uInt)n;
-  for (;;) {
-    k->z.next_out = k->zout;
-    k->z.avail_out = FLUSH_BYTES;
-    int zrc = deflate(&k->z, finish ? Z_FINISH : Z_NO_FLUSH);
-    if (zrc == Z_STREAM_ERROR || (zrc != Z_OK && zrc != Z_STREAM_END && zrc != Z_BUF_ERROR))
-      return tl_fail(c->e, "traceloom_export_perfetto: zlib deflate failed for '%s' (code %d)",
-                     path, zrc);
-    size_t have = FLUSH_BYTES - k->z.avail_out;
-    if (have && write_all(k->fd, k->zout, have) != 0)
-      return tl_fail(c->e, "traceloom_export_perfetto: cannot write '%s': %s", path,
-                     strerror(errno));
-    if (finish ? zrc == Z_STREAM_END : (k->z.avail_in == 0 && k->z.avail_out != 0)) break;
-  }
+  if (k->gz) return finish ? tl_gzpar_finish(k->gz, c->e) : tl_gzpar_write(k->gz, p, n, c->e);
+  if (n && write_all(k->fd, p, n) != 0)
+    return tl_fail(c->e, "traceloom_export_perfetto: cannot write '%s': %s", path,
+                   strerror(errno));
   return TL_OK;
 }
 
@@ -478,6 +502,16 @@ static int has_relation(sqlite3 *db, const char *name) {
   int found = sqlite3_step(st) == SQLITE_ROW;
   sqlite3_finalize(st);
   return found;
+}
+
+/* 1 when table (or view) has that column. */
+static int has_column(sqlite3 *db, const char *table, const char *column) {
+  char *sql = tl_mprintf("SELECT \"%s\" FROM main.\"%s\" LIMIT 0", column, table);
+  sqlite3_stmt *st = NULL;
+  int ok = sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK;
+  sqlite3_finalize(st);
+  free(sql);
+  return ok;
 }
 
 static int check_timeline(sqlite3 *db, const char *what, tl_err *e) {
@@ -619,10 +653,10 @@ static const char *topology(pf_ctx *c, int64_t i, int guard) {
       tl_buf_free(&b);
       return NULL;
     }
-    if (k) tl_buf_puts(&b, ",");
+    if (k) PUT_LIT(&b, ",");
     tl_buf_puts(&b, t);
   }
-  tl_buf_puts(&b, ")");
+  PUT_LIT(&b, ")");
   if (b.oom) {
     tl_buf_free(&b);
     return NULL;
@@ -685,10 +719,35 @@ static int64_t path_depth(const char *p) {
 }
 
 typedef struct pf_anchor_ev {
-  int64_t db, dev, idx, stream;
-  uint32_t event_id;
+  int64_t db, dev, idx, stream, event;
   int has_stream;
 } pf_anchor_ev;
+
+/* An event_id as n >= 0 when it is exactly "event-<n>" (every id the analysis writes), so
+** hundreds of thousands of unique ids need no interning; otherwise -(strpool id) - 1.
+** EV_NONE (strpool id 0) is a NULL id. */
+#define EV_NONE (-1)
+
+static int64_t ev_code(pf_ctx *c, sqlite3_stmt *st, int col) {
+  const char *t = (const char *)sqlite3_column_text(st, col);
+  size_t n = (size_t)sqlite3_column_bytes(st, col);
+  if (t && n > 6 && n <= 24 && memcmp(t, "event-", 6) == 0 && (t[6] != '0' || n == 7)) {
+    int64_t v = 0;
+    size_t i = 6;
+    while (i < n && t[i] >= '0' && t[i] <= '9') v = v * 10 + (t[i++] - '0');
+    if (i == n) return v;
+  }
+  uint32_t id = col_intern(c, st, col);
+  return id == TL_STR_NOMEM ? INT64_MIN : -(int64_t)id - 1;
+}
+
+/* The strpool id of an event code (TL_STR_NOMEM: never interned, so nothing refers to it). */
+static uint32_t ev_pool_id(const pf_ctx *c, int64_t ev) {
+  if (ev < 0) return (uint32_t)(-(ev + 1));
+  char tmp[32];
+  int n = snprintf(tmp, sizeof tmp, "event-%lld", (long long)ev);
+  return tl_strpool_find(c->pool, tmp, (size_t)n);
+}
 
 static int cmp_anchor_ev(const void *pa, const void *pb) {
   const pf_anchor_ev *x = pa, *y = pb;
@@ -703,28 +762,110 @@ static int cmp_anchor_ev(const void *pa, const void *pb) {
 ** joined to traceloom_event, then a binary search per atom occurrence (the
 ** traceloom_viz_node_anchor view is a range join, far too slow to probe per row).
 */
+/* db, device and stream of one event, by event_n. */
+typedef struct pf_event_slot {
+  int64_t db, dev, stream;
+  int state; /* 0: no such event, 1: stream NULL, 2: stream set */
+} pf_event_slot;
+
+/*
+** Every event's (db_idx, device_id, stream_id) in an array indexed by event_n, from one
+** scan: event_n is the n of 'event-<n>', so an anchor finds its event by parsing its id,
+** without a join on the unindexed event_id text. *out stays NULL (the SQL join is used)
+** when event_n is absent or too sparse for an array.
+*/
+static int load_event_slots(pf_ctx *c, pf_event_slot **out, size_t *n_out) {
+  *out = NULL, *n_out = 0;
+  if (!has_column(c->db, "traceloom_event", "event_n")) return TL_OK;
+  sqlite3_stmt *st;
+  if (prep(c, c->db, "SELECT event_n, db_idx, device_id, stream_id FROM traceloom_event", &st))
+    return TL_ERROR;
+  pf_event_slot *v = NULL;
+  size_t cap = 0, rows = 0;
+  int rc, err = TL_OK, sparse = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t n = sqlite3_column_int64(st, 0);
+    rows++;
+    if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || n < 0 ||
+        (uint64_t)n > 4 * (uint64_t)rows + 4096) {
+      sparse = 1;
+      break;
+    }
+    if ((size_t)n >= cap) {
+      size_t nc = cap ? cap : 4096;
+      while (nc <= (size_t)n) nc *= 2;
+      pf_event_slot *g = realloc(v, nc * sizeof *v);
+      if (!g) {
+        err = tl_nomem(c->e);
+        break;
+      }
+      memset(g + cap, 0, (nc - cap) * sizeof *g);
+      v = g, cap = nc;
+    }
+    pf_event_slot *e = &v[n];
+    if (e->state) {
+      sparse = 1; /* a repeated event_n: leave it to the join */
+      break;
+    }
+    e->db = sqlite3_column_int64(st, 1), e->dev = sqlite3_column_int64(st, 2);
+    e->stream = sqlite3_column_int64(st, 3);
+    e->state = sqlite3_column_type(st, 3) == SQLITE_NULL ? 1 : 2;
+  }
+  sqlite3_finalize(st);
+  if (err == TL_OK && !sparse && rc != SQLITE_DONE) err = step_done(c, c->db, rc);
+  if (err || sparse) {
+    free(v);
+    return err;
+  }
+  *out = v, *n_out = cap;
+  return TL_OK;
+}
+
 static int load_anchor_events(pf_ctx *c) {
   if (!has_relation(c->db, "traceloom_anchor") || !has_relation(c->db, "traceloom_event"))
     return TL_OK;
+  pf_event_slot *ev = NULL;
+  size_t nev = 0;
+  if (load_event_slots(c, &ev, &nev)) return TL_ERROR;
   sqlite3_stmt *st;
+  /* Without the array: a rowid probe by event_n where there is one (the event_id equality
+  ** keeps the join's meaning), else the join on the event_id text. */
+  int by_n = !ev && has_column(c->db, "traceloom_event", "event_n");
   if (prep(c, c->db,
-           "SELECT a.db_idx, a.device_id, a.anchor_idx, a.event_id, e.stream_id "
-           "FROM traceloom_anchor a LEFT JOIN traceloom_event e ON e.event_id = a.event_id "
-           "AND e.db_idx = a.db_idx AND e.device_id = a.device_id",
+           ev     ? "SELECT db_idx, device_id, anchor_idx, event_id FROM traceloom_anchor"
+           : by_n ? "SELECT a.db_idx, a.device_id, a.anchor_idx, a.event_id, e.stream_id "
+                    "FROM traceloom_anchor a LEFT JOIN traceloom_event e ON e.event_n = "
+                    "CAST(substr(a.event_id, 7) AS INTEGER) AND e.event_id = a.event_id "
+                    "AND e.db_idx = a.db_idx AND e.device_id = a.device_id"
+                  : "SELECT a.db_idx, a.device_id, a.anchor_idx, a.event_id, e.stream_id "
+                    "FROM traceloom_anchor a LEFT JOIN traceloom_event e ON e.event_id = "
+                    "a.event_id AND e.db_idx = a.db_idx AND e.device_id = a.device_id",
            &st))
-    return TL_ERROR;
+    return free(ev), TL_ERROR;
   TL_VEC(pf_anchor_ev) v = {0};
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     pf_anchor_ev a = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                      sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 4),
-                      col_intern(c, st, 3), sqlite3_column_type(st, 4) != SQLITE_NULL};
-    if (a.event_id == TL_STR_NOMEM || TL_VEC_PUSH(&v, a)) break;
+                      sqlite3_column_int64(st, 2), 0, ev_code(c, st, 3), 0};
+    if (!ev) {
+      a.stream = sqlite3_column_int64(st, 4);
+      a.has_stream = sqlite3_column_type(st, 4) != SQLITE_NULL;
+    } else if (a.event >= 0 && (size_t)a.event < nev && ev[a.event].state &&
+               ev[a.event].db == a.db && ev[a.event].dev == a.dev) {
+      /* The join's match: the event 'event-<n>' of the same db and device. */
+      a.stream = ev[a.event].stream;
+      a.has_stream = ev[a.event].state == 2;
+    }
+    if (a.event == INT64_MIN || TL_VEC_PUSH(&v, a)) break;
   }
   sqlite3_finalize(st);
+  free(ev);
   if (rc == SQLITE_ROW) return TL_VEC_FREE(&v), tl_nomem(c->e);
   if (step_done(c, c->db, rc)) return TL_VEC_FREE(&v), TL_ERROR;
-  if (v.n) qsort(v.v, v.n, sizeof *v.v, cmp_anchor_ev);
+  /* Anchors are stored in key order: the sort is only for databases written otherwise. */
+  size_t unsorted = 0;
+  for (size_t i = 1; i < v.n && !unsorted; i++) unsorted = cmp_anchor_ev(&v.v[i - 1], &v.v[i]) > 0;
+  if (unsorted) qsort(v.v, v.n, sizeof *v.v, cmp_anchor_ev);
   for (size_t i = 0; i < c->occs.n; i++) {
     pf_occ *o = &c->occs.v[i];
     const pf_node *n = &c->nodes.v[o->node];
@@ -732,7 +873,7 @@ static int load_anchor_events(pf_ctx *c) {
     pf_anchor_ev key = {.db = n->db, .dev = n->dev, .idx = o->anchor_start};
     const pf_anchor_ev *hit = v.n ? bsearch(&key, v.v, v.n, sizeof *v.v, cmp_anchor_ev) : NULL;
     if (!hit) continue;
-    o->event_id = hit->event_id;
+    o->event = hit->event;
     o->stream_id = hit->stream;
     o->has_stream = hit->has_stream;
   }
@@ -740,7 +881,364 @@ static int load_anchor_events(pf_ctx *c) {
   return TL_OK;
 }
 
+/* ---- The fast reader: base tables in one pass, joined in C -------------------------- */
+
+#define PF_FALLBACK 2 /* the fast reader declines; the SQL reader over the views runs */
+#define PF_TREE_BITS 24
+
+typedef struct pf_tree {
+  uint32_t id; /* strpool id of tree_id */
+  int64_t db, dev;
+} pf_tree;
+
+/* A child occurrence whose parent position is a Repeat: one row of the membership join. */
+typedef struct pf_child {
+  int64_t pn, parent_idx, order, idx; /* parent_idx INT64_MIN: no parent occurrence row */
+  uint32_t tree, parent_occ, pos;     /* tree index; strpool ids */
+} pf_child;
+
+/* ROUND(x, 3), as the traceloom_tree_node_occurrence view computes it, in thousandths (what
+** col_milli gives for the rounded value). Below 1e9 and away from a half-thousandth tie, the
+** nearest integer to x*1000 is what SQLite's printf-based round gives on every version;
+** near ties and large values ask SQLite's own round(), so the numbers stay byte-identical
+** to the view's. Saves a printf and a parse per cost column. */
+static int cost_milli(pf_ctx *c, sqlite3_stmt *st, int col, int64_t *out) {
+  if (sqlite3_column_type(st, col) == SQLITE_NULL) return *out = 0, TL_OK;
+  double x = sqlite3_column_double(st, col);
+  if (fabs(x) < 1e9) {
+    double y = x * 1000.0, fl = floor(y), fr = y - fl;
+    if (fabs(fr - 0.5) > 0.01) return *out = (int64_t)fl + (fr > 0.5), TL_OK;
+  }
+  if (!c->round_st && prep(c, c->db, "SELECT round(?1, 3)", &c->round_st)) return TL_ERROR;
+  sqlite3_bind_double(c->round_st, 1, x);
+  int rc = sqlite3_step(c->round_st);
+  *out = rc == SQLITE_ROW ? col_milli(c->round_st, 0) : 0;
+  sqlite3_reset(c->round_st);
+  if (rc != SQLITE_ROW)
+    return tl_fail(c->e, "traceloom_export_perfetto: round() failed: %s", sqlite3_errmsg(c->db));
+  return TL_OK;
+}
+
+static int is_view(sqlite3 *db, const char *name) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM main.sqlite_schema WHERE type = 'view' AND name = ?1",
+                         -1, &st, NULL) != SQLITE_OK)
+    return 0;
+  sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+  int found = sqlite3_step(st) == SQLITE_ROW;
+  sqlite3_finalize(st);
+  return found;
+}
+
+/* A text column kept either in the paths arena (offset >= 0) or interned (-(strpool id) - 1);
+** TEXT_NULL is NULL or empty, as strpool id 0. */
+#define TEXT_NULL (-1)
+#define TEXT_NOMEM INT64_MIN
+
+static int64_t text_pool(pf_ctx *c, sqlite3_stmt *st, int col) {
+  uint32_t id = col_intern(c, st, col);
+  return id == TL_STR_NOMEM ? TEXT_NOMEM : -(int64_t)id - 1;
+}
+
+static const char *text_str(const pf_ctx *c, int64_t ref) {
+  return ref >= 0 ? c->paths.p + ref : tl_strpool_str(c->pool, (uint32_t)(-(ref + 1)));
+}
+
+static void kv_text(const pf_ctx *c, tl_buf *b, const char *k, int64_t ref, int *first) {
+  if (ref < 0) {
+    kv_pool(b, k, c->pool, (uint32_t)(-(ref + 1)), first);
+    return;
+  }
+  put_key(b, k, first);
+  put_cstr(b, text_str(c, ref));
+}
+
+/* col_intern, skipping the hash when the text equals *last (siblings share a context). */
+static uint32_t intern_same(pf_ctx *c, sqlite3_stmt *st, int col, uint32_t *last) {
+  const char *t = (const char *)sqlite3_column_text(st, col);
+  if (!t) return TL_STR_NONE;
+  size_t n = (size_t)sqlite3_column_bytes(st, col);
+  if (tl_strpool_len(c->pool, *last) == n && memcmp(tl_strpool_str(c->pool, *last), t, n) == 0)
+    return *last;
+  uint32_t id = tl_strpool_intern(c->pool, t, n);
+  if (id != TL_STR_NOMEM) *last = id;
+  return id;
+}
+
+/* The rooted path of a position's occurrence: the same long text for nearly every
+** occurrence of the position, so it is compared with the position's last one first. */
+static int64_t text_rooted(pf_ctx *c, sqlite3_stmt *st, int col) {
+  const char *t = (const char *)sqlite3_column_text(st, col);
+  size_t n = (size_t)sqlite3_column_bytes(st, col);
+  if (!t || !n) return TEXT_NULL;
+  if (memchr(t, 0, n)) return text_pool(c, st, col); /* the arena is NUL-terminated */
+  /* Paths run through slot ordinals, so most are unique: appended to an arena, not
+  ** interned (no hashing, no table). */
+  int64_t off = (int64_t)c->paths.n;
+  tl_buf_append(&c->paths, t, n);
+  tl_buf_append(&c->paths, "", 1);
+  return c->paths.oom ? TEXT_NOMEM : off;
+}
+
+static int64_t tree_of(const pf_ctx *c, uint32_t id) {
+  for (size_t i = 0; i < c->trees.n; i++)
+    if (c->trees.v[i].id == id) return (int64_t)i;
+  return -1;
+}
+
+static int64_t res_key(uint32_t pid, size_t tree) {
+  return (int64_t)((uint64_t)pid << PF_TREE_BITS | (uint64_t)tree);
+}
+
+/* The report node of position pid in a tree (-1: none) and whether traceloom_semantic_node
+** lists it there (the view's inner join); memoised per (position, tree). */
+static int resolve_pos(pf_ctx *c, uint32_t pid, size_t tree, int64_t *node, int *member) {
+  int64_t key = res_key(pid, tree);
+  const int64_t *v = tl_i64map_get(&c->node_res, key);
+  if (!v) {
+    const pf_tree *t = &c->trees.v[tree];
+    uint32_t native = tl_strpool_find(c->pool, "native_report_tree", 18);
+    int64_t n = native == TL_STR_NOMEM
+                    ? -1
+                    : find_node(c, t->db, t->dev, native, tl_strpool_str(c->pool, pid));
+    int64_t val = (n + 1) * 2 + (tl_i64map_get(&c->semantic_member, key) != NULL);
+    if (tl_i64map_put(&c->node_res, key, val)) return tl_nomem(c->e);
+    v = tl_i64map_get(&c->node_res, key);
+  }
+  *node = *v / 2 - 1;
+  *member = (int)(*v % 2);
+  return TL_OK;
+}
+
+/* Trees and semantic positions; PF_FALLBACK unless every tree is the one native report tree
+** of its (db_idx, device_id), which is what makes the view joins plain lookups. */
+static int load_trees(pf_ctx *c) {
+  if (tl_strpool_intern_cstr(c->pool, "native_report_tree") == TL_STR_NOMEM) return tl_nomem(c->e);
+  sqlite3_stmt *st;
+  if (prep(c, c->db,
+           "SELECT tree_id, db_idx, device_id, semantic_projection IS 'native_report_tree' "
+           "FROM traceloom_semantic_tree ORDER BY db_idx, device_id, tree_id",
+           &st))
+    return TL_ERROR;
+  int rc, res = TL_OK;
+  while (res == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    pf_tree t = {col_intern(c, st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2)};
+    if (t.id == TL_STR_NOMEM) res = tl_nomem(c->e);
+    else if (!sqlite3_column_int(st, 3) || t.id == TL_STR_NONE || tree_of(c, t.id) >= 0 ||
+             c->trees.n >= 4096)
+      res = PF_FALLBACK;
+    for (size_t i = 0; res == TL_OK && i < c->trees.n; i++)
+      if (c->trees.v[i].db == t.db && c->trees.v[i].dev == t.dev) res = PF_FALLBACK;
+    if (res == TL_OK && TL_VEC_PUSH(&c->trees, t)) res = tl_nomem(c->e);
+  }
+  sqlite3_finalize(st);
+  if (res != TL_OK) return res;
+  if (step_done(c, c->db, rc)) return TL_ERROR;
+  if (prep(c, c->db, "SELECT node_id, tree_id, db_idx FROM traceloom_semantic_node", &st))
+    return TL_ERROR;
+  while (res == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    uint32_t pid = col_intern(c, st, 0);
+    const char *tt = (const char *)sqlite3_column_text(st, 1);
+    uint32_t tid = tt ? tl_strpool_find(c->pool, tt, (size_t)sqlite3_column_bytes(st, 1))
+                      : TL_STR_NOMEM;
+    int64_t tree = tid == TL_STR_NOMEM ? -1 : tree_of(c, tid);
+    if (pid == TL_STR_NOMEM) res = tl_nomem(c->e);
+    /* Rows of other trees or databases can never meet an occurrence of a known tree. */
+    if (res || tree < 0 || sqlite3_column_int64(st, 2) != c->trees.v[tree].db) continue;
+    int64_t key = res_key(pid, (size_t)tree);
+    if (tl_i64map_get(&c->semantic_member, key)) res = PF_FALLBACK; /* the join would repeat rows */
+    else if (tl_i64map_put(&c->semantic_member, key, 1)) res = tl_nomem(c->e);
+  }
+  sqlite3_finalize(st);
+  if (res != TL_OK) return res;
+  return step_done(c, c->db, rc);
+}
+
+/* The parent occurrence_idx of children whose parent row was not a repeat row of the pass. */
+static int resolve_parents(pf_ctx *c) {
+  sqlite3_stmt *st = NULL;
+  for (size_t i = 0; i < c->children.n; i++) {
+    pf_child *ch = &c->children.v[i];
+    const int64_t *v = tl_i64map_get(&c->repeat_occ, res_key(ch->parent_occ, ch->tree));
+    if (v) {
+      ch->parent_idx = *v;
+      continue;
+    }
+    const pf_tree *t = &c->trees.v[ch->tree];
+    if (!st && prep(c, c->db,
+                    "SELECT occurrence_idx FROM traceloom_position_occurrence WHERE db_idx = ?1 "
+                    "AND tree_id = ?2 AND occurrence_id = ?3",
+                    &st))
+      return TL_ERROR;
+    sqlite3_bind_int64(st, 1, t->db);
+    sqlite3_bind_text(st, 2, tl_strpool_str(c->pool, t->id), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, tl_strpool_str(c->pool, ch->parent_occ), -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    ch->parent_idx = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : INT64_MIN;
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+      sqlite3_finalize(st);
+      return step_done(c, c->db, rc);
+    }
+  }
+  sqlite3_finalize(st);
+  return TL_OK;
+}
+
+static void fast_reset(pf_ctx *c) {
+  c->occs.n = 0;
+  c->origin = 0, c->has_origin = 0;
+  tl_i64map_free(&c->occ_by_key);
+  tl_i64map_free(&c->repeat_occ);
+  tl_buf_free(&c->paths);
+  TL_VEC_FREE(&c->children);
+}
+
+/*
+** traceloom_tree_node_occurrence (and the rooted path the SQL reader joins to it) straight
+** from traceloom_position_occurrence: one sequential pass, positions resolved per (position,
+** tree) once instead of per row, costs rounded in C. The same pass keeps the child
+** occurrences of repeat occurrences, so repeat_bodies needs no membership query.
+** PF_FALLBACK (nothing kept) when the database is not shaped as the views assume.
+*/
+static int load_occurrences_fast(pf_ctx *c) {
+  if (!has_relation(c->db, "traceloom_position_occurrence") ||
+      !has_relation(c->db, "traceloom_semantic_tree") ||
+      !has_relation(c->db, "traceloom_semantic_node") ||
+      !is_view(c->db, "traceloom_tree_node_occurrence"))
+    return PF_FALLBACK;
+  int res = load_trees(c);
+  if (res != TL_OK) return res;
+  sqlite3_stmt *st;
+  if (prep(c, c->db,
+           "SELECT position_id, db_idx, device_id, tree_id, occurrence_idx, repeat_context, "
+           "token_start_ordinal, token_end_exclusive, start_ns, end_ns, compute_us, comm_us, "
+           "idle_us, total_us, self_us, aux_us, aux_events, rooted_position_path, "
+           "occurrence_id, parent_occurrence_id, parent_position_id, member_order "
+           "FROM traceloom_position_occurrence",
+           &st))
+    return TL_ERROR;
+  size_t tree = SIZE_MAX;
+  uint32_t last_ctx = TL_STR_NONE, last_parent = TL_STR_NONE, last_pp = TL_STR_NOMEM;
+  int rc;
+  while (res == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *tt = (const char *)sqlite3_column_text(st, 3);
+    size_t tn = (size_t)sqlite3_column_bytes(st, 3);
+    if (!tt) {
+      res = PF_FALLBACK;
+      break;
+    }
+    if (tree == SIZE_MAX || tl_strpool_len(c->pool, c->trees.v[tree].id) != tn ||
+        memcmp(tl_strpool_str(c->pool, c->trees.v[tree].id), tt, tn) != 0) {
+      uint32_t tid = tl_strpool_find(c->pool, tt, tn);
+      int64_t ti = tid == TL_STR_NOMEM ? -1 : tree_of(c, tid);
+      if (ti < 0) {
+        res = PF_FALLBACK; /* an occurrence of a tree the view joins would not find */
+        break;
+      }
+      tree = (size_t)ti;
+    }
+    const pf_tree *t = &c->trees.v[tree];
+    int64_t db = sqlite3_column_int64(st, 1), dev = sqlite3_column_int64(st, 2);
+    if (db != t->db || dev != t->dev) {
+      res = PF_FALLBACK;
+      break;
+    }
+    const char *pos = (const char *)sqlite3_column_text(st, 0);
+    uint32_t pid = pos ? tl_strpool_find(c->pool, pos, (size_t)sqlite3_column_bytes(st, 0))
+                       : TL_STR_NOMEM;
+    int64_t node = -1, occ_idx = sqlite3_column_int64(st, 4);
+    int member = 0;
+    if (pid != TL_STR_NOMEM && (res = resolve_pos(c, pid, tree, &node, &member))) break;
+    if (member) {
+      if (node < 0) {
+        res = tl_fail(c->e, "traceloom_export_perfetto: traceloom_tree_node_occurrence row for "
+                            "node %s (db %lld, device %lld, view native_report_tree) has no "
+                            "traceloom_v_tree_node row",
+                      pos, (long long)db, (long long)dev);
+        break;
+      }
+      pf_occ o;
+      memset(&o, 0, sizeof o);
+      o.node = node;
+      o.event = EV_NONE;
+      o.occ_idx = occ_idx;
+      o.repeat_context = intern_same(c, st, 5, &last_ctx);
+      o.anchor_start = sqlite3_column_int64(st, 6) + 1;
+      o.anchor_end = sqlite3_column_int64(st, 7);
+      o.anchor_count = o.anchor_end - (o.anchor_start - 1);
+      if (sqlite3_column_type(st, 8) == SQLITE_NULL || sqlite3_column_type(st, 9) == SQLITE_NULL) {
+        res = tl_fail(c->e, "traceloom_export_perfetto: occurrence %lld of node %s has no "
+                            "start_ns/end_ns in traceloom_tree_node_occurrence",
+                      (long long)o.occ_idx, tl_strpool_str(c->pool, c->nodes.v[node].node_id));
+        break;
+      }
+      o.start = sqlite3_column_int64(st, 8);
+      o.end = sqlite3_column_int64(st, 9);
+      for (int k = 0; res == TL_OK && k < NCOST; k++) res = cost_milli(c, st, 10 + k, &o.cost[k]);
+      if (res) break;
+      o.aux_events = sqlite3_column_int64(st, 16);
+      o.rooted_path = text_rooted(c, st, 17);
+      if (o.repeat_context == TL_STR_NOMEM || o.rooted_path == TEXT_NOMEM) {
+        res = tl_nomem(c->e);
+        break;
+      }
+      o.depth = o.rooted_path != TEXT_NULL ? path_depth(text_str(c, o.rooted_path))
+                              : c->nodes.v[node].tree_depth;
+      if (!c->has_origin || o.start < c->origin) c->origin = o.start, c->has_origin = 1;
+      int64_t key = (int64_t)((uint64_t)node << 32 | (uint64_t)(uint32_t)o.occ_idx);
+      if (tl_i64map_put(&c->occ_by_key, key, (int64_t)c->occs.n) || TL_VEC_PUSH(&c->occs, o)) {
+        res = tl_nomem(c->e);
+        break;
+      }
+    }
+    if (node >= 0 && c->nodes.v[node].kind == KIND_REPEAT) {
+      uint32_t oid = col_intern(c, st, 18);
+      if (oid == TL_STR_NOMEM || tl_i64map_put(&c->repeat_occ, res_key(oid, tree), occ_idx)) {
+        res = tl_nomem(c->e);
+        break;
+      }
+    }
+    if (sqlite3_column_type(st, 19) == SQLITE_NULL) continue;
+    /* Siblings are neighbours: the parent position is usually the last row's. */
+    const char *pp = (const char *)sqlite3_column_text(st, 20);
+    size_t ppn = (size_t)sqlite3_column_bytes(st, 20);
+    uint32_t ppid = !pp ? TL_STR_NOMEM
+                    : last_pp != TL_STR_NOMEM && tl_strpool_len(c->pool, last_pp) == ppn &&
+                            memcmp(tl_strpool_str(c->pool, last_pp), pp, ppn) == 0
+                        ? last_pp
+                        : tl_strpool_find(c->pool, pp, ppn);
+    last_pp = ppid;
+    int64_t pn = -1;
+    int pmember;
+    if (ppid != TL_STR_NOMEM && (res = resolve_pos(c, ppid, tree, &pn, &pmember))) break;
+    if (pn < 0 || c->nodes.v[pn].kind != KIND_REPEAT) continue;
+    pf_child ch = {.pn = pn, .order = sqlite3_column_int64(st, 21), .idx = occ_idx,
+                   .tree = (uint32_t)tree, .parent_occ = intern_same(c, st, 19, &last_parent),
+                   .pos = pid != TL_STR_NOMEM ? pid : col_intern(c, st, 0)};
+    if (ch.parent_occ == TL_STR_NOMEM || ch.pos == TL_STR_NOMEM || TL_VEC_PUSH(&c->children, ch)) {
+      res = tl_nomem(c->e);
+      break;
+    }
+  }
+  sqlite3_finalize(st);
+  if (res == TL_OK && rc != SQLITE_DONE) res = step_done(c, c->db, rc);
+  if (res == TL_OK) res = resolve_parents(c);
+  if (res == PF_FALLBACK) fast_reset(c);
+  if (res == TL_OK) c->fast_bodies = 1;
+  return res;
+}
+
+static int load_occurrences_sql(pf_ctx *c);
+
 static int load_occurrences(pf_ctx *c) {
+  int res = load_occurrences_fast(c);
+  if (res == TL_OK) return load_anchor_events(c);
+  if (res != PF_FALLBACK) return res;
+  return load_occurrences_sql(c);
+}
+
+static int load_occurrences_sql(pf_ctx *c) {
   int hpo = has_relation(c->db, "traceloom_position_occurrence") &&
             has_relation(c->db, "traceloom_semantic_tree");
   tl_buf sql = {0};
@@ -749,7 +1247,7 @@ static int load_occurrences(pf_ctx *c) {
                     "o.start_ns, o.end_ns, o.compute_us, o.comm_us, o.idle_us, o.total_us, "
                     "o.self_us, o.aux_us, o.aux_events, ");
   tl_buf_puts(&sql, hpo ? "p.rooted_position_path " : "NULL ");
-  tl_buf_puts(&sql, "FROM traceloom_tree_node_occurrence o ");
+  PUT_LIT(&sql, "FROM traceloom_tree_node_occurrence o ");
   if (hpo)
     tl_buf_puts(&sql, "LEFT JOIN traceloom_semantic_tree t ON t.db_idx = o.db_idx AND "
                       "t.device_id = o.device_id AND t.semantic_projection = o.view_name "
@@ -777,6 +1275,7 @@ static int load_occurrences(pf_ctx *c) {
     pf_occ o;
     memset(&o, 0, sizeof o);
     o.node = node;
+    o.event = EV_NONE;
     o.occ_idx = sqlite3_column_int64(st, 4);
     o.repeat_context = col_intern(c, st, 5);
     o.anchor_start = sqlite3_column_int64(st, 6);
@@ -792,11 +1291,11 @@ static int load_occurrences(pf_ctx *c) {
     o.end = sqlite3_column_int64(st, 10);
     for (int k = 0; k < NCOST; k++) o.cost[k] = col_milli(st, 11 + k);
     o.aux_events = sqlite3_column_int64(st, 17);
-    o.rooted_path = col_intern(c, st, 18);
-    o.depth = o.rooted_path && o.rooted_path != TL_STR_NOMEM
-                  ? path_depth(tl_strpool_str(c->pool, o.rooted_path))
+    o.rooted_path = text_pool(c, st, 18);
+    o.depth = o.rooted_path != TEXT_NULL && o.rooted_path != TEXT_NOMEM
+                  ? path_depth(text_str(c, o.rooted_path))
                   : c->nodes.v[node].tree_depth;
-    if (o.repeat_context == TL_STR_NOMEM || o.rooted_path == TL_STR_NOMEM) break;
+    if (o.repeat_context == TL_STR_NOMEM || o.rooted_path == TEXT_NOMEM) break;
     if (!c->has_origin || o.start < c->origin) c->origin = o.start, c->has_origin = 1;
     int64_t key = (int64_t)((uint64_t)node << 32 | (uint64_t)(uint32_t)o.occ_idx);
     if (tl_i64map_put(&c->occ_by_key, key, (int64_t)c->occs.n) || TL_VEC_PUSH(&c->occs, o)) break;
@@ -890,7 +1389,7 @@ static void args_common(tl_buf *b, int64_t db, int event, int64_t depth, int *fi
 static void occurrence_args(const pf_ctx *c, tl_buf *b, const pf_occ *o) {
   const pf_node *n = &c->nodes.v[o->node];
   int event = n->kind == KIND_ATOM, first = 1;
-  tl_buf_puts(b, "{");
+  PUT_LIT(b, "{");
   kv_str(b, "semantic_kind", "published_tree_occurrence", &first);
   kv_pool(b, "node_id", c->pool, n->node_id, &first);
   kv_i64(b, "occurrence_idx", o->occ_idx, &first);
@@ -899,17 +1398,17 @@ static void occurrence_args(const pf_ctx *c, tl_buf *b, const pf_occ *o) {
   kv_pool(b, "view_name", c->pool, n->view, &first);
   kv_pool(b, "parent_node_id", c->pool, n->parent, &first);
   kv_pool(b, "repeat_context", c->pool, o->repeat_context, &first);
-  kv_pool(b, "rooted_role_path", c->pool, o->rooted_path, &first);
+  kv_text(c, b, "rooted_role_path", o->rooted_path, &first);
   kv_i64(b, "tree_depth", n->tree_depth, &first);
   kv_str(b, "topology_signature_sha256", n->sha, &first);
   args_costs(b, o->anchor_start, o->anchor_end, o->anchor_count, o->cost, o->aux_events, &first);
   if (event) {
     kv_pool(b, "symbol", c->pool, n->label, &first);
-    kv_pool(b, "event_id", c->pool, o->event_id, &first);
+    kv_event(c, b, "event_id", o->event, &first);
     kv_i64n(b, "stream_id", o->stream_id, !o->has_stream, &first);
   }
   args_common(b, n->db, event, o->depth, &first);
-  tl_buf_puts(b, "}");
+  PUT_LIT(b, "}");
 }
 
 static int occurrence_slice(pf_ctx *c, size_t i) {
@@ -935,8 +1434,10 @@ static int occurrence_slice(pf_ctx *c, size_t i) {
   }
   if (event && c->members.n) {
     /* A completely reconstructed launch: its exact members replace the opaque slice. */
-    int64_t *first = tl_i64map_get(&c->member_by_launch,
-                                   (int64_t)((uint64_t)n->db << 32 | o->event_id));
+    uint32_t ev = ev_pool_id(c, o->event);
+    int64_t *first = ev == TL_STR_NOMEM
+                         ? NULL
+                         : tl_i64map_get(&c->member_by_launch, (int64_t)((uint64_t)n->db << 32 | ev));
     if (first) {
       const pf_member *m0 = &c->members.v[*first];
       for (size_t k = (size_t)*first; k < c->members.n && c->members.v[k].db == n->db &&
@@ -966,7 +1467,7 @@ static void member_args(const pf_ctx *c, tl_buf *b, const pf_member *m) {
   int first = 1;
   char agg[48];
   snprintf(agg, sizeof agg, "replay-cost-aggregate-%lld", (long long)m->aggregate);
-  tl_buf_puts(b, "{");
+  PUT_LIT(b, "{");
   kv_str(b, "semantic_kind", "exact_replay_member", &first);
   kv_pool(b, "launch_id", c->pool, m->launch_id, &first);
   kv_i64(b, "device_id", m->device, &first);
@@ -990,7 +1491,7 @@ static void member_args(const pf_ctx *c, tl_buf *b, const pf_member *m) {
   kv_str(b, "projection_plane", "device_events", &first);
   kv_i64n(b, "display_depth", 0, 1, &first);
   kv_raw(b, "replay_derived", "true", &first);
-  tl_buf_puts(b, "}");
+  PUT_LIT(b, "}");
 }
 
 static void body_args(const pf_ctx *c, tl_buf *b, const pf_body *bd) {
@@ -1000,7 +1501,7 @@ static void body_args(const pf_ctx *c, tl_buf *b, const pf_body *bd) {
   motif_alias(n->motif, alias);
   const char *pctx = tl_strpool_str(c->pool, ro->repeat_context);
   int first = 1;
-  tl_buf_puts(b, "{");
+  PUT_LIT(b, "{");
   kv_str(b, "semantic_kind", "derived_repeat_body_window", &first);
   kv_str(b, "motif_alias", alias, &first);
   kv_pool(b, "repeat_node_id", c->pool, n->node_id, &first);
@@ -1017,13 +1518,13 @@ static void body_args(const pf_ctx *c, tl_buf *b, const pf_body *bd) {
   snprintf(tmp, sizeof tmp, "%s%s%s#%lld", pctx, *pctx ? "/" : "",
            tl_strpool_str(c->pool, n->local), (long long)bd->ordinal);
   kv_str(b, "repeat_context", tmp, &first);
-  kv_pool(b, "rooted_role_path", c->pool, ro->rooted_path, &first);
+  kv_text(c, b, "rooted_role_path", ro->rooted_path, &first);
   kv_i64(b, "tree_depth", n->tree_depth, &first);
   kv_str(b, "topology_signature_sha256", n->sha, &first);
   kv_i64(b, "body_child_occurrences", bd->children, &first);
   args_costs(b, bd->as, bd->ae, bd->ac, bd->cost, bd->aux_events, &first);
   args_common(b, n->db, 0, ro->depth, &first);
-  tl_buf_puts(b, "}");
+  PUT_LIT(b, "}");
 }
 
 static int body_slice(pf_ctx *c, const pf_body *bd) {
@@ -1043,21 +1544,55 @@ static int body_slice(pf_ctx *c, const pf_body *bd) {
   return TL_OK;
 }
 
-/*
-** Repeat occurrences become one window per body: the direct child occurrences grouped by
-** (parent repeat occurrence, member_order) from HPO membership. Fails closed when any
-** repeat occurrence does not have exactly bodies 1..repeat_count.
-*/
-static int repeat_bodies(pf_ctx *c) {
-  int nrep = 0;
-  for (size_t i = 0; i < c->occs.n; i++) nrep += c->nodes.v[c->occs.v[i].node].kind == KIND_REPEAT;
-  if (!nrep) return TL_OK;
-  if (!has_relation(c->db, "traceloom_position_member") ||
-      !has_relation(c->db, "traceloom_position_occurrence") ||
-      !has_relation(c->db, "traceloom_semantic_tree"))
-    return tl_fail(c->e, "traceloom_export_perfetto: incomplete repeat-body projection: the "
-                         "analysis has repeat occurrences but no traceloom_position_member / "
-                         "traceloom_position_occurrence / traceloom_semantic_tree relations");
+/* The body being summed, and the bodies seen per repeat occurrence. */
+typedef struct pf_body_acc {
+  pf_body cur;
+  int have;
+  int64_t *nbodies;
+} pf_body_acc;
+
+/* One (repeat occurrence, member_order, child occurrence) row, in membership order. */
+static int body_row(pf_ctx *c, pf_body_acc *a, int64_t pn, const int64_t *ro, const int64_t *co,
+                    int64_t ord, const char *child_pos, int64_t child_idx, const char *parent_pos,
+                    int64_t parent_idx) {
+  if (!ro || !co)
+    return tl_fail(c->e, "traceloom_export_perfetto: incomplete repeat-body projection: member "
+                         "%s occurrence %lld of repeat %s occurrence %lld has no published "
+                         "traceloom_tree_node_occurrence row",
+                   child_pos, (long long)child_idx, parent_pos, (long long)parent_idx);
+  const pf_occ *ch = &c->occs.v[*co];
+  pf_body *cur = &a->cur;
+  if (a->have && cur->rep_occ == *ro && cur->ordinal == ord) {
+    if (ch->start < cur->start) cur->start = ch->start;
+    if (ch->end > cur->end) cur->end = ch->end;
+    if (ch->anchor_start < cur->as) cur->as = ch->anchor_start;
+    if (ch->anchor_end > cur->ae) cur->ae = ch->anchor_end;
+    cur->ac += ch->anchor_count;
+    cur->aux_events += ch->aux_events;
+    for (int k = 0; k < NCOST; k++) cur->cost[k] += ch->cost[k];
+    cur->children++;
+    return TL_OK;
+  }
+  if (a->have && body_slice(c, cur) != TL_OK) return TL_ERROR;
+  /* Ordinals of one repeat occurrence must run 1, 2, ... without gaps or repeats. */
+  if (ord != a->nbodies[*ro] + 1)
+    return tl_fail(c->e, "traceloom_export_perfetto: incomplete repeat-body projection: repeat "
+                         "%s occurrence %lld has body ordinal %lld after %lld",
+                   tl_strpool_str(c->pool, c->nodes.v[pn].node_id),
+                   (long long)c->occs.v[*ro].occ_idx, (long long)ord,
+                   (long long)a->nbodies[*ro]);
+  a->nbodies[*ro] = ord;
+  memset(cur, 0, sizeof *cur);
+  cur->rep_occ = *ro, cur->ordinal = ord, cur->start = ch->start, cur->end = ch->end;
+  cur->as = ch->anchor_start, cur->ae = ch->anchor_end, cur->ac = ch->anchor_count;
+  cur->aux_events = ch->aux_events, cur->children = 1;
+  memcpy(cur->cost, ch->cost, sizeof cur->cost);
+  a->have = 1;
+  return TL_OK;
+}
+
+/* The rows of traceloom_position_member joined to their occurrences (views). */
+static int body_rows_sql(pf_ctx *c, pf_body_acc *a) {
   sqlite3_stmt *st;
   if (prep(c, c->db,
            "SELECT m.db_idx, m.device_id, t.semantic_projection, m.parent_position_id, "
@@ -1074,10 +1609,7 @@ static int repeat_bodies(pf_ctx *c) {
            "m.member_order",
            &st))
     return TL_ERROR;
-  int64_t *nbodies = calloc(c->occs.n + 1, sizeof *nbodies);
-  if (!nbodies) return sqlite3_finalize(st), tl_nomem(c->e);
-  pf_body cur;
-  int have = 0, rc, err = TL_OK;
+  int rc, err = TL_OK;
   while (err == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     uint32_t view = col_intern(c, st, 2);
     if (view == TL_STR_NOMEM) {
@@ -1094,57 +1626,100 @@ static int repeat_bodies(pf_ctx *c) {
                          : tl_i64map_get(&c->occ_by_key,
                                          (int64_t)((uint64_t)cn << 32 |
                                                    (uint64_t)(uint32_t)sqlite3_column_int64(st, 7)));
-    if (!ro || !co) {
-      err = tl_fail(c->e, "traceloom_export_perfetto: incomplete repeat-body projection: member "
-                          "%s occurrence %lld of repeat %s occurrence %lld has no published "
-                          "traceloom_tree_node_occurrence row",
-                    sqlite3_column_text(st, 6), (long long)sqlite3_column_int64(st, 7),
-                    sqlite3_column_text(st, 3), (long long)sqlite3_column_int64(st, 4));
-      break;
-    }
-    int64_t ord = sqlite3_column_int64(st, 5);
-    const pf_occ *ch = &c->occs.v[*co];
-    if (have && cur.rep_occ == *ro && cur.ordinal == ord) {
-      if (ch->start < cur.start) cur.start = ch->start;
-      if (ch->end > cur.end) cur.end = ch->end;
-      if (ch->anchor_start < cur.as) cur.as = ch->anchor_start;
-      if (ch->anchor_end > cur.ae) cur.ae = ch->anchor_end;
-      cur.ac += ch->anchor_count;
-      cur.aux_events += ch->aux_events;
-      for (int k = 0; k < NCOST; k++) cur.cost[k] += ch->cost[k];
-      cur.children++;
-      continue;
-    }
-    if (have && (err = body_slice(c, &cur)) != TL_OK) break;
-    /* Ordinals of one repeat occurrence must run 1, 2, ... without gaps or repeats. */
-    if (ord != nbodies[*ro] + 1) {
-      err = tl_fail(c->e, "traceloom_export_perfetto: incomplete repeat-body projection: repeat "
-                          "%s occurrence %lld has body ordinal %lld after %lld",
-                    tl_strpool_str(c->pool, c->nodes.v[pn].node_id), (long long)c->occs.v[*ro].occ_idx,
-                    (long long)ord, (long long)nbodies[*ro]);
-      break;
-    }
-    nbodies[*ro] = ord;
-    memset(&cur, 0, sizeof cur);
-    cur.rep_occ = *ro, cur.ordinal = ord, cur.start = ch->start, cur.end = ch->end;
-    cur.as = ch->anchor_start, cur.ae = ch->anchor_end, cur.ac = ch->anchor_count;
-    cur.aux_events = ch->aux_events, cur.children = 1;
-    memcpy(cur.cost, ch->cost, sizeof cur.cost);
-    have = 1;
+    err = body_row(c, a, pn, ro, co, sqlite3_column_int64(st, 5),
+                   (const char *)sqlite3_column_text(st, 6), sqlite3_column_int64(st, 7),
+                   (const char *)sqlite3_column_text(st, 3), sqlite3_column_int64(st, 4));
   }
   sqlite3_finalize(st);
   if (err == TL_OK && rc != SQLITE_DONE) err = step_done(c, c->db, rc);
-  if (err == TL_OK && have) err = body_slice(c, &cur);
+  return err;
+}
+
+typedef struct pf_child_sort {
+  const pf_ctx *c;
+  const int64_t *node_rank;
+} pf_child_sort;
+
+/* The SQL reader's ORDER BY: db_idx, device_id, tree_id (the tree order), parent position
+** text, parent occurrence_idx, member_order. */
+static int cmp_child(const void *pa, const void *pb, void *ctx) {
+  const pf_child_sort *k = ctx;
+  const pf_child *x = pa, *y = pb;
+  int r;
+  if ((r = cmp_i64(x->tree, y->tree)) || (r = cmp_i64(k->node_rank[x->pn], k->node_rank[y->pn])) ||
+      (r = cmp_i64(x->parent_idx, y->parent_idx)) || (r = cmp_i64(x->order, y->order)))
+    return r;
+  return cmp_i64(x->idx, y->idx);
+}
+
+static int cmp_node_id(const void *pa, const void *pb, void *ctx) {
+  const pf_ctx *c = ctx;
+  const pf_node *x = &c->nodes.v[*(const int64_t *)pa], *y = &c->nodes.v[*(const int64_t *)pb];
+  return strcmp(tl_strpool_str(c->pool, x->node_id), tl_strpool_str(c->pool, y->node_id));
+}
+
+/* The same rows from the child occurrences the fast reader kept. */
+static int body_rows_fast(pf_ctx *c, pf_body_acc *a) {
+  size_t nn = c->nodes.n;
+  int64_t *order = malloc((nn + 1) * sizeof *order), *rank = malloc((nn + 1) * sizeof *rank);
+  if (!order || !rank) return free(order), free(rank), tl_nomem(c->e);
+  for (size_t i = 0; i < nn; i++) order[i] = (int64_t)i;
+  qsort_r(order, nn, sizeof *order, cmp_node_id, c);
+  for (size_t i = 0; i < nn; i++)
+    rank[order[i]] = i && cmp_node_id(&order[i - 1], &order[i], c) == 0 ? rank[order[i - 1]]
+                                                                        : (int64_t)i;
+  pf_child_sort k = {c, rank};
+  qsort_r(c->children.v, c->children.n, sizeof *c->children.v, cmp_child, &k);
+  free(order);
+  free(rank);
+  int err = TL_OK;
+  for (size_t i = 0; err == TL_OK && i < c->children.n; i++) {
+    const pf_child *ch = &c->children.v[i];
+    if (ch->parent_idx == INT64_MIN) continue; /* no parent occurrence row: the join drops it */
+    int64_t cn;
+    int member;
+    if ((err = resolve_pos(c, ch->pos, ch->tree, &cn, &member))) break;
+    int64_t pk = (int64_t)((uint64_t)ch->pn << 32 | (uint64_t)(uint32_t)ch->parent_idx);
+    int64_t *ro = tl_i64map_get(&c->occ_by_key, pk);
+    int64_t *co = cn < 0 ? NULL
+                         : tl_i64map_get(&c->occ_by_key,
+                                         (int64_t)((uint64_t)cn << 32 | (uint64_t)(uint32_t)ch->idx));
+    err = body_row(c, a, ch->pn, ro, co, ch->order, tl_strpool_str(c->pool, ch->pos), ch->idx,
+                   tl_strpool_str(c->pool, c->nodes.v[ch->pn].node_id), ch->parent_idx);
+  }
+  return err;
+}
+
+/*
+** Repeat occurrences become one window per body: the direct child occurrences grouped by
+** (parent repeat occurrence, member_order) from HPO membership. Fails closed when any
+** repeat occurrence does not have exactly bodies 1..repeat_count.
+*/
+static int repeat_bodies(pf_ctx *c) {
+  int nrep = 0;
+  for (size_t i = 0; i < c->occs.n; i++) nrep += c->nodes.v[c->occs.v[i].node].kind == KIND_REPEAT;
+  if (!nrep) return TL_OK;
+  if (!has_relation(c->db, "traceloom_position_member") ||
+      !has_relation(c->db, "traceloom_position_occurrence") ||
+      !has_relation(c->db, "traceloom_semantic_tree"))
+    return tl_fail(c->e, "traceloom_export_perfetto: incomplete repeat-body projection: the "
+                         "analysis has repeat occurrences but no traceloom_position_member / "
+                         "traceloom_position_occurrence / traceloom_semantic_tree relations");
+  pf_body_acc a;
+  memset(&a, 0, sizeof a);
+  if (!(a.nbodies = calloc(c->occs.n + 1, sizeof *a.nbodies))) return tl_nomem(c->e);
+  int err = c->fast_bodies ? body_rows_fast(c, &a) : body_rows_sql(c, &a);
+  if (err == TL_OK && a.have) err = body_slice(c, &a.cur);
   for (size_t i = 0; err == TL_OK && i < c->occs.n; i++) {
     const pf_node *n = &c->nodes.v[c->occs.v[i].node];
-    if (n->kind == KIND_REPEAT && nbodies[i] != n->repeat_count)
+    if (n->kind == KIND_REPEAT && a.nbodies[i] != n->repeat_count)
       err = tl_fail(c->e, "traceloom_export_perfetto: incomplete repeat-body projection: repeat "
                           "%s occurrence %lld has %lld bod%s, repeat_count is %lld",
                     tl_strpool_str(c->pool, n->node_id), (long long)c->occs.v[i].occ_idx,
-                    (long long)nbodies[i], nbodies[i] == 1 ? "y" : "ies",
+                    (long long)a.nbodies[i], a.nbodies[i] == 1 ? "y" : "ies",
                     (long long)n->repeat_count);
   }
-  free(nbodies);
+  free(a.nbodies);
   return err;
 }
 
@@ -1376,7 +1951,7 @@ static int rank_slices(pf_ctx *c, size_t ri) {
     tl_buf *b = &c->args;
     size_t off = b->n;
     int first = 1;
-    tl_buf_puts(b, "{");
+    PUT_LIT(b, "{");
     kv_str(b, "semantic_kind", "distributed_traceloom_timeline_event", &first);
     kv_i64(b, "rank", r->rank, &first);
     kv_str(b, "source_timeline_db", r->db, &first);
@@ -1417,7 +1992,7 @@ static int rank_slices(pf_ctx *c, size_t ri) {
       kv_str(b, "clock_model_reference_target_ns", m->identity ? NULL : m->ref_target_text, &first);
       kv_str(b, "clock_model_receipt_sha256", c->clock_sha, &first);
     }
-    tl_buf_puts(b, "}");
+    PUT_LIT(b, "}");
     const char *label = (const char *)sqlite3_column_text(st, 2);
     if (!label) label = (const char *)sqlite3_column_text(st, 1);
     pf_slice s = {.a = r->rank, .b = (int64_t)ri, .start = s0, .end = e0, .pid = PID_RANKS,
@@ -1474,7 +2049,7 @@ static int context_slices(pf_ctx *c) {
       size_t off = b->n;
       int first = 1;
       char name[256];
-      tl_buf_puts(b, "{");
+      PUT_LIT(b, "{");
       kv_str(b, "run_id", (const char *)sqlite3_column_text(st, 3), &first);
       kv_str(b, "step_id", (const char *)sqlite3_column_text(st, 4), &first);
       if (k == 0) {
@@ -1506,7 +2081,7 @@ static int context_slices(pf_ctx *c) {
         kv_str(b, "event_id", (const char *)sqlite3_column_text(st, 6), &first);
         kv_str(b, "association_basis", (const char *)sqlite3_column_text(st, 8), &first);
       }
-      tl_buf_puts(b, "}");
+      PUT_LIT(b, "}");
       pf_slice sl = {.a = k == 0 ? sqlite3_column_int64(st, 2) : sqlite3_column_int64(st, 2),
                      .b = 0, .depth = 0, .start = s0, .end = e0 > s0 ? e0 : s0, .view = view,
                      .pid = pids[k], .is_event = 0, .cat = cats[k], .src = SRC_RANK};
@@ -1550,8 +2125,6 @@ typedef struct pf_sort_ctx {
   const pf_ctx *c;
   const char *args;
 } pf_sort_ctx;
-
-static int cmp_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
 
 static int cmp_group(const pf_sort_ctx *k, const pf_slice *x, const pf_slice *y) {
   int r;
@@ -1599,16 +2172,16 @@ static void put_meta(pf_ctx *c, int pid, int64_t tid, const char *name, const ch
   tl_buf *b = &c->out;
   tl_buf_puts(b, c->events ? ",\n{\"ph\":\"M\",\"pid\":" : "\n{\"ph\":\"M\",\"pid\":");
   put_i64(b, pid);
-  tl_buf_puts(b, ",\"tid\":");
+  PUT_LIT(b, ",\"tid\":");
   put_i64(b, tid);
-  tl_buf_puts(b, ",\"name\":\"");
+  PUT_LIT(b, ",\"name\":\"");
   tl_buf_puts(b, name);
-  tl_buf_puts(b, "\",\"args\":{\"");
+  PUT_LIT(b, "\",\"args\":{\"");
   tl_buf_puts(b, key);
-  tl_buf_puts(b, "\":");
+  PUT_LIT(b, "\":");
   if (sval) put_cstr(b, sval);
   else put_i64(b, ival);
-  tl_buf_puts(b, "}}");
+  PUT_LIT(b, "}}");
   c->events++;
 }
 
@@ -1617,7 +2190,7 @@ static int emit(pf_ctx *c, const char *path) {
   if (c->args.oom) return tl_nomem(c->e);
   qsort_r(c->slices.v, c->slices.n, sizeof *c->slices.v, cmp_slice, &k);
   tl_buf *b = &c->out;
-  tl_buf_puts(b, "{\"traceEvents\":[");
+  PUT_LIT(b, "{\"traceEvents\":[");
   int tree_named = 0, ranks_named = 0, ctx_named = 0;
   int64_t next_ctx_tid[3] = {1, 1, 1};
   int64_t next_struct_tid = 1, next_event_tid = TID_EVENTS_BASE, next_rank_tid = 1;
@@ -1704,19 +2277,19 @@ static int emit(pf_ctx *c, const char *path) {
     else next_struct_tid += (int64_t)lane_end.n;
     for (size_t i = g; i < h; i++) {
       const pf_slice *s = &c->slices.v[i];
-      tl_buf_puts(b, ",\n{\"ph\":\"X\",\"pid\":");
+      PUT_LIT(b, ",\n{\"ph\":\"X\",\"pid\":");
       put_i64(b, s->pid);
-      tl_buf_puts(b, ",\"tid\":");
+      PUT_LIT(b, ",\"tid\":");
       put_i64(b, base + s->lane);
-      tl_buf_puts(b, ",\"name\":");
+      PUT_LIT(b, ",\"name\":");
       put_str(b, tl_strpool_str(c->pool, s->name), tl_strpool_len(c->pool, s->name));
-      tl_buf_puts(b, ",\"cat\":\"");
+      PUT_LIT(b, ",\"cat\":\"");
       tl_buf_puts(b, cat_names[s->cat]);
-      tl_buf_puts(b, "\",\"ts\":");
+      PUT_LIT(b, "\",\"ts\":");
       put_us3(b, s->start - c->origin);
-      tl_buf_puts(b, ",\"dur\":");
+      PUT_LIT(b, ",\"dur\":");
       put_us3(b, s->end > s->start ? s->end - s->start : 0);
-      tl_buf_puts(b, ",\"args\":");
+      PUT_LIT(b, ",\"args\":");
       const char *a = s->src == SRC_RANK ? c->args.p + s->args_off : NULL;
       const char *at = a ? memmem(a, s->args_len, "@REF@", 5) : NULL;
       if (s->src == SRC_OCC) {
@@ -1732,7 +2305,7 @@ static int emit(pf_ctx *c, const char *path) {
       } else {
         tl_buf_append(b, a, s->args_len);
       }
-      tl_buf_puts(b, "}");
+      PUT_LIT(b, "}");
       c->events++;
       if (b->n >= FLUSH_BYTES && flush_out(c, 0, path)) {
         TL_VEC_FREE(&lane_end);
@@ -1744,7 +2317,7 @@ static int emit(pf_ctx *c, const char *path) {
   TL_VEC_FREE(&lane_end);
   /* Trailing metadata. */
   int first = 1;
-  tl_buf_puts(b, "\n],\"displayTimeUnit\":\"ns\",\"metadata\":{");
+  PUT_LIT(b, "\n],\"displayTimeUnit\":\"ns\",\"metadata\":{");
   kv_str(b, "format", "TraceLoom queryable database timeline Perfetto export", &first);
   kv_str(b, "analysis_db", sqlite3_db_filename(c->db, "main"), &first);
   kv_i64(b, "time_origin_ns", c->has_origin ? c->origin : 0, &first);
@@ -1782,7 +2355,7 @@ static int emit(pf_ctx *c, const char *path) {
   kv_str(b, "distributed_clock_model_sha256", clock ? c->clock_sha : NULL, &first);
   kv_i64n(b, "distributed_reference_rank", clock ? c->clock_reference_rank : 0, !dist, &first);
   kv_i64n(b, "distributed_rank_tracks", (int64_t)c->opts.ranks.n, !dist, &first);
-  tl_buf_puts(b, "}}\n");
+  PUT_LIT(b, "}}\n");
   if (flush_out(c, 1, path)) return TL_ERROR;
   return sink_feed(c, NULL, 0, 1, path);
 }
@@ -1839,22 +2412,20 @@ static int write_file(pf_ctx *c, const char *path) {
   }
   fchmod(fd, 0644);
   c->sink.fd = fd;
-  c->sink.gz = ends_with(path, ".gz");
   int rc = TL_OK;
-  if (c->sink.gz) {
-    c->sink.zout = malloc(FLUSH_BYTES);
-    if (!c->sink.zout) rc = tl_nomem(c->e);
+  if (ends_with(path, ".gz")) {
     /* Level 1: timelines are large and repetitive; it compresses ~1.4x less than level 6
-    ** but takes a third less CPU, and export time is what users wait for. */
-    else if (deflateInit2(&c->sink.z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-      rc = tl_fail(c->e, "traceloom_export_perfetto: zlib deflateInit2 failed for '%s'", path);
-    else
-      c->sink.zinit = 1;
+    ** but takes a third less CPU, and export time is what users wait for. Deflate runs on
+    ** worker threads (gzpar.h) while this thread formats; TRACELOOM_EXPORT_THREADS caps
+    ** them (the bytes do not depend on it). */
+    const char *env = getenv("TRACELOOM_EXPORT_THREADS");
+    int threads = env && *env ? atoi(env) : 0;
+    rc = tl_gzpar_open(&c->sink.gz, fd, 1, threads < 0 ? 0 : threads > 64 ? 64 : threads, path,
+                       c->e);
   }
   if (rc == TL_OK) rc = emit(c, path);
-  if (c->sink.zinit) deflateEnd(&c->sink.z), c->sink.zinit = 0;
-  free(c->sink.zout);
-  c->sink.zout = NULL;
+  tl_gzpar_free(c->sink.gz);
+  c->sink.gz = NULL;
   if (rc == TL_OK && fsync(fd) != 0)
     rc = tl_fail(c->e, "traceloom_export_perfetto: cannot fsync '%s': %s", tmp, strerror(errno));
   if (close(fd) != 0 && rc == TL_OK)
@@ -1933,6 +2504,13 @@ int tl_export_perfetto(sqlite3 *db, const char *path, const char *options_json, 
   tl_buf_free(&c.out);
   tl_i64map_free(&c.node_by_key);
   tl_i64map_free(&c.occ_by_key);
+  TL_VEC_FREE(&c.trees);
+  TL_VEC_FREE(&c.children);
+  tl_i64map_free(&c.semantic_member);
+  tl_i64map_free(&c.node_res);
+  tl_i64map_free(&c.repeat_occ);
+  tl_buf_free(&c.paths);
+  sqlite3_finalize(c.round_st);
   tl_strpool_free(c.pool);
   return rc;
 }

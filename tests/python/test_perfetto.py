@@ -8,10 +8,12 @@ import gzip
 import hashlib
 import json
 import os
+import pathlib
 import re
 import shutil
 import sqlite3
 import subprocess
+import sys
 from collections import defaultdict
 
 import pytest
@@ -476,3 +478,108 @@ def test_scheduler_context_processes(cli, fixtures, tmp_path):
     assert trace["metadata"]["context_slices"] == len(markers) + len(envelopes) + work
     names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
     assert any("host dispatch scopes" in n for n in names)
+
+
+def gzip_members(data):
+    """Decompressed content of each gzip member of data, in order."""
+    import zlib
+    out = []
+    while data:
+        z = zlib.decompressobj(16 + 15)
+        out.append(z.decompress(data) + z.flush())
+        assert z.eof, "truncated gzip member"
+        data = z.unused_data
+    return out
+
+
+def test_gzip_is_one_member_equal_to_plain(cli, analyses, tmp_path):
+    db = analyses["gen/ascend_s5_l3_k6"]
+    plain, packed = tmp_path / "t.json", tmp_path / "t.json.gz"
+    assert run(cli, "export-perfetto", db, "--output", plain).returncode == 0
+    assert run(cli, "export-perfetto", db, "--output", packed).returncode == 0
+    members = gzip_members(packed.read_bytes())
+    assert len(members) == 1
+    assert members[0] == plain.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def chunked_db(cli, tmp_path_factory):
+    """An analysis whose export spans several 1 MiB deflate chunks (~12 MB of JSON)."""
+    root = tmp_path_factory.mktemp("perfetto_chunks")
+    prof, db = root / "profile", root / "a.db"
+    gen = pathlib.Path(__file__).resolve().parents[2] / "tools" / "genprofile.py"
+    subprocess.run([sys.executable, str(gen), "--out", str(prof), "--rows", "20000", "--quiet"],
+                   check=True, timeout=300)
+    r = run(cli, prof, "--output", db)
+    assert r.returncode == 0, r.stderr
+    return db
+
+
+def test_gzip_spanning_chunks_is_thread_independent(cli, chunked_db, tmp_path):
+    plain = tmp_path / "t.json"
+    assert run(cli, "export-perfetto", chunked_db, "--output", plain).returncode == 0
+    raw = plain.read_bytes()
+    assert len(raw) > 4 * (1 << 20)
+    packed = {}
+    for threads in ("1", "2", "3"):
+        out = tmp_path / f"t{threads}.json.gz"
+        r = subprocess.run([str(cli), "export-perfetto", str(chunked_db), "--output", str(out)],
+                           capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "TRACELOOM_EXPORT_THREADS": threads})
+        assert r.returncode == 0, r.stderr
+        packed[threads] = out.read_bytes()
+        assert gzip_members(packed[threads]) == [raw]
+        assert gzip.decompress(packed[threads]) == raw
+    # Fixed chunk boundaries: the same bytes whatever the number of deflate threads.
+    assert packed["1"] == packed["2"] == packed["3"]
+
+
+def test_view_reader_fallback_gives_the_same_bytes(cli, analyses, tmp_path):
+    """A database whose occurrence relation is not the published view is read through the
+    views (the SQL reader); the export must not change."""
+    src = analyses["gen/ascend_s6_l4_k6_aux"] if "gen/ascend_s6_l4_k6_aux" in analyses \
+        else analyses["gen/ascend_s5_l3_k6"]
+    db = tmp_path / "table.db"
+    shutil.copy(src, db)
+    con = sqlite3.connect(db)
+    con.executescript("""CREATE TABLE occ_copy AS SELECT * FROM traceloom_tree_node_occurrence;
+        DROP VIEW traceloom_tree_node_occurrence;
+        ALTER TABLE occ_copy RENAME TO traceloom_tree_node_occurrence;""")
+    con.commit()
+    con.close()
+    a, b = tmp_path / "view.json", tmp_path / "table.json"
+    assert run(cli, "export-perfetto", src, "--output", a).returncode == 0
+    r = run(cli, "export-perfetto", db, "--output", b)
+    assert r.returncode == 0, r.stderr
+    assert a.read_bytes().replace(str(src).encode(), b"DB") == b.read_bytes().replace(str(db).encode(), b"DB")
+
+
+@pytest.mark.parametrize("suffix", [".json", ".json.gz"])
+def test_unwritable_output_fails_cleanly(cli, analyses, tmp_path, suffix):
+    db = analyses["gen/ascend_s5_l3_k6"]
+    out = tmp_path / "missing" / ("t" + suffix)
+    r = run(cli, "export-perfetto", db, "--output", out)
+    assert r.returncode == 1
+    assert "cannot create a temporary file" in r.stderr
+    assert not (tmp_path / "missing").exists()
+
+
+def test_write_error_midway_leaves_no_file(cli, chunked_db, tmp_path):
+    """A write that fails after the deflate threads started (file size limit) fails the
+    export with the OS error and removes the temporary file."""
+    import resource
+    import signal
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    for name in ("big.json", "big.json.gz"):
+        out = tmp_path / name
+        out.write_bytes(b"previous export")
+        r = subprocess.run([str(cli), "export-perfetto", str(chunked_db), "--output", str(out)],
+                           capture_output=True, text=True, timeout=300, preexec_fn=limit)
+        assert r.returncode == 1, r.stdout
+        assert "cannot write" in r.stderr
+        assert out.read_bytes() == b"previous export"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.json", "big.json.gz"]

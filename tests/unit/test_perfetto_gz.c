@@ -1,0 +1,190 @@
+/*
+** test_perfetto_gz.c: the parallel gzip writer (ext/export/gzpar.c) and the Perfetto export
+** that uses it, in process, so that `make test-asan` checks the worker threads, the fast
+** base-table reader and their error paths for leaks and undefined behaviour.
+*/
+#include "tl_check.h"
+#include "sqlite_api.h"
+#include "export/gzpar.h"
+#include "export/perfetto.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+int sqlite3_traceloom_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
+
+/* Repetitive but not constant text of n bytes, a few chunks long. */
+static char *sample(size_t n) {
+  char *p = malloc(n);
+  ck_assert_ptr_nonnull(p);
+  for (size_t i = 0; i < n; i++) p[i] = "{\"ph\":\"X\",\"ts\":0123456789}\n"[(i * 7 + i / 4099) % 27];
+  return p;
+}
+
+static char *read_file(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  ck_assert_ptr_nonnull(f);
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *p = malloc((size_t)len + 1);
+  ck_assert_ptr_nonnull(p);
+  *n = fread(p, 1, (size_t)len, f);
+  fclose(f);
+  return p;
+}
+
+/* Compresses data with nthreads workers, in uneven writes; returns the file's bytes. */
+static char *gz_with(const char *data, size_t n, int nthreads, size_t *out_n) {
+  char path[] = "/tmp/tl_gzpar_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  tl_err e = {0};
+  tl_gzpar *g;
+  ck_assert_int_eq(tl_gzpar_open(&g, fd, 1, nthreads, path, &e), TL_OK);
+  for (size_t off = 0, step = 1; off < n; off += step, step = step * 3 + 1) {
+    if (off + step > n) step = n - off;
+    ck_assert_msg(tl_gzpar_write(g, data + off, step, &e) == TL_OK, "%s", e.msg);
+  }
+  ck_assert_msg(tl_gzpar_finish(g, &e) == TL_OK, "%s", e.msg);
+  tl_gzpar_free(g);
+  close(fd);
+  char *out = read_file(path, out_n);
+  unlink(path);
+  return out;
+}
+
+/* One gzip member (nothing after its trailer) whose content is data. */
+static void check_member(const char *gz, size_t gz_n, const char *data, size_t n) {
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  ck_assert_int_eq(inflateInit2(&z, 16 + 15), Z_OK);
+  char *out = malloc(n + 16);
+  z.next_in = (Bytef *)(uintptr_t)gz;
+  z.avail_in = (uInt)gz_n;
+  z.next_out = (Bytef *)out;
+  z.avail_out = (uInt)(n + 16);
+  ck_assert_int_eq(inflate(&z, Z_FINISH), Z_STREAM_END);
+  ck_assert_uint_eq(z.avail_in, 0);
+  ck_assert_uint_eq(z.total_out, n);
+  ck_assert(memcmp(out, data, n) == 0);
+  inflateEnd(&z);
+  free(out);
+}
+
+START_TEST(gzpar_roundtrip_and_thread_independent) {
+  /* 3.5 chunks, an exact multiple of the chunk size, and nothing at all. */
+  size_t sizes[] = {TL_GZPAR_CHUNK * 7 / 2, TL_GZPAR_CHUNK * 2, 0};
+  for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+    size_t n = sizes[k];
+    char *data = sample(n + 1);
+    size_t n1, n3;
+    char *g1 = gz_with(data, n, 1, &n1), *g3 = gz_with(data, n, 3, &n3);
+    check_member(g1, n1, data, n);
+    ck_assert_uint_eq(n1, n3);
+    ck_assert(memcmp(g1, g3, n1) == 0);
+    free(g1);
+    free(g3);
+    free(data);
+  }
+}
+END_TEST
+
+START_TEST(gzpar_write_error_is_reported) {
+  int fd = open("/dev/full", O_WRONLY);
+  if (fd < 0) return; /* no /dev/full: nothing to test here */
+  tl_err e = {0};
+  tl_gzpar *g = NULL;
+  int rc = tl_gzpar_open(&g, fd, 1, 2, "/dev/full", &e);
+  char *data = sample(TL_GZPAR_CHUNK * 3);
+  if (rc == TL_OK) rc = tl_gzpar_write(g, data, TL_GZPAR_CHUNK * 3, &e);
+  if (rc == TL_OK) rc = tl_gzpar_finish(g, &e);
+  ck_assert_int_eq(rc, TL_ERROR);
+  ck_assert_msg(e.msg && strstr(e.msg, "cannot write '/dev/full'"), "%s", e.msg ? e.msg : "?");
+  tl_gzpar_free(g);
+  tl_err_clear(&e);
+  free(data);
+  close(fd);
+}
+END_TEST
+
+START_TEST(export_gz_equals_plain_and_errors_clean_up) {
+  sqlite3 *db = NULL;
+  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+  char *err = NULL;
+  ck_assert_msg(sqlite3_traceloom_init(db, &err, NULL) == SQLITE_OK, "init: %s", err ? err : "?");
+  char *fixture = tl_fixture("gen/ascend_s5_l3_k6");
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT traceloom_analyze(?1)", -1, &st, NULL), SQLITE_OK);
+  sqlite3_bind_text(st, 1, fixture, -1, SQLITE_TRANSIENT);
+  ck_assert_msg(sqlite3_step(st) == SQLITE_ROW, "%s", sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  free(fixture);
+
+  char dir[] = "/tmp/tl_pfgz_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char plain[64], packed[64], missing[80];
+  snprintf(plain, sizeof plain, "%s/t.json", dir);
+  snprintf(packed, sizeof packed, "%s/t.json.gz", dir);
+  snprintf(missing, sizeof missing, "%s/no/such/dir/t.json.gz", dir);
+  tl_err e = {0};
+  int64_t n1 = 0, n2 = 0;
+  ck_assert_msg(tl_export_perfetto(db, plain, NULL, &n1, &e) == TL_OK, "%s", e.msg);
+  ck_assert_msg(tl_export_perfetto(db, packed, NULL, &n2, &e) == TL_OK, "%s", e.msg);
+  ck_assert_int_gt(n1, 0);
+  ck_assert_int_eq(n1, n2);
+  size_t pn, gn;
+  char *p = read_file(plain, &pn), *g = read_file(packed, &gn);
+  check_member(g, gn, p, pn);
+  free(p);
+  free(g);
+
+  /* The view reader (taken when the occurrence relation is not the published view) gives
+  ** the same bytes. */
+  char *msg = NULL;
+  ck_assert_msg(sqlite3_exec(db,
+                             "CREATE TABLE occ_copy AS SELECT * FROM traceloom_tree_node_occurrence;"
+                             "DROP VIEW traceloom_tree_node_occurrence;"
+                             "ALTER TABLE occ_copy RENAME TO traceloom_tree_node_occurrence;",
+                             NULL, NULL, &msg) == SQLITE_OK, "%s", msg ? msg : "?");
+  char viewed[64];
+  snprintf(viewed, sizeof viewed, "%s/v.json", dir);
+  int64_t nv = 0;
+  ck_assert_msg(tl_export_perfetto(db, viewed, NULL, &nv, &e) == TL_OK, "%s", e.msg);
+  ck_assert_int_eq(nv, n1);
+  size_t vn;
+  char *v = read_file(viewed, &vn);
+  p = read_file(plain, &pn);
+  ck_assert_uint_eq(vn, pn);
+  ck_assert(memcmp(v, p, pn) == 0);
+  free(v);
+  free(p);
+  unlink(viewed);
+
+  /* An output directory that does not exist: a clear error, nothing written. */
+  int64_t n3 = -1;
+  ck_assert_int_eq(tl_export_perfetto(db, missing, NULL, &n3, &e), TL_ERROR);
+  ck_assert_msg(e.msg && strstr(e.msg, "cannot create a temporary file"), "%s", e.msg);
+  ck_assert_int_eq(n3, 0);
+  tl_err_clear(&e);
+
+  unlink(plain);
+  unlink(packed);
+  rmdir(dir);
+  sqlite3_close(db);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("perfetto_gz");
+  TCase *tc = tcase_create("gz");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, gzpar_roundtrip_and_thread_independent);
+  tcase_add_test(tc, gzpar_write_error_is_reported);
+  tcase_add_test(tc, export_gz_equals_plain_and_errors_clean_up);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TL_CHECK_MAIN(suite)
