@@ -100,8 +100,9 @@ static void fn_analyze(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     tl_err_clear(&e);
     return;
   }
-  sqlite3_result_text(ctx, summary, -1, SQLITE_TRANSIENT);
-  free(summary);
+  /* Handed over, not copied: the analysis is committed by now, and a copy that failed to
+  ** allocate would report an error for an analysis that was published. */
+  sqlite3_result_text(ctx, summary, -1, free);
 }
 
 /* traceloom_export_perfetto(path [, options_json]): writes the analysis as a Perfetto JSON

@@ -778,7 +778,13 @@ static int load_event_slots(pf_ctx *c, pf_event_slot **out, size_t *n_out) {
   *out = NULL, *n_out = 0;
   if (!has_column(c->db, "traceloom_event", "event_n")) return TL_OK;
   sqlite3_stmt *st;
-  if (prep(c, c->db, "SELECT event_n, db_idx, device_id, stream_id FROM traceloom_event", &st))
+  /* The integer storage behind the traceloom_event view, where there is one: the view would
+  ** join every row to its text shape for nothing. */
+  if (prep(c, c->db,
+           has_relation(c->db, "traceloom_event_core")
+               ? "SELECT event_n, db_idx, device_id, stream_id FROM traceloom_event_core"
+               : "SELECT event_n, db_idx, device_id, stream_id FROM traceloom_event",
+           &st))
     return TL_ERROR;
   pf_event_slot *v = NULL;
   size_t cap = 0, rows = 0;
@@ -832,7 +838,10 @@ static int load_anchor_events(pf_ctx *c) {
   ** keeps the join's meaning), else the join on the event_id text. */
   int by_n = !ev && has_column(c->db, "traceloom_event", "event_n");
   if (prep(c, c->db,
-           ev     ? "SELECT db_idx, device_id, anchor_idx, event_id FROM traceloom_anchor"
+           ev && has_relation(c->db, "traceloom_anchor_core")
+                  ? "SELECT db_idx, device_id, anchor_idx, 'event-' || event_n "
+                    "FROM traceloom_anchor_core"
+           : ev   ? "SELECT db_idx, device_id, anchor_idx, event_id FROM traceloom_anchor"
            : by_n ? "SELECT a.db_idx, a.device_id, a.anchor_idx, a.event_id, e.stream_id "
                     "FROM traceloom_anchor a LEFT JOIN traceloom_event e ON e.event_n = "
                     "CAST(substr(a.event_id, 7) AS INTEGER) AND e.event_id = a.event_id "

@@ -196,7 +196,7 @@ SELECT m.*, a.event_id, e.symbol AS terminal_symbol, a.role AS terminal_role,
        e.semantic_role AS terminal_semantic_role, e.stream_id, e.start_ns, e.end_ns, e.dur_us
 FROM traceloom_position_member m
 LEFT JOIN traceloom_anchor a ON a.anchor_id = m.terminal_anchor_id AND a.db_idx = m.db_idx AND a.device_id = m.device_id
-LEFT JOIN traceloom_event e ON e.event_id = a.event_id AND e.db_idx = a.db_idx AND e.device_id = a.device_id;
+LEFT JOIN traceloom_event e ON e.event_n = a.event_n AND e.db_idx = a.db_idx AND e.device_id = a.device_id;
 
 -- @surface traceloom_v_node_children | one child of a report position | Children of each report position in edge order, with all the child's columns | SELECT parent_node_id, edge_order, local_node_id, label, total_us FROM traceloom_v_node_children LIMIT 20
 CREATE VIEW traceloom_v_node_children AS

@@ -12,7 +12,7 @@ SELECT a.anchor_id, c.observed_symbol, a.symbol AS structural_symbol,
        c.symbol_candidate_rule_ids AS candidate_rule_ids, s.source_path, e.source_table,
        e.source_key, a.db_idx, a.device_id, a.anchor_idx, a.event_id
 FROM traceloom_anchor a
-LEFT JOIN traceloom_event e ON e.event_id = a.event_id AND e.db_idx = a.db_idx
+LEFT JOIN traceloom_event e ON e.event_n = a.event_n AND e.db_idx = a.db_idx
  AND e.device_id = a.device_id
 LEFT JOIN traceloom_evidence_role_class c ON c.class_id = e.role_class_id
 LEFT JOIN traceloom_raw_source_database s ON s.source_id = e.source_id;

@@ -61,7 +61,7 @@ FROM traceloom_graph_launch l
 JOIN traceloom_viz_node_anchor na ON na.anchor_id = l.anchor_id AND na.db_idx = l.db_idx
  AND na.device_id = l.device_id
 JOIN traceloom_graph_body_member m ON m.launch_id = l.launch_id
-JOIN traceloom_event e ON e.event_id = m.event_id AND e.db_idx = m.db_idx;
+JOIN traceloom_event e ON e.event_n = m.event_n AND e.db_idx = m.db_idx;
 
 -- @surface traceloom_v_node_replay_cost_member | one member cost row under the node that owns its launch anchor | The replay cost map seen from the tree (self coverage only, so each member appears once per owning node) | SELECT node_id, slot_role, identity, duration_ns, scheduled_work_share_ppm FROM traceloom_v_node_replay_cost_member LIMIT 20
 CREATE VIEW traceloom_v_node_replay_cost_member AS

@@ -326,7 +326,10 @@ static int analyze(const char *db_path, const char *vfs, const char *profile, in
   if (rc == SQLITE_OK) rc = sqlite3_traceloom_init(db, NULL, NULL);
   sqlite3_stmt *st = NULL;
   if (rc == SQLITE_OK)
-    rc = sqlite3_prepare_v2(db, "SELECT traceloom_analyze(?1)", -1, &st, NULL);
+    /* One thread: the N-th allocation must be the same allocation in every run, which a
+    ** second (hashing) thread allocating at the same time would make a race. */
+    rc = sqlite3_prepare_v2(db, "SELECT traceloom_analyze(?1, '{\"threads\": 1}')", -1, &st,
+                            NULL);
   if (rc == SQLITE_OK) {
     sqlite3_bind_text(st, 1, profile, -1, SQLITE_STATIC);
     plan.armed = arm;
