@@ -520,7 +520,8 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
                            .rules = rules,
                            .classification = &cls,
                            .event_role_class = role_class,
-                           .replay = &replay};
+                           .replay = &replay,
+                           .threads = opt.threads};
     /* The context relations join the same atomic publication. */
     if (ctx) rc = tl_pub_exec(db, "SAVEPOINT traceloom_context_publish", e);
     if (rc == TL_OK) rc = tl_publish(db, &in, e);

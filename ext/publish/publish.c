@@ -663,7 +663,14 @@ int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   if (rc == TL_OK && in->replay)
     rc = tl_publish_replay(db, in->trace, in->replay, in->structure ? in->structure->anchors : NULL, e);
   tl_timer_mark(&tm, "replays");
+  /* The index builds of sql/views/00_indexes.sql sort millions of keys: SQLite's sorter
+  ** merges its runs on helper threads when allowed (PRAGMA threads). Same index, any count;
+  ** the connection's own setting comes back afterwards. */
+  int helpers = in->threads > 1 ? in->threads - 1 : 0;
+  int old_helpers = sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, -1);
+  if (helpers > old_helpers) sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, helpers);
   if (rc == TL_OK) rc = run_embedded(db, "sql/views/", e);
+  sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, old_helpers);
   tl_timer_mark(&tm, "views");
   if (rc == TL_OK) rc = publish_metadata(db, in, e);
   if (rc == TL_OK) rc = publish_surface(db, e);
