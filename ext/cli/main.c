@@ -48,7 +48,7 @@ static const char usage[] =
     "the analysis database. Default output: <profile dir>/traceloom/analysis.db.\n"
     "\n"
     "  --output PATH    where to write the analysis database (replaced atomically)\n"
-    "  --threads N      worker threads (results are identical for any N)\n"
+    "  --threads N      worker threads, default 2 (results are identical for any N)\n"
     "  --options JSON   analyze options as a JSON object, e.g. '{\"source_kind\":\"auto\"}'\n"
     "  --context FILE   scheduler context JSONL (traceloom.scheduler.v1), repeatable\n"
     "  --rules-config FILE|NAME  analysis rules (e.g. scheduler-step: steps partition the\n"
