@@ -64,6 +64,35 @@ def best_of(repeat, cmd, before=None):
     return best
 
 
+# The pipeline stages as TRACELOOM_TIMING=1 names them, with the names the issue uses.
+STAGES = [("inventory", "inventory"),
+          ("hashing sources", "hashing sources (beside reading when threads >= 2)"),
+          ("reading events and calls", "source scan + normalization"),
+          ("reading events and calls, hashing", "source scan + normalization (+ hashing)"),
+          ("relating runtime calls to device work", "host-device relations"),
+          ("reconstructing graph replays", "replay reconstruction"),
+          ("classifying evidence roles and symbols", "roles and symbols"),
+          ("selecting anchors", "anchor selection"),
+          ("costing anchors", "cost attribution"),
+          ("recovering structure", "repeat recovery"),
+          ("publishing", "publication (all tables, views and indexes)")]
+
+
+def stage_times(stderr):
+    """{stage: seconds} and [(publish step, seconds)] from TRACELOOM_TIMING=1 output."""
+    stages, steps = {}, []
+    for line in stderr.splitlines():
+        m = re.match(r"traceloom timing:\s+(\S.*?)\s+([0-9.]+) s$", line)
+        if not m:
+            continue
+        name, secs = m.group(1).strip(), float(m.group(2))
+        if name.startswith("publish ") or name.startswith("structure ") or name.startswith("export "):
+            steps.append((name, secs))
+        else:
+            stages[name] = secs
+    return stages, steps
+
+
 def profile(args):
     """The cached benchmark profile: (path given to TraceLoom, DB files, ground truth)."""
     out = os.path.join(ROOT, "bench", "out", "%s_%d" % (args.format, args.rows))
@@ -199,6 +228,7 @@ def main():
           ", generated in %.1f s" % gen_s if gen_s else ", cached"), flush=True)
 
     results = []   # (name, seconds or None, rows, peak KiB, note)
+    stage_run = None  # one TRACELOOM_TIMING=1 CLI run (run_timed's tuple)
     work = tempfile.mkdtemp(prefix="traceloom-bench-", dir=os.path.join(ROOT, "bench", "out"))
     copy_db = os.path.join(work, "copy.db")
     bare = best_of(1, [os.path.join(build, "bench", "bare_scan"), "--repeat", str(args.repeat),
@@ -246,6 +276,13 @@ def main():
         results.append(("cli", r[0] if r[2] == 0 else None, events, r[1],
                         "traceloom --output" if r[2] == 0 else "failed: " + (r[4] or r[3]).strip()[:120]))
         cli_s = r[0] if r[2] == 0 else None
+        # One more CLI run with TRACELOOM_TIMING=1: the stages measured separately.
+        if cli_s:
+            os.environ["TRACELOOM_TIMING"] = "1"
+            try:
+                stage_run = run_timed([cli, target, "--output", out_db + ".stages"])
+            finally:
+                del os.environ["TRACELOOM_TIMING"]
         # Python analyze(): the package drives the same CLI in a child process.
         py = ("import sys; sys.path.insert(0, %r); import traceloom; "
               "traceloom.analyze(%r, output=%r)" % (os.path.join(ROOT, "python"), target,
@@ -313,10 +350,29 @@ def main():
             rate / 1e6, TARGET_ANALYZE_EVENTS_PER_S / 1e6, "PASS" if rate >= TARGET_ANALYZE_EVENTS_PER_S else "FAIL"))
     else:
         verdicts.append("analyze: not measured")
+    cli_stage_table(stage_run, scan_s, copy_s, table)
     print("\n".join(table))
     print("\n".join(verdicts))
     if args.record:
         record(args, truth, table, verdicts, b)
+
+
+def cli_stage_table(stage_run, scan_s, copy_s, table):
+    """Appends the per-stage table of one TRACELOOM_TIMING=1 CLI run to `table`."""
+    if not stage_run or stage_run[2] != 0:
+        return False
+    stages, steps = stage_times(stage_run[4])
+    if not stages:
+        return False
+    table += ["", "Stages of one CLI run (`TRACELOOM_TIMING=1`), against the same bare baselines:", "",
+              "| stage | seconds | x bare scan | x bare copy |", "|---|---:|---:|---:|"]
+    for key, label in STAGES:
+        if key in stages:
+            table.append("| %s | %.3f | %.2f | %.2f |" % (label, stages[key], stages[key] / scan_s,
+                                                      stages[key] / copy_s))
+    for name, secs in steps:
+        table.append("| &nbsp;&nbsp;%s | %.3f | %.2f | %.2f |" % (name, secs, secs / scan_s, secs / copy_s))
+    return True
 
 
 def machine():
