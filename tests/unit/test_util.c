@@ -1,10 +1,12 @@
 /*
-** test_util.c: string interning, the int64 hash map, the radix sort, task-type keys.
+** test_util.c: string interning, the int64 hash map, the radix sort, task-type keys, and
+** the shape interner of the core-and-shape publication.
 */
 #include "tl_check.h"
 #include "strpool.h"
 #include "i64map.h"
 #include "sort.h"
+#include "publish/shapes.h"
 #include "traceloom.h"
 
 #include <string.h>
@@ -94,6 +96,49 @@ START_TEST(task_type_keys) {
 }
 END_TEST
 
+START_TEST(shapes_ids_are_dense_in_first_seen_order) {
+  tl_shapes s;
+  tl_shapes_init(&s, 3);
+  int fresh;
+  uint64_t a[3] = {7, 0, 1}, b[3] = {7, 0, 2}, zero[3] = {0, 0, 0};
+  ck_assert_int_eq(tl_shapes_intern(&s, a, &fresh), 1);
+  ck_assert_int_eq(fresh, 1);
+  ck_assert_int_eq(tl_shapes_intern(&s, b, &fresh), 2);
+  ck_assert_int_eq(fresh, 1);
+  ck_assert_int_eq(tl_shapes_intern(&s, a, &fresh), 1);
+  ck_assert_int_eq(fresh, 0);
+  /* An all-zero key is a key like any other. */
+  ck_assert_int_eq(tl_shapes_intern(&s, zero, &fresh), 3);
+  ck_assert_int_eq(fresh, 1);
+  ck_assert_int_eq(tl_shapes_intern(&s, b, &fresh), 2);
+  ck_assert_int_eq(fresh, 0);
+  tl_shapes_free(&s);
+}
+END_TEST
+
+/* Many keys that differ in one word only, against the id a plain counter gives them:
+** exercises growth and any probing after equal hashes. */
+START_TEST(shapes_many_keys_keep_their_ids) {
+  tl_shapes s;
+  tl_shapes_init(&s, 2);
+  int fresh;
+  for (uint64_t i = 0; i < 50000; i++) {
+    uint64_t k[2] = {i % 3, i};
+    ck_assert_int_eq(tl_shapes_intern(&s, k, &fresh), (int64_t)i + 1);
+    ck_assert_int_eq(fresh, 1);
+  }
+  for (uint64_t i = 0; i < 50000; i += 7) {
+    uint64_t k[2] = {i % 3, i};
+    ck_assert_int_eq(tl_shapes_intern(&s, k, &fresh), (int64_t)i + 1);
+    ck_assert_int_eq(fresh, 0);
+  }
+  uint64_t other[2] = {1, 0}; /* word 0 differs from the key {0, 0} */
+  ck_assert_int_eq(tl_shapes_intern(&s, other, &fresh), 50001);
+  ck_assert_int_eq(s.n, 50001);
+  tl_shapes_free(&s);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("util");
@@ -103,6 +148,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, radix_sort_is_stable_and_ordered);
   tcase_add_test(tc, signed_order_mapping);
   tcase_add_test(tc, task_type_keys);
+  tcase_add_test(tc, shapes_ids_are_dense_in_first_seen_order);
+  tcase_add_test(tc, shapes_many_keys_keep_their_ids);
   suite_add_tcase(s, tc);
   return s;
 }

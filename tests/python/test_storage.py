@@ -1,0 +1,57 @@
+"""The core-and-shape storage seen from a plain SQLite client (no extension loaded).
+
+The public relations traceloom_event, traceloom_runtime_call and traceloom_anchor are views
+that compute their text ids from integers; joins and lookups by those ids must stay index
+searches, which is what the expression indexes of sql/views/00_indexes.sql are for.
+"""
+import sqlite3
+import subprocess
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def analysis(cli, fixtures, tmp_path_factory):
+    out = tmp_path_factory.mktemp("storage") / "analysis.db"
+    subprocess.run([str(cli), str(fixtures / "exact_hlt" / "mono"), "--output", str(out)],
+                   check=True, capture_output=True)
+    con = sqlite3.connect("file:%s?mode=ro" % out, uri=True)
+    yield con
+    con.close()
+
+
+def plan(con, sql):
+    return " | ".join(row[3] for row in con.execute("EXPLAIN QUERY PLAN " + sql))
+
+
+@pytest.mark.parametrize("sql, index", [
+    ("SELECT * FROM traceloom_event WHERE event_id = 'event-5'", "traceloom_event_core_event_id"),
+    ("SELECT * FROM traceloom_runtime_call WHERE runtime_call_id = 'runtime-call-3'",
+     "traceloom_runtime_call_core_id"),
+    ("SELECT * FROM traceloom_anchor WHERE anchor_id = 'anchor-2'", "traceloom_anchor_core_anchor_id"),
+])
+def test_lookup_by_text_id_is_an_index_search(analysis, sql, index):
+    p = plan(analysis, sql)
+    assert "USING INDEX " + index in p, p
+    assert analysis.execute(sql).fetchall(), "the id exists in exact_hlt"
+
+
+def test_join_on_event_id_searches_the_event_index(analysis):
+    # A user's join of anchors to their events by the text id: one search per anchor.
+    sql = ("SELECT a.anchor_id, e.kind FROM traceloom_anchor a "
+           "JOIN traceloom_event e ON e.event_id = a.event_id")
+    steps = [row[3] for row in analysis.execute("EXPLAIN QUERY PLAN " + sql)]
+    # One scan (the outer anchors); the events are found through the index on event_id.
+    assert sum(step.startswith("SCAN") for step in steps) == 1, steps
+    assert any("USING INDEX traceloom_event_core_event_id" in step for step in steps), steps
+    rows = analysis.execute(sql).fetchall()
+    assert len(rows) == analysis.execute("SELECT count(*) FROM traceloom_anchor").fetchone()[0]
+
+
+def test_the_views_read_without_the_extension(analysis):
+    # Every public relation answers a plain client: no function of the extension is needed.
+    names = [r[0] for r in analysis.execute(
+        "SELECT name FROM sqlite_schema WHERE type = 'view' AND name LIKE 'traceloom%'")]
+    assert "traceloom_event" in names and "traceloom_anchor" in names
+    for name in names:
+        analysis.execute('SELECT * FROM "%s" LIMIT 1' % name).fetchall()
