@@ -298,6 +298,27 @@ static void *hash_job_run(void *arg) {
   return NULL;
 }
 
+/* What publication no longer needs once the events, calls and relations are written: freed
+** then (tl_publish_input.release_published), before the structure is, so the peak memory
+** never holds them beside the published structure. Counts stay. */
+typedef struct published_release {
+  tl_trace *trace;
+  tl_relations *relations;
+  uint32_t **symbols, **role_class;
+  const char ***sem_role, ***sem_reason;
+} published_release;
+
+static void release_published(void *arg) {
+  published_release *r = arg;
+  tl_trace_release_calls(r->trace);
+  free(r->relations->v);
+  r->relations->v = NULL, r->relations->cap = 0; /* n stays: the summary and metadata count */
+  free(*r->symbols), *r->symbols = NULL;
+  free(*r->role_class), *r->role_class = NULL;
+  free((void *)*r->sem_role), *r->sem_role = NULL;
+  free((void *)*r->sem_reason), *r->sem_reason = NULL;
+}
+
 int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **summary,
                tl_err *e) {
   *summary = NULL;
@@ -504,6 +525,11 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   enum { SUMMARY_MAX = 512 };
   char *summary_buf = rc == TL_OK ? malloc(SUMMARY_MAX) : NULL;
   if (rc == TL_OK && !summary_buf) rc = tl_nomem(e);
+  size_t supported = 0;
+  for (size_t i = 0; i < relations.n; i++)
+    supported += relations.v[i].state == TL_SUPPORTED_EXACT ||
+                 relations.v[i].state == TL_SUPPORTED_DETERMINISTIC;
+  published_release release = {&trace, &relations, &symbols, &role_class, &sem_role, &sem_reason};
   if (rc == TL_OK) {
     tl_structure_input sin = {&trace, &anchors, packets, &forest};
     tl_publish_input in = {.profile = &profile,
@@ -521,6 +547,8 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
                            .classification = &cls,
                            .event_role_class = role_class,
                            .replay = &replay,
+                           .release_published = release_published,
+                           .release_arg = &release,
                            .threads = opt.threads};
     /* The context relations join the same atomic publication. */
     if (ctx) rc = tl_pub_exec(db, "SAVEPOINT traceloom_context_publish", e);
@@ -545,10 +573,6 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   tl_classification_free(&cls);
   tl_replay_free(&replay);
   if (rc == TL_OK) {
-    size_t supported = 0;
-    for (size_t i = 0; i < relations.n; i++)
-      supported += relations.v[i].state == TL_SUPPORTED_EXACT ||
-                   relations.v[i].state == TL_SUPPORTED_DETERMINISTIC;
     snprintf(summary_buf, SUMMARY_MAX,
              "traceloom: analysed %zu input(s) (%s): %zu events, %zu runtime calls, %zu "
              "runtime-device relations (%zu supported), %zu exact graph launch(es), %zu anchors "

@@ -653,6 +653,7 @@ int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   tl_timer_mark(&tm, "calls and relations");
   if (rc == TL_OK) rc = publish_inventory(db, in, e);
   tl_timer_mark(&tm, "inventory");
+  if (rc == TL_OK && in->release_published) in->release_published(in->release_arg);
   if (rc == TL_OK && in->embed_raw) rc = tl_publish_embed_raw(db, in->profile, e);
   tl_timer_mark(&tm, "embedded raw tables");
   if (rc == TL_OK && in->classification)

@@ -41,6 +41,10 @@ typedef struct tl_publish_input {
   const tl_classification *classification;
   const uint32_t *event_role_class;   /* traceloom_evidence_role_class.class_id per event */
   const tl_replay *replay;            /* exact graph replays; NULL to skip */
+  /* Called once the events, calls, relations and inventory are written, before the
+  ** structure: the caller frees what only those needed, lowering the peak memory. */
+  void (*release_published)(void *arg);
+  void *release_arg;
   int threads;                        /* analyze option: threads >= 2 let SQLite's sorter
                                       ** build the large indexes with threads - 1 helpers */
 } tl_publish_input;

@@ -51,6 +51,12 @@ static void calls_free(tl_calls *v) {
   memset(v, 0, sizeof *v);
 }
 
+void tl_trace_release_calls(tl_trace *t) {
+  size_t n = t->calls.n;
+  calls_free(&t->calls);
+  t->calls.n = n;
+}
+
 void tl_trace_free(tl_trace *t) {
   if (!t) return;
   tl_strpool_free(t->pool);
