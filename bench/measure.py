@@ -75,7 +75,8 @@ STAGES = [("inventory", "inventory"),
           ("selecting anchors", "anchor selection"),
           ("costing anchors", "cost attribution"),
           ("recovering structure", "repeat recovery"),
-          ("publishing", "publication (all tables, views and indexes)")]
+          ("publishing runtime calls and relations", "publication: calls, relations, inventory"),
+          ("publishing", "publication: everything else, views and indexes")]
 
 
 def stage_times(stderr):

@@ -298,27 +298,6 @@ static void *hash_job_run(void *arg) {
   return NULL;
 }
 
-/* What publication no longer needs once the events, calls and relations are written: freed
-** then (tl_publish_input.release_published), before the structure is, so the peak memory
-** never holds them beside the published structure. Counts stay. */
-typedef struct published_release {
-  tl_trace *trace;
-  tl_relations *relations;
-  uint32_t **symbols, **role_class;
-  const char ***sem_role, ***sem_reason;
-} published_release;
-
-static void release_published(void *arg) {
-  published_release *r = arg;
-  tl_trace_release_calls(r->trace);
-  free(r->relations->v);
-  r->relations->v = NULL, r->relations->cap = 0; /* n stays: the summary and metadata count */
-  free(*r->symbols), *r->symbols = NULL;
-  free(*r->role_class), *r->role_class = NULL;
-  free((void *)*r->sem_role), *r->sem_role = NULL;
-  free((void *)*r->sem_reason), *r->sem_reason = NULL;
-}
-
 int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **summary,
                tl_err *e) {
   *summary = NULL;
@@ -427,6 +406,35 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     rc = progress_stage(&pr, "linking scheduler context", e);
     if (rc == TL_OK) rc = tl_context_link(ctx, &trace, &relations, &profile, &replay, e);
   }
+  /* The runtime calls and relations are written now and freed: nothing after this point
+  ** reads them, and they are the largest arrays after the events (tl_publish_begin). The
+  ** rest of the publication joins the same SAVEPOINT once the structure is built. */
+  size_t supported = 0;
+  for (size_t i = 0; rc == TL_OK && i < relations.n; i++)
+    supported += relations.v[i].state == TL_SUPPORTED_EXACT ||
+                 relations.v[i].state == TL_SUPPORTED_DETERMINISTIC;
+  int publishing = 0, context_savepoint = 0;
+  if (rc == TL_OK) rc = progress_stage(&pr, "publishing runtime calls and relations", e);
+  if (rc == TL_OK && ctx) {
+    /* The context relations join the same atomic publication. */
+    rc = tl_pub_exec(db, "SAVEPOINT traceloom_context_publish", e);
+    context_savepoint = rc == TL_OK;
+  }
+  if (rc == TL_OK) {
+    tl_publish_input early = {.profile = &profile,
+                              .trace = &trace,
+                              .relations = &relations,
+                              .inventory = &inventory,
+                              .digests = digests,
+                              .threads = opt.threads};
+    rc = tl_publish_begin(db, &early, e);
+    publishing = rc == TL_OK;
+  }
+  if (publishing) {
+    tl_trace_release_calls(&trace);
+    free(relations.v);
+    relations.v = NULL, relations.cap = 0; /* n stays: the metadata and summary count */
+  }
   /* Roles and symbols, anchors, cost packets, structure. */
   uint8_t *roles = NULL, *costs = NULL;
   uint32_t *symbols = NULL, *role_class = NULL;
@@ -525,11 +533,6 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   enum { SUMMARY_MAX = 512 };
   char *summary_buf = rc == TL_OK ? malloc(SUMMARY_MAX) : NULL;
   if (rc == TL_OK && !summary_buf) rc = tl_nomem(e);
-  size_t supported = 0;
-  for (size_t i = 0; i < relations.n; i++)
-    supported += relations.v[i].state == TL_SUPPORTED_EXACT ||
-                 relations.v[i].state == TL_SUPPORTED_DETERMINISTIC;
-  published_release release = {&trace, &relations, &symbols, &role_class, &sem_role, &sem_reason};
   if (rc == TL_OK) {
     tl_structure_input sin = {&trace, &anchors, packets, &forest};
     tl_publish_input in = {.profile = &profile,
@@ -547,20 +550,18 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
                            .classification = &cls,
                            .event_role_class = role_class,
                            .replay = &replay,
-                           .release_published = release_published,
-                           .release_arg = &release,
                            .threads = opt.threads};
-    /* The context relations join the same atomic publication. */
-    if (ctx) rc = tl_pub_exec(db, "SAVEPOINT traceloom_context_publish", e);
-    if (rc == TL_OK) rc = tl_publish(db, &in, e);
+    rc = tl_publish_finish(db, &in, e); /* releases its SAVEPOINT, or rolls it back */
+    publishing = 0;
     if (rc == TL_OK && ctx) rc = tl_context_publish(db, ctx, e);
-    if (ctx) {
-      if (rc == TL_OK) {
-        rc = tl_pub_exec(db, "RELEASE traceloom_context_publish", e);
-      } else {
-        sqlite3_exec(db, "ROLLBACK TO traceloom_context_publish", NULL, NULL, NULL);
-        sqlite3_exec(db, "RELEASE traceloom_context_publish", NULL, NULL, NULL);
-      }
+  }
+  if (publishing) tl_publish_abort(db); /* failed between the two publication steps */
+  if (context_savepoint) {
+    if (rc == TL_OK) {
+      rc = tl_pub_exec(db, "RELEASE traceloom_context_publish", e);
+    } else {
+      sqlite3_exec(db, "ROLLBACK TO traceloom_context_publish", NULL, NULL, NULL);
+      sqlite3_exec(db, "RELEASE traceloom_context_publish", NULL, NULL, NULL);
     }
   }
   size_t n_anchors = anchors.n, n_trees = forest.trees.n;

@@ -639,21 +639,34 @@ static int publish_metadata(sqlite3 *db, const tl_publish_input *in, tl_err *e) 
 
 /* ------------------------------------------------------------------ entry */
 
-int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+/* Undoes everything since tl_publish_begin; the error message stays the caller's. */
+void tl_publish_abort(sqlite3 *db) {
+  sqlite3_exec(db, "ROLLBACK TO traceloom_publish", NULL, NULL, NULL);
+  sqlite3_exec(db, "RELEASE traceloom_publish", NULL, NULL, NULL);
+}
+
+int tl_publish_begin(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   tl_timer tm;
   tl_timer_start(&tm, "publish");
   if (tl_pub_exec(db, "SAVEPOINT traceloom_publish", e)) return TL_ERROR;
   int rc = tl_drop_previous_embedded(db, e);
   if (rc == TL_OK) rc = drop_previous(db, e);
   if (rc == TL_OK) rc = run_embedded(db, "sql/schema/", e);
-  if (rc == TL_OK) rc = publish_events(db, in, e);
-  tl_timer_mark(&tm, "events");
+  tl_timer_mark(&tm, "schema");
   if (rc == TL_OK) rc = publish_calls(db, in, e);
   if (rc == TL_OK) rc = publish_relations(db, in, e);
   tl_timer_mark(&tm, "calls and relations");
   if (rc == TL_OK) rc = publish_inventory(db, in, e);
   tl_timer_mark(&tm, "inventory");
-  if (rc == TL_OK && in->release_published) in->release_published(in->release_arg);
+  if (rc != TL_OK) tl_publish_abort(db);
+  return rc;
+}
+
+int tl_publish_finish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+  tl_timer tm;
+  tl_timer_start(&tm, "publish");
+  int rc = publish_events(db, in, e);
+  tl_timer_mark(&tm, "events");
   if (rc == TL_OK && in->embed_raw) rc = tl_publish_embed_raw(db, in->profile, e);
   tl_timer_mark(&tm, "embedded raw tables");
   if (rc == TL_OK && in->classification)
@@ -676,10 +689,11 @@ int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   if (rc == TL_OK) rc = publish_metadata(db, in, e);
   if (rc == TL_OK) rc = publish_surface(db, e);
   if (rc == TL_OK) rc = tl_pub_exec(db, "RELEASE traceloom_publish", e);
-  if (rc != TL_OK) {
-    /* Undo everything, keeping the error message of the failure. */
-    sqlite3_exec(db, "ROLLBACK TO traceloom_publish", NULL, NULL, NULL);
-    sqlite3_exec(db, "RELEASE traceloom_publish", NULL, NULL, NULL);
-  }
+  if (rc != TL_OK) tl_publish_abort(db);
   return rc;
+}
+
+int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+  int rc = tl_publish_begin(db, in, e);
+  return rc == TL_OK ? tl_publish_finish(db, in, e) : rc;
 }

@@ -41,16 +41,25 @@ typedef struct tl_publish_input {
   const tl_classification *classification;
   const uint32_t *event_role_class;   /* traceloom_evidence_role_class.class_id per event */
   const tl_replay *replay;            /* exact graph replays; NULL to skip */
-  /* Called once the events, calls, relations and inventory are written, before the
-  ** structure: the caller frees what only those needed, lowering the peak memory. */
-  void (*release_published)(void *arg);
-  void *release_arg;
   int threads;                        /* analyze option: threads >= 2 let SQLite's sorter
                                       ** build the large indexes with threads - 1 helpers */
 } tl_publish_input;
 
 
 int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e);
+
+/* tl_publish in two steps, so that the runtime calls and relations can be freed before the
+** structure is even built (they are the largest arrays after the events):
+**   tl_publish_begin   opens the SAVEPOINT, drops the earlier analysis, creates the schema
+**                      and writes the calls, relations and inventory (needs profile, trace,
+**                      relations, inventory, digests);
+**   tl_publish_finish  writes everything else, creates the views and indexes and releases
+**                      the SAVEPOINT (calls.n and relations->n must still be the counts).
+** Each rolls back on its own failure; a failure in between is the caller's to undo with
+** tl_publish_abort. */
+int tl_publish_begin(sqlite3 *db, const tl_publish_input *in, tl_err *e);
+int tl_publish_finish(sqlite3 *db, const tl_publish_input *in, tl_err *e);
+void tl_publish_abort(sqlite3 *db);
 
 /* embed.c: raw tables of the sources, copied with their rowids (option embed_raw), and the
 ** drop of an earlier analysis' embedded tables. */
