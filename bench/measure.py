@@ -76,6 +76,7 @@ STAGES = [("inventory", "inventory"),
           ("costing anchors", "cost attribution"),
           ("recovering structure", "repeat recovery"),
           ("publishing runtime calls and relations", "publication: calls, relations, inventory"),
+          ("publishing events", "publication: events"),
           ("publishing", "publication: everything else, views and indexes")]
 
 

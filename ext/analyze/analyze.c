@@ -491,7 +491,25 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
           sem_reason[i] = "matched_positive_rule";
       }
     }
-    rc = progress_stage(&pr, "costing anchors", e);
+    /* The events are written now, and what only their rows needed is freed: the provider
+    ** ids and source rowids, and the per-event classification arrays. */
+    rc = progress_stage(&pr, "publishing events", e);
+    if (rc == TL_OK) {
+      tl_publish_input mid = {.profile = &profile,
+                              .trace = &trace,
+                              .event_symbol = symbols,
+                              .event_semantic_role = sem_role,
+                              .event_semantic_role_reason = sem_reason,
+                              .event_role_class = role_class};
+      rc = tl_publish_events(db, &mid, e); /* rolls back the whole publication on failure */
+      if (rc != TL_OK) publishing = 0;
+    }
+    if (rc == TL_OK) {
+      tl_trace_release_event_ids(&trace);
+      free(symbols), free(sem_role), free(sem_reason), free(role_class), free(roles), free(costs);
+      symbols = role_class = NULL, sem_role = sem_reason = NULL, roles = costs = NULL;
+    }
+    if (rc == TL_OK) rc = progress_stage(&pr, "costing anchors", e);
     if (rc == TL_OK) rc = tl_packets_build(&trace, &anchors, &packets, e);
   }
   if (rc == TL_OK) {

@@ -662,12 +662,20 @@ int tl_publish_begin(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   return rc;
 }
 
-int tl_publish_finish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+int tl_publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   tl_timer tm;
   tl_timer_start(&tm, "publish");
   int rc = publish_events(db, in, e);
   tl_timer_mark(&tm, "events");
-  if (rc == TL_OK && in->embed_raw) rc = tl_publish_embed_raw(db, in->profile, e);
+  if (rc != TL_OK) tl_publish_abort(db);
+  return rc;
+}
+
+int tl_publish_finish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+  tl_timer tm;
+  tl_timer_start(&tm, "publish");
+  int rc = TL_OK;
+  if (in->embed_raw) rc = tl_publish_embed_raw(db, in->profile, e);
   tl_timer_mark(&tm, "embedded raw tables");
   if (rc == TL_OK && in->classification)
     rc = tl_publish_classification(db, in->trace, in->rules, in->classification, e);
@@ -695,5 +703,6 @@ int tl_publish_finish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
 
 int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   int rc = tl_publish_begin(db, in, e);
+  if (rc == TL_OK) rc = tl_publish_events(db, in, e);
   return rc == TL_OK ? tl_publish_finish(db, in, e) : rc;
 }

@@ -48,16 +48,18 @@ typedef struct tl_publish_input {
 
 int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e);
 
-/* tl_publish in two steps, so that the runtime calls and relations can be freed before the
-** structure is even built (they are the largest arrays after the events):
+/* tl_publish in three steps, so that each large array can be freed as soon as it is
+** written rather than held until the structure is published:
 **   tl_publish_begin   opens the SAVEPOINT, drops the earlier analysis, creates the schema
 **                      and writes the calls, relations and inventory (needs profile, trace,
 **                      relations, inventory, digests);
+**   tl_publish_events  writes the events (needs trace and the per-event classification);
 **   tl_publish_finish  writes everything else, creates the views and indexes and releases
 **                      the SAVEPOINT (calls.n and relations->n must still be the counts).
 ** Each rolls back on its own failure; a failure in between is the caller's to undo with
 ** tl_publish_abort. */
 int tl_publish_begin(sqlite3 *db, const tl_publish_input *in, tl_err *e);
+int tl_publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e);
 int tl_publish_finish(sqlite3 *db, const tl_publish_input *in, tl_err *e);
 void tl_publish_abort(sqlite3 *db);
 

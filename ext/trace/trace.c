@@ -57,6 +57,14 @@ void tl_trace_release_calls(tl_trace *t) {
   t->calls.n = n;
 }
 
+void tl_trace_release_event_ids(tl_trace *t) {
+  tl_events *v = &t->ev;
+  free(v->source_rowid), free(v->task_id), free(v->global_task_id), free(v->correlation_id);
+  free(v->context_id), free(v->model_id), free(v->graph_node_id), free(v->op_id);
+  v->source_rowid = v->task_id = v->global_task_id = v->correlation_id = NULL;
+  v->context_id = v->model_id = v->graph_node_id = v->op_id = NULL;
+}
+
 void tl_trace_free(tl_trace *t) {
   if (!t) return;
   tl_strpool_free(t->pool);

@@ -81,6 +81,9 @@ void tl_trace_free(tl_trace *t);
 /* Frees the runtime calls' columns once nothing reads them any more (after publication of
 ** the calls and relations); calls.n stays, for the counts. */
 void tl_trace_release_calls(tl_trace *t);
+/* Frees the event columns only traceloom_event_core needs (provider ids and the source
+** rowid) once it is written; times, labels, streams and places stay. */
+void tl_trace_release_event_ids(tl_trace *t);
 /* An empty trace over profile (which may be NULL in tests); then add rows one by one. */
 int tl_trace_init(tl_trace *t, tl_profile *profile, tl_err *e);
 /* Appends one normalized event (strings are ids of t->pool). 0, or -1 on out-of-memory. */
