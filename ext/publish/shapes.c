@@ -24,20 +24,16 @@ int64_t tl_shapes_intern(tl_shapes *s, const uint64_t *key, int *fresh) {
   *fresh = 0;
   size_t bytes = s->width * sizeof *key;
   /* Distinct keys with equal hashes take the next free hash value: probe until the key
-  ** or a free hash is found. */
-  for (uint64_t h = hash_words(key, s->width);; h++) {
-    int64_t *id = tl_i64map_get(&s->by_hash, (int64_t)h);
-    if (!id) break;
+  ** or a free hash is found; a new key takes that free hash. */
+  uint64_t h = hash_words(key, s->width);
+  for (int64_t *id; (id = tl_i64map_get(&s->by_hash, (int64_t)h)) != NULL; h++)
     if (memcmp(&s->keys[(size_t)(*id - 1) * s->width], key, bytes) == 0) return *id;
-  }
   if (s->n == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 64;
     uint64_t *k = realloc(s->keys, cap * bytes);
     if (!k) return -1;
     s->keys = k, s->cap = cap;
   }
-  uint64_t h = hash_words(key, s->width);
-  while (tl_i64map_get(&s->by_hash, (int64_t)h)) h++;
   memcpy(&s->keys[s->n * s->width], key, bytes);
   int64_t id = (int64_t)++s->n;
   if (tl_i64map_put(&s->by_hash, (int64_t)h, id)) return -1;
