@@ -414,6 +414,7 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     supported += relations.v[i].state == TL_SUPPORTED_EXACT ||
                  relations.v[i].state == TL_SUPPORTED_DETERMINISTIC;
   int publishing = 0, context_savepoint = 0;
+  tl_publication pub = {db, NULL};
   if (rc == TL_OK) rc = progress_stage(&pr, "publishing runtime calls and relations", e);
   if (rc == TL_OK && ctx) {
     /* The context relations join the same atomic publication. */
@@ -427,7 +428,7 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
                               .inventory = &inventory,
                               .digests = digests,
                               .threads = opt.threads};
-    rc = tl_publish_begin(db, &early, e);
+    rc = tl_publish_begin(&pub, db, &early, e);
     publishing = rc == TL_OK;
   }
   if (publishing) {
@@ -501,7 +502,7 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
                               .event_semantic_role = sem_role,
                               .event_semantic_role_reason = sem_reason,
                               .event_role_class = role_class};
-      rc = tl_publish_events(db, &mid, e); /* rolls back the whole publication on failure */
+      rc = tl_publish_events(&pub, &mid, e); /* rolls back the whole publication on failure */
       if (rc != TL_OK) publishing = 0;
     }
     if (rc == TL_OK) {
@@ -569,11 +570,11 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
                            .event_role_class = role_class,
                            .replay = &replay,
                            .threads = opt.threads};
-    rc = tl_publish_finish(db, &in, e); /* releases its SAVEPOINT, or rolls it back */
+    rc = tl_publish_finish(&pub, &in, e); /* releases its SAVEPOINT, or rolls it back */
     publishing = 0;
     if (rc == TL_OK && ctx) rc = tl_context_publish(db, ctx, e);
   }
-  if (publishing) tl_publish_abort(db); /* failed between the two publication steps */
+  if (publishing) tl_publish_abort(&pub); /* failed between the publication steps */
   if (context_savepoint) {
     if (rc == TL_OK) {
       rc = tl_pub_exec(db, "RELEASE traceloom_context_publish", e);

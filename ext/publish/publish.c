@@ -639,43 +639,73 @@ static int publish_metadata(sqlite3 *db, const tl_publish_input *in, tl_err *e) 
 
 /* ------------------------------------------------------------------ entry */
 
-/* Undoes everything since tl_publish_begin; the error message stays the caller's. */
-void tl_publish_abort(sqlite3 *db) {
-  sqlite3_exec(db, "ROLLBACK TO traceloom_publish", NULL, NULL, NULL);
-  sqlite3_exec(db, "RELEASE traceloom_publish", NULL, NULL, NULL);
+/* A statement that writes nothing, prepared while the connection still can: see
+** tl_publish_abort. It is stepped at the start of each later step, so that an interrupt that
+** came while the caller computed in between stops the publication at a write. */
+static int canary_prepare(tl_publication *pub, tl_err *e) {
+  return tl_pub_prepare(pub->db, "DELETE FROM main.traceloom_metadata WHERE key = ''", &pub->canary, e);
 }
 
-int tl_publish_begin(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+static int canary_step(tl_publication *pub, tl_err *e) {
+  int rc = sqlite3_step(pub->canary);
+  sqlite3_reset(pub->canary);
+  if (rc != SQLITE_DONE) return tl_fail(e, "failed to publish the analysis: %s", sqlite3_errmsg(pub->db));
+  return TL_OK;
+}
+
+/* Undoes everything since tl_publish_begin; the error message stays the caller's.
+**
+** After sqlite3_interrupt() the connection prepares no statement until the calling one
+** ends, ROLLBACK TO included, and a read-only statement stopped by the interrupt (a progress
+** probe) rolls nothing back. An INSERT, UPDATE or DELETE stopped by an interrupt inside a
+** transaction makes SQLite roll the whole transaction back (sqlite3_interrupt's documented
+** reaction): so an interrupted abort steps the canary, prepared before. Either way the
+** publication is undone, never left open holding the write lock. */
+void tl_publish_abort(tl_publication *pub) {
+  int rc = sqlite3_exec(pub->db, "ROLLBACK TO traceloom_publish", NULL, NULL, NULL);
+  if (rc == SQLITE_INTERRUPT && pub->canary)
+    sqlite3_step(pub->canary), sqlite3_reset(pub->canary);
+  else
+    sqlite3_exec(pub->db, "RELEASE traceloom_publish", NULL, NULL, NULL);
+  sqlite3_finalize(pub->canary);
+  pub->canary = NULL;
+}
+
+int tl_publish_begin(tl_publication *pub, sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+  pub->db = db, pub->canary = NULL;
   tl_timer tm;
   tl_timer_start(&tm, "publish");
   if (tl_pub_exec(db, "SAVEPOINT traceloom_publish", e)) return TL_ERROR;
   int rc = tl_drop_previous_embedded(db, e);
   if (rc == TL_OK) rc = drop_previous(db, e);
   if (rc == TL_OK) rc = run_embedded(db, "sql/schema/", e);
+  if (rc == TL_OK) rc = canary_prepare(pub, e);
   tl_timer_mark(&tm, "schema");
   if (rc == TL_OK) rc = publish_calls(db, in, e);
   if (rc == TL_OK) rc = publish_relations(db, in, e);
   tl_timer_mark(&tm, "calls and relations");
   if (rc == TL_OK) rc = publish_inventory(db, in, e);
   tl_timer_mark(&tm, "inventory");
-  if (rc != TL_OK) tl_publish_abort(db);
+  if (rc != TL_OK) tl_publish_abort(pub);
   return rc;
 }
 
-int tl_publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+int tl_publish_events(tl_publication *pub, const tl_publish_input *in, tl_err *e) {
   tl_timer tm;
   tl_timer_start(&tm, "publish");
-  int rc = publish_events(db, in, e);
+  int rc = canary_step(pub, e);
+  if (rc == TL_OK) rc = publish_events(pub->db, in, e);
   tl_timer_mark(&tm, "events");
-  if (rc != TL_OK) tl_publish_abort(db);
+  if (rc != TL_OK) tl_publish_abort(pub);
   return rc;
 }
 
-int tl_publish_finish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+int tl_publish_finish(tl_publication *pub, const tl_publish_input *in, tl_err *e) {
+  sqlite3 *db = pub->db;
   tl_timer tm;
   tl_timer_start(&tm, "publish");
-  int rc = TL_OK;
-  if (in->embed_raw) rc = tl_publish_embed_raw(db, in->profile, e);
+  int rc = canary_step(pub, e);
+  if (rc == TL_OK && in->embed_raw) rc = tl_publish_embed_raw(db, in->profile, e);
   tl_timer_mark(&tm, "embedded raw tables");
   if (rc == TL_OK && in->classification)
     rc = tl_publish_classification(db, in->trace, in->rules, in->classification, e);
@@ -694,15 +724,23 @@ int tl_publish_finish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   if (rc == TL_OK) rc = run_embedded(db, "sql/views/", e);
   sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, old_helpers);
   tl_timer_mark(&tm, "views");
+  /* The views are new schema: re-prepare the canary, for an abort from here on. */
+  if (rc == TL_OK) sqlite3_finalize(pub->canary), pub->canary = NULL, rc = canary_prepare(pub, e);
   if (rc == TL_OK) rc = publish_metadata(db, in, e);
   if (rc == TL_OK) rc = publish_surface(db, e);
   if (rc == TL_OK) rc = tl_pub_exec(db, "RELEASE traceloom_publish", e);
-  if (rc != TL_OK) tl_publish_abort(db);
+  if (rc != TL_OK) {
+    tl_publish_abort(pub);
+  } else {
+    sqlite3_finalize(pub->canary);
+    pub->canary = NULL;
+  }
   return rc;
 }
 
 int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
-  int rc = tl_publish_begin(db, in, e);
-  if (rc == TL_OK) rc = tl_publish_events(db, in, e);
-  return rc == TL_OK ? tl_publish_finish(db, in, e) : rc;
+  tl_publication pub;
+  int rc = tl_publish_begin(&pub, db, in, e);
+  if (rc == TL_OK) rc = tl_publish_events(&pub, in, e);
+  return rc == TL_OK ? tl_publish_finish(&pub, in, e) : rc;
 }

@@ -57,11 +57,17 @@ int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e);
 **   tl_publish_finish  writes everything else, creates the views and indexes and releases
 **                      the SAVEPOINT (calls.n and relations->n must still be the counts).
 ** Each rolls back on its own failure; a failure in between is the caller's to undo with
-** tl_publish_abort. */
-int tl_publish_begin(sqlite3 *db, const tl_publish_input *in, tl_err *e);
-int tl_publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e);
-int tl_publish_finish(sqlite3 *db, const tl_publish_input *in, tl_err *e);
-void tl_publish_abort(sqlite3 *db);
+** tl_publish_abort. The handle keeps what an abort needs even when the connection has been
+** interrupted (tl_publish_abort in publish.c). */
+typedef struct tl_publication {
+  sqlite3 *db;
+  sqlite3_stmt *canary; /* a no-op write, prepared while the connection still can */
+} tl_publication;
+
+int tl_publish_begin(tl_publication *pub, sqlite3 *db, const tl_publish_input *in, tl_err *e);
+int tl_publish_events(tl_publication *pub, const tl_publish_input *in, tl_err *e);
+int tl_publish_finish(tl_publication *pub, const tl_publish_input *in, tl_err *e);
+void tl_publish_abort(tl_publication *pub);
 
 /* embed.c: raw tables of the sources, copied with their rowids (option embed_raw), and the
 ** drop of an earlier analysis' embedded tables. */
