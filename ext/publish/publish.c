@@ -705,7 +705,11 @@ int tl_publish_finish(tl_publication *pub, const tl_publish_input *in, tl_err *e
   tl_timer tm;
   tl_timer_start(&tm, "publish");
   int rc = canary_step(pub, e);
-  if (rc == TL_OK && in->embed_raw) rc = tl_publish_embed_raw(db, in->profile, e);
+  if (rc == TL_OK && in->embed_raw) {
+    rc = tl_publish_embed_raw(db, in->profile, e);
+    /* New tables are new schema, which expires the canary: prepare it again. */
+    if (rc == TL_OK) sqlite3_finalize(pub->canary), pub->canary = NULL, rc = canary_prepare(pub, e);
+  }
   tl_timer_mark(&tm, "embedded raw tables");
   if (rc == TL_OK && in->classification)
     rc = tl_publish_classification(db, in->trace, in->rules, in->classification, e);
