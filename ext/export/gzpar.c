@@ -37,7 +37,7 @@ struct tl_gzpar {
   uint64_t total;
 };
 
-static int write_all(int fd, const void *p, size_t n) {
+int tl_write_all(int fd, const void *p, size_t n) {
   const char *s = p;
   while (n) {
     ssize_t w = write(fd, s, n);
@@ -191,8 +191,8 @@ static int drain(tl_gzpar *g, uint64_t until, tl_err *e) {
     ** zlib sets it for the level (4: fastest), OS 3 (Unix). */
     unsigned char h[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
     h[8] = g->level == 9 ? 2 : g->level < 2 ? 4 : 0;
-    if ((!g->next_write && write_all(g->fd, h, sizeof h) != 0) ||
-        write_all(g->fd, s->out, s->out_n) != 0)
+    if ((!g->next_write && tl_write_all(g->fd, h, sizeof h) != 0) ||
+        tl_write_all(g->fd, s->out, s->out_n) != 0)
       return tl_fail(e, "traceloom_export_perfetto: cannot write '%s': %s", g->path,
                      strerror(errno));
     g->crc = crc32_combine(g->crc, s->crc, (z_off_t)s->in_n);
@@ -237,7 +237,7 @@ int tl_gzpar_finish(tl_gzpar *g, tl_err *e) {
   uint64_t crc = g->crc, len = g->total;
   for (int i = 0; i < 4; i++) t[i] = (unsigned char)(crc >> (8 * i));
   for (int i = 0; i < 4; i++) t[4 + i] = (unsigned char)(len >> (8 * i)); /* ISIZE: mod 2^32 */
-  if (write_all(g->fd, t, sizeof t) != 0)
+  if (tl_write_all(g->fd, t, sizeof t) != 0)
     return tl_fail(e, "traceloom_export_perfetto: cannot write '%s': %s", g->path, strerror(errno));
   return TL_OK;
 }

@@ -31,4 +31,8 @@ int tl_gzpar_finish(tl_gzpar *g, tl_err *e);
 /* Stops the workers and frees everything; also after an error. NULL is fine. */
 void tl_gzpar_free(tl_gzpar *g);
 
+/* write(2) until all n bytes are out (retrying short writes and EINTR): 0, or -1 with errno.
+** The plain .json export writes through it too. */
+int tl_write_all(int fd, const void *p, size_t n);
+
 #endif

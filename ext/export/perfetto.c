@@ -371,23 +371,10 @@ static uint32_t col_intern(pf_ctx *c, sqlite3_stmt *st, int col) {
 
 /* ---- Output sink ------------------------------------------------------------------ */
 
-static int write_all(int fd, const void *p, size_t n) {
-  const char *s = p;
-  while (n) {
-    ssize_t w = write(fd, s, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    s += w, n -= (size_t)w;
-  }
-  return 0;
-}
-
 static int sink_feed(pf_ctx *c, const char *p, size_t n, int finish, const char *path) {
   pf_sink *k = &c->sink;
   if (k->gz) return finish ? tl_gzpar_finish(k->gz, c->e) : tl_gzpar_write(k->gz, p, n, c->e);
-  if (n && write_all(k->fd, p, n) != 0)
+  if (n && tl_write_all(k->fd, p, n) != 0)
     return tl_fail(c->e, "traceloom_export_perfetto: cannot write '%s': %s", path,
                    strerror(errno));
   return TL_OK;

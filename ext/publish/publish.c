@@ -219,7 +219,7 @@ static int insert_event_shape(sqlite3_stmt *st, const tl_publish_input *in, size
   if (reason) sqlite3_bind_text(st, 7, reason, -1, SQLITE_STATIC); else sqlite3_bind_null(st, 7);
   if (in->event_symbol) tl_bind_str(st, 8, t->pool, in->event_symbol[i]); else sqlite3_bind_null(st, 8);
   if (in->event_role_class) sqlite3_bind_int64(st, 9, in->event_role_class[i]); else sqlite3_bind_null(st, 9);
-  uint32_t label = l->op_name ? l->op_name : l->comm_name ? l->comm_name : l->name;
+  uint32_t label = tl_label_display(l);
   tl_bind_str(st, 10, t->pool, label);
   tl_bind_str(st, 11, t->pool, l->name);
   tl_bind_str(st, 12, t->pool, l->op_name);

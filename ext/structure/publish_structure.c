@@ -66,7 +66,7 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
       uint32_t x = a->event[n];
       const tl_label *l = tl_event_label(t, x);
       const tl_packet *pk = &in->packets[n];
-      uint32_t label = l->op_name ? l->op_name : l->comm_name ? l->comm_name : l->name;
+      uint32_t label = tl_label_display(l);
       const tl_occurrence *oc = tr ? &tr->st.occurrences[tr->token_atom[k]] : NULL;
       /* The shape: symbol, role, label, family (per input) and owning position. */
       uint64_t key[5] = {a->symbol[n], a->role[n], label, g->db_idx,

@@ -89,6 +89,11 @@ int tl_trace_init(tl_trace *t, tl_profile *profile, tl_err *e);
 /* Appends one normalized event (strings are ids of t->pool). 0, or -1 on out-of-memory. */
 int tl_trace_add_event(tl_trace *t, const tl_event_row *r);
 
+/* The label an event is shown by: the operator, else the collective, else the raw name. */
+static inline uint32_t tl_label_display(const tl_label *l) {
+  return l->op_name ? l->op_name : l->comm_name ? l->comm_name : l->name;
+}
+
 static inline const tl_label *tl_event_label(const tl_trace *t, size_t i) {
   return &t->labels.v[t->ev.label[i]];
 }
