@@ -165,6 +165,7 @@ static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *
 
 typedef struct stmts {
   sqlite3_stmt *tree, *snode, *vnode, *refine, *occ;
+  int64_t occurrences;  /* occurrence rows published so far (occurrence_n of the last) */
 } stmts;
 
 static void stmts_free(stmts *s) {
@@ -202,15 +203,14 @@ static int stmts_prepare(sqlite3 *db, stmts *s, tl_err *e) {
       {&s->refine, "INSERT INTO traceloom_position_refinement(parent_position_id, slot_ordinal, "
                    "child_position_id, db_idx, device_id, tree_id, view_name, edge_kind) VALUES "
                    "(?1,?2,?3,?4,?5,?6,'" VIEW_TREE "',?7)"},
-      {&s->occ, "INSERT INTO traceloom_position_occurrence(occurrence_id, position_id, "
-                "parent_occurrence_id, db_idx, device_id, tree_id, view_name, occurrence_idx, "
-                "repeat_iteration, token_start_ordinal, token_end_exclusive, "
-                "rooted_position_path, occurrence_path, parent_position_id, slot_ordinal, "
-                "member_order, edge_order, coverage_kind, repeat_context, anchor_first_n, "
-                "anchor_end_n, start_ns, end_ns, compute_us, comm_us, idle_us, total_us, self_us, "
-                "aux_events, aux_us, linked_aux_us) VALUES (?1,?2,?3,?4,?5,?6,'" VIEW_TREE "',?7,"
-                "?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
-                "?28,?29,?30)"},
+      {&s->occ, "INSERT INTO traceloom_position_occurrence_core(occurrence_n, db_idx, "
+                "device_id, node_device, position_local, occurrence_idx, parent_n, parent_local, "
+                "parent_occurrence_idx, is_atom, repeat_iteration, token_start_ordinal, "
+                "token_end_exclusive, slot_ordinal, member_order, edge_order, anchor_first_n, "
+                "anchor_end_n, start_ns, end_ns, compute_ns, comm_ns, idle_ns, self_ns, "
+                "aux_events, aux_ns, linked_aux_ns, rooted_position_path, occurrence_path, "
+                "repeat_context) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,"
+                "?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30)"},
   };
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (tl_pub_prepare(db, all[i].sql, all[i].st, e)) {
@@ -276,8 +276,6 @@ static size_t fmt_occ(const tl_tree *tr, char *out, size_t cap, uint32_t o) {
   out[n] = '\0';
   return n;
 }
-
-static void occ_id(const tl_tree *tr, char *buf, size_t cap, uint32_t o) { fmt_occ(tr, buf, cap, o); }
 
 /* rooted_position_path (occurrence_path when with_occurrence) of occurrence o. */
 static void occ_path(const tl_tree *tr, uint32_t o, int with_occurrence, tl_buf *b) {
@@ -361,7 +359,7 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
     agg[k].start_ns = INT64_MAX, agg[k].end_ns = INT64_MIN;
     agg[k].first_token = UINT32_MAX;
   }
-  char nid[96], pnid[96], oid[96], poid[96], lid[24], eid[200];
+  char nid[96], pnid[96], lid[24], eid[200];
   /* Occurrences (walk order: parents first). Members, edges and per-anchor packet rows
   ** are views over these rows and the anchors (sql/views/30_structure.sql). */
   for (uint32_t o = 0; rc == TL_OK && o < st->noccurrences; o++) {
@@ -381,59 +379,69 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
     }
     if (start_ns < pa->start_ns) pa->start_ns = start_ns;
     if (end_ns > pa->end_ns) pa->end_ns = end_ns;
-    node_id(tr, nid, sizeof nid, oc->position);
-    occ_id(tr, oid, sizeof oid, o);
-    occ_path(tr, o, 0, &path);
-    occ_path(tr, o, 1, &opath);
-    repeat_context(tr, o, &ctx);
-    if (path.oom || opath.oom || ctx.oom) {
-      rc = tl_nomem(e);
-      break;
+    /* Paths and repeat context only where children will extend them: an atom's are its
+    ** parent's plus one step, computed by the traceloom_position_occurrence view. */
+    int stored = pos->kind != TL_POS_ATOM || oc->parent == TL_RECOVER_NONE;
+    if (stored) {
+      occ_path(tr, o, 0, &path);
+      occ_path(tr, o, 1, &opath);
+      repeat_context(tr, o, &ctx);
+      if (path.oom || opath.oom || ctx.oom) {
+        rc = tl_nomem(e);
+        break;
+      }
     }
     sqlite3_stmt *q = s->occ;
-    sqlite3_bind_text(q, 1, oid, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 2, nid, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 1, s->occurrences + o + 1);
+    sqlite3_bind_int(q, 2, tr->db_idx);
+    sqlite3_bind_int64(q, 3, tr->device_id);
+    if (tr->node_device) sqlite3_bind_int64(q, 4, tr->device_id); else sqlite3_bind_null(q, 4);
+    sqlite3_bind_int64(q, 5, (int64_t)oc->position + 1);
+    sqlite3_bind_int64(q, 6, oc->occurrence_idx);
     if (oc->parent != TL_RECOVER_NONE) {
-      occ_id(tr, poid, sizeof poid, oc->parent);
-      node_id(tr, pnid, sizeof pnid, st->occurrences[oc->parent].position);
-      sqlite3_bind_text(q, 3, poid, -1, SQLITE_STATIC);
-      sqlite3_bind_text(q, 13, pnid, -1, SQLITE_STATIC);
+      const tl_occurrence *par = &st->occurrences[oc->parent];
+      sqlite3_bind_int64(q, 7, s->occurrences + oc->parent + 1);
+      sqlite3_bind_int64(q, 8, (int64_t)par->position + 1);
+      sqlite3_bind_int64(q, 9, par->occurrence_idx);
       sqlite3_bind_int64(q, 16, ++child_count[oc->parent]);
     } else {
-      sqlite3_bind_null(q, 3);
-      sqlite3_bind_null(q, 13);
+      sqlite3_bind_null(q, 7);
+      sqlite3_bind_null(q, 8);
+      sqlite3_bind_null(q, 9);
       sqlite3_bind_null(q, 16);
     }
-    sqlite3_bind_int(q, 4, tr->db_idx);
-    sqlite3_bind_int64(q, 5, tr->device_id);
-    sqlite3_bind_text(q, 6, tr->tree_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(q, 7, oc->occurrence_idx);
+    sqlite3_bind_int(q, 10, pos->kind == TL_POS_ATOM);
     if (is_repeat_child(tr, oc))
-      sqlite3_bind_int64(q, 8, oc->member_order);
+      sqlite3_bind_int64(q, 11, oc->member_order);
     else
-      sqlite3_bind_null(q, 8);
-    sqlite3_bind_int64(q, 9, oc->start);
-    sqlite3_bind_int64(q, 10, oc->end);
-    sqlite3_bind_text(q, 11, path.p, (int)path.n, SQLITE_STATIC);
-    sqlite3_bind_text(q, 12, opath.p, (int)opath.n, SQLITE_STATIC);
+      sqlite3_bind_null(q, 11);
+    sqlite3_bind_int64(q, 12, oc->start);
+    sqlite3_bind_int64(q, 13, oc->end);
     sqlite3_bind_int64(q, 14, oc->slot);
     sqlite3_bind_int64(q, 15, oc->member_order);
-    sqlite3_bind_text(q, 17, pos->kind == TL_POS_ATOM ? "self" : "descendant", -1, SQLITE_STATIC);
-    bind_opt_text(q, 18, &ctx);
-    sqlite3_bind_int64(q, 19, (int64_t)(g->first + oc->start));
-    sqlite3_bind_int64(q, 20, (int64_t)(g->first + oc->end));
-    sqlite3_bind_int64(q, 21, start_ns);
-    sqlite3_bind_int64(q, 22, end_ns);
-    sqlite3_bind_double(q, 23, us(sums[TL_SUM_COMPUTE]));
-    sqlite3_bind_double(q, 24, us(sums[TL_SUM_COMM]));
-    sqlite3_bind_double(q, 25, us(sums[TL_SUM_IDLE]));
-    sqlite3_bind_double(q, 26, us(sums[TL_SUM_COMPUTE] + sums[TL_SUM_COMM] + sums[TL_SUM_IDLE]));
-    sqlite3_bind_double(q, 27, us(sums[TL_SUM_SELF]));
-    sqlite3_bind_int64(q, 28, sums[TL_SUM_AUX_EVENTS]);
-    sqlite3_bind_double(q, 29, us(sums[TL_SUM_AUX]));
-    sqlite3_bind_double(q, 30, us(sums[TL_SUM_LINKED_AUX]));
-    rc = tl_pub_step(db, q, "traceloom_position_occurrence", e);
+    sqlite3_bind_int64(q, 17, (int64_t)(g->first + oc->start));
+    sqlite3_bind_int64(q, 18, (int64_t)(g->first + oc->end));
+    sqlite3_bind_int64(q, 19, start_ns);
+    sqlite3_bind_int64(q, 20, end_ns);
+    sqlite3_bind_int64(q, 21, sums[TL_SUM_COMPUTE]);
+    sqlite3_bind_int64(q, 22, sums[TL_SUM_COMM]);
+    sqlite3_bind_int64(q, 23, sums[TL_SUM_IDLE]);
+    sqlite3_bind_int64(q, 24, sums[TL_SUM_SELF]);
+    sqlite3_bind_int64(q, 25, sums[TL_SUM_AUX_EVENTS]);
+    sqlite3_bind_int64(q, 26, sums[TL_SUM_AUX]);
+    sqlite3_bind_int64(q, 27, sums[TL_SUM_LINKED_AUX]);
+    if (stored) {
+      sqlite3_bind_text(q, 28, path.p, (int)path.n, SQLITE_STATIC);
+      sqlite3_bind_text(q, 29, opath.p, (int)opath.n, SQLITE_STATIC);
+      bind_opt_text(q, 30, &ctx);
+    } else {
+      sqlite3_bind_null(q, 28);
+      sqlite3_bind_null(q, 29);
+      sqlite3_bind_null(q, 30);
+    }
+    rc = tl_pub_step(db, q, "traceloom_position_occurrence_core", e);
   }
+  s->occurrences += st->noccurrences;
   /* Positions (display order = position index), their slots and edges. */
   for (uint32_t k = 0; rc == TL_OK && k < st->npositions; k++) {
     const tl_position *pos = &st->positions[k];
@@ -594,6 +602,7 @@ int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
   if (rc != TL_OK) return rc;
   stmts s;
   if (stmts_prepare(db, &s, e)) return TL_ERROR;
+  s.occurrences = 0;
   for (size_t i = 0; rc == TL_OK && i < in->forest->trees.n; i++)
     rc = publish_tree(db, in, &in->forest->trees.v[i], &s, e);
   stmts_free(&s);

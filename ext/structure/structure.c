@@ -100,6 +100,7 @@ static int build_tree(const tl_trace *t, const tl_anchors *a, const tl_packet *p
   tr->device_id = g->device_id;
   snprintf(tr->tree_id, sizeof tr->tree_id, "tree-db%u-dev%u", (unsigned)g->db_idx,
            (unsigned)g->device_id);
+  tr->node_device = several_devices != 0;
   if (several_devices)
     snprintf(tr->node_prefix, sizeof tr->node_prefix, "node-d%u-", (unsigned)g->device_id);
   else

@@ -23,6 +23,7 @@ typedef struct tl_tree {
   uint32_t device_id;
   char tree_id[48];
   char node_prefix[24];     /* "node-" or "node-d<device>-" when a DB holds several devices */
+  int node_device;          /* 1 when node_prefix carries the device */
   const char *macro_discovery;
   tl_structure st;
   int64_t *sum[TL_SUM_COUNT];  /* n+1 prefix sums each */

@@ -46,20 +46,35 @@ CREATE TABLE traceloom_event_core(
   context_id INTEGER,
   model_id INTEGER,
   graph_node_id INTEGER,
-  op_id INTEGER
+  op_id INTEGER,
+  event_id TEXT GENERATED ALWAYS AS ('event-' || event_n) VIRTUAL
 );
 
 -- @surface traceloom_event | one normalized device event | Every device observation of the profile, anchors and non-anchors, with provenance (source table and rowid) | SELECT kind, count(*) AS events FROM traceloom_event GROUP BY kind ORDER BY events DESC
 CREATE VIEW traceloom_event AS
-SELECT 'event-' || c.event_n AS event_id, c.db_idx, c.device_id, c.step_idx, c.source_id,
-       s.source_table, CAST(c.source_rowid AS TEXT) AS source_key, c.stream_id, c.start_ns,
-       c.end_ns, (c.end_ns - c.start_ns) / 1000.0 AS dur_us, s.kind, s.category, s.role,
-       s.semantic_role, s.semantic_role_reason, s.symbol, s.role_class_id, s.label, s.raw_label,
-       s.op_name, s.op_type, s.compute_task_type, s.comm_name, s.comm_task_type, s.family,
-       s.task_type, c.task_id, c.global_task_id, c.correlation_id, c.context_id, c.model_id,
-       c.graph_node_id, c.op_id, NULL AS raw_json, c.event_n
-FROM traceloom_event_core c
-JOIN traceloom_event_shape s ON s.shape_id = c.shape_id;
+SELECT c.event_id, c.db_idx, c.device_id, c.step_idx, c.source_id,
+       (SELECT s.source_table FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS source_table,
+       CAST(c.source_rowid AS TEXT) AS source_key, c.stream_id, c.start_ns, c.end_ns,
+       (c.end_ns - c.start_ns) / 1000.0 AS dur_us,
+       (SELECT s.kind FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS kind,
+       (SELECT s.category FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS category,
+       (SELECT s.role FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS role,
+       (SELECT s.semantic_role FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS semantic_role,
+       (SELECT s.semantic_role_reason FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS semantic_role_reason,
+       (SELECT s.symbol FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS symbol,
+       (SELECT s.role_class_id FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS role_class_id,
+       (SELECT s.label FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS label,
+       (SELECT s.raw_label FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS raw_label,
+       (SELECT s.op_name FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS op_name,
+       (SELECT s.op_type FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS op_type,
+       (SELECT s.compute_task_type FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS compute_task_type,
+       (SELECT s.comm_name FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS comm_name,
+       (SELECT s.comm_task_type FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS comm_task_type,
+       (SELECT s.family FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS family,
+       (SELECT s.task_type FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS task_type,
+       c.task_id, c.global_task_id, c.correlation_id, c.context_id, c.model_id, c.graph_node_id,
+       c.op_id, NULL AS raw_json, c.event_n
+FROM traceloom_event_core c;
 
 -- Runtime calls and relations follow the same pattern: integers per row in *_core, repeated
 -- text once per combination in *_shape, the public name a view with computed ids.
@@ -88,18 +103,25 @@ CREATE TABLE traceloom_runtime_call_core(
   global_tid INTEGER,
   context_id INTEGER,
   device_id INTEGER,
-  correlation_id INTEGER
+  correlation_id INTEGER,
+  runtime_call_id TEXT GENERATED ALWAYS AS ('runtime-call-' || call_n) VIRTUAL
 );
 
 -- @surface traceloom_runtime_call | one host runtime/API call | Host-side runtime calls (CANN_API, ApiData, CUDA runtime) with thread and correlation ids | SELECT api_name, count(*) AS calls FROM traceloom_runtime_call GROUP BY api_name ORDER BY calls DESC
 CREATE VIEW traceloom_runtime_call AS
-SELECT 'runtime-call-' || c.call_n AS runtime_call_id, c.db_idx, s.provider, s.clock_domain,
-       c.source_id, s.source_table, CAST(c.source_rowid AS TEXT) AS source_key, c.start_ns,
-       c.end_ns, (c.end_ns - c.start_ns) / 1000.0 AS dur_us, s.api_name, s.api_type,
+SELECT c.runtime_call_id, c.db_idx,
+       (SELECT s.provider FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS provider,
+       (SELECT s.clock_domain FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS clock_domain,
+       c.source_id,
+       (SELECT s.source_table FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS source_table,
+       CAST(c.source_rowid AS TEXT) AS source_key, c.start_ns, c.end_ns,
+       (c.end_ns - c.start_ns) / 1000.0 AS dur_us,
+       (SELECT s.api_name FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS api_name,
+       (SELECT s.api_type FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS api_type,
        c.process_id, c.thread_id, c.global_tid, c.context_id, c.device_id, c.correlation_id,
-       s.match_policy, NULL AS raw_json, c.call_n
-FROM traceloom_runtime_call_core c
-JOIN traceloom_runtime_call_shape s ON s.shape_id = c.shape_id;
+       (SELECT s.match_policy FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS match_policy,
+       NULL AS raw_json, c.call_n
+FROM traceloom_runtime_call_core c;
 
 -- @surface traceloom_runtime_device_relation_shape | one distinct combination of a relation's policy and states | Storage behind traceloom_runtime_device_relation: match policy, evidence level, support state and cardinality, stored once | SELECT * FROM traceloom_runtime_device_relation_shape
 CREATE TABLE traceloom_runtime_device_relation_shape(
@@ -120,16 +142,20 @@ CREATE TABLE traceloom_runtime_device_relation_core(
   shape_id INTEGER NOT NULL,       -- traceloom_runtime_device_relation_shape
   runtime_candidate_count INTEGER NOT NULL,
   device_candidate_count INTEGER NOT NULL,
-  correlation_id INTEGER
+  correlation_id INTEGER,
+  relation_id TEXT GENERATED ALWAYS AS ('runtime-device-relation-' || relation_n) VIRTUAL,
+  runtime_call_id TEXT GENERATED ALWAYS AS ('runtime-call-' || call_n) VIRTUAL,
+  device_work_id TEXT GENERATED ALWAYS AS ('device-work-event-' || event_n) VIRTUAL
 );
 
 -- @surface traceloom_runtime_device_relation | one relation (or typed non-relation) between a runtime call and device work | Host-to-device links found by provider identifiers only; unmatched, missing and ambiguous cases stay as typed rows | SELECT support_state, count(*) FROM traceloom_runtime_device_relation GROUP BY support_state
 CREATE VIEW traceloom_runtime_device_relation AS
-SELECT 'runtime-device-relation-' || r.relation_n AS relation_id, r.db_idx,
-       'runtime-call-' || r.call_n AS runtime_call_id,
-       'device-work-event-' || r.event_n AS device_work_id, s.relation_kind, s.match_policy,
-       s.evidence_level, s.support_state, s.cardinality, r.runtime_candidate_count,
-       r.device_candidate_count, r.correlation_id, NULL AS raw_json, r.relation_n, r.call_n,
-       r.event_n
-FROM traceloom_runtime_device_relation_core r
-JOIN traceloom_runtime_device_relation_shape s ON s.shape_id = r.shape_id;
+SELECT r.relation_id, r.db_idx, r.runtime_call_id, r.device_work_id,
+       (SELECT s.relation_kind FROM traceloom_runtime_device_relation_shape s WHERE s.shape_id = r.shape_id) AS relation_kind,
+       (SELECT s.match_policy FROM traceloom_runtime_device_relation_shape s WHERE s.shape_id = r.shape_id) AS match_policy,
+       (SELECT s.evidence_level FROM traceloom_runtime_device_relation_shape s WHERE s.shape_id = r.shape_id) AS evidence_level,
+       (SELECT s.support_state FROM traceloom_runtime_device_relation_shape s WHERE s.shape_id = r.shape_id) AS support_state,
+       (SELECT s.cardinality FROM traceloom_runtime_device_relation_shape s WHERE s.shape_id = r.shape_id) AS cardinality,
+       r.runtime_candidate_count, r.device_candidate_count, r.correlation_id, NULL AS raw_json,
+       r.relation_n, r.call_n, r.event_n
+FROM traceloom_runtime_device_relation_core r;

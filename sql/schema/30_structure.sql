@@ -35,21 +35,27 @@ CREATE TABLE traceloom_anchor_core(
   compute_ns INTEGER NOT NULL, comm_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL,
   self_ns INTEGER NOT NULL, aux_events INTEGER NOT NULL, aux_ns INTEGER NOT NULL,
   linked_aux_events INTEGER NOT NULL, linked_aux_ns INTEGER NOT NULL,
-  occurrence_idx INTEGER           -- occurrence of the owning atom position
+  occurrence_idx INTEGER,          -- occurrence of the owning atom position
+  anchor_id TEXT GENERATED ALWAYS AS ('anchor-' || anchor_n) VIRTUAL,
+  event_id TEXT GENERATED ALWAYS AS ('event-' || event_n) VIRTUAL
 );
 
 -- @surface traceloom_anchor | one anchor (structural token) | The semantically significant device events in linear order per (db_idx, device_id), with their structural symbol and cost packet | SELECT device_id, symbol, count(*) AS n, round(sum(dur_us), 3) AS self_us FROM traceloom_anchor GROUP BY 1, 2 ORDER BY self_us DESC LIMIT 10
 CREATE VIEW traceloom_anchor AS
-SELECT 'anchor-' || a.anchor_n AS anchor_id, a.db_idx, a.device_id, a.anchor_idx,
-       'event-' || a.event_n AS event_id, NULL AS step_idx, s.symbol, s.role, s.label, s.family,
+SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.event_id, NULL AS step_idx,
+       (SELECT s.symbol FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS symbol,
+       (SELECT s.role FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS role,
+       (SELECT s.label FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS label,
+       (SELECT s.family FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS family,
        a.start_ns, a.end_ns, (a.end_ns - a.start_ns) / 1000.0 AS dur_us,
        a.compute_ns / 1000.0 AS compute_us, a.comm_ns / 1000.0 AS comm_us,
-       a.idle_ns / 1000.0 AS idle_us, (a.compute_ns + a.comm_ns + a.idle_ns) / 1000.0 AS total_us,
+       a.idle_ns / 1000.0 AS idle_us,
+       (a.compute_ns + a.comm_ns + a.idle_ns) / 1000.0 AS total_us,
        a.self_ns / 1000.0 AS self_us, a.aux_events, a.aux_ns / 1000.0 AS aux_us,
-       a.linked_aux_events, a.linked_aux_ns / 1000.0 AS linked_aux_us, s.node_id,
+       a.linked_aux_events, a.linked_aux_ns / 1000.0 AS linked_aux_us,
+       (SELECT s.node_id FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS node_id,
        a.occurrence_idx, a.anchor_n, a.event_n
-FROM traceloom_anchor_core a
-JOIN traceloom_anchor_shape s ON s.shape_id = a.shape_id;
+FROM traceloom_anchor_core a;
 
 -- @surface traceloom_aux_link | one auxiliary event and the anchor that follows it | Non-anchor device work (copies, waits, small kernels) linked to the next anchor; events with no later anchor stay as retained_unplaced rows | SELECT link_type, aux_kind, count(*) FROM traceloom_aux_link GROUP BY 1, 2
 CREATE TABLE traceloom_aux_link(
@@ -174,34 +180,86 @@ CREATE TABLE traceloom_position_refinement(
 -- after the rows are in (sql/views/00_indexes.sql). traceloom_semantic_edge and
 -- traceloom_viz_edge are views over it (sql/views/30_structure.sql): one row per slot, stored once.
 
--- @surface traceloom_position_occurrence | one occurrence of a position | Every measured realization of every position, with its token span, repeat iteration and paths | SELECT occurrence_id, repeat_iteration, token_start_ordinal, token_end_exclusive FROM traceloom_position_occurrence LIMIT 20
-CREATE TABLE traceloom_position_occurrence(
-  occurrence_id TEXT NOT NULL,
-  position_id TEXT NOT NULL,
-  parent_occurrence_id TEXT,
+-- traceloom_position_occurrence is a view over integer rows, one per occurrence
+-- (traceloom_position_occurrence_core). Its text ids are computed from integers; its paths
+-- and repeat context are stored only on occurrences with children (at most a few per
+-- anchor group's repeat): an atom's are its parent's plus one step, computed in the view.
+-- Atoms are as many as anchors, so this keeps the largest relation at ~80 bytes a row.
+-- @surface traceloom_position_occurrence_core | one occurrence (integers, and paths of occurrences with children) | Storage behind traceloom_position_occurrence: position and parent numbers, token span, anchors covered, times and summed packets in ns | SELECT position_local, count(*), sum(self_ns) FROM traceloom_position_occurrence_core GROUP BY 1 LIMIT 20
+CREATE TABLE traceloom_position_occurrence_core(
+  occurrence_n INTEGER PRIMARY KEY,   -- 1-based publication order (parents before children)
   db_idx INTEGER NOT NULL,
   device_id INTEGER NOT NULL,
-  tree_id TEXT NOT NULL,
-  view_name TEXT NOT NULL,
+  node_device INTEGER,                -- device in the node ids (node-d<dev>-N007), NULL for node-N007
+  position_local INTEGER NOT NULL,    -- 7 in N007
   occurrence_idx INTEGER NOT NULL,
-  repeat_iteration INTEGER,
+  parent_n INTEGER,                   -- occurrence_n of the parent; NULL for the root
+  parent_local INTEGER,               -- the parent's position_local
+  parent_occurrence_idx INTEGER,
+  is_atom INTEGER NOT NULL,           -- 1: coverage self (one anchor), 0: descendant
+  repeat_iteration INTEGER,           -- member_order when the parent is a Repeat
   token_start_ordinal INTEGER NOT NULL,
   token_end_exclusive INTEGER NOT NULL,
-  rooted_position_path TEXT NOT NULL,
-  occurrence_path TEXT NOT NULL,
-  -- Project columns the derived views (members, edges, packets per anchor) are built from:
-  parent_position_id TEXT,
-  slot_ordinal INTEGER,            -- slot in the parent position (0 for the root)
-  member_order INTEGER,            -- 1 under a Seq, the iteration under a Repeat
-  edge_order INTEGER,              -- ordinal among the parent occurrence's children
-  coverage_kind TEXT NOT NULL,     -- self (atom) or descendant
-  repeat_context TEXT,             -- enclosing repeat iterations, e.g. N003:2,N007:5
-  anchor_first_n INTEGER NOT NULL, -- covered anchors: anchor_n in [first, end)
+  slot_ordinal INTEGER NOT NULL,      -- slot in the parent position (0 for the root)
+  member_order INTEGER NOT NULL,      -- 1 under a Seq, the iteration under a Repeat
+  edge_order INTEGER,                 -- ordinal among the parent occurrence's children
+  anchor_first_n INTEGER NOT NULL,    -- covered anchors: anchor_n in [first, end)
   anchor_end_n INTEGER NOT NULL,
   start_ns INTEGER, end_ns INTEGER,
-  compute_us REAL, comm_us REAL, idle_us REAL, total_us REAL, self_us REAL,
-  aux_events INTEGER, aux_us REAL, linked_aux_us REAL
+  compute_ns INTEGER NOT NULL, comm_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL,
+  self_ns INTEGER NOT NULL, aux_events INTEGER NOT NULL, aux_ns INTEGER NOT NULL,
+  linked_aux_ns INTEGER NOT NULL,
+  rooted_position_path TEXT,          -- NULL on an atom with a parent (computed in the view)
+  occurrence_path TEXT,               -- likewise
+  repeat_context TEXT,                -- likewise; NULL elsewhere when no repeat encloses it
+  -- The text ids, computed (stored nowhere) and indexed (sql/views/00_indexes.sql):
+  position_id TEXT GENERATED ALWAYS AS (
+    printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''), position_local)) VIRTUAL,
+  occurrence_id TEXT GENERATED ALWAYS AS (
+    printf('node-%sN%03d-occurrence-%d', COALESCE('d' || node_device || '-', ''),
+           position_local, occurrence_idx)) VIRTUAL,
+  parent_position_id TEXT GENERATED ALWAYS AS (
+    CASE WHEN parent_n IS NOT NULL THEN
+      printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''), parent_local) END) VIRTUAL,
+  parent_occurrence_id TEXT GENERATED ALWAYS AS (
+    CASE WHEN parent_n IS NOT NULL THEN
+      printf('node-%sN%03d-occurrence-%d', COALESCE('d' || node_device || '-', ''),
+             parent_local, parent_occurrence_idx) END) VIRTUAL,
+  tree_id TEXT GENERATED ALWAYS AS ('tree-db' || db_idx || '-dev' || device_id) VIRTUAL
 );
--- Its unique key and indexes are built after the rows are in (sql/views/00_indexes.sql):
--- one sorted build instead of three B-tree inserts per row.
+-- Text ids are generated columns, so that the view below passes them through as plain
+-- columns: SQLite then matches them to their indexes even when the view is the right side
+-- of a LEFT JOIN (an expression there is wrapped and no longer matches an index). The same
+-- holds for the ids of events, calls, relations and anchors, and is why these views are one
+-- table each, with the shared text looked up by scalar subqueries rather than a join (a
+-- view that is a join cannot be flattened into a LEFT JOIN and would be materialized).
+
+-- @surface traceloom_position_occurrence | one occurrence of a position | Every measured realization of every position, with its token span, repeat iteration and paths | SELECT occurrence_id, repeat_iteration, token_start_ordinal, token_end_exclusive FROM traceloom_position_occurrence LIMIT 20
+CREATE VIEW traceloom_position_occurrence AS
+SELECT o.occurrence_id, o.position_id, o.parent_occurrence_id, o.db_idx, o.device_id, o.tree_id,
+       'anchor_tree' AS view_name, o.occurrence_idx, o.repeat_iteration, o.token_start_ordinal,
+       o.token_end_exclusive,
+       COALESCE(o.rooted_position_path,
+                (SELECT p.rooted_position_path FROM traceloom_position_occurrence_core p
+                  WHERE p.occurrence_n = o.parent_n) || '/s' || o.slot_ordinal || '/' ||
+                o.position_id) AS rooted_position_path,
+       COALESCE(o.occurrence_path,
+                (SELECT p.occurrence_path FROM traceloom_position_occurrence_core p
+                  WHERE p.occurrence_n = o.parent_n) || '/s' || o.slot_ordinal || '/r' ||
+                o.member_order || '/' || o.occurrence_id) AS occurrence_path,
+       o.parent_position_id, o.slot_ordinal, o.member_order, o.edge_order,
+       CASE WHEN o.is_atom THEN 'self' ELSE 'descendant' END AS coverage_kind,
+       CASE WHEN o.occurrence_path IS NOT NULL THEN o.repeat_context
+            WHEN o.repeat_iteration IS NULL THEN
+              (SELECT p.repeat_context FROM traceloom_position_occurrence_core p
+                WHERE p.occurrence_n = o.parent_n)
+            ELSE COALESCE((SELECT p.repeat_context FROM traceloom_position_occurrence_core p
+                            WHERE p.occurrence_n = o.parent_n) || ',', '') ||
+                 printf('N%03d', o.parent_local) || ':' || o.member_order END AS repeat_context,
+       o.anchor_first_n, o.anchor_end_n, o.start_ns, o.end_ns,
+       o.compute_ns / 1000.0 AS compute_us, o.comm_ns / 1000.0 AS comm_us,
+       o.idle_ns / 1000.0 AS idle_us, (o.compute_ns + o.comm_ns + o.idle_ns) / 1000.0 AS total_us,
+       o.self_ns / 1000.0 AS self_us, o.aux_events, o.aux_ns / 1000.0 AS aux_us,
+       o.linked_aux_ns / 1000.0 AS linked_aux_us, o.occurrence_n, o.parent_n
+FROM traceloom_position_occurrence_core o;
 
