@@ -36,6 +36,18 @@ SELECT 'ascend_s8_l4_k5: Repeat x8 over Repeat x4 over 5 slots',
      JOIN traceloom_semantic_node i ON i.node_id = r.child_position_id AND i.tree_id = r.tree_id
     WHERE o.repeat_count = 8 AND i.repeat_count = 4
       AND (SELECT count(*) FROM traceloom_position_refinement b WHERE b.parent_position_id = i.node_id) = 5) = 1;
+SELECT 'ascend_s8_l4_k5: each layer-body atom names its (step, layer) iteration: 8 x 4 contexts of 5 atoms',
+  (SELECT count(*) FROM (SELECT repeat_context, count(*) AS k FROM traceloom_position_occurrence
+                          WHERE coverage_kind = 'self' AND repeat_context LIKE 'N%:%,N%:%' GROUP BY 1)
+    WHERE k = 5) = 32
+  AND (SELECT count(DISTINCT substr(repeat_context, 1, instr(repeat_context, ',') - 1))
+         FROM traceloom_position_occurrence WHERE coverage_kind = 'self' AND repeat_context LIKE '%,%') = 8;
+SELECT 'ascend_s8_l4_k5: an atom''s path (computed from its parent''s) is the one stored for its position',
+  (SELECT count(*) FROM traceloom_semantic_node n
+    JOIN traceloom_position_occurrence o ON o.position_id = n.node_id AND o.db_idx = n.db_idx
+     AND o.device_id = n.device_id AND o.occurrence_idx = 1
+    WHERE n.node_type = 'Atom' AND o.rooted_position_path IS NOT n.path) = 0
+  AND (SELECT count(*) FROM traceloom_position_occurrence_core WHERE is_atom AND parent_n IS NOT NULL AND occurrence_path IS NULL) = 216;
 
 SELECT 'analyze ascend_s3_l6_k8', traceloom_analyze('fixtures/gen/ascend_s3_l6_k8') LIKE '%1 tree(s)%';
 -- include: structure_invariants.inc
