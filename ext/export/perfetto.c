@@ -949,33 +949,6 @@ static void kv_text(const pf_ctx *c, tl_buf *b, const char *k, int64_t ref, int 
   put_cstr(b, text_str(c, ref));
 }
 
-/* col_intern, skipping the hash when the text equals *last (siblings share a context). */
-static uint32_t intern_same(pf_ctx *c, sqlite3_stmt *st, int col, uint32_t *last) {
-  const char *t = (const char *)sqlite3_column_text(st, col);
-  if (!t) return TL_STR_NONE;
-  size_t n = (size_t)sqlite3_column_bytes(st, col);
-  if (tl_strpool_len(c->pool, *last) == n && memcmp(tl_strpool_str(c->pool, *last), t, n) == 0)
-    return *last;
-  uint32_t id = tl_strpool_intern(c->pool, t, n);
-  if (id != TL_STR_NOMEM) *last = id;
-  return id;
-}
-
-/* The rooted path of a position's occurrence: the same long text for nearly every
-** occurrence of the position, so it is compared with the position's last one first. */
-static int64_t text_rooted(pf_ctx *c, sqlite3_stmt *st, int col) {
-  const char *t = (const char *)sqlite3_column_text(st, col);
-  size_t n = (size_t)sqlite3_column_bytes(st, col);
-  if (!t || !n) return TEXT_NULL;
-  if (memchr(t, 0, n)) return text_pool(c, st, col); /* the arena is NUL-terminated */
-  /* Paths run through slot ordinals, so most are unique: appended to an arena, not
-  ** interned (no hashing, no table). */
-  int64_t off = (int64_t)c->paths.n;
-  tl_buf_append(&c->paths, t, n);
-  tl_buf_append(&c->paths, "", 1);
-  return c->paths.oom ? TEXT_NOMEM : off;
-}
-
 static int64_t tree_of(const pf_ctx *c, uint32_t id) {
   for (size_t i = 0; i < c->trees.n; i++)
     if (c->trees.v[i].id == id) return (int64_t)i;
@@ -1090,11 +1063,324 @@ static void fast_reset(pf_ctx *c) {
   TL_VEC_FREE(&c->children);
 }
 
+/* One row of traceloom_position_occurrence as the fast reader uses it. Texts point into the
+** statement's row or the reader's buffers, valid until the next row; NULL is SQL NULL. */
+typedef struct occ_row {
+  const char *pos, *tree, *ctx, *rooted, *occ_id, *parent_occ, *parent_pos;
+  size_t pos_n, tree_n, ctx_n, rooted_n, occ_id_n, parent_occ_n, parent_pos_n;
+  int64_t db, dev, occ_idx, tok_start, tok_end, start, end, aux_events, member_order;
+  int has_times;
+  int64_t cost[NCOST]; /* milli-us */
+} occ_row;
+
+/* Interns t, skipping the hash when it equals *last (siblings share a context). */
+static uint32_t intern_text(pf_ctx *c, const char *t, size_t n, uint32_t *last) {
+  if (!t) return TL_STR_NONE;
+  if (tl_strpool_len(c->pool, *last) == n && memcmp(tl_strpool_str(c->pool, *last), t, n) == 0)
+    return *last;
+  uint32_t id = tl_strpool_intern(c->pool, t, n);
+  if (id != TL_STR_NOMEM) *last = id;
+  return id;
+}
+
+/* The rooted path of an occurrence: paths run through slot ordinals, so most are unique and
+** are appended to an arena, not interned (no hashing, no table); the arena is NUL-terminated,
+** so a path holding a NUL is interned instead. */
+static int64_t text_rooted_str(pf_ctx *c, const char *t, size_t n) {
+  if (!t || !n) return TEXT_NULL;
+  if (memchr(t, 0, n)) {
+    uint32_t id = tl_strpool_intern(c->pool, t, n);
+    return id == TL_STR_NOMEM ? TEXT_NOMEM : -(int64_t)id - 1;
+  }
+  int64_t off = (int64_t)c->paths.n;
+  tl_buf_append(&c->paths, t, n);
+  tl_buf_append(&c->paths, "", 1);
+  return c->paths.oom ? TEXT_NOMEM : off;
+}
+
+/* Reader state carried from row to row. */
+typedef struct occ_pass {
+  size_t tree;
+  uint32_t last_ctx, last_parent, last_pp;
+} occ_pass;
+
+/* Keeps one occurrence row: the occurrence of its report node, the repeat occurrence ids
+** and the children of repeats. TL_OK, PF_FALLBACK or an error. */
+static int keep_occurrence(pf_ctx *c, const occ_row *r, occ_pass *ps) {
+  int res = TL_OK;
+  if (!r->tree) return PF_FALLBACK;
+  if (ps->tree == SIZE_MAX || tl_strpool_len(c->pool, c->trees.v[ps->tree].id) != r->tree_n ||
+      memcmp(tl_strpool_str(c->pool, c->trees.v[ps->tree].id), r->tree, r->tree_n) != 0) {
+    uint32_t tid = tl_strpool_find(c->pool, r->tree, r->tree_n);
+    int64_t ti = tid == TL_STR_NOMEM ? -1 : tree_of(c, tid);
+    if (ti < 0) return PF_FALLBACK; /* an occurrence of a tree the view joins would not find */
+    ps->tree = (size_t)ti;
+  }
+  size_t tree = ps->tree;
+  const pf_tree *t = &c->trees.v[tree];
+  if (r->db != t->db || r->dev != t->dev) return PF_FALLBACK;
+  uint32_t pid = r->pos ? tl_strpool_find(c->pool, r->pos, r->pos_n) : TL_STR_NOMEM;
+  int64_t node = -1, occ_idx = r->occ_idx;
+  int member = 0;
+  if (pid != TL_STR_NOMEM && (res = resolve_pos(c, pid, tree, &node, &member))) return res;
+  if (member) {
+    if (node < 0)
+      return tl_fail(c->e, "traceloom_export_perfetto: traceloom_tree_node_occurrence row for "
+                           "node %.*s (db %lld, device %lld, view native_report_tree) has no "
+                           "traceloom_v_tree_node row",
+                     (int)r->pos_n, r->pos, (long long)r->db, (long long)r->dev);
+    pf_occ o;
+    memset(&o, 0, sizeof o);
+    o.node = node;
+    o.event = EV_NONE;
+    o.occ_idx = occ_idx;
+    o.repeat_context = intern_text(c, r->ctx, r->ctx_n, &ps->last_ctx);
+    o.anchor_start = r->tok_start + 1;
+    o.anchor_end = r->tok_end;
+    o.anchor_count = o.anchor_end - (o.anchor_start - 1);
+    if (!r->has_times)
+      return tl_fail(c->e, "traceloom_export_perfetto: occurrence %lld of node %s has no "
+                           "start_ns/end_ns in traceloom_tree_node_occurrence",
+                     (long long)o.occ_idx, tl_strpool_str(c->pool, c->nodes.v[node].node_id));
+    o.start = r->start;
+    o.end = r->end;
+    memcpy(o.cost, r->cost, sizeof o.cost);
+    o.aux_events = r->aux_events;
+    o.rooted_path = text_rooted_str(c, r->rooted, r->rooted_n);
+    if (o.repeat_context == TL_STR_NOMEM || o.rooted_path == TEXT_NOMEM) return tl_nomem(c->e);
+    o.depth = o.rooted_path != TEXT_NULL ? path_depth(text_str(c, o.rooted_path))
+                                         : c->nodes.v[node].tree_depth;
+    if (!c->has_origin || o.start < c->origin) c->origin = o.start, c->has_origin = 1;
+    int64_t key = (int64_t)((uint64_t)node << 32 | (uint64_t)(uint32_t)o.occ_idx);
+    if (tl_i64map_put(&c->occ_by_key, key, (int64_t)c->occs.n) || TL_VEC_PUSH(&c->occs, o))
+      return tl_nomem(c->e);
+  }
+  if (node >= 0 && c->nodes.v[node].kind == KIND_REPEAT) {
+    uint32_t oid = r->occ_id ? tl_strpool_intern(c->pool, r->occ_id, r->occ_id_n) : TL_STR_NONE;
+    if (oid == TL_STR_NOMEM || tl_i64map_put(&c->repeat_occ, res_key(oid, tree), occ_idx))
+      return tl_nomem(c->e);
+  }
+  if (!r->parent_occ) return TL_OK;
+  /* Siblings are neighbours: the parent position is usually the last row's. */
+  const char *pp = r->parent_pos;
+  size_t ppn = r->parent_pos_n;
+  uint32_t ppid = !pp ? TL_STR_NOMEM
+                  : ps->last_pp != TL_STR_NOMEM && tl_strpool_len(c->pool, ps->last_pp) == ppn &&
+                          memcmp(tl_strpool_str(c->pool, ps->last_pp), pp, ppn) == 0
+                      ? ps->last_pp
+                      : tl_strpool_find(c->pool, pp, ppn);
+  ps->last_pp = ppid;
+  int64_t pn = -1;
+  int pmember;
+  if (ppid != TL_STR_NOMEM && (res = resolve_pos(c, ppid, tree, &pn, &pmember))) return res;
+  if (pn < 0 || c->nodes.v[pn].kind != KIND_REPEAT) return TL_OK;
+  pf_child ch = {.pn = pn, .order = r->member_order, .idx = occ_idx, .tree = (uint32_t)tree,
+                 .parent_occ = intern_text(c, r->parent_occ, r->parent_occ_n, &ps->last_parent),
+                 .pos = pid != TL_STR_NOMEM ? pid : tl_strpool_intern(c->pool, r->pos, r->pos_n)};
+  if (ch.parent_occ == TL_STR_NOMEM || ch.pos == TL_STR_NOMEM || TL_VEC_PUSH(&c->children, ch))
+    return tl_nomem(c->e);
+  return TL_OK;
+}
+
+static const char *col_str(sqlite3_stmt *st, int col, size_t *n) {
+  const char *t = (const char *)sqlite3_column_text(st, col);
+  *n = t ? (size_t)sqlite3_column_bytes(st, col) : 0;
+  return t;
+}
+
+/* Rows of the traceloom_position_occurrence relation (a table in older analyses, or a view). */
+static int occurrences_from_relation(pf_ctx *c, occ_pass *ps) {
+  sqlite3_stmt *st;
+  if (prep(c, c->db,
+           "SELECT position_id, db_idx, device_id, tree_id, occurrence_idx, repeat_context, "
+           "token_start_ordinal, token_end_exclusive, start_ns, end_ns, compute_us, comm_us, "
+           "idle_us, total_us, self_us, aux_us, aux_events, rooted_position_path, "
+           "occurrence_id, parent_occurrence_id, parent_position_id, member_order "
+           "FROM traceloom_position_occurrence",
+           &st))
+    return TL_ERROR;
+  int rc, res = TL_OK;
+  while (res == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    occ_row r;
+    r.pos = col_str(st, 0, &r.pos_n);
+    r.db = sqlite3_column_int64(st, 1), r.dev = sqlite3_column_int64(st, 2);
+    r.tree = col_str(st, 3, &r.tree_n);
+    r.occ_idx = sqlite3_column_int64(st, 4);
+    r.ctx = col_str(st, 5, &r.ctx_n);
+    r.tok_start = sqlite3_column_int64(st, 6), r.tok_end = sqlite3_column_int64(st, 7);
+    r.has_times = sqlite3_column_type(st, 8) != SQLITE_NULL &&
+                  sqlite3_column_type(st, 9) != SQLITE_NULL;
+    r.start = sqlite3_column_int64(st, 8), r.end = sqlite3_column_int64(st, 9);
+    for (int k = 0; res == TL_OK && k < NCOST; k++) res = cost_milli(c, st, 10 + k, &r.cost[k]);
+    if (res) break;
+    r.aux_events = sqlite3_column_int64(st, 16);
+    r.rooted = col_str(st, 17, &r.rooted_n);
+    r.occ_id = col_str(st, 18, &r.occ_id_n);
+    r.parent_occ = col_str(st, 19, &r.parent_occ_n);
+    r.parent_pos = col_str(st, 20, &r.parent_pos_n);
+    r.member_order = sqlite3_column_int64(st, 21);
+    res = keep_occurrence(c, &r, ps);
+  }
+  sqlite3_finalize(st);
+  if (res == TL_OK && rc != SQLITE_DONE) res = step_done(c, c->db, rc);
+  return res;
+}
+
+/* put_i64 zero-padded to 3 digits, as printf's %03lld (local ids are >= 1). */
+static void put_local(tl_buf *b, int64_t local) {
+  if (local >= 0 && local < 100) tl_buf_append(b, local < 10 ? "00" : "0", local < 10 ? 2 : 1);
+  put_i64(b, local);
+}
+
+/* Appends "node-[d<dev>-]N007" (with "-occurrence-<k>" when k >= 0) to b, as the view's
+** generated columns format them. */
+static void put_node_id(tl_buf *b, int has_dev, int64_t dev, int64_t local, int64_t k) {
+  tl_buf_append(b, "node-", 5);
+  if (has_dev) {
+    tl_buf_append(b, "d", 1);
+    put_i64(b, dev);
+    tl_buf_append(b, "-", 1);
+  }
+  tl_buf_append(b, "N", 1);
+  put_local(b, local);
+  if (k >= 0) {
+    tl_buf_append(b, "-occurrence-", 12);
+    put_i64(b, k);
+  }
+}
+
+/* The stored path and context of an occurrence with children, for its children's rows. */
+typedef struct occ_parent {
+  size_t rooted_off, rooted_n, ctx_off, ctx_n;
+  int has_ctx;
+} occ_parent;
+
+/*
+** The same rows straight from traceloom_position_occurrence_core: the view computes ids,
+** paths and repeat contexts with printf and parent lookups (2 s per million rows); here they
+** are formatted in C, an atom's path and context from its parent's (parents come first).
+*/
+static int occurrences_from_core(pf_ctx *c, occ_pass *ps) {
+  sqlite3_stmt *st;
+  if (prep(c, c->db,
+           "SELECT occurrence_n, parent_n, node_device, position_local, parent_local, "
+           "parent_occurrence_idx, db_idx, device_id, occurrence_idx, repeat_iteration, "
+           "member_order, slot_ordinal, token_start_ordinal, token_end_exclusive, start_ns, "
+           "end_ns, compute_ns, comm_ns, idle_ns, self_ns, aux_ns, aux_events, "
+           "rooted_position_path, repeat_context "
+           "FROM traceloom_position_occurrence_core ORDER BY occurrence_n",
+           &st))
+    return TL_ERROR;
+  tl_buf pos = {0}, tree = {0}, occ = {0}, parent_occ = {0}, parent_pos = {0}, rooted = {0},
+         ctx = {0}, store = {0};
+  TL_VEC(occ_parent) parents = {0};
+  tl_i64map parent_of = {0}; /* occurrence_n -> index into parents */
+  int rc, res = TL_OK;
+  while (res == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    occ_row r;
+    int has_parent = sqlite3_column_type(st, 1) != SQLITE_NULL;
+    int has_dev = sqlite3_column_type(st, 2) != SQLITE_NULL;
+    int64_t dev_in_id = sqlite3_column_int64(st, 2), local = sqlite3_column_int64(st, 3);
+    r.db = sqlite3_column_int64(st, 6), r.dev = sqlite3_column_int64(st, 7);
+    r.occ_idx = sqlite3_column_int64(st, 8);
+    r.member_order = sqlite3_column_int64(st, 10);
+    r.tok_start = sqlite3_column_int64(st, 12), r.tok_end = sqlite3_column_int64(st, 13);
+    r.has_times = sqlite3_column_type(st, 14) != SQLITE_NULL &&
+                  sqlite3_column_type(st, 15) != SQLITE_NULL;
+    r.start = sqlite3_column_int64(st, 14), r.end = sqlite3_column_int64(st, 15);
+    int64_t compute = sqlite3_column_int64(st, 16), comm = sqlite3_column_int64(st, 17),
+            idle = sqlite3_column_int64(st, 18);
+    /* The view's order: compute, comm, idle, total, self, aux (ns are exactly milli-us). */
+    r.cost[0] = compute, r.cost[1] = comm, r.cost[2] = idle, r.cost[3] = compute + comm + idle;
+    r.cost[4] = sqlite3_column_int64(st, 19), r.cost[5] = sqlite3_column_int64(st, 20);
+    r.aux_events = sqlite3_column_int64(st, 21);
+    tl_buf_reset(&pos), tl_buf_reset(&tree), tl_buf_reset(&occ);
+    put_node_id(&pos, has_dev, dev_in_id, local, -1);
+    put_node_id(&occ, has_dev, dev_in_id, local, r.occ_idx);
+    tl_buf_append(&tree, "tree-db", 7);
+    put_i64(&tree, r.db);
+    tl_buf_append(&tree, "-dev", 4);
+    put_i64(&tree, r.dev);
+    tl_buf_reset(&parent_occ), tl_buf_reset(&parent_pos);
+    if (has_parent) {
+      int64_t plocal = sqlite3_column_int64(st, 4);
+      put_node_id(&parent_pos, has_dev, dev_in_id, plocal, -1);
+      put_node_id(&parent_occ, has_dev, dev_in_id, plocal, sqlite3_column_int64(st, 5));
+    }
+    size_t stored_n;
+    const char *stored = col_str(st, 22, &stored_n);
+    const occ_parent *par = NULL;
+    if (!stored && has_parent) {
+      const int64_t *pi = tl_i64map_get(&parent_of, sqlite3_column_int64(st, 1));
+      if (!pi) { /* the parent has no stored path: not the shape this reader assumes */
+        res = PF_FALLBACK;
+        break;
+      }
+      par = &parents.v[*pi];
+    }
+    tl_buf_reset(&rooted), tl_buf_reset(&ctx);
+    int has_ctx;
+    if (stored || !par) {
+      if (stored) tl_buf_append(&rooted, stored, stored_n);
+      size_t cn;
+      const char *cs = col_str(st, 23, &cn);
+      has_ctx = cs != NULL;
+      if (cs) tl_buf_append(&ctx, cs, cn);
+    } else {
+      tl_buf_append(&rooted, store.p + par->rooted_off, par->rooted_n);
+      tl_buf_append(&rooted, "/s", 2);
+      put_i64(&rooted, sqlite3_column_int64(st, 11));
+      tl_buf_append(&rooted, "/", 1);
+      tl_buf_append(&rooted, pos.p, pos.n);
+      has_ctx = par->has_ctx;
+      if (par->has_ctx) tl_buf_append(&ctx, store.p + par->ctx_off, par->ctx_n);
+      if (sqlite3_column_type(st, 9) != SQLITE_NULL) { /* a repeat iteration */
+        if (par->has_ctx) tl_buf_append(&ctx, ",", 1);
+        tl_buf_append(&ctx, "N", 1);
+        put_local(&ctx, sqlite3_column_int64(st, 4));
+        tl_buf_append(&ctx, ":", 1);
+        put_i64(&ctx, r.member_order);
+        has_ctx = 1;
+      }
+    }
+    if (stored) { /* children extend this path and context */
+      occ_parent op = {.rooted_off = store.n, .rooted_n = rooted.n, .has_ctx = has_ctx};
+      tl_buf_append(&store, rooted.p, rooted.n);
+      op.ctx_off = store.n, op.ctx_n = ctx.n;
+      tl_buf_append(&store, ctx.p, ctx.n);
+      if (TL_VEC_PUSH(&parents, op) ||
+          tl_i64map_put(&parent_of, sqlite3_column_int64(st, 0), (int64_t)parents.n - 1)) {
+        res = tl_nomem(c->e);
+        break;
+      }
+    }
+    if (pos.oom || tree.oom || occ.oom || parent_occ.oom || parent_pos.oom || rooted.oom ||
+        ctx.oom || store.oom) {
+      res = tl_nomem(c->e);
+      break;
+    }
+    r.pos = pos.p, r.pos_n = pos.n, r.tree = tree.p, r.tree_n = tree.n;
+    r.occ_id = occ.p, r.occ_id_n = occ.n;
+    r.parent_occ = has_parent ? parent_occ.p : NULL, r.parent_occ_n = parent_occ.n;
+    r.parent_pos = has_parent ? parent_pos.p : NULL, r.parent_pos_n = parent_pos.n;
+    r.rooted = rooted.n ? rooted.p : NULL, r.rooted_n = rooted.n;
+    r.ctx = has_ctx ? (ctx.n ? ctx.p : "") : NULL, r.ctx_n = ctx.n;
+    res = keep_occurrence(c, &r, ps);
+  }
+  sqlite3_finalize(st);
+  if (res == TL_OK && rc != SQLITE_DONE) res = step_done(c, c->db, rc);
+  tl_buf_free(&pos), tl_buf_free(&tree), tl_buf_free(&occ), tl_buf_free(&parent_occ);
+  tl_buf_free(&parent_pos), tl_buf_free(&rooted), tl_buf_free(&ctx), tl_buf_free(&store);
+  TL_VEC_FREE(&parents);
+  tl_i64map_free(&parent_of);
+  return res;
+}
+
 /*
 ** traceloom_tree_node_occurrence (and the rooted path the SQL reader joins to it) straight
-** from traceloom_position_occurrence: one sequential pass, positions resolved per (position,
-** tree) once instead of per row, costs rounded in C. The same pass keeps the child
-** occurrences of repeat occurrences, so repeat_bodies needs no membership query.
+** from the occurrence rows: one sequential pass, positions resolved per (position, tree) once
+** instead of per row, costs rounded in C. The same pass keeps the child occurrences of
+** repeat occurrences, so repeat_bodies needs no membership query.
 ** PF_FALLBACK (nothing kept) when the database is not shaped as the views assume.
 */
 static int load_occurrences_fast(pf_ctx *c) {
@@ -1105,120 +1391,12 @@ static int load_occurrences_fast(pf_ctx *c) {
     return PF_FALLBACK;
   int res = load_trees(c);
   if (res != TL_OK) return res;
-  sqlite3_stmt *st;
-  if (prep(c, c->db,
-           "SELECT position_id, db_idx, device_id, tree_id, occurrence_idx, repeat_context, "
-           "token_start_ordinal, token_end_exclusive, start_ns, end_ns, compute_us, comm_us, "
-           "idle_us, total_us, self_us, aux_us, aux_events, rooted_position_path, "
-           "occurrence_id, parent_occurrence_id, parent_position_id, member_order "
-           "FROM traceloom_position_occurrence",
-           &st))
-    return TL_ERROR;
-  size_t tree = SIZE_MAX;
-  uint32_t last_ctx = TL_STR_NONE, last_parent = TL_STR_NONE, last_pp = TL_STR_NOMEM;
-  int rc;
-  while (res == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *tt = (const char *)sqlite3_column_text(st, 3);
-    size_t tn = (size_t)sqlite3_column_bytes(st, 3);
-    if (!tt) {
-      res = PF_FALLBACK;
-      break;
-    }
-    if (tree == SIZE_MAX || tl_strpool_len(c->pool, c->trees.v[tree].id) != tn ||
-        memcmp(tl_strpool_str(c->pool, c->trees.v[tree].id), tt, tn) != 0) {
-      uint32_t tid = tl_strpool_find(c->pool, tt, tn);
-      int64_t ti = tid == TL_STR_NOMEM ? -1 : tree_of(c, tid);
-      if (ti < 0) {
-        res = PF_FALLBACK; /* an occurrence of a tree the view joins would not find */
-        break;
-      }
-      tree = (size_t)ti;
-    }
-    const pf_tree *t = &c->trees.v[tree];
-    int64_t db = sqlite3_column_int64(st, 1), dev = sqlite3_column_int64(st, 2);
-    if (db != t->db || dev != t->dev) {
-      res = PF_FALLBACK;
-      break;
-    }
-    const char *pos = (const char *)sqlite3_column_text(st, 0);
-    uint32_t pid = pos ? tl_strpool_find(c->pool, pos, (size_t)sqlite3_column_bytes(st, 0))
-                       : TL_STR_NOMEM;
-    int64_t node = -1, occ_idx = sqlite3_column_int64(st, 4);
-    int member = 0;
-    if (pid != TL_STR_NOMEM && (res = resolve_pos(c, pid, tree, &node, &member))) break;
-    if (member) {
-      if (node < 0) {
-        res = tl_fail(c->e, "traceloom_export_perfetto: traceloom_tree_node_occurrence row for "
-                            "node %s (db %lld, device %lld, view native_report_tree) has no "
-                            "traceloom_v_tree_node row",
-                      pos, (long long)db, (long long)dev);
-        break;
-      }
-      pf_occ o;
-      memset(&o, 0, sizeof o);
-      o.node = node;
-      o.event = EV_NONE;
-      o.occ_idx = occ_idx;
-      o.repeat_context = intern_same(c, st, 5, &last_ctx);
-      o.anchor_start = sqlite3_column_int64(st, 6) + 1;
-      o.anchor_end = sqlite3_column_int64(st, 7);
-      o.anchor_count = o.anchor_end - (o.anchor_start - 1);
-      if (sqlite3_column_type(st, 8) == SQLITE_NULL || sqlite3_column_type(st, 9) == SQLITE_NULL) {
-        res = tl_fail(c->e, "traceloom_export_perfetto: occurrence %lld of node %s has no "
-                            "start_ns/end_ns in traceloom_tree_node_occurrence",
-                      (long long)o.occ_idx, tl_strpool_str(c->pool, c->nodes.v[node].node_id));
-        break;
-      }
-      o.start = sqlite3_column_int64(st, 8);
-      o.end = sqlite3_column_int64(st, 9);
-      for (int k = 0; res == TL_OK && k < NCOST; k++) res = cost_milli(c, st, 10 + k, &o.cost[k]);
-      if (res) break;
-      o.aux_events = sqlite3_column_int64(st, 16);
-      o.rooted_path = text_rooted(c, st, 17);
-      if (o.repeat_context == TL_STR_NOMEM || o.rooted_path == TEXT_NOMEM) {
-        res = tl_nomem(c->e);
-        break;
-      }
-      o.depth = o.rooted_path != TEXT_NULL ? path_depth(text_str(c, o.rooted_path))
-                              : c->nodes.v[node].tree_depth;
-      if (!c->has_origin || o.start < c->origin) c->origin = o.start, c->has_origin = 1;
-      int64_t key = (int64_t)((uint64_t)node << 32 | (uint64_t)(uint32_t)o.occ_idx);
-      if (tl_i64map_put(&c->occ_by_key, key, (int64_t)c->occs.n) || TL_VEC_PUSH(&c->occs, o)) {
-        res = tl_nomem(c->e);
-        break;
-      }
-    }
-    if (node >= 0 && c->nodes.v[node].kind == KIND_REPEAT) {
-      uint32_t oid = col_intern(c, st, 18);
-      if (oid == TL_STR_NOMEM || tl_i64map_put(&c->repeat_occ, res_key(oid, tree), occ_idx)) {
-        res = tl_nomem(c->e);
-        break;
-      }
-    }
-    if (sqlite3_column_type(st, 19) == SQLITE_NULL) continue;
-    /* Siblings are neighbours: the parent position is usually the last row's. */
-    const char *pp = (const char *)sqlite3_column_text(st, 20);
-    size_t ppn = (size_t)sqlite3_column_bytes(st, 20);
-    uint32_t ppid = !pp ? TL_STR_NOMEM
-                    : last_pp != TL_STR_NOMEM && tl_strpool_len(c->pool, last_pp) == ppn &&
-                            memcmp(tl_strpool_str(c->pool, last_pp), pp, ppn) == 0
-                        ? last_pp
-                        : tl_strpool_find(c->pool, pp, ppn);
-    last_pp = ppid;
-    int64_t pn = -1;
-    int pmember;
-    if (ppid != TL_STR_NOMEM && (res = resolve_pos(c, ppid, tree, &pn, &pmember))) break;
-    if (pn < 0 || c->nodes.v[pn].kind != KIND_REPEAT) continue;
-    pf_child ch = {.pn = pn, .order = sqlite3_column_int64(st, 21), .idx = occ_idx,
-                   .tree = (uint32_t)tree, .parent_occ = intern_same(c, st, 19, &last_parent),
-                   .pos = pid != TL_STR_NOMEM ? pid : col_intern(c, st, 0)};
-    if (ch.parent_occ == TL_STR_NOMEM || ch.pos == TL_STR_NOMEM || TL_VEC_PUSH(&c->children, ch)) {
-      res = tl_nomem(c->e);
-      break;
-    }
-  }
-  sqlite3_finalize(st);
-  if (res == TL_OK && rc != SQLITE_DONE) res = step_done(c, c->db, rc);
+  occ_pass ps = {.tree = SIZE_MAX, .last_ctx = TL_STR_NONE, .last_parent = TL_STR_NONE,
+                 .last_pp = TL_STR_NOMEM};
+  res = is_view(c->db, "traceloom_position_occurrence") &&
+                has_relation(c->db, "traceloom_position_occurrence_core")
+            ? occurrences_from_core(c, &ps)
+            : occurrences_from_relation(c, &ps);
   if (res == TL_OK) res = resolve_parents(c);
   if (res == PF_FALLBACK) fast_reset(c);
   if (res == TL_OK) c->fast_bodies = 1;
