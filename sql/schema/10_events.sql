@@ -4,8 +4,11 @@
 -- traceloom_event is a view over two tables, so that the database stays proportional to the
 -- trace: the per-event integers (traceloom_event_core, one row per event) and the text columns,
 -- which repeat across millions of events, stored once per distinct combination
--- (traceloom_event_shape). Ids are computed: event_id = 'event-' || event_n, and an index on
--- that expression (sql/views/00_indexes.sql) keeps joins on event_id as cheap as on a column.
+-- (traceloom_event_shape). Ids are computed: event_id = 'event-' || event_n is a generated
+-- column of the core table, added with its index once the rows are in (sql/views/00_indexes.sql),
+-- so joins on event_id, inner or LEFT, are index searches. The view is one table: the shape's
+-- text comes from scalar subqueries, not a join, because SQLite cannot flatten a view that is
+-- a join into the right side of a LEFT JOIN and would materialize all of it instead.
 -- @surface traceloom_event_shape | one distinct combination of an event's text columns | Storage behind traceloom_event: kind, names, symbol and role, stored once and shared by every event with the same values | SELECT kind, label, count(*) AS events FROM traceloom_event_core c JOIN traceloom_event_shape s USING (shape_id) GROUP BY s.shape_id ORDER BY events DESC LIMIT 10
 CREATE TABLE traceloom_event_shape(
   shape_id INTEGER PRIMARY KEY,
@@ -46,8 +49,7 @@ CREATE TABLE traceloom_event_core(
   context_id INTEGER,
   model_id INTEGER,
   graph_node_id INTEGER,
-  op_id INTEGER,
-  event_id TEXT GENERATED ALWAYS AS ('event-' || event_n) VIRTUAL
+  op_id INTEGER
 );
 
 -- @surface traceloom_event | one normalized device event | Every device observation of the profile, anchors and non-anchors, with provenance (source table and rowid) | SELECT kind, count(*) AS events FROM traceloom_event GROUP BY kind ORDER BY events DESC
@@ -103,8 +105,7 @@ CREATE TABLE traceloom_runtime_call_core(
   global_tid INTEGER,
   context_id INTEGER,
   device_id INTEGER,
-  correlation_id INTEGER,
-  runtime_call_id TEXT GENERATED ALWAYS AS ('runtime-call-' || call_n) VIRTUAL
+  correlation_id INTEGER
 );
 
 -- @surface traceloom_runtime_call | one host runtime/API call | Host-side runtime calls (CANN_API, ApiData, CUDA runtime) with thread and correlation ids | SELECT api_name, count(*) AS calls FROM traceloom_runtime_call GROUP BY api_name ORDER BY calls DESC
@@ -142,10 +143,7 @@ CREATE TABLE traceloom_runtime_device_relation_core(
   shape_id INTEGER NOT NULL,       -- traceloom_runtime_device_relation_shape
   runtime_candidate_count INTEGER NOT NULL,
   device_candidate_count INTEGER NOT NULL,
-  correlation_id INTEGER,
-  relation_id TEXT GENERATED ALWAYS AS ('runtime-device-relation-' || relation_n) VIRTUAL,
-  runtime_call_id TEXT GENERATED ALWAYS AS ('runtime-call-' || call_n) VIRTUAL,
-  device_work_id TEXT GENERATED ALWAYS AS ('device-work-event-' || event_n) VIRTUAL
+  correlation_id INTEGER
 );
 
 -- @surface traceloom_runtime_device_relation | one relation (or typed non-relation) between a runtime call and device work | Host-to-device links found by provider identifiers only; unmatched, missing and ambiguous cases stay as typed rows | SELECT support_state, count(*) FROM traceloom_runtime_device_relation GROUP BY support_state

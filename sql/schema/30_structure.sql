@@ -35,9 +35,7 @@ CREATE TABLE traceloom_anchor_core(
   compute_ns INTEGER NOT NULL, comm_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL,
   self_ns INTEGER NOT NULL, aux_events INTEGER NOT NULL, aux_ns INTEGER NOT NULL,
   linked_aux_events INTEGER NOT NULL, linked_aux_ns INTEGER NOT NULL,
-  occurrence_idx INTEGER,          -- occurrence of the owning atom position
-  anchor_id TEXT GENERATED ALWAYS AS ('anchor-' || anchor_n) VIRTUAL,
-  event_id TEXT GENERATED ALWAYS AS ('event-' || event_n) VIRTUAL
+  occurrence_idx INTEGER           -- occurrence of the owning atom position
 );
 
 -- @surface traceloom_anchor | one anchor (structural token) | The semantically significant device events in linear order per (db_idx, device_id), with their structural symbol and cost packet | SELECT device_id, symbol, count(*) AS n, round(sum(dur_us), 3) AS self_us FROM traceloom_anchor GROUP BY 1, 2 ORDER BY self_us DESC LIMIT 10
@@ -211,28 +209,11 @@ CREATE TABLE traceloom_position_occurrence_core(
   linked_aux_ns INTEGER NOT NULL,
   rooted_position_path TEXT,          -- NULL on an atom with a parent (computed in the view)
   occurrence_path TEXT,               -- likewise
-  repeat_context TEXT,                -- likewise; NULL elsewhere when no repeat encloses it
-  -- The text ids, computed (stored nowhere) and indexed (sql/views/00_indexes.sql):
-  position_id TEXT GENERATED ALWAYS AS (
-    printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''), position_local)) VIRTUAL,
-  occurrence_id TEXT GENERATED ALWAYS AS (
-    printf('node-%sN%03d-occurrence-%d', COALESCE('d' || node_device || '-', ''),
-           position_local, occurrence_idx)) VIRTUAL,
-  parent_position_id TEXT GENERATED ALWAYS AS (
-    CASE WHEN parent_n IS NOT NULL THEN
-      printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''), parent_local) END) VIRTUAL,
-  parent_occurrence_id TEXT GENERATED ALWAYS AS (
-    CASE WHEN parent_n IS NOT NULL THEN
-      printf('node-%sN%03d-occurrence-%d', COALESCE('d' || node_device || '-', ''),
-             parent_local, parent_occurrence_idx) END) VIRTUAL,
-  tree_id TEXT GENERATED ALWAYS AS ('tree-db' || db_idx || '-dev' || device_id) VIRTUAL
+  repeat_context TEXT                 -- likewise; NULL elsewhere when no repeat encloses it
 );
--- Text ids are generated columns, so that the view below passes them through as plain
--- columns: SQLite then matches them to their indexes even when the view is the right side
--- of a LEFT JOIN (an expression there is wrapped and no longer matches an index). The same
--- holds for the ids of events, calls, relations and anchors, and is why these views are one
--- table each, with the shared text looked up by scalar subqueries rather than a join (a
--- view that is a join cannot be flattened into a LEFT JOIN and would be materialized).
+-- Its text ids (position_id, occurrence_id, parent_position_id, parent_occurrence_id,
+-- tree_id) are generated columns added, with their indexes, once the rows are in
+-- (sql/views/00_indexes.sql): the view below passes them through as plain columns.
 
 -- @surface traceloom_position_occurrence | one occurrence of a position | Every measured realization of every position, with its token span, repeat iteration and paths | SELECT occurrence_id, repeat_iteration, token_start_ordinal, token_end_exclusive FROM traceloom_position_occurrence LIMIT 20
 CREATE VIEW traceloom_position_occurrence AS
