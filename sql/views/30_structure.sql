@@ -165,12 +165,17 @@ JOIN traceloom_anchor a ON a.anchor_n >= o.anchor_first_n AND a.anchor_n < o.anc
 
 -- @surface traceloom_tree_node_anchor | one (node occurrence, covered anchor) pair | traceloom_viz_node_anchor with the readable local node id | SELECT local_node_id, occurrence_idx, anchor_order, anchor_id, total_us FROM traceloom_tree_node_anchor LIMIT 10
 CREATE VIEW traceloom_tree_node_anchor AS
-SELECT na.node_id, n.local_node_id, na.anchor_id, na.db_idx, na.device_id, na.view_name,
+-- local_node_id by scalar subquery, not a join: joined, SQLite drove the plan from every
+-- anchor through the report nodes (their view_name equals a constant), which made even
+-- LIMIT 100 take 20 s on a million anchors; this way the occurrences drive it.
+SELECT na.node_id,
+       (SELECT n.local_node_id FROM traceloom_viz_node n
+         WHERE n.node_id = na.node_id AND n.db_idx = na.db_idx AND n.device_id = na.device_id
+           AND n.view_name = na.view_name) AS local_node_id,
+       na.anchor_id, na.db_idx, na.device_id, na.view_name,
        na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context, na.compute_us,
        na.comm_us, na.idle_us, na.total_us, na.self_us, na.aux_events, na.aux_us
-FROM traceloom_viz_node_anchor na
-JOIN traceloom_viz_node n ON n.node_id = na.node_id AND n.db_idx = na.db_idx
- AND n.device_id = na.device_id AND n.view_name = na.view_name;
+FROM traceloom_viz_node_anchor na;
 
 -- @surface traceloom_v_position | one position of the semantic tree | Positions with their display parent, preorder, kind, symbol and costs | SELECT position_id, node_type, label, repeat_count, occurrence_count, total_us FROM traceloom_v_position ORDER BY preorder_idx LIMIT 20
 CREATE VIEW traceloom_v_position AS
