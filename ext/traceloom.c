@@ -19,6 +19,7 @@ SQLITE_EXTENSION_INIT1
 #include "analyze/analyze.h"
 #include "export/looptree.h"
 #include "export/perfetto.h"
+#include "publish/rows.h"
 #include "buf.h"
 
 #include <stdlib.h>
@@ -162,6 +163,8 @@ static const module_def modules[] = {
     {"traceloom_events", &tl_events_module},
     {"traceloom_host_calls", &tl_host_calls_module},
     {"traceloom_profile", &tl_profile_module},
+    /* Internal: the row source of the publisher's bulk inserts (ext/publish/rows.c). */
+    {"traceloom_rows", &tl_rows_module},
 };
 
 #ifdef _WIN32

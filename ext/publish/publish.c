@@ -5,6 +5,7 @@
 #include "embedded.h"
 #include "buf.h"
 #include "shapes.h"
+#include "rows.h"
 #include "timing.h"
 
 #include <math.h>
@@ -233,31 +234,57 @@ static int insert_event_shape(sqlite3_stmt *st, const tl_publish_input *in, size
   return sqlite3_step(st);
 }
 
+/* The integer columns of event i, for the bulk insert (rows.h). */
+typedef struct event_rows {
+  const tl_trace *t;
+  const uint32_t *shape_id;
+} event_rows;
+
+static void opt_i64(int64_t *v, unsigned char *null, int k, int64_t x, int64_t absent) {
+  null[k] = x == absent;
+  v[k] = x;
+}
+
+static void fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
+  const event_rows *r = ctx;
+  const tl_events *ev = &r->t->ev;
+  memset(null, 0, 16);
+  v[0] = (int64_t)i;
+  v[1] = ev->db_idx[i];
+  v[2] = ev->device_id[i];
+  v[3] = r->t->source_refs.v[ev->source_ref[i]].source_id;
+  v[4] = ev->source_rowid[i];
+  opt_i64(v, null, 5, ev->stream_id[i], TL_NO_STREAM);
+  v[6] = ev->start_ns[i];
+  v[7] = ev->end_ns[i];
+  v[8] = r->shape_id[i];
+  opt_i64(v, null, 9, ev->task_id[i], TL_ABSENT);
+  opt_i64(v, null, 10, ev->global_task_id[i], TL_ABSENT);
+  opt_i64(v, null, 11, ev->correlation_id[i], TL_ABSENT);
+  opt_i64(v, null, 12, ev->context_id[i], TL_ABSENT);
+  opt_i64(v, null, 13, ev->model_id[i], TL_ABSENT);
+  opt_i64(v, null, 14, ev->graph_node_id[i], TL_ABSENT);
+  opt_i64(v, null, 15, ev->op_id[i], TL_ABSENT);
+}
+
 static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   const tl_trace *t = in->trace;
   const tl_events *ev = &t->ev;
-  sqlite3_stmt *st, *shape;
-  if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_event_core(event_n, db_idx, device_id, source_id, "
-                     "source_rowid, stream_id, start_ns, end_ns, shape_id, task_id, "
-                     "global_task_id, correlation_id, context_id, model_id, graph_node_id, op_id) "
-                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-                     "?16)",
-                     &st, e))
-    return TL_ERROR;
+  sqlite3_stmt *shape;
   if (tl_pub_prepare(db,
                      "INSERT INTO traceloom_event_shape(shape_id, source_table, kind, category, "
                      "role, semantic_role, semantic_role_reason, symbol, role_class_id, label, "
                      "raw_label, op_name, op_type, compute_task_type, comm_name, comm_task_type, "
                      "family, task_type) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
                      "?12, ?13, ?14, ?15, ?16, ?17, ?18)",
-                     &shape, e)) {
-    sqlite3_finalize(st);
+                     &shape, e))
     return TL_ERROR;
-  }
+  /* The shapes first (few rows, inserted as they are met), then every event in one
+  ** INSERT ... SELECT. */
+  uint32_t *shape_of = malloc((ev->n ? ev->n : 1) * sizeof *shape_of);
   tl_shapes shapes;
   tl_shapes_init(&shapes, 7);
-  int rc = TL_OK;
+  int rc = shape_of ? TL_OK : tl_nomem(e);
   for (size_t i = 0; i < ev->n && rc == TL_OK; i++) {
     /* Everything the shape row is a function of (see insert_event_shape). */
     uint64_t key[7] = {
@@ -274,6 +301,7 @@ static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
       rc = tl_nomem(e);
       break;
     }
+    shape_of[i] = (uint32_t)shape_id;
     if (fresh) {
       int src = insert_event_shape(shape, in, i, shape_id);
       sqlite3_reset(shape);
@@ -282,27 +310,19 @@ static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
         break;
       }
     }
-    sqlite3_bind_int64(st, 1, (int64_t)i);
-    sqlite3_bind_int(st, 2, ev->db_idx[i]);
-    sqlite3_bind_int64(st, 3, ev->device_id[i]);
-    sqlite3_bind_int(st, 4, t->source_refs.v[ev->source_ref[i]].source_id);
-    sqlite3_bind_int64(st, 5, ev->source_rowid[i]);
-    tl_bind_i64_or_null(st, 6, ev->stream_id[i], TL_NO_STREAM);
-    sqlite3_bind_int64(st, 7, ev->start_ns[i]);
-    sqlite3_bind_int64(st, 8, ev->end_ns[i]);
-    sqlite3_bind_int64(st, 9, shape_id);
-    tl_bind_i64_or_null(st, 10, ev->task_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 11, ev->global_task_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 12, ev->correlation_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 13, ev->context_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 14, ev->model_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 15, ev->graph_node_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 16, ev->op_id[i], TL_ABSENT);
-    rc = tl_pub_step(db, st, "traceloom_event_core", e);
   }
   tl_shapes_free(&shapes);
-  sqlite3_finalize(st);
   sqlite3_finalize(shape);
+  if (rc == TL_OK) {
+    event_rows ctx = {.t = t, .shape_id = shape_of};
+    tl_rows rows = {.nrows = ev->n, .ncols = 16, .fill = fill_event, .ctx = &ctx};
+    rc = tl_rows_insert(db, "traceloom_event_core",
+                        "event_n, db_idx, device_id, source_id, source_rowid, stream_id, "
+                        "start_ns, end_ns, shape_id, task_id, global_task_id, correlation_id, "
+                        "context_id, model_id, graph_node_id, op_id",
+                        &rows, e);
+  }
+  free(shape_of);
   return rc;
 }
 
@@ -314,28 +334,46 @@ static const char *call_match_policy(tl_provider p) {
   }
 }
 
+/* The integer columns of call i, for the bulk insert. */
+typedef struct call_rows {
+  const tl_trace *t;
+  const uint32_t *shape_id;
+} call_rows;
+
+static void fill_call(void *ctx, size_t i, int64_t *v, unsigned char *null) {
+  const call_rows *r = ctx;
+  const tl_calls *ca = &r->t->calls;
+  memset(null, 0, 13);
+  v[0] = (int64_t)i;
+  v[1] = ca->db_idx[i];
+  v[2] = r->t->source_refs.v[ca->source_ref[i]].source_id;
+  v[3] = ca->source_rowid[i];
+  v[4] = ca->start_ns[i];
+  v[5] = ca->end_ns[i];
+  v[6] = r->shape_id[i];
+  opt_i64(v, null, 7, ca->process_id[i], TL_ABSENT);
+  opt_i64(v, null, 8, ca->thread_id[i], TL_ABSENT);
+  opt_i64(v, null, 9, ca->global_tid[i], TL_ABSENT);
+  opt_i64(v, null, 10, ca->context_id[i], TL_ABSENT);
+  opt_i64(v, null, 11, ca->device_id[i], TL_ABSENT);
+  opt_i64(v, null, 12, ca->correlation_id[i], TL_ABSENT);
+}
+
 static int publish_calls(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   const tl_trace *t = in->trace;
   const tl_calls *ca = &t->calls;
-  sqlite3_stmt *st, *shape;
-  if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_runtime_call_core(call_n, db_idx, source_id, "
-                     "source_rowid, start_ns, end_ns, shape_id, process_id, thread_id, "
-                     "global_tid, context_id, device_id, correlation_id) VALUES (?1, ?2, ?3, ?4, "
-                     "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                     &st, e))
-    return TL_ERROR;
+  sqlite3_stmt *shape;
   if (tl_pub_prepare(db,
                      "INSERT INTO traceloom_runtime_call_shape(shape_id, provider, clock_domain, "
                      "source_table, api_name, api_type, match_policy) VALUES (?1, ?2, ?3, ?4, ?5, "
                      "?6, ?7)",
-                     &shape, e)) {
-    sqlite3_finalize(st);
+                     &shape, e))
     return TL_ERROR;
-  }
+  /* The shapes first, then every call in one INSERT ... SELECT (rows.h). */
+  uint32_t *shape_of = malloc((ca->n ? ca->n : 1) * sizeof *shape_of);
   tl_shapes shapes;
   tl_shapes_init(&shapes, 4);
-  int rc = TL_OK;
+  int rc = shape_of ? TL_OK : tl_nomem(e);
   for (size_t i = 0; i < ca->n && rc == TL_OK; i++) {
     uint16_t ref = ca->source_ref[i];
     tl_provider prov = (tl_provider)ca->provider[i];
@@ -357,48 +395,57 @@ static int publish_calls(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
       sqlite3_bind_text(shape, 7, call_match_policy(prov), -1, SQLITE_STATIC);
       if ((rc = tl_pub_step(db, shape, "traceloom_runtime_call_shape", e))) break;
     }
-    sqlite3_bind_int64(st, 1, (int64_t)i);
-    sqlite3_bind_int(st, 2, ca->db_idx[i]);
-    sqlite3_bind_int(st, 3, t->source_refs.v[ref].source_id);
-    sqlite3_bind_int64(st, 4, ca->source_rowid[i]);
-    sqlite3_bind_int64(st, 5, ca->start_ns[i]);
-    sqlite3_bind_int64(st, 6, ca->end_ns[i]);
-    sqlite3_bind_int64(st, 7, shape_id);
-    tl_bind_i64_or_null(st, 8, ca->process_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 9, ca->thread_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 10, ca->global_tid[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 11, ca->context_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 12, ca->device_id[i], TL_ABSENT);
-    tl_bind_i64_or_null(st, 13, ca->correlation_id[i], TL_ABSENT);
-    rc = tl_pub_step(db, st, "traceloom_runtime_call_core", e);
+    shape_of[i] = (uint32_t)shape_id;
   }
   tl_shapes_free(&shapes);
-  sqlite3_finalize(st);
   sqlite3_finalize(shape);
+  if (rc == TL_OK) {
+    call_rows ctx = {.t = t, .shape_id = shape_of};
+    tl_rows rows = {.nrows = ca->n, .ncols = 13, .fill = fill_call, .ctx = &ctx};
+    rc = tl_rows_insert(db, "traceloom_runtime_call_core",
+                        "call_n, db_idx, source_id, source_rowid, start_ns, end_ns, shape_id, "
+                        "process_id, thread_id, global_tid, context_id, device_id, correlation_id",
+                        &rows, e);
+  }
+  free(shape_of);
   return rc;
+}
+
+/* The integer columns of relation i, for the bulk insert. */
+typedef struct relation_rows {
+  const tl_relation *r;
+  const uint32_t *shape_id;
+} relation_rows;
+
+static void fill_relation(void *ctx, size_t i, int64_t *v, unsigned char *null) {
+  const relation_rows *x = ctx;
+  const tl_relation *r = &x->r[i];
+  memset(null, 0, 8);
+  v[0] = (int64_t)i;
+  v[1] = r->db_idx;
+  opt_i64(v, null, 2, r->call, -1);
+  opt_i64(v, null, 3, r->work, -1);
+  v[4] = x->shape_id[i];
+  v[5] = r->call_candidates;
+  v[6] = r->work_candidates;
+  opt_i64(v, null, 7, r->correlation_id, TL_ABSENT);
 }
 
 static int publish_relations(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   const tl_trace *t = in->trace;
-  sqlite3_stmt *st, *shape;
-  if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_runtime_device_relation_core(relation_n, db_idx, "
-                     "call_n, event_n, shape_id, runtime_candidate_count, "
-                     "device_candidate_count, correlation_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                     "?7, ?8)",
-                     &st, e))
-    return TL_ERROR;
+  sqlite3_stmt *shape;
   if (tl_pub_prepare(db,
                      "INSERT INTO traceloom_runtime_device_relation_shape(shape_id, "
                      "relation_kind, match_policy, evidence_level, support_state, cardinality) "
                      "VALUES (?1, 'runtime_launch', ?2, ?3, ?4, ?5)",
-                     &shape, e)) {
-    sqlite3_finalize(st);
+                     &shape, e))
     return TL_ERROR;
-  }
+  /* The shapes first, then every relation in one INSERT ... SELECT (rows.h). */
+  size_t n = in->relations->n;
+  uint32_t *shape_of = malloc((n ? n : 1) * sizeof *shape_of);
   tl_shapes shapes;
   tl_shapes_init(&shapes, 4);
-  int rc = TL_OK;
+  int rc = shape_of ? TL_OK : tl_nomem(e);
   for (size_t i = 0; i < in->relations->n && rc == TL_OK; i++) {
     const tl_relation *r = &in->relations->v[i];
     /* The four strings are static literals: their addresses identify them. */
@@ -422,19 +469,19 @@ static int publish_relations(sqlite3 *db, const tl_publish_input *in, tl_err *e)
       sqlite3_bind_text(shape, 5, cardinality, -1, SQLITE_STATIC);
       if ((rc = tl_pub_step(db, shape, "traceloom_runtime_device_relation_shape", e))) break;
     }
-    sqlite3_bind_int64(st, 1, (int64_t)i);
-    sqlite3_bind_int(st, 2, r->db_idx);
-    tl_bind_i64_or_null(st, 3, r->call, -1);
-    tl_bind_i64_or_null(st, 4, r->work, -1);
-    sqlite3_bind_int64(st, 5, shape_id);
-    sqlite3_bind_int64(st, 6, r->call_candidates);
-    sqlite3_bind_int64(st, 7, r->work_candidates);
-    tl_bind_i64_or_null(st, 8, r->correlation_id, TL_ABSENT);
-    rc = tl_pub_step(db, st, "traceloom_runtime_device_relation_core", e);
+    shape_of[i] = (uint32_t)shape_id;
   }
   tl_shapes_free(&shapes);
-  sqlite3_finalize(st);
   sqlite3_finalize(shape);
+  if (rc == TL_OK) {
+    relation_rows ctx = {.r = in->relations->v, .shape_id = shape_of};
+    tl_rows rows = {.nrows = n, .ncols = 8, .fill = fill_relation, .ctx = &ctx};
+    rc = tl_rows_insert(db, "traceloom_runtime_device_relation_core",
+                        "relation_n, db_idx, call_n, event_n, shape_id, runtime_candidate_count, "
+                        "device_candidate_count, correlation_id",
+                        &rows, e);
+  }
+  free(shape_of);
   return rc;
 }
 

@@ -1,0 +1,32 @@
+/*
+** rows.h: inserting many integer rows from C arrays with one INSERT ... SELECT (rows.c).
+*/
+#ifndef TL_PUBLISH_ROWS_H
+#define TL_PUBLISH_ROWS_H
+
+#include "sqlite_api.h"
+#include "err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TL_ROWS_MAX_COLS 24
+#define TL_ROWS_POINTER_TYPE "tl_rows"
+
+/* A producer of nrows rows of ncols integers: fill writes row `row` (0-based, asked for in
+** order, once each) into v[0..ncols) and sets null[k] for the columns that are SQL NULL. */
+typedef struct tl_rows {
+  size_t nrows;
+  int ncols;
+  void (*fill)(void *ctx, size_t row, int64_t *v, unsigned char *null);
+  void *ctx;
+} tl_rows;
+
+/* The eponymous virtual table traceloom_rows (registered with the extension). */
+extern const sqlite3_module tl_rows_module;
+
+/* INSERT INTO table(columns) SELECT c0, .., c(ncols-1) FROM traceloom_rows(src). */
+int tl_rows_insert(sqlite3 *db, const char *table, const char *columns, const tl_rows *src,
+                   tl_err *e);
+
+#endif
