@@ -37,3 +37,10 @@ CREATE TABLE evil_default(x, y DEFAULT (traceloom_analyze('fixtures/minimal_smok
 INSERT INTO evil_default(x) VALUES (1);
 SELECT 'no file was written by the CHECK constraint', readfile('pwned_by_check.json') IS NULL;
 SELECT 'a top-level SELECT still works', traceloom_analyze('fixtures/minimal_smoke/mono') LIKE '%3 events%';
+
+-- traceloom_rows, the publisher's internal row source, reads only a C pointer that SQL cannot
+-- forge: from SQL it yields nothing, and a view cannot use it at all.
+SELECT 'traceloom_rows yields no rows from SQL', (SELECT count(*) FROM traceloom_rows('x')) = 0 AND (SELECT count(*) FROM traceloom_rows(42)) = 0;
+CREATE VIEW evil_rows AS SELECT * FROM traceloom_rows(1);
+-- expect-error: unsafe use of virtual table "traceloom_rows"
+SELECT count(*) FROM evil_rows;
