@@ -203,12 +203,56 @@ static const char *kind_role(tl_kind k) {
   }
 }
 
+/* The shape pass before a bulk insert: the shape key of each of n rows, interned, and each
+** shape met for the first time written with `sql` (?1 = shape id, the rest bound by bind).
+** Returns the shape id of every row (free() it), or NULL with e set. */
+typedef struct shape_pass {
+  size_t n;
+  int width; /* words of key */
+  const char *table, *sql;
+  void (*key)(const void *ctx, size_t i, uint64_t *key);
+  void (*bind)(const void *ctx, sqlite3_stmt *st, size_t i);
+  const void *ctx;
+} shape_pass;
+
+static uint32_t *assign_shapes(sqlite3 *db, const shape_pass *p, tl_err *e) {
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db, p->sql, &st, e)) return NULL;
+  uint32_t *shape_of = malloc((p->n ? p->n : 1) * sizeof *shape_of);
+  tl_shapes shapes;
+  tl_shapes_init(&shapes, (size_t)p->width);
+  int rc = shape_of ? TL_OK : tl_nomem(e);
+  uint64_t key[8];
+  for (size_t i = 0; i < p->n && rc == TL_OK; i++) {
+    p->key(p->ctx, i, key);
+    int fresh;
+    int64_t id = tl_shapes_intern(&shapes, key, &fresh);
+    if (id < 0) {
+      rc = tl_nomem(e);
+      break;
+    }
+    if (fresh) {
+      sqlite3_bind_int64(st, 1, id);
+      p->bind(p->ctx, st, i);
+      rc = tl_pub_step(db, st, p->table, e);
+    }
+    shape_of[i] = (uint32_t)id;
+  }
+  tl_shapes_free(&shapes);
+  sqlite3_finalize(st);
+  if (rc != TL_OK) {
+    free(shape_of);
+    return NULL;
+  }
+  return shape_of;
+}
+
 /* The text columns of event i, stored once per distinct combination (traceloom_event_shape). */
-static int insert_event_shape(sqlite3_stmt *st, const tl_publish_input *in, size_t i, int64_t id) {
+static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
+  const tl_publish_input *in = ctx;
   const tl_trace *t = in->trace;
   const tl_events *ev = &t->ev;
   const tl_label *l = &t->labels.v[ev->label[i]];
-  sqlite3_bind_int64(st, 1, id);
   tl_bind_str(st, 2, t->pool, t->source_refs.v[ev->source_ref[i]].table);
   sqlite3_bind_text(st, 3, tl_kind_name((tl_kind)l->kind), -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 4, kind_category((tl_kind)l->kind), -1, SQLITE_STATIC);
@@ -231,7 +275,21 @@ static int insert_event_shape(sqlite3_stmt *st, const tl_publish_input *in, size
   sqlite3_bind_text(st, 17, tl_family_source_kind(t->profile->inputs.v[ev->db_idx[i]].family), -1,
                     SQLITE_STATIC);
   tl_bind_str(st, 18, t->pool, l->task_type);
-  return sqlite3_step(st);
+}
+
+/* Everything the event shape row is a function of (see bind_event_shape). */
+static void event_shape_key(const void *ctx, size_t i, uint64_t *key) {
+  const tl_publish_input *in = ctx;
+  const tl_trace *t = in->trace;
+  const tl_events *ev = &t->ev;
+  key[0] = ev->label[i];
+  key[1] = ev->source_ref[i];
+  key[2] = (uint64_t)t->profile->inputs.v[ev->db_idx[i]].family;
+  key[3] = in->event_symbol ? in->event_symbol[i] : TL_STR_NONE;
+  key[4] = (uint64_t)(uintptr_t)(in->event_semantic_role ? in->event_semantic_role[i] : NULL);
+  key[5] = (uint64_t)(uintptr_t)(in->event_semantic_role_reason
+                                     ? in->event_semantic_role_reason[i] : NULL);
+  key[6] = in->event_role_class ? (uint64_t)in->event_role_class[i] + 1 : 0;
 }
 
 /* The integer columns of event i, for the bulk insert (rows.h). */
@@ -269,59 +327,25 @@ static void fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
 
 static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   const tl_trace *t = in->trace;
-  const tl_events *ev = &t->ev;
-  sqlite3_stmt *shape;
-  if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_event_shape(shape_id, source_table, kind, category, "
-                     "role, semantic_role, semantic_role_reason, symbol, role_class_id, label, "
-                     "raw_label, op_name, op_type, compute_task_type, comm_name, comm_task_type, "
-                     "family, task_type) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-                     "?12, ?13, ?14, ?15, ?16, ?17, ?18)",
-                     &shape, e))
-    return TL_ERROR;
-  /* The shapes first (few rows, inserted as they are met), then every event in one
-  ** INSERT ... SELECT. */
-  uint32_t *shape_of = malloc((ev->n ? ev->n : 1) * sizeof *shape_of);
-  tl_shapes shapes;
-  tl_shapes_init(&shapes, 7);
-  int rc = shape_of ? TL_OK : tl_nomem(e);
-  for (size_t i = 0; i < ev->n && rc == TL_OK; i++) {
-    /* Everything the shape row is a function of (see insert_event_shape). */
-    uint64_t key[7] = {
-        ev->label[i], ev->source_ref[i],
-        (uint64_t)t->profile->inputs.v[ev->db_idx[i]].family,
-        in->event_symbol ? in->event_symbol[i] : TL_STR_NONE,
-        (uint64_t)(uintptr_t)(in->event_semantic_role ? in->event_semantic_role[i] : NULL),
-        (uint64_t)(uintptr_t)(in->event_semantic_role_reason ? in->event_semantic_role_reason[i]
-                                                             : NULL),
-        in->event_role_class ? (uint64_t)in->event_role_class[i] + 1 : 0};
-    int fresh;
-    int64_t shape_id = tl_shapes_intern(&shapes, key, &fresh);
-    if (shape_id < 0) {
-      rc = tl_nomem(e);
-      break;
-    }
-    shape_of[i] = (uint32_t)shape_id;
-    if (fresh) {
-      int src = insert_event_shape(shape, in, i, shape_id);
-      sqlite3_reset(shape);
-      if (src != SQLITE_DONE) {
-        rc = tl_fail(e, "failed to write traceloom_event_shape: %s", sqlite3_errmsg(db));
-        break;
-      }
-    }
-  }
-  tl_shapes_free(&shapes);
-  sqlite3_finalize(shape);
-  if (rc == TL_OK) {
-    event_rows ctx = {.t = t, .shape_id = shape_of};
-    tl_rows rows = {.nrows = ev->n, .ncols = 16, .fill = fill_event, .ctx = &ctx};
-    rc = tl_rows_insert(db, "traceloom_event_core",
-                        "event_n, db_idx, device_id, source_id, source_rowid, stream_id, "
-                        "start_ns, end_ns, shape_id, task_id, global_task_id, correlation_id, "
-                        "context_id, model_id, graph_node_id, op_id",
-                        &rows, e);
-  }
+  /* The shapes first (few rows, written as they are met), then every event in one
+  ** INSERT ... SELECT (rows.h). */
+  shape_pass sp = {
+      .n = t->ev.n, .width = 7, .table = "traceloom_event_shape",
+      .sql = "INSERT INTO traceloom_event_shape(shape_id, source_table, kind, category, role, "
+             "semantic_role, semantic_role_reason, symbol, role_class_id, label, raw_label, "
+             "op_name, op_type, compute_task_type, comm_name, comm_task_type, family, task_type) "
+             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+             "?17, ?18)",
+      .key = event_shape_key, .bind = bind_event_shape, .ctx = in};
+  uint32_t *shape_of = assign_shapes(db, &sp, e);
+  if (!shape_of) return TL_ERROR;
+  event_rows ctx = {.t = t, .shape_id = shape_of};
+  tl_rows rows = {.nrows = t->ev.n, .ncols = 16, .fill = fill_event, .ctx = &ctx};
+  int rc = tl_rows_insert(db, "traceloom_event_core",
+                          "event_n, db_idx, device_id, source_id, source_rowid, stream_id, "
+                          "start_ns, end_ns, shape_id, task_id, global_task_id, correlation_id, "
+                          "context_id, model_id, graph_node_id, op_id",
+                          &rows, e);
   free(shape_of);
   return rc;
 }
@@ -359,54 +383,42 @@ static void fill_call(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   opt_i64(v, null, 12, ca->correlation_id[i], TL_ABSENT);
 }
 
+static void call_shape_key(const void *ctx, size_t i, uint64_t *key) {
+  const tl_calls *ca = &((const tl_trace *)ctx)->calls;
+  key[0] = ca->provider[i], key[1] = ca->source_ref[i];
+  key[2] = ca->api_name[i], key[3] = ca->api_type[i];
+}
+
+static void bind_call_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
+  const tl_trace *t = ctx;
+  const tl_calls *ca = &t->calls;
+  tl_provider prov = (tl_provider)ca->provider[i];
+  sqlite3_bind_text(st, 2, tl_provider_name(prov), -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 3, prov == TL_PROVIDER_UNKNOWN ? "unknown" : "profiler_host", -1,
+                    SQLITE_STATIC);
+  tl_bind_str(st, 4, t->pool, t->source_refs.v[ca->source_ref[i]].table);
+  tl_bind_str(st, 5, t->pool, ca->api_name[i]);
+  tl_bind_str(st, 6, t->pool, ca->api_type[i]);
+  sqlite3_bind_text(st, 7, call_match_policy(prov), -1, SQLITE_STATIC);
+}
+
 static int publish_calls(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   const tl_trace *t = in->trace;
-  const tl_calls *ca = &t->calls;
-  sqlite3_stmt *shape;
-  if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_runtime_call_shape(shape_id, provider, clock_domain, "
-                     "source_table, api_name, api_type, match_policy) VALUES (?1, ?2, ?3, ?4, ?5, "
-                     "?6, ?7)",
-                     &shape, e))
-    return TL_ERROR;
-  /* The shapes first, then every call in one INSERT ... SELECT (rows.h). */
-  uint32_t *shape_of = malloc((ca->n ? ca->n : 1) * sizeof *shape_of);
-  tl_shapes shapes;
-  tl_shapes_init(&shapes, 4);
-  int rc = shape_of ? TL_OK : tl_nomem(e);
-  for (size_t i = 0; i < ca->n && rc == TL_OK; i++) {
-    uint16_t ref = ca->source_ref[i];
-    tl_provider prov = (tl_provider)ca->provider[i];
-    uint64_t key[4] = {prov, ref, ca->api_name[i], ca->api_type[i]};
-    int fresh;
-    int64_t shape_id = tl_shapes_intern(&shapes, key, &fresh);
-    if (shape_id < 0) {
-      rc = tl_nomem(e);
-      break;
-    }
-    if (fresh) {
-      sqlite3_bind_int64(shape, 1, shape_id);
-      sqlite3_bind_text(shape, 2, tl_provider_name(prov), -1, SQLITE_STATIC);
-      sqlite3_bind_text(shape, 3, prov == TL_PROVIDER_UNKNOWN ? "unknown" : "profiler_host", -1,
-                        SQLITE_STATIC);
-      tl_bind_str(shape, 4, t->pool, t->source_refs.v[ref].table);
-      tl_bind_str(shape, 5, t->pool, ca->api_name[i]);
-      tl_bind_str(shape, 6, t->pool, ca->api_type[i]);
-      sqlite3_bind_text(shape, 7, call_match_policy(prov), -1, SQLITE_STATIC);
-      if ((rc = tl_pub_step(db, shape, "traceloom_runtime_call_shape", e))) break;
-    }
-    shape_of[i] = (uint32_t)shape_id;
-  }
-  tl_shapes_free(&shapes);
-  sqlite3_finalize(shape);
-  if (rc == TL_OK) {
-    call_rows ctx = {.t = t, .shape_id = shape_of};
-    tl_rows rows = {.nrows = ca->n, .ncols = 13, .fill = fill_call, .ctx = &ctx};
-    rc = tl_rows_insert(db, "traceloom_runtime_call_core",
-                        "call_n, db_idx, source_id, source_rowid, start_ns, end_ns, shape_id, "
-                        "process_id, thread_id, global_tid, context_id, device_id, correlation_id",
-                        &rows, e);
-  }
+  shape_pass sp = {
+      .n = t->calls.n, .width = 4, .table = "traceloom_runtime_call_shape",
+      .sql = "INSERT INTO traceloom_runtime_call_shape(shape_id, provider, clock_domain, "
+             "source_table, api_name, api_type, match_policy) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+             "?7)",
+      .key = call_shape_key, .bind = bind_call_shape, .ctx = t};
+  uint32_t *shape_of = assign_shapes(db, &sp, e);
+  if (!shape_of) return TL_ERROR;
+  call_rows ctx = {.t = t, .shape_id = shape_of};
+  tl_rows rows = {.nrows = t->calls.n, .ncols = 13, .fill = fill_call, .ctx = &ctx};
+  int rc = tl_rows_insert(db, "traceloom_runtime_call_core",
+                          "call_n, db_idx, source_id, source_rowid, start_ns, end_ns, shape_id, "
+                          "process_id, thread_id, global_tid, context_id, device_id, "
+                          "correlation_id",
+                          &rows, e);
   free(shape_of);
   return rc;
 }
@@ -431,56 +443,41 @@ static void fill_relation(void *ctx, size_t i, int64_t *v, unsigned char *null) 
   opt_i64(v, null, 7, r->correlation_id, TL_ABSENT);
 }
 
+/* The four strings of a relation's shape are static literals: their addresses identify them. */
+static void relation_shape_key(const void *ctx, size_t i, uint64_t *key) {
+  const tl_publish_input *in = ctx;
+  const tl_relation *r = &in->relations->v[i];
+  key[0] = (uint64_t)(uintptr_t)tl_relation_match_policy(in->trace, r);
+  key[1] = (uint64_t)(uintptr_t)tl_relation_evidence_level(r);
+  key[2] = r->state;
+  key[3] = (uint64_t)(uintptr_t)tl_relation_cardinality(r);
+}
+
+static void bind_relation_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
+  const tl_publish_input *in = ctx;
+  const tl_relation *r = &in->relations->v[i];
+  sqlite3_bind_text(st, 2, tl_relation_match_policy(in->trace, r), -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 3, tl_relation_evidence_level(r), -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 4, tl_support_state_name((tl_support_state)r->state), -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 5, tl_relation_cardinality(r), -1, SQLITE_STATIC);
+}
+
 static int publish_relations(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
-  const tl_trace *t = in->trace;
-  sqlite3_stmt *shape;
-  if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_runtime_device_relation_shape(shape_id, "
-                     "relation_kind, match_policy, evidence_level, support_state, cardinality) "
-                     "VALUES (?1, 'runtime_launch', ?2, ?3, ?4, ?5)",
-                     &shape, e))
-    return TL_ERROR;
-  /* The shapes first, then every relation in one INSERT ... SELECT (rows.h). */
   size_t n = in->relations->n;
-  uint32_t *shape_of = malloc((n ? n : 1) * sizeof *shape_of);
-  tl_shapes shapes;
-  tl_shapes_init(&shapes, 4);
-  int rc = shape_of ? TL_OK : tl_nomem(e);
-  for (size_t i = 0; i < in->relations->n && rc == TL_OK; i++) {
-    const tl_relation *r = &in->relations->v[i];
-    /* The four strings are static literals: their addresses identify them. */
-    const char *policy = tl_relation_match_policy(t, r);
-    const char *level = tl_relation_evidence_level(r);
-    const char *cardinality = tl_relation_cardinality(r);
-    uint64_t key[4] = {(uint64_t)(uintptr_t)policy, (uint64_t)(uintptr_t)level, r->state,
-                       (uint64_t)(uintptr_t)cardinality};
-    int fresh;
-    int64_t shape_id = tl_shapes_intern(&shapes, key, &fresh);
-    if (shape_id < 0) {
-      rc = tl_nomem(e);
-      break;
-    }
-    if (fresh) {
-      sqlite3_bind_int64(shape, 1, shape_id);
-      sqlite3_bind_text(shape, 2, policy, -1, SQLITE_STATIC);
-      sqlite3_bind_text(shape, 3, level, -1, SQLITE_STATIC);
-      sqlite3_bind_text(shape, 4, tl_support_state_name((tl_support_state)r->state), -1,
-                        SQLITE_STATIC);
-      sqlite3_bind_text(shape, 5, cardinality, -1, SQLITE_STATIC);
-      if ((rc = tl_pub_step(db, shape, "traceloom_runtime_device_relation_shape", e))) break;
-    }
-    shape_of[i] = (uint32_t)shape_id;
-  }
-  tl_shapes_free(&shapes);
-  sqlite3_finalize(shape);
-  if (rc == TL_OK) {
-    relation_rows ctx = {.r = in->relations->v, .shape_id = shape_of};
-    tl_rows rows = {.nrows = n, .ncols = 8, .fill = fill_relation, .ctx = &ctx};
-    rc = tl_rows_insert(db, "traceloom_runtime_device_relation_core",
-                        "relation_n, db_idx, call_n, event_n, shape_id, runtime_candidate_count, "
-                        "device_candidate_count, correlation_id",
-                        &rows, e);
-  }
+  shape_pass sp = {
+      .n = n, .width = 4, .table = "traceloom_runtime_device_relation_shape",
+      .sql = "INSERT INTO traceloom_runtime_device_relation_shape(shape_id, relation_kind, "
+             "match_policy, evidence_level, support_state, cardinality) VALUES (?1, "
+             "'runtime_launch', ?2, ?3, ?4, ?5)",
+      .key = relation_shape_key, .bind = bind_relation_shape, .ctx = in};
+  uint32_t *shape_of = assign_shapes(db, &sp, e);
+  if (!shape_of) return TL_ERROR;
+  relation_rows ctx = {.r = in->relations->v, .shape_id = shape_of};
+  tl_rows rows = {.nrows = n, .ncols = 8, .fill = fill_relation, .ctx = &ctx};
+  int rc = tl_rows_insert(db, "traceloom_runtime_device_relation_core",
+                          "relation_n, db_idx, call_n, event_n, shape_id, runtime_candidate_count, "
+                          "device_candidate_count, correlation_id",
+                          &rows, e);
   free(shape_of);
   return rc;
 }

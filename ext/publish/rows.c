@@ -19,6 +19,7 @@
 ** constraint is left to SQLite. Rows come in producer order, rowid = row index.
 */
 #include "publish/rows.h"
+#include "vtab/vtab_common.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,50 +38,29 @@ typedef struct rows_cursor {
   unsigned char null[TL_ROWS_MAX_COLS];
 } rows_cursor;
 
-/* xConnect: declare the columns; the table reads no file but is for our own statements
-** only, so it is DIRECTONLY like the others. */
+/* xConnect: declare the columns. The table reads no file, but it is for our own statements
+** only, so it is DIRECTONLY like the others (vtab_common.h). */
 static int rows_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                         sqlite3_vtab **out, char **err) {
-  (void)aux, (void)argc, (void)argv, (void)err;
-  int rc = sqlite3_declare_vtab(db, schema);
-  if (rc != SQLITE_OK) return rc;
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  sqlite3_vtab *vt = sqlite3_malloc(sizeof *vt);
-  if (!vt) return SQLITE_NOMEM;
-  memset(vt, 0, sizeof *vt);
-  *out = vt;
-  return SQLITE_OK;
-}
-
-/* xDisconnect: free what xConnect allocated. */
-static int rows_disconnect(sqlite3_vtab *vt) {
-  sqlite3_free(vt);
-  return SQLITE_OK;
+  (void)aux, (void)argc, (void)argv;
+  return tl_vtab_connect(db, schema, out, err);
 }
 
 /* xBestIndex: require a usable `src = ?` and pass it to xFilter as argv[0]. */
 static int rows_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   (void)vt;
-  for (int i = 0; i < info->nConstraint; i++) {
-    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-    if (c->iColumn == COL_SRC && c->op == SQLITE_INDEX_CONSTRAINT_EQ && c->usable) {
-      info->aConstraintUsage[i].argvIndex = 1;
-      info->aConstraintUsage[i].omit = 1;
-      info->estimatedCost = 1.0;
-      return SQLITE_OK;
-    }
-  }
-  return SQLITE_CONSTRAINT;
+  int i = tl_vtab_find_eq(info, COL_SRC);
+  if (i < 0) return SQLITE_CONSTRAINT;
+  info->aConstraintUsage[i].argvIndex = 1;
+  info->aConstraintUsage[i].omit = 1;
+  info->estimatedCost = 1.0;
+  return SQLITE_OK;
 }
 
 /* xOpen: a cursor with no source yet. */
 static int rows_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
   (void)vt;
-  rows_cursor *c = sqlite3_malloc(sizeof *c);
-  if (!c) return SQLITE_NOMEM;
-  memset(c, 0, sizeof *c);
-  *out = &c->base;
-  return SQLITE_OK;
+  return tl_vtab_open_cursor(sizeof(rows_cursor), out);
 }
 
 /* xClose: free the cursor (the source belongs to the caller). */
@@ -139,7 +119,7 @@ const sqlite3_module tl_rows_module = {
     .xCreate = NULL, /* eponymous-only: traceloom_rows(?) */
     .xConnect = rows_connect,
     .xBestIndex = rows_best_index,
-    .xDisconnect = rows_disconnect,
+    .xDisconnect = tl_vtab_disconnect,
     .xOpen = rows_open,
     .xClose = rows_close,
     .xFilter = rows_filter,

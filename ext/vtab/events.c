@@ -108,11 +108,7 @@ static int ev_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
 
 static int ev_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
   (void)vt;
-  events_cursor *c = sqlite3_malloc(sizeof *c);
-  if (!c) return SQLITE_NOMEM;
-  memset(c, 0, sizeof *c);
-  *out = &c->base;
-  return SQLITE_OK;
+  return tl_vtab_open_cursor(sizeof(events_cursor), out);
 }
 
 static void ev_reset(events_cursor *c) {

@@ -55,11 +55,7 @@ static int hc_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
 
 static int hc_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
   (void)vt;
-  calls_cursor *c = sqlite3_malloc(sizeof *c);
-  if (!c) return SQLITE_NOMEM;
-  memset(c, 0, sizeof *c);
-  *out = &c->base;
-  return SQLITE_OK;
+  return tl_vtab_open_cursor(sizeof(calls_cursor), out);
 }
 
 static void hc_reset(calls_cursor *c) {

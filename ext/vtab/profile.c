@@ -50,11 +50,7 @@ static int pr_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
 
 static int pr_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
   (void)vt;
-  profile_cursor *c = sqlite3_malloc(sizeof *c);
-  if (!c) return SQLITE_NOMEM;
-  memset(c, 0, sizeof *c);
-  *out = &c->base;
-  return SQLITE_OK;
+  return tl_vtab_open_cursor(sizeof(profile_cursor), out);
 }
 
 static int pr_close(sqlite3_vtab_cursor *cur) {

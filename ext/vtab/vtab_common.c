@@ -2,6 +2,8 @@
 ** vtab_common.c: shared table-valued function plumbing (see vtab_common.h).
 */
 #include "vtab_common.h"
+
+#include <string.h>
 #include "traceloom.h"
 
 #include <stddef.h>
@@ -20,6 +22,14 @@ int tl_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **out, char **
 
 int tl_vtab_disconnect(sqlite3_vtab *vt) {
   sqlite3_free(vt);
+  return SQLITE_OK;
+}
+
+int tl_vtab_open_cursor(size_t size, sqlite3_vtab_cursor **out) {
+  sqlite3_vtab_cursor *c = sqlite3_malloc64(size);
+  if (!c) return SQLITE_NOMEM;
+  memset(c, 0, size);
+  *out = c;
   return SQLITE_OK;
 }
 

@@ -15,6 +15,9 @@
 /* xConnect body: declares the schema and sets DIRECTONLY. */
 int tl_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **out, char **err);
 int tl_vtab_disconnect(sqlite3_vtab *vt);
+/* xOpen body: a zeroed cursor of `size` bytes (a struct whose first member is the
+** sqlite3_vtab_cursor). */
+int tl_vtab_open_cursor(size_t size, sqlite3_vtab_cursor **out);
 
 /* Finds the usable EQ constraint on column `col`; returns its index in aConstraint or -1. */
 int tl_vtab_find_eq(const sqlite3_index_info *info, int col);
