@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
   uint32_t *sym = malloc(n * sizeof *sym);
   for (size_t i = 0; i < n; i++) sym[i] = t.labels.v[t.ev.label[i]].op_type;
   tl_anchors a;
-  tl_packet *p;
+  tl_packets p;
   tl_forest f;
   double t1 = now();
   tl_anchor_input in = {&t, role, NULL, sym, NULL};
@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
   double t2 = now();
   if (tl_packets_build(&t, &a, &p, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
   double t3 = now();
-  if (tl_forest_build(&t, &a, p, NULL, &f, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
+  if (tl_forest_build(&t, &a, &p, NULL, &f, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
   double t4 = now();
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -95,7 +95,7 @@ int main(int argc, char **argv) {
     free(outline);
   }
   tl_forest_free(&f);
-  free(p);
+  tl_packets_free(&p);
   tl_anchors_free(&a);
   free(role), free(sym);
   tl_trace_free(&t);

@@ -441,7 +441,7 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   uint32_t *symbols = NULL, *role_class = NULL;
   const char **sem_role = NULL, **sem_reason = NULL;
   tl_anchors anchors;
-  tl_packet *packets = NULL;
+  tl_packets packets = {0};
   tl_forest forest;
   memset(&anchors, 0, sizeof anchors);
   memset(&forest, 0, sizeof forest);
@@ -540,7 +540,7 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
       else rc = tl_context_partition_anchors(ctx, &anchors, part);
     }
     tl_forest_constraints fc = {anchor_unit, anchor_key, part};
-    if (rc == TL_OK) rc = tl_forest_build(&trace, &anchors, packets, &fc, &forest, e);
+    if (rc == TL_OK) rc = tl_forest_build(&trace, &anchors, &packets, &fc, &forest, e);
     free(anchor_unit);
     free(anchor_key);
     free(part);
@@ -553,7 +553,7 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   char *summary_buf = rc == TL_OK ? malloc(SUMMARY_MAX) : NULL;
   if (rc == TL_OK && !summary_buf) rc = tl_nomem(e);
   if (rc == TL_OK) {
-    tl_structure_input sin = {&trace, &anchors, packets, &forest};
+    tl_structure_input sin = {&trace, &anchors, &packets, &forest};
     tl_publish_input in = {.profile = &profile,
                            .trace = &trace,
                            .relations = &relations,
@@ -587,7 +587,7 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   size_t n_real_events = replay.launches.n ? replay.n_real_events : trace.ev.n, n_exact = 0;
   for (size_t k = 0; k < replay.launches.n; k++) n_exact += replay.launches.v[k].unit != TL_REPLAY_NONE;
   tl_forest_free(&forest);
-  free(packets);
+  tl_packets_free(&packets);
   tl_anchors_free(&anchors);
   free(roles), free(costs), free(symbols), free(sem_role), free(sem_reason), free(role_class);
   tl_classification_free(&cls);

@@ -97,7 +97,7 @@ static int64_t covered(const intervals *u, size_t *cur, int64_t s, int64_t e) {
 
 /* Anchor shares of one group: sweep starts (anchor order) and ends (sorted). */
 static int shares(const tl_trace *t, const tl_anchors *a, const tl_anchor_group *g,
-                  tl_packet *p) {
+                  tl_packets *p) {
   const tl_events *ev = &t->ev;
   size_t n = g->count;
   if (!n) return 0;
@@ -121,10 +121,11 @@ static int shares(const tl_trace *t, const tl_anchors *a, const tl_anchor_group 
       /* The slice [prev, now) goes to the lowest active comm anchor, else the lowest other. */
       while (comm.n && ended[comm.v[0]]) heap_pop(&comm);
       while (other.n && ended[other.v[0]]) heap_pop(&other);
-      if (comm.n)
-        p[g->first + comm.v[0]].comm_ns += now - prev;
-      else if (other.n)
-        p[g->first + other.v[0]].compute_ns += now - prev;
+      if (comm.n) {
+        if (tl_i64col_add(&p->comm_ns, g->first + comm.v[0], now - prev)) goto out;
+      } else if (other.n) {
+        if (tl_i64col_add(&p->compute_ns, g->first + other.v[0], now - prev)) goto out;
+      }
     }
     prev = now, have_prev = 1;
     while (xi < n && ev->end_ns[a->event[g->first + ei[xi]]] == now) ended[ei[xi++]] = 1;
@@ -144,7 +145,7 @@ out:
 
 /* Prelude windows of one group, classified against the non-anchor events. */
 static int windows(const tl_trace *t, const tl_anchors *a, const tl_anchor_group *g,
-                   tl_packet *p) {
+                   tl_packets *p) {
   const tl_events *ev = &t->ev;
   intervals ucomm = {0}, uexec = {0}, uexec_only = {0};
   TL_VEC(uint32_t) active = {0}; /* the group's other events that may overlap a window */
@@ -163,18 +164,16 @@ static int windows(const tl_trace *t, const tl_anchors *a, const tl_anchor_group
   size_t cc = 0, ce = 0, next_event = 0;
   int64_t frontier = 0;
   for (size_t k = 0; k < g->count; k++) {
-    size_t x = a->event[g->first + k];
-    tl_packet *pk = &p[g->first + k];
+    size_t x = a->event[g->first + k], n = g->first + k;
     int64_t s = ev->start_ns[x], e = ev->end_ns[x];
-    pk->self_ns = e - s;
+    if (tl_i64col_set(&p->self_ns, n, e - s)) goto out;
     if (k == 0) frontier = s;
     if (s > frontier) {
       int64_t len = s - frontier;
       int64_t c = covered(&ucomm, &cc, frontier, s);
       int64_t x2 = covered(&uexec_only, &ce, frontier, s);
-      pk->comm_ns += c;
-      pk->compute_ns += x2;
-      pk->idle_ns += len - c - x2;
+      int64_t aux_ns = 0;
+      uint32_t aux_events = 0;
       /* Overlay: eligible events overlapping the window, each counted with its overlap.
       ** `active` keeps events that started before s and may still overlap later windows. */
       while (next_event < g->nevents && ev->start_ns[other[next_event]] < s) {
@@ -189,11 +188,15 @@ static int windows(const tl_trace *t, const tl_anchors *a, const tl_anchor_group
         int64_t lo = ev->start_ns[y] > frontier ? ev->start_ns[y] : frontier;
         int64_t hi = ev->end_ns[y] < s ? ev->end_ns[y] : s;
         if (hi > lo) {
-          pk->aux_ns += hi - lo;
-          pk->aux_events++;
+          aux_ns += hi - lo;
+          aux_events++;
         }
       }
       active.n = keep;
+      if (tl_i64col_add(&p->comm_ns, n, c) || tl_i64col_add(&p->compute_ns, n, x2) ||
+          tl_i64col_add(&p->idle_ns, n, len - c - x2) || tl_i64col_add(&p->aux_ns, n, aux_ns))
+        goto out;
+      p->aux_events[n] += aux_events;
     }
     if (e > frontier) frontier = e;
   }
@@ -204,17 +207,31 @@ out:
   return rc;
 }
 
-int tl_packets_build(const tl_trace *t, const tl_anchors *a, tl_packet **out, tl_err *e) {
-  *out = NULL;
-  tl_packet *p = calloc(a->n ? a->n : 1, sizeof *p);
-  if (!p) return tl_nomem(e);
-  for (size_t gi = 0; gi < a->groups.n; gi++) {
-    const tl_anchor_group *g = &a->groups.v[gi];
-    if (shares(t, a, g, p) || windows(t, a, g, p)) {
-      free(p);
-      return tl_nomem(e);
-    }
+void tl_packets_free(tl_packets *p) {
+  tl_i64col_free(&p->compute_ns), tl_i64col_free(&p->comm_ns), tl_i64col_free(&p->idle_ns);
+  tl_i64col_free(&p->self_ns), tl_i64col_free(&p->aux_ns);
+  free(p->aux_events);
+  p->aux_events = NULL;
+  p->n = 0;
+}
+
+int tl_packets_build(const tl_trace *t, const tl_anchors *a, tl_packets *out, tl_err *e) {
+  tl_i64col *cols[] = {&out->compute_ns, &out->comm_ns, &out->idle_ns, &out->self_ns,
+                       &out->aux_ns};
+  out->n = a->n;
+  out->aux_events = calloc(a->n ? a->n : 1, sizeof *out->aux_events);
+  int bad = !out->aux_events;
+  for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
+    tl_i64col_init(cols[k], 0);
+    if (tl_i64col_grow(cols[k], a->n ? a->n : 1)) bad = 1;
   }
-  *out = p;
+  for (size_t gi = 0; !bad && gi < a->groups.n; gi++) {
+    const tl_anchor_group *g = &a->groups.v[gi];
+    if (shares(t, a, g, out) || windows(t, a, g, out)) bad = 1;
+  }
+  if (bad) {
+    tl_packets_free(out);
+    return tl_nomem(e);
+  }
   return TL_OK;
 }

@@ -311,18 +311,18 @@ static void fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   v[1] = ev->db_idx[i];
   v[2] = ev->device_id[i];
   v[3] = r->t->source_refs.v[ev->source_ref[i]].source_id;
-  v[4] = ev->source_rowid[i];
+  v[4] = tl_i64col_get(&ev->source_rowid, i);
   opt_i64(v, null, 5, ev->stream_id[i], TL_NO_STREAM);
   v[6] = ev->start_ns[i];
   v[7] = ev->end_ns[i];
   v[8] = r->shape_id[i];
-  opt_i64(v, null, 9, ev->task_id[i], TL_ABSENT);
-  opt_i64(v, null, 10, ev->global_task_id[i], TL_ABSENT);
-  opt_i64(v, null, 11, ev->correlation_id[i], TL_ABSENT);
-  opt_i64(v, null, 12, ev->context_id[i], TL_ABSENT);
-  opt_i64(v, null, 13, ev->model_id[i], TL_ABSENT);
-  opt_i64(v, null, 14, ev->graph_node_id[i], TL_ABSENT);
-  opt_i64(v, null, 15, ev->op_id[i], TL_ABSENT);
+  opt_i64(v, null, 9, tl_i64col_get(&ev->task_id, i), TL_ABSENT);
+  opt_i64(v, null, 10, tl_i64col_get(&ev->global_task_id, i), TL_ABSENT);
+  opt_i64(v, null, 11, tl_i64col_get(&ev->correlation_id, i), TL_ABSENT);
+  opt_i64(v, null, 12, tl_i64col_get(&ev->context_id, i), TL_ABSENT);
+  opt_i64(v, null, 13, tl_i64col_get(&ev->model_id, i), TL_ABSENT);
+  opt_i64(v, null, 14, tl_i64col_get(&ev->graph_node_id, i), TL_ABSENT);
+  opt_i64(v, null, 15, tl_i64col_get(&ev->op_id, i), TL_ABSENT);
 }
 
 static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
@@ -371,16 +371,16 @@ static void fill_call(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   v[0] = (int64_t)i;
   v[1] = ca->db_idx[i];
   v[2] = r->t->source_refs.v[ca->source_ref[i]].source_id;
-  v[3] = ca->source_rowid[i];
+  v[3] = tl_i64col_get(&ca->source_rowid, i);
   v[4] = ca->start_ns[i];
   v[5] = ca->end_ns[i];
   v[6] = r->shape_id[i];
-  opt_i64(v, null, 7, ca->process_id[i], TL_ABSENT);
-  opt_i64(v, null, 8, ca->thread_id[i], TL_ABSENT);
-  opt_i64(v, null, 9, ca->global_tid[i], TL_ABSENT);
-  opt_i64(v, null, 10, ca->context_id[i], TL_ABSENT);
-  opt_i64(v, null, 11, ca->device_id[i], TL_ABSENT);
-  opt_i64(v, null, 12, ca->correlation_id[i], TL_ABSENT);
+  opt_i64(v, null, 7, tl_i64col_get(&ca->process_id, i), TL_ABSENT);
+  opt_i64(v, null, 8, tl_i64col_get(&ca->thread_id, i), TL_ABSENT);
+  opt_i64(v, null, 9, tl_i64col_get(&ca->global_tid, i), TL_ABSENT);
+  opt_i64(v, null, 10, tl_i64col_get(&ca->context_id, i), TL_ABSENT);
+  opt_i64(v, null, 11, tl_i64col_get(&ca->device_id, i), TL_ABSENT);
+  opt_i64(v, null, 12, tl_i64col_get(&ca->correlation_id, i), TL_ABSENT);
 }
 
 static void call_shape_key(const void *ctx, size_t i, uint64_t *key) {

@@ -69,7 +69,7 @@ static void keyed_free(keyed *k) {
 
 /* Collects item indices with a correlation id (the others go to *missing), then sorts
 ** them by correlation and, stably, by db_idx: two radix sorts, no packing limits. */
-static int build_keys(const tl_trace *t, size_t n, const uint16_t *db, const int64_t *corr,
+static int build_keys(const tl_trace *t, size_t n, const uint16_t *db, const tl_i64col *corr,
                       int work, keyed *k, u32vec *missing) {
   k->keys = malloc((n ? n : 1) * sizeof *k->keys);
   k->idx = malloc((n ? n : 1) * sizeof *k->idx);
@@ -77,11 +77,13 @@ static int build_keys(const tl_trace *t, size_t n, const uint16_t *db, const int
   if (!k->keys || !k->idx) return -1;
   for (size_t i = 0; i < n; i++) {
     if (work && !tl_event_is_device_work(t, i)) continue;
-    if (corr[i] < 0) {
+    int64_t c = tl_i64col_get(corr, i);
+    if (c < 0) {
       if (TL_VEC_PUSH(missing, (uint32_t)i)) return -1;
       continue;
     }
-    k->keys[k->n] = tl_order_i64(corr[k->idx[k->n] = (uint32_t)i]);
+    k->idx[k->n] = (uint32_t)i;
+    k->keys[k->n] = tl_order_i64(c);
     k->n++;
   }
   if (tl_radix_sort_u64(k->keys, k->idx, k->n)) return -1;
@@ -101,7 +103,7 @@ static int relate_group(const tl_trace *t, const uint32_t *c, size_t nc, const u
   const tl_events *ev = &t->ev;
   const tl_calls *ca = &t->calls;
   uint16_t db = nw ? ev->db_idx[w[0]] : ca->db_idx[c[0]];
-  int64_t corr = nw ? ev->correlation_id[w[0]] : ca->correlation_id[c[0]];
+  int64_t corr = nw ? tl_i64col_get(&ev->correlation_id, w[0]) : tl_i64col_get(&ca->correlation_id, c[0]);
   tl_provider prov = tl_family_provider(t->profile->inputs.v[db].family);
   if (nc == 0) {
     for (size_t j = 0; j < nw; j++)
@@ -143,7 +145,7 @@ static int relate_group(const tl_trace *t, const uint32_t *c, size_t nc, const u
     }
     return 0;
   }
-  int64_t call_dev = ca->device_id[c[0]];
+  int64_t call_dev = tl_i64col_get(&ca->device_id, c[0]);
   int spans = 0;
   for (size_t j = 1; j < nw; j++)
     if (ev->device_id[w[j]] != ev->device_id[w[0]]) spans = 1;
@@ -164,8 +166,8 @@ int tl_relate(const tl_trace *t, tl_relations *out, tl_err *e) {
   u32vec miss_w = {0}, miss_c = {0};
   const tl_events *ev = &t->ev;
   const tl_calls *ca = &t->calls;
-  if (build_keys(t, ev->n, ev->db_idx, ev->correlation_id, 1, &kw, &miss_w) ||
-      build_keys(t, ca->n, ca->db_idx, ca->correlation_id, 0, &kc, &miss_c))
+  if (build_keys(t, ev->n, ev->db_idx, &ev->correlation_id, 1, &kw, &miss_w) ||
+      build_keys(t, ca->n, ca->db_idx, &ca->correlation_id, 0, &kc, &miss_c))
     goto nomem;
   size_t i = 0, j = 0;
   while (i < kw.n || j < kc.n) {
@@ -174,15 +176,15 @@ int tl_relate(const tl_trace *t, tl_relations *out, tl_err *e) {
     int64_t corr;
     if (j >= kc.n || (i < kw.n && (ev->db_idx[kw.idx[i]] < ca->db_idx[kc.idx[j]] ||
                                    (ev->db_idx[kw.idx[i]] == ca->db_idx[kc.idx[j]] &&
-                                    ev->correlation_id[kw.idx[i]] <=
-                                        ca->correlation_id[kc.idx[j]])))) {
-      db = ev->db_idx[kw.idx[i]], corr = ev->correlation_id[kw.idx[i]];
+                                    tl_i64col_get(&ev->correlation_id, kw.idx[i]) <=
+                                        tl_i64col_get(&ca->correlation_id, kc.idx[j]))))) {
+      db = ev->db_idx[kw.idx[i]], corr = tl_i64col_get(&ev->correlation_id, kw.idx[i]);
     } else {
-      db = ca->db_idx[kc.idx[j]], corr = ca->correlation_id[kc.idx[j]];
+      db = ca->db_idx[kc.idx[j]], corr = tl_i64col_get(&ca->correlation_id, kc.idx[j]);
     }
     size_t i2 = i, j2 = j;
-    while (i2 < kw.n && ev->db_idx[kw.idx[i2]] == db && ev->correlation_id[kw.idx[i2]] == corr) i2++;
-    while (j2 < kc.n && ca->db_idx[kc.idx[j2]] == db && ca->correlation_id[kc.idx[j2]] == corr) j2++;
+    while (i2 < kw.n && ev->db_idx[kw.idx[i2]] == db && tl_i64col_get(&ev->correlation_id, kw.idx[i2]) == corr) i2++;
+    while (j2 < kc.n && ca->db_idx[kc.idx[j2]] == db && tl_i64col_get(&ca->correlation_id, kc.idx[j2]) == corr) j2++;
     if (relate_group(t, kc.idx + j, j2 - j, kw.idx + i, i2 - i, out)) goto nomem;
     i = i2, j = j2;
   }

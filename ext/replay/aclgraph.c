@@ -270,7 +270,7 @@ static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err
       uint32_t x = d->cand[at];
       if (ev->stream_id[x] != (uint32_t)streams[s] || ev->start_ns[x] > L->end_ns) break;
       if (ev->end_ns[x] > L->end_ns) continue;
-      if (w->instance >= 0 && ev->model_id[x] != TL_ABSENT && ev->model_id[x] != w->instance)
+      if (w->instance >= 0 && tl_i64col_get(&ev->model_id, x) != TL_ABSENT && tl_i64col_get(&ev->model_id, x) != w->instance)
         continue;
       int ck = d->ctl[ev->label[x]];
       if (ck == CTL_EXECUTE || ck == CTL_WAIT || ck == CTL_RECORD) continue; /* launch controls */
@@ -597,15 +597,15 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
   for (size_t c = t->calls.n; rc == TL_OK && api && c-- > 0;) {
     host_next[c] = TL_REPLAY_NONE;
     if (t->calls.api_name[c] != api || t->calls.db_idx[c] != d->db_idx ||
-        t->calls.correlation_id[c] == TL_ABSENT)
+        tl_i64col_get(&t->calls.correlation_id, c) == TL_ABSENT)
       continue;
-    int64_t *have = tl_i64map_get(&host_by_conn, t->calls.correlation_id[c]);
+    int64_t *have = tl_i64map_get(&host_by_conn, tl_i64col_get(&t->calls.correlation_id, c));
     if (have) host_next[c] = (uint32_t)*have, *have = (int64_t)c;
-    else if (tl_i64map_put(&host_by_conn, t->calls.correlation_id[c], (int64_t)c)) rc = tl_nomem(e);
+    else if (tl_i64map_put(&host_by_conn, tl_i64col_get(&t->calls.correlation_id, c), (int64_t)c)) rc = tl_nomem(e);
   }
   for (size_t k = waits.n; rc == TL_OK && k-- > 0;) {
     wait_next[k] = TL_REPLAY_NONE;
-    int64_t conn = ev->correlation_id[waits.v[k]];
+    int64_t conn = tl_i64col_get(&ev->correlation_id, waits.v[k]);
     if (conn == TL_ABSENT) continue;
     int64_t *have = tl_i64map_get(&wait_by_conn, conn);
     if (have) wait_next[k] = (uint32_t)*have, *have = (int64_t)k;
@@ -617,7 +617,7 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
     w->execute = x, w->wait = w->record = w->host_call = TL_REPLAY_NONE;
     w->instance = w->graph_conn = -1;
     w->host_start = INT64_MAX;
-    int64_t conn = ev->correlation_id[x];
+    int64_t conn = tl_i64col_get(&ev->correlation_id, x);
     if (conn == TL_ABSENT) continue;
     /* host call: nearest end among the calls of this connection id */
     uint64_t bd = UINT64_MAX;
@@ -700,8 +700,8 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
     if (w->wait != TL_REPLAY_NONE) w->wait = waits.v[w->wait];
     if (w->record == TL_REPLAY_NONE) continue;
     w->record = records.v[w->record];
-    w->graph_conn = ev->correlation_id[w->record];
-    int64_t model = ev->model_id[w->record];
+    w->graph_conn = tl_i64col_get(&ev->correlation_id, w->record);
+    int64_t model = tl_i64col_get(&ev->model_id, w->record);
     if (model != TL_ABSENT && model_known(d, model)) {
       w->instance = model, w->assoc = TL_ASSOC_RECORD_MODEL_ID;
     } else {
@@ -734,7 +734,7 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
       if (w->wait != TL_REPLAY_NONE && ev->end_ns[w->wait] > L.end_ns) L.end_ns = ev->end_ns[w->wait];
       if (w->record != TL_REPLAY_NONE && ev->end_ns[w->record] > L.end_ns)
         L.end_ns = ev->end_ns[w->record];
-      L.correlation_id = ev->correlation_id[w->execute];
+      L.correlation_id = tl_i64col_get(&ev->correlation_id, w->execute);
       L.graph_id = w->instance >= 0 ? w->instance : w->graph_conn >= 0 ? w->graph_conn : TL_ABSENT;
       L.control[0] = w->execute, L.control[1] = w->wait, L.control[2] = w->record;
       L.host_call = w->host_call;

@@ -444,7 +444,7 @@ static int load_facts(cuda_pass *x, const tl_profile *p) {
 static int collect_children(cuda_pass *x, const tl_profile *p) {
   const tl_events *ev = &x->t->ev;
   for (size_t i = 0; i < ev->n; i++) {
-    if (ev->graph_node_id[i] == TL_ABSENT) continue;
+    if (tl_i64col_get(&ev->graph_node_id, i) == TL_ABSENT) continue;
     db_facts *f = &x->db[ev->db_idx[i]];
     if (!f->nsys) continue;
     uint8_t c = x->src_class[ev->source_ref[i]];
@@ -453,7 +453,7 @@ static int collect_children(cuda_pass *x, const tl_profile *p) {
       continue;
     }
     if (!p) f->node_level = 1;
-    if (ev->correlation_id[i] == TL_ABSENT || ev->context_id[i] == TL_ABSENT) {
+    if (tl_i64col_get(&ev->correlation_id, i) == TL_ABSENT || tl_i64col_get(&ev->context_id, i) == TL_ABSENT) {
       f->capable = 0;
       continue;
     }
@@ -471,7 +471,7 @@ static int collect_launches(cuda_pass *x, tl_i64map *corr_map) {
   for (size_t i = 0; i < c->n && rc == TL_OK; i++) {
     db_facts *f = &x->db[c->db_idx[i]];
     if (!f->nsys || !f->node_level || c->provider[i] != TL_PROVIDER_CUDA ||
-        c->correlation_id[i] == TL_ABSENT)
+        tl_i64col_get(&c->correlation_id, i) == TL_ABSENT)
       continue;
     int64_t *known = tl_i64map_get(&is_launch, c->api_name[i]);
     int yes = known ? (int)*known : contains_graph_launch(tl_str(t, c->api_name[i]));
@@ -481,9 +481,9 @@ static int collect_launches(cuda_pass *x, tl_i64map *corr_map) {
     memset(&w, 0, sizeof w);
     w.call = (uint32_t)i;
     w.db = c->db_idx[i];
-    w.corr = c->correlation_id[i];
-    w.device = c->device_id[i] >= 0 && c->device_id[i] <= (int64_t)UINT32_MAX
-                   ? (uint32_t)c->device_id[i] : 0;
+    w.corr = tl_i64col_get(&c->correlation_id, i);
+    w.device = tl_i64col_get(&c->device_id, i) >= 0 && tl_i64col_get(&c->device_id, i) <= (int64_t)UINT32_MAX
+                   ? (uint32_t)tl_i64col_get(&c->device_id, i) : 0;
     w.stream = TL_NO_STREAM;
     w.start = c->start_ns[i], w.end = c->end_ns[i];
     w.context = TL_ABSENT;
@@ -518,7 +518,7 @@ static int group_children(cuda_pass *x, const tl_i64map *corr_map) {
   if (!owner || !grouped) return free(owner), free(grouped), tl_nomem(x->e);
   for (size_t k = 0; k < nk; k++) {
     uint32_t i = x->kids.v[k];
-    owner[k] = find_launch(x->launches.v, corr_map, ev->db_idx[i], ev->correlation_id[i]);
+    owner[k] = find_launch(x->launches.v, corr_map, ev->db_idx[i], tl_i64col_get(&ev->correlation_id, i));
     if (owner[k]) x->launches.v[owner[k] - 1].n++;
   }
   uint32_t at = 0;
@@ -556,9 +556,9 @@ static int build_body(cuda_pass *x, launch_work *w) {
   uint32_t *kid = x->kids.v + w->first;
   uint32_t n = w->n;
   uint32_t device = ev->device_id[kid[0]];
-  int64_t context = ev->context_id[kid[0]];
+  int64_t context = tl_i64col_get(&ev->context_id, kid[0]);
   for (uint32_t k = 1; k < n; k++)
-    if (ev->device_id[kid[k]] != device || ev->context_id[kid[k]] != context) {
+    if (ev->device_id[kid[k]] != device || tl_i64col_get(&ev->context_id, kid[k]) != context) {
       w->status = TL_LAUNCH_AMBIGUOUS_BODY;
       return TL_OK;
     }
@@ -572,7 +572,7 @@ static int build_body(cuda_pass *x, launch_work *w) {
   for (uint32_t k = 0; k < n; k++) {
     uint32_t i = kid[k];
     ks[k] = (kid_sort){ev->stream_id[i], i, ev->start_ns[i], ev->end_ns[i]};
-    nodes[k] = ev->graph_node_id[i];
+    nodes[k] = tl_i64col_get(&ev->graph_node_id, i);
     if (ev->start_ns[i] < w->start) w->start = ev->start_ns[i];
     if (ev->end_ns[i] > w->end) w->end = ev->end_ns[i];
   }
@@ -602,7 +602,8 @@ static int build_body(cuda_pass *x, launch_work *w) {
     }
     lanes[nlanes - 1].n++;
     uint32_t i = ks[k].event;
-    int64_t *pos = bsearch(&ev->graph_node_id[i], nodes, nnodes, sizeof *nodes, cmp_i64);
+    int64_t node = tl_i64col_get(&ev->graph_node_id, i);
+    int64_t *pos = bsearch(&node, nodes, nnodes, sizeof *nodes, cmp_i64);
     tl_buf_printf(b, "%s\t%s\tnode=%u\n", kid_word(x, i), tl_str(x->t, tl_event_label(x->t, i)->name),
                   (unsigned)(pos - nodes));
   }
@@ -760,7 +761,7 @@ static int publish_launches(cuda_pass *x) {
       m.kind = c == SRC_MEMCPY || c == SRC_MEMSET ? TL_MEMBER_DATA_MOVE
                : tl_event_label(x->t, i)->kind == TL_KIND_COMMUNICATION ? TL_MEMBER_COMMUNICATION
                                                                         : TL_MEMBER_COMPUTE;
-      int64_t *orig = tl_i64map_get(&x->db[w->db].original, ev->graph_node_id[i]);
+      int64_t *orig = tl_i64map_get(&x->db[w->db].original, tl_i64col_get(&ev->graph_node_id, i));
       m.original_graph_node_id = orig && *orig != ORIGINAL_AMBIGUOUS ? *orig : TL_ABSENT;
       r->members.v[r->members.n++] = m;
     }
@@ -815,10 +816,10 @@ static int publish_envelopes(cuda_pass *x) {
     g.event = (uint32_t)i;
     g.launch = TL_REPLAY_NONE;
     g.start_ns = ev->start_ns[i], g.end_ns = ev->end_ns[i];
-    g.correlation_id = ev->correlation_id[i];
-    g.context_id = ev->context_id[i];
-    int64_t *gid = tl_i64map_get(&f->graph_id, ev->source_rowid[i]);
-    int64_t *xid = tl_i64map_get(&f->exec_id, ev->source_rowid[i]);
+    g.correlation_id = tl_i64col_get(&ev->correlation_id, i);
+    g.context_id = tl_i64col_get(&ev->context_id, i);
+    int64_t *gid = tl_i64map_get(&f->graph_id, tl_i64col_get(&ev->source_rowid, i));
+    int64_t *xid = tl_i64map_get(&f->exec_id, tl_i64col_get(&ev->source_rowid, i));
     g.graph_id = gid ? *gid : TL_ABSENT;
     g.graph_exec_id = xid ? *xid : TL_ABSENT;
     g.graph_kind = "cuda_graph_trace";

@@ -65,7 +65,8 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
       size_t n = g->first + k;
       uint32_t x = a->event[n];
       const tl_label *l = tl_event_label(t, x);
-      const tl_packet *pk = &in->packets[n];
+      tl_packet packet = tl_packet_at(in->packets, n);
+      const tl_packet *pk = &packet;
       uint32_t label = tl_label_display(l);
       const tl_occurrence *oc = tr ? &tr->st.occurrences[tr->token_atom[k]] : NULL;
       /* The shape: symbol, role, label, family (per input) and owning position. */
@@ -369,8 +370,10 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
     if (pa->first_occ == UINT32_MAX) pa->first_occ = o;
     if (oc->start < pa->first_token) pa->first_token = oc->start;
     if (oc->end > pa->last_token) pa->last_token = oc->end;
-    int64_t sums[TL_SUM_COUNT];
-    for (int f = 0; f < TL_SUM_COUNT; f++) pa->sum[f] += sums[f] = tl_tree_sum(tr, f, oc->start, oc->end);
+    tl_sums occ_sums;
+    tl_tree_sums(tr, oc->start, oc->end, &occ_sums);
+    const int64_t *sums = occ_sums.v;
+    for (int f = 0; f < TL_SUM_COUNT; f++) pa->sum[f] += sums[f];
     int64_t start_ns = INT64_MAX, end_ns = INT64_MIN;
     for (uint32_t k = oc->start; k < oc->end; k++) {
       uint32_t x = a->event[g->first + k];

@@ -11,7 +11,7 @@
 typedef struct tl_structure_input {
   const tl_trace *trace;
   const tl_anchors *anchors;
-  const tl_packet *packets;
+  const tl_packets *packets;
   const tl_forest *forest;
 } tl_structure_input;
 

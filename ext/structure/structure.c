@@ -9,7 +9,8 @@
 
 static void tree_free(tl_tree *tr) {
   tl_structure_free(&tr->st);
-  for (int k = 0; k < TL_SUM_COUNT; k++) free(tr->sum[k]), tr->sum[k] = NULL;
+  free(tr->checkpoint);
+  tr->checkpoint = NULL;
   free(tr->token_atom);
   tr->token_atom = NULL;
 }
@@ -17,6 +18,55 @@ static void tree_free(tl_tree *tr) {
 void tl_forest_free(tl_forest *f) {
   for (size_t i = 0; i < f->trees.n; i++) tree_free(&f->trees.v[i]);
   TL_VEC_FREE(&f->trees);
+  tl_i64col_free(&f->linked_ns);
+}
+
+void tl_tree_token_sums(const tl_tree *tr, uint32_t k, tl_sums *out) {
+  size_t n = tr->first_anchor + k;
+  tl_packet pk = tl_packet_at(tr->packets, n);
+  out->v[TL_SUM_COMPUTE] = pk.compute_ns;
+  out->v[TL_SUM_COMM] = pk.comm_ns;
+  out->v[TL_SUM_IDLE] = pk.idle_ns;
+  out->v[TL_SUM_SELF] = pk.self_ns;
+  out->v[TL_SUM_AUX] = pk.aux_ns;
+  out->v[TL_SUM_AUX_EVENTS] = pk.aux_events;
+  out->v[TL_SUM_LINKED_AUX] = tl_i64col_get(tr->linked_ns, n);
+}
+
+/* Adds (sign +1) or subtracts (-1) the tokens [from, to) to acc. */
+static void add_tokens(const tl_tree *tr, uint32_t from, uint32_t to, int sign, tl_sums *acc) {
+  for (uint32_t k = from; k < to; k++) {
+    tl_sums one;
+    tl_tree_token_sums(tr, k, &one);
+    for (int f = 0; f < TL_SUM_COUNT; f++) acc->v[f] += sign * one.v[f];
+  }
+}
+
+/* Sums over [0, k): the checkpoint nearest k, then the packets between them, from
+** whichever side of k is nearer (the checkpoint after k exists when k is not in the
+** trailing partial block). */
+static void prefix(const tl_tree *tr, uint32_t k, tl_sums *out) {
+  size_t b = k / TL_SUM_BLOCK, off = k % TL_SUM_BLOCK;
+  size_t nblocks = tr->ntokens / TL_SUM_BLOCK;
+  if (off > TL_SUM_BLOCK / 2 && b < nblocks) {
+    *out = tr->checkpoint[b + 1];
+    add_tokens(tr, k, (uint32_t)((b + 1) * TL_SUM_BLOCK), -1, out);
+  } else {
+    *out = tr->checkpoint[b];
+    add_tokens(tr, (uint32_t)(b * TL_SUM_BLOCK), k, 1, out);
+  }
+}
+
+void tl_tree_sums(const tl_tree *tr, uint32_t start, uint32_t end, tl_sums *out) {
+  if (end - start <= TL_SUM_BLOCK) {
+    memset(out, 0, sizeof *out);
+    add_tokens(tr, start, end, 1, out);
+    return;
+  }
+  tl_sums lo;
+  prefix(tr, end, out);
+  prefix(tr, start, &lo);
+  for (int f = 0; f < TL_SUM_COUNT; f++) out->v[f] -= lo.v[f];
 }
 
 /* A flat tree (root Seq over one atom per token) for a sequence the recovery rejected:
@@ -89,8 +139,8 @@ static int group_protect(const tl_forest_constraints *c, size_t first, size_t n,
   return 0;
 }
 
-static int build_tree(const tl_trace *t, const tl_anchors *a, const tl_packet *p,
-                      const tl_forest_constraints *c, const int64_t *linked_ns, size_t gi,
+static int build_tree(const tl_trace *t, const tl_anchors *a, const tl_packets *p,
+                      const tl_forest_constraints *c, const tl_i64col *linked_ns, size_t gi,
                       int several_devices, tl_tree *tr, tl_err *e) {
   const tl_anchor_group *g = &a->groups.v[gi];
   size_t n = g->count;
@@ -160,20 +210,18 @@ static int build_tree(const tl_trace *t, const tl_anchors *a, const tl_packet *p
   free(sym_of_dense);
   free(tok);
   tok = NULL;
-  for (int f = 0; f < TL_SUM_COUNT; f++) {
-    tr->sum[f] = malloc((n + 1) * sizeof *tr->sum[f]);
-    if (!tr->sum[f]) goto nomem;
-    tr->sum[f][0] = 0;
-  }
-  for (size_t k = 0; k < n; k++) {
-    const tl_packet *pk = &p[g->first + k];
-    tr->sum[TL_SUM_COMPUTE][k + 1] = tr->sum[TL_SUM_COMPUTE][k] + pk->compute_ns;
-    tr->sum[TL_SUM_COMM][k + 1] = tr->sum[TL_SUM_COMM][k] + pk->comm_ns;
-    tr->sum[TL_SUM_IDLE][k + 1] = tr->sum[TL_SUM_IDLE][k] + pk->idle_ns;
-    tr->sum[TL_SUM_SELF][k + 1] = tr->sum[TL_SUM_SELF][k] + pk->self_ns;
-    tr->sum[TL_SUM_AUX][k + 1] = tr->sum[TL_SUM_AUX][k] + pk->aux_ns;
-    tr->sum[TL_SUM_AUX_EVENTS][k + 1] = tr->sum[TL_SUM_AUX_EVENTS][k] + pk->aux_events;
-    tr->sum[TL_SUM_LINKED_AUX][k + 1] = tr->sum[TL_SUM_LINKED_AUX][k] + linked_ns[g->first + k];
+  tr->packets = p;
+  tr->linked_ns = linked_ns;
+  tr->first_anchor = g->first;
+  tr->ntokens = n;
+  size_t nblocks = n / TL_SUM_BLOCK;
+  tr->checkpoint = malloc((nblocks + 1) * sizeof *tr->checkpoint);
+  if (!tr->checkpoint) goto nomem;
+  memset(&tr->checkpoint[0], 0, sizeof tr->checkpoint[0]);
+  for (size_t b = 0; b < nblocks; b++) {
+    tr->checkpoint[b + 1] = tr->checkpoint[b];
+    add_tokens(tr, (uint32_t)(b * TL_SUM_BLOCK), (uint32_t)((b + 1) * TL_SUM_BLOCK), 1,
+               &tr->checkpoint[b + 1]);
   }
   tr->token_atom = malloc((n ? n : 1) * sizeof *tr->token_atom);
   if (!tr->token_atom) goto nomem;
@@ -190,14 +238,20 @@ nomem:
   return tl_nomem(e);
 }
 
-int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packet *p,
+int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packets *p,
                     const tl_forest_constraints *c, tl_forest *f, tl_err *e) {
   memset(f, 0, sizeof *f);
   /* Duration of the aux events linked to each anchor (traceloom_aux_link). */
-  int64_t *linked_ns = calloc(a->n ? a->n : 1, sizeof *linked_ns);
-  if (!linked_ns) return tl_nomem(e);
-  for (size_t k = 0; k < a->nlinks; k++)
-    linked_ns[a->link_anchor[k]] += t->ev.end_ns[a->link_event[k]] - t->ev.start_ns[a->link_event[k]];
+  tl_i64col *linked_ns = &f->linked_ns;
+  tl_i64col_init(linked_ns, 0);
+  int bad = tl_i64col_grow(linked_ns, a->n ? a->n : 1);
+  for (size_t k = 0; !bad && k < a->nlinks; k++)
+    bad = tl_i64col_add(linked_ns, a->link_anchor[k],
+                        t->ev.end_ns[a->link_event[k]] - t->ev.start_ns[a->link_event[k]]);
+  if (bad) {
+    tl_forest_free(f);
+    return tl_nomem(e);
+  }
   for (size_t gi = 0; gi < a->groups.n; gi++) {
     if (a->groups.v[gi].count == 0) continue;
     int several = 0;
@@ -206,17 +260,14 @@ int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packet *p,
         several = 1;
     tl_tree tr;
     if (build_tree(t, a, p, c, linked_ns, gi, several, &tr, e)) {
-      free(linked_ns);
       tl_forest_free(f);
       return TL_ERROR;
     }
     if (TL_VEC_PUSH(&f->trees, tr)) {
       tree_free(&tr);
-      free(linked_ns);
       tl_forest_free(f);
       return tl_nomem(e);
     }
   }
-  free(linked_ns);
   return TL_OK;
 }

@@ -2,9 +2,16 @@
 ** structure.h: one recovered tree per (db_idx, device_id), with costs.
 **
 ** For each anchor group the anchor symbols become dense tokens, ext/recover turns them
-** into positions and occurrences, and prefix sums over the anchors' cost packets give
-** every occurrence its cost in O(1): an occurrence costs the sum of the packets of the
-** anchors it covers, a position the sum over its occurrences (outputs.md 3.2).
+** into positions and occurrences, and checkpointed prefix sums over the anchors' cost
+** packets give every occurrence its cost: an occurrence costs the sum of the packets of
+** the anchors it covers, a position the sum over its occurrences (outputs.md 3.2).
+**
+** Checkpoints instead of a full prefix sum per anchor: the sums over [0, k) are kept only
+** at every TL_SUM_BLOCK-th anchor, and a sum up to any other anchor adds at most
+** TL_SUM_BLOCK - 1 packets to the checkpoint before it. Full prefix sums cost 56 bytes per
+** anchor (560 MB at 10 million anchors) beside the 48-byte packets they summarize; the
+** checkpoints cost under 2 bytes per anchor, and an occurrence's sum still takes O(1)
+** packet reads per end.
 */
 #ifndef TL_STRUCTURE_H
 #define TL_STRUCTURE_H
@@ -17,6 +24,13 @@
 enum { TL_SUM_COMPUTE, TL_SUM_COMM, TL_SUM_IDLE, TL_SUM_SELF, TL_SUM_AUX, TL_SUM_AUX_EVENTS,
        TL_SUM_LINKED_AUX, TL_SUM_COUNT };
 
+enum { TL_SUM_BLOCK = 32 };
+
+/* The TL_SUM_* fields of one anchor or of a span of anchors. */
+typedef struct tl_sums {
+  int64_t v[TL_SUM_COUNT];
+} tl_sums;
+
 typedef struct tl_tree {
   size_t group;             /* index into tl_anchors.groups */
   uint16_t db_idx;
@@ -26,12 +40,16 @@ typedef struct tl_tree {
   int node_device;          /* 1 when node_prefix carries the device */
   const char *macro_discovery;
   tl_structure st;
-  int64_t *sum[TL_SUM_COUNT];  /* n+1 prefix sums each */
+  const tl_packets *packets; /* borrowed: token k is packet first_anchor + k */
+  const tl_i64col *linked_ns; /* per global anchor (the forest owns it) */
+  size_t first_anchor, ntokens;
+  tl_sums *checkpoint;      /* checkpoint[b] = sums over tokens [0, b * TL_SUM_BLOCK) */
   uint32_t *token_atom;     /* token -> its atom occurrence */
 } tl_tree;
 
 typedef struct tl_forest {
   TL_VEC(tl_tree) trees;
+  tl_i64col linked_ns;      /* per global anchor: duration of the aux events linked to it */
 } tl_forest;
 
 /* Optional constraints on recovery, indexed by global anchor number (NULL = none):
@@ -50,13 +68,15 @@ typedef struct tl_forest_constraints {
   const uint32_t *anchor_partition;
 } tl_forest_constraints;
 
-int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packet *p,
+/* Builds one tree per anchor group. The trees read p until tl_forest_free: keep the
+** packets alive as long as the forest. */
+int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packets *p,
                     const tl_forest_constraints *c, tl_forest *f, tl_err *e);
 void tl_forest_free(tl_forest *f);
 
-/* Sum of one field over the tokens [start, end) of a tree. */
-static inline int64_t tl_tree_sum(const tl_tree *tr, int field, uint32_t start, uint32_t end) {
-  return tr->sum[field][end] - tr->sum[field][start];
-}
+/* The TL_SUM_* fields of token k of a tree (one anchor's packet). */
+void tl_tree_token_sums(const tl_tree *tr, uint32_t k, tl_sums *out);
+/* The TL_SUM_* fields summed over the tokens [start, end) of a tree. */
+void tl_tree_sums(const tl_tree *tr, uint32_t start, uint32_t end, tl_sums *out);
 
 #endif

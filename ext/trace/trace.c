@@ -12,13 +12,17 @@
     if (!p_) return -1; \
     (arr) = p_; \
   } while (0)
+#define GROW_ID(col, cap) \
+  do { \
+    if (tl_i64col_grow(&(col), (cap))) return -1; \
+  } while (0)
 
 static int events_grow(tl_events *v) {
   size_t cap = v->cap ? v->cap * 2 : 4096;
-  GROW(v->start_ns, cap); GROW(v->end_ns, cap); GROW(v->source_rowid, cap);
-  GROW(v->task_id, cap); GROW(v->global_task_id, cap); GROW(v->correlation_id, cap);
-  GROW(v->context_id, cap); GROW(v->model_id, cap); GROW(v->graph_node_id, cap);
-  GROW(v->op_id, cap); GROW(v->device_id, cap); GROW(v->stream_id, cap); GROW(v->label, cap);
+  GROW(v->start_ns, cap); GROW(v->end_ns, cap); GROW_ID(v->source_rowid, cap);
+  GROW_ID(v->task_id, cap); GROW_ID(v->global_task_id, cap); GROW_ID(v->correlation_id, cap);
+  GROW_ID(v->context_id, cap); GROW_ID(v->model_id, cap); GROW_ID(v->graph_node_id, cap);
+  GROW_ID(v->op_id, cap); GROW(v->device_id, cap); GROW(v->stream_id, cap); GROW(v->label, cap);
   GROW(v->db_idx, cap); GROW(v->source_ref, cap);
   v->cap = cap;
   return 0;
@@ -26,29 +30,51 @@ static int events_grow(tl_events *v) {
 
 static int calls_grow(tl_calls *v) {
   size_t cap = v->cap ? v->cap * 2 : 1024;
-  GROW(v->start_ns, cap); GROW(v->end_ns, cap); GROW(v->source_rowid, cap);
-  GROW(v->process_id, cap); GROW(v->thread_id, cap); GROW(v->global_tid, cap);
-  GROW(v->context_id, cap); GROW(v->device_id, cap); GROW(v->correlation_id, cap);
+  GROW(v->start_ns, cap); GROW(v->end_ns, cap); GROW_ID(v->source_rowid, cap);
+  GROW_ID(v->process_id, cap); GROW_ID(v->thread_id, cap); GROW_ID(v->global_tid, cap);
+  GROW_ID(v->context_id, cap); GROW_ID(v->device_id, cap); GROW_ID(v->correlation_id, cap);
   GROW(v->api_name, cap); GROW(v->api_type, cap); GROW(v->provider, cap); GROW(v->db_idx, cap);
   GROW(v->source_ref, cap);
   v->cap = cap;
   return 0;
 }
 
+/* Every id column starts empty, reading TL_ABSENT. */
+static void event_ids_init(tl_events *v) {
+  tl_i64col *cols[] = {&v->source_rowid, &v->task_id, &v->global_task_id, &v->correlation_id,
+                       &v->context_id, &v->model_id, &v->graph_node_id, &v->op_id};
+  for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) tl_i64col_init(cols[k], TL_ABSENT);
+}
+
+static void call_ids_init(tl_calls *v) {
+  tl_i64col *cols[] = {&v->source_rowid, &v->process_id, &v->thread_id, &v->global_tid,
+                       &v->context_id, &v->device_id, &v->correlation_id};
+  for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) tl_i64col_init(cols[k], TL_ABSENT);
+}
+
+static void event_ids_free(tl_events *v) {
+  tl_i64col_free(&v->source_rowid), tl_i64col_free(&v->task_id);
+  tl_i64col_free(&v->global_task_id), tl_i64col_free(&v->correlation_id);
+  tl_i64col_free(&v->context_id), tl_i64col_free(&v->model_id);
+  tl_i64col_free(&v->graph_node_id), tl_i64col_free(&v->op_id);
+}
+
 static void events_free(tl_events *v) {
-  free(v->start_ns); free(v->end_ns); free(v->source_rowid); free(v->task_id);
-  free(v->global_task_id); free(v->correlation_id); free(v->context_id); free(v->model_id);
-  free(v->graph_node_id); free(v->op_id); free(v->device_id); free(v->stream_id);
+  free(v->start_ns); free(v->end_ns); event_ids_free(v);
+  free(v->device_id); free(v->stream_id);
   free(v->label); free(v->db_idx); free(v->source_ref);
   memset(v, 0, sizeof *v);
+  event_ids_init(v);
 }
 
 static void calls_free(tl_calls *v) {
-  free(v->start_ns); free(v->end_ns); free(v->source_rowid); free(v->process_id);
-  free(v->thread_id); free(v->global_tid); free(v->context_id); free(v->device_id);
-  free(v->correlation_id); free(v->api_name); free(v->api_type); free(v->provider);
+  free(v->start_ns); free(v->end_ns); tl_i64col_free(&v->source_rowid);
+  tl_i64col_free(&v->process_id); tl_i64col_free(&v->thread_id); tl_i64col_free(&v->global_tid);
+  tl_i64col_free(&v->context_id); tl_i64col_free(&v->device_id);
+  tl_i64col_free(&v->correlation_id); free(v->api_name); free(v->api_type); free(v->provider);
   free(v->db_idx); free(v->source_ref);
   memset(v, 0, sizeof *v);
+  call_ids_init(v);
 }
 
 void tl_trace_release_calls(tl_trace *t) {
@@ -58,11 +84,7 @@ void tl_trace_release_calls(tl_trace *t) {
 }
 
 void tl_trace_release_event_ids(tl_trace *t) {
-  tl_events *v = &t->ev;
-  free(v->source_rowid), free(v->task_id), free(v->global_task_id), free(v->correlation_id);
-  free(v->context_id), free(v->model_id), free(v->graph_node_id), free(v->op_id);
-  v->source_rowid = v->task_id = v->global_task_id = v->correlation_id = NULL;
-  v->context_id = v->model_id = v->graph_node_id = v->op_id = NULL;
+  event_ids_free(&t->ev);
 }
 
 void tl_trace_free(tl_trace *t) {
@@ -152,6 +174,8 @@ const char *tl_trace_source_table(const tl_trace *t, uint16_t ref) {
 
 int tl_trace_init(tl_trace *t, tl_profile *profile, tl_err *e) {
   memset(t, 0, sizeof *t);
+  event_ids_init(&t->ev);
+  call_ids_init(&t->calls);
   t->profile = profile;
   if (profile && profile->inputs.n > UINT16_MAX)
     return tl_fail(e, "too many inputs (%zu)", profile->inputs.n);
@@ -170,13 +194,44 @@ int tl_trace_add_event(tl_trace *t, const tl_event_row *r) {
                 r->compute_task_type, r->comm_name, r->comm_task_type};
   uint32_t li = label_intern(t, &l);
   if (li == UINT32_MAX) return -1;
-  size_t i = v->n++;
-  v->start_ns[i] = r->start_ns, v->end_ns[i] = r->end_ns, v->source_rowid[i] = r->source_rowid;
-  v->task_id[i] = r->task_id, v->global_task_id[i] = r->global_task_id;
-  v->correlation_id[i] = r->correlation_id, v->context_id[i] = r->context_id;
-  v->model_id[i] = r->model_id, v->graph_node_id[i] = r->graph_node_id, v->op_id[i] = r->op_id;
+  size_t i = v->n;
+  if (tl_i64col_set(&v->source_rowid, i, r->source_rowid) ||
+      tl_i64col_set(&v->task_id, i, r->task_id) ||
+      tl_i64col_set(&v->global_task_id, i, r->global_task_id) ||
+      tl_i64col_set(&v->correlation_id, i, r->correlation_id) ||
+      tl_i64col_set(&v->context_id, i, r->context_id) ||
+      tl_i64col_set(&v->model_id, i, r->model_id) ||
+      tl_i64col_set(&v->graph_node_id, i, r->graph_node_id) ||
+      tl_i64col_set(&v->op_id, i, r->op_id))
+    return -1;
+  v->start_ns[i] = r->start_ns, v->end_ns[i] = r->end_ns;
   v->device_id[i] = r->device_id, v->stream_id[i] = r->stream_id, v->label[i] = li;
   v->db_idx[i] = (uint16_t)r->db_idx, v->source_ref[i] = t->last_ref;
+  v->n = i + 1;
+  return 0;
+}
+
+int tl_trace_add_call(tl_trace *t, const tl_call_row *r) {
+  tl_calls *v = &t->calls;
+  if (v->n == v->cap && calls_grow(v)) return -1;
+  if (r->source_table != t->last_call_table || r->source_id != t->last_call_source) {
+    if (source_ref_of(t, r->source_id, r->source_table, &t->last_call_ref)) return -1;
+    t->last_call_table = r->source_table, t->last_call_source = r->source_id;
+  }
+  size_t i = v->n;
+  if (tl_i64col_set(&v->source_rowid, i, r->source_rowid) ||
+      tl_i64col_set(&v->process_id, i, r->process_id) ||
+      tl_i64col_set(&v->thread_id, i, r->thread_id) ||
+      tl_i64col_set(&v->global_tid, i, r->global_tid) ||
+      tl_i64col_set(&v->context_id, i, r->context_id) ||
+      tl_i64col_set(&v->device_id, i, r->device_id) ||
+      tl_i64col_set(&v->correlation_id, i, r->correlation_id))
+    return -1;
+  v->start_ns[i] = r->start_ns, v->end_ns[i] = r->end_ns;
+  v->api_name[i] = r->api_name, v->api_type[i] = r->api_type;
+  v->provider[i] = (uint8_t)r->provider, v->db_idx[i] = (uint16_t)r->db_idx;
+  v->source_ref[i] = t->last_call_ref;
+  v->n = i + 1;
   return 0;
 }
 
@@ -206,31 +261,16 @@ static int load_calls(tl_trace *t, tl_err *e) {
   if (tl_calls_open(t->profile, t->pool, &c, e)) return TL_ERROR;
   tl_call_row r;
   int rc;
-  const char *last_table = NULL;
-  int last_source = -1;
-  uint16_t ref = 0;
-  tl_calls *v = &t->calls;
+  t->last_call_table = NULL, t->last_call_source = -1;
   while ((rc = c->next(c, &r, e)) == 1) {
-    if (v->n == v->cap && calls_grow(v)) goto nomem;
-    if (r.source_table != last_table || r.source_id != last_source) {
-      if (source_ref_of(t, r.source_id, r.source_table, &ref)) goto nomem;
-      last_table = r.source_table, last_source = r.source_id;
+    if (tl_trace_add_call(t, &r)) {
+      c->close(c);
+      return tl_nomem(e);
     }
-    size_t i = v->n++;
-    v->start_ns[i] = r.start_ns, v->end_ns[i] = r.end_ns, v->source_rowid[i] = r.source_rowid;
-    v->process_id[i] = r.process_id, v->thread_id[i] = r.thread_id;
-    v->global_tid[i] = r.global_tid, v->context_id[i] = r.context_id;
-    v->device_id[i] = r.device_id, v->correlation_id[i] = r.correlation_id;
-    v->api_name[i] = r.api_name, v->api_type[i] = r.api_type;
-    v->provider[i] = (uint8_t)r.provider, v->db_idx[i] = (uint16_t)r.db_idx;
-    v->source_ref[i] = ref;
   }
   t->dropped_call_rows = c->dropped_rows;
   c->close(c);
   return rc == 0 ? TL_OK : TL_ERROR;
-nomem:
-  c->close(c);
-  return tl_nomem(e);
 }
 
 int tl_trace_load(tl_profile *profile, tl_trace *t, tl_progress_fn progress, void *ctx,

@@ -19,6 +19,7 @@
 #include "strpool.h"
 #include "vec.h"
 #include "i64map.h"
+#include "i64col.h"
 #include "source/source.h"
 
 /* The identity part of an event, shared by many events. */
@@ -33,12 +34,17 @@ typedef struct tl_source_ref {
   uint32_t table; /* strpool id of the table name */
 } tl_source_ref;
 
+/* Provider ids are tl_i64col columns (i64col.h) with base TL_ABSENT: read them with
+** tl_i64col_get; a column no source fills costs nothing, one whose values fit 32 bits
+** costs 4 bytes per row. */
+_Static_assert(TL_ABSENT == TL_I64COL_ABSENT, "absent ids read back as TL_ABSENT");
+
 typedef struct tl_events {
   size_t n, cap;
   int64_t *start_ns, *end_ns;
-  int64_t *source_rowid;
-  int64_t *task_id, *global_task_id, *correlation_id, *context_id, *model_id;
-  int64_t *graph_node_id, *op_id;
+  tl_i64col source_rowid;
+  tl_i64col task_id, global_task_id, correlation_id, context_id, model_id;
+  tl_i64col graph_node_id, op_id;
   uint32_t *device_id, *stream_id, *label;
   uint16_t *db_idx;
   uint16_t *source_ref;
@@ -46,8 +52,9 @@ typedef struct tl_events {
 
 typedef struct tl_calls {
   size_t n, cap;
-  int64_t *start_ns, *end_ns, *source_rowid;
-  int64_t *process_id, *thread_id, *global_tid, *context_id, *device_id, *correlation_id;
+  int64_t *start_ns, *end_ns;
+  tl_i64col source_rowid;
+  tl_i64col process_id, thread_id, global_tid, context_id, device_id, correlation_id;
   uint32_t *api_name, *api_type;
   uint8_t *provider;
   uint16_t *db_idx;
@@ -65,10 +72,10 @@ typedef struct tl_trace {
   int64_t dropped_call_rows;
   uint32_t *label_slots;        /* open-addressing table of label index + 1 */
   size_t label_nslots;
-  /* provenance cache of tl_trace_add_event: rows come in runs of one table */
-  const char *last_table;
-  int last_source;
-  uint16_t last_ref;
+  /* provenance caches of tl_trace_add_event / _add_call: rows come in runs of one table */
+  const char *last_table, *last_call_table;
+  int last_source, last_call_source;
+  uint16_t last_ref, last_call_ref;
 } tl_trace;
 
 /* Reads every event and call of a discovered profile. progress (may be NULL) is called
@@ -88,6 +95,8 @@ void tl_trace_release_event_ids(tl_trace *t);
 int tl_trace_init(tl_trace *t, tl_profile *profile, tl_err *e);
 /* Appends one normalized event (strings are ids of t->pool). 0, or -1 on out-of-memory. */
 int tl_trace_add_event(tl_trace *t, const tl_event_row *r);
+/* Appends one host runtime call (strings are ids of t->pool). 0, or -1 on out-of-memory. */
+int tl_trace_add_call(tl_trace *t, const tl_call_row *r);
 
 /* The label an event is shown by: the operator, else the collective, else the raw name. */
 static inline uint32_t tl_label_display(const tl_label *l) {

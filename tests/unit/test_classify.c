@@ -556,7 +556,7 @@ static void write_events(sqlite3 *db, const tl_trace *t, const tl_classification
   for (size_t i = 0; i < t->ev.n; i++) {
     char id[32], key[32];
     snprintf(id, sizeof id, "event-%zu", i);
-    snprintf(key, sizeof key, "%lld", (long long)t->ev.source_rowid[i]);
+    snprintf(key, sizeof key, "%lld", (long long)tl_i64col_get(&t->ev.source_rowid, i));
     const tl_source_ref *ref = &t->source_refs.v[t->ev.source_ref[i]];
     sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 2, t->ev.db_idx[i]);

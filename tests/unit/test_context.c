@@ -435,7 +435,7 @@ START_TEST(graph_every_launch_and_member_has_its_step) {
   /* eager steps 0 and 1: every task launched by a host call has its step; time order */
   uint32_t last = 0, seen = 0;
   for (size_t i = 0; i < L.r.n_real_events; i++) {
-    if (L.t.ev.model_id[i] != TL_ABSENT || !tl_event_is_device_work(&L.t, i)) continue;
+    if (tl_i64col_get(&L.t.ev.model_id, i) != TL_ABSENT || !tl_event_is_device_work(&L.t, i)) continue;
     uint32_t part = tl_context_event_partition(L.c, i);
     ck_assert_msg(part <= 1, "eager event %zu has partition %u", i, part);
     ck_assert_uint_ge(part, last);
@@ -482,7 +482,7 @@ START_TEST(typed_states) {
     for (uint32_t m = 0; m < l->nmembers; m++) {
       uint32_t ev = L.r.members.v[l->first_member + m].event;
       uint32_t want = step >= 4 ? (uint32_t)step : TL_RECOVER_NO_PARTITION;
-      if (L.t.ev.global_task_id[ev] == 104) want = TL_RECOVER_NO_PARTITION;
+      if (tl_i64col_get(&L.t.ev.global_task_id, ev) == 104) want = TL_RECOVER_NO_PARTITION;
       ck_assert_uint_eq(tl_context_event_partition(L.c, ev), want);
     }
     ck_assert_uint_eq(tl_context_event_partition(L.c, l->anchor_event),

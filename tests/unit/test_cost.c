@@ -23,7 +23,8 @@ typedef struct built {
   uint8_t *role;
   uint32_t *symbol;
   tl_anchors a;
-  tl_packet *p;
+  tl_packets packets;
+  tl_packet *p; /* packets, unpacked: p[k] = tl_packet_at(&packets, k) */
 } built;
 
 static void build(built *b, const ev_spec *spec, size_t n) {
@@ -50,11 +51,15 @@ static void build(built *b, const ev_spec *spec, size_t n) {
   }
   tl_anchor_input in = {&b->t, b->role, NULL, b->symbol, NULL};
   ck_assert_int_eq(tl_anchors_build(&in, &b->a, &e), TL_OK);
-  ck_assert_int_eq(tl_packets_build(&b->t, &b->a, &b->p, &e), TL_OK);
+  ck_assert_int_eq(tl_packets_build(&b->t, &b->a, &b->packets, &e), TL_OK);
+  ck_assert_uint_eq(b->packets.n, b->a.n);
+  b->p = malloc((b->a.n ? b->a.n : 1) * sizeof *b->p);
+  for (size_t k = 0; k < b->a.n; k++) b->p[k] = tl_packet_at(&b->packets, k);
 }
 
 static void release(built *b) {
   free(b->p);
+  tl_packets_free(&b->packets);
   tl_anchors_free(&b->a);
   free(b->role), free(b->symbol);
   tl_trace_free(&b->t);
@@ -73,6 +78,27 @@ START_TEST(spec_example_idle_gap) {
   ck_assert_int_eq(tl_packet_total_ns(&b.p[1]), 1000);
   ck_assert_int_eq(b.p[0].idle_ns, 0); /* the first anchor has no prelude window */
   ck_assert_int_eq(tl_packet_total_ns(&b.p[0]), 100);
+  release(&b);
+}
+END_TEST
+
+/* Epoch-scale times with windows and kernels beyond 2^32 ns (the packed packet columns
+** keep such values in their overflow map): every field is exact. */
+START_TEST(long_windows_exact) {
+  const int64_t T = 1712345678000000000LL, G = 10000000000LL; /* 10 s */
+  ev_spec s[] = {{0, T, T + 100, TL_KIND_COMPUTE, "A", TL_ROLE_ANCHOR, 0, NULL},
+                 {0, T + G, T + G + 5 * G, TL_KIND_COMPUTE, "B", TL_ROLE_ANCHOR, 0, NULL},
+                 {0, T + 7 * G, T + 7 * G + 50, TL_KIND_COMPUTE, "C", TL_ROLE_ANCHOR, 0, NULL}};
+  built b;
+  build(&b, s, 3);
+  ck_assert_int_eq(b.p[1].idle_ns, G - 100);
+  ck_assert_int_eq(b.p[1].compute_ns, 5 * G);
+  ck_assert_int_eq(b.p[1].self_ns, 5 * G);
+  ck_assert_int_eq(b.p[2].idle_ns, G);
+  ck_assert_int_eq(b.p[2].compute_ns, 50);
+  ck_assert_int_eq(b.p[0].compute_ns, 100);
+  ck_assert_int_eq(tl_packet_total_ns(&b.p[0]) + tl_packet_total_ns(&b.p[1]) +
+                       tl_packet_total_ns(&b.p[2]), 7 * G + 50);
   release(&b);
 }
 END_TEST
@@ -192,6 +218,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("cost");
   tcase_add_test(tc, spec_example_idle_gap);
   tcase_add_test(tc, comm_beats_compute);
+  tcase_add_test(tc, long_windows_exact);
   tcase_add_test(tc, prelude_window_classes);
   tcase_add_test(tc, comm_op_represents_its_tasks);
   tcase_add_test(tc, unplaced_and_devices);

@@ -49,26 +49,20 @@ static uint32_t ev(tl_trace *t, const char *table, uint32_t dev, uint32_t stream
   return (uint32_t)t->ev.n - 1;
 }
 
-#define GROW1(a) ck_assert_ptr_nonnull((a) = realloc((a), (c->n + 1) * sizeof *(a)))
-
 /* Appends one host runtime call (provider cuda). */
 static uint32_t call(tl_trace *t, const char *api, int64_t corr, int64_t start, int64_t end) {
-  tl_calls *c = &t->calls;
-  GROW1(c->start_ns); GROW1(c->end_ns); GROW1(c->source_rowid); GROW1(c->process_id);
-  GROW1(c->thread_id); GROW1(c->global_tid); GROW1(c->context_id); GROW1(c->device_id);
-  GROW1(c->correlation_id); GROW1(c->api_name); GROW1(c->api_type); GROW1(c->provider);
-  GROW1(c->db_idx); GROW1(c->source_ref);
-  size_t i = c->n++;
-  c->cap = c->n;
-  c->start_ns[i] = start, c->end_ns[i] = end, c->source_rowid[i] = (int64_t)i + 1;
-  c->process_id[i] = c->thread_id[i] = c->global_tid[i] = c->context_id[i] = TL_ABSENT;
-  c->device_id[i] = TL_ABSENT;
-  c->correlation_id[i] = corr;
-  c->api_name[i] = tl_strpool_intern_cstr(t->pool, api);
-  c->api_type[i] = tl_strpool_intern_cstr(t->pool, "cuda_runtime");
-  c->provider[i] = TL_PROVIDER_CUDA;
-  c->db_idx[i] = 0, c->source_ref[i] = 0;
-  return (uint32_t)i;
+  tl_call_row r;
+  memset(&r, 0, sizeof r);
+  r.source_table = "CUPTI_ACTIVITY_KIND_RUNTIME";
+  r.source_rowid = (int64_t)t->calls.n + 1;
+  r.provider = TL_PROVIDER_CUDA;
+  r.api_name = tl_strpool_intern_cstr(t->pool, api);
+  r.api_type = tl_strpool_intern_cstr(t->pool, "cuda_runtime");
+  r.start_ns = start, r.end_ns = end;
+  r.process_id = r.thread_id = r.global_tid = r.context_id = r.device_id = TL_ABSENT;
+  r.correlation_id = corr;
+  ck_assert_int_eq(tl_trace_add_call(t, &r), 0);
+  return (uint32_t)t->calls.n - 1;
 }
 
 static void run(const tl_trace *t, const tl_profile *p, tl_replay *r) {
@@ -576,8 +570,8 @@ static void check_nsys_graph(const loaded *x, uint8_t status, int64_t orig_of_20
       const tl_graph_member *m = &r->members.v[L->first_member + k];
       ck_assert_uint_eq(m->lane_ordinal, 0);
       ck_assert_uint_eq(m->task_ordinal, k);
-      ck_assert_int_eq(x->t.ev.graph_node_id[m->event], 201 + k);
-      ck_assert_int_eq(x->t.ev.correlation_id[m->event], 500 + l);
+      ck_assert_int_eq(tl_i64col_get(&x->t.ev.graph_node_id, m->event), 201 + k);
+      ck_assert_int_eq(tl_i64col_get(&x->t.ev.correlation_id, m->event), 500 + l);
       ck_assert_int_eq(m->kind, k == 3 ? TL_MEMBER_DATA_MOVE : TL_MEMBER_COMPUTE);
       ck_assert_int_eq(m->original_graph_node_id, k == 0 ? orig_of_201 : 101 + k);
     }

@@ -33,7 +33,7 @@ START_TEST(minimal_smoke_events) {
   ck_assert_str_eq(tl_str(&t, l2->name), "hcclAllReduce");
   ck_assert_int_eq(t.ev.start_ns[2], 165);
   ck_assert_uint_eq(t.ev.stream_id[2], 3);
-  ck_assert_int_eq(t.ev.op_id[2], 55);
+  ck_assert_int_eq(tl_i64col_get(&t.ev.op_id, 2), 55);
   ck_assert_str_eq(tl_trace_source_table(&t, t.ev.source_ref[2]), "COMMUNICATION_OP");
   ck_assert_uint_eq(t.calls.n, 0);
   tl_trace_free(&t);
@@ -49,7 +49,7 @@ START_TEST(exact_hlt_labels_are_shared) {
   ck_assert_uint_eq(t.labels.n, 10);
   ck_assert_uint_eq(t.calls.n, 15);
   ck_assert_str_eq(tl_str(&t, t.calls.api_name[14]), "aclrtSynchronizeStreamWithTimeout");
-  ck_assert_int_eq(t.calls.correlation_id[14], 9999);
+  ck_assert_int_eq(tl_i64col_get(&t.calls.correlation_id, 14), 9999);
   ck_assert_int_eq(t.calls.start_ns[0], 90);
   tl_trace_free(&t);
   tl_profile_free(&p);
@@ -68,7 +68,7 @@ START_TEST(exact_hlt_relations) {
       exact++;
       /* Each exact link pairs one aclmdlRIExecuteAsync with MODEL_EXECUTE or NOTIFY_WAIT. */
       ck_assert_str_eq(tl_str(&t, t.calls.api_name[r.v[i].call]), "aclmdlRIExecuteAsync");
-      ck_assert_int_eq(t.calls.correlation_id[r.v[i].call], t.ev.correlation_id[r.v[i].work]);
+      ck_assert_int_eq(tl_i64col_get(&t.calls.correlation_id, r.v[i].call), tl_i64col_get(&t.ev.correlation_id, r.v[i].work));
       ck_assert_uint_eq(r.v[i].work_candidates, 2);
       ck_assert_str_eq(tl_relation_cardinality(&r.v[i]), "one_to_many");
     }

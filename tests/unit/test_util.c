@@ -1,10 +1,11 @@
 /*
 ** test_util.c: string interning, the int64 hash map, the radix sort, task-type keys, and
-** the shape interner of the core-and-shape publication.
+** the shape interner of the core-and-shape publication, and the packed int64 column.
 */
 #include "tl_check.h"
 #include "strpool.h"
 #include "i64map.h"
+#include "i64col.h"
 #include "sort.h"
 #include "publish/shapes.h"
 #include "traceloom.h"
@@ -139,6 +140,93 @@ START_TEST(shapes_many_keys_keep_their_ids) {
 }
 END_TEST
 
+/* Appends values the way the trace loader does (grow by doubling, set in order) and
+** checks every value and the representation against a plain array. */
+static void i64col_append(tl_i64col *c, const int64_t *v, size_t n) {
+  size_t cap = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i == cap) {
+      cap = cap ? cap * 2 : 4;
+      ck_assert_int_eq(tl_i64col_grow(c, cap), 0);
+    }
+    ck_assert_int_eq(tl_i64col_set(c, i, v[i]), 0);
+  }
+  for (size_t i = 0; i < n; i++) ck_assert_int_eq(tl_i64col_get(c, i), v[i]);
+}
+
+START_TEST(i64col_absent_narrow_and_rare_overflow) {
+  enum { N = 1000 };
+  int64_t v[N];
+  tl_i64col c;
+  /* All absent: no storage at all. */
+  tl_i64col_init(&c, TL_I64COL_ABSENT);
+  for (size_t i = 0; i < N; i++) v[i] = -1;
+  i64col_append(&c, v, N);
+  ck_assert_ptr_null(c.narrow);
+  ck_assert_ptr_null(c.wide);
+  ck_assert_uint_eq(tl_i64col_bytes(&c), 0);
+  tl_i64col_free(&c);
+  /* Absent first, then small ids, the largest narrow value and absent again: 4 bytes a row. */
+  tl_i64col_init(&c, TL_I64COL_ABSENT);
+  for (size_t i = 0; i < N; i++) v[i] = i < 100 ? -1 : i % 7 == 0 ? -1 : (int64_t)i * 3;
+  v[500] = (int64_t)UINT32_MAX - 2; /* base + 2^32 - 1 - 1: the last narrow value */
+  i64col_append(&c, v, N);
+  ck_assert_ptr_nonnull(c.narrow);
+  ck_assert_ptr_null(c.wide);
+  ck_assert_uint_eq(c.overflow.n, 0);
+  tl_i64col_free(&c);
+  /* A few values outside the narrow range (negative, 2^32 - 2 and up, epoch ns) stay exact
+  ** in the overflow map without widening the column. */
+  tl_i64col_init(&c, TL_I64COL_ABSENT);
+  for (size_t i = 0; i < N; i++) v[i] = (int64_t)i;
+  v[3] = (int64_t)UINT32_MAX - 1, v[10] = -5, v[700] = 1712345678000000000LL;
+  v[999] = INT64_MIN, v[998] = INT64_MAX;
+  i64col_append(&c, v, N);
+  ck_assert_ptr_nonnull(c.narrow);
+  ck_assert_ptr_null(c.wide);
+  ck_assert_uint_eq(c.overflow.n, 5);
+  /* Overwriting an overflowed row with a narrow value (and back) reads right. */
+  ck_assert_int_eq(tl_i64col_set(&c, 700, 12), 0);
+  ck_assert_int_eq(tl_i64col_get(&c, 700), 12);
+  ck_assert_int_eq(tl_i64col_set(&c, 700, -7), 0);
+  ck_assert_int_eq(tl_i64col_get(&c, 700), -7);
+  tl_i64col_free(&c);
+  /* After free the column is empty again and reads its base. */
+  ck_assert_int_eq(tl_i64col_get(&c, 0), TL_I64COL_ABSENT);
+}
+END_TEST
+
+START_TEST(i64col_widens_when_overflow_is_common) {
+  enum { N = 5000 };
+  int64_t v[N];
+  tl_i64col c;
+  /* Ascend globalTid = pid << 32 | tid: every value is large. */
+  tl_i64col_init(&c, TL_I64COL_ABSENT);
+  for (size_t i = 0; i < N; i++) v[i] = ((int64_t)(1000 + i % 3) << 32) | (int64_t)(i % 11);
+  v[0] = -1;
+  i64col_append(&c, v, N);
+  ck_assert_ptr_nonnull(c.wide);
+  ck_assert_ptr_null(c.narrow);
+  ck_assert_uint_eq(c.overflow.n, 0);
+  tl_i64col_free(&c);
+  /* Durations (base 0) accumulated in random order, some past 2^32 ns. */
+  tl_i64col_init(&c, 0);
+  ck_assert_int_eq(tl_i64col_grow(&c, N), 0);
+  int64_t ref[N];
+  memset(ref, 0, sizeof ref);
+  uint64_t x = 88172645463325252ull;
+  for (int k = 0; k < 4 * N; k++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    size_t i = (size_t)(x % N);
+    int64_t d = (x >> 40) % 50 == 0 ? 3000000000LL : (int64_t)((x >> 20) % 1000);
+    ref[i] += d;
+    ck_assert_int_eq(tl_i64col_add(&c, i, d), 0);
+  }
+  for (size_t i = 0; i < N; i++) ck_assert_int_eq(tl_i64col_get(&c, i), ref[i]);
+  tl_i64col_free(&c);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("util");
@@ -150,6 +238,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, task_type_keys);
   tcase_add_test(tc, shapes_ids_are_dense_in_first_seen_order);
   tcase_add_test(tc, shapes_many_keys_keep_their_ids);
+  tcase_add_test(tc, i64col_absent_narrow_and_rare_overflow);
+  tcase_add_test(tc, i64col_widens_when_overflow_is_common);
   suite_add_tcase(s, tc);
   return s;
 }
