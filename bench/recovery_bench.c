@@ -78,6 +78,9 @@ int main(int argc, char **argv) {
   double t1 = now();
   tl_anchor_input in = {&t, role, NULL, sym, NULL};
   if (tl_anchors_build(&in, &a, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
+  /* As in traceloom_analyze, the per-event roles and symbols go once anchors exist. */
+  free(role), free(sym);
+  role = NULL, sym = NULL;
   double t2 = now();
   if (tl_packets_build(&t, &a, &p, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
   double t3 = now();

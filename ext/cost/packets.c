@@ -194,9 +194,9 @@ static int windows(const tl_trace *t, const tl_anchors *a, const tl_anchor_group
       }
       active.n = keep;
       if (tl_i64col_add(&p->comm_ns, n, c) || tl_i64col_add(&p->compute_ns, n, x2) ||
-          tl_i64col_add(&p->idle_ns, n, len - c - x2) || tl_i64col_add(&p->aux_ns, n, aux_ns))
+          tl_i64col_add(&p->idle_ns, n, len - c - x2) || tl_i64col_add(&p->aux_ns, n, aux_ns) ||
+          tl_i64col_add(&p->aux_events, n, aux_events))
         goto out;
-      p->aux_events[n] += aux_events;
     }
     if (e > frontier) frontier = e;
   }
@@ -209,18 +209,15 @@ out:
 
 void tl_packets_free(tl_packets *p) {
   tl_i64col_free(&p->compute_ns), tl_i64col_free(&p->comm_ns), tl_i64col_free(&p->idle_ns);
-  tl_i64col_free(&p->self_ns), tl_i64col_free(&p->aux_ns);
-  free(p->aux_events);
-  p->aux_events = NULL;
+  tl_i64col_free(&p->self_ns), tl_i64col_free(&p->aux_ns), tl_i64col_free(&p->aux_events);
   p->n = 0;
 }
 
 int tl_packets_build(const tl_trace *t, const tl_anchors *a, tl_packets *out, tl_err *e) {
   tl_i64col *cols[] = {&out->compute_ns, &out->comm_ns, &out->idle_ns, &out->self_ns,
-                       &out->aux_ns};
+                       &out->aux_ns, &out->aux_events};
   out->n = a->n;
-  out->aux_events = calloc(a->n ? a->n : 1, sizeof *out->aux_events);
-  int bad = !out->aux_events;
+  int bad = 0;
   for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
     tl_i64col_init(cols[k], 0);
     if (tl_i64col_grow(cols[k], a->n ? a->n : 1)) bad = 1;

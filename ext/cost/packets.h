@@ -24,12 +24,12 @@ typedef struct tl_packet {
 } tl_packet;
 
 /* The packets of every anchor (index = global anchor index), one packed column per field:
-** 24 bytes per anchor where a tl_packet array takes 48 (at 10 million anchors, 240 MB
-** against 480 MB). A field above 4.29 s is still kept exactly (i64col.h). */
+** at most 24 bytes per anchor where a tl_packet array takes 48 (at 10 million anchors, 240
+** MB against 480 MB), and nothing for a field that is zero everywhere (aux without
+** auxiliary work). A field above 4.29 s is still kept exactly (i64col.h). */
 typedef struct tl_packets {
   size_t n;
-  tl_i64col compute_ns, comm_ns, idle_ns, self_ns, aux_ns; /* base 0 */
-  uint32_t *aux_events;
+  tl_i64col compute_ns, comm_ns, idle_ns, self_ns, aux_ns, aux_events; /* base 0 */
 } tl_packets;
 
 int tl_packets_build(const tl_trace *t, const tl_anchors *a, tl_packets *out, tl_err *e);
@@ -39,7 +39,7 @@ void tl_packets_free(tl_packets *p);
 static inline tl_packet tl_packet_at(const tl_packets *p, size_t k) {
   tl_packet pk = {tl_i64col_get(&p->compute_ns, k), tl_i64col_get(&p->comm_ns, k),
                   tl_i64col_get(&p->idle_ns, k), tl_i64col_get(&p->self_ns, k),
-                  tl_i64col_get(&p->aux_ns, k), p->aux_events[k]};
+                  tl_i64col_get(&p->aux_ns, k), (uint32_t)tl_i64col_get(&p->aux_events, k)};
   return pk;
 }
 

@@ -44,14 +44,10 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
   tl_shapes shapes;
   tl_shapes_init(&shapes, 5);
   /* Linked aux events per anchor. */
+  /* Linked aux events per anchor (their durations are the forest's linked_ns). */
   uint32_t *nlinked = calloc(a->n ? a->n : 1, sizeof *nlinked);
-  int64_t *linked_ns = calloc(a->n ? a->n : 1, sizeof *linked_ns);
-  if (rc == TL_OK && (!nlinked || !linked_ns)) rc = tl_nomem(e);
-  for (size_t k = 0; rc == TL_OK && k < a->nlinks; k++) {
-    uint32_t x = a->link_event[k];
-    nlinked[a->link_anchor[k]]++;
-    linked_ns[a->link_anchor[k]] += ev->end_ns[x] - ev->start_ns[x];
-  }
+  if (rc == TL_OK && !nlinked) rc = tl_nomem(e);
+  for (size_t k = 0; rc == TL_OK && k < a->nlinks; k++) nlinked[a->link_anchor[k]]++;
   /* The tree of each group, for the owning atom occurrence of each anchor. */
   const tl_tree **tree_of_group = calloc(a->groups.n ? a->groups.n : 1, sizeof *tree_of_group);
   if (rc == TL_OK && !tree_of_group) rc = tl_nomem(e);
@@ -61,6 +57,7 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
   for (size_t gi = 0; rc == TL_OK && gi < a->groups.n; gi++) {
     const tl_anchor_group *g = &a->groups.v[gi];
     const tl_tree *tr = tree_of_group[gi];
+    uint32_t atom_cursor = 0; /* atom occurrences come in token order (walk order) */
     for (size_t k = 0; rc == TL_OK && k < g->count; k++) {
       size_t n = g->first + k;
       uint32_t x = a->event[n];
@@ -68,7 +65,11 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
       tl_packet packet = tl_packet_at(in->packets, n);
       const tl_packet *pk = &packet;
       uint32_t label = tl_label_display(l);
-      const tl_occurrence *oc = tr ? &tr->st.occurrences[tr->token_atom[k]] : NULL;
+      const tl_occurrence *oc = tr ? tl_tree_next_atom(tr, &atom_cursor) : NULL;
+      if (tr && (!oc || oc->start != k)) {
+        rc = tl_fail(e, "structure of %s: anchor %zu has no atom occurrence", tr->tree_id, k + 1);
+        break;
+      }
       /* The shape: symbol, role, label, family (per input) and owning position. */
       uint64_t key[5] = {a->symbol[n], a->role[n], label, g->db_idx,
                          oc ? (uint64_t)oc->position + 1 : 0};
@@ -109,12 +110,12 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
       sqlite3_bind_int64(st, 13, pk->aux_events);
       sqlite3_bind_int64(st, 14, pk->aux_ns);
       sqlite3_bind_int64(st, 15, nlinked[n]);
-      sqlite3_bind_int64(st, 16, linked_ns[n]);
+      sqlite3_bind_int64(st, 16, tl_i64col_get(&in->forest->linked_ns, n));
       if (oc) sqlite3_bind_int64(st, 17, oc->occurrence_idx); else sqlite3_bind_null(st, 17);
       rc = tl_pub_step(db, st, "traceloom_anchor_core", e);
     }
   }
-  free(nlinked), free(linked_ns), free(tree_of_group);
+  free(nlinked), free(tree_of_group);
   tl_shapes_free(&shapes);
   sqlite3_finalize(st);
   sqlite3_finalize(shape);

@@ -11,8 +11,6 @@ static void tree_free(tl_tree *tr) {
   tl_structure_free(&tr->st);
   free(tr->checkpoint);
   tr->checkpoint = NULL;
-  free(tr->token_atom);
-  tr->token_atom = NULL;
 }
 
 void tl_forest_free(tl_forest *f) {
@@ -222,12 +220,6 @@ static int build_tree(const tl_trace *t, const tl_anchors *a, const tl_packets *
     tr->checkpoint[b + 1] = tr->checkpoint[b];
     add_tokens(tr, (uint32_t)(b * TL_SUM_BLOCK), (uint32_t)((b + 1) * TL_SUM_BLOCK), 1,
                &tr->checkpoint[b + 1]);
-  }
-  tr->token_atom = malloc((n ? n : 1) * sizeof *tr->token_atom);
-  if (!tr->token_atom) goto nomem;
-  for (size_t o = 0; o < tr->st.noccurrences; o++) {
-    const tl_occurrence *oc = &tr->st.occurrences[o];
-    if (tr->st.positions[oc->position].kind == TL_POS_ATOM) tr->token_atom[oc->start] = (uint32_t)o;
   }
   (void)t;
   return TL_OK;

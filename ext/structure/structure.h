@@ -44,7 +44,6 @@ typedef struct tl_tree {
   const tl_i64col *linked_ns; /* per global anchor (the forest owns it) */
   size_t first_anchor, ntokens;
   tl_sums *checkpoint;      /* checkpoint[b] = sums over tokens [0, b * TL_SUM_BLOCK) */
-  uint32_t *token_atom;     /* token -> its atom occurrence */
 } tl_tree;
 
 typedef struct tl_forest {
@@ -73,6 +72,17 @@ typedef struct tl_forest_constraints {
 int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packets *p,
                     const tl_forest_constraints *c, tl_forest *f, tl_err *e);
 void tl_forest_free(tl_forest *f);
+
+/* The next atom occurrence at or after *cursor (an occurrence index, 0 to start), moving
+** the cursor past it; NULL when there is none. Atoms come in walk order, which is token
+** order: the k-th call returns the atom of token k-1. */
+static inline const tl_occurrence *tl_tree_next_atom(const tl_tree *tr, uint32_t *cursor) {
+  while (*cursor < tr->st.noccurrences) {
+    const tl_occurrence *oc = &tr->st.occurrences[(*cursor)++];
+    if (tr->st.positions[oc->position].kind == TL_POS_ATOM) return oc;
+  }
+  return NULL;
+}
 
 /* The TL_SUM_* fields of token k of a tree (one anchor's packet). */
 void tl_tree_token_sums(const tl_tree *tr, uint32_t k, tl_sums *out);
