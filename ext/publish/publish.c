@@ -427,6 +427,7 @@ static int publish_calls(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
 typedef struct relation_rows {
   const tl_relation *r;
   const uint32_t *shape_id;
+  const tl_trace *t;
 } relation_rows;
 
 static void fill_relation(void *ctx, size_t i, int64_t *v, unsigned char *null) {
@@ -440,7 +441,7 @@ static void fill_relation(void *ctx, size_t i, int64_t *v, unsigned char *null) 
   v[4] = x->shape_id[i];
   v[5] = r->call_candidates;
   v[6] = r->work_candidates;
-  opt_i64(v, null, 7, r->correlation_id, TL_ABSENT);
+  opt_i64(v, null, 7, tl_relation_correlation_id(x->t, r), TL_ABSENT);
 }
 
 /* The four strings of a relation's shape are static literals: their addresses identify them. */
@@ -472,7 +473,7 @@ static int publish_relations(sqlite3 *db, const tl_publish_input *in, tl_err *e)
       .key = relation_shape_key, .bind = bind_relation_shape, .ctx = in};
   uint32_t *shape_of = assign_shapes(db, &sp, e);
   if (!shape_of) return TL_ERROR;
-  relation_rows ctx = {.r = in->relations->v, .shape_id = shape_of};
+  relation_rows ctx = {.r = in->relations->v, .shape_id = shape_of, .t = in->trace};
   tl_rows rows = {.nrows = n, .ncols = 8, .fill = fill_relation, .ctx = &ctx};
   int rc = tl_rows_insert(db, "traceloom_runtime_device_relation_core",
                           "relation_n, db_idx, call_n, event_n, shape_id, runtime_candidate_count, "

@@ -88,13 +88,23 @@ static int build_keys(const tl_trace *t, size_t n, const uint16_t *db, const tl_
   }
   if (tl_radix_sort_u64(k->keys, k->idx, k->n)) return -1;
   for (size_t j = 0; j < k->n; j++) k->keys[j] = db[k->idx[j]];
-  return tl_radix_sort_u64(k->keys, k->idx, k->n);
+  int rc = tl_radix_sort_u64(k->keys, k->idx, k->n);
+  free(k->keys); /* only the order is needed from here on */
+  k->keys = NULL;
+  return rc;
 }
 
-static int emit(tl_relations *out, int64_t call, int64_t work, int64_t corr, uint16_t db,
+static int emit(tl_relations *out, int64_t call, int64_t work, uint16_t db,
                 tl_support_state st, uint32_t ncalls, uint32_t nworks, int time) {
-  tl_relation r = {call, work, corr, ncalls, nworks, db, (uint8_t)st, (uint8_t)time};
+  tl_relation r = {(int32_t)call, (int32_t)work, ncalls, nworks, db, (uint8_t)st, (uint8_t)time};
   return TL_VEC_PUSH(out, r);
+}
+
+int64_t tl_relation_correlation_id(const tl_trace *t, const tl_relation *r) {
+  int64_t v = r->work >= 0   ? tl_i64col_get(&t->ev.correlation_id, (size_t)r->work)
+              : r->call >= 0 ? tl_i64col_get(&t->calls.correlation_id, (size_t)r->call)
+                             : TL_ABSENT;
+  return v < 0 ? TL_ABSENT : v; /* a negative id is a missing one (build_keys) */
 }
 
 /* One (db_idx, correlation) group: calls c[0..nc), work w[0..nw). */
@@ -103,21 +113,20 @@ static int relate_group(const tl_trace *t, const uint32_t *c, size_t nc, const u
   const tl_events *ev = &t->ev;
   const tl_calls *ca = &t->calls;
   uint16_t db = nw ? ev->db_idx[w[0]] : ca->db_idx[c[0]];
-  int64_t corr = nw ? tl_i64col_get(&ev->correlation_id, w[0]) : tl_i64col_get(&ca->correlation_id, c[0]);
   tl_provider prov = tl_family_provider(t->profile->inputs.v[db].family);
   if (nc == 0) {
     for (size_t j = 0; j < nw; j++)
-      if (emit(out, -1, w[j], corr, db, TL_UNMATCHED_DEVICE_WORK, 0, (uint32_t)nw, 0)) return -1;
+      if (emit(out, -1, w[j], db, TL_UNMATCHED_DEVICE_WORK, 0, (uint32_t)nw, 0)) return -1;
     return 0;
   }
   if (nw == 0) {
     for (size_t j = 0; j < nc; j++)
-      if (emit(out, c[j], -1, corr, db, TL_UNMATCHED_RUNTIME_CALL, (uint32_t)nc, 0, 0)) return -1;
+      if (emit(out, c[j], -1, db, TL_UNMATCHED_RUNTIME_CALL, (uint32_t)nc, 0, 0)) return -1;
     return 0;
   }
   if (prov != TL_PROVIDER_ASCEND && prov != TL_PROVIDER_CUDA) {
     for (size_t j = 0; j < nw; j++)
-      if (emit(out, -1, w[j], corr, db, TL_UNSUPPORTED_PROVIDER_SCHEMA, (uint32_t)nc,
+      if (emit(out, -1, w[j], db, TL_UNSUPPORTED_PROVIDER_SCHEMA, (uint32_t)nc,
                (uint32_t)nw, 0))
         return -1;
     return 0;
@@ -134,11 +143,11 @@ static int relate_group(const tl_trace *t, const uint32_t *c, size_t nc, const u
       }
       if (found == 1) {
         for (size_t k = 0; k < nc; k++)
-          if (emit(out, c[k], (int64_t)i, corr, db,
+          if (emit(out, c[k], (int64_t)i, db,
                    k == which ? TL_SUPPORTED_DETERMINISTIC : TL_REJECTED_REUSED_CORRELATION_ID,
                    (uint32_t)nc, (uint32_t)nw, 1))
             return -1;
-      } else if (emit(out, -1, (int64_t)i, corr, db, TL_AMBIGUOUS_RUNTIME_CANDIDATES,
+      } else if (emit(out, -1, (int64_t)i, db, TL_AMBIGUOUS_RUNTIME_CANDIDATES,
                       (uint32_t)nc, (uint32_t)nw, 0)) {
         return -1;
       }
@@ -155,13 +164,16 @@ static int relate_group(const tl_trace *t, const uint32_t *c, size_t nc, const u
       st = TL_DEVICE_SCOPE_MISMATCH;
     else if (call_dev < 0 && spans)
       st = TL_AMBIGUOUS_DEVICE_SCOPE;
-    if (emit(out, c[0], w[j], corr, db, st, 1, (uint32_t)nw, 0)) return -1;
+    if (emit(out, c[0], w[j], db, st, 1, (uint32_t)nw, 0)) return -1;
   }
   return 0;
 }
 
 int tl_relate(const tl_trace *t, tl_relations *out, tl_err *e) {
   memset(out, 0, sizeof *out);
+  if (t->ev.n > INT32_MAX || t->calls.n > INT32_MAX)
+    return tl_fail(e, "relating runtime calls to device work: %zu events and %zu calls; at most "
+                      "%d of each are supported", t->ev.n, t->calls.n, INT32_MAX);
   keyed kw = {0}, kc = {0};
   u32vec miss_w = {0}, miss_c = {0};
   const tl_events *ev = &t->ev;
@@ -189,11 +201,11 @@ int tl_relate(const tl_trace *t, tl_relations *out, tl_err *e) {
     i = i2, j = j2;
   }
   for (size_t k = 0; k < miss_w.n; k++)
-    if (emit(out, -1, miss_w.v[k], TL_ABSENT, ev->db_idx[miss_w.v[k]],
+    if (emit(out, -1, miss_w.v[k], ev->db_idx[miss_w.v[k]],
              TL_MISSING_DEVICE_IDENTIFIER, 0, 1, 0))
       goto nomem;
   for (size_t k = 0; k < miss_c.n; k++)
-    if (emit(out, miss_c.v[k], -1, TL_ABSENT, ca->db_idx[miss_c.v[k]],
+    if (emit(out, miss_c.v[k], -1, ca->db_idx[miss_c.v[k]],
              TL_MISSING_RUNTIME_IDENTIFIER, 1, 0, 0))
       goto nomem;
   keyed_free(&kw), keyed_free(&kc);

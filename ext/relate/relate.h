@@ -27,10 +27,12 @@ typedef enum tl_support_state {
   TL_REJECTED_REUSED_CORRELATION_ID
 } tl_support_state;
 
+/* 20 bytes: a relation per device event and runtime call (10 million of them at 10 million
+** kernel rows) is held until it is published. The correlation id is the call's and the
+** work's (tl_relation_correlation_id), so it is not stored again. */
 typedef struct tl_relation {
-  int64_t call;             /* call index, -1 when none */
-  int64_t work;             /* event index, -1 when none */
-  int64_t correlation_id;   /* TL_ABSENT when missing */
+  int32_t call;             /* call index, -1 when none */
+  int32_t work;             /* event index, -1 when none */
   uint32_t call_candidates; /* calls under the key */
   uint32_t work_candidates; /* work items under the key */
   uint16_t db_idx;
@@ -39,6 +41,10 @@ typedef struct tl_relation {
 } tl_relation;
 
 typedef TL_VEC(tl_relation) tl_relations;
+
+/* The correlation id under which r was found; TL_ABSENT for the missing-identifier states.
+** Reads the trace's id columns: valid until tl_trace_release_event_ids. */
+int64_t tl_relation_correlation_id(const tl_trace *t, const tl_relation *r);
 
 /* 1 when event i is device work that runtime calls can launch (not a comm-op envelope). */
 int tl_event_is_device_work(const tl_trace *t, size_t i);
