@@ -23,6 +23,11 @@
 # count(*) and the CLI analysis, with ns per event, peak RSS and whether the time per
 # event grows with size. BENCH_SIZES=a,b,c overrides the sizes.
 #
+# It first runs bench/recovery_bench.c: anchor selection, cost packets and repeat recovery of
+# BENCH_RECOVERY_ANCHORS (default 10,000,000) in-memory anchors, against a bare radix sort of
+# as many pairs in the same process, with the 10 s / 1 GB peak RSS targets (BENCH_RECOVERY=0
+# skips it).
+#
 # It also runs bench/kineto_bench.py: a 1 GB PyTorch-profiler trace through the Kineto
 # reader, MB/s against the 180 MB/s target (BENCH_KINETO=0 skips it).
 #
@@ -53,6 +58,19 @@ if [ ${#scaling[@]} -gt 0 ]; then
 fi
 mkdir -p "$BUILD/bench" bench/out
 cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$BUILD/bench/bare_scan" bench/bare_scan.c -lsqlite3
+if [ "${BENCH_RECOVERY:-1}" = 1 ]; then
+  # Structure recovery of BENCH_RECOVERY_ANCHORS (default 10M) anchors, in memory.
+  cc -std=c11 -D_GNU_SOURCE -DSQLITE_CORE -O2 -Wall -Wextra -Werror -Iext -Iext/util \
+    -o "$BUILD/bench/recovery_bench" bench/recovery_bench.c "$BUILD/libtraceloom_core.a" \
+    -lsqlite3 -lyaml -lz -lm -lpthread
+  out=$("$BUILD/bench/recovery_bench" "${BENCH_RECOVERY_ANCHORS:-10000000}")
+  printf '%s\n' "$out" | sed '/^---$/,$d'
+  if [ ${#record[@]} -gt 0 ]; then
+    { printf '\n## %s structure recovery (bench/recovery_bench.c)\n\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
+      printf -- '- machine: %s CPUs (nproc), %s\n' "$(nproc)" "$(uname -m)"
+      printf '%s\n' "$out" | sed '1,/^---$/d'; } >> bench/RESULTS.md
+  fi
+fi
 if [ "${BENCH_KINETO:-1}" = 1 ]; then python3 bench/kineto_bench.py --build "$BUILD" "${record[@]}"; fi
 if [ "${BENCH_REPLAY:-1}" = 1 ]; then python3 bench/replay_bench.py --build "$BUILD" "${record[@]}"; fi
 exec python3 bench/measure.py --build "$BUILD" --rows "${BENCH_ROWS:-2000000}" \
