@@ -146,7 +146,8 @@ def scaling(args, build):
         events = sum(r["events"]["total"] for r in truth["ranks"])
         print("size %d: %d kernel rows, %d events%s" % (size, truth["kernel_rows"], events,
               ", generated in %.1f s" % gen_s if gen_s else ", cached"), flush=True)
-        bare = best_of(1, [os.path.join(build, "bench", "bare_scan"), "--repeat", str(args.repeat)] + files)
+        bare = best_of(1, [os.path.join(build, "bench", "bare_scan"), "--repeat", str(args.repeat),
+                           "--copy-to", os.path.join(work, "copy.db")] + files)
         if bare[2] != 0:
             sys.exit("bare_scan failed:\n" + bare[4])
         b = json.loads(bare[3])
@@ -171,7 +172,8 @@ def scaling(args, build):
             clear()
         rows_out.append({
             "size": size, "kernel_rows": truth["kernel_rows"], "events": events,
-            "bare_s": b["scan_s"], "bare_reader_s": b["reader_scan_s"],
+            "bare_s": b["scan_s"], "bare_reader_s": b["reader_scan_s"], "copy_s": b["copy_s"],
+            "floor_s": b["reader_scan_s"] + b["contract_copy_s"],
             "events_s": ev[0] if ev[2] == 0 else None, "events_rss": ev[1], "events_note": ev_note,
             "cli_s": an[0] if an[2] == 0 else None, "cli_rss": an[1],
             "cli_note": "" if an[2] == 0 else "failed: " + (an[4] or an[3]).strip()[:100]})
@@ -179,16 +181,18 @@ def scaling(args, build):
 
     def f(v, fmt="%.3f"):
         return "-" if v is None else fmt % v
-    table = ["| kernel rows | events | bare scan s | bare reader s | events count(*) s | events ns/event | "
+    table = ["| kernel rows | events | bare scan s | bare reader s | bare copy s | contract floor s | "
+             "events count(*) s | events ns/event | "
              "events peak MiB | CLI analyze s | CLI ns/event | CLI peak MiB | note |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows_out:
         ev_ns = r["events_s"] * 1e9 / r["events"] if r["events_s"] else None
         cli_ns = r["cli_s"] * 1e9 / r["events"] if r["cli_s"] else None
         r["events_ns"], r["cli_ns"] = ev_ns, cli_ns
         note = "; ".join(x for x in (r["events_note"], r["cli_note"]) if x)
-        table.append("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            r["kernel_rows"], r["events"], f(r["bare_s"]), f(r["bare_reader_s"]), f(r["events_s"]),
+        table.append("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["kernel_rows"], r["events"], f(r["bare_s"]), f(r["bare_reader_s"]), f(r["copy_s"]),
+            f(r["floor_s"]), f(r["events_s"]),
             f(ev_ns, "%.0f"), f(r["events_rss"] / 1024.0 if r["events_s"] else None, "%.1f"), f(r["cli_s"]),
             f(cli_ns, "%.0f"), f(r["cli_rss"] / 1024.0 if r["cli_s"] else None, "%.1f"), note))
     verdicts = []
@@ -203,6 +207,23 @@ def scaling(args, build):
         verdicts.append("%s: %.0f ns per %s at %d %ss, %.0f at %d (x%.2f): %s" % (
             name, pts[0][1], unit, pts[0][0], unit, pts[-1][1], pts[-1][0], ratio,
             "time per event GROWS with size" if ratio > GROWTH_TOLERANCE else "flat (linear scaling)"))
+    # Issue 8's targets: the largest size within 3x its bare copy; 1.26M rows under 1.5 s.
+    big = max(rows_out, key=lambda r: r["kernel_rows"])
+    if big["cli_s"]:
+        verdicts.append("%d kernel rows: CLI %.1f s = %.1fx the bare copy (target <= 3x): %s; the "
+                        "output-contract floor alone is %.1fx" % (
+                            big["kernel_rows"], big["cli_s"], big["cli_s"] / big["copy_s"],
+                            "PASS" if big["cli_s"] <= 3 * big["copy_s"] else "FAIL",
+                            big["floor_s"] / big["copy_s"]))
+        verdicts.append("%d kernel rows: CLI peak RSS %.0f MB (target <= 1000 MB): %s" % (
+            big["kernel_rows"], big["cli_rss"] * 1024 / 1e6,
+            "PASS" if big["cli_rss"] * 1024 <= 1e9 else "FAIL"))
+    for r in rows_out:
+        if 1200000 <= r["kernel_rows"] <= 1300000 and r["cli_s"]:
+            verdicts.append("%d kernel rows: CLI %.2f s (target < 1.5 s): %s; the output-contract "
+                            "floor alone is %.2f s" % (r["kernel_rows"], r["cli_s"],
+                                                        "PASS" if r["cli_s"] < 1.5 else "FAIL",
+                                                        r["floor_s"]))
     print("\n".join(table))
     print("\n".join(verdicts))
     if args.record:
@@ -242,6 +263,10 @@ def main():
     results.append(("bare reader scan", b["reader_scan_s"], b["rows"], bare[1],
                     "sqlite3_step over every table the events reader reads"))
     results.append(("bare copy", b["copy_s"], b["rows"], bare[1], "CREATE TABLE AS SELECT"))
+    floor_s = b["reader_scan_s"] + b["contract_copy_s"]
+    results.append(("output-contract floor", floor_s, events, bare[1],
+                    "bare reader scan + bare copy of the %d source rows stored one row each "
+                    "(events, runtime calls): no index, no analysis" % b["contract_rows"]))
 
     have_ext = os.path.exists(os.path.join(build, "traceloom.so"))
     esc = target.replace("'", "''")
@@ -350,6 +375,9 @@ def main():
         rate = an[2] / an[1]
         verdicts.append("analyze %.2fM events/s (target >= %.1fM): %s" % (
             rate / 1e6, TARGET_ANALYZE_EVENTS_PER_S / 1e6, "PASS" if rate >= TARGET_ANALYZE_EVENTS_PER_S else "FAIL"))
+        verdicts.append("output-contract floor %.3f s = %.2fM events/s before any analysis or index "
+                        "(the analyze target needs <= %.3f s)" % (
+                            floor_s, events / floor_s / 1e6, events / TARGET_ANALYZE_EVENTS_PER_S))
     else:
         verdicts.append("analyze: not measured")
     cli_stage_table(stage_run, scan_s, copy_s, table)

@@ -1,10 +1,12 @@
 /*
 ** test_cost.c: anchors (ordering, comm-op representation, aux links) and cost packets
-** (shares, prelude windows, conservation) on small hand-built traces.
+** (shares, prelude windows, conservation) on small hand-built traces, and the occurrence
+** sums the structure reads from them.
 */
 #include "tl_check.h"
 #include "anchor/anchors.h"
 #include "cost/packets.h"
+#include "structure/structure.h"
 
 #include <string.h>
 
@@ -99,6 +101,70 @@ START_TEST(long_windows_exact) {
   ck_assert_int_eq(b.p[0].compute_ns, 100);
   ck_assert_int_eq(tl_packet_total_ns(&b.p[0]) + tl_packet_total_ns(&b.p[1]) +
                        tl_packet_total_ns(&b.p[2]), 7 * G + 50);
+  release(&b);
+}
+END_TEST
+
+/* Occurrence sums read from checkpoints every TL_SUM_BLOCK anchors equal the plain sums of
+** the packets (and linked aux durations) they cover, for spans of every length and
+** position; the atoms come back one per token, in token order. */
+START_TEST(tree_sums_match_plain_sums) {
+  enum { N = 1500 };
+  static ev_spec s[N];
+  static const char *const names[] = {"A", "B", "C", "D", "E"};
+  int64_t t = 1712345678000000000LL;
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < N; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    int aux = (x >> 8) % 5 == 0;
+    int64_t len = 100 + (int64_t)((x >> 16) % 900);
+    /* Now and then a gap or a kernel beyond 2^32 ns. */
+    if ((x >> 30) % 97 == 0) len += 5000000000LL;
+    int64_t gap = (x >> 40) % 89 == 0 ? 6000000000LL : (int64_t)((x >> 44) % 300) - 100;
+    s[i] = (ev_spec){0, t, t + len, (x >> 50) % 4 == 0 ? TL_KIND_COMMUNICATION : TL_KIND_COMPUTE,
+                     names[(i % 7) % 5], aux ? TL_ROLE_AUXILIARY : TL_ROLE_ANCHOR, 0, NULL};
+    t += len + gap;
+  }
+  built b;
+  build(&b, s, N);
+  tl_err e = {0};
+  tl_forest f;
+  ck_assert_int_eq(tl_forest_build(&b.t, &b.a, &b.packets, NULL, &f, &e), TL_OK);
+  ck_assert_uint_eq(f.trees.n, 1);
+  const tl_tree *tr = &f.trees.v[0];
+  size_t n = b.a.groups.v[tr->group].count, first = b.a.groups.v[tr->group].first;
+  ck_assert_uint_gt(n, 4 * TL_SUM_BLOCK);
+  /* Plain linked aux durations per anchor, from the links themselves. */
+  int64_t *linked = calloc(b.a.n, sizeof *linked);
+  for (size_t k = 0; k < b.a.nlinks; k++) {
+    uint32_t ev = b.a.link_event[k];
+    linked[b.a.link_anchor[k]] += b.t.ev.end_ns[ev] - b.t.ev.start_ns[ev];
+  }
+  for (uint32_t lo = 0; lo <= n; lo += 7) {
+    for (uint32_t hi = lo; hi <= n; hi += 1 + (hi % 13)) {
+      int64_t want[TL_SUM_COUNT] = {0};
+      for (uint32_t k = lo; k < hi; k++) {
+        const tl_packet *p = &b.p[first + k];
+        want[TL_SUM_COMPUTE] += p->compute_ns, want[TL_SUM_COMM] += p->comm_ns;
+        want[TL_SUM_IDLE] += p->idle_ns, want[TL_SUM_SELF] += p->self_ns;
+        want[TL_SUM_AUX] += p->aux_ns, want[TL_SUM_AUX_EVENTS] += p->aux_events;
+        want[TL_SUM_LINKED_AUX] += linked[first + k];
+      }
+      tl_sums got;
+      tl_tree_sums(tr, lo, hi, &got);
+      for (int fld = 0; fld < TL_SUM_COUNT; fld++) ck_assert_int_eq(got.v[fld], want[fld]);
+    }
+  }
+  uint32_t cursor = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    const tl_occurrence *oc = tl_tree_next_atom(tr, &cursor);
+    ck_assert_ptr_nonnull(oc);
+    ck_assert_uint_eq(oc->start, k);
+    ck_assert_uint_eq(oc->end, k + 1);
+  }
+  ck_assert_ptr_null(tl_tree_next_atom(tr, &cursor));
+  free(linked);
+  tl_forest_free(&f);
   release(&b);
 }
 END_TEST
@@ -219,6 +285,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, spec_example_idle_gap);
   tcase_add_test(tc, comm_beats_compute);
   tcase_add_test(tc, long_windows_exact);
+  tcase_add_test(tc, tree_sums_match_plain_sums);
   tcase_add_test(tc, prelude_window_classes);
   tcase_add_test(tc, comm_op_represents_its_tasks);
   tcase_add_test(tc, unplaced_and_devices);
