@@ -303,7 +303,7 @@ static void opt_i64(int64_t *v, unsigned char *null, int k, int64_t x, int64_t a
   v[k] = x;
 }
 
-static void fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
+static int fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   const event_rows *r = ctx;
   const tl_events *ev = &r->t->ev;
   memset(null, 0, 16);
@@ -323,6 +323,7 @@ static void fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   opt_i64(v, null, 13, tl_i64col_get(&ev->model_id, i), TL_ABSENT);
   opt_i64(v, null, 14, tl_i64col_get(&ev->graph_node_id, i), TL_ABSENT);
   opt_i64(v, null, 15, tl_i64col_get(&ev->op_id, i), TL_ABSENT);
+  return 0;
 }
 
 static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
@@ -364,7 +365,7 @@ typedef struct call_rows {
   const uint32_t *shape_id;
 } call_rows;
 
-static void fill_call(void *ctx, size_t i, int64_t *v, unsigned char *null) {
+static int fill_call(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   const call_rows *r = ctx;
   const tl_calls *ca = &r->t->calls;
   memset(null, 0, 13);
@@ -381,6 +382,7 @@ static void fill_call(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   opt_i64(v, null, 10, tl_i64col_get(&ca->context_id, i), TL_ABSENT);
   opt_i64(v, null, 11, tl_i64col_get(&ca->device_id, i), TL_ABSENT);
   opt_i64(v, null, 12, tl_i64col_get(&ca->correlation_id, i), TL_ABSENT);
+  return 0;
 }
 
 static void call_shape_key(const void *ctx, size_t i, uint64_t *key) {
@@ -430,7 +432,7 @@ typedef struct relation_rows {
   const tl_trace *t;
 } relation_rows;
 
-static void fill_relation(void *ctx, size_t i, int64_t *v, unsigned char *null) {
+static int fill_relation(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   const relation_rows *x = ctx;
   const tl_relation *r = &x->r[i];
   memset(null, 0, 8);
@@ -442,6 +444,7 @@ static void fill_relation(void *ctx, size_t i, int64_t *v, unsigned char *null) 
   v[5] = r->call_candidates;
   v[6] = r->work_candidates;
   opt_i64(v, null, 7, tl_relation_correlation_id(x->t, r), TL_ABSENT);
+  return 0;
 }
 
 /* The four strings of a relation's shape are static literals: their addresses identify them. */

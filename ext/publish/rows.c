@@ -9,7 +9,7 @@
 ** rows of 11 integers, 1.39 s bound row by row, 0.85 s as one INSERT ... SELECT from a
 ** virtual table, 0.62 s for CREATE TABLE AS SELECT). This module lets one INSERT ... SELECT
 ** pull the rows from C arrays instead: a tl_rows producer fills the integer columns of row
-** k on demand.
+** k on demand, and hands over its text columns (occurrence paths) when SQLite reads them.
 **
 ** The producer is a C pointer passed with sqlite3_bind_pointer under the type "tl_rows",
 ** which SQL cannot forge (sqlite3_value_pointer returns NULL for anything else), so the
@@ -27,7 +27,7 @@
 /* The declared columns: c0 .. c(TL_ROWS_MAX_COLS-1), then the hidden source. */
 static const char schema[] =
     "CREATE TABLE x(c0,c1,c2,c3,c4,c5,c6,c7,c8,c9,c10,c11,c12,c13,c14,c15,c16,c17,c18,c19,"
-    "c20,c21,c22,c23,src HIDDEN)";
+    "c20,c21,c22,c23,c24,c25,c26,c27,c28,c29,c30,c31,src HIDDEN)";
 #define COL_SRC TL_ROWS_MAX_COLS
 
 typedef struct rows_cursor {
@@ -69,8 +69,11 @@ static int rows_close(sqlite3_vtab_cursor *cur) {
   return SQLITE_OK;
 }
 
-static void fill(rows_cursor *c) {
-  if (c->src && c->row < c->src->nrows) c->src->fill(c->src->ctx, c->row, c->v, c->null);
+/* Fills the current row; SQLITE_NOMEM when the producer could not. */
+static int fill(rows_cursor *c) {
+  if (c->src && c->row < c->src->nrows && c->src->fill(c->src->ctx, c->row, c->v, c->null))
+    return SQLITE_NOMEM;
+  return SQLITE_OK;
 }
 
 /* xFilter: take the bound producer (NULL when SQL passed anything else: no rows). */
@@ -80,16 +83,14 @@ static int rows_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxstr, in
   rows_cursor *c = (rows_cursor *)cur;
   c->src = argc > 0 ? sqlite3_value_pointer(argv[0], TL_ROWS_POINTER_TYPE) : NULL;
   c->row = 0;
-  fill(c);
-  return SQLITE_OK;
+  return fill(c);
 }
 
 /* xNext: the next row, filled once for all its columns. */
 static int rows_next(sqlite3_vtab_cursor *cur) {
   rows_cursor *c = (rows_cursor *)cur;
   c->row++;
-  fill(c);
-  return SQLITE_OK;
+  return fill(c);
 }
 
 /* xEof: past the producer's last row (or no producer). */
@@ -101,10 +102,16 @@ static int rows_eof(sqlite3_vtab_cursor *cur) {
 /* xColumn: the filled value, NULL where the producer said so or past its columns. */
 static int rows_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   const rows_cursor *c = (const rows_cursor *)cur;
-  if (col < 0 || col >= c->src->ncols || c->null[col])
+  if (col < 0 || col >= c->src->ncols || c->null[col]) {
     sqlite3_result_null(ctx);
-  else
+  } else if (c->src->text_cols >> col & 1) {
+    const char *p = NULL;
+    int n = 0;
+    c->src->text(c->src->ctx, col, &p, &n);
+    sqlite3_result_text(ctx, p ? p : "", n, SQLITE_TRANSIENT);
+  } else {
     sqlite3_result_int64(ctx, c->v[col]);
+  }
   return SQLITE_OK;
 }
 

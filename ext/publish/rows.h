@@ -10,16 +10,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TL_ROWS_MAX_COLS 24
+#define TL_ROWS_MAX_COLS 32
 #define TL_ROWS_POINTER_TYPE "tl_rows"
 
-/* A producer of nrows rows of ncols integers: fill writes row `row` (0-based, asked for in
-** order, once each) into v[0..ncols) and sets null[k] for the columns that are SQL NULL. */
+/* A producer of nrows rows of ncols columns: fill writes row `row` (0-based, asked for in
+** order, once each) into v[0..ncols) and sets null[k] for the columns that are SQL NULL;
+** it returns 0, or -1 when it cannot (out of memory), which fails the insert. Columns whose
+** bit is set in text_cols are text: text() gives the bytes of column col of the row last
+** filled (copied by SQLite at once). */
 typedef struct tl_rows {
   size_t nrows;
   int ncols;
-  void (*fill)(void *ctx, size_t row, int64_t *v, unsigned char *null);
+  int (*fill)(void *ctx, size_t row, int64_t *v, unsigned char *null);
   void *ctx;
+  uint32_t text_cols;
+  void (*text)(void *ctx, int col, const char **p, int *n);
 } tl_rows;
 
 /* The eponymous virtual table traceloom_rows (registered with the extension). */

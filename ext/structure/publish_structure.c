@@ -12,6 +12,7 @@
 #include "publish/publish.h"
 #include "buf.h"
 #include "publish/shapes.h"
+#include "publish/rows.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,35 +25,63 @@ static double us(int64_t ns) { return tl_ns_to_us(ns); }
 
 /* ------------------------------------------------------------------ anchors */
 
+/* The integer columns of anchor n, for the bulk insert (rows.h); rows come in order, so
+** the group is a cursor. */
+typedef struct anchor_rows {
+  const tl_structure_input *in;
+  const uint32_t *nlinked, *shape_id, *occurrence_idx; /* occurrence_idx 0: no tree */
+  size_t group;
+} anchor_rows;
+
+static int fill_anchor(void *ctx, size_t n, int64_t *v, unsigned char *null) {
+  anchor_rows *r = ctx;
+  const tl_anchors *a = r->in->anchors;
+  const tl_anchor_group *g = &a->groups.v[r->group];
+  while (n >= g->first + g->count) g = &a->groups.v[++r->group];
+  uint32_t x = a->event[n];
+  tl_packet pk = tl_packet_at(r->in->packets, n);
+  memset(null, 0, 17);
+  v[0] = (int64_t)n;
+  v[1] = g->db_idx;
+  v[2] = g->device_id;
+  v[3] = (int64_t)(n - g->first) + 1;
+  v[4] = x;
+  v[5] = r->shape_id[n];
+  v[6] = r->in->trace->ev.start_ns[x];
+  v[7] = r->in->trace->ev.end_ns[x];
+  v[8] = pk.compute_ns, v[9] = pk.comm_ns, v[10] = pk.idle_ns, v[11] = pk.self_ns;
+  v[12] = pk.aux_events, v[13] = pk.aux_ns;
+  v[14] = r->nlinked[n];
+  v[15] = tl_i64col_get(&r->in->forest->linked_ns, n);
+  v[16] = r->occurrence_idx[n];
+  null[16] = r->occurrence_idx[n] == 0;
+  return 0;
+}
+
 static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
   const tl_trace *t = in->trace;
   const tl_anchors *a = in->anchors;
-  const tl_events *ev = &t->ev;
-  sqlite3_stmt *st = NULL, *shape = NULL;
+  sqlite3_stmt *shape = NULL;
   int rc = tl_pub_prepare(db,
-                          "INSERT INTO traceloom_anchor_core(anchor_n, db_idx, device_id, "
-                          "anchor_idx, event_n, shape_id, start_ns, end_ns, compute_ns, comm_ns, "
-                          "idle_ns, self_ns, aux_events, aux_ns, linked_aux_events, linked_aux_ns, "
-                          "occurrence_idx) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
-                          "?15,?16,?17)",
-                          &st, e);
-  if (rc == TL_OK)
-    rc = tl_pub_prepare(db,
-                        "INSERT INTO traceloom_anchor_shape(shape_id, symbol, role, label, family, "
-                        "node_id) VALUES (?1,?2,?3,?4,?5,?6)",
-                        &shape, e);
+                          "INSERT INTO traceloom_anchor_shape(shape_id, symbol, role, label, family, "
+                          "node_id) VALUES (?1,?2,?3,?4,?5,?6)",
+                          &shape, e);
   tl_shapes shapes;
   tl_shapes_init(&shapes, 5);
-  /* Linked aux events per anchor. */
-  /* Linked aux events per anchor (their durations are the forest's linked_ns). */
-  uint32_t *nlinked = calloc(a->n ? a->n : 1, sizeof *nlinked);
-  if (rc == TL_OK && !nlinked) rc = tl_nomem(e);
+  /* Per anchor: linked aux events (their durations are the forest's linked_ns), shape and
+  ** the occurrence_idx of its atom. */
+  size_t na = a->n ? a->n : 1;
+  uint32_t *nlinked = calloc(na, sizeof *nlinked);
+  uint32_t *shape_of = malloc(na * sizeof *shape_of), *occ_idx = malloc(na * sizeof *occ_idx);
+  if (rc == TL_OK && (!nlinked || !shape_of || !occ_idx)) rc = tl_nomem(e);
   for (size_t k = 0; rc == TL_OK && k < a->nlinks; k++) nlinked[a->link_anchor[k]]++;
   /* The tree of each group, for the owning atom occurrence of each anchor. */
   const tl_tree **tree_of_group = calloc(a->groups.n ? a->groups.n : 1, sizeof *tree_of_group);
   if (rc == TL_OK && !tree_of_group) rc = tl_nomem(e);
   for (size_t i = 0; rc == TL_OK && i < in->forest->trees.n; i++)
     tree_of_group[in->forest->trees.v[i].group] = &in->forest->trees.v[i];
+  /* The shapes first (few rows, written as they are met), then every anchor in one
+  ** INSERT ... SELECT. */
   char nid[96];
   for (size_t gi = 0; rc == TL_OK && gi < a->groups.n; gi++) {
     const tl_anchor_group *g = &a->groups.v[gi];
@@ -60,11 +89,7 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
     uint32_t atom_cursor = 0; /* atom occurrences come in token order (walk order) */
     for (size_t k = 0; rc == TL_OK && k < g->count; k++) {
       size_t n = g->first + k;
-      uint32_t x = a->event[n];
-      const tl_label *l = tl_event_label(t, x);
-      tl_packet packet = tl_packet_at(in->packets, n);
-      const tl_packet *pk = &packet;
-      uint32_t label = tl_label_display(l);
+      uint32_t label = tl_label_display(tl_event_label(t, a->event[n]));
       const tl_occurrence *oc = tr ? tl_tree_next_atom(tr, &atom_cursor) : NULL;
       if (tr && (!oc || oc->start != k)) {
         rc = tl_fail(e, "structure of %s: anchor %zu has no atom occurrence", tr->tree_id, k + 1);
@@ -95,29 +120,22 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
         }
         if ((rc = tl_pub_step(db, shape, "traceloom_anchor_shape", e))) break;
       }
-      sqlite3_bind_int64(st, 1, (int64_t)n);
-      sqlite3_bind_int(st, 2, g->db_idx);
-      sqlite3_bind_int64(st, 3, g->device_id);
-      sqlite3_bind_int64(st, 4, (int64_t)k + 1);
-      sqlite3_bind_int64(st, 5, x);
-      sqlite3_bind_int64(st, 6, shape_id);
-      sqlite3_bind_int64(st, 7, ev->start_ns[x]);
-      sqlite3_bind_int64(st, 8, ev->end_ns[x]);
-      sqlite3_bind_int64(st, 9, pk->compute_ns);
-      sqlite3_bind_int64(st, 10, pk->comm_ns);
-      sqlite3_bind_int64(st, 11, pk->idle_ns);
-      sqlite3_bind_int64(st, 12, pk->self_ns);
-      sqlite3_bind_int64(st, 13, pk->aux_events);
-      sqlite3_bind_int64(st, 14, pk->aux_ns);
-      sqlite3_bind_int64(st, 15, nlinked[n]);
-      sqlite3_bind_int64(st, 16, tl_i64col_get(&in->forest->linked_ns, n));
-      if (oc) sqlite3_bind_int64(st, 17, oc->occurrence_idx); else sqlite3_bind_null(st, 17);
-      rc = tl_pub_step(db, st, "traceloom_anchor_core", e);
+      shape_of[n] = (uint32_t)shape_id;
+      occ_idx[n] = oc ? oc->occurrence_idx : 0; /* occurrence_idx is 1-based */
     }
   }
-  free(nlinked), free(tree_of_group);
+  if (rc == TL_OK && a->n) {
+    anchor_rows ctx = {.in = in, .nlinked = nlinked, .shape_id = shape_of,
+                       .occurrence_idx = occ_idx, .group = 0};
+    tl_rows rows = {.nrows = a->n, .ncols = 17, .fill = fill_anchor, .ctx = &ctx};
+    rc = tl_rows_insert(db, "traceloom_anchor_core",
+                        "anchor_n, db_idx, device_id, anchor_idx, event_n, shape_id, start_ns, "
+                        "end_ns, compute_ns, comm_ns, idle_ns, self_ns, aux_events, aux_ns, "
+                        "linked_aux_events, linked_aux_ns, occurrence_idx",
+                        &rows, e);
+  }
+  free(nlinked), free(shape_of), free(occ_idx), free(tree_of_group);
   tl_shapes_free(&shapes);
-  sqlite3_finalize(st);
   sqlite3_finalize(shape);
   return rc;
 }
@@ -166,14 +184,14 @@ static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *
 /* ------------------------------------------------------------------ trees */
 
 typedef struct stmts {
-  sqlite3_stmt *tree, *snode, *vnode, *refine, *occ;
+  sqlite3_stmt *tree, *snode, *vnode, *refine;
   int64_t occurrences;  /* occurrence rows published so far (occurrence_n of the last) */
 } stmts;
 
 static void stmts_free(stmts *s) {
   sqlite3_finalize(s->tree), sqlite3_finalize(s->snode);
   sqlite3_finalize(s->vnode);
-  sqlite3_finalize(s->refine), sqlite3_finalize(s->occ);
+  sqlite3_finalize(s->refine);
 }
 
 static int stmts_prepare(sqlite3 *db, stmts *s, tl_err *e) {
@@ -205,14 +223,6 @@ static int stmts_prepare(sqlite3 *db, stmts *s, tl_err *e) {
       {&s->refine, "INSERT INTO traceloom_position_refinement(parent_position_id, slot_ordinal, "
                    "child_position_id, db_idx, device_id, tree_id, view_name, edge_kind) VALUES "
                    "(?1,?2,?3,?4,?5,?6,'" VIEW_TREE "',?7)"},
-      {&s->occ, "INSERT INTO traceloom_position_occurrence_core(occurrence_n, db_idx, "
-                "device_id, node_device, position_local, occurrence_idx, parent_n, parent_local, "
-                "parent_occurrence_idx, is_atom, repeat_iteration, token_start_ordinal, "
-                "token_end_exclusive, slot_ordinal, member_order, edge_order, anchor_first_n, "
-                "anchor_end_n, start_ns, end_ns, compute_ns, comm_ns, idle_ns, self_ns, "
-                "aux_events, aux_ns, linked_aux_ns, rooted_position_path, occurrence_path, "
-                "repeat_context) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,"
-                "?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30)"},
   };
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (tl_pub_prepare(db, all[i].sql, all[i].st, e)) {
@@ -337,11 +347,104 @@ static int is_repeat_child(const tl_tree *tr, const tl_occurrence *oc) {
          tr->st.positions[tr->st.occurrences[oc->parent].position].kind == TL_POS_REPEAT;
 }
 
-static void bind_opt_text(sqlite3_stmt *st, int col, const tl_buf *b) {
-  if (b->n)
-    sqlite3_bind_text(st, col, b->p, (int)b->n, SQLITE_TRANSIENT);
-  else
-    sqlite3_bind_null(st, col);
+/* The columns of occurrence o of one tree, for the bulk insert; called once per
+** occurrence in walk order, it also accumulates the per-position aggregates. */
+typedef struct occ_rows {
+  const tl_structure_input *in;
+  const tl_tree *tr;
+  pos_agg *agg;
+  uint32_t *child_count;
+  int64_t base;             /* occurrence rows published before this tree */
+  tl_buf path, opath, ctx;  /* the text columns of the row last filled */
+  size_t filled;
+} occ_rows;
+
+#define OCCURRENCE_COLUMNS \
+  "occurrence_n, db_idx, device_id, node_device, position_local, occurrence_idx, parent_n, " \
+  "parent_local, parent_occurrence_idx, is_atom, repeat_iteration, token_start_ordinal, " \
+  "token_end_exclusive, slot_ordinal, member_order, edge_order, anchor_first_n, anchor_end_n, " \
+  "start_ns, end_ns, compute_ns, comm_ns, idle_ns, self_ns, aux_events, aux_ns, " \
+  "linked_aux_ns, rooted_position_path, occurrence_path, repeat_context"
+
+static int fill_occurrence(void *vctx, size_t row, int64_t *v, unsigned char *null) {
+  occ_rows *r = vctx;
+  const tl_tree *tr = r->tr;
+  const tl_structure *st = &tr->st;
+  const tl_anchors *a = r->in->anchors;
+  const tl_anchor_group *g = &a->groups.v[tr->group];
+  const tl_events *ev = &r->in->trace->ev;
+  uint32_t o = (uint32_t)row;
+  const tl_occurrence *oc = &st->occurrences[o];
+  const tl_position *pos = &st->positions[oc->position];
+  pos_agg *pa = &r->agg[oc->position];
+  r->filled++;
+  if (pa->first_occ == UINT32_MAX) pa->first_occ = o;
+  if (oc->start < pa->first_token) pa->first_token = oc->start;
+  if (oc->end > pa->last_token) pa->last_token = oc->end;
+  tl_sums occ_sums;
+  tl_tree_sums(tr, oc->start, oc->end, &occ_sums);
+  const int64_t *sums = occ_sums.v;
+  for (int f = 0; f < TL_SUM_COUNT; f++) pa->sum[f] += sums[f];
+  int64_t start_ns = INT64_MAX, end_ns = INT64_MIN;
+  for (uint32_t k = oc->start; k < oc->end; k++) {
+    uint32_t x = a->event[g->first + k];
+    if (ev->start_ns[x] < start_ns) start_ns = ev->start_ns[x];
+    if (ev->end_ns[x] > end_ns) end_ns = ev->end_ns[x];
+  }
+  if (start_ns < pa->start_ns) pa->start_ns = start_ns;
+  if (end_ns > pa->end_ns) pa->end_ns = end_ns;
+  memset(null, 0, 30);
+  /* Paths and repeat context only where children will extend them: an atom's are its
+  ** parent's plus one step, computed by the traceloom_position_occurrence view. */
+  int stored = pos->kind != TL_POS_ATOM || oc->parent == TL_RECOVER_NONE;
+  if (stored) {
+    occ_path(tr, o, 0, &r->path);
+    occ_path(tr, o, 1, &r->opath);
+    repeat_context(tr, o, &r->ctx);
+    if (r->path.oom || r->opath.oom || r->ctx.oom) return -1;
+  }
+  v[0] = r->base + o + 1;
+  v[1] = tr->db_idx;
+  v[2] = tr->device_id;
+  v[3] = tr->device_id, null[3] = !tr->node_device;
+  v[4] = (int64_t)oc->position + 1;
+  v[5] = oc->occurrence_idx;
+  if (oc->parent != TL_RECOVER_NONE) {
+    const tl_occurrence *par = &st->occurrences[oc->parent];
+    v[6] = r->base + oc->parent + 1;
+    v[7] = (int64_t)par->position + 1;
+    v[8] = par->occurrence_idx;
+    v[15] = ++r->child_count[oc->parent];
+  } else {
+    null[6] = null[7] = null[8] = null[15] = 1;
+  }
+  v[9] = pos->kind == TL_POS_ATOM;
+  v[10] = oc->member_order, null[10] = !is_repeat_child(tr, oc);
+  v[11] = oc->start;
+  v[12] = oc->end;
+  v[13] = oc->slot;
+  v[14] = oc->member_order;
+  v[16] = (int64_t)(g->first + oc->start);
+  v[17] = (int64_t)(g->first + oc->end);
+  v[18] = start_ns;
+  v[19] = end_ns;
+  v[20] = sums[TL_SUM_COMPUTE];
+  v[21] = sums[TL_SUM_COMM];
+  v[22] = sums[TL_SUM_IDLE];
+  v[23] = sums[TL_SUM_SELF];
+  v[24] = sums[TL_SUM_AUX_EVENTS];
+  v[25] = sums[TL_SUM_AUX];
+  v[26] = sums[TL_SUM_LINKED_AUX];
+  null[27] = null[28] = !stored;
+  null[29] = !stored || r->ctx.n == 0;
+  return 0;
+}
+
+/* The text columns of the occurrence last filled: its paths and repeat context. */
+static void occurrence_text(void *vctx, int col, const char **p, int *n) {
+  const occ_rows *r = vctx;
+  const tl_buf *b = col == 27 ? &r->path : col == 28 ? &r->opath : &r->ctx;
+  *p = b->p, *n = (int)b->n;
 }
 
 static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree *tr, stmts *s,
@@ -350,7 +453,6 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
   const tl_anchors *a = in->anchors;
   const tl_anchor_group *g = &a->groups.v[tr->group];
   const tl_structure *st = &tr->st;
-  const tl_events *ev = &t->ev;
   pos_agg *agg = calloc(st->npositions ? st->npositions : 1, sizeof *agg);
   uint32_t *child_count = calloc(st->noccurrences ? st->noccurrences : 1, sizeof *child_count);
   tl_buf path = {0}, opath = {0}, ctx = {0};
@@ -362,89 +464,20 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
     agg[k].first_token = UINT32_MAX;
   }
   char nid[96], pnid[96], lid[24], eid[200];
-  /* Occurrences (walk order: parents first). Members, edges and per-anchor packet rows
-  ** are views over these rows and the anchors (sql/views/30_structure.sql). */
-  for (uint32_t o = 0; rc == TL_OK && o < st->noccurrences; o++) {
-    const tl_occurrence *oc = &st->occurrences[o];
-    const tl_position *pos = &st->positions[oc->position];
-    pos_agg *pa = &agg[oc->position];
-    if (pa->first_occ == UINT32_MAX) pa->first_occ = o;
-    if (oc->start < pa->first_token) pa->first_token = oc->start;
-    if (oc->end > pa->last_token) pa->last_token = oc->end;
-    tl_sums occ_sums;
-    tl_tree_sums(tr, oc->start, oc->end, &occ_sums);
-    const int64_t *sums = occ_sums.v;
-    for (int f = 0; f < TL_SUM_COUNT; f++) pa->sum[f] += sums[f];
-    int64_t start_ns = INT64_MAX, end_ns = INT64_MIN;
-    for (uint32_t k = oc->start; k < oc->end; k++) {
-      uint32_t x = a->event[g->first + k];
-      if (ev->start_ns[x] < start_ns) start_ns = ev->start_ns[x];
-      if (ev->end_ns[x] > end_ns) end_ns = ev->end_ns[x];
-    }
-    if (start_ns < pa->start_ns) pa->start_ns = start_ns;
-    if (end_ns > pa->end_ns) pa->end_ns = end_ns;
-    /* Paths and repeat context only where children will extend them: an atom's are its
-    ** parent's plus one step, computed by the traceloom_position_occurrence view. */
-    int stored = pos->kind != TL_POS_ATOM || oc->parent == TL_RECOVER_NONE;
-    if (stored) {
-      occ_path(tr, o, 0, &path);
-      occ_path(tr, o, 1, &opath);
-      repeat_context(tr, o, &ctx);
-      if (path.oom || opath.oom || ctx.oom) {
-        rc = tl_nomem(e);
-        break;
-      }
-    }
-    sqlite3_stmt *q = s->occ;
-    sqlite3_bind_int64(q, 1, s->occurrences + o + 1);
-    sqlite3_bind_int(q, 2, tr->db_idx);
-    sqlite3_bind_int64(q, 3, tr->device_id);
-    if (tr->node_device) sqlite3_bind_int64(q, 4, tr->device_id); else sqlite3_bind_null(q, 4);
-    sqlite3_bind_int64(q, 5, (int64_t)oc->position + 1);
-    sqlite3_bind_int64(q, 6, oc->occurrence_idx);
-    if (oc->parent != TL_RECOVER_NONE) {
-      const tl_occurrence *par = &st->occurrences[oc->parent];
-      sqlite3_bind_int64(q, 7, s->occurrences + oc->parent + 1);
-      sqlite3_bind_int64(q, 8, (int64_t)par->position + 1);
-      sqlite3_bind_int64(q, 9, par->occurrence_idx);
-      sqlite3_bind_int64(q, 16, ++child_count[oc->parent]);
-    } else {
-      sqlite3_bind_null(q, 7);
-      sqlite3_bind_null(q, 8);
-      sqlite3_bind_null(q, 9);
-      sqlite3_bind_null(q, 16);
-    }
-    sqlite3_bind_int(q, 10, pos->kind == TL_POS_ATOM);
-    if (is_repeat_child(tr, oc))
-      sqlite3_bind_int64(q, 11, oc->member_order);
-    else
-      sqlite3_bind_null(q, 11);
-    sqlite3_bind_int64(q, 12, oc->start);
-    sqlite3_bind_int64(q, 13, oc->end);
-    sqlite3_bind_int64(q, 14, oc->slot);
-    sqlite3_bind_int64(q, 15, oc->member_order);
-    sqlite3_bind_int64(q, 17, (int64_t)(g->first + oc->start));
-    sqlite3_bind_int64(q, 18, (int64_t)(g->first + oc->end));
-    sqlite3_bind_int64(q, 19, start_ns);
-    sqlite3_bind_int64(q, 20, end_ns);
-    sqlite3_bind_int64(q, 21, sums[TL_SUM_COMPUTE]);
-    sqlite3_bind_int64(q, 22, sums[TL_SUM_COMM]);
-    sqlite3_bind_int64(q, 23, sums[TL_SUM_IDLE]);
-    sqlite3_bind_int64(q, 24, sums[TL_SUM_SELF]);
-    sqlite3_bind_int64(q, 25, sums[TL_SUM_AUX_EVENTS]);
-    sqlite3_bind_int64(q, 26, sums[TL_SUM_AUX]);
-    sqlite3_bind_int64(q, 27, sums[TL_SUM_LINKED_AUX]);
-    if (stored) {
-      sqlite3_bind_text(q, 28, path.p, (int)path.n, SQLITE_STATIC);
-      sqlite3_bind_text(q, 29, opath.p, (int)opath.n, SQLITE_STATIC);
-      bind_opt_text(q, 30, &ctx);
-    } else {
-      sqlite3_bind_null(q, 28);
-      sqlite3_bind_null(q, 29);
-      sqlite3_bind_null(q, 30);
-    }
-    rc = tl_pub_step(db, q, "traceloom_position_occurrence_core", e);
+  /* Occurrences (walk order: parents first), in one INSERT ... SELECT whose rows are
+  ** computed as SQLite asks for them (fill_occurrence). Members, edges and per-anchor
+  ** packet rows are views over these rows and the anchors (sql/views/30_structure.sql). */
+  occ_rows orows = {.in = in, .tr = tr, .agg = agg, .child_count = child_count,
+                    .base = s->occurrences};
+  if (rc == TL_OK && st->noccurrences) {
+    tl_rows rows = {.nrows = st->noccurrences, .ncols = 30, .fill = fill_occurrence,
+                    .ctx = &orows, .text_cols = 7u << 27, .text = occurrence_text};
+    rc = tl_rows_insert(db, "traceloom_position_occurrence_core", OCCURRENCE_COLUMNS, &rows, e);
+    if (rc == TL_OK && orows.filled != st->noccurrences)
+      rc = tl_fail(e, "internal error: %zu of %zu occurrences of %s published", orows.filled,
+                   st->noccurrences, tr->tree_id);
   }
+  tl_buf_free(&orows.path), tl_buf_free(&orows.opath), tl_buf_free(&orows.ctx);
   s->occurrences += st->noccurrences;
   /* Positions (display order = position index), their slots and edges. */
   for (uint32_t k = 0; rc == TL_OK && k < st->npositions; k++) {
