@@ -184,14 +184,13 @@ static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *
 /* ------------------------------------------------------------------ trees */
 
 typedef struct stmts {
-  sqlite3_stmt *tree, *snode, *vnode, *refine;
+  sqlite3_stmt *tree, *snode, *vnode;
   int64_t occurrences;  /* occurrence rows published so far (occurrence_n of the last) */
 } stmts;
 
 static void stmts_free(stmts *s) {
   sqlite3_finalize(s->tree), sqlite3_finalize(s->snode);
   sqlite3_finalize(s->vnode);
-  sqlite3_finalize(s->refine);
 }
 
 static int stmts_prepare(sqlite3 *db, stmts *s, tl_err *e) {
@@ -220,9 +219,6 @@ static int stmts_prepare(sqlite3 *db, stmts *s, tl_err *e) {
                   "self_us, aux_events, aux_us) VALUES (?1,?2,?3,'" VIEW_REPORT "',?4,?5,?6,?7,?8,"
                   "?9,?10,?11,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
                   "?28,?29)"},
-      {&s->refine, "INSERT INTO traceloom_position_refinement(parent_position_id, slot_ordinal, "
-                   "child_position_id, db_idx, device_id, tree_id, view_name, edge_kind) VALUES "
-                   "(?1,?2,?3,?4,?5,?6,'" VIEW_TREE "',?7)"},
   };
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (tl_pub_prepare(db, all[i].sql, all[i].st, e)) {
@@ -447,6 +443,40 @@ static void occurrence_text(void *vctx, int col, const char **p, int *n) {
   *p = b->p, *n = (int)b->n;
 }
 
+/* The refinement rows of one tree: slot j of position k, positions in order. */
+typedef struct slot_rows {
+  const tl_tree *tr;
+  uint32_t pos, slot;          /* the next row's position and 0-based slot */
+  char parent[96], child[96];  /* the ids of the row last filled */
+  const char *edge_kind;
+  size_t filled;
+} slot_rows;
+
+static int fill_slot(void *ctx, size_t row, int64_t *v, unsigned char *null) {
+  slot_rows *r = ctx;
+  const tl_structure *st = &r->tr->st;
+  (void)row;
+  while (r->pos < st->npositions && r->slot >= st->positions[r->pos].nslots) r->pos++, r->slot = 0;
+  if (r->pos >= st->npositions) return -1; /* more rows asked for than there are slots */
+  const tl_position *pos = &st->positions[r->pos];
+  node_id(r->tr, r->parent, sizeof r->parent, r->pos);
+  node_id(r->tr, r->child, sizeof r->child, st->slots[pos->first_slot + r->slot]);
+  r->edge_kind = pos->kind == TL_POS_REPEAT ? "repeat_body" : "sequence";
+  memset(null, 0, 8);
+  v[1] = ++r->slot;
+  v[3] = r->tr->db_idx;
+  v[4] = r->tr->device_id;
+  r->filled++;
+  return 0;
+}
+
+static void slot_text(void *ctx, int col, const char **p, int *n) {
+  const slot_rows *r = ctx;
+  *p = col == 0 ? r->parent : col == 2 ? r->child : col == 5 ? r->tr->tree_id
+       : col == 6 ? VIEW_TREE : r->edge_kind;
+  *n = (int)strlen(*p);
+}
+
 static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree *tr, stmts *s,
                         tl_err *e) {
   const tl_trace *t = in->trace;
@@ -594,20 +624,21 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
     sqlite3_bind_int64(q, 28, pa->sum[TL_SUM_AUX_EVENTS]);
     sqlite3_bind_double(q, 29, us(pa->sum[TL_SUM_AUX]));
     rc = tl_pub_step(db, q, "traceloom_viz_node", e);
-    /* Slots: refinements and the two edge projections. */
-    for (uint32_t j = 0; rc == TL_OK && j < pos->nslots; j++) {
-      uint32_t child = st->slots[pos->first_slot + j];
-      node_id(tr, pnid, sizeof pnid, child);
-      const char *edge_kind = pos->kind == TL_POS_REPEAT ? "repeat_body" : "sequence";
-      sqlite3_bind_text(s->refine, 1, nid, -1, SQLITE_STATIC);
-      sqlite3_bind_int64(s->refine, 2, j + 1);
-      sqlite3_bind_text(s->refine, 3, pnid, -1, SQLITE_STATIC);
-      sqlite3_bind_int(s->refine, 4, tr->db_idx);
-      sqlite3_bind_int64(s->refine, 5, tr->device_id);
-      sqlite3_bind_text(s->refine, 6, tr->tree_id, -1, SQLITE_STATIC);
-      sqlite3_bind_text(s->refine, 7, edge_kind, -1, SQLITE_STATIC);
-      rc = tl_pub_step(db, s->refine, "traceloom_position_refinement", e);
-    }
+  }
+  /* Slots: the refinements (the two edge projections are views over them), position by
+  ** position, in one INSERT ... SELECT. */
+  if (rc == TL_OK && st->nslots) {
+    slot_rows sr = {.tr = tr};
+    tl_rows rows = {.nrows = st->nslots, .ncols = 8, .fill = fill_slot, .ctx = &sr,
+                    .text_cols = 1u << 0 | 1u << 2 | 1u << 5 | 1u << 6 | 1u << 7,
+                    .text = slot_text};
+    rc = tl_rows_insert(db, "traceloom_position_refinement",
+                        "parent_position_id, slot_ordinal, child_position_id, db_idx, device_id, "
+                        "tree_id, view_name, edge_kind",
+                        &rows, e);
+    if (rc == TL_OK && sr.filled != st->nslots)
+      rc = tl_fail(e, "internal error: %zu of %zu slots of %s published", sr.filled,
+                   st->nslots, tr->tree_id);
   }
   /* The tree. */
   if (rc == TL_OK) {
