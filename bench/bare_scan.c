@@ -162,8 +162,9 @@ static void exec_or_die(sqlite3 *db, const char *sql) {
   }
 }
 
-/* CREATE TABLE copy AS SELECT ... from the profile, attached read-only, into a fresh file. */
-static double copy_once(const char *profile, const char *out, const char *forced) {
+/* A fresh output file (journal off, synchronous off) with the profile attached read-only
+** as `src`. */
+static sqlite3 *open_copy_target(const char *profile, const char *out) {
   sqlite3 *db = NULL;
   unlink(out);
   if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
@@ -174,6 +175,12 @@ static double copy_once(const char *profile, const char *out, const char *forced
   if (!attach) die(NULL, "mprintf");
   exec_or_die(db, attach);
   sqlite3_free(attach);
+  return db;
+}
+
+/* CREATE TABLE copy AS SELECT ... from the profile, attached read-only, into a fresh file. */
+static double copy_once(const char *profile, const char *out, const char *forced) {
+  sqlite3 *db = open_copy_target(profile, out);
   const char *columns = NULL;
   const char *table = pick_table(db, "src", forced, &columns);
   if (!table) die(db, "no TASK or CUPTI_ACTIVITY_KIND_KERNEL table");
@@ -208,15 +215,7 @@ static const char *const contract_queries[][2] = {
 
 /* Copies every contract table of one profile into a fresh file; *rows gets the row count. */
 static double contract_copy_once(const char *profile, const char *out, int64_t *rows) {
-  sqlite3 *db = NULL;
-  unlink(out);
-  if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
-    die(db, out);
-  exec_or_die(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
-  char *attach = sqlite3_mprintf("ATTACH 'file:%q?mode=ro' AS src", profile);
-  if (!attach) die(NULL, "mprintf");
-  exec_or_die(db, attach);
-  sqlite3_free(attach);
+  sqlite3 *db = open_copy_target(profile, out);
   double elapsed = 0;
   *rows = 0;
   for (size_t q = 0; q < sizeof contract_queries / sizeof contract_queries[0]; q++) {

@@ -162,6 +162,14 @@ static int source_ref_of(tl_trace *t, int source_id, const char *table, uint16_t
   return 0;
 }
 
+/* source_ref_of for rows that come in runs of one table: looked up once per run. */
+static int cached_source_ref(tl_trace *t, tl_source_cache *c, int source_id, const char *table) {
+  if (c->table == table && c->source_id == source_id) return 0;
+  if (source_ref_of(t, source_id, table, &c->ref)) return -1;
+  c->table = table, c->source_id = source_id;
+  return 0;
+}
+
 const char *tl_trace_source_path(const tl_trace *t, uint16_t ref) {
   if (!t->profile) return "";
   int sid = t->source_refs.v[ref].source_id;
@@ -186,10 +194,7 @@ int tl_trace_init(tl_trace *t, tl_profile *profile, tl_err *e) {
 int tl_trace_add_event(tl_trace *t, const tl_event_row *r) {
   tl_events *v = &t->ev;
   if (v->n == v->cap && events_grow(v)) return -1;
-  if (r->source_table != t->last_table || r->source_id != t->last_source) {
-    if (source_ref_of(t, r->source_id, r->source_table, &t->last_ref)) return -1;
-    t->last_table = r->source_table, t->last_source = r->source_id;
-  }
+  if (cached_source_ref(t, &t->event_source, r->source_id, r->source_table)) return -1;
   tl_label l = {(uint8_t)r->kind, r->name, r->op_name, r->op_type, r->task_type,
                 r->compute_task_type, r->comm_name, r->comm_task_type};
   uint32_t li = label_intern(t, &l);
@@ -206,7 +211,7 @@ int tl_trace_add_event(tl_trace *t, const tl_event_row *r) {
     return -1;
   v->start_ns[i] = r->start_ns, v->end_ns[i] = r->end_ns;
   v->device_id[i] = r->device_id, v->stream_id[i] = r->stream_id, v->label[i] = li;
-  v->db_idx[i] = (uint16_t)r->db_idx, v->source_ref[i] = t->last_ref;
+  v->db_idx[i] = (uint16_t)r->db_idx, v->source_ref[i] = t->event_source.ref;
   v->n = i + 1;
   return 0;
 }
@@ -214,10 +219,7 @@ int tl_trace_add_event(tl_trace *t, const tl_event_row *r) {
 int tl_trace_add_call(tl_trace *t, const tl_call_row *r) {
   tl_calls *v = &t->calls;
   if (v->n == v->cap && calls_grow(v)) return -1;
-  if (r->source_table != t->last_call_table || r->source_id != t->last_call_source) {
-    if (source_ref_of(t, r->source_id, r->source_table, &t->last_call_ref)) return -1;
-    t->last_call_table = r->source_table, t->last_call_source = r->source_id;
-  }
+  if (cached_source_ref(t, &t->call_source, r->source_id, r->source_table)) return -1;
   size_t i = v->n;
   if (tl_i64col_set(&v->source_rowid, i, r->source_rowid) ||
       tl_i64col_set(&v->process_id, i, r->process_id) ||
@@ -230,7 +232,7 @@ int tl_trace_add_call(tl_trace *t, const tl_call_row *r) {
   v->start_ns[i] = r->start_ns, v->end_ns[i] = r->end_ns;
   v->api_name[i] = r->api_name, v->api_type[i] = r->api_type;
   v->provider[i] = (uint8_t)r->provider, v->db_idx[i] = (uint16_t)r->db_idx;
-  v->source_ref[i] = t->last_call_ref;
+  v->source_ref[i] = t->call_source.ref;
   v->n = i + 1;
   return 0;
 }
@@ -240,7 +242,7 @@ static int load_events(tl_trace *t, tl_progress_fn progress, void *ctx, tl_err *
   if (tl_events_open(t->profile, NULL, t->pool, &c, e)) return TL_ERROR;
   tl_event_row r;
   int rc;
-  t->last_table = NULL, t->last_source = -1;
+  t->event_source.table = NULL;
   while ((rc = c->next(c, &r, e)) == 1) {
     if (tl_trace_add_event(t, &r)) {
       c->close(c);
@@ -261,7 +263,7 @@ static int load_calls(tl_trace *t, tl_err *e) {
   if (tl_calls_open(t->profile, t->pool, &c, e)) return TL_ERROR;
   tl_call_row r;
   int rc;
-  t->last_call_table = NULL, t->last_call_source = -1;
+  t->call_source.table = NULL;
   while ((rc = c->next(c, &r, e)) == 1) {
     if (tl_trace_add_call(t, &r)) {
       c->close(c);

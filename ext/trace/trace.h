@@ -39,6 +39,13 @@ typedef struct tl_source_ref {
 ** costs 4 bytes per row. */
 _Static_assert(TL_ABSENT == TL_I64COL_ABSENT, "absent ids read back as TL_ABSENT");
 
+/* The (source, table) of the last row added, and its source_ref index. */
+typedef struct tl_source_cache {
+  const char *table;
+  int source_id;
+  uint16_t ref;
+} tl_source_cache;
+
 typedef struct tl_events {
   size_t n, cap;
   int64_t *start_ns, *end_ns;
@@ -73,9 +80,7 @@ typedef struct tl_trace {
   uint32_t *label_slots;        /* open-addressing table of label index + 1 */
   size_t label_nslots;
   /* provenance caches of tl_trace_add_event / _add_call: rows come in runs of one table */
-  const char *last_table, *last_call_table;
-  int last_source, last_call_source;
-  uint16_t last_ref, last_call_ref;
+  tl_source_cache event_source, call_source;
 } tl_trace;
 
 /* Reads every event and call of a discovered profile. progress (may be NULL) is called
