@@ -89,24 +89,27 @@ static int mark_represented(const tl_trace *t, uint8_t *non_anchor, tl_err *e) {
   tl_i64map first = {0};
   uint32_t *next = NULL;
   size_t nops = 0;
+  const tl_i64col *conn = &ev->correlation_id;
   for (size_t i = 0; i < ev->n; i++)
-    if (tl_i64col_get(&ev->correlation_id, i) >= 0 && tl_event_is_comm_op(t, i)) nops++;
+    if (tl_i64col_get(conn, i) >= 0 && tl_event_is_comm_op(t, i)) nops++;
   if (!nops) return TL_OK;
   next = malloc(ev->n * sizeof *next);
   if (!next) return tl_nomem(e);
   for (size_t i = ev->n; i-- > 0;) {
-    if (tl_i64col_get(&ev->correlation_id, i) < 0 || !tl_event_is_comm_op(t, i)) continue;
-    int64_t *head = tl_i64map_get(&first, tl_i64col_get(&ev->correlation_id, i));
+    int64_t ci = tl_i64col_get(conn, i);
+    if (ci < 0 || !tl_event_is_comm_op(t, i)) continue;
+    int64_t *head = tl_i64map_get(&first, ci);
     next[i] = head ? (uint32_t)*head : UINT32_MAX;
-    if (tl_i64map_put(&first, tl_i64col_get(&ev->correlation_id, i), (int64_t)i)) {
+    if (tl_i64map_put(&first, ci, (int64_t)i)) {
       free(next);
       tl_i64map_free(&first);
       return tl_nomem(e);
     }
   }
   for (size_t i = 0; i < ev->n; i++) {
-    if (tl_i64col_get(&ev->correlation_id, i) < 0 || tl_event_is_comm_op(t, i)) continue;
-    int64_t *head = tl_i64map_get(&first, tl_i64col_get(&ev->correlation_id, i));
+    int64_t ci = tl_i64col_get(conn, i);
+    if (ci < 0 || tl_event_is_comm_op(t, i)) continue;
+    int64_t *head = tl_i64map_get(&first, ci);
     for (uint32_t j = head ? (uint32_t)*head : UINT32_MAX; j != UINT32_MAX; j = next[j]) {
       if (ev->db_idx[j] != ev->db_idx[i] || ev->device_id[j] != ev->device_id[i]) continue;
       if (ev->start_ns[i] < ev->end_ns[j] && ev->end_ns[i] > ev->start_ns[j]) {

@@ -330,8 +330,9 @@ static int host_scope(tl_context *c, const tl_trace *t, tl_err *e) {
   call_key *k = malloc((ca->n ? ca->n : 1) * sizeof *k);
   if (!k) return tl_nomem(e);
   for (size_t i = 0; i < ca->n; i++) {
-    if (ca->provider[i] != TL_PROVIDER_ASCEND || tl_i64col_get(&ca->global_tid, i) == TL_ABSENT) continue;
-    k[nk++] = (call_key){t->source_refs.v[ca->source_ref[i]].source_id, tl_i64col_get(&ca->global_tid, i),
+    int64_t gtid = tl_i64col_get(&ca->global_tid, i);
+    if (ca->provider[i] != TL_PROVIDER_ASCEND || gtid == TL_ABSENT) continue;
+    k[nk++] = (call_key){t->source_refs.v[ca->source_ref[i]].source_id, gtid,
                          ca->start_ns[i], ca->end_ns[i], (uint32_t)i};
   }
   qsort(k, nk, sizeof *k, cmp_call_key);
@@ -474,23 +475,26 @@ static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel
   tl_i64map first = {0};
   uint32_t *next = NULL;
   size_t nops = 0;
+  const tl_i64col *conn = &ev->correlation_id;
   for (size_t i = 0; rc == TL_OK && i < n; i++)
-    if (tl_i64col_get(&ev->correlation_id, i) >= 0 && !tl_event_is_device_work(t, i)) nops++;
+    if (tl_i64col_get(conn, i) >= 0 && !tl_event_is_device_work(t, i)) nops++;
   if (rc == TL_OK && nops) {
     next = malloc(n * sizeof *next);
     if (!next) rc = tl_nomem(e);
     for (size_t i = n; rc == TL_OK && i-- > 0;) {
-      if (tl_i64col_get(&ev->correlation_id, i) < 0 || tl_event_is_device_work(t, i)) continue;
-      int64_t *head = tl_i64map_get(&first, tl_i64col_get(&ev->correlation_id, i));
+      int64_t ci = tl_i64col_get(conn, i);
+      if (ci < 0 || tl_event_is_device_work(t, i)) continue;
+      int64_t *head = tl_i64map_get(&first, ci);
       next[i] = head ? (uint32_t)*head : UINT32_MAX;
-      if (tl_i64map_put(&first, tl_i64col_get(&ev->correlation_id, i), (int64_t)i)) rc = tl_nomem(e);
+      if (tl_i64map_put(&first, ci, (int64_t)i)) rc = tl_nomem(e);
     }
     uint32_t *op_step = rc == TL_OK ? malloc(n * sizeof *op_step) : NULL;
     uint8_t *op_state = rc == TL_OK ? calloc(n, 1) : NULL; /* 0 none, 1 agreed, 2 conflict */
     if (rc == TL_OK && (!op_step || !op_state)) rc = tl_nomem(e);
     for (size_t i = 0; rc == TL_OK && i < n; i++) {
-      if (tl_i64col_get(&ev->correlation_id, i) < 0 || !tl_event_is_device_work(t, i)) continue;
-      int64_t *head = tl_i64map_get(&first, tl_i64col_get(&ev->correlation_id, i));
+      int64_t ci = tl_i64col_get(conn, i);
+      if (ci < 0 || !tl_event_is_device_work(t, i)) continue;
+      int64_t *head = tl_i64map_get(&first, ci);
       for (uint32_t j = head ? (uint32_t)*head : UINT32_MAX; j != UINT32_MAX; j = next[j]) {
         if (ev->db_idx[j] != ev->db_idx[i] || ev->device_id[j] != ev->device_id[i]) continue;
         if (!(ev->start_ns[i] < ev->end_ns[j] && ev->end_ns[i] > ev->start_ns[j])) continue;

@@ -195,8 +195,12 @@ int tl_relate(const tl_trace *t, tl_relations *out, tl_err *e) {
       db = ca->db_idx[kc.idx[j]], corr = tl_i64col_get(&ca->correlation_id, kc.idx[j]);
     }
     size_t i2 = i, j2 = j;
-    while (i2 < kw.n && ev->db_idx[kw.idx[i2]] == db && tl_i64col_get(&ev->correlation_id, kw.idx[i2]) == corr) i2++;
-    while (j2 < kc.n && ca->db_idx[kc.idx[j2]] == db && tl_i64col_get(&ca->correlation_id, kc.idx[j2]) == corr) j2++;
+    while (i2 < kw.n && ev->db_idx[kw.idx[i2]] == db &&
+           tl_i64col_get(&ev->correlation_id, kw.idx[i2]) == corr)
+      i2++;
+    while (j2 < kc.n && ca->db_idx[kc.idx[j2]] == db &&
+           tl_i64col_get(&ca->correlation_id, kc.idx[j2]) == corr)
+      j2++;
     if (relate_group(t, kc.idx + j, j2 - j, kw.idx + i, i2 - i, out)) goto nomem;
     i = i2, j = j2;
   }

@@ -270,8 +270,8 @@ static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err
       uint32_t x = d->cand[at];
       if (ev->stream_id[x] != (uint32_t)streams[s] || ev->start_ns[x] > L->end_ns) break;
       if (ev->end_ns[x] > L->end_ns) continue;
-      if (w->instance >= 0 && tl_i64col_get(&ev->model_id, x) != TL_ABSENT && tl_i64col_get(&ev->model_id, x) != w->instance)
-        continue;
+      int64_t model = tl_i64col_get(&ev->model_id, x);
+      if (w->instance >= 0 && model != TL_ABSENT && model != w->instance) continue;
       int ck = d->ctl[ev->label[x]];
       if (ck == CTL_EXECUTE || ck == CTL_WAIT || ck == CTL_RECORD) continue; /* launch controls */
       uint8_t kind;
@@ -596,12 +596,12 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
   uint32_t api = tl_strpool_find(t->pool, "aclmdlRIExecuteAsync", 20);
   for (size_t c = t->calls.n; rc == TL_OK && api && c-- > 0;) {
     host_next[c] = TL_REPLAY_NONE;
-    if (t->calls.api_name[c] != api || t->calls.db_idx[c] != d->db_idx ||
-        tl_i64col_get(&t->calls.correlation_id, c) == TL_ABSENT)
+    int64_t conn = tl_i64col_get(&t->calls.correlation_id, c);
+    if (t->calls.api_name[c] != api || t->calls.db_idx[c] != d->db_idx || conn == TL_ABSENT)
       continue;
-    int64_t *have = tl_i64map_get(&host_by_conn, tl_i64col_get(&t->calls.correlation_id, c));
+    int64_t *have = tl_i64map_get(&host_by_conn, conn);
     if (have) host_next[c] = (uint32_t)*have, *have = (int64_t)c;
-    else if (tl_i64map_put(&host_by_conn, tl_i64col_get(&t->calls.correlation_id, c), (int64_t)c)) rc = tl_nomem(e);
+    else if (tl_i64map_put(&host_by_conn, conn, (int64_t)c)) rc = tl_nomem(e);
   }
   for (size_t k = waits.n; rc == TL_OK && k-- > 0;) {
     wait_next[k] = TL_REPLAY_NONE;

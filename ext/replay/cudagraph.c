@@ -453,7 +453,8 @@ static int collect_children(cuda_pass *x, const tl_profile *p) {
       continue;
     }
     if (!p) f->node_level = 1;
-    if (tl_i64col_get(&ev->correlation_id, i) == TL_ABSENT || tl_i64col_get(&ev->context_id, i) == TL_ABSENT) {
+    if (tl_i64col_get(&ev->correlation_id, i) == TL_ABSENT ||
+        tl_i64col_get(&ev->context_id, i) == TL_ABSENT) {
       f->capable = 0;
       continue;
     }
@@ -482,8 +483,8 @@ static int collect_launches(cuda_pass *x, tl_i64map *corr_map) {
     w.call = (uint32_t)i;
     w.db = c->db_idx[i];
     w.corr = tl_i64col_get(&c->correlation_id, i);
-    w.device = tl_i64col_get(&c->device_id, i) >= 0 && tl_i64col_get(&c->device_id, i) <= (int64_t)UINT32_MAX
-                   ? (uint32_t)tl_i64col_get(&c->device_id, i) : 0;
+    int64_t device = tl_i64col_get(&c->device_id, i);
+    w.device = device >= 0 && device <= (int64_t)UINT32_MAX ? (uint32_t)device : 0;
     w.stream = TL_NO_STREAM;
     w.start = c->start_ns[i], w.end = c->end_ns[i];
     w.context = TL_ABSENT;
@@ -518,7 +519,8 @@ static int group_children(cuda_pass *x, const tl_i64map *corr_map) {
   if (!owner || !grouped) return free(owner), free(grouped), tl_nomem(x->e);
   for (size_t k = 0; k < nk; k++) {
     uint32_t i = x->kids.v[k];
-    owner[k] = find_launch(x->launches.v, corr_map, ev->db_idx[i], tl_i64col_get(&ev->correlation_id, i));
+    owner[k] = find_launch(x->launches.v, corr_map, ev->db_idx[i],
+                           tl_i64col_get(&ev->correlation_id, i));
     if (owner[k]) x->launches.v[owner[k] - 1].n++;
   }
   uint32_t at = 0;

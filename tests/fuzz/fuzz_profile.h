@@ -184,8 +184,9 @@ static inline void tl_fuzz_check_trace(const tl_trace *t) {
   for (size_t i = 0; i < t->ev.n; i++)
     if (t->ev.end_ns[i] < t->ev.start_ns[i]) {
       fprintf(stderr, "event %zu (%s row %lld) ends before it starts (%lld < %lld)\n", i,
-              tl_trace_source_table(t, t->ev.source_ref[i]), (long long)tl_i64col_get(&t->ev.source_rowid, i),
-              (long long)t->ev.end_ns[i], (long long)t->ev.start_ns[i]);
+              tl_trace_source_table(t, t->ev.source_ref[i]),
+              (long long)tl_i64col_get(&t->ev.source_rowid, i), (long long)t->ev.end_ns[i],
+              (long long)t->ev.start_ns[i]);
       abort();
     }
   for (size_t i = 0; i < t->calls.n; i++)

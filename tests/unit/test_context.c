@@ -435,7 +435,8 @@ START_TEST(graph_every_launch_and_member_has_its_step) {
   /* eager steps 0 and 1: every task launched by a host call has its step; time order */
   uint32_t last = 0, seen = 0;
   for (size_t i = 0; i < L.r.n_real_events; i++) {
-    if (tl_i64col_get(&L.t.ev.model_id, i) != TL_ABSENT || !tl_event_is_device_work(&L.t, i)) continue;
+    if (tl_i64col_get(&L.t.ev.model_id, i) != TL_ABSENT || !tl_event_is_device_work(&L.t, i))
+      continue;
     uint32_t part = tl_context_event_partition(L.c, i);
     ck_assert_msg(part <= 1, "eager event %zu has partition %u", i, part);
     ck_assert_uint_ge(part, last);

@@ -68,7 +68,8 @@ START_TEST(exact_hlt_relations) {
       exact++;
       /* Each exact link pairs one aclmdlRIExecuteAsync with MODEL_EXECUTE or NOTIFY_WAIT. */
       ck_assert_str_eq(tl_str(&t, t.calls.api_name[r.v[i].call]), "aclmdlRIExecuteAsync");
-      ck_assert_int_eq(tl_i64col_get(&t.calls.correlation_id, r.v[i].call), tl_i64col_get(&t.ev.correlation_id, r.v[i].work));
+      ck_assert_int_eq(tl_i64col_get(&t.calls.correlation_id, r.v[i].call),
+                       tl_i64col_get(&t.ev.correlation_id, r.v[i].work));
       ck_assert_uint_eq(r.v[i].work_candidates, 2);
       ck_assert_str_eq(tl_relation_cardinality(&r.v[i]), "one_to_many");
     }
