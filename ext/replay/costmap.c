@@ -16,6 +16,8 @@
 ** member durations.
 */
 #include "replay.h"
+#include "publish/shapes.h"
+#include "sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +71,49 @@ static int i64_cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Orders keys by agg_cmp without comparing 40-byte keys n log n times: each distinct
+** group (every field but start and member) gets its rank among the groups, then three
+** stable radix sorts by member, start and group rank give exactly agg_cmp's order.
+** order[k] is the index into keys of the k-th key. 0, or -1 on out-of-memory. */
+static int order_keys(const agg_key *keys, size_t n, uint32_t *order) {
+  tl_shapes groups;
+  tl_shapes_init(&groups, 7);
+  uint64_t *sk = malloc((n ? n : 1) * sizeof *sk);
+  uint32_t *gid = malloc((n ? n : 1) * sizeof *gid);
+  int rc = sk && gid ? 0 : -1;
+  for (size_t k = 0; rc == 0 && k < n; k++) {
+    const agg_key *x = &keys[k];
+    uint64_t w[7] = {x->db_idx, x->device_id, x->graph_template, x->slot, x->body, x->lane,
+                     x->task};
+    int fresh;
+    int64_t id = tl_shapes_intern(&groups, w, &fresh);
+    if (id < 0) rc = -1;
+    else gid[k] = (uint32_t)(id - 1);
+  }
+  /* Rank of each distinct group in agg_cmp order (a few thousand groups at most). */
+  size_t ng = groups.n;
+  agg_key *g = rc == 0 ? calloc(ng ? ng : 1, sizeof *g) : NULL;
+  uint32_t *rank = rc == 0 ? malloc((ng ? ng : 1) * sizeof *rank) : NULL;
+  if (rc == 0 && (!g || !rank)) rc = -1;
+  for (size_t k = 0; rc == 0 && k < n; k++) {
+    g[gid[k]] = keys[k];
+    g[gid[k]].start = 0, g[gid[k]].member = gid[k]; /* member: back to the group id */
+  }
+  if (rc == 0) {
+    qsort(g, ng, sizeof *g, agg_cmp);
+    for (size_t j = 0; j < ng; j++) rank[g[j].member] = (uint32_t)j;
+  }
+  for (size_t k = 0; rc == 0 && k < n; k++) order[k] = (uint32_t)k, sk[k] = keys[k].member;
+  if (rc == 0) rc = tl_radix_sort_u64(sk, order, n);
+  for (size_t k = 0; rc == 0 && k < n; k++) sk[k] = tl_order_i64(keys[order[k]].start);
+  if (rc == 0) rc = tl_radix_sort_u64(sk, order, n);
+  for (size_t k = 0; rc == 0 && k < n; k++) sk[k] = rank[gid[order[k]]];
+  if (rc == 0) rc = tl_radix_sort_u64(sk, order, n);
+  tl_shapes_free(&groups);
+  free(sk), free(gid), free(g), free(rank);
+  return rc;
+}
+
 /* Nearest-rank percentile q (0..100) of sorted v[0..n). */
 static int64_t nearest_rank(const int64_t *v, size_t n, int q) {
   size_t rank = (n * (size_t)q + 99) / 100;
@@ -89,6 +134,7 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
   size_t iv_cap = 0;
   agg_key *keys = NULL;
   int64_t *vals = NULL;
+  uint32_t *order = NULL;
   int rc = TL_OK;
   if (!c->launch || !c->member_share_ppm || !c->member_aggregate || !c->member_contributor)
     goto nomem;
@@ -168,20 +214,22 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
       keys[nk++] = key;
     }
   }
-  qsort(keys, nk, sizeof *keys, agg_cmp);
+  order = malloc((nk ? nk : 1) * sizeof *order);
+  if (!order || order_keys(keys, nk, order)) goto nomem;
+#define KEY(k) (&keys[order[k]])
   for (size_t a = 0; a < nk;) {
     size_t b = a + 1;
-    while (b < nk && same_group(&keys[a], &keys[b])) b++;
+    while (b < nk && same_group(KEY(a), KEY(b))) b++;
     tl_replay_aggregate g;
     memset(&g, 0, sizeof g);
-    g.first_member = keys[a].member;
+    g.first_member = KEY(a)->member;
     g.count = (uint32_t)(b - a);
-    g.slot = keys[a].slot;
+    g.slot = KEY(a)->slot;
     uint32_t agg = (uint32_t)c->aggregates.n;
     for (size_t k = a; k < b; k++) {
-      c->member_aggregate[keys[k].member] = agg;
-      c->member_contributor[keys[k].member] = (uint32_t)(k - a + 1);
-      const tl_graph_member *m = &r->members.v[keys[k].member];
+      c->member_aggregate[KEY(k)->member] = agg;
+      c->member_contributor[KEY(k)->member] = (uint32_t)(k - a + 1);
+      const tl_graph_member *m = &r->members.v[KEY(k)->member];
       vals[k - a] = ev->end_ns[m->event] - ev->start_ns[m->event];
       if (m->kind != r->members.v[g.first_member].kind) g.kind_mixed = 1;
     }
@@ -191,7 +239,7 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
     {
       uint32_t units = 0, last = TL_REPLAY_NONE;
       for (size_t k = a; k < b; k++) {
-        uint32_t u = r->launches.v[r->members.v[keys[k].member].launch].unit;
+        uint32_t u = r->launches.v[r->members.v[KEY(k)->member].launch].unit;
         if (u != last) units++, last = u;
       }
       g.units = units; /* members are in time order, so one unit's members are adjacent */
@@ -200,7 +248,7 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
     g.dur_p25 = nearest_rank(vals, b - a, 25);
     g.dur_p50 = nearest_rank(vals, b - a, 50);
     g.dur_p75 = nearest_rank(vals, b - a, 75);
-    for (size_t k = a; k < b; k++) vals[k - a] = c->member_share_ppm[keys[k].member];
+    for (size_t k = a; k < b; k++) vals[k - a] = c->member_share_ppm[KEY(k)->member];
     qsort(vals, b - a, sizeof *vals, i64_cmp);
     g.share_p25 = nearest_rank(vals, b - a, 25);
     g.share_p50 = nearest_rank(vals, b - a, 50);
@@ -208,6 +256,7 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
     if (TL_VEC_PUSH(&c->aggregates, g)) goto nomem;
     a = b;
   }
+#undef KEY
   goto done;
 nomem:
   rc = tl_nomem(e);
@@ -215,6 +264,7 @@ nomem:
 done:
   free(iv);
   free(keys);
+  free(order);
   free(vals);
   return rc;
 }

@@ -10,6 +10,8 @@
 */
 #include "replay.h"
 #include "publish/publish.h"
+#include "publish/rows.h"
+#include "timing.h"
 #include "anchor/anchors.h"
 
 #include <stdio.h>
@@ -111,37 +113,65 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   return rc;
 }
 
+/* The member rows: every member of every promoted launch, launches in order (rows.h). */
+typedef struct member_rows {
+  const tl_replay *r;
+  const tl_replay_costs *c;
+  size_t launch;   /* the launch of the next row */
+  uint32_t k;      /* its next member */
+  const char *kind; /* the member kind of the row last filled */
+  size_t filled;
+} member_rows;
+
+static int fill_member(void *ctx, size_t row, int64_t *v, unsigned char *null) {
+  member_rows *x = ctx;
+  const tl_replay *r = x->r;
+  while (x->launch < r->launches.n && (r->launches.v[x->launch].unit == TL_REPLAY_NONE ||
+                                       x->k >= r->launches.v[x->launch].nmembers))
+    x->launch++, x->k = 0;
+  if (x->launch >= r->launches.n) return -1; /* more rows asked for than there are members */
+  const tl_graph_launch *l = &r->launches.v[x->launch];
+  uint32_t mi = l->first_member + x->k;
+  const tl_graph_member *m = &r->members.v[mi];
+  memset(null, 0, 11);
+  v[0] = (int64_t)row;
+  v[1] = (int64_t)x->launch;
+  v[2] = m->event;
+  v[3] = x->k;
+  v[4] = m->lane_ordinal;
+  v[5] = m->task_ordinal;
+  x->kind = tl_member_kind_name(m->kind);
+  v[7] = m->original_graph_node_id, null[7] = m->original_graph_node_id == TL_ABSENT;
+  v[8] = x->c->member_share_ppm[mi];
+  v[9] = x->c->member_aggregate[mi];
+  v[10] = x->c->member_contributor[mi];
+  x->k++;
+  x->filled++;
+  return 0;
+}
+
+static void member_text(void *ctx, int col, const char **p, int *n) {
+  const member_rows *x = ctx;
+  (void)col; /* the member kind is the only text column */
+  *p = x->kind, *n = (int)strlen(x->kind);
+}
+
 static int publish_members(sqlite3 *db, const tl_replay *r, const tl_replay_costs *c,
                            tl_err *e) {
-  sqlite3_stmt *st;
-  if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_graph_member_core VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
-                     "?10,?11)",
-                     &st, e))
-    return TL_ERROR;
-  int rc = TL_OK;
-  int64_t n = 0;
-  for (size_t i = 0; rc == TL_OK && i < r->launches.n; i++) {
-    const tl_graph_launch *l = &r->launches.v[i];
-    if (l->unit == TL_REPLAY_NONE) continue;
-    for (uint32_t k = 0; rc == TL_OK && k < l->nmembers; k++, n++) {
-      uint32_t mi = l->first_member + k;
-      const tl_graph_member *m = &r->members.v[mi];
-      sqlite3_bind_int64(st, 1, n);
-      sqlite3_bind_int64(st, 2, (int64_t)i);
-      sqlite3_bind_int64(st, 3, m->event);
-      sqlite3_bind_int64(st, 4, k);
-      sqlite3_bind_int64(st, 5, m->lane_ordinal);
-      sqlite3_bind_int64(st, 6, m->task_ordinal);
-      sqlite3_bind_text(st, 7, tl_member_kind_name(m->kind), -1, SQLITE_STATIC);
-      tl_bind_i64_or_null(st, 8, m->original_graph_node_id, TL_ABSENT);
-      sqlite3_bind_int64(st, 9, c->member_share_ppm[mi]);
-      sqlite3_bind_int64(st, 10, c->member_aggregate[mi]);
-      sqlite3_bind_int64(st, 11, c->member_contributor[mi]);
-      rc = tl_pub_step(db, st, "traceloom_graph_member_core", e);
-    }
-  }
-  sqlite3_finalize(st);
+  size_t n = 0;
+  for (size_t i = 0; i < r->launches.n; i++)
+    if (r->launches.v[i].unit != TL_REPLAY_NONE) n += r->launches.v[i].nmembers;
+  if (!n) return TL_OK;
+  member_rows x = {.r = r, .c = c};
+  tl_rows rows = {.nrows = n, .ncols = 11, .fill = fill_member, .ctx = &x,
+                  .text_cols = 1u << 6, .text = member_text};
+  int rc = tl_rows_insert(db, "traceloom_graph_member_core",
+                          "member_n, launch_n, event_n, member_order, lane_ordinal, task_ordinal, "
+                          "kind, original_graph_node_id, scheduled_work_share_ppm, aggregate_n, "
+                          "contributor_order",
+                          &rows, e);
+  if (rc == TL_OK && x.filled != n)
+    rc = tl_fail(e, "internal error: %zu of %zu graph members published", x.filled, n);
   return rc;
 }
 
@@ -470,18 +500,25 @@ int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r, const 
   if (!anchor_of_event) return tl_nomem(e);
   for (size_t i = 0; i < t->ev.n; i++) anchor_of_event[i] = TL_REPLAY_NONE;
   for (size_t k = 0; a && k < a->n; k++) anchor_of_event[a->event[k]] = (uint32_t)k;
+  tl_timer tm;
+  tl_timer_start(&tm, "replay");
   tl_replay_costs costs;
   int rc = tl_replay_costs_build(t, r, &costs, e);
   if (rc) {
     free(anchor_of_event);
     return rc;
   }
+  tl_timer_mark(&tm, "cost map");
   rc = publish_launches(db, t, r, anchor_of_event, e);
+  tl_timer_mark(&tm, "launches");
   if (rc == TL_OK) rc = publish_members(db, r, &costs, e);
+  tl_timer_mark(&tm, "members");
   if (rc == TL_OK) rc = publish_costs(db, t, r, &costs, e);
+  tl_timer_mark(&tm, "costs");
   if (rc == TL_OK) rc = publish_regions(db, r, e);
   if (rc == TL_OK) rc = publish_protected(db, r, anchor_of_event, e);
   if (rc == TL_OK) rc = publish_envelopes(db, t, r, e);
+  tl_timer_mark(&tm, "regions, protected units, envelopes");
   free(anchor_of_event);
   tl_replay_costs_free(&costs);
   return rc;
