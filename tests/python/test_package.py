@@ -241,7 +241,7 @@ def test_analysis_error_keeps_the_previous_output(tmp_path, fixtures):
     assert "not_sqlite.db" in err.diagnostic_tail and "file is not a database" in err.diagnostic_tail
     assert "exited with status 1" in str(err) and "file is not a database" in str(err)
     assert out.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db", "loop_tree.md"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db", "a.loop_tree.md"]
 
 
 def test_crash_is_an_analysis_error_not_a_dead_interpreter(tmp_path, monkeypatch):
@@ -369,7 +369,7 @@ def test_loop_tree_matches_the_cli_markdown(analysed):
     tree = analysed.loop_tree()
     assert tree.startswith("# Loop tree")
     # The CLI wrote the same Markdown beside its output, from C.
-    assert tree == (analysed.path.parent / "loop_tree.md").read_text()
+    assert tree == analysed.path.with_name(analysed.path.stem + ".loop_tree.md").read_text()
 
 
 def cli_has_export_perfetto() -> bool:

@@ -1,0 +1,146 @@
+"""The frictions a newcomer met in their first hour (issue 21), each pinned by a test.
+
+Every test here failed before its fix: the CLI's exit codes and messages, what a failed run
+leaves behind, the loop tree's file name, the Perfetto exporter's refusal of protobuf names,
+and the SQL test runner's output.
+"""
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import BUILD, ROOT
+
+
+def run(*args, **kw):
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300, **kw)
+
+
+def listing(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_help_lists_every_input_family(cli):
+    r = run(cli, "--help")
+    assert r.returncode == 0
+    text = " ".join(r.stdout.split())
+    for family in ("Ascend msprof", "torch-npu", "PROF_*", "Nsight Systems", "Hygon hipprof",
+                   "PyTorch profiler (Kineto)", ".json.gz"):
+        assert family in text, family
+    assert "<output stem>.loop_tree.md" in text
+
+
+@pytest.mark.parametrize("options, message", [
+    ('{"nope": 1}', 'unknown analyze option "nope"'),
+    ('{"threads": "many"}', '"threads" must be an integer'),
+    ('{"source_kind": "perf"}', '"source_kind" must be one of'),
+    ('[1, 2]', "must be a JSON object"),
+])
+def test_bad_options_are_usage_errors_and_create_nothing(cli, fixtures, tmp_path, options, message):
+    r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", tmp_path / "new" / "a.db",
+            "--options", options)
+    assert r.returncode == 2, r.stderr
+    assert message in r.stderr
+    assert listing(tmp_path) == []
+
+
+def test_step_rules_without_context_is_a_usage_error(cli, fixtures, tmp_path):
+    # The README's example once passed rules_config="scheduler-step" without any context.
+    r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", tmp_path / "a.db",
+            "--rules-config", "scheduler-step")
+    assert r.returncode == 2
+    assert "partition_by: scheduler_step" in r.stderr and "--context FILE.jsonl" in r.stderr
+    assert listing(tmp_path) == []
+
+
+def test_missing_profile_is_named_and_leaves_no_folder(cli, tmp_path):
+    prof = tmp_path / "run"
+    prof.mkdir()
+    r = run(cli, prof / "nothere.db")
+    assert r.returncode == 1
+    assert f"cannot read the profile {prof / 'nothere.db'}: No such file or directory" in r.stderr
+    r = run(cli, tmp_path / "typo" / "msprof_0.db")
+    assert r.returncode == 1 and "cannot read the profile" in r.stderr
+    assert listing(tmp_path) == ["run"]
+
+
+def test_failed_run_without_output_removes_the_folder_it_made(cli, fixtures, tmp_path):
+    prof = tmp_path / "run"
+    prof.mkdir()
+    shutil.copy(fixtures / "bad" / "not_sqlite.db", prof / "msprof_0.db")
+    r = run(cli, prof / "msprof_0.db")
+    assert r.returncode == 1 and "file is not a database" in r.stderr
+    assert listing(tmp_path) == ["run", "run/msprof_0.db"]  # no empty run/traceloom/
+    # A traceloom/ folder that was already there stays, with what it held.
+    (prof / "traceloom").mkdir()
+    (prof / "traceloom" / "notes.txt").write_text("mine")
+    r = run(cli, prof / "msprof_0.db")
+    assert r.returncode == 1
+    assert listing(tmp_path) == ["run", "run/msprof_0.db", "run/traceloom", "run/traceloom/notes.txt"]
+
+
+def test_output_into_a_missing_folder_creates_it(cli, fixtures, tmp_path):
+    out = tmp_path / "results" / "today" / "analysis.db"
+    r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", out)
+    assert r.returncode == 0, r.stderr
+    assert out.is_file() and (out.parent / "analysis.loop_tree.md").is_file()
+    # A failed run removes exactly the folders it created, and only those.
+    r = run(cli, fixtures / "bad" / "not_sqlite.db", "--output", tmp_path / "results" / "x" / "y" / "a.db")
+    assert r.returncode == 1
+    assert listing(tmp_path) == ["results", "results/today", "results/today/analysis.db",
+                                 "results/today/analysis.loop_tree.md"]
+    # A file where a folder must be: the message names it.
+    (tmp_path / "plain").write_text("")
+    r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", tmp_path / "plain" / "a.db")
+    assert r.returncode == 1
+    assert f"cannot create the folder {tmp_path / 'plain'} for the output" in r.stderr
+    assert "Not a directory" in r.stderr
+
+
+def test_two_analyses_in_one_folder_keep_their_own_loop_trees(cli, fixtures, tmp_path):
+    for name, profile in (("eager.db", "minimal_smoke/mono"), ("graph.db", "exact_hlt/mono")):
+        r = run(cli, fixtures / profile, "--output", tmp_path / name)
+        assert r.returncode == 0, r.stderr
+        assert f"loop tree: {tmp_path / name.replace('.db', '.loop_tree.md')}" in r.stdout
+    assert listing(tmp_path) == ["eager.db", "eager.loop_tree.md", "graph.db", "graph.loop_tree.md"]
+    for stem in ("eager", "graph"):
+        got = (tmp_path / f"{stem}.loop_tree.md").read_text()
+        shell = run("sqlite3", "-cmd", f".load {BUILD / 'traceloom'}", tmp_path / f"{stem}.db",
+                    "SELECT traceloom_loop_tree();")
+        assert shell.returncode == 0, shell.stderr
+        assert got == shell.stdout[:-1]  # the shell adds one newline
+    assert (tmp_path / "eager.loop_tree.md").read_text() != (tmp_path / "graph.loop_tree.md").read_text()
+
+
+def test_export_perfetto_on_a_text_file_says_it_is_not_a_database(cli, tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello\n" * 100)
+    r = run(cli, "export-perfetto", notes)
+    assert r.returncode == 1
+    assert f"{notes} is not an analysis database (file is not a database)" in r.stderr
+    assert listing(tmp_path) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("name", ["trace.pftrace", "trace.perfetto-trace", "trace.pftrace.gz"])
+def test_export_perfetto_refuses_a_protobuf_name(cli, fixtures, tmp_path, name):
+    db = tmp_path / "a.db"
+    assert run(cli, fixtures / "minimal_smoke" / "mono", "--output", db).returncode == 0
+    r = run(cli, "export-perfetto", db, "--output", tmp_path / name)
+    assert r.returncode == 1
+    assert "names a Perfetto protobuf trace" in r.stderr and ".json.gz" in r.stderr
+    assert not (tmp_path / name).exists()
+    # The SQL function refuses it the same way.
+    shell = run("sqlite3", "-cmd", f".load {BUILD / 'traceloom'}", db,
+                f"SELECT traceloom_export_perfetto('{tmp_path / name}');")
+    assert shell.returncode != 0 and "names a Perfetto protobuf trace" in shell.stderr
+
+
+def test_sql_runner_prints_only_results(tmp_path):
+    # A bare SELECT traceloom_analyze(...) returns its summary line; the runner must not
+    # print it between the ok lines of a passing run.
+    case = tmp_path / "case.sql"
+    case.write_text("SELECT traceloom_analyze('fixtures/minimal_smoke/mono');\n"
+                    "SELECT 'events', (SELECT count(*) FROM traceloom_event) > 0;\n")
+    r = run(ROOT / "tests" / "run_sql.sh", case, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [f"ok   {case}", "sql: 1 passed, 0 failed"]
