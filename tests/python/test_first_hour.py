@@ -144,3 +144,22 @@ def test_sql_runner_prints_only_results(tmp_path):
     r = run(ROOT / "tests" / "run_sql.sh", case, cwd=ROOT)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines() == [f"ok   {case}", "sql: 1 passed, 0 failed"]
+
+
+def test_what_pip_install_leaves_in_the_checkout_is_ignored_by_git():
+    # `pip install ./observer` and `pip install ./python` build in the tree: their build/ and
+    # *.egg-info/ folders must not show up as untracked files (nor break the sdist tests).
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    paths = ["observer/build/lib/x.py", "observer/traceloom_vllm_context.egg-info/PKG-INFO",
+             "python/build/lib/x.py", "python/traceloom.egg-info/PKG-INFO", "observer/dist/x.tar.gz"]
+    r = run("git", "check-ignore", "--no-index", *paths, cwd=ROOT)
+    assert sorted(r.stdout.split()) == sorted(paths), r.stdout + r.stderr
+
+
+def test_make_builds_in_parallel_by_default():
+    # `make` alone compiles one job per CPU (the demo once spent most of its time compiling
+    # one file at a time); the dry run shows the job count make settled on.
+    r = run("make", "-n", "-p", "--no-print-directory", "all", cwd=ROOT)
+    flags = [line for line in r.stdout.splitlines() if line.startswith("MAKEFLAGS")]
+    assert any("-j" in line for line in flags), flags
