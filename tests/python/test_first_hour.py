@@ -4,8 +4,11 @@ Every test here failed before its fix: the CLI's exit codes and messages, what a
 leaves behind, the loop tree's file name, the Perfetto exporter's refusal of protobuf names,
 and the SQL test runner's output.
 """
+import os
 import shutil
+import sqlite3
 import subprocess
+import sys
 
 import pytest
 
@@ -163,3 +166,27 @@ def test_make_builds_in_parallel_by_default():
     r = run("make", "-n", "-p", "--no-print-directory", "all", cwd=ROOT)
     flags = [line for line in r.stdout.splitlines() if line.startswith("MAKEFLAGS")]
     assert any("-j" in line for line in flags), flags
+
+
+def test_without_apsw_the_error_gives_the_exact_command(build_dir, tmp_path, fixtures):
+    # apsw is a dependency of the package; where it is missing anyway (installed with
+    # --no-deps) on a Python whose sqlite3 cannot load extensions, loop_tree() says how to
+    # install it into exactly this interpreter.
+    if hasattr(sqlite3.connect(":memory:"), "enable_load_extension"):
+        pytest.skip("this Python's sqlite3 loads extensions, so loop_tree() never needs apsw")
+    code = """
+import sys
+sys.modules["apsw"] = None                      # as if apsw were not installed
+sys.path.insert(0, sys.argv[1])
+import traceloom
+db = traceloom.analyze(sys.argv[2], output=sys.argv[3])
+try:
+    db.loop_tree()
+except traceloom.ExtensionLoadingUnavailable as e:
+    print(e)
+"""
+    env = {**os.environ, "TRACELOOM_NATIVE_DIR": str(build_dir)}
+    r = run(sys.executable, "-c", code, ROOT / "python", fixtures / "minimal_smoke" / "mono",
+            tmp_path / "a.db", env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"`{sys.executable} -m pip install apsw`" in r.stdout

@@ -130,7 +130,7 @@ def test_load_into_apsw():
 def test_load_into_sqlite3():
     conn = sqlite3.connect(":memory:")
     if not hasattr(conn, "enable_load_extension"):
-        with pytest.raises(traceloom.ExtensionLoadingUnavailable, match="pip install apsw"):
+        with pytest.raises(traceloom.ExtensionLoadingUnavailable, match="use apsw"):
             traceloom.load(conn)
     else:
         traceloom.load(conn)
@@ -168,8 +168,9 @@ def test_analyze_with_scheduler_context(tmp_path):
     assert db.metadata()["candidate_partition_by"] == "scheduler_step"
     # Without context the step rule is refused, and the previous output stays as it was.
     before = (tmp_path / "ctx.db").read_bytes()
-    with pytest.raises(traceloom.AnalysisError, match="no scheduler context was given"):
+    with pytest.raises(traceloom.AnalysisError, match="needs the scheduler context") as info:
         traceloom.analyze(src, output=tmp_path / "ctx.db", rules_config="scheduler-step")
+    assert info.value.returncode == 2  # a usage error
     assert (tmp_path / "ctx.db").read_bytes() == before
 
 
