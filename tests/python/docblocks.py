@@ -11,7 +11,11 @@ and the block is reported as skipped with that reason; a skip without a reason i
 """
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional
@@ -97,3 +101,41 @@ def collect(root: Path) -> List[Block]:
     for path in documents(root):
         out.extend(parse(path.read_text(encoding="utf-8"), path.relative_to(root).as_posix()))
     return out
+
+
+def run_demo(root: Path, build: Path) -> Path:
+    """build/demo as `make demo` leaves it (re-analysed now, so it matches this build)."""
+    r = subprocess.run(["bash", str(root / "examples" / "demo.sh")], cwd=root,
+                       env={**os.environ, "BUILD": str(build)}, capture_output=True,
+                       text=True, timeout=600)
+    if r.returncode != 0:
+        raise AssertionError(f"examples/demo.sh failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+    demo = build / "demo"
+    for name in ("profile", "analysis.db", "graph_profile", "graph.db"):
+        if not (demo / name).exists():
+            raise AssertionError(f"examples/demo.sh left no {demo / name}")
+    return demo
+
+
+def make_workspace(base: Path, demo: Path, root: Path, build: Path) -> Path:
+    """base/ws: a folder that looks like the repository root after `make demo` (a fresh copy
+    of build/demo, the CLI and the extension linked at build/, every other top-level folder
+    linked), and base/bin with `traceloom` (the CLI) and `python` (this interpreter)."""
+    ws = base / "ws"
+    ws.mkdir()
+    for entry in root.iterdir():
+        if entry.name in ("build", ".git", ".venv") or entry.name.startswith(".pytest"):
+            continue
+        (ws / entry.name).symlink_to(entry)
+    (ws / "build").mkdir()
+    for name in ("traceloom", "traceloom.so", "fixtures"):
+        if (build / name).exists():
+            (ws / "build" / name).symlink_to(build.resolve() / name)
+    shutil.copytree(demo, ws / "build" / "demo", symlinks=True)
+    bin_dir = base / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "traceloom").write_text(f'#!/bin/sh\nexec "{build.resolve() / "traceloom"}" "$@"\n')
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    for shim in bin_dir.iterdir():
+        shim.chmod(0o755)
+    return ws

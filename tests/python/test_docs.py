@@ -20,7 +20,6 @@ A non-zero exit, or any SQL error, fails the block's test with the block and its
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -40,37 +39,7 @@ def runnable_or_skipped(block: docblocks.Block) -> bool:
 
 @pytest.fixture(scope="session")
 def demo_dir() -> Path:
-    """build/demo as `make demo` leaves it (re-analysed now, so it matches this build)."""
-    r = subprocess.run(["bash", str(ROOT / "examples" / "demo.sh")], cwd=ROOT,
-                       env={**os.environ, "BUILD": str(BUILD)}, capture_output=True,
-                       text=True, timeout=600)
-    assert r.returncode == 0, f"examples/demo.sh failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
-    demo = BUILD / "demo"
-    for name in ("profile", "analysis.db", "graph_profile", "graph.db"):
-        assert (demo / name).exists(), name
-    return demo
-
-
-def make_workspace(base: Path, demo: Path) -> Path:
-    """A folder that looks like the repository root after `make demo`."""
-    ws = base / "ws"
-    ws.mkdir()
-    for entry in ROOT.iterdir():
-        if entry.name in ("build", ".git", ".venv") or entry.name.startswith(".pytest"):
-            continue
-        (ws / entry.name).symlink_to(entry)
-    (ws / "build").mkdir()
-    for name in ("traceloom", "traceloom.so", "fixtures"):
-        if (BUILD / name).exists():
-            (ws / "build" / name).symlink_to(BUILD.resolve() / name)
-    shutil.copytree(demo, ws / "build" / "demo", symlinks=True)
-    bin_dir = base / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "traceloom").write_text(f'#!/bin/sh\nexec "{BUILD.resolve() / "traceloom"}" "$@"\n')
-    (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-    for shim in bin_dir.iterdir():
-        shim.chmod(0o755)
-    return ws
+    return docblocks.run_demo(ROOT, BUILD)
 
 
 @pytest.fixture(scope="session")
@@ -81,7 +50,7 @@ def workspaces(demo_dir, tmp_path_factory):
     def get(document: str) -> Path:
         if document not in made:
             base = tmp_path_factory.mktemp("doc-" + document.replace("/", "-").replace(".", "-"))
-            made[document] = make_workspace(base, demo_dir)
+            made[document] = docblocks.make_workspace(base, demo_dir, ROOT, BUILD)
         return made[document]
     return get
 

@@ -190,3 +190,20 @@ except traceloom.ExtensionLoadingUnavailable as e:
             tmp_path / "a.db", env=env)
     assert r.returncode == 0, r.stderr
     assert f"`{sys.executable} -m pip install apsw`" in r.stdout
+
+
+def test_demo_prints_whole_lines_and_keeps_each_loop_tree():
+    r = run("bash", ROOT / "examples" / "demo.sh", cwd=ROOT, env={**os.environ, "BUILD": str(BUILD)})
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    # The inventory once opened with a reason cut at 60 characters.
+    (companion,) = [ln for ln in lines if ln.startswith("capture_stream_companion")]
+    assert companion.endswith("generate it with msprof --parse=on --output=/absolute/path/to/PROF_container")
+    assert str(ROOT) not in companion  # paths relative to the checkout
+    # Each analysis keeps its own loop tree; the tree's figures say which lens they are.
+    assert "loop tree: build/demo/analysis.loop_tree.md" in r.stdout or \
+        f"loop tree: {BUILD}/demo/analysis.loop_tree.md" in r.stdout
+    for stem in ("analysis", "graph"):
+        assert (BUILD / "demo" / f"{stem}.loop_tree.md").read_text().startswith("# Loop tree")
+    assert "total_us = compute + comm + idle" in r.stdout
+    assert "busy kernel time only" in r.stdout
