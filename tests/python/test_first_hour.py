@@ -207,3 +207,44 @@ def test_demo_prints_whole_lines_and_keeps_each_loop_tree():
         assert (BUILD / "demo" / f"{stem}.loop_tree.md").read_text().startswith("# Loop tree")
     assert "total_us = compute + comm + idle" in r.stdout
     assert "busy kernel time only" in r.stdout
+
+
+def test_readme_profile_example_shows_what_it_promises():
+    # It once selected `item, capability, usable, detail` and printed `input|||`, `table|||`:
+    # the row counts it promised sit in other columns. Every row it prints must say something.
+    import re
+    readme = (ROOT / "README.md").read_text()
+    (stmt,) = re.findall(r"SELECT item[^;]*FROM traceloom_profile\([^;]*;", readme)
+    import docblocks
+    docblocks.run_demo(ROOT, BUILD)
+    r = run("sqlite3", "-bail", "-separator", "|", "-cmd", f".load {BUILD / 'traceloom'}", ":memory:",
+            stmt.replace("'build/demo/profile'", f"'{BUILD / 'demo' / 'profile'}'"), cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    rows = [ln.split("|") for ln in r.stdout.splitlines()]
+    assert {row[0] for row in rows} >= {"input", "file", "table", "capability"}
+    for row in rows:
+        assert any(cell for cell in row[1:]), row
+        if row[0] == "table":
+            assert row[2].isdigit(), row  # the row count
+
+
+def test_python_export_perfetto_passes_the_name_to_the_exporter(cli, fixtures, tmp_path, build_dir):
+    code = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import traceloom
+db = traceloom.analyze(sys.argv[2], output=sys.argv[3])
+try:
+    db.export_perfetto(sys.argv[4])
+except traceloom.AnalysisError as e:
+    print("refused:", e)
+print(db.export_perfetto(sys.argv[5]))
+"""
+    env = {**os.environ, "TRACELOOM_NATIVE_DIR": str(build_dir)}
+    r = run(sys.executable, "-c", code, ROOT / "python", fixtures / "minimal_smoke" / "mono",
+            tmp_path / "a.db", tmp_path / "run.pftrace", tmp_path / "run.json.gz", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "refused: traceloom exited with status 1: traceloom: traceloom_export_perfetto: " in r.stdout
+    assert "names a Perfetto protobuf trace" in r.stdout
+    assert not (tmp_path / "run.pftrace").exists()
+    assert (tmp_path / "run.json.gz").read_bytes()[:2] == b"\x1f\x8b"  # gzip, as the name says
