@@ -163,7 +163,9 @@ def test_what_pip_install_leaves_in_the_checkout_is_ignored_by_git():
 def test_make_builds_in_parallel_by_default():
     # `make` alone compiles one job per CPU (the demo once spent most of its time compiling
     # one file at a time); the dry run shows the job count make settled on.
-    r = run("make", "-n", "-p", "--no-print-directory", "all", cwd=ROOT)
+    # Without the flags of an enclosing make (make test runs this with -j in MAKEFLAGS).
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    r = run("make", "-n", "-p", "--no-print-directory", "all", cwd=ROOT, env=env)
     flags = [line for line in r.stdout.splitlines() if line.startswith("MAKEFLAGS")]
     assert any("-j" in line for line in flags), flags
 
