@@ -6,9 +6,17 @@
 #   make bench      benchmarks against bare SQLite baselines (see bench/README.md)
 #   make fuzz       libFuzzer harnesses (tests/fuzz) and their seed corpora, in build/fuzz
 #   make fuzz-smoke each harness for a few seconds on its corpus (docs/RELIABILITY.md)
+#   make wheel      a manylinux wheel of the Python package in build/wheel (tools/build_wheel.sh)
+#
+# The build runs one job per CPU by default (`make -j1` for a serial build); the test
+# suites of `make test` still run one after the other.
 #
 # Sources are found by wildcard: a new ext/**/*.c, tests/unit/test_*.c or tests/sql/*.sql
 # file needs no change here.
+
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
 
 CC       ?= cc
 CSTD     := -std=c11 -D_GNU_SOURCE
@@ -37,18 +45,18 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 ASAN_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests-asan/%,$(UNIT_SRCS))
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
-.PHONY: all deps test test-unit test-asan test-sql test-python demo bench clean fixtures fuzz fuzz-smoke observer-contract valgrind
+.PHONY: all deps test test-unit test-asan test-sql test-python demo bench clean fixtures fuzz fuzz-smoke observer-contract valgrind wheel
 
 all: deps $(BUILD)/traceloom.so $(BUILD)/traceloom
 
 deps:
 	@tools/ensure-deps.sh
 
-$(EMBED_C): $(EMBED_SRCS) tools/embed.sh
+$(EMBED_C): $(EMBED_SRCS) tools/embed.sh | deps
 	@mkdir -p $(dir $@)
 	tools/embed.sh $@ $(EMBED_SRCS)
 
-$(BUILD)/ext/%.o: %.c $(EXT_HDRS)
+$(BUILD)/ext/%.o: %.c $(EXT_HDRS) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -fvisibility=hidden $(INCLUDES) -c $< -o $@
 
@@ -56,7 +64,7 @@ $(BUILD)/ext/gen/embedded_files.o: $(EMBED_C)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -fvisibility=hidden $(INCLUDES) -c $< -o $@
 
-$(BUILD)/core/%.o: %.c $(EXT_HDRS)
+$(BUILD)/core/%.o: %.c $(EXT_HDRS) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) -DSQLITE_CORE $(INCLUDES) -c $< -o $@
 
@@ -64,7 +72,7 @@ $(BUILD)/core/gen/embedded_files.o: $(EMBED_C)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) -DSQLITE_CORE $(INCLUDES) -c $< -o $@
 
-$(BUILD)/asan/%.o: %.c $(EXT_HDRS)
+$(BUILD)/asan/%.o: %.c $(EXT_HDRS) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O1 -g $(SAN) -DSQLITE_CORE $(INCLUDES) -c $< -o $@
 
@@ -86,7 +94,7 @@ $(BUILD)/libtraceloom_asan.a: $(ASAN_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/traceloom: ext/cli/main.c $(BUILD)/libtraceloom_core.a $(EXT_HDRS)
+$(BUILD)/traceloom: ext/cli/main.c $(BUILD)/libtraceloom_core.a $(EXT_HDRS) | deps
 	$(CC) $(CSTD) $(WARN) $(OPT) -DSQLITE_CORE $(INCLUDES) -o $@ ext/cli/main.c \
 	  $(BUILD)/libtraceloom_core.a -lsqlite3 $(DEPS_LIBS)
 
@@ -115,7 +123,11 @@ test-sql: all fixtures
 test-python: all fixtures
 	@tests/run_python.sh
 
-test: test-unit test-asan test-sql test-python fuzz-smoke
+# The suites run one after the other (each builds what it needs in parallel first): two of
+# them at once would compete for the same cores and interleave their reports.
+TEST_SUITES := test-unit test-asan test-sql test-python fuzz-smoke
+test:
+	@for suite in $(TEST_SUITES); do $(MAKE) --no-print-directory $$suite || exit 1; done
 	@echo "all test suites passed"
 
 # libFuzzer harnesses: the sources again, built by clang with the fuzzer's coverage
@@ -162,6 +174,11 @@ valgrind: all fixtures $(UNIT_BINS)
 
 demo: all
 	@examples/demo.sh
+
+# A manylinux wheel of the Python package (extension, CLI, rules and configs; libyaml and
+# SQLite bundled by auditwheel), so that `pip install` needs no compiler: tools/build_wheel.sh.
+wheel: all
+	@BUILD=$(BUILD) tools/build_wheel.sh
 
 bench: all
 	@bench/run.sh

@@ -15,9 +15,12 @@ if [ ! -f "$PROFILE/ground_truth.json" ]; then
   python3 tools/genprofile.py --format ascend --out "$PROFILE" --prefill-steps 1 \
     --decode-steps 6 --layers 4 --ops 6 --noise 0 --missing 0 --aux 0 --seed 7 --quiet
 fi
-echo "== profile inventory (SELECT ... FROM traceloom_profile('$PROFILE'))"
-sqlite3 -cmd ".load $BUILD/traceloom" -column -header :memory: \
-  "SELECT db_idx, capability, usable, substr(coalesce(detail, ''), 1, 60) AS detail
+echo "== what the profile can tell (traceloom_profile('$PROFILE'), item = 'capability')"
+# One line per capability, the reason in full where it is not usable (paths made relative).
+sqlite3 -cmd ".load $BUILD/traceloom" :memory: \
+  "SELECT printf('%-26s %s', capability,
+                 CASE usable WHEN 1 THEN 'usable'
+                      ELSE 'not usable: ' || replace(coalesce(detail, '?'), '$(pwd)/', '') END)
      FROM traceloom_profile('$PROFILE') WHERE item = 'capability';"
 echo
 echo "== analysis (traceloom $PROFILE --output $OUT/analysis.db)"
@@ -34,10 +37,12 @@ sqlite3 -column -header "$OUT/analysis.db" \
           round(avg(dur_us), 3) AS avg_us
      FROM traceloom_event GROUP BY operator ORDER BY total_us DESC LIMIT 8;"
 echo
-echo "== recovered structure (SELECT traceloom_loop_tree(), also written to $OUT/loop_tree.md)"
+echo "== recovered structure (SELECT traceloom_loop_tree(), also written to $OUT/analysis.loop_tree.md)"
+echo "   total_us = compute + comm + idle: a node's device time including the idle gaps before"
+echo "   its operators, so it exceeds the busy kernel time of the summary further down."
 sqlite3 -cmd ".load $BUILD/traceloom" "$OUT/analysis.db" "SELECT traceloom_loop_tree('{\"max_depth\": 3, \"max_children\": 14}');" | sed -n '/^Outline/,/^### /p' | sed '$d'
 echo
-echo "== kernel summary by structural symbol (traceloom_v_symbol_summary)"
+echo "== kernel summary by structural symbol (traceloom_v_symbol_summary: busy kernel time only)"
 sqlite3 -column -header "$OUT/analysis.db" \
   "SELECT symbol, anchor_count AS n, total_us, avg_us, median_us, p90_us, max_us
      FROM traceloom_v_symbol_summary ORDER BY total_us DESC LIMIT 8;"

@@ -6,6 +6,10 @@
 # An assertion is a row `SELECT 'label', <condition>;` that prints `label|1`; a row ending
 # in `|0`, any SQL error, or an `expect-error:` mismatch fails the file.
 #
+# Other output lines (the summary a bare `SELECT traceloom_analyze(...)` returns, say) are
+# shown only under a failing file, as context, or always with TRACELOOM_SQL_VERBOSE=1: a
+# passing run prints one `ok` line per file and the count.
+#
 # `-- include: FILE` inserts FILE (relative to the test file) at that line.
 # Errors that must happen are written as a comment line followed by one statement:
 #   -- expect-error: <substring of the message>
@@ -15,7 +19,7 @@ BUILD="${BUILD:-build}"
 ROOT="$(pwd)"
 passed=0; failed=0
 for f in "$@"; do
-  abs="$ROOT/$f"
+  case "$f" in /*) abs="$f";; *) abs="$ROOT/$f";; esac
   # Split into chunks: plain SQL runs as one script; each expect-error statement alone.
   tmpdir="$(mktemp -d)"
   python3 - "$abs" "$tmpdir" <<'PY'
@@ -48,6 +52,7 @@ for n, (kind, body) in enumerate(chunks):
     with open(os.path.join(out, '%04d.kind' % n), 'w') as fh: fh.write(kind)
 PY
   fail_file=0
+  notes=""
   # All chunks share one database file so later assertions see earlier analysis results.
   dbfile="$tmpdir/test.db"
   for chunk in "$tmpdir"/*.sql; do
@@ -60,7 +65,7 @@ PY
         case "$line" in
           *'|1') passed=$((passed+1));;
           *'|0') echo "FAIL $f: $line"; failed=$((failed+1)); fail_file=1;;
-          *) echo "  $f: $line";;
+          *) notes+="  $f: $line"$'\n';;
         esac
       done <<<"$out"
     else
@@ -70,6 +75,7 @@ PY
     fi
   done
   rm -rf "$tmpdir"
+  if [ $fail_file != 0 ] || [ -n "${TRACELOOM_SQL_VERBOSE:-}" ]; then printf '%s' "$notes"; fi
   [ $fail_file = 0 ] && echo "ok   $f"
 done
 echo "sql: $passed passed, $failed failed"

@@ -19,6 +19,9 @@
 #include "traceloom.h"
 #include "buf.h"
 #include "err.h"
+#include "analyze/analyze.h"
+#include "classify/classify.h"
+#include "classify/rules.h"
 #include "context/context.h"
 
 #include <dirent.h>
@@ -44,8 +47,10 @@ static const char usage[] =
     "       traceloom --version | --help\n"
     "\n"
     "Analyses a profile (an Ascend msprof / torch-npu SQLite DB, a split PROF_* directory,\n"
-    "an Nsight Systems SQLite export, a Hygon hipprof DB, or a directory of them) and writes\n"
-    "the analysis database. Default output: <profile dir>/traceloom/analysis.db.\n"
+    "an Nsight Systems SQLite export, a Hygon hipprof DB, a PyTorch profiler (Kineto) trace\n"
+    "*.json / *.json.gz, or a directory of them) and writes the analysis database, and its\n"
+    "loop tree as Markdown beside it (<output stem>.loop_tree.md).\n"
+    "Default output: <profile dir>/traceloom/analysis.db (folders are created as needed).\n"
     "\n"
     "  --output PATH    where to write the analysis database (replaced atomically)\n"
     "  --threads N      worker threads, default 2 (results are identical for any N)\n"
@@ -84,18 +89,54 @@ static char *default_output(const char *profile) {
   return tl_mprintf("%.*s/traceloom/analysis.db", (int)(slash - profile), profile);
 }
 
-static int make_parent_dir(const char *path) {
-  char *dir = tl_strdup(path);
-  if (!dir) return -1;
+/* mkdir -p of the folder that will hold `file`. *made (malloc'd) is the topmost folder this
+** call created, NULL when none was missing, so that a failed run removes exactly what it made
+** (remove_made_dirs). On error returns -1 with errno set and *failed (malloc'd) naming the
+** folder that could not be created. */
+static int make_parent_dirs(const char *file, char **made, char **failed) {
+  *made = *failed = NULL;
+  char *dir = tl_strdup(file);
+  if (!dir) return errno = ENOMEM, -1;
   char *slash = strrchr(dir, '/');
+  if (!slash || slash == dir) return free(dir), 0;
+  *slash = 0;
   int rc = 0;
-  if (slash && slash != dir) {
-    *slash = 0;
+  /* Every prefix that ends before a '/', then the whole folder, outermost first. */
+  for (char *p = dir + 1; rc == 0; p++) {
+    if (*p != '/' && *p != 0) continue;
+    char c = *p;
+    *p = 0;
     struct stat st;
-    if (stat(dir, &st) != 0) rc = mkdir(dir, 0777) == 0 || errno == EEXIST ? 0 : -1;
+    if (stat(dir, &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) errno = ENOTDIR, rc = -1;
+    } else if (errno != ENOENT || (mkdir(dir, 0777) != 0 && errno != EEXIST)) {
+      rc = -1;
+    } else if (!*made && !(*made = tl_strdup(dir))) {
+      errno = ENOMEM, rc = -1;
+    }
+    if (rc != 0) {
+      int saved = errno;
+      *failed = tl_strdup(dir);
+      errno = saved;
+    }
+    *p = c;
+    if (!c) break;
   }
   free(dir);
   return rc;
+}
+
+/* Removes the folders make_parent_dirs created for `file`, deepest first, each only while
+** empty (rmdir refuses otherwise): a failed run leaves no folder behind it made. */
+static void remove_made_dirs(const char *file, const char *made) {
+  if (!made) return;
+  char *dir = tl_strdup(file);
+  size_t top = strlen(made);
+  for (char *slash; dir && (slash = strrchr(dir, '/')) != NULL && (size_t)(slash - dir) >= top;) {
+    *slash = 0;
+    if (rmdir(dir) != 0) break;
+  }
+  free(dir);
 }
 
 /* 1 when the output path is one of the files the analysis read (same inode). */
@@ -149,7 +190,18 @@ static void remove_stale_temps(const char *out) {
   free(dir);
 }
 
-/* loop_tree.md beside the analysis database, and its top-level Repeat lines on stdout. */
+/* `path` without the extension of its last component, plus `suffix`: the names of what the
+** CLI writes beside an analysis database (analysis.db -> analysis.loop_tree.md,
+** analysis.perfetto.json.gz), so that two analyses in one folder keep their own files. */
+static char *beside(const char *path, const char *suffix) {
+  const char *slash = strrchr(path, '/');
+  const char *base = slash ? slash + 1 : path;
+  const char *dot = strrchr(base, '.');
+  int stem = dot && dot != base ? (int)(dot - path) : (int)strlen(path);
+  return tl_mprintf("%.*s%s", stem, path, suffix);
+}
+
+/* <stem>.loop_tree.md beside the analysis database, and its top-level Repeat lines on stdout. */
 static void write_loop_tree(const char *out) {
   sqlite3 *db = NULL;
   if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
@@ -161,18 +213,14 @@ static void write_loop_tree(const char *out) {
   if (sqlite3_prepare_v2(db, "SELECT traceloom_loop_tree()", -1, &st, NULL) == SQLITE_OK &&
       sqlite3_step(st) == SQLITE_ROW) {
     const char *md = (const char *)sqlite3_column_text(st, 0);
-    char *path = tl_strdup(out);
-    char *slash = path ? strrchr(path, '/') : NULL;
-    char *md_path = path ? (slash ? (slash[1] = 0, tl_mprintf("%sloop_tree.md", path))
-                                  : tl_strdup("loop_tree.md"))
-                         : NULL;
+    char *md_path = beside(out, ".loop_tree.md");
     FILE *f = md_path ? fopen(md_path, "w") : NULL;
     if (f) {
       fputs(md, f);
       fclose(f);
       printf("loop tree: %s\n", md_path);
     }
-    free(path), free(md_path);
+    free(md_path);
   }
   sqlite3_finalize(st);
   /* The short version: the repeats of each tree, outermost first. */
@@ -199,6 +247,15 @@ static int export_perfetto(const char *analysis, const char *output, const char 
   if (sqlite3_open_v2(analysis, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
     fprintf(stderr, "traceloom: cannot open the analysis database %s: %s\n", analysis,
             db ? sqlite3_errmsg(db) : "?");
+    sqlite3_close(db);
+    return status;
+  }
+  /* Opening is lazy: the first read says whether the file is a database at all. */
+  if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK) {
+    fprintf(stderr,
+            "traceloom: %s is not an analysis database (%s): expected the SQLite file that "
+            "`traceloom PROFILE --output FILE` writes\n",
+            analysis, sqlite3_errmsg(db));
     sqlite3_close(db);
     return status;
   }
@@ -297,11 +354,7 @@ static int export_perfetto_main(int argc, char **argv) {
   }
   char *out = NULL;
   if (!output) {
-    const char *slash = strrchr(analysis, '/');
-    const char *dot = strrchr(slash ? slash + 1 : analysis, '.');
-    int stem = dot && dot != (slash ? slash + 1 : analysis) ? (int)(dot - analysis)
-                                                            : (int)strlen(analysis);
-    out = tl_mprintf("%.*s.perfetto.json.gz", stem, analysis);
+    out = beside(analysis, ".perfetto.json.gz");
   }
   if (ranks.oom || opt.oom || (!output && !out)) {
     fprintf(stderr, "traceloom: out of memory\n");
@@ -314,6 +367,37 @@ static int export_perfetto_main(int argc, char **argv) {
 done:
   tl_buf_free(&ranks);
   return status;
+}
+
+/* 1 (after printing why) when the analyze options are a usage error: not valid options
+** (tl_options_parse: unknown keys, wrong types), or a rules config that partitions by
+** scheduler step without any --context. A rules file that cannot be loaded is left to the
+** analysis, which names the file and line (exit 1). */
+static int options_usage_error(const char *options_json, size_t ncontext) {
+  tl_options o;
+  char *canonical = NULL;
+  tl_err e = {0};
+  int bad = 0;
+  if (tl_options_parse(options_json, &o, &canonical, &e) != TL_OK) {
+    fprintf(stderr, "traceloom: %s\n", e.msg ? e.msg : "invalid analyze options");
+    tl_err_clear(&e);
+    return 1;
+  }
+  tl_rules *rules = NULL;
+  if (o.rules_config && tl_rules_load(o.rules_config, &rules, &e) == TL_OK &&
+      rules->macro.partition_by_scheduler_step && !ncontext && !o.ncontext) {
+    fprintf(stderr,
+            "traceloom: the rules config %s partitions the structure by scheduler step "
+            "(partition_by: scheduler_step) and needs the scheduler context: add --context "
+            "FILE.jsonl (docs/CONTEXT.md), or leave out --rules-config\n",
+            o.rules_config);
+    bad = 1;
+  }
+  tl_rules_free(rules);
+  tl_err_clear(&e);
+  free(canonical);
+  tl_options_free(&o);
+  return bad;
 }
 
 int main(int argc, char **argv) {
@@ -368,7 +452,8 @@ int main(int argc, char **argv) {
   }
   if (!profile) {
     fprintf(stderr, "traceloom: input path is required: pass an Ascend profiler SQLite DB, "
-                    "Hygon hipprof DB, CUDA/Nsight SQLite export, or profile directory\n%s",
+                    "Hygon hipprof DB, CUDA/Nsight SQLite export, PyTorch profiler (Kineto) "
+                    "JSON trace, or profile directory\n%s",
             usage);
     return EXIT_USAGE;
   }
@@ -404,6 +489,22 @@ int main(int argc, char **argv) {
     tl_buf_puts(&opt, "}");
   }
 
+  /* Usage errors in the options (unknown keys, wrong types, a rules config that needs the
+  ** --context it was not given) exit 2 before anything is created. */
+  if (options_usage_error(opt.oom ? NULL : opt.p, ncontext)) {
+    free(contexts);
+    tl_buf_free(&opt);
+    return EXIT_USAGE;
+  }
+  {
+    struct stat st;
+    if (stat(profile, &st) != 0) {
+      fprintf(stderr, "traceloom: cannot read the profile %s: %s\n", profile, strerror(errno));
+      free(contexts);
+      tl_buf_free(&opt);
+      return EXIT_ANALYSIS;
+    }
+  }
   char *out = output ? tl_strdup(output) : default_output(profile);
   char *tmp = out ? tl_mprintf("%s.tmp-%ld", out, (long)getpid()) : NULL;
   if (!out || !tmp || opt.oom) {
@@ -421,15 +522,19 @@ int main(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
-  if (!output && make_parent_dir(out) != 0) {
-    fprintf(stderr, "traceloom: cannot create the output folder for %s: %s\n", out,
-            strerror(errno));
+  char *made_dir = NULL, *failed_dir = NULL;
+  if (make_parent_dirs(out, &made_dir, &failed_dir) != 0) {
+    fprintf(stderr, "traceloom: cannot create the folder %s for the output %s: %s\n",
+            failed_dir ? failed_dir : "?", out, strerror(errno));
+    remove_made_dirs(out, made_dir);
+    free(made_dir), free(failed_dir), free(tmp), free(out);
+    tl_buf_free(&opt);
     return EXIT_ANALYSIS;
   }
   remove_stale_temps(out);
   remove_temp(tmp);
 
-  int status = EXIT_ANALYSIS;
+  int status = EXIT_ANALYSIS, renamed = 0;
   sqlite3 *db = NULL;
   if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK) {
@@ -500,6 +605,7 @@ int main(int argc, char **argv) {
     free(summary);
     goto done;
   }
+  renamed = 1;
   printf("%s\nanalysis database: %s\n", summary ? summary : "", out);
   free(summary);
   status = 0;
@@ -509,6 +615,8 @@ done:
   interrupt_db = NULL;
   if (db) sqlite3_close(db);
   if (status != 0) remove_temp(tmp);
+  if (status != 0 && !renamed) remove_made_dirs(out, made_dir);
+  free(made_dir);
   free(tmp);
   free(out);
   tl_buf_free(&opt);

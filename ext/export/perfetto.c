@@ -2612,11 +2612,25 @@ static int write_file(pf_ctx *c, const char *path) {
   return rc;
 }
 
+/* 1 for the names Perfetto gives its protobuf traces (.pftrace, .perfetto-trace, gzipped or
+** not): JSON written under such a name would mislead every tool that trusts the name. */
+static int names_protobuf_trace(const char *path) {
+  static const char *const protobuf_suffixes[] = {".pftrace", ".perfetto-trace", ".pftrace.gz",
+                                                  ".perfetto-trace.gz"};
+  for (size_t i = 0; i < sizeof protobuf_suffixes / sizeof *protobuf_suffixes; i++)
+    if (ends_with(path, protobuf_suffixes[i])) return 1;
+  return 0;
+}
+
 int tl_export_perfetto(sqlite3 *db, const char *path, const char *options_json, int64_t *events,
                        tl_err *e) {
   *events = 0;
   if (!path || !*path)
     return tl_fail(e, "traceloom_export_perfetto: an output path is required");
+  if (names_protobuf_trace(path))
+    return tl_fail(e, "traceloom_export_perfetto: '%s' names a Perfetto protobuf trace, which "
+                      "this version does not write (it writes Perfetto/Chrome JSON): use a "
+                      "name ending in .json or .json.gz", path);
   pf_ctx c;
   memset(&c, 0, sizeof c);
   c.db = db;

@@ -15,8 +15,8 @@
 ** which SQL cannot forge (sqlite3_value_pointer returns NULL for anything else), so the
 ** module is inert from SQL: without a pointer it yields no rows. It reads no file.
 **
-** xBestIndex contract: `src = ?` (the hidden column) is required and consumed; any other
-** constraint is left to SQLite. Rows come in producer order, rowid = row index.
+** xBestIndex contract: `src = ?` (the hidden column) is consumed; without it the table is
+** empty (any other constraint is left to SQLite). Rows come in producer order, rowid = row index.
 */
 #include "publish/rows.h"
 #include "vtab/vtab_common.h"
@@ -46,11 +46,18 @@ static int rows_connect(sqlite3 *db, void *aux, int argc, const char *const *arg
   return tl_vtab_connect(db, schema, out, err);
 }
 
-/* xBestIndex: require a usable `src = ?` and pass it to xFilter as argv[0]. */
+/* xBestIndex: a usable `src = ?` goes to xFilter as argv[0]. Without one (plain
+** `SELECT count(*) FROM traceloom_rows`) the plan is still valid but costly, so SQLite
+** prefers any plan that binds the source; xFilter then sees no argument and yields no rows,
+** as the header promises (failing with "no query solution" would not). */
 static int rows_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   (void)vt;
   int i = tl_vtab_find_eq(info, COL_SRC);
-  if (i < 0) return SQLITE_CONSTRAINT;
+  if (i < 0) {
+    info->estimatedCost = 1e12;
+    info->estimatedRows = 0;
+    return SQLITE_OK;
+  }
   info->aConstraintUsage[i].argvIndex = 1;
   info->aConstraintUsage[i].omit = 1;
   info->estimatedCost = 1.0;

@@ -663,7 +663,7 @@ int tl_profile_discover(const char *path, const char *source_kind, tl_profile *p
                    "found: %s",
                    p->path, found ? found : "?");
     } else if (want >= 0 && fam != want) {
-      rc = tl_fail(e, "%s is a %s profile, not the requested source_kind %s", p->path,
+      rc = tl_fail(e, "%s is a profile of source_kind %s, not the requested source_kind %s", p->path,
                    tl_family_source_kind((tl_family)fam), source_kind);
     } else {
       rc = add_input(p, (tl_family)fam, p->path, e);
@@ -693,7 +693,7 @@ int tl_profile_discover(const char *path, const char *source_kind, tl_profile *p
   if (rc == TL_OK && want >= 0) {
     for (size_t i = 0; i < p->inputs.n; i++)
       if ((int)p->inputs.v[i].family != want) {
-        rc = tl_fail(e, "%s is a %s profile, not the requested source_kind %s",
+        rc = tl_fail(e, "%s is a profile of source_kind %s, not the requested source_kind %s",
                      p->inputs.v[i].path, tl_family_source_kind(p->inputs.v[i].family),
                      source_kind);
         break;

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
 from contextlib import closing
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -124,7 +125,8 @@ class AnalysisDatabase:
             if not hasattr(conn2, "enable_load_extension"):
                 raise ExtensionLoadingUnavailable(
                     "loop_tree() needs the extension loaded into SQLite, and this Python's sqlite3 "
-                    "module cannot load extensions: `pip install apsw` (or traceloom[apsw])")
+                    "module cannot load extensions; traceloom depends on apsw for that, but it is "
+                    f"not installed here: `{sys.executable} -m pip install apsw`")
             load(conn2)
             return str(conn2.execute(sql, args).fetchone()[0])
 
@@ -132,9 +134,12 @@ class AnalysisDatabase:
                         timeout: Optional[float] = None) -> Path:
         """Writes a Perfetto trace of the analysis with ``traceloom export-perfetto``.
 
-        Runs the bundled CLI in a child process, like analyze(). Raises FeatureNotAvailable when
-        the bundled CLI predates the export-perfetto subcommand, subprocess.TimeoutExpired and
-        traceloom.AnalysisError like analyze().
+        The path goes to the native exporter unchanged, and its name chooses the format there
+        (``.json``, ``.json.gz``; a name the exporter cannot write, such as a protobuf
+        ``.pftrace`` in a version without protobuf output, is an AnalysisError that says so,
+        and nothing is written). Runs the bundled CLI in a child process, like analyze().
+        Raises FeatureNotAvailable when the bundled CLI predates the export-perfetto
+        subcommand, subprocess.TimeoutExpired and traceloom.AnalysisError like analyze().
         """
         out = Path(os.fspath(output)).resolve()
         if not out.parent.is_dir():

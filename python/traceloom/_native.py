@@ -57,7 +57,8 @@ def load(conn: Any) -> None:
             raise ExtensionLoadingUnavailable(
                 "this Python's sqlite3 module was built without extension loading "
                 "(no Connection.enable_load_extension), so it cannot load traceloom; use apsw "
-                "instead: `pip install apsw`, then traceloom.load(apsw.Connection(path))"
+                "(a dependency of traceloom) instead: traceloom.load(apsw.Connection(path))"
+                + apsw_hint()
             )
         conn.enable_load_extension(True)
         try:
@@ -68,6 +69,15 @@ def load(conn: Any) -> None:
     raise TypeError(
         f"traceloom.load() expects an apsw.Connection or sqlite3.Connection, not {type(conn).__name__}"
     )
+
+
+def apsw_hint() -> str:
+    """The exact command that installs apsw into this interpreter, when it is missing."""
+    try:
+        import apsw  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError:
+        return f"; apsw is not installed here: `{sys.executable} -m pip install apsw`"
+    return ""
 
 
 def cli_help() -> str:

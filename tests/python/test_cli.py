@@ -62,7 +62,7 @@ def test_explicit_output_threads_and_options(cli, fixtures, tmp_path):
         assert "threads" not in opts  # threads never change results
         assert len(opts["rules"]["classification"]["sha256"]) == 64  # effective manifests recorded
     r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", out, "--options", '{"nope": 1}')
-    assert r.returncode == 1 and 'unknown analyze option "nope"' in r.stderr
+    assert r.returncode == 2 and 'unknown analyze option "nope"' in r.stderr  # a usage error
 
 
 @pytest.mark.parametrize("fixture", ["exact_hlt/mono", "exact_hlt/split", "two_ranks", "gen/nsys_s4_l5_k7"])
@@ -87,7 +87,7 @@ def test_failed_run_keeps_previous_output_byte_identical(cli, fixtures, tmp_path
     r = run(cli, fixtures / "bad" / "truncated.db", "--output", out)
     assert r.returncode == 1
     assert out.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db", "loop_tree.md"]  # no temp file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db", "a.loop_tree.md"]  # no temp file
 
 
 def test_refuses_to_overwrite_an_input(cli, fixtures, tmp_path):

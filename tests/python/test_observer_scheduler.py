@@ -392,6 +392,9 @@ def test_observer_sdist_is_self_contained(tmp_path):
     import shutil
     import subprocess
     import tarfile
+    # `pip install ./observer` (the README's line) may have left observer/build/ and
+    # observer/*.egg-info/ behind: they are ignored here and by git, and must not matter.
+    checkout_before = sorted(p.name for p in (ROOT / "observer").iterdir())
     src = tmp_path / "observer"
     shutil.copytree(ROOT / "observer", src, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
     proc = subprocess.run([sys.executable, "-c", "import sys; from setuptools import build_meta; "
@@ -408,4 +411,5 @@ def test_observer_sdist_is_self_contained(tmp_path):
     assert "Requires-Python: >=3.10" in pkg_info
     assert not [line for line in pkg_info.splitlines()
                 if line.startswith("Requires-Dist:") and "extra ==" not in line]
-    assert not (ROOT / "observer" / "traceloom_vllm_context.egg-info").exists()
+    # Building the sdist from a copy wrote nothing into the checkout.
+    assert sorted(p.name for p in (ROOT / "observer").iterdir()) == checkout_before

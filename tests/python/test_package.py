@@ -130,7 +130,7 @@ def test_load_into_apsw():
 def test_load_into_sqlite3():
     conn = sqlite3.connect(":memory:")
     if not hasattr(conn, "enable_load_extension"):
-        with pytest.raises(traceloom.ExtensionLoadingUnavailable, match="pip install apsw"):
+        with pytest.raises(traceloom.ExtensionLoadingUnavailable, match="use apsw"):
             traceloom.load(conn)
     else:
         traceloom.load(conn)
@@ -168,8 +168,9 @@ def test_analyze_with_scheduler_context(tmp_path):
     assert db.metadata()["candidate_partition_by"] == "scheduler_step"
     # Without context the step rule is refused, and the previous output stays as it was.
     before = (tmp_path / "ctx.db").read_bytes()
-    with pytest.raises(traceloom.AnalysisError, match="no scheduler context was given"):
+    with pytest.raises(traceloom.AnalysisError, match="needs the scheduler context") as info:
         traceloom.analyze(src, output=tmp_path / "ctx.db", rules_config="scheduler-step")
+    assert info.value.returncode == 2  # a usage error
     assert (tmp_path / "ctx.db").read_bytes() == before
 
 
@@ -241,7 +242,7 @@ def test_analysis_error_keeps_the_previous_output(tmp_path, fixtures):
     assert "not_sqlite.db" in err.diagnostic_tail and "file is not a database" in err.diagnostic_tail
     assert "exited with status 1" in str(err) and "file is not a database" in str(err)
     assert out.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db", "loop_tree.md"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db", "a.loop_tree.md"]
 
 
 def test_crash_is_an_analysis_error_not_a_dead_interpreter(tmp_path, monkeypatch):
@@ -369,7 +370,7 @@ def test_loop_tree_matches_the_cli_markdown(analysed):
     tree = analysed.loop_tree()
     assert tree.startswith("# Loop tree")
     # The CLI wrote the same Markdown beside its output, from C.
-    assert tree == (analysed.path.parent / "loop_tree.md").read_text()
+    assert tree == analysed.path.with_name(analysed.path.stem + ".loop_tree.md").read_text()
 
 
 def cli_has_export_perfetto() -> bool:

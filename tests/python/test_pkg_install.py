@@ -55,6 +55,10 @@ def test_wheel_is_platform_specific_and_self_contained(venv):
         assert member in names
     wheel_meta = zipfile.ZipFile(wheel).read("traceloom-0.1.0.dist-info/WHEEL").decode()
     assert "Root-Is-Purelib: false" in wheel_meta
+    # apsw is a dependency: loop_tree() and load() work on every CPython, also one whose
+    # sqlite3 module cannot load extensions (pyenv's default build).
+    metadata = zipfile.ZipFile(wheel).read("traceloom-0.1.0.dist-info/METADATA").decode()
+    assert "Requires-Dist: apsw\n" in metadata
 
 
 def test_installed_package_analyses_and_queries(venv, tmp_path, fixtures):

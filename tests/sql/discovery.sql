@@ -56,7 +56,7 @@ SELECT traceloom_analyze('fixtures/bad/companion_unreadable');
 SELECT traceloom_analyze('');
 -- expect-error: analyze option "source_kind" must be one of auto,
 SELECT traceloom_analyze('fixtures/minimal_smoke/mono', '{"source_kind": "ascend"}');
--- expect-error: is a ascend_sqlite_hot_path profile, not the requested source_kind cuda_nsys_sqlite
+-- expect-error: is a profile of source_kind ascend_sqlite_hot_path, not the requested source_kind cuda_nsys_sqlite
 SELECT traceloom_analyze('fixtures/minimal_smoke/mono/PROF_0/msprof_0.db', '{"source_kind": "cuda_nsys_sqlite"}');
 SELECT 'bad input: nothing was published', (SELECT count(*) FROM sqlite_schema WHERE name LIKE 'traceloom%') = 0;
 

@@ -41,6 +41,10 @@ SELECT 'a top-level SELECT still works', traceloom_analyze('fixtures/minimal_smo
 -- traceloom_rows, the publisher's internal row source, reads only a C pointer that SQL cannot
 -- forge: from SQL it yields nothing, and a view cannot use it at all.
 SELECT 'traceloom_rows yields no rows from SQL', (SELECT count(*) FROM traceloom_rows('x')) = 0 AND (SELECT count(*) FROM traceloom_rows(42)) = 0;
+-- ... also without an argument, as the README says (this once failed with "no query solution").
+SELECT 'traceloom_rows without an argument yields no rows', (SELECT count(*) FROM traceloom_rows) = 0;
+SELECT 'traceloom_rows without an argument: no rows in a join either',
+       (SELECT count(*) FROM (SELECT 1 AS k) LEFT JOIN traceloom_rows r ON r.c0 = k WHERE r.c0 IS NOT NULL) = 0;
 CREATE VIEW evil_rows AS SELECT * FROM traceloom_rows(1);
 -- expect-error: unsafe use of virtual table "traceloom_rows"
 SELECT count(*) FROM evil_rows;
