@@ -17,23 +17,17 @@ ALTER TABLE traceloom_anchor_core ADD COLUMN anchor_id TEXT
   GENERATED ALWAYS AS ('anchor-' || anchor_n) VIRTUAL;
 ALTER TABLE traceloom_anchor_core ADD COLUMN event_id TEXT
   GENERATED ALWAYS AS ('event-' || event_n) VIRTUAL;
+ALTER TABLE traceloom_node_core ADD COLUMN local_node_id TEXT
+  GENERATED ALWAYS AS (printf('N%03d', local_n)) VIRTUAL;
+ALTER TABLE traceloom_node_core ADD COLUMN node_id TEXT
+  GENERATED ALWAYS AS (printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''),
+                              local_n)) VIRTUAL;
 ALTER TABLE traceloom_position_occurrence_core ADD COLUMN position_id TEXT
   GENERATED ALWAYS AS (printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''),
-                              position_local)) VIRTUAL;
+                              node_local)) VIRTUAL;
 ALTER TABLE traceloom_position_occurrence_core ADD COLUMN occurrence_id TEXT
   GENERATED ALWAYS AS (printf('node-%sN%03d-occurrence-%d', COALESCE('d' || node_device || '-', ''),
-                              position_local, occurrence_idx)) VIRTUAL;
-ALTER TABLE traceloom_position_occurrence_core ADD COLUMN parent_position_id TEXT
-  GENERATED ALWAYS AS (CASE WHEN parent_n IS NOT NULL THEN
-                         printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''),
-                                parent_local) END) VIRTUAL;
-ALTER TABLE traceloom_position_occurrence_core ADD COLUMN parent_occurrence_id TEXT
-  GENERATED ALWAYS AS (CASE WHEN parent_n IS NOT NULL THEN
-                         printf('node-%sN%03d-occurrence-%d',
-                                COALESCE('d' || node_device || '-', ''), parent_local,
-                                parent_occurrence_idx) END) VIRTUAL;
-ALTER TABLE traceloom_position_occurrence_core ADD COLUMN tree_id TEXT
-  GENERATED ALWAYS AS ('tree-db' || db_idx || '-dev' || device_id) VIRTUAL;
+                              node_local, occurrence_idx)) VIRTUAL;
 
 -- Indexes of the large structure tables, built once the rows are inserted (a sorted build
 -- is several times cheaper than maintaining the B-trees row by row).
@@ -41,16 +35,10 @@ ALTER TABLE traceloom_position_occurrence_core ADD COLUMN tree_id TEXT
 -- The first occurrence index
 -- is also the unique key (a tree is one (db_idx, device_id)) and serves lookups by position
 -- alone, in occurrence order.
-CREATE UNIQUE INDEX traceloom_position_occurrence_key ON traceloom_position_occurrence_core(
-  position_id, db_idx, device_id, occurrence_idx);
-CREATE INDEX traceloom_position_occurrence_id ON traceloom_position_occurrence_core(occurrence_id);
 CREATE INDEX traceloom_event_core_event_id ON traceloom_event_core(event_id);
 -- Relations are looked up by their call (context views, users' joins on runtime_call_id).
 CREATE INDEX traceloom_runtime_device_relation_call ON traceloom_runtime_device_relation_core(call_n);
 CREATE INDEX traceloom_runtime_call_core_id ON traceloom_runtime_call_core(runtime_call_id);
--- Slots: the unique key and parent lookup, and the child lookup of the edge views.
--- The key leads with the parent, so it is also the parent lookup (a tree is one db_idx and
--- device_id): one sort fewer than a separate parent index.
-CREATE UNIQUE INDEX traceloom_position_refinement_key ON traceloom_position_refinement(parent_position_id, db_idx, tree_id, slot_ordinal);
-CREATE INDEX traceloom_position_refinement_child ON traceloom_position_refinement(child_position_id, db_idx, device_id);
+-- The children of a node (the edge and member views walk them).
+CREATE INDEX traceloom_node_core_parent ON traceloom_node_core(parent_n, slot_ordinal);
 CREATE INDEX traceloom_anchor_core_anchor_id ON traceloom_anchor_core(anchor_id);
