@@ -30,7 +30,8 @@ CREATE TABLE traceloom_tree_core(
   first_anchor_n INTEGER NOT NULL, anchor_count INTEGER NOT NULL,
   first_node_n INTEGER NOT NULL, node_count INTEGER NOT NULL,
   first_occurrence_n INTEGER NOT NULL, occurrence_count INTEGER NOT NULL,
-  definition_count INTEGER NOT NULL  -- distinct structures (shared definitions)
+  definition_count INTEGER NOT NULL, -- distinct structures (shared definitions)
+  UNIQUE (db_idx, device_id)
 );
 
 -- @surface traceloom_semantic_tree | one tree per (db_idx, device_id) | The recovered trees: root node, discovery status, projection used for costs | SELECT tree_id, db_idx, device_id, root_node_id, macro_discovery FROM traceloom_semantic_tree

@@ -64,25 +64,23 @@ SELECT 'edge:d' || c.db_idx || ':dev' || c.device_id || ':' || c.tree_id || ':' 
 FROM traceloom_position_occurrence c
 JOIN traceloom_position_occurrence p ON p.occurrence_n = c.parent_n;
 
+-- In a tree an edge role (one slot under one parent path) is one child node: its parent's
+-- occurrences are the parent occurrences, the child's are the concrete edges, and every
+-- parent occurrence holds the same number of them (1, or the repeat count of a Repeat).
 -- @surface traceloom_execution_tree_edge_role | one edge role | Populations of concrete edges (one slot under one parent path): only an equal edge_role_id licenses treating edges as one population | SELECT edge_role_id, parent_occurrence_count, concrete_edge_count, population_support FROM traceloom_execution_tree_edge_role LIMIT 10
 CREATE VIEW traceloom_execution_tree_edge_role AS
-WITH per_parent AS (
-  SELECT edge_role_id, parent_occurrence_id, COUNT(*) AS k, MIN(edge_order) AS first_order,
-         MIN(parent_position_id) AS parent_position_id, MIN(parent_tree_path) AS parent_tree_path,
-         MIN(child_position_id) AS child_position_id, MIN(db_idx) AS db_idx,
-         MIN(device_id) AS device_id, MIN(tree_id) AS tree_id, MIN(view_name) AS view_name
-  FROM traceloom_execution_tree_edge
-  GROUP BY edge_role_id, parent_occurrence_id
-)
-SELECT edge_role_id, MIN(parent_position_id) AS parent_position_id,
-       MIN(parent_tree_path) AS parent_tree_path, MIN(child_position_id) AS child_position_id,
-       COUNT(*) AS parent_occurrence_count, SUM(k) AS concrete_edge_count,
-       MIN(k) AS edges_per_parent_min, MAX(k) AS edges_per_parent_max,
-       CASE WHEN MIN(k) = MAX(k) THEN 'uniform' ELSE 'variable' END AS population_support,
-       MIN(first_order) AS first_edge_order, MIN(db_idx) AS db_idx, MIN(device_id) AS device_id,
-       MIN(tree_id) AS tree_id, MIN(view_name) AS view_name
-FROM per_parent
-GROUP BY edge_role_id;
+SELECT 'edge-role:d' || c.db_idx || ':dev' || c.device_id || ':tree-db' || c.db_idx || '-dev' ||
+         c.device_id || ':' || p.rooted_path || ':e' || c.slot_ordinal AS edge_role_id,
+       p.node_id AS parent_position_id, p.rooted_path AS parent_tree_path,
+       c.node_id AS child_position_id, p.occurrence_count AS parent_occurrence_count,
+       c.occurrence_count AS concrete_edge_count,
+       c.occurrence_count / p.occurrence_count AS edges_per_parent_min,
+       c.occurrence_count / p.occurrence_count AS edges_per_parent_max,
+       'uniform' AS population_support, c.slot_ordinal AS first_edge_order, c.db_idx,
+       c.device_id, 'tree-db' || c.db_idx || '-dev' || c.device_id AS tree_id,
+       'anchor_tree' AS view_name, p.node_n AS parent_node_n, c.node_n AS child_node_n
+FROM traceloom_node_core c
+JOIN traceloom_node_core p ON p.node_n = c.parent_n;
 
 -- @surface traceloom_structure_bubble_occurrence | one bubble | Uncovered device time charged to the following anchor, with its structural position and the adjacent anchors (host context: missing_endpoint until host intervals are published) | SELECT right_local_node_id, right_node_symbol, bubble_us, host_observation_status FROM traceloom_structure_bubble_occurrence ORDER BY bubble_us DESC LIMIT 10
 CREATE VIEW traceloom_structure_bubble_occurrence AS
@@ -235,13 +233,13 @@ JOIN traceloom_position_occurrence c ON c.occurrence_n = te.child_n;
 CREATE VIEW traceloom_v_tree_edge_role AS
 SELECT r.edge_role_id, r.db_idx, r.device_id, r.tree_id, r.view_name, r.parent_position_id,
        r.parent_tree_path, pn.label AS parent_label, r.child_position_id,
-       cn.node_type AS edge_node_type, cn.semantic_kind AS edge_semantic_kind,
+       cn.node_type AS edge_node_type, cn.kind AS edge_semantic_kind,
        cn.symbol AS edge_symbol, cn.label AS edge_label, cn.category AS edge_category,
        r.parent_occurrence_count, r.concrete_edge_count, r.edges_per_parent_min,
        r.edges_per_parent_max, r.population_support, r.first_edge_order
 FROM traceloom_execution_tree_edge_role r
-JOIN traceloom_semantic_node pn ON pn.node_id = r.parent_position_id AND pn.tree_id = r.tree_id AND pn.db_idx = r.db_idx
-JOIN traceloom_semantic_node cn ON cn.node_id = r.child_position_id AND cn.tree_id = r.tree_id AND cn.db_idx = r.db_idx;
+JOIN traceloom_viz_node pn ON pn.node_n = r.parent_node_n
+JOIN traceloom_viz_node cn ON cn.node_n = r.child_node_n;
 
 -- @surface traceloom_v_node_cost | one report node with its raw anchor and linked aux time | Report nodes with the raw anchor time and the linked aux time of the anchors they cover (cross-checks the packet costs) | SELECT local_node_id, repeat_count, total_us, sql_anchor_us, sql_aux_us FROM traceloom_v_node_cost WHERE repeat_count IS NOT NULL
 CREATE VIEW traceloom_v_node_cost AS
