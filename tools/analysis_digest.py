@@ -9,10 +9,11 @@
 build/fixtures, the demo profiles under build/demo, or a comma-separated list of paths given
 with --profiles; a path may be PATH::OPTIONS_JSON) with build/traceloom into a temporary
 directory and writes {profile: {relation: digest}}. A relation's digest is the SHA-256 of
-its rows in a canonical order (every column, ORDER BY all columns), so two builds that
+its rows in a canonical order (every column, rows sorted), so two builds that
 publish the same rows get the same digest however they store them. Relations whose name
 ends in _core or _shape (storage, not contract) are skipped unless --storage is given;
-traceloom_metadata rows that name times, paths or versions are skipped.
+traceloom_metadata rows that name times, paths or versions are skipped, and the build
+folder's absolute path is removed from every text value (checkouts differ in it).
 """
 import argparse
 import hashlib
@@ -53,7 +54,7 @@ def default_profiles(build):
     return out
 
 
-def relation_digests(db_path, storage=False):
+def relation_digests(db_path, storage=False, strip=None):
     con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     names = [r[0] for r in con.execute(
         "SELECT name FROM sqlite_master WHERE type IN ('table','view') AND name LIKE 'traceloom%' "
@@ -72,7 +73,11 @@ def relation_digests(db_path, storage=False):
         h = hashlib.sha256()
         n = 0
         try:
-            for row in con.execute(f'SELECT {sel} FROM "{name}"{where} ORDER BY {sel}'):
+            rows = con.execute(f'SELECT {sel} FROM "{name}"{where}').fetchall()
+            if strip:  # absolute paths of the inputs differ between checkouts
+                rows = [tuple(v.replace(strip, "") if isinstance(v, str) else v for v in r)
+                        for r in rows]
+            for row in sorted(rows, key=repr):
                 h.update(repr(row).encode())
                 n += 1
         except sqlite3.Error as exc:
@@ -99,7 +104,7 @@ def run(args):
             if proc.returncode != 0:
                 result[key] = {"__error__": proc.stderr.strip()[-300:]}
                 continue
-            result[key] = relation_digests(out, args.storage)
+            result[key] = relation_digests(out, args.storage, os.path.abspath(args.build))
     text = json.dumps(result, indent=1, sort_keys=True)
     if args.out:
         with open(args.out, "w") as f:
@@ -134,6 +139,7 @@ def main():
     d = sub.add_parser("db")
     d.add_argument("db")
     d.add_argument("--storage", action="store_true")
+    d.add_argument("--strip", help="a path prefix to remove from every text value")
     x = sub.add_parser("diff")
     x.add_argument("old")
     x.add_argument("new")
@@ -141,7 +147,7 @@ def main():
     if args.cmd == "run":
         return run(args)
     if args.cmd == "db":
-        for k, v in relation_digests(args.db, args.storage).items():
+        for k, v in relation_digests(args.db, args.storage, args.strip).items():
             print(k, v)
         return 0
     return diff(args)

@@ -414,7 +414,7 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     supported += relations.v[i].state == TL_SUPPORTED_EXACT ||
                  relations.v[i].state == TL_SUPPORTED_DETERMINISTIC;
   int publishing = 0, context_savepoint = 0;
-  tl_publication pub = {db, NULL};
+  tl_publication pub = {db, NULL, NULL};
   if (rc == TL_OK) rc = progress_stage(&pr, "publishing runtime calls and relations", e);
   if (rc == TL_OK && ctx) {
     /* The context relations join the same atomic publication. */
@@ -501,7 +501,8 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
                               .event_symbol = symbols,
                               .event_semantic_role = sem_role,
                               .event_semantic_role_reason = sem_reason,
-                              .event_role_class = role_class};
+                              .event_role_class = role_class,
+                              .anchors = &anchors};
       rc = tl_publish_events(&pub, &mid, e); /* rolls back the whole publication on failure */
       if (rc != TL_OK) publishing = 0;
     }

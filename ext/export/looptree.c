@@ -2,29 +2,42 @@
 ** looptree.c: traceloom_loop_tree([options_json]), the loop tree as Markdown.
 **
 **   SELECT traceloom_loop_tree();
-**   SELECT traceloom_loop_tree('{"max_children": 20, "max_depth": 4}');
+**   SELECT traceloom_loop_tree('{"max_children": 20, "max_depth": 4, "max_repeats": 10}');
 **
-** Reads the published analysis of the calling connection (traceloom_v_tree_node and
-** traceloom_viz_edge) and renders, per (db_idx, device_id): the tree outline, then every
-** Repeat node followed by the children of one iteration, each with total_us and the
-** per-iteration averages avg_total_us, avg_compute_us, avg_comm_us, avg_idle_us,
-** avg_aux_us, avg_self_us. Plain SQL underneath: the same numbers any client can query.
+** Reads the published analysis of the calling connection (one scan of traceloom_v_tree_node
+** per tree; the rendering is done in C, so a root with half a million children costs one
+** pass) and renders, per (db_idx, device_id):
+**   - the lenses: what each number means (a node's total is its busy time, compute plus
+**     communication, plus the idle gaps charged to its anchors; averages are per iteration);
+**   - "Repeats by time covered": the Repeat nodes, the largest total first, with their path
+**     and the time of one iteration, so the loop that matters leads however the tree looks;
+**   - the outline from the root, Repeat bodies indented; a run of more than RUN_COLLAPSE
+**     consecutive one-off siblings (one occurrence in the whole run, no Repeat inside) is
+**     one line
+**     ("12 nodes N010-N021 (RmsNorm, MatMul, ...), 188.6 us"), so every repeat stays
+**     visible however wide the root is;
+**   - per Repeat (same order): the body of one iteration, one row per child node with that
+**     child's own figures per iteration of the Repeat.
+** Plain SQL underneath: the same numbers any client reads from traceloom_v_tree_node.
 */
 #include "looptree.h"
 #include "json.h"
 #include "buf.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct looptree_opts {
   int64_t max_children; /* children listed per node */
   int64_t max_depth;    /* outline depth */
+  int64_t max_repeats;  /* repeats listed (and tabulated) per tree */
 } looptree_opts;
 
 static int parse_opts(const char *json, looptree_opts *o, tl_err *e) {
   o->max_children = 40;
   o->max_depth = 6;
+  o->max_repeats = 20;
   if (!json || !*json) return TL_OK;
   tl_json *doc;
   if (tl_json_parse(json, strlen(json), &doc, e)) return TL_ERROR;
@@ -40,149 +53,291 @@ static int parse_opts(const char *json, looptree_opts *o, tl_err *e) {
       o->max_children = v;
     } else if (strcmp(k, "max_depth") == 0) {
       o->max_depth = v;
+    } else if (strcmp(k, "max_repeats") == 0) {
+      o->max_repeats = v;
     } else {
-      rc = tl_fail(e, "unknown traceloom_loop_tree option \"%s\": expected max_children or "
-                      "max_depth", k);
+      rc = tl_fail(e, "unknown traceloom_loop_tree option \"%s\": expected max_children, "
+                      "max_depth or max_repeats", k);
     }
   }
   tl_json_free(doc);
   return rc;
 }
 
-#define NODE_COLS \
-  "n.node_id, n.local_node_id, n.label, n.kind, n.repeat_count, n.occurrence_count, " \
-  "n.total_us, n.avg_total_us, n.avg_compute_us, n.avg_comm_us, n.avg_idle_us, n.avg_aux_us, " \
-  "n.avg_self_us"
+/* Siblings without a Repeat inside collapse into one line when more than this many follow
+** each other. */
+enum { RUN_COLLAPSE = 3, RUN_NAMES = 3 };
 
-static void fmt_num(tl_buf *b, sqlite3_stmt *st, int col) {
-  if (sqlite3_column_type(st, col) == SQLITE_NULL)
-    tl_buf_puts(b, " |");
-  else
-    tl_buf_printf(b, " %.3f |", sqlite3_column_double(st, col));
+/* The columns read per node, in this order. */
+#define NODE_SQL                                                                           \
+  "SELECT node_n, parent_n, local_node_id, label, kind, repeat_count, occurrence_count, "  \
+  "total_us, avg_total_us, avg_active_us, avg_compute_us, avg_comm_us, avg_idle_us, "      \
+  "avg_aux_us, avg_self_us, path FROM traceloom_v_tree_node WHERE db_idx = ?1 AND "         \
+  "device_id = ?2 ORDER BY display_order"
+enum { C_N, C_PARENT, C_LOCAL, C_LABEL, C_KIND, C_REPEAT, C_OCC, C_TOTAL, C_AVG_TOTAL,
+       C_AVG_BUSY, C_AVG_COMPUTE, C_AVG_COMM, C_AVG_IDLE, C_AVG_AUX, C_AVG_SELF, C_PATH,
+       C_NCOLS };
+enum { NUM_FIRST = C_TOTAL, NUM_LAST = C_AVG_SELF, NNUM = NUM_LAST - NUM_FIRST + 1 };
+
+typedef struct lt_node {
+  char *local, *label, *path;
+  int repeat;                 /* a Repeat node */
+  int64_t repeat_count, occ;
+  double num[NNUM];           /* C_TOTAL .. C_AVG_SELF */
+  int has_null[NNUM];
+  uint32_t parent;            /* index, UINT32_MAX for the root */
+  uint32_t first_child, nchild; /* children: kids[first_child .. + nchild) in slot order */
+  int repeat_inside;          /* a Repeat in its subtree (itself excluded) */
+} lt_node;
+
+typedef struct lt_tree {
+  lt_node *v;
+  size_t n;
+  uint32_t *kids;
+} lt_tree;
+
+static void tree_free(lt_tree *t) {
+  for (size_t k = 0; k < t->n; k++) free(t->v[k].local), free(t->v[k].label), free(t->v[k].path);
+  free(t->v), free(t->kids);
+  memset(t, 0, sizeof *t);
 }
 
-static void table_header(tl_buf *b) {
-  tl_buf_puts(b, "| node | structure | occ | total_us | avg_total_us | avg_compute_us | "
-                 "avg_comm_us | avg_idle_us | avg_aux_us | avg_self_us |\n"
-                 "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+static char *col_dup(sqlite3_stmt *st, int c) {
+  const char *s = (const char *)sqlite3_column_text(st, c);
+  return tl_strdup(s ? s : "");
 }
 
-/* One table row from a statement whose columns start with NODE_COLS. */
-static void table_row(tl_buf *b, sqlite3_stmt *st, const char *prefix) {
-  const char *label = (const char *)sqlite3_column_text(st, 2);
-  tl_buf_printf(b, "| %s%s | %s | %lld |", prefix, sqlite3_column_text(st, 1), label ? label : "",
-                (long long)sqlite3_column_int64(st, 5));
-  for (int c = 6; c <= 12; c++) fmt_num(b, st, c);
-  tl_buf_puts(b, "\n");
+/* Loads the nodes of one tree (display order: a parent before its children, children in
+** slot order) and links them. */
+static int tree_load(sqlite3_stmt *st, lt_tree *t, tl_err *e) {
+  size_t cap = 0;
+  /* node_n -> index: node_n is dense within a tree, so an offset from the root's does. */
+  int64_t base = 0;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (t->n == cap) {
+      cap = cap ? 2 * cap : 256;
+      lt_node *p = realloc(t->v, cap * sizeof *p);
+      if (!p) return tl_nomem(e);
+      t->v = p;
+    }
+    lt_node *nd = &t->v[t->n];
+    memset(nd, 0, sizeof *nd);
+    if (t->n == 0) base = sqlite3_column_int64(st, C_N);
+    if (sqlite3_column_int64(st, C_N) != base + (int64_t)t->n)
+      return tl_fail(e, "traceloom_loop_tree: the nodes of a tree are not numbered densely in "
+                        "display order");
+    nd->local = col_dup(st, C_LOCAL), nd->label = col_dup(st, C_LABEL), nd->path = col_dup(st, C_PATH);
+    t->n++;
+    if (!nd->local || !nd->label || !nd->path) return tl_nomem(e);
+    const char *kind = (const char *)sqlite3_column_text(st, C_KIND);
+    nd->repeat = kind && strcmp(kind, "repeat") == 0;
+    nd->repeat_count = sqlite3_column_int64(st, C_REPEAT);
+    nd->occ = sqlite3_column_int64(st, C_OCC);
+    for (int c = NUM_FIRST; c <= NUM_LAST; c++) {
+      nd->num[c - NUM_FIRST] = sqlite3_column_double(st, c);
+      nd->has_null[c - NUM_FIRST] = sqlite3_column_type(st, c) == SQLITE_NULL;
+    }
+    if (sqlite3_column_type(st, C_PARENT) == SQLITE_NULL) {
+      nd->parent = UINT32_MAX;
+    } else {
+      int64_t p = sqlite3_column_int64(st, C_PARENT) - base;
+      if (p < 0 || p >= (int64_t)t->n - 1)
+        return tl_fail(e, "traceloom_loop_tree: a node's parent does not come before it");
+      nd->parent = (uint32_t)p;
+    }
+  }
+  if (rc != SQLITE_DONE) return tl_fail(e, "traceloom_loop_tree: reading the nodes failed");
+  /* Children lists by counting, then the Repeat-inside flags bottom up. */
+  t->kids = malloc((t->n ? t->n : 1) * sizeof *t->kids);
+  if (!t->kids) return tl_nomem(e);
+  for (size_t k = 0; k < t->n; k++)
+    if (t->v[k].parent != UINT32_MAX) t->v[t->v[k].parent].nchild++;
+  uint32_t next = 0;
+  for (size_t k = 0; k < t->n; k++) t->v[k].first_child = next, next += t->v[k].nchild, t->v[k].nchild = 0;
+  for (size_t k = 0; k < t->n; k++) {
+    lt_node *p = t->v[k].parent == UINT32_MAX ? NULL : &t->v[t->v[k].parent];
+    if (p) t->kids[p->first_child + p->nchild++] = (uint32_t)k;
+  }
+  for (size_t k = t->n; k-- > 0;) {
+    const lt_node *nd = &t->v[k];
+    if (nd->parent != UINT32_MAX)
+      t->v[nd->parent].repeat_inside |= nd->repeat || nd->repeat_inside;
+  }
+  return TL_OK;
 }
 
 typedef struct ctx {
-  sqlite3 *db;
   looptree_opts o;
   tl_buf *b;
-  int64_t db_idx, device_id;
+  const lt_tree *t;
 } ctx;
 
-/* Outline from a node: one line per slot, Repeat children indented under their loop. */
-static int outline(ctx *c, const char *node_id, int depth, tl_err *e) {
-  if (depth > c->o.max_depth) return TL_OK;
-  /* Statements cannot be shared across recursion levels: prepare one per level. */
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(c->db,
-                         "SELECT " NODE_COLS " FROM traceloom_viz_edge e JOIN traceloom_v_tree_node n "
-                         "ON n.node_id = e.child_node_id AND n.db_idx = e.db_idx AND "
-                         "n.device_id = e.device_id AND n.view_name = e.view_name "
-                         "WHERE e.parent_node_id = ?1 AND e.db_idx = ?2 AND e.device_id = ?3 "
-                         "ORDER BY e.edge_order",
-                         -1, &st, NULL) != SQLITE_OK)
-    return tl_fail(e, "traceloom_loop_tree needs a published analysis: %s",
-                   sqlite3_errmsg(c->db));
-  sqlite3_bind_text(st, 1, node_id, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(st, 2, c->db_idx);
-  sqlite3_bind_int64(st, 3, c->device_id);
-  int rc = TL_OK, n = 0;
-  while (rc == TL_OK && sqlite3_step(st) == SQLITE_ROW) {
-    if (++n > c->o.max_children) {
-      tl_buf_printf(c->b, "%*s- ...\n", 2 * depth, "");
-      break;
-    }
-    const char *kind = (const char *)sqlite3_column_text(st, 3);
+static void node_line(ctx *c, const lt_node *nd, int depth) {
+  if (nd->repeat)
+    tl_buf_printf(c->b, "%*s- %s %s  total_us=%.3f, per iteration: %.3f us (busy %.3f)\n",
+                  2 * depth, "", nd->local, nd->label, nd->num[C_TOTAL - NUM_FIRST],
+                  nd->num[C_AVG_TOTAL - NUM_FIRST], nd->num[C_AVG_BUSY - NUM_FIRST]);
+  else
     tl_buf_printf(c->b, "%*s- %s %s  total_us=%.3f avg_total_us=%.3f\n", 2 * depth, "",
-                  sqlite3_column_text(st, 1), sqlite3_column_text(st, 2),
-                  sqlite3_column_double(st, 6), sqlite3_column_double(st, 7));
-    if (kind && strcmp(kind, "repeat") == 0) {
-      char child[128];
-      snprintf(child, sizeof child, "%s", sqlite3_column_text(st, 0));
-      rc = outline(c, child, depth + 1, e);
+                  nd->local, nd->label, nd->num[C_TOTAL - NUM_FIRST],
+                  nd->num[C_AVG_TOTAL - NUM_FIRST]);
+}
+
+/* Outline from node k: its children one line each, runs of plain siblings collapsed. */
+static void outline(ctx *c, uint32_t k, int depth) {
+  if (depth > c->o.max_depth) return;
+  const lt_tree *t = c->t;
+  const lt_node *p = &t->v[k];
+  int64_t lines = 0;
+  for (uint32_t i = 0; i < p->nchild;) {
+    if (lines++ >= c->o.max_children) {
+      tl_buf_printf(c->b, "%*s- ... (%u more)\n", 2 * depth, "", p->nchild - i);
+      return;
+    }
+    const lt_node *nd = &t->v[t->kids[p->first_child + i]];
+    uint32_t j = i;
+    while (j < p->nchild) {
+      /* One-off: occurs once in the whole run (never in a Repeat body), no Repeat inside. */
+      const lt_node *x = &t->v[t->kids[p->first_child + j]];
+      if (x->occ != 1 || x->repeat || x->repeat_inside) break;
+      j++;
+    }
+    if (j - i > RUN_COLLAPSE) {
+      double total = 0;
+      for (uint32_t q = i; q < j; q++) total += t->v[t->kids[p->first_child + q]].num[0];
+      tl_buf_printf(c->b, "%*s- %u nodes %s-%s (", 2 * depth, "", j - i, nd->local,
+                    t->v[t->kids[p->first_child + j - 1]].local);
+      for (uint32_t q = i; q < j && q < i + RUN_NAMES; q++)
+        tl_buf_printf(c->b, "%s%s", q > i ? ", " : "", t->v[t->kids[p->first_child + q]].label);
+      tl_buf_printf(c->b, "%s), total_us=%.3f\n", j - i > RUN_NAMES ? ", ..." : "", total);
+      i = j;
+      continue;
+    }
+    node_line(c, nd, depth);
+    if (nd->nchild) outline(c, t->kids[p->first_child + i], depth + 1);
+    i++;
+  }
+}
+
+static void fmt_num(tl_buf *b, const lt_node *nd, int col) {
+  if (nd->has_null[col - NUM_FIRST])
+    tl_buf_puts(b, " |");
+  else
+    tl_buf_printf(b, " %.3f |", nd->num[col - NUM_FIRST]);
+}
+
+static void table_header(tl_buf *b) {
+  tl_buf_puts(b, "| node | structure | occ | total_us | avg_total_us | avg_busy_us | "
+                 "avg_compute_us | avg_comm_us | avg_idle_us | avg_aux_us | avg_self_us |\n"
+                 "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+}
+
+static void table_row(tl_buf *b, const lt_node *nd, const char *prefix) {
+  tl_buf_printf(b, "| %s%s | %s | %lld |", prefix, nd->local, nd->label, (long long)nd->occ);
+  for (int c = NUM_FIRST; c <= NUM_LAST; c++) fmt_num(b, nd, c);
+  tl_buf_puts(b, "\n");
+}
+
+/* A Repeat to rank: the largest total first; on equal totals the outer (earlier) first. */
+typedef struct ranked {
+  double total;
+  uint32_t idx;
+} ranked;
+
+static int by_total(const void *a, const void *b) {
+  const ranked *x = a, *y = b;
+  if (x->total != y->total) return x->total < y->total ? 1 : -1;
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int render_tree(ctx *c, tl_err *e) {
+  const lt_tree *t = c->t;
+  tl_buf *b = c->b;
+  if (t->n == 0) return TL_OK;
+  ranked *rk = malloc(t->n * sizeof *rk);
+  if (!rk) return tl_nomem(e);
+  size_t nrep = 0;
+  for (size_t k = 0; k < t->n; k++)
+    if (t->v[k].repeat) rk[nrep++] = (ranked){t->v[k].num[0], (uint32_t)k};
+  qsort(rk, nrep, sizeof *rk, by_total);
+  const lt_node *root = &t->v[0];
+  double root_total = root->num[0];
+  if (nrep) {
+    tl_buf_printf(b, "Repeats by time covered (%zu in all):\n\n", nrep);
+    tl_buf_puts(b, "| repeat | path | iterations | total_us | share | per iteration us | busy us |\n"
+                   "|---|---|---:|---:|---:|---:|---:|\n");
+    for (size_t i = 0; i < nrep && (int64_t)i < c->o.max_repeats; i++) {
+      const lt_node *nd = &t->v[rk[i].idx];
+      tl_buf_printf(b, "| %s %s | %s | %lld x %lld | %.3f | %.1f%% | %.3f | %.3f |\n", nd->local,
+                    nd->label, nd->path, (long long)nd->occ, (long long)nd->repeat_count,
+                    nd->num[0], root_total > 0 ? 100.0 * nd->num[0] / root_total : 0.0,
+                    nd->num[C_AVG_TOTAL - NUM_FIRST], nd->num[C_AVG_BUSY - NUM_FIRST]);
+    }
+    if ((int64_t)nrep > c->o.max_repeats) tl_buf_printf(b, "| ... %zu more | | | | | | |\n", nrep - (size_t)c->o.max_repeats);
+    tl_buf_puts(b, "\n");
+  }
+  tl_buf_puts(b, "Outline (Repeat bodies indented; averages are per iteration):\n\n");
+  outline(c, 0, 0);
+  for (size_t i = 0; i < nrep && (int64_t)i < c->o.max_repeats; i++) {
+    const lt_node *nd = &t->v[rk[i].idx];
+    tl_buf_printf(b, "\n### %s %s (%lld occurrence(s) of %lld iterations)\n\n", nd->local,
+                  nd->label, (long long)nd->occ, (long long)nd->repeat_count);
+    table_header(b);
+    table_row(b, nd, "");
+    for (uint32_t k = 0; k < nd->nchild; k++) {
+      if ((int64_t)k >= c->o.max_children) {
+        tl_buf_puts(b, "| ... | | | | | | | | | | |\n");
+        break;
+      }
+      table_row(b, &t->v[t->kids[nd->first_child + k]], "&nbsp;&nbsp;");
     }
   }
-  sqlite3_finalize(st);
-  return rc;
+  free(rk);
+  return TL_OK;
 }
 
 int tl_loop_tree(sqlite3 *db, const char *options_json, char **out, tl_err *e) {
   *out = NULL;
-  ctx c = {db, {0, 0}, NULL, 0, 0};
+  ctx c;
+  memset(&c, 0, sizeof c);
   if (parse_opts(options_json, &c.o, e)) return TL_ERROR;
   tl_buf b = {0};
   c.b = &b;
-  sqlite3_stmt *trees = NULL, *repeats = NULL, *children = NULL;
+  sqlite3_stmt *trees = NULL, *nodes = NULL;
   int rc = TL_OK;
   if (sqlite3_prepare_v2(db,
-                         "SELECT db_idx, device_id, tree_id, root_node_id, token_count, "
-                         "macro_discovery FROM traceloom_semantic_tree ORDER BY db_idx, device_id",
+                         "SELECT db_idx, device_id, token_count, macro_discovery "
+                         "FROM traceloom_semantic_tree ORDER BY db_idx, device_id",
                          -1, &trees, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2(db,
-                         "SELECT " NODE_COLS " FROM traceloom_v_tree_node n WHERE n.db_idx = ?1 "
-                         "AND n.device_id = ?2 AND n.kind = 'repeat' ORDER BY n.display_order",
-                         -1, &repeats, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2(db,
-                         "SELECT " NODE_COLS " FROM traceloom_viz_edge e JOIN traceloom_v_tree_node n "
-                         "ON n.node_id = e.child_node_id AND n.db_idx = e.db_idx AND "
-                         "n.device_id = e.device_id AND n.view_name = e.view_name "
-                         "WHERE e.parent_node_id = ?1 AND e.db_idx = ?2 AND e.device_id = ?3 "
-                         "ORDER BY e.edge_order",
-                         -1, &children, NULL) != SQLITE_OK) {
+      sqlite3_prepare_v2(db, NODE_SQL, -1, &nodes, NULL) != SQLITE_OK) {
     rc = tl_fail(e, "traceloom_loop_tree needs a published analysis in this database "
                     "(run traceloom_analyze first): %s", sqlite3_errmsg(db));
     goto done;
   }
-  tl_buf_puts(&b, "# Loop tree\n");
+  tl_buf_puts(&b, "# Loop tree\n\n"
+                  "Lenses: a node's total_us is its busy time (compute + communication) plus the "
+                  "idle gaps charged to its anchors (the uncovered time before each), summed over "
+                  "its occurrences; parent and child totals overlap (they are not additive across "
+                  "levels). avg_* are per iteration (per occurrence outside a Repeat). The kernel "
+                  "summary (traceloom_v_symbol_summary) is raw kernel duration instead: an overlay "
+                  "that leaves out idle time and can overlap across streams.\n");
   int ntrees = 0;
   while (rc == TL_OK && sqlite3_step(trees) == SQLITE_ROW) {
     ntrees++;
-    c.db_idx = sqlite3_column_int64(trees, 0);
-    c.device_id = sqlite3_column_int64(trees, 1);
-    char root[128];
-    snprintf(root, sizeof root, "%s", sqlite3_column_text(trees, 3));
-    tl_buf_printf(&b, "\n## db %lld, device %lld (%lld anchors, %s)\n\n",
-                  (long long)c.db_idx, (long long)c.device_id,
-                  (long long)sqlite3_column_int64(trees, 4), sqlite3_column_text(trees, 5));
-    tl_buf_puts(&b, "Outline (Repeat bodies indented; averages are per iteration):\n\n");
-    rc = outline(&c, root, 0, e);
-    sqlite3_bind_int64(repeats, 1, c.db_idx);
-    sqlite3_bind_int64(repeats, 2, c.device_id);
-    while (rc == TL_OK && sqlite3_step(repeats) == SQLITE_ROW) {
-      tl_buf_printf(&b, "\n### %s %s (%lld occurrence(s))\n\n", sqlite3_column_text(repeats, 1),
-                    sqlite3_column_text(repeats, 2),
-                    (long long)sqlite3_column_int64(repeats, 5));
-      table_header(&b);
-      table_row(&b, repeats, "");
-      sqlite3_bind_text(children, 1, (const char *)sqlite3_column_text(repeats, 0), -1,
-                        SQLITE_TRANSIENT);
-      sqlite3_bind_int64(children, 2, c.db_idx);
-      sqlite3_bind_int64(children, 3, c.device_id);
-      int64_t k = 0;
-      while (sqlite3_step(children) == SQLITE_ROW) {
-        if (++k > c.o.max_children) {
-          tl_buf_puts(&b, "| ... | | | | | | | | | |\n");
-          break;
-        }
-        table_row(&b, children, "&nbsp;&nbsp;");
-      }
-      sqlite3_reset(children);
-    }
-    sqlite3_reset(repeats);
+    int64_t db_idx = sqlite3_column_int64(trees, 0), device = sqlite3_column_int64(trees, 1);
+    tl_buf_printf(&b, "\n## db %lld, device %lld (%lld anchors, %s)\n\n", (long long)db_idx,
+                  (long long)device, (long long)sqlite3_column_int64(trees, 2),
+                  sqlite3_column_text(trees, 3));
+    lt_tree t;
+    memset(&t, 0, sizeof t);
+    sqlite3_bind_int64(nodes, 1, db_idx);
+    sqlite3_bind_int64(nodes, 2, device);
+    rc = tree_load(nodes, &t, e);
+    sqlite3_reset(nodes);
+    c.t = &t;
+    if (rc == TL_OK) rc = render_tree(&c, e);
+    tree_free(&t);
   }
   if (rc == TL_OK && ntrees == 0) tl_buf_puts(&b, "\nNo recovered tree (no anchors).\n");
   if (rc == TL_OK && b.oom) rc = tl_nomem(e);
@@ -191,7 +346,7 @@ int tl_loop_tree(sqlite3 *db, const char *options_json, char **out, tl_err *e) {
     b.p = NULL;
   }
 done:
-  sqlite3_finalize(trees), sqlite3_finalize(repeats), sqlite3_finalize(children);
+  sqlite3_finalize(trees), sqlite3_finalize(nodes);
   tl_buf_free(&b);
   return rc;
 }

@@ -493,7 +493,8 @@ static int has_relation(sqlite3 *db, const char *name) {
 
 /* 1 when table (or view) has that column. */
 static int has_column(sqlite3 *db, const char *table, const char *column) {
-  char *sql = tl_mprintf("SELECT \"%s\" FROM main.\"%s\" LIMIT 0", column, table);
+  /* Unquoted: a double-quoted name that is no column would be read as a string literal. */
+  char *sql = tl_mprintf("SELECT %s FROM main.\"%s\" LIMIT 0", column, table);
   sqlite3_stmt *st = NULL;
   int ok = sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK;
   sqlite3_finalize(st);
@@ -1394,7 +1395,7 @@ static int load_occurrences_fast(pf_ctx *c) {
   occ_pass ps = {.tree = SIZE_MAX, .last_ctx = TL_STR_NONE, .last_parent = TL_STR_NONE,
                  .last_pp = TL_STR_NOMEM};
   res = is_view(c->db, "traceloom_position_occurrence") &&
-                has_relation(c->db, "traceloom_position_occurrence_core")
+                has_column(c->db, "traceloom_position_occurrence_core", "position_local")
             ? occurrences_from_core(c, &ps)
             : occurrences_from_relation(c, &ps);
   if (res == TL_OK) res = resolve_parents(c);

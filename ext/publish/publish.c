@@ -6,6 +6,7 @@
 #include "buf.h"
 #include "shapes.h"
 #include "rows.h"
+#include "sort.h"
 #include "timing.h"
 
 #include <math.h>
@@ -253,6 +254,7 @@ static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   const tl_trace *t = in->trace;
   const tl_events *ev = &t->ev;
   const tl_label *l = &t->labels.v[ev->label[i]];
+  sqlite3_bind_int64(st, 19, t->source_refs.v[ev->source_ref[i]].source_id);
   tl_bind_str(st, 2, t->pool, t->source_refs.v[ev->source_ref[i]].table);
   sqlite3_bind_text(st, 3, tl_kind_name((tl_kind)l->kind), -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 4, kind_category((tl_kind)l->kind), -1, SQLITE_STATIC);
@@ -296,6 +298,8 @@ static void event_shape_key(const void *ctx, size_t i, uint64_t *key) {
 typedef struct event_rows {
   const tl_trace *t;
   const uint32_t *shape_id;
+  const int32_t *call;         /* per event: the call of its supported relation, or -1 */
+  const int64_t *anchor;       /* per event: its anchor_n, or -1 */
 } event_rows;
 
 static void opt_i64(int64_t *v, unsigned char *null, int k, int64_t x, int64_t absent) {
@@ -303,30 +307,49 @@ static void opt_i64(int64_t *v, unsigned char *null, int k, int64_t x, int64_t a
   v[k] = x;
 }
 
+enum {
+  EV_N, EV_DB, EV_DEVICE, EV_ROWID, EV_STREAM, EV_START, EV_DUR, EV_SHAPE, EV_TASK,
+  EV_GLOBAL_TASK, EV_CORRELATION, EV_CONTEXT, EV_MODEL, EV_GRAPH_NODE, EV_OP, EV_CALL,
+  EV_ANCHOR, EV_NCOLS
+};
+static const tl_rows_column event_columns[EV_NCOLS] = {
+    [EV_N] = {"event_n", 0},          [EV_DB] = {"db_idx", 0},
+    [EV_DEVICE] = {"device_id", 0},   [EV_ROWID] = {"source_rowid", 0},
+    [EV_STREAM] = {"stream_id", 0},   [EV_START] = {"start_ns", 0},
+    [EV_DUR] = {"dur_ns", 0},         [EV_SHAPE] = {"shape_id", 0},
+    [EV_TASK] = {"task_id", 0},       [EV_GLOBAL_TASK] = {"global_task_id", 0},
+    [EV_CORRELATION] = {"correlation_id", 0}, [EV_CONTEXT] = {"context_id", 0},
+    [EV_MODEL] = {"model_id", 0},     [EV_GRAPH_NODE] = {"graph_node_id", 0},
+    [EV_OP] = {"op_id", 0},           [EV_CALL] = {"launch_call_n", 0},
+    [EV_ANCHOR] = {"anchor_n", 0},
+};
+
 static int fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   const event_rows *r = ctx;
   const tl_events *ev = &r->t->ev;
-  memset(null, 0, 16);
-  v[0] = (int64_t)i;
-  v[1] = ev->db_idx[i];
-  v[2] = ev->device_id[i];
-  v[3] = r->t->source_refs.v[ev->source_ref[i]].source_id;
-  v[4] = tl_i64col_get(&ev->source_rowid, i);
-  opt_i64(v, null, 5, ev->stream_id[i], TL_NO_STREAM);
-  v[6] = ev->start_ns[i];
-  v[7] = ev->end_ns[i];
-  v[8] = r->shape_id[i];
-  opt_i64(v, null, 9, tl_i64col_get(&ev->task_id, i), TL_ABSENT);
-  opt_i64(v, null, 10, tl_i64col_get(&ev->global_task_id, i), TL_ABSENT);
-  opt_i64(v, null, 11, tl_i64col_get(&ev->correlation_id, i), TL_ABSENT);
-  opt_i64(v, null, 12, tl_i64col_get(&ev->context_id, i), TL_ABSENT);
-  opt_i64(v, null, 13, tl_i64col_get(&ev->model_id, i), TL_ABSENT);
-  opt_i64(v, null, 14, tl_i64col_get(&ev->graph_node_id, i), TL_ABSENT);
-  opt_i64(v, null, 15, tl_i64col_get(&ev->op_id, i), TL_ABSENT);
+  memset(null, 0, EV_NCOLS);
+  v[EV_N] = (int64_t)i;
+  v[EV_DB] = ev->db_idx[i];
+  v[EV_DEVICE] = ev->device_id[i];
+  v[EV_ROWID] = tl_i64col_get(&ev->source_rowid, i);
+  opt_i64(v, null, EV_STREAM, ev->stream_id[i], TL_NO_STREAM);
+  v[EV_START] = ev->start_ns[i];
+  v[EV_DUR] = ev->end_ns[i] - ev->start_ns[i];
+  v[EV_SHAPE] = r->shape_id[i];
+  opt_i64(v, null, EV_TASK, tl_i64col_get(&ev->task_id, i), TL_ABSENT);
+  opt_i64(v, null, EV_GLOBAL_TASK, tl_i64col_get(&ev->global_task_id, i), TL_ABSENT);
+  opt_i64(v, null, EV_CORRELATION, tl_i64col_get(&ev->correlation_id, i), TL_ABSENT);
+  opt_i64(v, null, EV_CONTEXT, tl_i64col_get(&ev->context_id, i), TL_ABSENT);
+  opt_i64(v, null, EV_MODEL, tl_i64col_get(&ev->model_id, i), TL_ABSENT);
+  opt_i64(v, null, EV_GRAPH_NODE, tl_i64col_get(&ev->graph_node_id, i), TL_ABSENT);
+  opt_i64(v, null, EV_OP, tl_i64col_get(&ev->op_id, i), TL_ABSENT);
+  opt_i64(v, null, EV_CALL, r->call ? r->call[i] : -1, -1);
+  opt_i64(v, null, EV_ANCHOR, r->anchor ? r->anchor[i] : -1, -1);
   return 0;
 }
 
-static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+static int publish_events(sqlite3 *db, const tl_publish_input *in, const int32_t *event_call,
+                          tl_err *e) {
   const tl_trace *t = in->trace;
   /* The shapes first (few rows, written as they are met), then every event in one
   ** INSERT ... SELECT (rows.h). */
@@ -334,20 +357,24 @@ static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
       .n = t->ev.n, .width = 7, .table = "traceloom_event_shape",
       .sql = "INSERT INTO traceloom_event_shape(shape_id, source_table, kind, category, role, "
              "semantic_role, semantic_role_reason, symbol, role_class_id, label, raw_label, "
-             "op_name, op_type, compute_task_type, comm_name, comm_task_type, family, task_type) "
-             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-             "?17, ?18)",
+             "op_name, op_type, compute_task_type, comm_name, comm_task_type, family, task_type, "
+             "source_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+             "?16, ?17, ?18, ?19)",
       .key = event_shape_key, .bind = bind_event_shape, .ctx = in};
   uint32_t *shape_of = assign_shapes(db, &sp, e);
   if (!shape_of) return TL_ERROR;
-  event_rows ctx = {.t = t, .shape_id = shape_of};
-  tl_rows rows = {.nrows = t->ev.n, .ncols = 16, .fill = fill_event, .ctx = &ctx};
-  int rc = tl_rows_insert(db, "traceloom_event_core",
-                          "event_n, db_idx, device_id, source_id, source_rowid, stream_id, "
-                          "start_ns, end_ns, shape_id, task_id, global_task_id, correlation_id, "
-                          "context_id, model_id, graph_node_id, op_id",
-                          &rows, e);
-  free(shape_of);
+  /* The anchor of each event, from the anchors' events. */
+  int64_t *anchor = NULL;
+  if (in->anchors) {
+    anchor = malloc((t->ev.n ? t->ev.n : 1) * sizeof *anchor);
+    if (!anchor) return free(shape_of), tl_nomem(e);
+    for (size_t i = 0; i < t->ev.n; i++) anchor[i] = -1;
+    for (size_t k = 0; k < in->anchors->n; k++) anchor[in->anchors->event[k]] = (int64_t)k;
+  }
+  event_rows ctx = {.t = t, .shape_id = shape_of, .call = event_call, .anchor = anchor};
+  int rc = tl_rows_publish(db, "traceloom_event_core", event_columns, EV_NCOLS, t->ev.n,
+                           fill_event, NULL, &ctx, e);
+  free(shape_of), free(anchor);
   return rc;
 }
 
@@ -359,36 +386,102 @@ static const char *call_match_policy(tl_provider p) {
   }
 }
 
+/* Relations are published call-major (sorted by call, then device work; the rows without a
+** call last), so the relations of a call are a range of relation_n that the call row
+** records: no index on the call is needed to find them. */
+typedef struct relation_order {
+  uint32_t *order;        /* relation index of each published row */
+  int64_t *first;         /* per call: relation_n of its first relation, -1 when none */
+  uint32_t *count;        /* per call: its relations */
+} relation_order;
+
+static void relation_order_free(relation_order *o) {
+  free(o->order), free(o->first), free(o->count);
+  memset(o, 0, sizeof *o);
+}
+
+static int relation_order_build(const tl_publish_input *in, relation_order *o, tl_err *e) {
+  size_t n = in->relations->n, nc = in->trace->calls.n;
+  const tl_relation *r = in->relations->v;
+  memset(o, 0, sizeof *o);
+  uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
+  o->order = malloc((n ? n : 1) * sizeof *o->order);
+  o->first = malloc((nc ? nc : 1) * sizeof *o->first);
+  o->count = calloc(nc ? nc : 1, sizeof *o->count);
+  if (!keys || !o->order || !o->first || !o->count) {
+    free(keys);
+    relation_order_free(o);
+    return tl_nomem(e);
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint64_t call = r[i].call >= 0 ? (uint64_t)r[i].call : (uint64_t)INT32_MAX + 1;
+    uint64_t work = r[i].work >= 0 ? (uint64_t)r[i].work : UINT32_MAX;
+    keys[i] = call << 32 | work;
+    o->order[i] = (uint32_t)i;
+  }
+  int bad = tl_radix_sort_u64(keys, o->order, n);
+  free(keys);
+  if (bad) {
+    relation_order_free(o);
+    return tl_nomem(e);
+  }
+  for (size_t c = 0; c < nc; c++) o->first[c] = -1;
+  for (size_t k = 0; k < n; k++) {
+    int32_t c = r[o->order[k]].call;
+    if (c < 0) continue;
+    if (o->first[c] < 0) o->first[c] = (int64_t)k;
+    o->count[c]++;
+  }
+  return TL_OK;
+}
+
 /* The integer columns of call i, for the bulk insert. */
 typedef struct call_rows {
   const tl_trace *t;
   const uint32_t *shape_id;
+  const relation_order *rel;
 } call_rows;
+
+enum {
+  CA_N, CA_DB, CA_ROWID, CA_START, CA_DUR, CA_SHAPE, CA_CONTEXT, CA_DEVICE, CA_CORRELATION,
+  CA_FIRST_RELATION, CA_RELATIONS, CA_NCOLS
+};
+static const tl_rows_column call_columns[CA_NCOLS] = {
+    [CA_N] = {"call_n", 0},             [CA_DB] = {"db_idx", 0},
+    [CA_ROWID] = {"source_rowid", 0},   [CA_START] = {"start_ns", 0},
+    [CA_DUR] = {"dur_ns", 0},           [CA_SHAPE] = {"shape_id", 0},
+    [CA_CONTEXT] = {"context_id", 0},   [CA_DEVICE] = {"device_id", 0},
+    [CA_CORRELATION] = {"correlation_id", 0}, [CA_FIRST_RELATION] = {"first_relation_n", 0},
+    [CA_RELATIONS] = {"relation_count", 0},
+};
 
 static int fill_call(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   const call_rows *r = ctx;
   const tl_calls *ca = &r->t->calls;
-  memset(null, 0, 13);
-  v[0] = (int64_t)i;
-  v[1] = ca->db_idx[i];
-  v[2] = r->t->source_refs.v[ca->source_ref[i]].source_id;
-  v[3] = tl_i64col_get(&ca->source_rowid, i);
-  v[4] = ca->start_ns[i];
-  v[5] = ca->end_ns[i];
-  v[6] = r->shape_id[i];
-  opt_i64(v, null, 7, tl_i64col_get(&ca->process_id, i), TL_ABSENT);
-  opt_i64(v, null, 8, tl_i64col_get(&ca->thread_id, i), TL_ABSENT);
-  opt_i64(v, null, 9, tl_i64col_get(&ca->global_tid, i), TL_ABSENT);
-  opt_i64(v, null, 10, tl_i64col_get(&ca->context_id, i), TL_ABSENT);
-  opt_i64(v, null, 11, tl_i64col_get(&ca->device_id, i), TL_ABSENT);
-  opt_i64(v, null, 12, tl_i64col_get(&ca->correlation_id, i), TL_ABSENT);
+  memset(null, 0, CA_NCOLS);
+  v[CA_N] = (int64_t)i;
+  v[CA_DB] = ca->db_idx[i];
+  v[CA_ROWID] = tl_i64col_get(&ca->source_rowid, i);
+  v[CA_START] = ca->start_ns[i];
+  v[CA_DUR] = ca->end_ns[i] - ca->start_ns[i];
+  v[CA_SHAPE] = r->shape_id[i];
+  opt_i64(v, null, CA_FIRST_RELATION, r->rel->first[i], -1);
+  v[CA_RELATIONS] = r->rel->count[i];
+  opt_i64(v, null, CA_CONTEXT, tl_i64col_get(&ca->context_id, i), TL_ABSENT);
+  opt_i64(v, null, CA_DEVICE, tl_i64col_get(&ca->device_id, i), TL_ABSENT);
+  opt_i64(v, null, CA_CORRELATION, tl_i64col_get(&ca->correlation_id, i), TL_ABSENT);
   return 0;
 }
 
+/* A call's shape: its text and the ids of its thread, which a profile repeats on every call
+** of the thread (a few distinct values over hundreds of thousands of calls). */
 static void call_shape_key(const void *ctx, size_t i, uint64_t *key) {
   const tl_calls *ca = &((const tl_trace *)ctx)->calls;
   key[0] = ca->provider[i], key[1] = ca->source_ref[i];
   key[2] = ca->api_name[i], key[3] = ca->api_type[i];
+  key[4] = (uint64_t)tl_i64col_get(&ca->process_id, i);
+  key[5] = (uint64_t)tl_i64col_get(&ca->thread_id, i);
+  key[6] = (uint64_t)tl_i64col_get(&ca->global_tid, i);
 }
 
 static void bind_call_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
@@ -399,51 +492,59 @@ static void bind_call_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   sqlite3_bind_text(st, 3, prov == TL_PROVIDER_UNKNOWN ? "unknown" : "profiler_host", -1,
                     SQLITE_STATIC);
   tl_bind_str(st, 4, t->pool, t->source_refs.v[ca->source_ref[i]].table);
+  sqlite3_bind_int64(st, 8, t->source_refs.v[ca->source_ref[i]].source_id);
+  tl_bind_i64_or_null(st, 9, tl_i64col_get(&ca->process_id, i), TL_ABSENT);
+  tl_bind_i64_or_null(st, 10, tl_i64col_get(&ca->thread_id, i), TL_ABSENT);
+  tl_bind_i64_or_null(st, 11, tl_i64col_get(&ca->global_tid, i), TL_ABSENT);
   tl_bind_str(st, 5, t->pool, ca->api_name[i]);
   tl_bind_str(st, 6, t->pool, ca->api_type[i]);
   sqlite3_bind_text(st, 7, call_match_policy(prov), -1, SQLITE_STATIC);
 }
 
-static int publish_calls(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+static int publish_calls(sqlite3 *db, const tl_publish_input *in, const relation_order *rel,
+                         tl_err *e) {
   const tl_trace *t = in->trace;
   shape_pass sp = {
-      .n = t->calls.n, .width = 4, .table = "traceloom_runtime_call_shape",
+      .n = t->calls.n, .width = 7, .table = "traceloom_runtime_call_shape",
       .sql = "INSERT INTO traceloom_runtime_call_shape(shape_id, provider, clock_domain, "
-             "source_table, api_name, api_type, match_policy) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-             "?7)",
+             "source_table, api_name, api_type, match_policy, source_id, process_id, thread_id, "
+             "global_tid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
       .key = call_shape_key, .bind = bind_call_shape, .ctx = t};
   uint32_t *shape_of = assign_shapes(db, &sp, e);
   if (!shape_of) return TL_ERROR;
-  call_rows ctx = {.t = t, .shape_id = shape_of};
-  tl_rows rows = {.nrows = t->calls.n, .ncols = 13, .fill = fill_call, .ctx = &ctx};
-  int rc = tl_rows_insert(db, "traceloom_runtime_call_core",
-                          "call_n, db_idx, source_id, source_rowid, start_ns, end_ns, shape_id, "
-                          "process_id, thread_id, global_tid, context_id, device_id, "
-                          "correlation_id",
-                          &rows, e);
+  call_rows ctx = {.t = t, .shape_id = shape_of, .rel = rel};
+  int rc = tl_rows_publish(db, "traceloom_runtime_call_core", call_columns, CA_NCOLS, t->calls.n,
+                           fill_call, NULL, &ctx, e);
   free(shape_of);
   return rc;
 }
 
-/* The integer columns of relation i, for the bulk insert. */
+/* The integer columns of relation row k (call-major order), for the bulk insert. */
 typedef struct relation_rows {
   const tl_relation *r;
-  const uint32_t *shape_id;
-  const tl_trace *t;
+  const uint32_t *order, *shape_id;
 } relation_rows;
 
-static int fill_relation(void *ctx, size_t i, int64_t *v, unsigned char *null) {
+enum { RE_N, RE_DB, RE_CALL, RE_EVENT, RE_SHAPE, RE_CALLS, RE_WORKS, RE_NCOLS };
+static const tl_rows_column relation_columns[RE_NCOLS] = {
+    [RE_N] = {"relation_n", 0},       [RE_DB] = {"db_idx", 0},
+    [RE_CALL] = {"call_n", 0},        [RE_EVENT] = {"event_n", 0},
+    [RE_SHAPE] = {"shape_id", 0},     [RE_CALLS] = {"runtime_candidate_count", 0},
+    [RE_WORKS] = {"device_candidate_count", 0},
+};
+
+static int fill_relation(void *ctx, size_t k, int64_t *v, unsigned char *null) {
   const relation_rows *x = ctx;
+  uint32_t i = x->order[k];
   const tl_relation *r = &x->r[i];
-  memset(null, 0, 8);
-  v[0] = (int64_t)i;
-  v[1] = r->db_idx;
-  opt_i64(v, null, 2, r->call, -1);
-  opt_i64(v, null, 3, r->work, -1);
-  v[4] = x->shape_id[i];
-  v[5] = r->call_candidates;
-  v[6] = r->work_candidates;
-  opt_i64(v, null, 7, tl_relation_correlation_id(x->t, r), TL_ABSENT);
+  memset(null, 0, RE_NCOLS);
+  v[RE_N] = (int64_t)k;
+  v[RE_DB] = r->db_idx;
+  opt_i64(v, null, RE_CALL, r->call, -1);
+  opt_i64(v, null, RE_EVENT, r->work, -1);
+  v[RE_SHAPE] = x->shape_id[i];
+  v[RE_CALLS] = r->call_candidates;
+  v[RE_WORKS] = r->work_candidates;
   return 0;
 }
 
@@ -466,7 +567,8 @@ static void bind_relation_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   sqlite3_bind_text(st, 5, tl_relation_cardinality(r), -1, SQLITE_STATIC);
 }
 
-static int publish_relations(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+static int publish_relations(sqlite3 *db, const tl_publish_input *in, const relation_order *rel,
+                             tl_err *e) {
   size_t n = in->relations->n;
   shape_pass sp = {
       .n = n, .width = 4, .table = "traceloom_runtime_device_relation_shape",
@@ -476,12 +578,9 @@ static int publish_relations(sqlite3 *db, const tl_publish_input *in, tl_err *e)
       .key = relation_shape_key, .bind = bind_relation_shape, .ctx = in};
   uint32_t *shape_of = assign_shapes(db, &sp, e);
   if (!shape_of) return TL_ERROR;
-  relation_rows ctx = {.r = in->relations->v, .shape_id = shape_of, .t = in->trace};
-  tl_rows rows = {.nrows = n, .ncols = 8, .fill = fill_relation, .ctx = &ctx};
-  int rc = tl_rows_insert(db, "traceloom_runtime_device_relation_core",
-                          "relation_n, db_idx, call_n, event_n, shape_id, runtime_candidate_count, "
-                          "device_candidate_count, correlation_id",
-                          &rows, e);
+  relation_rows ctx = {.r = in->relations->v, .order = rel->order, .shape_id = shape_of};
+  int rc = tl_rows_publish(db, "traceloom_runtime_device_relation_core", relation_columns,
+                           RE_NCOLS, n, fill_relation, NULL, &ctx, e);
   free(shape_of);
   return rc;
 }
@@ -717,10 +816,12 @@ void tl_publish_abort(tl_publication *pub) {
     sqlite3_exec(pub->db, "RELEASE traceloom_publish", NULL, NULL, NULL);
   sqlite3_finalize(pub->canary);
   pub->canary = NULL;
+  free(pub->event_call);
+  pub->event_call = NULL;
 }
 
 int tl_publish_begin(tl_publication *pub, sqlite3 *db, const tl_publish_input *in, tl_err *e) {
-  pub->db = db, pub->canary = NULL;
+  pub->db = db, pub->canary = NULL, pub->event_call = NULL;
   tl_timer tm;
   tl_timer_start(&tm, "publish");
   if (tl_pub_exec(db, "SAVEPOINT traceloom_publish", e)) return TL_ERROR;
@@ -729,8 +830,25 @@ int tl_publish_begin(tl_publication *pub, sqlite3 *db, const tl_publish_input *i
   if (rc == TL_OK) rc = run_embedded(db, "sql/schema/", e);
   if (rc == TL_OK) rc = canary_prepare(pub, e);
   tl_timer_mark(&tm, "schema");
-  if (rc == TL_OK) rc = publish_calls(db, in, e);
-  if (rc == TL_OK) rc = publish_relations(db, in, e);
+  /* Each event's launching call (its supported relation), kept for tl_publish_events. */
+  if (rc == TL_OK) {
+    pub->event_call = malloc((in->trace->ev.n ? in->trace->ev.n : 1) * sizeof *pub->event_call);
+    if (!pub->event_call) rc = tl_nomem(e);
+    for (size_t i = 0; rc == TL_OK && i < in->trace->ev.n; i++) pub->event_call[i] = -1;
+    for (size_t k = 0; rc == TL_OK && k < in->relations->n; k++) {
+      const tl_relation *r = &in->relations->v[k];
+      if (r->work >= 0 && r->call >= 0 &&
+          (r->state == TL_SUPPORTED_EXACT || r->state == TL_SUPPORTED_DETERMINISTIC))
+        pub->event_call[r->work] = r->call;
+    }
+  }
+  relation_order rel;
+  if (rc == TL_OK) rc = relation_order_build(in, &rel, e);
+  if (rc == TL_OK) {
+    rc = publish_calls(db, in, &rel, e);
+    if (rc == TL_OK) rc = publish_relations(db, in, &rel, e);
+    relation_order_free(&rel);
+  }
   tl_timer_mark(&tm, "calls and relations");
   if (rc == TL_OK) rc = publish_inventory(db, in, e);
   tl_timer_mark(&tm, "inventory");
@@ -742,7 +860,9 @@ int tl_publish_events(tl_publication *pub, const tl_publish_input *in, tl_err *e
   tl_timer tm;
   tl_timer_start(&tm, "publish");
   int rc = canary_step(pub, e);
-  if (rc == TL_OK) rc = publish_events(pub->db, in, e);
+  if (rc == TL_OK) rc = publish_events(pub->db, in, pub->event_call, e);
+  free(pub->event_call);
+  pub->event_call = NULL;
   tl_timer_mark(&tm, "events");
   if (rc != TL_OK) tl_publish_abort(pub);
   return rc;

@@ -170,3 +170,32 @@ int tl_rows_insert(sqlite3 *db, const char *table, const char *columns, const tl
   if (rc != SQLITE_DONE) return tl_fail(e, "failed to write %s: %s", table, sqlite3_errmsg(db));
   return TL_OK;
 }
+
+int tl_rows_publish(sqlite3 *db, const char *table, const tl_rows_column *cols, int ncols,
+                    size_t nrows, int (*fill)(void *, size_t, int64_t *, unsigned char *),
+                    void (*text)(void *, int, const char **, int *), void *ctx, tl_err *e) {
+  if (ncols < 1 || ncols > TL_ROWS_MAX_COLS)
+    return tl_fail(e, "internal error: %d columns for %s", ncols, table);
+  if (nrows == 0) return TL_OK;
+  tl_rows rows = {.nrows = nrows, .ncols = ncols, .fill = fill, .ctx = ctx, .text = text};
+  size_t len = 0;
+  for (int k = 0; k < ncols; k++) {
+    len += strlen(cols[k].name) + 2;
+    if (cols[k].text) rows.text_cols |= 1u << k;
+  }
+  if (rows.text_cols && !text)
+    return tl_fail(e, "internal error: text columns of %s without a text producer", table);
+  char *names = malloc(len + 1);
+  if (!names) return tl_nomem(e);
+  size_t n = 0;
+  for (int k = 0; k < ncols; k++) {
+    size_t m = strlen(cols[k].name);
+    if (k) names[n++] = ',', names[n++] = ' ';
+    memcpy(names + n, cols[k].name, m);
+    n += m;
+  }
+  names[n] = '\0';
+  int rc = tl_rows_insert(db, table, names, &rows, e);
+  free(names);
+  return rc;
+}

@@ -27,6 +27,27 @@ typedef struct tl_rows {
   void (*text)(void *ctx, int col, const char **p, int *n);
 } tl_rows;
 
+/* A table's columns as a static descriptor array, so that column lists, counts and text
+** masks are written once, next to an enum of the same columns that the fill function
+** indexes v[] and null[] with:
+**
+**   enum { NODE_N, NODE_PATH, NODE_NCOLS };
+**   static const tl_rows_column node_columns[NODE_NCOLS] = {
+**       [NODE_N] = {"node_n", 0}, [NODE_PATH] = {"path", 1}};
+**   tl_rows_publish(db, "traceloom_node_core", node_columns, NODE_NCOLS, nrows, fill, text,
+**                   ctx, e);
+*/
+typedef struct tl_rows_column {
+  const char *name;
+  unsigned char text; /* 1: the column's value comes from text(), not v[] */
+} tl_rows_column;
+
+/* INSERT INTO table(<names of cols>) SELECT ... FROM traceloom_rows: tl_rows_insert with the
+** column list and text mask taken from the descriptors. */
+int tl_rows_publish(sqlite3 *db, const char *table, const tl_rows_column *cols, int ncols,
+                    size_t nrows, int (*fill)(void *, size_t, int64_t *, unsigned char *),
+                    void (*text)(void *, int, const char **, int *), void *ctx, tl_err *e);
+
 /* The eponymous virtual table traceloom_rows (registered with the extension). */
 extern const sqlite3_module tl_rows_module;
 

@@ -43,10 +43,11 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   sqlite3_stmt *st, *ctl;
   if (tl_pub_prepare(db,
                      "INSERT INTO traceloom_graph_launch VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,"
-                     "?11,?12,?13,?14,?15,?16,?17,?18,?19,'exact_direct',?20,?21,?22,?23,?24,?25,?26)",
+                     "?11,?12,?13,?14,?15,?16,?17,?18,?19,'exact_direct',?20,?21,?22,?23,?24,?25,?26,?27,"
+                     "?28)",
                      &st, e))
     return TL_ERROR;
-  if (tl_pub_prepare(db, "INSERT INTO traceloom_graph_launch_control VALUES(?1,?2,?3,?4,?5)",
+  if (tl_pub_prepare(db, "INSERT INTO traceloom_graph_launch_control VALUES(?1,?2,?3,?4,?5,?6,?7)",
                      &ctl, e)) {
     sqlite3_finalize(st);
     return TL_ERROR;
@@ -95,6 +96,8 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     if (promoted) sqlite3_bind_int64(st, 25, next_member);
     else sqlite3_bind_null(st, 25);
     sqlite3_bind_int64(st, 26, (int64_t)i);
+    if (an != TL_REPLAY_NONE) sqlite3_bind_int64(st, 27, an); else sqlite3_bind_null(st, 27);
+    if (gev != TL_REPLAY_NONE) sqlite3_bind_int64(st, 28, gev); else sqlite3_bind_null(st, 28);
     if (promoted) next_member += l->nmembers;
     rc = tl_pub_step(db, st, "traceloom_graph_launch", e);
     for (int k = 0; rc == TL_OK && k < 3; k++) {
@@ -104,6 +107,8 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
       sqlite3_bind_int64(ctl, 3, l->device_id);
       bind_id(ctl, 4, "event-%llu", l->control[k], 1);
       sqlite3_bind_text(ctl, 5, ctl_kind[k], -1, SQLITE_STATIC);
+      sqlite3_bind_int64(ctl, 6, (int64_t)i);
+      sqlite3_bind_int64(ctl, 7, l->control[k]);
       rc = tl_pub_step(db, ctl, "traceloom_graph_launch_control", e);
     }
   }
@@ -228,7 +233,7 @@ static int publish_protected(sqlite3 *db, const tl_replay *r, const uint32_t *an
   sqlite3_stmt *st;
   if (tl_pub_prepare(db,
                      "INSERT INTO traceloom_protected_interval VALUES(?1,?2,?3,"
-                     "'graph_replay_unit',?4,?5,?6,?7)",
+                     "'graph_replay_unit',?4,?5,?6,?7,?8,?9)",
                      &st, e))
     return TL_ERROR;
   int rc = TL_OK;
@@ -251,6 +256,13 @@ static int publish_protected(sqlite3 *db, const tl_replay *r, const uint32_t *an
                       -1, SQLITE_STATIC);
     bind_id(st, 6, "anchor-%llu", lo, lo != UINT32_MAX);
     bind_id(st, 7, "anchor-%llu", hi, lo != UINT32_MAX);
+    if (lo != UINT32_MAX) {
+      sqlite3_bind_int64(st, 8, lo);
+      sqlite3_bind_int64(st, 9, hi);
+    } else {
+      sqlite3_bind_null(st, 8);
+      sqlite3_bind_null(st, 9);
+    }
     rc = tl_pub_step(db, st, "traceloom_protected_interval", e);
   }
   sqlite3_finalize(st);

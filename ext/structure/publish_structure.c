@@ -1,11 +1,16 @@
 /*
 ** publish_structure.c: writing anchors, cost packets and the recovered trees.
 **
-** Tables (sql/schema/30_structure.sql): traceloom_anchor (with its cost packet and owning
-** atom), traceloom_aux_link, the semantic tree (view_name 'anchor_tree'), the report tree
-** (view_name 'native_report_tree'), refinements and occurrences (with their summed costs).
-** Relations with a row per member, edge, bubble or (occurrence x anchor) are views over
-** these (sql/views/30_structure.sql). Identifiers follow outputs.md section 0.1.
+** Tables (sql/schema/30_structure.sql): traceloom_anchor_core (each anchor with its cost
+** packet and atom occurrence), traceloom_aux_link, and per tree traceloom_tree_core, its
+** nodes (traceloom_node_core: one per structural position) and their occurrences
+** (traceloom_position_occurrence_core, node-major). Every public relation of the structure
+** is a view over these (sql/views/30_structure.sql). Identifiers follow outputs.md 0.1.
+**
+** Numbering: anchor_n is the anchor's index (dense over the anchor groups, which are the
+** trees' order); node_n is 1 + the count of nodes of earlier trees + the node's preorder
+** index; occurrence_n is 1 + the count of occurrences of earlier trees + the occurrence's
+** node-major rank (tl_tree_node.first_rank + occurrence_idx - 1).
 */
 #include "timing.h"
 #include "publish_structure.h"
@@ -18,75 +23,169 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VIEW_TREE "anchor_tree"
-#define VIEW_REPORT "native_report_tree"
+/* Decimal v, zero-padded to at least min_digits; returns the length written (<= 10). Ids
+** and paths are formatted by hand: snprintf was a third of publishing them. */
+static size_t fmt_u32(char *out, uint32_t v, size_t min_digits) {
+  char t[10];
+  size_t n = 0;
+  do t[n++] = (char)('0' + v % 10), v /= 10; while (v);
+  while (n < min_digits) t[n++] = '0';
+  for (size_t k = 0; k < n; k++) out[k] = t[n - 1 - k];
+  return n;
+}
 
-static double us(int64_t ns) { return tl_ns_to_us(ns); }
+/* "N007": the local id of node index k. out needs 12 bytes. */
+static size_t fmt_local(char *out, uint32_t k) {
+  out[0] = 'N';
+  return 1 + fmt_u32(out + 1, k + 1, 3);
+}
+
+/* The node prefix of a tree's ids: "node-", or "node-d<dev>-" when a DB holds several. */
+static size_t fmt_prefix(const tl_tree *tr, char *out) {
+  size_t plen = strlen(tr->node_prefix);
+  memcpy(out, tr->node_prefix, plen);
+  return plen;
+}
+
+/* ------------------------------------------------------------------ per-tree numbering */
+
+/* The node-major rank of every occurrence of a tree (rank) and its inverse (order). */
+typedef struct tree_ranks {
+  uint32_t *rank, *order;
+} tree_ranks;
+
+static int ranks_build(const tl_tree *tr, tree_ranks *r) {
+  size_t n = tr->st.noccurrences ? tr->st.noccurrences : 1;
+  r->rank = malloc(n * sizeof *r->rank);
+  r->order = malloc(n * sizeof *r->order);
+  uint32_t *seen = calloc(tr->nnodes ? tr->nnodes : 1, sizeof *seen);
+  if (!r->rank || !r->order || !seen) {
+    free(r->rank), free(r->order), free(seen);
+    r->rank = r->order = NULL;
+    return -1;
+  }
+  for (uint32_t o = 0; o < tr->st.noccurrences; o++) {
+    uint32_t nd = tr->occ_node[o];
+    uint32_t k = tr->nodes[nd].first_rank + seen[nd]++;
+    r->rank[o] = k;
+    r->order[k] = o;
+  }
+  free(seen);
+  return 0;
+}
+
+static void ranks_free(tree_ranks *r) {
+  free(r->rank), free(r->order);
+  r->rank = r->order = NULL;
+}
+
+/* occurrence_idx (1-based, per node) of occurrence o. */
+static uint32_t occ_idx(const tl_tree *tr, const tree_ranks *r, uint32_t o) {
+  return r->rank[o] - tr->nodes[tr->occ_node[o]].first_rank + 1;
+}
 
 /* ------------------------------------------------------------------ anchors */
 
-/* The integer columns of anchor n, for the bulk insert (rows.h); rows come in order, so
-** the group is a cursor. */
+enum {
+  A_N, A_DB, A_DEVICE, A_IDX, A_EVENT, A_SHAPE, A_OCCURRENCE, A_START, A_SELF, A_COMPUTE,
+  A_COMM, A_IDLE, A_AUX_EVENTS, A_AUX, A_LINKED_EVENTS, A_LINKED, A_NCOLS
+};
+static const tl_rows_column anchor_columns[A_NCOLS] = {
+    [A_N] = {"anchor_n", 0},           [A_DB] = {"db_idx", 0},
+    [A_DEVICE] = {"device_id", 0},     [A_IDX] = {"anchor_idx", 0},
+    [A_EVENT] = {"event_n", 0},        [A_SHAPE] = {"shape_id", 0},
+    [A_OCCURRENCE] = {"occurrence_n", 0}, [A_START] = {"start_ns", 0},
+    [A_SELF] = {"self_ns", 0},         [A_COMPUTE] = {"compute_ns", 0},
+    [A_COMM] = {"comm_ns", 0},         [A_IDLE] = {"idle_ns", 0},
+    [A_AUX_EVENTS] = {"aux_events", 0}, [A_AUX] = {"aux_ns", 0},
+    [A_LINKED_EVENTS] = {"linked_aux_events", 0}, [A_LINKED] = {"linked_aux_ns", 0},
+};
+
+/* The rows of the anchors, in order: groups are a cursor, and so are the atom occurrences
+** of the group's tree (walk order is token order), counted per node for their index. */
 typedef struct anchor_rows {
   const tl_structure_input *in;
-  const uint32_t *nlinked, *shape_id, *occurrence_idx; /* occurrence_idx 0: no tree */
+  const uint32_t *nlinked, *shape_id;
+  const tl_tree *const *tree_of_group;
+  const int64_t *occurrence_base; /* per group: occurrence_n before its tree's first */
   size_t group;
+  uint32_t atom_cursor;
+  uint32_t *node_seen; /* per node of the group's tree: occurrences met so far */
+  size_t node_cap;
 } anchor_rows;
+
+static int anchor_group_begin(anchor_rows *r) {
+  const tl_tree *tr = r->tree_of_group[r->group];
+  r->atom_cursor = 0;
+  if (!tr) return 0;
+  if (tr->nnodes > r->node_cap) {
+    uint32_t *p = realloc(r->node_seen, tr->nnodes * sizeof *p);
+    if (!p) return -1;
+    r->node_seen = p, r->node_cap = tr->nnodes;
+  }
+  memset(r->node_seen, 0, tr->nnodes * sizeof *r->node_seen);
+  return 0;
+}
 
 static int fill_anchor(void *ctx, size_t n, int64_t *v, unsigned char *null) {
   anchor_rows *r = ctx;
   const tl_anchors *a = r->in->anchors;
+  if (n == 0 && anchor_group_begin(r)) return -1;
+  while (n >= a->groups.v[r->group].first + a->groups.v[r->group].count) {
+    r->group++;
+    if (anchor_group_begin(r)) return -1;
+  }
   const tl_anchor_group *g = &a->groups.v[r->group];
-  while (n >= g->first + g->count) g = &a->groups.v[++r->group];
+  const tl_tree *tr = r->tree_of_group[r->group];
   uint32_t x = a->event[n];
   tl_packet pk = tl_packet_at(r->in->packets, n);
-  memset(null, 0, 17);
-  v[0] = (int64_t)n;
-  v[1] = g->db_idx;
-  v[2] = g->device_id;
-  v[3] = (int64_t)(n - g->first) + 1;
-  v[4] = x;
-  v[5] = r->shape_id[n];
-  v[6] = r->in->trace->ev.start_ns[x];
-  v[7] = r->in->trace->ev.end_ns[x];
-  v[8] = pk.compute_ns, v[9] = pk.comm_ns, v[10] = pk.idle_ns, v[11] = pk.self_ns;
-  v[12] = pk.aux_events, v[13] = pk.aux_ns;
-  v[14] = r->nlinked[n];
-  v[15] = tl_i64col_get(&r->in->forest->linked_ns, n);
-  v[16] = r->occurrence_idx[n];
-  null[16] = r->occurrence_idx[n] == 0;
+  memset(null, 0, A_NCOLS);
+  v[A_N] = (int64_t)n;
+  v[A_DB] = g->db_idx;
+  v[A_DEVICE] = g->device_id;
+  v[A_IDX] = (int64_t)(n - g->first) + 1;
+  v[A_EVENT] = x;
+  v[A_SHAPE] = r->shape_id[n];
+  if (tr) {
+    const tl_occurrence *oc = tl_tree_next_atom(tr, &r->atom_cursor);
+    if (!oc) return -1; /* checked by the shape pass: cannot happen */
+    uint32_t nd = tr->occ_node[r->atom_cursor - 1];
+    v[A_OCCURRENCE] = r->occurrence_base[r->group] + tr->nodes[nd].first_rank + ++r->node_seen[nd];
+  } else {
+    null[A_OCCURRENCE] = 1;
+  }
+  v[A_START] = r->in->trace->ev.start_ns[x];
+  v[A_SELF] = pk.self_ns;
+  v[A_COMPUTE] = pk.compute_ns, v[A_COMM] = pk.comm_ns, v[A_IDLE] = pk.idle_ns;
+  v[A_AUX_EVENTS] = pk.aux_events, v[A_AUX] = pk.aux_ns;
+  v[A_LINKED_EVENTS] = r->nlinked[n];
+  v[A_LINKED] = tl_i64col_get(&r->in->forest->linked_ns, n);
   return 0;
 }
 
-static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+static int publish_anchors(sqlite3 *db, const tl_structure_input *in,
+                           const tl_tree *const *tree_of_group, const int64_t *occurrence_base,
+                           tl_err *e) {
   const tl_trace *t = in->trace;
   const tl_anchors *a = in->anchors;
   sqlite3_stmt *shape = NULL;
   int rc = tl_pub_prepare(db,
-                          "INSERT INTO traceloom_anchor_shape(shape_id, symbol, role, label, family, "
-                          "node_id) VALUES (?1,?2,?3,?4,?5,?6)",
+                          "INSERT INTO traceloom_anchor_shape(shape_id, symbol, role, label, family) "
+                          "VALUES (?1,?2,?3,?4,?5)",
                           &shape, e);
   tl_shapes shapes;
-  tl_shapes_init(&shapes, 5);
-  /* Per anchor: linked aux events (their durations are the forest's linked_ns), shape and
-  ** the occurrence_idx of its atom. */
+  tl_shapes_init(&shapes, 4);
   size_t na = a->n ? a->n : 1;
   uint32_t *nlinked = calloc(na, sizeof *nlinked);
-  uint32_t *shape_of = malloc(na * sizeof *shape_of), *occ_idx = malloc(na * sizeof *occ_idx);
-  if (rc == TL_OK && (!nlinked || !shape_of || !occ_idx)) rc = tl_nomem(e);
+  uint32_t *shape_of = malloc(na * sizeof *shape_of);
+  if (rc == TL_OK && (!nlinked || !shape_of)) rc = tl_nomem(e);
   for (size_t k = 0; rc == TL_OK && k < a->nlinks; k++) nlinked[a->link_anchor[k]]++;
-  /* The tree of each group, for the owning atom occurrence of each anchor. */
-  const tl_tree **tree_of_group = calloc(a->groups.n ? a->groups.n : 1, sizeof *tree_of_group);
-  if (rc == TL_OK && !tree_of_group) rc = tl_nomem(e);
-  for (size_t i = 0; rc == TL_OK && i < in->forest->trees.n; i++)
-    tree_of_group[in->forest->trees.v[i].group] = &in->forest->trees.v[i];
-  /* The shapes first (few rows, written as they are met), then every anchor in one
-  ** INSERT ... SELECT. */
-  char nid[96];
+  /* The shapes first (few rows, written as they are met), checking that every anchor of a
+  ** tree is the terminal of its next atom occurrence; then every anchor in one INSERT. */
   for (size_t gi = 0; rc == TL_OK && gi < a->groups.n; gi++) {
     const tl_anchor_group *g = &a->groups.v[gi];
     const tl_tree *tr = tree_of_group[gi];
-    uint32_t atom_cursor = 0; /* atom occurrences come in token order (walk order) */
+    uint32_t atom_cursor = 0;
     for (size_t k = 0; rc == TL_OK && k < g->count; k++) {
       size_t n = g->first + k;
       uint32_t label = tl_label_display(tl_event_label(t, a->event[n]));
@@ -95,9 +194,7 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
         rc = tl_fail(e, "structure of %s: anchor %zu has no atom occurrence", tr->tree_id, k + 1);
         break;
       }
-      /* The shape: symbol, role, label, family (per input) and owning position. */
-      uint64_t key[5] = {a->symbol[n], a->role[n], label, g->db_idx,
-                         oc ? (uint64_t)oc->position + 1 : 0};
+      uint64_t key[4] = {a->symbol[n], a->role[n], label, g->db_idx};
       int fresh;
       int64_t shape_id = tl_shapes_intern(&shapes, key, &fresh);
       if (shape_id < 0) {
@@ -112,29 +209,19 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
         tl_bind_str(shape, 4, t->pool, label);
         sqlite3_bind_text(shape, 5, tl_family_source_kind(t->profile->inputs.v[g->db_idx].family),
                           -1, SQLITE_STATIC);
-        if (oc) {
-          snprintf(nid, sizeof nid, "%sN%03u", tr->node_prefix, oc->position + 1);
-          sqlite3_bind_text(shape, 6, nid, -1, SQLITE_STATIC);
-        } else {
-          sqlite3_bind_null(shape, 6);
-        }
         if ((rc = tl_pub_step(db, shape, "traceloom_anchor_shape", e))) break;
       }
       shape_of[n] = (uint32_t)shape_id;
-      occ_idx[n] = oc ? oc->occurrence_idx : 0; /* occurrence_idx is 1-based */
     }
   }
   if (rc == TL_OK && a->n) {
     anchor_rows ctx = {.in = in, .nlinked = nlinked, .shape_id = shape_of,
-                       .occurrence_idx = occ_idx, .group = 0};
-    tl_rows rows = {.nrows = a->n, .ncols = 17, .fill = fill_anchor, .ctx = &ctx};
-    rc = tl_rows_insert(db, "traceloom_anchor_core",
-                        "anchor_n, db_idx, device_id, anchor_idx, event_n, shape_id, start_ns, "
-                        "end_ns, compute_ns, comm_ns, idle_ns, self_ns, aux_events, aux_ns, "
-                        "linked_aux_events, linked_aux_ns, occurrence_idx",
-                        &rows, e);
+                       .tree_of_group = tree_of_group, .occurrence_base = occurrence_base};
+    rc = tl_rows_publish(db, "traceloom_anchor_core", anchor_columns, A_NCOLS, a->n, fill_anchor,
+                         NULL, &ctx, e);
+    free(ctx.node_seen);
   }
-  free(nlinked), free(shape_of), free(occ_idx), free(tree_of_group);
+  free(nlinked), free(shape_of);
   tl_shapes_free(&shapes);
   sqlite3_finalize(shape);
   return rc;
@@ -174,506 +261,449 @@ static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *
                              : "omitted_event_without_auxiliary_link",
                       -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 8, tl_kind_name((tl_kind)tl_event_label(t, x)->kind), -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 9, us(ev->end_ns[x] - ev->start_ns[x]));
+    sqlite3_bind_double(st, 9, tl_ns_to_us(ev->end_ns[x] - ev->start_ns[x]));
     rc = tl_pub_step(db, st, "traceloom_aux_link", e);
   }
   sqlite3_finalize(st);
   return rc;
 }
 
-/* ------------------------------------------------------------------ trees */
+/* ------------------------------------------------------------------ per-node aggregates */
 
-typedef struct stmts {
-  sqlite3_stmt *tree, *snode, *vnode;
-  int64_t occurrences;  /* occurrence rows published so far (occurrence_n of the last) */
-} stmts;
-
-static void stmts_free(stmts *s) {
-  sqlite3_finalize(s->tree), sqlite3_finalize(s->snode);
-  sqlite3_finalize(s->vnode);
-}
-
-static int stmts_prepare(sqlite3 *db, stmts *s, tl_err *e) {
-  memset(s, 0, sizeof *s);
-  struct { sqlite3_stmt **st; const char *sql; } all[] = {
-      {&s->tree, "INSERT INTO traceloom_semantic_tree(tree_id, db_idx, device_id, view_name, "
-                 "tree_kind, stem, root_node_id, schema_version, semantic_projection, "
-                 "macro_discovery, readable_macro_mode, auxiliary_attribution, token_count, "
-                 "position_count, occurrence_count) VALUES (?1,?2,?3,'" VIEW_TREE "','" VIEW_TREE
-                 "',?4,?5,'1','" VIEW_REPORT "',?6,'full','prelude_to_following_anchor',?7,?8,?9)"},
-      {&s->snode, "INSERT INTO traceloom_semantic_node(node_id, tree_id, db_idx, device_id, "
-                  "view_name, tree_kind, local_node_id, parent_node_id, parent_local_node_id, "
-                  "preorder_idx, sibling_order, path, depth, display_depth, loop_depth, node_type, "
-                  "semantic_kind, symbol, label, category, repeat_count, occurrence_count, "
-                  "anchor_count, first_anchor_idx, last_anchor_idx, start_ns, end_ns, compute_us, "
-                  "comm_us, idle_us, total_us, avg_compute_us, avg_comm_us, avg_idle_us, "
-                  "avg_total_us, self_us, aux_event_count, aux_us, hidden_aux_event_count, "
-                  "hidden_aux_us) VALUES (?1,?2,?3,?4,'" VIEW_TREE "','" VIEW_TREE "',?5,?6,?7,?8,"
-                  "?9,?10,?11,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
-                  "?28,?29,?30,?31,?32,?33,?34,?35,0,0.0)"},
-      {&s->vnode, "INSERT INTO traceloom_viz_node(node_id, db_idx, device_id, view_name, "
-                  "local_node_id, path, node_type, kind, symbol, label, category, depth, level, "
-                  "repeat_label, repeat_count, occurrence_count, anchor_count, "
-                  "anchors_per_occurrence, first_anchor_idx, last_anchor_idx, compute_us, comm_us, "
-                  "idle_us, total_us, avg_compute_us, avg_comm_us, avg_idle_us, avg_total_us, "
-                  "self_us, aux_events, aux_us) VALUES (?1,?2,?3,'" VIEW_REPORT "',?4,?5,?6,?7,?8,"
-                  "?9,?10,?11,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
-                  "?28,?29)"},
-  };
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-    if (tl_pub_prepare(db, all[i].sql, all[i].st, e)) {
-      stmts_free(s);
-      return TL_ERROR;
-    }
-  return TL_OK;
-}
-
-/* Per-position aggregates gathered while walking the occurrences. */
-typedef struct pos_agg {
-  uint32_t first_occ;          /* walk index of the first occurrence */
-  uint32_t first_token, last_token;
+typedef struct node_agg {
+  uint32_t first_token, end_token;
   int64_t start_ns, end_ns;
   int64_t sum[TL_SUM_COUNT];
-} pos_agg;
+} node_agg;
 
-/* Ids and paths are formatted by hand: a tree has as many occurrences as anchors (millions),
-** each with two paths of several ids, and snprintf was a third of publishing them. */
+/* Times of the anchors [start, end) of a tree. */
+static void span_times(const tl_structure_input *in, const tl_tree *tr, uint32_t start,
+                       uint32_t end, int64_t *lo, int64_t *hi) {
+  const tl_anchors *a = in->anchors;
+  const tl_events *ev = &in->trace->ev;
+  *lo = INT64_MAX, *hi = INT64_MIN;
+  for (uint32_t k = start; k < end; k++) {
+    uint32_t x = a->event[tr->first_anchor + k];
+    if (ev->start_ns[x] < *lo) *lo = ev->start_ns[x];
+    if (ev->end_ns[x] > *hi) *hi = ev->end_ns[x];
+  }
+}
 
-/* Decimal v, zero-padded to at least min_digits; returns the length written (<= 10). */
-static size_t fmt_u32(char *out, uint32_t v, size_t min_digits) {
-  char t[10];
+/* Sums, span and times of every node over its occurrences. */
+static node_agg *node_aggregates(const tl_structure_input *in, const tl_tree *tr) {
+  node_agg *agg = calloc(tr->nnodes ? tr->nnodes : 1, sizeof *agg);
+  if (!agg) return NULL;
+  for (size_t k = 0; k < tr->nnodes; k++) {
+    agg[k].first_token = UINT32_MAX;
+    agg[k].start_ns = INT64_MAX, agg[k].end_ns = INT64_MIN;
+  }
+  for (uint32_t o = 0; o < tr->st.noccurrences; o++) {
+    const tl_occurrence *oc = &tr->st.occurrences[o];
+    node_agg *na = &agg[tr->occ_node[o]];
+    tl_sums s;
+    tl_tree_sums(tr, oc->start, oc->end, &s);
+    for (int f = 0; f < TL_SUM_COUNT; f++) na->sum[f] += s.v[f];
+    if (oc->start < na->first_token) na->first_token = oc->start;
+    if (oc->end > na->end_token) na->end_token = oc->end;
+    int64_t lo, hi;
+    span_times(in, tr, oc->start, oc->end, &lo, &hi);
+    if (lo < na->start_ns) na->start_ns = lo;
+    if (hi > na->end_ns) na->end_ns = hi;
+  }
+  return agg;
+}
+
+/* ------------------------------------------------------------------ paths */
+
+/* The nodes from the root down to node k, root first; returns their count. */
+static size_t node_chain(const tl_tree *tr, uint32_t k, uint32_t *chain, size_t cap) {
   size_t n = 0;
-  do t[n++] = (char)('0' + v % 10), v /= 10; while (v);
-  while (n < min_digits) t[n++] = '0';
-  for (size_t k = 0; k < n; k++) out[k] = t[n - 1 - k];
+  for (uint32_t x = k; x != TL_RECOVER_NONE && n < cap; x = tr->nodes[x].parent) chain[n++] = x;
+  for (size_t i = 0; i < n / 2; i++) {
+    uint32_t t = chain[i];
+    chain[i] = chain[n - 1 - i], chain[n - 1 - i] = t;
+  }
   return n;
 }
 
-/* "N007": the local id of position pos. out needs 12 bytes. */
-static size_t fmt_local(char *out, uint32_t pos) {
-  out[0] = 'N';
-  size_t n = 1 + fmt_u32(out + 1, pos + 1, 3);
-  out[n] = '\0';
-  return n;
+enum { PATH_MAX_DEPTH = 256 };
+
+/* 'N001/N003/N004' (rooted = 0) or 'node-N001/s2/node-N003/s1/node-N004' (rooted = 1). */
+static void node_path(const tl_tree *tr, uint32_t k, int rooted, tl_buf *b) {
+  uint32_t chain[PATH_MAX_DEPTH];
+  size_t n = node_chain(tr, k, chain, PATH_MAX_DEPTH);
+  tl_buf_reset(b);
+  char id[128];
+  for (size_t i = 0; i < n; i++) {
+    size_t m = 0;
+    if (i) {
+      id[m++] = '/';
+      if (rooted) {
+        id[m++] = 's';
+        m += fmt_u32(id + m, tr->nodes[chain[i]].slot, 1);
+        id[m++] = '/';
+      }
+    }
+    if (rooted) m += fmt_prefix(tr, id + m);
+    m += fmt_local(id + m, chain[i]);
+    tl_buf_append(b, id, m);
+  }
 }
 
-static void local_id(char *buf, size_t cap, uint32_t pos) {
-  char t[12];
-  fmt_local(t, pos);
-  snprintf(buf, cap, "%s", t);
-}
-
-/* prefix + "N007" (+ "-occurrence-<k>" for an occurrence id), NUL-terminated; cap >= 96. */
-static size_t fmt_node(const tl_tree *tr, char *out, size_t cap, uint32_t pos) {
-  size_t plen = strlen(tr->node_prefix);
-  if (plen + 12 > cap) plen = cap - 12;
-  memcpy(out, tr->node_prefix, plen);
-  return plen + fmt_local(out + plen, pos);
-}
-
-static void node_id(const tl_tree *tr, char *buf, size_t cap, uint32_t pos) {
-  fmt_node(tr, buf, cap, pos);
-}
-
-static size_t fmt_occ(const tl_tree *tr, char *out, size_t cap, uint32_t o) {
-  const tl_occurrence *oc = &tr->st.occurrences[o];
-  size_t n = fmt_node(tr, out, cap - 23, oc->position);
-  memcpy(out + n, "-occurrence-", 12);
-  n += 12;
-  n += fmt_u32(out + n, oc->occurrence_idx, 1);
-  out[n] = '\0';
-  return n;
-}
-
-/* rooted_position_path (occurrence_path when with_occurrence) of occurrence o. */
-static void occ_path(const tl_tree *tr, uint32_t o, int with_occurrence, tl_buf *b) {
-  uint32_t chain[256];
+/* occurrence_path of occurrence o:
+** 'node-N001-occurrence-1/s2/r1/node-N003-occurrence-1/s1/r3/node-N004-occurrence-3'. */
+static void occurrence_path(const tl_tree *tr, const tree_ranks *rk, uint32_t o, tl_buf *b) {
+  uint32_t chain[PATH_MAX_DEPTH];
   size_t n = 0;
-  for (uint32_t x = o; x != TL_RECOVER_NONE && n < 256; x = tr->st.occurrences[x].parent)
+  for (uint32_t x = o; x != TL_RECOVER_NONE && n < PATH_MAX_DEPTH; x = tr->st.occurrences[x].parent)
     chain[n++] = x;
   tl_buf_reset(b);
   char id[128];
   while (n-- > 0) {
     const tl_occurrence *oc = &tr->st.occurrences[chain[n]];
-    size_t k = 0;
+    size_t m = 0;
     if (oc->parent != TL_RECOVER_NONE) {
-      id[k++] = '/', id[k++] = 's';
-      k += fmt_u32(id + k, oc->slot, 1);
-      id[k++] = '/';
-      if (with_occurrence) {
-        id[k++] = 'r';
-        k += fmt_u32(id + k, oc->member_order, 1);
-        id[k++] = '/';
-      }
+      id[m++] = '/', id[m++] = 's';
+      m += fmt_u32(id + m, oc->slot, 1);
+      id[m++] = '/', id[m++] = 'r';
+      m += fmt_u32(id + m, oc->member_order, 1);
+      id[m++] = '/';
     }
-    k += with_occurrence ? fmt_occ(tr, id + k, sizeof id - k, chain[n])
-                         : fmt_node(tr, id + k, sizeof id - k, oc->position);
-    tl_buf_append(b, id, k);
+    m += fmt_prefix(tr, id + m);
+    m += fmt_local(id + m, tr->occ_node[chain[n]]);
+    memcpy(id + m, "-occurrence-", 12);
+    m += 12;
+    m += fmt_u32(id + m, occ_idx(tr, rk, chain[n]), 1);
+    tl_buf_append(b, id, m);
   }
 }
 
 /* "N002:3,N005:1": the enclosing repeat iterations of occurrence o, outer to inner. */
 static void repeat_context(const tl_tree *tr, uint32_t o, tl_buf *b) {
-  uint32_t chain[256];
+  uint32_t chain[PATH_MAX_DEPTH];
   size_t n = 0;
-  for (uint32_t x = o; x != TL_RECOVER_NONE && n < 256; x = tr->st.occurrences[x].parent)
+  for (uint32_t x = o; x != TL_RECOVER_NONE && n < PATH_MAX_DEPTH; x = tr->st.occurrences[x].parent)
     chain[n++] = x;
   tl_buf_reset(b);
   char item[32];
   while (n-- > 0) {
     const tl_occurrence *oc = &tr->st.occurrences[chain[n]];
     if (oc->parent == TL_RECOVER_NONE) continue;
-    uint32_t ppos = tr->st.occurrences[oc->parent].position;
-    if (tr->st.positions[ppos].kind != TL_POS_REPEAT) continue;
+    uint32_t pnode = tr->occ_node[oc->parent];
+    if (tr->st.positions[tr->nodes[pnode].position].kind != TL_POS_REPEAT) continue;
     size_t k = 0;
     if (b->n) item[k++] = ',';
-    k += fmt_local(item + k, ppos);
+    k += fmt_local(item + k, pnode);
     item[k++] = ':';
     k += fmt_u32(item + k, oc->member_order, 1);
     tl_buf_append(b, item, k);
   }
 }
 
-static const char *node_type(uint32_t kind) {
-  return kind == TL_POS_ATOM ? "Atom" : kind == TL_POS_REPEAT ? "Repeat" : "Seq";
-}
+/* ------------------------------------------------------------------ occurrences */
 
-static int is_repeat_child(const tl_tree *tr, const tl_occurrence *oc) {
-  return oc->parent != TL_RECOVER_NONE &&
-         tr->st.positions[tr->st.occurrences[oc->parent].position].kind == TL_POS_REPEAT;
-}
+enum {
+  O_N, O_NODE, O_NODE_LOCAL, O_NODE_DEVICE, O_IDX, O_PARENT, O_MEMBER, O_ANCHOR_FIRST, O_START,
+  O_END, O_COMPUTE, O_COMM, O_IDLE, O_SELF, O_AUX_EVENTS, O_AUX, O_LINKED, O_PATH, O_CONTEXT,
+  O_NCOLS
+};
+static const tl_rows_column occurrence_columns[O_NCOLS] = {
+    [O_N] = {"occurrence_n", 0},          [O_NODE] = {"node_n", 0},
+    [O_NODE_LOCAL] = {"node_local", 0},   [O_NODE_DEVICE] = {"node_device", 0},
+    [O_IDX] = {"occurrence_idx", 0},      [O_PARENT] = {"parent_n", 0},
+    [O_MEMBER] = {"member_order", 0},     [O_ANCHOR_FIRST] = {"anchor_first_n", 0},
+    [O_START] = {"start_ns", 0},          [O_END] = {"end_ns", 0},
+    [O_COMPUTE] = {"compute_ns", 0},      [O_COMM] = {"comm_ns", 0},
+    [O_IDLE] = {"idle_ns", 0},            [O_SELF] = {"self_ns", 0},
+    [O_AUX_EVENTS] = {"aux_events", 0},   [O_AUX] = {"aux_ns", 0},
+    [O_LINKED] = {"linked_aux_ns", 0},    [O_PATH] = {"occurrence_path", 1},
+    [O_CONTEXT] = {"repeat_context", 1},
+};
 
-/* The columns of occurrence o of one tree, for the bulk insert; called once per
-** occurrence in walk order, it also accumulates the per-position aggregates. */
 typedef struct occ_rows {
   const tl_structure_input *in;
   const tl_tree *tr;
-  pos_agg *agg;
-  uint32_t *child_count;
-  int64_t base;             /* occurrence rows published before this tree */
-  tl_buf path, opath, ctx;  /* the text columns of the row last filled */
-  size_t filled;
+  const tree_ranks *rk;
+  int64_t occurrence_base, node_base; /* occurrence_n and node_n before the tree's first */
+  tl_buf path, ctx;                   /* the text columns of the row last filled */
+  int with_text;
 } occ_rows;
-
-#define OCCURRENCE_COLUMNS \
-  "occurrence_n, db_idx, device_id, node_device, position_local, occurrence_idx, parent_n, " \
-  "parent_local, parent_occurrence_idx, is_atom, repeat_iteration, token_start_ordinal, " \
-  "token_end_exclusive, slot_ordinal, member_order, edge_order, anchor_first_n, anchor_end_n, " \
-  "start_ns, end_ns, compute_ns, comm_ns, idle_ns, self_ns, aux_events, aux_ns, " \
-  "linked_aux_ns, rooted_position_path, occurrence_path, repeat_context"
 
 static int fill_occurrence(void *vctx, size_t row, int64_t *v, unsigned char *null) {
   occ_rows *r = vctx;
   const tl_tree *tr = r->tr;
-  const tl_structure *st = &tr->st;
-  const tl_anchors *a = r->in->anchors;
-  const tl_anchor_group *g = &a->groups.v[tr->group];
-  const tl_events *ev = &r->in->trace->ev;
-  uint32_t o = (uint32_t)row;
-  const tl_occurrence *oc = &st->occurrences[o];
-  const tl_position *pos = &st->positions[oc->position];
-  pos_agg *pa = &r->agg[oc->position];
-  r->filled++;
-  if (pa->first_occ == UINT32_MAX) pa->first_occ = o;
-  if (oc->start < pa->first_token) pa->first_token = oc->start;
-  if (oc->end > pa->last_token) pa->last_token = oc->end;
-  tl_sums occ_sums;
-  tl_tree_sums(tr, oc->start, oc->end, &occ_sums);
-  const int64_t *sums = occ_sums.v;
-  for (int f = 0; f < TL_SUM_COUNT; f++) pa->sum[f] += sums[f];
-  int64_t start_ns = INT64_MAX, end_ns = INT64_MIN;
-  for (uint32_t k = oc->start; k < oc->end; k++) {
-    uint32_t x = a->event[g->first + k];
-    if (ev->start_ns[x] < start_ns) start_ns = ev->start_ns[x];
-    if (ev->end_ns[x] > end_ns) end_ns = ev->end_ns[x];
+  uint32_t o = r->rk->order[row];
+  const tl_occurrence *oc = &tr->st.occurrences[o];
+  uint32_t nd = tr->occ_node[o];
+  int atom = tr->st.positions[oc->position].kind == TL_POS_ATOM;
+  memset(null, 0, O_NCOLS);
+  v[O_N] = r->occurrence_base + (int64_t)row + 1;
+  v[O_NODE] = r->node_base + nd + 1;
+  v[O_NODE_LOCAL] = (int64_t)nd + 1;
+  v[O_NODE_DEVICE] = tr->device_id, null[O_NODE_DEVICE] = !tr->node_device;
+  v[O_IDX] = occ_idx(tr, r->rk, o);
+  if (oc->parent != TL_RECOVER_NONE)
+    v[O_PARENT] = r->occurrence_base + r->rk->rank[oc->parent] + 1;
+  else
+    null[O_PARENT] = 1;
+  v[O_MEMBER] = oc->member_order;
+  v[O_ANCHOR_FIRST] = (int64_t)(tr->first_anchor + oc->start);
+  /* An atom is its anchor: its values are read from the anchor by the view. */
+  r->with_text = !atom;
+  if (atom) {
+    for (int k = O_START; k < O_NCOLS; k++) null[k] = 1;
+    return 0;
   }
-  if (start_ns < pa->start_ns) pa->start_ns = start_ns;
-  if (end_ns > pa->end_ns) pa->end_ns = end_ns;
-  memset(null, 0, 30);
-  /* Paths and repeat context only where children will extend them: an atom's are its
-  ** parent's plus one step, computed by the traceloom_position_occurrence view. */
-  int stored = pos->kind != TL_POS_ATOM || oc->parent == TL_RECOVER_NONE;
-  if (stored) {
-    occ_path(tr, o, 0, &r->path);
-    occ_path(tr, o, 1, &r->opath);
-    repeat_context(tr, o, &r->ctx);
-    if (r->path.oom || r->opath.oom || r->ctx.oom) return -1;
-  }
-  v[0] = r->base + o + 1;
-  v[1] = tr->db_idx;
-  v[2] = tr->device_id;
-  v[3] = tr->device_id, null[3] = !tr->node_device;
-  v[4] = (int64_t)oc->position + 1;
-  v[5] = oc->occurrence_idx;
-  if (oc->parent != TL_RECOVER_NONE) {
-    const tl_occurrence *par = &st->occurrences[oc->parent];
-    v[6] = r->base + oc->parent + 1;
-    v[7] = (int64_t)par->position + 1;
-    v[8] = par->occurrence_idx;
-    v[15] = ++r->child_count[oc->parent];
-  } else {
-    null[6] = null[7] = null[8] = null[15] = 1;
-  }
-  v[9] = pos->kind == TL_POS_ATOM;
-  v[10] = oc->member_order, null[10] = !is_repeat_child(tr, oc);
-  v[11] = oc->start;
-  v[12] = oc->end;
-  v[13] = oc->slot;
-  v[14] = oc->member_order;
-  v[16] = (int64_t)(g->first + oc->start);
-  v[17] = (int64_t)(g->first + oc->end);
-  v[18] = start_ns;
-  v[19] = end_ns;
-  v[20] = sums[TL_SUM_COMPUTE];
-  v[21] = sums[TL_SUM_COMM];
-  v[22] = sums[TL_SUM_IDLE];
-  v[23] = sums[TL_SUM_SELF];
-  v[24] = sums[TL_SUM_AUX_EVENTS];
-  v[25] = sums[TL_SUM_AUX];
-  v[26] = sums[TL_SUM_LINKED_AUX];
-  null[27] = null[28] = !stored;
-  null[29] = !stored || r->ctx.n == 0;
+  tl_sums s;
+  tl_tree_sums(tr, oc->start, oc->end, &s);
+  span_times(r->in, tr, oc->start, oc->end, &v[O_START], &v[O_END]);
+  v[O_COMPUTE] = s.v[TL_SUM_COMPUTE], v[O_COMM] = s.v[TL_SUM_COMM];
+  v[O_IDLE] = s.v[TL_SUM_IDLE], v[O_SELF] = s.v[TL_SUM_SELF];
+  v[O_AUX_EVENTS] = s.v[TL_SUM_AUX_EVENTS], v[O_AUX] = s.v[TL_SUM_AUX];
+  v[O_LINKED] = s.v[TL_SUM_LINKED_AUX];
+  occurrence_path(tr, r->rk, o, &r->path);
+  repeat_context(tr, o, &r->ctx);
+  if (r->path.oom || r->ctx.oom) return -1;
+  null[O_CONTEXT] = r->ctx.n == 0;
   return 0;
 }
 
-/* The text columns of the occurrence last filled: its paths and repeat context. */
 static void occurrence_text(void *vctx, int col, const char **p, int *n) {
   const occ_rows *r = vctx;
-  const tl_buf *b = col == 27 ? &r->path : col == 28 ? &r->opath : &r->ctx;
+  const tl_buf *b = col == O_PATH ? &r->path : &r->ctx;
   *p = b->p, *n = (int)b->n;
 }
 
-/* The refinement rows of one tree: slot j of position k, positions in order. */
-typedef struct slot_rows {
-  const tl_tree *tr;
-  uint32_t pos, slot;          /* the next row's position and 0-based slot */
-  char parent[96], child[96];  /* the ids of the row last filled */
-  const char *edge_kind;
-  size_t filled;
-} slot_rows;
+/* ------------------------------------------------------------------ nodes */
 
-static int fill_slot(void *ctx, size_t row, int64_t *v, unsigned char *null) {
-  slot_rows *r = ctx;
-  const tl_structure *st = &r->tr->st;
-  (void)row;
-  while (r->pos < st->npositions && r->slot >= st->positions[r->pos].nslots) r->pos++, r->slot = 0;
-  if (r->pos >= st->npositions) return -1; /* more rows asked for than there are slots */
-  const tl_position *pos = &st->positions[r->pos];
-  node_id(r->tr, r->parent, sizeof r->parent, r->pos);
-  node_id(r->tr, r->child, sizeof r->child, st->slots[pos->first_slot + r->slot]);
-  r->edge_kind = pos->kind == TL_POS_REPEAT ? "repeat_body" : "sequence";
-  memset(null, 0, 8);
-  v[1] = ++r->slot;
-  v[3] = r->tr->db_idx;
-  v[4] = r->tr->device_id;
-  r->filled++;
+enum {
+  N_N, N_TREE, N_DB, N_DEVICE, N_NODE_DEVICE, N_LOCAL, N_PARENT, N_PARENT_LOCAL, N_SLOT,
+  N_KIND, N_SHAPE, N_DEFINITION, N_REPEAT, N_CHILDREN, N_DEPTH, N_LOOP_DEPTH, N_OCCURRENCES,
+  N_FIRST_OCCURRENCE, N_TOKEN_LEN, N_FIRST_TOKEN, N_END_TOKEN, N_START, N_END, N_COMPUTE,
+  N_COMM, N_IDLE, N_SELF, N_AUX_EVENTS, N_AUX, N_LINKED, N_PATH, N_ROOTED_PATH, N_NCOLS
+};
+static const tl_rows_column node_columns[N_NCOLS] = {
+    [N_N] = {"node_n", 0},                 [N_TREE] = {"tree_n", 0},
+    [N_DB] = {"db_idx", 0},                [N_DEVICE] = {"device_id", 0},
+    [N_NODE_DEVICE] = {"node_device", 0},  [N_LOCAL] = {"local_n", 0},
+    [N_PARENT] = {"parent_n", 0},          [N_PARENT_LOCAL] = {"parent_local_n", 0},
+    [N_SLOT] = {"slot_ordinal", 0},        [N_KIND] = {"node_kind", 0},
+    [N_SHAPE] = {"shape_id", 0},           [N_DEFINITION] = {"definition_local", 0},
+    [N_REPEAT] = {"repeat_count", 0},      [N_CHILDREN] = {"child_count", 0},
+    [N_DEPTH] = {"depth", 0},              [N_LOOP_DEPTH] = {"loop_depth", 0},
+    [N_OCCURRENCES] = {"occurrence_count", 0}, [N_FIRST_OCCURRENCE] = {"first_occurrence_n", 0},
+    [N_TOKEN_LEN] = {"token_len", 0},      [N_FIRST_TOKEN] = {"first_token", 0},
+    [N_END_TOKEN] = {"end_token", 0},      [N_START] = {"start_ns", 0},
+    [N_END] = {"end_ns", 0},               [N_COMPUTE] = {"compute_ns", 0},
+    [N_COMM] = {"comm_ns", 0},             [N_IDLE] = {"idle_ns", 0},
+    [N_SELF] = {"self_ns", 0},             [N_AUX_EVENTS] = {"aux_events", 0},
+    [N_AUX] = {"aux_ns", 0},               [N_LINKED] = {"linked_aux_ns", 0},
+    [N_PATH] = {"path", 1},                [N_ROOTED_PATH] = {"rooted_path", 1},
+};
+
+typedef struct node_rows {
+  const tl_tree *tr;
+  const node_agg *agg;
+  const uint32_t *shape_id;
+  int64_t tree_n, node_base, occurrence_base;
+  tl_buf path, rooted;
+} node_rows;
+
+static int fill_node(void *vctx, size_t row, int64_t *v, unsigned char *null) {
+  node_rows *r = vctx;
+  const tl_tree *tr = r->tr;
+  const tl_tree_node *nd = &tr->nodes[row];
+  const tl_position *pos = &tr->st.positions[nd->position];
+  const node_agg *na = &r->agg[row];
+  memset(null, 0, N_NCOLS);
+  v[N_N] = r->node_base + (int64_t)row + 1;
+  v[N_TREE] = r->tree_n;
+  v[N_DB] = tr->db_idx;
+  v[N_DEVICE] = tr->device_id;
+  v[N_NODE_DEVICE] = tr->device_id, null[N_NODE_DEVICE] = !tr->node_device;
+  v[N_LOCAL] = (int64_t)row + 1;
+  if (nd->parent != TL_RECOVER_NONE) {
+    v[N_PARENT] = r->node_base + nd->parent + 1;
+    v[N_PARENT_LOCAL] = (int64_t)nd->parent + 1;
+  } else {
+    null[N_PARENT] = null[N_PARENT_LOCAL] = 1;
+  }
+  v[N_SLOT] = nd->slot;
+  v[N_KIND] = pos->kind;
+  v[N_SHAPE] = r->shape_id[row];
+  v[N_DEFINITION] = (int64_t)nd->position + 1;
+  v[N_REPEAT] = pos->repeat_count, null[N_REPEAT] = pos->kind != TL_POS_REPEAT;
+  v[N_CHILDREN] = pos->nslots;
+  v[N_DEPTH] = nd->depth;
+  v[N_LOOP_DEPTH] = nd->loop_depth;
+  v[N_OCCURRENCES] = nd->occurrence_count;
+  v[N_FIRST_OCCURRENCE] = r->occurrence_base + nd->first_rank + 1;
+  v[N_TOKEN_LEN] = (int64_t)pos->token_len;
+  v[N_FIRST_TOKEN] = na->first_token;
+  v[N_END_TOKEN] = na->end_token;
+  v[N_START] = na->start_ns;
+  v[N_END] = na->end_ns;
+  v[N_COMPUTE] = na->sum[TL_SUM_COMPUTE], v[N_COMM] = na->sum[TL_SUM_COMM];
+  v[N_IDLE] = na->sum[TL_SUM_IDLE], v[N_SELF] = na->sum[TL_SUM_SELF];
+  v[N_AUX_EVENTS] = na->sum[TL_SUM_AUX_EVENTS], v[N_AUX] = na->sum[TL_SUM_AUX];
+  v[N_LINKED] = na->sum[TL_SUM_LINKED_AUX];
+  if (pos->kind == TL_POS_ATOM && nd->parent != TL_RECOVER_NONE) {
+    null[N_PATH] = null[N_ROOTED_PATH] = 1; /* the parent's plus one step (the view) */
+  } else {
+    node_path(tr, (uint32_t)row, 0, &r->path);
+    node_path(tr, (uint32_t)row, 1, &r->rooted);
+    if (r->path.oom || r->rooted.oom) return -1;
+  }
   return 0;
 }
 
-static void slot_text(void *ctx, int col, const char **p, int *n) {
-  const slot_rows *r = ctx;
-  *p = col == 0 ? r->parent : col == 2 ? r->child : col == 5 ? r->tr->tree_id
-       : col == 6 ? VIEW_TREE : r->edge_kind;
-  *n = (int)strlen(*p);
+static void node_text(void *vctx, int col, const char **p, int *n) {
+  const node_rows *r = vctx;
+  const tl_buf *b = col == N_PATH ? &r->path : &r->rooted;
+  *p = b->p, *n = (int)b->n;
 }
 
-static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree *tr, stmts *s,
-                        tl_err *e) {
-  const tl_trace *t = in->trace;
+/* The text of a node: type, kind, symbol, label, category (traceloom_node_shape). */
+static int node_shapes(sqlite3 *db, const tl_structure_input *in, const tl_tree *tr,
+                       const tree_ranks *rk, sqlite3_stmt *ins, tl_shapes *shapes, uint32_t *shape_of, tl_err *e) {
   const tl_anchors *a = in->anchors;
-  const tl_anchor_group *g = &a->groups.v[tr->group];
-  const tl_structure *st = &tr->st;
-  pos_agg *agg = calloc(st->npositions ? st->npositions : 1, sizeof *agg);
-  uint32_t *child_count = calloc(st->noccurrences ? st->noccurrences : 1, sizeof *child_count);
-  tl_buf path = {0}, opath = {0}, ctx = {0};
-  int rc = TL_OK;
-  if (!agg || !child_count) rc = tl_nomem(e);
-  for (size_t k = 0; k < st->npositions && rc == TL_OK; k++) {
-    agg[k].first_occ = UINT32_MAX;
-    agg[k].start_ns = INT64_MAX, agg[k].end_ns = INT64_MIN;
-    agg[k].first_token = UINT32_MAX;
-  }
-  char nid[96], pnid[96], lid[24], eid[200];
-  /* Occurrences (walk order: parents first), in one INSERT ... SELECT whose rows are
-  ** computed as SQLite asks for them (fill_occurrence). Members, edges and per-anchor
-  ** packet rows are views over these rows and the anchors (sql/views/30_structure.sql). */
-  occ_rows orows = {.in = in, .tr = tr, .agg = agg, .child_count = child_count,
-                    .base = s->occurrences};
-  if (rc == TL_OK && st->noccurrences) {
-    tl_rows rows = {.nrows = st->noccurrences, .ncols = 30, .fill = fill_occurrence,
-                    .ctx = &orows, .text_cols = 7u << 27, .text = occurrence_text};
-    rc = tl_rows_insert(db, "traceloom_position_occurrence_core", OCCURRENCE_COLUMNS, &rows, e);
-    if (rc == TL_OK && orows.filled != st->noccurrences)
-      rc = tl_fail(e, "internal error: %zu of %zu occurrences of %s published", orows.filled,
-                   st->noccurrences, tr->tree_id);
-  }
-  tl_buf_free(&orows.path), tl_buf_free(&orows.opath), tl_buf_free(&orows.ctx);
-  s->occurrences += st->noccurrences;
-  /* Positions (display order = position index), their slots and edges. */
-  for (uint32_t k = 0; rc == TL_OK && k < st->npositions; k++) {
-    const tl_position *pos = &st->positions[k];
-    const pos_agg *pa = &agg[k];
-    const tl_occurrence *first = &st->occurrences[pa->first_occ];
-    node_id(tr, nid, sizeof nid, k);
-    local_id(lid, sizeof lid, k);
-    occ_path(tr, pa->first_occ, 0, &path);
-    int parent = first->parent != TL_RECOVER_NONE;
-    uint32_t ppos = parent ? st->occurrences[first->parent].position : 0;
-    char plid[24] = "";
-    if (parent) node_id(tr, pnid, sizeof pnid, ppos), local_id(plid, sizeof plid, ppos);
-    /* Loop depth: Repeat positions on the first occurrence's ancestor chain, itself included. */
-    uint32_t loop_depth = 0;
-    for (uint32_t x = pa->first_occ; x != TL_RECOVER_NONE; x = st->occurrences[x].parent)
-      loop_depth += st->positions[st->occurrences[x].position].kind == TL_POS_REPEAT;
+  static const char *const type[] = {"", "Atom", "Seq", "Repeat"};
+  static const char *const kind[] = {"", "atom", "seq", "repeat"};
+  for (size_t k = 0; k < tr->nnodes; k++) {
+    const tl_tree_node *nd = &tr->nodes[k];
+    const tl_position *pos = &tr->st.positions[nd->position];
+    /* An atom's category is its anchor's role: every anchor of one atom node has the same
+    ** symbol and, the role following from the symbol's class, the same role. */
+    uint32_t role = 0;
+    if (pos->kind == TL_POS_ATOM)
+      role = a->role[tr->first_anchor + tr->st.occurrences[rk->order[nd->first_rank]].start];
+    uint64_t key[4] = {pos->kind, pos->kind == TL_POS_ATOM ? pos->symbol : pos->repeat_count,
+                       pos->unit_template, role};
+    int fresh;
+    int64_t id = tl_shapes_intern(shapes, key, &fresh);
+    if (id < 0) return tl_nomem(e);
+    shape_of[k] = (uint32_t)id;
+    if (!fresh) continue;
     char label[64];
-    const char *symbol = NULL, *kind, *category = NULL;
+    const char *category = NULL;
     if (pos->kind == TL_POS_ATOM) {
-      symbol = tl_str(t, pos->symbol);
-      snprintf(label, sizeof label, "%.63s", symbol);
-      tl_anchor_role r = (tl_anchor_role)a->role[g->first + first->start];
-      kind = r == TL_ANCHOR_COMM ? "comm" : r == TL_ANCHOR_GRAPH ? "graph" : "exec";
-      category = tl_anchor_role_name(r);
+      snprintf(label, sizeof label, "%.63s", tl_str(in->trace, pos->symbol));
+      tl_anchor_role r = (tl_anchor_role)role;
+      category = r == TL_ANCHOR_COMM ? "comm" : r == TL_ANCHOR_GRAPH ? "graph" : "exec";
     } else if (pos->kind == TL_POS_REPEAT) {
       snprintf(label, sizeof label, "Rep x%u", pos->repeat_count);
-      kind = "repeat";
     } else if (pos->unit_template) {
       snprintf(label, sizeof label, "ReplayUnit T%u", pos->unit_template);
-      kind = "seq";
       category = "graph_unit";
     } else {
-      snprintf(label, sizeof label, "root");
-      kind = "seq";
+      snprintf(label, sizeof label, "Seq");
     }
-    uint64_t denom = pos->occurrence_count ? pos->occurrence_count : 1;
-    if (pos->kind == TL_POS_REPEAT && pos->repeat_count) denom *= pos->repeat_count;
-    int64_t total = pa->sum[TL_SUM_COMPUTE] + pa->sum[TL_SUM_COMM] + pa->sum[TL_SUM_IDLE];
-    int64_t anchors = (int64_t)pos->occurrence_count * (int64_t)pos->token_len;
-    /* Semantic node. */
-    sqlite3_stmt *q = s->snode;
-    sqlite3_bind_text(q, 1, nid, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 2, tr->tree_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int(q, 3, tr->db_idx);
-    sqlite3_bind_int64(q, 4, tr->device_id);
-    sqlite3_bind_text(q, 5, lid, -1, SQLITE_STATIC);
-    tl_bind_text(q, 6, parent ? pnid : NULL);
-    tl_bind_text(q, 7, parent ? plid : NULL);
-    sqlite3_bind_int64(q, 8, k + 1);
-    if (parent) sqlite3_bind_int64(q, 9, first->slot); else sqlite3_bind_null(q, 9);
-    sqlite3_bind_text(q, 10, path.p, (int)path.n, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(q, 11, pos->depth);
-    sqlite3_bind_int64(q, 12, loop_depth);
-    sqlite3_bind_text(q, 13, node_type(pos->kind), -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 14, pos->kind == TL_POS_ATOM ? "atom" : pos->kind == TL_POS_REPEAT ? "repeat" : "seq", -1, SQLITE_STATIC);
-    tl_bind_text(q, 15, symbol);
-    sqlite3_bind_text(q, 16, label, -1, SQLITE_TRANSIENT);
-    tl_bind_text(q, 17, category);
-    if (pos->kind == TL_POS_REPEAT) sqlite3_bind_int64(q, 18, pos->repeat_count); else sqlite3_bind_null(q, 18);
-    sqlite3_bind_int64(q, 19, pos->occurrence_count);
-    sqlite3_bind_int64(q, 20, anchors);
-    sqlite3_bind_int64(q, 21, (int64_t)pa->first_token + 1);
-    sqlite3_bind_int64(q, 22, (int64_t)pa->last_token);
-    sqlite3_bind_int64(q, 23, pa->start_ns);
-    sqlite3_bind_int64(q, 24, pa->end_ns);
-    sqlite3_bind_double(q, 25, us(pa->sum[TL_SUM_COMPUTE]));
-    sqlite3_bind_double(q, 26, us(pa->sum[TL_SUM_COMM]));
-    sqlite3_bind_double(q, 27, us(pa->sum[TL_SUM_IDLE]));
-    sqlite3_bind_double(q, 28, us(total));
-    sqlite3_bind_double(q, 29, tl_round3(us(pa->sum[TL_SUM_COMPUTE]) / (double)denom));
-    sqlite3_bind_double(q, 30, tl_round3(us(pa->sum[TL_SUM_COMM]) / (double)denom));
-    sqlite3_bind_double(q, 31, tl_round3(us(pa->sum[TL_SUM_IDLE]) / (double)denom));
-    sqlite3_bind_double(q, 32, tl_round3(us(total) / (double)denom));
-    sqlite3_bind_double(q, 33, us(pa->sum[TL_SUM_SELF]));
-    sqlite3_bind_int64(q, 34, pa->sum[TL_SUM_AUX_EVENTS]);
-    sqlite3_bind_double(q, 35, us(pa->sum[TL_SUM_AUX]));
-    rc = tl_pub_step(db, q, "traceloom_semantic_node", e);
-    if (rc) break;
-    /* Report node. */
-    q = s->vnode;
-    sqlite3_bind_text(q, 1, nid, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(ins, 1, id);
+    sqlite3_bind_text(ins, 2, type[pos->kind], -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 3, kind[pos->kind], -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 4, label, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ins, 5, label, -1, SQLITE_TRANSIENT);
+    tl_bind_text(ins, 6, category);
+    if (tl_pub_step(db, ins, "traceloom_node_shape", e)) return TL_ERROR;
+  }
+  return TL_OK;
+}
+
+/* ------------------------------------------------------------------ trees */
+
+static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree *tr,
+                        int64_t tree_n, int64_t node_base, int64_t occurrence_base,
+                        sqlite3_stmt *tree_ins, sqlite3_stmt *shape_ins, tl_shapes *shapes,
+                        tl_err *e) {
+  const tl_structure *st = &tr->st;
+  tree_ranks rk = {0};
+  node_agg *agg = node_aggregates(in, tr);
+  uint32_t *shape_of = malloc((tr->nnodes ? tr->nnodes : 1) * sizeof *shape_of);
+  int rc = !agg || !shape_of || ranks_build(tr, &rk) ? tl_nomem(e) : TL_OK;
+  if (rc == TL_OK) rc = node_shapes(db, in, tr, &rk, shape_ins, shapes, shape_of, e);
+  if (rc == TL_OK) {
+    node_rows nr = {.tr = tr, .agg = agg, .shape_id = shape_of, .tree_n = tree_n,
+                    .node_base = node_base, .occurrence_base = occurrence_base};
+    rc = tl_rows_publish(db, "traceloom_node_core", node_columns, N_NCOLS, tr->nnodes, fill_node,
+                         node_text, &nr, e);
+    tl_buf_free(&nr.path), tl_buf_free(&nr.rooted);
+  }
+  if (rc == TL_OK) {
+    occ_rows orows = {.in = in, .tr = tr, .rk = &rk, .occurrence_base = occurrence_base,
+                      .node_base = node_base};
+    rc = tl_rows_publish(db, "traceloom_position_occurrence_core", occurrence_columns, O_NCOLS,
+                         st->noccurrences, fill_occurrence, occurrence_text, &orows, e);
+    tl_buf_free(&orows.path), tl_buf_free(&orows.ctx);
+  }
+  if (rc == TL_OK) {
+    sqlite3_stmt *q = tree_ins;
+    sqlite3_bind_int64(q, 1, tree_n);
     sqlite3_bind_int(q, 2, tr->db_idx);
     sqlite3_bind_int64(q, 3, tr->device_id);
-    sqlite3_bind_text(q, 4, lid, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 5, path.p, (int)path.n, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 6, node_type(pos->kind), -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 7, kind, -1, SQLITE_STATIC);
-    tl_bind_text(q, 8, symbol);
-    sqlite3_bind_text(q, 9, label, -1, SQLITE_TRANSIENT);
-    tl_bind_text(q, 10, category);
-    sqlite3_bind_int64(q, 11, pos->depth);
-    if (pos->kind == TL_POS_REPEAT) {
-      sqlite3_bind_text(q, 12, label, -1, SQLITE_TRANSIENT);
-      sqlite3_bind_int64(q, 13, pos->repeat_count);
-    } else {
-      sqlite3_bind_null(q, 12);
-      sqlite3_bind_null(q, 13);
-    }
-    sqlite3_bind_int64(q, 14, pos->occurrence_count);
-    sqlite3_bind_int64(q, 15, anchors);
-    sqlite3_bind_int64(q, 16, (int64_t)pos->token_len);
-    sqlite3_bind_int64(q, 17, (int64_t)pa->first_token + 1);
-    sqlite3_bind_int64(q, 18, (int64_t)pa->last_token);
-    sqlite3_bind_double(q, 19, us(pa->sum[TL_SUM_COMPUTE]));
-    sqlite3_bind_double(q, 20, us(pa->sum[TL_SUM_COMM]));
-    sqlite3_bind_double(q, 21, us(pa->sum[TL_SUM_IDLE]));
-    sqlite3_bind_double(q, 22, us(total));
-    sqlite3_bind_double(q, 23, tl_round3(us(pa->sum[TL_SUM_COMPUTE]) / (double)denom));
-    sqlite3_bind_double(q, 24, tl_round3(us(pa->sum[TL_SUM_COMM]) / (double)denom));
-    sqlite3_bind_double(q, 25, tl_round3(us(pa->sum[TL_SUM_IDLE]) / (double)denom));
-    sqlite3_bind_double(q, 26, tl_round3(us(total) / (double)denom));
-    sqlite3_bind_double(q, 27, us(pa->sum[TL_SUM_SELF]));
-    sqlite3_bind_int64(q, 28, pa->sum[TL_SUM_AUX_EVENTS]);
-    sqlite3_bind_double(q, 29, us(pa->sum[TL_SUM_AUX]));
-    rc = tl_pub_step(db, q, "traceloom_viz_node", e);
+    if (tr->node_device) sqlite3_bind_int64(q, 4, tr->device_id); else sqlite3_bind_null(q, 4);
+    sqlite3_bind_text(q, 5, tr->macro_discovery, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 6, (int64_t)tr->first_anchor);
+    sqlite3_bind_int64(q, 7, (int64_t)tr->ntokens);
+    sqlite3_bind_int64(q, 8, node_base + 1);
+    sqlite3_bind_int64(q, 9, (int64_t)tr->nnodes);
+    sqlite3_bind_int64(q, 10, occurrence_base + 1);
+    sqlite3_bind_int64(q, 11, (int64_t)st->noccurrences);
+    sqlite3_bind_int64(q, 12, (int64_t)st->npositions);
+    rc = tl_pub_step(db, q, "traceloom_tree_core", e);
   }
-  /* Slots: the refinements (the two edge projections are views over them), position by
-  ** position, in one INSERT ... SELECT. */
-  if (rc == TL_OK && st->nslots) {
-    slot_rows sr = {.tr = tr};
-    tl_rows rows = {.nrows = st->nslots, .ncols = 8, .fill = fill_slot, .ctx = &sr,
-                    .text_cols = 1u << 0 | 1u << 2 | 1u << 5 | 1u << 6 | 1u << 7,
-                    .text = slot_text};
-    rc = tl_rows_insert(db, "traceloom_position_refinement",
-                        "parent_position_id, slot_ordinal, child_position_id, db_idx, device_id, "
-                        "tree_id, view_name, edge_kind",
-                        &rows, e);
-    if (rc == TL_OK && sr.filled != st->nslots)
-      rc = tl_fail(e, "internal error: %zu of %zu slots of %s published", sr.filled,
-                   st->nslots, tr->tree_id);
-  }
-  /* The tree. */
-  if (rc == TL_OK) {
-    node_id(tr, nid, sizeof nid, 0);
-    snprintf(eid, sizeof eid, "db%u:dev%u", (unsigned)tr->db_idx, (unsigned)tr->device_id);
-    sqlite3_bind_text(s->tree, 1, tr->tree_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int(s->tree, 2, tr->db_idx);
-    sqlite3_bind_int64(s->tree, 3, tr->device_id);
-    sqlite3_bind_text(s->tree, 4, eid, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s->tree, 5, nid, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s->tree, 6, tr->macro_discovery, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s->tree, 7, (int64_t)st->ntokens);
-    sqlite3_bind_int64(s->tree, 8, (int64_t)st->npositions);
-    sqlite3_bind_int64(s->tree, 9, (int64_t)st->noccurrences);
-    rc = tl_pub_step(db, s->tree, "traceloom_semantic_tree", e);
-  }
-  free(agg), free(child_count);
-  tl_buf_free(&path), tl_buf_free(&opath), tl_buf_free(&ctx);
+  ranks_free(&rk);
+  free(agg), free(shape_of);
   return rc;
 }
 
 int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+  const tl_anchors *a = in->anchors;
+  const tl_forest *f = in->forest;
   tl_timer tm;
   tl_timer_start(&tm, "structure");
-  int rc = publish_anchors(db, in, e);
+  /* The tree of each anchor group, and the numbering bases of each tree. */
+  const tl_tree **tree_of_group = calloc(a->groups.n ? a->groups.n : 1, sizeof *tree_of_group);
+  int64_t *occurrence_base = calloc(a->groups.n ? a->groups.n : 1, sizeof *occurrence_base);
+  if (!tree_of_group || !occurrence_base) {
+    free(tree_of_group), free(occurrence_base);
+    return tl_nomem(e);
+  }
+  int64_t occurrences = 0;
+  for (size_t i = 0; i < f->trees.n; i++) {
+    tree_of_group[f->trees.v[i].group] = &f->trees.v[i];
+    occurrence_base[f->trees.v[i].group] = occurrences;
+    occurrences += (int64_t)f->trees.v[i].st.noccurrences;
+  }
+  int rc = publish_anchors(db, in, tree_of_group, occurrence_base, e);
   tl_timer_mark(&tm, "anchors");
   if (rc == TL_OK) rc = publish_aux_links(db, in, e);
   tl_timer_mark(&tm, "aux links");
-  if (rc != TL_OK) return rc;
-  stmts s;
-  if (stmts_prepare(db, &s, e)) return TL_ERROR;
-  s.occurrences = 0;
-  for (size_t i = 0; rc == TL_OK && i < in->forest->trees.n; i++)
-    rc = publish_tree(db, in, &in->forest->trees.v[i], &s, e);
-  stmts_free(&s);
+  sqlite3_stmt *tree_ins = NULL, *shape_ins = NULL;
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db,
+                        "INSERT INTO traceloom_tree_core(tree_n, db_idx, device_id, node_device, "
+                        "macro_discovery, first_anchor_n, anchor_count, first_node_n, node_count, "
+                        "first_occurrence_n, occurrence_count, definition_count) "
+                        "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+                        &tree_ins, e);
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db,
+                        "INSERT INTO traceloom_node_shape(shape_id, node_type, kind, symbol, label, "
+                        "category) VALUES (?1,?2,?3,?4,?5,?6)",
+                        &shape_ins, e);
+  tl_shapes shapes;
+  tl_shapes_init(&shapes, 4);
+  int64_t node_base = 0, occ_base = 0;
+  for (size_t i = 0; rc == TL_OK && i < f->trees.n; i++) {
+    const tl_tree *tr = &f->trees.v[i];
+    rc = publish_tree(db, in, tr, (int64_t)i + 1, node_base, occ_base, tree_ins, shape_ins,
+                      &shapes, e);
+    node_base += (int64_t)tr->nnodes;
+    occ_base += (int64_t)tr->st.noccurrences;
+  }
+  tl_shapes_free(&shapes);
+  sqlite3_finalize(tree_ins), sqlite3_finalize(shape_ins);
+  free(tree_of_group), free(occurrence_base);
   tl_timer_mark(&tm, "trees");
   return rc;
 }

@@ -10,7 +10,11 @@
 static void tree_free(tl_tree *tr) {
   tl_structure_free(&tr->st);
   free(tr->checkpoint);
-  tr->checkpoint = NULL;
+  free(tr->nodes);
+  free(tr->child);
+  free(tr->occ_node);
+  tr->checkpoint = NULL, tr->nodes = NULL, tr->child = NULL, tr->occ_node = NULL;
+  tr->nnodes = 0;
 }
 
 void tl_forest_free(tl_forest *f) {
@@ -65,6 +69,79 @@ void tl_tree_sums(const tl_tree *tr, uint32_t start, uint32_t end, tl_sums *out)
   prefix(tr, end, out);
   prefix(tr, start, &lo);
   for (int f = 0; f < TL_SUM_COUNT; f++) out->v[f] -= lo.v[f];
+}
+
+/* The nodes of a tree (structure.h): one per (parent node, slot), created in walk order,
+** which is preorder, since a node's first occurrence realizes all its slots, left to right,
+** before anything after it. Returns TL_OK, -1 when out of memory, or TL_RECOVER_EINVARIANT
+** when a child's occurrences do not follow its parent's (the views' arithmetic needs it). */
+static int build_nodes(tl_tree *tr) {
+  const tl_structure *st = &tr->st;
+  size_t nocc = st->noccurrences;
+  tr->occ_node = malloc((nocc ? nocc : 1) * sizeof *tr->occ_node);
+  /* At most one node per occurrence, and at most one child entry per slot of each node. */
+  TL_VEC(tl_tree_node) nodes = {0};
+  TL_VEC(uint32_t) child = {0};
+  if (!tr->occ_node) return -1;
+  for (size_t o = 0; o < nocc; o++) {
+    const tl_occurrence *oc = &st->occurrences[o];
+    uint32_t node;
+    uint32_t *entry = NULL;
+    if (oc->parent == TL_RECOVER_NONE) {
+      if (o != 0) goto invariant; /* one root, the first occurrence */
+    } else {
+      const tl_tree_node *pn = &nodes.v[tr->occ_node[oc->parent]];
+      if (oc->slot < 1 || oc->slot > st->positions[pn->position].nslots) goto invariant;
+      entry = &child.v[pn->first_child + oc->slot - 1];
+    }
+    if (entry && *entry != TL_RECOVER_NONE) {
+      node = *entry;
+      if (nodes.v[node].position != oc->position) goto invariant;
+    } else {
+      const tl_position *pos = &st->positions[oc->position];
+      tl_tree_node nd = {oc->position, TL_RECOVER_NONE, 0, (uint32_t)child.n, 0,
+                         pos->kind == TL_POS_REPEAT, 0, 0};
+      if (entry) {
+        const tl_tree_node *pn = &nodes.v[tr->occ_node[oc->parent]];
+        nd.parent = tr->occ_node[oc->parent];
+        nd.slot = oc->slot;
+        nd.depth = pn->depth + 1;
+        nd.loop_depth += pn->loop_depth;
+      }
+      node = (uint32_t)nodes.n;
+      if (TL_VEC_PUSH(&nodes, nd)) goto nomem;
+      for (uint32_t s = 0; s < pos->nslots; s++)
+        if (TL_VEC_PUSH(&child, TL_RECOVER_NONE)) goto nomem;
+      if (oc->parent != TL_RECOVER_NONE)
+        child.v[nodes.v[tr->occ_node[oc->parent]].first_child + oc->slot - 1] = node;
+    }
+    tr->occ_node[o] = node;
+    nodes.v[node].occurrence_count++;
+  }
+  /* Ranks, and the counts the views' arithmetic relies on. */
+  uint32_t rank = 0;
+  for (size_t k = 0; k < nodes.n; k++) {
+    tl_tree_node *nd = &nodes.v[k];
+    nd->first_rank = rank;
+    rank += nd->occurrence_count;
+    if (nd->parent != TL_RECOVER_NONE) {
+      const tl_tree_node *pn = &nodes.v[nd->parent];
+      const tl_position *pp = &st->positions[pn->position];
+      uint64_t m = pp->kind == TL_POS_REPEAT ? pp->repeat_count : 1;
+      if ((uint64_t)nd->occurrence_count != (uint64_t)pn->occurrence_count * m) goto invariant;
+    }
+  }
+  for (size_t k = 0; k < child.n; k++)
+    if (child.v[k] == TL_RECOVER_NONE) goto invariant; /* a slot no occurrence realized */
+  tr->nodes = nodes.v, tr->nnodes = nodes.n;
+  tr->child = child.v;
+  return TL_OK;
+invariant:
+  free(nodes.v), free(child.v);
+  return TL_RECOVER_EINVARIANT;
+nomem:
+  free(nodes.v), free(child.v);
+  return -1;
 }
 
 /* A flat tree (root Seq over one atom per token) for a sequence the recovery rejected:
@@ -208,6 +285,16 @@ static int build_tree(const tl_trace *t, const tl_anchors *a, const tl_packets *
   free(sym_of_dense);
   free(tok);
   tok = NULL;
+  rc = build_nodes(tr);
+  if (rc == -1) goto nomem;
+  if (rc != TL_OK) {
+    free(tok);
+    tree_free(tr);
+    return tl_fail(e, "recover_invariant_violation: the recovered structure of db %u, device %u "
+                      "is not a tree of positions (a slot is unrealized or realized by several "
+                      "positions, or a child's occurrences do not follow its parent's)",
+                   (unsigned)g->db_idx, (unsigned)g->device_id);
+  }
   tr->packets = p;
   tr->linked_ns = linked_ns;
   tr->first_anchor = g->first;

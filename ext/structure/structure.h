@@ -31,6 +31,27 @@ typedef struct tl_sums {
   int64_t v[TL_SUM_COUNT];
 } tl_sums;
 
+/* One node of a tree: a structural position as reached from the root. The recovered
+** positions (st.positions) are definitions, shared by every place where an identical
+** structure occurs (every MatMul atom, every equal layer body); a node is one definition at
+** one place of the tree (outputs.md 4: one node per structural position), with its own
+** occurrences. Nodes are numbered in preorder (display order: node k is N<k+1>); the
+** children of a node are its definition's slots, in slot order. In a tree every child of a
+** node with c occurrences has c * m occurrences (m: the repeat count of a Repeat parent, 1
+** otherwise), and its occurrence q (1-based) lies in the parent's occurrence
+** (q - 1) / m + 1, iteration (q - 1) % m + 1: the published views rely on that arithmetic. */
+typedef struct tl_tree_node {
+  uint32_t position;         /* the definition: index into st.positions */
+  uint32_t parent;           /* node index; TL_RECOVER_NONE for the root */
+  uint32_t slot;             /* 1-based slot in the parent; 0 for the root */
+  uint32_t first_child;      /* the child in slot s is tr->child[first_child + s - 1] */
+  uint32_t depth;            /* the root is 0 */
+  uint32_t loop_depth;       /* Repeat nodes from the root to this one, itself included */
+  uint32_t occurrence_count;
+  uint32_t first_rank;       /* node-major rank of its first occurrence (sum of the
+                                occurrence counts of the nodes before it) */
+} tl_tree_node;
+
 typedef struct tl_tree {
   size_t group;             /* index into tl_anchors.groups */
   uint16_t db_idx;
@@ -44,6 +65,10 @@ typedef struct tl_tree {
   const tl_i64col *linked_ns; /* per global anchor (the forest owns it) */
   size_t first_anchor, ntokens;
   tl_sums *checkpoint;      /* checkpoint[b] = sums over tokens [0, b * TL_SUM_BLOCK) */
+  tl_tree_node *nodes;      /* nnodes nodes in preorder; nodes[0] is the root */
+  size_t nnodes;
+  uint32_t *child;          /* the node in each slot of each node (tl_tree_node.first_child) */
+  uint32_t *occ_node;       /* the node of each occurrence of st.occurrences */
 } tl_tree;
 
 typedef struct tl_forest {

@@ -12,6 +12,7 @@
 -- @surface traceloom_event_shape | one distinct combination of an event's text columns | Storage behind traceloom_event: kind, names, symbol and role, stored once and shared by every event with the same values | SELECT kind, label, count(*) AS events FROM traceloom_event_core c JOIN traceloom_event_shape s USING (shape_id) GROUP BY s.shape_id ORDER BY events DESC LIMIT 10
 CREATE TABLE traceloom_event_shape(
   shape_id INTEGER PRIMARY KEY,
+  source_id INTEGER NOT NULL,      -- traceloom_raw_source_database.source_id
   source_table TEXT NOT NULL,
   kind TEXT NOT NULL,              -- compute, communication, data_move, sync, control, graph_launch, other
   category TEXT,
@@ -31,17 +32,15 @@ CREATE TABLE traceloom_event_shape(
   task_type TEXT
 );
 
--- @surface traceloom_event_core | one device event (integers only) | Storage behind traceloom_event: ids, times, stream and provider identifiers, and the shape of its text columns | SELECT device_id, count(*), min(start_ns), max(end_ns) FROM traceloom_event_core GROUP BY device_id
+-- @surface traceloom_event_core | one device event (integers only) | Storage behind traceloom_event: ids, times, stream and provider identifiers, and the shape of its text columns | SELECT device_id, count(*), min(start_ns), max(start_ns + dur_ns) FROM traceloom_event_core GROUP BY device_id
 CREATE TABLE traceloom_event_core(
   event_n INTEGER PRIMARY KEY,     -- n of event-<n>, dense 0-based in reader order
   db_idx INTEGER NOT NULL,
   device_id INTEGER NOT NULL,
-  step_idx INTEGER,
-  source_id INTEGER NOT NULL,      -- traceloom_raw_source_database.source_id
   source_rowid INTEGER NOT NULL,
   stream_id INTEGER,               -- NULL = no stream
   start_ns INTEGER NOT NULL,
-  end_ns INTEGER NOT NULL,
+  dur_ns INTEGER NOT NULL,         -- end_ns - start_ns
   shape_id INTEGER NOT NULL,       -- traceloom_event_shape
   task_id INTEGER,
   global_task_id INTEGER,
@@ -49,15 +48,18 @@ CREATE TABLE traceloom_event_core(
   context_id INTEGER,
   model_id INTEGER,
   graph_node_id INTEGER,
-  op_id INTEGER
+  op_id INTEGER,
+  launch_call_n INTEGER,           -- the runtime call of its supported relation, if any
+  anchor_n INTEGER                 -- its anchor (traceloom_anchor_core), if it is one
 );
 
 -- @surface traceloom_event | one normalized device event | Every device observation of the profile, anchors and non-anchors, with provenance (source table and rowid) | SELECT kind, count(*) AS events FROM traceloom_event GROUP BY kind ORDER BY events DESC
 CREATE VIEW traceloom_event AS
-SELECT c.event_id, c.db_idx, c.device_id, c.step_idx, c.source_id,
+SELECT c.event_id, c.db_idx, c.device_id, NULL AS step_idx,
+       (SELECT s.source_id FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS source_id,
        (SELECT s.source_table FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS source_table,
-       CAST(c.source_rowid AS TEXT) AS source_key, c.stream_id, c.start_ns, c.end_ns,
-       (c.end_ns - c.start_ns) / 1000.0 AS dur_us,
+       CAST(c.source_rowid AS TEXT) AS source_key, c.stream_id, c.start_ns,
+       c.start_ns + c.dur_ns AS end_ns, c.dur_ns / 1000.0 AS dur_us,
        (SELECT s.kind FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS kind,
        (SELECT s.category FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS category,
        (SELECT s.role FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS role,
@@ -75,37 +77,39 @@ SELECT c.event_id, c.db_idx, c.device_id, c.step_idx, c.source_id,
        (SELECT s.family FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS family,
        (SELECT s.task_type FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS task_type,
        c.task_id, c.global_task_id, c.correlation_id, c.context_id, c.model_id, c.graph_node_id,
-       c.op_id, NULL AS raw_json, c.event_n
+       c.op_id, NULL AS raw_json, c.event_n, c.launch_call_n, c.anchor_n
 FROM traceloom_event_core c;
 
 -- Runtime calls and relations follow the same pattern: integers per row in *_core, repeated
 -- text once per combination in *_shape, the public name a view with computed ids.
--- @surface traceloom_runtime_call_shape | one distinct combination of a runtime call's text columns | Storage behind traceloom_runtime_call: provider, source table and API name, stored once | SELECT api_name, api_type FROM traceloom_runtime_call_shape ORDER BY api_name LIMIT 20
+-- @surface traceloom_runtime_call_shape | one distinct combination of a runtime call's text columns | Storage behind traceloom_runtime_call: provider, source table, API name and calling thread, stored once | SELECT api_name, api_type FROM traceloom_runtime_call_shape ORDER BY api_name LIMIT 20
 CREATE TABLE traceloom_runtime_call_shape(
   shape_id INTEGER PRIMARY KEY,
+  source_id INTEGER NOT NULL,
   provider TEXT NOT NULL,          -- ascend, cuda, unknown
   clock_domain TEXT NOT NULL,
   source_table TEXT NOT NULL,
   api_name TEXT,
   api_type TEXT,
-  match_policy TEXT NOT NULL
+  match_policy TEXT NOT NULL,
+  process_id INTEGER,              -- the ids of the calling thread
+  thread_id INTEGER,
+  global_tid INTEGER
 );
 
--- @surface traceloom_runtime_call_core | one runtime call (integers only) | Storage behind traceloom_runtime_call: ids, times, thread and correlation ids | SELECT thread_id, count(*) FROM traceloom_runtime_call_core GROUP BY thread_id ORDER BY 2 DESC LIMIT 10
+-- @surface traceloom_runtime_call_core | one runtime call (integers only) | Storage behind traceloom_runtime_call: ids, times, correlation id and the call's range of relations | SELECT shape_id, count(*) FROM traceloom_runtime_call_core GROUP BY shape_id ORDER BY 2 DESC LIMIT 10
 CREATE TABLE traceloom_runtime_call_core(
   call_n INTEGER PRIMARY KEY,      -- n of runtime-call-<n>, dense 0-based in reader order
   db_idx INTEGER NOT NULL,
-  source_id INTEGER NOT NULL,
   source_rowid INTEGER NOT NULL,
   start_ns INTEGER NOT NULL,
-  end_ns INTEGER NOT NULL,
+  dur_ns INTEGER NOT NULL,         -- end_ns - start_ns
   shape_id INTEGER NOT NULL,       -- traceloom_runtime_call_shape
-  process_id INTEGER,
-  thread_id INTEGER,
-  global_tid INTEGER,
   context_id INTEGER,
   device_id INTEGER,
-  correlation_id INTEGER
+  correlation_id INTEGER,
+  first_relation_n INTEGER,        -- its relations: [first_relation_n, + relation_count)
+  relation_count INTEGER NOT NULL  --   (relations are published call-major)
 );
 
 -- @surface traceloom_runtime_call | one host runtime/API call | Host-side runtime calls (CANN_API, ApiData, CUDA runtime) with thread and correlation ids | SELECT api_name, count(*) AS calls FROM traceloom_runtime_call GROUP BY api_name ORDER BY calls DESC
@@ -113,15 +117,18 @@ CREATE VIEW traceloom_runtime_call AS
 SELECT c.runtime_call_id, c.db_idx,
        (SELECT s.provider FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS provider,
        (SELECT s.clock_domain FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS clock_domain,
-       c.source_id,
+       (SELECT s.source_id FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS source_id,
        (SELECT s.source_table FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS source_table,
-       CAST(c.source_rowid AS TEXT) AS source_key, c.start_ns, c.end_ns,
-       (c.end_ns - c.start_ns) / 1000.0 AS dur_us,
+       CAST(c.source_rowid AS TEXT) AS source_key, c.start_ns, c.start_ns + c.dur_ns AS end_ns,
+       c.dur_ns / 1000.0 AS dur_us,
        (SELECT s.api_name FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS api_name,
        (SELECT s.api_type FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS api_type,
-       c.process_id, c.thread_id, c.global_tid, c.context_id, c.device_id, c.correlation_id,
+       (SELECT s.process_id FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS process_id,
+       (SELECT s.thread_id FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS thread_id,
+       (SELECT s.global_tid FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS global_tid,
+       c.context_id, c.device_id, c.correlation_id,
        (SELECT s.match_policy FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS match_policy,
-       NULL AS raw_json, c.call_n
+       NULL AS raw_json, c.call_n, c.first_relation_n, c.relation_count
 FROM traceloom_runtime_call_core c;
 
 -- @surface traceloom_runtime_device_relation_shape | one distinct combination of a relation's policy and states | Storage behind traceloom_runtime_device_relation: match policy, evidence level, support state and cardinality, stored once | SELECT * FROM traceloom_runtime_device_relation_shape
@@ -136,14 +143,13 @@ CREATE TABLE traceloom_runtime_device_relation_shape(
 
 -- @surface traceloom_runtime_device_relation_core | one relation (integers only) | Storage behind traceloom_runtime_device_relation: the call, the device event and candidate counts | SELECT count(*), count(call_n), count(event_n) FROM traceloom_runtime_device_relation_core
 CREATE TABLE traceloom_runtime_device_relation_core(
-  relation_n INTEGER PRIMARY KEY,  -- n of runtime-device-relation-<n>
+  relation_n INTEGER PRIMARY KEY,  -- n of runtime-device-relation-<n>: call-major order
   db_idx INTEGER NOT NULL,
   call_n INTEGER,                  -- traceloom_runtime_call_core; NULL = no call
   event_n INTEGER,                 -- traceloom_event_core of the device work; NULL = none
   shape_id INTEGER NOT NULL,       -- traceloom_runtime_device_relation_shape
   runtime_candidate_count INTEGER NOT NULL,
-  device_candidate_count INTEGER NOT NULL,
-  correlation_id INTEGER
+  device_candidate_count INTEGER NOT NULL
 );
 
 -- @surface traceloom_runtime_device_relation | one relation (or typed non-relation) between a runtime call and device work | Host-to-device links found by provider identifiers only; unmatched, missing and ambiguous cases stay as typed rows | SELECT support_state, count(*) FROM traceloom_runtime_device_relation GROUP BY support_state
@@ -154,6 +160,13 @@ SELECT r.relation_id, r.db_idx, r.runtime_call_id, r.device_work_id,
        (SELECT s.evidence_level FROM traceloom_runtime_device_relation_shape s WHERE s.shape_id = r.shape_id) AS evidence_level,
        (SELECT s.support_state FROM traceloom_runtime_device_relation_shape s WHERE s.shape_id = r.shape_id) AS support_state,
        (SELECT s.cardinality FROM traceloom_runtime_device_relation_shape s WHERE s.shape_id = r.shape_id) AS cardinality,
-       r.runtime_candidate_count, r.device_candidate_count, r.correlation_id, NULL AS raw_json,
+       r.runtime_candidate_count, r.device_candidate_count,
+       -- the id the relation was found under: the device work's, else the call's
+       CASE WHEN r.event_n IS NOT NULL
+            THEN (SELECT CASE WHEN e.correlation_id >= 0 THEN e.correlation_id END
+                    FROM traceloom_event_core e WHERE e.event_n = r.event_n)
+            ELSE (SELECT CASE WHEN c.correlation_id >= 0 THEN c.correlation_id END
+                    FROM traceloom_runtime_call_core c WHERE c.call_n = r.call_n)
+       END AS correlation_id, NULL AS raw_json,
        r.relation_n, r.call_n, r.event_n
 FROM traceloom_runtime_device_relation_core r;

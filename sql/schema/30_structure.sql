@@ -1,28 +1,64 @@
 -- Anchors, their cost packets, and the recovered structure (outputs.md sections 2-4, 7).
 --
--- Only anchors, positions and occurrences are stored; the relations with a row per
--- (occurrence x anchor), per member or per edge are views over them (sql/views), so the
--- database stays proportional to the trace.
+-- What is stored, and why (docs/ARCHITECTURE.md, "Storage"): one row per anchor, per tree
+-- node and per occurrence, integers only, keyed by dense integers that the C side computes
+-- (anchor_n, node_n, occurrence_n); every public relation here is a view over them. Text
+-- (ids, paths, labels) is formatted by the views at query time, never stored per row,
+-- except the paths of occurrences with children (an atom's path is its parent's plus one
+-- step). The text ids are VIRTUAL generated columns added once the rows are in
+-- (sql/views/00_indexes.sql): they cost no space, and SQLite can build an automatic index
+-- on one when a user's query joins by it; the shipped views join on the integers.
 --
--- Two projections of one tree per (db_idx, device_id): the semantic tree and the HPO
--- relations use view_name 'anchor_tree'; the report relations (traceloom_viz_*) use
--- view_name 'native_report_tree'. Positions are node definitions (node-N001 ...), an
--- occurrence is one measured realization, a member is a direct child of an occurrence.
+-- Trees: one per (db_idx, device_id). A node is one structural position (one place in the
+-- tree: every slot of every parent is its own node with its own occurrences); nodes that
+-- are identical structures share a definition (definition_local). Occurrences are numbered
+-- node-major: the occurrences of a node are the contiguous range
+-- [first_occurrence_n, first_occurrence_n + occurrence_count) in occurrence_idx order, and
+-- the child of an occurrence in a slot is found by arithmetic (structure.h), so neither
+-- needs an index.
+--
+-- Two projections of each tree: the semantic tree and the HPO relations use view_name
+-- 'anchor_tree'; the report relations (traceloom_viz_*) use 'native_report_tree'.
 
--- traceloom_anchor is a view over integer rows (traceloom_anchor_core: ids, times and the
--- cost packet in ns) and the text they share (traceloom_anchor_shape: symbol, role, label,
--- family, owning node), as for events (sql/schema/10_events.sql).
--- @surface traceloom_anchor_shape | one distinct combination of an anchor's text columns | Storage behind traceloom_anchor: symbol, role, label, family and owning atom position, stored once | SELECT symbol, role, node_id FROM traceloom_anchor_shape LIMIT 20
+-- @surface traceloom_tree_core | one tree per (db_idx, device_id) (integers) | Storage behind traceloom_semantic_tree: the ranges of anchors, nodes and occurrences each tree owns | SELECT tree_n, db_idx, device_id, node_count, anchor_count FROM traceloom_tree_core
+CREATE TABLE traceloom_tree_core(
+  tree_n INTEGER PRIMARY KEY,      -- 1-based, trees in (db_idx, device_id) order
+  db_idx INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  node_device INTEGER,             -- device in the node ids (node-d<dev>-N007); NULL: node-N007
+  macro_discovery TEXT NOT NULL,
+  first_anchor_n INTEGER NOT NULL, anchor_count INTEGER NOT NULL,
+  first_node_n INTEGER NOT NULL, node_count INTEGER NOT NULL,
+  first_occurrence_n INTEGER NOT NULL, occurrence_count INTEGER NOT NULL,
+  definition_count INTEGER NOT NULL, -- distinct structures (shared definitions)
+  UNIQUE (db_idx, device_id)
+);
+
+-- @surface traceloom_semantic_tree | one tree per (db_idx, device_id) | The recovered trees: root node, discovery status, projection used for costs | SELECT tree_id, db_idx, device_id, root_node_id, macro_discovery FROM traceloom_semantic_tree
+CREATE VIEW traceloom_semantic_tree AS
+SELECT 'tree-db' || t.db_idx || '-dev' || t.device_id AS tree_id, t.db_idx, t.device_id,
+       'anchor_tree' AS view_name, 'anchor_tree' AS tree_kind,
+       'db' || t.db_idx || ':dev' || t.device_id AS stem,
+       'node-' || COALESCE('d' || t.node_device || '-', '') || 'N001' AS root_node_id,
+       '1' AS schema_version, 'native_report_tree' AS semantic_projection, t.macro_discovery,
+       'full' AS readable_macro_mode, 'prelude_to_following_anchor' AS auxiliary_attribution,
+       t.anchor_count AS token_count, t.node_count AS position_count,
+       t.occurrence_count, NULL AS raw_json, t.tree_n, t.definition_count
+FROM traceloom_tree_core t;
+
+-- traceloom_anchor is a view over integer rows (traceloom_anchor_core: position in the
+-- device sequence, the event, the atom occurrence, start and the cost packet in ns) and the
+-- text they share (traceloom_anchor_shape: symbol, role, label, family).
+-- @surface traceloom_anchor_shape | one distinct combination of an anchor's text columns | Storage behind traceloom_anchor: symbol, role, label and family, stored once | SELECT symbol, role, label FROM traceloom_anchor_shape LIMIT 20
 CREATE TABLE traceloom_anchor_shape(
   shape_id INTEGER PRIMARY KEY,
   symbol TEXT,                     -- structural symbol
   role TEXT,                       -- compute, comm, sync, graph, unknown
   label TEXT,
-  family TEXT,
-  node_id TEXT                     -- the atom position that owns the anchor
+  family TEXT
 );
 
--- @surface traceloom_anchor_core | one anchor (integers only) | Storage behind traceloom_anchor: position in the device sequence, its event, times and cost packet in ns | SELECT device_id, count(*), sum(compute_ns) FROM traceloom_anchor_core GROUP BY device_id
+-- @surface traceloom_anchor_core | one anchor (integers only) | Storage behind traceloom_anchor: position in the device sequence, its event and atom occurrence, times and cost packet in ns | SELECT device_id, count(*), sum(compute_ns) FROM traceloom_anchor_core GROUP BY device_id
 CREATE TABLE traceloom_anchor_core(
   anchor_n INTEGER PRIMARY KEY,    -- n of anchor-<n>, dense over (db_idx, device_id, anchor_idx)
   db_idx INTEGER NOT NULL,
@@ -30,12 +66,12 @@ CREATE TABLE traceloom_anchor_core(
   anchor_idx INTEGER NOT NULL,     -- 1-based per (db_idx, device_id)
   event_n INTEGER NOT NULL,        -- traceloom_event_core
   shape_id INTEGER NOT NULL,       -- traceloom_anchor_shape
+  occurrence_n INTEGER,            -- its atom occurrence; NULL when it has no tree
   start_ns INTEGER NOT NULL,
-  end_ns INTEGER NOT NULL,
+  self_ns INTEGER NOT NULL,        -- end_ns - start_ns
   compute_ns INTEGER NOT NULL, comm_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL,
-  self_ns INTEGER NOT NULL, aux_events INTEGER NOT NULL, aux_ns INTEGER NOT NULL,
-  linked_aux_events INTEGER NOT NULL, linked_aux_ns INTEGER NOT NULL,
-  occurrence_idx INTEGER           -- occurrence of the owning atom position
+  aux_events INTEGER NOT NULL, aux_ns INTEGER NOT NULL,
+  linked_aux_events INTEGER NOT NULL, linked_aux_ns INTEGER NOT NULL
 );
 
 -- @surface traceloom_anchor | one anchor (structural token) | The semantically significant device events in linear order per (db_idx, device_id), with their structural symbol and cost packet | SELECT device_id, symbol, count(*) AS n, round(sum(dur_us), 3) AS self_us FROM traceloom_anchor GROUP BY 1, 2 ORDER BY self_us DESC LIMIT 10
@@ -45,14 +81,17 @@ SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.event_id, NULL AS ste
        (SELECT s.role FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS role,
        (SELECT s.label FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS label,
        (SELECT s.family FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS family,
-       a.start_ns, a.end_ns, (a.end_ns - a.start_ns) / 1000.0 AS dur_us,
+       a.start_ns, a.start_ns + a.self_ns AS end_ns, a.self_ns / 1000.0 AS dur_us,
        a.compute_ns / 1000.0 AS compute_us, a.comm_ns / 1000.0 AS comm_us,
        a.idle_ns / 1000.0 AS idle_us,
        (a.compute_ns + a.comm_ns + a.idle_ns) / 1000.0 AS total_us,
        a.self_ns / 1000.0 AS self_us, a.aux_events, a.aux_ns / 1000.0 AS aux_us,
        a.linked_aux_events, a.linked_aux_ns / 1000.0 AS linked_aux_us,
-       (SELECT s.node_id FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS node_id,
-       a.occurrence_idx, a.anchor_n, a.event_n
+       (SELECT o.position_id FROM traceloom_position_occurrence_core o
+         WHERE o.occurrence_n = a.occurrence_n) AS node_id,
+       (SELECT o.occurrence_idx FROM traceloom_position_occurrence_core o
+         WHERE o.occurrence_n = a.occurrence_n) AS occurrence_idx,
+       a.anchor_n, a.event_n, a.occurrence_n
 FROM traceloom_anchor_core a;
 
 -- @surface traceloom_aux_link | one auxiliary event and the anchor that follows it | Non-anchor device work (copies, waits, small kernels) linked to the next anchor; events with no later anchor stay as retained_unplaced rows | SELECT link_type, aux_kind, count(*) FROM traceloom_aux_link GROUP BY 1, 2
@@ -70,177 +109,170 @@ CREATE TABLE traceloom_aux_link(
   raw_json TEXT
 );
 
--- @surface traceloom_semantic_tree | one tree per (db_idx, device_id) | The recovered trees: root node, discovery status, projection used for costs | SELECT tree_id, db_idx, device_id, root_node_id, macro_discovery FROM traceloom_semantic_tree
-CREATE TABLE traceloom_semantic_tree(
-  tree_id TEXT NOT NULL,
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
-  view_name TEXT NOT NULL,
-  tree_kind TEXT NOT NULL,
-  stem TEXT,
-  root_node_id TEXT,
-  schema_version TEXT,
-  semantic_projection TEXT,
-  macro_discovery TEXT,
-  readable_macro_mode TEXT,
-  auxiliary_attribution TEXT,
-  token_count INTEGER,
-  position_count INTEGER,
-  occurrence_count INTEGER,
-  raw_json TEXT
-);
-
--- @surface traceloom_semantic_node | one position (node definition) | Positions of the semantic tree in display (preorder) order, with costs and per-iteration averages | SELECT local_node_id, node_type, label, repeat_count, occurrence_count, total_us FROM traceloom_semantic_node ORDER BY db_idx, device_id, preorder_idx LIMIT 20
-CREATE TABLE traceloom_semantic_node(
-  node_id TEXT NOT NULL,
-  tree_id TEXT NOT NULL,
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
-  view_name TEXT NOT NULL,
-  tree_kind TEXT NOT NULL,
-  local_node_id TEXT NOT NULL,
-  parent_node_id TEXT,
-  parent_local_node_id TEXT,
-  preorder_idx INTEGER NOT NULL,
-  sibling_order INTEGER,
-  path TEXT,
-  depth INTEGER,
-  display_depth INTEGER,
-  loop_depth INTEGER,
-  node_type TEXT,
-  semantic_kind TEXT,
-  symbol TEXT,
+-- @surface traceloom_node_shape | one distinct combination of a node's text columns | Storage behind the node views: node type, kind, symbol, label and category, stored once | SELECT node_type, kind, symbol, label FROM traceloom_node_shape LIMIT 20
+CREATE TABLE traceloom_node_shape(
+  shape_id INTEGER PRIMARY KEY,
+  node_type TEXT NOT NULL,         -- Atom, Seq, Repeat
+  kind TEXT NOT NULL,              -- atom, seq, repeat
+  symbol TEXT,                     -- an atom's structural symbol; 'Rep xN', 'Seq' otherwise
   label TEXT,
-  category TEXT,
-  repeat_count INTEGER,
-  occurrence_count INTEGER,
-  anchor_count INTEGER,
-  first_anchor_idx INTEGER,
-  last_anchor_idx INTEGER,
-  start_ns INTEGER,
-  end_ns INTEGER,
-  compute_us REAL, comm_us REAL, idle_us REAL, total_us REAL,
-  avg_compute_us REAL, avg_comm_us REAL, avg_idle_us REAL, avg_total_us REAL,
-  self_us REAL,
-  aux_event_count INTEGER,
-  aux_us REAL,
-  hidden_aux_event_count INTEGER,
-  hidden_aux_us REAL,
-  raw_json TEXT
+  category TEXT                    -- an atom's anchor role; graph_unit for replay units
 );
 
-CREATE INDEX traceloom_semantic_node_id ON traceloom_semantic_node(node_id, tree_id, db_idx);
-
--- @surface traceloom_viz_node | one position of the report tree | The report projection of each position: kind, repeat count, occurrences, anchors, costs and per-iteration averages | SELECT local_node_id, node_type, label, repeat_label, occurrence_count, total_us, avg_total_us FROM traceloom_viz_node ORDER BY local_node_id LIMIT 20
-CREATE TABLE traceloom_viz_node(
-  node_id TEXT NOT NULL,
+-- @surface traceloom_node_core | one tree node (integers) | Storage behind the node views: one row per structural position with its parent and slot, definition, counts, anchor range, times and summed packets in ns | SELECT node_n, local_n, parent_n, slot_ordinal, occurrence_count FROM traceloom_node_core LIMIT 20
+CREATE TABLE traceloom_node_core(
+  node_n INTEGER PRIMARY KEY,      -- dense over the trees in order; preorder within a tree
+  tree_n INTEGER NOT NULL,         -- traceloom_tree_core
   db_idx INTEGER NOT NULL,
   device_id INTEGER NOT NULL,
-  view_name TEXT NOT NULL,
-  local_node_id TEXT NOT NULL,
-  path TEXT,
-  node_type TEXT,
-  kind TEXT,
-  symbol TEXT,
-  label TEXT,
-  category TEXT,
-  depth INTEGER,
-  level INTEGER,
-  repeat_label TEXT,
-  repeat_count INTEGER,
-  occurrence_count INTEGER,
-  anchor_count INTEGER,
-  anchors_per_occurrence INTEGER,
-  first_anchor_idx INTEGER,
-  last_anchor_idx INTEGER,
-  compute_us REAL, comm_us REAL, idle_us REAL, total_us REAL,
-  avg_compute_us REAL, avg_comm_us REAL, avg_idle_us REAL, avg_total_us REAL,
-  self_us REAL,
-  aux_events INTEGER,
-  aux_us REAL,
-  raw_json TEXT
-);
-
-CREATE INDEX traceloom_viz_node_id ON traceloom_viz_node(node_id, db_idx, device_id);
-
--- @surface traceloom_position_refinement | one (parent position, slot) | Which position fills each slot of a position (Seq: ordered children; Repeat: the children of one iteration) | SELECT parent_position_id, slot_ordinal, child_position_id FROM traceloom_position_refinement LIMIT 20
-CREATE TABLE traceloom_position_refinement(
-  parent_position_id TEXT NOT NULL,
-  slot_ordinal INTEGER NOT NULL,
-  child_position_id TEXT NOT NULL,
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
-  tree_id TEXT NOT NULL,
-  view_name TEXT NOT NULL,
-  edge_kind TEXT NOT NULL          -- sequence (Seq slot) or repeat_body (Repeat slot)
-);
--- Its unique key (db_idx, tree_id, parent_position_id, slot_ordinal) and indexes are built
--- after the rows are in (sql/views/00_indexes.sql). traceloom_semantic_edge and
--- traceloom_viz_edge are views over it (sql/views/30_structure.sql): one row per slot, stored once.
-
--- traceloom_position_occurrence is a view over integer rows, one per occurrence
--- (traceloom_position_occurrence_core). Its text ids are computed from integers; its paths
--- and repeat context are stored only on occurrences with children (at most a few per
--- anchor group's repeat): an atom's are its parent's plus one step, computed in the view.
--- Atoms are as many as anchors, so this keeps the largest relation at ~80 bytes a row.
--- @surface traceloom_position_occurrence_core | one occurrence (integers, and paths of occurrences with children) | Storage behind traceloom_position_occurrence: position and parent numbers, token span, anchors covered, times and summed packets in ns | SELECT position_local, count(*), sum(self_ns) FROM traceloom_position_occurrence_core GROUP BY 1 LIMIT 20
-CREATE TABLE traceloom_position_occurrence_core(
-  occurrence_n INTEGER PRIMARY KEY,   -- 1-based publication order (parents before children)
-  db_idx INTEGER NOT NULL,
-  device_id INTEGER NOT NULL,
-  node_device INTEGER,                -- device in the node ids (node-d<dev>-N007), NULL for node-N007
-  position_local INTEGER NOT NULL,    -- 7 in N007
-  occurrence_idx INTEGER NOT NULL,
-  parent_n INTEGER,                   -- occurrence_n of the parent; NULL for the root
-  parent_local INTEGER,               -- the parent's position_local
-  parent_occurrence_idx INTEGER,
-  is_atom INTEGER NOT NULL,           -- 1: coverage self (one anchor), 0: descendant
-  repeat_iteration INTEGER,           -- member_order when the parent is a Repeat
-  token_start_ordinal INTEGER NOT NULL,
-  token_end_exclusive INTEGER NOT NULL,
-  slot_ordinal INTEGER NOT NULL,      -- slot in the parent position (0 for the root)
-  member_order INTEGER NOT NULL,      -- 1 under a Seq, the iteration under a Repeat
-  edge_order INTEGER,                 -- ordinal among the parent occurrence's children
-  anchor_first_n INTEGER NOT NULL,    -- covered anchors: anchor_n in [first, end)
-  anchor_end_n INTEGER NOT NULL,
+  node_device INTEGER,             -- device in the node ids (node-d<dev>-N007); NULL: node-N007
+  local_n INTEGER NOT NULL,        -- 7 in N007: 1-based preorder within the tree
+  parent_n INTEGER,                -- node_n of the parent; NULL for the root
+  parent_local_n INTEGER,
+  slot_ordinal INTEGER NOT NULL,   -- slot in the parent (0 for the root)
+  node_kind INTEGER NOT NULL,      -- 1 Atom, 2 Seq, 3 Repeat
+  shape_id INTEGER NOT NULL,       -- traceloom_node_shape
+  definition_local INTEGER NOT NULL, -- identical structures share one definition (1-based)
+  repeat_count INTEGER,            -- Repeat: iterations per occurrence
+  child_count INTEGER NOT NULL,    -- slots (children per occurrence, or per iteration)
+  depth INTEGER NOT NULL,
+  loop_depth INTEGER NOT NULL,     -- Repeat nodes from the root to this one, itself included
+  occurrence_count INTEGER NOT NULL,
+  first_occurrence_n INTEGER NOT NULL, -- occurrences: [first, first + occurrence_count)
+  token_len INTEGER NOT NULL,      -- anchors per occurrence
+  first_token INTEGER NOT NULL,    -- anchors covered, 0-based within the tree: [first, end)
+  end_token INTEGER NOT NULL,
   start_ns INTEGER, end_ns INTEGER,
   compute_ns INTEGER NOT NULL, comm_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL,
   self_ns INTEGER NOT NULL, aux_events INTEGER NOT NULL, aux_ns INTEGER NOT NULL,
   linked_aux_ns INTEGER NOT NULL,
-  rooted_position_path TEXT,          -- NULL on an atom with a parent (computed in the view)
-  occurrence_path TEXT,               -- likewise
-  repeat_context TEXT                 -- likewise; NULL elsewhere when no repeat encloses it
+  path TEXT,                       -- 'N001/N003' on nodes with children; NULL on atoms
+  rooted_path TEXT                 -- 'node-N001/s2/node-N003' likewise (outputs.md 0.1)
 );
--- Its text ids (position_id, occurrence_id, parent_position_id, parent_occurrence_id,
--- tree_id) are generated columns added, with their indexes, once the rows are in
--- (sql/views/00_indexes.sql): the view below passes them through as plain columns.
 
--- @surface traceloom_position_occurrence | one occurrence of a position | Every measured realization of every position, with its token span, repeat iteration and paths | SELECT occurrence_id, repeat_iteration, token_start_ordinal, token_end_exclusive FROM traceloom_position_occurrence LIMIT 20
+-- @surface traceloom_viz_node | one node of the report tree | The report projection of each structural position: kind, repeat count, occurrences, anchors, costs and per-iteration averages | SELECT local_node_id, node_type, label, repeat_label, occurrence_count, total_us, avg_total_us FROM traceloom_viz_node ORDER BY db_idx, device_id, local_node_id LIMIT 20
+CREATE VIEW traceloom_viz_node AS
+SELECT n.node_id, n.db_idx, n.device_id, 'native_report_tree' AS view_name, n.local_node_id,
+       COALESCE(n.path, (SELECT p.path FROM traceloom_node_core p WHERE p.node_n = n.parent_n)
+                        || '/' || n.local_node_id) AS path,
+       (SELECT s.node_type FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS node_type,
+       (SELECT s.kind FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS kind,
+       (SELECT s.symbol FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS symbol,
+       (SELECT s.label FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS label,
+       (SELECT s.category FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS category,
+       n.depth, n.depth AS level,
+       CASE WHEN n.node_kind = 3 THEN 'Rep x' || n.repeat_count END AS repeat_label,
+       n.repeat_count, n.occurrence_count, n.occurrence_count * n.token_len AS anchor_count,
+       n.token_len AS anchors_per_occurrence, n.first_token + 1 AS first_anchor_idx,
+       n.end_token AS last_anchor_idx,
+       n.compute_ns / 1000.0 AS compute_us, n.comm_ns / 1000.0 AS comm_us,
+       n.idle_ns / 1000.0 AS idle_us, (n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 AS total_us,
+       ROUND(n.compute_ns / 1000.0 / n.denom, 3) AS avg_compute_us,
+       ROUND(n.comm_ns / 1000.0 / n.denom, 3) AS avg_comm_us,
+       ROUND(n.idle_ns / 1000.0 / n.denom, 3) AS avg_idle_us,
+       ROUND((n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 / n.denom, 3) AS avg_total_us,
+       n.self_ns / 1000.0 AS self_us, n.aux_events, n.aux_ns / 1000.0 AS aux_us, NULL AS raw_json,
+       n.node_n, n.parent_n, n.tree_n
+FROM (SELECT c.*, CASE WHEN c.occurrence_count = 0 THEN 1
+                       ELSE c.occurrence_count * (CASE WHEN c.node_kind = 3 AND c.repeat_count > 0
+                                                       THEN c.repeat_count ELSE 1 END) END AS denom
+      FROM traceloom_node_core c) n;
+
+-- @surface traceloom_semantic_node | one node of the semantic tree | Structural positions in display (preorder) order, with parent, slot, loop depth, costs and per-iteration averages | SELECT local_node_id, node_type, label, repeat_count, occurrence_count, total_us FROM traceloom_semantic_node ORDER BY db_idx, device_id, preorder_idx LIMIT 20
+CREATE VIEW traceloom_semantic_node AS
+SELECT v.node_id, 'tree-db' || v.db_idx || '-dev' || v.device_id AS tree_id, v.db_idx,
+       v.device_id, 'anchor_tree' AS view_name, 'anchor_tree' AS tree_kind, v.local_node_id,
+       (SELECT p.node_id FROM traceloom_node_core p WHERE p.node_n = v.parent_n) AS parent_node_id,
+       (SELECT p.local_node_id FROM traceloom_node_core p WHERE p.node_n = v.parent_n) AS parent_local_node_id,
+       c.local_n - 1 AS preorder_idx, c.slot_ordinal AS sibling_order, v.path, v.depth,
+       v.depth AS display_depth, c.loop_depth, v.node_type, v.kind AS semantic_kind, v.symbol,
+       v.label, v.category, v.repeat_count, v.occurrence_count, v.anchor_count,
+       v.first_anchor_idx, v.last_anchor_idx, c.start_ns, c.end_ns, v.compute_us, v.comm_us,
+       v.idle_us, v.total_us, v.avg_compute_us, v.avg_comm_us, v.avg_idle_us, v.avg_total_us,
+       v.self_us, v.aux_events AS aux_event_count, v.aux_us, 0 AS hidden_aux_event_count,
+       0.0 AS hidden_aux_us, NULL AS raw_json, v.node_n, v.parent_n, v.tree_n
+FROM traceloom_viz_node v
+JOIN traceloom_node_core c ON c.node_n = v.node_n;
+
+-- @surface traceloom_position_refinement | one (parent position, slot) | Which node fills each slot of a node (Seq: ordered children; Repeat: the children of one iteration) | SELECT parent_position_id, slot_ordinal, child_position_id FROM traceloom_position_refinement LIMIT 20
+CREATE VIEW traceloom_position_refinement AS
+SELECT (SELECT p.node_id FROM traceloom_node_core p WHERE p.node_n = c.parent_n) AS parent_position_id,
+       c.slot_ordinal, c.node_id AS child_position_id, c.db_idx, c.device_id,
+       'tree-db' || c.db_idx || '-dev' || c.device_id AS tree_id, 'anchor_tree' AS view_name,
+       CASE WHEN (SELECT p.node_kind FROM traceloom_node_core p WHERE p.node_n = c.parent_n) = 3
+            THEN 'repeat_body' ELSE 'sequence' END AS edge_kind,
+       c.parent_n, c.node_n AS child_n
+FROM traceloom_node_core c WHERE c.parent_n IS NOT NULL;
+
+-- traceloom_position_occurrence is a view over integer rows, one per occurrence
+-- (traceloom_position_occurrence_core), node-major. An atom's costs and times are its
+-- anchor's; an occurrence with children stores its summed packet, span and paths.
+-- @surface traceloom_position_occurrence_core | one occurrence (integers, and paths of occurrences with children) | Storage behind traceloom_position_occurrence: node, index, parent, iteration, anchors covered, and for occurrences with children times, summed packets in ns and paths | SELECT node_n, count(*) FROM traceloom_position_occurrence_core GROUP BY 1 LIMIT 20
+CREATE TABLE traceloom_position_occurrence_core(
+  occurrence_n INTEGER PRIMARY KEY,   -- node-major (see above)
+  node_n INTEGER NOT NULL,            -- traceloom_node_core
+  node_local INTEGER NOT NULL,        -- the node's local_n, and its device in the ids
+  node_device INTEGER,                --   (for the generated occurrence_id)
+  occurrence_idx INTEGER NOT NULL,    -- 1-based per node, in time order
+  parent_n INTEGER,                   -- occurrence_n of the parent occurrence; NULL for the root
+  member_order INTEGER NOT NULL,      -- 1 under a Seq, the iteration under a Repeat, 0 root
+  anchor_first_n INTEGER NOT NULL,    -- anchors covered: [anchor_first_n, + node token_len)
+  -- NULL on atoms (the anchor's own values), set on occurrences with children:
+  start_ns INTEGER, end_ns INTEGER,
+  compute_ns INTEGER, comm_ns INTEGER, idle_ns INTEGER,
+  self_ns INTEGER, aux_events INTEGER, aux_ns INTEGER, linked_aux_ns INTEGER,
+  occurrence_path TEXT,
+  repeat_context TEXT                 -- NULL also when no repeat encloses it
+);
+
+-- @surface traceloom_position_occurrence | one occurrence of a position | Every measured realization of every node, with its token span, repeat iteration, paths and summed costs | SELECT occurrence_id, repeat_iteration, token_start_ordinal, token_end_exclusive FROM traceloom_position_occurrence LIMIT 20
 CREATE VIEW traceloom_position_occurrence AS
-SELECT o.occurrence_id, o.position_id, o.parent_occurrence_id, o.db_idx, o.device_id, o.tree_id,
-       'anchor_tree' AS view_name, o.occurrence_idx, o.repeat_iteration, o.token_start_ordinal,
-       o.token_end_exclusive,
-       COALESCE(o.rooted_position_path,
-                (SELECT p.rooted_position_path FROM traceloom_position_occurrence_core p
-                  WHERE p.occurrence_n = o.parent_n) || '/s' || o.slot_ordinal || '/' ||
-                o.position_id) AS rooted_position_path,
+SELECT o.occurrence_id, o.position_id,
+       (SELECT p.occurrence_id FROM traceloom_position_occurrence_core p
+         WHERE p.occurrence_n = o.parent_n) AS parent_occurrence_id,
+       n.db_idx, n.device_id, 'tree-db' || n.db_idx || '-dev' || n.device_id AS tree_id,
+       'anchor_tree' AS view_name, o.occurrence_idx,
+       CASE WHEN (SELECT p.node_kind FROM traceloom_node_core p WHERE p.node_n = n.parent_n) = 3
+            THEN o.member_order END AS repeat_iteration,
+       o.anchor_first_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
+                            WHERE t.tree_n = n.tree_n) AS token_start_ordinal,
+       o.anchor_first_n + n.token_len - (SELECT t.first_anchor_n FROM traceloom_tree_core t
+                                          WHERE t.tree_n = n.tree_n) AS token_end_exclusive,
+       COALESCE(n.rooted_path,
+                (SELECT p.rooted_path FROM traceloom_node_core p WHERE p.node_n = n.parent_n)
+                || '/s' || n.slot_ordinal || '/' || n.node_id) AS rooted_position_path,
        COALESCE(o.occurrence_path,
                 (SELECT p.occurrence_path FROM traceloom_position_occurrence_core p
-                  WHERE p.occurrence_n = o.parent_n) || '/s' || o.slot_ordinal || '/r' ||
+                  WHERE p.occurrence_n = o.parent_n) || '/s' || n.slot_ordinal || '/r' ||
                 o.member_order || '/' || o.occurrence_id) AS occurrence_path,
-       o.parent_position_id, o.slot_ordinal, o.member_order, o.edge_order,
-       CASE WHEN o.is_atom THEN 'self' ELSE 'descendant' END AS coverage_kind,
-       CASE WHEN o.occurrence_path IS NOT NULL THEN o.repeat_context
-            WHEN o.repeat_iteration IS NULL THEN
+       (SELECT p.position_id FROM traceloom_position_occurrence_core p
+         WHERE p.occurrence_n = o.parent_n) AS parent_position_id,
+       n.slot_ordinal, o.member_order,
+       CASE WHEN o.parent_n IS NULL THEN NULL
+            ELSE (o.member_order - 1) *
+                 (SELECT p.child_count FROM traceloom_node_core p WHERE p.node_n = n.parent_n)
+                 + n.slot_ordinal END AS edge_order,
+       CASE WHEN n.node_kind = 1 THEN 'self' ELSE 'descendant' END AS coverage_kind,
+       CASE WHEN n.node_kind <> 1 OR o.parent_n IS NULL THEN o.repeat_context
+            WHEN (SELECT p.node_kind FROM traceloom_node_core p WHERE p.node_n = n.parent_n) <> 3 THEN
               (SELECT p.repeat_context FROM traceloom_position_occurrence_core p
                 WHERE p.occurrence_n = o.parent_n)
             ELSE COALESCE((SELECT p.repeat_context FROM traceloom_position_occurrence_core p
                             WHERE p.occurrence_n = o.parent_n) || ',', '') ||
-                 printf('N%03d', o.parent_local) || ':' || o.member_order END AS repeat_context,
-       o.anchor_first_n, o.anchor_end_n, o.start_ns, o.end_ns,
-       o.compute_ns / 1000.0 AS compute_us, o.comm_ns / 1000.0 AS comm_us,
-       o.idle_ns / 1000.0 AS idle_us, (o.compute_ns + o.comm_ns + o.idle_ns) / 1000.0 AS total_us,
-       o.self_ns / 1000.0 AS self_us, o.aux_events, o.aux_ns / 1000.0 AS aux_us,
-       o.linked_aux_ns / 1000.0 AS linked_aux_us, o.occurrence_n, o.parent_n
-FROM traceloom_position_occurrence_core o;
-
+                 printf('N%03d', n.parent_local_n) || ':' || o.member_order END AS repeat_context,
+       o.anchor_first_n, o.anchor_first_n + n.token_len AS anchor_end_n,
+       COALESCE(o.start_ns, a.start_ns) AS start_ns,
+       COALESCE(o.end_ns, a.start_ns + a.self_ns) AS end_ns,
+       COALESCE(o.compute_ns, a.compute_ns) / 1000.0 AS compute_us,
+       COALESCE(o.comm_ns, a.comm_ns) / 1000.0 AS comm_us,
+       COALESCE(o.idle_ns, a.idle_ns) / 1000.0 AS idle_us,
+       (COALESCE(o.compute_ns, a.compute_ns) + COALESCE(o.comm_ns, a.comm_ns) +
+        COALESCE(o.idle_ns, a.idle_ns)) / 1000.0 AS total_us,
+       COALESCE(o.self_ns, a.self_ns) / 1000.0 AS self_us,
+       COALESCE(o.aux_events, a.aux_events) AS aux_events,
+       COALESCE(o.aux_ns, a.aux_ns) / 1000.0 AS aux_us,
+       COALESCE(o.linked_aux_ns, a.linked_aux_ns) / 1000.0 AS linked_aux_us,
+       o.occurrence_n, o.parent_n, o.node_n
+FROM traceloom_position_occurrence_core o
+JOIN traceloom_node_core n ON n.node_n = o.node_n
+LEFT JOIN traceloom_anchor_core a ON n.node_kind = 1 AND a.anchor_n = o.anchor_first_n;

@@ -12,7 +12,9 @@ CREATE TABLE traceloom_protected_interval(
   replay_unit_id TEXT,
   support_state TEXT NOT NULL,     -- supported | split_by_eager_work (each launch atomic)
   first_anchor_id TEXT,
-  last_anchor_id TEXT
+  last_anchor_id TEXT,
+  first_anchor_n INTEGER,          -- the same anchors as integers (traceloom_anchor_core)
+  last_anchor_n INTEGER
 );
 
 -- @surface traceloom_aclgraph_reconstruction_region | one stretch of ACL graph launches and what the evidence supports | recognized_complete_pattern regions become replay units; unrecognized_* rows are auditable negative results | SELECT device_id, status, count(*), sum(observed_launch_count) FROM traceloom_aclgraph_reconstruction_region GROUP BY 1, 2
@@ -82,7 +84,9 @@ CREATE TABLE traceloom_graph_launch(
   host_call_id TEXT,
   member_count INTEGER NOT NULL,
   first_member_n INTEGER,          -- its members: traceloom_graph_member_core.member_n range
-  launch_n INTEGER PRIMARY KEY     -- n of graph-launch-<n>
+  launch_n INTEGER PRIMARY KEY,    -- n of graph-launch-<n>
+  anchor_n INTEGER,                -- anchor_id as an integer (traceloom_anchor_core)
+  graph_event_n INTEGER            -- graph_event_id as an integer (traceloom_event_core)
 );
 
 -- @surface traceloom_graph_launch_control | one control task a launch owns | MODEL_EXECUTE, NOTIFY_WAIT and NOTIFY_RECORD tasks of ACL graph launches, by identity | SELECT control_kind, count(*) FROM traceloom_graph_launch_control GROUP BY 1
@@ -91,7 +95,9 @@ CREATE TABLE traceloom_graph_launch_control(
   db_idx INTEGER NOT NULL,
   device_id INTEGER NOT NULL,
   event_id TEXT NOT NULL,
-  control_kind TEXT NOT NULL       -- execute | wait | record
+  control_kind TEXT NOT NULL,      -- execute | wait | record
+  launch_n INTEGER NOT NULL,       -- the launch and the event as integers
+  event_n INTEGER NOT NULL
 );
 
 -- The exact members of promoted launches, one row each, in integer form: 8 million members

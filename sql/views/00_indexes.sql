@@ -1,8 +1,9 @@
 -- Text ids of the *_core tables, as generated columns, added once the rows are in: a
 -- generated column is computed on every INSERT (SQLite evaluates them for its constraint
--- checks) but adding a VIRTUAL one to a full table only changes the schema. The public views
--- pass them through as plain columns, so SQLite matches them to the indexes below even on
--- the right side of a LEFT JOIN, where an expression would be wrapped and match no index.
+-- checks) but adding a VIRTUAL one to a full table only changes the schema. They take no
+-- space. The public views pass them through as plain columns, so a user's join on a text
+-- id, inner or LEFT, can use an automatic index on the column: an expression in a flattened
+-- view gets none and would make that join a scan per outer row.
 ALTER TABLE traceloom_event_core ADD COLUMN event_id TEXT
   GENERATED ALWAYS AS ('event-' || event_n) VIRTUAL;
 ALTER TABLE traceloom_runtime_call_core ADD COLUMN runtime_call_id TEXT
@@ -17,40 +18,23 @@ ALTER TABLE traceloom_anchor_core ADD COLUMN anchor_id TEXT
   GENERATED ALWAYS AS ('anchor-' || anchor_n) VIRTUAL;
 ALTER TABLE traceloom_anchor_core ADD COLUMN event_id TEXT
   GENERATED ALWAYS AS ('event-' || event_n) VIRTUAL;
+ALTER TABLE traceloom_node_core ADD COLUMN local_node_id TEXT
+  GENERATED ALWAYS AS (printf('N%03d', local_n)) VIRTUAL;
+ALTER TABLE traceloom_node_core ADD COLUMN node_id TEXT
+  GENERATED ALWAYS AS (printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''),
+                              local_n)) VIRTUAL;
 ALTER TABLE traceloom_position_occurrence_core ADD COLUMN position_id TEXT
   GENERATED ALWAYS AS (printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''),
-                              position_local)) VIRTUAL;
+                              node_local)) VIRTUAL;
 ALTER TABLE traceloom_position_occurrence_core ADD COLUMN occurrence_id TEXT
   GENERATED ALWAYS AS (printf('node-%sN%03d-occurrence-%d', COALESCE('d' || node_device || '-', ''),
-                              position_local, occurrence_idx)) VIRTUAL;
-ALTER TABLE traceloom_position_occurrence_core ADD COLUMN parent_position_id TEXT
-  GENERATED ALWAYS AS (CASE WHEN parent_n IS NOT NULL THEN
-                         printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''),
-                                parent_local) END) VIRTUAL;
-ALTER TABLE traceloom_position_occurrence_core ADD COLUMN parent_occurrence_id TEXT
-  GENERATED ALWAYS AS (CASE WHEN parent_n IS NOT NULL THEN
-                         printf('node-%sN%03d-occurrence-%d',
-                                COALESCE('d' || node_device || '-', ''), parent_local,
-                                parent_occurrence_idx) END) VIRTUAL;
-ALTER TABLE traceloom_position_occurrence_core ADD COLUMN tree_id TEXT
-  GENERATED ALWAYS AS ('tree-db' || db_idx || '-dev' || device_id) VIRTUAL;
+                              node_local, occurrence_idx)) VIRTUAL;
 
--- Indexes of the large structure tables, built once the rows are inserted (a sorted build
--- is several times cheaper than maintaining the B-trees row by row).
--- The indexes on those ids serve lookups and joins by id, ours and users', inner or LEFT.
--- The first occurrence index
--- is also the unique key (a tree is one (db_idx, device_id)) and serves lookups by position
--- alone, in occurrence order.
-CREATE UNIQUE INDEX traceloom_position_occurrence_key ON traceloom_position_occurrence_core(
-  position_id, db_idx, device_id, occurrence_idx);
-CREATE INDEX traceloom_position_occurrence_id ON traceloom_position_occurrence_core(occurrence_id);
-CREATE INDEX traceloom_event_core_event_id ON traceloom_event_core(event_id);
--- Relations are looked up by their call (context views, users' joins on runtime_call_id).
-CREATE INDEX traceloom_runtime_device_relation_call ON traceloom_runtime_device_relation_core(call_n);
-CREATE INDEX traceloom_runtime_call_core_id ON traceloom_runtime_call_core(runtime_call_id);
--- Slots: the unique key and parent lookup, and the child lookup of the edge views.
--- The key leads with the parent, so it is also the parent lookup (a tree is one db_idx and
--- device_id): one sort fewer than a separate parent index.
-CREATE UNIQUE INDEX traceloom_position_refinement_key ON traceloom_position_refinement(parent_position_id, db_idx, tree_id, slot_ordinal);
-CREATE INDEX traceloom_position_refinement_child ON traceloom_position_refinement(child_position_id, db_idx, device_id);
-CREATE INDEX traceloom_anchor_core_anchor_id ON traceloom_anchor_core(anchor_id);
+-- Integer indexes, built once the rows are in (a sorted build is several times cheaper than
+-- maintaining a B-tree row by row). There is no index on a text id: the shipped views join
+-- on the integer keys (event_n, call_n, anchor_n, node_n, occurrence_n), and a user's join on
+-- a text id gets an automatic index on its generated column (docs/ARCHITECTURE.md).
+-- None is needed either between the integers: the relations of a runtime call are a range
+-- (traceloom_runtime_call_core.first_relation_n), the occurrences of a node too
+-- (traceloom_node_core.first_occurrence_n), a child occurrence is found by arithmetic from
+-- its parent's (sql/schema/30_structure.sql), and every other join is by a primary key.

@@ -11,7 +11,8 @@ CREATE VIEW traceloom_device_work AS
 SELECT 'device-work-' || e.event_id AS device_work_id, e.db_idx,
        i.provider, e.device_id, e.kind AS work_kind, e.event_id, e.task_id,
        NULL AS graph_launch_occurrence_id, e.source_table, e.source_key,
-       e.start_ns, e.end_ns, e.dur_us, e.symbol, NULL AS raw_json
+       e.start_ns, e.end_ns, e.dur_us, e.symbol, NULL AS raw_json, e.event_n, e.launch_call_n,
+       e.anchor_n
 FROM traceloom_event e
 JOIN traceloom_input i ON i.db_idx = e.db_idx
 WHERE e.task_type IS NOT 'COMMUNICATION_OP';
@@ -44,8 +45,8 @@ CREATE VIEW traceloom_v_runtime_device AS
 SELECT r.relation_id, r.db_idx, r.support_state, r.match_policy, r.cardinality, r.correlation_id,
        c.runtime_call_id, c.api_name, c.api_type, c.thread_id, c.start_ns AS call_start_ns,
        c.end_ns AS call_end_ns, w.device_work_id, w.work_kind, w.event_id, w.device_id,
-       w.start_ns AS work_start_ns, w.end_ns AS work_end_ns
+       w.start_ns AS work_start_ns, w.end_ns AS work_end_ns, r.relation_n, r.call_n, r.event_n
 FROM traceloom_runtime_device_relation r
 JOIN traceloom_runtime_call c ON c.call_n = r.call_n
-JOIN traceloom_device_work w ON w.event_id = 'event-' || r.event_n AND w.db_idx = r.db_idx
+JOIN traceloom_device_work w ON w.event_n = r.event_n
 WHERE r.support_state IN ('supported_exact', 'supported_deterministic');

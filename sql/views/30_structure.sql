@@ -2,18 +2,18 @@
 -- statistics table derived from the bubble occurrences (section 7). Runs after the rows
 -- are inserted.
 
--- @surface traceloom_semantic_edge | one parent-child slot between positions | The semantic tree's edges (Repeat slots are the children of one iteration) | SELECT parent_node_id, child_node_id, edge_order FROM traceloom_semantic_edge LIMIT 20
+-- @surface traceloom_semantic_edge | one parent-child slot between nodes | The semantic tree's edges (Repeat slots are the children of one iteration) | SELECT parent_node_id, child_node_id, edge_order FROM traceloom_semantic_edge LIMIT 20
 CREATE VIEW traceloom_semantic_edge AS
 SELECT parent_position_id AS parent_node_id, child_position_id AS child_node_id, tree_id, db_idx,
        device_id, view_name, view_name AS tree_kind, slot_ordinal AS edge_order, edge_kind,
-       NULL AS raw_json
+       NULL AS raw_json, parent_n, child_n
 FROM traceloom_position_refinement;
 
--- @surface traceloom_viz_edge | one parent-child edge of the report tree | Edges between report positions in slot order | SELECT parent_node_id, child_node_id, edge_order FROM traceloom_viz_edge LIMIT 20
+-- @surface traceloom_viz_edge | one parent-child edge of the report tree | Edges between report nodes in slot order | SELECT parent_node_id, child_node_id, edge_order FROM traceloom_viz_edge LIMIT 20
 CREATE VIEW traceloom_viz_edge AS
 SELECT parent_position_id AS parent_node_id, child_position_id AS child_node_id, db_idx,
        device_id, 'native_report_tree' AS view_name, slot_ordinal AS edge_order, edge_kind,
-       NULL AS raw_json
+       NULL AS raw_json, parent_n, child_n
 FROM traceloom_position_refinement;
 
 -- @surface traceloom_anchor_aux_slot | one anchor | Per-anchor summary of its linked auxiliary events | SELECT anchor_idx, aux_event_count, aux_dur_us FROM traceloom_anchor_aux_slot WHERE aux_event_count > 0 LIMIT 10
@@ -37,17 +37,19 @@ SELECT c.parent_position_id, c.parent_occurrence_id, c.slot_ordinal, c.member_or
        'child_occurrence' AS member_kind, c.position_id AS child_position_id,
        c.occurrence_id AS child_occurrence_id, NULL AS terminal_token_ordinal,
        NULL AS terminal_anchor_id, c.db_idx, c.device_id, c.tree_id, c.view_name,
-       c.occurrence_path AS member_path
-FROM traceloom_position_occurrence c WHERE c.parent_occurrence_id IS NOT NULL
+       c.occurrence_path AS member_path, c.parent_n, c.occurrence_n AS child_n,
+       NULL AS terminal_anchor_n
+FROM traceloom_position_occurrence c WHERE c.parent_n IS NOT NULL
 UNION ALL
 SELECT o.position_id, o.occurrence_id, 0, 1, 'terminal_token', NULL, NULL,
        o.token_start_ordinal, 'anchor-' || o.anchor_first_n, o.db_idx, o.device_id, o.tree_id,
-       o.view_name, o.occurrence_path || '/s0/r1/t' || o.token_start_ordinal
+       o.view_name, o.occurrence_path || '/s0/r1/t' || o.token_start_ordinal, o.occurrence_n,
+       NULL, o.anchor_first_n
 FROM traceloom_position_occurrence o WHERE o.coverage_kind = 'self';
 
 -- @surface traceloom_execution_tree_edge | one concrete parent-to-child occurrence edge | Occurrence-level edges with their role (the population of edges of one slot under one parent path) | SELECT edge_role_id, count(*) FROM traceloom_execution_tree_edge GROUP BY 1 LIMIT 10
 CREATE VIEW traceloom_execution_tree_edge AS
-SELECT 'edge:d' || c.db_idx || ':dev' || c.device_id || ':' || c.tree_id || ':' || c.parent_occurrence_id || ':' || c.edge_order AS edge_id,
+SELECT 'edge:d' || c.db_idx || ':dev' || c.device_id || ':' || c.tree_id || ':' || p.occurrence_id || ':' || c.edge_order AS edge_id,
        'edge-role:d' || c.db_idx || ':dev' || c.device_id || ':' || c.tree_id || ':' || p.rooted_position_path || ':e' || c.slot_ordinal AS edge_role_id,
        c.edge_order, COALESCE(c.repeat_iteration, 1) AS edge_ordinal_in_role,
        p.position_id AS parent_position_id, p.rooted_position_path AS parent_tree_path,
@@ -57,39 +59,39 @@ SELECT 'edge:d' || c.db_idx || ':dev' || c.device_id || ':' || c.tree_id || ':' 
        c.occurrence_idx AS child_occurrence_idx, c.repeat_iteration AS child_repeat_iteration,
        c.token_start_ordinal AS child_token_start_ordinal,
        c.token_end_exclusive AS child_token_end_exclusive,
-       c.occurrence_path AS child_occurrence_path, c.db_idx, c.device_id, c.tree_id, c.view_name
+       c.occurrence_path AS child_occurrence_path, c.db_idx, c.device_id, c.tree_id, c.view_name,
+       p.occurrence_n AS parent_n, c.occurrence_n AS child_n
 FROM traceloom_position_occurrence c
-JOIN traceloom_position_occurrence p ON p.occurrence_id = c.parent_occurrence_id
- AND p.db_idx = c.db_idx AND p.tree_id = c.tree_id;
+JOIN traceloom_position_occurrence p ON p.occurrence_n = c.parent_n;
 
+-- In a tree an edge role (one slot under one parent path) is one child node: its parent's
+-- occurrences are the parent occurrences, the child's are the concrete edges, and every
+-- parent occurrence holds the same number of them (1, or the repeat count of a Repeat).
 -- @surface traceloom_execution_tree_edge_role | one edge role | Populations of concrete edges (one slot under one parent path): only an equal edge_role_id licenses treating edges as one population | SELECT edge_role_id, parent_occurrence_count, concrete_edge_count, population_support FROM traceloom_execution_tree_edge_role LIMIT 10
 CREATE VIEW traceloom_execution_tree_edge_role AS
-WITH per_parent AS (
-  SELECT edge_role_id, parent_occurrence_id, COUNT(*) AS k, MIN(edge_order) AS first_order,
-         MIN(parent_position_id) AS parent_position_id, MIN(parent_tree_path) AS parent_tree_path,
-         MIN(child_position_id) AS child_position_id, MIN(db_idx) AS db_idx,
-         MIN(device_id) AS device_id, MIN(tree_id) AS tree_id, MIN(view_name) AS view_name
-  FROM traceloom_execution_tree_edge
-  GROUP BY edge_role_id, parent_occurrence_id
-)
-SELECT edge_role_id, MIN(parent_position_id) AS parent_position_id,
-       MIN(parent_tree_path) AS parent_tree_path, MIN(child_position_id) AS child_position_id,
-       COUNT(*) AS parent_occurrence_count, SUM(k) AS concrete_edge_count,
-       MIN(k) AS edges_per_parent_min, MAX(k) AS edges_per_parent_max,
-       CASE WHEN MIN(k) = MAX(k) THEN 'uniform' ELSE 'variable' END AS population_support,
-       MIN(first_order) AS first_edge_order, MIN(db_idx) AS db_idx, MIN(device_id) AS device_id,
-       MIN(tree_id) AS tree_id, MIN(view_name) AS view_name
-FROM per_parent
-GROUP BY edge_role_id;
+SELECT 'edge-role:d' || c.db_idx || ':dev' || c.device_id || ':tree-db' || c.db_idx || '-dev' ||
+         c.device_id || ':' || p.rooted_path || ':e' || c.slot_ordinal AS edge_role_id,
+       p.node_id AS parent_position_id, p.rooted_path AS parent_tree_path,
+       c.node_id AS child_position_id, p.occurrence_count AS parent_occurrence_count,
+       c.occurrence_count AS concrete_edge_count,
+       c.occurrence_count / p.occurrence_count AS edges_per_parent_min,
+       c.occurrence_count / p.occurrence_count AS edges_per_parent_max,
+       'uniform' AS population_support, c.slot_ordinal AS first_edge_order, c.db_idx,
+       c.device_id, 'tree-db' || c.db_idx || '-dev' || c.device_id AS tree_id,
+       'anchor_tree' AS view_name, p.node_n AS parent_node_n, c.node_n AS child_node_n
+FROM traceloom_node_core c
+JOIN traceloom_node_core p ON p.node_n = c.parent_n;
 
 -- @surface traceloom_structure_bubble_occurrence | one bubble | Uncovered device time charged to the following anchor, with its structural position and the adjacent anchors (host context: missing_endpoint until host intervals are published) | SELECT right_local_node_id, right_node_symbol, bubble_us, host_observation_status FROM traceloom_structure_bubble_occurrence ORDER BY bubble_us DESC LIMIT 10
 CREATE VIEW traceloom_structure_bubble_occurrence AS
 SELECT 'bubble-' || r.anchor_id AS bubble_id, r.db_idx, r.device_id,
-       'native_report_tree' AS view_name, r.node_id AS right_node_id,
-       n.local_node_id AS right_local_node_id, n.path AS right_node_path,
+       'native_report_tree' AS view_name, n.node_id AS right_node_id,
+       n.local_node_id AS right_local_node_id,
+       COALESCE(n.path, (SELECT p.path FROM traceloom_node_core p WHERE p.node_n = n.parent_n)
+                        || '/' || n.local_node_id) AS right_node_path,
        'atom' AS right_node_kind, r.symbol AS right_node_symbol,
-       r.occurrence_idx AS right_occurrence_idx, o.repeat_context,
-       r.node_id AS structural_position_id,
+       o.occurrence_idx AS right_occurrence_idx, o.repeat_context,
+       n.node_id AS structural_position_id,
        l.anchor_id AS left_anchor_id, l.anchor_idx AS left_anchor_idx, l.symbol AS left_anchor_symbol,
        l.role AS left_anchor_role, l.start_ns AS left_anchor_start_ns, l.end_ns AS left_anchor_end_ns,
        r.anchor_id AS right_anchor_id, r.anchor_idx AS right_anchor_idx,
@@ -104,28 +106,21 @@ SELECT 'bubble-' || r.anchor_id AS bubble_id, r.db_idx, r.device_id,
        NULL AS host_interval_id, NULL AS provider, NULL AS host_clock_domain, NULL AS scope_policy,
        'missing_endpoint' AS host_observation_status, NULL AS host_start_ns, NULL AS host_end_ns,
        NULL AS host_interval_us,
-       'upstream_between_correlated_anchor_endpoints' AS api_association_semantics
+       'upstream_between_correlated_anchor_endpoints' AS api_association_semantics,
+       r.anchor_n AS right_anchor_n, n.node_n AS right_node_n
 FROM traceloom_anchor r
 JOIN traceloom_anchor l ON l.anchor_n = r.anchor_n - 1 AND l.db_idx = r.db_idx AND l.device_id = r.device_id
-JOIN traceloom_viz_node n ON n.node_id = r.node_id AND n.db_idx = r.db_idx AND n.device_id = r.device_id
-LEFT JOIN traceloom_position_occurrence o ON o.position_id = r.node_id AND o.db_idx = r.db_idx
- AND o.device_id = r.device_id AND o.occurrence_idx = r.occurrence_idx
+JOIN traceloom_position_occurrence o ON o.occurrence_n = r.occurrence_n
+JOIN traceloom_node_core n ON n.node_n = o.node_n
 WHERE ROUND(r.idle_us, 3) > 0;
 
--- @surface traceloom_v_tree_node | one position of the report tree, walked from the roots | The primary readable map: every position with depth, loop depth, kind, repeat count, costs, per-iteration averages and shares | SELECT local_node_id, label, repeat_count, occurrence_count, total_us, avg_total_us FROM traceloom_v_tree_node ORDER BY db_idx, device_id, view_name, display_order
+-- @surface traceloom_v_tree_node | one node of the report tree, walked from the roots | The primary readable map: every structural position with depth, loop depth, kind, repeat count, costs, per-iteration averages and shares | SELECT local_node_id, label, repeat_count, occurrence_count, total_us, avg_total_us FROM traceloom_v_tree_node ORDER BY db_idx, device_id, view_name, display_order
 CREATE VIEW traceloom_v_tree_node AS
--- The display parent and loop depth come from the first occurrence of each position, as
--- traceloom_semantic_node records them: the same values a walk from the roots gives, without
--- enumerating every root-to-node path of the (shared) position graph.
-WITH denoms AS (
-  SELECT n.*, CASE WHEN COALESCE(n.occurrence_count, 0) = 0 THEN 1
-                   ELSE n.occurrence_count * (CASE WHEN n.kind = 'repeat' AND COALESCE(n.repeat_count, 0) > 0
-                                                   THEN n.repeat_count ELSE 1 END) END AS denom
-  FROM traceloom_viz_node n
-)
-SELECT n.node_id, s.parent_node_id, n.db_idx, n.device_id, n.view_name, n.local_node_id,
-       CAST(SUBSTR(n.local_node_id, 2) AS INTEGER) AS display_order,
-       n.path, n.depth AS tree_depth, n.level AS depth, s.loop_depth,
+-- In a tree the walk from the roots is the parent chain each node stores (node_core).
+SELECT n.node_id, (SELECT p.node_id FROM traceloom_node_core p WHERE p.node_n = n.parent_n) AS parent_node_id,
+       n.db_idx, n.device_id, n.view_name, n.local_node_id,
+       c.local_n AS display_order,
+       n.path, n.depth AS tree_depth, n.level AS depth, c.loop_depth,
        n.node_type, n.kind, n.symbol, n.label, n.category, n.repeat_label, n.repeat_count,
        n.occurrence_count, n.anchor_count, n.anchors_per_occurrence,
        n.anchors_per_occurrence AS avg_anchor,
@@ -137,88 +132,92 @@ SELECT n.node_id, s.parent_node_id, n.db_idx, n.device_id, n.view_name, n.local_
        ROUND(COALESCE(n.aux_us, 0) / n.denom, 3) AS avg_aux_us,
        ROUND(COALESCE(n.self_us, 0) / n.denom, 3) AS avg_self_us,
        ROUND(CASE WHEN COALESCE(n.total_us, 0) = 0 THEN 0.0 ELSE COALESCE(n.comm_us, 0) / n.total_us END, 6) AS comm_pct,
-       ROUND(CASE WHEN COALESCE(n.total_us, 0) = 0 THEN 0.0 ELSE COALESCE(n.idle_us, 0) / n.total_us END, 6) AS idle_pct
-FROM denoms n
-JOIN traceloom_semantic_node s ON s.node_id = n.node_id AND s.db_idx = n.db_idx
- AND s.device_id = n.device_id;
+       ROUND(CASE WHEN COALESCE(n.total_us, 0) = 0 THEN 0.0 ELSE COALESCE(n.idle_us, 0) / n.total_us END, 6) AS idle_pct,
+       n.node_n, n.parent_n
+FROM (SELECT v.*, CASE WHEN COALESCE(v.occurrence_count, 0) = 0 THEN 1
+                       ELSE v.occurrence_count * (CASE WHEN v.kind = 'repeat' AND COALESCE(v.repeat_count, 0) > 0
+                                                       THEN v.repeat_count ELSE 1 END) END AS denom
+      FROM traceloom_viz_node v) n
+JOIN traceloom_node_core c ON c.node_n = n.node_n;
 
--- @surface traceloom_tree_node_occurrence | one occurrence of a report position | Per-occurrence anchors, time span and costs of every position (find outliers) | SELECT local_node_id, occurrence_idx, anchor_count, total_us, idle_us FROM traceloom_tree_node_occurrence ORDER BY total_us DESC LIMIT 10
+-- @surface traceloom_tree_node_occurrence | one occurrence of a report node | Per-occurrence anchors, time span and costs of every node (find outliers) | SELECT local_node_id, occurrence_idx, anchor_count, total_us, idle_us FROM traceloom_tree_node_occurrence ORDER BY total_us DESC LIMIT 10
 CREATE VIEW traceloom_tree_node_occurrence AS
-SELECT o.position_id AS node_id, n.local_node_id, o.db_idx, o.device_id,
-       'native_report_tree' AS view_name, o.occurrence_idx, o.repeat_context,
+SELECT o.position_id AS node_id,
+       (SELECT n.local_node_id FROM traceloom_node_core n WHERE n.node_n = o.node_n) AS local_node_id,
+       o.db_idx, o.device_id, 'native_report_tree' AS view_name, o.occurrence_idx, o.repeat_context,
        o.token_start_ordinal + 1 AS anchor_start_idx, o.token_end_exclusive AS anchor_end_idx,
        o.token_end_exclusive - o.token_start_ordinal AS anchor_count, o.start_ns, o.end_ns,
        ROUND(o.compute_us, 3) AS compute_us, ROUND(o.comm_us, 3) AS comm_us,
        ROUND(o.idle_us, 3) AS idle_us, ROUND(o.total_us, 3) AS total_us,
-       ROUND(o.self_us, 3) AS self_us, o.aux_events, ROUND(o.aux_us, 3) AS aux_us
-FROM traceloom_position_occurrence o
-JOIN traceloom_semantic_node n ON n.node_id = o.position_id AND n.tree_id = o.tree_id AND n.db_idx = o.db_idx;
+       ROUND(o.self_us, 3) AS self_us, o.aux_events, ROUND(o.aux_us, 3) AS aux_us,
+       o.occurrence_n, o.node_n
+FROM traceloom_position_occurrence o;
 
 -- @surface traceloom_viz_node_anchor | one (node occurrence, covered anchor) pair | The core statistics relation: each anchor's cost packet under every occurrence that covers it (self on the owning atom, descendant on ancestors) | SELECT node_id, occurrence_idx, count(*) AS anchors, round(sum(total_us), 3) AS total_us FROM traceloom_viz_node_anchor WHERE node_id = 'node-N002' GROUP BY 1, 2 LIMIT 10
 CREATE VIEW traceloom_viz_node_anchor AS
 SELECT o.position_id AS node_id, a.anchor_id, o.db_idx, o.device_id,
        'native_report_tree' AS view_name, o.occurrence_idx,
        a.anchor_n - o.anchor_first_n + 1 AS anchor_order, o.coverage_kind, o.repeat_context,
-       a.compute_us, a.comm_us, a.idle_us, a.total_us, a.self_us, a.aux_events, a.aux_us
+       a.compute_us, a.comm_us, a.idle_us, a.total_us, a.self_us, a.aux_events, a.aux_us,
+       o.occurrence_n, o.node_n, a.anchor_n
 FROM traceloom_position_occurrence o
 JOIN traceloom_anchor a ON a.anchor_n >= o.anchor_first_n AND a.anchor_n < o.anchor_end_n;
 
 -- @surface traceloom_tree_node_anchor | one (node occurrence, covered anchor) pair | traceloom_viz_node_anchor with the readable local node id | SELECT local_node_id, occurrence_idx, anchor_order, anchor_id, total_us FROM traceloom_tree_node_anchor LIMIT 10
 CREATE VIEW traceloom_tree_node_anchor AS
--- local_node_id by scalar subquery, not a join: joined, SQLite drove the plan from every
--- anchor through the report nodes (their view_name equals a constant), which made even
--- LIMIT 100 take 20 s on a million anchors; this way the occurrences drive it.
 SELECT na.node_id,
-       (SELECT n.local_node_id FROM traceloom_viz_node n
-         WHERE n.node_id = na.node_id AND n.db_idx = na.db_idx AND n.device_id = na.device_id
-           AND n.view_name = na.view_name) AS local_node_id,
+       (SELECT n.local_node_id FROM traceloom_node_core n WHERE n.node_n = na.node_n) AS local_node_id,
        na.anchor_id, na.db_idx, na.device_id, na.view_name,
        na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context, na.compute_us,
-       na.comm_us, na.idle_us, na.total_us, na.self_us, na.aux_events, na.aux_us
+       na.comm_us, na.idle_us, na.total_us, na.self_us, na.aux_events, na.aux_us,
+       na.occurrence_n, na.node_n, na.anchor_n
 FROM traceloom_viz_node_anchor na;
 
--- @surface traceloom_v_position | one position of the semantic tree | Positions with their display parent, preorder, kind, symbol and costs | SELECT position_id, node_type, label, repeat_count, occurrence_count, total_us FROM traceloom_v_position ORDER BY preorder_idx LIMIT 20
+-- @surface traceloom_v_position | one node of the semantic tree | Nodes with their display parent, preorder, kind, symbol and costs | SELECT position_id, node_type, label, repeat_count, occurrence_count, total_us FROM traceloom_v_position ORDER BY preorder_idx LIMIT 20
 CREATE VIEW traceloom_v_position AS
 SELECT node_id AS position_id, tree_id, db_idx, device_id, view_name, local_node_id,
        parent_node_id AS display_parent_position_id, preorder_idx, sibling_order,
        path AS display_path, depth, display_depth, loop_depth, node_type, semantic_kind, symbol,
        label, category, repeat_count, occurrence_count, anchor_count, start_ns, end_ns,
-       compute_us, comm_us, idle_us, total_us, self_us, aux_us
+       compute_us, comm_us, idle_us, total_us, self_us, aux_us, node_n
 FROM traceloom_semantic_node;
 
--- @surface traceloom_v_position_occurrence | one occurrence with its position's kind | Occurrences with node type, kind, symbol and label (join traceloom_tree_node_occurrence for cost) | SELECT occurrence_id, node_type, label, repeat_iteration FROM traceloom_v_position_occurrence LIMIT 20
+-- @surface traceloom_v_position_occurrence | one occurrence with its node's kind | Occurrences with node type, kind, symbol and label (join traceloom_tree_node_occurrence for cost) | SELECT occurrence_id, node_type, label, repeat_iteration FROM traceloom_v_position_occurrence LIMIT 20
 CREATE VIEW traceloom_v_position_occurrence AS
 SELECT o.occurrence_id, o.position_id, o.parent_occurrence_id, o.db_idx, o.device_id, o.tree_id,
        o.view_name, o.occurrence_idx, o.repeat_iteration, o.token_start_ordinal,
        o.token_end_exclusive, o.rooted_position_path, o.occurrence_path,
-       n.node_type, n.semantic_kind, n.symbol, n.label, n.category
+       s.node_type, s.kind AS semantic_kind, s.symbol, s.label, s.category, o.occurrence_n, o.node_n
 FROM traceloom_position_occurrence o
-JOIN traceloom_semantic_node n ON n.node_id = o.position_id AND n.db_idx = o.db_idx AND n.tree_id = o.tree_id;
+JOIN traceloom_node_core n ON n.node_n = o.node_n
+JOIN traceloom_node_shape s ON s.shape_id = n.shape_id;
 
 -- @surface traceloom_v_position_member | one member with its terminal anchor and event | Members of occurrences with the terminal's event, symbol, stream and time | SELECT slot_ordinal, member_order, member_kind, child_occurrence_id, terminal_symbol, start_ns, end_ns FROM traceloom_v_position_member LIMIT 20
 CREATE VIEW traceloom_v_position_member AS
 SELECT m.*, a.event_id, e.symbol AS terminal_symbol, a.role AS terminal_role,
        e.semantic_role AS terminal_semantic_role, e.stream_id, e.start_ns, e.end_ns, e.dur_us
 FROM traceloom_position_member m
-LEFT JOIN traceloom_anchor a ON a.anchor_id = m.terminal_anchor_id AND a.db_idx = m.db_idx AND a.device_id = m.device_id
-LEFT JOIN traceloom_event e ON e.event_n = a.event_n AND e.db_idx = a.db_idx AND e.device_id = a.device_id;
+LEFT JOIN traceloom_anchor a ON a.anchor_n = m.terminal_anchor_n
+LEFT JOIN traceloom_event e ON e.event_n = a.event_n;
 
--- @surface traceloom_v_node_children | one child of a report position | Children of each report position in edge order, with all the child's columns | SELECT parent_node_id, edge_order, local_node_id, label, total_us FROM traceloom_v_node_children LIMIT 20
+-- @surface traceloom_v_node_children | one child of a report node | Children of each report node in edge order, with all the child's columns | SELECT parent_node_id, edge_order, local_node_id, label, total_us FROM traceloom_v_node_children LIMIT 20
 CREATE VIEW traceloom_v_node_children AS
 SELECT e.parent_node_id, e.child_node_id, e.edge_order, child.*
 FROM traceloom_viz_edge e
-JOIN traceloom_viz_node child ON child.node_id = e.child_node_id AND child.db_idx = e.db_idx
- AND child.device_id = e.device_id AND child.view_name = e.view_name;
+JOIN traceloom_viz_node child ON child.node_n = e.child_n;
 
 -- @surface traceloom_v_tree_edge | one concrete occurrence edge with labels | Occurrence edges with the cost projection and the child's kind, symbol and label | SELECT parent_label, edge_label, count(*) FROM traceloom_v_tree_edge GROUP BY 1, 2 LIMIT 20
 CREATE VIEW traceloom_v_tree_edge AS
-SELECT te.*, t.semantic_projection AS cost_view_name, pn.label AS parent_label,
-       cn.node_type AS edge_node_type, cn.semantic_kind AS edge_semantic_kind,
-       cn.symbol AS edge_symbol, cn.label AS edge_label, cn.category AS edge_category
+SELECT te.*, 'native_report_tree' AS cost_view_name,
+       (SELECT s.label FROM traceloom_node_core n JOIN traceloom_node_shape s ON s.shape_id = n.shape_id
+         WHERE n.node_n = p.node_n) AS parent_label,
+       cs.node_type AS edge_node_type, cs.kind AS edge_semantic_kind,
+       cs.symbol AS edge_symbol, cs.label AS edge_label, cs.category AS edge_category
 FROM traceloom_execution_tree_edge te
-JOIN traceloom_semantic_tree t ON t.tree_id = te.tree_id AND t.db_idx = te.db_idx
-JOIN traceloom_semantic_node pn ON pn.node_id = te.parent_position_id AND pn.tree_id = te.tree_id AND pn.db_idx = te.db_idx
-JOIN traceloom_semantic_node cn ON cn.node_id = te.child_position_id AND cn.tree_id = te.tree_id AND cn.db_idx = te.db_idx;
+JOIN traceloom_position_occurrence_core p ON p.occurrence_n = te.parent_n
+JOIN traceloom_position_occurrence_core c ON c.occurrence_n = te.child_n
+JOIN traceloom_node_core cn ON cn.node_n = c.node_n
+JOIN traceloom_node_shape cs ON cs.shape_id = cn.shape_id;
 
 -- @surface traceloom_v_tree_edge_cost | one concrete occurrence edge with the child's cost | Each occurrence edge with the child occurrence's summed packets (support: missing when no packet row exists) | SELECT edge_label, child_total_us, child_cost_support FROM traceloom_v_tree_edge_cost ORDER BY child_total_us DESC LIMIT 10
 CREATE VIEW traceloom_v_tree_edge_cost AS
@@ -228,29 +227,26 @@ SELECT te.*,
        ROUND(c.idle_us, 3) AS child_uncovered_us, ROUND(c.total_us, 3) AS child_total_us,
        ROUND(c.self_us, 3) AS child_self_us, ROUND(c.aux_us, 3) AS child_aux_us
 FROM traceloom_v_tree_edge te
-LEFT JOIN traceloom_position_occurrence c ON c.occurrence_id = te.child_occurrence_id
- AND c.db_idx = te.db_idx AND c.tree_id = te.tree_id;
+JOIN traceloom_position_occurrence c ON c.occurrence_n = te.child_n;
 
 -- @surface traceloom_v_tree_edge_role | one edge role with labels | Edge populations with the parent's label and the child's kind | SELECT edge_role_id, parent_label, edge_label, concrete_edge_count FROM traceloom_v_tree_edge_role LIMIT 20
 CREATE VIEW traceloom_v_tree_edge_role AS
 SELECT r.edge_role_id, r.db_idx, r.device_id, r.tree_id, r.view_name, r.parent_position_id,
        r.parent_tree_path, pn.label AS parent_label, r.child_position_id,
-       cn.node_type AS edge_node_type, cn.semantic_kind AS edge_semantic_kind,
+       cn.node_type AS edge_node_type, cn.kind AS edge_semantic_kind,
        cn.symbol AS edge_symbol, cn.label AS edge_label, cn.category AS edge_category,
        r.parent_occurrence_count, r.concrete_edge_count, r.edges_per_parent_min,
        r.edges_per_parent_max, r.population_support, r.first_edge_order
 FROM traceloom_execution_tree_edge_role r
-JOIN traceloom_semantic_node pn ON pn.node_id = r.parent_position_id AND pn.tree_id = r.tree_id AND pn.db_idx = r.db_idx
-JOIN traceloom_semantic_node cn ON cn.node_id = r.child_position_id AND cn.tree_id = r.tree_id AND cn.db_idx = r.db_idx;
+JOIN traceloom_viz_node pn ON pn.node_n = r.parent_node_n
+JOIN traceloom_viz_node cn ON cn.node_n = r.child_node_n;
 
--- @surface traceloom_v_node_cost | one report position with its raw anchor and linked aux time | Report positions with the raw anchor time and the linked aux time of the anchors they cover (cross-checks the packet costs) | SELECT local_node_id, repeat_count, total_us, sql_anchor_us, sql_aux_us FROM traceloom_v_node_cost WHERE repeat_count IS NOT NULL
+-- @surface traceloom_v_node_cost | one report node with its raw anchor and linked aux time | Report nodes with the raw anchor time and the linked aux time of the anchors they cover (cross-checks the packet costs) | SELECT local_node_id, repeat_count, total_us, sql_anchor_us, sql_aux_us FROM traceloom_v_node_cost WHERE repeat_count IS NOT NULL
 CREATE VIEW traceloom_v_node_cost AS
 SELECT n.*,
-       (SELECT ROUND(SUM(o.self_us), 3) FROM traceloom_position_occurrence o
-         WHERE o.position_id = n.node_id AND o.db_idx = n.db_idx AND o.device_id = n.device_id) AS sql_anchor_us,
-       (SELECT ROUND(SUM(o.linked_aux_us), 3) FROM traceloom_position_occurrence o
-         WHERE o.position_id = n.node_id AND o.db_idx = n.db_idx AND o.device_id = n.device_id) AS sql_aux_us
-FROM traceloom_viz_node n;
+       ROUND(c.self_ns / 1000.0, 3) AS sql_anchor_us, ROUND(c.linked_aux_ns / 1000.0, 3) AS sql_aux_us
+FROM traceloom_viz_node n
+JOIN traceloom_node_core c ON c.node_n = n.node_n;
 
 -- @surface traceloom_v_semantic_tree_readable | one line of the indented tree | The recovered tree as indented text, one position per line in preorder | SELECT line FROM traceloom_v_semantic_tree_readable WHERE view_name = 'anchor_tree' ORDER BY db_idx, device_id, tree_kind, preorder_idx
 CREATE VIEW traceloom_v_semantic_tree_readable AS
@@ -304,3 +300,19 @@ GROUP BY db_idx, device_id, view_name, structural_position_id, right_node_id, ri
 -- @surface traceloom_v_structure_bubble_position | one structural position with bubbles | All bubble statistics per position | SELECT * FROM traceloom_v_structure_bubble_position ORDER BY total_bubble_us DESC LIMIT 10
 CREATE VIEW traceloom_v_structure_bubble_position AS
 SELECT * FROM traceloom_structure_bubble_position;
+
+-- @surface traceloom_v_shared_definition | one shared definition (identical structures) per tree | The nodes that are one structure (every MatMul atom, every equal layer body) summed together: how often a structure occurs anywhere in the tree, and its whole-run cost | SELECT definition_local, node_type, label, node_count, occurrence_count, total_us FROM traceloom_v_shared_definition ORDER BY total_us DESC LIMIT 20
+CREATE VIEW traceloom_v_shared_definition AS
+SELECT n.db_idx, n.device_id, n.definition_local, MIN(s.node_type) AS node_type,
+       MIN(s.kind) AS kind, MIN(s.symbol) AS symbol, MIN(s.label) AS label,
+       COUNT(*) AS node_count, group_concat(n.local_node_id, ',') AS local_node_ids,
+       SUM(n.occurrence_count) AS occurrence_count,
+       SUM(n.occurrence_count * n.token_len) AS anchor_count,
+       ROUND(SUM(n.compute_ns) / 1000.0, 3) AS compute_us,
+       ROUND(SUM(n.comm_ns) / 1000.0, 3) AS comm_us,
+       ROUND(SUM(n.idle_ns) / 1000.0, 3) AS idle_us,
+       ROUND(SUM(n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0, 3) AS total_us,
+       ROUND(SUM(n.self_ns) / 1000.0, 3) AS self_us
+FROM traceloom_node_core n
+JOIN traceloom_node_shape s ON s.shape_id = n.shape_id
+GROUP BY n.tree_n, n.definition_local;

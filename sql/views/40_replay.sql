@@ -12,7 +12,7 @@ SELECT 'graph-body-member-' || c.member_n AS member_id, l.launch_id, l.db_idx, l
        CASE WHEN l.graph_provider = 'cuda' THEN e.graph_node_id END AS graph_node_id,
        c.original_graph_node_id, l.match_policy, l.association_policy, l.evidence_level,
        e.stream_id, coalesce(e.comm_name, e.op_type, e.op_name, e.raw_label) AS identity,
-       c.scheduled_work_share_ppm, c.aggregate_n, c.contributor_order, c.member_n, c.launch_n,
+       c.scheduled_work_share_ppm, c.aggregate_n, c.contributor_order, c.member_n, l.launch_n,
        c.event_n
 FROM traceloom_graph_launch l
 JOIN traceloom_graph_member_core c ON c.member_n >= l.first_member_n
@@ -28,7 +28,7 @@ SELECT m.member_id, m.launch_id, c.cost_unit_id, m.db_idx, m.device_id, c.compos
        m.start_ns - c.first_member_start_ns AS relative_start_ns,
        m.end_ns - c.first_member_start_ns AS relative_end_ns,
        m.scheduled_work_share_ppm, c.task_sum_ns > 0 AS scheduled_work_share_supported,
-       c.task_sum_ns AS scheduled_work_denominator_body_task_sum_ns
+       c.task_sum_ns AS scheduled_work_denominator_body_task_sum_ns, m.member_n, m.launch_n
 FROM traceloom_graph_body_member m
 JOIN traceloom_replay_cost_launch c ON c.launch_n = m.launch_n;
 
@@ -39,13 +39,26 @@ SELECT 'replay-cost-aggregate-' || c.aggregate_n AS aggregate_id,
        c.contributor_order
 FROM traceloom_graph_member_core c JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n;
 
+-- The node occurrences that cover a launch anchor are its atom occurrence and that
+-- occurrence's ancestors: walked up the parent chain from the launch anchors alone (a few
+-- per launch), never by searching the anchor ranges of every occurrence.
 -- @surface traceloom_v_node_graph_body_member | one exact body member under a tree node occurrence | Which member kernels realize each launch anchor of the tree, with the anchor's cost packet and the member's event | SELECT node_id, occurrence_idx, node_launch_id, member_id, kind, member_symbol, dur_us FROM traceloom_v_node_graph_body_member LIMIT 20
 CREATE VIEW traceloom_v_node_graph_body_member AS
-SELECT na.node_id, na.view_name, na.occurrence_idx, na.anchor_order AS idx_in_occurrence,
-       na.anchor_order, na.coverage_kind, na.repeat_context,
-       na.compute_us AS anchor_compute_us, na.comm_us AS anchor_comm_us,
-       na.idle_us AS anchor_idle_us, na.total_us AS anchor_total_us, na.self_us AS anchor_self_us,
-       na.aux_events AS anchor_aux_events, na.aux_us AS anchor_aux_us,
+WITH RECURSIVE cover(launch_n, anchor_n, occurrence_n) AS (
+  SELECT l.launch_n, a.anchor_n, a.occurrence_n
+  FROM traceloom_graph_launch l
+  JOIN traceloom_anchor_core a ON a.anchor_n = l.anchor_n
+  WHERE a.occurrence_n IS NOT NULL
+  UNION ALL
+  SELECT c.launch_n, c.anchor_n, o.parent_n
+  FROM cover c JOIN traceloom_position_occurrence_core o ON o.occurrence_n = c.occurrence_n
+  WHERE o.parent_n IS NOT NULL)
+SELECT o.position_id AS node_id, 'native_report_tree' AS view_name, o.occurrence_idx,
+       cv.anchor_n - o.anchor_first_n + 1 AS idx_in_occurrence,
+       cv.anchor_n - o.anchor_first_n + 1 AS anchor_order, o.coverage_kind, o.repeat_context,
+       a.compute_us AS anchor_compute_us, a.comm_us AS anchor_comm_us,
+       a.idle_us AS anchor_idle_us, a.total_us AS anchor_total_us, a.self_us AS anchor_self_us,
+       a.aux_events AS anchor_aux_events, a.aux_us AS anchor_aux_us,
        l.launch_id AS node_launch_id, l.graph_event_id AS node_event_id,
        l.anchor_id AS node_anchor_id, l.replay_unit_id AS node_replay_unit_id,
        l.graph_template_id AS node_graph_template_id,
@@ -57,32 +70,32 @@ SELECT na.node_id, na.view_name, na.occurrence_idx, na.anchor_order AS idx_in_oc
        m.*,
        e.symbol AS member_symbol, e.label AS member_label, e.task_type AS member_task_type,
        e.semantic_role AS member_semantic_role
-FROM traceloom_graph_launch l
-JOIN traceloom_viz_node_anchor na ON na.anchor_id = l.anchor_id AND na.db_idx = l.db_idx
- AND na.device_id = l.device_id
-JOIN traceloom_graph_body_member m ON m.launch_id = l.launch_id
-JOIN traceloom_event e ON e.event_n = m.event_n AND e.db_idx = m.db_idx;
+FROM cover cv
+JOIN traceloom_position_occurrence o ON o.occurrence_n = cv.occurrence_n
+JOIN traceloom_anchor a ON a.anchor_n = cv.anchor_n
+JOIN traceloom_graph_launch l ON l.launch_n = cv.launch_n
+JOIN traceloom_graph_body_member m ON m.launch_n = cv.launch_n
+JOIN traceloom_event e ON e.event_n = m.event_n;
 
 -- @surface traceloom_v_node_replay_cost_member | one member cost row under the node that owns its launch anchor | The replay cost map seen from the tree (self coverage only, so each member appears once per owning node) | SELECT node_id, slot_role, identity, duration_ns, scheduled_work_share_ppm FROM traceloom_v_node_replay_cost_member LIMIT 20
 CREATE VIEW traceloom_v_node_replay_cost_member AS
-SELECT na.node_id, na.occurrence_idx, na.view_name, na.coverage_kind,
-       l.anchor_id AS node_anchor_id, l.member_order AS node_member_order,
+SELECT o.position_id AS node_id, o.occurrence_idx, 'native_report_tree' AS view_name,
+       o.coverage_kind, l.anchor_id AS node_anchor_id, l.member_order AS node_member_order,
        l.slot_order AS node_slot_order, c.*, m.source_table, m.source_row_id, m.graph_node_id,
        m.original_graph_node_id, m.evidence_level
 FROM traceloom_graph_launch l
-JOIN traceloom_viz_node_anchor na ON na.anchor_id = l.anchor_id AND na.db_idx = l.db_idx
- AND na.device_id = l.device_id AND na.coverage_kind = 'self'
-JOIN traceloom_replay_cost_member c ON c.launch_id = l.launch_id
-JOIN traceloom_graph_body_member m ON m.member_id = c.member_id;
+JOIN traceloom_anchor_core a ON a.anchor_n = l.anchor_n
+JOIN traceloom_position_occurrence o ON o.occurrence_n = a.occurrence_n
+JOIN traceloom_replay_cost_member c ON c.launch_n = l.launch_n
+JOIN traceloom_graph_body_member m ON m.member_n = c.member_n;
 
 -- @surface traceloom_v_exact_replay_partition_status | one tree and whether its root splits at exact replays | Counts of protected replay intervals and why the root can or cannot be partitioned at them | SELECT tree_id, replay_interval_count, exact_replay_count, support_state, reason_code FROM traceloom_v_exact_replay_partition_status
 CREATE VIEW traceloom_v_exact_replay_partition_status AS
 WITH iv AS (
-  SELECT p.db_idx, p.device_id, p.support_state, fa.anchor_n AS lo, la.anchor_n AS hi,
-         lag(la.anchor_n) OVER (PARTITION BY p.db_idx, p.device_id ORDER BY fa.anchor_n, la.anchor_n) AS prev_hi
+  SELECT p.db_idx, p.device_id, p.support_state, p.first_anchor_n AS lo, p.last_anchor_n AS hi,
+         lag(p.last_anchor_n) OVER (PARTITION BY p.db_idx, p.device_id
+                                    ORDER BY p.first_anchor_n, p.last_anchor_n) AS prev_hi
   FROM traceloom_protected_interval p
-  LEFT JOIN traceloom_anchor fa ON fa.anchor_id = p.first_anchor_id
-  LEFT JOIN traceloom_anchor la ON la.anchor_id = p.last_anchor_id
   WHERE p.kind = 'graph_replay_unit'),
 agg AS (
   SELECT db_idx, device_id, count(*) AS n,
@@ -108,17 +121,20 @@ WHERE t.view_name = 'anchor_tree';
 
 -- @surface traceloom_v_exact_replay_partition | one root segment between or at exact replays | The root's anchors split at exact replays: X (open boundary), R (a replay), U (between replays), with costs | SELECT segment_label, coordinate_kind, first_anchor_idx, last_anchor_idx, total_us FROM traceloom_v_exact_replay_partition ORDER BY db_idx, device_id, segment_order
 CREATE VIEW traceloom_v_exact_replay_partition AS
-WITH st AS (SELECT * FROM traceloom_v_exact_replay_partition_status WHERE support_state = 'supported'),
+-- Segments are ranges of anchor_n (the anchors of one device are consecutive numbers), so
+-- the costs are a rowid range of the anchors; anchor_idx is anchor_n less the tree's first.
+WITH st AS (SELECT s.*, t.first_anchor_n AS base, t.anchor_count
+            FROM traceloom_v_exact_replay_partition_status s
+            JOIN traceloom_tree_core t ON t.db_idx = s.db_idx AND t.device_id = s.device_id
+            WHERE s.support_state = 'supported'),
 iv AS (
   SELECT p.db_idx, p.device_id, p.protected_interval_id, p.replay_unit_id,
-         fa.anchor_idx AS lo, la.anchor_idx AS hi,
-         row_number() OVER (PARTITION BY p.db_idx, p.device_id ORDER BY fa.anchor_idx) AS k,
+         p.first_anchor_n - st.base + 1 AS lo, p.last_anchor_n - st.base + 1 AS hi,
+         row_number() OVER (PARTITION BY p.db_idx, p.device_id ORDER BY p.first_anchor_n) AS k,
          count(*) OVER (PARTITION BY p.db_idx, p.device_id) AS cnt
   FROM traceloom_protected_interval p
-  JOIN st ON st.db_idx = p.db_idx AND st.device_id = p.device_id
-  JOIN traceloom_anchor fa ON fa.anchor_id = p.first_anchor_id
-  JOIN traceloom_anchor la ON la.anchor_id = p.last_anchor_id),
-ext AS (SELECT db_idx, device_id, max(anchor_idx) AS n FROM traceloom_anchor GROUP BY 1, 2),
+  JOIN st ON st.db_idx = p.db_idx AND st.device_id = p.device_id),
+ext AS (SELECT db_idx, device_id, anchor_count AS n FROM st),
 seg AS (
   SELECT i.db_idx, i.device_id, 'replay' AS kind, i.k AS idx, 'R' || i.k AS label,
          i.protected_interval_id AS lpi, i.protected_interval_id AS rpi,
@@ -151,6 +167,5 @@ SELECT printf('db%06d:d%06d:%s:replay-partition:%06d', z.db_idx, z.device_id, st
        round(sum(a.aux_us), 3) AS aux_us
 FROM nz z
 JOIN st ON st.db_idx = z.db_idx AND st.device_id = z.device_id
-JOIN traceloom_anchor a ON a.db_idx = z.db_idx AND a.device_id = z.device_id
- AND a.anchor_idx BETWEEN z.lo AND z.hi
+JOIN traceloom_anchor a ON a.anchor_n BETWEEN st.base + z.lo - 1 AND st.base + z.hi - 1
 GROUP BY z.db_idx, z.device_id, z.segment_order;

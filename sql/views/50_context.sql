@@ -6,9 +6,11 @@
 -- supported_exact / supported_deterministic provider relations -> traceloom_device_work,
 -- and for ACL graph launches -> the launch that owns the MODEL_EXECUTE -> every exact body
 -- member. Work with more than one candidate step is excluded (ambiguous_step), never split.
--- Joins go through integers and indexed expressions: runtime calls by call_n, device work
--- by its event_id ('event-' || event_n, indexed), never by a computed text id; CROSS JOIN
--- keeps the (small) context side as the outer loop, whatever the statistics say.
+-- Joins go through integers: runtime calls by call_n and their relations by the call's
+-- relation range, device work and anchors by event_n and anchor_n, launches by launch_n
+-- (the context tables keep text ids; their integer is parsed once per context row), never
+-- by a computed text id; CROSS JOIN keeps the (small) context side as the outer loop,
+-- whatever the statistics say.
 
 -- @surface traceloom_v_execution_context | one worker execution | Each execution with its step and marker support state (missing_step, marker_unavailable, marker_not_found, ambiguous_marker, supported_marker) | SELECT support_state, count(*) FROM traceloom_v_execution_context GROUP BY 1
 CREATE VIEW traceloom_v_execution_context AS
@@ -34,10 +36,11 @@ SELECT x.run_id, x.step_id, x.execution_id, x.worker_rank, x.phase, rc.runtime_c
        rc.association_basis || '_then_provider_relation' AS association_basis
 FROM traceloom_context_runtime_call rc
 CROSS JOIN traceloom_context_execution x ON x.execution_id = rc.execution_id
+CROSS JOIN traceloom_runtime_call_core cc ON cc.call_n = CAST(substr(rc.runtime_call_id, 14) AS INTEGER)
 CROSS JOIN traceloom_runtime_device_relation r
-  ON r.call_n = CAST(substr(rc.runtime_call_id, 14) AS INTEGER)
+  ON r.relation_n >= cc.first_relation_n AND r.relation_n < cc.first_relation_n + cc.relation_count
  AND r.support_state IN ('supported_exact', 'supported_deterministic')
-CROSS JOIN traceloom_device_work w ON w.event_id = 'event-' || r.event_n AND w.db_idx = r.db_idx
+CROSS JOIN traceloom_device_work w ON w.event_n = r.event_n
 WHERE rc.support_state = 'supported_host_scope';
 
 -- @surface traceloom_v_context_replay_member_candidate | one (step, exact replay member) | Every body member of a launch candidate, with the member's own device work | SELECT launch_id, count(*) FROM traceloom_v_context_replay_member_candidate GROUP BY 1 LIMIT 20
@@ -48,10 +51,8 @@ SELECT lc.run_id, lc.step_id, lc.execution_id, lc.worker_rank, lc.phase, lc.runt
        lc.association_basis || '_then_exact_replay_member' AS association_basis,
        lc.launch_id, m.member_id, m.db_idx, m.lane_ordinal, m.task_ordinal
 FROM traceloom_context_replay_launch_candidate lc
-CROSS JOIN traceloom_graph_body_member m ON m.launch_id = lc.launch_id AND m.db_idx = lc.db_idx
- AND m.device_id = lc.device_id
-CROSS JOIN traceloom_device_work w ON w.event_id = m.event_id AND w.device_id = m.device_id
- AND w.db_idx = m.db_idx;
+CROSS JOIN traceloom_graph_body_member m ON m.launch_n = CAST(substr(lc.launch_id, 14) AS INTEGER)
+CROSS JOIN traceloom_device_work w ON w.event_n = m.event_n;
 
 -- @surface traceloom_v_context_device_candidate | one (step, device work) candidate | Direct candidates and exact replay member candidates together, before the one-step rule | SELECT association_basis, count(*) FROM traceloom_v_context_device_candidate GROUP BY 1
 CREATE VIEW traceloom_v_context_device_candidate AS
@@ -80,14 +81,11 @@ SELECT w.device_work_id, w.device_id, w.event_id, w.symbol, w.start_ns, w.end_ns
        coalesce(a.step_count, 0) AS candidate_steps,
        CASE WHEN a.step_count = 1 THEN 'supported_step'
             WHEN a.step_count > 1 THEN 'ambiguous_step'
-            WHEN r.device_work_id IS NOT NULL THEN 'outside_supported_execution_scope'
+            -- launch_call_n: the call of the work's supported provider relation
+            WHEN w.launch_call_n IS NOT NULL THEN 'outside_supported_execution_scope'
             ELSE 'no_supported_provider_relation' END AS support_state
 FROM traceloom_device_work w
-LEFT JOIN traceloom_context_device_assignment a ON a.device_work_id = w.device_work_id
-LEFT JOIN (SELECT DISTINCT device_work_id, db_idx FROM traceloom_runtime_device_relation
-           WHERE support_state IN ('supported_exact', 'supported_deterministic')
-             AND device_work_id IS NOT NULL) r
-  ON r.device_work_id = w.device_work_id AND r.db_idx = w.db_idx;
+LEFT JOIN traceloom_context_device_assignment a ON a.device_work_id = w.device_work_id;
 
 -- @surface traceloom_v_context_replay_launch | one graph launch with exactly one step | Exact launches mapped to their one step through the launch call and the launch's MODEL_EXECUTE | SELECT run_id, step_id, count(*) AS launches FROM traceloom_v_context_replay_launch GROUP BY 1, 2 LIMIT 20
 CREATE VIEW traceloom_v_context_replay_launch AS
@@ -115,15 +113,14 @@ SELECT an.anchor_id, an.db_idx, an.device_id, an.anchor_idx, an.event_id, an.sym
        c.run_id, c.step_id, c.execution_id, c.device_work_id, NULL AS launch_id,
        c.association_basis
 FROM traceloom_v_context_device_candidate c
-CROSS JOIN traceloom_anchor an ON an.event_n = CAST(substr(c.event_id, 7) AS INTEGER)
- AND an.device_id = c.device_id
+CROSS JOIN traceloom_event_core ce ON ce.event_n = CAST(substr(c.event_id, 7) AS INTEGER)
+CROSS JOIN traceloom_anchor an ON an.anchor_n = ce.anchor_n
 UNION ALL
 SELECT an.anchor_id, an.db_idx, an.device_id, an.anchor_idx, an.event_id, an.symbol,
        lc.run_id, lc.step_id, lc.execution_id, lc.device_work_id, lc.launch_id,
        lc.association_basis || '_then_exact_launch_anchor'
 FROM traceloom_context_replay_launch_candidate lc
-CROSS JOIN traceloom_anchor an ON an.anchor_id = lc.anchor_id
- AND an.db_idx = lc.db_idx AND an.device_id = lc.device_id;
+CROSS JOIN traceloom_anchor an ON an.anchor_n = CAST(substr(lc.anchor_id, 8) AS INTEGER);
 
 -- @surface traceloom_v_context_anchor | one anchor with exactly one step | Anchors whose candidates name exactly one step (the step partition of step-constrained recovery, before the closed-capture rule) | SELECT run_id, step_id, count(*) AS anchors FROM traceloom_v_context_anchor GROUP BY 1, 2 LIMIT 20
 CREATE VIEW traceloom_v_context_anchor AS

@@ -241,8 +241,8 @@ def test_failed_export_is_atomic(cli, analyses, tmp_path):
     shutil.copy(analyses["gen/ascend_s5_l3_k6"], db)
     con = sqlite3.connect(db)
     # One more iteration claimed than the bodies that membership realizes.
-    con.execute("""UPDATE traceloom_viz_node SET repeat_count = repeat_count + 1 WHERE rowid = (
-        SELECT rowid FROM traceloom_viz_node WHERE node_type = 'Repeat' ORDER BY node_id LIMIT 1)""")
+    con.execute("""UPDATE traceloom_node_core SET repeat_count = repeat_count + 1 WHERE node_n = (
+        SELECT node_n FROM traceloom_node_core WHERE node_kind = 3 ORDER BY node_n LIMIT 1)""")
     assert con.total_changes == 1
     con.commit()
     con.close()

@@ -114,8 +114,9 @@ SELECT traceloom_analyze('fixtures/kineto/gpu_basic.pt.trace.json', '{"source_ki
 SELECT 'analyze llama_l3_d6', traceloom_analyze('fixtures/kineto/real/llama_l3_d6.pt.trace.json.gz')
   LIKE '%(kineto_json)%1 tree(s)%';
 -- include: structure_invariants.inc
--- The decode-step body also holds small repeats (e.g. x3 inside the rotary embedding, in
--- prefill and decode alike): the layer repeat is the one that occurs once per decode step.
+-- The decode-step body also holds small repeats (e.g. three consecutive aten::to, a Rep x3
+-- like the layers, once per decode step): the layer repeat is the one whose iteration is a
+-- whole decoder layer (well over 50 operators), the small ones hold a few.
 SELECT 'llama_l3_d6: a repeat over the decode steps holds a repeat over the layers',
   (SELECT count(*) FROM traceloom_position_refinement r
      JOIN traceloom_semantic_node o ON o.node_id = r.parent_position_id AND o.tree_id = r.tree_id
@@ -124,12 +125,14 @@ SELECT 'llama_l3_d6: a repeat over the decode steps holds a repeat over the laye
       AND o.repeat_count = json_extract(readfile('fixtures/kineto/real/llama_l3_d6.json'), '$.decode_steps')
       AND i.repeat_count = json_extract(readfile('fixtures/kineto/real/llama_l3_d6.json'), '$.layers')
       AND (SELECT occurrence_count FROM traceloom_v_tree_node v WHERE v.node_id = i.node_id)
-          = json_extract(readfile('fixtures/kineto/real/llama_l3_d6.json'), '$.decode_steps')) = 1;
+          = json_extract(readfile('fixtures/kineto/real/llama_l3_d6.json'), '$.decode_steps')
+      AND (SELECT anchors_per_occurrence FROM traceloom_v_tree_node v WHERE v.node_id = i.node_id)
+          > 50 * i.repeat_count) = 1;
 SELECT 'llama_l3_d6: the decode repeat occurs once, the layer repeat once per decode step',
   (SELECT count(*) FROM traceloom_v_tree_node WHERE kind = 'repeat' AND loop_depth = 1
      AND repeat_count = 6 AND occurrence_count = 1) = 1
   AND (SELECT count(*) FROM traceloom_v_tree_node WHERE kind = 'repeat' AND loop_depth = 2
-     AND repeat_count = 3 AND occurrence_count = 6) = 1;
+     AND repeat_count = 3 AND occurrence_count = 6 AND anchors_per_occurrence > 150) = 1;
 SELECT 'llama_l3_d6: the CPU operator plane was used',
   (SELECT usable FROM traceloom_profile('fixtures/kineto/real/llama_l3_d6.pt.trace.json.gz')
    WHERE capability = 'cpu_operator_plane') = 1;
@@ -146,7 +149,9 @@ SELECT 'gpt2_l2_d5: a repeat over the decode steps holds a repeat over the layer
       AND o.repeat_count = json_extract(readfile('fixtures/kineto/real/gpt2_l2_d5.json'), '$.decode_steps')
       AND i.repeat_count = json_extract(readfile('fixtures/kineto/real/gpt2_l2_d5.json'), '$.layers')
       AND (SELECT occurrence_count FROM traceloom_v_tree_node v WHERE v.node_id = i.node_id)
-          = json_extract(readfile('fixtures/kineto/real/gpt2_l2_d5.json'), '$.decode_steps')) = 1;
+          = json_extract(readfile('fixtures/kineto/real/gpt2_l2_d5.json'), '$.decode_steps')
+      AND (SELECT anchors_per_occurrence FROM traceloom_v_tree_node v WHERE v.node_id = i.node_id)
+          > 50 * i.repeat_count) = 1;
 SELECT 'gpt2_l2_d5: the layer repeat occurs once per decode step',
   (SELECT count(*) FROM traceloom_v_tree_node WHERE kind = 'repeat' AND loop_depth = 2
-     AND repeat_count = 2 AND occurrence_count = 5) = 1;
+     AND repeat_count = 2 AND occurrence_count = 5 AND anchors_per_occurrence > 100) = 1;

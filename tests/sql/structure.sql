@@ -21,7 +21,8 @@ SELECT 'ascend_s5_l3_k6: one layer body per (step, layer): S x L iterations',
      JOIN traceloom_semantic_node n ON n.node_id = m.parent_position_id AND n.tree_id = m.tree_id
     WHERE n.node_type = 'Repeat' AND n.loop_depth = 2) = 15;
 SELECT 'ascend_s5_l3_k6: the all-reduce is a communication atom in the layer body',
-  (SELECT count(*) FROM traceloom_v_tree_node WHERE kind = 'comm' AND symbol = 'AllReduce') = 1;
+  (SELECT count(*) FROM traceloom_v_tree_node WHERE kind = 'atom' AND category = 'comm'
+     AND symbol = 'AllReduce' AND loop_depth = 2) = 1;
 SELECT 'ascend_s5_l3_k6: repeat averages are per iteration',
   (SELECT abs(avg_total_us - round(total_us / (occurrence_count * repeat_count), 3)) < 0.0011
    FROM traceloom_v_tree_node WHERE kind = 'repeat' AND loop_depth = 2);
@@ -42,12 +43,18 @@ SELECT 'ascend_s8_l4_k5: each layer-body atom names its (step, layer) iteration:
     WHERE k = 5) = 32
   AND (SELECT count(DISTINCT substr(repeat_context, 1, instr(repeat_context, ',') - 1))
          FROM traceloom_position_occurrence WHERE coverage_kind = 'self' AND repeat_context LIKE '%,%') = 8;
-SELECT 'ascend_s8_l4_k5: an atom''s path (computed from its parent''s) is the one stored for its position',
-  (SELECT count(*) FROM traceloom_semantic_node n
-    JOIN traceloom_position_occurrence o ON o.position_id = n.node_id AND o.db_idx = n.db_idx
-     AND o.device_id = n.device_id AND o.occurrence_idx = 1
-    WHERE n.node_type = 'Atom' AND o.rooted_position_path IS NOT n.path) = 0
-  AND (SELECT count(*) FROM traceloom_position_occurrence_core WHERE is_atom AND parent_n IS NOT NULL AND occurrence_path IS NULL) = 216;
+SELECT 'ascend_s8_l4_k5: a node is one structural position: all its occurrences share its rooted path',
+  (SELECT count(*) FROM (SELECT position_id FROM traceloom_position_occurrence
+                          GROUP BY position_id HAVING count(DISTINCT rooted_position_path) <> 1)) = 0
+  AND (SELECT count(*) FROM traceloom_semantic_node n
+        JOIN traceloom_position_occurrence o ON o.position_id = n.node_id AND o.occurrence_idx = 1
+       WHERE o.rooted_position_path NOT LIKE '%' || n.node_id
+          OR length(o.rooted_position_path) - length(replace(o.rooted_position_path, '/s', ''))
+             <> 2 * n.depth) = 0;
+SELECT 'ascend_s8_l4_k5: atoms under a parent store no path (their parent''s plus one step)',
+  (SELECT count(*) FROM traceloom_position_occurrence_core o
+     JOIN traceloom_node_core n ON n.node_n = o.node_n
+    WHERE n.node_kind = 1 AND o.parent_n IS NOT NULL AND o.occurrence_path IS NULL) = 216;
 
 SELECT 'analyze ascend_s3_l6_k8', traceloom_analyze('fixtures/gen/ascend_s3_l6_k8') LIKE '%1 tree(s)%';
 -- include: structure_invariants.inc
