@@ -826,10 +826,7 @@ static int load_anchor_events(pf_ctx *c) {
   ** keeps the join's meaning), else the join on the event_id text. */
   int by_n = !ev && has_column(c->db, "traceloom_event", "event_n");
   if (prep(c, c->db,
-           ev && has_relation(c->db, "traceloom_anchor_core")
-                  ? "SELECT db_idx, device_id, anchor_idx, 'event-' || event_n "
-                    "FROM traceloom_anchor_core"
-           : ev   ? "SELECT db_idx, device_id, anchor_idx, event_id FROM traceloom_anchor"
+           ev     ? "SELECT db_idx, device_id, anchor_idx, event_id FROM traceloom_anchor"
            : by_n ? "SELECT a.db_idx, a.device_id, a.anchor_idx, a.event_id, e.stream_id "
                     "FROM traceloom_anchor a LEFT JOIN traceloom_event e ON e.event_n = "
                     "CAST(substr(a.event_id, 7) AS INTEGER) AND e.event_id = a.event_id "

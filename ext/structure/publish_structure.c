@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "publish/shapes.h"
 #include "publish/rows.h"
+#include "sort.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,14 +88,13 @@ static uint32_t occ_idx(const tl_tree *tr, const tree_ranks *r, uint32_t o) {
 /* ------------------------------------------------------------------ anchors */
 
 enum {
-  A_N, A_DB, A_DEVICE, A_IDX, A_EVENT, A_SHAPE, A_OCCURRENCE, A_START, A_SELF, A_COMPUTE,
-  A_COMM, A_IDLE, A_AUX_EVENTS, A_AUX, A_LINKED_EVENTS, A_LINKED, A_NCOLS
+  A_N, A_DB, A_DEVICE, A_EVENT, A_SHAPE, A_OCCURRENCE, A_SELF, A_COMPUTE, A_COMM, A_IDLE,
+  A_AUX_EVENTS, A_AUX, A_LINKED_EVENTS, A_LINKED, A_NCOLS
 };
 static const tl_rows_column anchor_columns[A_NCOLS] = {
     [A_N] = {"anchor_n", 0},           [A_DB] = {"db_idx", 0},
-    [A_DEVICE] = {"device_id", 0},     [A_IDX] = {"anchor_idx", 0},
-    [A_EVENT] = {"event_n", 0},        [A_SHAPE] = {"shape_id", 0},
-    [A_OCCURRENCE] = {"occurrence_n", 0}, [A_START] = {"start_ns", 0},
+    [A_DEVICE] = {"device_id", 0},     [A_EVENT] = {"event_n", 0},
+    [A_SHAPE] = {"shape_id", 0},       [A_OCCURRENCE] = {"occurrence_n", 0},
     [A_SELF] = {"self_ns", 0},         [A_COMPUTE] = {"compute_ns", 0},
     [A_COMM] = {"comm_ns", 0},         [A_IDLE] = {"idle_ns", 0},
     [A_AUX_EVENTS] = {"aux_events", 0}, [A_AUX] = {"aux_ns", 0},
@@ -143,7 +143,6 @@ static int fill_anchor(void *ctx, size_t n, int64_t *v, unsigned char *null) {
   v[A_N] = (int64_t)n;
   v[A_DB] = g->db_idx;
   v[A_DEVICE] = g->device_id;
-  v[A_IDX] = (int64_t)(n - g->first) + 1;
   v[A_EVENT] = x;
   v[A_SHAPE] = r->shape_id[n];
   if (tr) {
@@ -154,7 +153,6 @@ static int fill_anchor(void *ctx, size_t n, int64_t *v, unsigned char *null) {
   } else {
     null[A_OCCURRENCE] = 1;
   }
-  v[A_START] = r->in->trace->ev.start_ns[x];
   v[A_SELF] = pk.self_ns;
   v[A_COMPUTE] = pk.compute_ns, v[A_COMM] = pk.comm_ns, v[A_IDLE] = pk.idle_ns;
   v[A_AUX_EVENTS] = pk.aux_events, v[A_AUX] = pk.aux_ns;
@@ -264,6 +262,75 @@ static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *
     sqlite3_bind_double(st, 9, tl_ns_to_us(ev->end_ns[x] - ev->start_ns[x]));
     rc = tl_pub_step(db, st, "traceloom_aux_link", e);
   }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ symbol summary */
+
+/* The kernel summary per (db_idx, device_id, structural symbol): count, total, min, median,
+** p90 and max of the anchors' raw durations (outputs.md 4.2, nearest rank: rank ceil(q n)).
+** Percentiles need each symbol's durations in order, which SQL can only get by sorting every
+** anchor on every query; here one stable radix sort per device does it at publication. */
+static int publish_symbol_summary(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+  const tl_anchors *a = in->anchors;
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "INSERT INTO traceloom_symbol_summary_core(db_idx, device_id, symbol, "
+                     "anchor_count, total_ns, min_ns, median_ns, p90_ns, max_ns) "
+                     "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                     &st, e))
+    return TL_ERROR;
+  int rc = TL_OK;
+  uint64_t *key = NULL;
+  uint32_t *idx = NULL;
+  for (size_t gi = 0; rc == TL_OK && gi < a->groups.n; gi++) {
+    const tl_anchor_group *g = &a->groups.v[gi];
+    if (!g->count) continue;
+    uint64_t *k2 = realloc(key, g->count * sizeof *key);
+    if (k2) key = k2;
+    uint32_t *i2 = k2 ? realloc(idx, g->count * sizeof *idx) : NULL;
+    if (i2) idx = i2;
+    if (!k2 || !i2) {
+      rc = tl_nomem(e);
+      break;
+    }
+    /* By duration, then (stable) by symbol: each symbol's run is in duration order. */
+    for (size_t k = 0; k < g->count; k++) {
+      key[k] = tl_order_i64(tl_packet_at(in->packets, g->first + k).self_ns);
+      idx[k] = (uint32_t)k;
+    }
+    if (tl_radix_sort_u64(key, idx, g->count)) {
+      rc = tl_nomem(e);
+      break;
+    }
+    for (size_t k = 0; k < g->count; k++) key[k] = a->symbol[g->first + idx[k]];
+    if (tl_radix_sort_u64(key, idx, g->count)) {
+      rc = tl_nomem(e);
+      break;
+    }
+    for (size_t lo = 0; rc == TL_OK && lo < g->count;) {
+      size_t hi = lo;
+      int64_t total = 0;
+      while (hi < g->count && key[hi] == key[lo])
+        total += tl_packet_at(in->packets, g->first + idx[hi++]).self_ns;
+      size_t n = hi - lo;
+#define DUR_AT(rank) tl_packet_at(in->packets, g->first + idx[lo + (rank) - 1]).self_ns
+      sqlite3_bind_int(st, 1, g->db_idx);
+      sqlite3_bind_int64(st, 2, g->device_id);
+      tl_bind_str(st, 3, in->trace->pool, (uint32_t)key[lo]);
+      sqlite3_bind_int64(st, 4, (int64_t)n);
+      sqlite3_bind_int64(st, 5, total);
+      sqlite3_bind_int64(st, 6, DUR_AT(1));
+      sqlite3_bind_int64(st, 7, DUR_AT((n + 1) / 2));
+      sqlite3_bind_int64(st, 8, DUR_AT((9 * n + 9) / 10));
+      sqlite3_bind_int64(st, 9, DUR_AT(n));
+#undef DUR_AT
+      rc = tl_pub_step(db, st, "traceloom_symbol_summary_core", e);
+      lo = hi;
+    }
+  }
+  free(key), free(idx);
   sqlite3_finalize(st);
   return rc;
 }
@@ -539,6 +606,8 @@ static int fill_node(void *vctx, size_t row, int64_t *v, unsigned char *null) {
   v[N_OCCURRENCES] = nd->occurrence_count;
   v[N_FIRST_OCCURRENCE] = r->occurrence_base + nd->first_rank + 1;
   v[N_TOKEN_LEN] = (int64_t)pos->token_len;
+  if (nd->occurrence_count == 1) /* the single occurrence's values (traceloom_v_node_stats) */
+    for (int k = N_FIRST_TOKEN; k <= N_LINKED; k++) null[k] = 1;
   v[N_FIRST_TOKEN] = na->first_token;
   v[N_END_TOKEN] = na->end_token;
   v[N_START] = na->start_ns;
@@ -678,6 +747,7 @@ int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
   tl_timer_mark(&tm, "anchors");
   if (rc == TL_OK) rc = publish_aux_links(db, in, e);
   tl_timer_mark(&tm, "aux links");
+  if (rc == TL_OK) rc = publish_symbol_summary(db, in, e);
   sqlite3_stmt *tree_ins = NULL, *shape_ins = NULL;
   if (rc == TL_OK)
     rc = tl_pub_prepare(db,

@@ -61,13 +61,11 @@ CREATE TABLE traceloom_anchor_shape(
 -- @surface traceloom_anchor_core | one anchor (integers only) | Storage behind traceloom_anchor: position in the device sequence, its event and atom occurrence, times and cost packet in ns | SELECT device_id, count(*), sum(compute_ns) FROM traceloom_anchor_core GROUP BY device_id
 CREATE TABLE traceloom_anchor_core(
   anchor_n INTEGER PRIMARY KEY,    -- n of anchor-<n>, dense over (db_idx, device_id, anchor_idx)
-  db_idx INTEGER NOT NULL,
+  db_idx INTEGER NOT NULL,         -- (anchor_idx is anchor_n - the tree's first_anchor_n + 1)
   device_id INTEGER NOT NULL,
-  anchor_idx INTEGER NOT NULL,     -- 1-based per (db_idx, device_id)
-  event_n INTEGER NOT NULL,        -- traceloom_event_core
+  event_n INTEGER NOT NULL,        -- traceloom_event_core (its start_ns is the anchor's)
   shape_id INTEGER NOT NULL,       -- traceloom_anchor_shape
   occurrence_n INTEGER,            -- its atom occurrence; NULL when it has no tree
-  start_ns INTEGER NOT NULL,
   self_ns INTEGER NOT NULL,        -- end_ns - start_ns
   compute_ns INTEGER NOT NULL, comm_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL,
   aux_events INTEGER NOT NULL, aux_ns INTEGER NOT NULL,
@@ -76,12 +74,17 @@ CREATE TABLE traceloom_anchor_core(
 
 -- @surface traceloom_anchor | one anchor (structural token) | The semantically significant device events in linear order per (db_idx, device_id), with their structural symbol and cost packet | SELECT device_id, symbol, count(*) AS n, round(sum(dur_us), 3) AS self_us FROM traceloom_anchor GROUP BY 1, 2 ORDER BY self_us DESC LIMIT 10
 CREATE VIEW traceloom_anchor AS
-SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.event_id, NULL AS step_idx,
+SELECT a.anchor_id, a.db_idx, a.device_id,
+       a.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
+                      WHERE t.db_idx = a.db_idx AND t.device_id = a.device_id) + 1 AS anchor_idx,
+       a.event_id, NULL AS step_idx,
        (SELECT s.symbol FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS symbol,
        (SELECT s.role FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS role,
        (SELECT s.label FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS label,
        (SELECT s.family FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS family,
-       a.start_ns, a.start_ns + a.self_ns AS end_ns, a.self_ns / 1000.0 AS dur_us,
+       (SELECT e.start_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n) AS start_ns,
+       (SELECT e.start_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n) + a.self_ns AS end_ns,
+       a.self_ns / 1000.0 AS dur_us,
        a.compute_ns / 1000.0 AS compute_us, a.comm_ns / 1000.0 AS comm_us,
        a.idle_ns / 1000.0 AS idle_us,
        (a.compute_ns + a.comm_ns + a.idle_ns) / 1000.0 AS total_us,
@@ -93,6 +96,19 @@ SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.event_id, NULL AS ste
          WHERE o.occurrence_n = a.occurrence_n) AS occurrence_idx,
        a.anchor_n, a.event_n, a.occurrence_n
 FROM traceloom_anchor_core a;
+
+-- @surface traceloom_symbol_summary_core | one (db_idx, device_id, structural symbol) | Storage behind traceloom_v_symbol_summary: count, total, min, median, p90 and max anchor duration in ns, computed at publication (percentiles need each symbol's durations sorted) | SELECT symbol, anchor_count, median_ns FROM traceloom_symbol_summary_core ORDER BY total_ns DESC LIMIT 10
+CREATE TABLE traceloom_symbol_summary_core(
+  db_idx INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  symbol TEXT,
+  anchor_count INTEGER NOT NULL,
+  total_ns INTEGER NOT NULL,
+  min_ns INTEGER NOT NULL,
+  median_ns INTEGER NOT NULL,      -- nearest rank: the ceil(n / 2)-th shortest
+  p90_ns INTEGER NOT NULL,         -- the ceil(0.9 n)-th shortest
+  max_ns INTEGER NOT NULL
+);
 
 -- @surface traceloom_aux_link | one auxiliary event and the anchor that follows it | Non-anchor device work (copies, waits, small kernels) linked to the next anchor; events with no later anchor stay as retained_unplaced rows | SELECT link_type, aux_kind, count(*) FROM traceloom_aux_link GROUP BY 1, 2
 CREATE TABLE traceloom_aux_link(
@@ -140,15 +156,48 @@ CREATE TABLE traceloom_node_core(
   occurrence_count INTEGER NOT NULL,
   first_occurrence_n INTEGER NOT NULL, -- occurrences: [first, first + occurrence_count)
   token_len INTEGER NOT NULL,      -- anchors per occurrence
-  first_token INTEGER NOT NULL,    -- anchors covered, 0-based within the tree: [first, end)
-  end_token INTEGER NOT NULL,
+  -- Span, times and summed packets over the occurrences; NULL on a node with one occurrence
+  -- (most of a wide, flat root), whose values are that occurrence's (the views read them).
+  first_token INTEGER,             -- anchors covered, 0-based within the tree: [first, end)
+  end_token INTEGER,
   start_ns INTEGER, end_ns INTEGER,
-  compute_ns INTEGER NOT NULL, comm_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL,
-  self_ns INTEGER NOT NULL, aux_events INTEGER NOT NULL, aux_ns INTEGER NOT NULL,
-  linked_aux_ns INTEGER NOT NULL,
+  compute_ns INTEGER, comm_ns INTEGER, idle_ns INTEGER,
+  self_ns INTEGER, aux_events INTEGER, aux_ns INTEGER,
+  linked_aux_ns INTEGER,
   path TEXT,                       -- 'N001/N003' on nodes with children; NULL on atoms
   rooted_path TEXT                 -- 'node-N001/s2/node-N003' likewise (outputs.md 0.1)
 );
+
+-- The node rows with their span, times and summed packets filled in: a node with one
+-- occurrence stores none of them (its occurrence does, or, for an atom, its anchor).
+-- @surface traceloom_v_node_stats | one tree node (integers, every value filled) | The node storage with span, times and summed packets in ns for every node, and the per-iteration denominator | SELECT node_n, occurrence_count, compute_ns, idle_ns FROM traceloom_v_node_stats LIMIT 20
+CREATE VIEW traceloom_v_node_stats AS
+SELECT c.node_n, c.tree_n, c.db_idx, c.device_id, c.node_device, c.local_n, c.parent_n,
+       c.parent_local_n, c.slot_ordinal, c.node_kind, c.shape_id, c.definition_local,
+       c.repeat_count, c.child_count, c.depth, c.loop_depth, c.occurrence_count,
+       c.first_occurrence_n, c.token_len,
+       COALESCE(c.first_token, o.anchor_first_n - t.first_anchor_n) AS first_token,
+       COALESCE(c.end_token, o.anchor_first_n - t.first_anchor_n + c.token_len) AS end_token,
+       COALESCE(c.start_ns, o.start_ns, ae.start_ns) AS start_ns,
+       COALESCE(c.end_ns, o.end_ns, ae.start_ns + a.self_ns) AS end_ns,
+       COALESCE(c.compute_ns, o.compute_ns, a.compute_ns) AS compute_ns,
+       COALESCE(c.comm_ns, o.comm_ns, a.comm_ns) AS comm_ns,
+       COALESCE(c.idle_ns, o.idle_ns, a.idle_ns) AS idle_ns,
+       COALESCE(c.self_ns, o.self_ns, a.self_ns) AS self_ns,
+       COALESCE(c.aux_events, o.aux_events, a.aux_events) AS aux_events,
+       COALESCE(c.aux_ns, o.aux_ns, a.aux_ns) AS aux_ns,
+       COALESCE(c.linked_aux_ns, o.linked_aux_ns, a.linked_aux_ns) AS linked_aux_ns,
+       c.path, c.rooted_path, c.node_id, c.local_node_id,
+       CASE WHEN c.occurrence_count = 0 THEN 1
+            ELSE c.occurrence_count * (CASE WHEN c.node_kind = 3 AND c.repeat_count > 0
+                                            THEN c.repeat_count ELSE 1 END) END AS denom
+FROM traceloom_node_core c
+JOIN traceloom_tree_core t ON t.tree_n = c.tree_n
+LEFT JOIN traceloom_position_occurrence_core o ON c.compute_ns IS NULL
+ AND o.occurrence_n = c.first_occurrence_n
+LEFT JOIN traceloom_anchor_core a ON c.compute_ns IS NULL AND o.compute_ns IS NULL
+ AND a.anchor_n = o.anchor_first_n
+LEFT JOIN traceloom_event_core ae ON ae.event_n = a.event_n;
 
 -- @surface traceloom_viz_node | one node of the report tree | The report projection of each structural position: kind, repeat count, occurrences, anchors, costs and per-iteration averages | SELECT local_node_id, node_type, label, repeat_label, occurrence_count, total_us, avg_total_us FROM traceloom_viz_node ORDER BY db_idx, device_id, local_node_id LIMIT 20
 CREATE VIEW traceloom_viz_node AS
@@ -172,11 +221,8 @@ SELECT n.node_id, n.db_idx, n.device_id, 'native_report_tree' AS view_name, n.lo
        ROUND(n.idle_ns / 1000.0 / n.denom, 3) AS avg_idle_us,
        ROUND((n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 / n.denom, 3) AS avg_total_us,
        n.self_ns / 1000.0 AS self_us, n.aux_events, n.aux_ns / 1000.0 AS aux_us, NULL AS raw_json,
-       n.node_n, n.parent_n, n.tree_n
-FROM (SELECT c.*, CASE WHEN c.occurrence_count = 0 THEN 1
-                       ELSE c.occurrence_count * (CASE WHEN c.node_kind = 3 AND c.repeat_count > 0
-                                                       THEN c.repeat_count ELSE 1 END) END AS denom
-      FROM traceloom_node_core c) n;
+       n.node_n, n.parent_n, n.tree_n, n.start_ns, n.end_ns
+FROM traceloom_v_node_stats n;
 
 -- @surface traceloom_semantic_node | one node of the semantic tree | Structural positions in display (preorder) order, with parent, slot, loop depth, costs and per-iteration averages | SELECT local_node_id, node_type, label, repeat_count, occurrence_count, total_us FROM traceloom_semantic_node ORDER BY db_idx, device_id, preorder_idx LIMIT 20
 CREATE VIEW traceloom_semantic_node AS
@@ -187,7 +233,7 @@ SELECT v.node_id, 'tree-db' || v.db_idx || '-dev' || v.device_id AS tree_id, v.d
        c.local_n - 1 AS preorder_idx, c.slot_ordinal AS sibling_order, v.path, v.depth,
        v.depth AS display_depth, c.loop_depth, v.node_type, v.kind AS semantic_kind, v.symbol,
        v.label, v.category, v.repeat_count, v.occurrence_count, v.anchor_count,
-       v.first_anchor_idx, v.last_anchor_idx, c.start_ns, c.end_ns, v.compute_us, v.comm_us,
+       v.first_anchor_idx, v.last_anchor_idx, v.start_ns, v.end_ns, v.compute_us, v.comm_us,
        v.idle_us, v.total_us, v.avg_compute_us, v.avg_comm_us, v.avg_idle_us, v.avg_total_us,
        v.self_us, v.aux_events AS aux_event_count, v.aux_us, 0 AS hidden_aux_event_count,
        0.0 AS hidden_aux_us, NULL AS raw_json, v.node_n, v.parent_n, v.tree_n
@@ -261,8 +307,8 @@ SELECT o.occurrence_id, o.position_id,
                             WHERE p.occurrence_n = o.parent_n) || ',', '') ||
                  printf('N%03d', n.parent_local_n) || ':' || o.member_order END AS repeat_context,
        o.anchor_first_n, o.anchor_first_n + n.token_len AS anchor_end_n,
-       COALESCE(o.start_ns, a.start_ns) AS start_ns,
-       COALESCE(o.end_ns, a.start_ns + a.self_ns) AS end_ns,
+       COALESCE(o.start_ns, ae.start_ns) AS start_ns,
+       COALESCE(o.end_ns, ae.start_ns + a.self_ns) AS end_ns,
        COALESCE(o.compute_ns, a.compute_ns) / 1000.0 AS compute_us,
        COALESCE(o.comm_ns, a.comm_ns) / 1000.0 AS comm_us,
        COALESCE(o.idle_ns, a.idle_ns) / 1000.0 AS idle_us,
@@ -275,4 +321,5 @@ SELECT o.occurrence_id, o.position_id,
        o.occurrence_n, o.parent_n, o.node_n
 FROM traceloom_position_occurrence_core o
 JOIN traceloom_node_core n ON n.node_n = o.node_n
-LEFT JOIN traceloom_anchor_core a ON n.node_kind = 1 AND a.anchor_n = o.anchor_first_n;
+LEFT JOIN traceloom_anchor_core a ON n.node_kind = 1 AND a.anchor_n = o.anchor_first_n
+LEFT JOIN traceloom_event_core ae ON ae.event_n = a.event_n;

@@ -246,7 +246,7 @@ CREATE VIEW traceloom_v_node_cost AS
 SELECT n.*,
        ROUND(c.self_ns / 1000.0, 3) AS sql_anchor_us, ROUND(c.linked_aux_ns / 1000.0, 3) AS sql_aux_us
 FROM traceloom_viz_node n
-JOIN traceloom_node_core c ON c.node_n = n.node_n;
+JOIN traceloom_v_node_stats c ON c.node_n = n.node_n;
 
 -- @surface traceloom_v_semantic_tree_readable | one line of the indented tree | The recovered tree as indented text, one position per line in preorder | SELECT line FROM traceloom_v_semantic_tree_readable WHERE view_name = 'anchor_tree' ORDER BY db_idx, device_id, tree_kind, preorder_idx
 CREATE VIEW traceloom_v_semantic_tree_readable AS
@@ -259,21 +259,11 @@ FROM traceloom_semantic_node;
 
 -- @surface traceloom_v_symbol_summary | one (db_idx, device_id, structural symbol) | The kernel summary: count, total, average, min, median, p90 and max of raw anchor durations per symbol (self time, an overlay) | SELECT device_id, symbol, anchor_count, total_us, avg_us, median_us, p90_us, max_us FROM traceloom_v_symbol_summary ORDER BY total_us DESC LIMIT 20
 CREATE VIEW traceloom_v_symbol_summary AS
-WITH ranked AS (
-  SELECT db_idx, device_id, symbol, end_ns - start_ns AS dur_ns,
-         ROW_NUMBER() OVER (PARTITION BY db_idx, device_id, symbol ORDER BY end_ns - start_ns) AS rk,
-         COUNT(*) OVER (PARTITION BY db_idx, device_id, symbol) AS n
-  FROM traceloom_anchor
-)
-SELECT db_idx, device_id, symbol, COUNT(*) AS anchor_count,
-       ROUND(SUM(dur_ns) / 1000.0, 3) AS total_us,
-       ROUND(SUM(dur_ns) / 1000.0 / COUNT(*), 3) AS avg_us,
-       ROUND(MIN(dur_ns) / 1000.0, 3) AS min_us,
-       ROUND(MAX(CASE WHEN rk = (n + 1) / 2 THEN dur_ns END) / 1000.0, 3) AS median_us,
-       ROUND(MAX(CASE WHEN rk = CAST((9 * n + 9) / 10 AS INTEGER) THEN dur_ns END) / 1000.0, 3) AS p90_us,
-       ROUND(MAX(dur_ns) / 1000.0, 3) AS max_us
-FROM ranked
-GROUP BY db_idx, device_id, symbol;
+SELECT db_idx, device_id, symbol, anchor_count, ROUND(total_ns / 1000.0, 3) AS total_us,
+       ROUND(total_ns / 1000.0 / anchor_count, 3) AS avg_us, ROUND(min_ns / 1000.0, 3) AS min_us,
+       ROUND(median_ns / 1000.0, 3) AS median_us, ROUND(p90_ns / 1000.0, 3) AS p90_us,
+       ROUND(max_ns / 1000.0, 3) AS max_us
+FROM traceloom_symbol_summary_core;
 
 -- @surface traceloom_v_structure_bubble_occurrence | one bubble | All bubble occurrences (idle gaps charged to the following anchor) | SELECT * FROM traceloom_v_structure_bubble_occurrence ORDER BY bubble_us DESC LIMIT 10
 CREATE VIEW traceloom_v_structure_bubble_occurrence AS
@@ -313,6 +303,6 @@ SELECT n.db_idx, n.device_id, n.definition_local, MIN(s.node_type) AS node_type,
        ROUND(SUM(n.idle_ns) / 1000.0, 3) AS idle_us,
        ROUND(SUM(n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0, 3) AS total_us,
        ROUND(SUM(n.self_ns) / 1000.0, 3) AS self_us
-FROM traceloom_node_core n
+FROM traceloom_v_node_stats n
 JOIN traceloom_node_shape s ON s.shape_id = n.shape_id
 GROUP BY n.tree_n, n.definition_local;
