@@ -20,9 +20,9 @@
 ** Noise: a per-unit change within noise_z standard errors of the difference of the two
 ** per-unit means (Welch, from the node's own units: iterations or occurrences) is
 ** within_noise; with fewer than two units on both sides there is no spread to judge by.
+** Ranking is noise-aware: rate changes within noise rank after every other change.
 */
 #include "compare_int.h"
-#include "sort.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -61,14 +61,18 @@ static void judge_noise(cmp_row *row, const cmp_node *b, const cmp_node *n, doub
 }
 
 typedef struct item {
-  double key;      /* -|contribution|: ascending sort puts the largest first */
+  int within_noise; /* ranks after every change that is not */
+  double key;       /* -|contribution|: ascending sort puts the largest first */
   int32_t row;
   uint8_t effect;
   double contribution;
 } item;
 
+/* Noise-aware order: changes within the noise of their node's own units come after the
+** others (significant, structural, or with no spread to judge by), each group by size. */
 static int item_cmp(const void *pa, const void *pb) {
   const item *a = pa, *b = pb;
+  if (a->within_noise != b->within_noise) return a->within_noise - b->within_noise;
   if (a->key != b->key) return a->key < b->key ? -1 : 1;
   if (a->row != b->row) return a->row < b->row ? -1 : 1;
   return (int)a->effect - (int)b->effect;
@@ -84,11 +88,12 @@ static int rank_pair(cmp_result *r, int32_t pair, tl_err *e) {
     int k = 0;
     if (row->status == CMP_MATCHED) {
       if (fabs(row->rate_ns) >= 0.5)
-        it[k++] = (item){0, i, row->rate_ns > 0 ? CMP_E_SLOWER : CMP_E_FASTER, row->rate_ns};
+        it[k++] = (item){row->noise == CMP_N_WITHIN, 0, i,
+                         row->rate_ns > 0 ? CMP_E_SLOWER : CMP_E_FASTER, row->rate_ns};
       if (fabs(row->count_ns) >= 0.5)
-        it[k++] = (item){0, i, row->count_ns > 0 ? CMP_E_MORE : CMP_E_FEWER, row->count_ns};
+        it[k++] = (item){0, 0, i, row->count_ns > 0 ? CMP_E_MORE : CMP_E_FEWER, row->count_ns};
     } else if (row->top) {
-      it[k++] = (item){0, i, row->status == CMP_ADDED ? CMP_E_ADDED : CMP_E_REMOVED,
+      it[k++] = (item){0, 0, i, row->status == CMP_ADDED ? CMP_E_ADDED : CMP_E_REMOVED,
                        row->structure_ns};
     }
     for (int j = 0; j < k && rc == TL_OK; j++) {

@@ -94,6 +94,7 @@ static int header(sqlite3 *db, tl_buf *b, tl_err *e) {
 }
 
 static void split_row(tl_buf *b, const char *what, double us, double delta_us) {
+  us += 0.0; /* -0 prints as +0 */
   tl_buf_printf(b, "| %s | %+.3f |", what, us);
   if (delta_us != 0)
     tl_buf_printf(b, " %.1f%% |\n", 100.0 * us / delta_us);
