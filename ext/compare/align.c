@@ -236,37 +236,47 @@ static int dp_align(aligner *al, const int32_t *A, size_t n, const int32_t *B, s
   return TL_OK;
 }
 
+/* Equal (exact) or, with family > 0, equal once symbols become families. */
+static int same_node(const cmp_result *r, int32_t a, int32_t b, int family) {
+  return family ? compatible(r, a, b) : r->base.nodes.v[a].sig == r->fresh.nodes.v[b].sig;
+}
+
 static int run_matches(const cmp_result *r, const int32_t *A, size_t n, const int32_t *B, size_t m,
-                       size_t i, size_t j) {
+                       size_t i, size_t j, int family) {
   for (size_t k = 0; k < RESYNC_RUN; k++) {
     if (i + k >= n || j + k >= m) return i + k >= n && j + k >= m ? 1 : k > 0;
-    if (!compatible(r, A[i + k], B[j + k])) return 0;
+    if (!same_node(r, A[i + k], B[j + k], family)) return 0;
   }
   return 1;
 }
 
-/* Long lists: walk while nodes match; align each gap exactly up to the nearest run of
-** RESYNC_RUN matching nodes within WINDOW on either side, else one WINDOW block. */
+/* Long lists: walk while nodes are equal; at a difference, align the gap exactly up to the
+** nearest run of RESYNC_RUN equal nodes within WINDOW on either side (exact equality first,
+** then by family, as for runs of different hardware), else one WINDOW block. */
 static int windowed_align(aligner *al, const int32_t *A, size_t n, const int32_t *B, size_t m) {
   al->windowed = 1;
   size_t i = 0, j = 0;
   int rc = TL_OK;
   while (rc == TL_OK && i < n && j < m) {
-    if (compatible(al->r, A[i], B[j])) {
+    if (same_node(al->r, A[i], B[j], 0)) {
+      rc = push_op(al, A[i++], B[j++], CMP_M_EXACT);
+      continue;
+    }
+    size_t da = 0, db = 0;
+    int found = 0;
+    for (int family = 0; family <= !al->r->opt->symbols_only && !found; family++)
+      for (size_t d = 1; !found && d <= 2 * WINDOW; d++)
+        for (size_t a = 0; a <= d && !found; a++) {
+          size_t b = d - a;
+          if (a > WINDOW || b > WINDOW || i + a >= n || j + b >= m) continue;
+          if (run_matches(al->r, A, n, B, m, i + a, j + b, family)) found = 1, da = a, db = b;
+        }
+    if (found && da == 0 && db == 0) { /* equal by family here: match, walk on */
       uint8_t how = CMP_M_NONE;
       match_cost(al, A[i], B[j], &how);
       rc = push_op(al, A[i++], B[j++], how);
       continue;
     }
-    size_t da = 0, db = 0;
-    int found = 0;
-    for (size_t d = 1; !found && d <= 2 * WINDOW; d++)
-      for (size_t a = 0; a <= d && !found; a++) {
-        size_t b = d - a;
-        if (a > WINDOW || b > WINDOW || i + a > n || j + b > m) continue;
-        if (i + a < n && j + b < m && run_matches(al->r, A, n, B, m, i + a, j + b))
-          found = 1, da = a, db = b;
-      }
     if (!found) {
       da = n - i < WINDOW ? n - i : WINDOW;
       db = m - j < WINDOW ? m - j : WINDOW;
