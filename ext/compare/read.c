@@ -287,7 +287,8 @@ typedef struct occ_rows {
   size_t n;
   int64_t *number;        /* occurrence_n */
   int64_t *parent;        /* parent occurrence_n, -1: root; then the parent's index */
-  int32_t *tree, *slot, *node;
+  int32_t *tree;          /* a root's tree (-1: not listed, skipped); children: -1, their parent's */
+  int32_t *slot, *node;
   int64_t *iteration;     /* repeat_iteration, -1 when NULL */
   int64_t *compute, *comm, *idle;
 } occ_rows;
@@ -320,20 +321,32 @@ static int occ_grow(occ_rows *o, size_t cap) {
 
 static int64_t us_to_ns(double us) { return (int64_t)llround(us * 1000.0); }
 
+#define NODE_UNPLACED -1
+#define NODE_SKIPPED -2 /* under a root whose tree traceloom_semantic_tree does not list */
+
+/* One scan in occurrence_n order. Columns are kept few (each is an API call per row): the
+** tree is read for roots only, NULLs become 0 / -1 in SQL. */
 static int read_occurrences(sqlite3 *db, cmp_side *s, const tl_i64map *trees, occ_rows *o,
                             tl_err *e) {
   sqlite3_stmt *st;
   if (prepare(db, s,
-              "SELECT occurrence_n, parent_n, db_idx, device_id, slot_ordinal, repeat_iteration, "
-              "compute_us, comm_us, idle_us FROM traceloom_position_occurrence "
-              "ORDER BY occurrence_n",
+              "SELECT occurrence_n, COALESCE(parent_n, 0), slot_ordinal, "
+              "COALESCE(repeat_iteration, -1), compute_us, comm_us, idle_us, "
+              "CASE WHEN parent_n IS NULL THEN db_idx END, "
+              "CASE WHEN parent_n IS NULL THEN device_id END "
+              "FROM traceloom_position_occurrence ORDER BY occurrence_n",
               &st, e))
     return TL_ERROR;
+  /* Sized once from the count (a b-tree count, no scan): growing copies and faults pages. */
+  sqlite3_stmt *count;
   size_t cap = 0;
+  if (prepare(db, s, "SELECT count(*) FROM traceloom_position_occurrence", &count, e))
+    return sqlite3_finalize(st), TL_ERROR;
+  if (sqlite3_step(count) == SQLITE_ROW) cap = (size_t)sqlite3_column_int64(count, 0) + 1;
+  sqlite3_finalize(count);
+  if (cap > 1 && occ_grow(o, cap)) return sqlite3_finalize(st), tl_nomem(e);
   int rc = TL_OK, step;
   while (rc == TL_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
-    int tree = find_tree(trees, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
-    if (tree < 0) continue;
     if (o->n == cap) {
       cap = cap ? cap * 2 : 4096;
       if (occ_grow(o, cap)) {
@@ -343,15 +356,17 @@ static int read_occurrences(sqlite3 *db, cmp_side *s, const tl_i64map *trees, oc
     }
     size_t i = o->n++;
     o->number[i] = sqlite3_column_int64(st, 0);
-    o->parent[i] = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
-    o->tree[i] = tree;
-    int64_t slot = sqlite3_column_int64(st, 4);
+    int64_t parent = sqlite3_column_int64(st, 1);
+    o->parent[i] = parent > 0 ? parent : -1;
+    o->tree[i] = parent > 0 ? -1
+                            : find_tree(trees, sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8));
+    int64_t slot = sqlite3_column_int64(st, 2);
     o->slot[i] = slot < 0 || slot > INT32_MAX ? -1 : (int32_t)slot;
-    o->node[i] = -1;
-    o->iteration[i] = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 5);
-    o->compute[i] = us_to_ns(sqlite3_column_double(st, 6));
-    o->comm[i] = us_to_ns(sqlite3_column_double(st, 7));
-    o->idle[i] = us_to_ns(sqlite3_column_double(st, 8));
+    o->node[i] = parent > 0 || o->tree[i] >= 0 ? NODE_UNPLACED : NODE_SKIPPED;
+    o->iteration[i] = sqlite3_column_int64(st, 3);
+    o->compute[i] = us_to_ns(sqlite3_column_double(st, 4));
+    o->comm[i] = us_to_ns(sqlite3_column_double(st, 5));
+    o->idle[i] = us_to_ns(sqlite3_column_double(st, 6));
   }
   if (rc == TL_OK && step != SQLITE_DONE)
     rc = step_failed(db, s, "traceloom_position_occurrence", e);
@@ -368,14 +383,14 @@ static int read_occurrences(sqlite3 *db, cmp_side *s, const tl_i64map *trees, oc
     if (o->parent[i] < 0) continue;
     int64_t p = -1;
     if (dense) {
-      if (o->parent[i] >= 1 && o->parent[i] <= (int64_t)o->n) p = o->parent[i] - 1;
+      if (o->parent[i] <= (int64_t)o->n) p = o->parent[i] - 1;
     } else {
       int64_t *q = tl_i64map_get(&index, o->parent[i]);
       if (q) p = *q;
     }
-    if (p < 0 || o->tree[p] != o->tree[i])
+    if (p < 0 || p == (int64_t)i)
       rc = tl_fail(e, "the %s analysis %s: occurrence %lld has parent_n %lld, which is no "
-                      "occurrence of the same tree",
+                      "other occurrence",
                    s->what, s->path, (long long)o->number[i], (long long)o->parent[i]);
     o->parent[i] = p;
   }
@@ -400,13 +415,14 @@ static int new_node(cmp_side *s, int32_t pos, int32_t parent, int32_t slot, int3
 
 /* The tree node of occurrence i, once its parent's is known. */
 static int place(cmp_side *s, occ_rows *o, size_t i, const tl_strpool *pool, tl_err *e) {
-  cmp_tree *t = &s->trees.v[o->tree[i]];
   if (o->parent[i] < 0) {
+    cmp_tree *t = &s->trees.v[o->tree[i]];
     if (t->root_node < 0 && new_node(s, t->root_position, -1, 0, &t->root_node, e)) return TL_ERROR;
     o->node[i] = t->root_node;
     return TL_OK;
   }
   int32_t parent = o->node[o->parent[i]];
+  if (parent == NODE_SKIPPED) return o->node[i] = NODE_SKIPPED, TL_OK;
   const cmp_position *pp = &s->positions.v[s->nodes.v[parent].position];
   if (o->slot[i] < 1 || o->slot[i] > pp->nslots)
     return tl_fail(e, "the %s analysis %s: occurrence %lld is in slot %d of position %s, which "
@@ -441,14 +457,14 @@ static int build_nodes(cmp_side *s, occ_rows *o, const tl_strpool *pool, tl_err 
   TL_VEC(int64_t) totals = {0};
   int rc = TL_OK;
   for (size_t i = 0; rc == TL_OK && i < o->n; i++) {
-    if (o->node[i] >= 0) continue;
+    if (o->node[i] != NODE_UNPLACED) continue;
     /* Parents are published before their children; a parent listed later is placed first. */
     stack.n = 0;
     if (TL_VEC_PUSH(&stack, i)) rc = tl_nomem(e);
     while (rc == TL_OK && stack.n) {
       size_t k = stack.v[stack.n - 1];
       int64_t p = o->parent[k];
-      if (p >= 0 && o->node[p] < 0) {
+      if (p >= 0 && o->node[p] == NODE_UNPLACED) {
         if (stack.n > o->n)
           rc = tl_fail(e, "the %s analysis %s: the parents of occurrence %lld form a cycle",
                        s->what, s->path, (long long)o->number[k]);
@@ -457,11 +473,12 @@ static int build_nodes(cmp_side *s, occ_rows *o, const tl_strpool *pool, tl_err 
         continue;
       }
       stack.n--;
-      if (o->node[k] >= 0) continue;
+      if (o->node[k] != NODE_UNPLACED) continue;
       if (place(s, o, k, pool, e)) {
         rc = TL_ERROR;
         break;
       }
+      if (o->node[k] == NODE_SKIPPED) continue;
       cmp_node *n = &s->nodes.v[o->node[k]];
       int64_t total = o->compute[k] + o->comm[k] + o->idle[k];
       n->occurrences++;
