@@ -90,7 +90,7 @@ SELECT r.pair_id, r.rank, r.effect, n.path, n.base_units, n.new_units,
        ROUND((1.0 * (n.new_compute_ns + n.new_comm_ns + n.new_idle_ns) / NULLIF(n.new_units, 0)) /
              NULLIF(1.0 * (n.base_compute_ns + n.base_comm_ns + n.base_idle_ns) / NULLIF(n.base_units, 0), 0), 6),
        ROUND(1.0 * r.contribution_ns / NULLIF(t.new_total_ns - t.base_total_ns, 0), 4),
-       n.noise, n.node_key
+       CASE WHEN r.effect IN ('slower', 'faster') THEN n.noise END, n.node_key
 FROM traceloom_compare_rank r
 JOIN traceloom_compare_node n ON n.node_key = r.node_key
 JOIN traceloom_compare_tree t ON t.pair_id = r.pair_id
