@@ -78,6 +78,16 @@ static void on_signal(int sig) {
   if (interrupt_db) sqlite3_interrupt(interrupt_db);
 }
 
+/* Ctrl-C and SIGTERM interrupt the statement running on db (on_signal). */
+static void catch_interrupts(sqlite3 *db) {
+  interrupt_db = db;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
 static char *default_output(const char *profile) {
   struct stat st;
   if (stat(profile, &st) == 0 && S_ISDIR(st.st_mode))
@@ -455,12 +465,7 @@ static int compare_main(int argc, char **argv) {
     goto done;
   }
   sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;", NULL, NULL, NULL);
-  interrupt_db = db;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  catch_interrupts(db);
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(db, "SELECT traceloom_compare(?1, ?2)", -1, &st, NULL) == SQLITE_OK) {
     sqlite3_bind_text(st, 1, base, -1, SQLITE_STATIC);
@@ -640,12 +645,7 @@ int main(int argc, char **argv) {
   /* The temporary file is private until renamed: no journal, no fsync per commit. */
   sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;",
                NULL, NULL, NULL);
-  interrupt_db = db;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  catch_interrupts(db);
 
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(db, "SELECT traceloom_analyze(?1, ?2)", -1, &st, NULL) != SQLITE_OK) {

@@ -78,6 +78,31 @@ static void cell(tl_buf *b, const char *s) {
   }
 }
 
+/* One Markdown table row from a statement, column by column as the descriptors say. */
+typedef enum cell_kind { CELL_TEXT, CELL_NUM, CELL_PCT, CELL_ARROW } cell_kind;
+typedef struct cell_def {
+  cell_kind kind;
+  int col;
+  const char *fmt; /* numbers; CELL_ARROW: two columns col and col + 1, "a -> b" */
+} cell_def;
+
+static void table_row(tl_buf *b, sqlite3_stmt *st, const cell_def *defs, size_t n) {
+  for (size_t k = 0; k < n; k++) {
+    const cell_def *d = &defs[k];
+    tl_buf_puts(b, "| ");
+    if (d->kind == CELL_TEXT) {
+      cell(b, sqlite3_column_type(st, d->col) == SQLITE_NULL ? "-" : text(st, d->col));
+    } else if (d->kind == CELL_PCT && sqlite3_column_type(st, d->col) != SQLITE_NULL) {
+      tl_buf_printf(b, "%.1f%%", 100.0 * sqlite3_column_double(st, d->col));
+    } else {
+      num(b, st, d->col, d->fmt);
+      if (d->kind == CELL_ARROW) tl_buf_puts(b, " -> "), num(b, st, d->col + 1, d->fmt);
+    }
+    tl_buf_puts(b, " ");
+  }
+  tl_buf_puts(b, "|\n");
+}
+
 static int header(sqlite3 *db, tl_buf *b, tl_err *e) {
   sqlite3_stmt *st;
   if (prepare(db, "SELECT base_path, new_path, options_json, families_source FROM traceloom_compare_run",
@@ -115,28 +140,13 @@ static int ranked(sqlite3 *db, tl_buf *b, int64_t pair, const report_opts *o, tl
   tl_buf_puts(b, "\n### Top changes\n\n| # | change | path | units base -> new | base us/unit | "
                  "new us/unit | delta us | share | noise |\n"
                  "|---:|---|---|---|---:|---:|---:|---:|---|\n");
+  static const cell_def cols[] = {
+      {CELL_NUM, 0, "%.0f"},   {CELL_TEXT, 1, NULL},    {CELL_TEXT, 2, NULL},
+      {CELL_ARROW, 3, "%.0f"}, {CELL_NUM, 5, "%.3f"},   {CELL_NUM, 6, "%.3f"},
+      {CELL_NUM, 7, "%+.3f"},  {CELL_PCT, 8, NULL},     {CELL_TEXT, 9, NULL},
+  };
   int rows = 0;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    rows++;
-    tl_buf_printf(b, "| %lld | %s | ", (long long)sqlite3_column_int64(st, 0), text(st, 1));
-    cell(b, text(st, 2));
-    tl_buf_puts(b, " | ");
-    num(b, st, 3, "%.0f");
-    tl_buf_puts(b, " -> ");
-    num(b, st, 4, "%.0f");
-    tl_buf_puts(b, " | ");
-    num(b, st, 5, "%.3f");
-    tl_buf_puts(b, " | ");
-    num(b, st, 6, "%.3f");
-    tl_buf_puts(b, " | ");
-    num(b, st, 7, "%+.3f");
-    tl_buf_puts(b, " | ");
-    if (sqlite3_column_type(st, 8) == SQLITE_NULL)
-      tl_buf_puts(b, "-");
-    else
-      tl_buf_printf(b, "%.1f%%", 100.0 * sqlite3_column_double(st, 8));
-    tl_buf_printf(b, " | %s |\n", sqlite3_column_type(st, 9) == SQLITE_NULL ? "-" : text(st, 9));
-  }
+  for (; sqlite3_step(st) == SQLITE_ROW; rows++) table_row(b, st, cols, sizeof cols / sizeof cols[0]);
   sqlite3_finalize(st);
   if (!rows) tl_buf_puts(b, "| - | no change | | | | | | | |\n");
   return TL_OK;
@@ -156,22 +166,12 @@ static int kernels(sqlite3 *db, tl_buf *b, int64_t root_key, const report_opts *
   tl_buf_puts(b, "\n### Kernels of the whole tree (symbol summary, largest change first)\n\n"
                  "| symbol | base symbols | family | occurrences base -> new | base us | new us | "
                  "delta us | ratio |\n|---|---|---|---|---:|---:|---:|---:|\n");
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    tl_buf_puts(b, "| ");
-    cell(b, text(st, 0));
-    tl_buf_puts(b, " | ");
-    cell(b, text(st, 1));
-    tl_buf_printf(b, " | %s | %lld -> %lld | ", sqlite3_column_type(st, 2) == SQLITE_NULL ? "-" : text(st, 2),
-                  (long long)sqlite3_column_int64(st, 3), (long long)sqlite3_column_int64(st, 4));
-    num(b, st, 5, "%.3f");
-    tl_buf_puts(b, " | ");
-    num(b, st, 6, "%.3f");
-    tl_buf_puts(b, " | ");
-    num(b, st, 7, "%+.3f");
-    tl_buf_puts(b, " | ");
-    num(b, st, 8, "%.3f");
-    tl_buf_puts(b, " |\n");
-  }
+  static const cell_def cols[] = {
+      {CELL_TEXT, 0, NULL},    {CELL_TEXT, 1, NULL},    {CELL_TEXT, 2, NULL},
+      {CELL_ARROW, 3, "%.0f"}, {CELL_NUM, 5, "%.3f"},   {CELL_NUM, 6, "%.3f"},
+      {CELL_NUM, 7, "%+.3f"},  {CELL_NUM, 8, "%.3f"},
+  };
+  while (sqlite3_step(st) == SQLITE_ROW) table_row(b, st, cols, sizeof cols / sizeof cols[0]);
   sqlite3_finalize(st);
   return TL_OK;
 }

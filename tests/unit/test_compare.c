@@ -65,6 +65,15 @@ static char *analysed(const char *name) {
   return tmpl;
 }
 
+/* traceloom_compare(base, options) that must succeed. */
+static void compare_ok(sqlite3 *db, const char *base, const char *options) {
+  char *msg = NULL;
+  char *s = call(db, options ? "SELECT traceloom_compare(?1, ?2)" : "SELECT traceloom_compare(?1)",
+                 base, options, &msg);
+  ck_assert_msg(s != NULL, "%s", msg ? msg : "?");
+  free(s), free(msg);
+}
+
 static void remove_db(char *path) {
   unlink(path);
   free(path);
@@ -75,9 +84,7 @@ START_TEST(slower_operator_and_added_kernel) {
   sqlite3 *db = open_db(":memory:");
   char opt[4200], *msg = NULL;
   snprintf(opt, sizeof opt, "{\"new\": \"%s\"}", slow);
-  char *s = call(db, "SELECT traceloom_compare(?1, ?2)", base, opt, &msg);
-  ck_assert_msg(s != NULL, "%s", msg ? msg : "?");
-  free(s);
+  compare_ok(db, base, opt);
   /* 10% of the 25,000 ns decode attention in one layer, 6 decode steps. */
   ck_assert_int_eq(scalar(db, "SELECT new_total_ns - base_total_ns FROM traceloom_compare_tree"), 15000);
   ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_compare_rank r JOIN traceloom_compare_node n "
@@ -89,9 +96,7 @@ START_TEST(slower_operator_and_added_kernel) {
   /* Published into a database that is itself the new analysis: the extra kernel. */
   sqlite3_close(db);
   db = open_db(extra);
-  s = call(db, "SELECT traceloom_compare(?1)", base, NULL, &msg);
-  ck_assert_msg(s != NULL, "%s", msg ? msg : "?");
-  free(s);
+  compare_ok(db, base, NULL);
   ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_compare_node WHERE alignment = 'added' "
                               "AND new_symbol = 'Add' AND new_occurrences = 6"), 1);
   ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_analysis_surface "
@@ -105,11 +110,9 @@ END_TEST
 START_TEST(long_child_lists_align_windowed) {
   char *a = analysed("noisy_a"), *b = analysed("noisy_b");
   sqlite3 *db = open_db(":memory:");
-  char opt[4200], *msg = NULL;
+  char opt[4200];
   snprintf(opt, sizeof opt, "{\"new\": \"%s\", \"top\": 50}", b);
-  char *s = call(db, "SELECT traceloom_compare(?1, ?2)", a, opt, &msg);
-  ck_assert_msg(s != NULL, "%s", msg ? msg : "?");
-  free(s);
+  compare_ok(db, a, opt);
   ck_assert_int_eq(scalar(db, "SELECT alignment = 'windowed' FROM traceloom_compare_tree"), 1);
   /* The decomposition holds however the alignment went: every effect sums to the delta,
   ** within half a ns of rounding per node. */
@@ -119,14 +122,11 @@ START_TEST(long_child_lists_align_windowed) {
   ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_compare_rank"), 50);
   /* Base against itself: everything matches exactly and nothing changed. */
   snprintf(opt, sizeof opt, "{\"new\": \"%s\"}", a);
-  s = call(db, "SELECT traceloom_compare(?1, ?2)", a, opt, &msg);
-  ck_assert_msg(s != NULL, "%s", msg ? msg : "?");
-  free(s);
+  compare_ok(db, a, opt);
   ck_assert_int_eq(scalar(db, "SELECT nodes_added + nodes_removed + abs(rate_ns) + abs(count_ns) "
                               "FROM traceloom_compare_tree"), 0);
   ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_compare_rank"), 0);
   sqlite3_close(db);
-  free(msg);
   remove_db(a), remove_db(b);
 }
 END_TEST
