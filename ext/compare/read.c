@@ -170,7 +170,10 @@ static int read_positions(sqlite3 *db, cmp_side *s, const tl_i64map *trees, tl_s
       }
       if (p.symbol == TL_STR_NONE) p.symbol = p.label;
     }
-    if (p.type == CMP_REPEAT) p.repeat_count = sqlite3_column_int64(st, 6);
+    if (p.type == CMP_REPEAT) {
+      p.repeat_count = sqlite3_column_int64(st, 6);
+      if (p.repeat_count < 0 || p.repeat_count > INT32_MAX) p.repeat_count = 0; /* unknown */
+    }
     if (p.type == CMP_ATOM && p.symbol != TL_STR_NONE) {
       if (family_of.n <= p.symbol) {
         size_t old = family_of.n;
@@ -319,7 +322,20 @@ static int occ_grow(occ_rows *o, size_t cap) {
          grow((void **)&o->idle, cap, sizeof *o->idle);
 }
 
-static int64_t us_to_ns(double us) { return (int64_t)llround(us * 1000.0); }
+/* Costs are non-negative and below 2^46 ns (19.5 hours) per occurrence, so no sum of them
+** over the occurrences one process can hold overflows; anything else is a damaged analysis. */
+#define MAX_OCCURRENCE_NS ((double)(INT64_C(1) << 46))
+
+static int cost_ns(const cmp_side *s, sqlite3_stmt *st, int col, int64_t *out, tl_err *e) {
+  double ns = sqlite3_column_double(st, col) * 1000.0;
+  if (!(ns >= 0 && ns <= MAX_OCCURRENCE_NS))
+    return tl_fail(e, "the %s analysis %s: traceloom_position_occurrence %s of occurrence %lld "
+                      "is %g us (expected a duration from 0 to 2^46 ns)",
+                   s->what, s->path, sqlite3_column_name(st, col),
+                   (long long)sqlite3_column_int64(st, 0), sqlite3_column_double(st, col));
+  *out = (int64_t)llround(ns);
+  return TL_OK;
+}
 
 #define NODE_UNPLACED -1
 #define NODE_SKIPPED -2 /* under a root whose tree traceloom_semantic_tree does not list */
@@ -364,9 +380,9 @@ static int read_occurrences(sqlite3 *db, cmp_side *s, const tl_i64map *trees, oc
     o->slot[i] = slot < 0 || slot > INT32_MAX ? -1 : (int32_t)slot;
     o->node[i] = parent > 0 || o->tree[i] >= 0 ? NODE_UNPLACED : NODE_SKIPPED;
     o->iteration[i] = sqlite3_column_int64(st, 3);
-    o->compute[i] = us_to_ns(sqlite3_column_double(st, 4));
-    o->comm[i] = us_to_ns(sqlite3_column_double(st, 5));
-    o->idle[i] = us_to_ns(sqlite3_column_double(st, 6));
+    if (cost_ns(s, st, 4, &o->compute[i], e) || cost_ns(s, st, 5, &o->comm[i], e) ||
+        cost_ns(s, st, 6, &o->idle[i], e))
+      rc = TL_ERROR;
   }
   if (rc == TL_OK && step != SQLITE_DONE)
     rc = step_failed(db, s, "traceloom_position_occurrence", e);
@@ -482,7 +498,16 @@ static int build_nodes(cmp_side *s, occ_rows *o, const tl_strpool *pool, tl_err 
       cmp_node *n = &s->nodes.v[o->node[k]];
       int64_t total = o->compute[k] + o->comm[k] + o->idle[k];
       n->occurrences++;
-      n->compute_ns += o->compute[k], n->comm_ns += o->comm[k], n->idle_ns += o->idle[k];
+      int64_t both, all;
+      if (__builtin_add_overflow(n->compute_ns, o->compute[k], &n->compute_ns) ||
+          __builtin_add_overflow(n->comm_ns, o->comm[k], &n->comm_ns) ||
+          __builtin_add_overflow(n->idle_ns, o->idle[k], &n->idle_ns) ||
+          __builtin_add_overflow(n->compute_ns, n->comm_ns, &both) ||
+          __builtin_add_overflow(both, n->idle_ns, &all)) {
+        rc = tl_fail(e, "the %s analysis %s: the costs of position %s overflow 64-bit ns",
+                     s->what, s->path, tl_strpool_str(pool, s->positions.v[n->position].id));
+        break;
+      }
       if (s->positions.v[n->position].type != CMP_REPEAT) {
         n->units++;
         welford(n, (double)total);
@@ -505,7 +530,10 @@ static int build_nodes(cmp_side *s, occ_rows *o, const tl_strpool *pool, tl_err 
   for (size_t i = 0; rc == TL_OK && i < keys.n;) {
     size_t j = i;
     int64_t sum = 0;
-    while (j < keys.n && keys.v[j] == keys.v[i]) sum += totals.v[order.v[j++]];
+    while (j < keys.n && keys.v[j] == keys.v[i])
+      if (__builtin_add_overflow(sum, totals.v[order.v[j++]], &sum))
+        rc = tl_fail(e, "the %s analysis %s: an iteration's cost overflows 64-bit ns", s->what,
+                     s->path);
     cmp_node *n = &s->nodes.v[o->node[keys.v[i] >> 32]];
     n->units++;
     welford(n, (double)sum);

@@ -102,6 +102,18 @@ SELECT traceloom_compare('compare-base.db', '{"match": "fuzzy"}');
 SELECT traceloom_compare('fixtures/compare/base/PROF_0/msprof_0.db');
 -- expect-error: must be called from a top-level SELECT
 CREATE TEMP TABLE captured AS SELECT traceloom_compare('compare-base.db') AS line;
+-- A damaged base analysis is refused with the occurrence and the column.
+VACUUM INTO 'compare-other.db';
+ATTACH 'compare-other.db' AS other;
+UPDATE other.traceloom_position_occurrence_core SET compute_ns = -5 WHERE occurrence_n = 3;
+DETACH other;
+-- expect-error: traceloom_position_occurrence compute_us of occurrence 3 is -0.005 us (expected a duration from 0 to 2^46 ns)
+SELECT traceloom_compare('compare-other.db');
+ATTACH 'compare-other.db' AS other;
+UPDATE other.traceloom_position_occurrence_core SET compute_ns = 5, slot_ordinal = 99 WHERE occurrence_n = 3;
+DETACH other;
+-- expect-error: occurrence 3 is in slot 99 of position node-N001, which has 6 slot(s)
+SELECT traceloom_compare('compare-other.db');
 -- expect-error: cannot open families manifest no-such-families.yaml
 SELECT traceloom_compare('compare-base.db', '{"families": "no-such-families.yaml"}');
 
