@@ -35,6 +35,10 @@
 # profile of BENCH_REPLAY_ROWS kernel rows (default 10,000,000: minutes; BENCH_REPLAY=0 skips
 # it), end to end with and without reconstruction, plus a CUDA graph of 5 x 10,000 members.
 #
+# It also runs bench/compare_bench.py: traceloom_compare of two 1M-task analyses (a clean and a
+# noisy pair, one operator 10% slower) against reading both analyses' tree tables, with the
+# <= 2x target (BENCH_COMPARE=0 skips it).
+#
 # Environment: BUILD (build folder, default build), BENCH_ROWS (default 2000000),
 # BENCH_FORMAT (ascend | nsys, default ascend), BENCH_REPEAT (best of N, default 3).
 set -euo pipefail
@@ -73,5 +77,6 @@ if [ "${BENCH_RECOVERY:-1}" = 1 ]; then
 fi
 if [ "${BENCH_KINETO:-1}" = 1 ]; then python3 bench/kineto_bench.py --build "$BUILD" "${record[@]}"; fi
 if [ "${BENCH_REPLAY:-1}" = 1 ]; then python3 bench/replay_bench.py --build "$BUILD" "${record[@]}"; fi
+if [ "${BENCH_COMPARE:-1}" = 1 ]; then python3 bench/compare_bench.py --build "$BUILD" "${record[@]}"; fi
 exec python3 bench/measure.py --build "$BUILD" --rows "${BENCH_ROWS:-2000000}" \
   --format "${BENCH_FORMAT:-ascend}" --repeat "${BENCH_REPEAT:-3}" "${record[@]}" "${scaling[@]}"

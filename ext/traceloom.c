@@ -7,6 +7,7 @@
 **   SELECT * FROM traceloom_events('run_dir') LIMIT 10;   -- normalized device events
 **   SELECT * FROM traceloom_host_calls('run_dir');        -- normalized host runtime calls
 **   SELECT traceloom_analyze('run_dir');                  -- publish traceloom_* tables here
+**   SELECT traceloom_compare('base.db');                  -- compare with an earlier analysis
 **
 ** Functions and modules are registered from the static tables below. Everything that
 ** reads or writes files is SQLITE_DIRECTONLY (functions) or SQLITE_VTAB_DIRECTONLY
@@ -17,6 +18,7 @@ SQLITE_EXTENSION_INIT1
 
 #include "traceloom.h"
 #include "analyze/analyze.h"
+#include "compare/compare.h"
 #include "export/looptree.h"
 #include "export/perfetto.h"
 #include "publish/rows.h"
@@ -136,6 +138,38 @@ static void fn_loop_tree(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   free(md);
 }
 
+/* traceloom_compare(base_path [, options_json]): compares the analysis in the main database
+** (the new run) with the one at base_path and publishes traceloom_compare_* (ext/compare). */
+static void fn_compare(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  if (refuse_from_writing_statement(ctx, "traceloom_compare")) return;
+  const char *base = (const char *)sqlite3_value_text(argv[0]);
+  const char *options = argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : NULL;
+  tl_err e = {0};
+  char *summary = NULL;
+  if (tl_compare(sqlite3_context_db_handle(ctx), base, options, &summary, &e) != TL_OK) {
+    sqlite3_result_error(ctx, e.msg ? e.msg : "traceloom_compare failed", -1);
+    tl_err_clear(&e);
+    return;
+  }
+  if (summary)
+    sqlite3_result_text(ctx, summary, -1, free);
+  else
+    sqlite3_result_text(ctx, "traceloom_compare: published", -1, SQLITE_STATIC);
+}
+
+/* traceloom_compare_report([options_json]): the published comparison as Markdown. */
+static void fn_compare_report(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  const char *options = argc > 0 ? (const char *)sqlite3_value_text(argv[0]) : NULL;
+  tl_err e = {0};
+  char *md = NULL;
+  if (tl_compare_report(sqlite3_context_db_handle(ctx), options, &md, &e) != TL_OK) {
+    sqlite3_result_error(ctx, e.msg ? e.msg : "traceloom_compare_report failed", -1);
+    tl_err_clear(&e);
+    return;
+  }
+  sqlite3_result_text(ctx, md, -1, free);
+}
+
 typedef struct function_def {
   const char *name;
   int nargs;
@@ -152,6 +186,10 @@ static const function_def functions[] = {
     {"traceloom_loop_tree", 1, SQLITE_UTF8, fn_loop_tree},
     {"traceloom_export_perfetto", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, fn_export_perfetto},
     {"traceloom_export_perfetto", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, fn_export_perfetto},
+    {"traceloom_compare", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, fn_compare},
+    {"traceloom_compare", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, fn_compare},
+    {"traceloom_compare_report", 0, SQLITE_UTF8, fn_compare_report},
+    {"traceloom_compare_report", 1, SQLITE_UTF8, fn_compare_report},
 };
 
 typedef struct module_def {

@@ -96,7 +96,8 @@ def _build_directly(root: Path, out: Path) -> Path:
     )
     embed_srcs = sorted(
         p.relative_to(root).as_posix()
-        for pattern in ("sql/schema/*.sql", "sql/views/*.sql", "rules/*.yaml", "configs/*.yaml")
+        for pattern in ("sql/schema/*.sql", "sql/views/*.sql", "sql/compare/*.sql", "rules/*.yaml",
+                        "configs/*.yaml")
         for p in root.glob(pattern)
     )
     embedded_c = out / "gen" / "embedded_files.c"

@@ -110,6 +110,13 @@ def parse_args(argv):
     p.add_argument("--cuda-graph-eager", type=int, default=1,
                    help="eager kernels between two CUDA graph replays (--cuda-graph)")
     p.add_argument("--gzip", action="store_true", help="kineto: write <rank>.pt.trace.json.gz")
+    p.add_argument("--slow-op", action="append", default=[], metavar="KEY@LAYER=FACTOR",
+                   help="an edit for comparisons: operator KEY (a key of genprofile_model.OPS, "
+                        "e.g. decode_attention) in layer LAYER (0-based) takes FACTOR times its "
+                        "duration, in every eager step; repeatable")
+    p.add_argument("--extra-decode-op", action="append", default=[], metavar="KEY",
+                   help="an edit for comparisons: one more task of operator KEY in every decode "
+                        "step, after the LM head; repeatable")
     genprofile_context.add_arguments(p)
     p.add_argument("--quiet", action="store_true")
     a = p.parse_args(argv)
@@ -131,6 +138,12 @@ def parse_args(argv):
     for name in ("layers", "ops", "ranks"):
         if getattr(a, name) < 1:
             p.error("--%s must be >= 1" % name)
+    a.slow_op = _parse_slow_ops(p, a)
+    for key in a.extra_decode_op:
+        if key not in M.OPS or M.OPS[key].kind != M.K_COMPUTE:
+            p.error("--extra-decode-op %s: expected a compute operator key of genprofile_model.OPS" % key)
+    if (a.slow_op or a.extra_decode_op) and (a.graph or a.cuda_graph):
+        p.error("--slow-op and --extra-decode-op edit eager steps: not with --graph or --cuda-graph")
     if a.decode_steps < 0 or a.prefill_steps < 0 or a.decode_steps + a.prefill_steps < 1:
         p.error("need at least one step")
     for name in ("jitter", "noise", "aux", "missing"):
@@ -142,6 +155,38 @@ def parse_args(argv):
         left = a.rows - a.prefill_steps * kernel(est["prefill"])
         a.decode_steps = max(1, round(left / kernel(est["decode"])))
     return a
+
+
+def _parse_slow_ops(p, a):
+    """--slow-op KEY@LAYER=FACTOR -> {(KEY, LAYER): FACTOR}."""
+    out = {}
+    for spec in a.slow_op:
+        try:
+            key, rest = spec.split("@", 1)
+            layer, factor = rest.split("=", 1)
+            layer, factor = int(layer), float(factor)
+        except ValueError:
+            p.error("--slow-op %s: expected KEY@LAYER=FACTOR, e.g. decode_attention@1=1.1" % spec)
+        if key not in M.layer_ops(a.ops, "decode") + M.layer_ops(a.ops, "prefill"):
+            p.error("--slow-op %s: %s is not an operator of a layer with --ops %d" % (spec, key, a.ops))
+        if not 0 <= layer < a.layers or not factor > 0:
+            p.error("--slow-op %s: LAYER must be in [0, %d) and FACTOR > 0" % (spec, a.layers))
+        out[(key, layer)] = factor
+    return out
+
+
+def _edits_truth(args, phases):
+    """The edits (--slow-op, --extra-decode-op) and the device time each adds per step."""
+    slow = []
+    for (key, layer), factor in sorted(args.slow_op.items()):
+        per_step = {}
+        for ph in phases:
+            if key in ph.layer_keys:
+                op = M.OPS[key]
+                dur = op.prefill_ns if ph.name == "prefill" else op.decode_ns
+                per_step[ph.name] = (M.slowed_ns(dur, factor) - dur) * ph.layer_keys.count(key)
+        slow.append({"op": key, "layer": layer, "factor": factor, "extra_ns_per_step": per_step})
+    return {"slow_ops": slow, "extra_decode_ops": list(args.extra_decode_op)}
 
 
 def _plan(args, rank):
@@ -208,8 +253,8 @@ def _phase_truth(ph, fmt):
         "first_step": ph.first_step,
         "head": labels(M.HEAD),
         "layer": labels(ph.layer_keys),
-        "tail": labels(M.TAIL),
-        "op_keys": {"head": M.HEAD, "layer": ph.layer_keys, "tail": M.TAIL},
+        "tail": labels(ph.tail_keys),
+        "op_keys": {"head": M.HEAD, "layer": ph.layer_keys, "tail": ph.tail_keys},
         "template_rows_per_step": len(rows),
         "kernel_rows_per_step": fmt.kernel_rows_per_step((ph, len(rows))),
         "compute_tasks_per_step": len(ph.compute_js),
@@ -284,6 +329,7 @@ def ground_truth(args, files, plans):
                           for p in phases],
         },
         "kernel_rows": sum(e["kernel_rows"] for e in ranks),
+        "edits": _edits_truth(args, plan0.phases),
         "ranks": ranks,
     }
     if args.graph:

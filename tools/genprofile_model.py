@@ -199,24 +199,40 @@ class Phase:
     layer_keys: list
     rows: list = field(default_factory=list)
     calls: list = field(default_factory=list)
+    tail_keys: list = field(default_factory=lambda: list(TAIL))
     busy_ns: int = 0
     step_len_ns: int = 0
     compute_js: list = field(default_factory=list)   # template rows that are compute tasks
     comm_ops: int = 0                                 # collectives per step
 
 
-def build_phase(name, index, steps, first_step, layers, ops, jitter, comm_subtasks):
+def step_tail(name, extra_decode_ops=()):
+    """The tail operators of one step: TAIL, with the extra decode operators (edits for
+    comparisons, --extra-decode-op) after the LM head of every decode step."""
+    if name != "decode" or not extra_decode_ops:
+        return list(TAIL)
+    at = TAIL.index("lm_head") + 1
+    return TAIL[:at] + list(extra_decode_ops) + TAIL[at:]
+
+
+def build_phase(name, index, steps, first_step, layers, ops, jitter, comm_subtasks,
+                slow_ops=None, extra_decode_ops=()):
     """Expands one step of `name` into template rows and host calls.
 
     comm_subtasks: [(comm task type, TASK.taskType, fraction of the op's duration)], one
     entry per device task a collective produces in this format.
+    slow_ops: {(op key, layer): factor}: that operator in that layer takes factor times its
+    duration (edits for comparisons, --slow-op); extra_decode_ops: operator keys added to
+    the tail of every decode step (--extra-decode-op).
     """
     keys = layer_ops(ops, name)
     ph = Phase(name, index, steps, first_step, keys)
+    ph.tail_keys = step_tail(name, extra_decode_ops)
+    slow_ops = slow_ops or {}
     plan = [(-1, i, k) for i, k in enumerate(HEAD)]
     for layer in range(layers):
         plan += [(layer, i, k) for i, k in enumerate(keys)]
-    plan += [(layers, i, k) for i, k in enumerate(TAIL)]
+    plan += [(layers, i, k) for i, k in enumerate(ph.tail_keys)]
 
     cursor = 0
     stream_ord = {0: 0, 1: 0}
@@ -225,6 +241,8 @@ def build_phase(name, index, steps, first_step, layers, ops, jitter, comm_subtas
     for layer, slot, key in plan:
         op = OPS[key]
         dur = op.prefill_ns if name == "prefill" else op.decode_ns
+        if (key, layer) in slow_ops:
+            dur = slowed_ns(dur, slow_ops[(key, layer)])
         c = len(ph.calls)
         if op.kind == K_COMM:
             first = len(ph.rows)
@@ -262,6 +280,11 @@ def build_phase(name, index, steps, first_step, layers, ops, jitter, comm_subtas
                          cursor + 500 - sync_off, 1))
     ph.step_len_ns = cursor + STEP_GAP_NS[name]
     return ph
+
+
+def slowed_ns(dur, factor):
+    """The duration of an operator slowed by factor (--slow-op), in whole ns."""
+    return int(round(dur * factor))
 
 
 @dataclass
@@ -312,7 +335,8 @@ def plan_rank(args, rank, comm_subtasks):
         if count <= 0:
             continue
         phases.append(build_phase(name, index, count, first, args.layers, args.ops, args.jitter,
-                                  comm_subtasks))
+                                  comm_subtasks, getattr(args, "slow_op", None),
+                                  getattr(args, "extra_decode_op", None) or ()))
         first += count
     steps = []
     t = T0_NS + rank * 137   # ranks start a hair apart, as unsynchronized clocks do
@@ -398,7 +422,8 @@ def rows_per_step_estimate(args, comm_subtasks):
     """Kernel rows one decode/prefill step produces on average (for --rows)."""
     out = {}
     for name in ("prefill", "decode"):
-        ph = build_phase(name, 0, 1, 0, args.layers, args.ops, args.jitter, comm_subtasks)
+        ph = build_phase(name, 0, 1, 0, args.layers, args.ops, args.jitter, comm_subtasks,
+                         getattr(args, "slow_op", None), getattr(args, "extra_decode_op", None) or ())
         nc = len(ph.compute_js)
         out[name] = (ph, len(ph.rows) + nc * (args.aux + args.noise - args.missing))
     return out

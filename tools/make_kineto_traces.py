@@ -8,6 +8,10 @@ prof.step() per inference step, and writes the exported Chrome trace gzipped.
     python tools/make_kineto_traces.py --out tests/data/kineto \
         --arch llama --layers 3 --decode-steps 6
 
+    # the same model with a 16x wider MLP (a deliberately slower configuration, for compare)
+    python tools/make_kineto_traces.py --out tests/data/compare --arch llama --layers 2 \
+        --decode-steps 4 --hidden 64 --intermediate 2048 --name llama_mlp2048
+
 Needs torch and transformers (CPU build is enough). The trace is CPU-only on a machine
 without a GPU: the reader then takes the main thread's cpu_op events as the device plane.
 The model config and the command are written beside the trace as <name>.json.
@@ -23,18 +27,20 @@ import tempfile
 import torch
 
 
-def build_model(arch, layers, hidden, heads, vocab, seed):
+def build_model(arch, layers, hidden, heads, vocab, seed, intermediate=None, attn_impl=None):
     torch.manual_seed(seed)
+    extra = {"attn_implementation": attn_impl} if attn_impl else {}
     if arch == "llama":
         from transformers import LlamaConfig, LlamaForCausalLM
-        cfg = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=hidden * 2,
+        cfg = LlamaConfig(vocab_size=vocab, hidden_size=hidden,
+                          intermediate_size=intermediate or hidden * 2,
                           num_hidden_layers=layers, num_attention_heads=heads,
-                          num_key_value_heads=heads, max_position_embeddings=256)
+                          num_key_value_heads=heads, max_position_embeddings=256, **extra)
         model = LlamaForCausalLM(cfg)
     else:
         from transformers import GPT2Config, GPT2LMHeadModel
         cfg = GPT2Config(vocab_size=vocab, n_embd=hidden, n_layer=layers, n_head=heads,
-                         n_positions=256)
+                         n_positions=256, n_inner=intermediate, **extra)
         model = GPT2LMHeadModel(cfg)
     model.eval()
     return model, cfg
@@ -47,6 +53,10 @@ def main():
     ap.add_argument("--layers", type=int, default=3)
     ap.add_argument("--hidden", type=int, default=32)
     ap.add_argument("--heads", type=int, default=2)
+    ap.add_argument("--intermediate", type=int, default=None,
+                    help="MLP width (default: 2 x hidden for llama, 4 x hidden for gpt2)")
+    ap.add_argument("--attn-impl", choices=["eager", "sdpa"], default=None,
+                    help="attention implementation (default: the transformers default, sdpa)")
     ap.add_argument("--vocab", type=int, default=128)
     ap.add_argument("--prompt-len", type=int, default=8)
     ap.add_argument("--decode-steps", type=int, default=6)
@@ -54,7 +64,8 @@ def main():
     ap.add_argument("--name", default=None)
     a = ap.parse_args()
     torch.set_num_threads(1)
-    model, cfg = build_model(a.arch, a.layers, a.hidden, a.heads, a.vocab, a.seed)
+    model, cfg = build_model(a.arch, a.layers, a.hidden, a.heads, a.vocab, a.seed,
+                             a.intermediate, a.attn_impl)
     name = a.name or f"{a.arch}_l{a.layers}_d{a.decode_steps}"
     prompt = torch.randint(0, a.vocab, (1, a.prompt_len))
 
@@ -82,6 +93,8 @@ def main():
         shutil.copyfileobj(src, dst)
     shutil.rmtree(tmp)
     meta = {"arch": a.arch, "layers": a.layers, "hidden": a.hidden, "heads": a.heads,
+            "intermediate": cfg.intermediate_size if a.arch == "llama" else cfg.n_inner,
+            "attn_implementation": getattr(cfg, "_attn_implementation", None),
             "vocab": a.vocab, "prompt_len": a.prompt_len, "decode_steps": a.decode_steps,
             "seed": a.seed, "torch": torch.__version__,
             "command": "python tools/make_kineto_traces.py " + " ".join(sys.argv[1:])}

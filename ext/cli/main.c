@@ -6,6 +6,8 @@
 **             [--perfetto-out timeline.perfetto.json.gz]
 **   traceloom export-perfetto ANALYSIS_DB [--output timeline.perfetto.json.gz] [--rank R=DB ...]
 **             [--align first_event|provider | --clock-model FILE.jsonl]
+**   traceloom compare BASE.db NEW.db [--output compare.db] [--markdown report.md|-]
+**             [--options JSON]
 **   traceloom --version | --help
 **
 ** The CLI only drives SQLite: it opens a temporary sibling of the output database,
@@ -44,6 +46,7 @@ static const char usage[] =
     "                 [--context FILE.jsonl ...] [--rules-config FILE|NAME] [--perfetto-out PATH]\n"
     "       traceloom export-perfetto ANALYSIS_DB [--output PATH] [--rank R=DB ...]\n"
     "                 [--align first_event|provider | --clock-model FILE.jsonl]\n"
+    "       traceloom compare BASE.db NEW.db [--output compare.db] [--markdown report.md|-]\n"
     "       traceloom --version | --help\n"
     "\n"
     "Analyses a profile (an Ascend msprof / torch-npu SQLite DB, a split PROF_* directory,\n"
@@ -78,6 +81,16 @@ static void on_signal(int sig) {
   (void)sig;
   interrupted = 1;
   if (interrupt_db) sqlite3_interrupt(interrupt_db);
+}
+
+/* Ctrl-C and SIGTERM interrupt the statement running on db (on_signal). */
+static void catch_interrupts(sqlite3 *db) {
+  interrupt_db = db;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
 }
 
 static char *default_output(const char *profile) {
@@ -400,6 +413,192 @@ static int options_usage_error(const char *options_json, size_t ncontext) {
   return bad;
 }
 
+/* ------------------------------------------------------------------ compare */
+
+static const char compare_usage[] =
+    "usage: traceloom compare BASE.db NEW.db [--output compare.db] [--markdown report.md|-]\n"
+    "                         [--options JSON]\n"
+    "\n"
+    "Compares two analysis databases by structure (docs/COMPARE.md): aligns their loop trees,\n"
+    "splits the end-to-end delta into per-iteration changes, iteration counts, added and\n"
+    "removed work, and ranks the nodes that explain it. Both inputs are opened read-only.\n"
+    "\n"
+    "  --output PATH    the comparison database (traceloom_compare_* relations), replaced\n"
+    "                   atomically; default <NEW without .db>.compare.db\n"
+    "  --markdown PATH  also write the Markdown report there ('-': standard output)\n"
+    "  --options JSON   traceloom_compare options, e.g. '{\"top\": 30, \"noise_z\": 3}'\n"
+    "\n"
+    "Exit codes: 0 success, 1 comparison error, 2 usage error, 130 interrupted.\n";
+
+/* 1 when the two paths name the same existing file. */
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Writes text to path through a temporary sibling renamed into place; '-' is stdout. */
+static int write_text_atomic(const char *path, const char *text) {
+  if (strcmp(path, "-") == 0) return fputs(text, stdout) < 0 ? -1 : 0;
+  char *tmp = tl_mprintf("%s.tmp-%ld", path, (long)getpid());
+  FILE *f = tmp ? fopen(tmp, "w") : NULL;
+  int rc = f && fputs(text, f) >= 0 ? 0 : -1;
+  if (f && fclose(f) != 0) rc = -1;
+  if (rc == 0 && rename(tmp, path) != 0) rc = -1;
+  if (rc != 0 && tmp) unlink(tmp);
+  free(tmp);
+  return rc;
+}
+
+/* The options for traceloom_compare: {"new": NEW} and the user's keys. */
+static char *compare_options(const char *fresh, const char *user) {
+  tl_buf b = {0};
+  tl_buf_puts(&b, "{\"new\":");
+  tl_buf_json_string(&b, fresh, strlen(fresh));
+  if (user) {
+    const char *p = user;
+    while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+    if (*p != '{') {
+      tl_buf_free(&b);
+      return NULL;
+    }
+    p++;
+    while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+    tl_buf_puts(&b, *p == '}' ? "" : ",");
+    tl_buf_puts(&b, p);
+  } else {
+    tl_buf_puts(&b, "}");
+  }
+  if (b.oom) tl_buf_free(&b);
+  return b.p;
+}
+
+/* traceloom compare BASE.db NEW.db [--output PATH] [--markdown PATH|-] [--options JSON] */
+static int compare_main(int argc, char **argv) {
+  const char *base = NULL, *fresh = NULL, *output = NULL, *markdown = NULL, *options = NULL;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    const char **slot = strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0 ? &output
+                        : strcmp(a, "--markdown") == 0                     ? &markdown
+                        : strcmp(a, "--options") == 0                      ? &options
+                                                                           : NULL;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(compare_usage, stdout);
+      return 0;
+    } else if (slot) {
+      if (++i >= argc || !*argv[i])
+        return fprintf(stderr, "traceloom: %s needs a value\n%s", a, compare_usage), EXIT_USAGE;
+      *slot = argv[i];
+    } else if (a[0] == '-' && a[1]) {
+      return fprintf(stderr, "traceloom: unknown compare option %s\n%s", a, compare_usage), EXIT_USAGE;
+    } else if (!base) {
+      base = a;
+    } else if (!fresh) {
+      fresh = a;
+    } else {
+      return fprintf(stderr, "traceloom: compare takes two analysis databases, got also %s\n%s", a,
+                     compare_usage), EXIT_USAGE;
+    }
+  }
+  if (!base || !fresh)
+    return fprintf(stderr, "traceloom: compare needs BASE.db and NEW.db\n%s", compare_usage), EXIT_USAGE;
+  for (const char *in = base; in; in = in == base ? fresh : NULL) {
+    struct stat st;
+    if (stat(in, &st) != 0 || !S_ISREG(st.st_mode))
+      return fprintf(stderr, "traceloom: %s is not an analysis database file\n", in), EXIT_USAGE;
+  }
+  char *out = NULL;
+  if (output) {
+    out = tl_strdup(output);
+  } else {
+    size_t n = strlen(fresh);
+    int db = n > 3 && strcmp(fresh + n - 3, ".db") == 0;
+    out = tl_mprintf("%.*s.compare.db", (int)(db ? n - 3 : n), fresh);
+  }
+  /* Both inputs by absolute path: the comparison records where they were. */
+  char *base_abs = realpath(base, NULL), *fresh_abs = realpath(fresh, NULL);
+  if (base_abs) base = base_abs;
+  if (fresh_abs) fresh = fresh_abs;
+  char *opt = compare_options(fresh, options);
+  char *tmp = out ? tl_mprintf("%s.tmp-%ld", out, (long)getpid()) : NULL;
+  int status = EXIT_ANALYSIS;
+  sqlite3 *db = NULL;
+  char *summary = NULL, *report = NULL;
+  if (!opt && out && tmp) {
+    fprintf(stderr, "traceloom: --options must be a JSON object\n");
+    status = EXIT_USAGE;
+    goto done;
+  }
+  if (!out || !tmp || !opt) {
+    fprintf(stderr, "traceloom: out of memory\n");
+    goto done;
+  }
+  if (same_file(out, base) || same_file(out, fresh) || strcmp(out, base) == 0 ||
+      strcmp(out, fresh) == 0) {
+    fprintf(stderr, "traceloom: refusing to overwrite %s: it is an input of the comparison\n", out);
+    status = EXIT_USAGE;
+    goto done;
+  }
+  remove_stale_temps(out);
+  remove_temp(tmp);
+  char *err = NULL;
+  if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      NULL) != SQLITE_OK ||
+      sqlite3_traceloom_init(db, &err, NULL) != SQLITE_OK) {
+    fprintf(stderr, "traceloom: cannot create %s: %s\n", tmp, err ? err : db ? sqlite3_errmsg(db) : "?");
+    sqlite3_free(err);
+    goto done;
+  }
+  sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;", NULL, NULL, NULL);
+  catch_interrupts(db);
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT traceloom_compare(?1, ?2)", -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, base, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, opt, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) summary = tl_strdup((const char *)sqlite3_column_text(st, 0));
+  }
+  if (!summary) {
+    if (interrupted)
+      fprintf(stderr, "traceloom: interrupted; %s was not changed\n", out), status = EXIT_INTERRUPTED;
+    else
+      fprintf(stderr, "traceloom: %s\n", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    goto done;
+  }
+  sqlite3_finalize(st);
+  if (sqlite3_prepare_v2(db, "SELECT traceloom_compare_report()", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    report = tl_strdup((const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  if (!report) {
+    fprintf(stderr, "traceloom: %s\n", sqlite3_errmsg(db));
+    goto done;
+  }
+  interrupt_db = NULL;
+  int closed = sqlite3_close(db) == SQLITE_OK;
+  db = NULL;
+  if (interrupted) {
+    fprintf(stderr, "traceloom: interrupted; %s was not changed\n", out);
+    status = EXIT_INTERRUPTED;
+  } else if (!closed || rename(tmp, out) != 0) {
+    fprintf(stderr, "traceloom: cannot move the comparison into place at %s: %s\n", out,
+            strerror(errno));
+  } else if (markdown && write_text_atomic(markdown, report) != 0) {
+    fprintf(stderr, "traceloom: cannot write the report %s: %s\n", markdown, strerror(errno));
+  } else {
+    if (!markdown || strcmp(markdown, "-") != 0)
+      printf("%s\ncomparison database: %s\n", summary, out);
+    if (markdown && strcmp(markdown, "-") != 0) printf("report: %s\n", markdown);
+    status = 0;
+  }
+done:
+  interrupt_db = NULL;
+  if (db) sqlite3_close(db);
+  if (status != 0 && tmp) remove_temp(tmp);
+  free(summary), free(report), free(opt), free(tmp), free(out);
+  free(base_abs), free(fresh_abs);
+  return status;
+}
+
 int main(int argc, char **argv) {
   const char *profile = NULL, *output = NULL, *options = NULL;
   const char *perfetto_out = NULL, *rules_config = NULL;
@@ -408,6 +607,7 @@ int main(int argc, char **argv) {
   ** allocation, millions of times per analysis, and the CLI never reads them. */
   sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
   if (argc > 1 && strcmp(argv[1], "export-perfetto") == 0) return export_perfetto_main(argc, argv);
+  if (argc > 1 && strcmp(argv[1], "compare") == 0) return compare_main(argc, argv);
   const char **contexts = calloc((size_t)argc, sizeof *contexts);
   size_t ncontext = 0;
   if (!contexts) return fprintf(stderr, "traceloom: out of memory\n"), EXIT_ANALYSIS;
@@ -550,12 +750,7 @@ int main(int argc, char **argv) {
   /* The temporary file is private until renamed: no journal, no fsync per commit. */
   sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;",
                NULL, NULL, NULL);
-  interrupt_db = db;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  catch_interrupts(db);
 
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(db, "SELECT traceloom_analyze(?1, ?2)", -1, &st, NULL) != SQLITE_OK) {

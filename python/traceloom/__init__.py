@@ -8,6 +8,7 @@ manifests and the bundled configs::
     db = traceloom.analyze("PROF_0/", output="analysis.db")      # runs the CLI in a child
     db.query("SELECT * FROM traceloom_v_position_occurrence WHERE device_id = ?", (0,))
     print(db.loop_tree())
+    cmp = traceloom.compare("base.db", "analysis.db")             # what changed, where
 
     import apsw
     conn = apsw.Connection("analysis.db")
@@ -18,6 +19,7 @@ Importing traceloom imports only the standard library (never torch or vLLM).
 from __future__ import annotations
 
 from ._analyze import analyze, bundled_rules
+from ._compare import ComparisonDatabase, compare
 from ._database import AnalysisDatabase
 from ._errors import AnalysisError, ExtensionLoadingUnavailable, FeatureNotAvailable, RowLimitExceeded
 from ._native import load, loadable_path
@@ -27,11 +29,13 @@ __version__ = "0.1.0"
 __all__ = [
     "AnalysisDatabase",
     "AnalysisError",
+    "ComparisonDatabase",
     "ExtensionLoadingUnavailable",
     "FeatureNotAvailable",
     "RowLimitExceeded",
     "analyze",
     "bundled_rules",
+    "compare",
     "load",
     "loadable_path",
     "__version__",

@@ -108,8 +108,13 @@ class AnalysisDatabase:
         the stdlib sqlite3 module when it can load extensions (ExtensionLoadingUnavailable
         otherwise).
         """
+        return self._extension_scalar("traceloom_loop_tree", options, "loop_tree()")
+
+    def _extension_scalar(self, function: str, options: Optional[Mapping[str, Any]],
+                          caller: str) -> str:
+        """``SELECT function([options_json])`` with the extension loaded read-only."""
         args: Tuple[Any, ...] = () if options is None else (json.dumps(dict(options)),)
-        sql = "SELECT traceloom_loop_tree(" + ", ".join("?" * len(args)) + ")"
+        sql = f"SELECT {function}(" + ", ".join("?" * len(args)) + ")"
         try:
             import apsw  # type: ignore[import-not-found]
         except ImportError:
@@ -124,7 +129,7 @@ class AnalysisDatabase:
         with closing(self._connect()) as conn2:
             if not hasattr(conn2, "enable_load_extension"):
                 raise ExtensionLoadingUnavailable(
-                    "loop_tree() needs the extension loaded into SQLite, and this Python's sqlite3 "
+                    f"{caller} needs the extension loaded into SQLite, and this Python's sqlite3 "
                     "module cannot load extensions; traceloom depends on apsw for that, but it is "
                     f"not installed here: `{sys.executable} -m pip install apsw`")
             load(conn2)
