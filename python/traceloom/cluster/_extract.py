@@ -50,39 +50,41 @@ CREATE TABLE collective(device_id INTEGER, label TEXT, seq INTEGER, symbol TEXT,
 _NS = "CAST(round({0} * 1000) AS INTEGER)"
 
 _POSITIONS_SQL = """
-SELECT node_id, kind, symbol, repeat_count FROM traceloom_v_tree_node
+SELECT db_idx, device_id, node_id, kind, symbol, repeat_count FROM traceloom_v_tree_node
 """
 
 _NODE_SQL = f"""
-SELECT device_id, rooted_position_path, count(*),
+SELECT db_idx, device_id, rooted_position_path, count(*),
        sum({_NS.format('compute_us')}), sum({_NS.format('comm_us')}),
        sum({_NS.format('idle_us')}), sum({_NS.format('total_us')})
   FROM traceloom_position_occurrence
- GROUP BY device_id, rooted_position_path
+ GROUP BY db_idx, device_id, rooted_position_path
 """
 
 # The iterations of a repeat: its child occurrences grouped by parent occurrence and
 # iteration number (a body of several slots is several child occurrences per iteration).
 _ITERATION_SQL = f"""
-SELECT c.device_id, p.rooted_position_path, min(c.repeat_context), c.repeat_iteration,
+SELECT c.db_idx, c.device_id, p.rooted_position_path, min(c.repeat_context), c.repeat_iteration,
        min(c.start_ns), max(c.end_ns), sum(c.anchor_end_n - c.anchor_first_n),
        sum({_NS.format('c.compute_us')}), sum({_NS.format('c.comm_us')}),
        sum({_NS.format('c.idle_us')}), sum({_NS.format('c.total_us')})
   FROM traceloom_position_occurrence c
   JOIN traceloom_position_occurrence p ON p.occurrence_n = c.parent_n
  WHERE c.repeat_iteration IS NOT NULL
-   AND p.position_id IN (SELECT node_id FROM traceloom_v_tree_node WHERE kind = 'repeat')
+   AND p.position_id IN (SELECT node_id FROM traceloom_v_tree_node t WHERE t.kind = 'repeat'
+                           AND t.db_idx = p.db_idx AND t.device_id = p.device_id)
  GROUP BY c.parent_n, c.repeat_iteration
 """
 
 _COLLECTIVE_SQL = """
-SELECT a.device_id, a.label, a.symbol, a.start_ns, a.end_ns, o.rooted_position_path,
+SELECT a.db_idx, a.device_id, a.label, a.symbol, a.start_ns, a.end_ns, o.rooted_position_path,
        o.repeat_context
   FROM traceloom_anchor a
   LEFT JOIN traceloom_position_occurrence o
     ON o.occurrence_id = a.node_id || '-occurrence-' || a.occurrence_idx
+   AND o.db_idx = a.db_idx AND o.device_id = a.device_id
  WHERE a.role = 'comm'
- ORDER BY a.device_id, a.anchor_n
+ ORDER BY a.db_idx, a.device_id, a.anchor_n
 """
 
 _NODE_TOKEN = re.compile(r"^node-(.+)$")
@@ -97,41 +99,47 @@ def _signature(kind: str, symbol: str) -> str:
 
 
 class _Paths:
-    """Rank-local rooted paths to structural paths, memoised (a tree has few distinct paths)."""
+    """Rank-local rooted paths to structural paths, memoised (a tree has few distinct paths).
+
+    Node ids are local to a tree (one per input and device), so they are keyed by
+    (db_idx, device_id, node id)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
-        self.sig: Dict[str, str] = {}
-        self.kind: Dict[str, str] = {}
-        self.symbol: Dict[str, str] = {}
-        self.repeat_count: Dict[str, int] = {}
-        for node_id, kind, symbol, repeat_count in conn.execute(_POSITIONS_SQL):
-            self.sig[node_id] = _signature(kind, symbol)
-            self.kind[node_id] = kind
-            self.symbol[node_id] = symbol
-            self.repeat_count[node_id] = repeat_count
-        self._memo: Dict[str, Tuple[str, str, int, str]] = {}
+        self.sig: Dict[tuple, str] = {}
+        self.kind: Dict[tuple, str] = {}
+        self.symbol: Dict[tuple, str] = {}
+        self.repeat_count: Dict[tuple, int] = {}
+        for db, device, node_id, kind, symbol, repeat_count in conn.execute(_POSITIONS_SQL):
+            key = (db, device, node_id)
+            self.sig[key] = _signature(kind, symbol)
+            self.kind[key] = kind
+            self.symbol[key] = symbol
+            self.repeat_count[key] = repeat_count
+        self._memo: Dict[tuple, Tuple[str, str, int, tuple]] = {}
 
-    def convert(self, rooted: str) -> Tuple[str, str, int, str]:
-        """(structural path, parent structural path, depth, last node id) of a rooted path."""
-        hit = self._memo.get(rooted)
+    def convert(self, db: int, device: int, rooted: str) -> Tuple[str, str, int, tuple]:
+        """(structural path, parent structural path, depth, last node key) of a rooted path."""
+        hit = self._memo.get((db, device, rooted))
         if hit is not None:
             return hit
         parts = rooted.split("/")
-        out, last, depth = [], "", 0
+        out, last, depth = [], (), 0
         for part in parts:
             if _NODE_TOKEN.match(part):
-                if part not in self.sig:
+                key = (db, device, part)
+                if key not in self.sig:
                     raise ValueError(f"rooted path {rooted!r} names {part}, which "
-                                     "traceloom_v_tree_node does not list")
-                out.append(self.sig[part])
-                last = part
+                                     f"traceloom_v_tree_node does not list for db_idx {db}, "
+                                     f"device {device}")
+                out.append(self.sig[key])
+                last = key
             else:
                 out.append(part)
                 depth += 1
         struct = "/".join(out)
         parent = "/".join(out[:-2]) if len(out) > 2 else None
         hit = (struct, parent, depth, last)
-        self._memo[rooted] = hit
+        self._memo[(db, device, rooted)] = hit
         return hit
 
 
@@ -144,27 +152,27 @@ def _iteration_key(context: str, iteration: int) -> str:
 
 
 def _node_rows(conn: sqlite3.Connection, paths: _Paths) -> Iterator[tuple]:
-    for device, rooted, occ, comp, comm, idle, total in conn.execute(_NODE_SQL):
-        struct, parent, depth, node = paths.convert(rooted)
+    for db, device, rooted, occ, comp, comm, idle, total in conn.execute(_NODE_SQL):
+        struct, parent, depth, node = paths.convert(db, device, rooted)
         yield (device, struct, parent, paths.kind[node], paths.symbol[node], depth,
                paths.repeat_count[node], occ, comp, comm, idle, total)
 
 
 def _iteration_rows(conn: sqlite3.Connection, paths: _Paths) -> Iterator[tuple]:
-    for device, rooted, context, it, start, end, anchors, comp, comm, idle, total in \
+    for db, device, rooted, context, it, start, end, anchors, comp, comm, idle, total in \
             conn.execute(_ITERATION_SQL):
-        struct = paths.convert(rooted)[0]
+        struct = paths.convert(db, device, rooted)[0]
         yield (device, struct, _iteration_key(context, it), it, start, end, anchors,
                comp, comm, idle, total)
 
 
 def _collective_rows(conn: sqlite3.Connection, paths: _Paths) -> Iterator[tuple]:
-    seq: Dict[Tuple[int, str], int] = {}
-    for device, label, symbol, start, end, rooted, context in conn.execute(_COLLECTIVE_SQL):
-        key = (device, label)
+    seq: Dict[Tuple[int, int, str], int] = {}
+    for db, device, label, symbol, start, end, rooted, context in conn.execute(_COLLECTIVE_SQL):
+        key = (db, device, label)
         n = seq.get(key, 0)
         seq[key] = n + 1
-        struct = paths.convert(rooted)[0] if rooted else None
+        struct = paths.convert(db, device, rooted)[0] if rooted else None
         numbers = ".".join(_CONTEXT_NUMBER.findall(context or "")) if rooted else None
         yield (device, label, n, symbol, struct, numbers or None, start, end)
 

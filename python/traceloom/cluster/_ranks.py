@@ -39,6 +39,7 @@ class RankSpec:
     out_dir: str             # <cluster stem>.ranks/<name>: analysis.db, cluster_extract.db
     cli_args: List[str] = field(default_factory=list)   # options for every rank
     options_key: str = ""    # what, besides the input, decides the analysis
+    error: Optional[str] = None   # discovery already failed for this rank
 
 
 @dataclass
@@ -116,16 +117,54 @@ def _rank_label(input_path: Path, run_dir: Optional[Path]) -> Path:
     return input_path
 
 
+# Where discovery of a whole run directory fails (one rank's input is broken), each entry
+# of the directory that looks like a rank is discovered on its own, so that the broken one
+# becomes a failed rank and the others are analysed.
+_RANK_DIR_PATTERNS = ("PROF_*", "*_ascend_pt")
+_RANK_FILE_PATTERNS = ("*.db", "*.sqlite", "*.pt.trace.json", "*.pt.trace.json.gz")
+
+
+def _rank_candidates(run_dir: Path) -> List[Path]:
+    out = []
+    for child in sorted(run_dir.iterdir()):
+        pats = _RANK_DIR_PATTERNS if child.is_dir() else _RANK_FILE_PATTERNS
+        if any(child.match(p) for p in pats):
+            out.append(child)
+    return out
+
+
+def _discover_one(src: Path) -> tuple:
+    """(input, files, kind, label, error) of a path that must be exactly one input."""
+    try:
+        rows = _profile_rows(src)
+    except Exception as e:  # noqa: BLE001 - the extension's message names file, table, column
+        return (str(src), [], None, src, str(e))
+    inputs = sorted({(r[0], r[3]) for r in rows if r[1] == "input"})
+    if len(inputs) != 1:
+        raise ValueError(f"{src}: a rank must be exactly one profile input, and this holds "
+                         f"{len(inputs)}; pass the run directory instead to take each as a rank")
+    files = [r[3] for r in rows if r[1] == "file" and r[3]]
+    kind = next(r[2] for r in rows if r[1] == "input")
+    return (str(src), files or [str(src)], kind, src, None)
+
+
 def discover(sources: Sequence[Path]) -> List[tuple]:
-    """[(input path, files, source kind, label)] for a run directory or a list of profiles.
+    """[(input path, files, source kind, label, error)] for a run directory or a list of profiles.
 
     A single directory is one run: each input the extension discovers in it is a rank. A
-    list names the ranks itself: each entry must be exactly one input.
+    list names the ranks itself: each entry must be exactly one input. A rank whose
+    discovery fails comes back with its error (and no files).
     """
     found = []
     if len(sources) == 1 and sources[0].is_dir():
         run_dir = sources[0].resolve()
-        rows = _profile_rows(run_dir)
+        try:
+            rows = _profile_rows(run_dir)
+        except Exception:  # noqa: BLE001 - one broken rank: discover the ranks one by one
+            found = [_discover_one(c) for c in _rank_candidates(run_dir)]
+            if not found:
+                raise
+            return found
         by_idx: Dict[int, Dict[str, Any]] = {}
         for idx, item, kind, path in rows:
             entry = by_idx.setdefault(idx, {"input": None, "files": [], "kind": kind})
@@ -138,31 +177,21 @@ def discover(sources: Sequence[Path]) -> List[tuple]:
             if e["input"] is None:
                 continue
             found.append((e["input"], e["files"] or [e["input"]], e["kind"],
-                          _rank_label(Path(e["input"]), run_dir)))
+                          _rank_label(Path(e["input"]), run_dir), None))
         if not found:
             raise ValueError(f"{run_dir}: no profile found (traceloom_profile lists no input)")
         return found
-    for src in sources:
-        src = src.resolve()
-        rows = _profile_rows(src)
-        inputs = sorted({(r[0], r[3]) for r in rows if r[1] == "input"})
-        if len(inputs) != 1:
-            raise ValueError(f"{src}: a rank must be exactly one profile input, and this holds "
-                             f"{len(inputs)}; pass the run directory instead to take each as a rank")
-        files = [r[3] for r in rows if r[1] == "file" and r[3]]
-        kind = next(r[2] for r in rows if r[1] == "input")
-        found.append((str(src), files or [str(src)], kind, src))
-    return found
+    return [_discover_one(src.resolve()) for src in sources]
 
 
 def make_specs(sources: Sequence[Path], ranks_dir: Path, cli_args: List[str],
                options_key: str) -> List[RankSpec]:
     found = discover(sources)
-    names = _unique_names([label for _, _, _, label in found])
+    names = _unique_names([label for _, _, _, label, _ in found])
     return [RankSpec(rank=i, name=names[i], input_path=inp, files=sorted(set(files)),
                      source_kind=kind, out_dir=str(ranks_dir / names[i]), cli_args=list(cli_args),
-                     options_key=options_key)
-            for i, (inp, files, kind, _) in enumerate(found)]
+                     options_key=options_key, error=err)
+            for i, (inp, files, kind, _, err) in enumerate(found)]
 
 
 def input_sha256(files: Sequence[str]) -> str:
@@ -191,6 +220,9 @@ def run_rank(spec: RankSpec, version: str) -> RankResult:
     out = Path(spec.out_dir)
     analysis = out / "analysis.db"
     extract = out / "cluster_extract.db"
+    if spec.error is not None:
+        res.error = spec.error
+        return res
     try:
         t0 = time.monotonic()
         digest = input_sha256(spec.files)
