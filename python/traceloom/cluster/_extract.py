@@ -64,15 +64,14 @@ SELECT db_idx, device_id, rooted_position_path, count(*),
 # The iterations of a repeat: its child occurrences grouped by parent occurrence and
 # iteration number (a body of several slots is several child occurrences per iteration).
 _ITERATION_SQL = f"""
-SELECT c.db_idx, c.device_id, p.rooted_position_path, min(c.repeat_context), c.repeat_iteration,
+SELECT c.db_idx, c.device_id, p.position_id, p.rooted_position_path, min(c.repeat_context),
+       c.repeat_iteration,
        min(c.start_ns), max(c.end_ns), sum(c.anchor_end_n - c.anchor_first_n),
        sum({_NS.format('c.compute_us')}), sum({_NS.format('c.comm_us')}),
        sum({_NS.format('c.idle_us')}), sum({_NS.format('c.total_us')})
   FROM traceloom_position_occurrence c
   JOIN traceloom_position_occurrence p ON p.occurrence_n = c.parent_n
  WHERE c.repeat_iteration IS NOT NULL
-   AND p.position_id IN (SELECT node_id FROM traceloom_v_tree_node t WHERE t.kind = 'repeat'
-                           AND t.db_idx = p.db_idx AND t.device_id = p.device_id)
  GROUP BY c.parent_n, c.repeat_iteration
 """
 
@@ -123,8 +122,8 @@ class _Paths:
         if hit is not None:
             return hit
         parts = rooted.split("/")
-        out, last, depth = [], (), 0
-        for part in parts:
+        out, last, depth, in_repeat = [], (), 0, False
+        for i, part in enumerate(parts):
             if _NODE_TOKEN.match(part):
                 key = (db, device, part)
                 if key not in self.sig:
@@ -133,8 +132,15 @@ class _Paths:
                                      f"device {device}")
                 out.append(self.sig[key])
                 last = key
+                in_repeat = in_repeat or self.kind[key] == "repeat"
             else:
-                out.append(part)
+                # Outside every repeat, an operator's slot number only counts the unrepeated
+                # work before it (noise shifts it from rank to rank): such operators are
+                # one node per symbol, 'seq/*/exec:MatMul'. Repeats and sequences keep
+                # their slots, and everything inside a repeat keeps its exact slot.
+                child = (db, device, parts[i + 1]) if i + 1 < len(parts) else None
+                atom = child is not None and self.kind.get(child) not in ("seq", "repeat")
+                out.append("*" if atom and not in_repeat else part)
                 depth += 1
         struct = "/".join(out)
         parent = "/".join(out[:-2]) if len(out) > 2 else None
@@ -159,8 +165,10 @@ def _node_rows(conn: sqlite3.Connection, paths: _Paths) -> Iterator[tuple]:
 
 
 def _iteration_rows(conn: sqlite3.Connection, paths: _Paths) -> Iterator[tuple]:
-    for db, device, rooted, context, it, start, end, anchors, comp, comm, idle, total in \
+    for db, device, parent, rooted, context, it, start, end, anchors, comp, comm, idle, total in \
             conn.execute(_ITERATION_SQL):
+        if paths.kind.get((db, device, parent)) != "repeat":
+            continue      # the parent is a sequence: its children are not iterations
         struct = paths.convert(db, device, rooted)[0]
         yield (device, struct, _iteration_key(context, it), it, start, end, anchors,
                comp, comm, idle, total)

@@ -13,15 +13,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import resource
 import socket
+import subprocess
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from .. import _paths
 from .._errors import AnalysisError
-from .._native import load, run_cli
+from .._native import load
 from . import _extract
 
 _HASH_CHUNK = 1 << 20
@@ -59,7 +61,7 @@ class RankResult:
     extract_s: float = 0.0
     hash_s: float = 0.0
     worker: str = ""
-    peak_rss_kb: int = 0     # largest child (the CLI) this worker process has run so far
+    peak_rss_kb: int = 0     # peak RSS of this rank's analysis (the CLI), 0 when reused
 
     @property
     def ok(self) -> bool:
@@ -209,8 +211,35 @@ def input_sha256(files: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-def _peak_child_rss_kb() -> int:
-    return int(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+# The CLI runs under a small Python that waits for it with wait4(): the rusage of a child
+# started straight from a worker would count the worker's own memory (the child runs in a
+# copy of it until exec), while the grandchild starts from this small process.
+_MEASURED = """
+import os, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL)
+_, status, usage = os.wait4(p.pid, 0)
+sys.stderr.write("\\ntraceloom-cluster-peak-rss-kb %d\\n" % usage.ru_maxrss)
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+_PEAK_MARK = "traceloom-cluster-peak-rss-kb "
+
+
+def _run_cli_measured(args: List[str]) -> int:
+    """Runs the bundled CLI; returns its peak RSS in KiB; AnalysisError when it fails."""
+    cmd = [str(_paths.cli_path()), *args]
+    r = subprocess.run([sys.executable, "-c", _MEASURED, *cmd], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, errors="replace")
+    peak, kept = 0, []
+    for line in r.stderr.splitlines():
+        if line.startswith(_PEAK_MARK):
+            peak = int(line[len(_PEAK_MARK):])
+        else:
+            kept.append(line)
+    if r.returncode != 0:
+        code = r.returncode if r.returncode < 128 else -(r.returncode - 128)
+        raise AnalysisError(code, cmd, "\n".join(kept) or r.stdout)
+    return peak
 
 
 def run_rank(spec: RankSpec, version: str) -> RankResult:
@@ -239,8 +268,8 @@ def run_rank(spec: RankSpec, version: str) -> RankResult:
             if extract.exists():
                 extract.unlink()     # stale: never pair a new analysis with an old extract
             t0 = time.monotonic()
-            run_cli([spec.input_path, "--output", str(analysis), *spec.cli_args],
-                    timeout=None, output=analysis)
+            res.peak_rss_kb = _run_cli_measured(
+                [spec.input_path, "--output", str(analysis), *spec.cli_args])
             res.analysis_s = time.monotonic() - t0
             t0 = time.monotonic()
             _extract.write_extract(analysis, extract, meta)
@@ -252,7 +281,6 @@ def run_rank(spec: RankSpec, version: str) -> RankResult:
         res.error = tail[-1] if tail else str(e)
     except Exception as e:  # noqa: BLE001 - any failure is this rank's, reported by name
         res.error = f"{type(e).__name__}: {e}"
-    res.peak_rss_kb = _peak_child_rss_kb()
     return res
 
 

@@ -22,7 +22,7 @@ CREATE TABLE traceloom_cluster_rank(
   collectives INTEGER,
   worker TEXT,                        -- host:pid of the process that ran it
   hash_s REAL, analysis_s REAL, extract_s REAL,
-  peak_rss_kb INTEGER                 -- the worker's largest analysis child so far
+  peak_rss_kb INTEGER                 -- peak RSS of the rank's analysis (0 when reused)
 );
 
 -- @cluster traceloom_cluster_metadata | one key | how the cluster database was made
