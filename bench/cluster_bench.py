@@ -2,7 +2,8 @@
 """bench/cluster_bench.py: traceloom.cluster fan-out, 2 Dask workers against 1 (make bench).
 
 Generates (once, cached under bench/out/) a run of BENCH_CLUSTER_RANKS (16) Ascend ranks of
-BENCH_CLUSTER_ROWS (250,000) kernel rows each, then in this one run:
+BENCH_CLUSTER_ROWS (250,000) kernel rows each (genprofile --cluster, see SHAPE), then in this
+one run:
 
   single   one rank through the CLI (--threads 1) in a fresh child: its peak RSS is the
            baseline for a worker's peak
@@ -29,16 +30,21 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# A synchronized run with one slow and one late rank, and no noise kernels: every rank's
+# tree is the same, as for ranks running one model (noise splits a tree into thousands of
+# unrepeated fragments, which is slower to extract and merge; see docs/CLUSTER.md).
+SHAPE = ["--cluster", "--slow-rank", "3", "--late-rank", "11", "--prefill-steps", "0",
+         "--noise", "0", "--aux", "0", "--missing", "0"]
 
 
 def generate(out: Path, ranks: int, rows: int) -> None:
-    want = {"ranks": ranks, "rows": rows}
+    want = {"ranks": ranks, "rows": rows, "shape": SHAPE}
     stamp = out / "bench_params.json"
     if stamp.is_file() and json.loads(stamp.read_text()) == want:
         return
     shutil.rmtree(out, ignore_errors=True)
     subprocess.run([sys.executable, str(ROOT / "tools" / "genprofile.py"), "--format", "ascend",
-                    "--out", str(out), "--ranks", str(ranks), "--rows", str(rows), "--quiet"],
+                    "--out", str(out), "--ranks", str(ranks), "--rows", str(rows), *SHAPE, "--quiet"],
                    check=True)
     stamp.write_text(json.dumps(want))
 

@@ -50,8 +50,8 @@ def check_args(p, a):
         return
     if a.format not in FORMATS:
         p.error("--cluster needs --format %s" % " or ".join(FORMATS))
-    if a.graph or a.cuda_graph or a.context or a.rows is not None:
-        p.error("--cluster takes --decode-steps, without --graph, --cuda-graph, --context or --rows")
+    if a.graph or a.cuda_graph or a.context:
+        p.error("--cluster runs without --graph, --cuda-graph or --context")
     for name in ("slow_rank", "late_rank"):
         v = getattr(a, name)
         if v is not None and not 0 <= v < a.ranks:

@@ -158,10 +158,20 @@ def _iteration_key(context: str, iteration: int) -> str:
 
 
 def _node_rows(conn: sqlite3.Connection, paths: _Paths) -> Iterator[tuple]:
+    """One row per (device, structural path): several rooted paths of operators outside every
+    repeat become one ('seq/*/exec:MatMul'), so their sums are added up here."""
+    acc: Dict[Tuple[int, str], list] = {}
     for db, device, rooted, occ, comp, comm, idle, total in conn.execute(_NODE_SQL):
         struct, parent, depth, node = paths.convert(db, device, rooted)
-        yield (device, struct, parent, paths.kind[node], paths.symbol[node], depth,
-               paths.repeat_count[node], occ, comp, comm, idle, total)
+        row = acc.get((device, struct))
+        if row is None:
+            acc[(device, struct)] = [parent, paths.kind[node], paths.symbol[node], depth,
+                                     paths.repeat_count[node], occ, comp, comm, idle, total]
+        else:
+            for i, v in enumerate((occ, comp, comm, idle, total), start=5):
+                row[i] += v
+    for (device, struct) in sorted(acc):
+        yield (device, struct, *acc[(device, struct)])
 
 
 def _iteration_rows(conn: sqlite3.Connection, paths: _Paths) -> Iterator[tuple]:
