@@ -1,10 +1,15 @@
 """Building the cluster database: rank by rank, streamed, written atomically.
 
 The driver creates ``<output>.tmp-<pid>`` with schema.sql, then for every rank as its task
-finishes copies the rank's extract rows in with the rank as a column (one read-only
-connection to one extract at a time: never ATTACH, which SQLite caps at 125 databases, and
-never a whole rank in memory), and finally writes the status rows and the metadata and
-renames the file into place. Any error before the rename removes the temporary file, so an
+finishes appends the rank's extract rows, with the rank as a column, to staging tables in a
+scratch database beside it: the extract is attached read-only, copied by INSERT ... SELECT
+and detached again, so at most the scratch database and one extract are attached at any
+time (never every rank at once: SQLite attaches at most 125 databases), and no rank is ever
+held in memory.
+Appending is sequential whatever order the ranks finish in; at the end each cluster table
+is filled from its staging table in primary-key order, one sorted build instead of
+millions of inserts scattered over a B-tree (the same reason the analysis builds its large
+indexes after the rows are in). Then the status rows and the metadata, and the rename. Any error before the rename removes the temporary file, so an
 earlier cluster database at ``output`` stays exactly as it was.
 """
 from __future__ import annotations
@@ -50,13 +55,20 @@ class ClusterWriter:
     def __init__(self, output: Path) -> None:
         self.output = output
         self.tmp = output.with_name(f"{output.name}.tmp-{os.getpid()}")
-        for leftover in (self.tmp, Path(str(self.tmp) + "-journal")):
+        self.stage = output.with_name(f"{output.name}.stage-{os.getpid()}")
+        for leftover in (self.tmp, Path(str(self.tmp) + "-journal"), self.stage):
             if leftover.exists():
                 leftover.unlink()
         self.conn = sqlite3.connect(self.tmp, isolation_level=None)
         self.conn.execute("PRAGMA journal_mode = OFF")
         self.conn.execute("PRAGMA synchronous = OFF")
         self.conn.executescript(schema_sql())
+        # The one scratch database of the staging tables (plain rowid tables, appended to).
+        self.conn.execute("ATTACH DATABASE ? AS stage", (str(self.stage),))
+        self.conn.execute("PRAGMA stage.journal_mode = OFF")
+        self.conn.execute("PRAGMA stage.synchronous = OFF")
+        for table in _STAGED:
+            self.conn.execute(f"CREATE TABLE stage.{table} AS SELECT * FROM main.{table} WHERE 0")
         self.merge_s = 0.0
 
     def add_rank(self, res: RankResult) -> None:
@@ -66,23 +78,17 @@ class ClusterWriter:
         c = self.conn
         c.execute("BEGIN")
         if res.ok and res.extract_db:
+            # One extract attached at a time (read-only), copied by INSERT ... SELECT.
             uri = Path(res.extract_db).resolve().as_uri() + "?mode=ro"
-            with closing(sqlite3.connect(uri, uri=True)) as src:
-                meta = dict(src.execute("SELECT key, value FROM meta"))
-                r = res.rank
-                c.executemany("INSERT INTO traceloom_cluster_node VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                              ((row[1], r, row[0], *row[2:]) for row in src.execute(
-                                  "SELECT device_id, struct_path, parent_path, kind, symbol, depth, "
-                                  "repeat_count, occurrences, compute_ns, comm_ns, idle_ns, total_ns "
-                                  "FROM node")))
-                c.executemany("INSERT INTO traceloom_cluster_iteration VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
-                              ((row[1], row[2], r, row[0], *row[3:]) for row in src.execute(
-                                  "SELECT device_id, struct_path, iteration, iteration_idx, start_ns, "
-                                  "end_ns, anchors, compute_ns, comm_ns, idle_ns, total_ns FROM iteration")))
-                c.executemany("INSERT INTO traceloom_cluster_collective VALUES(?,?,?,?,?,?,?,?,?)",
-                              ((row[1], row[2], r, row[0], *row[3:]) for row in src.execute(
-                                  "SELECT device_id, label, seq, symbol, struct_path, iteration, "
-                                  "start_ns, end_ns FROM collective")))
+            c.execute("ATTACH DATABASE ? AS rank_extract", (uri,))
+            try:
+                meta = dict(c.execute("SELECT key, value FROM rank_extract.meta"))
+                for sql in _COPY_SQL:
+                    c.execute(sql, (res.rank,))
+            finally:
+                c.execute("COMMIT")
+                c.execute("DETACH DATABASE rank_extract")
+                c.execute("BEGIN")
         c.execute("INSERT INTO traceloom_cluster_rank VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", (
             res.rank, res.name, res.input_path, res.source_kind, res.status, res.error,
             res.input_sha256, res.analysis_db if res.ok else None, meta.get("device_ids"),
@@ -105,6 +111,12 @@ class ClusterWriter:
         t0 = time.monotonic()
         c = self.conn
         c.execute("BEGIN")
+        for table, key in _STAGED.items():
+            c.execute(f"INSERT INTO main.{table} SELECT * FROM stage.{table} ORDER BY {key}")
+        c.execute("COMMIT")
+        c.execute("DETACH DATABASE stage")
+        self.stage.unlink()
+        c.execute("BEGIN")
         if c.execute("SELECT 1 FROM traceloom_cluster_collective LIMIT 1").fetchone():
             c.execute("INSERT INTO traceloom_cluster_status VALUES(NULL, 'comm_sizes_unavailable', ?)",
                       (COMM_SIZES_DETAIL,))
@@ -125,11 +137,31 @@ class ClusterWriter:
         try:
             self.conn.close()
         finally:
-            for leftover in (self.tmp, Path(str(self.tmp) + "-journal")):
+            for leftover in (self.tmp, Path(str(self.tmp) + "-journal"), self.stage):
                 try:
                     leftover.unlink()
                 except FileNotFoundError:
                     pass
+
+
+# Copies of one attached extract into the staging tables, the rank bound as ?1.
+_COPY_SQL = (
+    "INSERT INTO stage.traceloom_cluster_node SELECT struct_path, ?1, device_id, parent_path, "
+    "kind, symbol, depth, repeat_count, occurrences, compute_ns, comm_ns, idle_ns, total_ns "
+    "FROM rank_extract.node",
+    "INSERT INTO stage.traceloom_cluster_iteration SELECT struct_path, iteration, ?1, device_id, "
+    "iteration_idx, start_ns, end_ns, anchors, compute_ns, comm_ns, idle_ns, total_ns "
+    "FROM rank_extract.iteration",
+    "INSERT INTO stage.traceloom_cluster_collective SELECT label, seq, ?1, device_id, symbol, "
+    "struct_path, iteration, start_ns, end_ns FROM rank_extract.collective",
+)
+
+# The staged tables and their primary keys (schema.sql), the order they are built in.
+_STAGED = {
+    "traceloom_cluster_node": "struct_path, rank, device_id",
+    "traceloom_cluster_iteration": "struct_path, iteration, rank, device_id",
+    "traceloom_cluster_collective": "label, seq, rank, device_id",
+}
 
 
 def _int(value: Optional[str]) -> Optional[int]:
