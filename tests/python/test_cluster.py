@@ -302,3 +302,18 @@ def test_cli_help_and_usage_errors(tmp_path):
     r = subprocess.run([sys.executable, "-m", "traceloom", "cluster", str(tmp_path / "nope"),
                         "--output", str(tmp_path / "c.db")], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "profile not found" in r.stderr
+
+
+def test_a_running_scheduler_by_address(runs, analysed, tmp_path):
+    """--scheduler / client="tcp://...": any running Dask cluster, here one started apart."""
+    import logging
+    from distributed import LocalCluster
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.ERROR) as lc:
+        r = subprocess.run([sys.executable, "-m", "traceloom", "cluster", str(runs["nsys"][0]),
+                            "--output", str(tmp_path / "c.db"), "--scheduler", lc.scheduler_address],
+                           capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert f"dask cluster at {lc.scheduler_address}" in r.stdout
+    assert r.stderr.count("traceloom cluster: [") == RANKS      # one progress line per rank
+    assert table_rows(tmp_path / "c.db") == table_rows(analysed["nsys"][0].path)

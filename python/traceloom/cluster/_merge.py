@@ -59,12 +59,13 @@ class ClusterWriter:
         for leftover in (self.tmp, Path(str(self.tmp) + "-journal"), self.stage):
             if leftover.exists():
                 leftover.unlink()
-        self.conn = sqlite3.connect(self.tmp, isolation_level=None)
+        # URI filenames on, so that each extract is attached with ?mode=ro.
+        self.conn = sqlite3.connect(self.tmp.as_uri(), uri=True, isolation_level=None)
         self.conn.execute("PRAGMA journal_mode = OFF")
         self.conn.execute("PRAGMA synchronous = OFF")
         self.conn.executescript(schema_sql())
         # The one scratch database of the staging tables (plain rowid tables, appended to).
-        self.conn.execute("ATTACH DATABASE ? AS stage", (str(self.stage),))
+        self.conn.execute("ATTACH DATABASE ? AS stage", (self.stage.as_uri(),))
         self.conn.execute("PRAGMA stage.journal_mode = OFF")
         self.conn.execute("PRAGMA stage.synchronous = OFF")
         for table in _STAGED:
