@@ -38,6 +38,10 @@
 # It also runs bench/compare_bench.py: traceloom_compare of two 1M-task analyses (a clean and a
 # noisy pair, one operator 10% slower) against reading both analyses' tree tables, with the
 # <= 2x target (BENCH_COMPARE=0 skips it).
+# It also runs bench/cluster_bench.py: traceloom.cluster over 16 ranks x 250,000 kernel rows,
+# 2 Dask workers against 1, the merge's share and each worker's peak against a single-rank
+# analysis (BENCH_CLUSTER=0 skips it; it needs dask and distributed: the test venv's python,
+# .venv, is used when it exists).
 #
 # Environment: BUILD (build folder, default build), BENCH_ROWS (default 2000000),
 # BENCH_FORMAT (ascend | nsys, default ascend), BENCH_REPEAT (best of N, default 3).
@@ -78,5 +82,9 @@ fi
 if [ "${BENCH_KINETO:-1}" = 1 ]; then python3 bench/kineto_bench.py --build "$BUILD" "${record[@]}"; fi
 if [ "${BENCH_REPLAY:-1}" = 1 ]; then python3 bench/replay_bench.py --build "$BUILD" "${record[@]}"; fi
 if [ "${BENCH_COMPARE:-1}" = 1 ]; then python3 bench/compare_bench.py --build "$BUILD" "${record[@]}"; fi
+if [ "${BENCH_CLUSTER:-1}" = 1 ]; then
+  py=python3; if [ -x .venv/bin/python ]; then py=.venv/bin/python; fi
+  "$py" bench/cluster_bench.py --build "$BUILD" "${record[@]}"
+fi
 exec python3 bench/measure.py --build "$BUILD" --rows "${BENCH_ROWS:-2000000}" \
   --format "${BENCH_FORMAT:-ascend}" --repeat "${BENCH_REPEAT:-3}" "${record[@]}" "${scaling[@]}"

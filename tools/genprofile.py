@@ -35,6 +35,11 @@ with a node-level trace (graphNodeId rows, CUDA_GRAPH_NODE_EVENTS) or a graph-le
 between replays. ranks[r].cuda_graph lists every launch with the rowids of its members and
 what an exact reconstruction must report; see genprofile_nsys.py.
 
+--cluster (ascend, nsys) runs the ranks in lockstep on one clock with collectives as
+barriers; --slow-rank S makes one rank's layers --slow-factor slower and --late-rank L makes
+one rank arrive --late-ns late at every collective (nsys then writes one rank_<r>.sqlite per
+rank); see genprofile_cluster.py. ground_truth.json "cluster" says what to find.
+
 --context DIR (ascend, torchnpu) also writes the scheduler-context JSONL of a vLLM run with
 the TraceLoom observer into DIR and a traceloom.execution.<id> PYTORCH_API marker per step
 and rank into the profile (--context-mode, --context-queue; see genprofile_context.py).
@@ -65,6 +70,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import genprofile_ascend  # noqa: E402
+import genprofile_cluster  # noqa: E402
 import genprofile_context  # noqa: E402
 import genprofile_graph  # noqa: E402
 import genprofile_kineto  # noqa: E402
@@ -118,9 +124,11 @@ def parse_args(argv):
                    help="an edit for comparisons: one more task of operator KEY in every decode "
                         "step, after the LM head; repeatable")
     genprofile_context.add_arguments(p)
+    genprofile_cluster.add_arguments(p)
     p.add_argument("--quiet", action="store_true")
     a = p.parse_args(argv)
     genprofile_context.check_args(p, a)
+    genprofile_cluster.check_args(p, a)
     if a.graph:
         if a.format not in GRAPH_FORMATS:
             p.error("--graph needs --format %s" % " or ".join(GRAPH_FORMATS))
@@ -316,7 +324,7 @@ def ground_truth(args, files, plans):
         "source_kind": fmt.SOURCE_KIND,
         "params": {k: getattr(args, k) for k in ("seed", "prefill_steps", "decode_steps", "layers", "ops",
                                                  "ranks", "jitter", "noise", "aux", "missing", "rows",
-                                                 "graph", "cuda_graph", "cuda_graph_eager", "gzip")},
+                                                 "graph", "cuda_graph", "cuda_graph_eager", "gzip", "cluster")},
         "files": files,
         "structure": {
             "steps": {"prefill": args.prefill_steps, "decode": args.decode_steps, "total": total_steps},
@@ -349,12 +357,17 @@ def main(argv=None):
         full = os.path.join(out, name)
         if (name.startswith("PROF_") or name.endswith("_ascend_pt")) and os.path.isdir(full):
             shutil.rmtree(full)
-        elif name in ("profile.sqlite", "ground_truth.json") or name.endswith((".pt.trace.json", ".pt.trace.json.gz")):
+        elif (name in ("profile.sqlite", "ground_truth.json") or name.endswith((".pt.trace.json", ".pt.trace.json.gz"))
+              or (name.startswith("rank_") and name.endswith(".sqlite"))):
             os.remove(full)
     t0 = time.monotonic()
-    files = fmt.output_files(args)
+    files = (args.cluster and genprofile_cluster.output_files(args)) or fmt.output_files(args)
     plans = [_plan(args, r) for r in range(args.ranks)]
-    if fmt.PER_RANK_FILES:
+    cluster_truth = genprofile_cluster.synchronize(plans, args) if args.cluster else None
+    if args.cluster and not fmt.PER_RANK_FILES:
+        for r, plan in enumerate(plans):      # one export per rank
+            fmt.write_all([plan], args, os.path.join(out, files[r]))
+    elif fmt.PER_RANK_FILES:
         jobs = [(args, plans[r], os.path.join(out, files[r])) for r in range(args.ranks)]
         if args.jobs > 1 and len(jobs) > 1:
             with multiprocessing.get_context("fork").Pool(min(args.jobs, len(jobs))) as pool:
@@ -365,6 +378,8 @@ def main(argv=None):
     else:
         fmt.write_all(plans, args, os.path.join(out, files[0]))
     truth = ground_truth(args, files, plans)
+    if cluster_truth is not None:
+        truth["cluster"] = cluster_truth
     if args.context:
         truth["context"] = genprofile_context.truth(args, plans, genprofile_context.write_jsonl(args, args.ranks))
     tmp = os.path.join(out, "ground_truth.json.tmp")

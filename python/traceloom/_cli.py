@@ -8,7 +8,13 @@ from . import _paths
 
 
 def main() -> int:
-    """Execs the bundled CLI with this process's arguments (it never returns on success)."""
+    """Execs the bundled CLI with this process's arguments (it never returns on success).
+
+    `traceloom cluster ...` is the Python cluster driver instead (traceloom.cluster).
+    """
+    if sys.argv[1:2] == ["cluster"]:
+        from .cluster._cli import main as cluster_main
+        return cluster_main(sys.argv[2:])
     try:
         cli = _paths.cli_path()
     except FileNotFoundError as e:
