@@ -97,7 +97,8 @@ static void fn_analyze(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (tl_analyze(sqlite3_context_db_handle(ctx), path, options, &summary, &e) != TL_OK) {
     sqlite3_result_error(ctx, e.msg ? e.msg : "traceloom_analyze failed", -1);
     /* An interrupted analysis reports SQLITE_INTERRUPT, as SQLite's own statements do. */
-    if (e.msg && strstr(e.msg, "interrupted")) sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+    if (e.code == TL_ERR_INTERRUPTED) sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+    else if (e.code == TL_ERR_NOMEM) sqlite3_result_error_nomem(ctx);
     tl_err_clear(&e);
     return;
   }

@@ -123,6 +123,37 @@ static int mark_represented(const tl_trace *t, uint8_t *non_anchor, tl_err *e) {
   return TL_OK;
 }
 
+int tl_anchor_semantic_roles(const tl_anchors *a, const uint8_t *role, size_t n,
+                             const char ***semantic_role, const char ***reason, tl_err *e) {
+  const char **sr = malloc((n ? n : 1) * sizeof *sr), **why = malloc((n ? n : 1) * sizeof *why);
+  if (!sr || !why) {
+    free(sr), free(why);
+    return tl_nomem(e);
+  }
+  for (size_t i = 0; i < n; i++) {
+    switch (a->non_anchor[i]) {
+      case TL_NA_NONE:
+        sr[i] = "anchor";
+        why[i] = role[i] == TL_ROLE_UNKNOWN_ANCHOR ? "unmatched_observation_unknown_first"
+                                                   : "matched_positive_rule";
+        break;
+      case TL_NA_REPRESENTED_BY_COMM_OP:
+        sr[i] = "aux";
+        why[i] = "represented_by_communication_op";
+        break;
+      case TL_NA_OWNED_BY_REPLAY:
+        sr[i] = "aux";
+        why[i] = "owned_by_exact_replay_unit";
+        break;
+      default:
+        sr[i] = role[i] == TL_ROLE_TRANSPARENT ? "transparent" : "aux";
+        why[i] = "matched_positive_rule";
+    }
+  }
+  *semantic_role = sr, *reason = why;
+  return TL_OK;
+}
+
 /* First anchor of [lo, hi) whose start is >= t (anchors sorted by start); hi if none. */
 static size_t first_anchor_at_or_after(const tl_anchors *a, const tl_events *ev, size_t lo,
                                        size_t hi, int64_t t) {

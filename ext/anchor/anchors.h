@@ -83,6 +83,13 @@ typedef struct tl_anchor_input {
 int tl_anchors_build(const tl_anchor_input *in, tl_anchors *out, tl_err *e);
 void tl_anchors_free(tl_anchors *a);
 
+/* traceloom_event.semantic_role and semantic_role_reason of events [0, n) once anchors are
+** selected: the role classification gave (role, tl_role per event) as changed by anchor
+** selection (a representing communication op, an owning replay unit). Both arrays are
+** malloc'd, of static strings. */
+int tl_anchor_semantic_roles(const tl_anchors *a, const uint8_t *role, size_t n,
+                             const char ***semantic_role, const char ***reason, tl_err *e);
+
 
 /* 1 for communication-op envelope events (COMMUNICATION_OP rows). */
 int tl_event_is_comm_op(const tl_trace *t, size_t i);

@@ -175,6 +175,32 @@ int tl_classification_event_arrays(const tl_classification *c, const tl_trace *t
   return TL_OK;
 }
 
+int tl_event_classes_build(const tl_classification *c, const tl_trace *t, const tl_replay *r,
+                           tl_event_classes *out, tl_err *e) {
+  memset(out, 0, sizeof *out);
+  size_t n = t->ev.n ? t->ev.n : 1;
+  out->role_class = malloc(n * sizeof *out->role_class);
+  if (!out->role_class) return tl_nomem(e);
+  if (tl_classification_event_arrays(c, t, &out->role, &out->cost, &out->symbol, e)) {
+    tl_event_classes_free(out);
+    return TL_ERROR;
+  }
+  for (size_t i = 0; i < t->ev.n; i++) out->role_class[i] = tl_event_class(c, t, i)->class_id;
+  for (size_t k = 0; k < r->launches.n; k++) {
+    uint32_t x = r->launches.v[k].anchor_event;
+    if (x == TL_REPLAY_NONE) continue;
+    out->role[x] = TL_EVIDENCE_ANCHOR;
+    out->cost[x] = TL_COSTP_RETAINED_FOR_ATTRIBUTION;
+    out->symbol[x] = tl_event_label(t, x)->name;
+  }
+  return TL_OK;
+}
+
+void tl_event_classes_free(tl_event_classes *x) {
+  free(x->role), free(x->cost), free(x->symbol), free(x->role_class);
+  memset(x, 0, sizeof *x);
+}
+
 /* ------------------------------------------------------------------ per-event vocabulary */
 
 const char *tl_class_semantic_role(const tl_label_class *c) {

@@ -34,6 +34,7 @@
 #include "buf.h"
 #include "sqlite_api.h"
 #include "trace/trace.h"
+#include "replay/replay.h"
 
 /* ------------------------------------------------------------------ rules (rules.c) */
 
@@ -163,6 +164,24 @@ static inline const tl_label_class *tl_event_class(const tl_classification *c, c
                                                    size_t event) {
   return &c->cls[(size_t)t->ev.label[event] * TL_SCOPE_COUNT + c->db_scope[t->ev.db_idx[event]]];
 }
+
+/* The classification of every event, for the stages that index by event (anchor/anchors.h's
+** tl_anchor_input) and the event rows: the final role (tl_evidence_role values, which match
+** anchors.h's tl_role), the cost treatment (tl_cost_policy, matching tl_cost_treatment),
+** the structural symbol (pool id) and the role class (traceloom_evidence_role_class.class_id).
+** The launch anchor of an exact replay unit (replay's output) is an anchor by construction,
+** cost eligible, its symbol the composition role (ACLH, ACLL, ...), whatever the rules say
+** about its label; its role class stays its label's. */
+typedef struct tl_event_classes {
+  uint8_t *role;
+  uint8_t *cost;
+  uint32_t *symbol;
+  uint32_t *role_class;
+} tl_event_classes;
+
+int tl_event_classes_build(const tl_classification *c, const tl_trace *t, const tl_replay *r,
+                           tl_event_classes *out, tl_err *e);
+void tl_event_classes_free(tl_event_classes *x);
 
 /* Per-event copies for stages that index by event (anchor/anchors.h's tl_anchor_input):
 ** the final role (tl_evidence_role values, which match anchors.h's tl_role), the cost

@@ -11,7 +11,7 @@
 **                                              (link.c) markers in PYTORCH_API, host scope,
 **                                              task-queue bridge, provider relations, exact
 **                                              replay members: a step per device event
-**   tl_context_anchor_partition(c, anchors, g, part, e);
+**   tl_context_partition_events(c, anchors.event, anchors.n, &part, e);
 **                                              step partition per anchor token, for
 **                                              step-constrained recovery (section 7)
 **   tl_context_publish(db, c, e);              (publish_context.c) inside the publication
@@ -36,7 +36,6 @@
 #include "i64map.h"
 #include "trace/trace.h"
 #include "relate/relate.h"
-#include "anchor/anchors.h"
 #include "replay/replay.h"
 
 /* Limits of section 3. */
@@ -63,14 +62,10 @@ int tl_context_link(tl_context *c, const tl_trace *t, const tl_relations *rel,
 ** the worker or step file is not closed). Valid after tl_context_link. */
 uint32_t tl_context_event_partition(const tl_context *c, size_t event);
 
-/* partition_out[k] = partition of the k-th anchor of anchor group `group`
-** (a->groups.v[group].count entries). */
-int tl_context_anchor_partition(const tl_context *c, const tl_anchors *a, size_t group,
-                                uint32_t *partition_out, tl_err *e);
-
-/* partition_out[k] = partition of global anchor k (a->n entries): the anchor_partition of
-** tl_forest_constraints. */
-int tl_context_partition_anchors(const tl_context *c, const tl_anchors *a, uint32_t *partition_out);
+/* (*out)[k] = partition of event events[k], k < n (malloc'd): with the anchors' events, the
+** anchor_partition of tl_forest_constraints. */
+int tl_context_partition_events(const tl_context *c, const uint32_t *events, size_t n,
+                                uint32_t **out, tl_err *e);
 
 /* Writes the context tables on the publication connection, inside the caller's savepoint,
 ** after sql/schema and sql/views ran and the runtime, event and graph tables are filled

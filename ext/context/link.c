@@ -574,17 +574,11 @@ uint32_t tl_context_event_partition(const tl_context *c, size_t event) {
   return c->event_partition[event];
 }
 
-int tl_context_partition_anchors(const tl_context *c, const tl_anchors *a, uint32_t *partition_out) {
-  for (size_t k = 0; k < a->n; k++) partition_out[k] = tl_context_event_partition(c, a->event[k]);
-  return TL_OK;
-}
-
-int tl_context_anchor_partition(const tl_context *c, const tl_anchors *a, size_t group,
-                                uint32_t *partition_out, tl_err *e) {
-  if (group >= a->groups.n)
-    return tl_fail(e, "tl_context_anchor_partition: anchor group %zu of %zu", group, a->groups.n);
-  const tl_anchor_group *g = &a->groups.v[group];
-  for (size_t k = 0; k < g->count; k++)
-    partition_out[k] = tl_context_event_partition(c, a->event[g->first + k]);
+int tl_context_partition_events(const tl_context *c, const uint32_t *events, size_t n,
+                                uint32_t **out, tl_err *e) {
+  uint32_t *p = malloc((n ? n : 1) * sizeof *p);
+  if (!p) return tl_nomem(e);
+  for (size_t k = 0; k < n; k++) p[k] = tl_context_event_partition(c, events[k]);
+  *out = p;
   return TL_OK;
 }

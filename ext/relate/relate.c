@@ -221,3 +221,10 @@ nomem:
   TL_VEC_FREE(out);
   return tl_nomem(e);
 }
+
+size_t tl_relations_supported(const tl_relations *r) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n; i++)
+    n += r->v[i].state == TL_SUPPORTED_EXACT || r->v[i].state == TL_SUPPORTED_DETERMINISTIC;
+  return n;
+}

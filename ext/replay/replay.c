@@ -55,6 +55,35 @@ const char *tl_replay_launch_symbol(const tl_graph_launch *l, char *buf) {
   }
 }
 
+size_t tl_replay_exact_launches(const tl_replay *r) {
+  size_t n = 0;
+  for (size_t k = 0; k < r->launches.n; k++) n += r->launches.v[k].unit != TL_REPLAY_NONE;
+  return n;
+}
+
+int tl_replay_anchor_tokens(const tl_replay *r, const uint32_t *anchor_event, size_t n,
+                            uint32_t **unit, int64_t **key, tl_err *e) {
+  *unit = NULL, *key = NULL;
+  if (!r->units.n) return TL_OK;
+  uint32_t *u = calloc(n ? n : 1, sizeof *u);
+  int64_t *k = calloc(n ? n : 1, sizeof *k);
+  if (!u || !k) {
+    free(u), free(k);
+    return tl_nomem(e);
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint32_t x = anchor_event[i];
+    if (x < r->n_real_events) continue;
+    const tl_graph_launch *gl = &r->launches.v[r->launch_of_synthetic[x - r->n_real_events]];
+    u[i] = gl->unit + 1;
+    /* token identity (graph template, body template, slot): negative, never a symbol id */
+    k[i] = -(((int64_t)r->units.v[gl->unit].graph_template << 40) |
+             ((int64_t)gl->body_template << 16) | (int64_t)(gl->slot_order + 1));
+  }
+  *unit = u, *key = k;
+  return TL_OK;
+}
+
 /* Source of the launch's provenance: its first control, else its first member. */
 static uint32_t provenance_event(const tl_replay *r, const tl_graph_launch *l) {
   for (int k = 0; k < 3; k++)

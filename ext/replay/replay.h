@@ -193,6 +193,16 @@ uint32_t tl_replay_intern_graph(tl_replay *r, const char *sig);
 ** r->owned. Must run before classification sizes its per-event arrays. */
 int tl_replay_promote(tl_trace *t, tl_replay *r, tl_err *e);
 
+/* Launches of exact replay units (the promoted ones). */
+size_t tl_replay_exact_launches(const tl_replay *r);
+
+/* Recovery constraints of the anchors whose events are anchor_event[0..n) (recovery.md
+** 4.2): per anchor, *unit = 1 + the replay unit it launches (0: eager work) and *key its
+** token identity (graph template, body template, slot; 0: the symbol decides). Both stay
+** NULL when the analysis has no replay unit; malloc'd otherwise. */
+int tl_replay_anchor_tokens(const tl_replay *r, const uint32_t *anchor_event, size_t n,
+                            uint32_t **unit, int64_t **key, tl_err *e);
+
 /* Symbol text of a promoted launch's anchor (ACLH, ACLL, ACLT, ACLGraph, ACLG<k>,
 ** CUDAGraph); buf must hold 24 bytes. */
 const char *tl_replay_launch_symbol(const tl_graph_launch *l, char *buf);

@@ -250,7 +250,8 @@ static int load_events(tl_trace *t, tl_progress_fn progress, void *ctx, tl_err *
     }
     if (progress && (t->ev.n & 0xFFFF) == 0 && progress(ctx, "events", (int64_t)t->ev.n)) {
       c->close(c);
-      return tl_fail(e, "interrupted while reading events; nothing was published");
+      return tl_fail_code(e, TL_ERR_INTERRUPTED,
+                          "interrupted while reading events; nothing was published");
     }
   }
   t->dropped_event_rows = c->dropped_rows;
