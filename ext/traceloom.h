@@ -11,8 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRACELOOM_VERSION "0.1.0"
-#define TRACELOOM_SCHEMA_VERSION "1"
+#include "sqlite-traceloom.h" /* TRACELOOM_VERSION, TRACELOOM_SCHEMA_VERSION */
 
 /* Absent values. Every SQL surface turns these into NULL (outputs.md section 0). */
 #define TL_NO_STREAM UINT32_MAX   /* stream id 4294967295 = no stream */

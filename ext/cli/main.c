@@ -15,11 +15,10 @@
 **
 ** Exit codes: 0 success, 1 analysis error, 2 usage error, 130 interrupted.
 */
-#include "sqlite3.h"
-#include "traceloom.h"
+#include "sqlite-traceloom.h"
 #include "buf.h"
 #include "err.h"
-#include "context/context.h"
+#include "context/context.h" /* tl_context_refuse_output: the final output is no context input */
 
 #include <dirent.h>
 #include <errno.h>
@@ -30,7 +29,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int sqlite3_traceloom_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 
 #define EXIT_ANALYSIS 1
 #define EXIT_USAGE 2

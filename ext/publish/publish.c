@@ -789,10 +789,3 @@ int tl_publish_finish(tl_publication *pub, const tl_publish_input *in, tl_err *e
   }
   return rc;
 }
-
-int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
-  tl_publication pub;
-  int rc = tl_publish_begin(&pub, db, in, e);
-  if (rc == TL_OK) rc = tl_publish_events(&pub, in, e);
-  return rc == TL_OK ? tl_publish_finish(&pub, in, e) : rc;
-}

@@ -7,11 +7,11 @@
 ** its work (the values come from the fixtures, see tests/sql/replay_acl.sql).
 */
 #include "tl_check.h"
+#include "sqlite-traceloom.h"
 #include "sqlite_api.h"
 
 #include <glob.h>
 
-int sqlite3_traceloom_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 
 static sqlite3 *open_db(void) {
   sqlite3 *db = NULL;

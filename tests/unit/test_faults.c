@@ -46,8 +46,8 @@
 #include "sqlite_api.h"
 #include "sha256.h"
 #include "tl_check.h"
+#include "sqlite-traceloom.h"
 
-int sqlite3_traceloom_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 
 /* ------------------------------------------------------------------ injected faults */
 
