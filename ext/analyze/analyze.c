@@ -83,8 +83,10 @@ static int read_trace(analysis *a, tl_err *e) {
 
 static int relate(analysis *a, tl_err *e) { return tl_relate(&a->trace, &a->relations, e); }
 
-/* graph_replay: false leaves launches and their members as eager work (baselines). */
+/* graph_replay: false leaves launches and their members as eager work (baselines): an
+** empty reconstruction over the same events. */
 static int reconstruct_replays(analysis *a, tl_err *e) {
+  a->replay.n_real_events = a->trace.ev.n;
   int rc = a->opt.no_graph_replay ? TL_OK : tl_replay_build(&a->trace, &a->profile, &a->replay, e);
   return rc == TL_OK ? tl_replay_promote(&a->trace, &a->replay, e) : rc;
 }
