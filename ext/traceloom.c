@@ -16,6 +16,7 @@
 SQLITE_EXTENSION_INIT1
 
 #include "traceloom.h"
+#include "source/source.h"
 #include "analyze/analyze.h"
 #include "export/looptree.h"
 #include "export/perfetto.h"
@@ -56,8 +57,9 @@ static void fn_debug(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 #if defined(__SANITIZE_ADDRESS__)
   tl_buf_puts(&b, "sanitizers=address,undefined\n");
 #endif
-  tl_buf_puts(&b, "readers=ascend_sqlite_hot_path,ascend_sqlite_split,cuda_nsys_sqlite,"
-                  "hygon_sqlite\n");
+  tl_buf_puts(&b, "readers=");
+  tl_family_kinds_list(&b, ",");
+  tl_buf_puts(&b, "\n");
   if (b.oom) {
     tl_buf_free(&b);
     sqlite3_result_error_nomem(ctx);

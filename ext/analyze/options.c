@@ -25,7 +25,7 @@ static int read_threads(const tl_json *v, tl_options *o) {
 
 static int read_source_kind(const tl_json *v, tl_options *o) {
   const char *s = tl_json_str(v, NULL);
-  if (!s || (strcmp(s, "auto") != 0 && tl_family_from_source_kind(s) < 0)) return OPT_BAD;
+  if (!s || (strcmp(s, "auto") != 0 && !tl_family_by_source_kind(s))) return OPT_BAD;
   free(o->source_kind);
   o->source_kind = tl_strdup(s);
   return o->source_kind ? OPT_OK : OPT_NOMEM;
@@ -76,14 +76,12 @@ static int read_progress(const tl_json *v, tl_options *o) { return read_flag(v, 
 typedef struct option_def {
   const char *key;
   int (*read)(const tl_json *v, tl_options *o);
-  const char *expected; /* the message of a wrong value */
+  const char *expected; /* the message of a wrong value (NULL: built by bad_value) */
 } option_def;
 
 static const option_def options[] = {
     {"threads", read_threads, "analyze option \"threads\" must be an integer from 1 to 256"},
-    {"source_kind", read_source_kind,
-     "analyze option \"source_kind\" must be one of auto, ascend_sqlite_hot_path, "
-     "ascend_sqlite_split, cuda_nsys_sqlite, hygon_sqlite, kineto_json"},
+    {"source_kind", read_source_kind, NULL},
     {"rules_config", read_rules_config,
      "analyze option \"rules_config\" must be a rules file path or a bundled config name "
      "(scheduler-step, deepseekv4, qwen35-serving)"},
@@ -95,6 +93,17 @@ static const option_def options[] = {
     {"progress", read_progress, "analyze option \"progress\" must be true or false"},
 };
 enum { NOPTIONS = sizeof options / sizeof options[0] };
+
+/* The message of a wrong value; source_kind lists the families of this build. */
+static int bad_value(const option_def *d, tl_err *e) {
+  if (d->expected) return tl_fail(e, "%s", d->expected);
+  tl_buf b = {0};
+  tl_buf_puts(&b, "analyze option \"source_kind\" must be one of auto, ");
+  tl_family_kinds_list(&b, ", ");
+  int rc = b.oom ? tl_nomem(e) : tl_fail(e, "%s", b.p);
+  tl_buf_free(&b);
+  return rc;
+}
 
 static int unknown_key(const char *key, tl_err *e) {
   tl_buf b = {0};
@@ -161,7 +170,7 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
       break;
     }
     int r = d->read(tl_json_value_at(doc, i), o);
-    if (r == OPT_BAD) rc = tl_fail(e, "%s", d->expected);
+    if (r == OPT_BAD) rc = bad_value(d, e);
     else if (r == OPT_NOMEM) rc = tl_nomem(e);
   }
   if (rc == TL_OK && !o->source_kind && !(o->source_kind = tl_strdup("auto"))) rc = tl_nomem(e);

@@ -11,15 +11,15 @@
 **     -> supported_exact / supported_deterministic provider relations -> device events
 **     -> for an ACL graph launch (its MODEL_EXECUTE control event): every body member
 **
-** PYTORCH_API, STRING_IDS and CONNECTION_IDS are read here, read-only, from the Ascend
-** profile files (tl_sql_open_ro); runtime calls and relations come from the trace. The
+** The marker and task-queue rows (PYTORCH_API of Ascend profiles) come from the reader of
+** each file's family (tl_family_def.host_marks, ext/source/msprof_marks.c); runtime calls
+** and relations from the trace. The
 ** result is one step (or "more than one") per device event, the partition map of
 ** step-constrained recovery (section 7), and the audit rows publish_context.c writes.
 ** Device-side candidate rows are views over the published tables; this file only decides
 ** what the partition map needs, by the same rules.
 */
 #include "context/context.h"
-#include "source/sqlsrc.h"
 #include "recover/recover.h"
 
 #include <stdio.h>
@@ -27,7 +27,6 @@
 #include <string.h>
 
 #define MARKER_PREFIX "traceloom.execution."
-#define QUEUE_API_TYPE 50002
 
 int tl_ctx_exec_marker_supported(const tl_context *c, size_t x) {
   const tl_ctx_exec *ex = &c->execs.v[x];
@@ -35,179 +34,31 @@ int tl_ctx_exec_marker_supported(const tl_context *c, size_t x) {
          c->marker_count[x] == 1;
 }
 
-/* ------------------------------------------------------------------ PYTORCH_API */
+/* ------------------------------------------------------------------ host rows */
 
-typedef struct file_scan {
-  tl_context *c;
-  const char *path;
-  int source_id;
-  sqlite3 *db;
-  tl_i64map ids;                /* STRING_IDS id -> index into names (matching values only) */
-  TL_VEC(char *) names;
-  tl_i64map marker_exec;        /* marker pool id -> execution index */
-} file_scan;
-
-/* The decoded name of column col: inline text, or a STRING_IDS id among the loaded ones. */
-static const char *row_name(file_scan *f, sqlite3_stmt *st, int col) {
-  int type = sqlite3_column_type(st, col);
-  if (type == SQLITE_TEXT) return (const char *)sqlite3_column_text(st, col);
-  if (type != SQLITE_INTEGER) return NULL;
-  int64_t *k = tl_i64map_get(&f->ids, sqlite3_column_int64(st, col));
-  return k ? f->names.v[*k] : NULL;
-}
-
-/* Only the STRING_IDS values the chain can use: marker and queue names. */
-static int load_names(file_scan *f, tl_err *e) {
-  sqlite3_stmt *st;
-  if (tl_sql_prepare(f->db, f->path,
-                     "SELECT id, value FROM STRING_IDS WHERE typeof(id) = 'integer' AND "
-                     "(substr(value, 1, 20) = '" MARKER_PREFIX "' OR substr(value, 1, 8) IN "
-                     "('Enqueue@', 'Dequeue@'))",
-                     &st, e))
-    return TL_ERROR;
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    char *s = tl_strdup((const char *)sqlite3_column_text(st, 1));
-    if (!s || TL_VEC_PUSH(&f->names, s) ||
-        tl_i64map_put(&f->ids, sqlite3_column_int64(st, 0), (int64_t)f->names.n - 1)) {
-      if (s && (!f->names.n || f->names.v[f->names.n - 1] != s)) free(s);
-      sqlite3_finalize(st);
-      return tl_nomem(e);
-    }
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    return tl_fail(e, "failed to read STRING_IDS in '%s': %s", f->path, sqlite3_errmsg(f->db));
-  return TL_OK;
-}
-
-/* Canonical-timestamp checks of section 5.1, shared by marker and queue rows: columns
-** startNs and endNs hold canonical integers (or their decimal text), startNs >= 0,
-** endNs >= startNs, globalTid an INTEGER >= 0. */
-#define ROW_OK                                                                              \
-  "(p.startNs IS NOT NULL AND p.endNs IS NOT NULL AND "                                     \
-  "CAST(CAST(p.startNs AS INTEGER) AS TEXT) = CAST(p.startNs AS TEXT) AND "                 \
-  "CAST(CAST(p.endNs AS INTEGER) AS TEXT) = CAST(p.endNs AS TEXT) AND "                     \
-  "CAST(p.startNs AS INTEGER) >= 0 AND CAST(p.endNs AS INTEGER) >= CAST(p.startNs AS INTEGER) " \
-  "AND typeof(p.globalTid) = 'integer' AND p.globalTid >= 0)"
-
-static int scan_markers(file_scan *f, int has_strings, tl_err *e) {
-  char *sql = tl_mprintf(
-      "SELECT p.rowid, p.name, CAST(p.startNs AS INTEGER), CAST(p.endNs AS INTEGER), "
-      "p.globalTid, " ROW_OK " FROM PYTORCH_API p WHERE (typeof(p.name) = 'text' AND "
-      "substr(p.name, 1, 20) = '" MARKER_PREFIX "')%s ORDER BY p.rowid",
-      has_strings ? " OR (typeof(p.name) = 'integer' AND p.name IN (SELECT id FROM STRING_IDS "
-                    "WHERE substr(value, 1, 20) = '" MARKER_PREFIX "'))"
-                  : "");
-  if (!sql) return tl_nomem(e);
-  sqlite3_stmt *st;
-  int rc = tl_sql_prepare(f->db, f->path, sql, &st, e);
-  free(sql);
-  if (rc) return TL_ERROR;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (!sqlite3_column_int(st, 5)) continue; /* not canonical: no marker */
-    const char *name = row_name(f, st, 1);
-    if (!name) continue;
-    uint32_t id = tl_strpool_find(f->c->pool, name, strlen(name));
-    int64_t *x = id == TL_STR_NOMEM ? NULL : tl_i64map_get(&f->marker_exec, id);
+/* The marker and queue rows of one profile file (its family's host_marks), as context
+** markers (of the execution each names) and queue rows. */
+static int add_host_rows(tl_context *c, const tl_profile *p, size_t file,
+                         const tl_i64map *marker_exec, tl_err *e) {
+  tl_host_marks hm;
+  int rc = p->inputs.v[p->files.v[file].db_idx].family->host_marks(p, file, MARKER_PREFIX, &hm, e);
+  if (rc != TL_OK) return rc; /* hm is empty */
+  for (size_t i = 0; rc == TL_OK && i < hm.markers.n; i++) {
+    const tl_host_mark *m = &hm.markers.v[i];
+    const char *name = hm.text.p + m->name;
+    uint32_t id = tl_strpool_find(c->pool, name, strlen(name));
+    int64_t *x = id == TL_STR_NOMEM ? NULL : tl_i64map_get(marker_exec, id);
     if (!x) continue;
-    tl_ctx_marker m = {(uint32_t)*x, f->source_id, sqlite3_column_int64(st, 0),
-                       sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-                       sqlite3_column_int64(st, 4)};
-    if (TL_VEC_PUSH(&f->c->markers, m)) {
-      sqlite3_finalize(st);
-      return tl_nomem(e);
-    }
+    tl_ctx_marker cm = {(uint32_t)*x, (int)file, m->rowid, m->start_ns, m->end_ns, m->global_tid};
+    if (TL_VEC_PUSH(&c->markers, cm)) rc = tl_nomem(e);
   }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    return tl_fail(e, "failed to read PYTORCH_API in '%s': %s", f->path, sqlite3_errmsg(f->db));
-  return TL_OK;
-}
-
-static int scan_queue(file_scan *f, int has_strings, tl_err *e) {
-  char *sql = tl_mprintf(
-      "SELECT p.rowid, p.name, CAST(p.startNs AS INTEGER), CAST(p.endNs AS INTEGER), "
-      "p.globalTid, " ROW_OK " AND typeof(ci.connectionId) = 'integer' AND ci.connectionId >= 0, "
-      "ci.connectionId FROM PYTORCH_API p JOIN CONNECTION_IDS ci ON ci.id = p.connectionId "
-      "WHERE p.type = %d AND ((typeof(p.name) = 'text' AND substr(p.name, 1, 8) IN "
-      "('Enqueue@', 'Dequeue@'))%s) ORDER BY p.rowid, ci.connectionId",
-      QUEUE_API_TYPE,
-      has_strings ? " OR (typeof(p.name) = 'integer' AND p.name IN (SELECT id FROM STRING_IDS "
-                    "WHERE substr(value, 1, 8) IN ('Enqueue@', 'Dequeue@')))"
-                  : "");
-  if (!sql) return tl_nomem(e);
-  sqlite3_stmt *st;
-  int rc = tl_sql_prepare(f->db, f->path, sql, &st, e);
-  free(sql);
-  if (rc) return TL_ERROR;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (!sqlite3_column_int(st, 5)) continue;
-    const char *name = row_name(f, st, 1);
-    if (!name) continue;
-    int deq = strncmp(name, "Dequeue@", 8) == 0;
-    if (!deq && strncmp(name, "Enqueue@", 8) != 0) continue;
-    tl_ctx_queue q = {f->source_id, (uint8_t)deq, sqlite3_column_int64(st, 0),
-                      sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-                      sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 6)};
-    if (TL_VEC_PUSH(&f->c->queue, q)) {
-      sqlite3_finalize(st);
-      return tl_nomem(e);
-    }
+  for (size_t i = 0; rc == TL_OK && i < hm.queue.n; i++) {
+    const tl_host_mark *m = &hm.queue.v[i];
+    tl_ctx_queue q = {(int)file, m->dequeue, m->rowid, m->start_ns, m->end_ns, m->global_tid,
+                      m->connection_id};
+    if (TL_VEC_PUSH(&c->queue, q)) rc = tl_nomem(e);
   }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    return tl_fail(e, "failed to read the task-queue rows of PYTORCH_API in '%s': %s", f->path,
-                   sqlite3_errmsg(f->db));
-  return TL_OK;
-}
-
-/* 1 when PYTORCH_API is a rowid table: its rows can be audited by rowid. */
-static int has_auditable_rowid(file_scan *f, const tl_columns *cols, tl_err *e) {
-  static const char *const aliases[] = {"rowid", "_rowid_", "oid"};
-  for (int i = 0; i < 3; i++)
-    if (tl_columns_find(cols, aliases[i], 1) >= 0) return 0; /* a column shadows the rowid */
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(f->db,
-                         "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'PYTORCH_API' "
-                         "AND sql NOT LIKE '%WITHOUT%ROWID%'",
-                         -1, &st, NULL) != SQLITE_OK)
-    return tl_fail(e, "failed to read the schema of '%s': %s", f->path, sqlite3_errmsg(f->db)), -1;
-  int ok = sqlite3_step(st) == SQLITE_ROW;
-  sqlite3_finalize(st);
-  return ok;
-}
-
-static int scan_file(tl_context *c, const char *path, int source_id, const tl_i64map *marker_exec,
-                     tl_err *e) {
-  static const char *const marker_cols[] = {"name", "startNs", "endNs", "globalTid", NULL};
-  static const char *const queue_cols[] = {"type", "connectionId", NULL};
-  static const char *const conn_cols[] = {"id", "connectionId", NULL};
-  static const char *const string_cols[] = {"id", "value", NULL};
-  file_scan f = {c, path, source_id, NULL, {0}, {0}, *marker_exec};
-  tl_columns cols = {0};
-  int rc = tl_sql_open_ro(path, &f.db, e);
-  if (rc == TL_OK) rc = tl_sql_columns(f.db, path, "PYTORCH_API", &cols, e);
-  if (rc == TL_OK && cols.exists && tl_columns_have(&cols, marker_cols, 0, NULL)) {
-    int auditable = has_auditable_rowid(&f, &cols, e);
-    int strings = auditable > 0 ? tl_sql_capability(f.db, path, "STRING_IDS", string_cols, 0, NULL, e)
-                                : 0;
-    if (auditable < 0 || strings < 0) rc = TL_ERROR;
-    if (rc == TL_OK && auditable > 0) {
-      if (strings) rc = load_names(&f, e);
-      if (rc == TL_OK) rc = scan_markers(&f, strings, e);
-      int conn = rc == TL_OK && tl_columns_have(&cols, queue_cols, 0, NULL)
-                     ? tl_sql_capability(f.db, path, "CONNECTION_IDS", conn_cols, 0, NULL, e)
-                     : 0;
-      if (conn < 0) rc = TL_ERROR;
-      if (rc == TL_OK && conn) rc = scan_queue(&f, strings, e);
-    }
-  }
-  tl_columns_free(&cols);
-  tl_sql_close(f.db);
-  tl_i64map_free(&f.ids);
-  for (size_t i = 0; i < f.names.n; i++) free(f.names.v[i]);
-  TL_VEC_FREE(&f.names);
+  tl_host_marks_free(&hm);
   return rc;
 }
 
@@ -543,7 +394,7 @@ int tl_context_link(tl_context *c, const tl_trace *t, const tl_relations *rel,
   int rc = TL_OK;
   for (size_t i = 0; rc == TL_OK && i < c->execs.n; i++)
     if (tl_i64map_put(&marker_exec, c->execs.v[i].marker, (int64_t)i)) rc = tl_nomem(e);
-  /* Marker and queue rows of every Ascend profile file (source_id = file index). */
+  /* Marker and queue rows of every profile file that has them (source_id = file index). */
   for (size_t f = 0; rc == TL_OK && p && f < p->files.n; f++) {
     char *path = tl_strdup(p->files.v[f].path);
     if (!path || TL_VEC_PUSH(&c->file_paths, path)) {
@@ -551,9 +402,8 @@ int tl_context_link(tl_context *c, const tl_trace *t, const tl_relations *rel,
       rc = tl_nomem(e);
       break;
     }
-    tl_family fam = p->inputs.v[p->files.v[f].db_idx].family;
-    if (fam != TL_FAMILY_ASCEND_MONO && fam != TL_FAMILY_ASCEND_SPLIT) continue;
-    if (c->execs.n) rc = scan_file(c, path, (int)f, &marker_exec, e);
+    if (!p->inputs.v[p->files.v[f].db_idx].family->host_marks) continue;
+    if (c->execs.n) rc = add_host_rows(c, p, f, &marker_exec, e);
   }
   tl_i64map_free(&marker_exec);
   for (size_t i = 0; rc == TL_OK && i < c->markers.n; i++) c->marker_count[c->markers.v[i].exec]++;

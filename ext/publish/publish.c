@@ -521,7 +521,7 @@ static int publish_inventory(sqlite3 *db, const tl_publish_input *in, tl_err *e)
                       SQLITE_STATIC);
     tl_bind_text(st, 4, inp->path);
     tl_bind_text(st, 5, inp->stream_info_path);
-    tl_bind_text(st, 6, inp->family <= TL_FAMILY_ASCEND_SPLIT ? inp->stream_info_status : NULL);
+    tl_bind_text(st, 6, inp->family->capture_companion ? inp->stream_info_status : NULL);
     tl_bind_text(st, 7, inp->stream_info_detail);
     rc = tl_pub_step(db, st, "traceloom_input", e);
   }

@@ -1030,4 +1030,16 @@ static int inventory(const tl_profile *p, int db_idx, tl_inventory *inv, tl_err 
   return rc;
 }
 
-const tl_family_ops tl_kineto_ops = {TL_FAMILY_KINETO, inventory, events_open, calls_open};
+static const char *const suffixes[] = {".json", ".json.gz", NULL};
+
+const tl_family_def tl_kineto_family = {
+    .source_kind = "kineto_json",
+    .name = "Chrome-trace JSON",
+    .provider = TL_PROVIDER_CUDA,
+    .detect_file = tl_kineto_detect,
+    .file_suffixes = suffixes,
+    .layout_hint = "*.json/*.json.gz Kineto traces with a traceEvents array",
+    .inventory = inventory,
+    .events_open = events_open,
+    .calls_open = calls_open,
+};

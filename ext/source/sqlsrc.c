@@ -297,3 +297,19 @@ int tl_sql_capability(sqlite3 *db, const char *path, const char *table,
   tl_columns_free(&c);
   return ok;
 }
+
+int tl_sql_probe_has(const tl_sql_probe *f, const char *name) {
+  for (size_t i = 0; i < f->tables->n; i++)
+    if (strcmp(f->tables->v[i], name) == 0) return 1;
+  return 0;
+}
+
+int tl_sql_probe_nonempty_prefix(const tl_sql_probe *f, const char *prefix) {
+  size_t n = strlen(prefix);
+  for (size_t i = 0; i < f->tables->n; i++) {
+    if (strncmp(f->tables->v[i], prefix, n) != 0) continue;
+    int ne = tl_sql_nonempty(f->db, f->tables->v[i]);
+    if (ne != 0) return ne;
+  }
+  return 0;
+}

@@ -301,7 +301,7 @@ static void check_per_event(const tl_trace *t, const tl_rules *r, const tl_class
   for (size_t i = 0; i < t->ev.n; i++) {
     const tl_label *l = tl_event_label(t, i);
     const tl_label_class *k = tl_event_class(c, t, i);
-    tl_family fam = t->profile->inputs.v[t->ev.db_idx[i]].family;
+    const tl_family_def *fam = t->profile->inputs.v[t->ev.db_idx[i]].family;
     tl_provider prov = tl_family_provider(fam);
     tl_scope scope = prov == TL_PROVIDER_ASCEND ? TL_SCOPE_ASCEND
                      : prov == TL_PROVIDER_CUDA ? TL_SCOPE_CUDA
