@@ -41,6 +41,7 @@ typedef struct analysis {
   tl_profile profile;
   tl_inventory inventory;
   tl_hashing *hashing;         /* the hashing thread while it runs */
+  int hashing_beside;          /* the files are hashed on that thread (beside reading) */
   tl_source_digest *digests;
   tl_trace trace;
   tl_relations relations;
@@ -65,10 +66,11 @@ static int read_inventory(analysis *a, tl_err *e) {
 /* With threads >= 2 the files are hashed on a second thread while this one reads them. */
 static int start_hashing(analysis *a, tl_err *e) {
   if (a->opt.threads >= 2) a->hashing = tl_hashing_start(&a->profile);
+  a->hashing_beside = a->hashing != NULL;
   return TL_OK;
 }
-static int hashing_here(const analysis *a) { return !a->hashing; }
-static int hashing_beside(const analysis *a) { return a->hashing != NULL; }
+static int hashing_here(const analysis *a) { return !a->hashing_beside; }
+static int hashing_beside(const analysis *a) { return a->hashing_beside; }
 
 static int hash_sources(analysis *a, tl_err *e) {
   return tl_hashing_run(&a->profile, &a->digests, tl_progress_interrupted, &a->pr, e);
