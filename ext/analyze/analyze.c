@@ -88,7 +88,6 @@ static int relate(analysis *a, tl_err *e) { return tl_relate(&a->trace, &a->rela
 /* graph_replay: false leaves launches and their members as eager work (baselines): an
 ** empty reconstruction over the same events. */
 static int reconstruct_replays(analysis *a, tl_err *e) {
-  a->replay.n_real_events = a->trace.ev.n;
   int rc = a->opt.no_graph_replay ? TL_OK : tl_replay_build(&a->trace, &a->profile, &a->replay, e);
   return rc == TL_OK ? tl_replay_promote(&a->trace, &a->replay, e) : rc;
 }
@@ -132,16 +131,19 @@ static int publish_calls(analysis *a, tl_err *e) {
 }
 
 static int classify(analysis *a, tl_err *e) {
-  int rc = tl_classify(&a->trace, a->rules, &a->cls, e);
+  int rc = tl_classify(&a->trace, &a->replay.launch_events, a->rules, &a->cls, e);
   return rc == TL_OK ? tl_event_classes_build(&a->cls, &a->trace, &a->replay, &a->classes, e) : rc;
 }
 
+/* Anchors from the trace's events and the launch anchors replay derived. */
 static int select_anchors(analysis *a, tl_err *e) {
-  tl_anchor_input in = {&a->trace, a->classes.role, a->classes.cost, a->classes.symbol,
+  const tl_derived *launches = &a->replay.launch_events;
+  tl_anchor_input in = {&a->trace, launches, a->classes.role, a->classes.cost, a->classes.symbol,
                         a->replay.owned};
   int rc = tl_anchors_build(&in, &a->anchors, e);
   if (rc == TL_OK)
-    rc = tl_anchor_semantic_roles(&a->anchors, a->classes.role, a->trace.ev.n, &a->semantic_role,
+    rc = tl_anchor_semantic_roles(&a->anchors, a->classes.role,
+                                  tl_event_count(&a->trace, launches), &a->semantic_role,
                                   &a->semantic_reason, e);
   return rc;
 }
@@ -271,7 +273,7 @@ static int prepare(analysis *a, const char *path, const char *options_json, tl_e
 }
 
 static void write_summary(analysis *a) {
-  size_t events = a->replay.launches.n ? a->replay.n_real_events : a->trace.ev.n;
+  size_t events = a->trace.ev.n;
   snprintf(a->summary, 512,
            "traceloom: analysed %zu input(s) (%s): %zu events, %zu runtime calls, %zu "
            "runtime-device relations (%zu supported), %zu exact graph launch(es), %zu anchors "

@@ -248,9 +248,21 @@ static int step_closed(const tl_context *c, uint32_t exec) {
          c->sources.v[c->steps.v[x->step].source].capture == TL_CAPTURE_CLOSED;
 }
 
+/* The connection id of event i (a trace event or a derived one), and whether it is device
+** work; the label is looked at only for events with a connection. */
+static int64_t conn_of(const tl_trace *t, const tl_derived *d, size_t i, int *work) {
+  size_t j = i;
+  const tl_events *ev = tl_events_of(t, d, &j);
+  int64_t c = tl_i64col_get(&ev->correlation_id, j);
+  if (c >= 0) *work = tl_label_is_device_work(t, tl_label_at(t, d, ev->label[j]));
+  return c;
+}
+
 static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel,
                        const tl_replay *replay, tl_err *e) {
-  size_t n = t->ev.n;
+  /* Every event: the trace's and the launch anchors replay derived (numbered after them). */
+  const tl_derived *d = replay ? &replay->launch_events : NULL;
+  size_t n = tl_event_count(t, d);
   c->nevents = n;
   c->event_step = malloc((n ? n : 1) * sizeof *c->event_step);
   c->event_nsteps = calloc(n ? n : 1, 1);
@@ -290,7 +302,7 @@ static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel
       uint32_t ex = L->control[0];
       lstep[l] = TL_CTX_NONE;
       if (ex == TL_REPLAY_NONE || ex >= n ||
-          tl_event_label(t, ex)->kind != TL_KIND_GRAPH_LAUNCH)
+          tl_event_label_of(t, d, ex)->kind != TL_KIND_GRAPH_LAUNCH)
         continue;
       lstep[l] = c->event_step[ex], lcount[l] = c->event_nsteps[ex], lopen[l] = open[ex];
     }
@@ -322,19 +334,18 @@ static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel
   }
   /* A communication op takes the one step of the tasks it represents (same db, device and
   ** connection id, overlapping: the identity the anchor stage uses), when they agree. */
-  const tl_events *ev = &t->ev;
   tl_i64map first = {0};
   uint32_t *next = NULL;
   size_t nops = 0;
-  const tl_i64col *conn = &ev->correlation_id;
+  int work;
   for (size_t i = 0; rc == TL_OK && i < n; i++)
-    if (tl_i64col_get(conn, i) >= 0 && !tl_event_is_device_work(t, i)) nops++;
+    if (conn_of(t, d, i, &work) >= 0 && !work) nops++;
   if (rc == TL_OK && nops) {
     next = malloc(n * sizeof *next);
     if (!next) rc = tl_nomem(e);
     for (size_t i = n; rc == TL_OK && i-- > 0;) {
-      int64_t ci = tl_i64col_get(conn, i);
-      if (ci < 0 || tl_event_is_device_work(t, i)) continue;
+      int64_t ci = conn_of(t, d, i, &work);
+      if (ci < 0 || work) continue;
       int64_t *head = tl_i64map_get(&first, ci);
       next[i] = head ? (uint32_t)*head : UINT32_MAX;
       if (tl_i64map_put(&first, ci, (int64_t)i)) rc = tl_nomem(e);
@@ -343,12 +354,16 @@ static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel
     uint8_t *op_state = rc == TL_OK ? calloc(n, 1) : NULL; /* 0 none, 1 agreed, 2 conflict */
     if (rc == TL_OK && (!op_step || !op_state)) rc = tl_nomem(e);
     for (size_t i = 0; rc == TL_OK && i < n; i++) {
-      int64_t ci = tl_i64col_get(conn, i);
-      if (ci < 0 || !tl_event_is_device_work(t, i)) continue;
+      int64_t ci = conn_of(t, d, i, &work);
+      if (ci < 0 || !work) continue;
+      size_t ii = i;
+      const tl_events *ei = tl_events_of(t, d, &ii);
       int64_t *head = tl_i64map_get(&first, ci);
       for (uint32_t j = head ? (uint32_t)*head : UINT32_MAX; j != UINT32_MAX; j = next[j]) {
-        if (ev->db_idx[j] != ev->db_idx[i] || ev->device_id[j] != ev->device_id[i]) continue;
-        if (!(ev->start_ns[i] < ev->end_ns[j] && ev->end_ns[i] > ev->start_ns[j])) continue;
+        size_t jj = j;
+        const tl_events *ej = tl_events_of(t, d, &jj);
+        if (ej->db_idx[jj] != ei->db_idx[ii] || ej->device_id[jj] != ei->device_id[ii]) continue;
+        if (!(ei->start_ns[ii] < ej->end_ns[jj] && ei->end_ns[ii] > ej->start_ns[jj])) continue;
         uint32_t p = c->event_partition[i];
         if (p == TL_RECOVER_NO_PARTITION)
           op_state[j] = 2;

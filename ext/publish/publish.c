@@ -247,13 +247,20 @@ static uint32_t *assign_shapes(sqlite3 *db, const shape_pass *p, tl_err *e) {
   return shape_of;
 }
 
+/* The launch anchors replay derived: events numbered after the trace's (trace.h). */
+static const tl_derived *derived_events(const tl_publish_input *in) {
+  return in->replay ? &in->replay->launch_events : NULL;
+}
+
 /* The text columns of event i, stored once per distinct combination (traceloom_event_shape). */
 static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   const tl_publish_input *in = ctx;
   const tl_trace *t = in->trace;
-  const tl_events *ev = &t->ev;
-  const tl_label *l = &t->labels.v[ev->label[i]];
-  tl_bind_str(st, 2, t->pool, t->source_refs.v[ev->source_ref[i]].table);
+  const tl_derived *d = derived_events(in);
+  size_t j = i;
+  const tl_events *ev = tl_events_of(t, d, &j);
+  const tl_label *l = tl_label_at(t, d, ev->label[j]);
+  tl_bind_str(st, 2, t->pool, tl_source_ref_at(t, d, ev->source_ref[j])->table);
   sqlite3_bind_text(st, 3, tl_kind_name((tl_kind)l->kind), -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 4, kind_category((tl_kind)l->kind), -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 5, kind_role((tl_kind)l->kind), -1, SQLITE_STATIC);
@@ -272,7 +279,7 @@ static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   tl_bind_str(st, 14, t->pool, l->compute_task_type);
   tl_bind_str(st, 15, t->pool, l->comm_name);
   tl_bind_str(st, 16, t->pool, l->comm_task_type);
-  sqlite3_bind_text(st, 17, tl_family_source_kind(t->profile->inputs.v[ev->db_idx[i]].family), -1,
+  sqlite3_bind_text(st, 17, tl_family_source_kind(t->profile->inputs.v[ev->db_idx[j]].family), -1,
                     SQLITE_STATIC);
   tl_bind_str(st, 18, t->pool, l->task_type);
 }
@@ -281,10 +288,11 @@ static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
 static void event_shape_key(const void *ctx, size_t i, uint64_t *key) {
   const tl_publish_input *in = ctx;
   const tl_trace *t = in->trace;
-  const tl_events *ev = &t->ev;
-  key[0] = ev->label[i];
-  key[1] = ev->source_ref[i];
-  key[2] = (uint64_t)t->profile->inputs.v[ev->db_idx[i]].family;
+  size_t j = i;
+  const tl_events *ev = tl_events_of(t, derived_events(in), &j);
+  key[0] = ev->label[j];
+  key[1] = ev->source_ref[j];
+  key[2] = (uint64_t)(uintptr_t)t->profile->inputs.v[ev->db_idx[j]].family;
   key[3] = in->event_symbol ? in->event_symbol[i] : TL_STR_NONE;
   key[4] = (uint64_t)(uintptr_t)(in->event_semantic_role ? in->event_semantic_role[i] : NULL);
   key[5] = (uint64_t)(uintptr_t)(in->event_semantic_role_reason
@@ -295,6 +303,7 @@ static void event_shape_key(const void *ctx, size_t i, uint64_t *key) {
 /* The integer columns of event i, for the bulk insert (rows.h). */
 typedef struct event_rows {
   const tl_trace *t;
+  const tl_derived *d;
   const uint32_t *shape_id;
 } event_rows;
 
@@ -305,33 +314,35 @@ static void opt_i64(int64_t *v, unsigned char *null, int k, int64_t x, int64_t a
 
 static int fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   const event_rows *r = ctx;
-  const tl_events *ev = &r->t->ev;
+  size_t j = i;
+  const tl_events *ev = tl_events_of(r->t, r->d, &j);
   memset(null, 0, 16);
   v[0] = (int64_t)i;
-  v[1] = ev->db_idx[i];
-  v[2] = ev->device_id[i];
-  v[3] = r->t->source_refs.v[ev->source_ref[i]].source_id;
-  v[4] = tl_i64col_get(&ev->source_rowid, i);
-  opt_i64(v, null, 5, ev->stream_id[i], TL_NO_STREAM);
-  v[6] = ev->start_ns[i];
-  v[7] = ev->end_ns[i];
+  v[1] = ev->db_idx[j];
+  v[2] = ev->device_id[j];
+  v[3] = tl_source_ref_at(r->t, r->d, ev->source_ref[j])->source_id;
+  v[4] = tl_i64col_get(&ev->source_rowid, j);
+  opt_i64(v, null, 5, ev->stream_id[j], TL_NO_STREAM);
+  v[6] = ev->start_ns[j];
+  v[7] = ev->end_ns[j];
   v[8] = r->shape_id[i];
-  opt_i64(v, null, 9, tl_i64col_get(&ev->task_id, i), TL_ABSENT);
-  opt_i64(v, null, 10, tl_i64col_get(&ev->global_task_id, i), TL_ABSENT);
-  opt_i64(v, null, 11, tl_i64col_get(&ev->correlation_id, i), TL_ABSENT);
-  opt_i64(v, null, 12, tl_i64col_get(&ev->context_id, i), TL_ABSENT);
-  opt_i64(v, null, 13, tl_i64col_get(&ev->model_id, i), TL_ABSENT);
-  opt_i64(v, null, 14, tl_i64col_get(&ev->graph_node_id, i), TL_ABSENT);
-  opt_i64(v, null, 15, tl_i64col_get(&ev->op_id, i), TL_ABSENT);
+  opt_i64(v, null, 9, tl_i64col_get(&ev->task_id, j), TL_ABSENT);
+  opt_i64(v, null, 10, tl_i64col_get(&ev->global_task_id, j), TL_ABSENT);
+  opt_i64(v, null, 11, tl_i64col_get(&ev->correlation_id, j), TL_ABSENT);
+  opt_i64(v, null, 12, tl_i64col_get(&ev->context_id, j), TL_ABSENT);
+  opt_i64(v, null, 13, tl_i64col_get(&ev->model_id, j), TL_ABSENT);
+  opt_i64(v, null, 14, tl_i64col_get(&ev->graph_node_id, j), TL_ABSENT);
+  opt_i64(v, null, 15, tl_i64col_get(&ev->op_id, j), TL_ABSENT);
   return 0;
 }
 
 static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
   const tl_trace *t = in->trace;
+  size_t n = tl_event_count(t, derived_events(in));
   /* The shapes first (few rows, written as they are met), then every event in one
   ** INSERT ... SELECT (rows.h). */
   shape_pass sp = {
-      .n = t->ev.n, .width = 7, .table = "traceloom_event_shape",
+      .n = n, .width = 7, .table = "traceloom_event_shape",
       .sql = "INSERT INTO traceloom_event_shape(shape_id, source_table, kind, category, role, "
              "semantic_role, semantic_role_reason, symbol, role_class_id, label, raw_label, "
              "op_name, op_type, compute_task_type, comm_name, comm_task_type, family, task_type) "
@@ -340,8 +351,8 @@ static int publish_events(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
       .key = event_shape_key, .bind = bind_event_shape, .ctx = in};
   uint32_t *shape_of = assign_shapes(db, &sp, e);
   if (!shape_of) return TL_ERROR;
-  event_rows ctx = {.t = t, .shape_id = shape_of};
-  tl_rows rows = {.nrows = t->ev.n, .ncols = 16, .fill = fill_event, .ctx = &ctx};
+  event_rows ctx = {.t = t, .d = derived_events(in), .shape_id = shape_of};
+  tl_rows rows = {.nrows = n, .ncols = 16, .fill = fill_event, .ctx = &ctx};
   int rc = tl_rows_insert(db, "traceloom_event_core",
                           "event_n, db_idx, device_id, source_id, source_rowid, stream_id, "
                           "start_ns, end_ns, shape_id, task_id, global_task_id, correlation_id, "
@@ -507,8 +518,12 @@ static int publish_inventory(sqlite3 *db, const tl_publish_input *in, tl_err *e)
   int64_t *counts = calloc(2 * (p->inputs.n ? p->inputs.n : 1), sizeof *counts);
   if (rc == TL_OK && !counts) rc = tl_nomem(e);
   const tl_trace *t = in->trace;
-  for (size_t i = 0; rc == TL_OK && i < t->ev.n; i++)
-    if (t->ev.db_idx[i] < p->inputs.n) counts[2 * t->ev.db_idx[i]]++;
+  const tl_derived *d = derived_events(in);
+  for (size_t i = 0; rc == TL_OK && i < tl_event_count(t, d); i++) {
+    size_t j = i;
+    uint16_t db = tl_events_of(t, d, &j)->db_idx[j];
+    if (db < p->inputs.n) counts[2 * db]++;
+  }
   for (size_t i = 0; rc == TL_OK && i < t->calls.n; i++)
     if (t->calls.db_idx[i] < p->inputs.n) counts[2 * t->calls.db_idx[i] + 1]++;
   for (size_t i = 0; rc == TL_OK && i < p->inputs.n; i++) {
@@ -645,9 +660,9 @@ static int publish_metadata(sqlite3 *db, const tl_publish_input *in, tl_err *e) 
   tl_buf_puts(&warnings, "]");
   char n_events[24], n_launch_events[24], n_calls[24], n_rel[24], n_drop_e[24], n_drop_c[24];
   /* event_count counts the reader's events; exact launch anchor events are counted apart */
-  size_t n_real = in->replay && in->replay->owned ? in->replay->n_real_events : t->ev.n;
-  snprintf(n_events, sizeof n_events, "%zu", n_real);
-  snprintf(n_launch_events, sizeof n_launch_events, "%zu", t->ev.n - n_real);
+  const tl_derived *d = derived_events(in);
+  snprintf(n_events, sizeof n_events, "%zu", t->ev.n);
+  snprintf(n_launch_events, sizeof n_launch_events, "%zu", d ? d->ev.n : 0);
   snprintf(n_calls, sizeof n_calls, "%zu", t->calls.n);
   snprintf(n_rel, sizeof n_rel, "%zu", in->relations->n);
   snprintf(n_drop_e, sizeof n_drop_e, "%lld", (long long)t->dropped_event_rows);
@@ -760,7 +775,8 @@ int tl_publish_finish(tl_publication *pub, const tl_publish_input *in, tl_err *e
   }
   tl_timer_mark(&tm, "embedded raw tables");
   if (rc == TL_OK && in->classification)
-    rc = tl_publish_classification(db, in->trace, in->rules, in->classification, e);
+    rc = tl_publish_classification(db, in->trace, derived_events(in), in->rules,
+                                   in->classification, e);
   tl_timer_mark(&tm, "classification");
   if (rc == TL_OK && in->structure) rc = tl_publish_structure(db, in->structure, e);
   tl_timer_mark(&tm, "structure");

@@ -48,6 +48,7 @@ int64_t tl_relation_correlation_id(const tl_trace *t, const tl_relation *r);
 
 /* 1 when event i is device work that runtime calls can launch (not a comm-op envelope). */
 int tl_event_is_device_work(const tl_trace *t, size_t i);
+int tl_label_is_device_work(const tl_trace *t, const tl_label *l);
 
 int tl_relate(const tl_trace *t, tl_relations *out, tl_err *e);
 /* Relations in the supported_exact and supported_deterministic states. */

@@ -47,8 +47,8 @@ static int fill_anchor(void *ctx, size_t n, int64_t *v, unsigned char *null) {
   v[3] = (int64_t)(n - g->first) + 1;
   v[4] = x;
   v[5] = r->shape_id[n];
-  v[6] = r->in->trace->ev.start_ns[x];
-  v[7] = r->in->trace->ev.end_ns[x];
+  v[6] = tl_anchor_start(a, n);
+  v[7] = tl_anchor_end(a, n);
   v[8] = pk.compute_ns, v[9] = pk.comm_ns, v[10] = pk.idle_ns, v[11] = pk.self_ns;
   v[12] = pk.aux_events, v[13] = pk.aux_ns;
   v[14] = r->nlinked[n];
@@ -89,7 +89,7 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e)
     uint32_t atom_cursor = 0; /* atom occurrences come in token order (walk order) */
     for (size_t k = 0; rc == TL_OK && k < g->count; k++) {
       size_t n = g->first + k;
-      uint32_t label = tl_label_display(tl_event_label(t, a->event[n]));
+      uint32_t label = tl_label_display(tl_event_label_of(t, a->derived, a->event[n]));
       const tl_occurrence *oc = tr ? tl_tree_next_atom(tr, &atom_cursor) : NULL;
       if (tr && (!oc || oc->start != k)) {
         rc = tl_fail(e, "structure of %s: anchor %zu has no atom occurrence", tr->tree_id, k + 1);
@@ -368,7 +368,6 @@ static int fill_occurrence(void *vctx, size_t row, int64_t *v, unsigned char *nu
   const tl_structure *st = &tr->st;
   const tl_anchors *a = r->in->anchors;
   const tl_anchor_group *g = &a->groups.v[tr->group];
-  const tl_events *ev = &r->in->trace->ev;
   uint32_t o = (uint32_t)row;
   const tl_occurrence *oc = &st->occurrences[o];
   const tl_position *pos = &st->positions[oc->position];
@@ -383,9 +382,9 @@ static int fill_occurrence(void *vctx, size_t row, int64_t *v, unsigned char *nu
   for (int f = 0; f < TL_SUM_COUNT; f++) pa->sum[f] += sums[f];
   int64_t start_ns = INT64_MAX, end_ns = INT64_MIN;
   for (uint32_t k = oc->start; k < oc->end; k++) {
-    uint32_t x = a->event[g->first + k];
-    if (ev->start_ns[x] < start_ns) start_ns = ev->start_ns[x];
-    if (ev->end_ns[x] > end_ns) end_ns = ev->end_ns[x];
+    int64_t xs = tl_anchor_start(a, g->first + k), xe = tl_anchor_end(a, g->first + k);
+    if (xs < start_ns) start_ns = xs;
+    if (xe > end_ns) end_ns = xe;
   }
   if (start_ns < pa->start_ns) pa->start_ns = start_ns;
   if (end_ns > pa->end_ns) pa->end_ns = end_ns;

@@ -147,7 +147,9 @@ SELECT 'partition status: no exact replays', (SELECT group_concat(DISTINCT reaso
 -- 14 launches (2 each) are anchors of their own (exact_hlt mono has 70 reader events).
 SELECT 'exact_hlt without graph replay', traceloom_analyze('fixtures/exact_hlt/mono', '{"graph_replay": false}') LIKE '%70 events%0 exact graph launch(es)%';
 SELECT 'no launch rows, no launch events',
-  (SELECT count(*) FROM traceloom_graph_launch) = 0 AND (SELECT count(*) FROM traceloom_event) = 70;
+  (SELECT count(*) FROM traceloom_graph_launch) = 0 AND (SELECT count(*) FROM traceloom_event) = 70
+  AND (SELECT value FROM traceloom_metadata WHERE key = 'event_count') = '70'
+  AND (SELECT value FROM traceloom_metadata WHERE key = 'graph_launch_event_count') = '0';
 SELECT 'no event is owned by a replay unit',
   (SELECT count(*) FROM traceloom_event WHERE semantic_role_reason = 'owned_by_exact_replay_unit') = 0;
 SELECT 'the member tasks are anchors',
