@@ -1,7 +1,8 @@
 # TraceLoom build.
 #
 #   make            build/traceloom.so (the loadable extension) and build/traceloom (the CLI)
-#   make test       every test suite: check units (plain and ASan+UBSan), SQL tests, Python tests
+#   make test       every test suite: the layering check, check units (plain and ASan+UBSan),
+#                   SQL tests, Python tests
 #   make demo       analyse the bundled example profile and print a summary
 #   make bench      benchmarks against bare SQLite baselines (see bench/README.md)
 #   make fuzz       libFuzzer harnesses (tests/fuzz) and their seed corpora, in build/fuzz
@@ -37,7 +38,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 ASAN_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests-asan/%,$(UNIT_SRCS))
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
-.PHONY: all deps test test-unit test-asan test-sql test-python demo bench clean fixtures fuzz fuzz-smoke observer-contract valgrind
+.PHONY: all deps test test-layering test-unit test-asan test-sql test-python demo bench clean fixtures fuzz fuzz-smoke observer-contract valgrind
 
 all: deps $(BUILD)/traceloom.so $(BUILD)/traceloom
 
@@ -115,7 +116,11 @@ test-sql: all fixtures
 test-python: all fixtures
 	@tests/run_python.sh
 
-test: test-unit test-asan test-sql test-python fuzz-smoke
+# The include graph of ext/ against docs/ARCHITECTURE.md (Layers); no build needed.
+test-layering:
+	@python3 tools/check_layering.py
+
+test: test-layering test-unit test-asan test-sql test-python fuzz-smoke
 	@echo "all test suites passed"
 
 # libFuzzer harnesses: the sources again, built by clang with the fuzzer's coverage

@@ -132,7 +132,9 @@ static int publish_calls(analysis *a, tl_err *e) {
 
 static int classify(analysis *a, tl_err *e) {
   int rc = tl_classify(&a->trace, &a->replay.launch_events, a->rules, &a->cls, e);
-  return rc == TL_OK ? tl_event_classes_build(&a->cls, &a->trace, &a->replay, &a->classes, e) : rc;
+  return rc == TL_OK
+             ? tl_event_classes_build(&a->cls, &a->trace, &a->replay.launch_events, &a->classes, e)
+             : rc;
 }
 
 /* Anchors from the trace's events and the launch anchors replay derived. */
@@ -168,6 +170,7 @@ static int cost(analysis *a, tl_err *e) {
 
 /* Exact replay units stay whole tokens; with partition_by: scheduler_step repeats never
 ** cross a step. */
+_Static_assert(TL_CTX_NO_PARTITION == TL_RECOVER_NO_PARTITION, "context partitions are recovery's");
 static int recover(analysis *a, tl_err *e) {
   tl_forest_constraints fc = {NULL, NULL, NULL};
   uint32_t *unit = NULL, *partition = NULL;

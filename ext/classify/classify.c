@@ -186,10 +186,9 @@ int tl_classification_event_arrays(const tl_classification *c, const tl_trace *t
   return TL_OK;
 }
 
-int tl_event_classes_build(const tl_classification *c, const tl_trace *t, const tl_replay *r,
+int tl_event_classes_build(const tl_classification *c, const tl_trace *t, const tl_derived *d,
                            tl_event_classes *out, tl_err *e) {
   memset(out, 0, sizeof *out);
-  const tl_derived *d = &r->launch_events;
   size_t n = tl_event_count(t, d), cap = n ? n : 1;
   out->role = malloc(cap), out->cost = malloc(cap);
   out->symbol = malloc(cap * sizeof *out->symbol);

@@ -10,7 +10,7 @@
 **   ... tl_trace_load(...) ...
 **   tl_classification cls;
 **   if (tl_classify(&trace, &replay.launch_events, rules, &cls, e)) ...
-**   tl_event_classes_build(&cls, &trace, &replay, &classes, e);   per event, for anchors
+**   tl_event_classes_build(&cls, &trace, &replay.launch_events, &classes, e);  per event
 **   ... inside the publish savepoint, after traceloom_event is written:
 **   tl_publish_classification(db, &trace, &replay.launch_events, rules, &cls, e);
 **   tl_classification_free(&cls);
@@ -35,7 +35,6 @@
 #include "buf.h"
 #include "sqlite_api.h"
 #include "trace/trace.h"
-#include "replay/replay.h"
 
 /* ------------------------------------------------------------------ rules (rules.c) */
 
@@ -169,8 +168,8 @@ static inline const tl_label_class *tl_event_class(const tl_classification *c, c
   return &c->cls[(size_t)t->ev.label[event] * TL_SCOPE_COUNT + c->db_scope[t->ev.db_idx[event]]];
 }
 
-/* The classification of every event, the trace's and the launch anchors replay derived
-** (numbered after them), for the stages that index by event (anchor/anchors.h's
+/* The classification of every event, the trace's and d, the launch anchors replay derived
+** (numbered after them; NULL: none), for the stages that index by event (anchor/anchors.h's
 ** tl_anchor_input) and the event rows: the final role (tl_evidence_role values, which match
 ** anchors.h's tl_role), the cost treatment (tl_cost_policy, matching tl_cost_treatment),
 ** the structural symbol (pool id) and the role class (traceloom_evidence_role_class.class_id).
@@ -184,7 +183,7 @@ typedef struct tl_event_classes {
   uint32_t *role_class;
 } tl_event_classes;
 
-int tl_event_classes_build(const tl_classification *c, const tl_trace *t, const tl_replay *r,
+int tl_event_classes_build(const tl_classification *c, const tl_trace *t, const tl_derived *d,
                            tl_event_classes *out, tl_err *e);
 void tl_event_classes_free(tl_event_classes *x);
 

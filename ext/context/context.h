@@ -43,6 +43,9 @@
 #define TL_CTX_MAX_LINE (1024ll * 1024)
 #define TL_CTX_MAX_REQUESTS 4096
 #define TL_CTX_NONE UINT32_MAX
+/* An event without a single known step: recovery's TL_RECOVER_NO_PARTITION (the driver,
+** which hands the partitions to recovery, checks that they are equal). */
+#define TL_CTX_NO_PARTITION UINT32_MAX
 
 typedef struct tl_context tl_context;
 
@@ -58,7 +61,7 @@ int tl_context_load(const char *const *paths, size_t n, tl_context **out, tl_err
 int tl_context_link(tl_context *c, const tl_trace *t, const tl_relations *rel,
                     const tl_profile *p, const tl_replay *replay, tl_err *e);
 
-/* Step partition of event i (TL_RECOVER_NO_PARTITION when it has no single step, or when
+/* Step partition of event i (TL_CTX_NO_PARTITION when it has no single step, or when
 ** the worker or step file is not closed). Valid after tl_context_link. */
 uint32_t tl_context_event_partition(const tl_context *c, size_t event);
 

@@ -20,7 +20,6 @@
 ** what the partition map needs, by the same rules.
 */
 #include "context/context.h"
-#include "recover/recover.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,7 +271,7 @@ static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel
   int rc = TL_OK;
   if (!c->event_step || !c->event_nsteps || !c->event_partition || !open) rc = tl_nomem(e);
   for (size_t i = 0; rc == TL_OK && i < n; i++)
-    c->event_step[i] = TL_CTX_NONE, c->event_partition[i] = TL_RECOVER_NO_PARTITION;
+    c->event_step[i] = TL_CTX_NONE, c->event_partition[i] = TL_CTX_NO_PARTITION;
   for (size_t i = 0; rc == TL_OK && i < c->claims.n; i++) {
     const tl_ctx_claim *cl = &c->claims.v[i];
     int64_t *v = tl_i64map_get(&claimer, cl->call);
@@ -365,7 +364,7 @@ static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel
         if (ej->db_idx[jj] != ei->db_idx[ii] || ej->device_id[jj] != ei->device_id[ii]) continue;
         if (!(ei->start_ns[ii] < ej->end_ns[jj] && ei->end_ns[ii] > ej->start_ns[jj])) continue;
         uint32_t p = c->event_partition[i];
-        if (p == TL_RECOVER_NO_PARTITION)
+        if (p == TL_CTX_NO_PARTITION)
           op_state[j] = 2;
         else if (op_state[j] == 0)
           op_state[j] = 1, op_step[j] = p;
@@ -380,7 +379,7 @@ static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel
   free(next);
   tl_i64map_free(&first);
   for (size_t i = 0; rc == TL_OK && i < n; i++)
-    c->stats.events_partitioned += c->event_partition[i] != TL_RECOVER_NO_PARTITION;
+    c->stats.events_partitioned += c->event_partition[i] != TL_CTX_NO_PARTITION;
   {
     size_t supported = 0;
     for (size_t i = 0; i < c->claims.n; i++) {
@@ -435,7 +434,7 @@ int tl_context_link(tl_context *c, const tl_trace *t, const tl_relations *rel,
 }
 
 uint32_t tl_context_event_partition(const tl_context *c, size_t event) {
-  if (!c || !c->event_partition || event >= c->nevents) return TL_RECOVER_NO_PARTITION;
+  if (!c || !c->event_partition || event >= c->nevents) return TL_CTX_NO_PARTITION;
   return c->event_partition[event];
 }
 

@@ -781,7 +781,9 @@ int tl_publish_finish(tl_publication *pub, const tl_publish_input *in, tl_err *e
   if (rc == TL_OK && in->structure) rc = tl_publish_structure(db, in->structure, e);
   tl_timer_mark(&tm, "structure");
   if (rc == TL_OK && in->replay)
-    rc = tl_publish_replay(db, in->trace, in->replay, in->structure ? in->structure->anchors : NULL, e);
+    rc = tl_publish_replay(db, in->trace, in->replay,
+                           in->structure ? in->structure->anchors->event : NULL,
+                           in->structure ? in->structure->anchors->n : 0, e);
   tl_timer_mark(&tm, "replays");
   /* The index builds of sql/views/00_indexes.sql sort millions of keys: SQLite's sorter
   ** merges its runs on helper threads when allowed (PRAGMA threads). Same index, any count;

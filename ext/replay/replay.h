@@ -256,9 +256,9 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
 void tl_replay_costs_free(tl_replay_costs *c);
 
 /* Publication (publish_replay.c): the replay relations of sql/schema/40_replay.sql, inside
-** the caller's savepoint. a maps launch anchor events to anchor ids (may be NULL). */
-struct tl_anchors;
+** the caller's savepoint. anchor_event[k] is the event of anchor k (anchor-<k>), n of them,
+** for the anchor ids of launch anchors (NULL, 0: no anchors). */
 int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r,
-                      const struct tl_anchors *a, tl_err *e);
+                      const uint32_t *anchor_event, size_t nanchors, tl_err *e);
 
 #endif
