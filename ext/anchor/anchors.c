@@ -88,10 +88,8 @@ static int cmp_tail(const void *pa, const void *pb, void *pctx) {
 /* The connection id of event i (a trace event or a derived one), and whether it is a
 ** communication op; the label is looked at only for events with a connection. */
 static int64_t conn_of(const tl_trace *t, const tl_derived *d, size_t i, int *comm_op) {
-  size_t j = i;
-  const tl_events *ev = tl_events_of(t, d, &j);
-  int64_t c = tl_i64col_get(&ev->correlation_id, j);
-  if (c >= 0) *comm_op = tl_label_is_comm_op(t, tl_label_at(t, d, ev->label[j]));
+  int64_t c = tl_event_correlation(t, d, i);
+  if (c >= 0) *comm_op = tl_label_is_comm_op(t, tl_event_label_of(t, d, i));
   return c;
 }
 

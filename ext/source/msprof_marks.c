@@ -77,6 +77,34 @@ static int push_row(file_scan *f, int queue, sqlite3_stmt *st, const char *name,
   return TL_OK;
 }
 
+/* Runs sql (column 0 rowid, 1 name, 2 start, 3 end, 4 globalTid, 5 canonical, 6 the
+** connection id of queue rows) and keeps its canonical rows with a decoded name: markers, or
+** queue rows named Enqueue@ / Dequeue@. sql is freed. */
+static int scan(file_scan *f, char *sql, int queue, tl_err *e) {
+  if (!sql) return tl_nomem(e);
+  sqlite3_stmt *st;
+  int rc = tl_sql_prepare(f->db, f->path, sql, &st, e);
+  free(sql);
+  if (rc) return TL_ERROR;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (!sqlite3_column_int(st, 5)) continue; /* not canonical */
+    const char *name = row_name(f, st, 1);
+    if (!name) continue;
+    int deq = queue && strncmp(name, "Dequeue@", 8) == 0;
+    if (queue && !deq && strncmp(name, "Enqueue@", 8) != 0) continue;
+    if (push_row(f, queue, st, name, deq, e)) {
+      sqlite3_finalize(st);
+      return TL_ERROR;
+    }
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE)
+    return tl_fail(e, "failed to read %s in '%s': %s",
+                   queue ? "the task-queue rows of PYTORCH_API" : "PYTORCH_API", f->path,
+                   sqlite3_errmsg(f->db));
+  return TL_OK;
+}
+
 static int scan_markers(file_scan *f, tl_err *e) {
   char *by_id = f->names.present
                     ? tl_mprintf(" OR (typeof(p.name) = 'integer' AND p.name IN (SELECT id FROM "
@@ -90,24 +118,7 @@ static int scan_markers(file_scan *f, tl_err *e) {
                                  f->prefix_len, f->prefix, by_id)
                     : NULL;
   free(by_id);
-  if (!sql) return tl_nomem(e);
-  sqlite3_stmt *st;
-  int rc = tl_sql_prepare(f->db, f->path, sql, &st, e);
-  free(sql);
-  if (rc) return TL_ERROR;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (!sqlite3_column_int(st, 5)) continue; /* not canonical: no marker */
-    const char *name = row_name(f, st, 1);
-    if (!name) continue;
-    if (push_row(f, 0, st, name, 0, e)) {
-      sqlite3_finalize(st);
-      return TL_ERROR;
-    }
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    return tl_fail(e, "failed to read PYTORCH_API in '%s': %s", f->path, sqlite3_errmsg(f->db));
-  return TL_OK;
+  return scan(f, sql, 0, e);
 }
 
 static int scan_queue(file_scan *f, tl_err *e) {
@@ -121,27 +132,7 @@ static int scan_queue(file_scan *f, tl_err *e) {
       f->names.present ? " OR (typeof(p.name) = 'integer' AND p.name IN (SELECT id FROM "
                          "STRING_IDS WHERE substr(value, 1, 8) IN ('Enqueue@', 'Dequeue@')))"
                        : "");
-  if (!sql) return tl_nomem(e);
-  sqlite3_stmt *st;
-  int rc = tl_sql_prepare(f->db, f->path, sql, &st, e);
-  free(sql);
-  if (rc) return TL_ERROR;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (!sqlite3_column_int(st, 5)) continue;
-    const char *name = row_name(f, st, 1);
-    if (!name) continue;
-    int deq = strncmp(name, "Dequeue@", 8) == 0;
-    if (!deq && strncmp(name, "Enqueue@", 8) != 0) continue;
-    if (push_row(f, 1, st, name, deq, e)) {
-      sqlite3_finalize(st);
-      return TL_ERROR;
-    }
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    return tl_fail(e, "failed to read the task-queue rows of PYTORCH_API in '%s': %s", f->path,
-                   sqlite3_errmsg(f->db));
-  return TL_OK;
+  return scan(f, sql, 1, e);
 }
 
 /* 1 when PYTORCH_API is a rowid table: its rows can be audited by rowid. */

@@ -149,6 +149,10 @@ static inline int64_t tl_event_start(const tl_trace *t, const tl_derived *d, siz
 static inline int64_t tl_event_end(const tl_trace *t, const tl_derived *d, size_t i) {
   return i < t->ev.n ? t->ev.end_ns[i] : d->ev.end_ns[i - t->ev.n];
 }
+static inline int64_t tl_event_correlation(const tl_trace *t, const tl_derived *d, size_t i) {
+  return i < t->ev.n ? tl_i64col_get(&t->ev.correlation_id, i)
+                     : tl_i64col_get(&d->ev.correlation_id, i - t->ev.n);
+}
 static inline uint32_t tl_event_label_index(const tl_trace *t, const tl_derived *d, size_t i) {
   return i < t->ev.n ? t->ev.label[i] : d->ev.label[i - t->ev.n];
 }
