@@ -3,6 +3,8 @@
 allowed dependencies in docs/ARCHITECTURE.md ("Layers").
 
     tools/check_layering.py [--root DIR]     exit 0 when every rule holds, 1 with the list
+    tools/check_layering.py --fix-includes   rewrites the #include "..." of ext/, tests/ and
+                                             bench/ C files into the one style (rule 5)
 
 Rules:
   1. Every file of ext/ belongs to exactly one layer of the table (by folder or file name).
@@ -67,11 +69,53 @@ def names(cell):
     return [x.strip().strip("`") for x in cell.split(",") if x.strip().strip("`")]
 
 
+def ext_headers(ext):
+    return set(os.path.relpath(p, ext) for p in glob.glob(os.path.join(ext, "**", "*.h"),
+                                                           recursive=True))
+
+
+def header_of(path, inc, ext, headers):
+    """The ext/ header that #include "inc" in path finds (the C search order: the file's
+    folder, then -Iext, then -Iext/util), as its path under ext/; None for other headers."""
+    local = os.path.normpath(os.path.join(os.path.dirname(path), inc))
+    if os.path.exists(local):
+        rel = os.path.relpath(local, ext)
+        return rel if rel in headers else None
+    if inc in headers:
+        return inc
+    if os.path.join("util", inc) in headers:
+        return os.path.join("util", inc)
+    return None
+
+
+def fix_includes(root):
+    """Rule 5 applied: every include of an ext/ header written as its path under ext/."""
+    ext = os.path.join(root, "ext")
+    headers = ext_headers(ext)
+    changed = 0
+    for top in ("ext", "tests", "bench"):
+        for path in sorted(glob.glob(os.path.join(root, top, "**", "*.[ch]"), recursive=True)):
+            text = open(path).read()
+
+            def fix(m):
+                target = header_of(path, m.group(2), ext, headers)
+                return m.group(0) if target is None else m.group(1) + target + '"'
+            new = re.sub(r'^(\s*#\s*include\s+")([^"]+)"', fix, text, flags=re.M)
+            if new != text:
+                open(path, "w").write(new)
+                changed += 1
+    print(f"check_layering: include style applied to {changed} file(s)")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    ap.add_argument("--fix-includes", action="store_true")
     args = ap.parse_args()
     root = os.path.abspath(args.root)
+    if args.fix_includes:
+        return fix_includes(root)
     ext = os.path.join(root, "ext")
     doc = open(os.path.join(root, "docs", "ARCHITECTURE.md")).read()
 
@@ -112,14 +156,8 @@ def main():
             continue
         text = open(os.path.join(ext, rel)).read()
         for inc in INCLUDE.findall(text):
-            here = os.path.normpath(os.path.join(os.path.dirname(rel), inc))
-            if here in headers:  # the C search order: the file's folder, -Iext, -Iext/util
-                target = here
-            elif inc in headers:
-                target = inc
-            elif os.path.join("util", inc) in headers:
-                target = os.path.join("util", inc)
-            else:
+            target = header_of(os.path.join(ext, rel), inc, ext, headers)
+            if target is None:
                 continue  # a system or generated header
             if STYLE and inc != target:
                 problems.append(f'ext/{rel}: #include "{inc}" should be #include "{target}" '
