@@ -22,7 +22,7 @@ EXT_SRCS  := $(sort $(shell find ext -name '*.c' -not -path 'ext/cli/*'))
 EXT_HDRS  := $(shell find ext -name '*.h')
 EMBED_SRCS := $(sort $(wildcard sql/schema/*.sql sql/views/*.sql rules/*.yaml configs/*.yaml))
 EMBED_C   := $(BUILD)/gen/embedded_files.c
-INCLUDES  := -Iext -Iext/util
+INCLUDES  := -Iext
 
 # Three builds of the same sources:
 #   ext/   position-independent, extension API only (sqlite3ext.h): build/traceloom.so

@@ -22,7 +22,7 @@
 #include "anchor/anchors.h"
 #include "cost/packets.h"
 #include "structure/structure.h"
-#include "sort.h"
+#include "util/sort.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 ** reads or writes files is SQLITE_DIRECTONLY (functions) or SQLITE_VTAB_DIRECTONLY
 ** (table-valued functions): a view or trigger in a hostile database cannot call them.
 */
-#include "sqlite_api.h"
+#include "util/sqlite_api.h"
 SQLITE_EXTENSION_INIT1
 
 #include "traceloom.h"
@@ -21,7 +21,7 @@ SQLITE_EXTENSION_INIT1
 #include "export/looptree.h"
 #include "export/perfetto.h"
 #include "publish/rows.h"
-#include "buf.h"
+#include "util/buf.h"
 
 #include <stdlib.h>
 #include <string.h>

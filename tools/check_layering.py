@@ -29,8 +29,8 @@ import os
 import re
 import sys
 
-# Rule 5 (one include style) is on once the tree is converted (the commit that does it).
-STYLE = False
+# Rule 5 (one include style): python3 tools/check_layering.py --fix-includes applies it.
+STYLE = True
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 BEGIN, END = "<!-- layers:begin -->", "<!-- layers:end -->"
 XBEGIN, XEND = "<!-- layer-exceptions:begin -->", "<!-- layer-exceptions:end -->"

@@ -9,11 +9,11 @@
 ** Adding a stage: a function `static int name(analysis *a, tl_err *e)` that calls the module,
 ** its fields in `analysis` (freed in analysis_free), and one row in `stages`.
 */
-#include "analyze.h"
-#include "hashing.h"
-#include "progress.h"
-#include "publication.h"
-#include "buf.h"
+#include "analyze/analyze.h"
+#include "analyze/hashing.h"
+#include "analyze/progress.h"
+#include "analyze/publication.h"
+#include "util/buf.h"
 #include "source/source.h"
 #include "trace/trace.h"
 #include "relate/relate.h"

@@ -10,9 +10,9 @@
 #ifndef TL_ANALYZE_H
 #define TL_ANALYZE_H
 
-#include "sqlite_api.h"
-#include "err.h"
-#include "options.h"
+#include "util/sqlite_api.h"
+#include "util/err.h"
+#include "analyze/options.h"
 
 #include <stddef.h>
 

@@ -6,8 +6,8 @@
 ** reading time. The digests are the same whoever computes them. The hashing thread never
 ** touches SQLite; the main thread tells it to stop through `stop` (an interrupt or error).
 */
-#include "hashing.h"
-#include "sha256.h"
+#include "analyze/hashing.h"
+#include "util/sha256.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

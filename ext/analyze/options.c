@@ -5,9 +5,9 @@
 ** and the message a wrong value gets. The parser walks the object once; every failure
 ** leaves through the same cleanup.
 */
-#include "options.h"
-#include "json.h"
-#include "buf.h"
+#include "analyze/options.h"
+#include "util/json.h"
+#include "util/buf.h"
 #include "source/source.h"
 
 #include <stdlib.h>

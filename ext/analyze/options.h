@@ -16,7 +16,7 @@
 #ifndef TL_OPTIONS_H
 #define TL_OPTIONS_H
 
-#include "err.h"
+#include "util/err.h"
 
 #include <stddef.h>
 

@@ -1,7 +1,7 @@
 /*
 ** progress.c: progress lines, stage timing and the interrupt probe (see progress.h).
 */
-#include "progress.h"
+#include "analyze/progress.h"
 
 #include <stdio.h>
 

@@ -14,9 +14,9 @@
 #ifndef TL_PROGRESS_H
 #define TL_PROGRESS_H
 
-#include "sqlite_api.h"
-#include "err.h"
-#include "timing.h"
+#include "util/sqlite_api.h"
+#include "util/err.h"
+#include "util/timing.h"
 
 #include <stdint.h>
 

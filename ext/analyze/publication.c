@@ -8,7 +8,7 @@
 ** publisher's own tl_publish_abort does) undoes the analysis even then, and never leaves a
 ** transaction open holding the write lock.
 */
-#include "publication.h"
+#include "analyze/publication.h"
 
 static int exec(sqlite3 *db, const char *sql) { return sqlite3_exec(db, sql, NULL, NULL, NULL); }
 

@@ -5,8 +5,8 @@
 ** followed by a comparison sort of the rare runs that share (db_idx, device_id, start):
 ** the result is the total order of recovery.md section 3 at radix-sort speed.
 */
-#include "anchors.h"
-#include "sort.h"
+#include "anchor/anchors.h"
+#include "util/sort.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 ** then decided once and becomes a class with a dense id. Publishing writes one row per class;
 ** events reference their class through traceloom_event.role_class_id.
 */
-#include "classify.h"
+#include "classify/classify.h"
 #include "publish/publish.h"
 
 #include <stdio.h>

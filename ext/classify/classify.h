@@ -30,10 +30,10 @@
 #ifndef TL_CLASSIFY_H
 #define TL_CLASSIFY_H
 
-#include "rules.h"
-#include "err.h"
-#include "buf.h"
-#include "sqlite_api.h"
+#include "classify/rules.h"
+#include "util/err.h"
+#include "util/buf.h"
+#include "util/sqlite_api.h"
 #include "trace/trace.h"
 
 /* ------------------------------------------------------------------ rules (rules.c) */

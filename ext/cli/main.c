@@ -16,8 +16,8 @@
 ** Exit codes: 0 success, 1 analysis error, 2 usage error, 130 interrupted.
 */
 #include "sqlite-traceloom.h"
-#include "buf.h"
-#include "err.h"
+#include "util/buf.h"
+#include "util/err.h"
 #include "context/context.h" /* tl_context_refuse_output: the final output is no context input */
 
 #include <dirent.h>

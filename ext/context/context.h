@@ -29,11 +29,11 @@
 #ifndef TL_CONTEXT_H
 #define TL_CONTEXT_H
 
-#include "sqlite_api.h"
-#include "err.h"
-#include "strpool.h"
-#include "vec.h"
-#include "i64map.h"
+#include "util/sqlite_api.h"
+#include "util/err.h"
+#include "util/strpool.h"
+#include "util/vec.h"
+#include "util/i64map.h"
 #include "trace/trace.h"
 #include "relate/relate.h"
 #include "replay/replay.h"

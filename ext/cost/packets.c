@@ -1,8 +1,8 @@
 /*
 ** packets.c: cost packets by sweeping sorted interval endpoints (see packets.h).
 */
-#include "packets.h"
-#include "sort.h"
+#include "cost/packets.h"
+#include "util/sort.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,9 +10,9 @@
 ** per-iteration averages avg_total_us, avg_compute_us, avg_comm_us, avg_idle_us,
 ** avg_aux_us, avg_self_us. Plain SQL underneath: the same numbers any client can query.
 */
-#include "looptree.h"
-#include "json.h"
-#include "buf.h"
+#include "export/looptree.h"
+#include "util/json.h"
+#include "util/buf.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -9,9 +9,9 @@
 ** traceloom_raw_table.embedded_table_name, which is also how a later analysis finds and
 ** drops them before publishing its own.
 */
-#include "publish.h"
+#include "publish/publish.h"
 #include "source/sqlsrc.h"
-#include "buf.h"
+#include "util/buf.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,12 +1,12 @@
 /*
 ** publish.c: the atomic publication of an analysis (see publish.h).
 */
-#include "publish.h"
+#include "publish/publish.h"
 #include "embedded.h"
-#include "buf.h"
-#include "shapes.h"
-#include "rows.h"
-#include "timing.h"
+#include "util/buf.h"
+#include "publish/shapes.h"
+#include "publish/rows.h"
+#include "util/timing.h"
 
 #include <math.h>
 #include <stdio.h>

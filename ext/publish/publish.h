@@ -10,7 +10,7 @@
 #ifndef TL_PUBLISH_H
 #define TL_PUBLISH_H
 
-#include "sqlite_api.h"
+#include "util/sqlite_api.h"
 #include "trace/trace.h"
 #include "relate/relate.h"
 #include "source/source.h"

@@ -1,8 +1,8 @@
 /*
 ** relate.c: runtime call <-> device work relations (see relate.h).
 */
-#include "relate.h"
-#include "sort.h"
+#include "relate/relate.h"
+#include "util/sort.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -21,10 +21,10 @@
 ** Membership comes from these identities only. A task claimed by two launches makes the
 ** later launch's body ambiguous rather than guessing.
 */
-#include "replay.h"
-#include "buf.h"
-#include "i64map.h"
-#include "sort.h"
+#include "replay/replay.h"
+#include "util/buf.h"
+#include "util/i64map.h"
+#include "util/sort.h"
 
 #include <stdio.h>
 #include <stdlib.h>

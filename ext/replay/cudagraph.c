@@ -54,9 +54,9 @@
 ** launches by (db_idx, device_id, start, correlation_id, call), envelopes by (db_idx,
 ** device_id, start, end, stream, event).
 */
-#include "replay.h"
-#include "buf.h"
-#include "i64map.h"
+#include "replay/replay.h"
+#include "util/buf.h"
+#include "util/i64map.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -8,10 +8,10 @@
 ** replay-body-template-<n>, graph-body-<n> (the body of launch n),
 ** aclgraph-reconstruction-region-<n>, protected-interval-<n>.
 */
-#include "replay.h"
+#include "replay/replay.h"
 #include "publish/publish.h"
 #include "publish/rows.h"
-#include "timing.h"
+#include "util/timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>

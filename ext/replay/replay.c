@@ -10,7 +10,7 @@
 ** The events the unit owns (members and controls) are then marked, so anchor selection
 ** replaces them by the launch anchor and no time containment is ever involved.
 */
-#include "replay.h"
+#include "replay/replay.h"
 
 #include <stdio.h>
 #include <stdlib.h>

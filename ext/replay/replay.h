@@ -28,7 +28,7 @@
 #define TL_REPLAY_H
 
 #include "trace/trace.h"
-#include "sqlite_api.h"
+#include "util/sqlite_api.h"
 
 #define TL_REPLAY_NONE UINT32_MAX
 

@@ -6,8 +6,8 @@
 ** rows: (device_id, model_id, stream_id), the stream column being stream_id or the legacy
 ** model_stream_id.
 */
-#include "source.h"
-#include "sqlsrc.h"
+#include "source/source.h"
+#include "source/sqlsrc.h"
 
 #include <stdlib.h>
 

@@ -6,8 +6,8 @@
 ** inputs, files, tables (with row counts), warnings, and asks each family for its
 ** capability rows.
 */
-#include "source.h"
-#include "sqlsrc.h"
+#include "source/source.h"
+#include "source/sqlsrc.h"
 
 #include <stdlib.h>
 #include <string.h>

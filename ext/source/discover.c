@@ -14,9 +14,9 @@
 **     input per file, e.g. per-rank traces).
 ** Inputs are numbered (db_idx) in that deterministic order.
 */
-#include "source.h"
-#include "sqlsrc.h"
-#include "buf.h"
+#include "source/source.h"
+#include "source/sqlsrc.h"
+#include "util/buf.h"
 
 #include <dirent.h>
 #include <errno.h>

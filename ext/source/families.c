@@ -6,7 +6,7 @@
 ** traceloom_debug() all go through this table, so adding a format is a new reader file
 ** and one line here.
 */
-#include "source.h"
+#include "source/source.h"
 
 #include <string.h>
 

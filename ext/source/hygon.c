@@ -23,10 +23,10 @@
 **
 ** Usage: through tl_hygon_family (source.h).
 */
-#include "source.h"
-#include "sqlsrc.h"
-#include "strtab.h"
-#include "i64map.h"
+#include "source/source.h"
+#include "source/sqlsrc.h"
+#include "source/strtab.h"
+#include "util/i64map.h"
 
 #include <ctype.h>
 #include <stdio.h>

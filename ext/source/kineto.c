@@ -42,11 +42,11 @@
 **     the inventory, not emitted as rows (no host-scope cursor exists yet).
 ** Provenance: source_table "traceEvents", source_rowid = the 0-based index in the array.
 */
-#include "source.h"
-#include "buf.h"
-#include "cuda_labels.h"
-#include "i64map.h"
-#include "kineto_json.h"
+#include "source/source.h"
+#include "util/buf.h"
+#include "source/cuda_labels.h"
+#include "util/i64map.h"
+#include "source/kineto_json.h"
 
 #include <ctype.h>
 #include <inttypes.h>

@@ -10,11 +10,11 @@
 **
 ** Reader order: TASK in rowid order, then COMMUNICATION_OP in rowid order.
 */
-#include "readers.h"
-#include "sqlsrc.h"
-#include "strtab.h"
-#include "i64map.h"
-#include "sort.h"
+#include "source/readers.h"
+#include "source/sqlsrc.h"
+#include "source/strtab.h"
+#include "util/i64map.h"
+#include "util/sort.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,9 +13,9 @@
 ** PYTORCH_API that is a rowid table (its rows are audited by rowid). A file without these
 ** tables has no rows.
 */
-#include "readers.h"
-#include "sqlsrc.h"
-#include "strtab.h"
+#include "source/readers.h"
+#include "source/sqlsrc.h"
+#include "source/strtab.h"
 
 #include <stdlib.h>
 #include <string.h>

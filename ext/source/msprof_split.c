@@ -29,9 +29,9 @@
 ** Host runtime calls come from ApiData, whose start/end are 10 ns ticks.
 ** Usage: through tl_msprof_split_family (source.h).
 */
-#include "readers.h"
-#include "sqlsrc.h"
-#include "i64map.h"
+#include "source/readers.h"
+#include "source/sqlsrc.h"
+#include "util/i64map.h"
 
 #include <stdio.h>
 #include <stdlib.h>

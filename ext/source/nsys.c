@@ -44,12 +44,12 @@
 ** when the table has them, else from globalTid the Nsight way (pid = (globalTid >> 24) &
 ** 0xFFFFFF, tid = globalTid & 0xFFFFFF); global_tid stays raw.
 */
-#include "readers.h"
-#include "sqlsrc.h"
-#include "strtab.h"
-#include "cuda_labels.h"
-#include "buf.h"
-#include "i64map.h"
+#include "source/readers.h"
+#include "source/sqlsrc.h"
+#include "source/strtab.h"
+#include "source/cuda_labels.h"
+#include "util/buf.h"
+#include "util/i64map.h"
 
 #include <ctype.h>
 #include <inttypes.h>

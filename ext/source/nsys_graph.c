@@ -10,9 +10,9 @@
 **   - graphNodeId -> originalGraphNodeId, kept only when unique;
 **   - GRAPH_TRACE graphId / graphExecId by rowid (the trace keeps them only in the label).
 */
-#include "readers.h"
-#include "sqlsrc.h"
-#include "buf.h"
+#include "source/readers.h"
+#include "source/sqlsrc.h"
+#include "util/buf.h"
 
 #include <stdlib.h>
 #include <string.h>

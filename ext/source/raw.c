@@ -9,8 +9,8 @@
 **       ... tl_raw_value(c, 0) is the rowid, tl_raw_value(c, 1 + k) column k ...
 **   tl_raw_close(c);
 */
-#include "source.h"
-#include "sqlsrc.h"
+#include "source/source.h"
+#include "source/sqlsrc.h"
 
 #include <stdlib.h>
 #include <string.h>

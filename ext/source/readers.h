@@ -6,7 +6,7 @@
 #ifndef TL_READERS_H
 #define TL_READERS_H
 
-#include "source.h"
+#include "source/source.h"
 
 /* nsys_graph.c: tl_family_def.cuda_graph_facts of Nsight exports. */
 int tl_nsys_cuda_graph_facts(const tl_profile *p, int db_idx, int want_graph_trace,

@@ -27,11 +27,11 @@
 #define TL_SOURCE_H
 
 #include "traceloom.h"
-#include "err.h"
-#include "strpool.h"
-#include "vec.h"
-#include "buf.h"
-#include "i64map.h"
+#include "util/err.h"
+#include "util/strpool.h"
+#include "util/vec.h"
+#include "util/buf.h"
+#include "util/i64map.h"
 
 /* ---------------------------------------------------------------- discovery */
 

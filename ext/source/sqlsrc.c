@@ -1,8 +1,8 @@
 /*
 ** sqlsrc.c: read-only SQLite access for the readers (see sqlsrc.h).
 */
-#include "sqlsrc.h"
-#include "dbopen.h"
+#include "source/sqlsrc.h"
+#include "util/dbopen.h"
 
 #include <ctype.h>
 #include <stdint.h>

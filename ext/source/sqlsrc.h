@@ -11,9 +11,9 @@
 #ifndef TL_SQLSRC_H
 #define TL_SQLSRC_H
 
-#include "sqlite_api.h"
-#include "err.h"
-#include "vec.h"
+#include "util/sqlite_api.h"
+#include "util/err.h"
+#include "util/vec.h"
 
 /* Opens path read-only. Fails with "failed to open read-only SQLite profile '<path>': ..."
 ** and also when the file is not a SQLite database or is corrupt (the schema is read once). */

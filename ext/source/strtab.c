@@ -1,7 +1,7 @@
 /*
 ** strtab.c: string tables of profile databases (see strtab.h).
 */
-#include "strtab.h"
+#include "source/strtab.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -20,10 +20,10 @@
 #ifndef TL_STRTAB_H
 #define TL_STRTAB_H
 
-#include "sqlsrc.h"
-#include "strpool.h"
-#include "i64map.h"
-#include "buf.h"
+#include "source/sqlsrc.h"
+#include "util/strpool.h"
+#include "util/i64map.h"
+#include "util/buf.h"
 
 typedef struct tl_strtab_spec {
   const char *table, *id_col, *value_col;

@@ -7,10 +7,10 @@
 ** Relations with a row per member, edge, bubble or (occurrence x anchor) are views over
 ** these (sql/views/30_structure.sql). Identifiers follow outputs.md section 0.1.
 */
-#include "timing.h"
-#include "publish_structure.h"
+#include "util/timing.h"
+#include "structure/publish_structure.h"
 #include "publish/publish.h"
-#include "buf.h"
+#include "util/buf.h"
 #include "publish/shapes.h"
 #include "publish/rows.h"
 

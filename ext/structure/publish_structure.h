@@ -5,7 +5,7 @@
 #ifndef TL_PUBLISH_STRUCTURE_H
 #define TL_PUBLISH_STRUCTURE_H
 
-#include "sqlite_api.h"
+#include "util/sqlite_api.h"
 #include "structure/structure.h"
 
 typedef struct tl_structure_input {

@@ -1,7 +1,7 @@
 /*
 ** trace.c: loading a profile into the struct-of-arrays trace (see trace.h).
 */
-#include "trace.h"
+#include "trace/trace.h"
 
 #include <stdlib.h>
 #include <string.h>

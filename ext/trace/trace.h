@@ -17,11 +17,11 @@
 #define TL_TRACE_H
 
 #include "traceloom.h"
-#include "err.h"
-#include "strpool.h"
-#include "vec.h"
-#include "i64map.h"
-#include "i64col.h"
+#include "util/err.h"
+#include "util/strpool.h"
+#include "util/vec.h"
+#include "util/i64map.h"
+#include "util/i64col.h"
 #include "source/source.h"
 
 /* The identity part of an event, shared by many events. */

@@ -1,7 +1,7 @@
 /*
 ** dbopen.c: read-only SQLite databases (see dbopen.h).
 */
-#include "dbopen.h"
+#include "util/dbopen.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,8 +15,8 @@
 #ifndef TL_DBOPEN_H
 #define TL_DBOPEN_H
 
-#include "sqlite_api.h"
-#include "err.h"
+#include "util/sqlite_api.h"
+#include "util/err.h"
 
 /* what names the kind of database in messages: "failed to open read-only <what> '<path>'". */
 int tl_db_open_ro(const char *path, const char *what, sqlite3 **out, tl_err *e);

@@ -1,7 +1,7 @@
 /*
 ** err.c: tl_err messages and small allocation helpers.
 */
-#include "err.h"
+#include "util/err.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* GNU strerror_r: thread-safe errno text */
 #endif
-#include "sha256.h"
+#include "util/sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -87,3 +87,24 @@ def test_a_file_in_no_layer_fails(tree):
     rc, out = run(tree)
     assert rc == 1
     assert "ext/newstage/x.c: in no layer of the table" in out
+
+
+def test_a_bare_include_fails(tree):
+    # one include style: a header of ext/ by its path under ext/, never a bare name
+    append(tree / "ext" / "trace" / "trace.c", '\n#include "buf.h"\n')
+    rc, out = run(tree)
+    assert rc == 1
+    assert 'ext/trace/trace.c: #include "buf.h" should be #include "util/buf.h"' in out
+
+
+def test_fix_includes_applies_the_style(tree):
+    append(tree / "ext" / "trace" / "trace.c", '\n#include "buf.h"\n')
+    (tree / "tests").mkdir()
+    (tree / "bench").mkdir()
+    p = subprocess.run([sys.executable, str(CHECK), "--root", str(tree), "--fix-includes"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert '#include "util/buf.h"' in (tree / "ext" / "trace" / "trace.c").read_text()
+    rc, out = run(tree)
+    assert rc == 0, out
+

@@ -8,7 +8,7 @@
 */
 #include "tl_check.h"
 #include "sqlite-traceloom.h"
-#include "sqlite_api.h"
+#include "util/sqlite_api.h"
 
 #include <glob.h>
 

@@ -7,7 +7,7 @@
 */
 #include "tl_check.h"
 #include "context/context.h"
-#include "json.h"
+#include "util/json.h"
 #include "recover/recover.h"
 #include "replay/replay.h"
 #include "relate/relate.h"

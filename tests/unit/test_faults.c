@@ -43,8 +43,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sqlite_api.h"
-#include "sha256.h"
+#include "util/sqlite_api.h"
+#include "util/sha256.h"
 #include "tl_check.h"
 #include "sqlite-traceloom.h"
 

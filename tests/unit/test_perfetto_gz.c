@@ -5,7 +5,7 @@
 */
 #include "tl_check.h"
 #include "sqlite-traceloom.h"
-#include "sqlite_api.h"
+#include "util/sqlite_api.h"
 #include "export/gzpar.h"
 #include "export/perfetto.h"
 

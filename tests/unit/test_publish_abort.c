@@ -11,7 +11,7 @@
 */
 #include "tl_check.h"
 #include "sqlite-traceloom.h"
-#include "sqlite_api.h"
+#include "util/sqlite_api.h"
 #include "publish/publish.h"
 
 #include <stdlib.h>

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "source/source.h"
-#include "sqlite_api.h"
+#include "util/sqlite_api.h"
 #include "tl_check.h"
 
 /* ---------------------------------------------------------------- helpers */
