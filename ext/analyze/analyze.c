@@ -327,12 +327,12 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     /* Whatever failed after an interrupt failed because of it. */
     if (rc != TL_OK && tl_progress_interrupted(&a.pr)) tl_err_set_code(e, TL_ERR_INTERRUPTED);
     rc = tl_txn_end(&a.txn, rc, e);
-    tl_progress_end(&a.pr);
-    if (rc == TL_OK) {
-      write_summary(&a);
-      *summary = a.summary;
-      a.summary = NULL;
-    }
+  }
+  tl_progress_end(&a.pr); /* also finalizes the interrupt probe */
+  if (rc == TL_OK) {
+    write_summary(&a);
+    *summary = a.summary;
+    a.summary = NULL;
   }
   analysis_free(&a);
   return rc;

@@ -5,6 +5,17 @@
 
 #include <stdio.h>
 
+/* sqlite3_interrupt() on the analysis connection (Ctrl-C in the shell and the CLI) must
+** stop every stage, not only publication: a one-row statement on that connection returns
+** SQLITE_INTERRUPT once it was called (SQLite 3.40 has no sqlite3_is_interrupted()). It is
+** prepared when the analysis starts: once interrupted, the connection prepares nothing
+** (the prepare itself then says SQLITE_INTERRUPT). */
+static int prepare_probe(tl_progress *p) {
+  int rc = sqlite3_prepare_v2(p->db, "SELECT 1", -1, &p->probe, NULL);
+  if (rc == SQLITE_INTERRUPT) p->interrupted = 1;
+  return rc;
+}
+
 void tl_progress_init(tl_progress *p, sqlite3 *db, int on) {
   p->on = on;
   p->t0 = tl_now_s();
@@ -12,15 +23,13 @@ void tl_progress_init(tl_progress *p, sqlite3 *db, int on) {
   p->db = db;
   p->probe = NULL;
   p->interrupted = 0;
+  prepare_probe(p);
 }
 
-/* sqlite3_interrupt() on the analysis connection (Ctrl-C in the shell and the CLI) must
-** stop every stage, not only publication: a one-row statement on that connection returns
-** SQLITE_INTERRUPT once it was called (SQLite 3.40 has no sqlite3_is_interrupted()). */
 int tl_progress_interrupted(void *ctx) {
   tl_progress *p = ctx;
-  if (!p->probe && sqlite3_prepare_v2(p->db, "SELECT 1", -1, &p->probe, NULL) != SQLITE_OK)
-    return p->interrupted;
+  if (p->interrupted) return 1;
+  if (!p->probe && prepare_probe(p) != SQLITE_OK) return p->interrupted;
   int rc = sqlite3_step(p->probe);
   sqlite3_reset(p->probe);
   if (rc == SQLITE_INTERRUPT) p->interrupted = 1;
