@@ -1,7 +1,8 @@
 # TraceLoom build.
 #
 #   make            build/traceloom.so (the loadable extension) and build/traceloom (the CLI)
-#   make test       every test suite: check units (plain and ASan+UBSan), SQL tests, Python tests
+#   make test       every test suite: the layering check, check units (plain and ASan+UBSan),
+#                   SQL tests, Python tests
 #   make demo       analyse the bundled example profile and print a summary
 #   make bench      benchmarks against bare SQLite baselines (see bench/README.md)
 #   make fuzz       libFuzzer harnesses (tests/fuzz) and their seed corpora, in build/fuzz
@@ -29,7 +30,7 @@ EXT_SRCS  := $(sort $(shell find ext -name '*.c' -not -path 'ext/cli/*'))
 EXT_HDRS  := $(shell find ext -name '*.h')
 EMBED_SRCS := $(sort $(wildcard sql/schema/*.sql sql/views/*.sql sql/compare/*.sql rules/*.yaml configs/*.yaml))
 EMBED_C   := $(BUILD)/gen/embedded_files.c
-INCLUDES  := -Iext -Iext/util
+INCLUDES  := -Iext
 
 # Three builds of the same sources:
 #   ext/   position-independent, extension API only (sqlite3ext.h): build/traceloom.so
@@ -45,7 +46,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 ASAN_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests-asan/%,$(UNIT_SRCS))
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
-.PHONY: all deps test test-unit test-asan test-sql test-python demo bench clean fixtures fuzz fuzz-smoke observer-contract valgrind wheel
+.PHONY: all deps test test-layering test-unit test-asan test-sql test-python demo bench clean fixtures fuzz fuzz-smoke observer-contract valgrind wheel
 
 all: deps $(BUILD)/traceloom.so $(BUILD)/traceloom
 
@@ -123,9 +124,13 @@ test-sql: all fixtures
 test-python: all fixtures
 	@tests/run_python.sh
 
+# The include graph of ext/ against docs/ARCHITECTURE.md (Layers); no build needed.
+test-layering:
+	@python3 tools/check_layering.py
+
 # The suites run one after the other (each builds what it needs in parallel first): two of
 # them at once would compete for the same cores and interleave their reports.
-TEST_SUITES := test-unit test-asan test-sql test-python fuzz-smoke
+TEST_SUITES := test-layering test-unit test-asan test-sql test-python fuzz-smoke
 test:
 	@for suite in $(TEST_SUITES); do $(MAKE) --no-print-directory $$suite || exit 1; done
 	@echo "all test suites passed"

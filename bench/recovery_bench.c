@@ -22,7 +22,7 @@
 #include "anchor/anchors.h"
 #include "cost/packets.h"
 #include "structure/structure.h"
-#include "sort.h"
+#include "util/sort.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
   tl_packets p;
   tl_forest f;
   double t1 = now();
-  tl_anchor_input in = {&t, role, NULL, sym, NULL};
+  tl_anchor_input in = {&t, NULL, role, NULL, sym, NULL};
   if (tl_anchors_build(&in, &a, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
   /* As in traceloom_analyze, the per-event roles and symbols go once anchors exist. */
   free(role), free(sym);

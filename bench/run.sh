@@ -68,7 +68,7 @@ mkdir -p "$BUILD/bench" bench/out
 cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$BUILD/bench/bare_scan" bench/bare_scan.c -lsqlite3
 if [ "${BENCH_RECOVERY:-1}" = 1 ]; then
   # Structure recovery of BENCH_RECOVERY_ANCHORS (default 10M) anchors, in memory.
-  cc -std=c11 -D_GNU_SOURCE -DSQLITE_CORE -O2 -Wall -Wextra -Werror -Iext -Iext/util \
+  cc -std=c11 -D_GNU_SOURCE -DSQLITE_CORE -O2 -Wall -Wextra -Werror -Iext \
     -o "$BUILD/bench/recovery_bench" bench/recovery_bench.c "$BUILD/libtraceloom_core.a" \
     -lsqlite3 -lyaml -lz -lm -lpthread
   out=$("$BUILD/bench/recovery_bench" "${BENCH_RECOVERY_ANCHORS:-10000000}")

@@ -13,16 +13,17 @@
 ** reads or writes files is SQLITE_DIRECTONLY (functions) or SQLITE_VTAB_DIRECTONLY
 ** (table-valued functions): a view or trigger in a hostile database cannot call them.
 */
-#include "sqlite_api.h"
+#include "util/sqlite_api.h"
 SQLITE_EXTENSION_INIT1
 
 #include "traceloom.h"
+#include "source/source.h"
 #include "analyze/analyze.h"
 #include "compare/compare.h"
 #include "export/looptree.h"
 #include "export/perfetto.h"
 #include "publish/rows.h"
-#include "buf.h"
+#include "util/buf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +59,9 @@ static void fn_debug(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 #if defined(__SANITIZE_ADDRESS__)
   tl_buf_puts(&b, "sanitizers=address,undefined\n");
 #endif
-  tl_buf_puts(&b, "readers=ascend_sqlite_hot_path,ascend_sqlite_split,cuda_nsys_sqlite,"
-                  "hygon_sqlite\n");
+  tl_buf_puts(&b, "readers=");
+  tl_family_kinds_list(&b, ",");
+  tl_buf_puts(&b, "\n");
   if (b.oom) {
     tl_buf_free(&b);
     sqlite3_result_error_nomem(ctx);
@@ -99,7 +101,8 @@ static void fn_analyze(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (tl_analyze(sqlite3_context_db_handle(ctx), path, options, &summary, &e) != TL_OK) {
     sqlite3_result_error(ctx, e.msg ? e.msg : "traceloom_analyze failed", -1);
     /* An interrupted analysis reports SQLITE_INTERRUPT, as SQLite's own statements do. */
-    if (e.msg && strstr(e.msg, "interrupted")) sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+    if (e.code == TL_ERR_INTERRUPTED) sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+    else if (e.code == TL_ERR_NOMEM) sqlite3_result_error_nomem(ctx);
     tl_err_clear(&e);
     return;
   }

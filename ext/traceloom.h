@@ -3,7 +3,8 @@
 **
 ** Data flows one way: source (read + normalize) -> trace (arrays) -> later stages
 ** (classify, replay, recover, cost) -> publish. This header holds only the small
-** vocabulary all of them use: versions, event kinds, source families, providers.
+** vocabulary all of them use: versions, event kinds, providers. The profile families are
+** the registry of ext/source (source.h, families.c).
 */
 #ifndef TRACELOOM_H
 #define TRACELOOM_H
@@ -11,8 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRACELOOM_VERSION "0.1.0"
-#define TRACELOOM_SCHEMA_VERSION "1"
+#include "sqlite-traceloom.h" /* TRACELOOM_VERSION, TRACELOOM_SCHEMA_VERSION */
 
 /* Absent values. Every SQL surface turns these into NULL (outputs.md section 0). */
 #define TL_NO_STREAM UINT32_MAX   /* stream id 4294967295 = no stream */
@@ -30,16 +30,6 @@ typedef enum tl_kind {
   TL_KIND_COUNT
 } tl_kind;
 
-/* Profile families. The order is the auto-detection order of inputs.md section 1. */
-typedef enum tl_family {
-  TL_FAMILY_ASCEND_MONO = 0, /* msprof_*.db, ascend_pytorch_profiler_<rank>.db */
-  TL_FAMILY_ASCEND_SPLIT,    /* PROF_x/{host,device_N}/sqlite/x.db */
-  TL_FAMILY_NSYS,            /* nsys export --type sqlite */
-  TL_FAMILY_HYGON,           /* hipprof / rocprof SQLite */
-  TL_FAMILY_KINETO,          /* PyTorch profiler Chrome-trace JSON */
-  TL_FAMILY_COUNT
-} tl_family;
-
 /* Host runtime call providers (inputs.md section 9.2). */
 typedef enum tl_provider {
   TL_PROVIDER_UNKNOWN = 0,
@@ -49,10 +39,7 @@ typedef enum tl_provider {
 } tl_provider;
 
 const char *tl_kind_name(tl_kind k);
-const char *tl_family_source_kind(tl_family f);   /* "ascend_sqlite_hot_path", ... */
-int tl_family_from_source_kind(const char *s);   /* -1 if unknown; "auto" is handled by callers */
 const char *tl_provider_name(tl_provider p);     /* "ascend", "cuda", "hygon", "unknown" */
-tl_provider tl_family_provider(tl_family f);
 
 /* Normalizes a task-type key: upper-case, non-alphanumeric -> '_', runs collapsed, trimmed.
 ** Writes at most cap-1 bytes plus NUL into out; returns out. */

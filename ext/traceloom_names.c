@@ -12,37 +12,12 @@ const char *tl_kind_name(tl_kind k) {
   return (unsigned)k < TL_KIND_COUNT ? names[k] : "other";
 }
 
-static const char *const source_kinds[TL_FAMILY_COUNT] = {
-    "ascend_sqlite_hot_path", "ascend_sqlite_split", "cuda_nsys_sqlite", "hygon_sqlite",
-    "kineto_json"};
-
-const char *tl_family_source_kind(tl_family f) {
-  return (unsigned)f < TL_FAMILY_COUNT ? source_kinds[f] : "unknown";
-}
-
-int tl_family_from_source_kind(const char *s) {
-  for (int i = 0; i < TL_FAMILY_COUNT; i++)
-    if (strcmp(s, source_kinds[i]) == 0) return i;
-  return -1;
-}
-
 const char *tl_provider_name(tl_provider p) {
   switch (p) {
     case TL_PROVIDER_ASCEND: return "ascend";
     case TL_PROVIDER_CUDA: return "cuda";
     case TL_PROVIDER_HYGON: return "hygon";
     default: return "unknown";
-  }
-}
-
-tl_provider tl_family_provider(tl_family f) {
-  switch (f) {
-    case TL_FAMILY_ASCEND_MONO:
-    case TL_FAMILY_ASCEND_SPLIT: return TL_PROVIDER_ASCEND;
-    case TL_FAMILY_NSYS:
-    case TL_FAMILY_KINETO: return TL_PROVIDER_CUDA;
-    case TL_FAMILY_HYGON: return TL_PROVIDER_HYGON;
-    default: return TL_PROVIDER_UNKNOWN;
   }
 }
 

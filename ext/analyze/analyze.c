@@ -1,248 +1,227 @@
 /*
 ** analyze.c: the analysis driver (see analyze.h).
+**
+** tl_analyze() is the stage list below, run in order over one `analysis` (what each stage
+** hands the next). A stage is one call into its module; its row of the table names it for
+** progress lines and TRACELOOM_TIMING=1. Everything the stages write goes into one
+** savepoint (publication.h): a failure anywhere leaves the database as it was.
+**
+** Adding a stage: a function `static int name(analysis *a, tl_err *e)` that calls the module,
+** its fields in `analysis` (freed in analysis_free), and one row in `stages`.
 */
-#include "analyze.h"
-#include "json.h"
-#include "buf.h"
-#include "sha256.h"
+#include "analyze/analyze.h"
+#include "analyze/hashing.h"
+#include "analyze/progress.h"
+#include "analyze/publication.h"
+#include "util/buf.h"
 #include "source/source.h"
 #include "trace/trace.h"
 #include "relate/relate.h"
-#include "publish/publish.h"
-#include "anchor/anchors.h"
-#include "classify/classify.h"
-#include "cost/packets.h"
-#include "structure/structure.h"
 #include "replay/replay.h"
 #include "context/context.h"
+#include "classify/classify.h"
+#include "anchor/anchors.h"
+#include "cost/packets.h"
+#include "structure/structure.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-/* ------------------------------------------------------------------ options */
+/* What the stages hand each other, in stage order. */
+typedef struct analysis {
+  sqlite3 *db;
+  tl_options opt;
+  char *options_json;          /* canonical options with the rule manifests */
+  tl_rules *rules;
+  tl_context *ctx;             /* scheduler context; NULL without the "context" option */
+  tl_progress pr;
+  tl_profile profile;
+  tl_inventory inventory;
+  tl_hashing *hashing;         /* the hashing thread while it runs */
+  int hashing_beside;          /* the files are hashed on that thread (beside reading) */
+  tl_source_digest *digests;
+  tl_trace trace;
+  tl_relations relations;
+  size_t supported_relations;
+  tl_replay replay;
+  tl_analysis_txn txn;
+  tl_classification cls;
+  tl_event_classes classes;
+  tl_anchors anchors;
+  const char **semantic_role, **semantic_reason; /* per event, static strings */
+  tl_packets packets;
+  tl_forest forest;
+  char *summary;
+} analysis;
 
-void tl_options_free(tl_options *o) {
-  free(o->source_kind);
-  free(o->rules_config);
-  for (size_t i = 0; i < o->ncontext; i++) free(o->context[i]);
-  free(o->context);
-  memset(o, 0, sizeof *o);
+/* ------------------------------------------------------------------ stages */
+
+static int read_inventory(analysis *a, tl_err *e) {
+  return tl_profile_inventory(&a->profile, &a->inventory, e);
 }
 
-int tl_options_parse(const char *options_json, tl_options *o, char **canonical, tl_err *e) {
-  memset(o, 0, sizeof *o);
-  o->threads = 2;
-  o->progress = -1;
-  *canonical = NULL;
-  tl_json *doc = NULL;
-  if (options_json && *options_json) {
-    if (tl_json_parse(options_json, strlen(options_json), &doc, e))
-      return tl_fail(e, "invalid analyze options"), TL_ERROR;
-    if (tl_json_type_of(doc) != TL_JSON_OBJECT) {
-      tl_json_free(doc);
-      return tl_fail(e, "analyze options must be a JSON object, e.g. {\"threads\": 2}");
-    }
-    for (size_t i = 0; i < tl_json_len(doc); i++) {
-      const char *key = tl_json_key_at(doc, i);
-      const tl_json *v = tl_json_value_at(doc, i);
-      if (strcmp(key, "threads") == 0) {
-        int64_t n;
-        if (tl_json_i64(v, &n) || n < 1 || n > 256) {
-          tl_json_free(doc);
-          tl_options_free(o);
-          return tl_fail(e, "analyze option \"threads\" must be an integer from 1 to 256");
-        }
-        o->threads = (int)n;
-      } else if (strcmp(key, "source_kind") == 0) {
-        const char *s = tl_json_str(v, NULL);
-        if (!s || (strcmp(s, "auto") != 0 && tl_family_from_source_kind(s) < 0)) {
-          tl_json_free(doc);
-          tl_options_free(o);
-          return tl_fail(e,
-                         "analyze option \"source_kind\" must be one of auto, "
-                         "ascend_sqlite_hot_path, ascend_sqlite_split, cuda_nsys_sqlite, "
-                         "hygon_sqlite, kineto_json");
-        }
-        free(o->source_kind);
-        o->source_kind = tl_strdup(s);
-      } else if (strcmp(key, "rules_config") == 0) {
-        const char *s = tl_json_type_of(v) == TL_JSON_NULL ? NULL : tl_json_str(v, NULL);
-        if (tl_json_type_of(v) != TL_JSON_NULL && (!s || !*s)) {
-          tl_json_free(doc);
-          tl_options_free(o);
-          return tl_fail(e,
-                         "analyze option \"rules_config\" must be a rules file path or a "
-                         "bundled config name (scheduler-step, deepseekv4, qwen35-serving)");
-        }
-        free(o->rules_config);
-        o->rules_config = s ? tl_strdup(s) : NULL;
-      } else if (strcmp(key, "context") == 0) {
-        int ok = tl_json_type_of(v) == TL_JSON_ARRAY;
-        for (size_t k = 0; ok && k < tl_json_len(v); k++) {
-          const char *cs = tl_json_str(tl_json_at(v, k), NULL);
-          ok = cs && *cs;
-        }
-        if (!ok) {
-          tl_json_free(doc);
-          tl_options_free(o);
-          return tl_fail(e, "analyze option \"context\" must be a JSON array of context JSONL "
-                            "paths, e.g. {\"context\": [\"scheduler.jsonl\"]}");
-        }
-        for (size_t k = 0; k < o->ncontext; k++) free(o->context[k]);
-        free(o->context);
-        o->ncontext = 0;
-        o->context = calloc(tl_json_len(v) + 1, sizeof *o->context);
-        if (!o->context) {
-          tl_json_free(doc);
-          tl_options_free(o);
-          return tl_nomem(e);
-        }
-        for (size_t k = 0; k < tl_json_len(v); k++) {
-          o->context[k] = tl_strdup(tl_json_str(tl_json_at(v, k), NULL));
-          if (!o->context[k]) {
-            tl_json_free(doc);
-            tl_options_free(o);
-            return tl_nomem(e);
-          }
-          o->ncontext = k + 1;
-        }
-      } else if (strcmp(key, "embed_raw") == 0) {
-        int b = tl_json_bool(v);
-        if (b < 0) {
-          tl_json_free(doc);
-          tl_options_free(o);
-          return tl_fail(e, "analyze option \"embed_raw\" must be true or false");
-        }
-        o->embed_raw = b;
-      } else if (strcmp(key, "graph_replay") == 0) {
-        int b = tl_json_bool(v);
-        if (b < 0) {
-          tl_json_free(doc);
-          tl_options_free(o);
-          return tl_fail(e, "analyze option \"graph_replay\" must be true or false");
-        }
-        o->no_graph_replay = !b;
-      } else if (strcmp(key, "progress") == 0) {
-        int b = tl_json_bool(v);
-        if (b < 0) {
-          tl_json_free(doc);
-          tl_options_free(o);
-          return tl_fail(e, "analyze option \"progress\" must be true or false");
-        }
-        o->progress = b;
-      } else {
-        tl_fail(e,
-                "unknown analyze option \"%s\": expected threads, source_kind, rules_config, "
-                "context, embed_raw, graph_replay or progress",
-                key);
-        tl_json_free(doc);
-        tl_options_free(o);
-        return TL_ERROR;
-      }
-    }
-    tl_json_free(doc);
-  }
-  if (!o->source_kind) o->source_kind = tl_strdup("auto");
-  tl_buf b = {0};
-  tl_buf_puts(&b, "{\"source_kind\":");
-  tl_buf_json_string(&b, o->source_kind ? o->source_kind : "", o->source_kind ? strlen(o->source_kind) : 0);
-  if (o->embed_raw) tl_buf_puts(&b, ",\"embed_raw\":true");
-  if (o->no_graph_replay) tl_buf_puts(&b, ",\"graph_replay\":false");
-  if (o->ncontext) {
-    tl_buf_puts(&b, ",\"context\":[");
-    for (size_t k = 0; k < o->ncontext; k++) {
-      if (k) tl_buf_puts(&b, ",");
-      tl_buf_json_string(&b, o->context[k], strlen(o->context[k]));
-    }
-    tl_buf_puts(&b, "]");
-  }
-  tl_buf_puts(&b, "}");
-  if (b.oom || !o->source_kind) {
-    tl_buf_free(&b);
-    tl_options_free(o);
-    return tl_nomem(e);
-  }
-  *canonical = b.p;
+/* With threads >= 2 the files are hashed on a second thread while this one reads them. */
+static int start_hashing(analysis *a, tl_err *e) {
+  if (a->opt.threads >= 2) a->hashing = tl_hashing_start(&a->profile);
+  a->hashing_beside = a->hashing != NULL;
   return TL_OK;
 }
+static int hashing_here(const analysis *a) { return !a->hashing_beside; }
+static int hashing_beside(const analysis *a) { return a->hashing_beside; }
 
-/* ------------------------------------------------------------------ progress */
-
-typedef struct progress {
-  int on;
-  double t0;
-  int timing;          /* TRACELOOM_TIMING=1: stage durations on stderr */
-  double stage_t0;
-  const char *stage;
-  sqlite3 *db;           /* the analysis connection, probed for sqlite3_interrupt() */
-  sqlite3_stmt *probe;
-  int interrupted;
-} progress;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+static int hash_sources(analysis *a, tl_err *e) {
+  return tl_hashing_run(&a->profile, &a->digests, tl_progress_interrupted, &a->pr, e);
 }
 
-/* sqlite3_interrupt() on the analysis connection (Ctrl-C in the shell and the CLI) must
-** stop every stage, not only publication: a one-row statement on that connection returns
-** SQLITE_INTERRUPT once it was called (SQLite 3.40 has no sqlite3_is_interrupted()). */
-static int was_interrupted(progress *p) {
-  if (!p->probe &&
-      sqlite3_prepare_v2(p->db, "SELECT 1", -1, &p->probe, NULL) != SQLITE_OK)
-    return 0;
-  int rc = sqlite3_step(p->probe);
-  sqlite3_reset(p->probe);
-  if (rc == SQLITE_INTERRUPT) p->interrupted = 1;
-  return p->interrupted;
+static int read_trace(analysis *a, tl_err *e) {
+  int rc = tl_trace_load(&a->profile, &a->trace, tl_progress_rows, &a->pr, e);
+  if (a->hashing) rc = tl_hashing_join(a->hashing, rc, &a->digests, e);
+  a->hashing = NULL;
+  return rc;
 }
 
-static int progress_fn(void *ctx, const char *stage, int64_t done) {
-  progress *p = ctx;
-  if (p->on) {
-    fprintf(stderr, "\rtraceloom: %s %lld rows (%.1f s)   ", stage, (long long)done,
-            now_s() - p->t0);
-    fflush(stderr);
+static int relate(analysis *a, tl_err *e) { return tl_relate(&a->trace, &a->relations, e); }
+
+/* graph_replay: false leaves launches and their members as eager work (baselines): an
+** empty reconstruction over the same events. */
+static int reconstruct_replays(analysis *a, tl_err *e) {
+  int rc = a->opt.no_graph_replay ? TL_OK : tl_replay_build(&a->trace, &a->profile, &a->replay, e);
+  return rc == TL_OK ? tl_replay_promote(&a->trace, &a->replay, e) : rc;
+}
+
+static int with_context(const analysis *a) { return a->ctx != NULL; }
+
+static int link_context(analysis *a, tl_err *e) {
+  return tl_context_link(a->ctx, &a->trace, &a->relations, &a->profile, &a->replay, e);
+}
+
+static tl_publish_input publish_input(analysis *a) {
+  return (tl_publish_input){.profile = &a->profile,
+                            .trace = &a->trace,
+                            .relations = &a->relations,
+                            .inventory = &a->inventory,
+                            .digests = a->digests,
+                            .options_json = a->options_json,
+                            .event_symbol = a->classes.symbol,
+                            .event_semantic_role = a->semantic_role,
+                            .event_semantic_role_reason = a->semantic_reason,
+                            .embed_raw = a->opt.embed_raw,
+                            .rules = a->rules,
+                            .classification = &a->cls,
+                            .event_role_class = a->classes.role_class,
+                            .anchors = &a->anchors,
+                            .replay = &a->replay,
+                            .threads = a->opt.threads};
+}
+
+/* The runtime calls and relations are written now and freed: nothing after this point reads
+** them, and they are the largest arrays after the events. */
+static int publish_calls(analysis *a, tl_err *e) {
+  a->supported_relations = tl_relations_supported(&a->relations);
+  tl_publish_input in = publish_input(a);
+  int rc = tl_txn_begin(&a->txn, a->db, &in, e);
+  if (rc == TL_OK) {
+    tl_trace_release_calls(&a->trace);
+    free(a->relations.v);
+    a->relations.v = NULL, a->relations.cap = 0; /* n stays: the metadata and summary count */
   }
-  return was_interrupted(p);
+  return rc;
 }
 
-static void timing_mark(progress *p, const char *next) {
-  if (!p->timing) return;
-  double t = now_s();
-  if (p->stage) fprintf(stderr, "traceloom timing: %-40s %8.3f s\n", p->stage, t - p->stage_t0);
-  p->stage = next;
-  p->stage_t0 = t;
+static int classify(analysis *a, tl_err *e) {
+  int rc = tl_classify(&a->trace, &a->replay.launch_events, a->rules, &a->cls, e);
+  return rc == TL_OK
+             ? tl_event_classes_build(&a->cls, &a->trace, &a->replay.launch_events, &a->classes, e)
+             : rc;
 }
 
-/* Marks the start of a stage; fails with "interrupted" when the connection was. */
-static int progress_stage(progress *p, const char *stage, tl_err *e) {
-  timing_mark(p, stage);
-  if (p->on) {
-    fprintf(stderr, "\rtraceloom: %-40s (%.1f s)   ", stage, now_s() - p->t0);
-    fflush(stderr);
+/* Anchors from the trace's events and the launch anchors replay derived. */
+static int select_anchors(analysis *a, tl_err *e) {
+  const tl_derived *launches = &a->replay.launch_events;
+  tl_anchor_input in = {&a->trace, launches, a->classes.role, a->classes.cost, a->classes.symbol,
+                        a->replay.owned};
+  int rc = tl_anchors_build(&in, &a->anchors, e);
+  if (rc == TL_OK)
+    rc = tl_anchor_semantic_roles(&a->anchors, a->classes.role,
+                                  tl_event_count(&a->trace, launches), &a->semantic_role,
+                                  &a->semantic_reason, e);
+  return rc;
+}
+
+/* The events are written now, and what only their rows needed is freed: the provider ids and
+** source rowids, and the per-event classification. */
+static int publish_events(analysis *a, tl_err *e) {
+  tl_publish_input in = publish_input(a);
+  int rc = tl_txn_events(&a->txn, &in, e);
+  if (rc == TL_OK) {
+    tl_trace_release_event_ids(&a->trace);
+    tl_event_classes_free(&a->classes);
+    free(a->semantic_role), free(a->semantic_reason);
+    a->semantic_role = a->semantic_reason = NULL;
   }
-  return was_interrupted(p) ? tl_fail(e, "interrupted (before %s); nothing was published", stage)
-                            : TL_OK;
+  return rc;
 }
 
-static void progress_end(progress *p) {
-  timing_mark(p, NULL);
-  sqlite3_finalize(p->probe);
-  p->probe = NULL;
-  if (!p->on) return;
-  fprintf(stderr, "\r%60s\r", "");
-  fflush(stderr);
+static int cost(analysis *a, tl_err *e) {
+  return tl_packets_build(&a->trace, &a->anchors, &a->packets, e);
 }
 
-/* ------------------------------------------------------------------ driver */
+/* Exact replay units stay whole tokens; with partition_by: scheduler_step repeats never
+** cross a step. */
+_Static_assert(TL_CTX_NO_PARTITION == TL_RECOVER_NO_PARTITION, "context partitions are recovery's");
+static int recover(analysis *a, tl_err *e) {
+  tl_forest_constraints fc = {NULL, NULL, NULL};
+  uint32_t *unit = NULL, *partition = NULL;
+  int64_t *key = NULL;
+  int rc = tl_replay_anchor_tokens(&a->replay, a->anchors.event, a->anchors.n, &unit, &key, e);
+  if (rc == TL_OK && a->ctx && a->rules->macro.partition_by_scheduler_step)
+    rc = tl_context_partition_events(a->ctx, a->anchors.event, a->anchors.n, &partition, e);
+  fc.anchor_unit = unit, fc.anchor_token_key = key, fc.anchor_partition = partition;
+  if (rc == TL_OK) rc = tl_forest_build(&a->trace, &a->anchors, &a->packets, &fc, &a->forest, e);
+  free(unit), free(key), free(partition);
+  return rc;
+}
+
+static int publish(analysis *a, tl_err *e) {
+  /* The summary's buffer exists before the commit: nothing may fail after it. */
+  enum { SUMMARY_MAX = 512 };
+  if (!(a->summary = malloc(SUMMARY_MAX))) return tl_nomem(e);
+  tl_structure_input sin = {&a->trace, &a->anchors, &a->packets, &a->forest};
+  tl_publish_input in = publish_input(a);
+  in.structure = &sin;
+  int rc = tl_txn_finish(&a->txn, &in, e);
+  if (rc == TL_OK && a->ctx) rc = tl_context_publish(a->db, a->ctx, e);
+  return rc;
+}
+
+typedef struct stage {
+  const char *name;                     /* progress and timing label; NULL: silent */
+  int (*run)(analysis *a, tl_err *e);
+  int (*wanted)(const analysis *a);     /* NULL: always */
+} stage;
+
+static const stage stages[] = {
+    {"inventory", read_inventory, NULL},
+    {NULL, start_hashing, NULL},
+    {"hashing sources", hash_sources, hashing_here},
+    {"reading events and calls, hashing", read_trace, hashing_beside},
+    {"reading events and calls", read_trace, hashing_here},
+    {"relating runtime calls to device work", relate, NULL},
+    {"reconstructing graph replays", reconstruct_replays, NULL},
+    {"linking scheduler context", link_context, with_context},
+    {"publishing runtime calls and relations", publish_calls, NULL},
+    {"classifying evidence roles and symbols", classify, NULL},
+    {"selecting anchors", select_anchors, NULL},
+    {"publishing events", publish_events, NULL},
+    {"costing anchors", cost, NULL},
+    {"recovering structure", recover, NULL},
+    {"publishing", publish, NULL},
+};
+
+/* ------------------------------------------------------------------ before the stages */
 
 /* The analysis database must never be one of the inputs (same path or same inode). */
 static int refuse_self(sqlite3 *db, const tl_profile *p, tl_err *e) {
@@ -261,360 +240,101 @@ static int refuse_self(sqlite3 *db, const tl_profile *p, tl_err *e) {
   return TL_OK;
 }
 
-static int hashing_interrupted(void *ctx) { return was_interrupted(ctx); }
-
-static int digest_files(const tl_profile *p, tl_source_digest **out, int (*stop)(void *),
-                        void *stop_ctx, tl_err *e) {
-  tl_source_digest *d = calloc(p->files.n ? p->files.n : 1, sizeof *d);
-  if (!d) return tl_nomem(e);
-  for (size_t i = 0; i < p->files.n; i++)
-    if (tl_sha256_file_cancellable(p->files.v[i].path, d[i].sha256, &d[i].size, stop, stop_ctx,
-                                   e)) {
-      free(d);
-      return TL_ERROR;
+/* Options, rules and context are checked before anything is read: a bad one refuses the
+** analysis and changes nothing. */
+static int prepare(analysis *a, const char *path, const char *options_json, tl_err *e) {
+  char *canonical = NULL;
+  int rc = tl_options_parse(options_json, &a->opt, &canonical, e);
+  if (rc == TL_OK) rc = tl_rules_load(a->opt.rules_config, &a->rules, e);
+  if (rc == TL_OK) {
+    /* The canonical options gain the effective rule manifests and their digests. */
+    tl_buf b = {0};
+    tl_buf_append(&b, canonical, strlen(canonical) - 1); /* drop the closing brace */
+    tl_buf_puts(&b, ",\"rules\":");
+    tl_rules_options_json(a->rules, &b);
+    tl_buf_puts(&b, "}");
+    if (b.oom) {
+      tl_buf_free(&b);
+      rc = tl_nomem(e);
+    } else {
+      a->options_json = b.p;
     }
-  *out = d;
-  return TL_OK;
+  }
+  free(canonical);
+  /* Step-constrained recovery needs the steps: never a silent downgrade. */
+  if (rc == TL_OK && a->rules->macro.partition_by_scheduler_step && !a->opt.ncontext)
+    rc = tl_fail(e, "protected replay has missing or conflicting step identity: the rules "
+                    "config sets partition_by: scheduler_step but no scheduler context was "
+                    "given (analyze option \"context\", CLI --context FILE)");
+  if (rc == TL_OK && a->opt.ncontext) {
+    const char *const *paths = (const char *const *)a->opt.context;
+    rc = tl_context_refuse_output(paths, a->opt.ncontext, sqlite3_db_filename(a->db, "main"), e);
+    if (rc == TL_OK) rc = tl_context_load(paths, a->opt.ncontext, &a->ctx, e);
+  }
+  if (rc == TL_OK) rc = tl_profile_discover(path, a->opt.source_kind, &a->profile, e);
+  if (rc == TL_OK) rc = refuse_self(a->db, &a->profile, e);
+  return rc;
 }
 
-/* With threads >= 2 the source files are hashed on a second thread while the main thread
-** reads their rows: both are bound by the same files, and hashing takes about a third of the
-** reading time. The digests are the same whoever computes them. The hashing thread never
-** touches SQLite; the main thread tells it to stop through `stop` (an interrupt or error). */
-typedef struct hash_job {
-  const tl_profile *profile;
-  tl_source_digest *digests;
-  atomic_int stop;
-  int rc;
-  tl_err err;
-  pthread_t thread;
-} hash_job;
+static void write_summary(analysis *a) {
+  size_t events = a->trace.ev.n;
+  snprintf(a->summary, 512,
+           "traceloom: analysed %zu input(s) (%s): %zu events, %zu runtime calls, %zu "
+           "runtime-device relations (%zu supported), %zu exact graph launch(es), %zu anchors "
+           "in %zu tree(s) in %.2f s",
+           a->profile.inputs.n, tl_family_source_kind(a->profile.inputs.v[0].family), events,
+           a->trace.calls.n, a->relations.n, a->supported_relations,
+           tl_replay_exact_launches(&a->replay), a->anchors.n, a->forest.trees.n,
+           tl_now_s() - a->pr.t0);
+}
 
-static int hash_job_stopped(void *ctx) { return atomic_load(&((hash_job *)ctx)->stop); }
-
-static void *hash_job_run(void *arg) {
-  hash_job *j = arg;
-  j->rc = digest_files(j->profile, &j->digests, hash_job_stopped, j, &j->err);
-  return NULL;
+static void analysis_free(analysis *a) {
+  if (a->hashing) tl_hashing_join(a->hashing, TL_ERROR, &a->digests, NULL);
+  tl_forest_free(&a->forest);
+  tl_packets_free(&a->packets);
+  free(a->semantic_role), free(a->semantic_reason);
+  tl_anchors_free(&a->anchors);
+  tl_event_classes_free(&a->classes);
+  tl_classification_free(&a->cls);
+  tl_replay_free(&a->replay);
+  free(a->digests);
+  TL_VEC_FREE(&a->relations);
+  tl_inventory_free(&a->inventory);
+  tl_trace_free(&a->trace);
+  tl_profile_free(&a->profile);
+  tl_context_free(a->ctx);
+  tl_rules_free(a->rules);
+  free(a->options_json);
+  free(a->summary);
+  tl_options_free(&a->opt);
 }
 
 int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **summary,
                tl_err *e) {
   *summary = NULL;
-  tl_options opt;
-  char *canonical = NULL;
-  if (tl_options_parse(options_json, &opt, &canonical, e)) return TL_ERROR;
-  const char *timing = getenv("TRACELOOM_TIMING");
-  progress pr = {opt.progress < 0 ? isatty(2) : opt.progress, now_s(),
-                 timing && *timing && *timing != '0', now_s(), NULL, db, NULL, 0};
-  tl_profile profile;
-  tl_trace trace;
-  tl_relations relations = {0};
-  tl_inventory inventory = {0};
-  tl_source_digest *digests = NULL;
-  tl_classification cls;
-  tl_replay replay;
-  tl_context *ctx = NULL;
-  memset(&replay, 0, sizeof replay);
-  memset(&trace, 0, sizeof trace);
-  memset(&cls, 0, sizeof cls);
-  /* Rules first: an invalid rules config refuses the analysis before anything is read. */
-  tl_rules *rules = NULL;
-  char *with_rules = NULL;
-  int rc = tl_rules_load(opt.rules_config, &rules, e);
-  if (rc) goto done_opts;
-  {
-    /* The canonical options gain the effective rule manifests and their digests. */
-    tl_buf b = {0};
-    tl_buf_append(&b, canonical, strlen(canonical) - 1); /* drop the closing brace */
-    tl_buf_puts(&b, ",\"rules\":");
-    tl_rules_options_json(rules, &b);
-    tl_buf_puts(&b, "}");
-    if (b.oom) {
-      tl_buf_free(&b);
-      rc = tl_nomem(e);
-      goto done_opts;
+  analysis a;
+  memset(&a, 0, sizeof a);
+  a.db = db;
+  tl_progress_init(&a.pr, db, 0); /* the clock of the summary starts now */
+  int rc = prepare(&a, path, options_json, e);
+  if (rc == TL_OK) {
+    a.pr.on = a.opt.progress < 0 ? isatty(2) : a.opt.progress;
+    for (size_t i = 0; rc == TL_OK && i < sizeof stages / sizeof stages[0]; i++) {
+      const stage *s = &stages[i];
+      if (s->wanted && !s->wanted(&a)) continue;
+      if (s->name) rc = tl_progress_stage(&a.pr, s->name, e);
+      if (rc == TL_OK) rc = s->run(&a, e);
     }
-    with_rules = b.p;
+    /* Whatever failed after an interrupt failed because of it. */
+    if (rc != TL_OK && tl_progress_interrupted(&a.pr)) tl_err_set_code(e, TL_ERR_INTERRUPTED);
+    rc = tl_txn_end(&a.txn, rc, e);
   }
-  /* Step-constrained recovery needs the steps: never a silent downgrade. */
-  if (rules->macro.partition_by_scheduler_step && !opt.ncontext) {
-    rc = tl_fail(e, "protected replay has missing or conflicting step identity: the rules "
-                    "config sets partition_by: scheduler_step but no scheduler context was "
-                    "given (analyze option \"context\", CLI --context FILE)");
-    goto done_opts;
-  }
-  /* Context files are validated before any profile is read. */
-  if (opt.ncontext) {
-    rc = tl_context_refuse_output((const char *const *)opt.context, opt.ncontext,
-                                  sqlite3_db_filename(db, "main"), e);
-    if (rc == TL_OK) rc = tl_context_load((const char *const *)opt.context, opt.ncontext, &ctx, e);
-    if (rc) goto done_opts;
-  }
-  rc = tl_profile_discover(path, opt.source_kind, &profile, e);
-  if (rc) goto done_opts;
-  rc = refuse_self(db, &profile, e);
+  tl_progress_end(&a.pr); /* also finalizes the interrupt probe */
   if (rc == TL_OK) {
-    rc = progress_stage(&pr, "inventory", e);
-    if (rc == TL_OK) rc = tl_profile_inventory(&profile, &inventory, e);
+    write_summary(&a);
+    *summary = a.summary;
+    a.summary = NULL;
   }
-  hash_job *hashing = NULL;
-  if (rc == TL_OK && opt.threads >= 2 && (hashing = calloc(1, sizeof *hashing)) != NULL) {
-    hashing->profile = &profile;
-    atomic_init(&hashing->stop, 0);
-    if (pthread_create(&hashing->thread, NULL, hash_job_run, hashing) != 0) {
-      free(hashing);
-      hashing = NULL; /* no thread to be had: hash on this one */
-    }
-  }
-  if (rc == TL_OK && !hashing) {
-    rc = progress_stage(&pr, "hashing sources", e);
-    if (rc == TL_OK) rc = digest_files(&profile, &digests, hashing_interrupted, &pr, e);
-  }
-  if (rc == TL_OK) {
-    rc = progress_stage(&pr, hashing ? "reading events and calls, hashing"
-                                     : "reading events and calls", e);
-    if (rc == TL_OK) rc = tl_trace_load(&profile, &trace, progress_fn, &pr, e);
-  }
-  if (hashing) {
-    if (rc != TL_OK) atomic_store(&hashing->stop, 1);
-    pthread_join(hashing->thread, NULL);
-    if (rc == TL_OK && hashing->rc != TL_OK) {
-      tl_fail(e, "%s", hashing->err.msg ? hashing->err.msg : "hashing the sources failed");
-      rc = TL_ERROR;
-    }
-    tl_err_clear(&hashing->err);
-    digests = hashing->digests;
-    if (rc == TL_OK && !digests) rc = tl_nomem(e);
-    if (rc != TL_OK) {
-      free(digests);
-      digests = NULL;
-    }
-    free(hashing);
-  }
-  if (rc == TL_OK) {
-    rc = progress_stage(&pr, "relating runtime calls to device work", e);
-    if (rc == TL_OK) rc = tl_relate(&trace, &relations, e);
-  }
-  if (rc == TL_OK) {
-    rc = progress_stage(&pr, "reconstructing graph replays", e);
-    /* graph_replay: false leaves launches and their members as eager work (baselines) */
-    if (rc == TL_OK && !opt.no_graph_replay) rc = tl_replay_build(&trace, &profile, &replay, e);
-    if (rc == TL_OK) rc = tl_replay_promote(&trace, &replay, e);
-  }
-  if (rc == TL_OK && ctx) {
-    rc = progress_stage(&pr, "linking scheduler context", e);
-    if (rc == TL_OK) rc = tl_context_link(ctx, &trace, &relations, &profile, &replay, e);
-  }
-  /* The runtime calls and relations are written now and freed: nothing after this point
-  ** reads them, and they are the largest arrays after the events (tl_publish_begin). The
-  ** rest of the publication joins the same SAVEPOINT once the structure is built. */
-  size_t supported = 0;
-  for (size_t i = 0; rc == TL_OK && i < relations.n; i++)
-    supported += relations.v[i].state == TL_SUPPORTED_EXACT ||
-                 relations.v[i].state == TL_SUPPORTED_DETERMINISTIC;
-  int publishing = 0, context_savepoint = 0;
-  tl_publication pub = {db, NULL, NULL};
-  if (rc == TL_OK) rc = progress_stage(&pr, "publishing runtime calls and relations", e);
-  if (rc == TL_OK && ctx) {
-    /* The context relations join the same atomic publication. */
-    rc = tl_pub_exec(db, "SAVEPOINT traceloom_context_publish", e);
-    context_savepoint = rc == TL_OK;
-  }
-  if (rc == TL_OK) {
-    tl_publish_input early = {.profile = &profile,
-                              .trace = &trace,
-                              .relations = &relations,
-                              .inventory = &inventory,
-                              .digests = digests,
-                              .threads = opt.threads};
-    rc = tl_publish_begin(&pub, db, &early, e);
-    publishing = rc == TL_OK;
-  }
-  if (publishing) {
-    tl_trace_release_calls(&trace);
-    free(relations.v);
-    relations.v = NULL, relations.cap = 0; /* n stays: the metadata and summary count */
-  }
-  /* Roles and symbols, anchors, cost packets, structure. */
-  uint8_t *roles = NULL, *costs = NULL;
-  uint32_t *symbols = NULL, *role_class = NULL;
-  const char **sem_role = NULL, **sem_reason = NULL;
-  tl_anchors anchors;
-  tl_packets packets = {0};
-  tl_forest forest;
-  memset(&anchors, 0, sizeof anchors);
-  memset(&forest, 0, sizeof forest);
-  if (rc == TL_OK) {
-    rc = progress_stage(&pr, "classifying evidence roles and symbols", e);
-    size_t n = trace.ev.n ? trace.ev.n : 1;
-    sem_role = malloc(n * sizeof *sem_role);
-    sem_reason = malloc(n * sizeof *sem_reason);
-    role_class = malloc(n * sizeof *role_class);
-    if (rc == TL_OK && (!sem_role || !sem_reason || !role_class)) rc = tl_nomem(e);
-    if (rc == TL_OK) rc = tl_classify(&trace, rules, &cls, e);
-    if (rc == TL_OK) rc = tl_classification_event_arrays(&cls, &trace, &roles, &costs, &symbols, e);
-    for (size_t i = 0; rc == TL_OK && i < trace.ev.n; i++)
-      role_class[i] = tl_event_class(&cls, &trace, i)->class_id;
-    /* Launch anchors of exact replay units: anchors by construction, their symbol the
-    ** composition role (ACLH, ACLL, ...), whatever the rules say about their label. */
-    for (size_t k = 0; rc == TL_OK && k < replay.launches.n; k++) {
-      const tl_graph_launch *l = &replay.launches.v[k];
-      if (l->anchor_event == TL_REPLAY_NONE) continue;
-      roles[l->anchor_event] = TL_ROLE_ANCHOR;
-      costs[l->anchor_event] = TL_COST_ELIGIBLE;
-      symbols[l->anchor_event] = tl_event_label(&trace, l->anchor_event)->name;
-    }
-  }
-  if (rc == TL_OK) {
-    rc = progress_stage(&pr, "selecting anchors", e);
-    tl_anchor_input ain = {&trace, roles, costs, symbols, replay.owned};
-    if (rc == TL_OK) rc = tl_anchors_build(&ain, &anchors, e);
-  }
-  if (rc == TL_OK) {
-    for (size_t i = 0; i < trace.ev.n; i++) {
-      switch (anchors.non_anchor[i]) {
-        case TL_NA_NONE:
-          sem_role[i] = "anchor";
-          sem_reason[i] = roles[i] == TL_ROLE_UNKNOWN_ANCHOR ? "unmatched_observation_unknown_first"
-                                                             : "matched_positive_rule";
-          break;
-        case TL_NA_REPRESENTED_BY_COMM_OP:
-          sem_role[i] = "aux";
-          sem_reason[i] = "represented_by_communication_op";
-          break;
-        case TL_NA_OWNED_BY_REPLAY:
-          sem_role[i] = "aux";
-          sem_reason[i] = "owned_by_exact_replay_unit";
-          break;
-        default:
-          sem_role[i] = roles[i] == TL_ROLE_TRANSPARENT ? "transparent" : "aux";
-          sem_reason[i] = "matched_positive_rule";
-      }
-    }
-    /* The events are written now, and what only their rows needed is freed: the provider
-    ** ids and source rowids, and the per-event classification arrays. */
-    rc = progress_stage(&pr, "publishing events", e);
-    if (rc == TL_OK) {
-      tl_publish_input mid = {.profile = &profile,
-                              .trace = &trace,
-                              .event_symbol = symbols,
-                              .event_semantic_role = sem_role,
-                              .event_semantic_role_reason = sem_reason,
-                              .event_role_class = role_class,
-                              .anchors = &anchors};
-      rc = tl_publish_events(&pub, &mid, e); /* rolls back the whole publication on failure */
-      if (rc != TL_OK) publishing = 0;
-    }
-    if (rc == TL_OK) {
-      tl_trace_release_event_ids(&trace);
-      free(symbols), free(sem_role), free(sem_reason), free(role_class), free(roles), free(costs);
-      symbols = role_class = NULL, sem_role = sem_reason = NULL, roles = costs = NULL;
-    }
-    if (rc == TL_OK) rc = progress_stage(&pr, "costing anchors", e);
-    if (rc == TL_OK) rc = tl_packets_build(&trace, &anchors, &packets, e);
-  }
-  if (rc == TL_OK) {
-    rc = progress_stage(&pr, "recovering structure", e);
-    uint32_t *anchor_unit = NULL;
-    int64_t *anchor_key = NULL;
-    if (rc == TL_OK && replay.units.n) {
-      anchor_unit = calloc(anchors.n ? anchors.n : 1, sizeof *anchor_unit);
-      anchor_key = calloc(anchors.n ? anchors.n : 1, sizeof *anchor_key);
-      if (!anchor_unit || !anchor_key) rc = tl_nomem(e);
-      for (size_t k = 0; rc == TL_OK && k < anchors.n; k++) {
-        uint32_t x = anchors.event[k];
-        if (x < replay.n_real_events) continue;
-        uint32_t l = replay.launch_of_synthetic[x - replay.n_real_events];
-        const tl_graph_launch *gl = &replay.launches.v[l];
-        anchor_unit[k] = gl->unit + 1;
-        /* token identity (graph template, body template, slot): negative, never a symbol id */
-        anchor_key[k] = -(((int64_t)replay.units.v[gl->unit].graph_template << 40) |
-                          ((int64_t)gl->body_template << 16) | (int64_t)(gl->slot_order + 1));
-      }
-    }
-    /* Step-constrained recovery: repeats never cross a scheduler step. */
-    uint32_t *part = NULL;
-    if (rc == TL_OK && ctx && rules->macro.partition_by_scheduler_step) {
-      part = malloc((anchors.n ? anchors.n : 1) * sizeof *part);
-      if (!part) rc = tl_nomem(e);
-      else rc = tl_context_partition_anchors(ctx, &anchors, part);
-    }
-    tl_forest_constraints fc = {anchor_unit, anchor_key, part};
-    if (rc == TL_OK) rc = tl_forest_build(&trace, &anchors, &packets, &fc, &forest, e);
-    free(anchor_unit);
-    free(anchor_key);
-    free(part);
-  }
-  if (rc == TL_OK) {
-    rc = progress_stage(&pr, "publishing", e);
-  }
-  /* The summary's buffer exists before publication commits: nothing may fail after it. */
-  enum { SUMMARY_MAX = 512 };
-  char *summary_buf = rc == TL_OK ? malloc(SUMMARY_MAX) : NULL;
-  if (rc == TL_OK && !summary_buf) rc = tl_nomem(e);
-  if (rc == TL_OK) {
-    tl_structure_input sin = {&trace, &anchors, &packets, &forest};
-    tl_publish_input in = {.profile = &profile,
-                           .trace = &trace,
-                           .relations = &relations,
-                           .inventory = &inventory,
-                           .digests = digests,
-                           .options_json = with_rules,
-                           .event_symbol = symbols,
-                           .event_semantic_role = sem_role,
-                           .event_semantic_role_reason = sem_reason,
-                           .structure = &sin,
-                           .embed_raw = opt.embed_raw,
-                           .rules = rules,
-                           .classification = &cls,
-                           .event_role_class = role_class,
-                           .replay = &replay,
-                           .threads = opt.threads};
-    rc = tl_publish_finish(&pub, &in, e); /* releases its SAVEPOINT, or rolls it back */
-    publishing = 0;
-    if (rc == TL_OK && ctx) rc = tl_context_publish(db, ctx, e);
-  }
-  if (publishing) tl_publish_abort(&pub); /* failed between the publication steps */
-  if (context_savepoint) {
-    if (rc == TL_OK) {
-      rc = tl_pub_exec(db, "RELEASE traceloom_context_publish", e);
-    } else {
-      sqlite3_exec(db, "ROLLBACK TO traceloom_context_publish", NULL, NULL, NULL);
-      sqlite3_exec(db, "RELEASE traceloom_context_publish", NULL, NULL, NULL);
-    }
-  }
-  size_t n_anchors = anchors.n, n_trees = forest.trees.n;
-  size_t n_real_events = replay.launches.n ? replay.n_real_events : trace.ev.n, n_exact = 0;
-  for (size_t k = 0; k < replay.launches.n; k++) n_exact += replay.launches.v[k].unit != TL_REPLAY_NONE;
-  tl_forest_free(&forest);
-  tl_packets_free(&packets);
-  tl_anchors_free(&anchors);
-  free(roles), free(costs), free(symbols), free(sem_role), free(sem_reason), free(role_class);
-  tl_classification_free(&cls);
-  tl_replay_free(&replay);
-  if (rc == TL_OK) {
-    snprintf(summary_buf, SUMMARY_MAX,
-             "traceloom: analysed %zu input(s) (%s): %zu events, %zu runtime calls, %zu "
-             "runtime-device relations (%zu supported), %zu exact graph launch(es), %zu anchors "
-             "in %zu tree(s) in %.2f s",
-             profile.inputs.n, tl_family_source_kind(profile.inputs.v[0].family), n_real_events,
-             trace.calls.n, relations.n, supported, n_exact, n_anchors, n_trees, now_s() - pr.t0);
-    *summary = summary_buf;
-  } else {
-    free(summary_buf);
-  }
-  progress_end(&pr);
-  free(digests);
-  TL_VEC_FREE(&relations);
-  tl_inventory_free(&inventory);
-  tl_trace_free(&trace);
-  tl_profile_free(&profile);
-done_opts:
-  tl_context_free(ctx);
-  tl_rules_free(rules);
-  free(with_rules);
-  free(canonical);
-  tl_options_free(&opt);
+  analysis_free(&a);
   return rc;
 }

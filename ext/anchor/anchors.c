@@ -5,8 +5,8 @@
 ** followed by a comparison sort of the rare runs that share (db_idx, device_id, start):
 ** the result is the total order of recovery.md section 3 at radix-sort speed.
 */
-#include "anchors.h"
-#include "sort.h"
+#include "anchor/anchors.h"
+#include "util/sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,12 +17,11 @@ const char *tl_anchor_role_name(tl_anchor_role r) {
   return (unsigned)r < 5 ? names[r] : "unknown";
 }
 
-int tl_event_is_comm_op(const tl_trace *t, size_t i) {
-  return strcmp(tl_str(t, tl_event_label(t, i)->task_type), "COMMUNICATION_OP") == 0;
+int tl_label_is_comm_op(const tl_trace *t, const tl_label *l) {
+  return strcmp(tl_str(t, l->task_type), "COMMUNICATION_OP") == 0;
 }
 
-int tl_event_is_wait(const tl_trace *t, size_t i) {
-  const tl_label *l = tl_event_label(t, i);
+int tl_label_is_wait(const tl_trace *t, const tl_label *l) {
   return strcasestr(tl_str(t, l->name), "wait") != NULL ||
          strcasestr(tl_str(t, l->task_type), "wait") != NULL;
 }
@@ -35,9 +34,10 @@ void tl_anchors_free(tl_anchors *a) {
   memset(a, 0, sizeof *a);
 }
 
-static tl_anchor_role anchor_role_of(const tl_trace *t, size_t i, uint8_t role) {
+static tl_anchor_role anchor_role_of(const tl_trace *t, const tl_derived *d, size_t i,
+                                     uint8_t role) {
   if (role == TL_ROLE_UNKNOWN_ANCHOR) return TL_ANCHOR_UNKNOWN;
-  switch ((tl_kind)tl_event_label(t, i)->kind) {
+  switch ((tl_kind)tl_event_label_of(t, d, i)->kind) {
     case TL_KIND_COMMUNICATION: return TL_ANCHOR_COMM;
     case TL_KIND_SYNC: return TL_ANCHOR_SYNC;
     case TL_KIND_GRAPH_LAUNCH: return TL_ANCHOR_GRAPH;
@@ -58,6 +58,7 @@ static int kind_rank(tl_anchor_role r) {
 
 typedef struct sort_ctx {
   const tl_trace *t;
+  const tl_derived *d;
   const uint8_t *rank;
   const uint32_t *symbol;
 } sort_ctx;
@@ -70,34 +71,44 @@ typedef struct sort_ctx {
 /* The tail of the total key, for events sharing (db_idx, device_id, start_ns). */
 static int cmp_tail(const void *pa, const void *pb, void *pctx) {
   const sort_ctx *c = pctx;
-  const tl_events *ev = &c->t->ev;
   uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-  CMP(ev->end_ns[a], ev->end_ns[b]);
-  CMP(ev->stream_id[a], ev->stream_id[b]);
+  size_t ia = a, ib = b;
+  const tl_events *ea = tl_events_of(c->t, c->d, &ia), *eb = tl_events_of(c->t, c->d, &ib);
+  CMP(ea->end_ns[ia], eb->end_ns[ib]);
+  CMP(ea->stream_id[ia], eb->stream_id[ib]);
   CMP(c->rank[a], c->rank[b]);
   CMP(c->symbol[a], c->symbol[b]);
-  CMP(c->t->source_refs.v[ev->source_ref[a]].source_id,
-      c->t->source_refs.v[ev->source_ref[b]].source_id);
-  CMP(tl_i64col_get(&ev->source_rowid, a), tl_i64col_get(&ev->source_rowid, b));
+  CMP(tl_source_ref_at(c->t, c->d, ea->source_ref[ia])->source_id,
+      tl_source_ref_at(c->t, c->d, eb->source_ref[ib])->source_id);
+  CMP(tl_i64col_get(&ea->source_rowid, ia), tl_i64col_get(&eb->source_rowid, ib));
   CMP(a, b);
   return 0;
 }
 
+/* The connection id of event i (a trace event or a derived one), and whether it is a
+** communication op; the label is looked at only for events with a connection. */
+static int64_t conn_of(const tl_trace *t, const tl_derived *d, size_t i, int *comm_op) {
+  int64_t c = tl_event_correlation(t, d, i);
+  if (c >= 0) *comm_op = tl_label_is_comm_op(t, tl_event_label_of(t, d, i));
+  return c;
+}
+
 /* Marks tasks that a communication op on the same (db, device, connection) overlaps. */
-static int mark_represented(const tl_trace *t, uint8_t *non_anchor, tl_err *e) {
-  const tl_events *ev = &t->ev;
+static int mark_represented(const tl_trace *t, const tl_derived *d, uint8_t *non_anchor,
+                            tl_err *e) {
+  size_t n = tl_event_count(t, d);
   tl_i64map first = {0};
   uint32_t *next = NULL;
   size_t nops = 0;
-  const tl_i64col *conn = &ev->correlation_id;
-  for (size_t i = 0; i < ev->n; i++)
-    if (tl_i64col_get(conn, i) >= 0 && tl_event_is_comm_op(t, i)) nops++;
+  int op;
+  for (size_t i = 0; i < n; i++)
+    if (conn_of(t, d, i, &op) >= 0 && op) nops++;
   if (!nops) return TL_OK;
-  next = malloc(ev->n * sizeof *next);
+  next = malloc(n * sizeof *next);
   if (!next) return tl_nomem(e);
-  for (size_t i = ev->n; i-- > 0;) {
-    int64_t ci = tl_i64col_get(conn, i);
-    if (ci < 0 || !tl_event_is_comm_op(t, i)) continue;
+  for (size_t i = n; i-- > 0;) {
+    int64_t ci = conn_of(t, d, i, &op);
+    if (ci < 0 || !op) continue;
     int64_t *head = tl_i64map_get(&first, ci);
     next[i] = head ? (uint32_t)*head : UINT32_MAX;
     if (tl_i64map_put(&first, ci, (int64_t)i)) {
@@ -106,13 +117,17 @@ static int mark_represented(const tl_trace *t, uint8_t *non_anchor, tl_err *e) {
       return tl_nomem(e);
     }
   }
-  for (size_t i = 0; i < ev->n; i++) {
-    int64_t ci = tl_i64col_get(conn, i);
-    if (ci < 0 || tl_event_is_comm_op(t, i)) continue;
+  for (size_t i = 0; i < n; i++) {
+    int64_t ci = conn_of(t, d, i, &op);
+    if (ci < 0 || op) continue;
+    size_t ii = i;
+    const tl_events *ei = tl_events_of(t, d, &ii);
     int64_t *head = tl_i64map_get(&first, ci);
     for (uint32_t j = head ? (uint32_t)*head : UINT32_MAX; j != UINT32_MAX; j = next[j]) {
-      if (ev->db_idx[j] != ev->db_idx[i] || ev->device_id[j] != ev->device_id[i]) continue;
-      if (ev->start_ns[i] < ev->end_ns[j] && ev->end_ns[i] > ev->start_ns[j]) {
+      size_t jj = j;
+      const tl_events *ej = tl_events_of(t, d, &jj);
+      if (ej->db_idx[jj] != ei->db_idx[ii] || ej->device_id[jj] != ei->device_id[ii]) continue;
+      if (ei->start_ns[ii] < ej->end_ns[jj] && ei->end_ns[ii] > ej->start_ns[jj]) {
         non_anchor[i] = TL_NA_REPRESENTED_BY_COMM_OP;
         break;
       }
@@ -123,12 +138,42 @@ static int mark_represented(const tl_trace *t, uint8_t *non_anchor, tl_err *e) {
   return TL_OK;
 }
 
+int tl_anchor_semantic_roles(const tl_anchors *a, const uint8_t *role, size_t n,
+                             const char ***semantic_role, const char ***reason, tl_err *e) {
+  const char **sr = malloc((n ? n : 1) * sizeof *sr), **why = malloc((n ? n : 1) * sizeof *why);
+  if (!sr || !why) {
+    free(sr), free(why);
+    return tl_nomem(e);
+  }
+  for (size_t i = 0; i < n; i++) {
+    switch (a->non_anchor[i]) {
+      case TL_NA_NONE:
+        sr[i] = "anchor";
+        why[i] = role[i] == TL_ROLE_UNKNOWN_ANCHOR ? "unmatched_observation_unknown_first"
+                                                   : "matched_positive_rule";
+        break;
+      case TL_NA_REPRESENTED_BY_COMM_OP:
+        sr[i] = "aux";
+        why[i] = "represented_by_communication_op";
+        break;
+      case TL_NA_OWNED_BY_REPLAY:
+        sr[i] = "aux";
+        why[i] = "owned_by_exact_replay_unit";
+        break;
+      default:
+        sr[i] = role[i] == TL_ROLE_TRANSPARENT ? "transparent" : "aux";
+        why[i] = "matched_positive_rule";
+    }
+  }
+  *semantic_role = sr, *reason = why;
+  return TL_OK;
+}
+
 /* First anchor of [lo, hi) whose start is >= t (anchors sorted by start); hi if none. */
-static size_t first_anchor_at_or_after(const tl_anchors *a, const tl_events *ev, size_t lo,
-                                       size_t hi, int64_t t) {
+static size_t first_anchor_at_or_after(const tl_anchors *a, size_t lo, size_t hi, int64_t t) {
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (ev->start_ns[a->event[mid]] < t)
+    if (tl_anchor_start(a, mid) < t)
       lo = mid + 1;
     else
       hi = mid;
@@ -138,16 +183,17 @@ static size_t first_anchor_at_or_after(const tl_anchors *a, const tl_events *ev,
 
 int tl_anchors_build(const tl_anchor_input *in, tl_anchors *a, tl_err *e) {
   const tl_trace *t = in->t;
-  const tl_events *ev = &t->ev;
-  size_t n = ev->n;
+  const tl_derived *d = in->derived;
+  size_t n = tl_event_count(t, d);
   memset(a, 0, sizeof *a);
+  a->t = t, a->derived = d;
   uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
   uint32_t *order = malloc((n ? n : 1) * sizeof *order);
   uint8_t *rank = malloc(n ? n : 1);
   uint32_t *count = NULL;
   a->non_anchor = calloc(n ? n : 1, 1);
   if (!keys || !order || !rank || !a->non_anchor) goto nomem;
-  if (mark_represented(t, a->non_anchor, e)) goto fail;
+  if (mark_represented(t, d, a->non_anchor, e)) goto fail;
   size_t nanchors = 0, nother = 0;
   for (size_t i = 0; i < n; i++) {
     uint8_t role = in->event_role[i];
@@ -156,22 +202,28 @@ int tl_anchors_build(const tl_anchor_input *in, tl_anchors *a, tl_err *e) {
     else if (a->non_anchor[i] == TL_NA_NONE &&
              (role == TL_ROLE_AUXILIARY || role == TL_ROLE_TRANSPARENT))
       a->non_anchor[i] = TL_NA_ROLE;
-    rank[i] = (uint8_t)kind_rank(anchor_role_of(t, i, role));
+    rank[i] = (uint8_t)kind_rank(anchor_role_of(t, d, i, role));
     if (a->non_anchor[i] == TL_NA_NONE)
       nanchors++;
     else if (!in->cost_treatment || in->cost_treatment[i] == TL_COST_ELIGIBLE)
       nother++;
   }
   /* Total order: radix by start, then stably by (db_idx, device_id), then the tail key. */
-  for (size_t i = 0; i < n; i++) keys[i] = tl_order_i64(ev->start_ns[i]), order[i] = (uint32_t)i;
-  if (tl_radix_sort_u64(keys, order, n)) goto nomem;
   for (size_t i = 0; i < n; i++)
-    keys[i] = ((uint64_t)ev->db_idx[order[i]] << 32) | ev->device_id[order[i]];
+    keys[i] = tl_order_i64(tl_event_start(t, d, i)), order[i] = (uint32_t)i;
   if (tl_radix_sort_u64(keys, order, n)) goto nomem;
-  sort_ctx ctx = {t, rank, in->event_symbol};
+  for (size_t i = 0; i < n; i++) {
+    size_t j = order[i];
+    const tl_events *ev = tl_events_of(t, d, &j);
+    keys[i] = ((uint64_t)ev->db_idx[j] << 32) | ev->device_id[j];
+  }
+  if (tl_radix_sort_u64(keys, order, n)) goto nomem;
+  sort_ctx ctx = {t, d, rank, in->event_symbol};
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
-    while (j < n && keys[j] == keys[i] && ev->start_ns[order[j]] == ev->start_ns[order[i]]) j++;
+    while (j < n && keys[j] == keys[i] &&
+           tl_event_start(t, d, order[j]) == tl_event_start(t, d, order[i]))
+      j++;
     if (j - i > 1) qsort_r(order + i, j - i, sizeof *order, cmp_tail, &ctx);
     i = j;
   }
@@ -183,13 +235,13 @@ int tl_anchors_build(const tl_anchor_input *in, tl_anchors *a, tl_err *e) {
   /* Split into anchors and other events, grouped by (db_idx, device_id). */
   for (size_t i = 0; i < n;) {
     size_t j = i;
-    tl_anchor_group g = {ev->db_idx[order[i]], ev->device_id[order[i]], a->n, 0, a->nother, 0};
+    tl_anchor_group g = {(uint16_t)(keys[i] >> 32), (uint32_t)keys[i], a->n, 0, a->nother, 0};
     while (j < n && keys[j] == keys[i]) {
       uint32_t k = order[j++];
       if (a->non_anchor[k] == TL_NA_NONE) {
         a->event[a->n] = k;
         a->symbol[a->n] = in->event_symbol[k];
-        a->role[a->n] = (uint8_t)anchor_role_of(t, k, in->event_role[k]);
+        a->role[a->n] = (uint8_t)anchor_role_of(t, d, k, in->event_role[k]);
         a->n++;
       } else if (!in->cost_treatment || in->cost_treatment[k] == TL_COST_ELIGIBLE) {
         a->other[a->nother++] = k;
@@ -212,7 +264,8 @@ int tl_anchors_build(const tl_anchor_input *in, tl_anchors *a, tl_err *e) {
     for (size_t k = g->first_event; k < g->first_event + g->nevents; k++) {
       uint32_t x = a->other[k];
       if (a->non_anchor[x] != TL_NA_ROLE) continue;
-      size_t at = first_anchor_at_or_after(a, ev, g->first, g->first + g->count, ev->end_ns[x]);
+      size_t at =
+          first_anchor_at_or_after(a, g->first, g->first + g->count, tl_event_end(t, d, x));
       if (at == g->first + g->count) {
         if (TL_VEC_PUSH(&a->unplaced, x)) goto nomem;
         continue;

@@ -5,8 +5,9 @@
 ** linear order: the tokens of structure recovery and the leaves of the tree. Every other
 ** cost-eligible device event links to the anchor that follows it (its "prelude").
 **
-** Input: the trace plus one role per event (from classification) and one structural symbol
-** per event. Output: anchors grouped per (db_idx, device_id), sorted by the total key of
+** Input: the trace and the launch anchors replay derived (numbered after the trace's
+** events, trace.h tl_derived), one role per event (from classification, which makes launch
+** anchors anchors) and one structural symbol per event. Output: anchors grouped per (db_idx, device_id), sorted by the total key of
 ** recovery.md section 3 (device, start, end, stream, kind rank, symbol, source, rowid,
 ** event), with 1-based anchor_idx per group and a dense global index n (anchor-<n>).
 */
@@ -45,6 +46,8 @@ typedef struct tl_anchor_group {
 } tl_anchor_group;
 
 typedef struct tl_anchors {
+  const tl_trace *t;             /* the events anchors index, with ... */
+  const tl_derived *derived;     /* ... the derived ones (NULL: none); borrowed */
   size_t n;
   uint32_t *event;               /* event index of anchor n */
   uint32_t *symbol;              /* structural symbol (pool id) of anchor n */
@@ -74,6 +77,7 @@ const char *tl_anchor_role_name(tl_anchor_role r);
 
 typedef struct tl_anchor_input {
   const tl_trace *t;
+  const tl_derived *derived;      /* derived events (replay's launch anchors), NULL: none */
   const uint8_t *event_role;      /* tl_role per event */
   const uint8_t *cost_treatment;  /* tl_cost_treatment per event (NULL: all eligible) */
   const uint32_t *event_symbol;   /* structural symbol per event */
@@ -83,10 +87,25 @@ typedef struct tl_anchor_input {
 int tl_anchors_build(const tl_anchor_input *in, tl_anchors *out, tl_err *e);
 void tl_anchors_free(tl_anchors *a);
 
+/* traceloom_event.semantic_role and semantic_role_reason of events [0, n) once anchors are
+** selected: the role classification gave (role, tl_role per event) as changed by anchor
+** selection (a representing communication op, an owning replay unit). Both arrays are
+** malloc'd, of static strings. */
+int tl_anchor_semantic_roles(const tl_anchors *a, const uint8_t *role, size_t n,
+                             const char ***semantic_role, const char ***reason, tl_err *e);
 
-/* 1 for communication-op envelope events (COMMUNICATION_OP rows). */
-int tl_event_is_comm_op(const tl_trace *t, size_t i);
-/* 1 when an event's name or task type says it waits ("wait", any case). */
-int tl_event_is_wait(const tl_trace *t, size_t i);
+
+/* Start and end of the event of anchor k (a trace event or a derived one). */
+static inline int64_t tl_anchor_start(const tl_anchors *a, size_t k) {
+  return tl_event_start(a->t, a->derived, a->event[k]);
+}
+static inline int64_t tl_anchor_end(const tl_anchors *a, size_t k) {
+  return tl_event_end(a->t, a->derived, a->event[k]);
+}
+
+/* 1 for the label of communication-op envelope events (COMMUNICATION_OP rows). */
+int tl_label_is_comm_op(const tl_trace *t, const tl_label *l);
+/* 1 when a label's name or task type says it waits ("wait", any case). */
+int tl_label_is_wait(const tl_trace *t, const tl_label *l);
 
 #endif

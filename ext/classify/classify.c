@@ -6,7 +6,7 @@
 ** then decided once and becomes a class with a dense id. Publishing writes one row per class;
 ** events reference their class through traceloom_event.role_class_id.
 */
-#include "classify.h"
+#include "classify/classify.h"
 #include "publish/publish.h"
 
 #include <stdio.h>
@@ -110,9 +110,19 @@ static int classify_label(const tl_trace *t, const tl_rules *r, const tl_label *
   return TL_OK;
 }
 
-int tl_classify(const tl_trace *t, const tl_rules *r, tl_classification *out, tl_err *e) {
+/* The (label, scope) class of event i of the trace or of d. */
+static size_t class_index(const tl_classification *c, const tl_trace *t, const tl_derived *d,
+                          size_t i) {
+  size_t j = i;
+  const tl_events *ev = tl_events_of(t, d, &j);
+  return (size_t)ev->label[j] * TL_SCOPE_COUNT + c->db_scope[ev->db_idx[j]];
+}
+
+int tl_classify(const tl_trace *t, const tl_derived *d, const tl_rules *r,
+                tl_classification *out, tl_err *e) {
   memset(out, 0, sizeof *out);
-  out->nlabels = t->labels.n;
+  size_t n = tl_event_count(t, d);
+  out->nlabels = t->labels.n + (d ? d->labels.n : 0);
   out->ndb = t->profile ? t->profile->inputs.n : 0;
   out->cls = calloc(out->nlabels ? out->nlabels * TL_SCOPE_COUNT : 1, sizeof *out->cls);
   out->db_scope = calloc(out->ndb ? out->ndb : 1, 1);
@@ -122,20 +132,22 @@ int tl_classify(const tl_trace *t, const tl_rules *r, tl_classification *out, tl
   }
   for (size_t i = 0; i < out->ndb; i++)
     out->db_scope[i] = (uint8_t)scope_of(tl_family_provider(t->profile->inputs.v[i].family));
-  for (size_t i = 0; i < t->ev.n; i++) {
-    uint16_t db = t->ev.db_idx[i];
+  for (size_t i = 0; i < n; i++) {
+    size_t j = i;
+    uint16_t db = tl_events_of(t, d, &j)->db_idx[j];
     if (db >= out->ndb) {
       tl_classification_free(out);
       return tl_fail(e, "internal error: event-%zu names input %u of %zu", i, db, out->ndb);
     }
-    out->cls[(size_t)t->ev.label[i] * TL_SCOPE_COUNT + out->db_scope[db]].used = 1;
+    out->cls[class_index(out, t, d, i)].used = 1;
   }
   tl_buf blob = {0}, op = {0};
   int rc = TL_OK;
   for (size_t li = 0; rc == TL_OK && li < out->nlabels; li++)
     for (int s = 0; rc == TL_OK && s < TL_SCOPE_COUNT; s++) {
       tl_label_class *c = &out->cls[li * TL_SCOPE_COUNT + (size_t)s];
-      if (c->used) rc = classify_label(t, r, &t->labels.v[li], (tl_scope)s, c, &blob, &op, e);
+      if (c->used)
+        rc = classify_label(t, r, tl_label_at(t, d, (uint32_t)li), (tl_scope)s, c, &blob, &op, e);
     }
   tl_buf_free(&blob);
   tl_buf_free(&op);
@@ -145,9 +157,8 @@ int tl_classify(const tl_trace *t, const tl_rules *r, tl_classification *out, tl
   }
   for (size_t i = 0; i < out->nlabels * TL_SCOPE_COUNT; i++)
     if (out->cls[i].used) out->cls[i].class_id = (uint32_t)out->nclasses++;
-  for (size_t i = 0; i < t->ev.n; i++) {
-    size_t at = (size_t)t->ev.label[i] * TL_SCOPE_COUNT + out->db_scope[t->ev.db_idx[i]];
-    tl_label_class *k = &out->cls[at];
+  for (size_t i = 0; i < n; i++) {
+    tl_label_class *k = &out->cls[class_index(out, t, d, i)];
     k->events++;
     out->events_by_role[k->final_role]++;
   }
@@ -173,6 +184,37 @@ int tl_classification_event_arrays(const tl_classification *c, const tl_trace *t
   if (cost) *cost = co;
   if (symbol) *symbol = sy;
   return TL_OK;
+}
+
+int tl_event_classes_build(const tl_classification *c, const tl_trace *t, const tl_derived *d,
+                           tl_event_classes *out, tl_err *e) {
+  memset(out, 0, sizeof *out);
+  size_t n = tl_event_count(t, d), cap = n ? n : 1;
+  out->role = malloc(cap), out->cost = malloc(cap);
+  out->symbol = malloc(cap * sizeof *out->symbol);
+  out->role_class = malloc(cap * sizeof *out->role_class);
+  if (!out->role || !out->cost || !out->symbol || !out->role_class) {
+    tl_event_classes_free(out);
+    return tl_nomem(e);
+  }
+  for (size_t i = 0; i < n; i++) {
+    const tl_label_class *k = &c->cls[class_index(c, t, d, i)];
+    out->role_class[i] = k->class_id;
+    if (i < t->ev.n) {
+      out->role[i] = k->final_role, out->cost[i] = k->cost, out->symbol[i] = k->symbol;
+    } else {
+      /* a launch anchor: its symbol is its name, the composition role */
+      out->role[i] = TL_EVIDENCE_ANCHOR;
+      out->cost[i] = TL_COSTP_RETAINED_FOR_ATTRIBUTION;
+      out->symbol[i] = tl_event_label_of(t, d, i)->name;
+    }
+  }
+  return TL_OK;
+}
+
+void tl_event_classes_free(tl_event_classes *x) {
+  free(x->role), free(x->cost), free(x->symbol), free(x->role_class);
+  memset(x, 0, sizeof *x);
 }
 
 /* ------------------------------------------------------------------ per-event vocabulary */
@@ -377,7 +419,7 @@ static int publish_reconcile_policy(sqlite3 *db, const tl_rules *r, tl_err *e) {
   return rc;
 }
 
-static int publish_classes(sqlite3 *db, const tl_trace *t, const tl_rules *r,
+static int publish_classes(sqlite3 *db, const tl_trace *t, const tl_derived *d, const tl_rules *r,
                            const tl_classification *c, tl_err *e) {
   sqlite3_stmt *st;
   if (tl_pub_prepare(db,
@@ -396,7 +438,7 @@ static int publish_classes(sqlite3 *db, const tl_trace *t, const tl_rules *r,
   for (size_t i = 0; rc == TL_OK && i < c->nlabels * TL_SCOPE_COUNT; i++) {
     const tl_label_class *k = &c->cls[i];
     if (!k->used) continue;
-    const tl_label *l = &t->labels.v[i / TL_SCOPE_COUNT];
+    const tl_label *l = tl_label_at(t, d, (uint32_t)(i / TL_SCOPE_COUNT));
     int task = k->domain == TL_OBS_TASK;
     sqlite3_bind_int64(st, 1, k->class_id);
     sqlite3_bind_text(st, 2, task ? "task" : "communication", -1, SQLITE_STATIC);
@@ -460,19 +502,19 @@ static int publish_rule_metadata(sqlite3 *db, const tl_rules *r, tl_err *e) {
   return rc;
 }
 
-int tl_publish_classification(sqlite3 *db, const tl_trace *t, const tl_rules *r,
-                              const tl_classification *c, tl_err *e) {
+int tl_publish_classification(sqlite3 *db, const tl_trace *t, const tl_derived *d,
+                              const tl_rules *r, const tl_classification *c, tl_err *e) {
   size_t *rule_events = calloc(r->cls.rules.n + 1, sizeof *rule_events);
   if (!rule_events) return tl_nomem(e);
-  for (size_t i = 0; i < t->ev.n; i++) {
-    int rule = tl_event_class(c, t, i)->rule;
+  for (size_t i = 0; i < tl_event_count(t, d); i++) {
+    int rule = c->cls[class_index(c, t, d, i)].rule;
     if (rule >= 0) rule_events[rule]++;
   }
   int rc = publish_class_policy(db, r, rule_events, e);
   free(rule_events);
   if (rc == TL_OK) rc = publish_symbol_rules(db, r, e);
   if (rc == TL_OK) rc = publish_reconcile_policy(db, r, e);
-  if (rc == TL_OK) rc = publish_classes(db, t, r, c, e);
+  if (rc == TL_OK) rc = publish_classes(db, t, d, r, c, e);
   if (rc == TL_OK) rc = publish_rule_metadata(db, r, e);
   return rc;
 }

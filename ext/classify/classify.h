@@ -9,9 +9,10 @@
 **     return TL_ERROR;
 **   ... tl_trace_load(...) ...
 **   tl_classification cls;
-**   if (tl_classify(&trace, rules, &cls, e)) ...
+**   if (tl_classify(&trace, &replay.launch_events, rules, &cls, e)) ...
+**   tl_event_classes_build(&cls, &trace, &replay.launch_events, &classes, e);  per event
 **   ... inside the publish savepoint, after traceloom_event is written:
-**   tl_publish_classification(db, &trace, rules, &cls, e);
+**   tl_publish_classification(db, &trace, &replay.launch_events, rules, &cls, e);
 **   tl_classification_free(&cls);
 **   tl_rules_free(rules);
 **
@@ -29,10 +30,10 @@
 #ifndef TL_CLASSIFY_H
 #define TL_CLASSIFY_H
 
-#include "rules.h"
-#include "err.h"
-#include "buf.h"
-#include "sqlite_api.h"
+#include "classify/rules.h"
+#include "util/err.h"
+#include "util/buf.h"
+#include "util/sqlite_api.h"
 #include "trace/trace.h"
 
 /* ------------------------------------------------------------------ rules (rules.c) */
@@ -154,15 +155,37 @@ typedef struct tl_classification {
   size_t events_by_role[TL_EVIDENCE_NONE + 1]; /* final roles over all events */
 } tl_classification;
 
-/* Classifies every label the events use. Structural symbols are interned into t->pool (the
-** trace itself is otherwise unchanged). */
-int tl_classify(const tl_trace *t, const tl_rules *r, tl_classification *out, tl_err *e);
+/* Classifies every label the events use, the trace's and those of its derived events d
+** (the launch anchors of exact replays; NULL: none). Structural symbols are interned into
+** t->pool (the trace itself is otherwise unchanged). */
+int tl_classify(const tl_trace *t, const tl_derived *d, const tl_rules *r,
+                tl_classification *out, tl_err *e);
 void tl_classification_free(tl_classification *c);
 
+/* The class of event `event` of the trace (not of its derived events). */
 static inline const tl_label_class *tl_event_class(const tl_classification *c, const tl_trace *t,
                                                    size_t event) {
   return &c->cls[(size_t)t->ev.label[event] * TL_SCOPE_COUNT + c->db_scope[t->ev.db_idx[event]]];
 }
+
+/* The classification of every event, the trace's and d, the launch anchors replay derived
+** (numbered after them; NULL: none), for the stages that index by event (anchor/anchors.h's
+** tl_anchor_input) and the event rows: the final role (tl_evidence_role values, which match
+** anchors.h's tl_role), the cost treatment (tl_cost_policy, matching tl_cost_treatment),
+** the structural symbol (pool id) and the role class (traceloom_evidence_role_class.class_id).
+** A launch anchor of an exact replay unit is an anchor by construction, cost eligible, its
+** symbol the composition role (ACLH, ACLL, ...), whatever the rules say about its label;
+** its role class stays its label's. */
+typedef struct tl_event_classes {
+  uint8_t *role;
+  uint8_t *cost;
+  uint32_t *symbol;
+  uint32_t *role_class;
+} tl_event_classes;
+
+int tl_event_classes_build(const tl_classification *c, const tl_trace *t, const tl_derived *d,
+                           tl_event_classes *out, tl_err *e);
+void tl_event_classes_free(tl_event_classes *x);
 
 /* Per-event copies for stages that index by event (anchor/anchors.h's tl_anchor_input):
 ** the final role (tl_evidence_role values, which match anchors.h's tl_role), the cost
@@ -191,7 +214,7 @@ const char *tl_class_effective_participation(const tl_label_class *c);
 ** joining traceloom_event.role_class_id to the class table, so the event writer binds
 ** role_class_id (tl_event_class()->class_id) next to semantic_role, semantic_role_reason and
 ** symbol. A class row is about 200 bytes; a per-event copy would have doubled the database. */
-int tl_publish_classification(sqlite3 *db, const tl_trace *t, const tl_rules *r,
-                              const tl_classification *c, tl_err *e);
+int tl_publish_classification(sqlite3 *db, const tl_trace *t, const tl_derived *d,
+                              const tl_rules *r, const tl_classification *c, tl_err *e);
 
 #endif

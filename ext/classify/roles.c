@@ -8,7 +8,7 @@
 ** normalized when loaded (task types to their key, everything else lower-cased), so matching
 ** here is plain comparison.
 */
-#include "classify.h"
+#include "classify/classify.h"
 
 #include <string.h>
 

@@ -12,11 +12,11 @@
 ** nothing is returned unless the whole configuration is valid, so an invalid config never
 ** changes an analysis.
 */
-#include "classify.h"
-#include "yamldoc.h"
+#include "classify/classify.h"
+#include "classify/yamldoc.h"
 #include "embedded.h"
-#include "sha256.h"
-#include "buf.h"
+#include "util/sha256.h"
+#include "util/buf.h"
 
 #include <ctype.h>
 #include <errno.h>

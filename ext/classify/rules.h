@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "vec.h"
+#include "util/vec.h"
 
 /* Provider scopes of classification rules and of their inputs. */
 typedef enum tl_scope {

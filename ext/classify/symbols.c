@@ -9,7 +9,7 @@
 ** conflict that keeps the observed symbol, none keeps it as identity. Equal structural
 ** symbols never by themselves say two positions correspond; they only name tokens.
 */
-#include "classify.h"
+#include "classify/classify.h"
 
 #include <ctype.h>
 #include <stdlib.h>

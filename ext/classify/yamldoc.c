@@ -5,7 +5,7 @@
 ** collections; a mapping alternates between expecting a key (which must be a plain scalar)
 ** and expecting its value.
 */
-#include "yamldoc.h"
+#include "classify/yamldoc.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -16,7 +16,7 @@
 #define TL_YAMLDOC_H
 
 #include <stddef.h>
-#include "err.h"
+#include "util/err.h"
 
 typedef enum tl_ytype { TL_Y_SCALAR, TL_Y_SEQ, TL_Y_MAP } tl_ytype;
 

@@ -17,14 +17,13 @@
 **
 ** Exit codes: 0 success, 1 analysis error, 2 usage error, 130 interrupted.
 */
-#include "sqlite3.h"
-#include "traceloom.h"
-#include "buf.h"
-#include "err.h"
+#include "sqlite-traceloom.h"
+#include "util/buf.h"
+#include "util/err.h"
 #include "analyze/analyze.h"
 #include "classify/classify.h"
 #include "classify/rules.h"
-#include "context/context.h"
+#include "context/context.h" /* tl_context_refuse_output: the final output is no context input */
 
 #include <dirent.h>
 #include <errno.h>
@@ -35,7 +34,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int sqlite3_traceloom_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 
 #define EXIT_ANALYSIS 1
 #define EXIT_USAGE 2

@@ -19,7 +19,7 @@
 ** align the gap exactly). The merged tree is written in preorder as cmp_rows, with display
 ** labels (#k among equal siblings) and readable paths ("Rep x6 > Rep x4 > MatMul#2").
 */
-#include "compare_int.h"
+#include "compare/compare_int.h"
 
 #include <math.h>
 #include <stdio.h>

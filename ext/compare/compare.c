@@ -14,12 +14,12 @@
 **   match     "auto" (symbols, then semantic families) or "symbol" (symbols only)
 **   families  a traceloom-compare-families-v1 YAML file replacing the built-in table
 */
-#include "compare.h"
-#include "compare_int.h"
-#include "buf.h"
-#include "json.h"
-#include "timing.h"
-#include "source/sqlsrc.h"
+#include "compare/compare.h"
+#include "compare/compare_int.h"
+#include "util/buf.h"
+#include "util/json.h"
+#include "util/timing.h"
+#include "util/dbopen.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -94,14 +94,14 @@ static int parse_options(const char *json, cmp_options *o, tl_err *e) {
 static int read_file(cmp_side *s, tl_strpool *pool, const tl_cmp_families *fam, tl_err *e) {
   sqlite3 *db = NULL;
   tl_err inner = {0};
-  if (tl_sql_open_ro(s->path, &db, &inner)) {
+  if (tl_db_open_ro(s->path, "analysis database", &db, &inner)) {
     tl_fail(e, "traceloom_compare: cannot open the %s analysis: %s", s->what,
             inner.msg ? inner.msg : "?");
     tl_err_clear(&inner);
     return TL_ERROR;
   }
   int rc = tl_cmp_read(db, s, pool, fam, e);
-  tl_sql_close(db);
+  sqlite3_close(db);
   return rc;
 }
 

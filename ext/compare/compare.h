@@ -10,8 +10,8 @@
 #ifndef TL_COMPARE_H
 #define TL_COMPARE_H
 
-#include "sqlite_api.h"
-#include "err.h"
+#include "util/sqlite_api.h"
+#include "util/err.h"
 
 /* Compares the analysis at base_path (opened read-only) with the analysis in db's main
 ** database (or the file named by the "new" option, also read-only) and publishes the

@@ -16,11 +16,11 @@
 #ifndef TL_COMPARE_INT_H
 #define TL_COMPARE_INT_H
 
-#include "sqlite_api.h"
-#include "err.h"
-#include "i64map.h"
-#include "strpool.h"
-#include "vec.h"
+#include "util/sqlite_api.h"
+#include "util/err.h"
+#include "util/i64map.h"
+#include "util/strpool.h"
+#include "util/vec.h"
 
 #include <stddef.h>
 #include <stdint.h>

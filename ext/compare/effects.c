@@ -22,7 +22,7 @@
 ** within_noise; with fewer than two units on both sides there is no spread to judge by.
 ** Ranking is noise-aware: rate changes within noise rank after every other change.
 */
-#include "compare_int.h"
+#include "compare/compare_int.h"
 
 #include <math.h>
 #include <stdlib.h>

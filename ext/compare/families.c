@@ -12,7 +12,7 @@
 ** Ascend run and a CUDA run of the same model line up. The table is data, not code: the
 ** built-in manifest is compiled in (tools/embed.sh), the option "families" replaces it.
 */
-#include "compare_int.h"
+#include "compare/compare_int.h"
 #include "embedded.h"
 #include "classify/yamldoc.h"
 

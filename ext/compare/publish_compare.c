@@ -9,7 +9,7 @@
 ** Any error rolls the savepoint back: an earlier comparison, and the analysis, stay exactly
 ** as they were.
 */
-#include "compare_int.h"
+#include "compare/compare_int.h"
 #include "embedded.h"
 #include "publish/rows.h"
 #include "traceloom.h"

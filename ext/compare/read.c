@@ -14,8 +14,8 @@
 ** come in as the view's microseconds (ns / 1000.0, exact to the ns below 2^42 us) and are
 ** summed back in int64 ns.
 */
-#include "compare_int.h"
-#include "sort.h"
+#include "compare/compare_int.h"
+#include "util/sort.h"
 #include "source/sqlsrc.h"
 
 #include <math.h>

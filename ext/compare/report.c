@@ -10,9 +10,9 @@
 ** alignment, the ranked changes with their paths, per-unit figures, share of the delta and
 ** noise status, and the kernel summary of the whole tree by change.
 */
-#include "compare.h"
-#include "buf.h"
-#include "json.h"
+#include "compare/compare.h"
+#include "util/buf.h"
+#include "util/json.h"
 
 #include <string.h>
 

@@ -11,7 +11,7 @@
 **                                              (link.c) markers in PYTORCH_API, host scope,
 **                                              task-queue bridge, provider relations, exact
 **                                              replay members: a step per device event
-**   tl_context_anchor_partition(c, anchors, g, part, e);
+**   tl_context_partition_events(c, anchors.event, anchors.n, &part, e);
 **                                              step partition per anchor token, for
 **                                              step-constrained recovery (section 7)
 **   tl_context_publish(db, c, e);              (publish_context.c) inside the publication
@@ -29,14 +29,13 @@
 #ifndef TL_CONTEXT_H
 #define TL_CONTEXT_H
 
-#include "sqlite_api.h"
-#include "err.h"
-#include "strpool.h"
-#include "vec.h"
-#include "i64map.h"
+#include "util/sqlite_api.h"
+#include "util/err.h"
+#include "util/strpool.h"
+#include "util/vec.h"
+#include "util/i64map.h"
 #include "trace/trace.h"
 #include "relate/relate.h"
-#include "anchor/anchors.h"
 #include "replay/replay.h"
 
 /* Limits of section 3. */
@@ -44,6 +43,9 @@
 #define TL_CTX_MAX_LINE (1024ll * 1024)
 #define TL_CTX_MAX_REQUESTS 4096
 #define TL_CTX_NONE UINT32_MAX
+/* An event without a single known step: recovery's TL_RECOVER_NO_PARTITION (the driver,
+** which hands the partitions to recovery, checks that they are equal). */
+#define TL_CTX_NO_PARTITION UINT32_MAX
 
 typedef struct tl_context tl_context;
 
@@ -59,18 +61,14 @@ int tl_context_load(const char *const *paths, size_t n, tl_context **out, tl_err
 int tl_context_link(tl_context *c, const tl_trace *t, const tl_relations *rel,
                     const tl_profile *p, const tl_replay *replay, tl_err *e);
 
-/* Step partition of event i (TL_RECOVER_NO_PARTITION when it has no single step, or when
+/* Step partition of event i (TL_CTX_NO_PARTITION when it has no single step, or when
 ** the worker or step file is not closed). Valid after tl_context_link. */
 uint32_t tl_context_event_partition(const tl_context *c, size_t event);
 
-/* partition_out[k] = partition of the k-th anchor of anchor group `group`
-** (a->groups.v[group].count entries). */
-int tl_context_anchor_partition(const tl_context *c, const tl_anchors *a, size_t group,
-                                uint32_t *partition_out, tl_err *e);
-
-/* partition_out[k] = partition of global anchor k (a->n entries): the anchor_partition of
-** tl_forest_constraints. */
-int tl_context_partition_anchors(const tl_context *c, const tl_anchors *a, uint32_t *partition_out);
+/* (*out)[k] = partition of event events[k], k < n (malloc'd): with the anchors' events, the
+** anchor_partition of tl_forest_constraints. */
+int tl_context_partition_events(const tl_context *c, const uint32_t *events, size_t n,
+                                uint32_t **out, tl_err *e);
 
 /* Writes the context tables on the publication connection, inside the caller's savepoint,
 ** after sql/schema and sql/views ran and the runtime, event and graph tables are filled

@@ -13,9 +13,9 @@
 ** Nothing here touches a profile: tl_context_load runs before any profile is read.
 */
 #include "context/context.h"
-#include "json.h"
-#include "buf.h"
-#include "sha256.h"
+#include "util/json.h"
+#include "util/buf.h"
+#include "util/sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,23 +11,21 @@
 **     -> supported_exact / supported_deterministic provider relations -> device events
 **     -> for an ACL graph launch (its MODEL_EXECUTE control event): every body member
 **
-** PYTORCH_API, STRING_IDS and CONNECTION_IDS are read here, read-only, from the Ascend
-** profile files (tl_sql_open_ro); runtime calls and relations come from the trace. The
+** The marker and task-queue rows (PYTORCH_API of Ascend profiles) come from the reader of
+** each file's family (tl_family_def.host_marks, ext/source/msprof_marks.c); runtime calls
+** and relations from the trace. The
 ** result is one step (or "more than one") per device event, the partition map of
 ** step-constrained recovery (section 7), and the audit rows publish_context.c writes.
 ** Device-side candidate rows are views over the published tables; this file only decides
 ** what the partition map needs, by the same rules.
 */
 #include "context/context.h"
-#include "source/sqlsrc.h"
-#include "recover/recover.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MARKER_PREFIX "traceloom.execution."
-#define QUEUE_API_TYPE 50002
 
 int tl_ctx_exec_marker_supported(const tl_context *c, size_t x) {
   const tl_ctx_exec *ex = &c->execs.v[x];
@@ -35,179 +33,31 @@ int tl_ctx_exec_marker_supported(const tl_context *c, size_t x) {
          c->marker_count[x] == 1;
 }
 
-/* ------------------------------------------------------------------ PYTORCH_API */
+/* ------------------------------------------------------------------ host rows */
 
-typedef struct file_scan {
-  tl_context *c;
-  const char *path;
-  int source_id;
-  sqlite3 *db;
-  tl_i64map ids;                /* STRING_IDS id -> index into names (matching values only) */
-  TL_VEC(char *) names;
-  tl_i64map marker_exec;        /* marker pool id -> execution index */
-} file_scan;
-
-/* The decoded name of column col: inline text, or a STRING_IDS id among the loaded ones. */
-static const char *row_name(file_scan *f, sqlite3_stmt *st, int col) {
-  int type = sqlite3_column_type(st, col);
-  if (type == SQLITE_TEXT) return (const char *)sqlite3_column_text(st, col);
-  if (type != SQLITE_INTEGER) return NULL;
-  int64_t *k = tl_i64map_get(&f->ids, sqlite3_column_int64(st, col));
-  return k ? f->names.v[*k] : NULL;
-}
-
-/* Only the STRING_IDS values the chain can use: marker and queue names. */
-static int load_names(file_scan *f, tl_err *e) {
-  sqlite3_stmt *st;
-  if (tl_sql_prepare(f->db, f->path,
-                     "SELECT id, value FROM STRING_IDS WHERE typeof(id) = 'integer' AND "
-                     "(substr(value, 1, 20) = '" MARKER_PREFIX "' OR substr(value, 1, 8) IN "
-                     "('Enqueue@', 'Dequeue@'))",
-                     &st, e))
-    return TL_ERROR;
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    char *s = tl_strdup((const char *)sqlite3_column_text(st, 1));
-    if (!s || TL_VEC_PUSH(&f->names, s) ||
-        tl_i64map_put(&f->ids, sqlite3_column_int64(st, 0), (int64_t)f->names.n - 1)) {
-      if (s && (!f->names.n || f->names.v[f->names.n - 1] != s)) free(s);
-      sqlite3_finalize(st);
-      return tl_nomem(e);
-    }
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    return tl_fail(e, "failed to read STRING_IDS in '%s': %s", f->path, sqlite3_errmsg(f->db));
-  return TL_OK;
-}
-
-/* Canonical-timestamp checks of section 5.1, shared by marker and queue rows: columns
-** startNs and endNs hold canonical integers (or their decimal text), startNs >= 0,
-** endNs >= startNs, globalTid an INTEGER >= 0. */
-#define ROW_OK                                                                              \
-  "(p.startNs IS NOT NULL AND p.endNs IS NOT NULL AND "                                     \
-  "CAST(CAST(p.startNs AS INTEGER) AS TEXT) = CAST(p.startNs AS TEXT) AND "                 \
-  "CAST(CAST(p.endNs AS INTEGER) AS TEXT) = CAST(p.endNs AS TEXT) AND "                     \
-  "CAST(p.startNs AS INTEGER) >= 0 AND CAST(p.endNs AS INTEGER) >= CAST(p.startNs AS INTEGER) " \
-  "AND typeof(p.globalTid) = 'integer' AND p.globalTid >= 0)"
-
-static int scan_markers(file_scan *f, int has_strings, tl_err *e) {
-  char *sql = tl_mprintf(
-      "SELECT p.rowid, p.name, CAST(p.startNs AS INTEGER), CAST(p.endNs AS INTEGER), "
-      "p.globalTid, " ROW_OK " FROM PYTORCH_API p WHERE (typeof(p.name) = 'text' AND "
-      "substr(p.name, 1, 20) = '" MARKER_PREFIX "')%s ORDER BY p.rowid",
-      has_strings ? " OR (typeof(p.name) = 'integer' AND p.name IN (SELECT id FROM STRING_IDS "
-                    "WHERE substr(value, 1, 20) = '" MARKER_PREFIX "'))"
-                  : "");
-  if (!sql) return tl_nomem(e);
-  sqlite3_stmt *st;
-  int rc = tl_sql_prepare(f->db, f->path, sql, &st, e);
-  free(sql);
-  if (rc) return TL_ERROR;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (!sqlite3_column_int(st, 5)) continue; /* not canonical: no marker */
-    const char *name = row_name(f, st, 1);
-    if (!name) continue;
-    uint32_t id = tl_strpool_find(f->c->pool, name, strlen(name));
-    int64_t *x = id == TL_STR_NOMEM ? NULL : tl_i64map_get(&f->marker_exec, id);
+/* The marker and queue rows of one profile file (its family's host_marks), as context
+** markers (of the execution each names) and queue rows. */
+static int add_host_rows(tl_context *c, const tl_profile *p, size_t file,
+                         const tl_i64map *marker_exec, tl_err *e) {
+  tl_host_marks hm;
+  int rc = p->inputs.v[p->files.v[file].db_idx].family->host_marks(p, file, MARKER_PREFIX, &hm, e);
+  if (rc != TL_OK) return rc; /* hm is empty */
+  for (size_t i = 0; rc == TL_OK && i < hm.markers.n; i++) {
+    const tl_host_mark *m = &hm.markers.v[i];
+    const char *name = hm.text.p + m->name;
+    uint32_t id = tl_strpool_find(c->pool, name, strlen(name));
+    int64_t *x = id == TL_STR_NOMEM ? NULL : tl_i64map_get(marker_exec, id);
     if (!x) continue;
-    tl_ctx_marker m = {(uint32_t)*x, f->source_id, sqlite3_column_int64(st, 0),
-                       sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-                       sqlite3_column_int64(st, 4)};
-    if (TL_VEC_PUSH(&f->c->markers, m)) {
-      sqlite3_finalize(st);
-      return tl_nomem(e);
-    }
+    tl_ctx_marker cm = {(uint32_t)*x, (int)file, m->rowid, m->start_ns, m->end_ns, m->global_tid};
+    if (TL_VEC_PUSH(&c->markers, cm)) rc = tl_nomem(e);
   }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    return tl_fail(e, "failed to read PYTORCH_API in '%s': %s", f->path, sqlite3_errmsg(f->db));
-  return TL_OK;
-}
-
-static int scan_queue(file_scan *f, int has_strings, tl_err *e) {
-  char *sql = tl_mprintf(
-      "SELECT p.rowid, p.name, CAST(p.startNs AS INTEGER), CAST(p.endNs AS INTEGER), "
-      "p.globalTid, " ROW_OK " AND typeof(ci.connectionId) = 'integer' AND ci.connectionId >= 0, "
-      "ci.connectionId FROM PYTORCH_API p JOIN CONNECTION_IDS ci ON ci.id = p.connectionId "
-      "WHERE p.type = %d AND ((typeof(p.name) = 'text' AND substr(p.name, 1, 8) IN "
-      "('Enqueue@', 'Dequeue@'))%s) ORDER BY p.rowid, ci.connectionId",
-      QUEUE_API_TYPE,
-      has_strings ? " OR (typeof(p.name) = 'integer' AND p.name IN (SELECT id FROM STRING_IDS "
-                    "WHERE substr(value, 1, 8) IN ('Enqueue@', 'Dequeue@')))"
-                  : "");
-  if (!sql) return tl_nomem(e);
-  sqlite3_stmt *st;
-  int rc = tl_sql_prepare(f->db, f->path, sql, &st, e);
-  free(sql);
-  if (rc) return TL_ERROR;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (!sqlite3_column_int(st, 5)) continue;
-    const char *name = row_name(f, st, 1);
-    if (!name) continue;
-    int deq = strncmp(name, "Dequeue@", 8) == 0;
-    if (!deq && strncmp(name, "Enqueue@", 8) != 0) continue;
-    tl_ctx_queue q = {f->source_id, (uint8_t)deq, sqlite3_column_int64(st, 0),
-                      sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-                      sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 6)};
-    if (TL_VEC_PUSH(&f->c->queue, q)) {
-      sqlite3_finalize(st);
-      return tl_nomem(e);
-    }
+  for (size_t i = 0; rc == TL_OK && i < hm.queue.n; i++) {
+    const tl_host_mark *m = &hm.queue.v[i];
+    tl_ctx_queue q = {(int)file, m->dequeue, m->rowid, m->start_ns, m->end_ns, m->global_tid,
+                      m->connection_id};
+    if (TL_VEC_PUSH(&c->queue, q)) rc = tl_nomem(e);
   }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    return tl_fail(e, "failed to read the task-queue rows of PYTORCH_API in '%s': %s", f->path,
-                   sqlite3_errmsg(f->db));
-  return TL_OK;
-}
-
-/* 1 when PYTORCH_API is a rowid table: its rows can be audited by rowid. */
-static int has_auditable_rowid(file_scan *f, const tl_columns *cols, tl_err *e) {
-  static const char *const aliases[] = {"rowid", "_rowid_", "oid"};
-  for (int i = 0; i < 3; i++)
-    if (tl_columns_find(cols, aliases[i], 1) >= 0) return 0; /* a column shadows the rowid */
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(f->db,
-                         "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'PYTORCH_API' "
-                         "AND sql NOT LIKE '%WITHOUT%ROWID%'",
-                         -1, &st, NULL) != SQLITE_OK)
-    return tl_fail(e, "failed to read the schema of '%s': %s", f->path, sqlite3_errmsg(f->db)), -1;
-  int ok = sqlite3_step(st) == SQLITE_ROW;
-  sqlite3_finalize(st);
-  return ok;
-}
-
-static int scan_file(tl_context *c, const char *path, int source_id, const tl_i64map *marker_exec,
-                     tl_err *e) {
-  static const char *const marker_cols[] = {"name", "startNs", "endNs", "globalTid", NULL};
-  static const char *const queue_cols[] = {"type", "connectionId", NULL};
-  static const char *const conn_cols[] = {"id", "connectionId", NULL};
-  static const char *const string_cols[] = {"id", "value", NULL};
-  file_scan f = {c, path, source_id, NULL, {0}, {0}, *marker_exec};
-  tl_columns cols = {0};
-  int rc = tl_sql_open_ro(path, &f.db, e);
-  if (rc == TL_OK) rc = tl_sql_columns(f.db, path, "PYTORCH_API", &cols, e);
-  if (rc == TL_OK && cols.exists && tl_columns_have(&cols, marker_cols, 0, NULL)) {
-    int auditable = has_auditable_rowid(&f, &cols, e);
-    int strings = auditable > 0 ? tl_sql_capability(f.db, path, "STRING_IDS", string_cols, 0, NULL, e)
-                                : 0;
-    if (auditable < 0 || strings < 0) rc = TL_ERROR;
-    if (rc == TL_OK && auditable > 0) {
-      if (strings) rc = load_names(&f, e);
-      if (rc == TL_OK) rc = scan_markers(&f, strings, e);
-      int conn = rc == TL_OK && tl_columns_have(&cols, queue_cols, 0, NULL)
-                     ? tl_sql_capability(f.db, path, "CONNECTION_IDS", conn_cols, 0, NULL, e)
-                     : 0;
-      if (conn < 0) rc = TL_ERROR;
-      if (rc == TL_OK && conn) rc = scan_queue(&f, strings, e);
-    }
-  }
-  tl_columns_free(&cols);
-  tl_sql_close(f.db);
-  tl_i64map_free(&f.ids);
-  for (size_t i = 0; i < f.names.n; i++) free(f.names.v[i]);
-  TL_VEC_FREE(&f.names);
+  tl_host_marks_free(&hm);
   return rc;
 }
 
@@ -397,9 +247,19 @@ static int step_closed(const tl_context *c, uint32_t exec) {
          c->sources.v[c->steps.v[x->step].source].capture == TL_CAPTURE_CLOSED;
 }
 
+/* The connection id of event i (a trace event or a derived one), and whether it is device
+** work; the label is looked at only for events with a connection. */
+static int64_t conn_of(const tl_trace *t, const tl_derived *d, size_t i, int *work) {
+  int64_t c = tl_event_correlation(t, d, i);
+  if (c >= 0) *work = tl_label_is_device_work(t, tl_event_label_of(t, d, i));
+  return c;
+}
+
 static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel,
                        const tl_replay *replay, tl_err *e) {
-  size_t n = t->ev.n;
+  /* Every event: the trace's and the launch anchors replay derived (numbered after them). */
+  const tl_derived *d = replay ? &replay->launch_events : NULL;
+  size_t n = tl_event_count(t, d);
   c->nevents = n;
   c->event_step = malloc((n ? n : 1) * sizeof *c->event_step);
   c->event_nsteps = calloc(n ? n : 1, 1);
@@ -409,7 +269,7 @@ static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel
   int rc = TL_OK;
   if (!c->event_step || !c->event_nsteps || !c->event_partition || !open) rc = tl_nomem(e);
   for (size_t i = 0; rc == TL_OK && i < n; i++)
-    c->event_step[i] = TL_CTX_NONE, c->event_partition[i] = TL_RECOVER_NO_PARTITION;
+    c->event_step[i] = TL_CTX_NONE, c->event_partition[i] = TL_CTX_NO_PARTITION;
   for (size_t i = 0; rc == TL_OK && i < c->claims.n; i++) {
     const tl_ctx_claim *cl = &c->claims.v[i];
     int64_t *v = tl_i64map_get(&claimer, cl->call);
@@ -439,7 +299,7 @@ static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel
       uint32_t ex = L->control[0];
       lstep[l] = TL_CTX_NONE;
       if (ex == TL_REPLAY_NONE || ex >= n ||
-          tl_event_label(t, ex)->kind != TL_KIND_GRAPH_LAUNCH)
+          tl_event_label_of(t, d, ex)->kind != TL_KIND_GRAPH_LAUNCH)
         continue;
       lstep[l] = c->event_step[ex], lcount[l] = c->event_nsteps[ex], lopen[l] = open[ex];
     }
@@ -471,19 +331,18 @@ static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel
   }
   /* A communication op takes the one step of the tasks it represents (same db, device and
   ** connection id, overlapping: the identity the anchor stage uses), when they agree. */
-  const tl_events *ev = &t->ev;
   tl_i64map first = {0};
   uint32_t *next = NULL;
   size_t nops = 0;
-  const tl_i64col *conn = &ev->correlation_id;
+  int work;
   for (size_t i = 0; rc == TL_OK && i < n; i++)
-    if (tl_i64col_get(conn, i) >= 0 && !tl_event_is_device_work(t, i)) nops++;
+    if (conn_of(t, d, i, &work) >= 0 && !work) nops++;
   if (rc == TL_OK && nops) {
     next = malloc(n * sizeof *next);
     if (!next) rc = tl_nomem(e);
     for (size_t i = n; rc == TL_OK && i-- > 0;) {
-      int64_t ci = tl_i64col_get(conn, i);
-      if (ci < 0 || tl_event_is_device_work(t, i)) continue;
+      int64_t ci = conn_of(t, d, i, &work);
+      if (ci < 0 || work) continue;
       int64_t *head = tl_i64map_get(&first, ci);
       next[i] = head ? (uint32_t)*head : UINT32_MAX;
       if (tl_i64map_put(&first, ci, (int64_t)i)) rc = tl_nomem(e);
@@ -492,14 +351,18 @@ static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel
     uint8_t *op_state = rc == TL_OK ? calloc(n, 1) : NULL; /* 0 none, 1 agreed, 2 conflict */
     if (rc == TL_OK && (!op_step || !op_state)) rc = tl_nomem(e);
     for (size_t i = 0; rc == TL_OK && i < n; i++) {
-      int64_t ci = tl_i64col_get(conn, i);
-      if (ci < 0 || !tl_event_is_device_work(t, i)) continue;
+      int64_t ci = conn_of(t, d, i, &work);
+      if (ci < 0 || !work) continue;
+      size_t ii = i;
+      const tl_events *ei = tl_events_of(t, d, &ii);
       int64_t *head = tl_i64map_get(&first, ci);
       for (uint32_t j = head ? (uint32_t)*head : UINT32_MAX; j != UINT32_MAX; j = next[j]) {
-        if (ev->db_idx[j] != ev->db_idx[i] || ev->device_id[j] != ev->device_id[i]) continue;
-        if (!(ev->start_ns[i] < ev->end_ns[j] && ev->end_ns[i] > ev->start_ns[j])) continue;
+        size_t jj = j;
+        const tl_events *ej = tl_events_of(t, d, &jj);
+        if (ej->db_idx[jj] != ei->db_idx[ii] || ej->device_id[jj] != ei->device_id[ii]) continue;
+        if (!(ei->start_ns[ii] < ej->end_ns[jj] && ei->end_ns[ii] > ej->start_ns[jj])) continue;
         uint32_t p = c->event_partition[i];
-        if (p == TL_RECOVER_NO_PARTITION)
+        if (p == TL_CTX_NO_PARTITION)
           op_state[j] = 2;
         else if (op_state[j] == 0)
           op_state[j] = 1, op_step[j] = p;
@@ -514,7 +377,7 @@ static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel
   free(next);
   tl_i64map_free(&first);
   for (size_t i = 0; rc == TL_OK && i < n; i++)
-    c->stats.events_partitioned += c->event_partition[i] != TL_RECOVER_NO_PARTITION;
+    c->stats.events_partitioned += c->event_partition[i] != TL_CTX_NO_PARTITION;
   {
     size_t supported = 0;
     for (size_t i = 0; i < c->claims.n; i++) {
@@ -543,7 +406,7 @@ int tl_context_link(tl_context *c, const tl_trace *t, const tl_relations *rel,
   int rc = TL_OK;
   for (size_t i = 0; rc == TL_OK && i < c->execs.n; i++)
     if (tl_i64map_put(&marker_exec, c->execs.v[i].marker, (int64_t)i)) rc = tl_nomem(e);
-  /* Marker and queue rows of every Ascend profile file (source_id = file index). */
+  /* Marker and queue rows of every profile file that has them (source_id = file index). */
   for (size_t f = 0; rc == TL_OK && p && f < p->files.n; f++) {
     char *path = tl_strdup(p->files.v[f].path);
     if (!path || TL_VEC_PUSH(&c->file_paths, path)) {
@@ -551,9 +414,8 @@ int tl_context_link(tl_context *c, const tl_trace *t, const tl_relations *rel,
       rc = tl_nomem(e);
       break;
     }
-    tl_family fam = p->inputs.v[p->files.v[f].db_idx].family;
-    if (fam != TL_FAMILY_ASCEND_MONO && fam != TL_FAMILY_ASCEND_SPLIT) continue;
-    if (c->execs.n) rc = scan_file(c, path, (int)f, &marker_exec, e);
+    if (!p->inputs.v[p->files.v[f].db_idx].family->host_marks) continue;
+    if (c->execs.n) rc = add_host_rows(c, p, f, &marker_exec, e);
   }
   tl_i64map_free(&marker_exec);
   for (size_t i = 0; rc == TL_OK && i < c->markers.n; i++) c->marker_count[c->markers.v[i].exec]++;
@@ -570,21 +432,15 @@ int tl_context_link(tl_context *c, const tl_trace *t, const tl_relations *rel,
 }
 
 uint32_t tl_context_event_partition(const tl_context *c, size_t event) {
-  if (!c || !c->event_partition || event >= c->nevents) return TL_RECOVER_NO_PARTITION;
+  if (!c || !c->event_partition || event >= c->nevents) return TL_CTX_NO_PARTITION;
   return c->event_partition[event];
 }
 
-int tl_context_partition_anchors(const tl_context *c, const tl_anchors *a, uint32_t *partition_out) {
-  for (size_t k = 0; k < a->n; k++) partition_out[k] = tl_context_event_partition(c, a->event[k]);
-  return TL_OK;
-}
-
-int tl_context_anchor_partition(const tl_context *c, const tl_anchors *a, size_t group,
-                                uint32_t *partition_out, tl_err *e) {
-  if (group >= a->groups.n)
-    return tl_fail(e, "tl_context_anchor_partition: anchor group %zu of %zu", group, a->groups.n);
-  const tl_anchor_group *g = &a->groups.v[group];
-  for (size_t k = 0; k < g->count; k++)
-    partition_out[k] = tl_context_event_partition(c, a->event[g->first + k]);
+int tl_context_partition_events(const tl_context *c, const uint32_t *events, size_t n,
+                                uint32_t **out, tl_err *e) {
+  uint32_t *p = malloc((n ? n : 1) * sizeof *p);
+  if (!p) return tl_nomem(e);
+  for (size_t k = 0; k < n; k++) p[k] = tl_context_event_partition(c, events[k]);
+  *out = p;
   return TL_OK;
 }

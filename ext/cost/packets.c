@@ -1,8 +1,8 @@
 /*
 ** packets.c: cost packets by sweeping sorted interval endpoints (see packets.h).
 */
-#include "packets.h"
-#include "sort.h"
+#include "cost/packets.h"
+#include "util/sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -96,9 +96,7 @@ static int64_t covered(const intervals *u, size_t *cur, int64_t s, int64_t e) {
 }
 
 /* Anchor shares of one group: sweep starts (anchor order) and ends (sorted). */
-static int shares(const tl_trace *t, const tl_anchors *a, const tl_anchor_group *g,
-                  tl_packets *p) {
-  const tl_events *ev = &t->ev;
+static int shares(const tl_anchors *a, const tl_anchor_group *g, tl_packets *p) {
   size_t n = g->count;
   if (!n) return 0;
   uint64_t *ek = malloc(n * sizeof *ek);
@@ -108,14 +106,14 @@ static int shares(const tl_trace *t, const tl_anchors *a, const tl_anchor_group 
   int rc = -1;
   if (!ek || !ei || !ended) goto out;
   for (size_t k = 0; k < n; k++)
-    ek[k] = tl_order_i64(ev->end_ns[a->event[g->first + k]]), ei[k] = (uint32_t)k;
+    ek[k] = tl_order_i64(tl_anchor_end(a, g->first + k)), ei[k] = (uint32_t)k;
   if (tl_radix_sort_u64(ek, ei, n)) goto out;
   size_t si = 0, xi = 0;
   int64_t prev = 0;
   int have_prev = 0;
   while (si < n || xi < n) {
-    int64_t ts = si < n ? ev->start_ns[a->event[g->first + si]] : INT64_MAX;
-    int64_t te = xi < n ? ev->end_ns[a->event[g->first + ei[xi]]] : INT64_MAX;
+    int64_t ts = si < n ? tl_anchor_start(a, g->first + si) : INT64_MAX;
+    int64_t te = xi < n ? tl_anchor_end(a, g->first + ei[xi]) : INT64_MAX;
     int64_t now = ts < te ? ts : te;
     if (have_prev && now > prev) {
       /* The slice [prev, now) goes to the lowest active comm anchor, else the lowest other. */
@@ -128,11 +126,10 @@ static int shares(const tl_trace *t, const tl_anchors *a, const tl_anchor_group 
       }
     }
     prev = now, have_prev = 1;
-    while (xi < n && ev->end_ns[a->event[g->first + ei[xi]]] == now) ended[ei[xi++]] = 1;
-    while (si < n && ev->start_ns[a->event[g->first + si]] == now) {
+    while (xi < n && tl_anchor_end(a, g->first + ei[xi]) == now) ended[ei[xi++]] = 1;
+    while (si < n && tl_anchor_start(a, g->first + si) == now) {
       uint32_t k = (uint32_t)si++;
-      size_t x = a->event[g->first + k];
-      if (ev->end_ns[x] <= ev->start_ns[x]) continue; /* zero-length anchors are skipped */
+      if (tl_anchor_end(a, g->first + k) <= now) continue; /* zero-length anchors are skipped */
       ended[k] = 0;
       if (heap_push(a->role[g->first + k] == TL_ANCHOR_COMM ? &comm : &other, k)) goto out;
     }
@@ -144,28 +141,29 @@ out:
 }
 
 /* Prelude windows of one group, classified against the non-anchor events. */
-static int windows(const tl_trace *t, const tl_anchors *a, const tl_anchor_group *g,
-                   tl_packets *p) {
-  const tl_events *ev = &t->ev;
+static int windows(const tl_anchors *a, const tl_anchor_group *g, tl_packets *p) {
+  const tl_trace *t = a->t;
+  const tl_derived *d = a->derived;
   intervals ucomm = {0}, uexec = {0}, uexec_only = {0};
   TL_VEC(uint32_t) active = {0}; /* the group's other events that may overlap a window */
   int rc = -1;
   const uint32_t *other = a->other + g->first_event;
   for (size_t k = 0; k < g->nevents; k++) {
     size_t x = other[k];
-    int comm = tl_event_label(t, x)->kind == TL_KIND_COMMUNICATION;
-    if (comm) {
-      if (union_push(&ucomm, ev->start_ns[x], ev->end_ns[x])) goto out;
-    } else if (!tl_event_is_wait(t, x)) {
-      if (union_push(&uexec, ev->start_ns[x], ev->end_ns[x])) goto out;
+    const tl_label *l = tl_event_label_of(t, d, x);
+    int64_t xs = tl_event_start(t, d, x), xe = tl_event_end(t, d, x);
+    if (l->kind == TL_KIND_COMMUNICATION) {
+      if (union_push(&ucomm, xs, xe)) goto out;
+    } else if (!tl_label_is_wait(t, l)) {
+      if (union_push(&uexec, xs, xe)) goto out;
     }
   }
   if (subtract(&uexec, &ucomm, &uexec_only)) goto out;
   size_t cc = 0, ce = 0, next_event = 0;
   int64_t frontier = 0;
   for (size_t k = 0; k < g->count; k++) {
-    size_t x = a->event[g->first + k], n = g->first + k;
-    int64_t s = ev->start_ns[x], e = ev->end_ns[x];
+    size_t n = g->first + k;
+    int64_t s = tl_anchor_start(a, n), e = tl_anchor_end(a, n);
     if (tl_i64col_set(&p->self_ns, n, e - s)) goto out;
     if (k == 0) frontier = s;
     if (s > frontier) {
@@ -176,17 +174,18 @@ static int windows(const tl_trace *t, const tl_anchors *a, const tl_anchor_group
       uint32_t aux_events = 0;
       /* Overlay: eligible events overlapping the window, each counted with its overlap.
       ** `active` keeps events that started before s and may still overlap later windows. */
-      while (next_event < g->nevents && ev->start_ns[other[next_event]] < s) {
+      while (next_event < g->nevents && tl_event_start(t, d, other[next_event]) < s) {
         if (TL_VEC_PUSH(&active, (uint32_t)next_event)) goto out;
         next_event++;
       }
       size_t keep = 0;
       for (size_t h = 0; h < active.n; h++) {
         size_t y = other[active.v[h]];
-        if (ev->end_ns[y] <= frontier) continue; /* ended before this window: never again */
+        int64_t ys = tl_event_start(t, d, y), ye = tl_event_end(t, d, y);
+        if (ye <= frontier) continue; /* ended before this window: never again */
         active.v[keep++] = active.v[h];
-        int64_t lo = ev->start_ns[y] > frontier ? ev->start_ns[y] : frontier;
-        int64_t hi = ev->end_ns[y] < s ? ev->end_ns[y] : s;
+        int64_t lo = ys > frontier ? ys : frontier;
+        int64_t hi = ye < s ? ye : s;
         if (hi > lo) {
           aux_ns += hi - lo;
           aux_events++;
@@ -224,7 +223,7 @@ int tl_packets_build(const tl_trace *t, const tl_anchors *a, tl_packets *out, tl
   }
   for (size_t gi = 0; !bad && gi < a->groups.n; gi++) {
     const tl_anchor_group *g = &a->groups.v[gi];
-    if (shares(t, a, g, out) || windows(t, a, g, out)) bad = 1;
+    if (shares(a, g, out) || windows(a, g, out)) bad = 1;
   }
   if (bad) {
     tl_packets_free(out);

@@ -15,7 +15,7 @@
 #define TL_PACKETS_H
 
 #include "anchor/anchors.h"
-#include "i64col.h"
+#include "util/i64col.h"
 
 /* One anchor's packet, as a value. */
 typedef struct tl_packet {

@@ -5,7 +5,7 @@
 ** DONE or FAILED -> written by the caller -> FREE. Sequence numbers name the chunks;
 ** chunk k lives in slot k % nslots, so the caller reuses a slot only after writing it.
 */
-#include "gzpar.h"
+#include "export/gzpar.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -12,7 +12,7 @@
 #ifndef TL_GZPAR_H
 #define TL_GZPAR_H
 
-#include "err.h"
+#include "util/err.h"
 
 #include <stddef.h>
 

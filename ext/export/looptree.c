@@ -20,9 +20,9 @@
 **     child's own figures per iteration of the Repeat.
 ** Plain SQL underneath: the same numbers any client reads from traceloom_v_tree_node.
 */
-#include "looptree.h"
-#include "json.h"
-#include "buf.h"
+#include "export/looptree.h"
+#include "util/json.h"
+#include "util/buf.h"
 
 #include <stdio.h>
 #include <stdlib.h>

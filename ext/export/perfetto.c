@@ -28,15 +28,15 @@
 ** replay splicing (§6), the raw-provider plane (§7), runtime-context processes (§9), Ascend
 ** display folding (§5.3).
 */
-#include "perfetto.h"
-#include "gzpar.h"
-#include "timing.h"
-#include "buf.h"
-#include "json.h"
-#include "i64map.h"
-#include "sha256.h"
-#include "strpool.h"
-#include "vec.h"
+#include "export/perfetto.h"
+#include "export/gzpar.h"
+#include "util/timing.h"
+#include "util/buf.h"
+#include "util/json.h"
+#include "util/i64map.h"
+#include "util/sha256.h"
+#include "util/strpool.h"
+#include "util/vec.h"
 #include "source/sqlsrc.h"
 
 #include <errno.h>

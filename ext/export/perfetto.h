@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-#include "sqlite_api.h"
-#include "err.h"
+#include "util/sqlite_api.h"
+#include "util/err.h"
 
 /* Exports the analysis in db's main database to path (".gz" suffix: gzip). Sets *events to
 ** the number of trace events written. On error nothing is left at path's temporary sibling

@@ -9,9 +9,9 @@
 ** traceloom_raw_table.embedded_table_name, which is also how a later analysis finds and
 ** drops them before publishing its own.
 */
-#include "publish.h"
+#include "publish/publish.h"
 #include "source/sqlsrc.h"
-#include "buf.h"
+#include "util/buf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -59,56 +59,49 @@ static int table_exists(sqlite3 *db, const char *name) {
   return found;
 }
 
-/* Copies one table; rowids are kept so (source table, rowid) provenance stays exact. */
-static int copy_table(sqlite3 *db, sqlite3 *src, const char *path, const char *table,
-                      const char *target, tl_err *e) {
-  tl_columns cols;
-  if (tl_sql_columns(src, path, table, &cols, e)) return TL_ERROR;
-  tl_buf create = {0}, insert = {0}, select = {0};
-  char *qt = tl_sql_quote_ident(target), *qs = tl_sql_quote_ident(table);
+/* Copies the current table of c; rowids are kept so (source table, rowid) provenance stays
+** exact. */
+static int copy_table(sqlite3 *db, tl_raw_cursor *c, const tl_columns *cols, const char *target,
+                      tl_err *e) {
+  tl_buf create = {0}, insert = {0};
+  char *qt = tl_sql_quote_ident(target);
   int rc = TL_OK;
-  if (!qt || !qs) rc = tl_nomem(e);
+  if (!qt) rc = tl_nomem(e);
   if (rc == TL_OK) {
     tl_buf_printf(&create, "CREATE TABLE main.%s(", qt);
     tl_buf_printf(&insert, "INSERT INTO main.%s(rowid", qt);
-    tl_buf_puts(&select, "SELECT rowid");
-    for (int i = 0; i < cols.n; i++) {
-      char *qc = tl_sql_quote_ident(cols.names[i]);
+    for (int i = 0; i < cols->n; i++) {
+      char *qc = tl_sql_quote_ident(cols->names[i]);
       if (!qc) {
         rc = tl_nomem(e);
         break;
       }
       tl_buf_printf(&create, "%s%s", i ? ", " : "", qc);
       tl_buf_printf(&insert, ", %s", qc);
-      tl_buf_printf(&select, ", %s", qc);
       free(qc);
     }
     tl_buf_puts(&create, ")");
     tl_buf_puts(&insert, ") VALUES (?");
-    for (int i = 0; i < cols.n; i++) tl_buf_puts(&insert, ", ?");
+    for (int i = 0; i < cols->n; i++) tl_buf_puts(&insert, ", ?");
     tl_buf_puts(&insert, ")");
-    tl_buf_printf(&select, " FROM %s", qs);
-    if (create.oom || insert.oom || select.oom) rc = tl_nomem(e);
+    if (create.oom || insert.oom) rc = tl_nomem(e);
   }
   if (rc == TL_OK) rc = tl_pub_exec(db, create.p, e);
-  sqlite3_stmt *rd = NULL, *wr = NULL;
-  if (rc == TL_OK) rc = tl_sql_prepare(src, path, select.p, &rd, e);
+  sqlite3_stmt *wr = NULL;
   if (rc == TL_OK) rc = tl_pub_prepare(db, insert.p, &wr, e);
   while (rc == TL_OK) {
-    int s = sqlite3_step(rd);
-    if (s == SQLITE_DONE) break;
-    if (s != SQLITE_ROW) {
-      rc = tl_fail(e, "failed to read table %s of '%s' for embedding: %s", table, path,
-                   sqlite3_errmsg(src));
+    int s = tl_raw_next_row(c, e);
+    if (s == 0) break;
+    if (s < 0) {
+      rc = TL_ERROR;
       break;
     }
-    for (int i = 0; i <= cols.n; i++) sqlite3_bind_value(wr, i + 1, sqlite3_column_value(rd, i));
+    for (int i = 0; i <= cols->n; i++) sqlite3_bind_value(wr, i + 1, tl_raw_value(c, i));
     rc = tl_pub_step(db, wr, target, e);
   }
-  sqlite3_finalize(rd), sqlite3_finalize(wr);
-  tl_buf_free(&create), tl_buf_free(&insert), tl_buf_free(&select);
-  free(qt), free(qs);
-  tl_columns_free(&cols);
+  sqlite3_finalize(wr);
+  tl_buf_free(&create), tl_buf_free(&insert);
+  free(qt);
   return rc;
 }
 
@@ -127,30 +120,13 @@ int tl_publish_embed_raw(sqlite3 *db, const tl_profile *p, tl_err *e) {
   for (size_t f = 0; rc == TL_OK && f < p->files.n; f++) {
     const char *path = p->files.v[f].path;
     /* Only SQLite sources have tables to copy; a JSON trace stays referenced. */
-    if (p->inputs.v[p->files.v[f].db_idx].family == TL_FAMILY_KINETO) continue;
-    sqlite3 *src = NULL;
-    tl_names tables = {0};
-    rc = tl_sql_open_ro(path, &src, e);
-    if (rc == TL_OK) rc = tl_sql_tables(src, path, &tables, e);
-    for (size_t t = 0; rc == TL_OK && t < tables.n; t++) {
-      const char *table = tables.v[t];
-      if (strncmp(table, "sqlite_", 7) == 0) continue;
-      /* Views are definitions, not rows: nothing to embed. */
-      tl_columns probe;
-      if (tl_sql_columns(src, path, table, &probe, e)) {
-        rc = TL_ERROR;
-        break;
-      }
-      tl_columns_free(&probe);
-      sqlite3_stmt *isview = NULL;
-      int view = 0;
-      if (sqlite3_prepare_v2(src, "SELECT 1 FROM sqlite_schema WHERE type = 'view' AND name = ?1",
-                             -1, &isview, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(isview, 1, table, -1, SQLITE_STATIC);
-        view = sqlite3_step(isview) == SQLITE_ROW;
-      }
-      sqlite3_finalize(isview);
-      if (view) continue;
+    if (!p->inputs.v[p->files.v[f].db_idx].family->sqlite_files) continue;
+    tl_raw_cursor *c = NULL;
+    rc = tl_raw_open(p, f, &c, e);
+    const char *table;
+    const tl_columns *cols;
+    int more = 0;
+    while (rc == TL_OK && (more = tl_raw_next_table(c, &table, &cols, e)) == 1) {
       char *target = keep_names ? tl_strdup(table) : tl_mprintf("raw_s%zu_%s", f, table);
       if (!target) {
         rc = tl_nomem(e);
@@ -161,7 +137,7 @@ int tl_publish_embed_raw(sqlite3 *db, const tl_profile *p, tl_err *e) {
                      "cannot embed table %s of '%s': a table named %s already exists in the "
                      "analysis database (embed into a fresh database, or drop it first)",
                      table, path, target);
-      if (rc == TL_OK) rc = copy_table(db, src, path, table, target, e);
+      if (rc == TL_OK) rc = copy_table(db, c, cols, target, e);
       if (rc == TL_OK) {
         sqlite3_bind_int64(mark_table, 1, (int64_t)f);
         sqlite3_bind_text(mark_table, 2, table, -1, SQLITE_STATIC);
@@ -170,12 +146,12 @@ int tl_publish_embed_raw(sqlite3 *db, const tl_profile *p, tl_err *e) {
       }
       free(target);
     }
+    if (rc == TL_OK && more < 0) rc = TL_ERROR;
     if (rc == TL_OK) {
       sqlite3_bind_int64(mark_file, 1, (int64_t)f);
       rc = tl_pub_step(db, mark_file, "traceloom_raw_source_database", e);
     }
-    tl_names_free(&tables);
-    tl_sql_close(src);
+    tl_raw_close(c);
   }
   sqlite3_finalize(mark_table), sqlite3_finalize(mark_file);
   return rc;

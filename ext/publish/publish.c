@@ -1,13 +1,13 @@
 /*
 ** publish.c: the atomic publication of an analysis (see publish.h).
 */
-#include "publish.h"
+#include "publish/publish.h"
 #include "embedded.h"
-#include "buf.h"
-#include "shapes.h"
-#include "rows.h"
-#include "sort.h"
-#include "timing.h"
+#include "util/buf.h"
+#include "publish/shapes.h"
+#include "publish/rows.h"
+#include "util/sort.h"
+#include "util/timing.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -248,14 +248,22 @@ static uint32_t *assign_shapes(sqlite3 *db, const shape_pass *p, tl_err *e) {
   return shape_of;
 }
 
+/* The launch anchors replay derived: events numbered after the trace's (trace.h). */
+static const tl_derived *derived_events(const tl_publish_input *in) {
+  return in->replay ? &in->replay->launch_events : NULL;
+}
+
 /* The text columns of event i, stored once per distinct combination (traceloom_event_shape). */
 static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   const tl_publish_input *in = ctx;
   const tl_trace *t = in->trace;
-  const tl_events *ev = &t->ev;
-  const tl_label *l = &t->labels.v[ev->label[i]];
-  sqlite3_bind_int64(st, 19, t->source_refs.v[ev->source_ref[i]].source_id);
-  tl_bind_str(st, 2, t->pool, t->source_refs.v[ev->source_ref[i]].table);
+  const tl_derived *d = derived_events(in);
+  size_t j = i;
+  const tl_events *ev = tl_events_of(t, d, &j);
+  const tl_label *l = tl_label_at(t, d, ev->label[j]);
+  const tl_source_ref *ref = tl_source_ref_at(t, d, ev->source_ref[j]);
+  sqlite3_bind_int64(st, 19, ref->source_id);
+  tl_bind_str(st, 2, t->pool, ref->table);
   sqlite3_bind_text(st, 3, tl_kind_name((tl_kind)l->kind), -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 4, kind_category((tl_kind)l->kind), -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 5, kind_role((tl_kind)l->kind), -1, SQLITE_STATIC);
@@ -274,7 +282,7 @@ static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   tl_bind_str(st, 14, t->pool, l->compute_task_type);
   tl_bind_str(st, 15, t->pool, l->comm_name);
   tl_bind_str(st, 16, t->pool, l->comm_task_type);
-  sqlite3_bind_text(st, 17, tl_family_source_kind(t->profile->inputs.v[ev->db_idx[i]].family), -1,
+  sqlite3_bind_text(st, 17, tl_family_source_kind(t->profile->inputs.v[ev->db_idx[j]].family), -1,
                     SQLITE_STATIC);
   tl_bind_str(st, 18, t->pool, l->task_type);
 }
@@ -283,10 +291,11 @@ static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
 static void event_shape_key(const void *ctx, size_t i, uint64_t *key) {
   const tl_publish_input *in = ctx;
   const tl_trace *t = in->trace;
-  const tl_events *ev = &t->ev;
-  key[0] = ev->label[i];
-  key[1] = ev->source_ref[i];
-  key[2] = (uint64_t)t->profile->inputs.v[ev->db_idx[i]].family;
+  size_t j = i;
+  const tl_events *ev = tl_events_of(t, derived_events(in), &j);
+  key[0] = ev->label[j];
+  key[1] = ev->source_ref[j];
+  key[2] = (uint64_t)(uintptr_t)t->profile->inputs.v[ev->db_idx[j]].family;
   key[3] = in->event_symbol ? in->event_symbol[i] : TL_STR_NONE;
   key[4] = (uint64_t)(uintptr_t)(in->event_semantic_role ? in->event_semantic_role[i] : NULL);
   key[5] = (uint64_t)(uintptr_t)(in->event_semantic_role_reason
@@ -297,8 +306,10 @@ static void event_shape_key(const void *ctx, size_t i, uint64_t *key) {
 /* The integer columns of event i, for the bulk insert (rows.h). */
 typedef struct event_rows {
   const tl_trace *t;
+  const tl_derived *d;
   const uint32_t *shape_id;
-  const int32_t *call;         /* per event: the call of its supported relation, or -1 */
+  const int32_t *call;         /* per trace event: the call of its supported relation, or -1 */
+  size_t ncall;                /* events call covers (the trace's; derived ones come after) */
   const int64_t *anchor;       /* per event: its anchor_n, or -1 */
 } event_rows;
 
@@ -326,24 +337,26 @@ static const tl_rows_column event_columns[EV_NCOLS] = {
 
 static int fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   const event_rows *r = ctx;
-  const tl_events *ev = &r->t->ev;
+  size_t j = i;
+  const tl_events *ev = tl_events_of(r->t, r->d, &j);
   memset(null, 0, EV_NCOLS);
   v[EV_N] = (int64_t)i;
-  v[EV_DB] = ev->db_idx[i];
-  v[EV_DEVICE] = ev->device_id[i];
-  v[EV_ROWID] = tl_i64col_get(&ev->source_rowid, i);
-  opt_i64(v, null, EV_STREAM, ev->stream_id[i], TL_NO_STREAM);
-  v[EV_START] = ev->start_ns[i];
-  v[EV_DUR] = ev->end_ns[i] - ev->start_ns[i];
+  v[EV_DB] = ev->db_idx[j];
+  v[EV_DEVICE] = ev->device_id[j];
+  v[EV_ROWID] = tl_i64col_get(&ev->source_rowid, j);
+  opt_i64(v, null, EV_STREAM, ev->stream_id[j], TL_NO_STREAM);
+  v[EV_START] = ev->start_ns[j];
+  v[EV_DUR] = ev->end_ns[j] - ev->start_ns[j];
   v[EV_SHAPE] = r->shape_id[i];
-  opt_i64(v, null, EV_TASK, tl_i64col_get(&ev->task_id, i), TL_ABSENT);
-  opt_i64(v, null, EV_GLOBAL_TASK, tl_i64col_get(&ev->global_task_id, i), TL_ABSENT);
-  opt_i64(v, null, EV_CORRELATION, tl_i64col_get(&ev->correlation_id, i), TL_ABSENT);
-  opt_i64(v, null, EV_CONTEXT, tl_i64col_get(&ev->context_id, i), TL_ABSENT);
-  opt_i64(v, null, EV_MODEL, tl_i64col_get(&ev->model_id, i), TL_ABSENT);
-  opt_i64(v, null, EV_GRAPH_NODE, tl_i64col_get(&ev->graph_node_id, i), TL_ABSENT);
-  opt_i64(v, null, EV_OP, tl_i64col_get(&ev->op_id, i), TL_ABSENT);
-  opt_i64(v, null, EV_CALL, r->call ? r->call[i] : -1, -1);
+  opt_i64(v, null, EV_TASK, tl_i64col_get(&ev->task_id, j), TL_ABSENT);
+  opt_i64(v, null, EV_GLOBAL_TASK, tl_i64col_get(&ev->global_task_id, j), TL_ABSENT);
+  opt_i64(v, null, EV_CORRELATION, tl_i64col_get(&ev->correlation_id, j), TL_ABSENT);
+  opt_i64(v, null, EV_CONTEXT, tl_i64col_get(&ev->context_id, j), TL_ABSENT);
+  opt_i64(v, null, EV_MODEL, tl_i64col_get(&ev->model_id, j), TL_ABSENT);
+  opt_i64(v, null, EV_GRAPH_NODE, tl_i64col_get(&ev->graph_node_id, j), TL_ABSENT);
+  opt_i64(v, null, EV_OP, tl_i64col_get(&ev->op_id, j), TL_ABSENT);
+  /* Relations name the trace's events only: a derived launch event has no launch call. */
+  opt_i64(v, null, EV_CALL, r->call && i < r->ncall ? r->call[i] : -1, -1);
   opt_i64(v, null, EV_ANCHOR, r->anchor ? r->anchor[i] : -1, -1);
   return 0;
 }
@@ -351,10 +364,11 @@ static int fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
 static int publish_events(sqlite3 *db, const tl_publish_input *in, const int32_t *event_call,
                           tl_err *e) {
   const tl_trace *t = in->trace;
+  size_t n = tl_event_count(t, derived_events(in));
   /* The shapes first (few rows, written as they are met), then every event in one
   ** INSERT ... SELECT (rows.h). */
   shape_pass sp = {
-      .n = t->ev.n, .width = 7, .table = "traceloom_event_shape",
+      .n = n, .width = 7, .table = "traceloom_event_shape",
       .sql = "INSERT INTO traceloom_event_shape(shape_id, source_table, kind, category, role, "
              "semantic_role, semantic_role_reason, symbol, role_class_id, label, raw_label, "
              "op_name, op_type, compute_task_type, comm_name, comm_task_type, family, task_type, "
@@ -363,17 +377,18 @@ static int publish_events(sqlite3 *db, const tl_publish_input *in, const int32_t
       .key = event_shape_key, .bind = bind_event_shape, .ctx = in};
   uint32_t *shape_of = assign_shapes(db, &sp, e);
   if (!shape_of) return TL_ERROR;
-  /* The anchor of each event, from the anchors' events. */
+  /* The anchor of each event (derived launch events included), from the anchors' events. */
   int64_t *anchor = NULL;
   if (in->anchors) {
-    anchor = malloc((t->ev.n ? t->ev.n : 1) * sizeof *anchor);
+    anchor = malloc((n ? n : 1) * sizeof *anchor);
     if (!anchor) return free(shape_of), tl_nomem(e);
-    for (size_t i = 0; i < t->ev.n; i++) anchor[i] = -1;
+    for (size_t i = 0; i < n; i++) anchor[i] = -1;
     for (size_t k = 0; k < in->anchors->n; k++) anchor[in->anchors->event[k]] = (int64_t)k;
   }
-  event_rows ctx = {.t = t, .shape_id = shape_of, .call = event_call, .anchor = anchor};
-  int rc = tl_rows_publish(db, "traceloom_event_core", event_columns, EV_NCOLS, t->ev.n,
-                           fill_event, NULL, &ctx, e);
+  event_rows ctx = {.t = t, .d = derived_events(in), .shape_id = shape_of, .call = event_call,
+                    .ncall = t->ev.n, .anchor = anchor};
+  int rc = tl_rows_publish(db, "traceloom_event_core", event_columns, EV_NCOLS, n, fill_event,
+                           NULL, &ctx, e);
   free(shape_of), free(anchor);
   return rc;
 }
@@ -606,8 +621,12 @@ static int publish_inventory(sqlite3 *db, const tl_publish_input *in, tl_err *e)
   int64_t *counts = calloc(2 * (p->inputs.n ? p->inputs.n : 1), sizeof *counts);
   if (rc == TL_OK && !counts) rc = tl_nomem(e);
   const tl_trace *t = in->trace;
-  for (size_t i = 0; rc == TL_OK && i < t->ev.n; i++)
-    if (t->ev.db_idx[i] < p->inputs.n) counts[2 * t->ev.db_idx[i]]++;
+  const tl_derived *d = derived_events(in);
+  for (size_t i = 0; rc == TL_OK && i < tl_event_count(t, d); i++) {
+    size_t j = i;
+    uint16_t db = tl_events_of(t, d, &j)->db_idx[j];
+    if (db < p->inputs.n) counts[2 * db]++;
+  }
   for (size_t i = 0; rc == TL_OK && i < t->calls.n; i++)
     if (t->calls.db_idx[i] < p->inputs.n) counts[2 * t->calls.db_idx[i] + 1]++;
   for (size_t i = 0; rc == TL_OK && i < p->inputs.n; i++) {
@@ -620,7 +639,7 @@ static int publish_inventory(sqlite3 *db, const tl_publish_input *in, tl_err *e)
                       SQLITE_STATIC);
     tl_bind_text(st, 4, inp->path);
     tl_bind_text(st, 5, inp->stream_info_path);
-    tl_bind_text(st, 6, inp->family <= TL_FAMILY_ASCEND_SPLIT ? inp->stream_info_status : NULL);
+    tl_bind_text(st, 6, inp->family->capture_companion ? inp->stream_info_status : NULL);
     tl_bind_text(st, 7, inp->stream_info_detail);
     rc = tl_pub_step(db, st, "traceloom_input", e);
   }
@@ -744,9 +763,9 @@ static int publish_metadata(sqlite3 *db, const tl_publish_input *in, tl_err *e) 
   tl_buf_puts(&warnings, "]");
   char n_events[24], n_launch_events[24], n_calls[24], n_rel[24], n_drop_e[24], n_drop_c[24];
   /* event_count counts the reader's events; exact launch anchor events are counted apart */
-  size_t n_real = in->replay && in->replay->owned ? in->replay->n_real_events : t->ev.n;
-  snprintf(n_events, sizeof n_events, "%zu", n_real);
-  snprintf(n_launch_events, sizeof n_launch_events, "%zu", t->ev.n - n_real);
+  const tl_derived *d = derived_events(in);
+  snprintf(n_events, sizeof n_events, "%zu", t->ev.n);
+  snprintf(n_launch_events, sizeof n_launch_events, "%zu", d ? d->ev.n : 0);
   snprintf(n_calls, sizeof n_calls, "%zu", t->calls.n);
   snprintf(n_rel, sizeof n_rel, "%zu", in->relations->n);
   snprintf(n_drop_e, sizeof n_drop_e, "%lld", (long long)t->dropped_event_rows);
@@ -880,12 +899,15 @@ int tl_publish_finish(tl_publication *pub, const tl_publish_input *in, tl_err *e
   }
   tl_timer_mark(&tm, "embedded raw tables");
   if (rc == TL_OK && in->classification)
-    rc = tl_publish_classification(db, in->trace, in->rules, in->classification, e);
+    rc = tl_publish_classification(db, in->trace, derived_events(in), in->rules,
+                                   in->classification, e);
   tl_timer_mark(&tm, "classification");
   if (rc == TL_OK && in->structure) rc = tl_publish_structure(db, in->structure, e);
   tl_timer_mark(&tm, "structure");
   if (rc == TL_OK && in->replay)
-    rc = tl_publish_replay(db, in->trace, in->replay, in->structure ? in->structure->anchors : NULL, e);
+    rc = tl_publish_replay(db, in->trace, in->replay,
+                           in->structure ? in->structure->anchors->event : NULL,
+                           in->structure ? in->structure->anchors->n : 0, e);
   tl_timer_mark(&tm, "replays");
   /* The index builds of sql/views/00_indexes.sql sort millions of keys: SQLite's sorter
   ** merges its runs on helper threads when allowed (PRAGMA threads). Same index, any count;
@@ -908,11 +930,4 @@ int tl_publish_finish(tl_publication *pub, const tl_publish_input *in, tl_err *e
     pub->canary = NULL;
   }
   return rc;
-}
-
-int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
-  tl_publication pub;
-  int rc = tl_publish_begin(&pub, db, in, e);
-  if (rc == TL_OK) rc = tl_publish_events(&pub, in, e);
-  return rc == TL_OK ? tl_publish_finish(&pub, in, e) : rc;
 }

@@ -10,7 +10,7 @@
 #ifndef TL_PUBLISH_H
 #define TL_PUBLISH_H
 
-#include "sqlite_api.h"
+#include "util/sqlite_api.h"
 #include "trace/trace.h"
 #include "relate/relate.h"
 #include "source/source.h"
@@ -47,9 +47,7 @@ typedef struct tl_publish_input {
 } tl_publish_input;
 
 
-int tl_publish(sqlite3 *db, const tl_publish_input *in, tl_err *e);
-
-/* tl_publish in three steps, so that each large array can be freed as soon as it is
+/* The publication in three steps, so that each large array can be freed as soon as it is
 ** written rather than held until the structure is published:
 **   tl_publish_begin   opens the SAVEPOINT, drops the earlier analysis, creates the schema
 **                      and writes the calls, relations and inventory (needs profile, trace,

@@ -4,8 +4,8 @@
 #ifndef TL_PUBLISH_ROWS_H
 #define TL_PUBLISH_ROWS_H
 
-#include "sqlite_api.h"
-#include "err.h"
+#include "util/sqlite_api.h"
+#include "util/err.h"
 
 #include <stddef.h>
 #include <stdint.h>

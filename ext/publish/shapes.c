@@ -1,7 +1,7 @@
 /*
 ** shapes.c: fixed-width key interning (see shapes.h).
 */
-#include "shapes.h"
+#include "publish/shapes.h"
 
 #include <stdlib.h>
 #include <string.h>

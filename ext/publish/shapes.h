@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "i64map.h"
+#include "util/i64map.h"
 
 typedef struct tl_shapes {
   size_t width;    /* words per key */

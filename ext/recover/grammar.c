@@ -30,7 +30,7 @@
 ** Definitions are hash-consed (kind, count/symbol/template, children), so identical
 ** structures are one definition wherever they occur.
 */
-#include "recover_int.h"
+#include "recover/recover_int.h"
 
 #include <stdlib.h>
 #include <string.h>

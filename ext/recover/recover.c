@@ -16,8 +16,8 @@
 **  5. Lower the root definition to positions (first-encounter preorder) and
 **     occurrences (walk order), then re-check every HPO invariant (fail closed).
 */
-#include "recover.h"
-#include "recover_int.h"
+#include "recover/recover.h"
+#include "recover/recover_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -51,7 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define TL_RECOVER_NONE UINT32_MAX
 /* partition[] value of a token whose step is unknown: it is a barrier no repeat may hold. */

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "vec.h"
+#include "util/err.h"
+#include "util/vec.h"
 
 #define RC_NONE UINT32_MAX
 

@@ -25,7 +25,7 @@
 ** runs of the same body agree on where iterations start. A max-r segment tree over
 ** the runs answers "which runs cross x" for pricing cuts (tl_rc_damage).
 */
-#include "recover_int.h"
+#include "recover/recover_int.h"
 
 #include <stdlib.h>
 #include <string.h>

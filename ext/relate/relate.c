@@ -1,8 +1,8 @@
 /*
 ** relate.c: runtime call <-> device work relations (see relate.h).
 */
-#include "relate.h"
-#include "sort.h"
+#include "relate/relate.h"
+#include "util/sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,12 +45,16 @@ const char *tl_relation_match_policy(const tl_trace *t, const tl_relation *r) {
   }
 }
 
-int tl_event_is_device_work(const tl_trace *t, size_t i) {
+int tl_label_is_device_work(const tl_trace *t, const tl_label *l) {
   /* Communication-op envelopes (COMMUNICATION_OP, HCCLOP, HCCLOpSingleDevice rows) carry
   ** the task type COMMUNICATION_OP in every Ascend reader. */
   static const char comm_op[] = "COMMUNICATION_OP";
   uint32_t id = tl_strpool_find(t->pool, comm_op, sizeof comm_op - 1);
-  return id == TL_STR_NOMEM || tl_event_label(t, i)->task_type != id;
+  return id == TL_STR_NOMEM || l->task_type != id;
+}
+
+int tl_event_is_device_work(const tl_trace *t, size_t i) {
+  return tl_label_is_device_work(t, tl_event_label(t, i));
 }
 
 typedef TL_VEC(uint32_t) u32vec;
@@ -220,4 +224,11 @@ nomem:
   TL_VEC_FREE(&miss_w), TL_VEC_FREE(&miss_c);
   TL_VEC_FREE(out);
   return tl_nomem(e);
+}
+
+size_t tl_relations_supported(const tl_relations *r) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n; i++)
+    n += r->v[i].state == TL_SUPPORTED_EXACT || r->v[i].state == TL_SUPPORTED_DETERMINISTIC;
+  return n;
 }

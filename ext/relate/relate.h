@@ -48,8 +48,11 @@ int64_t tl_relation_correlation_id(const tl_trace *t, const tl_relation *r);
 
 /* 1 when event i is device work that runtime calls can launch (not a comm-op envelope). */
 int tl_event_is_device_work(const tl_trace *t, size_t i);
+int tl_label_is_device_work(const tl_trace *t, const tl_label *l);
 
 int tl_relate(const tl_trace *t, tl_relations *out, tl_err *e);
+/* Relations in the supported_exact and supported_deterministic states. */
+size_t tl_relations_supported(const tl_relations *r);
 
 const char *tl_support_state_name(tl_support_state s);
 const char *tl_relation_evidence_level(const tl_relation *r);

@@ -21,71 +21,16 @@
 ** Membership comes from these identities only. A task claimed by two launches makes the
 ** later launch's body ambiguous rather than guessing.
 */
-#include "replay.h"
-#include "buf.h"
-#include "i64map.h"
-#include "sort.h"
-#include "source/sqlsrc.h"
+#include "replay/replay.h"
+#include "util/buf.h"
+#include "util/i64map.h"
+#include "util/sort.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NOTIFY_COMPLETION_WINDOW_NS 10000
-
-/* ------------------------------------------------------------------ capture streams */
-
-typedef struct capture_row {
-  int64_t device_id, model_id, stream_id;
-} capture_row;
-
-typedef TL_VEC(capture_row) capture_rows;
-
-/* Reads CaptureStreamInfo (stream_id, or the legacy model_stream_id) of one companion. */
-static int read_capture_streams(const char *path, capture_rows *out, tl_err *e) {
-  sqlite3 *db;
-  if (tl_sql_open_ro(path, &db, e)) return TL_ERROR;
-  tl_columns cols;
-  int rc = tl_sql_columns(db, path, "CaptureStreamInfo", &cols, e);
-  if (rc) {
-    tl_sql_close(db);
-    return rc;
-  }
-  const char *stream = tl_columns_find(&cols, "stream_id", 1) >= 0         ? "stream_id"
-                       : tl_columns_find(&cols, "model_stream_id", 1) >= 0 ? "model_stream_id"
-                                                                           : NULL;
-  int ok = stream && tl_columns_find(&cols, "device_id", 1) >= 0 &&
-           tl_columns_find(&cols, "model_id", 1) >= 0;
-  tl_columns_free(&cols);
-  if (!ok) {
-    tl_sql_close(db);
-    return tl_fail(e,
-                   "%s: table CaptureStreamInfo lacks device_id, model_id or stream_id "
-                   "(model_stream_id)",
-                   path);
-  }
-  char *sql = tl_mprintf(
-      "SELECT CAST(device_id AS INTEGER), CAST(model_id AS INTEGER), CAST(\"%s\" AS INTEGER) "
-      "FROM CaptureStreamInfo ORDER BY 1, 2, 3, rowid",
-      stream);
-  sqlite3_stmt *st = NULL;
-  rc = sql ? tl_sql_prepare(db, path, sql, &st, e) : tl_nomem(e);
-  free(sql);
-  while (rc == TL_OK) {
-    int s = sqlite3_step(st);
-    if (s == SQLITE_DONE) break;
-    if (s != SQLITE_ROW) {
-      rc = tl_fail(e, "%s: reading CaptureStreamInfo: %s", path, sqlite3_errmsg(db));
-      break;
-    }
-    capture_row r = {tl_col_i64(st, 0, -1), tl_col_i64(st, 1, -1), tl_col_i64(st, 2, -1)};
-    if (r.device_id < 0 || r.model_id < 0 || r.stream_id < 0) continue;
-    if (TL_VEC_PUSH(out, r)) rc = tl_nomem(e);
-  }
-  sqlite3_finalize(st);
-  tl_sql_close(db);
-  return rc;
-}
 
 /* ------------------------------------------------------------------ event roles */
 
@@ -128,7 +73,7 @@ typedef struct device_ctx {
   tl_replay *r;
   uint16_t db_idx;
   uint32_t device_id;
-  const capture_rows *caps;       /* rows of this device, sorted */
+  const tl_capture_streams *caps;       /* rows of this device, sorted */
   size_t cap_first, cap_n;
   int companion_ok;
   const char *companion_detail;
@@ -142,7 +87,7 @@ typedef struct device_ctx {
 static int stream_of_model_ambiguous(const device_ctx *d, int64_t stream) {
   int64_t owner = -1;
   for (size_t i = d->cap_first; i < d->cap_first + d->cap_n; i++) {
-    const capture_row *c = &d->caps->v[i];
+    const tl_capture_stream *c = &d->caps->v[i];
     if (c->stream_id != stream) continue;
     if (owner >= 0 && owner != c->model_id) return 1;
     owner = c->model_id;
@@ -239,7 +184,7 @@ static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err
   size_t ns = 0;
   if (w->instance >= 0) {
     for (size_t i = d->cap_first; i < d->cap_first + d->cap_n && ns < 64; i++) {
-      const capture_row *c = &d->caps->v[i];
+      const tl_capture_stream *c = &d->caps->v[i];
       if (c->model_id != w->instance) continue;
       if (stream_of_model_ambiguous(d, c->stream_id)) {
         L->status = TL_LAUNCH_AMBIGUOUS_BODY;
@@ -835,7 +780,7 @@ int tl_replay_acl(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err *
   for (size_t i = 0; rc == TL_OK && i < ev->n; i++)
     order[i] = (uint32_t)i, keys[i] = ((uint64_t)ev->db_idx[i] << 32) | ev->device_id[i];
   if (rc == TL_OK && tl_radix_sort_u64(keys, order, ev->n)) rc = tl_nomem(e);
-  capture_rows caps = {0};
+  tl_capture_streams caps = {0};
   int last_db = -1;
   for (size_t i = 0; rc == TL_OK && i < ev->n;) {
     size_t j = i;
@@ -844,7 +789,7 @@ int tl_replay_acl(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err *
     const tl_input *in = p && db < p->inputs.n ? &p->inputs.v[db] : NULL;
     if ((int)db != last_db) {
       caps.n = 0;
-      if (in && in->stream_info_path) rc = read_capture_streams(in->stream_info_path, &caps, e);
+      rc = tl_read_capture_streams(p, db, &caps, e);
       last_db = db;
     }
     device_ctx d;

@@ -15,9 +15,9 @@
 ** durations and shares. The three lenses are kept apart: nothing adds an envelope to
 ** member durations.
 */
-#include "replay.h"
+#include "replay/replay.h"
 #include "publish/shapes.h"
-#include "sort.h"
+#include "util/sort.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -42,10 +42,10 @@
 ** sorted by their text, then raw stream id, which gives lane_ordinal. Member order is
 ** (lane_ordinal, task_ordinal); the launch's stream is its first member's.
 **
-** Reading: the few companion facts the trace does not carry come from the Nsight file
-** itself, opened read-only (the functions at the top): whether CUDA_GRAPH_NODE_EVENTS has
-** rows, the capability gate over the other tables, graphNodeId -> originalGraphNodeId
-** (kept only when unique), and GRAPH_TRACE graphId/graphExecId by rowid. A trace built
+** Reading: the few facts the trace does not carry come from the Nsight reader
+** (tl_cuda_graph_facts, ext/source/nsys_graph.c): whether CUDA_GRAPH_NODE_EVENTS has rows,
+** the capability gate over the other tables, graphNodeId -> originalGraphNodeId (kept only
+** when unique), and GRAPH_TRACE graphId/graphExecId by rowid. A trace built
 ** without a profile (tests) stands on the trace alone: the node-level path is on when a
 ** child event carries a graphNodeId, the gate checks the events.
 **
@@ -54,236 +54,30 @@
 ** launches by (db_idx, device_id, start, correlation_id, call), envelopes by (db_idx,
 ** device_id, start, end, stream, event).
 */
-#include "replay.h"
-#include "source/sqlsrc.h"
-#include "buf.h"
-#include "i64map.h"
+#include "replay/replay.h"
+#include "util/buf.h"
+#include "util/i64map.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NODE_TABLE "CUDA_GRAPH_NODE_EVENTS"
 #define KERNEL_TABLE "CUPTI_ACTIVITY_KIND_KERNEL"
 #define MEMCPY_TABLE "CUPTI_ACTIVITY_KIND_MEMCPY"
 #define MEMSET_TABLE "CUPTI_ACTIVITY_KIND_MEMSET"
 #define GRAPH_TRACE_TABLE "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
 #define MIN_REPEATS 2
-/* originalGraphNodeId map value of a node with more than one original. */
-#define ORIGINAL_AMBIGUOUS INT64_MIN
 
-/* ------------------------------------------------------------------ reading the file */
+/* ------------------------------------------------------------------ per input */
 
-/* What one Nsight input says beyond the trace. */
+/* What one input says beyond the trace (its family's cuda_graph_facts, source.h). */
 typedef struct db_facts {
-  int nsys;             /* an Nsight input (or any input of a profile-less trace) */
-  int node_level;       /* CUDA_GRAPH_NODE_EVENTS has rows */
-  int capable;          /* the capability gate holds */
-  tl_i64map original;   /* graphNodeId -> originalGraphNodeId | ORIGINAL_AMBIGUOUS */
-  tl_i64map graph_id;   /* GRAPH_TRACE rowid -> graphId */
-  tl_i64map exec_id;    /* GRAPH_TRACE rowid -> graphExecId */
+  int nsys;             /* an input with CUDA graph facts (or any input of a profile-less trace) */
+  tl_cuda_graph_facts g;
 } db_facts;
 
-static void db_facts_free(db_facts *f) {
-  tl_i64map_free(&f->original);
-  tl_i64map_free(&f->graph_id);
-  tl_i64map_free(&f->exec_id);
-}
-
-/* 1 when "SELECT 1 FROM table WHERE <where> LIMIT 1" finds a row, 0 when not, -1 on error. */
-static int sql_any(sqlite3 *db, const char *path, const char *table, const char *where,
-                   tl_err *e) {
-  char *qt = tl_sql_quote_ident(table);
-  char *sql = qt ? tl_mprintf("SELECT 1 FROM %s WHERE %s LIMIT 1", qt, where) : NULL;
-  free(qt);
-  if (!sql) return tl_nomem(e), -1;
-  sqlite3_stmt *st;
-  int rc = tl_sql_prepare(db, path, sql, &st, e);
-  free(sql);
-  if (rc) return -1;
-  rc = sqlite3_step(st);
-  sqlite3_finalize(st);
-  if (rc == SQLITE_ROW) return 1;
-  if (rc == SQLITE_DONE) return 0;
-  tl_fail(e, "failed to read table %s in '%s': %s", table, path, sqlite3_errmsg(db));
-  return -1;
-}
-
-/* "<q(graphNodeId)> IS NOT NULL [AND (<q(c)> IS NULL OR ...)]", or NULL on OOM. */
-static char *graph_node_where(const char *node_col, const char *const *cols, int n) {
-  tl_buf b = {0};
-  char *q = tl_sql_quote_ident(node_col);
-  if (!q) return NULL;
-  tl_buf_printf(&b, "%s IS NOT NULL", q);
-  free(q);
-  for (int i = 0; i < n; i++) {
-    q = tl_sql_quote_ident(cols[i]);
-    if (!q) b.oom = 1;
-    tl_buf_printf(&b, "%s%s IS NULL", i ? " OR " : " AND (", q ? q : "");
-    free(q);
-  }
-  if (n) tl_buf_puts(&b, ")");
-  if (b.oom) {
-    tl_buf_free(&b);
-    return NULL;
-  }
-  return b.p;
-}
-
-/* Whether one table passes the capability gate: 1 yes, 0 no, -1 error. The kernel table
-** is the big one; its NULL identity columns are checked on the trace events instead
-** (every kernel row is an event), so only its columns are looked at here. */
-static int table_capable(sqlite3 *db, const char *path, const char *table, tl_err *e) {
-  static const char *const kernel_need[] = {"contextId", "correlationId", NULL};
-  static const char *const memcpy_need[] = {"contextId", "correlationId", "bytes", "copyKind",
-                                            NULL};
-  static const char *const memset_need[] = {"contextId", "correlationId", "bytes", NULL};
-  if (strcmp(table, NODE_TABLE) == 0) return 1;
-  tl_columns cols;
-  if (tl_sql_columns(db, path, table, &cols, e)) return -1;
-  int node = tl_columns_find(&cols, "graphNodeId", 1);
-  if (node < 0) {
-    tl_columns_free(&cols);
-    return 1;
-  }
-  const char *const *need = NULL;
-  if (strcmp(table, KERNEL_TABLE) == 0) need = kernel_need;
-  else if (strcmp(table, MEMCPY_TABLE) == 0) need = memcpy_need;
-  else if (strcmp(table, MEMSET_TABLE) == 0) need = memset_need;
-  const char *actual[8];
-  int n = 0, missing = 0;
-  for (int i = 0; need && need[i]; i++) {
-    int k = tl_columns_find(&cols, need[i], 1);
-    if (k < 0) missing = 1;
-    else actual[n++] = cols.names[k];
-  }
-  int rc;
-  if (need == kernel_need && !missing) {
-    rc = 1;
-  } else {
-    /* Unsupported table, or a child table lacking a column: any graph row fails the gate;
-    ** a complete child table fails on a graph row with a NULL required column. */
-    char *where = graph_node_where(cols.names[node], actual, need && !missing ? n : 0);
-    if (!where) {
-      tl_nomem(e);
-      rc = -1;
-    } else {
-      rc = sql_any(db, path, table, where, e);
-    }
-    free(where);
-    if (rc >= 0) rc = !rc;
-  }
-  tl_columns_free(&cols);
-  return rc;
-}
-
-/* graphNodeId -> originalGraphNodeId over rows where both are present; a node listed with
-** two different originals maps to ORIGINAL_AMBIGUOUS. A table without either column
-** gives an empty map (original ids stay absent). */
-static int read_original_nodes(sqlite3 *db, const char *path, tl_i64map *out, tl_err *e) {
-  tl_columns cols;
-  if (tl_sql_columns(db, path, NODE_TABLE, &cols, e)) return TL_ERROR;
-  int g = tl_columns_find(&cols, "graphNodeId", 1);
-  int o = tl_columns_find(&cols, "originalGraphNodeId", 1);
-  char *qg = g >= 0 ? tl_sql_quote_ident(cols.names[g]) : NULL;
-  char *qo = o >= 0 ? tl_sql_quote_ident(cols.names[o]) : NULL;
-  tl_columns_free(&cols);
-  if (g < 0 || o < 0) {
-    free(qg), free(qo);
-    return TL_OK;
-  }
-  char *sql = qg && qo ? tl_mprintf("SELECT %s, %s FROM \"%s\" WHERE %s IS NOT NULL AND %s IS "
-                                    "NOT NULL ORDER BY rowid",
-                                    qg, qo, NODE_TABLE, qg, qo)
-                       : NULL;
-  free(qg), free(qo);
-  if (!sql) return tl_nomem(e);
-  sqlite3_stmt *st;
-  int rc = tl_sql_prepare(db, path, sql, &st, e);
-  free(sql);
-  if (rc) return rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t node = tl_col_i64(st, 0, TL_ABSENT), orig = tl_col_i64(st, 1, TL_ABSENT);
-    int64_t *have = tl_i64map_get(out, node);
-    if (have) {
-      if (*have != orig) *have = ORIGINAL_AMBIGUOUS;
-    } else if (tl_i64map_put(out, node, orig)) {
-      sqlite3_finalize(st);
-      return tl_nomem(e);
-    }
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    return tl_fail(e, "failed to read table %s in '%s': %s", NODE_TABLE, path,
-                   sqlite3_errmsg(db));
-  return TL_OK;
-}
-
-/* GRAPH_TRACE rowid -> graphId / graphExecId (the trace keeps them only in the label). */
-static int read_graph_trace_ids(sqlite3 *db, const char *path, db_facts *f, tl_err *e) {
-  tl_columns cols;
-  if (tl_sql_columns(db, path, GRAPH_TRACE_TABLE, &cols, e)) return TL_ERROR;
-  int g = tl_columns_find(&cols, "graphId", 1), x = tl_columns_find(&cols, "graphExecId", 1);
-  char *qg = g >= 0 ? tl_sql_quote_ident(cols.names[g]) : tl_strdup("NULL");
-  char *qx = x >= 0 ? tl_sql_quote_ident(cols.names[x]) : tl_strdup("NULL");
-  int exists = cols.exists;
-  tl_columns_free(&cols);
-  char *sql = exists && qg && qx
-                  ? tl_mprintf("SELECT rowid, %s, %s FROM \"%s\"", qg, qx, GRAPH_TRACE_TABLE)
-                  : NULL;
-  int oom = !qg || !qx;
-  free(qg), free(qx);
-  if (oom || (exists && !sql)) return free(sql), tl_nomem(e);
-  if (!exists) return TL_OK;
-  sqlite3_stmt *st;
-  int rc = tl_sql_prepare(db, path, sql, &st, e);
-  free(sql);
-  if (rc) return rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t rowid = sqlite3_column_int64(st, 0);
-    if (tl_i64map_put(&f->graph_id, rowid, tl_col_i64(st, 1, TL_ABSENT)) ||
-        tl_i64map_put(&f->exec_id, rowid, tl_col_i64(st, 2, TL_ABSENT))) {
-      sqlite3_finalize(st);
-      return tl_nomem(e);
-    }
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    return tl_fail(e, "failed to read table %s in '%s': %s", GRAPH_TRACE_TABLE, path,
-                   sqlite3_errmsg(db));
-  return TL_OK;
-}
-
-/* Everything tl_replay_cuda needs from one Nsight file. want_trace: the trace holds
-** GRAPH_TRACE events of this input. */
-static int read_db_facts(const char *path, int want_trace, db_facts *f, tl_err *e) {
-  sqlite3 *db;
-  if (tl_sql_open_ro(path, &db, e)) return TL_ERROR;
-  int rc = TL_OK;
-  f->node_level = tl_sql_nonempty(db, NODE_TABLE);
-  if (f->node_level < 0) {
-    if (sqlite3_errcode(db) == SQLITE_OK) tl_nomem(e);
-    else tl_fail(e, "cannot read table %s of %s: %s", NODE_TABLE, path, sqlite3_errmsg(db));
-    tl_sql_close(db);
-    return TL_ERROR;
-  }
-  f->capable = 1;
-  if (f->node_level) {
-    tl_names tables = {0};
-    rc = tl_sql_tables(db, path, &tables, e);
-    for (size_t i = 0; rc == TL_OK && f->capable && i < tables.n; i++) {
-      int ok = table_capable(db, path, tables.v[i], e);
-      if (ok < 0) rc = TL_ERROR;
-      else f->capable = ok;
-    }
-    tl_names_free(&tables);
-    if (rc == TL_OK) rc = read_original_nodes(db, path, &f->original, e);
-  }
-  if (rc == TL_OK && want_trace) rc = read_graph_trace_ids(db, path, f, e);
-  tl_sql_close(db);
-  return rc;
-}
+static void db_facts_free(db_facts *f) { tl_cuda_graph_facts_free(&f->g); }
 
 /* ------------------------------------------------------------------ signatures */
 
@@ -430,10 +224,10 @@ static int load_facts(cuda_pass *x, const tl_profile *p) {
   for (size_t d = 0; rc == TL_OK && d < ndb; d++) {
     db_facts *f = &x->db[d];
     if (!p) {
-      f->nsys = 1, f->capable = 1; /* node_level: set by the event pass */
-    } else if (d < p->inputs.n && p->inputs.v[d].family == TL_FAMILY_NSYS) {
+      f->nsys = 1, f->g.capable = 1; /* node_level: set by the event pass */
+    } else if (d < p->inputs.n && p->inputs.v[d].family->cuda_graph_facts) {
       f->nsys = 1;
-      rc = read_db_facts(p->inputs.v[d].path, has_trace[d], f, x->e);
+      rc = p->inputs.v[d].family->cuda_graph_facts(p, (int)d, has_trace[d], &f->g, x->e);
     }
   }
   free(has_trace);
@@ -449,13 +243,13 @@ static int collect_children(cuda_pass *x, const tl_profile *p) {
     if (!f->nsys) continue;
     uint8_t c = x->src_class[ev->source_ref[i]];
     if (c == SRC_OTHER || c == SRC_GRAPH_TRACE) {
-      f->capable = 0;
+      f->g.capable = 0;
       continue;
     }
-    if (!p) f->node_level = 1;
+    if (!p) f->g.node_level = 1;
     if (tl_i64col_get(&ev->correlation_id, i) == TL_ABSENT ||
         tl_i64col_get(&ev->context_id, i) == TL_ABSENT) {
-      f->capable = 0;
+      f->g.capable = 0;
       continue;
     }
     if (TL_VEC_PUSH(&x->kids, (uint32_t)i)) return tl_nomem(x->e);
@@ -471,7 +265,7 @@ static int collect_launches(cuda_pass *x, tl_i64map *corr_map) {
   int rc = TL_OK;
   for (size_t i = 0; i < c->n && rc == TL_OK; i++) {
     db_facts *f = &x->db[c->db_idx[i]];
-    if (!f->nsys || !f->node_level || c->provider[i] != TL_PROVIDER_CUDA ||
+    if (!f->nsys || !f->g.node_level || c->provider[i] != TL_PROVIDER_CUDA ||
         tl_i64col_get(&c->correlation_id, i) == TL_ABSENT)
       continue;
     int64_t *known = tl_i64map_get(&is_launch, c->api_name[i]);
@@ -647,7 +441,7 @@ static int decide(cuda_pass *x) {
   if (!x->lane || !x->task) return tl_nomem(x->e);
   for (size_t l = 0; l < nl; l++) {
     launch_work *w = &x->launches.v[l];
-    if (!x->db[w->db].capable) w->status = TL_LAUNCH_MISSING_BODY_CAPABILITY;
+    if (!x->db[w->db].g.capable) w->status = TL_LAUNCH_MISSING_BODY_CAPABILITY;
     else if (w->dup) w->status = TL_LAUNCH_AMBIGUOUS_BODY;
     else if (!w->n) w->status = TL_LAUNCH_MISSING_BODY_EVIDENCE;
     else if (build_body(x, w)) return TL_ERROR;
@@ -763,8 +557,8 @@ static int publish_launches(cuda_pass *x) {
       m.kind = c == SRC_MEMCPY || c == SRC_MEMSET ? TL_MEMBER_DATA_MOVE
                : tl_event_label(x->t, i)->kind == TL_KIND_COMMUNICATION ? TL_MEMBER_COMMUNICATION
                                                                         : TL_MEMBER_COMPUTE;
-      int64_t *orig = tl_i64map_get(&x->db[w->db].original, tl_i64col_get(&ev->graph_node_id, i));
-      m.original_graph_node_id = orig && *orig != ORIGINAL_AMBIGUOUS ? *orig : TL_ABSENT;
+      int64_t *orig = tl_i64map_get(&x->db[w->db].g.original, tl_i64col_get(&ev->graph_node_id, i));
+      m.original_graph_node_id = orig && *orig != TL_ORIGINAL_AMBIGUOUS ? *orig : TL_ABSENT;
       r->members.v[r->members.n++] = m;
     }
   }
@@ -820,8 +614,8 @@ static int publish_envelopes(cuda_pass *x) {
     g.start_ns = ev->start_ns[i], g.end_ns = ev->end_ns[i];
     g.correlation_id = tl_i64col_get(&ev->correlation_id, i);
     g.context_id = tl_i64col_get(&ev->context_id, i);
-    int64_t *gid = tl_i64map_get(&f->graph_id, tl_i64col_get(&ev->source_rowid, i));
-    int64_t *xid = tl_i64map_get(&f->exec_id, tl_i64col_get(&ev->source_rowid, i));
+    int64_t *gid = tl_i64map_get(&f->g.graph_id, tl_i64col_get(&ev->source_rowid, i));
+    int64_t *xid = tl_i64map_get(&f->g.exec_id, tl_i64col_get(&ev->source_rowid, i));
     g.graph_id = gid ? *gid : TL_ABSENT;
     g.graph_exec_id = xid ? *xid : TL_ABSENT;
     g.graph_kind = "cuda_graph_trace";

@@ -8,11 +8,10 @@
 ** replay-body-template-<n>, graph-body-<n> (the body of launch n),
 ** aclgraph-reconstruction-region-<n>, protected-interval-<n>.
 */
-#include "replay.h"
+#include "replay/replay.h"
 #include "publish/publish.h"
 #include "publish/rows.h"
-#include "timing.h"
-#include "anchor/anchors.h"
+#include "util/timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -505,13 +504,14 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   return rc;
 }
 
-int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r, const tl_anchors *a,
-                      tl_err *e) {
+int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r,
+                      const uint32_t *anchor_event, size_t nanchors, tl_err *e) {
   if (!r || (!r->launches.n && !r->envelopes.n)) return TL_OK;
-  uint32_t *anchor_of_event = malloc((t->ev.n + 1) * sizeof *anchor_of_event);
+  size_t nev = tl_event_count(t, &r->launch_events); /* launch anchors included */
+  uint32_t *anchor_of_event = malloc((nev + 1) * sizeof *anchor_of_event);
   if (!anchor_of_event) return tl_nomem(e);
-  for (size_t i = 0; i < t->ev.n; i++) anchor_of_event[i] = TL_REPLAY_NONE;
-  for (size_t k = 0; a && k < a->n; k++) anchor_of_event[a->event[k]] = (uint32_t)k;
+  for (size_t i = 0; i < nev; i++) anchor_of_event[i] = TL_REPLAY_NONE;
+  for (size_t k = 0; k < nanchors; k++) anchor_of_event[anchor_event[k]] = (uint32_t)k;
   tl_timer tm;
   tl_timer_start(&tm, "replay");
   tl_replay_costs costs;

@@ -1,15 +1,16 @@
 /*
 ** replay.c: the replay stage driver, signature interning and promotion (see replay.h).
 **
-** Promotion turns every launch of an exact replay unit into one synthetic device event
-** appended after the reader's events (so event-<n> of real events never moves). Its
+** Promotion turns every launch of an exact replay unit into one launch anchor event, a
+** derived event (trace.h: numbered after the reader's events, so event-<n> of real events
+** never moves; the trace itself is not changed). Its
 ** interval is the launch interval, its label kind graph_launch with the anchor symbol as
 ** name (ACLH, ACLL, ...), its provenance the source of the launch's first control or
 ** member event with source_table "graph_replay" and source_rowid = launch index + 1.
 ** The events the unit owns (members and controls) are then marked, so anchor selection
 ** replaces them by the launch anchor and no time containment is ever involved.
 */
-#include "replay.h"
+#include "replay/replay.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,8 +35,13 @@ uint32_t tl_replay_intern_graph(tl_replay *r, const char *sig) {
   return intern(&r->graph_templates, sig);
 }
 
-int tl_replay_build(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err *e) {
+void tl_replay_init(tl_replay *r) {
   memset(r, 0, sizeof *r);
+  tl_derived_init(&r->launch_events);
+}
+
+int tl_replay_build(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err *e) {
+  tl_replay_init(r);
   r->n_real_events = t->ev.n;
   if (tl_replay_acl(t, p, r, e)) return TL_ERROR;
   if (tl_replay_cuda(t, p, r, e)) return TL_ERROR;
@@ -55,6 +61,35 @@ const char *tl_replay_launch_symbol(const tl_graph_launch *l, char *buf) {
   }
 }
 
+size_t tl_replay_exact_launches(const tl_replay *r) {
+  size_t n = 0;
+  for (size_t k = 0; k < r->launches.n; k++) n += r->launches.v[k].unit != TL_REPLAY_NONE;
+  return n;
+}
+
+int tl_replay_anchor_tokens(const tl_replay *r, const uint32_t *anchor_event, size_t n,
+                            uint32_t **unit, int64_t **key, tl_err *e) {
+  *unit = NULL, *key = NULL;
+  if (!r->units.n) return TL_OK;
+  uint32_t *u = calloc(n ? n : 1, sizeof *u);
+  int64_t *k = calloc(n ? n : 1, sizeof *k);
+  if (!u || !k) {
+    free(u), free(k);
+    return tl_nomem(e);
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint32_t x = anchor_event[i];
+    if (x < r->n_real_events) continue;
+    const tl_graph_launch *gl = &r->launches.v[r->launch_of_synthetic[x - r->n_real_events]];
+    u[i] = gl->unit + 1;
+    /* token identity (graph template, body template, slot): negative, never a symbol id */
+    k[i] = -(((int64_t)r->units.v[gl->unit].graph_template << 40) |
+             ((int64_t)gl->body_template << 16) | (int64_t)(gl->slot_order + 1));
+  }
+  *unit = u, *key = k;
+  return TL_OK;
+}
+
 /* Source of the launch's provenance: its first control, else its first member. */
 static uint32_t provenance_event(const tl_replay *r, const tl_graph_launch *l) {
   for (int k = 0; k < 3; k++)
@@ -62,10 +97,11 @@ static uint32_t provenance_event(const tl_replay *r, const tl_graph_launch *l) {
   return l->nmembers ? r->members.v[l->first_member].event : TL_REPLAY_NONE;
 }
 
-int tl_replay_promote(tl_trace *t, tl_replay *r, tl_err *e) {
-  size_t n_real = r->n_real_events;
+int tl_replay_promote(const tl_trace *t, tl_replay *r, tl_err *e) {
+  size_t n_real = r->n_real_events = t->ev.n;
   size_t extra = 0;
   for (size_t i = 0; i < r->launches.n; i++) extra += r->launches.v[i].unit != TL_REPLAY_NONE;
+  tl_derived_free(&r->launch_events);
   r->owned = calloc(n_real + extra + 1, 1);
   r->launch_of_synthetic = malloc((extra + 1) * sizeof *r->launch_of_synthetic);
   if (!r->owned || !r->launch_of_synthetic) return tl_nomem(e);
@@ -100,8 +136,8 @@ int tl_replay_promote(tl_trace *t, tl_replay *r, tl_err *e) {
     row.context_id = TL_ABSENT;
     row.model_id = l->provider == TL_GRAPH_ACL ? l->graph_id : TL_ABSENT;
     row.graph_node_id = row.op_id = TL_ABSENT;
-    if (tl_trace_add_event(t, &row)) return tl_nomem(e);
-    l->anchor_event = (uint32_t)(t->ev.n - 1);
+    if (tl_derived_add(&r->launch_events, t, &row)) return tl_nomem(e);
+    l->anchor_event = (uint32_t)(n_real + r->launch_events.ev.n - 1);
     r->launch_of_synthetic[l->anchor_event - n_real] = (uint32_t)i;
     for (int k = 0; k < 3; k++)
       if (l->control[k] != TL_REPLAY_NONE) r->owned[l->control[k]] = 1;
@@ -158,5 +194,7 @@ void tl_replay_free(tl_replay *r) {
   TL_VEC_FREE(&r->envelopes);
   free(r->owned);
   free(r->launch_of_synthetic);
+  tl_derived_free(&r->launch_events);
   memset(r, 0, sizeof *r);
+  tl_derived_init(&r->launch_events);
 }

@@ -16,9 +16,11 @@
 ** appended in a deterministic order (db_idx, device_id, then launch order); nothing here
 ** depends on hash order or thread count.
 **
-** Downstream: tl_replay_promote() appends one synthetic device event per promoted
-** launch (the launch anchor, symbol ACLH/ACLL/ACLT/ACLGraph/ACLG<k>/CUDAGraph), marks
-** the events an exact unit owns (members and controls), and the publication writes
+** Downstream: tl_replay_promote() derives one launch anchor event per promoted launch
+** (tl_replay.launch_events, numbered after the trace's events; label kind graph_launch,
+** name the symbol ACLH/ACLL/ACLT/ACLGraph/ACLG<k>/CUDAGraph), marks the events an exact
+** unit owns (members and controls); anchor selection merges the launch anchors, and
+** classification makes them anchors by construction. The publication writes
 ** traceloom_graph_launch, traceloom_graph_body_member, the reconstruction regions, the
 ** protected intervals and the replay cost map.
 */
@@ -26,7 +28,7 @@
 #define TL_REPLAY_H
 
 #include "trace/trace.h"
-#include "sqlite_api.h"
+#include "util/sqlite_api.h"
 
 #define TL_REPLAY_NONE UINT32_MAX
 
@@ -171,11 +173,16 @@ typedef struct tl_replay {
   TL_VEC(tl_graph_envelope) envelopes;
   tl_sig_vec body_templates;       /* owned signature texts, index+1 = template id */
   tl_sig_vec graph_templates;      /* owned signature texts of unit compositions */
-  uint8_t *owned;                  /* per event: 1 when an exact unit owns it (after
-                                      tl_replay_promote); NULL before */
-  size_t n_real_events;            /* events before the synthetic launch events */
-  uint32_t *launch_of_synthetic;   /* synthetic event n_real_events + k -> launch index */
+  uint8_t *owned;                  /* per event (launch events included): 1 when an
+                                      exact unit owns it (after tl_replay_promote) */
+  size_t n_real_events;            /* the trace's events: launch event k is event
+                                      n_real_events + k */
+  tl_derived launch_events;        /* one per promoted launch (tl_replay_promote) */
+  uint32_t *launch_of_synthetic;   /* launch event n_real_events + k -> launch index */
 } tl_replay;
+
+/* An empty reconstruction (no launch), as after {"graph_replay": false}. */
+void tl_replay_init(tl_replay *r);
 
 /* Runs every provider's reconstruction over the trace. */
 int tl_replay_build(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err *e);
@@ -189,9 +196,19 @@ int tl_replay_cuda(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err 
 uint32_t tl_replay_intern_body(tl_replay *r, const char *sig);
 uint32_t tl_replay_intern_graph(tl_replay *r, const char *sig);
 
-/* Appends one synthetic device event per promoted launch to t (anchor_event), and fills
-** r->owned. Must run before classification sizes its per-event arrays. */
-int tl_replay_promote(tl_trace *t, tl_replay *r, tl_err *e);
+/* Derives one launch anchor event per promoted launch (r->launch_events, anchor_event) and
+** fills r->owned. The trace is not changed (but for the strings interned in its pool). */
+int tl_replay_promote(const tl_trace *t, tl_replay *r, tl_err *e);
+
+/* Launches of exact replay units (the promoted ones). */
+size_t tl_replay_exact_launches(const tl_replay *r);
+
+/* Recovery constraints of the anchors whose events are anchor_event[0..n) (recovery.md
+** 4.2): per anchor, *unit = 1 + the replay unit it launches (0: eager work) and *key its
+** token identity (graph template, body template, slot; 0: the symbol decides). Both stay
+** NULL when the analysis has no replay unit; malloc'd otherwise. */
+int tl_replay_anchor_tokens(const tl_replay *r, const uint32_t *anchor_event, size_t n,
+                            uint32_t **unit, int64_t **key, tl_err *e);
 
 /* Symbol text of a promoted launch's anchor (ACLH, ACLL, ACLT, ACLGraph, ACLG<k>,
 ** CUDAGraph); buf must hold 24 bytes. */
@@ -239,9 +256,9 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
 void tl_replay_costs_free(tl_replay_costs *c);
 
 /* Publication (publish_replay.c): the replay relations of sql/schema/40_replay.sql, inside
-** the caller's savepoint. a maps launch anchor events to anchor ids (may be NULL). */
-struct tl_anchors;
+** the caller's savepoint. anchor_event[k] is the event of anchor k (anchor-<k>), n of them,
+** for the anchor ids of launch anchors (NULL, 0: no anchors). */
 int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r,
-                      const struct tl_anchors *a, tl_err *e);
+                      const uint32_t *anchor_event, size_t nanchors, tl_err *e);
 
 #endif

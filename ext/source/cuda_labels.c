@@ -2,7 +2,7 @@
 ** cuda_labels.c: the CUDA kernel label rules of inputs.md section 6 (see cuda_labels.h).
 ** First match wins, on the lower-cased label; the order is the reference's.
 */
-#include "cuda_labels.h"
+#include "source/cuda_labels.h"
 
 #include <ctype.h>
 #include <stddef.h>

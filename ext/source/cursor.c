@@ -6,22 +6,11 @@
 ** inputs, files, tables (with row counts), warnings, and asks each family for its
 ** capability rows.
 */
-#include "source.h"
-#include "sqlsrc.h"
+#include "source/source.h"
+#include "source/sqlsrc.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-const tl_family_ops *tl_family_ops_for(tl_family f) {
-  switch (f) {
-    case TL_FAMILY_ASCEND_MONO: return &tl_msprof_ops;
-    case TL_FAMILY_ASCEND_SPLIT: return &tl_msprof_split_ops;
-    case TL_FAMILY_NSYS: return &tl_nsys_ops;
-    case TL_FAMILY_HYGON: return &tl_hygon_ops;
-    case TL_FAMILY_KINETO: return &tl_kineto_ops;
-    default: return NULL;
-  }
-}
 
 /* ------------------------------------------------------------------ chained cursor */
 
@@ -47,12 +36,7 @@ static int chain_next(tl_cursor *c, void *row, tl_err *e) {
     }
     if (cc->next_input >= cc->p->inputs.n) return 0;
     int db_idx = (int)cc->next_input++;
-    const tl_family_ops *ops = tl_family_ops_for(cc->p->inputs.v[db_idx].family);
-    if (!ops)
-      return tl_fail(e, "no reader for %s profiles in this build: %s",
-                     tl_family_source_kind(cc->p->inputs.v[db_idx].family),
-                     cc->p->inputs.v[db_idx].path),
-             -1;
+    const tl_family_def *ops = cc->p->inputs.v[db_idx].family;
     int rc = cc->calls ? ops->calls_open(cc->p, db_idx, cc->pool, &cc->cur, e)
                        : ops->events_open(cc->p, db_idx, &cc->filter, cc->pool, &cc->cur, e);
     if (rc != TL_OK) {
@@ -164,7 +148,7 @@ int tl_profile_inventory(tl_profile *p, tl_inventory *inv, tl_err *e) {
     const tl_input *in = &p->inputs.v[d];
     const char *kind = tl_family_source_kind(in->family);
     rc = tl_inventory_add(inv, (int)d, "input", kind, in->path, NULL, -1, NULL, -1, NULL, e);
-    if (rc == TL_OK && in->family <= TL_FAMILY_ASCEND_SPLIT)
+    if (rc == TL_OK && in->family->capture_companion)
       rc = tl_inventory_add(inv, (int)d, "capability", kind, in->stream_info_path, NULL, -1,
                             "capture_stream_companion", in->stream_info_path != NULL,
                             in->stream_info_detail ? in->stream_info_detail
@@ -174,11 +158,10 @@ int tl_profile_inventory(tl_profile *p, tl_inventory *inv, tl_err *e) {
       if (p->files.v[fi].db_idx != (int)d) continue;
       rc = tl_inventory_add(inv, (int)d, "file", kind, p->files.v[fi].path, NULL, -1,
                             role_name(p->files.v[fi].role), -1, NULL, e);
-      /* A Kineto trace is JSON, not SQLite: its reader lists its traceEvents "table". */
-      if (rc == TL_OK && in->family != TL_FAMILY_KINETO) rc = inventory_file_tables(p, fi, inv, e);
+      /* A JSON trace is not SQLite: its reader lists its own "tables" (Kineto: traceEvents). */
+      if (rc == TL_OK && in->family->sqlite_files) rc = inventory_file_tables(p, fi, inv, e);
     }
-    const tl_family_ops *ops = tl_family_ops_for(in->family);
-    if (rc == TL_OK && ops) rc = ops->inventory(p, (int)d, inv, e);
+    if (rc == TL_OK) rc = in->family->inventory(p, (int)d, inv, e);
   }
   if (rc) tl_inventory_free(inv);
   return rc;

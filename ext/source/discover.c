@@ -1,21 +1,22 @@
 /*
 ** discover.c: from a path to the list of inputs (inputs.md section 1).
 **
-** A file is detected by family, in the order Ascend, CUDA/Nsight, Hygon. A directory is
-** walked in sorted order:
+** A file is detected by family, in the order of the registry (families.c): the first
+** family whose detect_sqlite (a SQLite file) or detect_file (a file with one of its name
+** suffixes) claims it. A directory is walked in sorted order:
 **   - a torch-npu rank capture directory (holding ASCEND_PROFILER_OUTPUT) contributes its
 **     ascend_pytorch_profiler_<rank>.db files; its sibling PROF_* containers are companions,
 **     never inputs of their own (that would count the device timeline twice);
 **   - a PROF_* container contributes its usable monolithic msprof_*.db files, or else its
 **     split layout (with a warning);
 **   - any other directory is walked further; loose *.db / *.sqlite files are detected, and
-**     *.json / *.json.gz files whose top-level object has a traceEvents array are Kineto
-**     traces (one input per file, e.g. per-rank traces).
+**     so are files with a suffix some family reads (*.json / *.json.gz: Kineto traces, one
+**     input per file, e.g. per-rank traces).
 ** Inputs are numbered (db_idx) in that deterministic order.
 */
-#include "source.h"
-#include "sqlsrc.h"
-#include "buf.h"
+#include "source/source.h"
+#include "source/sqlsrc.h"
+#include "util/buf.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -26,10 +27,6 @@
 #include <unistd.h>
 
 #define MAX_DEPTH 8
-
-static const char *const ascend_task_columns[] = {
-    "startNs", "endNs", "deviceId", "streamId", "taskId", "globalTaskId", "connectionId",
-    "taskType", NULL};
 
 /* ------------------------------------------------------------------ profile helpers */
 
@@ -120,93 +117,54 @@ static int list_dir(const char *dir, tl_names *out, tl_err *e) {
 
 /* ------------------------------------------------------------------ detection */
 
-typedef enum { DETECT_NONE = -1 } detect_none;
-
-/* Detects the family of one SQLite file. Returns the family, DETECT_NONE when the file
-** holds no supported profile (with a description of what it holds in *found), or -2
-** on a hard error (unreadable, not SQLite, incompatible TASK schema). */
-static int detect_sqlite(const char *path, char **found, tl_err *e) {
+/* Detects the family of one SQLite file: *family is the first family of the registry that
+** claims it, NULL when none (then *found, if given, describes what the file holds). Fails
+** on a hard error: unreadable, not SQLite, a family's table with an incompatible schema. */
+static int detect_sqlite(const char *path, const tl_family_def **family, char **found,
+                         tl_err *e) {
+  *family = NULL;
   sqlite3 *db;
-  if (tl_sql_open_ro(path, &db, e)) return -2;
-  int family = DETECT_NONE;
+  if (tl_sql_open_ro(path, &db, e)) return TL_ERROR;
   tl_names tables;
   if (tl_sql_tables(db, path, &tables, e)) {
     tl_sql_close(db);
-    return -2;
+    return TL_ERROR;
   }
-  int has_task = 0, traceloom_output = 0;
-  for (size_t i = 0; i < tables.n; i++) {
-    if (strcmp(tables.v[i], "TASK") == 0) has_task = 1;
-    if (strcmp(tables.v[i], "traceloom_metadata") == 0) traceloom_output = 1;
-  }
-  if (traceloom_output) {
-    /* An analysis database (possibly with embedded raw tables) is never a profile. */
-    if (found) *found = tl_strdup("a TraceLoom analysis database (traceloom_metadata)");
-    tl_names_free(&tables);
-    tl_sql_close(db);
-    return DETECT_NONE;
-  }
-  if (has_task) {
-    tl_columns cols;
-    if (tl_sql_columns(db, path, "TASK", &cols, e)) goto hard;
-    char *missing = NULL;
-    int ok = tl_columns_have(&cols, ascend_task_columns, 0, &missing);
-    tl_columns_free(&cols);
-    if (!ok) {
-      tl_fail(e,
-              "Ascend SQLite profile has an incompatible TASK schema: %s (table TASK is missing "
-              "column(s): %s; expected startNs, endNs, deviceId, streamId, taskId, globalTaskId, "
-              "connectionId, taskType)",
-              path, missing ? missing : "?");
-      free(missing);
-      goto hard;
+  tl_sql_probe probe = {db, path, &tables};
+  int rc = TL_OK;
+  /* An analysis database (possibly with embedded raw tables) is never a profile. */
+  int analysis = tl_sql_probe_has(&probe, "traceloom_metadata");
+  for (const tl_family_def *const *f = tl_families; !analysis && !*family && *f; f++) {
+    int hit = (*f)->detect_sqlite ? (*f)->detect_sqlite(&probe, e) : 0;
+    if (hit < 0) {
+      rc = TL_ERROR;
+      break;
     }
-    int ne = tl_sql_nonempty(db, "TASK");
-    if (ne < 0) {
-      /* no SQLite error code: our own allocation failed */
-      if (sqlite3_errcode(db) == SQLITE_OK) tl_nomem(e);
-      else tl_fail(e, "cannot read table TASK of %s: %s", path, sqlite3_errmsg(db));
-      goto hard;
-    }
-    if (ne) family = TL_FAMILY_ASCEND_MONO;
+    if (hit) *family = *f;
   }
-  if (family < 0) {
-    for (size_t i = 0; i < tables.n; i++)
-      if (strcmp(tables.v[i], "CUPTI_ACTIVITY_KIND_KERNEL") == 0 &&
-          tl_sql_nonempty(db, tables.v[i]) != 0)
-        family = TL_FAMILY_NSYS; /* a read error surfaces in the reader, with its message */
-  }
-  if (family < 0) {
-    for (size_t i = 0; i < tables.n && family < 0; i++)
-      if ((starts_with(tables.v[i], "HIPOPS_") || starts_with(tables.v[i], "HIPCOPY_") ||
-           starts_with(tables.v[i], "HIP_")) &&
-          tl_sql_nonempty(db, tables.v[i]) != 0)
-        family = TL_FAMILY_HYGON;
-  }
-  if (family < 0 && found) {
+  if (rc == TL_OK && !*family && found) {
     tl_buf b = {0};
-    if (tables.n == 0) tl_buf_puts(&b, "no tables");
-    for (size_t i = 0; i < tables.n && i < 20; i++) {
+    if (analysis) tl_buf_puts(&b, "a TraceLoom analysis database (traceloom_metadata)");
+    else if (tables.n == 0) tl_buf_puts(&b, "no tables");
+    for (size_t i = 0; !analysis && i < tables.n && i < 20; i++) {
       if (i) tl_buf_puts(&b, ", ");
       tl_buf_puts(&b, tables.v[i]);
     }
-    if (tables.n > 20) tl_buf_printf(&b, ", ... (%zu tables)", tables.n);
-    if (has_task) tl_buf_puts(&b, " (TASK is empty)");
+    if (!analysis && tables.n > 20) tl_buf_printf(&b, ", ... (%zu tables)", tables.n);
     *found = b.oom ? NULL : b.p;
     if (b.oom) tl_buf_free(&b);
   }
   tl_names_free(&tables);
   tl_sql_close(db);
-  return family;
-hard:
-  tl_names_free(&tables);
-  tl_sql_close(db);
-  return -2;
+  return rc;
 }
+
+/* The family that reads files named like path (a detect_file family's suffix), or NULL. */
+static const tl_family_def *file_family(const char *path);
 
 /* ------------------------------------------------------------------ inputs */
 
-static int add_input(tl_profile *p, tl_family family, const char *path, tl_err *e) {
+static int add_input(tl_profile *p, const tl_family_def *family, const char *path, tl_err *e) {
   tl_input in;
   memset(&in, 0, sizeof in);
   in.family = family;
@@ -218,7 +176,7 @@ static int add_input(tl_profile *p, tl_family family, const char *path, tl_err *
     return tl_nomem(e);
   }
   int db_idx = (int)p->inputs.n - 1;
-  if (family != TL_FAMILY_ASCEND_SPLIT) {
+  if (family != &tl_msprof_split_family) { /* a split input reads many files (add_split_files) */
     int id = tl_profile_add_file(p, path, db_idx, TL_FILE_PRIMARY, -1);
     if (id < 0) return tl_nomem(e);
     p->inputs.v[db_idx].primary_file = id;
@@ -412,7 +370,7 @@ static int has_split_layout(const char *prof_dir) {
 }
 
 static int add_split_input(tl_profile *p, const char *prof_dir, tl_err *e) {
-  if (add_input(p, TL_FAMILY_ASCEND_SPLIT, prof_dir, e)) return TL_ERROR;
+  if (add_input(p, &tl_msprof_split_family, prof_dir, e)) return TL_ERROR;
   int db_idx = (int)p->inputs.n - 1;
   if (add_split_files(p, prof_dir, db_idx, -1, 0, e)) return TL_ERROR;
   char *si = tl_mprintf("%s/host/sqlite/stream_info.db", prof_dir);
@@ -472,11 +430,11 @@ static int scan_prof_container(tl_profile *p, const char *dir, tl_err *e) {
       break;
     }
     if (is_file(path)) {
-      int fam = detect_sqlite(path, NULL, e);
-      if (fam == -2)
+      const tl_family_def *fam;
+      if (detect_sqlite(path, &fam, NULL, e))
         rc = TL_ERROR;
-      else if (fam == TL_FAMILY_ASCEND_MONO) {
-        rc = add_input(p, TL_FAMILY_ASCEND_MONO, path, e);
+      else if (fam == &tl_msprof_family) {
+        rc = add_input(p, fam, path, e);
         if (rc == TL_OK) rc = adjacent_stream_info(p, path, e);
         added++;
       }
@@ -525,11 +483,11 @@ static int scan_torchnpu(tl_profile *p, const char *capture_dir, tl_err *e) {
       rc = tl_nomem(e);
       break;
     }
-    int fam = detect_sqlite(path, NULL, e);
-    if (fam == -2)
+    const tl_family_def *fam;
+    if (detect_sqlite(path, &fam, NULL, e))
       rc = TL_ERROR;
-    else if (fam == TL_FAMILY_ASCEND_MONO) {
-      rc = add_input(p, TL_FAMILY_ASCEND_MONO, path, e);
+    else if (fam == &tl_msprof_family) {
+      rc = add_input(p, fam, path, e);
       if (rc == TL_OK) rc = torchnpu_stream_info(p, capture_dir, e);
     }
     free(path);
@@ -543,8 +501,16 @@ static int is_sqlite_name(const char *name) {
   return ends_with(name, ".db") || ends_with(name, ".sqlite") || ends_with(name, ".sqlite3");
 }
 
-static int is_json_name(const char *name) {
-  return ends_with(name, ".json") || ends_with(name, ".json.gz");
+static const tl_family_def *file_family(const char *path) {
+  for (const tl_family_def *const *f = tl_families; *f; f++)
+    for (const char *const *x = (*f)->file_suffixes; x && *x; x++)
+      if (ends_with(path, *x)) return *f;
+  return NULL;
+}
+
+/* Timelines TraceLoom exported (*.perfetto.json[.gz]) look like traces: never input. */
+static int is_own_export(const char *name) {
+  return ends_with(name, ".perfetto.json") || ends_with(name, ".perfetto.json.gz");
 }
 
 static int scan_dir(tl_profile *p, const char *dir, int depth, tl_err *e) {
@@ -571,19 +537,19 @@ static int scan_dir(tl_profile *p, const char *dir, int depth, tl_err *e) {
       if (strcmp(names.v[i], "traceloom") != 0) rc = scan_dir(p, child, depth + 1, e);
     } else if (is_sqlite_name(names.v[i]) && is_file(child)) {
       tl_err ignore = {0};
-      int fam = detect_sqlite(child, NULL, &ignore);
+      const tl_family_def *fam = NULL;
+      detect_sqlite(child, &fam, NULL, &ignore);
       /* Loose files that are not profiles (or not SQLite) are skipped in directory scans;
       ** an explicitly named file reports its error instead (tl_profile_discover). */
       tl_err_clear(&ignore);
-      if (fam >= 0) {
-        rc = add_input(p, (tl_family)fam, child, e);
-        if (rc == TL_OK && fam == TL_FAMILY_ASCEND_MONO) rc = adjacent_stream_info(p, child, e);
+      if (fam) {
+        rc = add_input(p, fam, child, e);
+        if (rc == TL_OK && fam == &tl_msprof_family) rc = adjacent_stream_info(p, child, e);
       }
-    } else if (is_json_name(names.v[i]) && !ends_with(names.v[i], ".perfetto.json") &&
-               !ends_with(names.v[i], ".perfetto.json.gz") && is_file(child)) {
-      /* (Timelines TraceLoom exported, *.perfetto.json[.gz], also hold traceEvents: never input.) */
+    } else if (file_family(names.v[i]) && !is_own_export(names.v[i]) && is_file(child)) {
+      const tl_family_def *fam = file_family(names.v[i]);
       tl_err ignore = {0};
-      if (tl_kineto_detect(child, &ignore)) rc = add_input(p, TL_FAMILY_KINETO, child, e);
+      if (fam->detect_file(child, &ignore)) rc = add_input(p, fam, child, e);
       tl_err_clear(&ignore);
     }
     free(child);
@@ -593,6 +559,31 @@ static int scan_dir(tl_profile *p, const char *dir, int depth, tl_err *e) {
 }
 
 /* ------------------------------------------------------------------ entry point */
+
+/* The messages of a path that holds no profile list what every family looks for. */
+static int nothing_found(const char *path, tl_err *e) {
+  tl_buf b = {0};
+  for (const tl_family_def *const *f = tl_families; *f; f++)
+    if ((*f)->layout_hint) tl_buf_printf(&b, "%s%s", b.n ? ", " : "", (*f)->layout_hint);
+  int rc = b.oom ? tl_nomem(e)
+                 : tl_fail(e, "no supported profile found under input path: %s (looked for %s)",
+                           path, b.p);
+  tl_buf_free(&b);
+  return rc;
+}
+
+static int no_profile_tables(const char *path, const char *found, tl_err *e) {
+  tl_buf b = {0};
+  for (const tl_family_def *const *f = tl_families; *f; f++)
+    if ((*f)->detect_hint) tl_buf_printf(&b, "%s%s", b.n ? ", " : "", (*f)->detect_hint);
+  int rc = b.oom ? tl_nomem(e)
+                 : tl_fail(e,
+                           "no supported profile tables in %s: looked for %s, each with at "
+                           "least one row; found: %s",
+                           path, b.p, found ? found : "?");
+  tl_buf_free(&b);
+  return rc;
+}
 
 static char *absolute_path(const char *path) {
   char *r = realpath(path, NULL);
@@ -605,14 +596,18 @@ int tl_profile_discover(const char *path, const char *source_kind, tl_profile *p
   if (!path || !*path)
     return tl_fail(e, "input path is required: pass an Ascend profiler SQLite DB, Hygon hipprof "
                       "DB, CUDA/Nsight SQLite export, or profile directory");
-  int want = -1;
+  const tl_family_def *want = NULL;
   if (source_kind && *source_kind && strcmp(source_kind, "auto") != 0) {
-    want = tl_family_from_source_kind(source_kind);
-    if (want < 0)
-      return tl_fail(e,
-                     "unknown source_kind '%s': expected auto, ascend_sqlite_hot_path, "
-                     "ascend_sqlite_split, cuda_nsys_sqlite, hygon_sqlite or kineto_json",
-                     source_kind);
+    want = tl_family_by_source_kind(source_kind);
+    if (!want) {
+      tl_buf b = {0};
+      tl_buf_puts(&b, "auto, ");
+      tl_family_kinds_list(&b, ", ");
+      int rc = b.oom ? tl_nomem(e)
+                     : tl_fail(e, "unknown source_kind '%s': expected %s", source_kind, b.p);
+      tl_buf_free(&b);
+      return rc;
+    }
   }
   struct stat st;
   if (stat(path, &st) != 0)
@@ -621,7 +616,7 @@ int tl_profile_discover(const char *path, const char *source_kind, tl_profile *p
   if (!p->path) return tl_nomem(e);
   int rc = TL_OK;
   if (S_ISDIR(st.st_mode)) {
-    if (want == TL_FAMILY_ASCEND_SPLIT) {
+    if (want == &tl_msprof_split_family) {
       if (!has_split_layout(p->path))
         rc = tl_fail(e,
                      "split SQLite profile is missing required device_*/sqlite/ascend_task.db:"
@@ -632,42 +627,30 @@ int tl_profile_discover(const char *path, const char *source_kind, tl_profile *p
     } else {
       rc = scan_dir(p, p->path, 0, e);
     }
-    if (rc == TL_OK && p->inputs.n == 0)
-      rc = tl_fail(e,
-                   "no supported Ascend, Hygon, or CUDA/Nsight profile DB found under input path: "
-                   "%s (looked for PROF_*/msprof_*.db with a non-empty TASK table, "
-                   "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_*.db, split "
-                   "PROF_*/device_*/sqlite/ascend_task.db with AscendTask, and *.db/*.sqlite files "
-                   "with CUPTI_ACTIVITY_KIND_KERNEL or HIPOPS_*/HIPCOPY_*/HIP_* tables, and "
-                   "*.json/*.json.gz Kineto traces with a traceEvents array)",
-                   p->path);
-  } else if (S_ISREG(st.st_mode) && (is_json_name(p->path) || want == TL_FAMILY_KINETO)) {
-    if (want >= 0 && want != TL_FAMILY_KINETO)
-      rc = tl_fail(e, "%s is a Chrome-trace JSON file, not the requested source_kind %s", p->path,
+    if (rc == TL_OK && p->inputs.n == 0) rc = nothing_found(p->path, e);
+  } else if (S_ISREG(st.st_mode) &&
+             (file_family(p->path) || (want && want->detect_file))) {
+    const tl_family_def *fam = want && want->detect_file ? want : file_family(p->path);
+    if (want && want != fam)
+      rc = tl_fail(e, "%s is a %s file, not the requested source_kind %s", p->path, fam->name,
                    source_kind);
-    else if (!tl_kineto_detect(p->path, e))
+    else if (!fam->detect_file(p->path, e))
       rc = TL_ERROR;
     else
-      rc = add_input(p, TL_FAMILY_KINETO, p->path, e);
+      rc = add_input(p, fam, p->path, e);
   } else if (S_ISREG(st.st_mode)) {
     char *found = NULL;
-    int fam = detect_sqlite(p->path, &found, e);
-    if (fam == -2) {
+    const tl_family_def *fam;
+    if (detect_sqlite(p->path, &fam, &found, e)) {
       rc = TL_ERROR;
-    } else if (fam < 0) {
-      rc = tl_fail(e,
-                   "no supported profile tables in %s: looked for TASK with columns startNs, "
-                   "endNs, deviceId, streamId, taskId, globalTaskId, connectionId, taskType "
-                   "(Ascend msprof), CUPTI_ACTIVITY_KIND_KERNEL (Nsight Systems export), "
-                   "HIPOPS_*/HIPCOPY_*/HIP_* (Hygon hipprof), each with at least one row; "
-                   "found: %s",
-                   p->path, found ? found : "?");
-    } else if (want >= 0 && fam != want) {
+    } else if (!fam) {
+      rc = no_profile_tables(p->path, found, e);
+    } else if (want && fam != want) {
       rc = tl_fail(e, "%s is a profile of source_kind %s, not the requested source_kind %s", p->path,
-                   tl_family_source_kind((tl_family)fam), source_kind);
+                   fam->source_kind, source_kind);
     } else {
-      rc = add_input(p, (tl_family)fam, p->path, e);
-      if (rc == TL_OK && fam == TL_FAMILY_ASCEND_MONO) {
+      rc = add_input(p, fam, p->path, e);
+      if (rc == TL_OK && fam == &tl_msprof_family) {
         /* A torch-npu DB takes its companion from the capture directory's sibling PROF_*. */
         char *dir = tl_strdup(p->path);
         if (!dir) {
@@ -690,9 +673,9 @@ int tl_profile_discover(const char *path, const char *source_kind, tl_profile *p
   } else {
     rc = tl_fail(e, "profile path is neither a file nor a directory: %s", path);
   }
-  if (rc == TL_OK && want >= 0) {
+  if (rc == TL_OK && want) {
     for (size_t i = 0; i < p->inputs.n; i++)
-      if ((int)p->inputs.v[i].family != want) {
+      if (p->inputs.v[i].family != want) {
         rc = tl_fail(e, "%s is a profile of source_kind %s, not the requested source_kind %s",
                      p->inputs.v[i].path, tl_family_source_kind(p->inputs.v[i].family),
                      source_kind);

@@ -21,11 +21,12 @@
 ** An unclassified kernel keeps its own name as op_type and stays HIP_KERNEL: an unknown
 ** kernel is real work, not noise.
 **
-** Usage: through tl_hygon_ops (source.h).
+** Usage: through tl_hygon_family (source.h).
 */
-#include "source.h"
-#include "sqlsrc.h"
-#include "i64map.h"
+#include "source/source.h"
+#include "source/sqlsrc.h"
+#include "source/strtab.h"
+#include "util/i64map.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -121,18 +122,22 @@ static const lift_rule *lift(const char *name, size_t len) {
 
 /* ---------------------------------------------------------------- shared state */
 
+/* STR_TABLE(STR_ID, STR_NAME): the first row of an id wins; texts interned as read. */
+static const tl_strtab_spec str_table = {"STR_TABLE", "STR_ID", "STR_NAME", 0, 0, 1, 1, NULL,
+                                         NULL};
+
 typedef struct hygon_db {
   const char *path;
   int source_id;
   sqlite3 *db;
   tl_strpool *pool;
-  tl_i64map names; /* STR_ID -> pool id */
+  tl_strtab names; /* STR_TABLE */
   tl_names tables; /* every table, sorted by name */
 } hygon_db;
 
 static void hygon_close(hygon_db *h) {
   tl_sql_close(h->db);
-  tl_i64map_free(&h->names);
+  tl_strtab_free(&h->names);
   tl_names_free(&h->tables);
   h->db = NULL;
 }
@@ -155,29 +160,8 @@ static int hygon_open(const tl_profile *p, int db_idx, tl_strpool *pool, int wit
       tl_sql_tables(h->db, h->path, &h->tables, e))
     return TL_ERROR;
   if (!with_names) return TL_OK;
-  int ok = tl_sql_capability(h->db, h->path, "STR_TABLE", cols_str_table, 0, NULL, e);
-  if (ok <= 0) return ok < 0 ? TL_ERROR : TL_OK; /* names decode to hip_kernel_<id> */
-  sqlite3_stmt *st;
-  if (tl_sql_prepare(h->db, h->path, "SELECT \"STR_ID\", \"STR_NAME\" FROM \"STR_TABLE\"", &st,
-                     e))
-    return TL_ERROR;
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (sqlite3_column_type(st, 0) == SQLITE_NULL) continue;
-    int64_t id = tl_col_i64(st, 0, -1);
-    if (tl_i64map_get(&h->names, id)) continue; /* the first row of an id wins */
-    int len;
-    const char *text = tl_col_text(st, 1, &len);
-    uint32_t s = tl_strpool_intern(pool, text, (size_t)len);
-    if (s == TL_STR_NOMEM || tl_i64map_put(&h->names, id, s)) {
-      sqlite3_finalize(st);
-      return tl_nomem(e);
-    }
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    return tl_fail(e, "failed to read STR_TABLE in '%s': %s", h->path, sqlite3_errmsg(h->db));
-  return TL_OK;
+  /* Without the table names decode to hip_kernel_<id>. */
+  return tl_strtab_load(h->db, h->path, &str_table, pool, &h->names, e);
 }
 
 /* Prepares "SELECT rowid, <cols> FROM <table> ORDER BY rowid" after checking the
@@ -228,8 +212,8 @@ static uint32_t decode_name(hygon_db *h, sqlite3_stmt *st, int col, const char *
     const char *t = tl_col_text(st, col, &len);
     return tl_strpool_intern(h->pool, t, (size_t)len);
   }
-  int64_t *v = tl_i64map_get(&h->names, id);
-  if (v) return (uint32_t)*v;
+  uint32_t known = tl_strtab_lookup(&h->names, h->pool, id, NULL);
+  if (known != TL_STR_NOMEM) return known;
   char buf[64];
   int n = snprintf(buf, sizeof buf, "%s%lld", fallback, (long long)id);
   return tl_strpool_intern(h->pool, buf, (size_t)n);
@@ -488,7 +472,7 @@ fail:
 
 static int inventory(const tl_profile *p, int db_idx, tl_inventory *inv, tl_err *e) {
   static const char *const capability[H_COUNT] = {"device_kernels", "device_copies", "host_api"};
-  const char *kind = tl_family_source_kind(TL_FAMILY_HYGON);
+  const char *kind = tl_family_source_kind(p->inputs.v[db_idx].family);
   hygon_db h;
   if (hygon_open(p, db_idx, NULL, 0, &h, e)) {
     hygon_close(&h);
@@ -531,4 +515,23 @@ static int inventory(const tl_profile *p, int db_idx, tl_inventory *inv, tl_err 
   return rc;
 }
 
-const tl_family_ops tl_hygon_ops = {TL_FAMILY_HYGON, inventory, events_open, calls_open};
+/* A read error counts as found: the reader reports it, with its message. */
+static int detect(const tl_sql_probe *f, tl_err *e) {
+  static const char *const prefixes[] = {"HIPOPS_", "HIPCOPY_", "HIP_"};
+  for (int i = 0; i < 3; i++)
+    if (tl_sql_probe_nonempty_prefix(f, prefixes[i]) != 0) return 1;
+  return 0;
+}
+
+const tl_family_def tl_hygon_family = {
+    .source_kind = "hygon_sqlite",
+    .name = "Hygon hipprof",
+    .provider = TL_PROVIDER_HYGON,
+    .detect_sqlite = detect,
+    .detect_hint = "HIPOPS_*/HIPCOPY_*/HIP_* (Hygon hipprof)",
+    .layout_hint = "*.db/*.sqlite files with HIPOPS_*/HIPCOPY_*/HIP_* tables",
+    .sqlite_files = 1,
+    .inventory = inventory,
+    .events_open = events_open,
+    .calls_open = calls_open,
+};

@@ -42,11 +42,11 @@
 **     the inventory, not emitted as rows (no host-scope cursor exists yet).
 ** Provenance: source_table "traceEvents", source_rowid = the 0-based index in the array.
 */
-#include "source.h"
-#include "buf.h"
-#include "cuda_labels.h"
-#include "i64map.h"
-#include "kineto_json.h"
+#include "source/source.h"
+#include "util/buf.h"
+#include "source/cuda_labels.h"
+#include "util/i64map.h"
+#include "source/kineto_json.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -1030,4 +1030,16 @@ static int inventory(const tl_profile *p, int db_idx, tl_inventory *inv, tl_err 
   return rc;
 }
 
-const tl_family_ops tl_kineto_ops = {TL_FAMILY_KINETO, inventory, events_open, calls_open};
+static const char *const suffixes[] = {".json", ".json.gz", NULL};
+
+const tl_family_def tl_kineto_family = {
+    .source_kind = "kineto_json",
+    .name = "Chrome-trace JSON",
+    .provider = TL_PROVIDER_CUDA,
+    .detect_file = tl_kineto_detect,
+    .file_suffixes = suffixes,
+    .layout_hint = "*.json/*.json.gz Kineto traces with a traceEvents array",
+    .inventory = inventory,
+    .events_open = events_open,
+    .calls_open = calls_open,
+};

@@ -7,7 +7,7 @@
 ** want are skipped by bracket matching only (their tokens are still checked), so a reader
 ** can walk a multi-gigabyte traceEvents array one small event object at a time.
 */
-#include "kineto_json.h"
+#include "source/kineto_json.h"
 
 #include <inttypes.h>
 #include <stdio.h>

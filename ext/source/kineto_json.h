@@ -21,8 +21,8 @@
 #ifndef TL_KINETO_JSON_H
 #define TL_KINETO_JSON_H
 
-#include "buf.h"
-#include "err.h"
+#include "util/buf.h"
+#include "util/err.h"
 
 #include <stdint.h>
 #include <zlib.h>

@@ -10,10 +10,11 @@
 **
 ** Reader order: TASK in rowid order, then COMMUNICATION_OP in rowid order.
 */
-#include "source.h"
-#include "sqlsrc.h"
-#include "i64map.h"
-#include "sort.h"
+#include "source/readers.h"
+#include "source/sqlsrc.h"
+#include "source/strtab.h"
+#include "util/i64map.h"
+#include "util/sort.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +41,13 @@ typedef struct msprof_db {
   sqlite3 *db;
   const char *path;
   tl_strpool *pool;
-  tl_i64map names;   /* STRING_IDS.id -> pool id */
+  tl_strtab names;   /* STRING_IDS */
   uint32_t *small;   /* decode cache for ids < SMALL_IDS: pool id + 1, 0 = not cached */
 } msprof_db;
+
+/* STRING_IDS: every value interned as it is read (the pool's order is the table's). Without
+** the table (or its columns) names decode to decimal strings. */
+static const tl_strtab_spec tl_msprof_string_ids = {"STRING_IDS", "id", "value", 0, 0, 0, 1, NULL, NULL};
 
 static int open_db(const tl_profile *p, int db_idx, tl_strpool *pool, msprof_db *m, tl_err *e) {
   memset(m, 0, sizeof *m);
@@ -51,31 +56,12 @@ static int open_db(const tl_profile *p, int db_idx, tl_strpool *pool, msprof_db 
   if (tl_sql_open_ro(m->path, &m->db, e)) return TL_ERROR;
   m->small = calloc(SMALL_IDS, sizeof *m->small);
   if (!m->small) return tl_nomem(e);
-  int ok = tl_sql_capability(m->db, m->path, "STRING_IDS", string_ids_required, 0, NULL, e);
-  if (ok < 0) return TL_ERROR;
-  if (!ok) return TL_OK; /* names decode to decimal strings */
-  sqlite3_stmt *st;
-  if (tl_sql_prepare(m->db, m->path, "SELECT id, value FROM STRING_IDS", &st, e)) return TL_ERROR;
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (sqlite3_column_type(st, 0) == SQLITE_NULL) continue;
-    int len;
-    const char *text = tl_col_text(st, 1, &len);
-    uint32_t id = tl_strpool_intern(pool, text, (size_t)len);
-    if (id == TL_STR_NOMEM || tl_i64map_put(&m->names, sqlite3_column_int64(st, 0), id)) {
-      sqlite3_finalize(st);
-      return tl_nomem(e);
-    }
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    return tl_fail(e, "failed to read STRING_IDS in '%s': %s", m->path, sqlite3_errmsg(m->db));
-  return TL_OK;
+  return tl_strtab_load(m->db, m->path, &tl_msprof_string_ids, pool, &m->names, e);
 }
 
 static void close_db(msprof_db *m) {
   tl_sql_close(m->db);
-  tl_i64map_free(&m->names);
+  tl_strtab_free(&m->names);
   free(m->small);
   m->small = NULL;
   m->db = NULL;
@@ -96,11 +82,8 @@ static uint32_t decode(msprof_db *m, sqlite3_stmt *st, int col) {
   int64_t id = tl_col_i64(st, col, 0);
   /* Name ids repeat on every row (task types, operator names): cache the small ones. */
   if (id >= 0 && id < SMALL_IDS && m->small && m->small[id]) return m->small[id] - 1;
-  uint32_t out;
-  int64_t *v = tl_i64map_get(&m->names, id);
-  if (v) {
-    out = (uint32_t)*v;
-  } else {
+  uint32_t out = tl_strtab_lookup(&m->names, m->pool, id, NULL);
+  if (out == TL_STR_NOMEM) {
     char buf[24];
     int n = snprintf(buf, sizeof buf, "%lld", (long long)id);
     out = tl_strpool_intern(m->pool, buf, (size_t)n);
@@ -692,7 +675,7 @@ static int inventory(const tl_profile *p, int db_idx, tl_inventory *inv, tl_err 
       {"framework_api", "PYTORCH_API", pytorch_required},
   };
   const char *path = p->inputs.v[db_idx].path;
-  const char *kind = tl_family_source_kind(TL_FAMILY_ASCEND_MONO);
+  const char *kind = tl_family_source_kind(p->inputs.v[db_idx].family);
   sqlite3 *db;
   if (tl_sql_open_ro(path, &db, e)) return TL_ERROR;
   int rc = TL_OK;
@@ -710,4 +693,46 @@ static int inventory(const tl_profile *p, int db_idx, tl_inventory *inv, tl_err 
   return rc;
 }
 
-const tl_family_ops tl_msprof_ops = {TL_FAMILY_ASCEND_MONO, inventory, events_open, calls_open};
+/* A file is an Ascend monolithic profile when its TASK table has the reader's columns and a
+** row; a TASK table without them is an error, not another family. */
+static int detect(const tl_sql_probe *f, tl_err *e) {
+  if (!tl_sql_probe_has(f, "TASK")) return 0;
+  tl_columns cols;
+  if (tl_sql_columns(f->db, f->path, "TASK", &cols, e)) return -1;
+  char *missing = NULL;
+  int ok = tl_columns_have(&cols, task_required, 0, &missing);
+  tl_columns_free(&cols);
+  if (!ok) {
+    tl_fail(e,
+            "Ascend SQLite profile has an incompatible TASK schema: %s (table TASK is missing "
+            "column(s): %s; expected startNs, endNs, deviceId, streamId, taskId, globalTaskId, "
+            "connectionId, taskType)",
+            f->path, missing ? missing : "?");
+    free(missing);
+    return -1;
+  }
+  int ne = tl_sql_nonempty(f->db, "TASK");
+  if (ne < 0) {
+    /* no SQLite error code: our own allocation failed */
+    if (sqlite3_errcode(f->db) == SQLITE_OK) tl_nomem(e);
+    else tl_fail(e, "cannot read table TASK of %s: %s", f->path, sqlite3_errmsg(f->db));
+  }
+  return ne;
+}
+
+const tl_family_def tl_msprof_family = {
+    .source_kind = "ascend_sqlite_hot_path",
+    .name = "Ascend msprof",
+    .provider = TL_PROVIDER_ASCEND,
+    .detect_sqlite = detect,
+    .detect_hint = "TASK with columns startNs, endNs, deviceId, streamId, taskId, globalTaskId, "
+                   "connectionId, taskType (Ascend msprof)",
+    .layout_hint = "PROF_*/msprof_*.db with a non-empty TASK table, "
+                   "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_*.db",
+    .sqlite_files = 1,
+    .capture_companion = 1,
+    .inventory = inventory,
+    .events_open = events_open,
+    .calls_open = calls_open,
+    .host_marks = tl_msprof_host_marks,
+};

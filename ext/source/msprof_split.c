@@ -27,11 +27,11 @@
 **      accumulated while step 1 streams.
 **
 ** Host runtime calls come from ApiData, whose start/end are 10 ns ticks.
-** Usage: through tl_msprof_split_ops (source.h).
+** Usage: through tl_msprof_split_family (source.h).
 */
-#include "source.h"
-#include "sqlsrc.h"
-#include "i64map.h"
+#include "source/readers.h"
+#include "source/sqlsrc.h"
+#include "util/i64map.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -1047,5 +1047,16 @@ static int inventory(const tl_profile *p, int db_idx, tl_inventory *inv, tl_err 
   return rc;
 }
 
-const tl_family_ops tl_msprof_split_ops = {TL_FAMILY_ASCEND_SPLIT, inventory, events_open,
-                                           calls_open};
+/* Found by its layout only (a PROF_* container with device_N/sqlite/ascend_task.db). */
+const tl_family_def tl_msprof_split_family = {
+    .source_kind = "ascend_sqlite_split",
+    .name = "Ascend split msprof",
+    .provider = TL_PROVIDER_ASCEND,
+    .layout_hint = "split PROF_*/device_*/sqlite/ascend_task.db with AscendTask",
+    .sqlite_files = 1,
+    .capture_companion = 1,
+    .inventory = inventory,
+    .events_open = events_open,
+    .calls_open = calls_open,
+    .host_marks = tl_msprof_host_marks,
+};

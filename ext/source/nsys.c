@@ -44,11 +44,12 @@
 ** when the table has them, else from globalTid the Nsight way (pid = (globalTid >> 24) &
 ** 0xFFFFFF, tid = globalTid & 0xFFFFFF); global_tid stays raw.
 */
-#include "source.h"
-#include "sqlsrc.h"
-#include "cuda_labels.h"
-#include "buf.h"
-#include "i64map.h"
+#include "source/readers.h"
+#include "source/sqlsrc.h"
+#include "source/strtab.h"
+#include "source/cuda_labels.h"
+#include "util/buf.h"
+#include "util/i64map.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -85,81 +86,18 @@ static const char *find_col(const tl_columns *cols, const char *const *cands) {
 
 /* ------------------------------------------------------------------ StringIds */
 
-/* StringIds(id, value): id -> text, and the pool id of each text once it was used. */
-typedef struct nsys_strings {
-  tl_i64map index;   /* StringIds.id -> entry */
-  tl_buf text;       /* NUL-terminated values */
-  TL_VEC(size_t) off;
-  uint32_t *pooled;  /* pool id per entry, 0 until interned */
-} nsys_strings;
+/* StringIds(id, value): texts are interned when a row first uses them; a table without
+** both columns is an unsupported export. */
+static const tl_strtab_spec string_ids = {"StringIds", "id", "value", 1, 1, 0, 0, NULL,
+                                          "CUDA/Nsight"};
 
-static void strings_free(nsys_strings *s) {
-  tl_i64map_free(&s->index);
-  tl_buf_free(&s->text);
-  TL_VEC_FREE(&s->off);
-  free(s->pooled);
-  memset(s, 0, sizeof *s);
-}
-
-static int strings_load(sqlite3 *db, const char *path, nsys_strings *s, tl_err *e) {
-  memset(s, 0, sizeof *s);
-  tl_columns cols;
-  if (tl_sql_columns(db, path, "StringIds", &cols, e)) return TL_ERROR;
-  if (!cols.exists) return TL_OK; /* no table: every id decodes to its decimal string */
-  static const char *const need[] = {"id", "value", NULL};
-  char *missing = NULL;
-  if (!tl_columns_have(&cols, need, 1, &missing)) {
-    tl_fail(e,
-            "unsupported CUDA/Nsight StringIds schema: missing required column(s): %s (table "
-            "StringIds in '%s'; expected id, value)",
-            missing ? missing : "?", path);
-    free(missing);
-    tl_columns_free(&cols);
-    return TL_ERROR;
-  }
-  char *qid = tl_sql_quote_ident(cols.names[tl_columns_find(&cols, "id", 1)]);
-  char *qval = tl_sql_quote_ident(cols.names[tl_columns_find(&cols, "value", 1)]);
-  tl_columns_free(&cols);
-  char *sql = qid && qval ? tl_mprintf("SELECT %s, %s FROM \"StringIds\"", qid, qval) : NULL;
-  free(qid);
-  free(qval);
-  if (!sql) return tl_nomem(e);
-  sqlite3_stmt *st;
-  int rc = tl_sql_prepare(db, path, sql, &st, e);
-  free(sql);
-  if (rc) return rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (sqlite3_column_type(st, 0) == SQLITE_NULL) continue;
-    int64_t id = tl_col_i64(st, 0, INT64_MIN);
-    if (id == INT64_MIN) continue;
-    int len;
-    const char *v = tl_col_text(st, 1, &len);
-    if (TL_VEC_PUSH(&s->off, s->text.n) ||
-        tl_i64map_put(&s->index, id, (int64_t)s->off.n - 1)) {
-      sqlite3_finalize(st);
-      strings_free(s);
-      return tl_nomem(e);
-    }
-    tl_buf_append(&s->text, v, (size_t)len);
-    tl_buf_append(&s->text, "", 1);
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE) {
-    tl_fail(e, "failed to read table StringIds in '%s': %s", path, sqlite3_errmsg(db));
-    strings_free(s);
-    return TL_ERROR;
-  }
-  s->pooled = calloc(s->off.n ? s->off.n : 1, sizeof *s->pooled);
-  if (s->text.oom || !s->pooled) {
-    strings_free(s);
-    return tl_nomem(e);
-  }
-  return TL_OK;
+static int strings_load(sqlite3 *db, const char *path, tl_strtab *s, tl_err *e) {
+  return tl_strtab_load(db, path, &string_ids, NULL, s, e);
 }
 
 /* The pool id of a name column: TEXT as is, an integer through StringIds (decimal string
 ** when missing), NULL -> 0. Returns TL_STR_NOMEM on out-of-memory. */
-static uint32_t decode_name(nsys_strings *s, tl_strpool *pool, sqlite3_stmt *st, int col) {
+static uint32_t decode_name(tl_strtab *s, tl_strpool *pool, sqlite3_stmt *st, int col) {
   switch (sqlite3_column_type(st, col)) {
     case SQLITE_NULL: return TL_STR_NONE;
     case SQLITE_TEXT: {
@@ -169,12 +107,9 @@ static uint32_t decode_name(nsys_strings *s, tl_strpool *pool, sqlite3_stmt *st,
     default: {
       int64_t id = tl_col_i64(st, col, INT64_MIN);
       if (id == INT64_MIN) return TL_STR_NONE;
-      int64_t *k = tl_i64map_get(&s->index, id);
-      if (k) {
-        uint32_t *cached = &s->pooled[*k];
-        if (*cached == 0) *cached = tl_strpool_intern_cstr(pool, s->text.p + s->off.v[*k]);
-        return *cached;
-      }
+      int nomem = 0;
+      uint32_t known = tl_strtab_lookup(s, pool, id, &nomem);
+      if (known != TL_STR_NOMEM || nomem) return known;
       char num[24];
       int n = snprintf(num, sizeof num, "%" PRId64, id);
       return tl_strpool_intern(pool, num, (size_t)n);
@@ -288,7 +223,7 @@ typedef struct nsys_events {
   sqlite3 *db;
   char *path;
   tl_strpool *pool;
-  nsys_strings strings;
+  tl_strtab strings;
   int db_idx, source_id;
   int phase;                      /* index into specs */
   sqlite3_stmt *st[T_COUNT];      /* NULL: table absent or skipped */
@@ -529,7 +464,7 @@ static void events_close(tl_cursor *base) {
   if (!c) return;
   for (int i = 0; i < T_COUNT; i++) sqlite3_finalize(c->st[i]);
   tl_sql_close(c->db);
-  strings_free(&c->strings);
+  tl_strtab_free(&c->strings);
   tl_i64map_free(&c->kernel_cache);
   for (int i = 0; i < 64; i++) free(c->sync_names[i]);
   free(c->lower);
@@ -651,7 +586,7 @@ typedef struct nsys_calls {
   sqlite3 *db;
   char *path;
   tl_strpool *pool;
-  nsys_strings strings;
+  tl_strtab strings;
   sqlite3_stmt *st;    /* NULL: no runtime table */
   int db_idx, source_id;
   uint32_t api_type;
@@ -713,7 +648,7 @@ static void calls_close(tl_cursor *base) {
   if (!c) return;
   sqlite3_finalize(c->st);
   tl_sql_close(c->db);
-  strings_free(&c->strings);
+  tl_strtab_free(&c->strings);
   free(c->path);
   free(c);
 }
@@ -936,4 +871,22 @@ static int inventory(const tl_profile *p, int db_idx, tl_inventory *inv, tl_err 
   return rc;
 }
 
-const tl_family_ops tl_nsys_ops = {TL_FAMILY_NSYS, inventory, events_open, calls_open};
+/* A read error counts as found: the reader reports it, with its message. */
+static int detect(const tl_sql_probe *f, tl_err *e) {
+  return tl_sql_probe_has(f, "CUPTI_ACTIVITY_KIND_KERNEL") &&
+         tl_sql_nonempty(f->db, "CUPTI_ACTIVITY_KIND_KERNEL") != 0;
+}
+
+const tl_family_def tl_nsys_family = {
+    .source_kind = "cuda_nsys_sqlite",
+    .name = "Nsight Systems",
+    .provider = TL_PROVIDER_CUDA,
+    .detect_sqlite = detect,
+    .detect_hint = "CUPTI_ACTIVITY_KIND_KERNEL (Nsight Systems export)",
+    .layout_hint = "*.db/*.sqlite files with CUPTI_ACTIVITY_KIND_KERNEL",
+    .sqlite_files = 1,
+    .inventory = inventory,
+    .events_open = events_open,
+    .calls_open = calls_open,
+    .cuda_graph_facts = tl_nsys_cuda_graph_facts,
+};

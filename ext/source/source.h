@@ -3,12 +3,17 @@
 **
 ** A profile path (file or directory) is discovered into a tl_profile: a list of inputs
 ** (one db_idx each, one family each) and the files they read (source_id = index in
-** files). Each family module (msprof.c, msprof_split.c, nsys.c, hygon.c, ...) exports a
-** tl_family_ops table with three entry points:
+** files). Each family module (msprof.c, msprof_split.c, nsys.c, hygon.c, kineto.c) defines
+** one tl_family_def, and families.c lists them all in one table, in detection order:
 **
+**   detect       does a file hold this family's profile (SQLite tables, or a JSON file)
 **   inventory    capability rows for traceloom_profile()
 **   events_open  a cursor over normalized device events (inputs.md section 9.1)
 **   calls_open   a cursor over normalized host runtime calls (inputs.md section 9.2)
+**   ...          what later stages need beyond rows (graph capture streams, CUDA graph
+**                node facts, scheduler markers), read here and handed over as arrays
+**
+** Adding a format is a new file here with its tl_family_def and one line in families.c.
 **
 ** Cursors stream rows one at a time; strings are interned into the caller's tl_strpool.
 ** The table-valued functions (traceloom_events, traceloom_host_calls) and the analysis
@@ -22,9 +27,11 @@
 #define TL_SOURCE_H
 
 #include "traceloom.h"
-#include "err.h"
-#include "strpool.h"
-#include "vec.h"
+#include "util/err.h"
+#include "util/strpool.h"
+#include "util/vec.h"
+#include "util/buf.h"
+#include "util/i64map.h"
 
 /* ---------------------------------------------------------------- discovery */
 
@@ -41,8 +48,10 @@ typedef struct tl_source_file {
   int device_id;     /* split device_N/ files: N; otherwise -1 */
 } tl_source_file;
 
+typedef struct tl_family_def tl_family_def;
+
 typedef struct tl_input {
-  tl_family family;
+  const tl_family_def *family;
   char *path;                     /* the DB file; the PROF_* directory for a split profile */
   int primary_file;               /* index into tl_profile.files of the main DB (-1: split) */
   char *stream_info_path;         /* capture-stream companion, NULL when none is usable */
@@ -58,8 +67,8 @@ typedef struct tl_profile {
   TL_VEC(char *) warnings;        /* e.g. the split-fallback warning */
 } tl_profile;
 
-/* Discovers the inputs under path. source_kind is "auto" (or NULL) or one of the
-** source kinds of tl_family_source_kind(); an explicit kind skips detection but still
+/* Discovers the inputs under path. source_kind is "auto" (or NULL) or the source kind of a
+** family (tl_family_by_source_kind); an explicit kind skips detection but still
 ** applies that family's schema gates. On error the profile is left empty. */
 int tl_profile_discover(const char *path, const char *source_kind, tl_profile *p, tl_err *e);
 void tl_profile_free(tl_profile *p);
@@ -150,22 +159,116 @@ void tl_inventory_free(tl_inventory *inv);
 ** counts, family capabilities and warnings. */
 int tl_profile_inventory(tl_profile *p, tl_inventory *inv, tl_err *e);
 
+/* ---------------------------------------------------------------- evidence beyond rows */
+
+/* What later stages need from a profile besides its events and calls, read here and handed
+** over as arrays: no file outside ext/source opens a profile. */
+
+/* CaptureStreamInfo rows of an input's capture-stream companion (stream_info.db; ACL graph
+** capture instances, recovery.md 7.1), sorted by (device, model, stream, rowid). Rows with a
+** NULL or negative field are left out. No companion: no rows (capture.c). */
+typedef struct tl_capture_stream {
+  int64_t device_id, model_id, stream_id;
+} tl_capture_stream;
+typedef TL_VEC(tl_capture_stream) tl_capture_streams;
+int tl_read_capture_streams(const tl_profile *p, int db_idx, tl_capture_streams *out,
+                            tl_err *e);
+
+/* originalGraphNodeId of a graph node listed with two different originals. */
+#define TL_ORIGINAL_AMBIGUOUS INT64_MIN
+
+/* What CUDA graph replay reconstruction needs from an Nsight export beyond its rows
+** (recovery.md 7.2; nsys_graph.c). */
+typedef struct tl_cuda_graph_facts {
+  int node_level;       /* CUDA_GRAPH_NODE_EVENTS has rows (node-level graph trace) */
+  int capable;          /* the capability gate: every table holding graph rows has the
+                           identity columns, and no graph row lacks one */
+  tl_i64map original;   /* graphNodeId -> originalGraphNodeId | TL_ORIGINAL_AMBIGUOUS */
+  tl_i64map graph_id;   /* CUPTI_ACTIVITY_KIND_GRAPH_TRACE rowid -> graphId */
+  tl_i64map exec_id;    /* CUPTI_ACTIVITY_KIND_GRAPH_TRACE rowid -> graphExecId */
+} tl_cuda_graph_facts;
+void tl_cuda_graph_facts_free(tl_cuda_graph_facts *f);
+
+/* Host rows of the scheduler context's identity chain (context-observer.md 5) in one profile
+** file (msprof_marks.c): execution markers (named marker_prefix...) and task-queue rows
+** (Enqueue@... / Dequeue@... with their connection id). Names are in text. Rows whose
+** timestamps or thread are not canonical (section 5.1) are left out. */
+typedef struct tl_host_mark {
+  int64_t rowid, start_ns, end_ns, global_tid;
+  int64_t connection_id;  /* task-queue rows; TL_ABSENT for markers */
+  size_t name;            /* offset of the NUL-terminated name in tl_host_marks.text */
+  uint8_t dequeue;        /* task-queue rows: 1 Dequeue@, 0 Enqueue@ */
+} tl_host_mark;
+typedef struct tl_host_marks {
+  TL_VEC(tl_host_mark) markers; /* rowid order */
+  TL_VEC(tl_host_mark) queue;   /* (rowid, connection id) order */
+  tl_buf text;
+} tl_host_marks;
+void tl_host_marks_free(tl_host_marks *m);
+
+/* The raw tables of one SQLite file of a profile, as they are, for the analysis option
+** embed_raw (raw.c): tables in name order (views and sqlite_* left out), rows with rowids.
+** A file of a non-SQLite family has no tables. tl_raw_value(c, 0) is the rowid of the
+** current row, tl_raw_value(c, 1 + k) its column k; values are valid until the next row. */
+typedef struct tl_raw_cursor tl_raw_cursor;
+struct tl_columns;
+struct sqlite3_value;
+int tl_raw_open(const tl_profile *p, size_t file, tl_raw_cursor **out, tl_err *e);
+/* 1 with the next table's name and columns, 0 at the end, -1 on error. */
+int tl_raw_next_table(tl_raw_cursor *c, const char **table, const struct tl_columns **cols,
+                      tl_err *e);
+/* 1 on a row of the current table, 0 at its end, -1 on error. */
+int tl_raw_next_row(tl_raw_cursor *c, tl_err *e);
+struct sqlite3_value *tl_raw_value(tl_raw_cursor *c, int i);
+void tl_raw_close(tl_raw_cursor *c);
+
 /* ---------------------------------------------------------------- families */
 
-typedef struct tl_family_ops {
-  tl_family family;
+/* An open SQLite file being detected (sqlsrc.h): its connection, path and sorted tables. */
+struct tl_sql_probe;
+
+struct tl_family_def {
+  const char *source_kind;     /* option source_kind, traceloom_input.source_kind, ... */
+  const char *name;            /* for messages: "Ascend msprof", "Chrome-trace JSON", ... */
+  tl_provider provider;        /* provider of its runtime calls and device work */
+  /* Detection of a single file, tried in registry order (NULL: found by a directory layout
+  ** only, discover.c). detect_sqlite: 1 when the open SQLite file is this family's, 0 when
+  ** not, -1 on a hard error (e set: a table of the family with an incompatible schema).
+  ** detect_file: a non-SQLite file whose name ends in one of file_suffixes; 1 or 0 (with
+  ** the reason in e). */
+  int (*detect_sqlite)(const struct tl_sql_probe *f, tl_err *e);
+  int (*detect_file)(const char *path, tl_err *e);
+  const char *const *file_suffixes;
+  const char *detect_hint;     /* what detect_sqlite looks for, for "no profile" messages */
+  const char *layout_hint;     /* what a directory scan finds, for "no profile" messages */
+  unsigned sqlite_files : 1;   /* its files are SQLite databases (tables, embed_raw) */
+  unsigned capture_companion : 1; /* may have a capture-stream companion (stream_info.db) */
   int (*inventory)(const tl_profile *p, int db_idx, tl_inventory *inv, tl_err *e);
   int (*events_open)(const tl_profile *p, int db_idx, const tl_event_filter *f,
                      tl_strpool *pool, tl_cursor **out, tl_err *e);
   int (*calls_open)(const tl_profile *p, int db_idx, tl_strpool *pool, tl_cursor **out,
                     tl_err *e);
-} tl_family_ops;
+  /* Evidence beyond rows; NULL when the family has none. want_graph_trace: the trace holds
+  ** graph-level (GRAPH_TRACE) events of this input, whose graph ids are wanted. */
+  int (*cuda_graph_facts)(const tl_profile *p, int db_idx, int want_graph_trace,
+                          tl_cuda_graph_facts *out, tl_err *e);
+  int (*host_marks)(const tl_profile *p, size_t file, const char *marker_prefix,
+                    tl_host_marks *out, tl_err *e);
+};
 
-extern const tl_family_ops tl_msprof_ops;       /* msprof.c */
-extern const tl_family_ops tl_msprof_split_ops; /* msprof_split.c */
-extern const tl_family_ops tl_nsys_ops;         /* nsys.c */
-extern const tl_family_ops tl_hygon_ops;        /* hygon.c */
-extern const tl_family_ops tl_kineto_ops;       /* kineto.c */
+/* The families in detection order (inputs.md section 1), NULL-terminated (families.c). */
+extern const tl_family_def *const tl_families[];
+/* The family of a source kind, NULL when none ("auto" is the callers' business). */
+const tl_family_def *tl_family_by_source_kind(const char *source_kind);
+/* Appends the source kinds of every family, separated by sep. */
+void tl_family_kinds_list(tl_buf *b, const char *sep);
+const char *tl_family_source_kind(const tl_family_def *f);  /* "unknown" for NULL */
+tl_provider tl_family_provider(const tl_family_def *f);
+
+/* The Ascend families, which discovery also finds by their directory layouts (discover.c:
+** PROF_* containers, torch-npu capture directories, the split layout). */
+extern const tl_family_def tl_msprof_family;       /* msprof.c: msprof_*.db, torch-npu DBs */
+extern const tl_family_def tl_msprof_split_family; /* msprof_split.c: PROF_x/{host,device_N} */
 
 /* 1 when path is a Chrome trace whose top-level object has a traceEvents array (read up to
 ** that array only); 0 otherwise, with the reason (malformed JSON at byte N, ...) in e. */
@@ -173,9 +276,6 @@ int tl_kineto_detect(const char *path, tl_err *e);
 
 /* Ascend kind rules of inputs.md 9.1 (shared by the monolithic and split readers). */
 tl_kind tl_ascend_kind(const char *task_type, int has_comm_identity, int has_compute_identity);
-
-/* The ops of a family, or NULL when no reader exists for it yet. */
-const tl_family_ops *tl_family_ops_for(tl_family f);
 
 /* ---------------------------------------------------------------- whole-profile cursors */
 

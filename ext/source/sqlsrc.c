@@ -1,7 +1,8 @@
 /*
 ** sqlsrc.c: read-only SQLite access for the readers (see sqlsrc.h).
 */
-#include "sqlsrc.h"
+#include "source/sqlsrc.h"
+#include "util/dbopen.h"
 
 #include <ctype.h>
 #include <stdint.h>
@@ -10,47 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* file: URI for a path: characters with a meaning in URIs are percent-encoded. */
-static char *path_uri(const char *path) {
-  size_t n = strlen(path);
-  char *u = malloc(n * 3 + 32);
-  if (!u) return NULL;
-  char *w = u;
-  w += sprintf(w, "file:");
-  for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-    if (*p == '%' || *p == '?' || *p == '#' || *p <= ' ' || *p >= 0x7f)
-      w += sprintf(w, "%%%02X", *p);
-    else
-      *w++ = (char)*p;
-  }
-  strcpy(w, "?mode=ro");
-  return u;
-}
-
+/* The profile opener: every profile database is opened here (tools/check_layering.py). */
 int tl_sql_open_ro(const char *path, sqlite3 **out, tl_err *e) {
-  *out = NULL;
-  char *uri = path_uri(path);
-  if (!uri) return tl_nomem(e);
-  sqlite3 *db = NULL;
-  int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
-  free(uri);
-  if (rc != SQLITE_OK) {
-    tl_fail(e, "failed to open read-only SQLite profile '%s': %s", path,
-            db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-    sqlite3_close(db);
-    return TL_ERROR;
-  }
-  /* Reading the schema now turns "not a database" and corruption into an error here,
-  ** with the path, rather than at the first query. */
-  rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_schema", NULL, NULL, NULL);
-  if (rc != SQLITE_OK) {
-    tl_fail(e, "failed to open read-only SQLite profile '%s': %s (expected a SQLite database)",
-            path, sqlite3_errmsg(db));
-    sqlite3_close(db);
-    return TL_ERROR;
-  }
-  *out = db;
-  return TL_OK;
+  return tl_db_open_ro(path, "SQLite profile", out, e);
 }
 
 void tl_sql_close(sqlite3 *db) {
@@ -296,4 +259,20 @@ int tl_sql_capability(sqlite3 *db, const char *path, const char *table,
   }
   tl_columns_free(&c);
   return ok;
+}
+
+int tl_sql_probe_has(const tl_sql_probe *f, const char *name) {
+  for (size_t i = 0; i < f->tables->n; i++)
+    if (strcmp(f->tables->v[i], name) == 0) return 1;
+  return 0;
+}
+
+int tl_sql_probe_nonempty_prefix(const tl_sql_probe *f, const char *prefix) {
+  size_t n = strlen(prefix);
+  for (size_t i = 0; i < f->tables->n; i++) {
+    if (strncmp(f->tables->v[i], prefix, n) != 0) continue;
+    int ne = tl_sql_nonempty(f->db, f->tables->v[i]);
+    if (ne != 0) return ne;
+  }
+  return 0;
 }

@@ -11,9 +11,9 @@
 #ifndef TL_SQLSRC_H
 #define TL_SQLSRC_H
 
-#include "sqlite_api.h"
-#include "err.h"
-#include "vec.h"
+#include "util/sqlite_api.h"
+#include "util/err.h"
+#include "util/vec.h"
 
 /* Opens path read-only. Fails with "failed to open read-only SQLite profile '<path>': ..."
 ** and also when the file is not a SQLite database or is corrupt (the schema is read once). */
@@ -45,6 +45,18 @@ int tl_columns_have(const tl_columns *c, const char *const *names, int nocase, c
 typedef TL_VEC(char *) tl_names;
 int tl_sql_tables(sqlite3 *db, const char *path, tl_names *out, tl_err *e);
 void tl_names_free(tl_names *n);
+
+/* An open SQLite file that discovery asks every family about (tl_family_def.detect_sqlite). */
+typedef struct tl_sql_probe {
+  sqlite3 *db;
+  const char *path;
+  const tl_names *tables;  /* sorted */
+} tl_sql_probe;
+
+/* 1 when the probed file has a table (or view) named exactly name. */
+int tl_sql_probe_has(const tl_sql_probe *f, const char *name);
+/* 1 when some table named with the prefix has a row, 0 when none, -1 on a read error. */
+int tl_sql_probe_nonempty_prefix(const tl_sql_probe *f, const char *prefix);
 
 /* SELECT count(*) of a table; -1 with an error on failure. */
 int64_t tl_sql_count(sqlite3 *db, const char *path, const char *table, tl_err *e);

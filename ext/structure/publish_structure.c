@@ -12,13 +12,13 @@
 ** index; occurrence_n is 1 + the count of occurrences of earlier trees + the occurrence's
 ** node-major rank (tl_tree_node.first_rank + occurrence_idx - 1).
 */
-#include "timing.h"
-#include "publish_structure.h"
+#include "util/timing.h"
+#include "structure/publish_structure.h"
 #include "publish/publish.h"
-#include "buf.h"
+#include "util/buf.h"
 #include "publish/shapes.h"
 #include "publish/rows.h"
-#include "sort.h"
+#include "util/sort.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,7 +186,7 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in,
     uint32_t atom_cursor = 0;
     for (size_t k = 0; rc == TL_OK && k < g->count; k++) {
       size_t n = g->first + k;
-      uint32_t label = tl_label_display(tl_event_label(t, a->event[n]));
+      uint32_t label = tl_label_display(tl_event_label_of(t, a->derived, a->event[n]));
       const tl_occurrence *oc = tr ? tl_tree_next_atom(tr, &atom_cursor) : NULL;
       if (tr && (!oc || oc->start != k)) {
         rc = tl_fail(e, "structure of %s: anchor %zu has no atom occurrence", tr->tree_id, k + 1);
@@ -347,12 +347,11 @@ typedef struct node_agg {
 static void span_times(const tl_structure_input *in, const tl_tree *tr, uint32_t start,
                        uint32_t end, int64_t *lo, int64_t *hi) {
   const tl_anchors *a = in->anchors;
-  const tl_events *ev = &in->trace->ev;
   *lo = INT64_MAX, *hi = INT64_MIN;
   for (uint32_t k = start; k < end; k++) {
-    uint32_t x = a->event[tr->first_anchor + k];
-    if (ev->start_ns[x] < *lo) *lo = ev->start_ns[x];
-    if (ev->end_ns[x] > *hi) *hi = ev->end_ns[x];
+    int64_t s = tl_anchor_start(a, tr->first_anchor + k), t = tl_anchor_end(a, tr->first_anchor + k);
+    if (s < *lo) *lo = s;
+    if (t > *hi) *hi = t;
   }
 }
 

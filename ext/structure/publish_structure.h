@@ -1,11 +1,11 @@
 /*
 ** publish_structure.h: publishing anchors, aux links, cost packets and the recovered
-** trees (see publish_structure.c). Called by tl_publish() inside its savepoint.
+** trees (see publish_structure.c). Called by tl_publish_finish() inside its savepoint.
 */
 #ifndef TL_PUBLISH_STRUCTURE_H
 #define TL_PUBLISH_STRUCTURE_H
 
-#include "sqlite_api.h"
+#include "util/sqlite_api.h"
 #include "structure/structure.h"
 
 typedef struct tl_structure_input {

@@ -1,7 +1,7 @@
 /*
 ** structure.c: building the forest of recovered trees (see structure.h).
 */
-#include "structure.h"
+#include "structure/structure.h"
 
 #include <stdio.h>
 #include <stdlib.h>

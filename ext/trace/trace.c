@@ -1,7 +1,7 @@
 /*
 ** trace.c: loading a profile into the struct-of-arrays trace (see trace.h).
 */
-#include "trace.h"
+#include "trace/trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -191,14 +191,9 @@ int tl_trace_init(tl_trace *t, tl_profile *profile, tl_err *e) {
   return t->pool ? TL_OK : tl_nomem(e);
 }
 
-int tl_trace_add_event(tl_trace *t, const tl_event_row *r) {
-  tl_events *v = &t->ev;
+/* Appends the columns of one event whose label and provenance indices are known. */
+static int events_push(tl_events *v, const tl_event_row *r, uint32_t label, uint16_t ref) {
   if (v->n == v->cap && events_grow(v)) return -1;
-  if (cached_source_ref(t, &t->event_source, r->source_id, r->source_table)) return -1;
-  tl_label l = {(uint8_t)r->kind, r->name, r->op_name, r->op_type, r->task_type,
-                r->compute_task_type, r->comm_name, r->comm_task_type};
-  uint32_t li = label_intern(t, &l);
-  if (li == UINT32_MAX) return -1;
   size_t i = v->n;
   if (tl_i64col_set(&v->source_rowid, i, r->source_rowid) ||
       tl_i64col_set(&v->task_id, i, r->task_id) ||
@@ -210,10 +205,77 @@ int tl_trace_add_event(tl_trace *t, const tl_event_row *r) {
       tl_i64col_set(&v->op_id, i, r->op_id))
     return -1;
   v->start_ns[i] = r->start_ns, v->end_ns[i] = r->end_ns;
-  v->device_id[i] = r->device_id, v->stream_id[i] = r->stream_id, v->label[i] = li;
-  v->db_idx[i] = (uint16_t)r->db_idx, v->source_ref[i] = t->event_source.ref;
+  v->device_id[i] = r->device_id, v->stream_id[i] = r->stream_id, v->label[i] = label;
+  v->db_idx[i] = (uint16_t)r->db_idx, v->source_ref[i] = ref;
   v->n = i + 1;
   return 0;
+}
+
+static tl_label label_of_row(const tl_event_row *r) {
+  tl_label l = {(uint8_t)r->kind, r->name, r->op_name, r->op_type, r->task_type,
+                r->compute_task_type, r->comm_name, r->comm_task_type};
+  return l;
+}
+
+int tl_trace_add_event(tl_trace *t, const tl_event_row *r) {
+  if (cached_source_ref(t, &t->event_source, r->source_id, r->source_table)) return -1;
+  tl_label l = label_of_row(r);
+  uint32_t li = label_intern(t, &l);
+  if (li == UINT32_MAX) return -1;
+  return events_push(&t->ev, r, li, t->event_source.ref);
+}
+
+uint32_t tl_trace_find_label(const tl_trace *t, const tl_label *l) {
+  if (!t->label_nslots) return UINT32_MAX;
+  size_t j = (size_t)label_hash(l) & (t->label_nslots - 1);
+  while (t->label_slots[j]) {
+    uint32_t idx = t->label_slots[j] - 1;
+    if (label_eq(&t->labels.v[idx], l)) return idx;
+    j = (j + 1) & (t->label_nslots - 1);
+  }
+  return UINT32_MAX;
+}
+
+/* ------------------------------------------------------------------ derived events */
+
+void tl_derived_init(tl_derived *d) {
+  memset(d, 0, sizeof *d);
+  event_ids_init(&d->ev);
+}
+
+void tl_derived_free(tl_derived *d) {
+  events_free(&d->ev);
+  TL_VEC_FREE(&d->labels);
+  TL_VEC_FREE(&d->source_refs);
+  memset(d, 0, sizeof *d);
+  event_ids_init(&d->ev);
+}
+
+int tl_derived_add(tl_derived *d, const tl_trace *t, const tl_event_row *r) {
+  /* Provenance: a (source, table) pair of the derived events, numbered after the trace's. */
+  uint32_t table = tl_strpool_intern_cstr(t->pool, r->source_table);
+  if (table == TL_STR_NOMEM) return -1;
+  size_t ref = d->source_refs.n;
+  for (size_t k = 0; k < d->source_refs.n; k++)
+    if (d->source_refs.v[k].source_id == r->source_id && d->source_refs.v[k].table == table) {
+      ref = k;
+      break;
+    }
+  if (t->source_refs.n + ref >= UINT16_MAX) return -1;
+  if (ref == d->source_refs.n) {
+    tl_source_ref sr = {r->source_id, table};
+    if (TL_VEC_PUSH(&d->source_refs, sr)) return -1;
+  }
+  /* Label: the trace's when it has it, else a derived one. */
+  tl_label l = label_of_row(r);
+  uint32_t li = tl_trace_find_label(t, &l);
+  for (size_t k = 0; li == UINT32_MAX && k < d->labels.n; k++)
+    if (label_eq(&d->labels.v[k], &l)) li = (uint32_t)(t->labels.n + k);
+  if (li == UINT32_MAX) {
+    if (TL_VEC_PUSH(&d->labels, l)) return -1;
+    li = (uint32_t)(t->labels.n + d->labels.n - 1);
+  }
+  return events_push(&d->ev, r, li, (uint16_t)(t->source_refs.n + ref));
 }
 
 int tl_trace_add_call(tl_trace *t, const tl_call_row *r) {
@@ -250,7 +312,8 @@ static int load_events(tl_trace *t, tl_progress_fn progress, void *ctx, tl_err *
     }
     if (progress && (t->ev.n & 0xFFFF) == 0 && progress(ctx, "events", (int64_t)t->ev.n)) {
       c->close(c);
-      return tl_fail(e, "interrupted while reading events; nothing was published");
+      return tl_fail_code(e, TL_ERR_INTERRUPTED,
+                          "interrupted while reading events; nothing was published");
     }
   }
   t->dropped_event_rows = c->dropped_rows;

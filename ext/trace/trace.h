@@ -8,18 +8,20 @@
 ** so millions of events share a few thousand labels and stages that classify by name
 ** (roles, symbols) work per label rather than per event.
 **
-** Loading (tl_trace_load) is the only place that calls the source cursors; later stages
-** read these arrays and add their own.
+** Loading (tl_trace_load) is the only place that calls the source cursors and fills the
+** trace; later stages read these arrays and add their own. Events a later stage derives
+** (the launch anchors of exact graph replays) are a tl_derived of that stage, numbered
+** after the trace's events (tl_derived below): the trace never changes once read.
 */
 #ifndef TL_TRACE_H
 #define TL_TRACE_H
 
 #include "traceloom.h"
-#include "err.h"
-#include "strpool.h"
-#include "vec.h"
-#include "i64map.h"
-#include "i64col.h"
+#include "util/err.h"
+#include "util/strpool.h"
+#include "util/vec.h"
+#include "util/i64map.h"
+#include "util/i64col.h"
 #include "source/source.h"
 
 /* The identity part of an event, shared by many events. */
@@ -96,12 +98,68 @@ void tl_trace_release_calls(tl_trace *t);
 /* Frees the event columns only traceloom_event_core needs (provider ids and the source
 ** rowid) once it is written; times, labels, streams and places stay. */
 void tl_trace_release_event_ids(tl_trace *t);
+/* The index of label l among the trace's labels, UINT32_MAX when it has none equal. */
+uint32_t tl_trace_find_label(const tl_trace *t, const tl_label *l);
 /* An empty trace over profile (which may be NULL in tests); then add rows one by one. */
 int tl_trace_init(tl_trace *t, tl_profile *profile, tl_err *e);
 /* Appends one normalized event (strings are ids of t->pool). 0, or -1 on out-of-memory. */
 int tl_trace_add_event(tl_trace *t, const tl_event_row *r);
 /* Appends one host runtime call (strings are ids of t->pool). 0, or -1 on out-of-memory. */
 int tl_trace_add_call(tl_trace *t, const tl_call_row *r);
+
+/* ---------------------------------------------------------------- derived events */
+
+/* Events a later stage derives from the trace's (ext/replay: one launch anchor per promoted
+** graph launch), numbered after the trace's own: event number t->ev.n + k is derived event
+** k. Their labels and provenance pairs continue the trace's numbering the same way (label
+** index t->labels.n + j is labels.v[j]; a derived event whose label the trace already has
+** uses the trace's index). Stages that index events by number read both through the
+** tl_event_*() accessors below, with d NULL when there are none. */
+typedef struct tl_derived {
+  tl_events ev;
+  TL_VEC(tl_label) labels;
+  TL_VEC(tl_source_ref) source_refs;
+} tl_derived;
+
+void tl_derived_init(tl_derived *d);
+/* Appends a derived event (strings are ids of t->pool; source_table is interned there, the
+** one thing a derived event adds to the trace's shared string pool). -1 on out-of-memory. */
+int tl_derived_add(tl_derived *d, const tl_trace *t, const tl_event_row *r);
+void tl_derived_free(tl_derived *d);
+
+static inline size_t tl_event_count(const tl_trace *t, const tl_derived *d) {
+  return t->ev.n + (d ? d->ev.n : 0);
+}
+/* The column block holding event *i, and *i made an index into it. */
+static inline const tl_events *tl_events_of(const tl_trace *t, const tl_derived *d, size_t *i) {
+  if (*i < t->ev.n) return &t->ev;
+  *i -= t->ev.n;
+  return &d->ev;
+}
+static inline const tl_label *tl_label_at(const tl_trace *t, const tl_derived *d, uint32_t l) {
+  return l < t->labels.n ? &t->labels.v[l] : &d->labels.v[l - t->labels.n];
+}
+static inline const tl_source_ref *tl_source_ref_at(const tl_trace *t, const tl_derived *d,
+                                                    uint16_t r) {
+  return r < t->source_refs.n ? &t->source_refs.v[r] : &d->source_refs.v[r - t->source_refs.n];
+}
+static inline int64_t tl_event_start(const tl_trace *t, const tl_derived *d, size_t i) {
+  return i < t->ev.n ? t->ev.start_ns[i] : d->ev.start_ns[i - t->ev.n];
+}
+static inline int64_t tl_event_end(const tl_trace *t, const tl_derived *d, size_t i) {
+  return i < t->ev.n ? t->ev.end_ns[i] : d->ev.end_ns[i - t->ev.n];
+}
+static inline int64_t tl_event_correlation(const tl_trace *t, const tl_derived *d, size_t i) {
+  return i < t->ev.n ? tl_i64col_get(&t->ev.correlation_id, i)
+                     : tl_i64col_get(&d->ev.correlation_id, i - t->ev.n);
+}
+static inline uint32_t tl_event_label_index(const tl_trace *t, const tl_derived *d, size_t i) {
+  return i < t->ev.n ? t->ev.label[i] : d->ev.label[i - t->ev.n];
+}
+static inline const tl_label *tl_event_label_of(const tl_trace *t, const tl_derived *d,
+                                                size_t i) {
+  return tl_label_at(t, d, tl_event_label_index(t, d, i));
+}
 
 /* The label an event is shown by: the operator, else the collective, else the raw name. */
 static inline uint32_t tl_label_display(const tl_label *l) {

@@ -1,7 +1,7 @@
 /*
 ** buf.c: growable text buffer (see buf.h).
 */
-#include "buf.h"
+#include "util/buf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
 ** err.c: tl_err messages and small allocation helpers.
 */
-#include "err.h"
+#include "util/err.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,33 +18,52 @@ static char *vmprintf(const char *fmt, va_list ap) {
   return s;
 }
 
-int tl_vfail(tl_err *e, const char *fmt, va_list ap) {
+static int vfail_code(tl_err *e, tl_err_code code, const char *fmt, va_list ap) {
   if (e && !e->msg) {
     e->msg = vmprintf(fmt, ap);
-    if (!e->msg) e->msg = tl_strdup("out of memory");
+    e->code = code;
+    if (!e->msg) e->msg = tl_strdup("out of memory"), e->code = TL_ERR_NOMEM;
   }
   return TL_ERROR;
+}
+
+int tl_vfail(tl_err *e, const char *fmt, va_list ap) {
+  return vfail_code(e, TL_ERR_FAILED, fmt, ap);
 }
 
 int tl_fail(tl_err *e, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  tl_vfail(e, fmt, ap);
+  vfail_code(e, TL_ERR_FAILED, fmt, ap);
   va_end(ap);
   return TL_ERROR;
 }
 
-int tl_nomem(tl_err *e) { return tl_fail(e, "out of memory"); }
+int tl_fail_code(tl_err *e, tl_err_code code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfail_code(e, code, fmt, ap);
+  va_end(ap);
+  return TL_ERROR;
+}
+
+int tl_nomem(tl_err *e) { return tl_fail_code(e, TL_ERR_NOMEM, "out of memory"); }
+
+void tl_err_set_code(tl_err *e, tl_err_code code) {
+  if (e && e->msg) e->code = code;
+}
 
 void tl_err_clear(tl_err *e) {
   if (!e) return;
   free(e->msg);
   e->msg = NULL;
+  e->code = TL_ERR_NONE;
 }
 
 char *tl_err_take(tl_err *e) {
   char *m = e->msg;
   e->msg = NULL;
+  e->code = TL_ERR_NONE;
   return m;
 }
 

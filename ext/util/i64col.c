@@ -1,7 +1,7 @@
 /*
 ** i64col.c: the allocation and overflow paths of the packed int64 column (see i64col.h).
 */
-#include "i64col.h"
+#include "util/i64col.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "i64map.h"
+#include "util/i64map.h"
 
 #define TL_I64COL_ABSENT (-1)
 

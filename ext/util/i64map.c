@@ -1,7 +1,7 @@
 /*
 ** i64map.c: int64 -> int64 hash map (see i64map.h).
 */
-#include "i64map.h"
+#include "util/i64map.h"
 
 #include <stdlib.h>
 

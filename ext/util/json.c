@@ -10,7 +10,7 @@
 ** Numbers keep their token text: integers are converted exactly from the digits (timestamps are
 ** int64 nanoseconds and must not round through double), and the writer reproduces them as written.
 */
-#include "json.h"
+#include "util/json.h"
 
 #include <locale.h>
 #include <stdalign.h>
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vec.h"
+#include "util/vec.h"
 
 #define TL_JSON_MAX_DEPTH 256
 

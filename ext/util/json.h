@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "err.h"
+#include "util/buf.h"
+#include "util/err.h"
 
 typedef enum tl_json_type {
   TL_JSON_NULL,

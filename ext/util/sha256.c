@@ -9,7 +9,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* GNU strerror_r: thread-safe errno text */
 #endif
-#include "sha256.h"
+#include "util/sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -174,7 +174,8 @@ int tl_sha256_file_cancellable(const char *path, char hex[65], int64_t *size,
     if (got == 0) break;
     tl_sha256_update(&s, chunk, (size_t)got);
     if (stop && (++chunks & 63) == 0 && stop(ctx)) {
-      rc = tl_fail(e, "interrupted while hashing \"%s\"; nothing was published", path);
+      rc = tl_fail_code(e, TL_ERR_INTERRUPTED,
+                        "interrupted while hashing \"%s\"; nothing was published", path);
       break;
     }
   }

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "util/err.h"
 
 typedef struct tl_sha256 {
   uint32_t h[8];      /* chaining state */

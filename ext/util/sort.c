@@ -1,7 +1,7 @@
 /*
 ** sort.c: stable LSD radix sort, 16-bit digits (see sort.h).
 */
-#include "sort.h"
+#include "util/sort.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
 ** strpool.c: string interning (see strpool.h).
 */
-#include "strpool.h"
+#include "util/strpool.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
 ** vec.c: growth for TL_VEC arrays.
 */
-#include "vec.h"
+#include "util/vec.h"
 
 #include <stdint.h>
 

@@ -17,7 +17,7 @@
 **     (idxNum bit mask, argv in bit order) and skip rows early. SQLite still re-checks
 **     them (omit = 0), so non-integer comparison values keep SQL semantics.
 */
-#include "vtab_common.h"
+#include "vtab/vtab_common.h"
 #include "source/source.h"
 
 #include <stdlib.h>

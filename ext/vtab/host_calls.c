@@ -10,7 +10,7 @@
 ** xBestIndex contract: `profile = ?` (the hidden first argument) is required; no other
 ** constraint is pushed down.
 */
-#include "vtab_common.h"
+#include "vtab/vtab_common.h"
 #include "source/source.h"
 
 #include <string.h>

@@ -13,7 +13,7 @@
 **
 ** xBestIndex contract: `profile = ?` (the hidden first argument) is required.
 */
-#include "vtab_common.h"
+#include "vtab/vtab_common.h"
 #include "source/source.h"
 
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
 ** vtab_common.c: shared table-valued function plumbing (see vtab_common.h).
 */
-#include "vtab_common.h"
+#include "vtab/vtab_common.h"
 
 #include <string.h>
 #include "traceloom.h"

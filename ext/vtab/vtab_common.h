@@ -9,8 +9,8 @@
 #ifndef TL_VTAB_COMMON_H
 #define TL_VTAB_COMMON_H
 
-#include "sqlite_api.h"
-#include "strpool.h"
+#include "util/sqlite_api.h"
+#include "util/strpool.h"
 
 /* xConnect body: declares the schema and sets DIRECTONLY. */
 int tl_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **out, char **err);

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
+#include "util/err.h"
 
 /* An error must come with a message; the first-message-wins rule of err.h would
 ** otherwise hide a failure that nobody described. */

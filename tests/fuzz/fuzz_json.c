@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "fuzz_common.h"
-#include "json.h"
+#include "util/json.h"
 
 static void walk(const tl_json *j, int depth) {
   size_t n = tl_json_len(j);

@@ -12,7 +12,7 @@
 
 #include "fuzz_common.h"
 #include "classify/classify.h"
-#include "json.h"
+#include "util/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char path[512];

@@ -46,7 +46,7 @@ SELECT traceloom_analyze('fixtures/bad/empty_schema.db');
 SELECT traceloom_analyze('fixtures/split_golden/neg_incompatible_monolithic');
 -- expect-error: table TASK is missing column(s): endNs, deviceId, streamId, taskId, globalTaskId, connectionId, taskType
 SELECT * FROM traceloom_profile('fixtures/split_golden/neg_incompatible_monolithic/PROF_0/msprof_0.db');
--- expect-error: no supported Ascend, Hygon, or CUDA/Nsight profile DB found under input path: 
+-- expect-error: no supported profile found under input path: 
 SELECT traceloom_analyze('fixtures/split_golden/neg_unusable_monolithic');
 -- expect-error: split SQLite profile is missing required device_*/sqlite/ascend_task.db:AscendTask table: 
 SELECT traceloom_analyze('fixtures/bad/split_no_task');

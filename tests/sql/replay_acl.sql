@@ -141,3 +141,16 @@ SELECT 'replay tables exist and are empty',
   (SELECT count(*) FROM traceloom_graph_launch) + (SELECT count(*) FROM traceloom_graph_body_member)
   + (SELECT count(*) FROM traceloom_replay_cost_launch) + (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region) = 0;
 SELECT 'partition status: no exact replays', (SELECT group_concat(DISTINCT reason_code) FROM traceloom_v_exact_replay_partition_status) = 'no_exact_replays';
+
+-- {"graph_replay": false} leaves launches and their members as eager work: no launch is
+-- reconstructed, no event is owned by a replay unit, and the KERNEL_AIVEC body tasks of all
+-- 14 launches (2 each) are anchors of their own (exact_hlt mono has 70 reader events).
+SELECT 'exact_hlt without graph replay', traceloom_analyze('fixtures/exact_hlt/mono', '{"graph_replay": false}') LIKE '%70 events%0 exact graph launch(es)%';
+SELECT 'no launch rows, no launch events',
+  (SELECT count(*) FROM traceloom_graph_launch) = 0 AND (SELECT count(*) FROM traceloom_event) = 70
+  AND (SELECT value FROM traceloom_metadata WHERE key = 'event_count') = '70'
+  AND (SELECT value FROM traceloom_metadata WHERE key = 'graph_launch_event_count') = '0';
+SELECT 'no event is owned by a replay unit',
+  (SELECT count(*) FROM traceloom_event WHERE semantic_role_reason = 'owned_by_exact_replay_unit') = 0;
+SELECT 'the member tasks are anchors',
+  (SELECT count(*) FROM traceloom_event WHERE task_type = 'KERNEL_AIVEC' AND semantic_role = 'anchor') = 14 * 2;

@@ -7,11 +7,12 @@
 ** its work (the values come from the fixtures, see tests/sql/replay_acl.sql).
 */
 #include "tl_check.h"
-#include "sqlite_api.h"
+#include "sqlite-traceloom.h"
+#include "util/sqlite_api.h"
+#include "analyze/analyze.h"
 
 #include <glob.h>
 
-int sqlite3_traceloom_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 
 static sqlite3 *open_db(void) {
   sqlite3 *db = NULL;
@@ -121,6 +122,62 @@ START_TEST(scheduler_context_with_step_partitions) {
 }
 END_TEST
 
+/* interrupted_analyze(path): interrupts its own connection, then runs the analysis (as
+** Ctrl-C during traceloom_analyze does) and reports the error code and message. */
+static void interrupted_analyze(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  sqlite3_interrupt(db);
+  tl_err e = {0};
+  char *summary = NULL;
+  int rc = tl_analyze(db, (const char *)sqlite3_value_text(argv[0]), NULL, &summary, &e);
+  char *out = sqlite3_mprintf("%d %d %s", rc, e.code, e.msg ? e.msg : "");
+  sqlite3_result_text(ctx, out, -1, sqlite3_free);
+  tl_err_clear(&e);
+  free(summary);
+}
+
+static void interrupt_now(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc, (void)argv;
+  sqlite3_interrupt(sqlite3_context_db_handle(ctx));
+  sqlite3_result_int(ctx, 1);
+}
+
+/* An interrupt is an error code callers branch on (traceloom_analyze reports
+** SQLITE_INTERRUPT), not a word in the message; nothing is published. */
+START_TEST(interrupt_is_an_error_code) {
+  sqlite3 *db = open_db();
+  ck_assert_int_eq(sqlite3_create_function(db, "interrupted_analyze", 1, SQLITE_UTF8, NULL,
+                                           interrupted_analyze, NULL, NULL),
+                   SQLITE_OK);
+  char *path = tl_fixture("minimal_smoke/mono");
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT interrupted_analyze(?1)", -1, &st, NULL), SQLITE_OK);
+  sqlite3_bind_text(st, 1, path, -1, SQLITE_TRANSIENT);
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  char want[128];
+  snprintf(want, sizeof want, "%d %d interrupted (before inventory); nothing was published", TL_ERROR,
+           TL_ERR_INTERRUPTED);
+  ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), want);
+  sqlite3_finalize(st);
+  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'traceloom%'"), 0);
+  /* Through the SQL function, interrupted while its statement runs: the statement fails
+  ** with SQLITE_INTERRUPT and the analysis' own message. */
+  ck_assert_int_eq(sqlite3_create_function(db, "interrupt_now", 0, SQLITE_UTF8, NULL,
+                                           interrupt_now, NULL, NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT interrupt_now(), traceloom_analyze(?1)", -1, &st,
+                                      NULL),
+                   SQLITE_OK);
+  sqlite3_bind_text(st, 1, path, -1, SQLITE_TRANSIENT);
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_INTERRUPT);
+  ck_assert_str_eq(sqlite3_errmsg(db), "interrupted (before inventory); nothing was published");
+  sqlite3_finalize(st);
+  free(path);
+  sqlite3_close(db);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("analyze_e2e");
   TCase *tc = tcase_create("e2e");
@@ -128,6 +185,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, acl_graph_fixtures);
   tcase_add_test(tc, cuda_graph_fixture);
   tcase_add_test(tc, scheduler_context_with_step_partitions);
+  tcase_add_test(tc, interrupt_is_an_error_code);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -301,7 +301,7 @@ static void check_per_event(const tl_trace *t, const tl_rules *r, const tl_class
   for (size_t i = 0; i < t->ev.n; i++) {
     const tl_label *l = tl_event_label(t, i);
     const tl_label_class *k = tl_event_class(c, t, i);
-    tl_family fam = t->profile->inputs.v[t->ev.db_idx[i]].family;
+    const tl_family_def *fam = t->profile->inputs.v[t->ev.db_idx[i]].family;
     tl_provider prov = tl_family_provider(fam);
     tl_scope scope = prov == TL_PROVIDER_ASCEND ? TL_SCOPE_ASCEND
                      : prov == TL_PROVIDER_CUDA ? TL_SCOPE_CUDA
@@ -348,7 +348,7 @@ static void check_per_event(const tl_trace *t, const tl_rules *r, const tl_class
 static void classify_fixture(const char *rel, loaded *l, tl_rules *r, tl_classification *c) {
   load_fixture(rel, l);
   tl_err e = {0};
-  ck_assert_msg(tl_classify(&l->trace, r, c, &e) == TL_OK, "%s", e.msg ? e.msg : "?");
+  ck_assert_msg(tl_classify(&l->trace, NULL, r, c, &e) == TL_OK, "%s", e.msg ? e.msg : "?");
   ck_assert_int_eq(c->nlabels, l->trace.labels.n);
 }
 
@@ -586,7 +586,7 @@ START_TEST(test_publish) {
   exec_embedded(db, "sql/schema/20_classify.sql");
   write_events(db, &l.trace, &c);
   tl_err e = {0};
-  ck_assert_msg(tl_publish_classification(db, &l.trace, r, &c, &e) == TL_OK, "%s", e.msg ? e.msg : "?");
+  ck_assert_msg(tl_publish_classification(db, &l.trace, NULL, r, &c, &e) == TL_OK, "%s", e.msg ? e.msg : "?");
   exec_embedded(db, "sql/views/20_classify.sql");
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_class"), 4);
   ck_assert_int_eq(q_int(db, "SELECT sum(event_count) FROM traceloom_evidence_role_class"), 10);

@@ -6,7 +6,7 @@
 ** full; the numbers here come from the generator's parameters (see make_compare.py).
 */
 #include "tl_check.h"
-#include "sqlite_api.h"
+#include "util/sqlite_api.h"
 #include "compare/compare_int.h"
 
 #include <unistd.h>

@@ -51,7 +51,7 @@ static void build(built *b, const ev_spec *spec, size_t n) {
     b->role[i] = spec[i].role;
     b->symbol[i] = r.name;
   }
-  tl_anchor_input in = {&b->t, b->role, NULL, b->symbol, NULL};
+  tl_anchor_input in = {&b->t, NULL, b->role, NULL, b->symbol, NULL};
   ck_assert_int_eq(tl_anchors_build(&in, &b->a, &e), TL_OK);
   ck_assert_int_eq(tl_packets_build(&b->t, &b->a, &b->packets, &e), TL_OK);
   ck_assert_uint_eq(b->packets.n, b->a.n);

@@ -11,7 +11,7 @@
 */
 #include "tl_check.h"
 #include "replay/replay.h"
-#include "sqlite_api.h"
+#include "util/sqlite_api.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -43,11 +43,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sqlite_api.h"
-#include "sha256.h"
+#include "util/sqlite_api.h"
+#include "util/sha256.h"
 #include "tl_check.h"
+#include "sqlite-traceloom.h"
 
-int sqlite3_traceloom_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 
 /* ------------------------------------------------------------------ injected faults */
 

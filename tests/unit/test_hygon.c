@@ -93,7 +93,7 @@ START_TEST(discovered_as_hygon) {
   tl_profile p;
   tl_discover_fixture("hygon/hipprof.db", &p);
   ck_assert_uint_eq(p.inputs.n, 1);
-  ck_assert_int_eq(p.inputs.v[0].family, TL_FAMILY_HYGON);
+  ck_assert_ptr_eq(p.inputs.v[0].family, tl_family_by_source_kind("hygon_sqlite"));
   tl_profile_free(&p);
 }
 END_TEST
@@ -208,11 +208,11 @@ END_TEST
 START_TEST(incomplete_hipops) {
   tl_profile p;
   tl_discover_fixture("hygon/neg_incomplete_hipops.db", &p);
-  ck_assert_int_eq(p.inputs.v[0].family, TL_FAMILY_HYGON);
+  ck_assert_ptr_eq(p.inputs.v[0].family, tl_family_by_source_kind("hygon_sqlite"));
   tl_strpool *pool = tl_strpool_new();
   tl_cursor *c = NULL;
   tl_err e = {0};
-  ck_assert_int_eq(tl_hygon_ops.events_open(&p, 0, NULL, pool, &c, &e), TL_ERROR);
+  ck_assert_int_eq(tl_family_by_source_kind("hygon_sqlite")->events_open(&p, 0, NULL, pool, &c, &e), TL_ERROR);
   ck_assert_ptr_null(c);
   ck_assert_ptr_nonnull(strstr(e.msg, "HIPOPS_7"));
   ck_assert_ptr_nonnull(strstr(e.msg, "neg_incomplete_hipops.db"));

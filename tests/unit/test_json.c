@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "util/json.h"
 #include "tl_check.h"
 
 static tl_json *parse_ok_n(const char *text, size_t len) {

@@ -187,7 +187,7 @@ static void check_gpu_basic(const char *fixture) {
   char *err = load(&r, fixture);
   ck_assert_msg(err == NULL, "%s: %s", fixture, err ? err : "");
   ck_assert_int_eq(r.prof.inputs.n, 1);
-  ck_assert_int_eq(r.prof.inputs.v[0].family, TL_FAMILY_KINETO);
+  ck_assert_ptr_eq(r.prof.inputs.v[0].family, tl_family_by_source_kind("kineto_json"));
   /* 3 steps x (5 kernels + memcpy + memset); the kernel without ts is dropped. */
   ck_assert_int_eq(r.ev.n, 21);
   ck_assert_int_eq(r.dropped, 1);

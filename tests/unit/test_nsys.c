@@ -34,7 +34,7 @@ static void discover(rows *r, const char *fixture) {
   int rc = tl_profile_discover(path, "auto", &r->prof, &e);
   ck_assert_msg(rc == TL_OK, "discover %s: %s", path, e.msg ? e.msg : "");
   ck_assert_int_eq(r->prof.inputs.n, 1);
-  ck_assert_int_eq(r->prof.inputs.v[0].family, TL_FAMILY_NSYS);
+  ck_assert_ptr_eq(r->prof.inputs.v[0].family, tl_family_by_source_kind("cuda_nsys_sqlite"));
   free(path);
 }
 
@@ -362,14 +362,14 @@ START_TEST(no_kernel_table) {
   tl_err_clear(&e);
   memset(&p, 0, sizeof p);
   tl_input in = {0};
-  in.family = TL_FAMILY_NSYS;
+  in.family = tl_family_by_source_kind("cuda_nsys_sqlite");
   in.path = tl_strdup(path);
   in.primary_file = 0;
   ck_assert_int_eq(TL_VEC_PUSH(&p.inputs, in), 0);
   ck_assert_int_eq(tl_profile_add_file(&p, path, 0, TL_FILE_PRIMARY, -1), 0);
   tl_strpool *pool = tl_strpool_new();
   tl_cursor *c = NULL;
-  ck_assert_int_eq(tl_nsys_ops.events_open(&p, 0, NULL, pool, &c, &e), TL_ERROR);
+  ck_assert_int_eq(tl_family_by_source_kind("cuda_nsys_sqlite")->events_open(&p, 0, NULL, pool, &c, &e), TL_ERROR);
   ck_assert_ptr_null(c);
   ck_assert_msg(strstr(e.msg, "unsupported CUDA/Nsight SQLite export: required table "
                               "CUPTI_ACTIVITY_KIND_KERNEL is missing") != NULL,
@@ -377,7 +377,7 @@ START_TEST(no_kernel_table) {
   ck_assert_ptr_nonnull(strstr(e.msg, path));
   tl_err_clear(&e);
   /* Runtime calls do not need kernels. */
-  ck_assert_int_eq(tl_nsys_ops.calls_open(&p, 0, pool, &c, &e), TL_OK);
+  ck_assert_int_eq(tl_family_by_source_kind("cuda_nsys_sqlite")->calls_open(&p, 0, pool, &c, &e), TL_OK);
   tl_call_row row;
   int n = 0;
   while (c->next(c, &row, &e) == 1) n++;
@@ -386,7 +386,7 @@ START_TEST(no_kernel_table) {
   /* A path that does not exist. */
   free(p.inputs.v[0].path);
   p.inputs.v[0].path = tl_strdup("/nonexistent/nsys.sqlite");
-  ck_assert_int_eq(tl_nsys_ops.events_open(&p, 0, NULL, pool, &c, &e), TL_ERROR);
+  ck_assert_int_eq(tl_family_by_source_kind("cuda_nsys_sqlite")->events_open(&p, 0, NULL, pool, &c, &e), TL_ERROR);
   ck_assert_str_eq(e.msg, "CUDA/Nsight SQLite DB does not exist: /nonexistent/nsys.sqlite");
   tl_err_clear(&e);
   tl_strpool_free(pool);

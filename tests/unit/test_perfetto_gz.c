@@ -4,7 +4,8 @@
 ** base-table reader and their error paths for leaks and undefined behaviour.
 */
 #include "tl_check.h"
-#include "sqlite_api.h"
+#include "sqlite-traceloom.h"
+#include "util/sqlite_api.h"
 #include "export/gzpar.h"
 #include "export/perfetto.h"
 
@@ -12,7 +13,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-int sqlite3_traceloom_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 
 /* Repetitive but not constant text of n bytes, a few chunks long. */
 static char *sample(size_t n) {

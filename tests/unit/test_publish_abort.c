@@ -10,14 +10,14 @@
 ** read-only statement (as the progress probe does) and aborts.
 */
 #include "tl_check.h"
-#include "sqlite_api.h"
+#include "sqlite-traceloom.h"
+#include "util/sqlite_api.h"
 #include "publish/publish.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-int sqlite3_traceloom_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 
 static void begin_interrupt_abort(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc, (void)argv;

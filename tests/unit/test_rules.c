@@ -15,7 +15,7 @@
 
 #include "classify/classify.h"
 #include "embedded.h"
-#include "sha256.h"
+#include "util/sha256.h"
 #include "tl_check.h"
 
 /* ---------------------------------------------------------------- helpers */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include "util/sha256.h"
 #include "tl_check.h"
 
 static void digest_hex(const void *data, size_t n, char hex[65]) {

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "source/source.h"
-#include "sqlite_api.h"
+#include "util/sqlite_api.h"
 #include "tl_check.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -153,7 +153,7 @@ START_TEST(golden_discovered_as_split) {
   tl_profile p;
   tl_discover_fixture("split_golden/split", &p);
   ck_assert_uint_eq(p.inputs.n, 1);
-  ck_assert_int_eq(p.inputs.v[0].family, TL_FAMILY_ASCEND_SPLIT);
+  ck_assert_ptr_eq(p.inputs.v[0].family, &tl_msprof_split_family);
   ck_assert_int_eq(p.inputs.v[0].primary_file, -1);
   tl_profile_free(&p);
 }
@@ -283,7 +283,7 @@ START_TEST(golden_fallback) {
   tl_profile p;
   tl_discover_fixture("split_golden/fallback", &p);
   ck_assert_uint_eq(p.inputs.n, 1);
-  ck_assert_int_eq(p.inputs.v[0].family, TL_FAMILY_ASCEND_SPLIT);
+  ck_assert_ptr_eq(p.inputs.v[0].family, &tl_msprof_split_family);
   ck_assert_uint_ge(p.warnings.n, 1);
   ck_assert_ptr_nonnull(strstr(p.warnings.v[0], "using Ascend split SQLite fallback"));
   size_t n;
@@ -299,7 +299,7 @@ END_TEST
 START_TEST(exact_hlt_events_and_calls) {
   tl_profile p;
   tl_discover_fixture("exact_hlt/split", &p);
-  ck_assert_int_eq(p.inputs.v[0].family, TL_FAMILY_ASCEND_SPLIT);
+  ck_assert_ptr_eq(p.inputs.v[0].family, &tl_msprof_split_family);
   size_t n;
   int64_t dropped;
   ev *v = read_events(&p, &n, &dropped);
@@ -381,8 +381,8 @@ static void check_equivalent(const char *split_rel, const char *mono_rel) {
   tl_profile ps, pm;
   tl_discover_fixture(split_rel, &ps);
   tl_discover_fixture(mono_rel, &pm);
-  ck_assert_int_eq(ps.inputs.v[0].family, TL_FAMILY_ASCEND_SPLIT);
-  ck_assert_int_eq(pm.inputs.v[0].family, TL_FAMILY_ASCEND_MONO);
+  ck_assert_ptr_eq(ps.inputs.v[0].family, &tl_msprof_split_family);
+  ck_assert_ptr_eq(pm.inputs.v[0].family, &tl_msprof_family);
   size_t ns, nm;
   ev *s = read_events(&ps, &ns, NULL), *m = read_events(&pm, &nm, NULL);
   ck_assert_uint_eq(ns, nm);
@@ -446,7 +446,7 @@ static void split_profile(tl_profile *p, const char *prof, char **files, int nfi
   memset(p, 0, sizeof *p);
   tl_input in;
   memset(&in, 0, sizeof in);
-  in.family = TL_FAMILY_ASCEND_SPLIT;
+  in.family = &tl_msprof_split_family;
   in.path = strdup(prof);
   in.primary_file = -1;
   in.stream_info_status = "stream_info_missing";
@@ -471,8 +471,8 @@ static char *open_error(const tl_profile *p, int calls) {
   tl_strpool *pool = tl_strpool_new();
   tl_cursor *c = NULL;
   tl_err e = {0};
-  int rc = calls ? tl_msprof_split_ops.calls_open(p, 0, pool, &c, &e)
-                 : tl_msprof_split_ops.events_open(p, 0, NULL, pool, &c, &e);
+  int rc = calls ? tl_msprof_split_family.calls_open(p, 0, pool, &c, &e)
+                 : tl_msprof_split_family.events_open(p, 0, NULL, pool, &c, &e);
   if (rc == TL_OK) {
     /* The error may come from the first row instead. */
     union {

@@ -3,10 +3,10 @@
 ** the shape interner of the core-and-shape publication, and the packed int64 column.
 */
 #include "tl_check.h"
-#include "strpool.h"
-#include "i64map.h"
-#include "i64col.h"
-#include "sort.h"
+#include "util/strpool.h"
+#include "util/i64map.h"
+#include "util/i64col.h"
+#include "util/sort.h"
 #include "publish/shapes.h"
 #include "traceloom.h"
 

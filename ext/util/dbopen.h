@@ -1,0 +1,24 @@
+/*
+** dbopen.h: opening a SQLite database read-only, on a private connection.
+**
+**   sqlite3 *db;
+**   if (tl_db_open_ro(path, "analysis database", &db, e)) return TL_ERROR;
+**   ...
+**   sqlite3_close(db);
+**
+** The path goes through a `file:...?mode=ro` URI, so the file is never written and the
+** caller's connection and locks are not involved; the schema is read at once, so "not a
+** database" and corruption fail here with the path. Profiles are opened by ext/source only
+** (source/sqlsrc.h, tl_sql_open_ro: "SQLite profile"); the exporter opens other ranks'
+** analysis databases with this (tools/check_layering.py checks both).
+*/
+#ifndef TL_DBOPEN_H
+#define TL_DBOPEN_H
+
+#include "util/sqlite_api.h"
+#include "util/err.h"
+
+/* what names the kind of database in messages: "failed to open read-only <what> '<path>'". */
+int tl_db_open_ro(const char *path, const char *what, sqlite3 **out, tl_err *e);
+
+#endif
