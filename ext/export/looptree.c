@@ -69,18 +69,25 @@ static int parse_opts(const char *json, looptree_opts *o, tl_err *e) {
 enum { RUN_COLLAPSE = 3, RUN_NAMES = 3 };
 
 /* The columns read per node, in this order. */
+/* The same figures as traceloom_v_tree_node (total_us, and the per-iteration averages
+** rounded as there), read from the node rows and their shape: the readable view formats ids,
+** paths and parents per row, which the rendering does not need (paths are built here). */
 #define NODE_SQL                                                                           \
-  "SELECT node_n, parent_n, local_node_id, label, kind, repeat_count, occurrence_count, "  \
-  "total_us, avg_total_us, avg_active_us, avg_compute_us, avg_comm_us, avg_idle_us, "      \
-  "avg_aux_us, avg_self_us, path FROM traceloom_v_tree_node WHERE db_idx = ?1 AND "         \
-  "device_id = ?2 ORDER BY display_order"
+  "SELECT n.node_n, n.parent_n, n.local_node_id, s.label, s.kind, n.repeat_count, "        \
+  "n.occurrence_count, (n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0, "                  \
+  "ROUND((n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 / n.denom, 3), "                  \
+  "ROUND((n.compute_ns + n.comm_ns) / 1000.0 / n.denom, 3), "                              \
+  "ROUND(n.compute_ns / 1000.0 / n.denom, 3), ROUND(n.comm_ns / 1000.0 / n.denom, 3), "    \
+  "ROUND(n.idle_ns / 1000.0 / n.denom, 3), ROUND(n.aux_ns / 1000.0 / n.denom, 3), "        \
+  "ROUND(n.self_ns / 1000.0 / n.denom, 3) "                                                \
+  "FROM traceloom_v_node_stats n JOIN traceloom_node_shape s ON s.shape_id = n.shape_id "  \
+  "WHERE n.db_idx = ?1 AND n.device_id = ?2 ORDER BY n.node_n"
 enum { C_N, C_PARENT, C_LOCAL, C_LABEL, C_KIND, C_REPEAT, C_OCC, C_TOTAL, C_AVG_TOTAL,
-       C_AVG_BUSY, C_AVG_COMPUTE, C_AVG_COMM, C_AVG_IDLE, C_AVG_AUX, C_AVG_SELF, C_PATH,
-       C_NCOLS };
+       C_AVG_BUSY, C_AVG_COMPUTE, C_AVG_COMM, C_AVG_IDLE, C_AVG_AUX, C_AVG_SELF, C_NCOLS };
 enum { NUM_FIRST = C_TOTAL, NUM_LAST = C_AVG_SELF, NNUM = NUM_LAST - NUM_FIRST + 1 };
 
 typedef struct lt_node {
-  char *local, *label, *path;
+  char *local, *label;
   int repeat;                 /* a Repeat node */
   int64_t repeat_count, occ;
   double num[NNUM];           /* C_TOTAL .. C_AVG_SELF */
@@ -97,7 +104,7 @@ typedef struct lt_tree {
 } lt_tree;
 
 static void tree_free(lt_tree *t) {
-  for (size_t k = 0; k < t->n; k++) free(t->v[k].local), free(t->v[k].label), free(t->v[k].path);
+  for (size_t k = 0; k < t->n; k++) free(t->v[k].local), free(t->v[k].label);
   free(t->v), free(t->kids);
   memset(t, 0, sizeof *t);
 }
@@ -127,9 +134,9 @@ static int tree_load(sqlite3_stmt *st, lt_tree *t, tl_err *e) {
     if (sqlite3_column_int64(st, C_N) != base + (int64_t)t->n)
       return tl_fail(e, "traceloom_loop_tree: the nodes of a tree are not numbered densely in "
                         "display order");
-    nd->local = col_dup(st, C_LOCAL), nd->label = col_dup(st, C_LABEL), nd->path = col_dup(st, C_PATH);
+    nd->local = col_dup(st, C_LOCAL), nd->label = col_dup(st, C_LABEL);
     t->n++;
-    if (!nd->local || !nd->label || !nd->path) return tl_nomem(e);
+    if (!nd->local || !nd->label) return tl_nomem(e);
     const char *kind = (const char *)sqlite3_column_text(st, C_KIND);
     nd->repeat = kind && strcmp(kind, "repeat") == 0;
     nd->repeat_count = sqlite3_column_int64(st, C_REPEAT);
@@ -227,6 +234,14 @@ static void fmt_num(tl_buf *b, const lt_node *nd, int col) {
     tl_buf_printf(b, " %.3f |", nd->num[col - NUM_FIRST]);
 }
 
+/* The node's path of local ids from the root, 'N001/N013/N015' (traceloom_viz_node.path). */
+static void put_path(tl_buf *b, const lt_tree *t, uint32_t k) {
+  uint32_t chain[256];
+  size_t n = 0;
+  for (uint32_t x = k; x != UINT32_MAX && n < 256; x = t->v[x].parent) chain[n++] = x;
+  while (n-- > 0) tl_buf_printf(b, "%s%s", t->v[chain[n]].local, n ? "/" : "");
+}
+
 static void table_header(tl_buf *b) {
   tl_buf_puts(b, "| node | structure | occ | total_us | avg_total_us | avg_busy_us | "
                  "avg_compute_us | avg_comm_us | avg_idle_us | avg_aux_us | avg_self_us |\n"
@@ -269,8 +284,10 @@ static int render_tree(ctx *c, tl_err *e) {
                    "|---|---|---:|---:|---:|---:|---:|\n");
     for (size_t i = 0; i < nrep && (int64_t)i < c->o.max_repeats; i++) {
       const lt_node *nd = &t->v[rk[i].idx];
-      tl_buf_printf(b, "| %s %s | %s | %lld x %lld | %.3f | %.1f%% | %.3f | %.3f |\n", nd->local,
-                    nd->label, nd->path, (long long)nd->occ, (long long)nd->repeat_count,
+      tl_buf_printf(b, "| %s %s | ", nd->local, nd->label);
+      put_path(b, t, rk[i].idx);
+      tl_buf_printf(b, " | %lld x %lld | %.3f | %.1f%% | %.3f | %.3f |\n", (long long)nd->occ,
+                    (long long)nd->repeat_count,
                     nd->num[0], root_total > 0 ? 100.0 * nd->num[0] / root_total : 0.0,
                     nd->num[C_AVG_TOTAL - NUM_FIRST], nd->num[C_AVG_BUSY - NUM_FIRST]);
     }

@@ -25,9 +25,15 @@ typedef struct tl_sha256 {
   uint64_t nbytes;    /* total bytes fed so far */
   uint8_t block[64];  /* pending partial block */
   size_t used;        /* bytes pending in block */
+  int portable;       /* 1: never the SHA extensions (tl_sha256_init_portable, for tests) */
 } tl_sha256;
 
 void tl_sha256_init(tl_sha256 *s);
+/* The same, but always with the portable C rounds, even where the processor has the x86 SHA
+** extensions (which tl_sha256_init uses when present): both give the same digest. */
+void tl_sha256_init_portable(tl_sha256 *s);
+/* 1 when tl_sha256_init's digests use the processor's SHA extensions here. */
+int tl_sha256_accelerated(void);
 void tl_sha256_update(tl_sha256 *s, const void *data, size_t n);
 void tl_sha256_final(tl_sha256 *s, uint8_t out[32]);
 void tl_sha256_hex(const uint8_t digest[32], char hex[65]); /* lowercase */
