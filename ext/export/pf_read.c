@@ -16,6 +16,7 @@
 #include "timing.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -508,58 +509,55 @@ static int read_occurrences(rd *r, node_index *ix, pf_imap *occ_by_n, i64vec *at
   return err;
 }
 
-/* The event of each atom occurrence and its stream: an atom covers exactly one anchor
-** (anchor_first_n, kept by read_occurrences as (occurrence index, anchor_n) pairs);
-** traceloom_anchor gives its event_n and traceloom_event its stream, each read once. */
-static int read_atom_events(rd *r, const int64_t *atom_anchor, size_t npairs) {
-  pf_analysis *a = r->a;
+/* What the device plane needs besides the occurrences: anchor_n -> event_n and event_n ->
+** stream_id (EV_NULL_STREAM: NULL), each relation read once in full. */
+#define EV_NULL_STREAM (INT64_MIN + 1)
+typedef struct event_maps {
+  pf_imap anchor_event, event_stream;
+} event_maps;
+
+static int read_event_maps(rd *r, event_maps *m) {
   static const char *const anchor_cols[] = {"anchor_n", "event_n", NULL};
   static const char *const event_cols[] = {"event_n", "stream_id", NULL};
-  if (!npairs) return TL_OK;
   if (!pf_has_relation(r->db, "traceloom_anchor") || !pf_has_relation(r->db, "traceloom_event"))
-    return tl_fail(r->e, "traceloom_export_perfetto: the analysis has atom occurrences but no "
-                         "traceloom_anchor / traceloom_event relation");
+    return TL_OK;
   if (need_columns(r, "traceloom_anchor", anchor_cols) ||
       need_columns(r, "traceloom_event", event_cols))
     return TL_ERROR;
-  pf_imap anchor_event, event_stream;
-  memset(&anchor_event, 0, sizeof anchor_event);
-  memset(&event_stream, 0, sizeof event_stream);
   int rc, err = TL_OK;
-  for (size_t i = 0; !err && i < npairs; i++)
-    if (pf_imap_put(&anchor_event, atom_anchor[2 * i + 1], -1)) err = tl_nomem(r->e);
-  /* anchor_n -> event_n */
   sqlite3_stmt *st = NULL;
-  if (!err && prep(r, "SELECT anchor_n, event_n FROM traceloom_anchor", &st)) err = TL_ERROR;
-  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t *v = pf_imap_get(&anchor_event, sqlite3_column_int64(st, 0));
-    if (!v || sqlite3_column_type(st, 1) == SQLITE_NULL) continue;
-    *v = sqlite3_column_int64(st, 1);
-    if (pf_imap_put(&event_stream, *v, INT64_MIN + 2)) err = tl_nomem(r->e);
-  }
+  if (prep(r, "SELECT anchor_n, event_n FROM traceloom_anchor WHERE event_n IS NOT NULL", &st))
+    return TL_ERROR;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
+    if (pf_imap_put(&m->anchor_event, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)))
+      err = tl_nomem(r->e);
   sqlite3_finalize(st);
-  st = NULL;
   if (!err) err = step_done(r, rc);
-  /* event_n -> stream (INT64_MIN + 1: a NULL stream, + 2: no such event) */
   if (!err && prep(r, "SELECT event_n, stream_id FROM traceloom_event", &st)) err = TL_ERROR;
-  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t *v = pf_imap_get(&event_stream, sqlite3_column_int64(st, 0));
-    if (v)
-      *v = sqlite3_column_type(st, 1) == SQLITE_NULL ? INT64_MIN + 1 : sqlite3_column_int64(st, 1);
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
+    if (pf_imap_put(&m->event_stream, sqlite3_column_int64(st, 0),
+                    sqlite3_column_type(st, 1) == SQLITE_NULL ? EV_NULL_STREAM
+                                                              : sqlite3_column_int64(st, 1)))
+      err = tl_nomem(r->e);
+  if (!err) {
+    sqlite3_finalize(st);
+    err = step_done(r, rc);
   }
-  sqlite3_finalize(st);
-  if (!err) err = step_done(r, rc);
-  for (size_t i = 0; !err && i < npairs; i++) {
+  return err;
+}
+
+/* The event of each atom occurrence and its stream: an atom covers exactly one anchor
+** (anchor_first_n, kept by read_occurrences as (occurrence index, anchor_n) pairs). */
+static void resolve_atom_events(pf_analysis *a, const event_maps *m, const int64_t *atom_anchor,
+                                size_t npairs) {
+  for (size_t i = 0; i < npairs; i++) {
     pf_occ *o = &a->occs.v[atom_anchor[2 * i]];
-    int64_t *ev = pf_imap_get(&anchor_event, atom_anchor[2 * i + 1]);
+    const int64_t *ev = pf_imap_get(&m->anchor_event, atom_anchor[2 * i + 1]);
     if (!ev || *ev < 0) continue;
     o->event_n = *ev;
-    int64_t *s = pf_imap_get(&event_stream, *ev);
-    if (s && *s != INT64_MIN + 1 && *s != INT64_MIN + 2) o->stream = *s, o->has_stream = 1;
+    const int64_t *s = pf_imap_get(&m->event_stream, *ev);
+    if (s && *s != EV_NULL_STREAM) o->stream = *s, o->has_stream = 1;
   }
-  pf_imap_free(&anchor_event);
-  pf_imap_free(&event_stream);
-  return err;
 }
 
 /* ---- Replay members, runtime calls, relations ------------------------------------------ */
@@ -665,7 +663,7 @@ static int read_calls(rd *r) {
   if (step_done(r, rc)) return TL_ERROR;
   if (prep(r, "SELECT call_n, event_n FROM traceloom_runtime_device_relation "
               "WHERE support_state = 'supported_exact' AND call_n IS NOT NULL "
-              "AND event_n IS NOT NULL ORDER BY call_n, event_n",
+              "AND event_n IS NOT NULL",
            &st))
     return TL_ERROR;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -751,6 +749,73 @@ static int read_context(rd *r) {
   return TL_OK;
 }
 
+/* ---- The side reader ------------------------------------------------------------------ */
+
+/* The relations no occurrence depends on (runtime calls and relations, the anchor and event
+** maps), read into a pf_analysis of their own (own string pool) so that they can be read on
+** a second read-only connection by a worker thread while the calling thread reads the
+** occurrences; merged afterwards. The same functions run in the same order either way, so
+** the result does not depend on it. */
+typedef struct side {
+  const char *path;   /* worker: the database file to open; NULL: use db */
+  sqlite3 *db;
+  int distributed;
+  pf_analysis a;
+  event_maps maps;
+  tl_err e;
+  int rc;
+} side;
+
+static void *side_read(void *arg) {
+  side *sd = arg;
+  sqlite3 *db = sd->db;
+  sd->rc = TL_OK;
+  if (sd->path && pf_open_analysis_ro(sd->path, &db, &sd->e)) {
+    sd->rc = TL_ERROR;
+    return NULL;
+  }
+  rd r = {db, &sd->a, &sd->e};
+  if (!(sd->a.pool = tl_strpool_new())) sd->rc = tl_nomem(&sd->e);
+  if (sd->rc == TL_OK) sd->rc = read_event_maps(&r, &sd->maps);
+  if (sd->rc == TL_OK && !sd->distributed) sd->rc = read_calls(&r);
+  if (sd->path) sqlite3_close(db);
+  return NULL;
+}
+
+/* Moves the side reader's calls and relations into a (api names re-interned). */
+static int merge_side(pf_analysis *a, side *sd, tl_err *e) {
+  uint32_t nstr = sd->a.pool ? tl_strpool_count(sd->a.pool) : 0;
+  uint32_t *map = calloc((size_t)nstr + 1, sizeof *map);
+  if (!map) return tl_nomem(e);
+  for (uint32_t i = 0; i < nstr; i++)
+    map[i] = i == TL_STR_NONE ? TL_STR_NONE
+                              : tl_strpool_intern(a->pool, tl_strpool_str(sd->a.pool, i),
+                                                  tl_strpool_len(sd->a.pool, i));
+  int err = TL_OK;
+  for (size_t k = 0; k < sd->a.calls.n; k++) {
+    uint32_t id = map[sd->a.calls.v[k].api];
+    if (id == TL_STR_NOMEM) err = tl_nomem(e);
+    sd->a.calls.v[k].api = id;
+  }
+  free(map);
+  if (err) return err;
+  a->calls = sd->a.calls, a->relations = sd->a.relations;
+  memset(&sd->a.calls, 0, sizeof sd->a.calls);
+  memset(&sd->a.relations, 0, sizeof sd->a.relations);
+  return TL_OK;
+}
+
+/* The worker's database: the main database's file, when a second connection sees what
+** this one sees: a file (not in memory or temporary), no transaction open on the caller's
+** connection (autocommit), a thread-safe SQLite, and TRACELOOM_EXPORT_THREADS not 1. */
+static const char *side_path(sqlite3 *db) {
+  const char *env = getenv("TRACELOOM_EXPORT_THREADS");
+  if ((env && atoi(env) == 1) || !sqlite3_threadsafe() || !sqlite3_get_autocommit(db))
+    return NULL;
+  const char *path = sqlite3_db_filename(db, "main");
+  return path && *path ? path : NULL;
+}
+
 /* ---- Entry -------------------------------------------------------------------------------- */
 
 int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
@@ -768,26 +833,45 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
   pf_imap occ_by_n;
   memset(&occ_by_n, 0, sizeof occ_by_n);
   i64vec atoms = {0};
+  side sd;
+  memset(&sd, 0, sizeof sd);
+  sd.db = db, sd.distributed = distributed, sd.path = side_path(db);
+  pthread_t worker;
+  int threaded = sd.path && pthread_create(&worker, NULL, side_read, &sd) == 0;
   tl_timer tm;
   tl_timer_start(&tm, "export read");
   int rc = read_nodes(&r, &ix);
   if (rc == TL_OK) rc = assign_motifs(&r);
-  tl_timer_mark(&tm, "nodes");
   if (rc == TL_OK && !pf_has_relation(db, "traceloom_position_occurrence"))
     rc = tl_fail(e, "traceloom_export_perfetto: the analysis has no relation "
                     "traceloom_position_occurrence: re-run the analysis");
   if (rc == TL_OK) rc = read_occurrences(&r, &ix, &occ_by_n, &atoms);
-  tl_timer_mark(&tm, "occurrences");
-  if (rc == TL_OK) rc = read_atom_events(&r, atoms.v, atoms.n / 2);
-  tl_timer_mark(&tm, "atom events");
+  tl_timer_mark(&tm, "nodes and occurrences");
   if (rc == TL_OK && !distributed) { /* perfetto.md 5.3 and 9: not drawn with ranks */
     rc = read_members(&r);
-    tl_timer_mark(&tm, "members");
-    if (rc == TL_OK) rc = read_calls(&r);
-    tl_timer_mark(&tm, "calls and relations");
     if (rc == TL_OK) rc = read_context(&r);
-    tl_timer_mark(&tm, "context");
   }
+  tl_timer_mark(&tm, "members and context");
+  if (threaded) {
+    pthread_join(worker, NULL);
+  } else {
+    sd.path = NULL;
+    if (rc == TL_OK) side_read(&sd);
+    else sd.rc = TL_OK;
+  }
+  tl_timer_mark(&tm, "calls, relations, anchors, events");
+  if (rc == TL_OK && sd.rc != TL_OK) {
+    rc = tl_fail(e, "%s", sd.e.msg ? sd.e.msg : "traceloom_export_perfetto: reading failed");
+  }
+  if (rc == TL_OK && atoms.n && !sd.maps.anchor_event.n)
+    rc = tl_fail(e, "traceloom_export_perfetto: the analysis has atom occurrences but no "
+                    "traceloom_anchor / traceloom_event rows");
+  if (rc == TL_OK) resolve_atom_events(a, &sd.maps, atoms.v, atoms.n / 2);
+  if (rc == TL_OK) rc = merge_side(a, &sd, e);
+  tl_err_clear(&sd.e);
+  pf_imap_free(&sd.maps.anchor_event);
+  pf_imap_free(&sd.maps.event_stream);
+  pf_analysis_free(&sd.a);
   tl_i64map_free(&ix.trees.by_pair);
   tl_i64map_free(&ix.by_key);
   pf_imap_free(&occ_by_n);
