@@ -123,6 +123,7 @@ typedef struct proto_w {
   tl_buf in;   /* the packet's InternedData */
   tl_buf pkt;  /* the TracePacket */
   uint64_t seq;     /* the current sequence; interned entries are per sequence */
+  int src;          /* PF_SRC_* of the slice whose args are being written */
   int64_t last_ts;  /* the sequence's previous timestamp (the clock is incremental) */
   /* per strpool id / category / key: the sequence that last interned it */
   uint64_t *name_seq, *str_seq, cat_seq[PF_NCAT], key_seq[PF_NKEYS];
@@ -159,16 +160,22 @@ static uint64_t str_iid(proto_w *p, uint32_t id) {
 }
 
 /* Keys the protobuf trace leaves out: the plane and replay flags are its categories and
-** tracks, display_depth is Perfetto's own depth, and the node-level facts (view, parent,
-** tree depth, topology, symbol = the slice name) are one lookup away by node_id. The JSON
-** keeps them all (perfetto.md 4.2, 5.1). */
-static int proto_skips(int key) {
+** tracks, display_depth is Perfetto's own depth, the node-level facts (view, parent, tree
+** depth, topology, symbol = the slice name) are one lookup away by node_id, db_idx and
+** device_id are the slice's box (except on rank and context rows, where they are not), and
+** an atom's anchor range is its one anchor (anchor_end_idx = anchor_start_idx, count 1).
+** The JSON keeps them all (perfetto.md 4.2, 5.1). */
+static int proto_skips(const proto_w *p, int key) {
   switch (key) {
   case PF_K_semantic_kind: case PF_K_view_name: case PF_K_database_index:
   case PF_K_projection_plane: case PF_K_display_depth: case PF_K_replay_derived:
   case PF_K_tree_depth: case PF_K_parent_node_id: case PF_K_symbol:
   case PF_K_topology_signature_sha256:
     return 1;
+  case PF_K_db_idx: case PF_K_device_id:
+    return p->src != PF_SRC_ROW;
+  case PF_K_anchor_end_idx: case PF_K_anchor_count:
+    return p->src == PF_SRC_ATOM;
   default:
     return 0;
   }
@@ -187,7 +194,7 @@ static void put_annotation(proto_w *p) {
 
 static void pa_i64(pf_argw *w, int key, int64_t v) {
   proto_w *p = (proto_w *)w;
-  if (proto_skips(key)) return;
+  if (proto_skips(p, key)) return;
   ann_start(p, key);
   pb_int(&p->ann, F_DA_INT, v);
   put_annotation(p);
@@ -200,7 +207,7 @@ static void pa_us(pf_argw *w, int key, int64_t ns) {
 static void pa_pool(pf_argw *w, int key, uint32_t id) {
   proto_w *p = (proto_w *)w;
   /* null: no annotation (the JSON import keeps none either) */
-  if (id == TL_STR_NONE || proto_skips(key)) return;
+  if (id == TL_STR_NONE || proto_skips(p, key)) return;
   uint64_t iid = str_iid(p, id);
   ann_start(p, key);
   pb_uint(&p->ann, F_DA_STRING_IID, iid);
@@ -209,7 +216,7 @@ static void pa_pool(pf_argw *w, int key, uint32_t id) {
 
 static void pa_text(pf_argw *w, int key, const char *s, size_t n) {
   proto_w *p = (proto_w *)w;
-  if (proto_skips(key)) return;
+  if (proto_skips(p, key)) return;
   ann_start(p, key);
   pb_bytes(&p->ann, F_DA_STRING, s, n);
   put_annotation(p);
@@ -217,7 +224,7 @@ static void pa_text(pf_argw *w, int key, const char *s, size_t n) {
 
 static void pa_bool(pf_argw *w, int key, int v) {
   proto_w *p = (proto_w *)w;
-  if (proto_skips(key)) return;
+  if (proto_skips(p, key)) return;
   ann_start(p, key);
   pb_uint(&p->ann, F_DA_BOOL, v ? 1 : 0);
   put_annotation(p);
@@ -358,6 +365,7 @@ static int slice_packets(proto_w *p) {
       pb_uint(e, F_TE_TYPE, TYPE_SLICE_BEGIN);
       pb_uint(e, F_TE_NAME_IID, (uint64_t)s->name + 1);
       pb_uint(e, F_TE_CATEGORY_IIDS, (uint64_t)s->cat + 1);
+      p->src = s->src;
       pf_slice_args(c, s, &p->w);
       for (; fo < l->flows.n && l->pos[l->flows.v[l->flows_by_from[fo]].from] == (uint32_t)k; fo++)
         pb_fixed64(e, F_TE_FLOW_IDS, (uint64_t)l->flows_by_from[fo] + 1);

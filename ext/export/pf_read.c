@@ -398,24 +398,72 @@ static const char *const occ_columns[] = {
     "occurrence_n", "parent_n", "position_id", "db_idx", "device_id", "occurrence_idx",
     "repeat_iteration", "token_start_ordinal", "token_end_exclusive", "start_ns", "end_ns",
     "compute_us", "comm_us", "idle_us", "self_us", "aux_us", "aux_events", "coverage_kind",
-    "repeat_context", "rooted_position_path", "anchor_first_n", NULL};
+    "repeat_context", "rooted_position_path", "anchor_first_n", "slot_ordinal", NULL};
+
+/* (parent node, slot) -> child node, from traceloom_position_refinement: the position that
+** fills each slot. key: node index << 24 | slot. */
+static int64_t slot_key(int64_t parent_node, int64_t slot) {
+  return (int64_t)((uint64_t)parent_node << 24 | (uint64_t)(slot & 0xffffff));
+}
+
+static int read_slots(rd *r, node_index *ix, tl_i64map *slots) {
+  static const char *const cols[] = {"parent_position_id", "slot_ordinal", "child_position_id",
+                                     "db_idx", "device_id", NULL};
+  if (!pf_has_relation(r->db, "traceloom_position_refinement")) return TL_OK;
+  if (need_columns(r, "traceloom_position_refinement", cols)) return TL_ERROR;
+  sqlite3_stmt *st;
+  if (prep(r, "SELECT parent_position_id, slot_ordinal, child_position_id, db_idx, device_id "
+              "FROM traceloom_position_refinement", &st))
+    return TL_ERROR;
+  int rc, err = TL_OK;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t tree = tree_number(&ix->trees, sqlite3_column_int64(st, 3),
+                               sqlite3_column_int64(st, 4), 0);
+    uint32_t pid = col_intern(r, st, 0), cid = col_intern(r, st, 2);
+    int64_t slot = sqlite3_column_int64(st, 1);
+    if (pid == TL_STR_NOMEM || cid == TL_STR_NOMEM) err = tl_nomem(r->e);
+    if (err || tree < 0 || slot < 0 || slot > 0xffffff) continue;
+    int64_t *pn = tl_i64map_get(&ix->by_key, node_key(pid, tree));
+    int64_t *cn = tl_i64map_get(&ix->by_key, node_key(cid, tree));
+    if (pn && cn && tl_i64map_put(slots, slot_key(*pn, slot), *cn)) err = tl_nomem(r->e);
+  }
+  sqlite3_finalize(st);
+  if (!err) err = step_done(r, rc);
+  return err;
+}
+
+#define OCC_RETRY 2 /* an atom whose position its parent's slot does not name: read them all */
 
 /*
 ** traceloom_position_occurrence: every occurrence with its parent occurrence (parent_n), in
-** one pass. An atom's path and repeat context are not read (the view computes them by a
-** parent lookup per row); the structure draws them as the atom's ancestors.
+** one pass (see occ_columns). An atom with a parent is found by (parent's position, slot)
+** in traceloom_position_refinement (slots non-NULL) rather than by its position_id, which
+** the view formats per row; OCC_RETRY when that fails, then by_text reads every position.
+** Nor are an atom's path and repeat context read (the view computes them by a parent lookup
+** per row): the structure draws them as the atom's ancestors.
 */
-static int read_occurrences(rd *r, node_index *ix, pf_imap *occ_by_n, i64vec *atoms) {
+static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, int by_text,
+                                 pf_imap *occ_by_n, i64vec *atoms) {
   pf_analysis *a = r->a;
-  if (need_columns(r, "traceloom_position_occurrence", occ_columns)) return TL_ERROR;
   sqlite3_stmt *st;
-  if (prep(r, "SELECT occurrence_n, parent_n, position_id, db_idx, device_id, occurrence_idx, "
+  if (prep(r, by_text ? "SELECT occurrence_n, parent_n, position_id, db_idx, device_id, occurrence_idx, "
+                        "repeat_iteration, token_start_ordinal, token_end_exclusive, start_ns, end_ns, "
+                        "compute_us, comm_us, idle_us, self_us, aux_us, aux_events, "
+                        "coverage_kind = 'self', "
+                        "CASE WHEN coverage_kind <> 'self' THEN repeat_context END, "
+                        "CASE WHEN coverage_kind <> 'self' THEN rooted_position_path END, "
+                        "anchor_first_n, slot_ordinal FROM traceloom_position_occurrence "
+                        "ORDER BY occurrence_n"
+                      : "SELECT occurrence_n, parent_n, "
+                        "CASE WHEN parent_n IS NULL OR coverage_kind <> 'self' THEN position_id END, "
+                        "db_idx, device_id, occurrence_idx, "
               "repeat_iteration, token_start_ordinal, token_end_exclusive, start_ns, end_ns, "
               "compute_us, comm_us, idle_us, self_us, aux_us, aux_events, "
               "coverage_kind = 'self', "
               "CASE WHEN coverage_kind <> 'self' THEN repeat_context END, "
               "CASE WHEN coverage_kind <> 'self' THEN rooted_position_path END, "
-              "anchor_first_n FROM traceloom_position_occurrence ORDER BY occurrence_n",
+              "anchor_first_n, slot_ordinal FROM traceloom_position_occurrence "
+              "ORDER BY occurrence_n",
            &st))
     return TL_ERROR;
   i64vec parent_n = {0};
@@ -433,12 +481,21 @@ static int read_occurrences(rd *r, node_index *ix, pf_imap *occ_by_n, i64vec *at
       tree = tree_number(&ix->trees, db, dev, 0);
       last_db = db, last_dev = dev;
     }
-    int64_t *node = tree >= 0 && pos != TL_STR_NOMEM && pos != TL_STR_NONE
-                        ? tl_i64map_get(&ix->by_key, node_key(pos, tree))
-                        : NULL;
     if (pos == TL_STR_NOMEM) {
       err = tl_nomem(r->e);
       break;
+    }
+    int64_t *node = NULL;
+    if (pos == TL_STR_NONE && pn >= 0) { /* an atom: its parent's slot names it */
+      int64_t *p = pf_imap_get(occ_by_n, pn);
+      node = p ? tl_i64map_get(slots, slot_key(a->occs.v[*p].node, sqlite3_column_int64(st, 21)))
+               : NULL;
+      if (!node) {
+        err = OCC_RETRY;
+        break;
+      }
+    } else if (tree >= 0 && pos != TL_STR_NONE) {
+      node = tl_i64map_get(&ix->by_key, node_key(pos, tree));
     }
     if (!node) {
       err = tl_fail(r->e, "traceloom_export_perfetto: traceloom_position_occurrence %lld "
@@ -452,9 +509,9 @@ static int read_occurrences(rd *r, node_index *ix, pf_imap *occ_by_n, i64vec *at
     o.anchor_first = sqlite3_column_int64(st, 7);
     o.anchor_end = sqlite3_column_int64(st, 8);
     if (sqlite3_column_type(st, 9) == SQLITE_NULL || sqlite3_column_type(st, 10) == SQLITE_NULL) {
-      err = tl_fail(r->e, "traceloom_export_perfetto: occurrence %lld of position %s has no "
+      err = tl_fail(r->e, "traceloom_export_perfetto: occurrence_n %lld (position %s) has no "
                           "start_ns/end_ns in traceloom_position_occurrence",
-                    (long long)o.occ_idx, tl_strpool_str(a->pool, pos));
+                    (long long)o.n, tl_strpool_str(a->pool, a->nodes.v[o.node].node_id));
       break;
     }
     o.start = sqlite3_column_int64(st, 9);
@@ -506,6 +563,21 @@ static int read_occurrences(rd *r, node_index *ix, pf_imap *occ_by_n, i64vec *at
       o->parent = *p;
   }
   TL_VEC_FREE(&parent_n);
+  return err;
+}
+
+static int read_occurrences(rd *r, node_index *ix, pf_imap *occ_by_n, i64vec *atoms) {
+  pf_analysis *a = r->a;
+  if (need_columns(r, "traceloom_position_occurrence", occ_columns)) return TL_ERROR;
+  tl_i64map slots = {0};
+  int err = read_slots(r, ix, &slots);
+  if (!err) err = read_occurrences_pass(r, ix, &slots, 0, occ_by_n, atoms);
+  if (err == OCC_RETRY) {
+    a->occs.n = 0, atoms->n = 0;
+    pf_imap_free(occ_by_n);
+    err = read_occurrences_pass(r, ix, &slots, 1, occ_by_n, atoms);
+  }
+  tl_i64map_free(&slots);
   return err;
 }
 

@@ -10,6 +10,7 @@ TRACELOOM_PERFETTO_PYTHON); without node these tests skip."""
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -84,8 +85,10 @@ QUERIES = dict(
               "and severity in ('error', 'data_loss')",
     slices="select s.id, s.ts, s.dur, s.depth, s.name, s.category cat, s.parent_id, "
            "coalesce(t.name, th.name) track, "
-           "coalesce(cast(t.parent_id as text), 'pid ' || pr.pid) box from slice s "
-           "join track t on t.id = s.track_id left join thread_track tt on tt.id = s.track_id "
+           "coalesce(cast(t.parent_id as text), 'pid ' || pr.pid) box, "
+           "coalesce(pt.name, pr.name) boxname from slice s "
+           "join track t on t.id = s.track_id left join track pt on pt.id = t.parent_id "
+           "left join thread_track tt on tt.id = s.track_id "
            "left join thread th using(utid) left join process pr on pr.upid = th.upid",
     args="select s.id, a.key, a.int_value i, a.string_value s, a.real_value r, a.value_type "
          "from slice s join args a using(arg_set_id) "
@@ -227,12 +230,12 @@ def test_trace_processor_imports_the_export(loaded, kind, fmt):
     structure = {i: s for i, s in slices.items() if s["cat"] in STRUCTURE}
     assert structure and max(s["depth"] for s in structure.values()) > 0
     assert {s["track"].split(" \u00b7 ")[0] for s in structure.values()} == {"structure"}
-    # (db, device) of each device box, from the seq and repeat slices in it.
+    # (db, device) of each device box, from its name: "device V" or "device V · db D".
     box_dev = {}
-    for i, s in structure.items():
-        if "db_idx" in args[i] and "device_id" in args[i]:
-            assert box_dev.setdefault(s["box"], (args[i]["db_idx"], args[i]["device_id"])) == \
-                (args[i]["db_idx"], args[i]["device_id"])
+    for s in structure.values():
+        m = re.fullmatch(r"device (\d+)(?: \u00b7 db (\d+))?", s["boxname"])
+        assert m, s["boxname"]
+        box_dev[s["box"]] = (int(m.group(2) or 0), int(m.group(1)))
     occ = {(r[0], r[1], r[2], r[3]): (r[4], r[5], r[6]) for r in query(db, """
         SELECT o.db_idx, o.device_id, o.position_id, o.occurrence_idx, p.position_id,
                p.occurrence_idx, o.repeat_iteration
@@ -311,10 +314,21 @@ def normalized(res):
     return slices, key, out, Counter((key[f["slice_out"]], key[f["slice_in"]]) for f in res["flows"])
 
 
-# Keys only the JSON carries (perfetto.md 4.2, 5.1; pf_proto.c proto_skips).
+# Keys only the JSON carries (perfetto.md 4.2, 5.1; pf_proto.c proto_skips): everywhere,
+# on every slice but rank and context rows (the box says them), on device-plane atoms.
 JSON_ONLY = {"semantic_kind", "view_name", "database_index", "projection_plane", "display_depth",
              "replay_derived", "tree_depth", "parent_node_id", "symbol",
              "topology_signature_sha256"}
+ROWS = ("traceloom.distributed_timeline_event", "traceloom.context.host",
+        "traceloom.context.step_envelope", "traceloom.context.device")
+
+
+def json_only(cat, key):
+    if key in JSON_ONLY:
+        return True
+    if key in ("db_idx", "device_id"):
+        return cat not in ROWS
+    return key in ("anchor_end_idx", "anchor_count") and cat == "traceloom.timeline_event"
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -326,7 +340,8 @@ def test_json_and_protobuf_import_the_same(loaded, kind):
     assert Counter(kj.values()) == Counter(kp.values())
     assert fj == fp
     # Args: the same values under the same (normalized) keys, the JSON-only keys aside.
-    pj = Counter((kj[i], tuple(sorted((k, v) for k, v in aj.get(i, {}).items() if k not in JSON_ONLY)))
+    pj = Counter((kj[i], tuple(sorted((k, v) for k, v in aj.get(i, {}).items()
+                                      if not json_only(sj[i]["cat"], k))))
                  for i in sj)
     pp = Counter((kp[i], tuple(sorted(ap.get(i, {}).items()))) for i in sp)
     assert pj == pp

