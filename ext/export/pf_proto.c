@@ -31,8 +31,12 @@
 */
 #include "pf.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Field numbers (Perfetto protos/perfetto/trace/...). */
 enum {
@@ -66,7 +70,7 @@ enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2 };
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2 };
 enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 enum { CHILD_ORDERING_EXPLICIT = 3 };
-enum { CLOCK_BOOTTIME = 6, CLOCK_INCREMENTAL = 64 /* the first sequence-scoped clock id */ };
+enum { PB_CLOCK_BOOTTIME = 6, PB_CLOCK_INCREMENTAL = 64 /* the first sequence-scoped clock id */ };
 
 /* ---- Encoding ------------------------------------------------------------------------------ */
 
@@ -118,6 +122,7 @@ typedef struct proto_w {
   pf_argw w;   /* args into ev */
   pf_ctx *c;
   pf_out *o;
+  tl_err *e;   /* this writer's errors (a part writer has its own) */
   tl_buf ev;   /* the TrackEvent being built */
   tl_buf ann;  /* one DebugAnnotation, or one interned entry */
   tl_buf in;   /* the packet's InternedData */
@@ -256,7 +261,7 @@ static inline size_t varint_size(uint64_t v) {
 ** straight to the output (its length is known from the parts). */
 static int event_packet(proto_w *p, int64_t ts) {
   if (ts < p->last_ts)
-    return tl_fail(p->c->e, "traceloom_export_perfetto: internal error: a track's events go "
+    return tl_fail(p->e, "traceloom_export_perfetto: internal error: a track's events go "
                             "back in time (%lld after %lld)",
                    (long long)ts, (long long)p->last_ts);
   uint64_t dt = (uint64_t)(ts - p->last_ts);
@@ -308,16 +313,16 @@ static int sequence_packet(proto_w *p, size_t ti) {
   pb_uint(k, F_PKT_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
   tl_buf_reset(b);
   pb_uint(b, F_TED_TRACK_UUID, (uint64_t)ti + 1);
-  pb_uint(d, F_TPD_TIMESTAMP_CLOCK_ID, CLOCK_INCREMENTAL);
+  pb_uint(d, F_TPD_TIMESTAMP_CLOCK_ID, PB_CLOCK_INCREMENTAL);
   pb_bytes(d, F_TPD_TRACK_EVENT_DEFAULTS, b->p, b->n);
   pb_bytes(k, F_PKT_DEFAULTS, d->p, d->n);
   tl_buf_reset(d);
   tl_buf_reset(b);
-  pb_uint(b, F_CLK_ID, CLOCK_BOOTTIME);
+  pb_uint(b, F_CLK_ID, PB_CLOCK_BOOTTIME);
   pb_uint(b, F_CLK_TIMESTAMP, 0);
   pb_bytes(d, F_CS_CLOCKS, b->p, b->n);
   tl_buf_reset(b);
-  pb_uint(b, F_CLK_ID, CLOCK_INCREMENTAL);
+  pb_uint(b, F_CLK_ID, PB_CLOCK_INCREMENTAL);
   pb_uint(b, F_CLK_TIMESTAMP, 0);
   pb_uint(b, F_CLK_INCREMENTAL, 1);
   pb_bytes(d, F_CS_CLOCKS, b->p, b->n);
@@ -331,16 +336,32 @@ static int end_packet(proto_w *p, int64_t ts) {
   return event_packet(p, ts);
 }
 
-/* The slices of every lane: BEGIN with name, category, args and flows; END when the next
-** slice starts outside it (the stack of the layout's depths). */
-static int slice_packets(proto_w *p) {
+/* The first index of flows (ordered by emission position of one end, by_to or not) whose
+** end is at or after emission position pos. */
+static size_t flow_cursor(const pf_layout *l, const uint32_t *order, int to, uint32_t pos) {
+  size_t lo = 0, hi = l->flows.n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const pf_flow *f = &l->flows.v[order[mid]];
+    if (l->pos[to ? f->to : f->from] < pos) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* The slices of lanes [t0, t1): BEGIN with name, category, args and flows; END when the
+** next slice starts outside it (the stack of the layout's depths). */
+static int slice_packets(proto_w *p, size_t t0, size_t t1) {
   pf_ctx *c = p->c;
   const pf_layout *l = &c->l;
   const tl_strpool *pool = c->a.pool;
   TL_VEC(uint32_t) stack = {0};
-  size_t fo = 0, fi = 0; /* cursors in flows_by_from / flows_by_to (emission order) */
+  /* cursors in flows_by_from / flows_by_to, which follow the emission order */
+  uint32_t first = t0 < l->tracks.n ? (uint32_t)l->tracks.v[t0].first : 0;
+  size_t fo = flow_cursor(l, l->flows_by_from, 0, first);
+  size_t fi = flow_cursor(l, l->flows_by_to, 1, first);
   int err = TL_OK;
-  for (size_t ti = 0; !err && ti < l->tracks.n; ti++) {
+  for (size_t ti = t0; !err && ti < t1; ti++) {
     const pf_track *t = &l->tracks.v[ti];
     if (t->is_box || !t->n) continue;
     if ((err = sequence_packet(p, ti))) break;
@@ -372,7 +393,7 @@ static int slice_packets(proto_w *p) {
       for (; fi < l->flows.n && l->pos[l->flows.v[l->flows_by_to[fi]].to] == (uint32_t)k; fi++)
         pb_fixed64(e, F_TE_TERMINATING_FLOW_IDS, (uint64_t)l->flows_by_to[fi] + 1);
       err = event_packet(p, s->start - l->origin);
-      if (!err && TL_VEC_PUSH(&stack, si)) err = tl_nomem(c->e);
+      if (!err && TL_VEC_PUSH(&stack, si)) err = tl_nomem(p->e);
     }
     while (!err && stack.n) err = end_packet(p, l->slices.v[stack.v[--stack.n]].end - l->origin);
   }
@@ -414,26 +435,122 @@ static int metadata_packet(proto_w *p) {
   return emit_packet(p);
 }
 
-int pf_write_proto(pf_ctx *c, pf_out *o) {
-  proto_w p;
-  memset(&p, 0, sizeof p);
-  p.w = (pf_argw){pa_i64, pa_us, pa_pool, pa_text, pa_bool, pa_null, pa_id};
-  p.c = c;
-  p.o = o;
+static int writer_init(proto_w *p, pf_ctx *c, pf_out *o, tl_err *e) {
+  memset(p, 0, sizeof *p);
+  p->w = (pf_argw){pa_i64, pa_us, pa_pool, pa_text, pa_bool, pa_null, pa_id};
+  p->c = c, p->o = o, p->e = e;
   size_t nstr = tl_strpool_count(c->a.pool);
-  p.name_seq = calloc(nstr + 1, sizeof *p.name_seq);
-  p.str_seq = calloc(nstr + 1, sizeof *p.str_seq);
-  int err = p.name_seq && p.str_seq ? TL_OK : tl_nomem(c->e);
+  p->name_seq = calloc(nstr + 1, sizeof *p->name_seq);
+  p->str_seq = calloc(nstr + 1, sizeof *p->str_seq);
+  return p->name_seq && p->str_seq ? TL_OK : tl_nomem(e);
+}
+
+static int writer_free(proto_w *p, int err) {
+  if (!err && (p->ev.oom || p->ann.oom || p->in.oom || p->pkt.oom)) err = tl_nomem(p->e);
+  free(p->name_seq);
+  free(p->str_seq);
+  tl_buf_free(&p->ev);
+  tl_buf_free(&p->ann);
+  tl_buf_free(&p->in);
+  tl_buf_free(&p->pkt);
+  return err;
+}
+
+/*
+** The second half of the lanes, encoded by a worker thread into an unlinked temporary file
+** beside the output while the calling thread encodes the first half; the calling thread
+** then copies it after its own. Lanes are independent sequences, so the bytes are those of
+** one thread encoding them in turn. The worker reads the layout and the string pool, which
+** nobody writes meanwhile, and writes only its own buffers.
+*/
+typedef struct proto_part {
+  proto_w p;
+  pf_out o;
+  tl_err e;
+  size_t t0, t1;
+  int rc;
+} proto_part;
+
+static void *part_main(void *arg) {
+  proto_part *pt = arg;
+  pt->rc = slice_packets(&pt->p, pt->t0, pt->t1);
+  if (pt->rc == TL_OK) pt->rc = pf_out_flush(&pt->o, 1);
+  return NULL;
+}
+
+/* The lane index that splits the slices in two halves (0: not worth a thread). */
+static size_t split_point(const pf_layout *l) {
+  const char *env = getenv("TRACELOOM_EXPORT_THREADS");
+  if ((env && atoi(env) == 1) || l->slices.n < 20000) return 0;
+  size_t best = 0;
+  int64_t best_gap = INT64_MAX;
+  for (size_t t = 1; t < l->tracks.n; t++) {
+    int64_t before = l->tracks.v[t].first;
+    int64_t gap = llabs((int64_t)l->slices.n - 2 * before);
+    if (gap < best_gap) best_gap = gap, best = t;
+  }
+  return best;
+}
+
+/* Appends the part's file to the output. */
+static int copy_part(pf_out *o, int fd) {
+  if (lseek(fd, 0, SEEK_SET) != 0)
+    return tl_fail(o->e, "traceloom_export_perfetto: cannot read back a part of '%s': %s",
+                   o->path, strerror(errno));
+  char *buf = malloc(PF_FLUSH_BYTES);
+  if (!buf) return tl_nomem(o->e);
+  int err = pf_out_flush(o, 1);
+  for (ssize_t n; !err && (n = read(fd, buf, PF_FLUSH_BYTES)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      err = tl_fail(o->e, "traceloom_export_perfetto: cannot read back a part of '%s': %s",
+                    o->path, strerror(errno));
+      break;
+    }
+    tl_buf_append(&o->b, buf, (size_t)n);
+    err = pf_out_flush(o, 1);
+  }
+  free(buf);
+  return err;
+}
+
+int pf_write_proto(pf_ctx *c, pf_out *o) {
+  const pf_layout *l = &c->l;
+  proto_w p;
+  int err = writer_init(&p, c, o, c->e);
   if (!err) err = track_packets(&p);
-  if (!err) err = slice_packets(&p);
+  size_t k = err ? 0 : split_point(l);
+  proto_part *pt = NULL;
+  pthread_t th;
+  int fd = -1, started = 0;
+  if (k) {
+    char *tmp = tl_mprintf("%s.part-XXXXXX", o->path);
+    fd = tmp ? mkstemp(tmp) : -1;
+    if (fd >= 0) unlink(tmp);
+    free(tmp);
+    pt = fd >= 0 ? calloc(1, sizeof *pt) : NULL;
+    if (pt && writer_init(&pt->p, c, &pt->o, &pt->e) == TL_OK) {
+      pt->o.fd = fd, pt->o.path = o->path, pt->o.e = &pt->e;
+      pt->t0 = k, pt->t1 = l->tracks.n;
+      started = pthread_create(&th, NULL, part_main, pt) == 0;
+    }
+  }
+  if (!err) err = slice_packets(&p, 0, started ? k : l->tracks.n);
+  if (started) {
+    pthread_join(th, NULL);
+    if (!err && pt->rc != TL_OK)
+      err = tl_fail(c->e, "%s", pt->e.msg ? pt->e.msg : "traceloom_export_perfetto: failed");
+    if (!err) err = copy_part(o, fd);
+  }
+  if (pt) {
+    writer_free(&pt->p, 0);
+    tl_buf_free(&pt->o.b);
+    tl_err_clear(&pt->e);
+    free(pt);
+  }
+  if (fd >= 0) close(fd);
   if (!err) err = metadata_packet(&p);
-  if (!err && (p.ev.oom || p.ann.oom || p.in.oom || p.pkt.oom)) err = tl_nomem(c->e);
+  err = writer_free(&p, err);
   if (!err) err = pf_out_flush(o, 1);
-  free(p.name_seq);
-  free(p.str_seq);
-  tl_buf_free(&p.ev);
-  tl_buf_free(&p.ann);
-  tl_buf_free(&p.in);
-  tl_buf_free(&p.pkt);
   return err;
 }

@@ -657,7 +657,24 @@ def test_threads_do_not_change_the_bytes(cli, analyses, tmp_path):
         assert out["1"].read_bytes() == out["2"].read_bytes()
 
 
-@pytest.mark.parametrize("suffix", [".json", ".json.gz"])
+def test_protobuf_halves_encoded_in_parallel_give_the_same_bytes(cli, chunked_db, tmp_path):
+    """Large protobuf exports encode their second half of lanes on a worker thread into a
+    temporary file that is copied after the first: same bytes as one thread, no file left."""
+    for suffix in (".pftrace", ".pftrace.gz"):
+        out = {}
+        for threads in ("1", "2"):
+            out[threads] = tmp_path / f"t{threads}{suffix}"
+            r = subprocess.run([str(cli), "export-perfetto", str(chunked_db), "--output", str(out[threads])],
+                               capture_output=True, text=True, timeout=300,
+                               env={**os.environ, "TRACELOOM_EXPORT_THREADS": threads})
+            assert r.returncode == 0, r.stderr
+            assert int(re.search(r"\((\d+) trace events\)", r.stdout).group(1)) > 20000
+        assert out["1"].read_bytes() == out["2"].read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        f"t{n}{s}" for n in "12" for s in (".pftrace", ".pftrace.gz"))
+
+
+@pytest.mark.parametrize("suffix", [".json", ".json.gz", ".pftrace", ".pftrace.gz"])
 def test_unwritable_output_fails_cleanly(cli, analyses, tmp_path, suffix):
     db = analyses["gen/ascend_s5_l3_k6"]
     out = tmp_path / "missing" / ("t" + suffix)
@@ -677,7 +694,7 @@ def test_write_error_midway_leaves_no_file(cli, chunked_db, tmp_path):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
 
-    for name in ("big.json", "big.json.gz"):
+    for name in ("big.json", "big.json.gz", "big.pftrace"):
         out = tmp_path / name
         out.write_bytes(b"previous export")
         r = subprocess.run([str(cli), "export-perfetto", str(chunked_db), "--output", str(out)],
@@ -685,4 +702,4 @@ def test_write_error_midway_leaves_no_file(cli, chunked_db, tmp_path):
         assert r.returncode == 1, r.stdout
         assert "cannot write" in r.stderr
         assert out.read_bytes() == b"previous export"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.json", "big.json.gz"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.json", "big.json.gz", "big.pftrace"]
