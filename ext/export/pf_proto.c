@@ -478,10 +478,13 @@ static void *part_main(void *arg) {
   return NULL;
 }
 
-/* The lane index that splits the slices in two halves (0: not worth a thread). */
+/* The lane index that splits the slices in two halves; 0: one thread (asked for with
+** TRACELOOM_EXPORT_THREADS=1, or not worth it below 20k slices unless threads are asked
+** for explicitly). */
 static size_t split_point(const pf_layout *l) {
   const char *env = getenv("TRACELOOM_EXPORT_THREADS");
-  if ((env && atoi(env) == 1) || l->slices.n < 20000) return 0;
+  int asked = env && *env ? atoi(env) : 0;
+  if (asked == 1 || (!asked && l->slices.n < 20000)) return 0;
   size_t best = 0;
   int64_t best_gap = INT64_MAX;
   for (size_t t = 1; t < l->tracks.n; t++) {
