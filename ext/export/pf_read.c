@@ -81,7 +81,8 @@ int pf_has_relation(sqlite3 *db, const char *name) {
 
 /* 1 when table (or view) has that column. */
 static int has_column(sqlite3 *db, const char *table, const char *column) {
-  char *sql = tl_mprintf("SELECT \"%s\" FROM main.\"%s\" LIMIT 0", column, table);
+  /* Unquoted: a double-quoted name that is no column would be read as a string literal. */
+  char *sql = tl_mprintf("SELECT %s FROM main.\"%s\" LIMIT 0", column, table);
   sqlite3_stmt *st = NULL;
   int ok = sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK;
   sqlite3_finalize(st);
