@@ -5,6 +5,7 @@ queries: the UI's own engine asked for slices and error stats), then waits until
 have drawn before the screenshot.
 
     tools/perfetto_ui_check.py TRACE OUT_PREFIX [--wait SECONDS] [--settle SECONDS]
+                               [--window-ms START,END] [--size W,H]
 
 ui_check.py serves the UI and the trace with `vizviewer --server_only`, which only takes
 JSON files. This puts a stand-in `vizviewer` first on PATH that serves the same Perfetto UI
@@ -105,10 +106,21 @@ def run(a, stub):
             for k, sql in ui_check.QUERIES.items():
                 res[k] = cdp.eval("(async () => (await window.app.trace.engine.query(%s))"
                                   ".firstRow({j: 'str'}).j)()" % json.dumps(sql), await_promise=True)
+            time.sleep(3)
             try:
                 cdp.eval('window.app.commands.runCommand("dev.perfetto.ExpandAllGroups")')
             except RuntimeError as e:
                 res["expand"] = str(e)[:200]
+            if a.window_ms:
+                # A window of the trace (ms from its start), where the nesting is readable.
+                lo, hi = (float(x) for x in a.window_ms.split(","))
+                try:
+                    cdp.eval("(() => { const t = window.app.trace; const s = t.traceInfo.start; "
+                             "t.timeline.setViewportTime(s + BigInt(%d), s + BigInt(%d)); })()"
+                             % (int(lo * 1e6), int(hi * 1e6)))
+                except RuntimeError as e:
+                    res["window"] = str(e)[:200]
+            time.sleep(3)
             # Until no track says "Loading..." (or --settle seconds).
             t1 = time.time()
             while time.time() - t1 < a.settle:
@@ -145,6 +157,7 @@ def main():
     ap.add_argument("--wait", type=float, default=600)
     ap.add_argument("--settle", type=float, default=300)
     ap.add_argument("--size", default="1600,700")
+    ap.add_argument("--window-ms", help="show only START,END ms from the trace start")
     ap.add_argument("--port", type=int, default=9411)
     ap.add_argument("--cdp", type=int, default=9333)
     ap.add_argument("--check", default=os.environ.get(

@@ -51,7 +51,8 @@ typedef struct lay {
   TL_VEC(gkey) keys;  /* per group */
   tl_i64map by_hash;  /* hash of a gkey -> group index (verified; collisions scanned) */
   int multi_db;
-  int32_t last;       /* the group found last (slices come in runs) */
+  int32_t last[2];    /* the groups found last (slices come in runs; atoms alternate
+                      ** between their device's structure and their stream) */
 } lay;
 
 static int32_t group_find(lay *L, gkey k, int pack);
@@ -69,9 +70,10 @@ static int gkey_eq(const gkey *x, const gkey *y) {
 
 /* The group of key k (created on first use); -1 on out-of-memory. */
 static int32_t group_of(lay *L, gkey k, int pack) {
-  if (L->last >= 0 && gkey_eq(&L->keys.v[L->last], &k)) return L->last;
+  for (int i = 0; i < 2; i++)
+    if (L->last[i] >= 0 && gkey_eq(&L->keys.v[L->last[i]], &k)) return L->last[i];
   int32_t g = group_find(L, k, pack);
-  if (g >= 0) L->last = g;
+  if (g >= 0) L->last[1] = L->last[0], L->last[0] = g;
   return g;
 }
 
@@ -653,7 +655,7 @@ int pf_layout_build(pf_ctx *c) {
   lay L;
   memset(&L, 0, sizeof L);
   L.c = c;
-  L.last = -1;
+  L.last[0] = L.last[1] = -1;
   for (size_t i = 1; i < c->a.nodes.n && !L.multi_db; i++)
     L.multi_db = c->a.nodes.v[i].db != c->a.nodes.v[0].db;
   for (size_t i = 0; i < c->a.calls.n && !L.multi_db; i++)
