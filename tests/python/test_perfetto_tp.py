@@ -345,3 +345,19 @@ def test_json_and_protobuf_import_the_same(loaded, kind):
                  for i in sj)
     pp = Counter((kp[i], tuple(sorted(ap.get(i, {}).items()))) for i in sp)
     assert pj == pp
+
+
+def test_gzipped_protobuf_imports_the_same(loaded, analyses, cli, tmp_path):
+    """A .pftrace.gz is the protobuf trace deflated: Perfetto imports the same slices."""
+    db, res, _ = loaded("context", "pftrace")
+    out = tmp_path / "context.pftrace.gz"
+    r = run(cli, "export-perfetto", db, "--output", out)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes()[:2] == b"\x1f\x8b"
+    gz = probe(out, **QUERIES)
+    assert gz["bad_stats"] == []
+    sa, ka, aa, fa = normalized(gz)
+    sb, kb, ab, fb = normalized(res)
+    assert fa == fb
+    assert Counter((ka[i], tuple(sorted(aa.get(i, {}).items()))) for i in sa) == \
+        Counter((kb[i], tuple(sorted(ab.get(i, {}).items()))) for i in sb)
