@@ -66,12 +66,14 @@ static void put_identity(const pf_analysis *a, pf_argw *w, const pf_occ *o) {
   w->pool(w, PF_K_parent_node_id, n->parent);
 }
 
-static void put_plane(const pf_analysis *a, pf_argw *w, int64_t db, int event, int64_t depth) {
+/* The common args of perfetto.md 4.2. */
+static void put_plane(const pf_analysis *a, pf_argw *w, int64_t db, int event, int64_t depth,
+                      int replay) {
   w->i64(w, PF_K_db_idx, db);
   w->pool(w, PF_K_projection_plane, a->strs[event ? PF_STR_DEVICE_EVENTS : PF_STR_STRUCTURE]);
   if (event) w->null(w, PF_K_display_depth);
   else w->i64(w, PF_K_display_depth, depth);
-  w->boolean(w, PF_K_replay_derived, 0);
+  w->boolean(w, PF_K_replay_derived, replay);
 }
 
 /* A seq or repeat occurrence of the structure. */
@@ -92,7 +94,7 @@ static void occurrence_args(const pf_ctx *c, const pf_slice *s, pf_argw *w) {
   }
   put_costs(w, o->anchor_first, o->anchor_end, o->anchor_end - o->anchor_first, o->cost,
             o->aux_events);
-  put_plane(a, w, n->db, 0, s->depth);
+  put_plane(a, w, n->db, 0, s->depth, 0);
 }
 
 /* An atom as a leaf of the structure: which occurrence and event it is. */
@@ -118,7 +120,7 @@ static void atom_args(const pf_ctx *c, const pf_slice *s, pf_argw *w) {
   else w->null(w, PF_K_event_id);
   if (o->has_stream) w->i64(w, PF_K_stream_id, o->stream);
   else w->null(w, PF_K_stream_id);
-  put_plane(a, w, n->db, 1, 0);
+  put_plane(a, w, n->db, 1, 0, 0);
 }
 
 /* One iteration window of a repeat occurrence (perfetto.md 5.2). */
@@ -151,7 +153,7 @@ static void body_args(const pf_ctx *c, const pf_slice *s, pf_argw *w) {
   w->text(w, PF_K_topology_signature_sha256, n->sha, 64);
   w->i64(w, PF_K_body_child_occurrences, bd->children);
   put_costs(w, bd->anchor_first, bd->anchor_end, bd->anchors, bd->cost, bd->aux_events);
-  put_plane(a, w, n->db, 0, s->depth);
+  put_plane(a, w, n->db, 0, s->depth, 0);
 }
 
 /* perfetto.md 6.4: the launch part, then the member part. */
@@ -181,10 +183,7 @@ static void member_args(const pf_ctx *c, const pf_slice *s, pf_argw *w) {
   w->i64(w, PF_K_occurrence_idx, o->occ_idx);
   w->i64(w, PF_K_database_index, n->db);
   w->pool(w, PF_K_view_name, n->view);
-  w->i64(w, PF_K_db_idx, n->db);
-  w->pool(w, PF_K_projection_plane, a->strs[PF_STR_DEVICE_EVENTS]);
-  w->null(w, PF_K_display_depth);
-  w->boolean(w, PF_K_replay_derived, 1);
+  put_plane(a, w, n->db, 1, 0, 1);
 }
 
 static void call_args(const pf_ctx *c, const pf_slice *s, pf_argw *w) {

@@ -447,26 +447,21 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
                                  pf_imap *occ_by_n, i64vec *atoms) {
   pf_analysis *a = r->a;
   sqlite3_stmt *st;
-  if (prep(r, by_text ? "SELECT occurrence_n, parent_n, position_id, db_idx, device_id, occurrence_idx, "
-                        "repeat_iteration, token_start_ordinal, token_end_exclusive, start_ns, end_ns, "
-                        "compute_us, comm_us, idle_us, self_us, aux_us, aux_events, "
-                        "coverage_kind = 'self', "
-                        "CASE WHEN coverage_kind <> 'self' THEN repeat_context END, "
-                        "CASE WHEN coverage_kind <> 'self' THEN rooted_position_path END, "
-                        "anchor_first_n, slot_ordinal FROM traceloom_position_occurrence "
-                        "ORDER BY occurrence_n"
+  /* The position of every row, or (the fast pass) only of roots and non-atoms. */
+#define OCC_REST                                                                              \
+  "db_idx, device_id, occurrence_idx, repeat_iteration, token_start_ordinal, "                 \
+  "token_end_exclusive, start_ns, end_ns, compute_us, comm_us, idle_us, self_us, aux_us, "     \
+  "aux_events, coverage_kind = 'self', "                                                       \
+  "CASE WHEN coverage_kind <> 'self' THEN repeat_context END, "                                \
+  "CASE WHEN coverage_kind <> 'self' THEN rooted_position_path END, "                          \
+  "anchor_first_n, slot_ordinal FROM traceloom_position_occurrence ORDER BY occurrence_n"
+  if (prep(r, by_text ? "SELECT occurrence_n, parent_n, position_id, " OCC_REST
                       : "SELECT occurrence_n, parent_n, "
-                        "CASE WHEN parent_n IS NULL OR coverage_kind <> 'self' THEN position_id END, "
-                        "db_idx, device_id, occurrence_idx, "
-              "repeat_iteration, token_start_ordinal, token_end_exclusive, start_ns, end_ns, "
-              "compute_us, comm_us, idle_us, self_us, aux_us, aux_events, "
-              "coverage_kind = 'self', "
-              "CASE WHEN coverage_kind <> 'self' THEN repeat_context END, "
-              "CASE WHEN coverage_kind <> 'self' THEN rooted_position_path END, "
-              "anchor_first_n, slot_ordinal FROM traceloom_position_occurrence "
-              "ORDER BY occurrence_n",
+                        "CASE WHEN parent_n IS NULL OR coverage_kind <> 'self' THEN position_id "
+                        "END, " OCC_REST,
            &st))
     return TL_ERROR;
+#undef OCC_REST
   i64vec parent_n = {0};
   uint32_t last_pos = TL_STR_NOMEM, last_ctx = TL_STR_NOMEM;
   int64_t last_db = INT64_MIN, last_dev = INT64_MIN, tree = -1;

@@ -641,6 +641,15 @@ def test_gzip_spanning_chunks_is_thread_independent(cli, chunked_db, tmp_path):
     assert packed["1"] == packed["2"] == packed["3"]
 
 
+def export_with_threads(cli, db, out, threads):
+    """export-perfetto with TRACELOOM_EXPORT_THREADS=threads; its event count."""
+    r = subprocess.run([str(cli), "export-perfetto", str(db), "--output", str(out)],
+                       capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "TRACELOOM_EXPORT_THREADS": threads})
+    assert r.returncode == 0, r.stderr
+    return int(re.search(r"\((\d+) trace events\)", r.stdout).group(1))
+
+
 def test_threads_do_not_change_the_bytes(cli, analyses, tmp_path):
     """The side reader (runtime calls, relations, anchors and events on a second read-only
     connection in a worker thread) gives the same file as reading everything in turn."""
@@ -650,10 +659,7 @@ def test_threads_do_not_change_the_bytes(cli, analyses, tmp_path):
         out = {}
         for threads in ("1", "2"):
             out[threads] = tmp_path / f"t{threads}{suffix}"
-            r = subprocess.run([str(cli), "export-perfetto", str(db), "--output", str(out[threads])],
-                               capture_output=True, text=True, timeout=300,
-                               env={**os.environ, "TRACELOOM_EXPORT_THREADS": threads})
-            assert r.returncode == 0, r.stderr
+            export_with_threads(cli, db, out[threads], threads)
         assert out["1"].read_bytes() == out["2"].read_bytes()
 
 
@@ -664,11 +670,7 @@ def test_protobuf_halves_encoded_in_parallel_give_the_same_bytes(cli, chunked_db
         out = {}
         for threads in ("1", "2"):
             out[threads] = tmp_path / f"t{threads}{suffix}"
-            r = subprocess.run([str(cli), "export-perfetto", str(chunked_db), "--output", str(out[threads])],
-                               capture_output=True, text=True, timeout=300,
-                               env={**os.environ, "TRACELOOM_EXPORT_THREADS": threads})
-            assert r.returncode == 0, r.stderr
-            assert int(re.search(r"\((\d+) trace events\)", r.stdout).group(1)) > 20000
+            assert export_with_threads(cli, chunked_db, out[threads], threads) > 20000
         assert out["1"].read_bytes() == out["2"].read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         f"t{n}{s}" for n in "12" for s in (".pftrace", ".pftrace.gz"))
