@@ -407,12 +407,24 @@ static int64_t slot_key(int64_t parent_node, int64_t slot) {
   return (int64_t)((uint64_t)parent_node << 24 | (uint64_t)(slot & 0xffffff));
 }
 
-static int read_slots(rd *r, node_index *ix, tl_i64map *slots) {
+/* Above this many slots (a flat tree: a slot per atom) reading them costs what they save. */
+#define SLOTS_MAX 65536
+
+/* The slots, or *use = 0 when there are none or too many to be worth it. */
+static int read_slots(rd *r, node_index *ix, tl_i64map *slots, int *use) {
   static const char *const cols[] = {"parent_position_id", "slot_ordinal", "child_position_id",
                                      "db_idx", "device_id", NULL};
+  *use = 0;
   if (!pf_has_relation(r->db, "traceloom_position_refinement")) return TL_OK;
   if (need_columns(r, "traceloom_position_refinement", cols)) return TL_ERROR;
   sqlite3_stmt *st;
+  if (prep(r, "SELECT count(*) FROM (SELECT 1 FROM traceloom_position_refinement LIMIT "
+              "65537)", &st))
+    return TL_ERROR;
+  int many = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > SLOTS_MAX;
+  sqlite3_finalize(st);
+  if (many) return TL_OK;
+  *use = 1;
   if (prep(r, "SELECT parent_position_id, slot_ordinal, child_position_id, db_idx, device_id "
               "FROM traceloom_position_refinement", &st))
     return TL_ERROR;
@@ -438,8 +450,9 @@ static int read_slots(rd *r, node_index *ix, tl_i64map *slots) {
 /*
 ** traceloom_position_occurrence: every occurrence with its parent occurrence (parent_n), in
 ** one pass (see occ_columns). An atom with a parent is found by (parent's position, slot)
-** in traceloom_position_refinement (slots non-NULL) rather than by its position_id, which
-** the view formats per row; OCC_RETRY when that fails, then by_text reads every position.
+** in traceloom_position_refinement (slots) rather than by its position_id, which the view
+** formats per row; OCC_RETRY when that fails, then by_text reads every position (also the
+** choice when there are more slots than SLOTS_MAX).
 ** Nor are an atom's path and repeat context read (the view computes them by a parent lookup
 ** per row): the structure draws them as the atom's ancestors.
 */
@@ -566,8 +579,9 @@ static int read_occurrences(rd *r, node_index *ix, pf_imap *occ_by_n, i64vec *at
   pf_analysis *a = r->a;
   if (need_columns(r, "traceloom_position_occurrence", occ_columns)) return TL_ERROR;
   tl_i64map slots = {0};
-  int err = read_slots(r, ix, &slots);
-  if (!err) err = read_occurrences_pass(r, ix, &slots, 0, occ_by_n, atoms);
+  int use_slots;
+  int err = read_slots(r, ix, &slots, &use_slots);
+  if (!err) err = read_occurrences_pass(r, ix, &slots, !use_slots, occ_by_n, atoms);
   if (err == OCC_RETRY) {
     a->occs.n = 0, atoms->n = 0;
     pf_imap_free(occ_by_n);
