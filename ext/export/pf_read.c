@@ -238,31 +238,47 @@ static int64_t node_key(uint32_t node_id, int64_t tree) {
 typedef struct node_index {
   tree_keys trees;
   tl_i64map by_key; /* node_key(node_id, tree) -> node index (report nodes) */
+  /* Where the tree views give the integer node keys (node_n, parent_n: one node per
+  ** structural position), nodes and occurrences are joined by them, no text. */
+  int use_n;
+  pf_imap by_n;     /* node_n -> node index */
 } node_index;
 
 static int read_nodes(rd *r, node_index *ix) {
   pf_analysis *a = r->a;
   sqlite3_stmt *st;
-  if (prep(r, "SELECT node_id, parent_node_id, local_node_id, kind, node_type, label, category, "
-              "db_idx, device_id, view_name, tree_depth, display_order, repeat_count "
-              "FROM traceloom_v_tree_node ORDER BY db_idx, device_id, view_name, display_order",
+  ix->use_n = has_column(r->db, "traceloom_v_tree_node", "node_n") &&
+              has_column(r->db, "traceloom_v_tree_node", "parent_n") &&
+              has_column(r->db, "traceloom_position_occurrence", "node_n");
+  if (prep(r, ix->use_n
+                  ? "SELECT node_id, parent_node_id, local_node_id, kind, node_type, label, "
+                    "category, db_idx, device_id, view_name, tree_depth, display_order, "
+                    "repeat_count, node_n, parent_n FROM traceloom_v_tree_node "
+                    "ORDER BY db_idx, device_id, view_name, display_order"
+                  : "SELECT node_id, parent_node_id, local_node_id, kind, node_type, label, "
+                    "category, db_idx, device_id, view_name, tree_depth, display_order, "
+                    "repeat_count, NULL, NULL FROM traceloom_v_tree_node "
+                    "ORDER BY db_idx, device_id, view_name, display_order",
            &st))
     return TL_ERROR;
+  i64vec parent_n = {0};
   uint32_t native = tl_strpool_intern_cstr(a->pool, "native_report_tree");
+  uint32_t last_view = TL_STR_NOMEM, last_category = TL_STR_NOMEM;
   int rc, err = native == TL_STR_NOMEM ? tl_nomem(r->e) : TL_OK;
   while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     pf_node n;
     memset(&n, 0, sizeof n);
     n.node_id = col_intern(r, st, 0);
-    n.parent = col_intern(r, st, 1);
+    /* With node_n the parent is linked below by parent_n (its text is its node_id). */
+    n.parent = ix->use_n ? TL_STR_NONE : col_intern(r, st, 1);
     n.local = col_intern(r, st, 2);
     const char *kind = (const char *)sqlite3_column_text(st, 3);
     const char *type = (const char *)sqlite3_column_text(st, 4);
     n.label = col_intern(r, st, 5);
-    n.category = col_intern(r, st, 6);
+    n.category = col_intern_last(r, st, 6, &last_category);
     n.db = sqlite3_column_int64(st, 7);
     n.dev = sqlite3_column_int64(st, 8);
-    n.view = col_intern(r, st, 9);
+    n.view = col_intern_last(r, st, 9, &last_view);
     n.tree_depth = sqlite3_column_int64(st, 10);
     n.display_order = sqlite3_column_int64(st, 11);
     n.repeat_count = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 12);
@@ -280,7 +296,19 @@ static int read_nodes(rd *r, node_index *ix) {
       err = tl_nomem(r->e);
       break;
     }
-    if (n.view == native) {
+    if (n.view == native && ix->use_n) {
+      if (pf_imap_put(&ix->by_n, sqlite3_column_int64(st, 13), (int64_t)a->nodes.n) ||
+          TL_VEC_PUSH(&parent_n, sqlite3_column_type(st, 14) == SQLITE_NULL
+                                     ? -1 : sqlite3_column_int64(st, 14))) {
+        err = tl_nomem(r->e);
+        break;
+      }
+    } else if (ix->use_n) {
+      if (TL_VEC_PUSH(&parent_n, -1)) {
+        err = tl_nomem(r->e);
+        break;
+      }
+    } else if (n.view == native) {
       int64_t t = tree_number(&ix->trees, n.db, n.dev, 1);
       if (t == -3) {
         err = tl_nomem(r->e);
@@ -306,30 +334,52 @@ static int read_nodes(rd *r, node_index *ix) {
     if (TL_VEC_PUSH(&a->nodes, n)) err = tl_nomem(r->e);
   }
   sqlite3_finalize(st);
-  if (err) return err;
-  if (step_done(r, rc)) return TL_ERROR;
+  if (!err && step_done(r, rc)) err = TL_ERROR;
+  if (err) return TL_VEC_FREE(&parent_n), err;
   /* Children lists in display order (nodes arrive sorted, so link back to front), for the
   ** topology signatures: the display parent within the same (db, device, view). */
   for (size_t i = a->nodes.n; i-- > 0;) {
     pf_node *n = &a->nodes.v[i];
-    if (n->parent == TL_STR_NONE || n->view != native) continue;
-    int64_t t = tree_number(&ix->trees, n->db, n->dev, 0);
-    int64_t *p = t >= 0 ? tl_i64map_get(&ix->by_key, node_key(n->parent, t)) : NULL;
+    if ((!ix->use_n && n->parent == TL_STR_NONE) || n->view != native) continue;
+    int64_t *p;
+    if (ix->use_n) {
+      p = parent_n.v[i] >= 0 ? pf_imap_get(&ix->by_n, parent_n.v[i]) : NULL;
+      if (p) n->parent = a->nodes.v[*p].node_id;
+    } else {
+      int64_t t = tree_number(&ix->trees, n->db, n->dev, 0);
+      p = t >= 0 ? tl_i64map_get(&ix->by_key, node_key(n->parent, t)) : NULL;
+    }
     if (!p) continue;
     n->next_sibling = a->nodes.v[*p].first_child;
     a->nodes.v[*p].first_child = (int64_t)i;
   }
+  TL_VEC_FREE(&parent_n);
   return TL_OK;
 }
 
-/* S(...)/R(...)/A() over the children in display order; memoised per node. */
-static const char *topology(pf_analysis *a, int64_t i, int guard) {
+/* The SHA-256 (hex) of n's topology string. */
+static void sign(pf_node *n) {
+  tl_sha256 s;
+  uint8_t d[32];
+  tl_sha256_init(&s);
+  tl_sha256_update(&s, n->topology, strlen(n->topology));
+  tl_sha256_final(&s, d);
+  tl_sha256_hex(d, n->sha);
+}
+
+/* S(...)/R(...)/A() over the children in display order; memoised per node (a childless
+** atom's is leaf's, hashed once). */
+static const char *topology(pf_analysis *a, int64_t i, int guard, const pf_node *leaf) {
   pf_node *n = &a->nodes.v[i];
   if (n->topology || guard > 100000) return n->topology;
+  if (leaf && n->kind == PF_KIND_ATOM && n->first_child < 0) { /* "A()", hashed once */
+    if ((n->topology = tl_strdup(leaf->topology))) memcpy(n->sha, leaf->sha, sizeof n->sha);
+    return n->topology;
+  }
   tl_buf b = {0};
   tl_buf_puts(&b, n->kind == PF_KIND_SEQ ? "S(" : n->kind == PF_KIND_REPEAT ? "R(" : "A(");
   for (int64_t ch = n->first_child, k = 0; ch >= 0; ch = a->nodes.v[ch].next_sibling, k++) {
-    const char *t = topology(a, ch, guard + 1);
+    const char *t = topology(a, ch, guard + 1, leaf);
     if (!t) {
       tl_buf_free(&b);
       return NULL;
@@ -344,12 +394,7 @@ static const char *topology(pf_analysis *a, int64_t i, int guard) {
   }
   n = &a->nodes.v[i];
   n->topology = b.p;
-  tl_sha256 s;
-  uint8_t d[32];
-  tl_sha256_init(&s);
-  tl_sha256_update(&s, b.p, b.n);
-  tl_sha256_final(&s, d);
-  tl_sha256_hex(d, n->sha);
+  sign(n);
   return n->topology;
 }
 
@@ -361,8 +406,15 @@ static int cmp_str_ptr(const void *x, const void *y) {
 ** (presentation only: equal letters, equal colours). */
 static int assign_motifs(rd *r) {
   pf_analysis *a = r->a;
-  for (size_t i = 0; i < a->nodes.n; i++)
-    if (!topology(a, (int64_t)i, 0)) return tl_nomem(r->e);
+  pf_node leaf;
+  memset(&leaf, 0, sizeof leaf);
+  if (!(leaf.topology = tl_strdup("A()"))) return tl_nomem(r->e);
+  sign(&leaf);
+  int err = TL_OK;
+  for (size_t i = 0; !err && i < a->nodes.n; i++)
+    if (!topology(a, (int64_t)i, 0, &leaf)) err = tl_nomem(r->e);
+  free(leaf.topology);
+  if (err) return err;
   const char **sig = malloc((a->nodes.n + 1) * sizeof *sig);
   if (!sig) return tl_nomem(r->e);
   size_t n = 0;
@@ -468,10 +520,11 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
   "CASE WHEN coverage_kind <> 'self' THEN repeat_context END, "                                \
   "CASE WHEN coverage_kind <> 'self' THEN rooted_position_path END, "                          \
   "anchor_first_n, slot_ordinal FROM traceloom_position_occurrence ORDER BY occurrence_n"
-  if (prep(r, by_text ? "SELECT occurrence_n, parent_n, position_id, " OCC_REST
-                      : "SELECT occurrence_n, parent_n, "
-                        "CASE WHEN parent_n IS NULL OR coverage_kind <> 'self' THEN position_id "
-                        "END, " OCC_REST,
+  if (prep(r, ix->use_n ? "SELECT occurrence_n, parent_n, node_n, " OCC_REST
+              : by_text   ? "SELECT occurrence_n, parent_n, position_id, " OCC_REST
+                          : "SELECT occurrence_n, parent_n, "
+                            "CASE WHEN parent_n IS NULL OR coverage_kind <> 'self' THEN "
+                            "position_id END, " OCC_REST,
            &st))
     return TL_ERROR;
 #undef OCC_REST
@@ -484,7 +537,7 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
     memset(&o, 0, sizeof o);
     o.n = sqlite3_column_int64(st, 0);
     int64_t pn = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
-    uint32_t pos = col_intern_last(r, st, 2, &last_pos);
+    uint32_t pos = ix->use_n ? TL_STR_NONE : col_intern_last(r, st, 2, &last_pos);
     int64_t db = sqlite3_column_int64(st, 3), dev = sqlite3_column_int64(st, 4);
     if (db != last_db || dev != last_dev) {
       tree = tree_number(&ix->trees, db, dev, 0);
@@ -495,7 +548,15 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
       break;
     }
     int64_t *node = NULL;
-    if (pos == TL_STR_NONE && pn >= 0) { /* an atom: its parent's slot names it */
+    if (ix->use_n) {
+      node = pf_imap_get(&ix->by_n, sqlite3_column_int64(st, 2));
+      if (!node) {
+        err = tl_fail(r->e, "traceloom_export_perfetto: traceloom_position_occurrence %lld "
+                            "(node_n %lld) has no traceloom_v_tree_node row",
+                      (long long)o.n, (long long)sqlite3_column_int64(st, 2));
+        break;
+      }
+    } else if (pos == TL_STR_NONE && pn >= 0) { /* an atom: its parent's slot names it */
       int64_t *p = pf_imap_get(occ_by_n, pn);
       node = p ? tl_i64map_get(slots, slot_key(a->occs.v[*p].node, sqlite3_column_int64(st, 21)))
                : NULL;
@@ -579,8 +640,8 @@ static int read_occurrences(rd *r, node_index *ix, pf_imap *occ_by_n, i64vec *at
   pf_analysis *a = r->a;
   if (need_columns(r, "traceloom_position_occurrence", occ_columns)) return TL_ERROR;
   tl_i64map slots = {0};
-  int use_slots;
-  int err = read_slots(r, ix, &slots, &use_slots);
+  int use_slots = 0;
+  int err = ix->use_n ? TL_OK : read_slots(r, ix, &slots, &use_slots);
   if (!err) err = read_occurrences_pass(r, ix, &slots, !use_slots, occ_by_n, atoms);
   if (err == OCC_RETRY) {
     a->occs.n = 0, atoms->n = 0;
@@ -956,6 +1017,7 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
   pf_analysis_free(&sd.a);
   tl_i64map_free(&ix.trees.by_pair);
   tl_i64map_free(&ix.by_key);
+  pf_imap_free(&ix.by_n);
   pf_imap_free(&occ_by_n);
   TL_VEC_FREE(&atoms);
   return rc;
