@@ -31,6 +31,10 @@
 # It also runs bench/kineto_bench.py: a 1 GB PyTorch-profiler trace through the Kineto
 # reader, MB/s against the 180 MB/s target (BENCH_KINETO=0 skips it).
 #
+# It also runs bench/perfetto_bench.py: the Perfetto export of the 1M-task profile as a
+# protobuf trace against the JSON of the same analysis, and Perfetto's trace processor
+# importing both (BENCH_PERFETTO=0 skips it; BENCH_PERFETTO_ROWS sets the size).
+#
 # It also runs bench/replay_bench.py: exact graph replay reconstruction on an ACL graph decode
 # profile of BENCH_REPLAY_ROWS kernel rows (default 10,000,000: minutes; BENCH_REPLAY=0 skips
 # it), end to end with and without reconstruction, plus a CUDA graph of 5 x 10,000 members.
@@ -80,6 +84,9 @@ if [ "${BENCH_RECOVERY:-1}" = 1 ]; then
   fi
 fi
 if [ "${BENCH_KINETO:-1}" = 1 ]; then python3 bench/kineto_bench.py --build "$BUILD" "${record[@]}"; fi
+if [ "${BENCH_PERFETTO:-1}" = 1 ]; then
+  python3 bench/perfetto_bench.py --build "$BUILD" --rows "${BENCH_PERFETTO_ROWS:-1000000}" "${record[@]}"
+fi
 if [ "${BENCH_REPLAY:-1}" = 1 ]; then python3 bench/replay_bench.py --build "$BUILD" "${record[@]}"; fi
 if [ "${BENCH_COMPARE:-1}" = 1 ]; then python3 bench/compare_bench.py --build "$BUILD" "${record[@]}"; fi
 if [ "${BENCH_CLUSTER:-1}" = 1 ]; then

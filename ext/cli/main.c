@@ -42,8 +42,8 @@
 static const char usage[] =
     "usage: traceloom PROFILE [--output analysis.db] [--threads N] [--options JSON]\n"
     "                 [--context FILE.jsonl ...] [--rules-config FILE|NAME] [--perfetto-out PATH]\n"
-    "       traceloom export-perfetto ANALYSIS_DB [--output PATH] [--rank R=DB ...]\n"
-    "                 [--align first_event|provider | --clock-model FILE.jsonl]\n"
+    "       traceloom export-perfetto ANALYSIS_DB [--output PATH] [--format json|protobuf]\n"
+    "                 [--rank R=DB ...] [--align first_event|provider | --clock-model FILE.jsonl]\n"
     "       traceloom compare BASE.db NEW.db [--output compare.db] [--markdown report.md|-]\n"
     "       traceloom --version | --help\n"
     "\n"
@@ -61,8 +61,9 @@ static const char usage[] =
     "                   structure; needs --context)\n"
     "  --perfetto-out PATH  after the analysis, write its Perfetto timeline (.gz: gzip)\n"
     "\n"
-    "export-perfetto writes the Perfetto/Chrome JSON timeline of an analysis database\n"
-    "(default <analysis stem>.perfetto.json.gz beside it); --rank R=DB (repeatable, rank 0\n"
+    "export-perfetto writes the Perfetto timeline of an analysis database (default\n"
+    "<analysis stem>.perfetto.json.gz beside it): Perfetto protobuf for .perfetto-trace or\n"
+    ".pftrace, Chrome JSON otherwise (--format overrides; .gz: gzip); --rank R=DB (repeatable, rank 0\n"
     "required) adds one track per rank, aligned by --align (default first_event) or by a\n"
     "traceloom.distributed-clock-model/v1 receipt (--clock-model).\n"
     "  --version        print the version\n"
@@ -255,7 +256,9 @@ static int export_perfetto(const char *analysis, const char *output, const char 
   sqlite3 *db = NULL;
   char *err = NULL;
   int status = EXIT_ANALYSIS;
-  if (sqlite3_open_v2(analysis, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+  /* One thread uses the connection: no per-call mutex (the export reads millions of rows). */
+  if (sqlite3_open_v2(analysis, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+      SQLITE_OK) {
     fprintf(stderr, "traceloom: cannot open the analysis database %s: %s\n", analysis,
             db ? sqlite3_errmsg(db) : "?");
     sqlite3_close(db);
@@ -296,7 +299,7 @@ static int export_perfetto(const char *analysis, const char *output, const char 
 /* traceloom export-perfetto ANALYSIS_DB [--output PATH] [--rank R=DB ...] [--align MODE]
 **                           [--clock-model FILE.jsonl] */
 static int export_perfetto_main(int argc, char **argv) {
-  const char *analysis = NULL, *output = NULL, *align = NULL, *clock = NULL;
+  const char *analysis = NULL, *output = NULL, *align = NULL, *clock = NULL, *format = NULL;
   tl_buf ranks = {0};
   int status = EXIT_USAGE;
   for (int i = 2; i < argc; i++) {
@@ -317,6 +320,12 @@ static int export_perfetto_main(int argc, char **argv) {
         goto done;
       }
       align = argv[i];
+    } else if (strcmp(a, "--format") == 0) {
+      if (++i >= argc) {
+        fprintf(stderr, "traceloom: --format needs json or protobuf\n");
+        goto done;
+      }
+      format = argv[i];
     } else if (strcmp(a, "--clock-model") == 0) {
       if (++i >= argc) {
         fprintf(stderr, "traceloom: --clock-model needs a JSONL file\n");
@@ -350,7 +359,7 @@ static int export_perfetto_main(int argc, char **argv) {
     goto done;
   }
   tl_buf opt = {0};
-  if (ranks.n || align || clock) {
+  if (ranks.n || align || clock || format) {
     tl_buf_puts(&opt, "{");
     if (ranks.n) tl_buf_printf(&opt, "\"ranks\":[%s]", ranks.p);
     if (align) {
@@ -360,6 +369,10 @@ static int export_perfetto_main(int argc, char **argv) {
     if (clock) {
       tl_buf_puts(&opt, ranks.n || align ? ",\"clock_model\":" : "\"clock_model\":");
       tl_buf_json_string(&opt, clock, strlen(clock));
+    }
+    if (format) {
+      tl_buf_puts(&opt, ranks.n || align || clock ? ",\"format\":" : "\"format\":");
+      tl_buf_json_string(&opt, format, strlen(format));
     }
     tl_buf_puts(&opt, "}");
   }

@@ -90,7 +90,8 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     else sqlite3_bind_null(st, 20);
     sqlite3_bind_text(st, 21, tl_launch_status_name(l->status), -1, SQLITE_STATIC);
     bind_id(st, 22, "aclgraph-reconstruction-region-%llu", l->region, l->region != TL_REPLAY_NONE);
-    bind_id(st, 23, "runtime-call-%llu", (uint64_t)l->host_call + 1, l->host_call != TL_REPLAY_NONE);
+    /* runtime-call-<n> counts from 0, as the calls are stored (the call index). */
+    bind_id(st, 23, "runtime-call-%llu", (uint64_t)l->host_call, l->host_call != TL_REPLAY_NONE);
     sqlite3_bind_int64(st, 24, promoted ? l->nmembers : 0);
     if (promoted) sqlite3_bind_int64(st, 25, next_member);
     else sqlite3_bind_null(st, 25);

@@ -140,9 +140,8 @@ class AnalysisDatabase:
         """Writes a Perfetto trace of the analysis with ``traceloom export-perfetto``.
 
         The path goes to the native exporter unchanged, and its name chooses the format there
-        (``.json``, ``.json.gz``; a name the exporter cannot write, such as a protobuf
-        ``.pftrace`` in a version without protobuf output, is an AnalysisError that says so,
-        and nothing is written). Runs the bundled CLI in a child process, like analyze().
+        (``.perfetto-trace`` / ``.pftrace``: Perfetto protobuf; ``.json``: Chrome JSON; either
+        with ``.gz``). Runs the bundled CLI in a child process, like analyze().
         Raises FeatureNotAvailable when the bundled CLI predates the export-perfetto
         subcommand, subprocess.TimeoutExpired and traceloom.AnalysisError like analyze().
         """

@@ -4,6 +4,7 @@ Every test here failed before its fix: the CLI's exit codes and messages, what a
 leaves behind, the loop tree's file name, the Perfetto exporter's refusal of protobuf names,
 and the SQL test runner's output.
 """
+import gzip
 import os
 import shutil
 import sqlite3
@@ -125,17 +126,23 @@ def test_export_perfetto_on_a_text_file_says_it_is_not_a_database(cli, tmp_path)
 
 
 @pytest.mark.parametrize("name", ["trace.pftrace", "trace.perfetto-trace", "trace.pftrace.gz"])
-def test_export_perfetto_refuses_a_protobuf_name(cli, fixtures, tmp_path, name):
+def test_export_perfetto_writes_protobuf_under_a_protobuf_name(cli, fixtures, tmp_path, name):
+    # A protobuf name once got Chrome JSON written under it; the name now chooses the format.
     db = tmp_path / "a.db"
     assert run(cli, fixtures / "minimal_smoke" / "mono", "--output", db).returncode == 0
     r = run(cli, "export-perfetto", db, "--output", tmp_path / name)
-    assert r.returncode == 1
-    assert "names a Perfetto protobuf trace" in r.stderr and ".json.gz" in r.stderr
-    assert not (tmp_path / name).exists()
-    # The SQL function refuses it the same way.
+    assert r.returncode == 0, r.stderr
+    data = (tmp_path / name).read_bytes()
+    if name.endswith(".gz"):
+        assert data[:2] == b"\x1f\x8b"
+        data = gzip.decompress(data)
+    assert data[:1] == b"\x0a"  # Trace.packet, field 1, length-delimited: not JSON's '{' or '['
+    # The SQL function chooses the same way.
+    out = tmp_path / ("sql-" + name)
     shell = run("sqlite3", "-cmd", f".load {BUILD / 'traceloom'}", db,
-                f"SELECT traceloom_export_perfetto('{tmp_path / name}');")
-    assert shell.returncode != 0 and "names a Perfetto protobuf trace" in shell.stderr
+                f"SELECT traceloom_export_perfetto('{out}');")
+    assert shell.returncode == 0, shell.stderr
+    assert out.read_bytes()[:1] in (b"\x0a", b"\x1f")
 
 
 def test_sql_runner_prints_only_results(tmp_path):
@@ -246,9 +253,8 @@ print(db.export_perfetto(sys.argv[5]))
     r = run(sys.executable, "-c", code, ROOT / "python", fixtures / "minimal_smoke" / "mono",
             tmp_path / "a.db", tmp_path / "run.pftrace", tmp_path / "run.json.gz", env=env)
     assert r.returncode == 0, r.stderr
-    assert "refused: traceloom exited with status 1: traceloom: traceloom_export_perfetto: " in r.stdout
-    assert "names a Perfetto protobuf trace" in r.stdout
-    assert not (tmp_path / "run.pftrace").exists()
+    assert "refused" not in r.stdout
+    assert (tmp_path / "run.pftrace").read_bytes()[:1] == b"\x0a"  # protobuf, as the name says
     assert (tmp_path / "run.json.gz").read_bytes()[:2] == b"\x1f\x8b"  # gzip, as the name says
 
 

@@ -1,7 +1,8 @@
 /*
 ** test_perfetto_gz.c: the parallel gzip writer (ext/export/gzpar.c) and the Perfetto export
-** that uses it, in process, so that `make test-asan` checks the worker threads, the fast
-** base-table reader and their error paths for leaks and undefined behaviour.
+** that uses it, in process, so that `make test-asan` checks the worker threads (deflate, the
+** side reader of a database file, the second protobuf half), the readers and their error
+** paths for leaks and undefined behaviour.
 */
 #include "tl_check.h"
 #include "sqlite-traceloom.h"
@@ -109,9 +110,29 @@ START_TEST(gzpar_write_error_is_reported) {
 }
 END_TEST
 
+/* Exports to dir/name with TRACELOOM_EXPORT_THREADS=threads; returns the file's bytes. */
+static char *export_with(sqlite3 *db, const char *dir, const char *name, const char *threads,
+                         int64_t *events, size_t *n) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  setenv("TRACELOOM_EXPORT_THREADS", threads, 1);
+  tl_err e = {0};
+  *events = 0;
+  ck_assert_msg(tl_export_perfetto(db, path, NULL, events, &e) == TL_OK, "%s", e.msg);
+  unsetenv("TRACELOOM_EXPORT_THREADS");
+  char *p = read_file(path, n);
+  unlink(path);
+  return p;
+}
+
 START_TEST(export_gz_equals_plain_and_errors_clean_up) {
+  char dir[] = "/tmp/tl_pfgz_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char dbpath[64];
+  snprintf(dbpath, sizeof dbpath, "%s/a.db", dir);
+  /* A database file, so that the export's side reader opens a second connection. */
   sqlite3 *db = NULL;
-  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
   char *err = NULL;
   ck_assert_msg(sqlite3_traceloom_init(db, &err, NULL) == SQLITE_OK, "init: %s", err ? err : "?");
   char *fixture = tl_fixture("gen/ascend_s5_l3_k6");
@@ -122,57 +143,45 @@ START_TEST(export_gz_equals_plain_and_errors_clean_up) {
   sqlite3_finalize(st);
   free(fixture);
 
-  char dir[] = "/tmp/tl_pfgz_XXXXXX";
-  ck_assert_ptr_nonnull(mkdtemp(dir));
-  char plain[64], packed[64], missing[80];
-  snprintf(plain, sizeof plain, "%s/t.json", dir);
-  snprintf(packed, sizeof packed, "%s/t.json.gz", dir);
-  snprintf(missing, sizeof missing, "%s/no/such/dir/t.json.gz", dir);
-  tl_err e = {0};
-  int64_t n1 = 0, n2 = 0;
-  ck_assert_msg(tl_export_perfetto(db, plain, NULL, &n1, &e) == TL_OK, "%s", e.msg);
-  ck_assert_msg(tl_export_perfetto(db, packed, NULL, &n2, &e) == TL_OK, "%s", e.msg);
+  /* JSON, plain and gzip, with the side reader and without: the same bytes. */
+  int64_t n1 = 0, n2 = 0, n3 = 0;
+  size_t pn, gn, sn;
+  char *p = export_with(db, dir, "t.json", "2", &n1, &pn);
+  char *g = export_with(db, dir, "t.json.gz", "2", &n2, &gn);
+  char *q = export_with(db, dir, "s.json", "1", &n3, &sn);
   ck_assert_int_gt(n1, 0);
   ck_assert_int_eq(n1, n2);
-  size_t pn, gn;
-  char *p = read_file(plain, &pn), *g = read_file(packed, &gn);
+  ck_assert_int_eq(n1, n3);
   check_member(g, gn, p, pn);
-  free(p);
-  free(g);
+  ck_assert_uint_eq(sn, pn);
+  ck_assert(memcmp(q, p, pn) == 0);
+  free(p), free(g), free(q);
 
-  /* The view reader (taken when the occurrence relation is not the published view) gives
-  ** the same bytes. */
-  char *msg = NULL;
-  ck_assert_msg(sqlite3_exec(db,
-                             "CREATE TABLE occ_copy AS SELECT * FROM traceloom_tree_node_occurrence;"
-                             "DROP VIEW traceloom_tree_node_occurrence;"
-                             "ALTER TABLE occ_copy RENAME TO traceloom_tree_node_occurrence;",
-                             NULL, NULL, &msg) == SQLITE_OK, "%s", msg ? msg : "?");
-  char viewed[64];
-  snprintf(viewed, sizeof viewed, "%s/v.json", dir);
-  int64_t nv = 0;
-  ck_assert_msg(tl_export_perfetto(db, viewed, NULL, &nv, &e) == TL_OK, "%s", e.msg);
-  ck_assert_int_eq(nv, n1);
-  size_t vn;
-  char *v = read_file(viewed, &vn);
-  p = read_file(plain, &pn);
-  ck_assert_uint_eq(vn, pn);
-  ck_assert(memcmp(v, p, pn) == 0);
-  free(v);
-  free(p);
-  unlink(viewed);
+  /* Protobuf: lanes split between two encoding threads, or encoded in turn: the same
+  ** bytes; the first byte is Trace.packet (field 1, length-delimited). */
+  p = export_with(db, dir, "t.pftrace", "2", &n2, &pn);
+  q = export_with(db, dir, "s.pftrace", "1", &n3, &sn);
+  ck_assert_int_eq(n2, n1);
+  ck_assert_int_eq(n3, n1);
+  ck_assert_uint_gt(pn, 0);
+  ck_assert_int_eq((unsigned char)p[0], 0x0a);
+  ck_assert_uint_eq(sn, pn);
+  ck_assert(memcmp(q, p, pn) == 0);
+  free(p), free(q);
 
   /* An output directory that does not exist: a clear error, nothing written. */
-  int64_t n3 = -1;
-  ck_assert_int_eq(tl_export_perfetto(db, missing, NULL, &n3, &e), TL_ERROR);
+  char missing[96];
+  snprintf(missing, sizeof missing, "%s/no/such/dir/t.json.gz", dir);
+  tl_err e = {0};
+  int64_t n4 = -1;
+  ck_assert_int_eq(tl_export_perfetto(db, missing, NULL, &n4, &e), TL_ERROR);
   ck_assert_msg(e.msg && strstr(e.msg, "cannot create a temporary file"), "%s", e.msg);
-  ck_assert_int_eq(n3, 0);
+  ck_assert_int_eq(n4, 0);
   tl_err_clear(&e);
 
-  unlink(plain);
-  unlink(packed);
-  rmdir(dir);
   sqlite3_close(db);
+  unlink(dbpath);
+  ck_assert_int_eq(rmdir(dir), 0); /* no temporary or part file left */
 }
 END_TEST
 

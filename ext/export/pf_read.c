@@ -1,0 +1,1037 @@
+/*
+** pf_read.c: the read API of the Perfetto export (pf.h): what a timeline draws, read from
+** the published relations of an analysis into plain arrays.
+**
+** Only public relations and their documented columns are read (traceloom_v_tree_node,
+** traceloom_position_occurrence, traceloom_anchor, traceloom_event, traceloom_runtime_call,
+** traceloom_runtime_device_relation, traceloom_graph_body_member, traceloom_graph_launch,
+** the context views), never the *_core storage behind them: the storage may change, the
+** relations stay. Each is read in one sequential pass and joined in C by its integer keys
+** (occurrence_n / parent_n, anchor_n, event_n, call_n), so a million occurrences read in a
+** few tenths of a second. Columns the views compute with subqueries (paths and repeat
+** contexts of atoms) are not asked for.
+*/
+#include "export/pf.h"
+#include "util/sha256.h"
+#include "util/timing.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Small helpers ------------------------------------------------------------------- */
+
+/* Keys above this many times the entries so far (plus a floor) make the map sparse. */
+#define DENSE_SLACK 8
+#define DENSE_FLOOR (1 << 22)
+
+static int imap_to_sparse(pf_imap *m) {
+  for (size_t k = 0; k < m->cap; k++)
+    if (m->v[k] != PF_IMAP_NONE && tl_i64map_put(&m->map, (int64_t)k, m->v[k])) return -1;
+  free(m->v);
+  m->v = NULL, m->cap = 0, m->sparse = 1;
+  return 0;
+}
+
+int pf_imap_put(pf_imap *m, int64_t key, int64_t val) {
+  if (!m->sparse && (key < 0 || (uint64_t)key >= DENSE_SLACK * (uint64_t)m->n + DENSE_FLOOR) &&
+      (key < 0 || (size_t)key >= m->cap) && imap_to_sparse(m))
+    return -1;
+  if (m->sparse) {
+    if (!tl_i64map_get(&m->map, key)) m->n++;
+    return tl_i64map_put(&m->map, key, val);
+  }
+  if ((size_t)key >= m->cap) {
+    size_t cap = m->cap ? m->cap : 1024;
+    while (cap <= (size_t)key) cap *= 2;
+    int64_t *g = realloc(m->v, cap * sizeof *g);
+    if (!g) return -1;
+    for (size_t k = m->cap; k < cap; k++) g[k] = PF_IMAP_NONE;
+    m->v = g, m->cap = cap;
+  }
+  if (m->v[key] == PF_IMAP_NONE) m->n++;
+  m->v[key] = val;
+  return 0;
+}
+
+int64_t *pf_imap_get(const pf_imap *m, int64_t key) {
+  if (m->sparse) return tl_i64map_get(&m->map, key);
+  if (key < 0 || (size_t)key >= m->cap || m->v[key] == PF_IMAP_NONE) return NULL;
+  return &m->v[key];
+}
+
+void pf_imap_free(pf_imap *m) {
+  free(m->v);
+  tl_i64map_free(&m->map);
+  memset(m, 0, sizeof *m);
+}
+
+int pf_has_relation(sqlite3 *db, const char *name) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM main.sqlite_schema WHERE type IN ('table', 'view') "
+                             "AND name = ?1", -1, &st, NULL) != SQLITE_OK)
+    return 0;
+  sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+  int found = sqlite3_step(st) == SQLITE_ROW;
+  sqlite3_finalize(st);
+  return found;
+}
+
+/* 1 when table (or view) has that column. */
+static int has_column(sqlite3 *db, const char *table, const char *column) {
+  /* Unquoted: a double-quoted name that is no column would be read as a string literal. */
+  char *sql = tl_mprintf("SELECT %s FROM main.\"%s\" LIMIT 0", column, table);
+  sqlite3_stmt *st = NULL;
+  int ok = sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK;
+  sqlite3_finalize(st);
+  free(sql);
+  return ok;
+}
+
+int pf_check_timeline(sqlite3 *db, const char *what, tl_err *e) {
+  static const char *const need[] = {"traceloom_v_tree_node", "traceloom_tree_node_occurrence",
+                                     "traceloom_metadata"};
+  for (size_t i = 0; i < sizeof need / sizeof *need; i++) {
+    if (!pf_has_relation(db, need[i]))
+      return tl_fail(e, "traceloom_export_perfetto: %s has no relation %s: expected a "
+                        "TraceLoom analysis database (run traceloom_analyze first)",
+                     what, need[i]);
+  }
+  sqlite3_stmt *st;
+  int rc = sqlite3_prepare_v2(db, "SELECT value FROM traceloom_metadata WHERE key = "
+                                  "'artifact_kind'", -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return tl_fail(e, "traceloom_export_perfetto: cannot read traceloom_metadata of %s: %s",
+                   what, sqlite3_errmsg(db));
+  const char *kind = NULL;
+  int ok = 0;
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    kind = (const char *)sqlite3_column_text(st, 0);
+    ok = kind && strcmp(kind, "queryable_database_timeline") == 0;
+  }
+  if (!ok)
+    tl_fail(e, "traceloom_export_perfetto: %s has traceloom_metadata.artifact_kind = %s%s%s, "
+               "expected 'queryable_database_timeline'",
+            what, kind ? "'" : "", kind ? kind : "(missing)", kind ? "'" : "");
+  sqlite3_finalize(st);
+  return ok ? TL_OK : TL_ERROR;
+}
+
+typedef TL_VEC(int64_t) i64vec;
+
+typedef struct rd {
+  sqlite3 *db;
+  pf_analysis *a;
+  tl_err *e;
+} rd;
+
+static int prep(rd *r, const char *sql, sqlite3_stmt **st) {
+  if (sqlite3_prepare_v2(r->db, sql, -1, st, NULL) != SQLITE_OK)
+    return tl_fail(r->e, "traceloom_export_perfetto: cannot query the analysis: %s; sql=%s",
+                   sqlite3_errmsg(r->db), sql);
+  return TL_OK;
+}
+
+static int step_done(rd *r, int rc) {
+  if (rc != SQLITE_DONE)
+    return tl_fail(r->e, "traceloom_export_perfetto: reading the analysis failed: %s",
+                   sqlite3_errmsg(r->db));
+  return TL_OK;
+}
+
+/* The columns a relation must have; names what is missing (an analysis of another version). */
+static int need_columns(rd *r, const char *rel, const char *const *cols) {
+  for (; *cols; cols++)
+    if (!has_column(r->db, rel, *cols))
+      return tl_fail(r->e, "traceloom_export_perfetto: %s has no column %s: the analysis was "
+                           "written by another TraceLoom version; re-run the analysis",
+                     rel, *cols);
+  return TL_OK;
+}
+
+static uint32_t col_intern(rd *r, sqlite3_stmt *st, int col) {
+  const unsigned char *t = sqlite3_column_text(st, col);
+  if (!t) return TL_STR_NONE;
+  return tl_strpool_intern(r->a->pool, (const char *)t, (size_t)sqlite3_column_bytes(st, col));
+}
+
+/* Interns column col, reusing *last when the text is the same (neighbouring rows repeat). */
+static uint32_t col_intern_last(rd *r, sqlite3_stmt *st, int col, uint32_t *last) {
+  const char *t = (const char *)sqlite3_column_text(st, col);
+  if (!t) return TL_STR_NONE;
+  size_t n = (size_t)sqlite3_column_bytes(st, col);
+  if (*last != TL_STR_NOMEM && tl_strpool_len(r->a->pool, *last) == n &&
+      memcmp(tl_strpool_str(r->a->pool, *last), t, n) == 0)
+    return *last;
+  uint32_t id = tl_strpool_intern(r->a->pool, t, n);
+  if (id != TL_STR_NOMEM) *last = id;
+  return id;
+}
+
+/* A REAL microsecond column as integer ns (the views divide integer ns by 1000.0, so this
+** is exact); NULL and non-finite as 0. */
+static int64_t col_us_ns(sqlite3_stmt *st, int col) {
+  if (sqlite3_column_type(st, col) == SQLITE_NULL) return 0;
+  double x = sqlite3_column_double(st, col) * 1000.0;
+  if (!isfinite(x) || fabs(x) > 9.0e18) return 0;
+  return llround(x);
+}
+
+/* n of an id "<prefix><n>" (the ids the analysis writes), -1 otherwise. */
+static int64_t id_number(const unsigned char *t, int bytes, const char *prefix) {
+  size_t p = strlen(prefix), n = (size_t)bytes;
+  if (!t || n <= p || n > p + 18 || memcmp(t, prefix, p) != 0) return -1;
+  int64_t v = 0;
+  for (size_t i = p; i < n; i++) {
+    if (t[i] < '0' || t[i] > '9') return -1;
+    v = v * 10 + (t[i] - '0');
+  }
+  return v;
+}
+
+int pf_kv_i64(pf_analysis *a, int key, int64_t v) {
+  pf_kv kv = {key, PF_KV_I64, v, 0};
+  return TL_VEC_PUSH(&a->kv, kv);
+}
+
+int pf_kv_i64n(pf_analysis *a, int key, int64_t v, int is_null) {
+  pf_kv kv = {key, is_null ? PF_KV_NULL : PF_KV_I64, v, 0};
+  return TL_VEC_PUSH(&a->kv, kv);
+}
+
+int pf_kv_us(pf_analysis *a, int key, int64_t ns) {
+  pf_kv kv = {key, PF_KV_US, ns, 0};
+  return TL_VEC_PUSH(&a->kv, kv);
+}
+
+int pf_kv_str(pf_analysis *a, int key, const char *s) {
+  uint32_t id = s ? tl_strpool_intern_cstr(a->pool, s) : TL_STR_NONE;
+  pf_kv kv = {key, s ? PF_KV_STR : PF_KV_NULL, 0, id};
+  if (id == TL_STR_NOMEM) return -1;
+  return TL_VEC_PUSH(&a->kv, kv);
+}
+
+/* ---- Tree nodes and motifs ----------------------------------------------------------- */
+
+/* (db_idx, device_id) -> a small tree number, for the node lookup key. */
+typedef struct tree_keys {
+  tl_i64map by_pair; /* db << 32 | device (both 32-bit) -> tree number */
+  int64_t n;
+} tree_keys;
+
+static int64_t tree_number(tree_keys *t, int64_t db, int64_t dev, int insert) {
+  if (db < 0 || db > INT32_MAX || dev < INT32_MIN || dev > INT32_MAX) return -2;
+  int64_t key = (int64_t)((uint64_t)db << 32 | (uint32_t)(int32_t)dev);
+  int64_t *v = tl_i64map_get(&t->by_pair, key);
+  if (v) return *v;
+  if (!insert) return -1;
+  if (tl_i64map_put(&t->by_pair, key, t->n)) return -3;
+  return t->n++;
+}
+
+static int64_t node_key(uint32_t node_id, int64_t tree) {
+  return (int64_t)((uint64_t)node_id << 24 | (uint64_t)tree);
+}
+
+typedef struct node_index {
+  tree_keys trees;
+  tl_i64map by_key; /* node_key(node_id, tree) -> node index (report nodes) */
+  /* Where the tree views give the integer node keys (node_n, parent_n: one node per
+  ** structural position), nodes and occurrences are joined by them, no text. */
+  int use_n;
+  pf_imap by_n;     /* node_n -> node index */
+} node_index;
+
+static int read_nodes(rd *r, node_index *ix) {
+  pf_analysis *a = r->a;
+  sqlite3_stmt *st;
+  ix->use_n = has_column(r->db, "traceloom_v_tree_node", "node_n") &&
+              has_column(r->db, "traceloom_v_tree_node", "parent_n") &&
+              has_column(r->db, "traceloom_position_occurrence", "node_n");
+  if (prep(r, ix->use_n
+                  ? "SELECT node_id, parent_node_id, local_node_id, kind, node_type, label, "
+                    "category, db_idx, device_id, view_name, tree_depth, display_order, "
+                    "repeat_count, node_n, parent_n FROM traceloom_v_tree_node "
+                    "ORDER BY db_idx, device_id, view_name, display_order"
+                  : "SELECT node_id, parent_node_id, local_node_id, kind, node_type, label, "
+                    "category, db_idx, device_id, view_name, tree_depth, display_order, "
+                    "repeat_count, NULL, NULL FROM traceloom_v_tree_node "
+                    "ORDER BY db_idx, device_id, view_name, display_order",
+           &st))
+    return TL_ERROR;
+  i64vec parent_n = {0};
+  uint32_t native = tl_strpool_intern_cstr(a->pool, "native_report_tree");
+  uint32_t last_view = TL_STR_NOMEM, last_category = TL_STR_NOMEM;
+  int rc, err = native == TL_STR_NOMEM ? tl_nomem(r->e) : TL_OK;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    pf_node n;
+    memset(&n, 0, sizeof n);
+    n.node_id = col_intern(r, st, 0);
+    /* With node_n the parent is linked below by parent_n (its text is its node_id). */
+    n.parent = ix->use_n ? TL_STR_NONE : col_intern(r, st, 1);
+    n.local = col_intern(r, st, 2);
+    const char *kind = (const char *)sqlite3_column_text(st, 3);
+    const char *type = (const char *)sqlite3_column_text(st, 4);
+    n.label = col_intern(r, st, 5);
+    n.category = col_intern_last(r, st, 6, &last_category);
+    n.db = sqlite3_column_int64(st, 7);
+    n.dev = sqlite3_column_int64(st, 8);
+    n.view = col_intern_last(r, st, 9, &last_view);
+    n.tree_depth = sqlite3_column_int64(st, 10);
+    n.display_order = sqlite3_column_int64(st, 11);
+    n.repeat_count = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 12);
+    if ((type && strcmp(type, "Repeat") == 0) || (!type && kind && strcmp(kind, "repeat") == 0))
+      n.kind = PF_KIND_REPEAT;
+    else if ((type && strcmp(type, "Atom") == 0) ||
+             (!type && kind && strcmp(kind, "seq") != 0 && strcmp(kind, "repeat") != 0))
+      n.kind = PF_KIND_ATOM;
+    else
+      n.kind = PF_KIND_SEQ;
+    n.first_child = n.next_sibling = -1;
+    n.motif = -1;
+    if (n.node_id == TL_STR_NOMEM || n.parent == TL_STR_NOMEM || n.local == TL_STR_NOMEM ||
+        n.label == TL_STR_NOMEM || n.category == TL_STR_NOMEM || n.view == TL_STR_NOMEM) {
+      err = tl_nomem(r->e);
+      break;
+    }
+    if (n.view == native && ix->use_n) {
+      if (pf_imap_put(&ix->by_n, sqlite3_column_int64(st, 13), (int64_t)a->nodes.n) ||
+          TL_VEC_PUSH(&parent_n, sqlite3_column_type(st, 14) == SQLITE_NULL
+                                     ? -1 : sqlite3_column_int64(st, 14))) {
+        err = tl_nomem(r->e);
+        break;
+      }
+    } else if (ix->use_n) {
+      if (TL_VEC_PUSH(&parent_n, -1)) {
+        err = tl_nomem(r->e);
+        break;
+      }
+    } else if (n.view == native) {
+      int64_t t = tree_number(&ix->trees, n.db, n.dev, 1);
+      if (t == -3) {
+        err = tl_nomem(r->e);
+        break;
+      }
+      if (t < 0 || t >= (1 << 24)) {
+        err = tl_fail(r->e, "traceloom_export_perfetto: traceloom_v_tree_node has db_idx %lld, "
+                            "device_id %lld out of range", (long long)n.db, (long long)n.dev);
+        break;
+      }
+      int64_t k = node_key(n.node_id, t);
+      if (tl_i64map_get(&ix->by_key, k)) {
+        err = tl_fail(r->e, "traceloom_export_perfetto: traceloom_v_tree_node lists node %s "
+                            "(db %lld, device %lld) twice",
+                      tl_strpool_str(a->pool, n.node_id), (long long)n.db, (long long)n.dev);
+        break;
+      }
+      if (tl_i64map_put(&ix->by_key, k, (int64_t)a->nodes.n)) {
+        err = tl_nomem(r->e);
+        break;
+      }
+    }
+    if (TL_VEC_PUSH(&a->nodes, n)) err = tl_nomem(r->e);
+  }
+  sqlite3_finalize(st);
+  if (!err && step_done(r, rc)) err = TL_ERROR;
+  if (err) return TL_VEC_FREE(&parent_n), err;
+  /* Children lists in display order (nodes arrive sorted, so link back to front), for the
+  ** topology signatures: the display parent within the same (db, device, view). */
+  for (size_t i = a->nodes.n; i-- > 0;) {
+    pf_node *n = &a->nodes.v[i];
+    if ((!ix->use_n && n->parent == TL_STR_NONE) || n->view != native) continue;
+    int64_t *p;
+    if (ix->use_n) {
+      p = parent_n.v[i] >= 0 ? pf_imap_get(&ix->by_n, parent_n.v[i]) : NULL;
+      if (p) n->parent = a->nodes.v[*p].node_id;
+    } else {
+      int64_t t = tree_number(&ix->trees, n->db, n->dev, 0);
+      p = t >= 0 ? tl_i64map_get(&ix->by_key, node_key(n->parent, t)) : NULL;
+    }
+    if (!p) continue;
+    n->next_sibling = a->nodes.v[*p].first_child;
+    a->nodes.v[*p].first_child = (int64_t)i;
+  }
+  TL_VEC_FREE(&parent_n);
+  return TL_OK;
+}
+
+/* The SHA-256 (hex) of n's topology string. */
+static void sign(pf_node *n) {
+  tl_sha256 s;
+  uint8_t d[32];
+  tl_sha256_init(&s);
+  tl_sha256_update(&s, n->topology, strlen(n->topology));
+  tl_sha256_final(&s, d);
+  tl_sha256_hex(d, n->sha);
+}
+
+/* S(...)/R(...)/A() over the children in display order; memoised per node (a childless
+** atom's is leaf's, hashed once). */
+static const char *topology(pf_analysis *a, int64_t i, int guard, const pf_node *leaf) {
+  pf_node *n = &a->nodes.v[i];
+  if (n->topology || guard > 100000) return n->topology;
+  if (leaf && n->kind == PF_KIND_ATOM && n->first_child < 0) { /* "A()", hashed once */
+    if ((n->topology = tl_strdup(leaf->topology))) memcpy(n->sha, leaf->sha, sizeof n->sha);
+    return n->topology;
+  }
+  tl_buf b = {0};
+  tl_buf_puts(&b, n->kind == PF_KIND_SEQ ? "S(" : n->kind == PF_KIND_REPEAT ? "R(" : "A(");
+  for (int64_t ch = n->first_child, k = 0; ch >= 0; ch = a->nodes.v[ch].next_sibling, k++) {
+    const char *t = topology(a, ch, guard + 1, leaf);
+    if (!t) {
+      tl_buf_free(&b);
+      return NULL;
+    }
+    if (k) tl_buf_append(&b, ",", 1);
+    tl_buf_puts(&b, t);
+  }
+  tl_buf_append(&b, ")", 1);
+  if (b.oom) {
+    tl_buf_free(&b);
+    return NULL;
+  }
+  n = &a->nodes.v[i];
+  n->topology = b.p;
+  sign(n);
+  return n->topology;
+}
+
+static int cmp_str_ptr(const void *x, const void *y) {
+  return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* Motif letters name the sorted distinct topology signatures of the repeat nodes
+** (presentation only: equal letters, equal colours). */
+static int assign_motifs(rd *r) {
+  pf_analysis *a = r->a;
+  pf_node leaf;
+  memset(&leaf, 0, sizeof leaf);
+  if (!(leaf.topology = tl_strdup("A()"))) return tl_nomem(r->e);
+  sign(&leaf);
+  int err = TL_OK;
+  for (size_t i = 0; !err && i < a->nodes.n; i++)
+    if (!topology(a, (int64_t)i, 0, &leaf)) err = tl_nomem(r->e);
+  free(leaf.topology);
+  if (err) return err;
+  const char **sig = malloc((a->nodes.n + 1) * sizeof *sig);
+  if (!sig) return tl_nomem(r->e);
+  size_t n = 0;
+  for (size_t i = 0; i < a->nodes.n; i++)
+    if (a->nodes.v[i].kind == PF_KIND_REPEAT) sig[n++] = a->nodes.v[i].sha;
+  qsort(sig, n, sizeof *sig, cmp_str_ptr);
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (m == 0 || strcmp(sig[m - 1], sig[i]) != 0) sig[m++] = sig[i];
+  a->nmotif = (int64_t)m;
+  for (size_t i = 0; i < a->nodes.n; i++) {
+    pf_node *nd = &a->nodes.v[i];
+    if (nd->kind != PF_KIND_REPEAT) continue;
+    const char *key = nd->sha;
+    const char **hit = bsearch(&key, sig, m, sizeof *sig, cmp_str_ptr);
+    nd->motif = hit ? (int)(hit - sig) : -1;
+  }
+  free(sig);
+  return TL_OK;
+}
+
+void pf_motif_alias(int k, char out[16]) {
+  char tmp[16];
+  int n = 0;
+  for (int64_t v = (int64_t)k + 1; v > 0 && n < 15; v = (v - 1) / 26)
+    tmp[n++] = (char)('A' + (v - 1) % 26);
+  for (int i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+  out[n] = 0;
+}
+
+/* ---- Occurrences ------------------------------------------------------------------------ */
+
+static const char *const occ_columns[] = {
+    "occurrence_n", "parent_n", "position_id", "db_idx", "device_id", "occurrence_idx",
+    "repeat_iteration", "token_start_ordinal", "token_end_exclusive", "start_ns", "end_ns",
+    "compute_us", "comm_us", "idle_us", "self_us", "aux_us", "aux_events", "coverage_kind",
+    "repeat_context", "rooted_position_path", "anchor_first_n", "slot_ordinal", NULL};
+
+/* (parent node, slot) -> child node, from traceloom_position_refinement: the position that
+** fills each slot. key: node index << 24 | slot. */
+static int64_t slot_key(int64_t parent_node, int64_t slot) {
+  return (int64_t)((uint64_t)parent_node << 24 | (uint64_t)(slot & 0xffffff));
+}
+
+/* Above this many slots (a flat tree: a slot per atom) reading them costs what they save. */
+#define SLOTS_MAX 65536
+
+/* The slots, or *use = 0 when there are none or too many to be worth it. */
+static int read_slots(rd *r, node_index *ix, tl_i64map *slots, int *use) {
+  static const char *const cols[] = {"parent_position_id", "slot_ordinal", "child_position_id",
+                                     "db_idx", "device_id", NULL};
+  *use = 0;
+  if (!pf_has_relation(r->db, "traceloom_position_refinement")) return TL_OK;
+  if (need_columns(r, "traceloom_position_refinement", cols)) return TL_ERROR;
+  sqlite3_stmt *st;
+  if (prep(r, "SELECT count(*) FROM (SELECT 1 FROM traceloom_position_refinement LIMIT "
+              "65537)", &st))
+    return TL_ERROR;
+  int many = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > SLOTS_MAX;
+  sqlite3_finalize(st);
+  if (many) return TL_OK;
+  *use = 1;
+  if (prep(r, "SELECT parent_position_id, slot_ordinal, child_position_id, db_idx, device_id "
+              "FROM traceloom_position_refinement", &st))
+    return TL_ERROR;
+  int rc, err = TL_OK;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t tree = tree_number(&ix->trees, sqlite3_column_int64(st, 3),
+                               sqlite3_column_int64(st, 4), 0);
+    uint32_t pid = col_intern(r, st, 0), cid = col_intern(r, st, 2);
+    int64_t slot = sqlite3_column_int64(st, 1);
+    if (pid == TL_STR_NOMEM || cid == TL_STR_NOMEM) err = tl_nomem(r->e);
+    if (err || tree < 0 || slot < 0 || slot > 0xffffff) continue;
+    int64_t *pn = tl_i64map_get(&ix->by_key, node_key(pid, tree));
+    int64_t *cn = tl_i64map_get(&ix->by_key, node_key(cid, tree));
+    if (pn && cn && tl_i64map_put(slots, slot_key(*pn, slot), *cn)) err = tl_nomem(r->e);
+  }
+  sqlite3_finalize(st);
+  if (!err) err = step_done(r, rc);
+  return err;
+}
+
+#define OCC_RETRY 2 /* an atom whose position its parent's slot does not name: read them all */
+
+/*
+** traceloom_position_occurrence: every occurrence with its parent occurrence (parent_n), in
+** one pass (see occ_columns). An atom with a parent is found by (parent's position, slot)
+** in traceloom_position_refinement (slots) rather than by its position_id, which the view
+** formats per row; OCC_RETRY when that fails, then by_text reads every position (also the
+** choice when there are more slots than SLOTS_MAX).
+** Nor are an atom's path and repeat context read (the view computes them by a parent lookup
+** per row): the structure draws them as the atom's ancestors.
+*/
+static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, int by_text,
+                                 pf_imap *occ_by_n, i64vec *atoms) {
+  pf_analysis *a = r->a;
+  sqlite3_stmt *st;
+  /* The position of every row, or (the fast pass) only of roots and non-atoms. */
+#define OCC_REST                                                                              \
+  "db_idx, device_id, occurrence_idx, repeat_iteration, token_start_ordinal, "                 \
+  "token_end_exclusive, start_ns, end_ns, compute_us, comm_us, idle_us, self_us, aux_us, "     \
+  "aux_events, coverage_kind = 'self', "                                                       \
+  "CASE WHEN coverage_kind <> 'self' THEN repeat_context END, "                                \
+  "CASE WHEN coverage_kind <> 'self' THEN rooted_position_path END, "                          \
+  "anchor_first_n, slot_ordinal FROM traceloom_position_occurrence ORDER BY occurrence_n"
+  if (prep(r, ix->use_n ? "SELECT occurrence_n, parent_n, node_n, " OCC_REST
+              : by_text   ? "SELECT occurrence_n, parent_n, position_id, " OCC_REST
+                          : "SELECT occurrence_n, parent_n, "
+                            "CASE WHEN parent_n IS NULL OR coverage_kind <> 'self' THEN "
+                            "position_id END, " OCC_REST,
+           &st))
+    return TL_ERROR;
+#undef OCC_REST
+  i64vec parent_n = {0};
+  uint32_t last_pos = TL_STR_NOMEM, last_ctx = TL_STR_NOMEM;
+  int64_t last_db = INT64_MIN, last_dev = INT64_MIN, tree = -1;
+  int rc, err = TL_OK;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    pf_occ o;
+    memset(&o, 0, sizeof o);
+    o.n = sqlite3_column_int64(st, 0);
+    int64_t pn = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
+    uint32_t pos = ix->use_n ? TL_STR_NONE : col_intern_last(r, st, 2, &last_pos);
+    int64_t db = sqlite3_column_int64(st, 3), dev = sqlite3_column_int64(st, 4);
+    if (db != last_db || dev != last_dev) {
+      tree = tree_number(&ix->trees, db, dev, 0);
+      last_db = db, last_dev = dev;
+    }
+    if (pos == TL_STR_NOMEM) {
+      err = tl_nomem(r->e);
+      break;
+    }
+    int64_t *node = NULL;
+    if (ix->use_n) {
+      node = pf_imap_get(&ix->by_n, sqlite3_column_int64(st, 2));
+      if (!node) {
+        err = tl_fail(r->e, "traceloom_export_perfetto: traceloom_position_occurrence %lld "
+                            "(node_n %lld) has no traceloom_v_tree_node row",
+                      (long long)o.n, (long long)sqlite3_column_int64(st, 2));
+        break;
+      }
+    } else if (pos == TL_STR_NONE && pn >= 0) { /* an atom: its parent's slot names it */
+      int64_t *p = pf_imap_get(occ_by_n, pn);
+      node = p ? tl_i64map_get(slots, slot_key(a->occs.v[*p].node, sqlite3_column_int64(st, 21)))
+               : NULL;
+      if (!node) {
+        err = OCC_RETRY;
+        break;
+      }
+    } else if (tree >= 0 && pos != TL_STR_NONE) {
+      node = tl_i64map_get(&ix->by_key, node_key(pos, tree));
+    }
+    if (!node) {
+      err = tl_fail(r->e, "traceloom_export_perfetto: traceloom_position_occurrence %lld "
+                          "(position %s, db %lld, device %lld) has no traceloom_v_tree_node row",
+                    (long long)o.n, tl_strpool_str(a->pool, pos), (long long)db, (long long)dev);
+      break;
+    }
+    o.node = *node;
+    o.occ_idx = sqlite3_column_int64(st, 5);
+    o.iteration = sqlite3_column_int64(st, 6);
+    o.anchor_first = sqlite3_column_int64(st, 7);
+    o.anchor_end = sqlite3_column_int64(st, 8);
+    if (sqlite3_column_type(st, 9) == SQLITE_NULL || sqlite3_column_type(st, 10) == SQLITE_NULL) {
+      err = tl_fail(r->e, "traceloom_export_perfetto: occurrence_n %lld (position %s) has no "
+                          "start_ns/end_ns in traceloom_position_occurrence",
+                    (long long)o.n, tl_strpool_str(a->pool, a->nodes.v[o.node].node_id));
+      break;
+    }
+    o.start = sqlite3_column_int64(st, 9);
+    o.end = sqlite3_column_int64(st, 10);
+    if (o.end < o.start) o.end = o.start;
+    o.cost[PF_C_COMPUTE] = col_us_ns(st, 11);
+    o.cost[PF_C_COMM] = col_us_ns(st, 12);
+    o.cost[PF_C_IDLE] = col_us_ns(st, 13);
+    o.cost[PF_C_TOTAL] = o.cost[PF_C_COMPUTE] + o.cost[PF_C_COMM] + o.cost[PF_C_IDLE];
+    o.cost[PF_C_SELF] = col_us_ns(st, 14);
+    o.cost[PF_C_AUX] = col_us_ns(st, 15);
+    o.aux_events = sqlite3_column_int64(st, 16);
+    o.event_n = -1;
+    if (sqlite3_column_int(st, 17)) {
+      if (TL_VEC_PUSH(atoms, (int64_t)a->occs.n) || TL_VEC_PUSH(atoms, sqlite3_column_int64(st, 20))) {
+        err = tl_nomem(r->e);
+        break;
+      }
+    } else {
+      o.repeat_context = col_intern_last(r, st, 18, &last_ctx);
+      o.rooted_path = col_intern(r, st, 19);
+      if (o.repeat_context == TL_STR_NOMEM || o.rooted_path == TL_STR_NOMEM) {
+        err = tl_nomem(r->e);
+        break;
+      }
+    }
+    if (pf_imap_get(occ_by_n, o.n)) {
+      err = tl_fail(r->e, "traceloom_export_perfetto: traceloom_position_occurrence lists "
+                          "occurrence_n %lld twice", (long long)o.n);
+      break;
+    }
+    if (pf_imap_put(occ_by_n, o.n, (int64_t)a->occs.n) || TL_VEC_PUSH(&a->occs, o) ||
+        TL_VEC_PUSH(&parent_n, pn))
+      err = tl_nomem(r->e);
+  }
+  sqlite3_finalize(st);
+  if (!err && step_done(r, rc)) err = TL_ERROR;
+  /* Parent links, once every occurrence is known (whatever the row order). */
+  for (size_t i = 0; !err && i < a->occs.n; i++) {
+    pf_occ *o = &a->occs.v[i];
+    o->parent = -1;
+    if (parent_n.v[i] < 0) continue;
+    int64_t *p = pf_imap_get(occ_by_n, parent_n.v[i]);
+    if (!p)
+      err = tl_fail(r->e, "traceloom_export_perfetto: occurrence_n %lld has parent_n %lld, "
+                          "which traceloom_position_occurrence does not list",
+                    (long long)o->n, (long long)parent_n.v[i]);
+    else
+      o->parent = *p;
+  }
+  TL_VEC_FREE(&parent_n);
+  return err;
+}
+
+static int read_occurrences(rd *r, node_index *ix, pf_imap *occ_by_n, i64vec *atoms) {
+  pf_analysis *a = r->a;
+  if (need_columns(r, "traceloom_position_occurrence", occ_columns)) return TL_ERROR;
+  tl_i64map slots = {0};
+  int use_slots = 0;
+  int err = ix->use_n ? TL_OK : read_slots(r, ix, &slots, &use_slots);
+  if (!err) err = read_occurrences_pass(r, ix, &slots, !use_slots, occ_by_n, atoms);
+  if (err == OCC_RETRY) {
+    a->occs.n = 0, atoms->n = 0;
+    pf_imap_free(occ_by_n);
+    err = read_occurrences_pass(r, ix, &slots, 1, occ_by_n, atoms);
+  }
+  tl_i64map_free(&slots);
+  return err;
+}
+
+/* What the device plane needs besides the occurrences: anchor_n -> event_n and event_n ->
+** stream_id (EV_NULL_STREAM: NULL), each relation read once in full. */
+#define EV_NULL_STREAM (INT64_MIN + 1)
+typedef struct event_maps {
+  pf_imap anchor_event, event_stream;
+} event_maps;
+
+static int read_event_maps(rd *r, event_maps *m) {
+  static const char *const anchor_cols[] = {"anchor_n", "event_n", NULL};
+  static const char *const event_cols[] = {"event_n", "stream_id", NULL};
+  if (!pf_has_relation(r->db, "traceloom_anchor") || !pf_has_relation(r->db, "traceloom_event"))
+    return TL_OK;
+  if (need_columns(r, "traceloom_anchor", anchor_cols) ||
+      need_columns(r, "traceloom_event", event_cols))
+    return TL_ERROR;
+  int rc, err = TL_OK;
+  sqlite3_stmt *st = NULL;
+  if (prep(r, "SELECT anchor_n, event_n FROM traceloom_anchor WHERE event_n IS NOT NULL", &st))
+    return TL_ERROR;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
+    if (pf_imap_put(&m->anchor_event, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)))
+      err = tl_nomem(r->e);
+  sqlite3_finalize(st);
+  if (!err) err = step_done(r, rc);
+  if (!err && prep(r, "SELECT event_n, stream_id FROM traceloom_event", &st)) err = TL_ERROR;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
+    if (pf_imap_put(&m->event_stream, sqlite3_column_int64(st, 0),
+                    sqlite3_column_type(st, 1) == SQLITE_NULL ? EV_NULL_STREAM
+                                                              : sqlite3_column_int64(st, 1)))
+      err = tl_nomem(r->e);
+  if (!err) {
+    sqlite3_finalize(st);
+    err = step_done(r, rc);
+  }
+  return err;
+}
+
+/* The event of each atom occurrence and its stream: an atom covers exactly one anchor
+** (anchor_first_n, kept by read_occurrences as (occurrence index, anchor_n) pairs). */
+static void resolve_atom_events(pf_analysis *a, const event_maps *m, const int64_t *atom_anchor,
+                                size_t npairs) {
+  for (size_t i = 0; i < npairs; i++) {
+    pf_occ *o = &a->occs.v[atom_anchor[2 * i]];
+    const int64_t *ev = pf_imap_get(&m->anchor_event, atom_anchor[2 * i + 1]);
+    if (!ev || *ev < 0) continue;
+    o->event_n = *ev;
+    const int64_t *s = pf_imap_get(&m->event_stream, *ev);
+    if (s && *s != EV_NULL_STREAM) o->stream = *s, o->has_stream = 1;
+  }
+}
+
+/* ---- Replay members, runtime calls, relations ------------------------------------------ */
+
+/* Exact replay members of promoted launches (absent tables: none). */
+static int read_members(rd *r) {
+  pf_analysis *a = r->a;
+  if (!pf_has_relation(r->db, "traceloom_graph_body_member") ||
+      !pf_has_relation(r->db, "traceloom_graph_launch"))
+    return TL_OK;
+  sqlite3_stmt *st;
+  if (prep(r, "SELECT m.db_idx, l.graph_event_id, m.member_id, m.launch_id, m.replay_unit_id, "
+              "m.event_id, m.kind, m.identity, m.stream_id, m.start_ns, m.end_ns, m.lane_ordinal, "
+              "m.task_ordinal, m.member_order, l.anchor_id, m.aggregate_n, m.device_id, "
+              "l.host_call_id "
+              "FROM traceloom_graph_body_member m "
+              "JOIN traceloom_graph_launch l ON l.launch_id = m.launch_id "
+              "WHERE l.anchor_id IS NOT NULL ORDER BY m.db_idx, l.graph_launch_occurrence_id, "
+              "m.member_order",
+           &st))
+    return TL_ERROR;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    pf_member m;
+    memset(&m, 0, sizeof m);
+    m.db = sqlite3_column_int64(st, 0);
+    m.launch_event = col_intern(r, st, 1);
+    m.member_id = col_intern(r, st, 2);
+    m.launch_id = col_intern(r, st, 3);
+    m.unit_id = col_intern(r, st, 4);
+    m.event_id = col_intern(r, st, 5);
+    m.event_n = id_number(sqlite3_column_text(st, 5), sqlite3_column_bytes(st, 5), "event-");
+    m.launch_event_n =
+        id_number(sqlite3_column_text(st, 1), sqlite3_column_bytes(st, 1), "event-");
+    m.kind = col_intern(r, st, 6);
+    m.identity = col_intern(r, st, 7);
+    m.has_stream = sqlite3_column_type(st, 8) != SQLITE_NULL;
+    m.stream_id = sqlite3_column_int64(st, 8);
+    m.start = sqlite3_column_int64(st, 9);
+    m.end = sqlite3_column_int64(st, 10);
+    if (m.end < m.start) m.end = m.start;
+    m.lane = sqlite3_column_int64(st, 11);
+    m.task = sqlite3_column_int64(st, 12);
+    m.order = sqlite3_column_int64(st, 13);
+    m.anchor_id = col_intern(r, st, 14);
+    m.aggregate = sqlite3_column_int64(st, 15);
+    m.device = sqlite3_column_int64(st, 16);
+    m.host_call_n =
+        id_number(sqlite3_column_text(st, 17), sqlite3_column_bytes(st, 17), "runtime-call-");
+    m.occ = -1;
+    if (m.launch_event == TL_STR_NOMEM || m.member_id == TL_STR_NOMEM ||
+        m.launch_id == TL_STR_NOMEM || m.unit_id == TL_STR_NOMEM || m.event_id == TL_STR_NOMEM ||
+        m.kind == TL_STR_NOMEM || m.identity == TL_STR_NOMEM || m.anchor_id == TL_STR_NOMEM ||
+        TL_VEC_PUSH(&a->members, m))
+      break;
+  }
+  sqlite3_finalize(st);
+  if (rc == SQLITE_ROW) return tl_nomem(r->e);
+  return step_done(r, rc);
+}
+
+/* Host runtime calls and their exact relations to device work (support_state
+** supported_exact): the flows of the timeline. */
+static int read_calls(rd *r) {
+  pf_analysis *a = r->a;
+  static const char *const call_cols[] = {"call_n", "global_tid", "thread_id", "api_name",
+                                          "correlation_id", NULL};
+  static const char *const rel_cols[] = {"call_n", "event_n", "support_state", NULL};
+  if (!pf_has_relation(r->db, "traceloom_runtime_call") ||
+      !pf_has_relation(r->db, "traceloom_runtime_device_relation"))
+    return TL_OK;
+  if (need_columns(r, "traceloom_runtime_call", call_cols) ||
+      need_columns(r, "traceloom_runtime_device_relation", rel_cols))
+    return TL_ERROR;
+  sqlite3_stmt *st;
+  if (prep(r, "SELECT call_n, db_idx, start_ns, end_ns, COALESCE(global_tid, thread_id), "
+              "api_name, correlation_id FROM traceloom_runtime_call "
+              "WHERE start_ns IS NOT NULL AND end_ns IS NOT NULL ORDER BY call_n",
+           &st))
+    return TL_ERROR;
+  uint32_t last_api = TL_STR_NOMEM;
+  int rc, err = TL_OK;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    pf_call k;
+    memset(&k, 0, sizeof k);
+    k.call_n = sqlite3_column_int64(st, 0);
+    k.db = sqlite3_column_int64(st, 1);
+    k.start = sqlite3_column_int64(st, 2);
+    k.end = sqlite3_column_int64(st, 3);
+    if (k.end < k.start) k.end = k.start;
+    k.has_tid = sqlite3_column_type(st, 4) != SQLITE_NULL;
+    k.tid = sqlite3_column_int64(st, 4);
+    k.api = col_intern_last(r, st, 5, &last_api);
+    k.has_correlation = sqlite3_column_type(st, 6) != SQLITE_NULL;
+    k.correlation = sqlite3_column_int64(st, 6);
+    if (k.api == TL_STR_NOMEM || TL_VEC_PUSH(&a->calls, k)) {
+      err = tl_nomem(r->e);
+      break;
+    }
+  }
+  sqlite3_finalize(st);
+  if (err) return err;
+  if (step_done(r, rc)) return TL_ERROR;
+  if (prep(r, "SELECT call_n, event_n FROM traceloom_runtime_device_relation "
+              "WHERE support_state = 'supported_exact' AND call_n IS NOT NULL "
+              "AND event_n IS NOT NULL",
+           &st))
+    return TL_ERROR;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    pf_relation x = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
+    if (TL_VEC_PUSH(&a->relations, x)) {
+      err = tl_nomem(r->e);
+      break;
+    }
+  }
+  sqlite3_finalize(st);
+  if (err) return err;
+  return step_done(r, rc);
+}
+
+/* ---- Scheduler context (perfetto.md 9) -------------------------------------------------- */
+
+/* Host scopes are the execution markers on their host thread, step envelopes span the
+** device work linked to a step per device, and the linked work is drawn again with its
+** association basis. All three are observations over identity links, never timestamp
+** joins, and say what they are not in a `boundary` arg. */
+static int read_context(rd *r) {
+  pf_analysis *a = r->a;
+  if (!pf_has_relation(r->db, "traceloom_context_marker") ||
+      !pf_has_relation(r->db, "traceloom_v_context_device_work"))
+    return TL_OK;
+  static const char *const sql[3] = {
+      "SELECT m.start_ns, m.end_ns, CAST(m.global_tid AS INTEGER), x.run_id, x.step_id, "
+      "x.execution_id, x.phase, x.worker_rank, s.ordinal, s.total_scheduled_tokens "
+      "FROM traceloom_context_marker m JOIN traceloom_context_execution x "
+      "ON x.execution_id = m.execution_id LEFT JOIN traceloom_scheduler_step s "
+      "ON s.run_id = x.run_id AND s.step_id = x.step_id ORDER BY m.start_ns, m.execution_id",
+      "SELECT min(w.start_ns), max(w.end_ns), w.device_id, w.run_id, w.step_id, count(*), "
+      "s.ordinal FROM (SELECT DISTINCT run_id, step_id, device_id, device_work_id, start_ns, "
+      "end_ns FROM traceloom_v_context_device_work) w LEFT JOIN traceloom_scheduler_step s "
+      "ON s.run_id = w.run_id AND s.step_id = w.step_id GROUP BY w.run_id, w.step_id, "
+      "w.device_id ORDER BY 1, 2, w.step_id",
+      "SELECT start_ns, end_ns, device_id, run_id, step_id, device_work_id, event_id, symbol, "
+      "group_concat(DISTINCT association_basis) FROM traceloom_v_context_device_work "
+      "GROUP BY device_work_id, run_id, step_id ORDER BY start_ns, device_work_id"};
+  static const int kinds[3] = {PF_ROW_CTX_HOST, PF_ROW_CTX_STEP, PF_ROW_CTX_DEVICE};
+  for (int k = 0; k < 3; k++) {
+    sqlite3_stmt *st;
+    if (prep(r, sql[k], &st)) return TL_ERROR;
+    int rc, bad = 0;
+#define TXT(i) ((const char *)sqlite3_column_text(st, (i)))
+#define ISNULL(i) (sqlite3_column_type(st, (i)) == SQLITE_NULL)
+    while (!bad && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+      int64_t s0 = sqlite3_column_int64(st, 0), e0 = sqlite3_column_int64(st, 1);
+      size_t off = a->kv.n;
+      char name[256];
+      bad |= pf_kv_str(a, PF_K_run_id, TXT(3)) | pf_kv_str(a, PF_K_step_id, TXT(4));
+      if (k == 0) {
+        snprintf(name, sizeof name, "Step %s \xC2\xB7 %s", ISNULL(8) ? "?" : TXT(8),
+                 TXT(6) ? TXT(6) : "?");
+        bad |= pf_kv_str(a, PF_K_execution_id, TXT(5)) | pf_kv_str(a, PF_K_phase, TXT(6)) |
+               pf_kv_i64n(a, PF_K_rank, sqlite3_column_int64(st, 7), ISNULL(7)) |
+               pf_kv_i64n(a, PF_K_scheduled_tokens, sqlite3_column_int64(st, 9), ISNULL(9)) |
+               pf_kv_str(a, PF_K_boundary, "host dispatch scope; not device duration");
+      } else if (k == 1) {
+        snprintf(name, sizeof name, "Step %s \xC2\xB7 device %lld", ISNULL(6) ? "?" : TXT(6),
+                 (long long)sqlite3_column_int64(st, 2));
+        bad |= pf_kv_i64(a, PF_K_device_id, sqlite3_column_int64(st, 2)) |
+               pf_kv_i64(a, PF_K_linked_device_work, sqlite3_column_int64(st, 5)) |
+               pf_kv_str(a, PF_K_boundary,
+                         "linked device envelope; not busy time or complete membership");
+      } else {
+        snprintf(name, sizeof name, "%s", TXT(7) ? TXT(7) : TXT(5) ? TXT(5) : "?");
+        bad |= pf_kv_i64(a, PF_K_device_id, sqlite3_column_int64(st, 2)) |
+               pf_kv_str(a, PF_K_device_work_id, TXT(5)) | pf_kv_str(a, PF_K_event_id, TXT(6)) |
+               pf_kv_str(a, PF_K_association_basis, TXT(8));
+      }
+      pf_row_slice row = {.kind = kinds[k], .a = sqlite3_column_int64(st, 2), .start = s0,
+                          .end = e0 > s0 ? e0 : s0, .kv_off = off, .kv_n = a->kv.n - off};
+      row.name = tl_strpool_intern_cstr(a->pool, name);
+      bad |= row.name == TL_STR_NOMEM || TL_VEC_PUSH(&a->rows, row);
+    }
+#undef TXT
+#undef ISNULL
+    sqlite3_finalize(st);
+    if (bad) return tl_nomem(r->e);
+    if (step_done(r, rc)) return TL_ERROR;
+  }
+  return TL_OK;
+}
+
+/* ---- The side reader ------------------------------------------------------------------ */
+
+/* The relations no occurrence depends on (runtime calls and relations, the anchor and event
+** maps), read into a pf_analysis of their own (own string pool) so that they can be read on
+** a second read-only connection by a worker thread while the calling thread reads the
+** occurrences; merged afterwards. The same functions run in the same order either way, so
+** the result does not depend on it. */
+typedef struct side {
+  const char *path;   /* worker: the database file to open; NULL: use db */
+  sqlite3 *db;
+  int distributed;
+  pf_analysis a;
+  event_maps maps;
+  tl_err e;
+  int rc;
+} side;
+
+static void *side_read(void *arg) {
+  side *sd = arg;
+  sqlite3 *db = sd->db;
+  sd->rc = TL_OK;
+  if (sd->path && pf_open_analysis_ro(sd->path, &db, &sd->e)) {
+    sd->rc = TL_ERROR;
+    return NULL;
+  }
+  rd r = {db, &sd->a, &sd->e};
+  if (!(sd->a.pool = tl_strpool_new())) sd->rc = tl_nomem(&sd->e);
+  if (sd->rc == TL_OK) sd->rc = read_event_maps(&r, &sd->maps);
+  if (sd->rc == TL_OK && !sd->distributed) sd->rc = read_calls(&r);
+  if (sd->path) sqlite3_close(db);
+  return NULL;
+}
+
+/* Moves the side reader's calls and relations into a (api names re-interned). */
+static int merge_side(pf_analysis *a, side *sd, tl_err *e) {
+  uint32_t nstr = sd->a.pool ? tl_strpool_count(sd->a.pool) : 0;
+  uint32_t *map = calloc((size_t)nstr + 1, sizeof *map);
+  if (!map) return tl_nomem(e);
+  for (uint32_t i = 0; i < nstr; i++)
+    map[i] = i == TL_STR_NONE ? TL_STR_NONE
+                              : tl_strpool_intern(a->pool, tl_strpool_str(sd->a.pool, i),
+                                                  tl_strpool_len(sd->a.pool, i));
+  int err = TL_OK;
+  for (size_t k = 0; k < sd->a.calls.n; k++) {
+    uint32_t id = map[sd->a.calls.v[k].api];
+    if (id == TL_STR_NOMEM) err = tl_nomem(e);
+    sd->a.calls.v[k].api = id;
+  }
+  free(map);
+  if (err) return err;
+  a->calls = sd->a.calls, a->relations = sd->a.relations;
+  memset(&sd->a.calls, 0, sizeof sd->a.calls);
+  memset(&sd->a.relations, 0, sizeof sd->a.relations);
+  return TL_OK;
+}
+
+/* The worker's database: the main database's file, when a second connection sees what
+** this one sees: a file (not in memory or temporary), no transaction open on the caller's
+** connection (autocommit), a thread-safe SQLite, and TRACELOOM_EXPORT_THREADS not 1. */
+static const char *side_path(sqlite3 *db) {
+  const char *env = getenv("TRACELOOM_EXPORT_THREADS");
+  if ((env && atoi(env) == 1) || !sqlite3_threadsafe() || !sqlite3_get_autocommit(db))
+    return NULL;
+  const char *path = sqlite3_db_filename(db, "main");
+  return path && *path ? path : NULL;
+}
+
+/* ---- Entry -------------------------------------------------------------------------------- */
+
+int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
+  rd r = {db, a, e};
+  static const char *const fixed[PF_NSTR] = {
+      "published_tree_occurrence", "derived_repeat_body_window", "exact_replay_member",
+      "exact_launch_members; envelopes_include_gaps; non_additive", "structure",
+      "device_events"};
+  if (!a->pool && !(a->pool = tl_strpool_new())) return tl_nomem(e);
+  for (int k = 0; k < PF_NSTR; k++)
+    if ((a->strs[k] = tl_strpool_intern_cstr(a->pool, fixed[k])) == TL_STR_NOMEM)
+      return tl_nomem(e);
+  node_index ix;
+  memset(&ix, 0, sizeof ix);
+  pf_imap occ_by_n;
+  memset(&occ_by_n, 0, sizeof occ_by_n);
+  i64vec atoms = {0};
+  side sd;
+  memset(&sd, 0, sizeof sd);
+  sd.db = db, sd.distributed = distributed, sd.path = side_path(db);
+  pthread_t worker;
+  int threaded = sd.path && pthread_create(&worker, NULL, side_read, &sd) == 0;
+  tl_timer tm;
+  tl_timer_start(&tm, "export read");
+  int rc = read_nodes(&r, &ix);
+  if (rc == TL_OK) rc = assign_motifs(&r);
+  if (rc == TL_OK && !pf_has_relation(db, "traceloom_position_occurrence"))
+    rc = tl_fail(e, "traceloom_export_perfetto: the analysis has no relation "
+                    "traceloom_position_occurrence: re-run the analysis");
+  if (rc == TL_OK) rc = read_occurrences(&r, &ix, &occ_by_n, &atoms);
+  tl_timer_mark(&tm, "nodes and occurrences");
+  if (rc == TL_OK && !distributed) { /* perfetto.md 5.3 and 9: not drawn with ranks */
+    rc = read_members(&r);
+    if (rc == TL_OK) rc = read_context(&r);
+  }
+  tl_timer_mark(&tm, "members and context");
+  if (threaded) {
+    pthread_join(worker, NULL);
+  } else {
+    sd.path = NULL;
+    if (rc == TL_OK) side_read(&sd);
+    else sd.rc = TL_OK;
+  }
+  tl_timer_mark(&tm, "calls, relations, anchors, events");
+  if (rc == TL_OK && sd.rc != TL_OK) {
+    rc = tl_fail(e, "%s", sd.e.msg ? sd.e.msg : "traceloom_export_perfetto: reading failed");
+  }
+  if (rc == TL_OK && atoms.n && !sd.maps.anchor_event.n)
+    rc = tl_fail(e, "traceloom_export_perfetto: the analysis has atom occurrences but no "
+                    "traceloom_anchor / traceloom_event rows");
+  if (rc == TL_OK) resolve_atom_events(a, &sd.maps, atoms.v, atoms.n / 2);
+  if (rc == TL_OK) rc = merge_side(a, &sd, e);
+  tl_err_clear(&sd.e);
+  pf_imap_free(&sd.maps.anchor_event);
+  pf_imap_free(&sd.maps.event_stream);
+  pf_analysis_free(&sd.a);
+  tl_i64map_free(&ix.trees.by_pair);
+  tl_i64map_free(&ix.by_key);
+  pf_imap_free(&ix.by_n);
+  pf_imap_free(&occ_by_n);
+  TL_VEC_FREE(&atoms);
+  return rc;
+}
+
+void pf_analysis_free(pf_analysis *a) {
+  for (size_t i = 0; i < a->nodes.n; i++) free(a->nodes.v[i].topology);
+  TL_VEC_FREE(&a->nodes);
+  TL_VEC_FREE(&a->occs);
+  TL_VEC_FREE(&a->members);
+  TL_VEC_FREE(&a->calls);
+  TL_VEC_FREE(&a->relations);
+  TL_VEC_FREE(&a->rows);
+  TL_VEC_FREE(&a->kv);
+  tl_strpool_free(a->pool);
+  a->pool = NULL;
+}
