@@ -84,7 +84,7 @@ def stage_times(stderr):
     """{stage: seconds} and [(publish step, seconds)] from TRACELOOM_TIMING=1 output."""
     stages, steps = {}, []
     for line in stderr.splitlines():
-        m = re.match(r"traceloom timing:\s+(\S.*?)\s+([0-9.]+) s$", line)
+        m = re.match(r"traceloom timing:\s+(\S.*?)\s+([0-9.]+) s(?:\s+[0-9.]+ s cpu)?$", line)
         if not m:
             continue
         name, secs = m.group(1).strip(), float(m.group(2))

@@ -5,14 +5,16 @@
 **   tl_timer stages;                      the analysis driver: one line per stage
 **   tl_timer_start(&stages, NULL);
 **   tl_timer_next(&stages, "relating");   ends the stage before (if any), starts this one
-**   tl_timer_next(&stages, NULL);         "traceloom timing: relating        0.123 s"
+**   tl_timer_next(&stages, NULL);         "traceloom timing: relating   0.123 s   0.101 s cpu"
 **
 **   tl_timer t;                           inside a stage: one line per step
 **   tl_timer_start(&t, "publish");
 **   ... step ...
-**   tl_timer_mark(&t, "events");          "traceloom timing:   publish events   0.123 s"
+**   tl_timer_mark(&t, "events");          "traceloom timing:   publish events   0.123 s ..."
 **
-** Off (the default) it costs one getenv per timer and nothing per step.
+** Each line gives wall time and the process's CPU time (user + system, all threads) over the
+** same span: on a shared machine the wall time says little, the CPU time is what a step
+** costs. Off (the default) it costs one getenv per timer and nothing per step.
 */
 #ifndef TRACELOOM_TIMING_H
 #define TRACELOOM_TIMING_H
@@ -26,6 +28,7 @@ typedef struct tl_timer {
   int on;
   const char *stage;
   struct timespec t0;
+  struct timespec cpu0; /* CLOCK_PROCESS_CPUTIME_ID at t0 */
 } tl_timer;
 
 /* Seconds on the monotonic clock (progress messages measure with it too). */
@@ -35,9 +38,18 @@ static inline double tl_now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static inline double tl_timer_elapsed_(const tl_timer *t, struct timespec *now) {
-  clock_gettime(CLOCK_MONOTONIC, now);
-  return (double)(now->tv_sec - t->t0.tv_sec) + (double)(now->tv_nsec - t->t0.tv_nsec) * 1e-9;
+static inline double tl_timespec_diff_(const struct timespec *a, const struct timespec *b) {
+  return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) * 1e-9;
+}
+
+/* Wall and CPU seconds since the timer's last line; restarts both clocks. */
+static inline void tl_timer_lap_(tl_timer *t, double *wall, double *cpu) {
+  struct timespec now, cpu_now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu_now);
+  *wall = tl_timespec_diff_(&t->t0, &now);
+  *cpu = tl_timespec_diff_(&t->cpu0, &cpu_now);
+  t->t0 = now, t->cpu0 = cpu_now;
 }
 
 static inline void tl_timer_start(tl_timer *t, const char *stage) {
@@ -45,26 +57,25 @@ static inline void tl_timer_start(tl_timer *t, const char *stage) {
   t->on = env && *env && *env != '0';
   t->stage = stage;
   clock_gettime(CLOCK_MONOTONIC, &t->t0);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t->cpu0);
 }
 
 /* A step of the timer's stage ended. */
 static inline void tl_timer_mark(tl_timer *t, const char *step) {
   if (!t->on) return;
-  struct timespec t1;
-  double s = tl_timer_elapsed_(t, &t1);
-  fprintf(stderr, "traceloom timing:   %s %-*s %8.3f s\n", t->stage, 38 - (int)strlen(t->stage),
-          step, s);
-  t->t0 = t1;
+  double wall, cpu;
+  tl_timer_lap_(t, &wall, &cpu);
+  fprintf(stderr, "traceloom timing:   %s %-*s %8.3f s %8.3f s cpu\n", t->stage,
+          38 - (int)strlen(t->stage), step, wall, cpu);
 }
 
 /* The timer's stage ended (when it had one); `next` (NULL: none) starts. */
 static inline void tl_timer_next(tl_timer *t, const char *next) {
   if (!t->on) return;
-  struct timespec t1;
-  double s = tl_timer_elapsed_(t, &t1);
-  if (t->stage) fprintf(stderr, "traceloom timing: %-40s %8.3f s\n", t->stage, s);
+  double wall, cpu;
+  tl_timer_lap_(t, &wall, &cpu);
+  if (t->stage) fprintf(stderr, "traceloom timing: %-40s %8.3f s %8.3f s cpu\n", t->stage, wall, cpu);
   t->stage = next;
-  t->t0 = t1;
 }
 
 #endif
