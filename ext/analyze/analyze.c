@@ -15,6 +15,7 @@
 #include "structure/structure.h"
 #include "replay/replay.h"
 #include "context/context.h"
+#include "reports/reports.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -416,8 +417,8 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
   int publishing = 0, context_savepoint = 0;
   tl_publication pub = {db, NULL};
   if (rc == TL_OK) rc = progress_stage(&pr, "publishing runtime calls and relations", e);
-  if (rc == TL_OK && ctx) {
-    /* The context relations join the same atomic publication. */
+  if (rc == TL_OK) {
+    /* The context relations and the report facts join the same atomic publication. */
     rc = tl_pub_exec(db, "SAVEPOINT traceloom_context_publish", e);
     context_savepoint = rc == TL_OK;
   }
@@ -573,6 +574,10 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     rc = tl_publish_finish(&pub, &in, e); /* releases its SAVEPOINT, or rolls it back */
     publishing = 0;
     if (rc == TL_OK && ctx) rc = tl_context_publish(db, ctx, e);
+    if (rc == TL_OK) {
+      tl_reports_input rin = {&trace, &anchors, &packets, &replay, rules, NULL};
+      rc = tl_reports_publish(db, &rin, e); /* ext/reports: after the views exist */
+    }
   }
   if (publishing) tl_publish_abort(&pub); /* failed between the publication steps */
   if (context_savepoint) {

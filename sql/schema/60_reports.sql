@@ -1,0 +1,23 @@
+-- Facts behind the report surfaces (docs/REPORTS.md) that need C: written by
+-- tl_reports_publish (ext/reports/) inside the analysis savepoint. Integers only; the readable
+-- relations are the views of sql/views/60_*.sql and later.
+
+-- @surface traceloom_anchor_host_window | one pair of adjacent anchors of a device | Storage behind traceloom_anchor_host_interval: the left anchor, the unique supported runtime endpoint of each side (NULL unless exactly one), the endpoint counts and the typed support state and scope as codes | SELECT state, scope, count(*) FROM traceloom_anchor_host_window GROUP BY 1, 2
+CREATE TABLE traceloom_anchor_host_window(
+  left_anchor_n INTEGER PRIMARY KEY,  -- anchor_n of the left anchor; the right one is left_anchor_n + 1
+  left_call_n INTEGER,                -- call_n of the left anchor's endpoint when it has exactly one
+  right_call_n INTEGER,
+  left_endpoint_count INTEGER NOT NULL,
+  right_endpoint_count INTEGER NOT NULL,
+  state INTEGER NOT NULL,             -- 0 supported_ordered, 1 missing_endpoint, 2 ambiguous_endpoint,
+                                      -- 3 incompatible_host_domain, 4 nonmonotonic_host_order
+  scope INTEGER NOT NULL              -- 0 same_thread, 1 same_process, 2 provider_clock_domain
+);
+
+-- @surface traceloom_anchor_host_window_call | one runtime call observed inside a supported host window | Storage behind traceloom_anchor_host_activity: calls of the window's scope (same thread, same process or the provider clock domain) that overlap it, in (start, end, call) order | SELECT left_anchor_n, count(*) FROM traceloom_anchor_host_window_call GROUP BY 1 ORDER BY 2 DESC LIMIT 10
+CREATE TABLE traceloom_anchor_host_window_call(
+  left_anchor_n INTEGER NOT NULL,     -- traceloom_anchor_host_window
+  observed_order INTEGER NOT NULL,    -- 0-based, by (start_ns, end_ns, call_n)
+  call_n INTEGER NOT NULL,            -- traceloom_runtime_call
+  PRIMARY KEY(left_anchor_n, observed_order)
+) WITHOUT ROWID;
