@@ -12,6 +12,8 @@ static const struct {
   part_fn run;
 } PARTS[] = {
     {"host windows", tl_reports_host_windows},
+    {"graph envelopes", tl_reports_envelopes},
+    {"represented events", tl_reports_placements},
 };
 
 int tl_reports_publish(sqlite3 *db, const tl_reports_input *in, tl_err *e) {

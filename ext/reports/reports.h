@@ -18,6 +18,7 @@
 **   units          (units.c) the partition of each device's anchors into exact graph units,
 **                  the structural units between them and the open trace prefix and suffix;
 **   envelopes      (envelopes.c) the device events temporally inside each graph envelope;
+**   placements     (placements.c) the anchor that represents each communication task;
 **   reconciliation (reconcile.c) duplicate observations of one device action, decided by the
 **                  event-reconciliation rules;
 **   idle evidence  (ext/idle, only with the analyze option "idle_evidence").
@@ -48,6 +49,7 @@ int tl_reports_publish(sqlite3 *db, const tl_reports_input *in, tl_err *e);
 int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e);
 int tl_reports_units(sqlite3 *db, const tl_reports_input *in, tl_err *e);
 int tl_reports_envelopes(sqlite3 *db, const tl_reports_input *in, tl_err *e);
+int tl_reports_placements(sqlite3 *db, const tl_reports_input *in, tl_err *e);
 int tl_reports_reconcile(sqlite3 *db, const tl_reports_input *in, tl_err *e);
 
 #endif

@@ -21,3 +21,23 @@ CREATE TABLE traceloom_anchor_host_window_call(
   call_n INTEGER NOT NULL,            -- traceloom_runtime_call
   PRIMARY KEY(left_anchor_n, observed_order)
 ) WITHOUT ROWID;
+
+-- @surface traceloom_graph_envelope_child | one device event inside a graph replay envelope | Storage behind traceloom_cuda_graph_envelope: the events of the envelope's device that lie wholly inside its interval, in (start, event) order; temporal evidence, never membership | SELECT graph_event_idx, count(*) FROM traceloom_graph_envelope_child GROUP BY 1 LIMIT 10
+CREATE TABLE traceloom_graph_envelope_child(
+  graph_event_idx INTEGER NOT NULL,  -- traceloom_cuda_graph_replay.graph_event_idx
+  child_order INTEGER NOT NULL,      -- 1-based within the envelope
+  child_event_n INTEGER NOT NULL,    -- traceloom_event.event_n
+  PRIMARY KEY(graph_event_idx, child_order)
+) WITHOUT ROWID;
+
+-- @surface traceloom_graph_envelope_anchor | one graph replay envelope whose event is an anchor | The anchor (anchor_n) of each envelope event that is one, so the envelope views reach anchor_idx by key | SELECT count(*) FROM traceloom_graph_envelope_anchor
+CREATE TABLE traceloom_graph_envelope_anchor(
+  graph_event_idx INTEGER PRIMARY KEY,
+  anchor_n INTEGER NOT NULL
+);
+
+-- @surface traceloom_represented_event | one communication task represented by a communication-op anchor | Which anchor stands for each task that a communication op on the same (db, device, connection) overlaps, for the evidence-role placement of tasks that are not anchors themselves | SELECT count(*), count(DISTINCT anchor_n) FROM traceloom_represented_event
+CREATE TABLE traceloom_represented_event(
+  event_n INTEGER PRIMARY KEY,       -- the represented task (traceloom_event.event_n)
+  anchor_n INTEGER NOT NULL          -- the communication-op anchor (traceloom_anchor.anchor_n)
+);

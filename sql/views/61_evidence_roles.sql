@@ -1,0 +1,187 @@
+-- Evidence roles placed in the structure, their issues and the device time each role covers,
+-- and the structural-symbol lineage of every anchor placement (docs/REPORTS.md "Evidence
+-- roles"). Every observation is placed at least as a normalized event; what else holds it is
+-- a relation already published (anchors, auxiliary links, exact replays).
+
+-- Auxiliary links by their event: the placement of one observation and the retained_unplaced
+-- state of its decision look links up by aux_event_id.
+CREATE INDEX traceloom_aux_link_event ON traceloom_aux_link(aux_event_id);
+
+-- @surface traceloom_evidence_role_placement | one place where an observation landed | Each decision's placements in order: 0 the normalized event, then the anchor it is or is represented by (a communication task folds into its communication-op anchor), the auxiliary link to its following anchor, the exact replay unit and protected interval that own it, the exact graph body member it is | SELECT placement_kind, reason_code, count(*) FROM traceloom_evidence_role_placement GROUP BY 1, 2
+CREATE VIEW traceloom_evidence_role_placement AS
+SELECT 'role-decision-' || e.event_n AS decision_id, 0 AS placement_order,
+       'normalized_event' AS placement_kind, e.event_id AS placement_id, NULL AS owner_id,
+       'traceloom_event' AS relation_name, 'supported' AS support_state,
+       'normalized_event_retained' AS reason_code, e.event_n
+FROM traceloom_event e
+UNION ALL
+SELECT 'role-decision-' || a.event_n, 1, 'anchor', a.anchor_id, NULL, 'traceloom_anchor',
+       'supported', 'direct_event_anchor', a.event_n
+FROM traceloom_anchor a
+UNION ALL
+SELECT 'role-decision-' || r.event_n, 1, 'anchor', a.anchor_id, NULL, 'traceloom_anchor',
+       'supported', 'represented_by_communication_anchor', r.event_n
+FROM traceloom_represented_event r
+JOIN traceloom_anchor a ON a.anchor_n = r.anchor_n
+UNION ALL
+SELECT 'role-decision-' || substr(l.aux_event_id, 7), 1, 'auxiliary_link',
+       l.anchor_id || '/aux-' || l.aux_order, l.anchor_id, 'traceloom_aux_link', 'supported',
+       'retained_between_anchor_evidence', CAST(substr(l.aux_event_id, 7) AS INTEGER)
+FROM traceloom_aux_link l
+WHERE l.link_type = 'prelude'
+UNION ALL
+SELECT 'role-decision-' || m.event_n, 1, 'replay_unit', l.replay_unit_id, NULL,
+       'traceloom_graph_launch', 'supported', 'exact_composite_membership', m.event_n
+FROM traceloom_graph_body_member m
+JOIN traceloom_graph_launch l ON l.launch_n = m.launch_n
+WHERE l.replay_unit_id IS NOT NULL
+UNION ALL
+SELECT 'role-decision-' || substr(c.event_id, 7), 1, 'replay_unit', l.replay_unit_id, NULL,
+       'traceloom_graph_launch', 'supported', 'exact_composite_membership',
+       CAST(substr(c.event_id, 7) AS INTEGER)
+FROM traceloom_graph_launch_control c
+JOIN traceloom_graph_launch l ON l.launch_id = c.launch_id
+WHERE l.replay_unit_id IS NOT NULL
+UNION ALL
+SELECT 'role-decision-' || m.event_n, 2, 'protected_interval', p.protected_interval_id,
+       p.replay_unit_id, 'traceloom_protected_interval', 'supported',
+       'generic_discovery_no_cross_boundary', m.event_n
+FROM traceloom_graph_body_member m
+JOIN traceloom_graph_launch l ON l.launch_n = m.launch_n
+JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+ AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+UNION ALL
+SELECT 'role-decision-' || substr(c.event_id, 7), 2, 'protected_interval', p.protected_interval_id,
+       p.replay_unit_id, 'traceloom_protected_interval', 'supported',
+       'generic_discovery_no_cross_boundary', CAST(substr(c.event_id, 7) AS INTEGER)
+FROM traceloom_graph_launch_control c
+JOIN traceloom_graph_launch l ON l.launch_id = c.launch_id
+JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+ AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+UNION ALL
+SELECT 'role-decision-' || m.event_n, 3, 'graph_body_member', m.member_id, NULL,
+       'traceloom_graph_body_member', 'supported', 'exact_graph_body_membership', m.event_n
+FROM traceloom_graph_body_member m;
+
+-- @surface traceloom_v_evidence_role_placement | one place where an observation landed, with its decision | Placements next to the decision that produced them: event, role, policy, rule, support, retained duration and source row | SELECT placement_kind, final_role, count(*), sum(duration_ns) FROM traceloom_v_evidence_role_placement GROUP BY 1, 2
+CREATE VIEW traceloom_v_evidence_role_placement AS
+SELECT d.db_idx, d.device_id, d.decision_id, d.event_id, d.input_provider_scope, d.policy_id,
+       d.rule_id, d.rule_class, d.policy_role, d.final_role,
+       d.support_state AS decision_support_state, d.reason_code AS decision_reason_code,
+       d.duration_ns, p.placement_order, p.placement_kind, p.placement_id, p.owner_id,
+       p.relation_name, p.support_state AS placement_support_state,
+       p.reason_code AS placement_reason_code, d.source_table, d.source_key, d.start_ns, d.event_n
+FROM traceloom_evidence_role_placement p
+JOIN traceloom_evidence_role_decision d ON d.event_n = p.event_n;
+
+-- @surface traceloom_evidence_role_issue | one issue found while placing an observation | Observations retained but placed nowhere in the structure (omitted_event_without_auxiliary_link: auxiliary work with no later anchor on its device) | SELECT code, support_state, count(*) FROM traceloom_evidence_role_issue GROUP BY 1, 2
+CREATE VIEW traceloom_evidence_role_issue AS
+SELECT 'role-issue-' || (ROW_NUMBER() OVER (ORDER BY CAST(substr(l.aux_event_id, 7) AS INTEGER)) - 1)
+         AS issue_id,
+       'role-decision-' || substr(l.aux_event_id, 7) AS decision_id,
+       'omitted_event_without_auxiliary_link' AS code, 'retained_unplaced' AS support_state,
+       l.aux_event_id AS related_ids
+FROM traceloom_aux_link l
+WHERE l.link_type = 'retained_unplaced';
+
+-- @surface traceloom_v_evidence_role_structure | one (decision, placement, node occurrence) | Where each placed observation sits in the tree: the node occurrences covering its anchor, the anchor its auxiliary link feeds, its launch anchor (replay units, protected intervals, graph body members) | SELECT node_id, final_role, count(*) FROM traceloom_v_evidence_role_structure WHERE coverage_kind = 'self' GROUP BY 1, 2 LIMIT 20
+CREATE VIEW traceloom_v_evidence_role_structure AS
+SELECT p.decision_id, d.event_id, d.final_role, p.placement_kind, p.placement_id, n.node_id,
+       n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_evidence_role_placement p
+JOIN traceloom_evidence_role_decision d ON d.event_n = p.event_n
+JOIN traceloom_viz_node_anchor n ON n.anchor_id = p.placement_id
+ AND n.db_idx = d.db_idx AND n.device_id = d.device_id
+WHERE p.placement_kind = 'anchor'
+UNION ALL
+SELECT p.decision_id, d.event_id, d.final_role, p.placement_kind, p.placement_id, n.node_id,
+       n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_evidence_role_placement p
+JOIN traceloom_evidence_role_decision d ON d.event_n = p.event_n
+JOIN traceloom_viz_node_anchor n ON n.anchor_id = p.owner_id
+ AND n.db_idx = d.db_idx AND n.device_id = d.device_id
+WHERE p.placement_kind = 'auxiliary_link'
+UNION ALL
+SELECT p.decision_id, d.event_id, d.final_role, p.placement_kind, p.placement_id, n.node_id,
+       n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_evidence_role_placement p
+JOIN traceloom_evidence_role_decision d ON d.event_n = p.event_n
+JOIN traceloom_replay_unit_anchor r ON r.replay_unit_id = p.placement_id
+ AND r.db_idx = d.db_idx AND r.device_id = d.device_id
+JOIN traceloom_viz_node_anchor n ON n.anchor_id = r.anchor_id
+ AND n.db_idx = d.db_idx AND n.device_id = d.device_id
+WHERE p.placement_kind = 'replay_unit'
+UNION ALL
+SELECT p.decision_id, d.event_id, d.final_role, p.placement_kind, p.placement_id, n.node_id,
+       n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_evidence_role_placement p
+JOIN traceloom_evidence_role_decision d ON d.event_n = p.event_n
+JOIN traceloom_replay_unit_anchor r ON r.replay_unit_id = p.owner_id
+ AND r.db_idx = d.db_idx AND r.device_id = d.device_id
+JOIN traceloom_viz_node_anchor n ON n.anchor_id = r.anchor_id
+ AND n.db_idx = d.db_idx AND n.device_id = d.device_id
+WHERE p.placement_kind = 'protected_interval'
+UNION ALL
+SELECT p.decision_id, d.event_id, d.final_role, p.placement_kind, p.placement_id, n.node_id,
+       n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_evidence_role_placement p
+JOIN traceloom_evidence_role_decision d ON d.event_n = p.event_n
+JOIN traceloom_v_node_graph_body_member n ON n.member_id = p.placement_id
+ AND n.db_idx = d.db_idx AND n.device_id = d.device_id
+WHERE p.placement_kind = 'graph_body_member';
+
+-- @surface traceloom_v_evidence_role_cost_coverage | one (db, provider, policy, final role, support state) | How much retained device time each role holds, split into time that takes part in structural identity and time that does not; no observation's cost is ever dropped | SELECT final_role, event_count, retained_duration_ns, identity_duration_ns, non_identity_duration_ns FROM traceloom_v_evidence_role_cost_coverage
+CREATE VIEW traceloom_v_evidence_role_cost_coverage AS
+SELECT db_idx, input_provider_scope, policy_id, policy_version, final_role, support_state,
+       COUNT(*) AS event_count, SUM(duration_ns) AS retained_duration_ns,
+       SUM(CASE WHEN effective_structural_participation = 'identity' THEN duration_ns ELSE 0 END)
+         AS identity_duration_ns,
+       SUM(CASE WHEN effective_structural_participation <> 'identity' THEN duration_ns ELSE 0 END)
+         AS non_identity_duration_ns
+FROM traceloom_evidence_role_decision
+GROUP BY db_idx, input_provider_scope, policy_id, policy_version, final_role, support_state;
+
+-- @surface traceloom_anchor_symbol_normalization | one anchor | How each anchor's structural symbol was derived from its observed one: source, policy, rule, outcome (identity, normalized, conflict) and reason | SELECT outcome, rule_id, count(*) FROM traceloom_anchor_symbol_normalization GROUP BY 1, 2
+CREATE VIEW traceloom_anchor_symbol_normalization AS
+SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.event_id,
+       (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = d.source_id)
+         AS source_path,
+       d.source_table, d.source_key, d.observed_symbol,
+       CASE WHEN d.observed_symbol IS NULL THEN 'unavailable'
+            WHEN d.source_domain = 'communication' THEN 'communication.op_name'
+            WHEN e.op_type IS NOT NULL THEN 'task.op_type'
+            WHEN e.op_name IS NOT NULL THEN 'task.op_name'
+            ELSE 'task.task_type' END AS observed_symbol_source,
+       d.structural_symbol,
+       (SELECT r.policy_id FROM traceloom_symbol_normalization_rule r LIMIT 1) AS policy_id,
+       (SELECT r.policy_version FROM traceloom_symbol_normalization_rule r LIMIT 1) AS policy_version,
+       d.symbol_rule_id AS rule_id, d.symbol_candidate_rule_ids AS candidate_rule_ids,
+       d.symbol_outcome AS outcome, d.symbol_reason_code AS reason_code, a.anchor_n
+FROM traceloom_anchor a
+JOIN traceloom_evidence_role_decision d ON d.event_n = a.event_n
+JOIN traceloom_event e ON e.event_n = a.event_n;
+
+-- @surface traceloom_v_symbol_normalization_placement | one (anchor, node occurrence covering it) | The symbol lineage of each anchor at every recovered position covering it: observed symbol, structural symbol, rule and outcome next to node, occurrence and anchor order (equal structural symbols alone never make positions correspond) | SELECT local_node_id, anchor_order, observed_symbol, structural_symbol, outcome FROM traceloom_v_symbol_normalization_placement WHERE coverage_kind = 'self' LIMIT 20
+CREATE VIEW traceloom_v_symbol_normalization_placement AS
+SELECT d.anchor_id, d.db_idx, d.device_id, d.anchor_idx, d.event_id, d.observed_symbol,
+       d.observed_symbol_source, d.structural_symbol, d.policy_id, d.policy_version, d.rule_id,
+       d.outcome, d.reason_code, d.candidate_rule_ids, d.source_path, d.source_table,
+       d.source_key, na.node_id,
+       (SELECT n.local_node_id FROM traceloom_viz_node n
+         WHERE n.node_id = na.node_id AND n.db_idx = na.db_idx AND n.device_id = na.device_id
+           AND n.view_name = na.view_name) AS local_node_id,
+       na.view_name, na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context,
+       na.self_us AS anchor_dur_us
+FROM traceloom_viz_node_anchor na
+JOIN traceloom_anchor_symbol_normalization d ON d.anchor_id = na.anchor_id;
+
+-- @surface traceloom_v_symbol_variant_cost | one (recovered position, anchor order, observed lowering) | Aggregated cost of each concrete observed symbol at one recovered position: count, total, average, min and max raw anchor time | SELECT local_node_id, anchor_order, observed_symbol, occurrence_count, total_us FROM traceloom_v_symbol_variant_cost ORDER BY total_us DESC LIMIT 20
+CREATE VIEW traceloom_v_symbol_variant_cost AS
+SELECT db_idx, device_id, view_name, node_id, local_node_id, anchor_order, structural_symbol,
+       observed_symbol, observed_symbol_source, rule_id, outcome, COUNT(*) AS occurrence_count,
+       ROUND(SUM(anchor_dur_us), 3) AS total_us, ROUND(AVG(anchor_dur_us), 3) AS avg_us,
+       ROUND(MIN(anchor_dur_us), 3) AS min_us, ROUND(MAX(anchor_dur_us), 3) AS max_us
+FROM traceloom_v_symbol_normalization_placement
+WHERE coverage_kind = 'self'
+GROUP BY db_idx, device_id, view_name, node_id, local_node_id, anchor_order, structural_symbol,
+         observed_symbol, observed_symbol_source, rule_id, outcome;
