@@ -355,7 +355,7 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     rc = tl_pub_prepare(db,
                         "INSERT INTO traceloom_replay_cost_aggregate VALUES(?1,?2,?3,?4,?5,"
                         "'role_collapsed',?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
-                        "?21,?22,?23,?24)",
+                        "?21,?22,?23,?24,?25,?26,?27)",
                         &agg, e);
   if (rc == TL_OK)
     rc = tl_pub_prepare(db, "INSERT INTO traceloom_replay_cost_issue VALUES(?1,?2,?3,?4,?5,?6,?7)",
@@ -462,6 +462,12 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     }
     sqlite3_bind_int64(agg, 23, m->lane_ordinal);
     sqlite3_bind_int64(agg, 24, l->slot_order); /* the first contributor's slot */
+    /* floor(1e6 * work / denominator): the reference's integer parts per million */
+    sqlite3_bind_int64(agg, 25, g->body_task_sum_ns > 0
+                                    ? (int64_t)((__int128)g->work_ns * 1000000 / g->body_task_sum_ns)
+                                    : 0);
+    sqlite3_bind_int(agg, 26, g->body_task_sum_ns > 0);
+    sqlite3_bind_int64(agg, 27, g->body_task_sum_ns);
     rc = tl_pub_step(db, agg, "traceloom_replay_cost_aggregate", e);
   }
   /* A device with launches but no replay unit says so. */
