@@ -14,6 +14,7 @@ static const struct {
     {"host windows", tl_reports_host_windows},
     {"graph envelopes", tl_reports_envelopes},
     {"represented events", tl_reports_placements},
+    {"structural units", tl_reports_units},
 };
 
 int tl_reports_publish(sqlite3 *db, const tl_reports_input *in, tl_err *e) {

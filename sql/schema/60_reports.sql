@@ -41,3 +41,38 @@ CREATE TABLE traceloom_represented_event(
   event_n INTEGER PRIMARY KEY,       -- the represented task (traceloom_event.event_n)
   anchor_n INTEGER NOT NULL          -- the communication-op anchor (traceloom_anchor.anchor_n)
 );
+
+-- @surface traceloom_structural_unit | one unit of a device's anchor sequence | The partition of each device's anchors into exact graph units (one per replay, identical adjacent ones folded with run_count), the structural units between them and the open trace prefix and suffix, with costs, fingerprints, families and the tree occurrences that expand each unit | SELECT unit_order, unit_id, kind, run_count, family_id, anchor_count, evidence_status FROM traceloom_structural_unit ORDER BY db_idx, device_id, unit_order
+CREATE TABLE traceloom_structural_unit(
+  unit_id TEXT NOT NULL,               -- G<n> graph units, U<n> structural units, X<n> unrecognized
+  db_idx INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  unit_order INTEGER NOT NULL,         -- 0-based per (db_idx, device_id)
+  kind TEXT NOT NULL,                  -- graph_unit, structural_unit, unrecognized
+  run_count INTEGER NOT NULL,          -- adjacent identical units folded into this row
+  family_id TEXT NOT NULL,             -- one per (kind, body_fingerprint): GF<n>, UF<n>, XF<n>
+  body_fingerprint TEXT NOT NULL,      -- 'H' + 16 hex digits of SHA-256 over the body's tokens
+  token_start_ordinal INTEGER NOT NULL,-- 0-based anchor positions in the device sequence
+  token_end_ordinal INTEGER NOT NULL,  -- exclusive
+  first_anchor_n INTEGER NOT NULL,     -- traceloom_anchor.anchor_n of the first and last anchor
+  last_anchor_n INTEGER NOT NULL,
+  first_anchor_idx INTEGER NOT NULL,
+  last_anchor_idx INTEGER NOT NULL,
+  anchor_count INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  span_us REAL NOT NULL,
+  compute_us REAL NOT NULL,            -- the anchors' cost packets, summed
+  comm_us REAL NOT NULL,
+  idle_us REAL NOT NULL,
+  total_us REAL NOT NULL,
+  aux_events INTEGER NOT NULL,
+  aux_us REAL NOT NULL,
+  evidence_status TEXT NOT NULL,       -- exact, complete, unrecognized_open_prefix, unrecognized_open_suffix
+  boundary_policy TEXT NOT NULL,       -- direct_exact_graph_unit, bounded_by_adjacent_exact_graph_units,
+                                       -- open_trace_prefix, open_trace_suffix
+  shape_signature TEXT NOT NULL,       -- the graph template of a graph unit; 'unavailable' otherwise
+  expansion_nodes TEXT NOT NULL,       -- the outermost tree occurrences inside the unit
+                                       -- (position_id#occurrence_idx, comma-separated, in order)
+  PRIMARY KEY(db_idx, device_id, unit_order)
+);
