@@ -16,6 +16,7 @@
 #include "replay/replay.h"
 #include "context/context.h"
 #include "reports/reports.h"
+#include "idle/idle.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,6 +32,7 @@
 void tl_options_free(tl_options *o) {
   free(o->source_kind);
   free(o->rules_config);
+  free(o->idle_evidence);
   for (size_t i = 0; i < o->ncontext; i++) free(o->context[i]);
   free(o->context);
   memset(o, 0, sizeof *o);
@@ -137,10 +139,24 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
           return tl_fail(e, "analyze option \"progress\" must be true or false");
         }
         o->progress = b;
+      } else if (strcmp(key, "idle_evidence") == 0) {
+        tl_idle_options io; /* checked now, used by ext/reports after the structure */
+        tl_buf text = {0};
+        int bad = tl_idle_options_parse(v, &io, e);
+        tl_idle_options_free(&io);
+        if (!bad) tl_json_write(v, &text);
+        if (bad || text.oom) {
+          tl_buf_free(&text);
+          tl_json_free(doc);
+          tl_options_free(o);
+          return bad ? TL_ERROR : tl_nomem(e);
+        }
+        free(o->idle_evidence);
+        o->idle_evidence = text.p;
       } else {
         tl_fail(e,
                 "unknown analyze option \"%s\": expected threads, source_kind, rules_config, "
-                "context, embed_raw, graph_replay or progress",
+                "context, embed_raw, graph_replay, idle_evidence or progress",
                 key);
         tl_json_free(doc);
         tl_options_free(o);
@@ -155,6 +171,7 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
   tl_buf_json_string(&b, o->source_kind ? o->source_kind : "", o->source_kind ? strlen(o->source_kind) : 0);
   if (o->embed_raw) tl_buf_puts(&b, ",\"embed_raw\":true");
   if (o->no_graph_replay) tl_buf_puts(&b, ",\"graph_replay\":false");
+  if (o->idle_evidence) tl_buf_puts(&b, ",\"idle_evidence\":"), tl_buf_puts(&b, o->idle_evidence);
   if (o->ncontext) {
     tl_buf_puts(&b, ",\"context\":[");
     for (size_t k = 0; k < o->ncontext; k++) {
@@ -575,7 +592,7 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     publishing = 0;
     if (rc == TL_OK && ctx) rc = tl_context_publish(db, ctx, e);
     if (rc == TL_OK) {
-      tl_reports_input rin = {&trace, &anchors, &packets, &replay, rules, NULL};
+      tl_reports_input rin = {&trace, &anchors, &packets, &replay, rules, opt.idle_evidence};
       rc = tl_reports_publish(db, &rin, e); /* ext/reports: after the views exist */
     }
   }
