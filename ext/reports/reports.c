@@ -35,6 +35,7 @@ static const struct {
     {"graph envelopes", tl_reports_envelopes},
     {"represented events", tl_reports_placements},
     {"structural units", tl_reports_units},
+    {"event reconciliation", tl_reports_reconcile},
     {"idle evidence", idle_evidence},
 };
 

@@ -76,3 +76,30 @@ CREATE TABLE traceloom_structural_unit(
                                        -- (position_id#occurrence_idx, comma-separated, in order)
   PRIMARY KEY(db_idx, device_id, unit_order)
 );
+
+-- @surface traceloom_event_reconciliation_decision_core | one reconciliation decision (integers) | Storage behind traceloom_event_reconciliation_decision: the rule, the status and reason as codes, the canonical and envelope events and the contained fraction | SELECT status, count(*) FROM traceloom_event_reconciliation_decision_core GROUP BY 1
+CREATE TABLE traceloom_event_reconciliation_decision_core(
+  decision_n INTEGER PRIMARY KEY,     -- reconciliation-decision-<n>
+  db_idx INTEGER NOT NULL,
+  rule_id TEXT NOT NULL,              -- traceloom_event_reconciliation_rule
+  status INTEGER NOT NULL,            -- 0 reconciled, 1 independent, 2 ambiguous, 3 conflict
+  reason INTEGER NOT NULL,            -- index into the reason codes of the decision view
+  canonical_event_n INTEGER,          -- reconciled: the canonical observation
+  envelope_event_n INTEGER,           -- reconciled: the one whose interval is charged
+  contained_ppm INTEGER,              -- contained fraction of the inner observation, ppm
+  member_count INTEGER NOT NULL,
+  canonical_anchor_n INTEGER          -- the anchor the canonical observation is, NULL when none
+);
+
+-- @surface traceloom_event_reconciliation_member_core | one observation of a reconciliation decision (integers) | Storage behind traceloom_event_reconciliation_member: the event, its role as a code and what it contributes | SELECT member_role, count(*) FROM traceloom_event_reconciliation_member_core GROUP BY 1
+CREATE TABLE traceloom_event_reconciliation_member_core(
+  decision_n INTEGER NOT NULL,
+  member_order INTEGER NOT NULL,
+  event_n INTEGER NOT NULL,
+  member_role INTEGER NOT NULL,       -- 0 timing_envelope, 1 semantic_detail, 2 provider_detail,
+                                      -- 3 independent_candidate, 4 conflicting_candidate
+  contributes_timing INTEGER NOT NULL,
+  contributes_symbol INTEGER NOT NULL,
+  contributes_cost INTEGER NOT NULL,
+  PRIMARY KEY(decision_n, member_order)
+) WITHOUT ROWID;
