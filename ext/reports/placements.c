@@ -96,12 +96,13 @@ int tl_reports_placements(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
     TL_VEC_FREE(&ops);
   }
   sqlite3_finalize(st);
-  /* event order, for the table's key */
+  /* (anchor, event) order, the table's key */
   if (rc == TL_OK && rep_event.n) {
     uint64_t *keys = malloc(rep_event.n * sizeof *keys);
     uint32_t *idx = malloc(rep_event.n * sizeof *idx);
     if (!keys || !idx) rc = tl_nomem(e);
-    for (size_t k = 0; rc == TL_OK && k < rep_event.n; k++) keys[k] = rep_event.v[k], idx[k] = (uint32_t)k;
+    for (size_t k = 0; rc == TL_OK && k < rep_event.n; k++)
+      keys[k] = (uint64_t)rep_anchor.v[k] << 32 | rep_event.v[k], idx[k] = (uint32_t)k;
     if (rc == TL_OK && tl_radix_sort_u64(keys, idx, rep_event.n)) rc = tl_nomem(e);
     u32vec ev2 = {0}, an2 = {0};
     for (size_t k = 0; rc == TL_OK && k < rep_event.n; k++)

@@ -37,10 +37,12 @@ CREATE TABLE traceloom_graph_envelope_anchor(
 );
 
 -- @surface traceloom_represented_event | one communication task represented by a communication-op anchor | Which anchor stands for each task that a communication op on the same (db, device, connection) overlaps, for the evidence-role placement of tasks that are not anchors themselves | SELECT count(*), count(DISTINCT anchor_n) FROM traceloom_represented_event
+-- Keyed by anchor first: the structure view walks anchors and looks their tasks up.
 CREATE TABLE traceloom_represented_event(
-  event_n INTEGER PRIMARY KEY,       -- the represented task (traceloom_event.event_n)
-  anchor_n INTEGER NOT NULL          -- the communication-op anchor (traceloom_anchor.anchor_n)
-);
+  anchor_n INTEGER NOT NULL,         -- the communication-op anchor (traceloom_anchor.anchor_n)
+  event_n INTEGER NOT NULL,          -- the represented task (traceloom_event.event_n)
+  PRIMARY KEY (anchor_n, event_n)
+) WITHOUT ROWID;
 
 -- @surface traceloom_structural_unit | one unit of a device's anchor sequence | The partition of each device's anchors into exact graph units (one per replay, identical adjacent ones folded with run_count), the structural units between them and the open trace prefix and suffix, with costs, fingerprints, families and the tree occurrences that expand each unit | SELECT unit_order, unit_id, kind, run_count, family_id, anchor_count, evidence_status FROM traceloom_structural_unit ORDER BY db_idx, device_id, unit_order
 CREATE TABLE traceloom_structural_unit(

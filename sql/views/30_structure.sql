@@ -86,9 +86,15 @@ GROUP BY edge_role_id;
 CREATE VIEW traceloom_structure_bubble_occurrence AS
 SELECT 'bubble-' || r.anchor_id AS bubble_id, r.db_idx, r.device_id,
        'native_report_tree' AS view_name, r.node_id AS right_node_id,
-       n.local_node_id AS right_local_node_id, n.path AS right_node_path,
+       (SELECT n.local_node_id FROM traceloom_viz_node n WHERE n.node_id = r.node_id
+           AND n.db_idx = r.db_idx AND n.device_id = r.device_id) AS right_local_node_id,
+       (SELECT n.path FROM traceloom_viz_node n WHERE n.node_id = r.node_id
+           AND n.db_idx = r.db_idx AND n.device_id = r.device_id) AS right_node_path,
        'atom' AS right_node_kind, r.symbol AS right_node_symbol,
-       r.occurrence_idx AS right_occurrence_idx, o.repeat_context,
+       r.occurrence_idx AS right_occurrence_idx,
+       (SELECT o.repeat_context FROM traceloom_position_occurrence o
+         WHERE o.position_id = r.node_id AND o.db_idx = r.db_idx AND o.device_id = r.device_id
+           AND o.occurrence_idx = r.occurrence_idx) AS repeat_context,
        r.node_id AS structural_position_id,
        l.anchor_id AS left_anchor_id, l.anchor_idx AS left_anchor_idx, l.symbol AS left_anchor_symbol,
        l.role AS left_anchor_role, l.start_ns AS left_anchor_start_ns, l.end_ns AS left_anchor_end_ns,
@@ -121,10 +127,8 @@ JOIN traceloom_anchor l ON l.anchor_n = r.anchor_n - 1 AND l.db_idx = r.db_idx A
 LEFT JOIN traceloom_anchor_host_window w ON w.left_anchor_n = l.anchor_n
 LEFT JOIN traceloom_runtime_call hl ON hl.call_n = w.left_call_n
 LEFT JOIN traceloom_runtime_call hr ON hr.call_n = w.right_call_n
-JOIN traceloom_viz_node n ON n.node_id = r.node_id AND n.db_idx = r.db_idx AND n.device_id = r.device_id
-LEFT JOIN traceloom_position_occurrence o ON o.position_id = r.node_id AND o.db_idx = r.db_idx
- AND o.device_id = r.device_id AND o.occurrence_idx = r.occurrence_idx
-WHERE ROUND(r.idle_us, 3) > 0;
+-- the node's text by scalar subqueries: picking bubbles (by size, by id) then reads no node
+WHERE r.idle_us > 0;
 
 -- @surface traceloom_v_tree_node | one position of the report tree, walked from the roots | The primary readable map: every position with depth, loop depth, kind, repeat count, costs, per-iteration averages and shares | SELECT local_node_id, label, repeat_count, occurrence_count, total_us, avg_total_us FROM traceloom_v_tree_node ORDER BY db_idx, device_id, view_name, display_order
 CREATE VIEW traceloom_v_tree_node AS
@@ -299,32 +303,30 @@ SELECT * FROM traceloom_structure_bubble_occurrence;
 
 -- @surface traceloom_structure_bubble_position | one structural position with bubbles | Bubble statistics per structural position: count, host-observation coverage, total, average, min and max bubble | SELECT right_local_node_id, right_node_symbol, bubble_occurrence_count, total_bubble_us, avg_bubble_us FROM traceloom_structure_bubble_position ORDER BY total_bubble_us DESC LIMIT 10
 -- The same bubbles as traceloom_structure_bubble_occurrence (an anchor with a left neighbour
--- on its device, hence a host window, and ROUND(idle_us, 3) > 0), aggregated from the anchors
--- and their host windows before the position's text columns are looked up once per group:
--- aggregating the occurrence view itself took 3.5 s on a million anchors.
+-- on its device, hence a host window, and idle time), aggregated from the anchors and their
+-- host windows before the position's text columns are looked up once per group. idle_us is
+-- whole nanoseconds over 1000, so it is its own ROUND(idle_us, 3) (bubble_us).
 CREATE VIEW traceloom_structure_bubble_position AS
 SELECT b.db_idx, b.device_id, 'native_report_tree' AS view_name, b.node_id AS structural_position_id,
        b.node_id AS right_node_id, n.local_node_id AS right_local_node_id, n.path AS right_node_path,
-       'atom' AS right_node_kind, b.symbol AS right_node_symbol,
+       'atom' AS right_node_kind, n.symbol AS right_node_symbol,
        b.bubble_occurrence_count, b.supported_host_occurrence_count,
        b.missing_endpoint_occurrence_count, b.nonmonotonic_occurrence_count,
        b.other_unsupported_occurrence_count, b.total_bubble_us, b.avg_bubble_us, b.min_bubble_us,
        b.max_bubble_us,
        ROUND(1.0 * b.supported_host_occurrence_count / b.bubble_occurrence_count, 6)
          AS host_observation_coverage
-FROM (SELECT r.db_idx, r.device_id, r.node_id, r.symbol, COUNT(*) AS bubble_occurrence_count,
+FROM (SELECT r.db_idx, r.device_id, r.node_id, COUNT(*) AS bubble_occurrence_count,
              SUM(w.state = 0) AS supported_host_occurrence_count,
              SUM(w.state = 1) AS missing_endpoint_occurrence_count,
              SUM(w.state = 4) AS nonmonotonic_occurrence_count,
              SUM(w.state IN (2, 3)) AS other_unsupported_occurrence_count,
-             ROUND(SUM(ROUND(r.idle_us, 3)), 3) AS total_bubble_us,
-             ROUND(AVG(ROUND(r.idle_us, 3)), 3) AS avg_bubble_us,
-             ROUND(MIN(ROUND(r.idle_us, 3)), 3) AS min_bubble_us,
-             ROUND(MAX(ROUND(r.idle_us, 3)), 3) AS max_bubble_us
+             ROUND(SUM(r.idle_us), 3) AS total_bubble_us, ROUND(AVG(r.idle_us), 3) AS avg_bubble_us,
+             ROUND(MIN(r.idle_us), 3) AS min_bubble_us, ROUND(MAX(r.idle_us), 3) AS max_bubble_us
       FROM traceloom_anchor r
-      JOIN traceloom_anchor_host_window w ON w.left_anchor_n = r.anchor_n - 1
-      WHERE ROUND(r.idle_us, 3) > 0
-      GROUP BY r.db_idx, r.device_id, r.node_id, r.symbol) b
+      CROSS JOIN traceloom_anchor_host_window w ON w.left_anchor_n = r.anchor_n - 1
+      WHERE r.idle_us > 0
+      GROUP BY r.node_id, r.db_idx, r.device_id) b
 JOIN traceloom_viz_node n ON n.node_id = b.node_id AND n.db_idx = b.db_idx AND n.device_id = b.device_id;
 
 -- @surface traceloom_v_structure_bubble_position | one structural position with bubbles | All bubble statistics per position | SELECT * FROM traceloom_v_structure_bubble_position ORDER BY total_bubble_us DESC LIMIT 10

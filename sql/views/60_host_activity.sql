@@ -199,55 +199,67 @@ FROM traceloom_v_structure_bubble_runtime_call
 WHERE api_layer = 'public'
 GROUP BY bubble_id, api_family;
 
--- @surface traceloom_v_structure_bubble_api_stats | one (structural position, API family) observed upstream of its bubbles | How often each public API family is present upstream of a position's bubbles, per bubble and per observable bubble | SELECT right_local_node_id, api_family, presence_count, presence_fraction_of_all_bubbles FROM traceloom_v_structure_bubble_api_stats ORDER BY total_bubble_us DESC LIMIT 20
-CREATE VIEW traceloom_v_structure_bubble_api_stats AS
-WITH api_population AS (
-  SELECT bubble.db_idx, bubble.device_id, bubble.view_name, bubble.structural_position_id,
-         bubble.api_family, COUNT(*) AS presence_count, SUM(bubble.call_count) AS total_call_count,
-         SUM(bubble.distinct_api_name_count) AS summed_distinct_api_names,
-         ROUND(SUM(bubble.scheduled_call_us), 3) AS total_scheduled_call_us,
-         ROUND(SUM(bubble.scheduled_overlap_us), 3) AS total_scheduled_overlap_us
-  FROM (SELECT b.db_idx, b.device_id, b.view_name, b.structural_position_id, b.bubble_id,
-               b.api_family, COUNT(*) AS call_count, COUNT(DISTINCT b.api_name) AS distinct_api_name_count,
-               SUM(b.runtime_dur_us) AS scheduled_call_us, SUM(b.observed_overlap_us) AS scheduled_overlap_us
-        FROM traceloom_v_structure_bubble_runtime_call b
-        WHERE b.api_layer = 'public'
-        GROUP BY b.db_idx, b.device_id, b.view_name, b.structural_position_id, b.bubble_id, b.api_family) bubble
-  GROUP BY bubble.db_idx, bubble.device_id, bubble.view_name, bubble.structural_position_id,
-           bubble.api_family)
-SELECT p.db_idx, p.device_id, p.view_name, p.structural_position_id, p.right_node_id,
-       p.right_local_node_id, p.right_node_symbol, p.bubble_occurrence_count,
-       p.supported_host_occurrence_count AS host_observable_occurrence_count, p.total_bubble_us,
-       p.avg_bubble_us, p.min_bubble_us, p.max_bubble_us, api.api_family, api.presence_count,
-       ROUND(api.presence_count * 1.0 / p.bubble_occurrence_count, 6) AS presence_fraction_of_all_bubbles,
+-- @surface traceloom_v_structure_bubble_host_context | one (structural position, API family or none) | Every structural position with bubbles, its typed host-observation support counts, and the public API families observed upstream of its bubbles (a NULL family keeps unsupported-only or supported-but-empty positions) | SELECT right_local_node_id, bubble_occurrence_count, host_observation_coverage, api_family, presence_count FROM traceloom_v_structure_bubble_host_context ORDER BY total_bubble_us DESC LIMIT 20
+-- The families are summed from the observed calls (traceloom_anchor_host_window_call, few)
+-- outwards: per bubble, then per position; the positions are computed once.
+CREATE VIEW traceloom_v_structure_bubble_host_context AS
+WITH bubble_family AS (
+  SELECT r.db_idx, r.device_id, r.node_id, f.api_family, COUNT(*) AS call_count,
+         COUNT(DISTINCT f.api_name) AS distinct_api_name_count,
+         SUM(f.dur_us) AS scheduled_call_us,
+         SUM(ROUND((MIN(f.end_ns, hr.start_ns) - MAX(f.start_ns, hl.end_ns)) / 1000.0, 3))
+           AS scheduled_overlap_us
+  FROM traceloom_anchor_host_window_call o
+  CROSS JOIN traceloom_anchor r ON r.anchor_n = o.left_anchor_n + 1
+  CROSS JOIN traceloom_anchor_host_window w ON w.left_anchor_n = o.left_anchor_n
+  CROSS JOIN traceloom_v_runtime_call_family f ON f.call_n = o.call_n
+  LEFT JOIN traceloom_runtime_call hl ON hl.call_n = w.left_call_n
+  LEFT JOIN traceloom_runtime_call hr ON hr.call_n = w.right_call_n
+  WHERE ROUND(r.idle_us, 3) > 0 AND f.api_layer = 'public'
+  GROUP BY o.left_anchor_n, f.api_family
+), api_population AS (
+  SELECT db_idx, device_id, node_id, api_family, COUNT(*) AS presence_count,
+         SUM(call_count) AS total_call_count,
+         SUM(distinct_api_name_count) AS summed_distinct_api_names,
+         ROUND(SUM(scheduled_call_us), 3) AS total_scheduled_call_us,
+         ROUND(SUM(scheduled_overlap_us), 3) AS total_scheduled_overlap_us
+  FROM bubble_family
+  GROUP BY db_idx, device_id, node_id, api_family
+)
+SELECT p.*, api.api_family, api.presence_count,
+       ROUND(api.presence_count * 1.0 / p.bubble_occurrence_count, 6)
+         AS presence_fraction_of_all_bubbles,
        ROUND(api.presence_count * 1.0 / p.supported_host_occurrence_count, 6)
          AS presence_fraction_of_observable_bubbles,
-       p.host_observation_coverage, api.total_call_count,
+       api.total_call_count,
        ROUND(api.total_call_count * 1.0 / p.bubble_occurrence_count, 3) AS avg_calls_per_bubble,
        api.summed_distinct_api_names,
        ROUND(api.total_call_count * 1.0 / p.supported_host_occurrence_count, 3)
          AS avg_calls_per_observable_bubble,
        api.total_scheduled_call_us,
-       ROUND(api.total_scheduled_call_us / p.bubble_occurrence_count, 3) AS avg_scheduled_call_us_per_bubble,
+       ROUND(api.total_scheduled_call_us / p.bubble_occurrence_count, 3)
+         AS avg_scheduled_call_us_per_bubble,
        api.total_scheduled_overlap_us,
        ROUND(api.total_scheduled_overlap_us / p.bubble_occurrence_count, 3)
          AS avg_scheduled_overlap_us_per_bubble,
-       'call durations may overlap; counts and scheduled durations are observations, not device-cause attribution'
-         AS interpretation_note
+       CASE WHEN api.api_family IS NOT NULL
+            THEN 'call durations may overlap; counts and scheduled durations are observations, not device-cause attribution'
+            ELSE 'no compatible host API-family observation; inspect typed host support counts'
+       END AS interpretation_note
 FROM traceloom_structure_bubble_position p
-JOIN api_population api ON api.db_idx = p.db_idx AND api.device_id = p.device_id
- AND api.view_name = p.view_name AND api.structural_position_id = p.structural_position_id;
+LEFT JOIN api_population api ON api.node_id = p.structural_position_id AND api.db_idx = p.db_idx
+ AND api.device_id = p.device_id;
 
--- @surface traceloom_v_structure_bubble_host_context | one (structural position, API family or none) | Every structural position with bubbles, its typed host-observation support counts, and the public API families observed upstream of its bubbles (a NULL family keeps unsupported-only or supported-but-empty positions) | SELECT right_local_node_id, bubble_occurrence_count, host_observation_coverage, api_family, presence_count FROM traceloom_v_structure_bubble_host_context ORDER BY total_bubble_us DESC LIMIT 20
-CREATE VIEW traceloom_v_structure_bubble_host_context AS
-SELECT p.*, s.api_family, s.presence_count, s.presence_fraction_of_all_bubbles,
-       s.presence_fraction_of_observable_bubbles, s.total_call_count, s.avg_calls_per_bubble,
-       s.summed_distinct_api_names, s.avg_calls_per_observable_bubble, s.total_scheduled_call_us,
-       s.avg_scheduled_call_us_per_bubble, s.total_scheduled_overlap_us,
-       s.avg_scheduled_overlap_us_per_bubble,
-       COALESCE(s.interpretation_note,
-                'no compatible host API-family observation; inspect typed host support counts')
-         AS interpretation_note
-FROM traceloom_structure_bubble_position p
-LEFT JOIN traceloom_v_structure_bubble_api_stats s ON s.db_idx = p.db_idx AND s.device_id = p.device_id
- AND s.view_name = p.view_name AND s.structural_position_id = p.structural_position_id;
+-- @surface traceloom_v_structure_bubble_api_stats | one (structural position, API family) observed upstream of its bubbles | How often each public API family is present upstream of a position's bubbles, per bubble and per observable bubble | SELECT right_local_node_id, api_family, presence_count, presence_fraction_of_all_bubbles FROM traceloom_v_structure_bubble_api_stats ORDER BY total_bubble_us DESC LIMIT 20
+CREATE VIEW traceloom_v_structure_bubble_api_stats AS
+SELECT db_idx, device_id, view_name, structural_position_id, right_node_id, right_local_node_id,
+       right_node_symbol, bubble_occurrence_count,
+       supported_host_occurrence_count AS host_observable_occurrence_count, total_bubble_us,
+       avg_bubble_us, min_bubble_us, max_bubble_us, api_family, presence_count,
+       presence_fraction_of_all_bubbles, presence_fraction_of_observable_bubbles,
+       host_observation_coverage, total_call_count, avg_calls_per_bubble,
+       summed_distinct_api_names, avg_calls_per_observable_bubble, total_scheduled_call_us,
+       avg_scheduled_call_us_per_bubble, total_scheduled_overlap_us,
+       avg_scheduled_overlap_us_per_bubble, interpretation_note
+FROM traceloom_v_structure_bubble_host_context
+WHERE api_family IS NOT NULL;

@@ -6,6 +6,15 @@
 -- Auxiliary links by their event: the placement of one observation and the retained_unplaced
 -- state of its decision look links up by aux_event_id.
 CREATE INDEX traceloom_aux_link_event ON traceloom_aux_link(aux_event_id);
+-- ... and the structure view walks anchors and looks their auxiliary links up.
+CREATE INDEX traceloom_aux_link_anchor ON traceloom_aux_link(anchor_id);
+-- Launches by their anchor, id and replay unit, control events by their launch, protected intervals by
+-- their replay unit: the structure view walks anchors to launches and launches to their events.
+CREATE INDEX traceloom_graph_launch_anchor ON traceloom_graph_launch(anchor_id);
+CREATE INDEX traceloom_graph_launch_id ON traceloom_graph_launch(launch_id);
+CREATE INDEX traceloom_graph_launch_unit ON traceloom_graph_launch(replay_unit_id);
+CREATE INDEX traceloom_graph_launch_control_launch ON traceloom_graph_launch_control(launch_id);
+CREATE INDEX traceloom_protected_interval_unit ON traceloom_protected_interval(replay_unit_id);
 
 -- @surface traceloom_evidence_role_placement | one place where an observation landed | Each decision's placements in order: 0 the normalized event, then the anchor it is or is represented by (a communication task folds into its communication-op anchor), the auxiliary link to its following anchor, the exact replay unit and protected interval that own it, the exact graph body member it is | SELECT placement_kind, reason_code, count(*) FROM traceloom_evidence_role_placement GROUP BY 1, 2
 CREATE VIEW traceloom_evidence_role_placement AS
@@ -85,61 +94,119 @@ FROM traceloom_aux_link l
 WHERE l.link_type = 'retained_unplaced';
 
 -- @surface traceloom_v_evidence_role_structure | one (decision, placement, node occurrence) | Where each placed observation sits in the tree: the node occurrences covering its anchor, the anchor its auxiliary link feeds, its launch anchor (replay units, protected intervals, graph body members) | SELECT node_id, final_role, count(*) FROM traceloom_v_evidence_role_structure WHERE coverage_kind = 'self' GROUP BY 1, 2 LIMIT 20
+-- Every arm walks the node occurrences (traceloom_viz_node_anchor, in occurrence order) and
+-- looks the anchor's placements up by its key (CROSS JOIN keeps that order): finding the
+-- occurrences that cover one given anchor would scan them all. An anchor's number is the n of
+-- its id anchor-<n>, a primary-key lookup where a join on the text id searches an index.
 CREATE VIEW traceloom_v_evidence_role_structure AS
-SELECT p.decision_id, d.event_id, d.final_role, p.placement_kind, p.placement_id, n.node_id,
-       n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_evidence_role_placement p
-JOIN traceloom_evidence_role_decision d ON d.event_n = p.event_n
-JOIN traceloom_viz_node_anchor n ON n.anchor_id = p.placement_id
- AND n.db_idx = d.db_idx AND n.device_id = d.device_id
-WHERE p.placement_kind = 'anchor'
+SELECT 'role-decision-' || a.event_n AS decision_id, a.event_id, d.final_role,
+       'anchor' AS placement_kind, n.anchor_id AS placement_id, n.node_id, n.occurrence_idx,
+       n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_anchor a ON a.anchor_n = CAST(substr(n.anchor_id, 8) AS INTEGER)
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = a.event_n
 UNION ALL
-SELECT p.decision_id, d.event_id, d.final_role, p.placement_kind, p.placement_id, n.node_id,
-       n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_evidence_role_placement p
-JOIN traceloom_evidence_role_decision d ON d.event_n = p.event_n
-JOIN traceloom_viz_node_anchor n ON n.anchor_id = p.owner_id
- AND n.db_idx = d.db_idx AND n.device_id = d.device_id
-WHERE p.placement_kind = 'auxiliary_link'
+SELECT 'role-decision-' || r.event_n, 'event-' || r.event_n, d.final_role, 'anchor',
+       n.anchor_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_represented_event r ON r.anchor_n = CAST(substr(n.anchor_id, 8) AS INTEGER)
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = r.event_n
 UNION ALL
-SELECT p.decision_id, d.event_id, d.final_role, p.placement_kind, p.placement_id, n.node_id,
-       n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_evidence_role_placement p
-JOIN traceloom_evidence_role_decision d ON d.event_n = p.event_n
-JOIN traceloom_replay_unit_anchor r ON r.replay_unit_id = p.placement_id
- AND r.db_idx = d.db_idx AND r.device_id = d.device_id
-JOIN traceloom_viz_node_anchor n ON n.anchor_id = r.anchor_id
- AND n.db_idx = d.db_idx AND n.device_id = d.device_id
-WHERE p.placement_kind = 'replay_unit'
+SELECT 'role-decision-' || substr(l.aux_event_id, 7), l.aux_event_id, d.final_role,
+       'auxiliary_link', l.anchor_id || '/aux-' || l.aux_order, n.node_id, n.occurrence_idx,
+       n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_aux_link l ON l.anchor_id = n.anchor_id AND l.link_type = 'prelude'
+CROSS JOIN traceloom_evidence_role_decision d
+  ON d.event_n = CAST(substr(l.aux_event_id, 7) AS INTEGER)
 UNION ALL
-SELECT p.decision_id, d.event_id, d.final_role, p.placement_kind, p.placement_id, n.node_id,
-       n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_evidence_role_placement p
-JOIN traceloom_evidence_role_decision d ON d.event_n = p.event_n
-JOIN traceloom_replay_unit_anchor r ON r.replay_unit_id = p.owner_id
- AND r.db_idx = d.db_idx AND r.device_id = d.device_id
-JOIN traceloom_viz_node_anchor n ON n.anchor_id = r.anchor_id
- AND n.db_idx = d.db_idx AND n.device_id = d.device_id
-WHERE p.placement_kind = 'protected_interval'
+-- a replay unit (and its protected interval) holds the body members and control events of all
+-- its launches, and sits at the occurrences covering each launch anchor of the unit
+SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'replay_unit',
+       l.replay_unit_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_id = n.anchor_id
+CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
+CROSS JOIN traceloom_graph_body_member m ON m.launch_id = u.launch_id
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n
 UNION ALL
-SELECT p.decision_id, d.event_id, d.final_role, p.placement_kind, p.placement_id, n.node_id,
-       n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_evidence_role_placement p
-JOIN traceloom_evidence_role_decision d ON d.event_n = p.event_n
-JOIN traceloom_v_node_graph_body_member n ON n.member_id = p.placement_id
- AND n.db_idx = d.db_idx AND n.device_id = d.device_id
-WHERE p.placement_kind = 'graph_body_member';
+SELECT 'role-decision-' || substr(c.event_id, 7), c.event_id, d.final_role, 'replay_unit',
+       l.replay_unit_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_id = n.anchor_id
+CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
+CROSS JOIN traceloom_graph_launch_control c ON c.launch_id = u.launch_id
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = CAST(substr(c.event_id, 7) AS INTEGER)
+UNION ALL
+SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'protected_interval',
+       p.protected_interval_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_id = n.anchor_id
+CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
+CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+ AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+CROSS JOIN traceloom_graph_body_member m ON m.launch_id = u.launch_id
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n
+UNION ALL
+SELECT 'role-decision-' || substr(c.event_id, 7), c.event_id, d.final_role, 'protected_interval',
+       p.protected_interval_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_id = n.anchor_id
+CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
+CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+ AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+CROSS JOIN traceloom_graph_launch_control c ON c.launch_id = u.launch_id
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = CAST(substr(c.event_id, 7) AS INTEGER)
+UNION ALL
+-- a graph body member sits at the occurrences covering its own launch anchor
+SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'graph_body_member',
+       m.member_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_id = n.anchor_id
+CROSS JOIN traceloom_graph_body_member m ON m.launch_id = l.launch_id
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n;
 
 -- @surface traceloom_v_evidence_role_cost_coverage | one (db, provider, policy, final role, support state) | How much retained device time each role holds, split into time that takes part in structural identity and time that does not; no observation's cost is ever dropped | SELECT final_role, event_count, retained_duration_ns, identity_duration_ns, non_identity_duration_ns FROM traceloom_v_evidence_role_cost_coverage
+-- Summed per role class first (a handful of rows), then the auxiliary events retained but
+-- placed nowhere move from their class's support state to retained_unplaced, as the
+-- decisions say.
 CREATE VIEW traceloom_v_evidence_role_cost_coverage AS
-SELECT db_idx, input_provider_scope, policy_id, policy_version, final_role, support_state,
-       COUNT(*) AS event_count, SUM(duration_ns) AS retained_duration_ns,
-       SUM(CASE WHEN effective_structural_participation = 'identity' THEN duration_ns ELSE 0 END)
-         AS identity_duration_ns,
-       SUM(CASE WHEN effective_structural_participation <> 'identity' THEN duration_ns ELSE 0 END)
-         AS non_identity_duration_ns
-FROM traceloom_evidence_role_decision
-GROUP BY db_idx, input_provider_scope, policy_id, policy_version, final_role, support_state;
+WITH per_class AS (
+  SELECT e.db_idx, e.role_class_id AS class_id, COUNT(*) AS events,
+         SUM(e.end_ns - e.start_ns) AS duration_ns
+  FROM traceloom_event e
+  GROUP BY e.db_idx, e.role_class_id
+), unplaced AS (
+  SELECT e.db_idx, e.role_class_id AS class_id, COUNT(*) AS events,
+         SUM(e.end_ns - e.start_ns) AS duration_ns
+  FROM traceloom_aux_link l
+  JOIN traceloom_event e ON e.event_id = l.aux_event_id
+  JOIN traceloom_evidence_role_class c ON c.class_id = e.role_class_id
+  WHERE l.link_type = 'retained_unplaced' AND c.final_role IN ('auxiliary', 'transparent')
+  GROUP BY e.db_idx, e.role_class_id
+), part AS (
+  SELECT p.db_idx, p.class_id, c.support_state, p.events - COALESCE(u.events, 0) AS events,
+         p.duration_ns - COALESCE(u.duration_ns, 0) AS duration_ns
+  FROM per_class p
+  JOIN traceloom_evidence_role_class c ON c.class_id = p.class_id
+  LEFT JOIN unplaced u ON u.db_idx = p.db_idx AND u.class_id = p.class_id
+  UNION ALL
+  SELECT u.db_idx, u.class_id, 'retained_unplaced', u.events, u.duration_ns FROM unplaced u
+)
+SELECT t.db_idx, c.provider_scope AS input_provider_scope,
+       COALESCE(c.policy_id, (SELECT p.policy_id FROM traceloom_evidence_role_policy p))
+         AS policy_id,
+       (SELECT p.policy_version FROM traceloom_evidence_role_policy p) AS policy_version,
+       c.final_role, t.support_state, SUM(t.events) AS event_count,
+       SUM(t.duration_ns) AS retained_duration_ns,
+       SUM(CASE WHEN c.effective_structural_participation = 'identity' THEN t.duration_ns
+                ELSE 0 END) AS identity_duration_ns,
+       SUM(CASE WHEN c.effective_structural_participation <> 'identity' THEN t.duration_ns
+                ELSE 0 END) AS non_identity_duration_ns
+FROM part t
+JOIN traceloom_evidence_role_class c ON c.class_id = t.class_id
+WHERE t.events > 0
+GROUP BY t.db_idx, c.provider_scope, 3, 4, c.final_role, t.support_state;
 
 -- @surface traceloom_anchor_symbol_normalization | one anchor | How each anchor's structural symbol was derived from its observed one: source, policy, rule, outcome (identity, normalized, conflict) and reason | SELECT outcome, rule_id, count(*) FROM traceloom_anchor_symbol_normalization GROUP BY 1, 2
 CREATE VIEW traceloom_anchor_symbol_normalization AS
@@ -173,7 +240,8 @@ SELECT d.anchor_id, d.db_idx, d.device_id, d.anchor_idx, d.event_id, d.observed_
        na.view_name, na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context,
        na.self_us AS anchor_dur_us
 FROM traceloom_viz_node_anchor na
-JOIN traceloom_anchor_symbol_normalization d ON d.anchor_id = na.anchor_id;
+CROSS JOIN traceloom_anchor_symbol_normalization d
+  ON d.anchor_n = CAST(substr(na.anchor_id, 8) AS INTEGER);
 
 -- @surface traceloom_v_symbol_variant_cost | one (recovered position, anchor order, observed lowering) | Aggregated cost of each concrete observed symbol at one recovered position: count, total, average, min and max raw anchor time | SELECT local_node_id, anchor_order, observed_symbol, occurrence_count, total_us FROM traceloom_v_symbol_variant_cost ORDER BY total_us DESC LIMIT 20
 CREATE VIEW traceloom_v_symbol_variant_cost AS
