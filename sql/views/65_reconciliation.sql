@@ -53,7 +53,11 @@ JOIN traceloom_event e ON e.event_n = m.event_n;
 CREATE VIEW traceloom_v_event_reconciliation AS
 SELECT m.*, d.policy_id, d.policy_version, d.rule_id, d.status, d.reason_code,
        d.canonical_event_id, d.envelope_event_id, d.canonical_anchor_id, d.canonical_start_ns,
-       d.canonical_end_ns, d.contained_fraction, e.symbol AS observed_symbol,
+       d.canonical_end_ns, d.contained_fraction,
+       -- the member's own (observed) name: a communication op's name, a task's observed symbol
+       CASE WHEN e.kind = 'communication' THEN COALESCE(e.comm_name, e.symbol)
+            ELSE COALESCE((SELECT c.observed_symbol FROM traceloom_evidence_role_class c
+                           WHERE c.class_id = e.role_class_id), e.symbol) END AS observed_symbol,
        e.start_ns AS observed_start_ns, e.end_ns AS observed_end_ns, e.dur_us AS observed_dur_us,
        a.symbol AS canonical_symbol, a.start_ns AS canonical_anchor_start_ns,
        a.end_ns AS canonical_anchor_end_ns, a.dur_us AS canonical_anchor_dur_us

@@ -252,6 +252,11 @@ def test_event_reconciliation_audit(dbs):
     envelope = next(r for r in rows if r[4] == "timing_envelope")
     # the envelope contributes timing and cost, the detail the symbol (Add)
     assert envelope[5:8] == ["1", "0", "1"] and envelope[12] == "Add"
+    # each member shows its own name: the MC2 op its opName, the task its operator type
+    assert [(r[11], r[12]) for r in rows if r[1] == "reconciled" and r[16] != "TASK" or
+            r[4] == "semantic_detail" and r[17] == "9"] == [
+        ("MatmulAllReduceMc2AicpuKernel_1", "MatmulAllReduce"),
+        ("MatmulAllReduce", "MatmulAllReduce")]
 
 
 # ---- replay surfaces and structural units (exact_hlt) ----
