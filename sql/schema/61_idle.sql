@@ -125,3 +125,4 @@ CREATE TABLE traceloom_anchor_idle_explanation(
   evidence_level TEXT NOT NULL, slice_count INTEGER NOT NULL, duration_ns INTEGER NOT NULL,
   duration_us REAL NOT NULL
 );
+CREATE INDEX traceloom_anchor_idle_explanation_anchor ON traceloom_anchor_idle_explanation(anchor_id);

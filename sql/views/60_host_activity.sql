@@ -6,12 +6,17 @@
 -- Host context is an observation next to the structure: it never assigns a cause to a device
 -- gap and never charges host time to a node.
 
+-- Relations by their device event: every anchor looks its runtime endpoints up (as the lookup
+-- by call in sql/views/00_indexes.sql serves the other direction).
+CREATE INDEX traceloom_runtime_device_relation_event
+  ON traceloom_runtime_device_relation_core(event_n);
+
 -- @surface traceloom_anchor_runtime_relation | one (anchor, runtime relation) endpoint | The supported and unsupported runtime relations of each anchor's device event (endpoint_kind event), and the host call of the launch an exact replay anchor stands for (endpoint_kind graph_launch) | SELECT endpoint_kind, count(*) FROM traceloom_anchor_runtime_relation GROUP BY 1
 CREATE VIEW traceloom_anchor_runtime_relation AS
 SELECT a.anchor_id, r.relation_id, r.runtime_call_id, r.device_work_id, 'event' AS endpoint_kind,
        a.anchor_n, r.relation_n
 FROM traceloom_anchor a
-JOIN traceloom_runtime_device_relation r ON r.event_n = a.event_n
+CROSS JOIN traceloom_runtime_device_relation r ON r.event_n = a.event_n
 UNION ALL
 SELECT l.anchor_id, NULL AS relation_id, l.host_call_id AS runtime_call_id,
        'device-work-' || l.graph_event_id AS device_work_id, 'graph_launch' AS endpoint_kind,
@@ -116,9 +121,9 @@ SELECT na.node_id,
        ROUND((h.host_end_ns - h.host_start_ns) / 1000.0, 3) AS host_interval_us,
        'after_anchor_interval' AS placement_semantics, h.*
 FROM traceloom_viz_node_anchor na
-JOIN traceloom_anchor a ON a.anchor_id = na.anchor_id
-JOIN traceloom_anchor_host_interval h ON h.left_anchor_n = a.anchor_n
-JOIN traceloom_anchor nx ON nx.anchor_n = a.anchor_n + 1;
+CROSS JOIN traceloom_anchor a ON a.anchor_n = CAST(substr(na.anchor_id, 8) AS INTEGER)
+CROSS JOIN traceloom_anchor_host_interval h ON h.left_anchor_n = a.anchor_n
+CROSS JOIN traceloom_anchor nx ON nx.anchor_n = a.anchor_n + 1;
 
 -- @surface traceloom_v_node_host_activity | one runtime call observed after an anchor of a node occurrence | The runtime calls inside the host interval after each anchor of a tree node occurrence; sum observed_overlap_us per API for a scheduled-call distribution, never a host busy union | SELECT node_id, api_name, count(*), round(sum(observed_overlap_us), 3) FROM traceloom_v_node_host_activity WHERE coverage_kind = 'self' GROUP BY 1, 2 ORDER BY 4 DESC LIMIT 10
 CREATE VIEW traceloom_v_node_host_activity AS
@@ -132,8 +137,8 @@ SELECT i.*, c.runtime_call_id AS observed_runtime_call_id, c.api_name, c.api_typ
        c.source_table AS observed_source_table, c.source_key AS observed_source_key,
        o.observed_order
 FROM traceloom_v_node_host_interval i
-JOIN traceloom_anchor_host_window_call o ON o.left_anchor_n = i.left_anchor_n
-JOIN traceloom_runtime_call c ON c.call_n = o.call_n;
+CROSS JOIN traceloom_anchor_host_window_call o ON o.left_anchor_n = i.left_anchor_n
+CROSS JOIN traceloom_runtime_call c ON c.call_n = o.call_n;
 
 -- @surface traceloom_v_sync_runtime_call | one relation of a synchronization action | Profiler-visible synchronization actions with their runtime endpoints (CUDA synchronization records; Ascend EVENT_RECORD / EVENT_WAIT tasks), open and ambiguous outcomes included; action-level evidence, not record/wait pairing or causality | SELECT sync_kind, support_state, count(*) FROM traceloom_v_sync_runtime_call GROUP BY 1, 2
 CREATE VIEW traceloom_v_sync_runtime_call AS
@@ -149,7 +154,7 @@ SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.symbol AS anchor_symb
        a.role AS anchor_role, a.start_ns AS anchor_start_ns, a.end_ns AS anchor_end_ns,
        'event' AS endpoint_kind, d.*
 FROM traceloom_anchor a
-JOIN traceloom_v_runtime_device d ON d.event_n = a.event_n;
+CROSS JOIN traceloom_v_runtime_device d ON d.event_n = a.event_n;
 
 -- @surface traceloom_v_node_runtime_call | one (node occurrence, covered anchor, runtime relation) | Walk from a tree node to the runtime calls of its anchors, or from one call back to every structural placement | SELECT node_id, occurrence_idx, anchor_order, runtime_call_id, api_name, support_state FROM traceloom_v_node_runtime_call WHERE coverage_kind = 'self' LIMIT 20
 CREATE VIEW traceloom_v_node_runtime_call AS
@@ -160,8 +165,8 @@ SELECT na.node_id,
        na.view_name, na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context,
        a.anchor_idx, d.*
 FROM traceloom_viz_node_anchor na
-JOIN traceloom_anchor a ON a.anchor_id = na.anchor_id
-JOIN traceloom_v_runtime_device d ON d.event_n = a.event_n;
+CROSS JOIN traceloom_anchor a ON a.anchor_n = CAST(substr(na.anchor_id, 8) AS INTEGER)
+CROSS JOIN traceloom_v_runtime_device d ON d.event_n = a.event_n;
 
 -- @surface traceloom_v_aux_runtime_call | one (auxiliary link, runtime relation) | The runtime calls behind the auxiliary work linked to each anchor | SELECT anchor_id, aux_kind, api_name, support_state FROM traceloom_v_aux_runtime_call LIMIT 20
 CREATE VIEW traceloom_v_aux_runtime_call AS

@@ -167,31 +167,33 @@ CROSS JOIN traceloom_graph_body_member m ON m.launch_id = l.launch_id
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n;
 
 -- @surface traceloom_v_evidence_role_cost_coverage | one (db, provider, policy, final role, support state) | How much retained device time each role holds, split into time that takes part in structural identity and time that does not; no observation's cost is ever dropped | SELECT final_role, event_count, retained_duration_ns, identity_duration_ns, non_identity_duration_ns FROM traceloom_v_evidence_role_cost_coverage
--- Summed per role class first (a handful of rows), then the auxiliary events retained but
--- placed nowhere move from their class's support state to retained_unplaced, as the
--- decisions say.
+-- Summed per role class first (a handful of rows); the auxiliary events retained but placed
+-- nowhere then move from their class's support state to retained_unplaced (a negative and a
+-- positive part, so that no aggregate is joined to another), as the decisions say.
 CREATE VIEW traceloom_v_evidence_role_cost_coverage AS
-WITH per_class AS (
-  SELECT e.db_idx, e.role_class_id AS class_id, COUNT(*) AS events,
-         SUM(e.end_ns - e.start_ns) AS duration_ns
-  FROM traceloom_event e
-  GROUP BY e.db_idx, e.role_class_id
-), unplaced AS (
+WITH unplaced AS (
   SELECT e.db_idx, e.role_class_id AS class_id, COUNT(*) AS events,
          SUM(e.end_ns - e.start_ns) AS duration_ns
   FROM traceloom_aux_link l
-  JOIN traceloom_event e ON e.event_id = l.aux_event_id
-  JOIN traceloom_evidence_role_class c ON c.class_id = e.role_class_id
+  CROSS JOIN traceloom_event e ON e.event_id = l.aux_event_id
+  CROSS JOIN traceloom_evidence_role_class c ON c.class_id = e.role_class_id
   WHERE l.link_type = 'retained_unplaced' AND c.final_role IN ('auxiliary', 'transparent')
   GROUP BY e.db_idx, e.role_class_id
 ), part AS (
-  SELECT p.db_idx, p.class_id, c.support_state, p.events - COALESCE(u.events, 0) AS events,
-         p.duration_ns - COALESCE(u.duration_ns, 0) AS duration_ns
-  FROM per_class p
-  JOIN traceloom_evidence_role_class c ON c.class_id = p.class_id
-  LEFT JOIN unplaced u ON u.db_idx = p.db_idx AND u.class_id = p.class_id
+  SELECT e.db_idx, e.role_class_id AS class_id, NULL AS support_state, COUNT(*) AS events,
+         SUM(e.end_ns - e.start_ns) AS duration_ns
+  FROM traceloom_event e
+  GROUP BY e.db_idx, e.role_class_id
   UNION ALL
-  SELECT u.db_idx, u.class_id, 'retained_unplaced', u.events, u.duration_ns FROM unplaced u
+  SELECT db_idx, class_id, NULL, -events, -duration_ns FROM unplaced
+  UNION ALL
+  SELECT db_idx, class_id, 'retained_unplaced', events, duration_ns FROM unplaced
+), total AS (
+  SELECT t.db_idx, t.class_id, COALESCE(t.support_state, c.support_state) AS support_state,
+         SUM(t.events) AS events, SUM(t.duration_ns) AS duration_ns
+  FROM part t
+  JOIN traceloom_evidence_role_class c ON c.class_id = t.class_id
+  GROUP BY 1, 2, 3
 )
 SELECT t.db_idx, c.provider_scope AS input_provider_scope,
        COALESCE(c.policy_id, (SELECT p.policy_id FROM traceloom_evidence_role_policy p))
@@ -203,7 +205,7 @@ SELECT t.db_idx, c.provider_scope AS input_provider_scope,
                 ELSE 0 END) AS identity_duration_ns,
        SUM(CASE WHEN c.effective_structural_participation <> 'identity' THEN t.duration_ns
                 ELSE 0 END) AS non_identity_duration_ns
-FROM part t
+FROM total t
 JOIN traceloom_evidence_role_class c ON c.class_id = t.class_id
 WHERE t.events > 0
 GROUP BY t.db_idx, c.provider_scope, 3, 4, c.final_role, t.support_state;

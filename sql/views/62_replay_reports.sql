@@ -2,6 +2,9 @@
 -- events they enclose in time, the anchors of exact replay units, and the realization members
 -- of each promoted launch in observed order.
 
+-- Replays by their index: the envelope rows look their replay up.
+CREATE INDEX traceloom_cuda_graph_replay_idx ON traceloom_cuda_graph_replay(graph_event_idx);
+
 -- @surface traceloom_v_cuda_graph_replay | one graph replay envelope | Each envelope with its event's symbol, label and role, and the anchor it is (anchor_idx, NULL when it is none) | SELECT graph_provider, graph_kind, count(*), count(anchor_idx) FROM traceloom_v_cuda_graph_replay GROUP BY 1, 2
 CREATE VIEW traceloom_v_cuda_graph_replay AS
 SELECT g.*, e.symbol, e.label, e.task_type, e.semantic_role, e.semantic_role_reason,
@@ -85,7 +88,8 @@ SELECT launch.anchor_id AS position_anchor_id, o.launch_id, o.cost_unit_id, o.db
             ELSE 'after_previous' END AS observed_relation_to_previous,
        'timestamp_order_not_dependency' AS observation_semantics
 FROM ordered o
-JOIN traceloom_graph_launch launch ON launch.launch_id = o.launch_id
-JOIN traceloom_event ev ON ev.event_id = o.event_id
+CROSS JOIN traceloom_graph_launch launch ON launch.launch_id = o.launch_id
+CROSS JOIN traceloom_event ev ON ev.event_id = o.event_id
 LEFT JOIN traceloom_anchor anchor ON anchor.anchor_id = launch.anchor_id
-LEFT JOIN traceloom_evidence_role_decision role ON role.event_id = o.event_id;
+-- every event has its decision (an inner join keeps the rows and searches by key)
+JOIN traceloom_evidence_role_decision role ON role.event_n = ev.event_n;

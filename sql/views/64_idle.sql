@@ -7,7 +7,7 @@ CREATE VIEW traceloom_node_idle_explanation AS
 SELECT na.node_id, i.run_id, na.db_idx, na.device_id, na.view_name, i.category, i.evidence_level,
        SUM(i.slice_count) AS slice_count, SUM(i.duration_ns) AS duration_ns,
        SUM(i.duration_ns) / 1000.0 AS duration_us
-FROM traceloom_anchor_idle_explanation i
-JOIN traceloom_viz_node_anchor na ON na.anchor_id = i.anchor_id AND na.db_idx = i.db_idx
- AND na.device_id = i.device_id
+FROM traceloom_viz_node_anchor na
+CROSS JOIN traceloom_anchor_idle_explanation i ON i.anchor_id = na.anchor_id
+ AND i.db_idx = na.db_idx AND i.device_id = na.device_id
 GROUP BY na.node_id, i.run_id, na.db_idx, na.device_id, na.view_name, i.category, i.evidence_level;
