@@ -35,6 +35,10 @@
 # profile of BENCH_REPLAY_ROWS kernel rows (default 10,000,000: minutes; BENCH_REPLAY=0 skips
 # it), end to end with and without reconstruction, plus a CUDA graph of 5 x 10,000 members.
 #
+# It also runs bench/reports_bench.py: what the report surfaces add to the analysis time and
+# file of a BENCH_REPORTS_ROWS (default 1,000,000) kernel-row Ascend profile, and each of the
+# 34 reference report queries timed through the sqlite3 shell (BENCH_REPORTS=0 skips it).
+#
 # Environment: BUILD (build folder, default build), BENCH_ROWS (default 2000000),
 # BENCH_FORMAT (ascend | nsys, default ascend), BENCH_REPEAT (best of N, default 3).
 set -euo pipefail
@@ -73,5 +77,6 @@ if [ "${BENCH_RECOVERY:-1}" = 1 ]; then
 fi
 if [ "${BENCH_KINETO:-1}" = 1 ]; then python3 bench/kineto_bench.py --build "$BUILD" "${record[@]}"; fi
 if [ "${BENCH_REPLAY:-1}" = 1 ]; then python3 bench/replay_bench.py --build "$BUILD" "${record[@]}"; fi
+if [ "${BENCH_REPORTS:-1}" = 1 ]; then python3 bench/reports_bench.py --build "$BUILD" "${record[@]}"; fi
 exec python3 bench/measure.py --build "$BUILD" --rows "${BENCH_ROWS:-2000000}" \
   --format "${BENCH_FORMAT:-ascend}" --repeat "${BENCH_REPEAT:-3}" "${record[@]}" "${scaling[@]}"

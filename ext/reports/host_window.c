@@ -79,6 +79,29 @@ static int domain_code(domains *d, const unsigned char *provider, const unsigned
   return d->names[d->n] ? d->n++ : -1;
 }
 
+/* The (provider, clock domain) of the first published call of each source database: every
+** reader gives all the calls of one source one provider (ext/source), so the pair is looked
+** up once per source instead of once per call. */
+typedef struct source_domain {
+  int64_t db_idx, source_id;
+  int code;
+} source_domain;
+
+static int lookup_domain(sqlite3 *db, sqlite3_stmt **one, int64_t call_n, domains *d, int *code,
+                         tl_err *e) {
+  if (!*one && tl_pub_prepare(db,
+                              "SELECT provider, clock_domain FROM main.traceloom_runtime_call "
+                              "WHERE call_n = ?1",
+                              one, e))
+    return TL_ERROR;
+  sqlite3_reset(*one);
+  sqlite3_bind_int64(*one, 1, call_n);
+  if (sqlite3_step(*one) != SQLITE_ROW)
+    return tl_fail(e, "reading runtime call %lld back: %s", (long long)call_n, sqlite3_errmsg(db));
+  *code = domain_code(d, sqlite3_column_text(*one, 0), sqlite3_column_text(*one, 1));
+  return *code < 0 ? tl_nomem(e) : TL_OK;
+}
+
 static int read_calls(sqlite3 *db, size_t n, calls *c, tl_err *e) {
   memset(c, 0, sizeof *c);
   size_t m = n ? n : 1;
@@ -90,15 +113,16 @@ static int read_calls(sqlite3 *db, size_t n, calls *c, tl_err *e) {
     return tl_nomem(e);
   }
   c->n = n;
-  sqlite3_stmt *st;
+  sqlite3_stmt *st, *one = NULL;
   if (tl_pub_prepare(db,
-                     "SELECT call_n, db_idx, start_ns, end_ns, process_id, thread_id, provider, "
-                     "clock_domain FROM main.traceloom_runtime_call",
+                     "SELECT call_n, db_idx, start_ns, end_ns, process_id, thread_id, source_id "
+                     "FROM main.traceloom_runtime_call",
                      &st, e)) {
     calls_free(c);
     return TL_ERROR;
   }
   domains d = {{0}, 0};
+  TL_VEC(source_domain) seen = {0};
   int rc = TL_OK, s;
   while (rc == TL_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
     int64_t k = sqlite3_column_int64(st, 0);
@@ -107,18 +131,26 @@ static int read_calls(sqlite3 *db, size_t n, calls *c, tl_err *e) {
                    (long long)k, n);
       break;
     }
-    c->db[k] = (uint16_t)sqlite3_column_int(st, 1);
+    int64_t dbi = sqlite3_column_int64(st, 1), src = sqlite3_column_int64(st, 6);
+    c->db[k] = (uint16_t)dbi;
     c->start[k] = sqlite3_column_int64(st, 2);
     c->end[k] = sqlite3_column_int64(st, 3);
     c->process[k] = col_i64(st, 4);
     c->thread[k] = col_i64(st, 5);
-    int code = domain_code(&d, sqlite3_column_text(st, 6), sqlite3_column_text(st, 7));
-    if (code < 0) rc = tl_nomem(e);
-    c->domain[k] = (uint16_t)code;
+    size_t j = 0;
+    while (j < seen.n && (seen.v[j].db_idx != dbi || seen.v[j].source_id != src)) j++;
+    if (j == seen.n) {
+      source_domain sd = {dbi, src, 0};
+      rc = lookup_domain(db, &one, k, &d, &sd.code, e);
+      if (rc == TL_OK && TL_VEC_PUSH(&seen, sd)) rc = tl_nomem(e);
+    }
+    if (rc == TL_OK) c->domain[k] = (uint16_t)seen.v[j].code;
   }
   if (rc == TL_OK && s != SQLITE_DONE)
     rc = tl_fail(e, "reading the published runtime calls: %s", sqlite3_errmsg(db));
   sqlite3_finalize(st);
+  sqlite3_finalize(one);
+  TL_VEC_FREE(&seen);
   for (int i = 0; i < d.n; i++) free(d.names[i]);
   if (rc) calls_free(c);
   return rc;

@@ -406,3 +406,15 @@ def test_idle_evidence_queries(dbs):
     assert sum(int(r[7]) for r in summary) == 3000
     audit, = run(dbs["idle"], "idle-evidence-audit")
     assert audit[-1] == "PASS"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_one_call_domain_per_source(dbs, profile):
+    """Host windows look a call's (provider, clock domain) up once per source database: every
+    reader gives all the calls of one source one provider."""
+    import sqlite3
+    con = sqlite3.connect(f"file:{dbs[profile]}?mode=ro", uri=True)
+    assert con.execute(
+        "SELECT count(*) FROM (SELECT db_idx, source_id FROM traceloom_runtime_call"
+        " GROUP BY db_idx, source_id HAVING count(DISTINCT provider || '/' || clock_domain) > 1)"
+    ).fetchone() == (0,)
