@@ -165,21 +165,28 @@ void tl_idle_classify(const tl_trace *t, size_t i, uint8_t *role, uint32_t *rule
   *role = TL_IR_UNKNOWN, *rule = TL_IDLE_NONE;
 }
 
-void tl_idle_semantic_sha256(char hex[65]) {
+/* SHA-256 of a rule table written one line per row (line() formats row r into buf). */
+static void digest_rows(size_t n, int (*line)(size_t r, char *buf, size_t cap), char hex[65]) {
   tl_sha256 s;
   tl_sha256_init(&s);
-  char line[256];
-  for (size_t r = 0; r < NSEMANTIC; r++) {
-    int n = snprintf(line, sizeof line, "%s\t%d\ttask\t%s\t%s\t%s\t%s\n", SEMANTIC[r].id,
-                     SEMANTIC[r].priority, SEMANTIC[r].field == BY_TASK_TYPE ? "task_type" : "blob",
-                     SEMANTIC[r].field == BY_TASK_TYPE ? "exact" : "contains", SEMANTIC[r].pattern,
-                     ROLE_NAME[SEMANTIC[r].role]);
-    tl_sha256_update(&s, line, (size_t)n);
+  char buf[256];
+  for (size_t r = 0; r < n; r++) {
+    int len = line(r, buf, sizeof buf);
+    tl_sha256_update(&s, buf, len < 0 ? 0 : (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1);
   }
   uint8_t d[32];
   tl_sha256_final(&s, d);
   tl_sha256_hex(d, hex);
 }
+
+static int semantic_line(size_t r, char *buf, size_t cap) {
+  return snprintf(buf, cap, "%s\t%d\ttask\t%s\t%s\t%s\t%s\n", SEMANTIC[r].id, SEMANTIC[r].priority,
+                  SEMANTIC[r].field == BY_TASK_TYPE ? "task_type" : "blob",
+                  SEMANTIC[r].field == BY_TASK_TYPE ? "exact" : "contains", SEMANTIC[r].pattern,
+                  ROLE_NAME[SEMANTIC[r].role]);
+}
+
+void tl_idle_semantic_sha256(char hex[65]) { digest_rows(NSEMANTIC, semantic_line, hex); }
 
 int tl_idle_host_api_family(const char *api_name, const char **pattern) {
   if (!api_name) return 0;
@@ -193,16 +200,9 @@ int tl_idle_host_api_family(const char *api_name, const char **pattern) {
   return 0;
 }
 
-void tl_idle_host_api_sha256(char hex[65]) {
-  tl_sha256 s;
-  tl_sha256_init(&s);
-  char line[128];
-  for (size_t r = 0; r < NHOST_API; r++) {
-    int n = snprintf(line, sizeof line, "%s\t%s\n", HOST_API[r].pattern,
-                     HOST_API[r].family == 1 ? "host_sync" : "enqueue");
-    tl_sha256_update(&s, line, (size_t)n);
-  }
-  uint8_t d[32];
-  tl_sha256_final(&s, d);
-  tl_sha256_hex(d, hex);
+static int host_api_line(size_t r, char *buf, size_t cap) {
+  return snprintf(buf, cap, "%s\t%s\n", HOST_API[r].pattern,
+                  HOST_API[r].family == 1 ? "host_sync" : "enqueue");
 }
+
+void tl_idle_host_api_sha256(char hex[65]) { digest_rows(NHOST_API, host_api_line, hex); }

@@ -34,6 +34,38 @@
 enum { STATE_SUPPORTED = 0, STATE_MISSING, STATE_AMBIGUOUS, STATE_INCOMPATIBLE, STATE_NONMONOTONIC };
 enum { SCOPE_THREAD = 0, SCOPE_PROCESS, SCOPE_DOMAIN };
 
+/* The names of the codes, published as traceloom_anchor_host_window_code for the views. */
+static const struct {
+  const char *kind;
+  int code;
+  const char *name;
+} CODES[] = {
+    {"state", STATE_SUPPORTED, "supported_ordered"},
+    {"state", STATE_MISSING, "missing_endpoint"},
+    {"state", STATE_AMBIGUOUS, "ambiguous_endpoint"},
+    {"state", STATE_INCOMPATIBLE, "incompatible_host_domain"},
+    {"state", STATE_NONMONOTONIC, "nonmonotonic_host_order"},
+    {"scope", SCOPE_THREAD, "same_thread"},
+    {"scope", SCOPE_PROCESS, "same_process"},
+    {"scope", SCOPE_DOMAIN, "provider_clock_domain"},
+};
+
+static int publish_codes(sqlite3 *db, tl_err *e) {
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db, "INSERT INTO traceloom_anchor_host_window_code(kind, code, name) "
+                         "VALUES (?1, ?2, ?3)", &st, e))
+    return TL_ERROR;
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < sizeof CODES / sizeof CODES[0]; i++) {
+    sqlite3_bind_text(st, 1, CODES[i].kind, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, CODES[i].code);
+    sqlite3_bind_text(st, 3, CODES[i].name, -1, SQLITE_STATIC);
+    rc = tl_pub_step(db, st, "traceloom_anchor_host_window_code", e);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
 /* The runtime calls, as read back: domain is a small code for (provider, clock domain). */
 typedef struct calls {
   size_t n;
@@ -374,7 +406,8 @@ int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e) 
   uint32_t *left = NULL;
   u32vec observed = {0};
   scope_index scopes[3] = {{0}};
-  int rc = read_calls(db, in->trace->calls.n, &c, e);
+  int rc = publish_codes(db, e);
+  if (rc == TL_OK) rc = read_calls(db, in->trace->calls.n, &c, e);
   if (rc) return rc;
   rc = read_endpoints(db, in->trace->ev.n, c.n, &p, e);
   size_t nw = 0;

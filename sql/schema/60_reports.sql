@@ -14,6 +14,14 @@ CREATE TABLE traceloom_anchor_host_window(
   scope INTEGER NOT NULL              -- 0 same_thread, 1 same_process, 2 provider_clock_domain
 );
 
+-- @surface traceloom_anchor_host_window_code | one code of a host window's state or scope | The names of the state and scope codes of traceloom_anchor_host_window (kind state or scope), written from the descriptor table of ext/reports/host_window.c | SELECT kind, code, name FROM traceloom_anchor_host_window_code ORDER BY 1, 2
+CREATE TABLE traceloom_anchor_host_window_code(
+  kind TEXT NOT NULL,                 -- state, scope
+  code INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  PRIMARY KEY(kind, code)
+) WITHOUT ROWID;
+
 -- @surface traceloom_anchor_host_window_call | one runtime call observed inside a supported host window | Storage behind traceloom_anchor_host_activity: calls of the window's scope (same thread, same process or the provider clock domain) that overlap it, in (start, end, call) order | SELECT left_anchor_n, count(*) FROM traceloom_anchor_host_window_call GROUP BY 1 ORDER BY 2 DESC LIMIT 10
 CREATE TABLE traceloom_anchor_host_window_call(
   left_anchor_n INTEGER NOT NULL,     -- traceloom_anchor_host_window

@@ -110,13 +110,13 @@ SELECT 'bubble-' || r.anchor_id AS bubble_id, r.db_idx, r.device_id,
        -- host context: the host window between the two anchors (sql/views/60_host_activity.sql)
        'anchor-host-interval-' || l.anchor_id || '-' || r.anchor_id AS host_interval_id,
        hl.provider, hl.clock_domain AS host_clock_domain,
-       CASE w.scope WHEN 0 THEN 'same_thread' WHEN 1 THEN 'same_process'
-                    ELSE 'provider_clock_domain' END AS scope_policy,
+       COALESCE((SELECT k.name FROM traceloom_anchor_host_window_code k
+                  WHERE k.kind = 'scope' AND k.code = w.scope), 'provider_clock_domain')
+         AS scope_policy,
        CASE WHEN w.scope IN (0, 1) THEN hl.process_id END AS process_id,
        CASE WHEN w.scope = 0 THEN hl.thread_id END AS thread_id,
-       CASE w.state WHEN 0 THEN 'supported_ordered' WHEN 1 THEN 'missing_endpoint'
-                    WHEN 2 THEN 'ambiguous_endpoint' WHEN 3 THEN 'incompatible_host_domain'
-                    WHEN 4 THEN 'nonmonotonic_host_order' ELSE 'missing_endpoint' END
+       COALESCE((SELECT k.name FROM traceloom_anchor_host_window_code k
+                  WHERE k.kind = 'state' AND k.code = w.state), 'missing_endpoint')
          AS host_observation_status,
        hl.end_ns AS host_start_ns, hr.start_ns AS host_end_ns,
        CASE WHEN w.state = 0 THEN ROUND((hr.start_ns - hl.end_ns) / 1000.0, 3) END AS host_interval_us,

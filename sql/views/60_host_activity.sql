@@ -33,13 +33,12 @@ SELECT 'anchor-host-interval-' || l.anchor_id || '-anchor-' || (w.left_anchor_n 
        lc.runtime_call_id AS left_runtime_call_id, rc.runtime_call_id AS right_runtime_call_id,
        w.left_endpoint_count, w.right_endpoint_count, lc.provider, lc.clock_domain,
        lc.end_ns AS host_start_ns, rc.start_ns AS host_end_ns,
-       CASE w.scope WHEN 0 THEN 'same_thread' WHEN 1 THEN 'same_process'
-                    ELSE 'provider_clock_domain' END AS scope_policy,
+       (SELECT k.name FROM traceloom_anchor_host_window_code k
+         WHERE k.kind = 'scope' AND k.code = w.scope) AS scope_policy,
        CASE WHEN w.scope IN (0, 1) THEN lc.process_id END AS process_id,
        CASE WHEN w.scope = 0 THEN lc.thread_id END AS thread_id,
-       CASE w.state WHEN 0 THEN 'supported_ordered' WHEN 1 THEN 'missing_endpoint'
-                    WHEN 2 THEN 'ambiguous_endpoint' WHEN 3 THEN 'incompatible_host_domain'
-                    ELSE 'nonmonotonic_host_order' END AS support_state,
+       (SELECT k.name FROM traceloom_anchor_host_window_code k
+         WHERE k.kind = 'state' AND k.code = w.state) AS support_state,
        w.left_anchor_n, w.left_anchor_n + 1 AS right_anchor_n
 FROM traceloom_anchor_host_window w
 JOIN traceloom_anchor l ON l.anchor_n = w.left_anchor_n
@@ -126,19 +125,14 @@ CROSS JOIN traceloom_anchor_host_interval h ON h.left_anchor_n = a.anchor_n
 CROSS JOIN traceloom_anchor nx ON nx.anchor_n = a.anchor_n + 1;
 
 -- @surface traceloom_v_node_host_activity | one runtime call observed after an anchor of a node occurrence | The runtime calls inside the host interval after each anchor of a tree node occurrence; sum observed_overlap_us per API for a scheduled-call distribution, never a host busy union | SELECT node_id, api_name, count(*), round(sum(observed_overlap_us), 3) FROM traceloom_v_node_host_activity WHERE coverage_kind = 'self' GROUP BY 1, 2 ORDER BY 4 DESC LIMIT 10
+-- The node's columns of traceloom_v_node_host_interval, then the anchor's host activity.
 CREATE VIEW traceloom_v_node_host_activity AS
-SELECT i.*, c.runtime_call_id AS observed_runtime_call_id, c.api_name, c.api_type,
-       c.start_ns AS observed_start_ns, c.end_ns AS observed_end_ns, c.dur_us AS observed_dur_us,
-       ROUND((MIN(c.end_ns, i.host_end_ns) - MAX(c.start_ns, i.host_start_ns)) / 1000.0, 3)
-         AS observed_overlap_us,
-       CASE WHEN c.start_ns >= i.host_start_ns AND c.end_ns <= i.host_end_ns THEN 'contained'
-            ELSE 'boundary_overlap' END AS interval_relation,
-       c.process_id AS observed_process_id, c.thread_id AS observed_thread_id,
-       c.source_table AS observed_source_table, c.source_key AS observed_source_key,
-       o.observed_order
+SELECT i.node_id, i.local_node_id, i.view_name, i.occurrence_idx, i.anchor_order,
+       i.coverage_kind, i.repeat_context, i.anchor_idx, i.right_anchor_idx,
+       i.right_anchor_symbol, i.right_anchor_role, i.host_interval_us, i.placement_semantics,
+       a.*
 FROM traceloom_v_node_host_interval i
-CROSS JOIN traceloom_anchor_host_window_call o ON o.left_anchor_n = i.left_anchor_n
-CROSS JOIN traceloom_runtime_call c ON c.call_n = o.call_n;
+CROSS JOIN traceloom_v_anchor_host_activity a ON a.left_anchor_n = i.left_anchor_n;
 
 -- @surface traceloom_v_sync_runtime_call | one relation of a synchronization action | Profiler-visible synchronization actions with their runtime endpoints (CUDA synchronization records; Ascend EVENT_RECORD / EVENT_WAIT tasks), open and ambiguous outcomes included; action-level evidence, not record/wait pairing or causality | SELECT sync_kind, support_state, count(*) FROM traceloom_v_sync_runtime_call GROUP BY 1, 2
 CREATE VIEW traceloom_v_sync_runtime_call AS
