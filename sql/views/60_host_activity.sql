@@ -111,15 +111,13 @@ GROUP BY a.interval_id, f.api_family;
 -- @surface traceloom_v_node_host_interval | one (node occurrence, covered anchor) with the host interval after that anchor | Host intervals placed after each anchor of a tree node occurrence (placement_semantics after_anchor_interval: context following a structural position, not CPU cost owned by the node) | SELECT node_id, support_state, count(*) FROM traceloom_v_node_host_interval WHERE coverage_kind = 'self' GROUP BY 1, 2 LIMIT 20
 CREATE VIEW traceloom_v_node_host_interval AS
 SELECT na.node_id,
-       (SELECT n.local_node_id FROM traceloom_viz_node n
-         WHERE n.node_id = na.node_id AND n.db_idx = na.db_idx AND n.device_id = na.device_id
-           AND n.view_name = na.view_name) AS local_node_id,
+       na.local_node_id,
        na.view_name, na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context,
        a.anchor_idx, nx.anchor_idx AS right_anchor_idx, nx.symbol AS right_anchor_symbol,
        nx.role AS right_anchor_role,
        ROUND((h.host_end_ns - h.host_start_ns) / 1000.0, 3) AS host_interval_us,
        'after_anchor_interval' AS placement_semantics, h.*
-FROM traceloom_viz_node_anchor na
+FROM traceloom_tree_node_anchor na
 CROSS JOIN traceloom_anchor a ON a.anchor_n = CAST(substr(na.anchor_id, 8) AS INTEGER)
 CROSS JOIN traceloom_anchor_host_interval h ON h.left_anchor_n = a.anchor_n
 CROSS JOIN traceloom_anchor nx ON nx.anchor_n = a.anchor_n + 1;
@@ -153,12 +151,10 @@ CROSS JOIN traceloom_v_runtime_device d ON d.event_n = a.event_n;
 -- @surface traceloom_v_node_runtime_call | one (node occurrence, covered anchor, runtime relation) | Walk from a tree node to the runtime calls of its anchors, or from one call back to every structural placement | SELECT node_id, occurrence_idx, anchor_order, runtime_call_id, api_name, support_state FROM traceloom_v_node_runtime_call WHERE coverage_kind = 'self' LIMIT 20
 CREATE VIEW traceloom_v_node_runtime_call AS
 SELECT na.node_id,
-       (SELECT n.local_node_id FROM traceloom_viz_node n
-         WHERE n.node_id = na.node_id AND n.db_idx = na.db_idx AND n.device_id = na.device_id
-           AND n.view_name = na.view_name) AS local_node_id,
+       na.local_node_id,
        na.view_name, na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context,
        a.anchor_idx, d.*
-FROM traceloom_viz_node_anchor na
+FROM traceloom_tree_node_anchor na
 CROSS JOIN traceloom_anchor a ON a.anchor_n = CAST(substr(na.anchor_id, 8) AS INTEGER)
 CROSS JOIN traceloom_v_runtime_device d ON d.event_n = a.event_n;
 

@@ -236,12 +236,10 @@ SELECT d.anchor_id, d.db_idx, d.device_id, d.anchor_idx, d.event_id, d.observed_
        d.observed_symbol_source, d.structural_symbol, d.policy_id, d.policy_version, d.rule_id,
        d.outcome, d.reason_code, d.candidate_rule_ids, d.source_path, d.source_table,
        d.source_key, na.node_id,
-       (SELECT n.local_node_id FROM traceloom_viz_node n
-         WHERE n.node_id = na.node_id AND n.db_idx = na.db_idx AND n.device_id = na.device_id
-           AND n.view_name = na.view_name) AS local_node_id,
+       na.local_node_id,
        na.view_name, na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context,
        na.self_us AS anchor_dur_us
-FROM traceloom_viz_node_anchor na
+FROM traceloom_tree_node_anchor na
 CROSS JOIN traceloom_anchor_symbol_normalization d
   ON d.anchor_n = CAST(substr(na.anchor_id, 8) AS INTEGER);
 
