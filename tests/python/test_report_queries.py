@@ -28,6 +28,14 @@ PROFILES = {
     "aux": ("gen/ascend_s6_l4_k6_aux", None),
     "nsys": ("gen/nsys_s6_l4_k6_aux/profile.sqlite", None),
     "idle": ("idle_evidence/adjacent_overlap", {"idle_evidence": {"collection_status": "complete"}}),
+    # the other layouts and providers: every query must run on them too
+    "split": ("exact_hlt/split", None),
+    "split_golden": ("split_golden/split", None),
+    "nsys_graph": ("nsys/nsys_graph.sqlite", None),
+    "nsys_graphtrace": ("nsys/nsys_graphtrace.sqlite", None),
+    "kineto": ("kineto/gpu_basic.pt.trace.json", None),
+    "hygon": ("hygon/hipprof.db", None),
+    "aclgraph": ("aclgraph_smoke/mono", None),
 }
 
 
@@ -272,6 +280,16 @@ def test_cuda_graph_envelope(dbs):
     assert len(rows) == 12
     assert [r[5] for r in rows] == ["10", "11", "12"] + ["7", "8", "9"] * 3
     assert {tuple(r[6:12]) for r in rows} == {("3", "0.02", "2", "0.002", "2", "0.002")}
+
+
+def test_cuda_graph_envelope_nsys(dbs):
+    # nsys_graph: three launches (correlation 500-502) each replay kernels of graph nodes
+    # 201-203 (25 us each) then a memcpy of node 204 (5 us) on stream 13: each envelope spans
+    # the first kernel's start to the memcpy's end (95 us) and encloses 4 events (80 us), of
+    # which 3 kernels (75 us)
+    rows = run(dbs["nsys_graph"], "cuda-graph-envelope")
+    assert rows and {tuple(r[6:12]) for r in rows} == {("13", "95.0", "4", "80.0", "3", "75.0")}
+    assert [(r[1], r[2]) for r in rows] == [("cuda_graph_node_replay", str(i)) for i in range(3)]
 
 
 def test_event_graph_node_occurrences(dbs):
