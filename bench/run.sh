@@ -46,6 +46,9 @@
 # 2 Dask workers against 1, the merge's share and each worker's peak against a single-rank
 # analysis (BENCH_CLUSTER=0 skips it; it needs dask and distributed: the test venv's python,
 # .venv, is used when it exists).
+# It also runs bench/reports_bench.py: what the report surfaces add to the analysis time and
+# file of a BENCH_REPORTS_ROWS (default 1,000,000) kernel-row Ascend profile, and each of the
+# 34 reference report queries timed through the sqlite3 shell (BENCH_REPORTS=0 skips it).
 #
 # Environment: BUILD (build folder, default build), BENCH_ROWS (default 2000000),
 # BENCH_FORMAT (ascend | nsys, default ascend), BENCH_REPEAT (best of N, default 3).
@@ -93,5 +96,6 @@ if [ "${BENCH_CLUSTER:-1}" = 1 ]; then
   py=python3; if [ -x .venv/bin/python ]; then py=.venv/bin/python; fi
   "$py" bench/cluster_bench.py --build "$BUILD" "${record[@]}"
 fi
+if [ "${BENCH_REPORTS:-1}" = 1 ]; then python3 bench/reports_bench.py --build "$BUILD" "${record[@]}"; fi
 exec python3 bench/measure.py --build "$BUILD" --rows "${BENCH_ROWS:-2000000}" \
   --format "${BENCH_FORMAT:-ascend}" --repeat "${BENCH_REPEAT:-3}" "${record[@]}" "${scaling[@]}"

@@ -23,6 +23,7 @@
 #include "anchor/anchors.h"
 #include "cost/packets.h"
 #include "structure/structure.h"
+#include "reports/reports.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,6 +195,13 @@ static int publish(analysis *a, tl_err *e) {
   in.structure = &sin;
   int rc = tl_txn_finish(&a->txn, &in, e);
   if (rc == TL_OK && a->ctx) rc = tl_context_publish(a->db, a->ctx, e);
+  if (rc == TL_OK) {
+    /* ext/reports reads back the runtime relations published above (same savepoint). */
+    tl_reports_input rin = {&a->trace, &a->anchors, &a->packets, &a->replay, a->rules,
+                            a->opt.idle_evidence};
+    rc = tl_reports_publish(a->db, &rin, e);
+  }
+  if (rc == TL_OK) rc = tl_txn_stats(&a->txn, e);
   return rc;
 }
 

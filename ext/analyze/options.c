@@ -9,21 +9,25 @@
 #include "util/json.h"
 #include "util/buf.h"
 #include "source/source.h"
+#include "idle/idle.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Result of an option reader: the value is taken, wrong, or memory ran out. */
-enum { OPT_OK = 0, OPT_BAD, OPT_NOMEM };
+/* Result of an option reader: the value is taken, wrong, memory ran out, or wrong with
+** the reader's own message already in the error (a nested option object). */
+enum { OPT_OK = 0, OPT_BAD, OPT_NOMEM, OPT_FAILED };
 
-static int read_threads(const tl_json *v, tl_options *o) {
+static int read_threads(const tl_json *v, tl_options *o, tl_err *e) {
+  (void)e;
   int64_t n;
   if (tl_json_i64(v, &n) || n < 1 || n > 256) return OPT_BAD;
   o->threads = (int)n;
   return OPT_OK;
 }
 
-static int read_source_kind(const tl_json *v, tl_options *o) {
+static int read_source_kind(const tl_json *v, tl_options *o, tl_err *e) {
+  (void)e;
   const char *s = tl_json_str(v, NULL);
   if (!s || (strcmp(s, "auto") != 0 && !tl_family_by_source_kind(s))) return OPT_BAD;
   free(o->source_kind);
@@ -31,7 +35,8 @@ static int read_source_kind(const tl_json *v, tl_options *o) {
   return o->source_kind ? OPT_OK : OPT_NOMEM;
 }
 
-static int read_rules_config(const tl_json *v, tl_options *o) {
+static int read_rules_config(const tl_json *v, tl_options *o, tl_err *e) {
+  (void)e;
   const char *s = NULL;
   if (tl_json_type_of(v) != TL_JSON_NULL) {
     s = tl_json_str(v, NULL);
@@ -42,7 +47,8 @@ static int read_rules_config(const tl_json *v, tl_options *o) {
   return s && !o->rules_config ? OPT_NOMEM : OPT_OK;
 }
 
-static int read_context(const tl_json *v, tl_options *o) {
+static int read_context(const tl_json *v, tl_options *o, tl_err *e) {
+  (void)e;
   if (tl_json_type_of(v) != TL_JSON_ARRAY) return OPT_BAD;
   for (size_t k = 0; k < tl_json_len(v); k++) {
     const char *s = tl_json_str(tl_json_at(v, k), NULL);
@@ -67,15 +73,38 @@ static int read_flag(const tl_json *v, int *out, int invert) {
   *out = invert ? !b : b;
   return OPT_OK;
 }
-static int read_embed_raw(const tl_json *v, tl_options *o) { return read_flag(v, &o->embed_raw, 0); }
-static int read_graph_replay(const tl_json *v, tl_options *o) {
+static int read_embed_raw(const tl_json *v, tl_options *o, tl_err *e) {
+  (void)e;
+  return read_flag(v, &o->embed_raw, 0);
+}
+static int read_graph_replay(const tl_json *v, tl_options *o, tl_err *e) {
+  (void)e;
   return read_flag(v, &o->no_graph_replay, 1);
 }
-static int read_progress(const tl_json *v, tl_options *o) { return read_flag(v, &o->progress, 0); }
+static int read_progress(const tl_json *v, tl_options *o, tl_err *e) {
+  (void)e;
+  return read_flag(v, &o->progress, 0);
+}
+
+/* {"idle_evidence": {...}}: checked now by ext/idle's own parser, kept as compact JSON for
+** the idle stage (which parses it again after the structure). */
+static int read_idle_evidence(const tl_json *v, tl_options *o, tl_err *e) {
+  tl_idle_options io;
+  int bad = tl_idle_options_parse(v, &io, e);
+  tl_idle_options_free(&io);
+  if (bad) return OPT_FAILED;
+  tl_buf text = {0};
+  tl_json_write(v, &text);
+  if (text.oom) return tl_buf_free(&text), OPT_NOMEM;
+  free(o->idle_evidence);
+  o->idle_evidence = text.p;
+  return OPT_OK;
+}
 
 typedef struct option_def {
   const char *key;
-  int (*read)(const tl_json *v, tl_options *o);
+  /* OPT_FAILED only from a reader that wrote its own message into e */
+  int (*read)(const tl_json *v, tl_options *o, tl_err *e);
   const char *expected; /* the message of a wrong value (NULL: built by bad_value) */
 } option_def;
 
@@ -90,6 +119,7 @@ static const option_def options[] = {
      "{\"context\": [\"scheduler.jsonl\"]}"},
     {"embed_raw", read_embed_raw, "analyze option \"embed_raw\" must be true or false"},
     {"graph_replay", read_graph_replay, "analyze option \"graph_replay\" must be true or false"},
+    {"idle_evidence", read_idle_evidence, NULL},
     {"progress", read_progress, "analyze option \"progress\" must be true or false"},
 };
 enum { NOPTIONS = sizeof options / sizeof options[0] };
@@ -122,6 +152,7 @@ static char *canonical_json(const tl_options *o) {
   tl_buf_json_string(&b, o->source_kind, strlen(o->source_kind));
   if (o->embed_raw) tl_buf_puts(&b, ",\"embed_raw\":true");
   if (o->no_graph_replay) tl_buf_puts(&b, ",\"graph_replay\":false");
+  if (o->idle_evidence) tl_buf_puts(&b, ",\"idle_evidence\":"), tl_buf_puts(&b, o->idle_evidence);
   if (o->ncontext) {
     tl_buf_puts(&b, ",\"context\":[");
     for (size_t k = 0; k < o->ncontext; k++) {
@@ -138,6 +169,7 @@ static char *canonical_json(const tl_options *o) {
 void tl_options_free(tl_options *o) {
   free(o->source_kind);
   free(o->rules_config);
+  free(o->idle_evidence);
   for (size_t i = 0; i < o->ncontext; i++) free(o->context[i]);
   free(o->context);
   memset(o, 0, sizeof *o);
@@ -169,9 +201,11 @@ int tl_options_parse(const char *options_json, tl_options *o, char **canonical, 
       rc = unknown_key(key, e);
       break;
     }
-    int r = d->read(tl_json_value_at(doc, i), o);
+    const tl_json *v = tl_json_value_at(doc, i);
+    int r = d->read(v, o, e);
     if (r == OPT_BAD) rc = bad_value(d, e);
     else if (r == OPT_NOMEM) rc = tl_nomem(e);
+    else if (r == OPT_FAILED) rc = TL_ERROR;
   }
   if (rc == TL_OK && !o->source_kind && !(o->source_kind = tl_strdup("auto"))) rc = tl_nomem(e);
   if (rc == TL_OK && !(*canonical = canonical_json(o))) rc = tl_nomem(e);

@@ -29,6 +29,7 @@ typedef struct tl_options {
   char **context;       /* scheduler context JSONL paths (option "context") */
   size_t ncontext;
   int no_graph_replay;  /* {"graph_replay": false}: skip exact graph replay reconstruction */
+  char *idle_evidence;  /* option "idle_evidence" as compact JSON, NULL when absent (ext/idle) */
 } tl_options;
 
 /* Parses options_json (NULL or "" = defaults). *canonical (malloc'd) is the effective

@@ -37,6 +37,16 @@ int tl_txn_finish(tl_analysis_txn *tx, const tl_publish_input *in, tl_err *e) {
   return rc;
 }
 
+int tl_txn_stats(tl_analysis_txn *tx, tl_err *e) {
+  int rc = tl_publish_planner_stats(tx->db, e);
+  /* the stat table may be new schema, and the reload expires statements: a fresh canary */
+  sqlite3_finalize(tx->canary);
+  tx->canary = NULL;
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(tx->db, "DELETE FROM main.traceloom_metadata WHERE key = ''", &tx->canary, e);
+  return rc;
+}
+
 static void rollback(tl_analysis_txn *tx) {
   if (tx->publishing) tl_publish_abort(&tx->pub);
   tx->publishing = 0;

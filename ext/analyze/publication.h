@@ -13,6 +13,7 @@
 **   ... compute ...
 **   if (rc == TL_OK) rc = tl_txn_finish(&tx, &in, e);   the rest, views, metadata
 **   if (rc == TL_OK) rc = tl_context_publish(db, ...);  writers over the published tables
+**   if (rc == TL_OK) rc = tl_txn_stats(&tx, e);    table sizes for the planner, last
 **   rc = tl_txn_end(&tx, rc, e);                   RELEASE (the commit), or roll back
 **
 ** Whatever fails, wherever (a step, the computation between steps, an interrupt, the
@@ -34,6 +35,8 @@ typedef struct tl_analysis_txn {
 int tl_txn_begin(tl_analysis_txn *tx, sqlite3 *db, const tl_publish_input *in, tl_err *e);
 int tl_txn_events(tl_analysis_txn *tx, const tl_publish_input *in, tl_err *e);
 int tl_txn_finish(tl_analysis_txn *tx, const tl_publish_input *in, tl_err *e);
+/* Every table written: their row counts into sqlite_stat1 (tl_publish_planner_stats). */
+int tl_txn_stats(tl_analysis_txn *tx, tl_err *e);
 /* rc: how the analysis went so far. Commits when TL_OK (and returns the commit's result),
 ** rolls everything back otherwise; returns the outcome. Safe to call after a failed or no
 ** tl_txn_begin when tx was zeroed. */

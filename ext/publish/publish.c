@@ -128,6 +128,58 @@ static int run_embedded(sqlite3 *db, const char *prefix, tl_err *e) {
   return TL_OK;
 }
 
+/* The size of every published table in sqlite_stat1, for the query planner.
+**
+** Without statistics SQLite assumes every table is equally large, and a view joining a few
+** hundred tree nodes to a million occurrences may then scan the million to find the few
+** (a filter on node_id, say). The publisher knows better: one row per table, its row count
+** (max(rowid) of a rowid table, dense from 0 or 1 here, is O(log n); count(*) otherwise).
+** Index rows are left out (SQLite's defaults apply to them). ANALYZE of a one-row table
+** creates sqlite_stat1 where it does not exist yet; rows of other tables are not touched.
+** "ANALYZE sqlite_schema" makes this connection's planner read the new rows. */
+int tl_publish_planner_stats(sqlite3 *db, tl_err *e) {
+  int rc = tl_pub_exec(db, "ANALYZE main.traceloom_metadata", e);
+  if (rc == TL_OK)
+    rc = tl_pub_exec(db, "DELETE FROM main.sqlite_stat1 WHERE tbl LIKE 'traceloom\\_%' ESCAPE '\\'", e);
+  sqlite3_stmt *tables = NULL, *insert = NULL;
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db,
+                        "SELECT name FROM main.sqlite_schema WHERE type = 'table' AND "
+                        "name LIKE 'traceloom\\_%' ESCAPE '\\' ORDER BY name",
+                        &tables, e);
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db, "INSERT INTO main.sqlite_stat1(tbl, idx, stat) VALUES (?1, NULL, ?2)",
+                        &insert, e);
+  while (rc == TL_OK && sqlite3_step(tables) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(tables, 0);
+    sqlite3_stmt *count = NULL;
+    char *sql = sqlite3_mprintf("SELECT max(rowid) FROM main.\"%w\"", name);
+    if (!sql) { rc = tl_nomem(e); break; }
+    /* a WITHOUT ROWID table has no rowid: count its rows */
+    if (sqlite3_prepare_v2(db, sql, -1, &count, NULL) != SQLITE_OK) {
+      sqlite3_free(sql);
+      sql = sqlite3_mprintf("SELECT count(*) FROM main.\"%w\"", name);
+      if (!sql) { rc = tl_nomem(e); break; }
+      rc = tl_pub_prepare(db, sql, &count, e);
+    }
+    sqlite3_free(sql);
+    if (rc == TL_OK && sqlite3_step(count) == SQLITE_ROW) {
+      char stat[24];
+      /* at least 1: SQLite reads a 0 as "no estimate" */
+      sqlite3_int64 n = sqlite3_column_int64(count, 0) + 1;
+      snprintf(stat, sizeof stat, "%lld", (long long)n);
+      sqlite3_bind_text(insert, 1, name, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(insert, 2, stat, -1, SQLITE_TRANSIENT);
+      rc = tl_pub_step(db, insert, "sqlite_stat1", e);
+    }
+    sqlite3_finalize(count);
+  }
+  sqlite3_finalize(tables);
+  sqlite3_finalize(insert);
+  if (rc == TL_OK) rc = tl_pub_exec(db, "ANALYZE main.sqlite_schema", e);
+  return rc;
+}
+
 /* traceloom_analysis_surface from the `-- @surface name | grain | purpose | example` lines,
 ** for every relation that exists now. */
 static int publish_surface(sqlite3 *db, tl_err *e) {

@@ -71,6 +71,11 @@ int tl_publish_events(tl_publication *pub, const tl_publish_input *in, tl_err *e
 int tl_publish_finish(tl_publication *pub, const tl_publish_input *in, tl_err *e);
 void tl_publish_abort(tl_publication *pub);
 
+/* The row count of every traceloom_* table in sqlite_stat1 (creating it where missing), read
+** again by this connection's planner: once every table is written. New schema (the stat
+** table) and expired statements (the reload) follow: prepare anything needed after it anew. */
+int tl_publish_planner_stats(sqlite3 *db, tl_err *e);
+
 /* embed.c: raw tables of the sources, copied with their rowids (option embed_raw), and the
 ** drop of an earlier analysis' embedded tables. */
 int tl_publish_embed_raw(sqlite3 *db, const tl_profile *p, tl_err *e);

@@ -231,6 +231,8 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
       c->member_contributor[KEY(k)->member] = (uint32_t)(k - a + 1);
       const tl_graph_member *m = &r->members.v[KEY(k)->member];
       vals[k - a] = ev->end_ns[m->event] - ev->start_ns[m->event];
+      g.work_ns += vals[k - a];
+      g.body_task_sum_ns += c->launch[m->launch].task_sum;
       if (m->kind != r->members.v[g.first_member].kind) g.kind_mixed = 1;
     }
     /* distinct replay units and launches (members of one launch are never in one group

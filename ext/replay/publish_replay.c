@@ -273,7 +273,7 @@ static int publish_envelopes(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   sqlite3_stmt *st;
   if (tl_pub_prepare(db,
                      "INSERT INTO traceloom_cuda_graph_replay VALUES(?1,?2,?3,?4,?5,?6,?7,NULL,"
-                     "?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)",
+                     "?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)",
                      &st, e))
     return TL_ERROR;
   int rc = TL_OK;
@@ -315,6 +315,7 @@ static int publish_envelopes(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     char js[96];
     snprintf(js, sizeof js, "{\"reconstruction\":\"exact_replay_composition\",\"launch_id\":\"graph-launch-%zu\"}", i);
     sqlite3_bind_text(st, 20, js, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 21, (int64_t)l->anchor_event);
     rc = tl_pub_step(db, st, "traceloom_cuda_graph_replay", e);
   }
   for (size_t i = 0; rc == TL_OK && i < r->envelopes.n; i++) {
@@ -338,6 +339,8 @@ static int publish_envelopes(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     for (int c = 16; c <= 19; c++) sqlite3_bind_null(st, c); /* temporal only: no members */
     sqlite3_bind_text(st, 20, "{\"reconstruction\":\"graph_level_envelope_only\",\"members\":null}",
                       -1, SQLITE_STATIC);
+    if (g->event != TL_REPLAY_NONE) sqlite3_bind_int64(st, 21, (int64_t)g->event);
+    else sqlite3_bind_null(st, 21);
     rc = tl_pub_step(db, st, "traceloom_cuda_graph_replay", e);
   }
   sqlite3_finalize(st);
@@ -367,7 +370,7 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     rc = tl_pub_prepare(db,
                         "INSERT INTO traceloom_replay_cost_aggregate VALUES(?1,?2,?3,?4,?5,"
                         "'role_collapsed',?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
-                        "?21,?22,?23,?24)",
+                        "?21,?22,?23,?24,?25,?26,?27)",
                         &agg, e);
   if (rc == TL_OK)
     rc = tl_pub_prepare(db, "INSERT INTO traceloom_replay_cost_issue VALUES(?1,?2,?3,?4,?5,?6,?7)",
@@ -474,6 +477,12 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     }
     sqlite3_bind_int64(agg, 23, m->lane_ordinal);
     sqlite3_bind_int64(agg, 24, l->slot_order); /* the first contributor's slot */
+    /* floor(1e6 * work / denominator): the reference's integer parts per million */
+    sqlite3_bind_int64(agg, 25, g->body_task_sum_ns > 0
+                                    ? (int64_t)((__int128)g->work_ns * 1000000 / g->body_task_sum_ns)
+                                    : 0);
+    sqlite3_bind_int(agg, 26, g->body_task_sum_ns > 0);
+    sqlite3_bind_int64(agg, 27, g->body_task_sum_ns);
     rc = tl_pub_step(db, agg, "traceloom_replay_cost_aggregate", e);
   }
   /* A device with launches but no replay unit says so. */

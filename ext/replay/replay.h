@@ -241,6 +241,9 @@ typedef struct tl_replay_aggregate {
   uint32_t count, units, launches, slot; /* slot: the slot role (tl_slot_role) */
   int kind_mixed;
   int64_t dur_p25, dur_p50, dur_p75, share_p25, share_p50, share_p75;
+  /* the aggregate's scheduled-work share: its members' summed durations over the summed
+  ** body task-sums of their launches */
+  int64_t work_ns, body_task_sum_ns;
 } tl_replay_aggregate;
 
 typedef struct tl_replay_costs {

@@ -232,8 +232,8 @@ static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *
   sqlite3_stmt *st;
   if (tl_pub_prepare(db,
                      "INSERT INTO traceloom_aux_link(anchor_id, aux_event_id, db_idx, device_id, "
-                     "aux_order, link_type, reason, aux_kind, aux_dur_us) VALUES (?1,?2,?3,?4,?5,"
-                     "?6,?7,?8,?9)",
+                     "aux_order, link_type, reason, aux_kind, aux_dur_us, aux_event_n, anchor_n) "
+                     "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
                      &st, e))
     return TL_ERROR;
   int rc = TL_OK;
@@ -245,9 +245,11 @@ static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *
       int n = snprintf(aid, sizeof aid, "anchor-%u", a->link_anchor[k]);
       sqlite3_bind_text(st, 1, aid, n, SQLITE_STATIC);
       sqlite3_bind_int64(st, 5, a->link_order[k]);
+      sqlite3_bind_int64(st, 11, a->link_anchor[k]);
     } else {
       sqlite3_bind_null(st, 1);
       sqlite3_bind_null(st, 5);
+      sqlite3_bind_null(st, 11);
     }
     int n = snprintf(evid, sizeof evid, "event-%u", x);
     sqlite3_bind_text(st, 2, evid, n, SQLITE_STATIC);
@@ -260,6 +262,7 @@ static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *
                       -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 8, tl_kind_name((tl_kind)tl_event_label(t, x)->kind), -1, SQLITE_STATIC);
     sqlite3_bind_double(st, 9, tl_ns_to_us(ev->end_ns[x] - ev->start_ns[x]));
+    sqlite3_bind_int64(st, 10, x);
     rc = tl_pub_step(db, st, "traceloom_aux_link", e);
   }
   sqlite3_finalize(st);

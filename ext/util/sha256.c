@@ -87,6 +87,7 @@ static void compress(uint32_t state[8], const uint8_t *p, size_t nblocks) {
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+#include <cpuid.h>
 #define TL_SHA_NI 1
 
 /* The state is kept as ABEF and CDGH for sha256rnds2; K is added four words at a time. */
@@ -130,7 +131,12 @@ __attribute__((target("sha,sse4.1"))) static void compress_shani(uint32_t state[
 
 int tl_sha256_accelerated(void) {
 #ifdef TL_SHA_NI
-  return __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+  /* CPUID directly: clang's __builtin_cpu_supports knows no "sha" (leaf 7 EBX bit 29; SSE4.1
+  ** is leaf 1 ECX bit 19) */
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 19))) return 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+  return (b >> 29) & 1u;
 #else
   return 0;
 #endif

@@ -122,7 +122,9 @@ CREATE TABLE traceloom_aux_link(
   reason TEXT,
   aux_kind TEXT,
   aux_dur_us REAL,
-  raw_json TEXT
+  raw_json TEXT,
+  aux_event_n INTEGER NOT NULL,    -- aux_event_id and anchor_id as integers (event_core,
+  anchor_n INTEGER                 --   anchor_core): what the views join on
 );
 
 -- @surface traceloom_node_shape | one distinct combination of a node's text columns | Storage behind the node views: node type, kind, symbol, label and category, stored once | SELECT node_type, kind, symbol, label FROM traceloom_node_shape LIMIT 20
@@ -273,7 +275,7 @@ CREATE TABLE traceloom_position_occurrence_core(
 
 -- @surface traceloom_position_occurrence | one occurrence of a position | Every measured realization of every node, with its token span, repeat iteration, paths and summed costs | SELECT occurrence_id, repeat_iteration, token_start_ordinal, token_end_exclusive FROM traceloom_position_occurrence LIMIT 20
 CREATE VIEW traceloom_position_occurrence AS
-SELECT o.occurrence_id, o.position_id,
+SELECT o.occurrence_id, n.node_id AS position_id,
        (SELECT p.occurrence_id FROM traceloom_position_occurrence_core p
          WHERE p.occurrence_n = o.parent_n) AS parent_occurrence_id,
        n.db_idx, n.device_id, 'tree-db' || n.db_idx || '-dev' || n.device_id AS tree_id,
@@ -319,7 +321,10 @@ SELECT o.occurrence_id, o.position_id,
        COALESCE(o.aux_ns, a.aux_ns) / 1000.0 AS aux_us,
        COALESCE(o.linked_aux_ns, a.linked_aux_ns) / 1000.0 AS linked_aux_us,
        o.occurrence_n, o.parent_n, o.node_n
+-- A node's occurrences are one range of occurrence_n (node-major): the range lets a query that
+-- picks nodes (by node_n, or node_id on the small node table) read just their occurrences.
 FROM traceloom_position_occurrence_core o
-JOIN traceloom_node_core n ON n.node_n = o.node_n
+JOIN traceloom_node_core n ON n.node_n = o.node_n AND o.occurrence_n >= n.first_occurrence_n
+ AND o.occurrence_n < n.first_occurrence_n + n.occurrence_count
 LEFT JOIN traceloom_anchor_core a ON n.node_kind = 1 AND a.anchor_n = o.anchor_first_n
 LEFT JOIN traceloom_event_core ae ON ae.event_n = a.event_n;

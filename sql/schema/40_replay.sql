@@ -55,7 +55,8 @@ CREATE TABLE traceloom_cuda_graph_replay(
   start_ns INTEGER, end_ns INTEGER, dur_us REAL,
   enclosed_event_count INTEGER, enclosed_event_us REAL,
   enclosed_kernel_count INTEGER, enclosed_kernel_us REAL,
-  raw_json TEXT
+  raw_json TEXT,
+  event_n INTEGER                  -- event_id as an integer (traceloom_event_core)
 );
 
 -- @surface traceloom_graph_launch | one graph launch (exact) | Every observed graph launch with its match and association evidence; promoted launches carry their anchor, replay unit and body | SELECT graph_provider, match_policy, reconstruction_status, count(*) FROM traceloom_graph_launch GROUP BY 1, 2, 3
@@ -161,7 +162,12 @@ CREATE TABLE traceloom_replay_cost_aggregate(
   scheduled_work_share_p25_ppm INTEGER, scheduled_work_share_median_ppm INTEGER,
   scheduled_work_share_p75_ppm INTEGER,
   lane_ordinal INTEGER,
-  slot_order INTEGER
+  slot_order INTEGER,
+  -- the aggregate's share of scheduled work: floor(1e6 x its members' summed durations /
+  -- the summed body task-sums of their launches), with its support and denominator
+  scheduled_work_share_ppm INTEGER,
+  scheduled_work_share_supported INTEGER,
+  scheduled_work_denominator_body_task_sum_ns INTEGER
 );
 
 -- @surface traceloom_replay_cost_issue | one reason the replay cost map is incomplete | Typed issues (no_replay_units, empty_replay_unit, missing_graph_launch_body, ...) | SELECT code, count(*) FROM traceloom_replay_cost_issue GROUP BY 1

@@ -40,13 +40,21 @@ FROM traceloom_runtime_call c
 LEFT JOIN traceloom_raw_source_database d ON d.source_id = c.source_id
 LEFT JOIN traceloom_raw_table t ON t.source_id = c.source_id AND t.source_table = c.source_table;
 
--- @surface traceloom_v_runtime_device | one supported runtime-to-device link | Each runtime call next to the device work it launched (supported relations only) | SELECT api_name, work_kind, count(*) FROM traceloom_v_runtime_device GROUP BY api_name, work_kind
+-- @surface traceloom_v_runtime_device | one runtime-to-device relation or typed non-relation | Every relation next to its runtime call and device work, with the provider; open, ambiguous and rejected rows are results too | SELECT provider, support_state, count(*) FROM traceloom_v_runtime_device GROUP BY 1, 2
 CREATE VIEW traceloom_v_runtime_device AS
-SELECT r.relation_id, r.db_idx, r.support_state, r.match_policy, r.cardinality, r.correlation_id,
-       c.runtime_call_id, c.api_name, c.api_type, c.thread_id, c.start_ns AS call_start_ns,
-       c.end_ns AS call_end_ns, w.device_work_id, w.work_kind, w.event_id, w.device_id,
-       w.start_ns AS work_start_ns, w.end_ns AS work_end_ns, r.relation_n, r.call_n, r.event_n
+SELECT r.*, COALESCE(c.provider, (SELECT i.provider FROM traceloom_input i WHERE i.db_idx = r.db_idx))
+         AS provider,
+       c.clock_domain, c.source_table AS runtime_source_table, c.source_key AS runtime_source_key,
+       c.start_ns AS runtime_start_ns, c.end_ns AS runtime_end_ns, c.dur_us AS runtime_dur_us,
+       c.api_name, c.api_type, c.process_id, c.thread_id, c.global_tid,
+       c.context_id AS runtime_context_id, e.device_id,
+       CASE WHEN e.event_n IS NOT NULL THEN 'event' END AS work_kind, e.event_id,
+       e.task_id, NULL AS graph_launch_occurrence_id, e.source_table AS device_source_table,
+       e.source_key AS device_source_key, e.start_ns AS device_start_ns,
+       e.end_ns AS device_end_ns, e.dur_us AS device_dur_us,
+       COALESCE(e.op_name, e.raw_label, e.task_type) AS device_symbol, e.kind AS device_kind,
+       c.start_ns AS call_start_ns, c.end_ns AS call_end_ns, e.start_ns AS work_start_ns,
+       e.end_ns AS work_end_ns
 FROM traceloom_runtime_device_relation r
-JOIN traceloom_runtime_call c ON c.call_n = r.call_n
-JOIN traceloom_device_work w ON w.event_n = r.event_n
-WHERE r.support_state IN ('supported_exact', 'supported_deterministic');
+LEFT JOIN traceloom_runtime_call c ON c.call_n = r.call_n
+LEFT JOIN traceloom_event e ON e.event_n = r.event_n;

@@ -3,29 +3,70 @@
 -- views give them back per event through traceloom_event.role_class_id.
 
 -- @surface traceloom_evidence_role_decision | one row per event | The evidence role of every observation: the policy's role and rule, the final role, whether it takes part in structure, and its observed and structural symbols | SELECT final_role, rule_id, count(*) AS events FROM traceloom_evidence_role_decision GROUP BY final_role, rule_id ORDER BY events DESC
+-- Rule columns (class, priority, required fields, treatments) come from the effective rule;
+-- the fallback and the system communication rule are not rules of the manifest: they carry
+-- their class (fallback, provider_relation), priority 0 and the policy's fallback treatments.
+-- The decision view looks each class's rule up by id (a few dozen rules: a real index, so that
+-- no plan builds one per query).
+CREATE INDEX traceloom_evidence_role_rule_id ON traceloom_evidence_role_rule(rule_id);
 CREATE VIEW traceloom_evidence_role_decision AS
-SELECT 'role-decision-' || substr(e.event_id, 7) AS decision_id, e.event_id, e.db_idx,
+SELECT 'role-decision-' || e.event_n AS decision_id, e.event_id, e.db_idx,
        e.device_id, c.policy_role, c.final_role, c.policy_structural_participation,
-       c.effective_structural_participation, c.support_state, c.reason_code, c.rule_id,
-       e.source_table, e.source_key, e.source_id, c.source_domain, c.provider_scope,
-       c.cost_treatment, c.policy_id, c.observed_symbol, c.structural_symbol, c.symbol_outcome,
+       c.effective_structural_participation,
+       -- auxiliary work with no later anchor on its device is retained but placed nowhere
+       CASE WHEN c.final_role IN ('auxiliary', 'transparent') AND EXISTS (
+              SELECT 1 FROM traceloom_aux_link l
+               WHERE l.aux_event_n = e.event_n AND l.link_type = 'retained_unplaced')
+            THEN 'retained_unplaced' ELSE c.support_state END AS support_state,
+       CASE WHEN c.final_role IN ('auxiliary', 'transparent') AND EXISTS (
+              SELECT 1 FROM traceloom_aux_link l
+               WHERE l.aux_event_n = e.event_n AND l.link_type = 'retained_unplaced')
+            THEN 'omitted_event_without_auxiliary_link' ELSE c.reason_code END AS reason_code,
+       c.rule_id, e.source_table, e.source_key, e.source_id, c.source_domain, c.provider_scope,
+       c.cost_treatment,
+       COALESCE(c.policy_id, (SELECT p.policy_id FROM traceloom_evidence_role_policy p)) AS policy_id,
+       c.observed_symbol, c.structural_symbol, c.symbol_outcome,
        c.symbol_reason_code, c.symbol_rule_id, c.symbol_candidate_rule_ids,
-       c.class_id AS role_class_id
+       c.class_id AS role_class_id, e.task_id, e.source_id AS source_ref_id,
+       c.provider_scope AS input_provider_scope,
+       (SELECT p.policy_version FROM traceloom_evidence_role_policy p) AS policy_version,
+       (SELECT p.manifest_sha256 FROM traceloom_evidence_role_policy p) AS manifest_sha256,
+       CASE WHEN c.rule_id LIKE 'fallback.%' THEN 'fallback'
+            WHEN c.rule_id LIKE 'system.%' THEN 'provider_relation'
+            ELSE 'positive_policy' END AS rule_class,
+       c.rule_id NOT LIKE 'fallback.%' AS matched_rule,
+       COALESCE((SELECT r.priority FROM traceloom_evidence_role_rule r WHERE r.rule_id = c.rule_id), 0)
+         AS priority,
+       COALESCE((SELECT r.declaration_order FROM traceloom_evidence_role_rule r
+                 WHERE r.rule_id = c.rule_id), 0) AS declaration_order,
+       CASE WHEN c.source_domain = 'communication' THEN 'provider_scope,source_domain'
+            ELSE 'blob,operator,provider_scope,source_domain,task_type' END AS available_fields,
+       CASE WHEN c.rule_id LIKE 'system.%' THEN 'communication_membership'
+            ELSE COALESCE((SELECT r.required_fields FROM traceloom_evidence_role_rule r
+                           WHERE r.rule_id = c.rule_id), '') END AS required_fields,
+       '' AS missing_required_fields, '' AS missing_capability_rule_ids,
+       COALESCE((SELECT r.context_treatment FROM traceloom_evidence_role_rule r
+                 WHERE r.rule_id = c.rule_id),
+                (SELECT p.fallback_context_treatment FROM traceloom_evidence_role_policy p),
+                'retained') AS context_treatment,
+       COALESCE((SELECT r.provenance_treatment FROM traceloom_evidence_role_rule r
+                 WHERE r.rule_id = c.rule_id),
+                (SELECT p.fallback_provenance_treatment FROM traceloom_evidence_role_policy p),
+                'retained') AS provenance_treatment,
+       e.start_ns, e.end_ns, e.end_ns - e.start_ns AS duration_ns, e.event_n
 FROM traceloom_event e
 JOIN traceloom_evidence_role_class c ON c.class_id = e.role_class_id;
 
--- @surface traceloom_v_evidence_role_decision | one row per event | Each observation's role decision next to its timing and names: what the policy decided, by which rule, and the symbol it carries | SELECT event_id, task_type, op_type, final_role, rule_id, structural_symbol FROM traceloom_v_evidence_role_decision ORDER BY db_idx, device_id, start_ns LIMIT 20
+-- @surface traceloom_v_evidence_role_decision | one row per event | Each observation's role decision next to its timing, names and source file: what the policy decided, by which rule, and the symbol it carries | SELECT event_id, task_type, op_type, final_role, rule_id, structural_symbol FROM traceloom_v_evidence_role_decision ORDER BY db_idx, device_id, start_ns LIMIT 20
 CREATE VIEW traceloom_v_evidence_role_decision AS
-SELECT 'role-decision-' || substr(e.event_id, 7) AS decision_id, e.event_id, e.db_idx,
-       e.device_id, c.policy_role, c.final_role, c.policy_structural_participation,
-       c.effective_structural_participation, c.support_state, c.reason_code, c.rule_id,
-       e.source_table, e.source_key, e.source_id, c.source_domain, c.provider_scope,
-       c.cost_treatment, c.policy_id, c.observed_symbol, c.structural_symbol, c.symbol_outcome,
-       c.symbol_reason_code, c.symbol_rule_id, c.symbol_candidate_rule_ids,
-       c.class_id AS role_class_id, e.stream_id, e.start_ns, e.end_ns, e.dur_us, e.kind, e.label,
-       e.task_type, e.op_name, e.op_type, e.compute_task_type, e.comm_name
-FROM traceloom_event e
-JOIN traceloom_evidence_role_class c ON c.class_id = e.role_class_id;
+SELECT d.*, e.stream_id, e.dur_us, e.kind, e.symbol, e.label, e.raw_label, e.task_type,
+       e.op_name, e.op_type, e.compute_task_type, e.comm_name, 0 AS source_ordinal,
+       'primary' AS source_role,
+       (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = d.source_id)
+         AS source_path,
+       NULL AS source_raw_json
+FROM traceloom_evidence_role_decision d
+JOIN traceloom_event e ON e.event_n = d.event_n;
 
 -- @surface traceloom_v_evidence_role_summary | one row per (db_idx, device_id, final role, rule) | How many events (and how much raw device time) each rule kept as anchors or set aside as auxiliary or transparent evidence | SELECT device_id, final_role, rule_id, event_count, total_us FROM traceloom_v_evidence_role_summary ORDER BY event_count DESC
 CREATE VIEW traceloom_v_evidence_role_summary AS

@@ -82,7 +82,7 @@ SELECT 'edge-role:d' || c.db_idx || ':dev' || c.device_id || ':tree-db' || c.db_
 FROM traceloom_node_core c
 JOIN traceloom_node_core p ON p.node_n = c.parent_n;
 
--- @surface traceloom_structure_bubble_occurrence | one bubble | Uncovered device time charged to the following anchor, with its structural position and the adjacent anchors (host context: missing_endpoint until host intervals are published) | SELECT right_local_node_id, right_node_symbol, bubble_us, host_observation_status FROM traceloom_structure_bubble_occurrence ORDER BY bubble_us DESC LIMIT 10
+-- @surface traceloom_structure_bubble_occurrence | one bubble | Uncovered device time charged to the following anchor, with its structural position and the adjacent anchors (host context: the host interval between the adjacent anchors' runtime endpoints) | SELECT right_local_node_id, right_node_symbol, bubble_us, host_observation_status FROM traceloom_structure_bubble_occurrence ORDER BY bubble_us DESC LIMIT 10
 CREATE VIEW traceloom_structure_bubble_occurrence AS
 SELECT 'bubble-' || r.anchor_id AS bubble_id, r.db_idx, r.device_id,
        'native_report_tree' AS view_name, n.node_id AS right_node_id,
@@ -103,15 +103,28 @@ SELECT 'bubble-' || r.anchor_id AS bubble_id, r.db_idx, r.device_id,
        r.total_us AS transition_total_us, r.aux_events AS transition_aux_events,
        r.aux_us AS transition_aux_us,
        CASE WHEN r.total_us > 0 THEN ROUND(r.idle_us / r.total_us, 6) ELSE 0.0 END AS bubble_fraction_of_transition,
-       NULL AS host_interval_id, NULL AS provider, NULL AS host_clock_domain, NULL AS scope_policy,
-       'missing_endpoint' AS host_observation_status, NULL AS host_start_ns, NULL AS host_end_ns,
-       NULL AS host_interval_us,
+       -- host context: the host window between the two anchors (sql/views/60_host_activity.sql)
+       'anchor-host-interval-' || l.anchor_id || '-' || r.anchor_id AS host_interval_id,
+       hl.provider, hl.clock_domain AS host_clock_domain,
+       COALESCE((SELECT k.name FROM traceloom_anchor_host_window_code k
+                  WHERE k.kind = 'scope' AND k.code = w.scope), 'provider_clock_domain')
+         AS scope_policy,
+       CASE WHEN w.scope IN (0, 1) THEN hl.process_id END AS process_id,
+       CASE WHEN w.scope = 0 THEN hl.thread_id END AS thread_id,
+       COALESCE((SELECT k.name FROM traceloom_anchor_host_window_code k
+                  WHERE k.kind = 'state' AND k.code = w.state), 'missing_endpoint')
+         AS host_observation_status,
+       hl.end_ns AS host_start_ns, hr.start_ns AS host_end_ns,
+       CASE WHEN w.state = 0 THEN ROUND((hr.start_ns - hl.end_ns) / 1000.0, 3) END AS host_interval_us,
        'upstream_between_correlated_anchor_endpoints' AS api_association_semantics,
        r.anchor_n AS right_anchor_n, n.node_n AS right_node_n
 FROM traceloom_anchor r
 JOIN traceloom_anchor l ON l.anchor_n = r.anchor_n - 1 AND l.db_idx = r.db_idx AND l.device_id = r.device_id
 JOIN traceloom_position_occurrence o ON o.occurrence_n = r.occurrence_n
 JOIN traceloom_node_core n ON n.node_n = o.node_n
+LEFT JOIN traceloom_anchor_host_window w ON w.left_anchor_n = l.anchor_n
+LEFT JOIN traceloom_runtime_call hl ON hl.call_n = w.left_call_n
+LEFT JOIN traceloom_runtime_call hr ON hr.call_n = w.right_call_n
 WHERE ROUND(r.idle_us, 3) > 0;
 
 -- @surface traceloom_v_tree_node | one node of the report tree, walked from the roots | The primary readable map: every structural position with depth, loop depth, kind, repeat count, costs, per-iteration averages and shares | SELECT local_node_id, label, repeat_count, occurrence_count, total_us, avg_total_us FROM traceloom_v_tree_node ORDER BY db_idx, device_id, view_name, display_order
@@ -270,22 +283,36 @@ CREATE VIEW traceloom_v_structure_bubble_occurrence AS
 SELECT * FROM traceloom_structure_bubble_occurrence;
 
 -- @surface traceloom_structure_bubble_position | one structural position with bubbles | Bubble statistics per structural position: count, host-observation coverage, total, average, min and max bubble | SELECT right_local_node_id, right_node_symbol, bubble_occurrence_count, total_bubble_us, avg_bubble_us FROM traceloom_structure_bubble_position ORDER BY total_bubble_us DESC LIMIT 10
+-- The same bubbles as traceloom_structure_bubble_occurrence (an anchor with a left neighbour
+-- on its device, hence a host window, and idle time), aggregated from the anchors and their
+-- host windows before the position's text columns are looked up once per group. idle_us is
+-- whole nanoseconds over 1000, so it is its own ROUND(idle_us, 3) (bubble_us).
 CREATE VIEW traceloom_structure_bubble_position AS
-SELECT db_idx, device_id, view_name, structural_position_id, right_node_id, right_local_node_id,
-       right_node_path, right_node_kind, right_node_symbol,
-       COUNT(*) AS bubble_occurrence_count,
-       SUM(host_observation_status = 'supported_ordered') AS supported_host_occurrence_count,
-       SUM(host_observation_status = 'missing_endpoint') AS missing_endpoint_occurrence_count,
-       SUM(host_observation_status = 'nonmonotonic_host_order') AS nonmonotonic_occurrence_count,
-       SUM(host_observation_status NOT IN ('supported_ordered', 'missing_endpoint', 'nonmonotonic_host_order')) AS other_unsupported_occurrence_count,
-       ROUND(SUM(bubble_us), 3) AS total_bubble_us,
-       ROUND(AVG(bubble_us), 3) AS avg_bubble_us,
-       ROUND(MIN(bubble_us), 3) AS min_bubble_us,
-       ROUND(MAX(bubble_us), 3) AS max_bubble_us,
-       ROUND(1.0 * SUM(host_observation_status = 'supported_ordered') / COUNT(*), 6) AS host_observation_coverage
-FROM traceloom_structure_bubble_occurrence
-GROUP BY db_idx, device_id, view_name, structural_position_id, right_node_id, right_local_node_id,
-         right_node_path, right_node_kind, right_node_symbol;
+SELECT n.db_idx, n.device_id, 'native_report_tree' AS view_name, n.node_id AS structural_position_id,
+       n.node_id AS right_node_id, n.local_node_id AS right_local_node_id, n.path AS right_node_path,
+       'atom' AS right_node_kind, n.symbol AS right_node_symbol,
+       b.bubble_occurrence_count, b.supported_host_occurrence_count,
+       b.missing_endpoint_occurrence_count, b.nonmonotonic_occurrence_count,
+       b.other_unsupported_occurrence_count, b.total_bubble_us, b.avg_bubble_us, b.min_bubble_us,
+       b.max_bubble_us,
+       ROUND(1.0 * b.supported_host_occurrence_count / b.bubble_occurrence_count, 6)
+         AS host_observation_coverage, b.node_n AS right_node_n
+-- per atom node (an anchor's occurrence names it): the bubbles before its anchors
+FROM (SELECT o.node_n, COUNT(*) AS bubble_occurrence_count,
+             SUM(w.state = 0) AS supported_host_occurrence_count,
+             SUM(w.state = 1) AS missing_endpoint_occurrence_count,
+             SUM(w.state = 4) AS nonmonotonic_occurrence_count,
+             SUM(w.state IN (2, 3)) AS other_unsupported_occurrence_count,
+             ROUND(SUM(r.idle_ns) / 1000.0, 3) AS total_bubble_us,
+             ROUND(AVG(r.idle_ns) / 1000.0, 3) AS avg_bubble_us,
+             ROUND(MIN(r.idle_ns) / 1000.0, 3) AS min_bubble_us,
+             ROUND(MAX(r.idle_ns) / 1000.0, 3) AS max_bubble_us
+      FROM traceloom_anchor_core r
+      CROSS JOIN traceloom_anchor_host_window w ON w.left_anchor_n = r.anchor_n - 1
+      JOIN traceloom_position_occurrence_core o ON o.occurrence_n = r.occurrence_n
+      WHERE r.idle_ns > 0
+      GROUP BY o.node_n) b
+JOIN traceloom_viz_node n ON n.node_n = b.node_n;
 
 -- @surface traceloom_v_structure_bubble_position | one structural position with bubbles | All bubble statistics per position | SELECT * FROM traceloom_v_structure_bubble_position ORDER BY total_bubble_us DESC LIMIT 10
 CREATE VIEW traceloom_v_structure_bubble_position AS

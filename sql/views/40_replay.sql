@@ -28,7 +28,8 @@ SELECT m.member_id, m.launch_id, c.cost_unit_id, m.db_idx, m.device_id, c.compos
        m.start_ns - c.first_member_start_ns AS relative_start_ns,
        m.end_ns - c.first_member_start_ns AS relative_end_ns,
        m.scheduled_work_share_ppm, c.task_sum_ns > 0 AS scheduled_work_share_supported,
-       c.task_sum_ns AS scheduled_work_denominator_body_task_sum_ns, m.member_n, m.launch_n
+       c.task_sum_ns AS scheduled_work_denominator_body_task_sum_ns, m.member_n, m.launch_n,
+       m.event_n
 FROM traceloom_graph_body_member m
 JOIN traceloom_replay_cost_launch c ON c.launch_n = m.launch_n;
 
@@ -47,7 +48,7 @@ CREATE VIEW traceloom_v_node_graph_body_member AS
 WITH RECURSIVE cover(launch_n, anchor_n, occurrence_n) AS (
   SELECT l.launch_n, a.anchor_n, a.occurrence_n
   FROM traceloom_graph_launch l
-  JOIN traceloom_anchor_core a ON a.anchor_n = l.anchor_n
+  CROSS JOIN traceloom_anchor_core a ON a.anchor_n = l.anchor_n
   WHERE a.occurrence_n IS NOT NULL
   UNION ALL
   SELECT c.launch_n, c.anchor_n, o.parent_n
@@ -70,12 +71,14 @@ SELECT o.position_id AS node_id, 'native_report_tree' AS view_name, o.occurrence
        m.*,
        e.symbol AS member_symbol, e.label AS member_label, e.task_type AS member_task_type,
        e.semantic_role AS member_semantic_role
+-- CROSS JOINs: from the covering occurrences of each launch anchor to their rows by key, and
+-- to the launch's members as one key range, never from every member or occurrence
 FROM cover cv
-JOIN traceloom_position_occurrence o ON o.occurrence_n = cv.occurrence_n
-JOIN traceloom_anchor a ON a.anchor_n = cv.anchor_n
-JOIN traceloom_graph_launch l ON l.launch_n = cv.launch_n
-JOIN traceloom_graph_body_member m ON m.launch_n = cv.launch_n
-JOIN traceloom_event e ON e.event_n = m.event_n;
+CROSS JOIN traceloom_position_occurrence o ON o.occurrence_n = cv.occurrence_n
+CROSS JOIN traceloom_anchor a ON a.anchor_n = cv.anchor_n
+CROSS JOIN traceloom_graph_launch l ON l.launch_n = cv.launch_n
+CROSS JOIN traceloom_graph_body_member m ON m.launch_n = cv.launch_n
+CROSS JOIN traceloom_event e ON e.event_n = m.event_n;
 
 -- @surface traceloom_v_node_replay_cost_member | one member cost row under the node that owns its launch anchor | The replay cost map seen from the tree (self coverage only, so each member appears once per owning node) | SELECT node_id, slot_role, identity, duration_ns, scheduled_work_share_ppm FROM traceloom_v_node_replay_cost_member LIMIT 20
 CREATE VIEW traceloom_v_node_replay_cost_member AS

@@ -20,7 +20,7 @@ SELECT 'relations: body and record tasks have no runtime call',
 SELECT 'relations: the blocking sync has no device work',
   (SELECT count(*) = 1 AND max(correlation_id) = 9999 FROM traceloom_runtime_device_relation WHERE support_state = 'unmatched_runtime_call');
 SELECT 'relations: each exact link joins a launch call to MODEL_EXECUTE or NOTIFY_WAIT',
-  (SELECT count(*) FROM traceloom_v_runtime_device WHERE api_name = 'aclmdlRIExecuteAsync' AND work_kind IN ('graph_launch', 'control')) = 28;
+  (SELECT count(*) FROM traceloom_v_runtime_device WHERE api_name = 'aclmdlRIExecuteAsync' AND device_kind IN ('graph_launch', 'control')) = 28;
 SELECT 'metadata: required keys',
   (SELECT count(*) FROM traceloom_metadata WHERE key IN ('schema_version','tool_version','artifact_kind','source_kind','source_path','source_size_bytes','source_sha256','source_embedded','analysis_options','analysis_status')) = 10;
 SELECT 'metadata: artifact kind and status', (SELECT group_concat(value, ',') FROM (SELECT value FROM traceloom_metadata WHERE key IN ('artifact_kind','analysis_status') ORDER BY key)) = 'complete,queryable_database_timeline';

@@ -542,15 +542,19 @@ static void write_events(sqlite3 *db, const tl_trace *t, const tl_classification
                              "source_key TEXT, role_class_id INTEGER, stream_id INTEGER, "
                              "start_ns INTEGER, end_ns INTEGER, dur_us REAL, kind TEXT, "
                              "label TEXT, task_type TEXT, op_name TEXT, op_type TEXT, "
-                             "compute_task_type TEXT, comm_name TEXT)",
+                             "compute_task_type TEXT, comm_name TEXT, task_id INTEGER, "
+                             "event_n INTEGER PRIMARY KEY);"
+                             /* the decisions look retained-but-unplaced links up */
+                             "CREATE TABLE traceloom_aux_link(anchor_id TEXT, aux_event_id TEXT, "
+                             "link_type TEXT, aux_event_n INTEGER, anchor_n INTEGER)",
                              NULL, NULL, &msg) == SQLITE_OK,
                 "%s", msg);
   sqlite3_stmt *st;
   ck_assert_int_eq(sqlite3_prepare_v2(db,
                                       "INSERT INTO traceloom_event(event_id, db_idx, device_id, "
                                       "source_id, source_table, source_key, role_class_id, "
-                                      "task_type, op_type, dur_us) VALUES (?1, ?2, ?3, ?4, ?5, "
-                                      "?6, ?7, ?8, ?9, 1.0)",
+                                      "task_type, op_type, dur_us, event_n) VALUES (?1, ?2, ?3, "
+                                      "?4, ?5, ?6, ?7, ?8, ?9, 1.0, ?10)",
                                       -1, &st, NULL),
                    SQLITE_OK);
   for (size_t i = 0; i < t->ev.n; i++) {
@@ -567,6 +571,7 @@ static void write_events(sqlite3 *db, const tl_trace *t, const tl_classification
     sqlite3_bind_int64(st, 7, tl_event_class(c, t, i)->class_id);
     sqlite3_bind_text(st, 8, S(t, tl_event_label(t, i)->task_type), -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 9, S(t, tl_event_label(t, i)->op_type), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 10, (int64_t)i);
     ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
     sqlite3_reset(st);
   }

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""What the report surfaces cost, and how fast the 34 reference report queries answer.
+
+    python3 bench/reports_bench.py [--rows 1000000] [--build build] [--repeat 1] [--record]
+
+Generates (cached under bench/out/) an Ascend profile of --rows kernel rows (tools/genprofile.py,
+32 layers x 11 ops, 2 prefill steps), analyses it with the CLI under TRACELOOM_TIMING=1 and
+measures, in this run:
+  - analysis time: the report stage (ext/reports and ext/idle, its "reports ..." timings) plus
+    building the indexes the report views add (dropped and built again on the result, one by
+    one), against the rest of the analysis (target: the reports add at most 10%);
+  - file size: the pages of the report tables and indexes (dbstat) against the rest of the file
+    (target: at most 10%);
+  - each query of ../shared/reference/report-sql run unchanged through the sqlite3 shell
+    (`sqlite3 -bail analysis.db < Q.sql`): wall and CPU seconds (target: under 2 s each);
+  - the same analysis with idle evidence on ({"idle_evidence": {...}}), its stage and the idle
+    queries on it.
+"""
+
+import argparse
+import datetime
+import glob
+import json
+import os
+import platform
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+QUERIES = os.path.join(os.path.dirname(ROOT), "shared", "reference", "report-sql")
+
+
+def generate(out, rows):
+    truth = os.path.join(out, "ground_truth.json")
+    if not os.path.exists(truth):
+        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "genprofile.py"), "--format",
+                        "ascend", "--out", out, "--rows", str(rows), "--layers", "32", "--ops",
+                        "11", "--prefill-steps", "2", "--seed", "1", "--quiet"], check=True)
+    with open(truth) as f:
+        return json.load(f)
+
+
+def timed(cmd, stdin=None, env=None):
+    """Runs cmd; returns (wall s, stdout, stderr)."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env)
+    out, err = p.communicate()
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        sys.exit("failed: %s\n%s" % (" ".join(cmd), err[-2000:]))
+    return wall, out, err
+
+
+def cpu_of(fn):
+    """CPU seconds (user + sys) that children used while fn ran, and fn's result."""
+    before = os.times()
+    res = fn()
+    after = os.times()
+    return (after.children_user - before.children_user) + \
+        (after.children_system - before.children_system), res
+
+
+def analyse(build, profile, db, options=None):
+    if os.path.exists(db):
+        os.remove(db)
+    cmd = [os.path.join(ROOT, build, "traceloom"), profile, "--output", db]
+    if options:
+        cmd += ["--options", json.dumps(options)]
+    env = dict(os.environ, TRACELOOM_TIMING="1")
+    cpu, (wall, _, err) = cpu_of(lambda: timed(cmd, env=env))
+    stages = {m.group(1).strip(): float(m.group(2))
+              for m in re.finditer(r"traceloom timing: (.+?)\s+([0-9.]+) s", err)}
+    return wall, cpu, stages
+
+
+def report_objects():
+    """Names of the tables and indexes the report stages add (sql/schema/6*, sql/views/6*)."""
+    tables, indexes = [], []
+    for f in sorted(glob.glob(os.path.join(ROOT, "sql", "schema", "6*.sql")) +
+                    glob.glob(os.path.join(ROOT, "sql", "views", "6*.sql"))):
+        text = open(f).read()
+        tables += re.findall(r"CREATE TABLE (\w+)", text)
+        indexes += re.findall(r"(CREATE INDEX (\w+)\s+ON [^;]+;)", text)
+    return tables, indexes
+
+
+def index_build_seconds(db, indexes):
+    """Drops each report index of db and builds it again, timed (wall, this process)."""
+    con = sqlite3.connect(db)
+    total = 0.0
+    for sql, name in indexes:
+        con.execute("DROP INDEX IF EXISTS %s" % name)
+        t0 = time.perf_counter()
+        con.execute(sql)
+        total += time.perf_counter() - t0
+    con.commit()
+    con.close()
+    return total
+
+
+def sizes(db, tables, indexes):
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    names = set(tables) | {n for _, n in indexes}
+    # a table's automatic (primary key) indexes belong to it
+    mine = sum(size for name, size in con.execute(
+        "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name")
+        if name in names or any(name.startswith("sqlite_autoindex_%s_" % t) for t in tables))
+    con.close()
+    return mine, os.path.getsize(db)
+
+
+def run_queries(db, names):
+    rows = []
+    for name in names:
+        with open(os.path.join(QUERIES, name + ".sql")) as sql:
+            cpu, (wall, out, _) = cpu_of(lambda: timed(["sqlite3", "-bail", db], stdin=sql))
+        rows.append((name, wall, cpu, len(out.splitlines())))
+    return rows
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--rows", type=int, default=int(os.environ.get("BENCH_REPORTS_ROWS", 1_000_000)))
+    p.add_argument("--build", default="build")
+    p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--record", action="store_true")
+    a = p.parse_args()
+    if not os.path.isdir(QUERIES):
+        sys.exit("report queries not found at %s" % QUERIES)
+    names = sorted(os.path.basename(f)[:-4] for f in glob.glob(os.path.join(QUERIES, "*.sql")))
+    out_dir = os.path.join(ROOT, "bench", "out")
+    prof = os.path.join(out_dir, "ascend_reports_%d" % a.rows)
+    truth = generate(prof, a.rows)
+    db = os.path.join(ROOT, a.build, "bench", "reports.db")
+    os.makedirs(os.path.dirname(db), exist_ok=True)
+    best = None
+    for _ in range(a.repeat):
+        run = analyse(a.build, prof, db)
+        if best is None or run[0] < best[0]:
+            best = run
+    wall, cpu, stages = best
+    stage = sum(v for k, v in stages.items() if k.startswith("reports "))
+    tables, indexes = report_objects()
+    mine, total = sizes(db, tables, indexes)
+    idx = index_build_seconds(db, indexes)
+    added = stage + idx
+    t_ratio = wall / (wall - added)
+    s_ratio = total / (total - mine)
+    queries = run_queries(db, names)
+    idle_db = os.path.join(ROOT, a.build, "bench", "reports_idle.db")
+    iwall, icpu, istages = analyse(a.build, prof, idle_db,
+                                   {"idle_evidence": {"collection_status": "complete"}})
+    iq = run_queries(idle_db, [n for n in names if n.startswith("idle-")])
+    slow = [q for q in queries + iq if q[1] >= 2.0]
+    lines = [
+        "- machine: %d CPUs (nproc), %s, load average %.1f at the start" %
+        (os.cpu_count(), platform.processor() or platform.machine(), os.getloadavg()[0]),
+        "- profile: %d kernel rows (tools/genprofile.py, 32 layers x 11 ops)" % truth["kernel_rows"],
+        "- analysis (CLI): %.2f s wall, %.2f s CPU; report stage %.2f s (%s) + report indexes "
+        "built again %.2f s = %.2f s; ratio %.3f (target <= 1.10: %s)" %
+        (wall, cpu, stage, ", ".join("%s %.2f" % (k[8:], v) for k, v in stages.items()
+                                     if k.startswith("reports ") and v >= 0.005),
+         idx, added, t_ratio, "PASS" if t_ratio <= 1.10 else "FAIL"),
+        "- file: %.1f MB, report tables and indexes %.1f MB; ratio %.3f (target <= 1.10: %s)" %
+        (total / 1e6, mine / 1e6, s_ratio, "PASS" if s_ratio <= 1.10 else "FAIL"),
+        "- with idle evidence on: %.2f s wall, idle stage %.2f s" %
+        (iwall, istages.get("reports idle evidence", 0.0)),
+        "- report queries (`sqlite3 -bail analysis.db < Q.sql`; target < 2 s each): %d of %d "
+        "under 2 s%s" % (len(queries + iq) - len(slow), len(queries + iq),
+                         (" (over: %s)" % ", ".join(q[0] for q in slow)) if slow else ""),
+        "",
+        "| query | rows | wall s | CPU s | < 2 s |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for name, w, c, n in queries + [(q[0] + " (idle on)",) + q[1:] for q in iq]:
+        lines.append("| %s | %d | %.2f | %.2f | %s |" % (name, n, w, c, "yes" if w < 2.0 else "NO"))
+    print("\n".join(lines))
+    if a.record:
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as f:
+            f.write("\n## %s report surfaces and queries (bench/reports_bench.py)\n\n" % stamp)
+            f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

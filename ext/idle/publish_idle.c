@@ -1,0 +1,786 @@
+/*
+** publish_idle.c: the idle-evidence stage's options, inputs and tables (idle.h,
+** sql/schema/61_idle.sql), inside the caller's savepoint.
+**
+** Per Ascend input (db_idx) one run: E1 to E4 (rules.c, timeline.c), the clock models of its
+** devices from the marker TSV (clock.c, read by source/clock_markers.c), the host evidence
+** (host.c), then every row with its lineage. The events' connection ids and source rows and
+** the runtime calls were published and freed before this stage: they are read back from
+** traceloom_event and traceloom_runtime_call. Explained idle is also attributed to the anchor
+** whose prelude window (the uncovered time before it on its device) holds it.
+*/
+#include "idle/idle_int.h"
+#include "publish/publish.h"
+#include "util/buf.h"
+#include "util/sha256.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE TL_IDLE_NONE
+
+/* ------------------------------------------------------------------ options */
+
+void tl_idle_options_free(tl_idle_options *o) {
+  free(o->clock_markers);
+  memset(o, 0, sizeof *o);
+}
+
+int tl_idle_options_parse(const tl_json *v, tl_idle_options *o, tl_err *e) {
+  memset(o, 0, sizeof *o);
+  o->collection = TL_COLLECTION_UNKNOWN, o->epsilon_multiplier = 1.0, o->minimum_evidence_ns = 1;
+  if (!v) return TL_OK;
+  int b = tl_json_bool(v);
+  if (b >= 0) {
+    o->enabled = b;
+    return TL_OK;
+  }
+  if (tl_json_type_of(v) != TL_JSON_OBJECT)
+    return tl_fail(e, "analyze option \"idle_evidence\" must be true, false or an object, e.g. "
+                      "{\"idle_evidence\": {\"collection_status\": \"complete\"}}");
+  o->enabled = 1;
+  for (size_t i = 0; i < tl_json_len(v); i++) {
+    const char *key = tl_json_key_at(v, i);
+    const tl_json *x = tl_json_value_at(v, i);
+    if (strcmp(key, "collection_status") == 0) {
+      const char *s = tl_json_str(x, NULL);
+      int k = -1;
+      for (int c = 0; s && c <= TL_COLLECTION_INVALID; c++)
+        if (strcmp(s, tl_collection_name(c)) == 0) k = c;
+      if (k < 0) {
+        tl_idle_options_free(o);
+        return tl_fail(e, "idle_evidence option \"collection_status\" must be complete, incomplete, "
+                          "unknown or invalid");
+      }
+      o->collection = (tl_collection)k;
+    } else if (strcmp(key, "clock_markers") == 0) {
+      const char *s = tl_json_str(x, NULL);
+      if (!s || !*s) {
+        tl_idle_options_free(o);
+        return tl_fail(e, "idle_evidence option \"clock_markers\" must be the path of a marker TSV");
+      }
+      free(o->clock_markers);
+      if (!(o->clock_markers = tl_strdup(s))) return tl_nomem(e);
+    } else if (strcmp(key, "clock_markers_synthetic") == 0) {
+      int s = tl_json_bool(x);
+      if (s < 0) {
+        tl_idle_options_free(o);
+        return tl_fail(e, "idle_evidence option \"clock_markers_synthetic\" must be true or false");
+      }
+      o->markers_synthetic = s;
+    } else if (strcmp(key, "epsilon_multiplier") == 0) {
+      double d;
+      if (tl_json_double(x, &d) || !(d >= 0 && d <= 1000)) {
+        tl_idle_options_free(o);
+        return tl_fail(e, "idle_evidence option \"epsilon_multiplier\" must be a number from 0 to 1000");
+      }
+      o->epsilon_multiplier = d;
+    } else if (strcmp(key, "minimum_evidence_duration_ns") == 0) {
+      int64_t n;
+      if (tl_json_i64(x, &n) || n < 0) {
+        tl_idle_options_free(o);
+        return tl_fail(e, "idle_evidence option \"minimum_evidence_duration_ns\" must be an integer >= 0");
+      }
+      o->minimum_evidence_ns = n;
+    } else {
+      tl_idle_options_free(o);
+      return tl_fail(e, "unknown idle_evidence option \"%s\": expected collection_status, clock_markers, "
+                        "clock_markers_synthetic, epsilon_multiplier or minimum_evidence_duration_ns",
+                     key);
+    }
+  }
+  return TL_OK;
+}
+
+/* ------------------------------------------------------------------ inputs read back */
+
+/* The source rows of the db's events and calls, as published. */
+typedef struct sources {
+  char *tables[32];              /* distinct source tables */
+  int ntables;
+  uint8_t *event_table;          /* per event: index into tables */
+  int64_t *event_key;            /* per event: source rowid */
+  int64_t *conn;                 /* per event: connection (correlation) id, TL_ABSENT */
+} sources;
+
+static void sources_free(sources *s) {
+  for (int i = 0; i < s->ntables; i++) free(s->tables[i]);
+  free(s->event_table), free(s->event_key), free(s->conn);
+  memset(s, 0, sizeof *s);
+}
+
+static int table_index(sources *s, const char *name) {
+  name = name ? name : "";
+  for (int i = 0; i < s->ntables; i++)
+    if (strcmp(s->tables[i], name) == 0) return i;
+  if (s->ntables == 32) return 31;
+  if (!(s->tables[s->ntables] = tl_strdup(name))) return -1;
+  return s->ntables++;
+}
+
+static int read_events(sqlite3 *db, size_t n, int db_idx, sources *s, tl_err *e) {
+  s->event_table = calloc(n ? n : 1, 1);
+  s->event_key = malloc((n ? n : 1) * sizeof *s->event_key);
+  s->conn = malloc((n ? n : 1) * sizeof *s->conn);
+  if (!s->event_table || !s->event_key || !s->conn) return tl_nomem(e);
+  for (size_t i = 0; i < n; i++) s->conn[i] = TL_ABSENT, s->event_key[i] = -1;
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db, "SELECT event_n, correlation_id, source_table, source_key FROM main.traceloom_event "
+                         "WHERE db_idx = ?1", &st, e))
+    return TL_ERROR;
+  sqlite3_bind_int(st, 1, db_idx);
+  int rc = TL_OK, r;
+  while (rc == TL_OK && (r = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t ev = sqlite3_column_int64(st, 0);
+    if (ev < 0 || (size_t)ev >= n) continue;
+    if (sqlite3_column_type(st, 1) != SQLITE_NULL) s->conn[ev] = sqlite3_column_int64(st, 1);
+    int t = table_index(s, (const char *)sqlite3_column_text(st, 2));
+    if (t < 0) rc = tl_nomem(e);
+    s->event_table[ev] = (uint8_t)t;
+    s->event_key[ev] = sqlite3_column_int64(st, 3);
+  }
+  if (rc == TL_OK && r != SQLITE_DONE) rc = tl_fail(e, "reading the published events: %s", sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* The allowlisted host API calls of the db, with their source rows. */
+typedef struct api_source {
+  char *table;
+  int64_t key;
+  char *name;
+} api_source;
+typedef TL_VEC(api_source) api_sources;
+
+static int read_apis(sqlite3 *db, int db_idx, tl_idle_host *h, api_sources *src, tl_err *e) {
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "SELECT call_n, start_ns, end_ns, api_name, correlation_id, source_table, source_key "
+                     "FROM main.traceloom_runtime_call WHERE db_idx = ?1 ORDER BY call_n",
+                     &st, e))
+    return TL_ERROR;
+  sqlite3_bind_int(st, 1, db_idx);
+  int rc = TL_OK, r;
+  while (rc == TL_OK && (r = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *pattern = NULL;
+    const char *name = (const char *)sqlite3_column_text(st, 3);
+    int family = tl_idle_host_api_family(name, &pattern);
+    if (!family) continue;
+    tl_idle_api a;
+    memset(&a, 0, sizeof a);
+    a.call = (uint32_t)sqlite3_column_int64(st, 0);
+    a.start = sqlite3_column_int64(st, 1), a.end = sqlite3_column_int64(st, 2);
+    a.connection = sqlite3_column_type(st, 4) == SQLITE_NULL ? TL_ABSENT : sqlite3_column_int64(st, 4);
+    a.family = (uint8_t)family, a.pattern = pattern;
+    api_source x = {tl_strdup((const char *)sqlite3_column_text(st, 5)), sqlite3_column_int64(st, 6),
+                    tl_strdup(name)};
+    if (!x.table || !x.name || TL_VEC_PUSH(&h->apis, a) || TL_VEC_PUSH(src, x)) {
+      free(x.table), free(x.name);
+      rc = tl_nomem(e);
+    }
+  }
+  if (rc == TL_OK && r != SQLITE_DONE) rc = tl_fail(e, "reading the published runtime calls: %s", sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ rows */
+
+static const char *const LEVEL_NAME[] = {"direct", "correlated", "none"};
+static const char *const RELATION_NAME[] = {"device_event_coverage", "complete_absence_observation",
+                                            "exact_connection_id", "temporal_overlap", "none"};
+static const char *const STATUS_NAME[] = {"ok", "no_productive_span", "invalid_input", "empty_input"};
+static const char *const CANDIDATE_STATUS[] = {"possible_only", "non_robust_delay"};
+
+/* One run's prepared statements. */
+typedef struct writer {
+  sqlite3 *db;
+  sqlite3_stmt *interval, *state, *expl, *link, *cand, *model, *marker, *api, *tlink, *anchor, *meta;
+  const char *run_id, *source_kind;
+  int db_idx;
+  const sources *src;
+  const api_sources *apis_src;
+  const tl_idle_host *host;
+  const char *semantic_version;
+  const char *collection;
+} writer;
+
+static const char *SQL[] = {
+    "INSERT INTO traceloom_device_interval VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,'device',"
+    "'" TL_IDLE_CONTRACT "',?12,'" TL_IDLE_ATTRIBUTION "')",
+    "INSERT INTO traceloom_stream_state VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,'observed',?13,?13,"
+    "?14,?15,'device','" TL_IDLE_CONTRACT "',?16,'" TL_IDLE_ATTRIBUTION "')",
+    "INSERT INTO traceloom_idle_explanation VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,"
+    "?17,'device','" TL_IDLE_CONTRACT "',?18,'" TL_IDLE_ATTRIBUTION "')",
+    "INSERT INTO traceloom_evidence_link VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
+    "INSERT INTO traceloom_idle_candidate VALUES(?1,?2,?3,?4,?5,?6,'correlated',?7,?8,?9,?10,?11,?12)",
+    "INSERT INTO traceloom_clock_model VALUES(?1,?2,?3,?4,'profiler_host','caller_clock_realtime','device',"
+    "'composed_affine',?5,?6,?7,?8,?9,'theil_sen_median','1',0,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,"
+    "'record_api_midpoint_to_record_bracket_midpoint','record_sync_bracket_midpoint_to_task_start',?22)",
+    "INSERT INTO traceloom_clock_marker VALUES(?1,?2,'clock_marker_tsv','clock_markers',?2,?3,?4,?5,?6,?7,?8,"
+    "?9,?10,?11,?12,?13)",
+    "INSERT INTO traceloom_host_api_event VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,'profiler_host',"
+    "'" TL_IDLE_CONTRACT "')",
+    "INSERT INTO traceloom_task_api_link VALUES(?1,?2,?3,?4,?5,?6)",
+    "INSERT INTO traceloom_anchor_idle_explanation VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+    "INSERT INTO traceloom_run_metadata VALUES(?1,?2,?3,?4,'" TL_IDLE_CONTRACT "',?5,?6,'" TL_IDLE_ATTRIBUTION
+    "',?7,?8,?9,?10,?11,?12,?13)",
+};
+
+static int writer_open(writer *w, tl_err *e) {
+  sqlite3_stmt **st[] = {&w->interval, &w->state, &w->expl, &w->link, &w->cand, &w->model,
+                         &w->marker, &w->api, &w->tlink, &w->anchor, &w->meta};
+  for (size_t i = 0; i < sizeof st / sizeof st[0]; i++)
+    if (tl_pub_prepare(w->db, SQL[i], st[i], e)) return TL_ERROR;
+  return TL_OK;
+}
+
+static void writer_close(writer *w) {
+  sqlite3_stmt *st[] = {w->interval, w->state, w->expl, w->link, w->cand, w->model,
+                        w->marker, w->api, w->tlink, w->anchor, w->meta};
+  for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) sqlite3_finalize(st[i]);
+}
+
+static void bind_str(sqlite3_stmt *st, int col, const char *s) {
+  if (s) sqlite3_bind_text(st, col, s, -1, SQLITE_TRANSIENT);
+  else sqlite3_bind_null(st, col);
+}
+
+/* A link citing device event ev (or, with ev NONE, host call `call`). */
+static int link(writer *w, const char *owner_kind, const char *owner_id, int ordinal, const tl_idle_src *s,
+                const char *relation, const char *level, int extent, int64_t os, int64_t oe,
+                int64_t stream, const char *state, tl_err *e) {
+  sqlite3_stmt *st = w->link;
+  char key[32], trace[32];
+  bind_str(st, 1, owner_kind);
+  bind_str(st, 2, owner_id);
+  sqlite3_bind_int(st, 3, ordinal);
+  bind_str(st, 4, w->source_kind);
+  if (s->event != NONE) {
+    bind_str(st, 5, w->src->tables[w->src->event_table[s->event]]);
+    snprintf(key, sizeof key, "%lld", (long long)w->src->event_key[s->event]);
+    snprintf(trace, sizeof trace, "event-%u", s->event);
+  } else {
+    const api_source *x = NULL;
+    for (size_t k = 0; k < w->host->apis.n; k++)
+      if (w->host->apis.v[k].call == s->call) x = &w->apis_src->v[k];
+    bind_str(st, 5, x ? x->table : "");
+    snprintf(key, sizeof key, "%lld", (long long)(x ? x->key : -1));
+    trace[0] = 0;
+  }
+  bind_str(st, 6, key);
+  bind_str(st, 7, relation);
+  bind_str(st, 8, level);
+  if (extent && oe > os) sqlite3_bind_int64(st, 9, os), sqlite3_bind_int64(st, 10, oe);
+  else sqlite3_bind_null(st, 9), sqlite3_bind_null(st, 10);
+  if (stream >= 0) sqlite3_bind_int64(st, 11, stream);
+  else sqlite3_bind_null(st, 11);
+  bind_str(st, 12, state);
+  bind_str(st, 13, trace);
+  bind_str(st, 14, s->event != NONE && s->rule != NONE ? tl_idle_rule_id(s->rule) : NULL);
+  return tl_pub_step(w->db, st, "traceloom_evidence_link", e);
+}
+
+static int write_device(writer *w, const tl_idle_events *ev, const tl_idle_device *d, const tl_clock_model *m,
+                        tl_err *e) {
+  const tl_trace *t = ev->t;
+  char id[96], gap_id[96];
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < d->intervals.n; i++) {
+    const tl_idle_interval *x = &d->intervals.v[i];
+    snprintf(id, sizeof id, "device-interval-d%d-dev%u-%zu", w->db_idx, d->device_id, i);
+    sqlite3_stmt *st = w->interval;
+    bind_str(st, 1, id);
+    bind_str(st, 2, w->run_id);
+    sqlite3_bind_int(st, 3, w->db_idx);
+    sqlite3_bind_int64(st, 4, d->device_id);
+    sqlite3_bind_int64(st, 5, (int64_t)i);
+    sqlite3_bind_int64(st, 6, x->start), sqlite3_bind_int64(st, 7, x->end);
+    sqlite3_bind_int64(st, 8, x->end - x->start);
+    sqlite3_bind_double(st, 9, tl_ns_to_us(x->end - x->start));
+    bind_str(st, 10, x->kind ? "visible_productive_idle" : "productive_active");
+    sqlite3_bind_int64(st, 11, x->nsrc);
+    bind_str(st, 12, w->semantic_version);
+    rc = tl_pub_step(w->db, st, "traceloom_device_interval", e);
+    for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++)
+      rc = link(w, "device_interval", id, (int)k, &d->interval_src.v[x->first_src + k], "none", "none", 0, 0, 0,
+                -1, NULL, e);
+  }
+  uint32_t order = 0;
+  for (size_t i = 0; rc == TL_OK && i < d->states.n; i++) {
+    const tl_idle_state_row *x = &d->states.v[i];
+    order = i && d->states.v[i - 1].stream == x->stream ? order + 1 : 0;
+    snprintf(id, sizeof id, "stream-state-d%d-dev%u-s%u-%u", w->db_idx, d->device_id, x->stream, order);
+    sqlite3_stmt *st = w->state;
+    bind_str(st, 1, id);
+    bind_str(st, 2, w->run_id);
+    sqlite3_bind_int(st, 3, w->db_idx);
+    sqlite3_bind_int64(st, 4, d->device_id);
+    sqlite3_bind_int64(st, 5, x->stream);
+    sqlite3_bind_int64(st, 6, order);
+    sqlite3_bind_int64(st, 7, x->start), sqlite3_bind_int64(st, 8, x->end);
+    sqlite3_bind_int64(st, 9, x->end - x->start);
+    sqlite3_bind_double(st, 10, tl_ns_to_us(x->end - x->start));
+    bind_str(st, 11, tl_idle_state_name(x->state));
+    sqlite3_bind_int64(st, 12, x->nsrc);
+    sqlite3_bind_int64(st, 13, d->stream_count);
+    sqlite3_bind_int(st, 14, d->scan_complete);
+    bind_str(st, 15, w->collection);
+    bind_str(st, 16, w->semantic_version);
+    rc = tl_pub_step(w->db, st, "traceloom_stream_state", e);
+    for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++) {
+      const tl_idle_src *s = &d->state_src.v[x->first_src + k];
+      rc = link(w, "stream_state", id, (int)k, s, "none", "none", 0, 0, 0, x->stream,
+                tl_idle_state_name(s->state), e);
+    }
+  }
+  for (size_t i = 0; rc == TL_OK && i < d->expl.n; i++) {
+    const tl_idle_expl *x = &d->expl.v[i];
+    snprintf(id, sizeof id, "idle-explanation-d%d-dev%u-%zu", w->db_idx, d->device_id, i);
+    snprintf(gap_id, sizeof gap_id, "device-interval-d%d-dev%u-%u", w->db_idx, d->device_id, x->gap);
+    sqlite3_stmt *st = w->expl;
+    bind_str(st, 1, id);
+    bind_str(st, 2, w->run_id);
+    bind_str(st, 3, gap_id);
+    sqlite3_bind_int(st, 4, w->db_idx);
+    sqlite3_bind_int64(st, 5, d->device_id);
+    sqlite3_bind_int64(st, 6, (int64_t)i);
+    sqlite3_bind_int64(st, 7, x->start), sqlite3_bind_int64(st, 8, x->end);
+    sqlite3_bind_int64(st, 9, x->end - x->start);
+    sqlite3_bind_double(st, 10, tl_ns_to_us(x->end - x->start));
+    bind_str(st, 11, tl_idle_category_name(x->category));
+    bind_str(st, 12, LEVEL_NAME[x->level]);
+    bind_str(st, 13, RELATION_NAME[x->relation]);
+    bind_str(st, 14, tl_alignment_name(x->alignment));
+    bind_str(st, 15, w->collection);
+    bind_str(st, 16, x->reason);
+    sqlite3_bind_int64(st, 17, x->nsrc);
+    bind_str(st, 18, w->semantic_version);
+    rc = tl_pub_step(w->db, st, "traceloom_idle_explanation", e);
+    int ordinal = 0;
+    for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++) {
+      const tl_idle_src *s = &d->expl_src.v[x->first_src + k];
+      if (x->category <= TL_IC_RUNTIME) {
+        int64_t os = t->ev.start_ns[s->event] > x->start ? t->ev.start_ns[s->event] : x->start;
+        int64_t oe = t->ev.end_ns[s->event] < x->end ? t->ev.end_ns[s->event] : x->end;
+        rc = link(w, "explanation", id, ordinal++, s, "device_event_coverage", "direct", 1, os, oe, -1, NULL, e);
+      } else if (x->category == TL_IC_HOST_SYNC || x->category == TL_IC_QUEUED) {
+        const char *rel = x->category == TL_IC_HOST_SYNC ? "temporal_overlap" : "exact_connection_id";
+        tl_idle_src host = *s;
+        host.event = NONE; /* the host call */
+        rc = link(w, "explanation", id, ordinal++, &host, rel, "correlated", 1, x->start, x->end, -1, NULL, e);
+        if (rc == TL_OK && x->category == TL_IC_QUEUED && s->event != NONE) {
+          tl_idle_src task = *s;
+          task.call = NONE, task.rule = ev->rule[s->event];
+          rc = link(w, "explanation", id, ordinal++, &task, rel, "correlated", 1, x->start, x->end, -1, NULL, e);
+        }
+      } else {
+        rc = link(w, "explanation", id, ordinal++, s, "none", "none", 0, 0, 0, -1, NULL, e);
+      }
+    }
+  }
+  (void)m;
+  return rc;
+}
+
+static int write_host(writer *w, const tl_idle_events *ev, const tl_idle_devices *devs, tl_err *e) {
+  const tl_idle_host *h = w->host;
+  char id[96], gap_id[96], api_id[64], trace[32];
+  int rc = TL_OK;
+  for (size_t k = 0; rc == TL_OK && k < h->apis.n; k++) {
+    const tl_idle_api *a = &h->apis.v[k];
+    const api_source *x = &w->apis_src->v[k];
+    snprintf(api_id, sizeof api_id, "host-api-event-d%d-%u", w->db_idx, a->call);
+    char key[32], call_id[48];
+    snprintf(key, sizeof key, "%lld", (long long)x->key);
+    snprintf(call_id, sizeof call_id, "runtime-call-%u", a->call);
+    sqlite3_stmt *st = w->api;
+    bind_str(st, 1, api_id);
+    bind_str(st, 2, w->run_id);
+    sqlite3_bind_int(st, 3, w->db_idx);
+    bind_str(st, 4, w->source_kind);
+    bind_str(st, 5, x->table);
+    bind_str(st, 6, key);
+    bind_str(st, 7, call_id);
+    bind_str(st, 8, x->name);
+    bind_str(st, 9, a->family == 1 ? "host_sync" : "enqueue");
+    bind_str(st, 10, a->pattern);
+    sqlite3_bind_int64(st, 11, a->start), sqlite3_bind_int64(st, 12, a->end);
+    if (a->connection >= 0) sqlite3_bind_int64(st, 13, a->connection);
+    else sqlite3_bind_null(st, 13);
+    if (a->has_device) sqlite3_bind_int64(st, 14, a->device_id);
+    else sqlite3_bind_null(st, 14);
+    rc = tl_pub_step(w->db, st, "traceloom_host_api_event", e);
+    for (uint32_t j = 0; rc == TL_OK && j < (a->ntargets ? a->ntargets : 1); j++) {
+      st = w->tlink;
+      bind_str(st, 1, w->run_id);
+      bind_str(st, 2, api_id);
+      if (a->ntargets) {
+        uint32_t task = h->targets.v[a->first_target + j];
+        snprintf(trace, sizeof trace, "event-%u", task);
+        bind_str(st, 3, trace);
+        sqlite3_bind_int64(st, 4, ev->t->ev.device_id[task]);
+      } else {
+        sqlite3_bind_null(st, 3);
+        if (a->has_device) sqlite3_bind_int64(st, 4, a->device_id);
+        else sqlite3_bind_null(st, 4);
+      }
+      if (a->connection >= 0) sqlite3_bind_int64(st, 5, a->connection);
+      else sqlite3_bind_null(st, 5);
+      bind_str(st, 6, tl_link_status_name(a->link_status));
+      rc = tl_pub_step(w->db, st, "traceloom_task_api_link", e);
+    }
+  }
+  for (size_t k = 0; rc == TL_OK && k < h->candidates.n; k++) {
+    const tl_idle_candidate *c = &h->candidates.v[k];
+    snprintf(id, sizeof id, "idle-candidate-d%d-%zu", w->db_idx, k);
+    snprintf(gap_id, sizeof gap_id, "device-interval-d%d-dev%u-%u", w->db_idx, c->device_id, c->gap_index);
+    int sync = c->category == TL_IC_HOST_SYNC;
+    sqlite3_stmt *st = w->cand;
+    bind_str(st, 1, id);
+    bind_str(st, 2, w->run_id);
+    bind_str(st, 3, gap_id);
+    sqlite3_bind_int(st, 4, w->db_idx);
+    sqlite3_bind_int64(st, 5, c->device_id);
+    bind_str(st, 6, tl_idle_category_name(c->category));
+    bind_str(st, 7, sync ? "temporal_overlap" : "exact_connection_id");
+    bind_str(st, 8, CANDIDATE_STATUS[c->status]);
+    bind_str(st, 9, sync ? "host synchronization overlap exists only inside the uncertainty window"
+                         : "enqueue-to-task delay is not positive outside clock uncertainty");
+    bind_str(st, 10, tl_alignment_name(c->alignment));
+    sqlite3_bind_int64(st, 11, c->src.overlap_start), sqlite3_bind_int64(st, 12, c->src.overlap_end);
+    rc = tl_pub_step(w->db, st, "traceloom_idle_candidate", e);
+    tl_idle_src host = c->src;
+    host.event = NONE;
+    if (rc == TL_OK)
+      rc = link(w, "candidate", id, 0, &host, sync ? "temporal_overlap" : "exact_connection_id", "correlated", 1,
+                c->src.overlap_start, c->src.overlap_end, -1, NULL, e);
+  }
+  (void)devs;
+  return rc;
+}
+
+static int write_clock(writer *w, const tl_clock_models *models, const tl_clock_markers *markers, tl_err *e) {
+  char id[64];
+  int rc = TL_OK;
+  for (size_t k = 0; rc == TL_OK && k < models->n; k++) {
+    const tl_clock_model *m = &models->v[k];
+    int fitted = m->alignment == TL_AL_CALIBRATED || m->alignment == TL_AL_SYNTHETIC;
+    snprintf(id, sizeof id, "clock-model-d%d-dev%u", w->db_idx, m->device_id);
+    sqlite3_stmt *st = w->model;
+    bind_str(st, 1, id);
+    bind_str(st, 2, w->run_id);
+    sqlite3_bind_int(st, 3, w->db_idx);
+    sqlite3_bind_int64(st, 4, m->device_id);
+    if (fitted) {
+      char scale[48];
+      snprintf(scale, sizeof scale, "%.12Lf", m->scale); /* fixed: 12 fractional digits */
+      bind_str(st, 5, scale);
+      sqlite3_bind_double(st, 6, (double)m->offset);
+      sqlite3_bind_double(st, 7, (double)m->ref_host);
+      sqlite3_bind_double(st, 8, (double)m->ref_device);
+      sqlite3_bind_double(st, 9, (double)((m->scale - 1.0L) * 1000000.0L));
+    } else {
+      for (int c = 5; c <= 9; c++) sqlite3_bind_null(st, c);
+    }
+    sqlite3_bind_int64(st, 10, (int64_t)m->input);
+    sqlite3_bind_int64(st, 11, (int64_t)m->inliers);
+    sqlite3_bind_int64(st, 12, (int64_t)m->rejected);
+    sqlite3_bind_int64(st, 13, (int64_t)m->fit);
+    sqlite3_bind_int64(st, 14, (int64_t)m->validation);
+    if (fitted) {
+      sqlite3_bind_double(st, 15, (double)m->residual_p50);
+      sqlite3_bind_double(st, 16, (double)m->residual_p95);
+      sqlite3_bind_double(st, 17, (double)m->residual_max);
+      sqlite3_bind_double(st, 18, (double)m->bracket_p95);
+      sqlite3_bind_int64(st, 19, (int64_t)m->epsilon_ns);
+    } else {
+      for (int c = 15; c <= 19; c++) sqlite3_bind_null(st, c);
+    }
+    bind_str(st, 20, tl_alignment_name(m->alignment));
+    sqlite3_bind_int(st, 21, m->has_profiler_mapping);
+    bind_str(st, 22, m->reason);
+    rc = tl_pub_step(w->db, st, "traceloom_clock_model", e);
+    int ordinal = 0;
+    for (size_t i = 0; rc == TL_OK && i < markers->n; i++) {
+      const tl_marker_row *r = &markers->v[i];
+      if (r->device_id != (int64_t)m->device_id) continue;
+      sqlite3_stmt *ls = w->link;
+      bind_str(ls, 1, "clock_model");
+      bind_str(ls, 2, id);
+      sqlite3_bind_int(ls, 3, ordinal++);
+      bind_str(ls, 4, "clock_marker_tsv");
+      bind_str(ls, 5, "clock_markers");
+      bind_str(ls, 6, r->marker_id);
+      bind_str(ls, 7, "none");
+      bind_str(ls, 8, "none");
+      for (int c = 9; c <= 12; c++) sqlite3_bind_null(ls, c);
+      bind_str(ls, 13, "");
+      sqlite3_bind_null(ls, 14);
+      rc = tl_pub_step(w->db, ls, "traceloom_evidence_link", e);
+    }
+  }
+  for (size_t i = 0; rc == TL_OK && i < markers->n; i++) {
+    const tl_marker_row *r = &markers->v[i];
+    const tl_clock_model *m = tl_clock_model_for(models, (uint32_t)r->device_id);
+    sqlite3_stmt *st = w->marker;
+    bind_str(st, 1, w->run_id);
+    bind_str(st, 2, r->marker_id);
+    int64_t v[] = {r->host_before, r->host_after, r->device_ts, r->host_pid, r->host_tid, r->device_id,
+                   r->stream_id, r->connection_id};
+    for (int c = 0; c < 8; c++) {
+      if ((c == 6 || c == 7) && v[c] < 0) sqlite3_bind_null(st, 3 + c);
+      else sqlite3_bind_int64(st, 3 + c, v[c]);
+    }
+    bind_str(st, 11, r->call_site);
+    sqlite3_bind_int64(st, 12, r->return_status);
+    bind_str(st, 13, !m ? "other_input" : r->return_status != 0 ? "rejected" : "accepted");
+    rc = tl_pub_step(w->db, st, "traceloom_clock_marker", e);
+  }
+  return rc;
+}
+
+/* Explained idle inside each anchor's prelude window [frontier, start) of its device. */
+typedef struct attribution {
+  uint32_t anchor;
+  uint8_t category, level;
+  uint64_t slices;
+  int64_t ns;
+} attribution;
+
+static int cmp_attribution(const void *a, const void *b) {
+  const attribution *x = a, *y = b;
+  if (x->anchor != y->anchor) return x->anchor < y->anchor ? -1 : 1;
+  if (x->category != y->category) return (int)x->category - (int)y->category;
+  return (int)x->level - (int)y->level;
+}
+
+static int write_anchors(writer *w, const tl_idle_input *in, const tl_idle_devices *devs, tl_err *e) {
+  const tl_anchors *an = in->anchors;
+  TL_VEC(attribution) acc = {0};
+  int rc = TL_OK;
+  for (size_t g = 0; rc == TL_OK && g < an->groups.n; g++) {
+    const tl_anchor_group *gr = &an->groups.v[g];
+    if (gr->db_idx != w->db_idx || !gr->count) continue;
+    const tl_idle_device *d = NULL;
+    for (size_t k = 0; k < devs->n; k++)
+      if (devs->v[k].device_id == gr->device_id) d = &devs->v[k];
+    if (!d) continue;
+    int64_t frontier = tl_anchor_start(an, gr->first);
+    size_t x = 0;
+    for (size_t k = gr->first; rc == TL_OK && k < gr->first + gr->count; k++) {
+      int64_t s = tl_anchor_start(an, k);
+      if (s > frontier) {
+        while (x < d->expl.n && d->expl.v[x].end <= frontier) x++;
+        for (size_t j = x; rc == TL_OK && j < d->expl.n && d->expl.v[j].start < s; j++) {
+          const tl_idle_expl *q = &d->expl.v[j];
+          int64_t a = q->start > frontier ? q->start : frontier, b = q->end < s ? q->end : s;
+          if (b <= a) continue;
+          attribution r = {(uint32_t)k, q->category, q->level, 1, b - a};
+          if (TL_VEC_PUSH(&acc, r)) rc = tl_nomem(e);
+        }
+      }
+      if (tl_anchor_end(an, k) > frontier) frontier = tl_anchor_end(an, k);
+    }
+  }
+  if (rc == TL_OK) qsort(acc.v, acc.n, sizeof *acc.v, cmp_attribution);
+  for (size_t i = 0; rc == TL_OK && i < acc.n;) {
+    attribution sum = acc.v[i];
+    size_t j = i + 1;
+    for (; j < acc.n && cmp_attribution(&acc.v[j], &sum) == 0; j++) sum.slices++, sum.ns += acc.v[j].ns;
+    const tl_anchor_group *gr = NULL;
+    for (size_t g = 0; g < an->groups.n && !gr; g++)
+      if (sum.anchor >= an->groups.v[g].first && sum.anchor < an->groups.v[g].first + an->groups.v[g].count)
+        gr = &an->groups.v[g];
+    char id[32];
+    snprintf(id, sizeof id, "anchor-%u", sum.anchor);
+    sqlite3_stmt *st = w->anchor;
+    bind_str(st, 1, id);
+    bind_str(st, 2, w->run_id);
+    sqlite3_bind_int(st, 3, w->db_idx);
+    sqlite3_bind_int64(st, 4, gr->device_id);
+    sqlite3_bind_int64(st, 5, (int64_t)(sum.anchor - gr->first + 1));
+    bind_str(st, 6, tl_idle_category_name(sum.category));
+    bind_str(st, 7, LEVEL_NAME[sum.level]);
+    sqlite3_bind_int64(st, 8, (int64_t)sum.slices);
+    sqlite3_bind_int64(st, 9, sum.ns);
+    sqlite3_bind_double(st, 10, tl_ns_to_us(sum.ns));
+    rc = tl_pub_step(w->db, st, "traceloom_anchor_idle_explanation", e);
+    i = j;
+  }
+  TL_VEC_FREE(&acc);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ a run */
+
+static int run_status(const tl_idle_devices *devs) {
+  if (!devs->n) return 3; /* empty_input */
+  int all_none = 1;
+  for (size_t k = 0; k < devs->n; k++) {
+    if (devs->v[k].status == 2) return 2;
+    all_none &= devs->v[k].status == 1;
+  }
+  return all_none ? 1 : 0;
+}
+
+/* The run's canonical metadata (sorted keys, no spaces): its SHA-256 is the run id. */
+static int metadata_json(tl_buf *b, int status, const tl_idle_options *o, int db_idx, const tl_idle_devices *devs,
+                         const char *sem_sha, const char *host_sha, const char *kind, const char *path) {
+  tl_buf_puts(b, "{\"analysis_status\":");
+  tl_buf_json_string(b, STATUS_NAME[status], strlen(STATUS_NAME[status]));
+  tl_buf_puts(b, ",\"attribution_rule_version\":\"" TL_IDLE_ATTRIBUTION "\",\"collection_status\":");
+  tl_buf_json_string(b, tl_collection_name(o->collection), strlen(tl_collection_name(o->collection)));
+  tl_buf_printf(b, ",\"contract_version\":\"" TL_IDLE_CONTRACT "\",\"db_idx\":%d,\"devices\":[", db_idx);
+  for (size_t k = 0; k < devs->n; k++) {
+    const tl_idle_device *d = &devs->v[k];
+    tl_buf_printf(b, "%s{\"device_id\":%u,", k ? "," : "", d->device_id);
+    if (d->status == 1) tl_buf_puts(b, "\"span_end_ns\":null,\"span_start_ns\":null,");
+    else tl_buf_printf(b, "\"span_end_ns\":%lld,\"span_start_ns\":%lld,", (long long)d->span_end, (long long)d->span_start);
+    tl_buf_puts(b, "\"status\":");
+    tl_buf_json_string(b, STATUS_NAME[d->status], strlen(STATUS_NAME[d->status]));
+    tl_buf_puts(b, "}");
+  }
+  tl_buf_puts(b, "],\"host_api_rules_sha256\":");
+  tl_buf_json_string(b, host_sha, strlen(host_sha));
+  tl_buf_puts(b, ",\"host_api_rules_version\":");
+  tl_buf_json_string(b, tl_idle_host_api_version(), strlen(tl_idle_host_api_version()));
+  tl_buf_puts(b, ",\"semantic_rules_sha256\":");
+  tl_buf_json_string(b, sem_sha, strlen(sem_sha));
+  tl_buf_puts(b, ",\"semantic_rules_version\":");
+  tl_buf_json_string(b, tl_idle_semantic_version(), strlen(tl_idle_semantic_version()));
+  tl_buf_puts(b, ",\"source_kind\":");
+  tl_buf_json_string(b, kind, strlen(kind));
+  tl_buf_puts(b, ",\"source_path\":");
+  tl_buf_json_string(b, path, strlen(path));
+  tl_buf_puts(b, "}");
+  return b->oom ? -1 : 0;
+}
+
+static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clock_markers *markers, tl_err *e) {
+  const tl_trace *t = in->trace;
+  const tl_idle_options *o = in->options;
+  const tl_input *input = &t->profile->inputs.v[db_idx];
+  const char *kind = tl_family_source_kind(input->family);
+  sources src;
+  memset(&src, 0, sizeof src);
+  tl_idle_devices devs = {0};
+  tl_idle_host host;
+  memset(&host, 0, sizeof host);
+  api_sources apis_src = {0};
+  tl_clock_models models = {0};
+  TL_VEC(uint32_t) devices = {0};
+  tl_buf meta = {0};
+  writer w;
+  memset(&w, 0, sizeof w);
+  size_t n = in->nreal;
+  tl_idle_events ev = {t, n, (uint16_t)db_idx, calloc(n ? n : 1, 1), malloc((n ? n : 1) * sizeof(uint32_t)),
+                       calloc(n ? n : 1, 1), NULL};
+  int rc = ev.role && ev.rule && ev.is_op ? TL_OK : tl_nomem(e);
+  if (rc == TL_OK) rc = read_events(db, n, db_idx, &src, e);
+  ev.conn = src.conn;
+  /* E1, once per label */
+  uint8_t *label_role = NULL;
+  uint32_t *label_rule = NULL;
+  if (rc == TL_OK) {
+    size_t nl = t->labels.n ? t->labels.n : 1;
+    label_role = malloc(nl), label_rule = malloc(nl * sizeof *label_rule);
+    if (!label_role || !label_rule) rc = tl_nomem(e);
+    else memset(label_role, 0xff, nl);
+  }
+  for (size_t i = 0; rc == TL_OK && i < n; i++) {
+    if (t->ev.db_idx[i] != db_idx) continue;
+    ev.is_op[i] = (uint8_t)tl_label_is_comm_op(t, tl_event_label(t, i));
+    uint32_t l = t->ev.label[i];
+    if (label_role[l] == 0xff) tl_idle_classify(t, i, &label_role[l], &label_rule[l]);
+    ev.role[i] = ev.is_op[i] ? TL_IR_COMM : label_role[l];
+    ev.rule[i] = ev.is_op[i] ? NONE : label_rule[l];
+  }
+  free(label_role), free(label_rule);
+  if (rc == TL_OK) rc = tl_idle_timelines(&ev, &devs, e);
+  /* clock models for the devices, host evidence, then E4 */
+  for (size_t k = 0; rc == TL_OK && k < devs.n; k++)
+    if (TL_VEC_PUSH(&devices, devs.v[k].device_id)) rc = tl_nomem(e);
+  if (rc == TL_OK && o->clock_markers)
+    rc = tl_clock_fit(markers, devices.v, devices.n, o->markers_synthetic, o->epsilon_multiplier, &models, e);
+  if (rc == TL_OK) rc = read_apis(db, db_idx, &host, &apis_src, e);
+  if (rc == TL_OK) rc = tl_idle_host_build(&ev, &host, &models, &devs, o, e);
+  int status = run_status(&devs);
+  int allow = o->collection == TL_COLLECTION_COMPLETE && status != 2;
+  for (size_t k = 0; rc == TL_OK && k < devs.n; k++) {
+    const tl_clock_model *m = tl_clock_model_for(&models, devs.v[k].device_id);
+    uint8_t unattributed = !o->clock_markers ? TL_AL_NOT_REQUIRED : m ? m->alignment : TL_AL_UNCALIBRATED;
+    rc = tl_idle_explain(&ev, &devs.v[k], &host.evidence, allow, unattributed, e);
+  }
+  /* the run */
+  char sem_sha[65], host_sha[65], run_id[65];
+  tl_idle_semantic_sha256(sem_sha);
+  tl_idle_host_api_sha256(host_sha);
+  if (rc == TL_OK && metadata_json(&meta, status, o, db_idx, &devs, sem_sha, host_sha, kind, input->path))
+    rc = tl_nomem(e);
+  if (rc == TL_OK) {
+    tl_sha256 s;
+    uint8_t d[32];
+    tl_sha256_init(&s);
+    tl_sha256_update(&s, meta.p, meta.n);
+    tl_sha256_final(&s, d);
+    tl_sha256_hex(d, run_id);
+    w.db = db, w.run_id = run_id, w.source_kind = kind, w.db_idx = db_idx, w.src = &src;
+    w.apis_src = &apis_src, w.host = &host, w.semantic_version = tl_idle_semantic_version();
+    w.collection = tl_collection_name(o->collection);
+    rc = writer_open(&w, e);
+  }
+  if (rc == TL_OK) {
+    sqlite3_stmt *st = w.meta;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t k = 0; k < devs.n; k++)
+      if (devs.v[k].status != 1) {
+        if (devs.v[k].span_start < lo) lo = devs.v[k].span_start;
+        if (devs.v[k].span_end > hi) hi = devs.v[k].span_end;
+      }
+    bind_str(st, 1, run_id);
+    bind_str(st, 2, STATUS_NAME[status]);
+    if (lo <= hi) sqlite3_bind_int64(st, 3, lo), sqlite3_bind_int64(st, 4, hi);
+    else sqlite3_bind_null(st, 3), sqlite3_bind_null(st, 4);
+    bind_str(st, 5, tl_idle_semantic_version());
+    bind_str(st, 6, sem_sha);
+    bind_str(st, 7, tl_idle_host_api_version());
+    bind_str(st, 8, host_sha);
+    bind_str(st, 9, tl_collection_name(o->collection));
+    sqlite3_bind_int(st, 10, db_idx);
+    bind_str(st, 11, kind);
+    bind_str(st, 12, input->path);
+    sqlite3_bind_text(st, 13, meta.p, (int)meta.n, SQLITE_STATIC);
+    rc = tl_pub_step(db, st, "traceloom_run_metadata", e);
+  }
+  for (size_t k = 0; rc == TL_OK && k < devs.n; k++)
+    rc = write_device(&w, &ev, &devs.v[k], tl_clock_model_for(&models, devs.v[k].device_id), e);
+  if (rc == TL_OK) rc = write_host(&w, &ev, &devs, e);
+  if (rc == TL_OK && o->clock_markers) rc = write_clock(&w, &models, markers, e);
+  if (rc == TL_OK) rc = write_anchors(&w, in, &devs, e);
+  writer_close(&w);
+  tl_buf_free(&meta);
+  for (size_t k = 0; k < apis_src.n; k++) free(apis_src.v[k].table), free(apis_src.v[k].name);
+  TL_VEC_FREE(&apis_src), TL_VEC_FREE(&models), TL_VEC_FREE(&devices);
+  tl_idle_host_free(&host);
+  tl_idle_devices_free(&devs);
+  sources_free(&src);
+  free(ev.role), free(ev.rule), free(ev.is_op);
+  return rc;
+}
+
+int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
+  const tl_idle_options *o = in->options;
+  if (!o || !o->enabled) return TL_OK;
+  tl_marker_row *rows = NULL;
+  size_t nrows = 0;
+  int rc = o->clock_markers ? tl_marker_rows_read(o->clock_markers, &rows, &nrows, e) : TL_OK;
+  tl_clock_markers markers = {rows, nrows};
+  const tl_profile *p = in->trace->profile;
+  for (size_t d = 0; rc == TL_OK && p && d < p->inputs.n; d++) {
+    if (tl_family_provider(p->inputs.v[d].family) == TL_PROVIDER_ASCEND) rc = run_db(db, in, (int)d, &markers, e);
+  }
+  tl_marker_rows_free(rows, nrows);
+  return rc;
+}

@@ -1,0 +1,455 @@
+/*
+** host_window.c: host windows between adjacent anchors (traceloom_anchor_host_window and
+** traceloom_anchor_host_window_call; views traceloom_anchor_host_interval,
+** traceloom_v_anchor_host_activity, traceloom_v_node_host_activity, ...).
+**
+** For each device, the anchors in order; for each adjacent pair (left, right):
+**   endpoints  the distinct runtime calls with a supported relation (supported_exact or
+**              supported_deterministic) to the anchor's device event, plus, for the launch
+**              anchor of an exact graph replay, the launch's host call;
+**   window     [end of the left endpoint call, start of the right endpoint call);
+**   state      missing_endpoint (a side has none) > ambiguous_endpoint (a side has two or
+**              more) > incompatible_host_domain (provider or clock domain differ) >
+**              nonmonotonic_host_order (left end after right start) > supported_ordered;
+**   scope      same_thread (both calls on one process and thread), else same_process, else
+**              provider_clock_domain.
+** Inside each supported window, the runtime calls of its scope that overlap it (start before
+** the window's end, end after its start) in (start, end, call) order. These are observations
+** next to the structure, never a cause and never CPU cost of the anchors.
+**
+** The calls and relations were published (and freed) before this stage runs: they are read
+** back from traceloom_runtime_call and traceloom_runtime_device_relation.
+*/
+#include "reports/reports.h"
+#include "publish/publish.h"
+#include "publish/rows.h"
+#include "util/sort.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+enum { STATE_SUPPORTED = 0, STATE_MISSING, STATE_AMBIGUOUS, STATE_INCOMPATIBLE, STATE_NONMONOTONIC };
+enum { SCOPE_THREAD = 0, SCOPE_PROCESS, SCOPE_DOMAIN };
+
+/* The names of the codes, published as traceloom_anchor_host_window_code for the views. */
+static const struct {
+  const char *kind;
+  int code;
+  const char *name;
+} CODES[] = {
+    {"state", STATE_SUPPORTED, "supported_ordered"},
+    {"state", STATE_MISSING, "missing_endpoint"},
+    {"state", STATE_AMBIGUOUS, "ambiguous_endpoint"},
+    {"state", STATE_INCOMPATIBLE, "incompatible_host_domain"},
+    {"state", STATE_NONMONOTONIC, "nonmonotonic_host_order"},
+    {"scope", SCOPE_THREAD, "same_thread"},
+    {"scope", SCOPE_PROCESS, "same_process"},
+    {"scope", SCOPE_DOMAIN, "provider_clock_domain"},
+};
+
+static int publish_codes(sqlite3 *db, tl_err *e) {
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db, "INSERT INTO traceloom_anchor_host_window_code(kind, code, name) "
+                         "VALUES (?1, ?2, ?3)", &st, e))
+    return TL_ERROR;
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < sizeof CODES / sizeof CODES[0]; i++) {
+    sqlite3_bind_text(st, 1, CODES[i].kind, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, CODES[i].code);
+    sqlite3_bind_text(st, 3, CODES[i].name, -1, SQLITE_STATIC);
+    rc = tl_pub_step(db, st, "traceloom_anchor_host_window_code", e);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* The runtime calls, as read back: domain is a small code for (provider, clock domain). */
+typedef struct calls {
+  size_t n;
+  int64_t *start, *end, *process, *thread; /* TL_ABSENT when NULL */
+  uint16_t *db, *domain;
+} calls;
+
+/* Per event: its unique supported call (NONE) and how many distinct ones it has (capped). */
+typedef struct endpoints {
+  size_t n;
+  uint32_t *call;
+  uint8_t *count;
+} endpoints;
+
+typedef struct window {
+  uint32_t left_call, right_call;
+  uint8_t left_count, right_count, state, scope;
+} window;
+
+static void calls_free(calls *c) {
+  free(c->start), free(c->end), free(c->process), free(c->thread), free(c->db), free(c->domain);
+  memset(c, 0, sizeof *c);
+}
+
+static int64_t col_i64(sqlite3_stmt *st, int col) {
+  return sqlite3_column_type(st, col) == SQLITE_NULL ? TL_ABSENT : sqlite3_column_int64(st, col);
+}
+
+/* (provider, clock domain) pairs get codes in order of first appearance; a handful exist. */
+typedef struct domains {
+  char *names[64];
+  int n;
+} domains;
+
+static int domain_code(domains *d, const unsigned char *provider, const unsigned char *clock) {
+  char key[256];
+  snprintf(key, sizeof key, "%s\x1f%s", provider ? (const char *)provider : "",
+           clock ? (const char *)clock : "");
+  for (int i = 0; i < d->n; i++)
+    if (strcmp(d->names[i], key) == 0) return i;
+  if (d->n == 64) return 63; /* more than 63 pairs cannot come from the readers */
+  d->names[d->n] = tl_strdup(key);
+  return d->names[d->n] ? d->n++ : -1;
+}
+
+/* The (provider, clock domain) of the first published call of each source database: every
+** reader gives all the calls of one source one provider (ext/source), so the pair is looked
+** up once per source instead of once per call. */
+typedef struct source_domain {
+  int64_t db_idx, source_id;
+  int code;
+} source_domain;
+
+static int lookup_domain(sqlite3 *db, sqlite3_stmt **one, int64_t call_n, domains *d, int *code,
+                         tl_err *e) {
+  if (!*one && tl_pub_prepare(db,
+                              "SELECT provider, clock_domain FROM main.traceloom_runtime_call "
+                              "WHERE call_n = ?1",
+                              one, e))
+    return TL_ERROR;
+  sqlite3_reset(*one);
+  sqlite3_bind_int64(*one, 1, call_n);
+  if (sqlite3_step(*one) != SQLITE_ROW)
+    return tl_fail(e, "reading runtime call %lld back: %s", (long long)call_n, sqlite3_errmsg(db));
+  *code = domain_code(d, sqlite3_column_text(*one, 0), sqlite3_column_text(*one, 1));
+  return *code < 0 ? tl_nomem(e) : TL_OK;
+}
+
+static int read_calls(sqlite3 *db, size_t n, calls *c, tl_err *e) {
+  memset(c, 0, sizeof *c);
+  size_t m = n ? n : 1;
+  c->start = malloc(m * sizeof *c->start), c->end = malloc(m * sizeof *c->end);
+  c->process = malloc(m * sizeof *c->process), c->thread = malloc(m * sizeof *c->thread);
+  c->db = calloc(m, sizeof *c->db), c->domain = calloc(m, sizeof *c->domain);
+  if (!c->start || !c->end || !c->process || !c->thread || !c->db || !c->domain) {
+    calls_free(c);
+    return tl_nomem(e);
+  }
+  c->n = n;
+  sqlite3_stmt *st, *one = NULL;
+  if (tl_pub_prepare(db,
+                     "SELECT call_n, db_idx, start_ns, end_ns, process_id, thread_id, source_id "
+                     "FROM main.traceloom_runtime_call",
+                     &st, e)) {
+    calls_free(c);
+    return TL_ERROR;
+  }
+  domains d = {{0}, 0};
+  TL_VEC(source_domain) seen = {0};
+  int rc = TL_OK, s;
+  while (rc == TL_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t k = sqlite3_column_int64(st, 0);
+    if (k < 0 || (size_t)k >= n) {
+      rc = tl_fail(e, "traceloom_runtime_call.call_n %lld is outside the %zu published calls",
+                   (long long)k, n);
+      break;
+    }
+    int64_t dbi = sqlite3_column_int64(st, 1), src = sqlite3_column_int64(st, 6);
+    c->db[k] = (uint16_t)dbi;
+    c->start[k] = sqlite3_column_int64(st, 2);
+    c->end[k] = sqlite3_column_int64(st, 3);
+    c->process[k] = col_i64(st, 4);
+    c->thread[k] = col_i64(st, 5);
+    size_t j = 0;
+    while (j < seen.n && (seen.v[j].db_idx != dbi || seen.v[j].source_id != src)) j++;
+    if (j == seen.n) {
+      source_domain sd = {dbi, src, 0};
+      rc = lookup_domain(db, &one, k, &d, &sd.code, e);
+      if (rc == TL_OK && TL_VEC_PUSH(&seen, sd)) rc = tl_nomem(e);
+    }
+    if (rc == TL_OK) c->domain[k] = (uint16_t)seen.v[j].code;
+  }
+  if (rc == TL_OK && s != SQLITE_DONE)
+    rc = tl_fail(e, "reading the published runtime calls: %s", sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  sqlite3_finalize(one);
+  TL_VEC_FREE(&seen);
+  for (int i = 0; i < d.n; i++) free(d.names[i]);
+  if (rc) calls_free(c);
+  return rc;
+}
+
+static void add_endpoint(endpoints *p, size_t ev, uint32_t call) {
+  if (p->count[ev] == 0 || (p->count[ev] == 1 && p->call[ev] != call)) {
+    if (p->count[ev] == 0) p->call[ev] = call;
+    else p->call[ev] = NONE;
+    p->count[ev]++;
+  } else if (p->count[ev] > 1 && p->count[ev] < 255) {
+    p->count[ev]++; /* a third distinct call (the relations of one event are distinct) */
+  }
+}
+
+/* Supported relations by device event: the anchors' event endpoints. */
+static int read_endpoints(sqlite3 *db, size_t nevents, size_t ncalls, endpoints *p, tl_err *e) {
+  p->n = nevents;
+  p->call = malloc((nevents ? nevents : 1) * sizeof *p->call);
+  p->count = calloc(nevents ? nevents : 1, 1);
+  if (!p->call || !p->count) return tl_nomem(e);
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "SELECT event_n, call_n FROM main.traceloom_runtime_device_relation "
+                     "WHERE call_n IS NOT NULL AND event_n IS NOT NULL "
+                     "AND support_state IN ('supported_exact', 'supported_deterministic')",
+                     &st, e))
+    return TL_ERROR;
+  int rc = TL_OK, s;
+  while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t ev = sqlite3_column_int64(st, 0), call = sqlite3_column_int64(st, 1);
+    if (ev < 0 || (size_t)ev >= nevents || call < 0 || (size_t)call >= ncalls) {
+      rc = tl_fail(e, "traceloom_runtime_device_relation names event %lld or call %lld that "
+                      "was not published", (long long)ev, (long long)call);
+      break;
+    }
+    add_endpoint(p, (size_t)ev, (uint32_t)call);
+  }
+  if (rc == TL_OK && s != SQLITE_DONE)
+    rc = tl_fail(e, "reading the published runtime relations: %s", sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* The endpoints of anchor k: its event's, plus the host call of the launch it stands for. */
+static void anchor_endpoints(const tl_reports_input *in, const endpoints *p, size_t k,
+                             uint32_t *call, uint8_t *count) {
+  uint32_t ev = in->anchors->event[k];
+  *call = NONE, *count = 0;
+  if (ev < p->n && p->count[ev]) *call = p->call[ev], *count = p->count[ev];
+  const tl_replay *r = in->replay;
+  if (!r || !r->launch_of_synthetic || ev < r->n_real_events) return;
+  const tl_graph_launch *l = &r->launches.v[r->launch_of_synthetic[ev - r->n_real_events]];
+  if (l->host_call == TL_REPLAY_NONE) return;
+  if (*count == 0) *call = l->host_call, *count = 1;
+  else if (*count == 1 && *call != l->host_call) *call = NONE, *count = 2;
+}
+
+static window decide(const calls *c, uint32_t lc, uint8_t ln, uint32_t rcall, uint8_t rn) {
+  window w = {ln == 1 ? lc : NONE, rn == 1 ? rcall : NONE, ln, rn, STATE_SUPPORTED, SCOPE_DOMAIN};
+  int both = w.left_call != NONE && w.right_call != NONE;
+  if (both) {
+    int64_t lp = c->process[w.left_call], rp = c->process[w.right_call];
+    int64_t lt = c->thread[w.left_call], rt = c->thread[w.right_call];
+    int same_process = lp != TL_ABSENT && lp == rp;
+    int process_for_thread = same_process || (lp == TL_ABSENT && rp == TL_ABSENT);
+    if (lt != TL_ABSENT && lt == rt && process_for_thread) w.scope = SCOPE_THREAD;
+    else if (same_process) w.scope = SCOPE_PROCESS;
+  }
+  if (ln == 0 || rn == 0) w.state = STATE_MISSING;
+  else if (ln > 1 || rn > 1) w.state = STATE_AMBIGUOUS;
+  else if (c->domain[w.left_call] != c->domain[w.right_call] || c->db[w.left_call] != c->db[w.right_call])
+    w.state = STATE_INCOMPATIBLE;
+  else if (c->end[w.left_call] > c->start[w.right_call]) w.state = STATE_NONMONOTONIC;
+  return w;
+}
+
+/* ------------------------------------------------------------------ observed calls */
+
+/* Calls sorted by (db, domain, process, thread, start, end, call) with a running maximum of
+** end within each (db, domain, process, thread) group: the calls of one scope key that
+** overlap [lo, hi) are found by two binary searches. A scope that ignores the thread (or the
+** process) sorts with those fields zeroed. */
+typedef struct scope_index {
+  uint32_t *order;
+  int64_t *max_end;
+  size_t n;
+  int scope;
+} scope_index;
+
+static int64_t key_process(const calls *c, int scope, uint32_t k) {
+  return scope == SCOPE_DOMAIN ? 0 : c->process[k];
+}
+static int64_t key_thread(const calls *c, int scope, uint32_t k) {
+  return scope == SCOPE_THREAD ? c->thread[k] : 0;
+}
+
+static int cmp_group(const calls *c, int scope, uint32_t a, uint32_t b) {
+  if (c->db[a] != c->db[b]) return c->db[a] < c->db[b] ? -1 : 1;
+  if (c->domain[a] != c->domain[b]) return c->domain[a] < c->domain[b] ? -1 : 1;
+  int64_t pa = key_process(c, scope, a), pb = key_process(c, scope, b);
+  if (pa != pb) return pa < pb ? -1 : 1;
+  int64_t ta = key_thread(c, scope, a), tb = key_thread(c, scope, b);
+  if (ta != tb) return ta < tb ? -1 : 1;
+  return 0;
+}
+
+/* One stable pass: order by field `f` of the calls, keeping the previous order on ties. */
+enum { BY_END, BY_START, BY_THREAD, BY_PROCESS, BY_DB_DOMAIN };
+
+static uint64_t sort_key(const calls *c, int scope, int f, uint32_t k) {
+  switch (f) {
+    case BY_END: return tl_order_i64(c->end[k]);
+    case BY_START: return tl_order_i64(c->start[k]);
+    case BY_THREAD: return tl_order_i64(key_thread(c, scope, k));
+    case BY_PROCESS: return tl_order_i64(key_process(c, scope, k));
+    default: return ((uint64_t)c->db[k] << 16) | c->domain[k];
+  }
+}
+
+static int build_scope(const calls *c, int scope, scope_index *s, tl_err *e) {
+  s->scope = scope, s->n = 0;
+  size_t m = c->n ? c->n : 1;
+  s->order = malloc(m * sizeof *s->order);
+  s->max_end = malloc(m * sizeof *s->max_end);
+  uint64_t *keys = malloc(m * sizeof *keys);
+  if (!s->order || !s->max_end || !keys) return free(keys), tl_nomem(e);
+  for (size_t k = 0; k < c->n; k++) {
+    /* a scope needs its ids: calls without them are seen only from wider scopes */
+    if (scope == SCOPE_PROCESS && c->process[k] == TL_ABSENT) continue;
+    if (scope == SCOPE_THREAD && c->thread[k] == TL_ABSENT) continue;
+    s->order[s->n++] = (uint32_t)k;
+  }
+  /* least significant field first: the result is ordered by (db, domain, process, thread,
+  ** start, end) and by call number on ties (the input order) */
+  for (int f = BY_END; f <= BY_DB_DOMAIN; f++) {
+    for (size_t i = 0; i < s->n; i++) keys[i] = sort_key(c, scope, f, s->order[i]);
+    if (tl_radix_sort_u64(keys, s->order, s->n)) return free(keys), tl_nomem(e);
+  }
+  free(keys);
+  for (size_t i = 0; i < s->n; i++) {
+    int64_t end = c->end[s->order[i]];
+    s->max_end[i] = i && cmp_group(c, scope, s->order[i - 1], s->order[i]) == 0 && s->max_end[i - 1] > end
+                        ? s->max_end[i - 1] : end;
+  }
+  return TL_OK;
+}
+
+/* First index in [lo, hi) whose group key is >= probe's (or, with after, > probe's). */
+static size_t group_bound(const calls *c, const scope_index *s, uint32_t probe, int after) {
+  size_t lo = 0, hi = s->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int g = cmp_group(c, s->scope, s->order[mid], probe);
+    if (g < 0 || (after && g == 0)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+typedef TL_VEC(uint32_t) u32vec;
+
+/* Observed calls of window w (left anchor k) appended to out as (k, order, call) triples. */
+static int observe(const calls *c, const scope_index *s, const window *w, size_t k, u32vec *out) {
+  int64_t lo_t = c->end[w->left_call], hi_t = c->start[w->right_call];
+  size_t glo = group_bound(c, s, w->left_call, 0), ghi = group_bound(c, s, w->left_call, 1);
+  /* hi: first call of the group starting at or after the window's end */
+  size_t a = glo, b = ghi;
+  while (a < b) {
+    size_t mid = a + (b - a) / 2;
+    if (c->start[s->order[mid]] < hi_t) a = mid + 1;
+    else b = mid;
+  }
+  size_t hi = a;
+  /* lo: first call whose running maximum end passes the window's start */
+  a = glo, b = hi;
+  while (a < b) {
+    size_t mid = a + (b - a) / 2;
+    if (s->max_end[mid] <= lo_t) a = mid + 1;
+    else b = mid;
+  }
+  uint32_t order = 0;
+  for (size_t i = a; i < hi; i++) {
+    uint32_t call = s->order[i];
+    if (c->end[call] <= lo_t) continue;
+    if (TL_VEC_PUSH(out, (uint32_t)k) || TL_VEC_PUSH(out, order) || TL_VEC_PUSH(out, call)) return -1;
+    order++;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------ publication */
+
+typedef struct window_rows {
+  const window *w;
+  const uint32_t *left; /* left anchor per row */
+} window_rows;
+
+static int fill_window(void *ctx, size_t i, int64_t *v, unsigned char *null) {
+  const window_rows *x = ctx;
+  const window *w = &x->w[i];
+  v[0] = x->left[i];
+  v[1] = w->left_call, null[1] = w->left_call == NONE;
+  v[2] = w->right_call, null[2] = w->right_call == NONE;
+  v[3] = w->left_count, v[4] = w->right_count, v[5] = w->state, v[6] = w->scope;
+  return 0;
+}
+
+static int fill_observed(void *ctx, size_t i, int64_t *v, unsigned char *null) {
+  const uint32_t *t = ((const u32vec *)ctx)->v + 3 * i;
+  (void)null;
+  v[0] = t[0], v[1] = t[1], v[2] = t[2];
+  return 0;
+}
+
+int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
+  const tl_anchors *an = in->anchors;
+  calls c;
+  endpoints p = {0};
+  window *w = NULL;
+  uint32_t *left = NULL;
+  u32vec observed = {0};
+  scope_index scopes[3] = {{0}};
+  int rc = publish_codes(db, e);
+  if (rc == TL_OK) rc = read_calls(db, in->trace->calls.n, &c, e);
+  if (rc) return rc;
+  rc = read_endpoints(db, in->trace->ev.n, c.n, &p, e);
+  size_t nw = 0;
+  if (rc == TL_OK) {
+    w = malloc((an->n ? an->n : 1) * sizeof *w);
+    left = malloc((an->n ? an->n : 1) * sizeof *left);
+    if (!w || !left) rc = tl_nomem(e);
+  }
+  int need[3] = {0, 0, 0};
+  for (size_t g = 0; rc == TL_OK && g < an->groups.n; g++) {
+    const tl_anchor_group *gr = &an->groups.v[g];
+    for (size_t k = gr->first; k + 1 < gr->first + gr->count; k++) {
+      uint32_t lc, rcall;
+      uint8_t ln, rn;
+      anchor_endpoints(in, &p, k, &lc, &ln);
+      anchor_endpoints(in, &p, k + 1, &rcall, &rn);
+      w[nw] = decide(&c, lc, ln, rcall, rn);
+      if (w[nw].state == STATE_SUPPORTED) need[w[nw].scope] = 1;
+      left[nw++] = (uint32_t)k;
+    }
+  }
+  for (int sc = 0; rc == TL_OK && sc < 3; sc++)
+    if (need[sc]) rc = build_scope(&c, sc, &scopes[sc], e);
+  for (size_t i = 0; rc == TL_OK && i < nw; i++)
+    if (w[i].state == STATE_SUPPORTED && observe(&c, &scopes[w[i].scope], &w[i], left[i], &observed))
+      rc = tl_nomem(e);
+  if (rc == TL_OK) {
+    window_rows x = {w, left};
+    tl_rows src = {nw, 7, fill_window, &x, 0, NULL};
+    rc = tl_rows_insert(db, "traceloom_anchor_host_window",
+                        "left_anchor_n, left_call_n, right_call_n, left_endpoint_count, "
+                        "right_endpoint_count, state, scope",
+                        &src, e);
+  }
+  if (rc == TL_OK && observed.n) {
+    tl_rows src = {observed.n / 3, 3, fill_observed, &observed, 0, NULL};
+    rc = tl_rows_insert(db, "traceloom_anchor_host_window_call", "left_anchor_n, observed_order, call_n",
+                        &src, e);
+  }
+  for (int sc = 0; sc < 3; sc++) free(scopes[sc].order), free(scopes[sc].max_end);
+  TL_VEC_FREE(&observed);
+  free(w), free(left), free(p.call), free(p.count);
+  calls_free(&c);
+  return rc;
+}

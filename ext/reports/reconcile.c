@@ -1,0 +1,380 @@
+/*
+** reconcile.c: event reconciliation decisions (traceloom_event_reconciliation_decision_core,
+** _member_core; views traceloom_event_reconciliation_decision, _member,
+** traceloom_v_event_reconciliation), by the rules of the effective event-reconciliation policy
+** (rules/event_reconciliation.yaml, recovery.md section 2.5).
+**
+** task rules        the tasks of one rule's task_type on one (source, device, stream, raw task
+**                   id, connection id) are one group: exactly one generic envelope (context =
+**                   generic_context_id, no operator names) and one detail (context =
+**                   concrete_context_id, with names) contained at least min_contained_fraction
+**                   in it and in the same exact replays reconcile (the detail is canonical, the
+**                   envelope's interval is the one charged); a missing peer is independent, a
+**                   third observation or a duplicate ambiguous, too little containment or
+**                   different replays a conflict;
+** task+communication_op rules
+**                   each communication op named communication_op_name_prefix... on a device is
+**                   one group with the tasks of op type task_op_type that touch it: exactly one
+**                   such task (touching no other op of the rule), containing the op at least
+**                   min_contained_fraction and in the same replays, reconciles (the task is
+**                   canonical); none is independent, several ambiguous.
+** Unmatched observations stay independent: no decision row. The decisions are evidence next to
+** the structure; anchor selection does not consult them yet.
+*/
+#include "reports/reports.h"
+#include "publish/publish.h"
+#include "publish/rows.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+enum { ST_RECONCILED = 0, ST_INDEPENDENT, ST_AMBIGUOUS, ST_CONFLICT };
+enum { ROLE_ENVELOPE = 0, ROLE_SEMANTIC, ROLE_PROVIDER, ROLE_INDEPENDENT, ROLE_CONFLICTING };
+/* reason codes, in the order of the CASE in sql/views/65_reconciliation.sql */
+enum {
+  R_NON_UNIQUE = 0, R_MISSING_ENVELOPE, R_MISSING_DETAIL, R_CONTAINMENT, R_REPLAY_MISMATCH,
+  R_PAIR, R_MISSING_TASK, R_NON_UNIQUE_CONTAINMENT, R_TASK_CONTAINS
+};
+
+typedef struct decision {
+  uint32_t rule, status, reason, canonical, envelope, members;
+  uint16_t db;
+  int64_t contained_ppm; /* -1: none */
+} decision;
+
+typedef struct member {
+  uint32_t decision, order, event, role, timing, symbol, cost;
+} member;
+
+typedef TL_VEC(decision) decision_vec;
+typedef TL_VEC(member) member_vec;
+typedef TL_VEC(uint32_t) u32vec;
+
+typedef struct ids {
+  int64_t task_id, conn, context;
+} ids;
+
+/* The provider ids of the candidate events, read back one by one (they are few). */
+static int read_ids(sqlite3 *db, const u32vec *events, ids *out, tl_err *e) {
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db, "SELECT task_id, correlation_id, context_id FROM main.traceloom_event "
+                         "WHERE event_n = ?1", &st, e))
+    return TL_ERROR;
+  int rc = TL_OK;
+  for (size_t k = 0; rc == TL_OK && k < events->n; k++) {
+    sqlite3_bind_int64(st, 1, events->v[k]);
+    ids x = {TL_ABSENT, TL_ABSENT, TL_ABSENT};
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) {
+      for (int c = 0; c < 3; c++) {
+        int64_t v = sqlite3_column_type(st, c) == SQLITE_NULL ? TL_ABSENT : sqlite3_column_int64(st, c);
+        if (c == 0) x.task_id = v;
+        else if (c == 1) x.conn = v;
+        else x.context = v;
+      }
+    } else if (s != SQLITE_DONE) {
+      rc = tl_fail(e, "reading event %u for reconciliation: %s", events->v[k], sqlite3_errmsg(db));
+    }
+    out[k] = x;
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* String id 0 is "absent" in the trace's pool. */
+static int has_names(const tl_trace *t, uint32_t ev) {
+  const tl_label *l = tl_event_label(t, ev);
+  return l->op_name || l->op_type || l->compute_task_type || l->comm_name;
+}
+
+static int provider_matches(const tl_trace *t, uint32_t ev, const char *scope) {
+  if (strcmp(scope, "any") == 0) return 1;
+  const tl_family_def *f = t->profile->inputs.v[t->ev.db_idx[ev]].family;
+  return strcmp(scope, "ascend") == 0 && tl_family_provider(f) == TL_PROVIDER_ASCEND;
+}
+
+/* The exact replay unit whose body holds event ev (NONE: none). */
+static uint32_t replay_of(const tl_reports_input *in, const uint32_t *unit_of_event, uint32_t ev) {
+  (void)in;
+  return unit_of_event ? unit_of_event[ev] : NONE;
+}
+
+static int64_t contained_ppm(const tl_trace *t, uint32_t outer, uint32_t inner) {
+  int64_t d = t->ev.end_ns[inner] - t->ev.start_ns[inner];
+  if (d <= 0)
+    return t->ev.start_ns[outer] <= t->ev.start_ns[inner] && t->ev.end_ns[outer] >= t->ev.end_ns[inner] ? 1000000 : 0;
+  int64_t lo = t->ev.start_ns[outer] > t->ev.start_ns[inner] ? t->ev.start_ns[outer] : t->ev.start_ns[inner];
+  int64_t hi = t->ev.end_ns[outer] < t->ev.end_ns[inner] ? t->ev.end_ns[outer] : t->ev.end_ns[inner];
+  return hi > lo ? (int64_t)((__int128)(hi - lo) * 1000000 / d) : 0;
+}
+
+static int add_member(member_vec *m, uint32_t dec, uint32_t ev, uint32_t role, int timing, int symbol, int cost) {
+  uint32_t order = 0;
+  for (size_t k = m->n; k-- > 0 && m->v[k].decision == dec;) order++;
+  member x = {dec, order, ev, role, (uint32_t)timing, (uint32_t)symbol, (uint32_t)cost};
+  return TL_VEC_PUSH(m, x);
+}
+
+typedef struct group_key {
+  const char *rule_id;
+  uint32_t rule, source_ref, device, stream;
+  int64_t task_id, conn;
+  int64_t start, end;
+  uint32_t event, k;
+} group_key;
+
+static int cmp_group(const void *a, const void *b) {
+  const group_key *x = a, *y = b;
+  int r = strcmp(x->rule_id, y->rule_id);
+  if (r) return r;
+#define CMP(f) if (x->f != y->f) return x->f < y->f ? -1 : 1
+  CMP(source_ref); CMP(device); CMP(stream); CMP(task_id); CMP(conn); CMP(start); CMP(end); CMP(event);
+#undef CMP
+  return 0;
+}
+
+static int same_group(const group_key *x, const group_key *y) {
+  return x->rule == y->rule && x->source_ref == y->source_ref && x->device == y->device &&
+         x->stream == y->stream && x->task_id == y->task_id && x->conn == y->conn;
+}
+
+/* Every task of a task rule's task_type (the first rule by priority decides) is grouped by
+** (rule, source, device, stream, raw task id, connection); groups come out in rule-id order. */
+static int task_rules(const tl_reports_input *in, sqlite3 *db, const tl_reconcile_policy *p, const uint32_t *order,
+                      size_t norder, const uint32_t *unit_of_event, decision_vec *dv, member_vec *mv, tl_err *e) {
+  const tl_trace *t = in->trace;
+  size_t nreal = in->replay && in->replay->launch_of_synthetic ? in->replay->n_real_events : t->ev.n;
+  u32vec events = {0}, rules = {0};
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < nreal; i++) {
+    const char *tt = tl_str(t, tl_event_label(t, i)->task_type);
+    for (size_t k = 0; tt && k < norder; k++) {
+      const tl_reconcile_rule *rule = &p->rules.v[order[k]];
+      if (strcmp(tt, rule->task_type) != 0 || !provider_matches(t, (uint32_t)i, rule->provider_scope)) continue;
+      if (TL_VEC_PUSH(&events, (uint32_t)i) || TL_VEC_PUSH(&rules, order[k])) rc = tl_nomem(e);
+      break;
+    }
+  }
+  ids *x = malloc((events.n ? events.n : 1) * sizeof *x);
+  group_key *g = malloc((events.n ? events.n : 1) * sizeof *g);
+  if (rc == TL_OK) rc = x && g ? read_ids(db, &events, x, e) : tl_nomem(e);
+  size_t ng = 0;
+  for (size_t k = 0; rc == TL_OK && k < events.n; k++) {
+    uint32_t ev = events.v[k];
+    if (x[k].conn < 0) continue; /* no connection id: never grouped */
+    group_key key = {p->rules.v[rules.v[k]].rule_id, rules.v[k], t->ev.source_ref[ev], t->ev.device_id[ev],
+                     t->ev.stream_id[ev], x[k].task_id, x[k].conn, t->ev.start_ns[ev], t->ev.end_ns[ev], ev,
+                     (uint32_t)k};
+    g[ng++] = key;
+  }
+  if (rc == TL_OK) qsort(g, ng, sizeof *g, cmp_group);
+  for (size_t a = 0; rc == TL_OK && a < ng;) {
+    size_t b = a + 1;
+    while (b < ng && same_group(&g[a], &g[b])) b++;
+    const tl_reconcile_rule *rule = &p->rules.v[g[a].rule];
+    uint32_t generic = NONE, detail = NONE, ngeneric = 0, ndetail = 0, nother = 0;
+    for (size_t k = a; k < b; k++) {
+      uint32_t ev = g[k].event;
+      int names = has_names(t, ev);
+      int64_t ctx = x[g[k].k].context;
+      if (ctx == rule->generic_context_id && !names) generic = ev, ngeneric++;
+      else if (ctx == rule->concrete_context_id && names) detail = ev, ndetail++;
+      else nother++;
+    }
+    decision d = {g[a].rule, ST_RECONCILED, R_PAIR, NONE, NONE, (uint32_t)(b - a), t->ev.db_idx[g[a].event], -1};
+    uint32_t dn = (uint32_t)dv->n, role = ROLE_CONFLICTING;
+    if (nother || ngeneric > 1 || ndetail > 1) d.status = ST_AMBIGUOUS, d.reason = R_NON_UNIQUE;
+    else if (ngeneric != 1 || ndetail != 1)
+      d.status = ST_INDEPENDENT, d.reason = ngeneric ? R_MISSING_DETAIL : R_MISSING_ENVELOPE, role = ROLE_INDEPENDENT;
+    else {
+      d.contained_ppm = contained_ppm(t, generic, detail);
+      if (d.contained_ppm < rule->min_contained_ppm) d.status = ST_CONFLICT, d.reason = R_CONTAINMENT;
+      else if (replay_of(in, unit_of_event, generic) != replay_of(in, unit_of_event, detail))
+        d.status = ST_CONFLICT, d.reason = R_REPLAY_MISMATCH;
+      else d.canonical = detail, d.envelope = generic;
+    }
+    if (TL_VEC_PUSH(dv, d)) rc = tl_nomem(e);
+    if (rc == TL_OK && d.status == ST_RECONCILED) {
+      if (add_member(mv, dn, generic, ROLE_ENVELOPE, 1, 0, 1) || add_member(mv, dn, detail, ROLE_SEMANTIC, 0, 1, 0))
+        rc = tl_nomem(e);
+    } else {
+      for (size_t k = a; rc == TL_OK && k < b; k++)
+        if (add_member(mv, dn, g[k].event, role, 0, 0, 0)) rc = tl_nomem(e);
+    }
+    a = b;
+  }
+  free(x), free(g);
+  TL_VEC_FREE(&events), TL_VEC_FREE(&rules);
+  return rc;
+}
+
+static int touches(const tl_trace *t, uint32_t a, uint32_t b) {
+  return t->ev.device_id[a] == t->ev.device_id[b] && t->ev.db_idx[a] == t->ev.db_idx[b] &&
+         t->ev.start_ns[a] <= t->ev.end_ns[b] && t->ev.end_ns[a] >= t->ev.start_ns[b];
+}
+
+static int op_rule(const tl_reports_input *in, uint32_t r, const tl_reconcile_rule *rule, const uint32_t *unit_of_event,
+                   uint8_t *claimed, decision_vec *dv, member_vec *mv, tl_err *e) {
+  const tl_trace *t = in->trace;
+  size_t nreal = in->replay && in->replay->launch_of_synthetic ? in->replay->n_real_events : t->ev.n;
+  u32vec tasks = {0}, ops = {0};
+  size_t plen = strlen(rule->communication_op_name_prefix);
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < nreal; i++) {
+    if (!provider_matches(t, (uint32_t)i, rule->provider_scope)) continue;
+    const tl_label *l = tl_event_label(t, i);
+    if (tl_label_is_comm_op(t, tl_event_label(t, i))) {
+      const char *name = tl_str(t, l->comm_name ? l->comm_name : l->op_name);
+      if (!claimed[i] && (l->comm_name || l->op_name) && strncmp(name, rule->communication_op_name_prefix, plen) == 0) {
+        claimed[i] = 1;
+        if (TL_VEC_PUSH(&ops, (uint32_t)i)) rc = tl_nomem(e);
+      }
+    } else {
+      if (l->op_type && strcmp(tl_str(t, l->op_type), rule->task_op_type) == 0 &&
+          TL_VEC_PUSH(&tasks, (uint32_t)i))
+        rc = tl_nomem(e);
+    }
+  }
+  for (size_t o = 0; rc == TL_OK && o < ops.n; o++) {
+    uint32_t op = ops.v[o], cand = NONE, ncand = 0;
+    uint32_t dn = (uint32_t)dv->n;
+    for (size_t k = 0; k < tasks.n; k++)
+      if (touches(t, tasks.v[k], op)) cand = tasks.v[k], ncand++;
+    decision d = {r, ST_RECONCILED, R_TASK_CONTAINS, NONE, NONE, ncand + 1, t->ev.db_idx[op], -1};
+    if (!ncand) d.status = ST_INDEPENDENT, d.reason = R_MISSING_TASK;
+    else {
+      uint32_t degree = 0; /* the other ops of the rule the candidate task touches */
+      for (size_t q = 0; ncand == 1 && q < ops.n; q++) degree += touches(t, cand, ops.v[q]);
+      if (ncand != 1 || degree != 1) d.status = ST_AMBIGUOUS, d.reason = R_NON_UNIQUE_CONTAINMENT;
+      else {
+        d.contained_ppm = contained_ppm(t, cand, op);
+        if (d.contained_ppm < rule->min_contained_ppm) d.status = ST_CONFLICT, d.reason = R_CONTAINMENT;
+        else if (replay_of(in, unit_of_event, cand) != replay_of(in, unit_of_event, op))
+          d.status = ST_CONFLICT, d.reason = R_REPLAY_MISMATCH;
+        else d.canonical = d.envelope = cand;
+      }
+    }
+    if (TL_VEC_PUSH(dv, d) || add_member(mv, dn, op, ncand ? ROLE_PROVIDER : ROLE_INDEPENDENT, 0, 0, 0)) {
+      rc = tl_nomem(e);
+      break;
+    }
+    for (size_t k = 0; rc == TL_OK && k < tasks.n; k++) {
+      if (!touches(t, tasks.v[k], op)) continue;
+      int ok = d.status == ST_RECONCILED;
+      if (add_member(mv, dn, tasks.v[k], ncand == 1 ? ROLE_SEMANTIC : ROLE_CONFLICTING, ok, ok, ok)) rc = tl_nomem(e);
+    }
+  }
+  TL_VEC_FREE(&tasks), TL_VEC_FREE(&ops);
+  return rc;
+}
+
+typedef struct rows_ctx {
+  const decision_vec *d;
+  const member_vec *m;
+  const tl_reconcile_policy *p;
+  const uint32_t *anchor_of;  /* per event: its anchor, NONE */
+  size_t row;
+} rows_ctx;
+
+static void decision_text(void *ctx, int col, const char **p, int *n) {
+  const rows_ctx *c = ctx;
+  (void)col;
+  *p = c->p->rules.v[c->d->v[c->row].rule].rule_id;
+  *n = (int)strlen(*p);
+}
+
+static int fill_decision(void *ctx, size_t i, int64_t *v, unsigned char *null) {
+  rows_ctx *c = ctx;
+  const decision *d = &c->d->v[i];
+  c->row = i;
+  v[0] = (int64_t)i, v[1] = d->db;
+  v[2] = 0, v[3] = d->status, v[4] = d->reason; /* column 2: the rule id (decision_text) */
+  v[5] = d->canonical, null[5] = d->canonical == NONE;
+  v[6] = d->envelope, null[6] = d->envelope == NONE;
+  v[7] = d->contained_ppm, null[7] = d->contained_ppm < 0;
+  v[8] = d->members;
+  uint32_t an = d->canonical != NONE ? c->anchor_of[d->canonical] : NONE;
+  v[9] = an, null[9] = an == NONE;
+  return 0;
+}
+
+static int fill_member(void *ctx, size_t i, int64_t *v, unsigned char *null) {
+  const member *m = &((const rows_ctx *)ctx)->m->v[i];
+  (void)null;
+  v[0] = m->decision, v[1] = m->order, v[2] = m->event, v[3] = m->role;
+  v[4] = m->timing, v[5] = m->symbol, v[6] = m->cost;
+  return 0;
+}
+
+int tl_reports_reconcile(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
+  if (!in->rules) return TL_OK;
+  const tl_reconcile_policy *p = &in->rules->rec;
+  const tl_trace *t = in->trace;
+  decision_vec dv = {0};
+  member_vec mv = {0};
+  uint8_t *claimed = calloc(t->ev.n ? t->ev.n : 1, 1);
+  uint32_t *unit_of_event = NULL;
+  int rc = claimed ? TL_OK : tl_nomem(e);
+  const tl_replay *r = in->replay;
+  if (rc == TL_OK && r && r->units.n) {
+    unit_of_event = malloc((t->ev.n ? t->ev.n : 1) * sizeof *unit_of_event);
+    if (!unit_of_event) rc = tl_nomem(e);
+    else {
+      memset(unit_of_event, 0xff, (t->ev.n ? t->ev.n : 1) * sizeof *unit_of_event);
+      for (size_t m = 0; m < r->members.n; m++) {
+        const tl_graph_launch *l = &r->launches.v[r->members.v[m].launch];
+        if (l->unit != TL_REPLAY_NONE) unit_of_event[r->members.v[m].event] = l->unit;
+      }
+    }
+  }
+  /* task rules by priority (ties in declaration order) decide which rule a task falls under;
+  ** then the op rules in the same order */
+  u32vec order = {0};
+  for (size_t k = 0; rc == TL_OK && k < p->rules.n; k++)
+    if (TL_VEC_PUSH(&order, (uint32_t)k)) rc = tl_nomem(e);
+  for (size_t a = 1; a < order.n; a++) /* stable insertion sort by priority, descending */
+    for (size_t b = a; b > 0 && p->rules.v[order.v[b]].priority > p->rules.v[order.v[b - 1]].priority; b--) {
+      uint32_t tmp = order.v[b];
+      order.v[b] = order.v[b - 1], order.v[b - 1] = tmp;
+    }
+  u32vec task_order = {0};
+  for (size_t k = 0; rc == TL_OK && k < order.n; k++)
+    if (strcmp(p->rules.v[order.v[k]].source_domain, "task") == 0 && TL_VEC_PUSH(&task_order, order.v[k]))
+      rc = tl_nomem(e);
+  if (rc == TL_OK) rc = task_rules(in, db, p, task_order.v, task_order.n, unit_of_event, &dv, &mv, e);
+  for (size_t k = 0; rc == TL_OK && k < order.n; k++)
+    if (strcmp(p->rules.v[order.v[k]].source_domain, "task+communication_op") == 0)
+      rc = op_rule(in, order.v[k], &p->rules.v[order.v[k]], unit_of_event, claimed, &dv, &mv, e);
+  TL_VEC_FREE(&order), TL_VEC_FREE(&task_order);
+  uint32_t *anchor_of = NULL;
+  if (rc == TL_OK && dv.n) {
+    /* anchors' events include replay's derived launch events, numbered after the trace's */
+    size_t nall = tl_event_count(t, in->anchors->derived);
+    anchor_of = malloc((nall ? nall : 1) * sizeof *anchor_of);
+    if (!anchor_of) rc = tl_nomem(e);
+    else {
+      memset(anchor_of, 0xff, (nall ? nall : 1) * sizeof *anchor_of);
+      for (size_t k = 0; k < in->anchors->n; k++) anchor_of[in->anchors->event[k]] = (uint32_t)k;
+    }
+  }
+  rows_ctx c = {&dv, &mv, p, anchor_of, 0};
+  if (rc == TL_OK && dv.n) {
+    tl_rows src = {dv.n, 10, fill_decision, &c, 1u << 2, decision_text};
+    rc = tl_rows_insert(db, "traceloom_event_reconciliation_decision_core",
+                        "decision_n, db_idx, rule_id, status, reason, canonical_event_n, "
+                        "envelope_event_n, contained_ppm, member_count, canonical_anchor_n", &src, e);
+  }
+  free(anchor_of);
+  if (rc == TL_OK && mv.n) {
+    tl_rows src = {mv.n, 7, fill_member, &c, 0, NULL};
+    rc = tl_rows_insert(db, "traceloom_event_reconciliation_member_core",
+                        "decision_n, member_order, event_n, member_role, contributes_timing, "
+                        "contributes_symbol, contributes_cost", &src, e);
+  }
+  TL_VEC_FREE(&dv), TL_VEC_FREE(&mv);
+  free(claimed), free(unit_of_event);
+  return rc;
+}

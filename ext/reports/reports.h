@@ -1,0 +1,55 @@
+/*
+** reports.h: the facts behind the report surfaces (docs/REPORTS.md) that a view cannot
+** compute cheaply, computed in C and published inside the analysis savepoint.
+**
+**   tl_reports_input in = {&trace, &anchors, &packets, &replay, rules, idle_options};
+**   tl_reports_publish(db, &in, e);   once, after tl_publish_finish, inside the driver's
+**                                     outer SAVEPOINT (a failure rolls the whole analysis
+**                                     back with it)
+**
+** It writes the tables of sql/schema/60_reports.sql; the readable relations are the views
+** of sql/views/60_*.sql and later, created by tl_publish_finish. What it needs that the
+** driver has already freed (the runtime calls and their relations, the provider ids of the
+** events) it reads back from the public relations published earlier in the same savepoint:
+**
+**   host windows   (host_window.c) per pair of adjacent anchors of a device, the ordered host
+**                  interval between their supported runtime endpoints, its typed support
+**                  state, and the runtime calls observed inside it;
+**   units          (units.c) the partition of each device's anchors into exact graph units,
+**                  the structural units between them and the open trace prefix and suffix;
+**   envelopes      (envelopes.c) the device events temporally inside each graph envelope;
+**   placements     (placements.c) the anchor that represents each communication task;
+**   reconciliation (reconcile.c) duplicate observations of one device action, decided by the
+**                  event-reconciliation rules;
+**   idle evidence  (ext/idle, only with the analyze option "idle_evidence").
+*/
+#ifndef TL_REPORTS_H
+#define TL_REPORTS_H
+
+#include "util/sqlite_api.h"
+#include "util/err.h"
+#include "trace/trace.h"
+#include "anchor/anchors.h"
+#include "cost/packets.h"
+#include "replay/replay.h"
+#include "classify/rules.h"
+
+typedef struct tl_reports_input {
+  const tl_trace *trace;
+  const tl_anchors *anchors;
+  const tl_packets *packets;
+  const tl_replay *replay;          /* may be NULL or empty */
+  const tl_rules *rules;            /* the event-reconciliation policy */
+  const char *idle_evidence_json;   /* the analyze option "idle_evidence" (JSON text) or NULL */
+} tl_reports_input;
+
+int tl_reports_publish(sqlite3 *db, const tl_reports_input *in, tl_err *e);
+
+/* The parts, for tests and for reports.c (each inside the caller's savepoint). */
+int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e);
+int tl_reports_units(sqlite3 *db, const tl_reports_input *in, tl_err *e);
+int tl_reports_envelopes(sqlite3 *db, const tl_reports_input *in, tl_err *e);
+int tl_reports_placements(sqlite3 *db, const tl_reports_input *in, tl_err *e);
+int tl_reports_reconcile(sqlite3 *db, const tl_reports_input *in, tl_err *e);
+
+#endif

@@ -1,0 +1,115 @@
+-- Facts behind the report surfaces (docs/REPORTS.md) that need C: written by
+-- tl_reports_publish (ext/reports/) inside the analysis savepoint. Integers only; the readable
+-- relations are the views of sql/views/60_*.sql and later.
+
+-- @surface traceloom_anchor_host_window | one pair of adjacent anchors of a device | Storage behind traceloom_anchor_host_interval: the left anchor, the unique supported runtime endpoint of each side (NULL unless exactly one), the endpoint counts and the typed support state and scope as codes | SELECT state, scope, count(*) FROM traceloom_anchor_host_window GROUP BY 1, 2
+CREATE TABLE traceloom_anchor_host_window(
+  left_anchor_n INTEGER PRIMARY KEY,  -- anchor_n of the left anchor; the right one is left_anchor_n + 1
+  left_call_n INTEGER,                -- call_n of the left anchor's endpoint when it has exactly one
+  right_call_n INTEGER,
+  left_endpoint_count INTEGER NOT NULL,
+  right_endpoint_count INTEGER NOT NULL,
+  state INTEGER NOT NULL,             -- 0 supported_ordered, 1 missing_endpoint, 2 ambiguous_endpoint,
+                                      -- 3 incompatible_host_domain, 4 nonmonotonic_host_order
+  scope INTEGER NOT NULL              -- 0 same_thread, 1 same_process, 2 provider_clock_domain
+);
+
+-- @surface traceloom_anchor_host_window_code | one code of a host window's state or scope | The names of the state and scope codes of traceloom_anchor_host_window (kind state or scope), written from the descriptor table of ext/reports/host_window.c | SELECT kind, code, name FROM traceloom_anchor_host_window_code ORDER BY 1, 2
+CREATE TABLE traceloom_anchor_host_window_code(
+  kind TEXT NOT NULL,                 -- state, scope
+  code INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  PRIMARY KEY(kind, code)
+) WITHOUT ROWID;
+
+-- @surface traceloom_anchor_host_window_call | one runtime call observed inside a supported host window | Storage behind traceloom_anchor_host_activity: calls of the window's scope (same thread, same process or the provider clock domain) that overlap it, in (start, end, call) order | SELECT left_anchor_n, count(*) FROM traceloom_anchor_host_window_call GROUP BY 1 ORDER BY 2 DESC LIMIT 10
+CREATE TABLE traceloom_anchor_host_window_call(
+  left_anchor_n INTEGER NOT NULL,     -- traceloom_anchor_host_window
+  observed_order INTEGER NOT NULL,    -- 0-based, by (start_ns, end_ns, call_n)
+  call_n INTEGER NOT NULL,            -- traceloom_runtime_call
+  PRIMARY KEY(left_anchor_n, observed_order)
+) WITHOUT ROWID;
+
+-- @surface traceloom_graph_envelope_child | one device event inside a graph replay envelope | Storage behind traceloom_cuda_graph_envelope: the events of the envelope's device that lie wholly inside its interval, in (start, event) order; temporal evidence, never membership | SELECT graph_event_idx, count(*) FROM traceloom_graph_envelope_child GROUP BY 1 LIMIT 10
+CREATE TABLE traceloom_graph_envelope_child(
+  graph_event_idx INTEGER NOT NULL,  -- traceloom_cuda_graph_replay.graph_event_idx
+  child_order INTEGER NOT NULL,      -- 1-based within the envelope
+  child_event_n INTEGER NOT NULL,    -- traceloom_event.event_n
+  PRIMARY KEY(graph_event_idx, child_order)
+) WITHOUT ROWID;
+
+-- @surface traceloom_graph_envelope_anchor | one graph replay envelope whose event is an anchor | The anchor (anchor_n) of each envelope event that is one, so the envelope views reach anchor_idx by key | SELECT count(*) FROM traceloom_graph_envelope_anchor
+CREATE TABLE traceloom_graph_envelope_anchor(
+  graph_event_idx INTEGER PRIMARY KEY,
+  anchor_n INTEGER NOT NULL
+);
+
+-- @surface traceloom_represented_event | one communication task represented by a communication-op anchor | Which anchor stands for each task that a communication op on the same (db, device, connection) overlaps, for the evidence-role placement of tasks that are not anchors themselves | SELECT count(*), count(DISTINCT anchor_n) FROM traceloom_represented_event
+-- Keyed by anchor first: the structure view walks anchors and looks their tasks up.
+CREATE TABLE traceloom_represented_event(
+  anchor_n INTEGER NOT NULL,         -- the communication-op anchor (traceloom_anchor.anchor_n)
+  event_n INTEGER NOT NULL,          -- the represented task (traceloom_event.event_n)
+  PRIMARY KEY (anchor_n, event_n)
+) WITHOUT ROWID;
+
+-- @surface traceloom_structural_unit | one unit of a device's anchor sequence | The partition of each device's anchors into exact graph units (one per replay, identical adjacent ones folded with run_count), the structural units between them and the open trace prefix and suffix, with costs, fingerprints, families and the tree occurrences that expand each unit | SELECT unit_order, unit_id, kind, run_count, family_id, anchor_count, evidence_status FROM traceloom_structural_unit ORDER BY db_idx, device_id, unit_order
+CREATE TABLE traceloom_structural_unit(
+  unit_id TEXT NOT NULL,               -- G<n> graph units, U<n> structural units, X<n> unrecognized
+  db_idx INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  unit_order INTEGER NOT NULL,         -- 0-based per (db_idx, device_id)
+  kind TEXT NOT NULL,                  -- graph_unit, structural_unit, unrecognized
+  run_count INTEGER NOT NULL,          -- adjacent identical units folded into this row
+  family_id TEXT NOT NULL,             -- one per (kind, body_fingerprint): GF<n>, UF<n>, XF<n>
+  body_fingerprint TEXT NOT NULL,      -- 'H' + 16 hex digits of SHA-256 over the body's tokens
+  token_start_ordinal INTEGER NOT NULL,-- 0-based anchor positions in the device sequence
+  token_end_ordinal INTEGER NOT NULL,  -- exclusive
+  first_anchor_n INTEGER NOT NULL,     -- traceloom_anchor.anchor_n of the first and last anchor
+  last_anchor_n INTEGER NOT NULL,
+  first_anchor_idx INTEGER NOT NULL,
+  last_anchor_idx INTEGER NOT NULL,
+  anchor_count INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  span_us REAL NOT NULL,
+  compute_us REAL NOT NULL,            -- the anchors' cost packets, summed
+  comm_us REAL NOT NULL,
+  idle_us REAL NOT NULL,
+  total_us REAL NOT NULL,
+  aux_events INTEGER NOT NULL,
+  aux_us REAL NOT NULL,
+  evidence_status TEXT NOT NULL,       -- exact, complete, unrecognized_open_prefix, unrecognized_open_suffix
+  boundary_policy TEXT NOT NULL,       -- direct_exact_graph_unit, bounded_by_adjacent_exact_graph_units,
+                                       -- open_trace_prefix, open_trace_suffix
+  shape_signature TEXT NOT NULL,       -- the graph template of a graph unit; 'unavailable' otherwise
+  expansion_nodes TEXT NOT NULL,       -- the outermost tree occurrences inside the unit
+                                       -- (position_id#occurrence_idx, comma-separated, in order)
+  PRIMARY KEY(db_idx, device_id, unit_order)
+);
+
+-- @surface traceloom_event_reconciliation_decision_core | one reconciliation decision (integers) | Storage behind traceloom_event_reconciliation_decision: the rule, the status and reason as codes, the canonical and envelope events and the contained fraction | SELECT status, count(*) FROM traceloom_event_reconciliation_decision_core GROUP BY 1
+CREATE TABLE traceloom_event_reconciliation_decision_core(
+  decision_n INTEGER PRIMARY KEY,     -- reconciliation-decision-<n>
+  db_idx INTEGER NOT NULL,
+  rule_id TEXT NOT NULL,              -- traceloom_event_reconciliation_rule
+  status INTEGER NOT NULL,            -- 0 reconciled, 1 independent, 2 ambiguous, 3 conflict
+  reason INTEGER NOT NULL,            -- index into the reason codes of the decision view
+  canonical_event_n INTEGER,          -- reconciled: the canonical observation
+  envelope_event_n INTEGER,           -- reconciled: the one whose interval is charged
+  contained_ppm INTEGER,              -- contained fraction of the inner observation, ppm
+  member_count INTEGER NOT NULL,
+  canonical_anchor_n INTEGER          -- the anchor the canonical observation is, NULL when none
+);
+
+-- @surface traceloom_event_reconciliation_member_core | one observation of a reconciliation decision (integers) | Storage behind traceloom_event_reconciliation_member: the event, its role as a code and what it contributes | SELECT member_role, count(*) FROM traceloom_event_reconciliation_member_core GROUP BY 1
+CREATE TABLE traceloom_event_reconciliation_member_core(
+  decision_n INTEGER NOT NULL,
+  member_order INTEGER NOT NULL,
+  event_n INTEGER NOT NULL,
+  member_role INTEGER NOT NULL,       -- 0 timing_envelope, 1 semantic_detail, 2 provider_detail,
+                                      -- 3 independent_candidate, 4 conflicting_candidate
+  contributes_timing INTEGER NOT NULL,
+  contributes_symbol INTEGER NOT NULL,
+  contributes_cost INTEGER NOT NULL,
+  PRIMARY KEY(decision_n, member_order)
+) WITHOUT ROWID;

@@ -1,0 +1,254 @@
+-- Evidence roles placed in the structure, their issues and the device time each role covers,
+-- and the structural-symbol lineage of every anchor placement (docs/REPORTS.md "Evidence
+-- roles"). Every observation is placed at least as a normalized event; what else holds it is
+-- a relation already published (anchors, auxiliary links, exact replays).
+
+-- Auxiliary links by their event: the placement of one observation and the retained_unplaced
+-- state of its decision look links up by aux_event_n.
+CREATE INDEX traceloom_aux_link_event ON traceloom_aux_link(aux_event_n);
+-- ... and the structure view walks anchors and looks their auxiliary links up.
+CREATE INDEX traceloom_aux_link_anchor ON traceloom_aux_link(anchor_n);
+-- Launches by their anchor and replay unit, control events by their launch, protected intervals by
+-- their replay unit: the structure view walks anchors to launches and launches to their events
+-- (a launch by its number is the primary key).
+CREATE INDEX traceloom_graph_launch_anchor ON traceloom_graph_launch(anchor_n);
+CREATE INDEX traceloom_graph_launch_unit ON traceloom_graph_launch(replay_unit_id);
+CREATE INDEX traceloom_graph_launch_control_launch ON traceloom_graph_launch_control(launch_n);
+CREATE INDEX traceloom_protected_interval_unit ON traceloom_protected_interval(replay_unit_id);
+
+-- @surface traceloom_evidence_role_placement | one place where an observation landed | Each decision's placements in order: 0 the normalized event, then the anchor it is or is represented by (a communication task folds into its communication-op anchor), the auxiliary link to its following anchor, the exact replay unit and protected interval that own it, the exact graph body member it is | SELECT placement_kind, reason_code, count(*) FROM traceloom_evidence_role_placement GROUP BY 1, 2
+CREATE VIEW traceloom_evidence_role_placement AS
+SELECT 'role-decision-' || e.event_n AS decision_id, 0 AS placement_order,
+       'normalized_event' AS placement_kind, e.event_id AS placement_id, NULL AS owner_id,
+       'traceloom_event' AS relation_name, 'supported' AS support_state,
+       'normalized_event_retained' AS reason_code, e.event_n
+FROM traceloom_event e
+UNION ALL
+SELECT 'role-decision-' || a.event_n, 1, 'anchor', a.anchor_id, NULL, 'traceloom_anchor',
+       'supported', 'direct_event_anchor', a.event_n
+FROM traceloom_anchor a
+UNION ALL
+SELECT 'role-decision-' || r.event_n, 1, 'anchor', a.anchor_id, NULL, 'traceloom_anchor',
+       'supported', 'represented_by_communication_anchor', r.event_n
+FROM traceloom_represented_event r
+JOIN traceloom_anchor a ON a.anchor_n = r.anchor_n
+UNION ALL
+SELECT 'role-decision-' || l.aux_event_n, 1, 'auxiliary_link',
+       l.anchor_id || '/aux-' || l.aux_order, l.anchor_id, 'traceloom_aux_link', 'supported',
+       'retained_between_anchor_evidence', l.aux_event_n
+FROM traceloom_aux_link l
+WHERE l.link_type = 'prelude'
+UNION ALL
+SELECT 'role-decision-' || m.event_n, 1, 'replay_unit', l.replay_unit_id, NULL,
+       'traceloom_graph_launch', 'supported', 'exact_composite_membership', m.event_n
+FROM traceloom_graph_body_member m
+JOIN traceloom_graph_launch l ON l.launch_n = m.launch_n
+WHERE l.replay_unit_id IS NOT NULL
+UNION ALL
+SELECT 'role-decision-' || c.event_n, 1, 'replay_unit', l.replay_unit_id, NULL,
+       'traceloom_graph_launch', 'supported', 'exact_composite_membership',
+       c.event_n
+FROM traceloom_graph_launch_control c
+JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
+WHERE l.replay_unit_id IS NOT NULL
+UNION ALL
+SELECT 'role-decision-' || m.event_n, 2, 'protected_interval', p.protected_interval_id,
+       p.replay_unit_id, 'traceloom_protected_interval', 'supported',
+       'generic_discovery_no_cross_boundary', m.event_n
+FROM traceloom_graph_body_member m
+JOIN traceloom_graph_launch l ON l.launch_n = m.launch_n
+JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+ AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+UNION ALL
+SELECT 'role-decision-' || c.event_n, 2, 'protected_interval', p.protected_interval_id,
+       p.replay_unit_id, 'traceloom_protected_interval', 'supported',
+       'generic_discovery_no_cross_boundary', c.event_n
+FROM traceloom_graph_launch_control c
+JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
+JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+ AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+UNION ALL
+SELECT 'role-decision-' || m.event_n, 3, 'graph_body_member', m.member_id, NULL,
+       'traceloom_graph_body_member', 'supported', 'exact_graph_body_membership', m.event_n
+FROM traceloom_graph_body_member m;
+
+-- @surface traceloom_v_evidence_role_placement | one place where an observation landed, with its decision | Placements next to the decision that produced them: event, role, policy, rule, support, retained duration and source row | SELECT placement_kind, final_role, count(*), sum(duration_ns) FROM traceloom_v_evidence_role_placement GROUP BY 1, 2
+CREATE VIEW traceloom_v_evidence_role_placement AS
+SELECT d.db_idx, d.device_id, d.decision_id, d.event_id, d.input_provider_scope, d.policy_id,
+       d.rule_id, d.rule_class, d.policy_role, d.final_role,
+       d.support_state AS decision_support_state, d.reason_code AS decision_reason_code,
+       d.duration_ns, p.placement_order, p.placement_kind, p.placement_id, p.owner_id,
+       p.relation_name, p.support_state AS placement_support_state,
+       p.reason_code AS placement_reason_code, d.source_table, d.source_key, d.start_ns, d.event_n
+FROM traceloom_evidence_role_placement p
+JOIN traceloom_evidence_role_decision d ON d.event_n = p.event_n;
+
+-- @surface traceloom_evidence_role_issue | one issue found while placing an observation | Observations retained but placed nowhere in the structure (omitted_event_without_auxiliary_link: auxiliary work with no later anchor on its device) | SELECT code, support_state, count(*) FROM traceloom_evidence_role_issue GROUP BY 1, 2
+CREATE VIEW traceloom_evidence_role_issue AS
+SELECT 'role-issue-' || (ROW_NUMBER() OVER (ORDER BY l.aux_event_n) - 1)
+         AS issue_id,
+       'role-decision-' || l.aux_event_n AS decision_id,
+       'omitted_event_without_auxiliary_link' AS code, 'retained_unplaced' AS support_state,
+       l.aux_event_id AS related_ids
+FROM traceloom_aux_link l
+WHERE l.link_type = 'retained_unplaced';
+
+-- @surface traceloom_v_evidence_role_structure | one (decision, placement, node occurrence) | Where each placed observation sits in the tree: the node occurrences covering its anchor, the anchor its auxiliary link feeds, its launch anchor (replay units, protected intervals, graph body members) | SELECT node_id, final_role, count(*) FROM traceloom_v_evidence_role_structure WHERE coverage_kind = 'self' GROUP BY 1, 2 LIMIT 20
+-- Every arm walks the node occurrences (traceloom_viz_node_anchor, in occurrence order) and
+-- looks the anchor's placements up by its key (CROSS JOIN keeps that order): finding the
+-- occurrences that cover one given anchor would scan them all. Every join is on integers.
+CREATE VIEW traceloom_v_evidence_role_structure AS
+SELECT 'role-decision-' || a.event_n AS decision_id, a.event_id, d.final_role,
+       'anchor' AS placement_kind, n.anchor_id AS placement_id, n.node_id, n.occurrence_idx,
+       n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_anchor a ON a.anchor_n = n.anchor_n
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = a.event_n
+UNION ALL
+SELECT 'role-decision-' || r.event_n, 'event-' || r.event_n, d.final_role, 'anchor',
+       n.anchor_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_represented_event r ON r.anchor_n = n.anchor_n
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = r.event_n
+UNION ALL
+SELECT 'role-decision-' || l.aux_event_n, l.aux_event_id, d.final_role,
+       'auxiliary_link', l.anchor_id || '/aux-' || l.aux_order, n.node_id, n.occurrence_idx,
+       n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_aux_link l ON l.anchor_n = n.anchor_n AND l.link_type = 'prelude'
+CROSS JOIN traceloom_evidence_role_decision d
+  ON d.event_n = l.aux_event_n
+UNION ALL
+-- a replay unit (and its protected interval) holds the body members and control events of all
+-- its launches, and sits at the occurrences covering each launch anchor of the unit
+SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'replay_unit',
+       l.replay_unit_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
+CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n
+UNION ALL
+SELECT 'role-decision-' || c.event_n, c.event_id, d.final_role, 'replay_unit',
+       l.replay_unit_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
+CROSS JOIN traceloom_graph_launch_control c ON c.launch_n = u.launch_n
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = c.event_n
+UNION ALL
+SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'protected_interval',
+       p.protected_interval_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
+CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+ AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n
+UNION ALL
+SELECT 'role-decision-' || c.event_n, c.event_id, d.final_role, 'protected_interval',
+       p.protected_interval_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
+CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+ AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+CROSS JOIN traceloom_graph_launch_control c ON c.launch_n = u.launch_n
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = c.event_n
+UNION ALL
+-- a graph body member sits at the occurrences covering its own launch anchor
+SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'graph_body_member',
+       m.member_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
+FROM traceloom_viz_node_anchor n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+CROSS JOIN traceloom_graph_body_member m ON m.launch_n = l.launch_n
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n;
+
+-- @surface traceloom_v_evidence_role_cost_coverage | one (db, provider, policy, final role, support state) | How much retained device time each role holds, split into time that takes part in structural identity and time that does not; no observation's cost is ever dropped | SELECT final_role, event_count, retained_duration_ns, identity_duration_ns, non_identity_duration_ns FROM traceloom_v_evidence_role_cost_coverage
+-- Summed per role class first (a handful of rows); the auxiliary events retained but placed
+-- nowhere then move from their class's support state to retained_unplaced (a negative and a
+-- positive part, so that no aggregate is joined to another), as the decisions say.
+CREATE VIEW traceloom_v_evidence_role_cost_coverage AS
+WITH unplaced AS (
+  SELECT e.db_idx, e.role_class_id AS class_id, COUNT(*) AS events,
+         SUM(e.end_ns - e.start_ns) AS duration_ns
+  FROM traceloom_aux_link l
+  CROSS JOIN traceloom_event e ON e.event_n = l.aux_event_n
+  CROSS JOIN traceloom_evidence_role_class c ON c.class_id = e.role_class_id
+  WHERE l.link_type = 'retained_unplaced' AND c.final_role IN ('auxiliary', 'transparent')
+  GROUP BY e.db_idx, e.role_class_id
+), part AS (
+  SELECT e.db_idx, e.role_class_id AS class_id, NULL AS support_state, COUNT(*) AS events,
+         SUM(e.end_ns - e.start_ns) AS duration_ns
+  FROM traceloom_event e
+  GROUP BY e.db_idx, e.role_class_id
+  UNION ALL
+  SELECT db_idx, class_id, NULL, -events, -duration_ns FROM unplaced
+  UNION ALL
+  SELECT db_idx, class_id, 'retained_unplaced', events, duration_ns FROM unplaced
+), total AS (
+  SELECT t.db_idx, t.class_id, COALESCE(t.support_state, c.support_state) AS support_state,
+         SUM(t.events) AS events, SUM(t.duration_ns) AS duration_ns
+  FROM part t
+  JOIN traceloom_evidence_role_class c ON c.class_id = t.class_id
+  GROUP BY 1, 2, 3
+)
+SELECT t.db_idx, c.provider_scope AS input_provider_scope,
+       COALESCE(c.policy_id, (SELECT p.policy_id FROM traceloom_evidence_role_policy p))
+         AS policy_id,
+       (SELECT p.policy_version FROM traceloom_evidence_role_policy p) AS policy_version,
+       c.final_role, t.support_state, SUM(t.events) AS event_count,
+       SUM(t.duration_ns) AS retained_duration_ns,
+       SUM(CASE WHEN c.effective_structural_participation = 'identity' THEN t.duration_ns
+                ELSE 0 END) AS identity_duration_ns,
+       SUM(CASE WHEN c.effective_structural_participation <> 'identity' THEN t.duration_ns
+                ELSE 0 END) AS non_identity_duration_ns
+FROM total t
+JOIN traceloom_evidence_role_class c ON c.class_id = t.class_id
+WHERE t.events > 0
+GROUP BY t.db_idx, c.provider_scope, 3, 4, c.final_role, t.support_state;
+
+-- @surface traceloom_anchor_symbol_normalization | one anchor | How each anchor's structural symbol was derived from its observed one: source, policy, rule, outcome (identity, normalized, conflict) and reason | SELECT outcome, rule_id, count(*) FROM traceloom_anchor_symbol_normalization GROUP BY 1, 2
+CREATE VIEW traceloom_anchor_symbol_normalization AS
+SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.event_id,
+       (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = d.source_id)
+         AS source_path,
+       d.source_table, d.source_key, d.observed_symbol,
+       CASE WHEN d.observed_symbol IS NULL THEN 'unavailable'
+            WHEN d.source_domain = 'communication' THEN 'communication.op_name'
+            WHEN e.op_type IS NOT NULL THEN 'task.op_type'
+            WHEN e.op_name IS NOT NULL THEN 'task.op_name'
+            ELSE 'task.task_type' END AS observed_symbol_source,
+       d.structural_symbol,
+       (SELECT r.policy_id FROM traceloom_symbol_normalization_rule r LIMIT 1) AS policy_id,
+       (SELECT r.policy_version FROM traceloom_symbol_normalization_rule r LIMIT 1) AS policy_version,
+       d.symbol_rule_id AS rule_id, d.symbol_candidate_rule_ids AS candidate_rule_ids,
+       d.symbol_outcome AS outcome, d.symbol_reason_code AS reason_code, a.anchor_n
+FROM traceloom_anchor a
+JOIN traceloom_evidence_role_decision d ON d.event_n = a.event_n
+JOIN traceloom_event e ON e.event_n = a.event_n;
+
+-- @surface traceloom_v_symbol_normalization_placement | one (anchor, node occurrence covering it) | The symbol lineage of each anchor at every recovered position covering it: observed symbol, structural symbol, rule and outcome next to node, occurrence and anchor order (equal structural symbols alone never make positions correspond) | SELECT local_node_id, anchor_order, observed_symbol, structural_symbol, outcome FROM traceloom_v_symbol_normalization_placement WHERE coverage_kind = 'self' LIMIT 20
+CREATE VIEW traceloom_v_symbol_normalization_placement AS
+SELECT d.anchor_id, d.db_idx, d.device_id, d.anchor_idx, d.event_id, d.observed_symbol,
+       d.observed_symbol_source, d.structural_symbol, d.policy_id, d.policy_version, d.rule_id,
+       d.outcome, d.reason_code, d.candidate_rule_ids, d.source_path, d.source_table,
+       d.source_key, na.node_id,
+       na.local_node_id,
+       na.view_name, na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context,
+       na.self_us AS anchor_dur_us
+FROM traceloom_tree_node_anchor na
+CROSS JOIN traceloom_anchor_symbol_normalization d
+  ON d.anchor_n = na.anchor_n;
+
+-- @surface traceloom_v_symbol_variant_cost | one (recovered position, anchor order, observed lowering) | Aggregated cost of each concrete observed symbol at one recovered position: count, total, average, min and max raw anchor time | SELECT local_node_id, anchor_order, observed_symbol, occurrence_count, total_us FROM traceloom_v_symbol_variant_cost ORDER BY total_us DESC LIMIT 20
+CREATE VIEW traceloom_v_symbol_variant_cost AS
+SELECT db_idx, device_id, view_name, node_id, local_node_id, anchor_order, structural_symbol,
+       observed_symbol, observed_symbol_source, rule_id, outcome, COUNT(*) AS occurrence_count,
+       ROUND(SUM(anchor_dur_us), 3) AS total_us, ROUND(AVG(anchor_dur_us), 3) AS avg_us,
+       ROUND(MIN(anchor_dur_us), 3) AS min_us, ROUND(MAX(anchor_dur_us), 3) AS max_us
+FROM traceloom_v_symbol_normalization_placement
+WHERE coverage_kind = 'self'
+GROUP BY db_idx, device_id, view_name, node_id, local_node_id, anchor_order, structural_symbol,
+         observed_symbol, observed_symbol_source, rule_id, outcome;

@@ -1,0 +1,62 @@
+"""Every join of the report views (sql/views/6*.sql, the bubble views, traceloom_v_runtime_device)
+uses a key or an index: EXPLAIN QUERY PLAN shows no automatic index and no full scan nested
+inside another loop. One exception is named: the public API families per structural position
+(an aggregate of a handful of rows) are looked up from the positions through the index SQLite
+builds on that aggregate.
+"""
+import pathlib
+import re
+import sqlite3
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+VIEWS = [name for f in sorted((ROOT / "sql" / "views").glob("6*.sql"))
+         for name in re.findall(r"CREATE VIEW (\w+)", f.read_text())] + [
+    "traceloom_structure_bubble_occurrence", "traceloom_structure_bubble_position",
+    "traceloom_v_runtime_device"]
+AGGREGATES = {"traceloom_v_structure_bubble_host_context": "api",
+              "traceloom_v_structure_bubble_api_stats": "api"}
+
+
+@pytest.fixture(scope="module")
+def analysis(cli, fixtures, tmp_path_factory):
+    out = tmp_path_factory.mktemp("plans") / "hlt.db"
+    subprocess.run([str(cli), str(fixtures / "exact_hlt" / "mono"), "--output", str(out)],
+                   check=True, capture_output=True)
+    return sqlite3.connect(f"file:{out}?mode=ro", uri=True)
+
+
+def problems(con, view):
+    steps = con.execute(f"EXPLAIN QUERY PLAN SELECT * FROM {view}").fetchall()
+    found, loops = [], {}
+    for _, parent, _, detail in steps:
+        if "AUTOMATIC" in detail and not detail.startswith(f"SEARCH {AGGREGATES.get(view)} "):
+            found.append(detail)
+        if detail.startswith(("SCAN ", "SEARCH ")):
+            level = loops.setdefault(parent, [])
+            if detail.startswith("SCAN ") and level:
+                found.append("nested " + detail)
+            level.append(detail)
+    return found
+
+
+def test_the_report_views_are_listed():
+    assert len(VIEWS) > 30 and "traceloom_v_evidence_role_structure" in VIEWS
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_joins_use_keys(analysis, view):
+    assert problems(analysis, view) == []
+
+
+def test_node_host_activity_is_driven_by_the_occurrences(analysis):
+    """A node's host activity starts from the node (the small node table, whose size the
+    analysis records for the planner in sqlite_stat1) and reads that node's occurrences as one
+    key range, not from the calls or every occurrence."""
+    steps = [r[3] for r in analysis.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM traceloom_v_node_host_activity"
+        " WHERE node_id = 'node-N001' AND coverage_kind = 'self'")]
+    assert steps[0] == "SCAN n", steps
+    assert steps[1].startswith("SEARCH o USING INTEGER PRIMARY KEY (rowid>"), steps
