@@ -49,8 +49,13 @@ CREATE TABLE collective(device_id INTEGER, label TEXT, seq INTEGER, symbol TEXT,
 # Microseconds with three decimals (as the analysis publishes costs) to exact nanoseconds.
 _NS = "CAST(round({0} * 1000) AS INTEGER)"
 
+# An atom is named by its anchor role (exec, comm, graph: the node's category), so a
+# collective and a kernel of one name stay apart.
 _POSITIONS_SQL = """
-SELECT db_idx, device_id, node_id, kind, symbol, repeat_count FROM traceloom_v_tree_node
+SELECT db_idx, device_id, node_id,
+       CASE WHEN kind = 'atom' THEN COALESCE(category, 'exec') ELSE kind END, symbol,
+       repeat_count
+FROM traceloom_v_tree_node
 """
 
 _NODE_SQL = f"""
