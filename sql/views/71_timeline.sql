@@ -49,7 +49,7 @@ CREATE VIEW traceloom_v_annotated_anchor_timeline AS
 WITH status AS (SELECT * FROM traceloom_v_replay_region_annotation_status),
 base AS (
   SELECT a.anchor_n, a.db_idx, a.device_id, a.anchor_n - t.first_anchor_n + 1 AS anchor_idx,
-         a.event_n, a.shape_id, a.self_ns, t.first_anchor_n AS base,
+         a.event_n, t.first_anchor_n AS base,
          s.support_state, s.reason_code, s.replay_region_count,
          -- the interval starting last at or before the anchor (regions are disjoint when
          -- supported); the join below keeps it when it also ends at or after the anchor
@@ -62,18 +62,14 @@ base AS (
   CROSS JOIN traceloom_anchor_core a
   WHERE t.db_idx = s.db_idx AND t.device_id = s.device_id
     AND a.anchor_n >= t.first_anchor_n AND a.anchor_n < t.first_anchor_n + t.anchor_count)
-SELECT 'anchor-' || b.anchor_n AS anchor_id, b.db_idx, b.device_id, b.anchor_idx,
-       e.event_id, NULL AS step_idx,
-       (SELECT x.symbol FROM traceloom_anchor_shape x WHERE x.shape_id = b.shape_id) AS symbol,
-       (SELECT x.role FROM traceloom_anchor_shape x WHERE x.shape_id = b.shape_id) AS role,
-       (SELECT x.symbol FROM traceloom_anchor_shape x WHERE x.shape_id = b.shape_id) AS label,
-       (SELECT x.role FROM traceloom_anchor_shape x WHERE x.shape_id = b.shape_id) AS family,
+SELECT av.anchor_id, b.db_idx, b.device_id, b.anchor_idx, av.event_id, av.step_idx, av.symbol,
+       av.role, av.label, av.family,
        (SELECT x.source_table FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id) AS source_table,
        CAST(e.source_rowid AS TEXT) AS source_key, e.stream_id,
        (SELECT x.category FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id) AS category,
        (SELECT x.semantic_role FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id) AS semantic_role,
        (SELECT x.task_type FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id) AS task_type,
-       e.start_ns, e.start_ns + b.self_ns AS end_ns, b.self_ns / 1000.0 AS dur_us,
+       av.start_ns, av.end_ns, av.dur_us,
        b.support_state AS replay_annotation_support_state,
        b.reason_code AS replay_annotation_reason_code, b.replay_region_count,
        CASE WHEN b.support_state = 'supported' AND r.rowid IS NOT NULL THEN 'inside_exact_replay'
@@ -103,6 +99,7 @@ SELECT 'anchor-' || b.anchor_n AS anchor_id, b.db_idx, b.device_id, b.anchor_idx
        'anchor_order_not_dependency' AS observation_semantics,
        b.anchor_n, b.event_n, l.launch_n
 FROM base b
+JOIN traceloom_anchor av ON av.anchor_n = b.anchor_n
 JOIN traceloom_event_core e ON e.event_n = b.event_n
 LEFT JOIN traceloom_protected_interval r ON r.rowid = b.region_rowid
  AND r.kind = 'graph_replay_unit' AND r.last_anchor_n >= b.anchor_n
