@@ -16,6 +16,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+
+int sqlite3_traceloom_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -535,6 +537,8 @@ START_TEST(publish_writes_the_host_chain) {
   link_fixture("context_gen/graph", "context", GRAPH_FILES, 2, &L);
   sqlite3 *db;
   ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+  /* the views stage calls the extension (traceloom_replay_body_patterns) */
+  ck_assert_int_eq(sqlite3_traceloom_init(db, NULL, NULL), SQLITE_OK);
   const char *const dirs[] = {"sql/schema/", "sql/derive/", "sql/views/"};
   for (int d = 0; d < 3; d++)
     for (const tl_embedded_file *f = tl_embedded_files; f->name; f++)
