@@ -70,7 +70,7 @@ def reference_binary(build, install=True):
     shutil.rmtree(venv, ignore_errors=True)
     steps = [[sys.executable, "-m", "venv", venv],
              [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-              f"traceloom=={REF_VERSION}"]]
+              "--retries", "1", "--timeout", "20", f"traceloom=={REF_VERSION}"]]
     for cmd in steps:
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
