@@ -8,6 +8,7 @@
 #   make fuzz       libFuzzer harnesses (tests/fuzz) and their seed corpora, in build/fuzz
 #   make fuzz-smoke each harness for a few seconds on its corpus (docs/RELIABILITY.md)
 #   make wheel      a manylinux wheel of the Python package in build/wheel (tools/build_wheel.sh)
+#   make parity     every relation compared with the reference TraceLoom 0.1.4 (docs/PARITY.md)
 #
 # The build runs one job per CPU by default (`make -j1` for a serial build); the test
 # suites of `make test` still run one after the other.
@@ -46,7 +47,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 ASAN_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests-asan/%,$(UNIT_SRCS))
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
-.PHONY: all deps test test-layering test-unit test-asan test-sql test-python demo bench clean fixtures fuzz fuzz-smoke observer-contract valgrind wheel
+.PHONY: all deps test test-layering test-unit test-asan test-sql test-python demo bench clean fixtures fuzz fuzz-smoke observer-contract valgrind wheel parity
 
 all: deps $(BUILD)/traceloom.so $(BUILD)/traceloom
 
@@ -187,6 +188,12 @@ wheel: all
 
 bench: all
 	@bench/run.sh
+
+# Every relation of the reference TraceLoom 0.1.4 compared with ours on every fixture and
+# generated profile (tools/parity.py installs the reference into build/refvenv; where it
+# cannot, it says why and skips). The table is written to build/parity/report.md.
+parity: all fixtures
+	@python3 tools/parity.py --build $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

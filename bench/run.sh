@@ -50,6 +50,11 @@
 # file of a BENCH_REPORTS_ROWS (default 1,000,000) kernel-row Ascend profile, and each of the
 # 34 reference report queries timed through the sqlite3 shell (BENCH_REPORTS=0 skips it).
 #
+# It also runs bench/parity_bench.py: ours against the reference TraceLoom 0.1.4 on the same
+# 1,000,000-task Ascend profile (BENCH_PARITY_ROWS), time, peak RSS and database size as
+# ratios against the >= 10x / 20x / 10x targets of issue 19 (the reference needs ~13 GB and
+# minutes; BENCH_PARITY=0 skips it; without the reference it says why and goes on).
+#
 # Environment: BUILD (build folder, default build), BENCH_ROWS (default 2000000),
 # BENCH_FORMAT (ascend | nsys, default ascend), BENCH_REPEAT (best of N, default 3).
 set -euo pipefail
@@ -97,5 +102,8 @@ if [ "${BENCH_CLUSTER:-1}" = 1 ]; then
   "$py" bench/cluster_bench.py --build "$BUILD" "${record[@]}"
 fi
 if [ "${BENCH_REPORTS:-1}" = 1 ]; then python3 bench/reports_bench.py --build "$BUILD" "${record[@]}"; fi
+if [ "${BENCH_PARITY:-1}" = 1 ]; then
+  python3 bench/parity_bench.py --build "$BUILD" --rows "${BENCH_PARITY_ROWS:-1000000}" "${record[@]}"
+fi
 exec python3 bench/measure.py --build "$BUILD" --rows "${BENCH_ROWS:-2000000}" \
   --format "${BENCH_FORMAT:-ascend}" --repeat "${BENCH_REPEAT:-3}" "${record[@]}" "${scaling[@]}"

@@ -19,6 +19,7 @@ SQLITE_EXTENSION_INIT1
 #include "traceloom.h"
 #include "source/source.h"
 #include "analyze/analyze.h"
+#include "bodypattern/bodypattern.h"
 #include "compare/compare.h"
 #include "export/looptree.h"
 #include "export/perfetto.h"
@@ -141,6 +142,22 @@ static void fn_loop_tree(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   free(md);
 }
 
+/* traceloom_replay_body_patterns(): recovers the repeats inside the exact replay bodies of the
+** analysis in the main database and (re)writes traceloom_replay_body_* (ext/bodypattern);
+** returns the number of supported domains. The analysis calls it while it publishes. */
+static void fn_replay_body_patterns(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc, (void)argv;
+  if (refuse_from_writing_statement(ctx, "traceloom_replay_body_patterns")) return;
+  tl_err e = {0};
+  int64_t n = 0;
+  if (tl_replay_body_patterns(sqlite3_context_db_handle(ctx), &n, &e) != TL_OK) {
+    sqlite3_result_error(ctx, e.msg ? e.msg : "traceloom_replay_body_patterns failed", -1);
+    tl_err_clear(&e);
+    return;
+  }
+  sqlite3_result_int64(ctx, n);
+}
+
 /* traceloom_compare(base_path [, options_json]): compares the analysis in the main database
 ** (the new run) with the one at base_path and publishes traceloom_compare_* (ext/compare). */
 static void fn_compare(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -193,6 +210,7 @@ static const function_def functions[] = {
     {"traceloom_compare", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, fn_compare},
     {"traceloom_compare_report", 0, SQLITE_UTF8, fn_compare_report},
     {"traceloom_compare_report", 1, SQLITE_UTF8, fn_compare_report},
+    {"traceloom_replay_body_patterns", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, fn_replay_body_patterns},
 };
 
 typedef struct module_def {

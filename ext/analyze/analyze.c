@@ -24,6 +24,7 @@
 #include "cost/packets.h"
 #include "structure/structure.h"
 #include "reports/reports.h"
+#include "bodypattern/bodypattern.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,6 +195,9 @@ static int publish(analysis *a, tl_err *e) {
   tl_publish_input in = publish_input(a);
   in.structure = &sin;
   int rc = tl_txn_finish(&a->txn, &in, e);
+  int64_t body_domains = 0;
+  /* ext/bodypattern reads the published replay cost map back (same savepoint) */
+  if (rc == TL_OK) rc = tl_replay_body_patterns(a->db, &body_domains, e);
   if (rc == TL_OK && a->ctx) rc = tl_context_publish(a->db, a->ctx, e);
   if (rc == TL_OK) {
     /* ext/reports reads back the runtime relations published above (same savepoint). */

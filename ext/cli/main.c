@@ -42,6 +42,9 @@
 static const char usage[] =
     "usage: traceloom PROFILE [--output analysis.db] [--threads N] [--options JSON]\n"
     "                 [--context FILE.jsonl ...] [--rules-config FILE|NAME] [--perfetto-out PATH]\n"
+    "                 [--extend-classification-rules FILE] [--extend-symbol-rules FILE]\n"
+    "                 [--extend-event-reconciliation-rules FILE] [--compat-db-out PATH]\n"
+    "                 [--loop-tree-view compact|expanded|both] [--structural-order device]\n"
     "       traceloom export-perfetto ANALYSIS_DB [--output PATH] [--format json|protobuf]\n"
     "                 [--rank R=DB ...] [--align first_event|provider | --clock-model FILE.jsonl]\n"
     "       traceloom compare BASE.db NEW.db [--output compare.db] [--markdown report.md|-]\n"
@@ -60,6 +63,14 @@ static const char usage[] =
     "  --rules-config FILE|NAME  analysis rules (e.g. scheduler-step: steps partition the\n"
     "                   structure; needs --context)\n"
     "  --perfetto-out PATH  after the analysis, write its Perfetto timeline (.gz: gzip)\n"
+    "  --extend-classification-rules FILE, --extend-symbol-rules FILE,\n"
+    "  --extend-event-reconciliation-rules FILE  add the rules of FILE (a YAML mapping with\n"
+    "                   metadata and rules, as one stage of a rules config) to the built-in\n"
+    "                   policy; the rules config they make is kept as <output stem>.rules.yaml\n"
+    "  --compat-db-out PATH  also write a copy of the analysis database to PATH\n"
+    "  --loop-tree-view V  the loop tree Markdown: compact (default: grammar, repeats, outline),\n"
+    "                   expanded (every node) or both\n"
+    "  --structural-order device  anchors in device order (the only order; the default)\n"
     "\n"
     "export-perfetto writes the Perfetto timeline of an analysis database (default\n"
     "<analysis stem>.perfetto.json.gz beside it): Perfetto protobuf for .perfetto-trace or\n"
@@ -214,7 +225,7 @@ static char *beside(const char *path, const char *suffix) {
 }
 
 /* <stem>.loop_tree.md beside the analysis database, and its top-level Repeat lines on stdout. */
-static void write_loop_tree(const char *out) {
+static void write_loop_tree(const char *out, const char *view) {
   sqlite3 *db = NULL;
   if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
       sqlite3_traceloom_init(db, NULL, NULL) != SQLITE_OK) {
@@ -222,7 +233,9 @@ static void write_loop_tree(const char *out) {
     return;
   }
   sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, "SELECT traceloom_loop_tree()", -1, &st, NULL) == SQLITE_OK &&
+  char *opts = view ? tl_mprintf("{\"view\":\"%s\"}", view) : NULL;
+  if (sqlite3_prepare_v2(db, "SELECT traceloom_loop_tree(?1)", -1, &st, NULL) == SQLITE_OK &&
+      (opts ? sqlite3_bind_text(st, 1, opts, -1, SQLITE_STATIC) : sqlite3_bind_null(st, 1)) == SQLITE_OK &&
       sqlite3_step(st) == SQLITE_ROW) {
     const char *md = (const char *)sqlite3_column_text(st, 0);
     char *md_path = beside(out, ".loop_tree.md");
@@ -235,6 +248,7 @@ static void write_loop_tree(const char *out) {
     free(md_path);
   }
   sqlite3_finalize(st);
+  free(opts);
   /* The short version: the repeats of each tree, outermost first. */
   if (sqlite3_prepare_v2(db,
                          "SELECT device_id, local_node_id, label, occurrence_count, "
@@ -610,8 +624,74 @@ done:
   return status;
 }
 
+/* The stages --extend-<stage>-rules adds to, in rules-config order. */
+static const char *const EXTEND_FLAGS[3] = {"--extend-classification-rules",
+                                            "--extend-symbol-rules",
+                                            "--extend-event-reconciliation-rules"};
+static const char *const EXTEND_STAGES[3] = {"classification", "symbol_normalization",
+                                             "event_reconciliation"};
+
+/* A rules config (traceloom-analysis-rules-v1) that extends each stage with the rules of its
+** file: every file's lines, indented under `<stage>:` after `mode: extend`. NULL (after
+** printing why) when a file cannot be read. */
+static char *extend_rules_config(const char *const files[3]) {
+  tl_buf b = {0};
+  tl_buf_puts(&b, "# Written by traceloom from its --extend-*-rules flags: the rules config of the\n"
+                  "# analysis beside it.\nschema: traceloom-analysis-rules-v1\n");
+  for (int k = 0; k < 3; k++) {
+    if (!files[k]) continue;
+    FILE *f = fopen(files[k], "r");
+    if (!f) {
+      fprintf(stderr, "traceloom: cannot read %s %s: %s\n", EXTEND_FLAGS[k], files[k], strerror(errno));
+      tl_buf_free(&b);
+      return NULL;
+    }
+    tl_buf_printf(&b, "# %s\n%s:\n  mode: extend\n", files[k], EXTEND_STAGES[k]);
+    char line[4096];
+    int at_start = 1;
+    while (fgets(line, sizeof line, f)) {
+      /* a manifest's own schema line names the file, not this stage */
+      if (at_start && strncmp(line, "schema:", 7) == 0) continue;
+      if (at_start) tl_buf_puts(&b, "  ");
+      tl_buf_puts(&b, line);
+      at_start = strchr(line, '\n') != NULL;
+    }
+    if (!at_start) tl_buf_puts(&b, "\n");
+    fclose(f);
+  }
+  if (b.oom) {
+    tl_buf_free(&b);
+    fprintf(stderr, "traceloom: out of memory\n");
+    return NULL;
+  }
+  return b.p;
+}
+
+/* VACUUM INTO a temporary sibling of path, renamed into place. */
+static int copy_analysis(const char *analysis, const char *path) {
+  char *tmp = tl_mprintf("%s.tmp-%ld", path, (long)getpid());
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  int ok = tmp && sqlite3_open_v2(analysis, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+           sqlite3_prepare_v2(db, "VACUUM INTO ?1", -1, &st, NULL) == SQLITE_OK &&
+           sqlite3_bind_text(st, 1, tmp, -1, SQLITE_STATIC) == SQLITE_OK &&
+           sqlite3_step(st) == SQLITE_DONE;
+  if (!ok) fprintf(stderr, "traceloom: cannot write --compat-db-out %s: %s\n", path, db ? sqlite3_errmsg(db) : "?");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  if (ok && rename(tmp, path) != 0) {
+    fprintf(stderr, "traceloom: cannot move the copy into place at %s: %s\n", path, strerror(errno));
+    ok = 0;
+  }
+  if (!ok && tmp) remove(tmp);
+  if (ok) printf("compat database: %s\n", path);
+  free(tmp);
+  return ok ? 0 : EXIT_ANALYSIS;
+}
+
 int main(int argc, char **argv) {
   const char *profile = NULL, *output = NULL, *options = NULL;
+  const char *extend[3] = {NULL, NULL, NULL}, *compat_out = NULL, *loop_view = NULL;
   const char *perfetto_out = NULL, *rules_config = NULL;
   long threads = 0;
   /* No global allocation statistics: they take a process-wide mutex on every SQLite
@@ -651,6 +731,36 @@ int main(int argc, char **argv) {
       if (++i >= argc || !*argv[i])
         return fprintf(stderr, "traceloom: --rules-config needs a file or a bundled name\n"), EXIT_USAGE;
       rules_config = argv[i];
+    } else if (strcmp(a, EXTEND_FLAGS[0]) == 0 || strcmp(a, EXTEND_FLAGS[1]) == 0 ||
+               strcmp(a, EXTEND_FLAGS[2]) == 0) {
+      int k = strcmp(a, EXTEND_FLAGS[0]) == 0 ? 0 : strcmp(a, EXTEND_FLAGS[1]) == 0 ? 1 : 2;
+      if (++i >= argc || !*argv[i])
+        return fprintf(stderr, "traceloom: %s needs a rules file\n", a), EXIT_USAGE;
+      if (extend[k])
+        return fprintf(stderr, "traceloom: %s given twice (put the rules in one file)\n", a), EXIT_USAGE;
+      extend[k] = argv[i];
+    } else if (strcmp(a, "--compat-db-out") == 0) {
+      if (++i >= argc || !*argv[i])
+        return fprintf(stderr, "traceloom: --compat-db-out needs a path\n"), EXIT_USAGE;
+      compat_out = argv[i];
+    } else if (strcmp(a, "--loop-tree-view") == 0) {
+      if (++i >= argc || (strcmp(argv[i], "compact") != 0 && strcmp(argv[i], "expanded") != 0 &&
+                          strcmp(argv[i], "both") != 0))
+        return fprintf(stderr, "traceloom: --loop-tree-view needs compact, expanded or both\n"), EXIT_USAGE;
+      loop_view = argv[i];
+    } else if (strcmp(a, "--structural-order") == 0) {
+      if (++i >= argc || (strcmp(argv[i], "device") != 0 && strcmp(argv[i], "host-launch") != 0))
+        return fprintf(stderr, "traceloom: --structural-order needs device or host-launch\n"), EXIT_USAGE;
+      if (strcmp(argv[i], "host-launch") == 0)
+        return fprintf(stderr, "traceloom: --structural-order host-launch is not available: anchors are "
+                               "ordered on the device (start, end, stream); each launch's host call "
+                               "is in traceloom_runtime_device_relation (docs/PARITY.md, Options)\n"),
+               EXIT_USAGE;
+    } else if (strcmp(a, "--classification-rule-override") == 0) {
+      return fprintf(stderr, "traceloom: --classification-rule-override is not available: override a "
+                             "rule with a rules config (--rules-config FILE with classification: "
+                             "mode: override and the whole rule; docs/PARITY.md, Options)\n"),
+             EXIT_USAGE;
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "traceloom: unknown option %s\n%s", a, usage);
       return EXIT_USAGE;
@@ -667,6 +777,19 @@ int main(int argc, char **argv) {
                     "JSON trace, or profile directory\n%s",
             usage);
     return EXIT_USAGE;
+  }
+  /* --extend-*-rules make a rules config, written beside the output once its folder exists
+  ** and named as the rules config of the analysis. */
+  char *rules_made = NULL;
+  if (extend[0] || extend[1] || extend[2]) {
+    if (rules_config)
+      return fprintf(stderr, "traceloom: --extend-*-rules cannot be combined with --rules-config "
+                             "(put the extension into that config)\n"), EXIT_USAGE;
+    char *o = output ? tl_strdup(output) : default_output(profile);
+    rules_made = o ? beside(o, ".rules.yaml") : NULL;
+    free(o);
+    if (!rules_made) return fprintf(stderr, "traceloom: out of memory\n"), EXIT_ANALYSIS;
+    rules_config = rules_made;
   }
   /* Options: --threads, --context and --rules-config are folded into the JSON object. */
   tl_buf opt = {0};
@@ -690,6 +813,7 @@ int main(int argc, char **argv) {
     while (*p == ' ' || *p == '\t' || *p == '\n') p++;
     if (*p != '{') {
       fprintf(stderr, "traceloom: --options must be a JSON object\n");
+      free(rules_made);
       return EXIT_USAGE;
     }
     p++;
@@ -705,6 +829,7 @@ int main(int argc, char **argv) {
   if (options_usage_error(opt.oom ? NULL : opt.p, ncontext)) {
     free(contexts);
     tl_buf_free(&opt);
+    free(rules_made);
     return EXIT_USAGE;
   }
   {
@@ -713,6 +838,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "traceloom: cannot read the profile %s: %s\n", profile, strerror(errno));
       free(contexts);
       tl_buf_free(&opt);
+      free(rules_made);
       return EXIT_ANALYSIS;
     }
   }
@@ -720,6 +846,7 @@ int main(int argc, char **argv) {
   char *tmp = out ? tl_mprintf("%s.tmp-%ld", out, (long)getpid()) : NULL;
   if (!out || !tmp || opt.oom) {
     fprintf(stderr, "traceloom: out of memory\n");
+    free(rules_made);
     return EXIT_ANALYSIS;
   }
   {
@@ -730,6 +857,7 @@ int main(int argc, char **argv) {
     if (refused) {
       fprintf(stderr, "traceloom: %s\n", ce.msg ? ce.msg : "context file equals the output");
       tl_err_clear(&ce);
+      free(rules_made);
       return EXIT_USAGE;
     }
   }
@@ -740,10 +868,26 @@ int main(int argc, char **argv) {
     remove_made_dirs(out, made_dir);
     free(made_dir), free(failed_dir), free(tmp), free(out);
     tl_buf_free(&opt);
+    free(rules_made);
     return EXIT_ANALYSIS;
   }
   remove_stale_temps(out);
   remove_temp(tmp);
+  if (rules_made) {
+    char *text = extend_rules_config(extend);
+    FILE *f = text ? fopen(rules_made, "w") : NULL;
+    int written = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0) written = 0;
+    if (!written && text) fprintf(stderr, "traceloom: cannot write %s: %s\n", rules_made, strerror(errno));
+    free(text);
+    if (!written) {
+      remove(rules_made);
+      remove_made_dirs(out, made_dir);
+      free(made_dir), free(tmp), free(out), free(rules_made);
+      tl_buf_free(&opt);
+      return EXIT_USAGE;
+    }
+  }
 
   int status = EXIT_ANALYSIS, renamed = 0;
   sqlite3 *db = NULL;
@@ -815,12 +959,16 @@ int main(int argc, char **argv) {
   printf("%s\nanalysis database: %s\n", summary ? summary : "", out);
   free(summary);
   status = 0;
-  write_loop_tree(out);
-  if (perfetto_out) status = export_perfetto(out, perfetto_out, NULL);
+  write_loop_tree(out, loop_view);
+  if (rules_made) printf("rules config: %s\n", rules_made);
+  if (compat_out) status = copy_analysis(out, compat_out);
+  if (status == 0 && perfetto_out) status = export_perfetto(out, perfetto_out, NULL);
 done:
   interrupt_db = NULL;
   if (db) sqlite3_close(db);
   if (status != 0) remove_temp(tmp);
+  if (rules_made && !renamed) remove(rules_made);
+  free(rules_made);
   if (status != 0 && !renamed) remove_made_dirs(out, made_dir);
   free(made_dir);
   free(tmp);

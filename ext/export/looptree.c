@@ -3,6 +3,7 @@
 **
 **   SELECT traceloom_loop_tree();
 **   SELECT traceloom_loop_tree('{"max_children": 20, "max_depth": 4, "max_repeats": 10}');
+**   SELECT traceloom_loop_tree('{"view": "expanded"}');    -- compact (default) | expanded | both
 **
 ** Reads the published analysis of the calling connection (one scan of traceloom_v_tree_node
 ** per tree; the rendering is done in C, so a root with half a million children costs one
@@ -18,6 +19,9 @@
 **     visible however wide the root is;
 **   - per Repeat (same order): the body of one iteration, one row per child node with that
 **     child's own figures per iteration of the Repeat.
+** That is the compact view (the default), which also opens with the tree's grammar: the
+** anchors' symbols with every Repeat written (body)xN. The expanded view is every node of
+** the tree, one line each at its depth, nothing collapsed or cut; "both" writes the two.
 ** Plain SQL underneath: the same numbers any client reads from traceloom_v_tree_node.
 */
 #include "export/looptree.h"
@@ -32,12 +36,14 @@ typedef struct looptree_opts {
   int64_t max_children; /* children listed per node */
   int64_t max_depth;    /* outline depth */
   int64_t max_repeats;  /* repeats listed (and tabulated) per tree */
+  int compact, expanded; /* the views written */
 } looptree_opts;
 
 static int parse_opts(const char *json, looptree_opts *o, tl_err *e) {
   o->max_children = 40;
   o->max_depth = 6;
   o->max_repeats = 20;
+  o->compact = 1, o->expanded = 0;
   if (!json || !*json) return TL_OK;
   tl_json *doc;
   if (tl_json_parse(json, strlen(json), &doc, e)) return TL_ERROR;
@@ -47,7 +53,14 @@ static int parse_opts(const char *json, looptree_opts *o, tl_err *e) {
   for (size_t i = 0; rc == TL_OK && i < tl_json_len(doc); i++) {
     const char *k = tl_json_key_at(doc, i);
     int64_t v;
-    if (tl_json_i64(tl_json_value_at(doc, i), &v) || v < 1) {
+    if (strcmp(k, "view") == 0) {
+      const char *view = tl_json_str(tl_json_value_at(doc, i), NULL);
+      if (view && strcmp(view, "compact") == 0) o->compact = 1, o->expanded = 0;
+      else if (view && strcmp(view, "expanded") == 0) o->compact = 0, o->expanded = 1;
+      else if (view && strcmp(view, "both") == 0) o->compact = 1, o->expanded = 1;
+      else rc = tl_fail(e, "traceloom_loop_tree option \"view\" must be \"compact\", "
+                           "\"expanded\" or \"both\"");
+    } else if (tl_json_i64(tl_json_value_at(doc, i), &v) || v < 1) {
       rc = tl_fail(e, "traceloom_loop_tree option \"%s\" must be a positive integer", k);
     } else if (strcmp(k, "max_children") == 0) {
       o->max_children = v;
@@ -57,7 +70,7 @@ static int parse_opts(const char *json, looptree_opts *o, tl_err *e) {
       o->max_repeats = v;
     } else {
       rc = tl_fail(e, "unknown traceloom_loop_tree option \"%s\": expected max_children, "
-                      "max_depth or max_repeats", k);
+                      "max_depth, max_repeats or view", k);
     }
   }
   tl_json_free(doc);
@@ -227,6 +240,42 @@ static void outline(ctx *c, uint32_t k, int depth) {
   }
 }
 
+/* Every node under k, one line each at its depth: nothing collapsed, no limit. */
+static void outline_expanded(ctx *c, uint32_t k, int depth) {
+  const lt_tree *t = c->t;
+  const lt_node *p = &t->v[k];
+  for (uint32_t i = 0; i < p->nchild; i++) {
+    uint32_t q = t->kids[p->first_child + i];
+    node_line(c, &t->v[q], depth);
+    if (t->v[q].nchild) outline_expanded(c, q, depth + 1);
+  }
+}
+
+/* The grammar of the subtree under k: children's symbols in slot order, a Repeat as
+** (body)xN; at most max_children items per level, max_depth levels. */
+static void grammar(ctx *c, uint32_t k, int depth) {
+  const lt_tree *t = c->t;
+  const lt_node *p = &t->v[k];
+  for (uint32_t i = 0; i < p->nchild; i++) {
+    if ((int64_t)i >= c->o.max_children) {
+      tl_buf_printf(c->b, " ...%u more", p->nchild - i);
+      break;
+    }
+    const lt_node *nd = &t->v[t->kids[p->first_child + i]];
+    if (i) tl_buf_puts(c->b, " ");
+    if (!nd->nchild) {
+      tl_buf_puts(c->b, nd->label);
+    } else if (depth >= c->o.max_depth) {
+      tl_buf_printf(c->b, nd->repeat ? "(...)x%lld" : "(...)", (long long)nd->repeat_count);
+    } else {
+      tl_buf_puts(c->b, "(");
+      grammar(c, t->kids[p->first_child + i], depth + 1);
+      if (nd->repeat) tl_buf_printf(c->b, ")x%lld", (long long)nd->repeat_count);
+      else tl_buf_puts(c->b, ")");
+    }
+  }
+}
+
 static void fmt_num(tl_buf *b, const lt_node *nd, int col) {
   if (nd->has_null[col - NUM_FIRST])
     tl_buf_puts(b, " |");
@@ -278,6 +327,16 @@ static int render_tree(ctx *c, tl_err *e) {
   qsort(rk, nrep, sizeof *rk, by_total);
   const lt_node *root = &t->v[0];
   double root_total = root->num[0];
+  if (!c->o.compact) {
+    free(rk);
+    tl_buf_puts(b, "Expanded tree (every node; averages are per iteration):\n\n");
+    node_line(c, root, 0);
+    outline_expanded(c, 0, 1);
+    return TL_OK;
+  }
+  tl_buf_puts(b, "Grammar: ");
+  grammar(c, 0, 0);
+  tl_buf_puts(b, "\n\n");
   if (nrep) {
     tl_buf_printf(b, "Repeats by time covered (%zu in all):\n\n", nrep);
     tl_buf_puts(b, "| repeat | path | iterations | total_us | share | per iteration us | busy us |\n"
@@ -311,6 +370,11 @@ static int render_tree(ctx *c, tl_err *e) {
     }
   }
   free(rk);
+  if (c->o.expanded) {
+    tl_buf_puts(b, "\nExpanded tree (every node; averages are per iteration):\n\n");
+    node_line(c, root, 0);
+    outline_expanded(c, 0, 1);
+  }
   return TL_OK;
 }
 

@@ -36,12 +36,18 @@ CREATE TABLE traceloom_tree_core(
 
 -- @surface traceloom_semantic_tree | one tree per (db_idx, device_id) | The recovered trees: root node, discovery status, projection used for costs | SELECT tree_id, db_idx, device_id, root_node_id, macro_discovery FROM traceloom_semantic_tree
 CREATE VIEW traceloom_semantic_tree AS
+-- The constant columns name the projection as the reference TraceLoom does (docs/PARITY.md):
+-- costs prelude-to-following-anchor ('native_aux_attribution'; 'none' when the tree links
+-- no auxiliary event).
 SELECT 'tree-db' || t.db_idx || '-dev' || t.device_id AS tree_id, t.db_idx, t.device_id,
-       'anchor_tree' AS view_name, 'anchor_tree' AS tree_kind,
-       'db' || t.db_idx || ':dev' || t.device_id AS stem,
+       'anchor_tree' AS view_name, 'semantic' AS tree_kind,
+       'native_report_tree' AS stem,
        'node-' || COALESCE('d' || t.node_device || '-', '') || 'N001' AS root_node_id,
-       '1' AS schema_version, 'native_report_tree' AS semantic_projection, t.macro_discovery,
-       'full' AS readable_macro_mode, 'prelude_to_following_anchor' AS auxiliary_attribution,
+       'compat-v1' AS schema_version, 'native_report_tree' AS semantic_projection,
+       t.macro_discovery, 'native_report_tree' AS readable_macro_mode,
+       CASE WHEN (SELECT o.aux_events FROM traceloom_position_occurrence_core o
+                   WHERE o.occurrence_n = t.first_occurrence_n) > 0
+            THEN 'native_aux_attribution' ELSE 'none' END AS auxiliary_attribution,
        t.anchor_count AS token_count, t.node_count AS position_count,
        t.occurrence_count, NULL AS raw_json, t.tree_n, t.definition_count
 FROM traceloom_tree_core t;
@@ -80,8 +86,8 @@ SELECT a.anchor_id, a.db_idx, a.device_id,
        a.event_id, NULL AS step_idx,
        (SELECT s.symbol FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS symbol,
        (SELECT s.role FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS role,
-       (SELECT s.label FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS label,
-       (SELECT s.family FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS family,
+       (SELECT s.symbol FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS label,
+       (SELECT s.role FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS family,
        (SELECT e.start_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n) AS start_ns,
        (SELECT e.start_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n) + a.self_ns AS end_ns,
        a.self_ns / 1000.0 AS dur_us,
@@ -94,7 +100,9 @@ SELECT a.anchor_id, a.db_idx, a.device_id,
          WHERE o.occurrence_n = a.occurrence_n) AS node_id,
        (SELECT o.occurrence_idx FROM traceloom_position_occurrence_core o
          WHERE o.occurrence_n = a.occurrence_n) AS occurrence_idx,
-       a.anchor_n, a.event_n, a.occurrence_n
+       a.anchor_n, a.event_n, a.occurrence_n,
+       (SELECT s.label FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS event_label,
+       (SELECT s.family FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS source_family
 FROM traceloom_anchor_core a;
 
 -- @surface traceloom_symbol_summary_core | one (db_idx, device_id, structural symbol) | Storage behind traceloom_v_symbol_summary: count, total, min, median, p90 and max anchor duration in ns, computed at publication (percentiles need each symbol's durations sorted) | SELECT symbol, anchor_count, median_ns FROM traceloom_symbol_summary_core ORDER BY total_ns DESC LIMIT 10
@@ -210,7 +218,15 @@ SELECT n.node_id, n.db_idx, n.device_id, 'native_report_tree' AS view_name, n.lo
        (SELECT s.kind FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS kind,
        (SELECT s.symbol FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS symbol,
        (SELECT s.label FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS label,
-       (SELECT s.category FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS category,
+       (SELECT CASE s.category WHEN 'comm' THEN 'collective'
+                 WHEN 'graph' THEN
+                   (SELECT CASE l.slot_role WHEN 'head' THEN 'graph_h' WHEN 'layer' THEN 'graph_l'
+                                            WHEN 'tail' THEN 'graph_t' ELSE 'graph_template' END
+                      FROM traceloom_position_occurrence_core o
+                      JOIN traceloom_graph_launch l ON l.anchor_n = o.anchor_first_n
+                     WHERE o.occurrence_n = n.first_occurrence_n)
+                 ELSE s.category END
+          FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS category,
        n.depth, n.depth AS level,
        CASE WHEN n.node_kind = 3 THEN 'Rep x' || n.repeat_count END AS repeat_label,
        n.repeat_count, n.occurrence_count, n.occurrence_count * n.token_len AS anchor_count,
@@ -229,7 +245,7 @@ FROM traceloom_v_node_stats n;
 -- @surface traceloom_semantic_node | one node of the semantic tree | Structural positions in display (preorder) order, with parent, slot, loop depth, costs and per-iteration averages | SELECT local_node_id, node_type, label, repeat_count, occurrence_count, total_us FROM traceloom_semantic_node ORDER BY db_idx, device_id, preorder_idx LIMIT 20
 CREATE VIEW traceloom_semantic_node AS
 SELECT v.node_id, 'tree-db' || v.db_idx || '-dev' || v.device_id AS tree_id, v.db_idx,
-       v.device_id, 'anchor_tree' AS view_name, 'anchor_tree' AS tree_kind, v.local_node_id,
+       v.device_id, 'anchor_tree' AS view_name, 'semantic' AS tree_kind, v.local_node_id,
        (SELECT p.node_id FROM traceloom_node_core p WHERE p.node_n = v.parent_n) AS parent_node_id,
        (SELECT p.local_node_id FROM traceloom_node_core p WHERE p.node_n = v.parent_n) AS parent_local_node_id,
        c.local_n - 1 AS preorder_idx, c.slot_ordinal AS sibling_order, v.path, v.depth,
@@ -280,8 +296,13 @@ SELECT o.occurrence_id, n.node_id AS position_id,
          WHERE p.occurrence_n = o.parent_n) AS parent_occurrence_id,
        n.db_idx, n.device_id, 'tree-db' || n.db_idx || '-dev' || n.device_id AS tree_id,
        'anchor_tree' AS view_name, o.occurrence_idx,
+       -- the iteration of the nearest enclosing Repeat (0 outside every repeat): this
+       -- occurrence's own under a Repeat, else the last of its repeat context
        CASE WHEN (SELECT p.node_kind FROM traceloom_node_core p WHERE p.node_n = n.parent_n) = 3
-            THEN o.member_order END AS repeat_iteration,
+            THEN o.member_order
+            ELSE COALESCE(CAST(substr(COALESCE(o.repeat_context, CASE WHEN n.node_kind = 1 THEN (SELECT p.repeat_context FROM traceloom_position_occurrence_core p WHERE p.occurrence_n = o.parent_n) END),
+                                      length(rtrim(COALESCE(o.repeat_context, CASE WHEN n.node_kind = 1 THEN (SELECT p.repeat_context FROM traceloom_position_occurrence_core p WHERE p.occurrence_n = o.parent_n) END), '0123456789')) + 1) AS INTEGER), 0)
+       END AS repeat_iteration,
        o.anchor_first_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
                             WHERE t.tree_n = n.tree_n) AS token_start_ordinal,
        o.anchor_first_n + n.token_len - (SELECT t.first_anchor_n FROM traceloom_tree_core t
@@ -300,14 +321,18 @@ SELECT o.occurrence_id, n.node_id AS position_id,
             ELSE (o.member_order - 1) *
                  (SELECT p.child_count FROM traceloom_node_core p WHERE p.node_n = n.parent_n)
                  + n.slot_ordinal END AS edge_order,
-       CASE WHEN n.node_kind = 1 THEN 'self' ELSE 'descendant' END AS coverage_kind,
+       CASE WHEN n.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind,
+       -- 'N003#2/N014#1': iteration 2 of N003, in it iteration 1 of N014 (stored as
+       -- 'N003:2,N014:1' on occurrences with children, and built here for atoms)
+       replace(replace(
        CASE WHEN n.node_kind <> 1 OR o.parent_n IS NULL THEN o.repeat_context
             WHEN (SELECT p.node_kind FROM traceloom_node_core p WHERE p.node_n = n.parent_n) <> 3 THEN
               (SELECT p.repeat_context FROM traceloom_position_occurrence_core p
                 WHERE p.occurrence_n = o.parent_n)
             ELSE COALESCE((SELECT p.repeat_context FROM traceloom_position_occurrence_core p
                             WHERE p.occurrence_n = o.parent_n) || ',', '') ||
-                 printf('N%03d', n.parent_local_n) || ':' || o.member_order END AS repeat_context,
+                 printf('N%03d', n.parent_local_n) || ':' || o.member_order END,
+       ':', '#'), ',', '/') AS repeat_context,
        o.anchor_first_n, o.anchor_first_n + n.token_len AS anchor_end_n,
        COALESCE(o.start_ns, ae.start_ns) AS start_ns,
        COALESCE(o.end_ns, ae.start_ns + a.self_ns) AS end_ns,

@@ -5,31 +5,45 @@
 -- @surface traceloom_semantic_edge | one parent-child slot between nodes | The semantic tree's edges (Repeat slots are the children of one iteration) | SELECT parent_node_id, child_node_id, edge_order FROM traceloom_semantic_edge LIMIT 20
 CREATE VIEW traceloom_semantic_edge AS
 SELECT parent_position_id AS parent_node_id, child_position_id AS child_node_id, tree_id, db_idx,
-       device_id, view_name, view_name AS tree_kind, slot_ordinal AS edge_order, edge_kind,
-       NULL AS raw_json, parent_n, child_n
+       device_id, view_name, 'semantic' AS tree_kind, slot_ordinal AS edge_order,
+       'child' AS edge_kind, NULL AS raw_json, parent_n, child_n,
+       edge_kind AS slot_kind            -- sequence | repeat_body
 FROM traceloom_position_refinement;
 
 -- @surface traceloom_viz_edge | one parent-child edge of the report tree | Edges between report nodes in slot order | SELECT parent_node_id, child_node_id, edge_order FROM traceloom_viz_edge LIMIT 20
 CREATE VIEW traceloom_viz_edge AS
 SELECT parent_position_id AS parent_node_id, child_position_id AS child_node_id, db_idx,
-       device_id, 'native_report_tree' AS view_name, slot_ordinal AS edge_order, edge_kind,
-       NULL AS raw_json, parent_n, child_n
+       device_id, 'native_report_tree' AS view_name, slot_ordinal AS edge_order,
+       'tree' AS edge_kind, NULL AS raw_json, parent_n, child_n,
+       edge_kind AS slot_kind            -- sequence | repeat_body
 FROM traceloom_position_refinement;
 
--- @surface traceloom_anchor_aux_slot | one anchor | Per-anchor summary of its linked auxiliary events | SELECT anchor_idx, aux_event_count, aux_dur_us FROM traceloom_anchor_aux_slot WHERE aux_event_count > 0 LIMIT 10
+-- @surface traceloom_anchor_aux_slot | one anchor with linked auxiliary events | Per-anchor summary of its linked auxiliary events (anchors without any have no row) | SELECT anchor_idx, aux_event_count, aux_dur_us FROM traceloom_anchor_aux_slot ORDER BY aux_dur_us DESC LIMIT 10
 CREATE VIEW traceloom_anchor_aux_slot AS
 SELECT anchor_id, db_idx, device_id, anchor_idx, step_idx AS anchor_step_idx,
        NULL AS aux_start_step_idx, NULL AS aux_end_step_idx,
-       linked_aux_events AS aux_event_count, linked_aux_us AS aux_dur_us, NULL AS raw_json
-FROM traceloom_anchor;
+       linked_aux_events AS aux_event_count, linked_aux_us AS aux_dur_us, NULL AS raw_json,
+       anchor_n
+FROM traceloom_anchor WHERE linked_aux_events > 0;
 
 -- @surface traceloom_anchor_cost_breakdown | one anchor | Per-anchor cost explanation: total, self and aux overlays, graph-child time of exact replay members and the residual | SELECT anchor_idx, symbol, anchor_kind, total_us, self_us, aux_us FROM traceloom_anchor_cost_breakdown ORDER BY total_us DESC LIMIT 10
 CREATE VIEW traceloom_anchor_cost_breakdown AS
-SELECT anchor_id, db_idx, device_id, anchor_idx, symbol, role AS anchor_kind,
-       ROUND(total_us, 3) AS total_us, ROUND(self_us, 3) AS self_us, ROUND(aux_us, 3) AS aux_us,
-       NULL AS graph_child_us, NULL AS residual_us, 0 AS raw_child_task_count, NULL AS top_ops,
-       CASE WHEN idle_us > 0 THEN 'idle_before_anchor' ELSE '' END AS diagnostic_flags
-FROM traceloom_anchor;
+-- aux_us is the auxiliary work linked to the anchor (traceloom_aux_link, the anchor's
+-- linked_aux_us); total_us its packet total (compute + comm + idle, the tree's lens).
+-- anchor_kind is the category of the anchor's atom node (traceloom_viz_node.category): exec,
+-- collective, graph_h / graph_l / graph_t (the slot of an ACL graph composition) or
+-- graph_template (any other exact graph launch).
+SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.symbol,
+       CASE a.role WHEN 'compute' THEN 'exec' WHEN 'comm' THEN 'collective'
+            WHEN 'graph' THEN
+              (SELECT CASE l.slot_role WHEN 'head' THEN 'graph_h' WHEN 'layer' THEN 'graph_l'
+                                       WHEN 'tail' THEN 'graph_t' ELSE 'graph_template' END
+                 FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n)
+            ELSE a.role END AS anchor_kind,
+       ROUND(a.total_us, 3) AS total_us, ROUND(a.self_us, 3) AS self_us,
+       ROUND(a.linked_aux_us, 3) AS aux_us, 0.0 AS graph_child_us, 0.0 AS residual_us,
+       0 AS raw_child_task_count, NULL AS top_ops, NULL AS diagnostic_flags, a.anchor_n
+FROM traceloom_anchor a;
 
 -- @surface traceloom_position_member | one direct member of an occurrence | Direct children of each occurrence by (slot, member_order); atoms hold their terminal token in slot 0 | SELECT parent_occurrence_id, slot_ordinal, member_order, member_kind, child_occurrence_id, terminal_anchor_id FROM traceloom_position_member LIMIT 20
 CREATE VIEW traceloom_position_member AS
@@ -43,7 +57,7 @@ FROM traceloom_position_occurrence c WHERE c.parent_n IS NOT NULL
 UNION ALL
 SELECT o.position_id, o.occurrence_id, 0, 1, 'terminal_token', NULL, NULL,
        o.token_start_ordinal, 'anchor-' || o.anchor_first_n, o.db_idx, o.device_id, o.tree_id,
-       o.view_name, o.occurrence_path || '/s0/r1/t' || o.token_start_ordinal, o.occurrence_n,
+       o.view_name, o.occurrence_path || '/terminal/r1/token-' || o.token_start_ordinal, o.occurrence_n,
        NULL, o.anchor_first_n
 FROM traceloom_position_occurrence o WHERE o.coverage_kind = 'self';
 
@@ -51,7 +65,9 @@ FROM traceloom_position_occurrence o WHERE o.coverage_kind = 'self';
 CREATE VIEW traceloom_execution_tree_edge AS
 SELECT 'edge:d' || c.db_idx || ':dev' || c.device_id || ':' || c.tree_id || ':' || p.occurrence_id || ':' || c.edge_order AS edge_id,
        'edge-role:d' || c.db_idx || ':dev' || c.device_id || ':' || c.tree_id || ':' || p.rooted_position_path || ':e' || c.slot_ordinal AS edge_role_id,
-       c.edge_order, COALESCE(c.repeat_iteration, 1) AS edge_ordinal_in_role,
+       c.edge_order,
+       CASE WHEN (SELECT k.node_kind FROM traceloom_node_core k WHERE k.node_n = p.node_n) = 3
+            THEN c.member_order ELSE 1 END AS edge_ordinal_in_role,
        p.position_id AS parent_position_id, p.rooted_position_path AS parent_tree_path,
        p.occurrence_id AS parent_occurrence_id, p.occurrence_idx AS parent_occurrence_idx,
        p.repeat_iteration AS parent_repeat_iteration, p.occurrence_path AS parent_occurrence_path,
@@ -200,7 +216,14 @@ CREATE VIEW traceloom_v_position_occurrence AS
 SELECT o.occurrence_id, o.position_id, o.parent_occurrence_id, o.db_idx, o.device_id, o.tree_id,
        o.view_name, o.occurrence_idx, o.repeat_iteration, o.token_start_ordinal,
        o.token_end_exclusive, o.rooted_position_path, o.occurrence_path,
-       s.node_type, s.kind AS semantic_kind, s.symbol, s.label, s.category, o.occurrence_n, o.node_n
+       s.node_type, s.kind AS semantic_kind, s.symbol, s.label,
+       CASE s.category WHEN 'comm' THEN 'collective'
+         WHEN 'graph' THEN
+           (SELECT CASE l.slot_role WHEN 'head' THEN 'graph_h' WHEN 'layer' THEN 'graph_l'
+                                    WHEN 'tail' THEN 'graph_t' ELSE 'graph_template' END
+              FROM traceloom_graph_launch l WHERE l.anchor_n = o.anchor_first_n)
+         ELSE s.category END AS category,
+       o.occurrence_n, o.node_n
 FROM traceloom_position_occurrence o
 JOIN traceloom_node_core n ON n.node_n = o.node_n
 JOIN traceloom_node_shape s ON s.shape_id = n.shape_id;
@@ -225,7 +248,13 @@ SELECT te.*, 'native_report_tree' AS cost_view_name,
        (SELECT s.label FROM traceloom_node_core n JOIN traceloom_node_shape s ON s.shape_id = n.shape_id
          WHERE n.node_n = p.node_n) AS parent_label,
        cs.node_type AS edge_node_type, cs.kind AS edge_semantic_kind,
-       cs.symbol AS edge_symbol, cs.label AS edge_label, cs.category AS edge_category
+       cs.symbol AS edge_symbol, cs.label AS edge_label,
+       CASE cs.category WHEN 'comm' THEN 'collective'
+         WHEN 'graph' THEN
+           (SELECT CASE l.slot_role WHEN 'head' THEN 'graph_h' WHEN 'layer' THEN 'graph_l'
+                                    WHEN 'tail' THEN 'graph_t' ELSE 'graph_template' END
+              FROM traceloom_graph_launch l WHERE l.anchor_n = c.anchor_first_n)
+         ELSE cs.category END AS edge_category
 FROM traceloom_execution_tree_edge te
 JOIN traceloom_position_occurrence_core p ON p.occurrence_n = te.parent_n
 JOIN traceloom_position_occurrence_core c ON c.occurrence_n = te.child_n
@@ -261,13 +290,18 @@ SELECT n.*,
 FROM traceloom_viz_node n
 JOIN traceloom_v_node_stats c ON c.node_n = n.node_n;
 
+-- A line: '  - [N001/N003] N003 Repeat x3 | Rep x3 | anchors=15 total_us=1818.751' (two spaces
+-- per level, the path, the node, its type, its label, anchors covered, total cost).
 -- @surface traceloom_v_semantic_tree_readable | one line of the indented tree | The recovered tree as indented text, one position per line in preorder | SELECT line FROM traceloom_v_semantic_tree_readable WHERE view_name = 'anchor_tree' ORDER BY db_idx, device_id, tree_kind, preorder_idx
 CREATE VIEW traceloom_v_semantic_tree_readable AS
-SELECT printf('%s%s %s  occ=%d total_us=%.3f avg_total_us=%.3f',
+SELECT tree_id, db_idx, device_id, view_name, tree_kind, preorder_idx, local_node_id,
+       parent_local_node_id, path, display_depth,
+       printf('%s- [%s] %s %s | %s | anchors=%d total_us=%.3f',
               substr('                                                                ', 1, 2 * COALESCE(display_depth, depth, 0)),
-              local_node_id, COALESCE(label, node_type),
-              COALESCE(occurrence_count, 0), COALESCE(total_us, 0), COALESCE(avg_total_us, 0)) AS line,
-       view_name, db_idx, device_id, tree_kind, preorder_idx, node_id, tree_id
+              path, local_node_id,
+              node_type || CASE WHEN node_type = 'Repeat' THEN ' x' || repeat_count ELSE '' END,
+              COALESCE(label, node_type), COALESCE(anchor_count, 0), COALESCE(total_us, 0)) AS line,
+       node_id, occurrence_count, avg_total_us
 FROM traceloom_semantic_node;
 
 -- @surface traceloom_v_symbol_summary | one (db_idx, device_id, structural symbol) | The kernel summary: count, total, average, min, median, p90 and max of raw anchor durations per symbol (self time, an overlay) | SELECT device_id, symbol, anchor_count, total_us, avg_us, median_us, p90_us, max_us FROM traceloom_v_symbol_summary ORDER BY total_us DESC LIMIT 20

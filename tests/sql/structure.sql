@@ -21,7 +21,7 @@ SELECT 'ascend_s5_l3_k6: one layer body per (step, layer): S x L iterations',
      JOIN traceloom_semantic_node n ON n.node_id = m.parent_position_id AND n.tree_id = m.tree_id
     WHERE n.node_type = 'Repeat' AND n.loop_depth = 2) = 15;
 SELECT 'ascend_s5_l3_k6: the all-reduce is a communication atom in the layer body',
-  (SELECT count(*) FROM traceloom_v_tree_node WHERE kind = 'atom' AND category = 'comm'
+  (SELECT count(*) FROM traceloom_v_tree_node WHERE kind = 'atom' AND category = 'collective'
      AND symbol = 'AllReduce' AND loop_depth = 2) = 1;
 SELECT 'ascend_s5_l3_k6: repeat averages are per iteration',
   (SELECT abs(avg_total_us - round(total_us / (occurrence_count * repeat_count), 3)) < 0.0011
@@ -39,10 +39,10 @@ SELECT 'ascend_s8_l4_k5: Repeat x8 over Repeat x4 over 5 slots',
       AND (SELECT count(*) FROM traceloom_position_refinement b WHERE b.parent_position_id = i.node_id) = 5) = 1;
 SELECT 'ascend_s8_l4_k5: each layer-body atom names its (step, layer) iteration: 8 x 4 contexts of 5 atoms',
   (SELECT count(*) FROM (SELECT repeat_context, count(*) AS k FROM traceloom_position_occurrence
-                          WHERE coverage_kind = 'self' AND repeat_context LIKE 'N%:%,N%:%' GROUP BY 1)
+                          WHERE coverage_kind = 'self' AND repeat_context LIKE 'N%#%/N%#%' GROUP BY 1)
     WHERE k = 5) = 32
-  AND (SELECT count(DISTINCT substr(repeat_context, 1, instr(repeat_context, ',') - 1))
-         FROM traceloom_position_occurrence WHERE coverage_kind = 'self' AND repeat_context LIKE '%,%') = 8;
+  AND (SELECT count(DISTINCT substr(repeat_context, 1, instr(repeat_context, '/') - 1))
+         FROM traceloom_position_occurrence WHERE coverage_kind = 'self' AND repeat_context LIKE '%/%') = 8;
 SELECT 'ascend_s8_l4_k5: a node is one structural position: all its occurrences share its rooted path',
   (SELECT count(*) FROM (SELECT position_id FROM traceloom_position_occurrence
                           GROUP BY position_id HAVING count(DISTINCT rooted_position_path) <> 1)) = 0

@@ -49,11 +49,15 @@ CREATE TABLE collective(device_id INTEGER, label TEXT, seq INTEGER, symbol TEXT,
 # Microseconds with three decimals (as the analysis publishes costs) to exact nanoseconds.
 _NS = "CAST(round({0} * 1000) AS INTEGER)"
 
-# An atom is named by its anchor role (exec, comm, graph: the node's category), so a
-# collective and a kernel of one name stay apart.
+# An atom is named by its anchor role (exec, comm, graph: from the node's category, which
+# names collectives 'collective' and graph launches by their slot), so a collective and a
+# kernel of one name stay apart.
 _POSITIONS_SQL = """
 SELECT db_idx, device_id, node_id,
-       CASE WHEN kind = 'atom' THEN COALESCE(category, 'exec') ELSE kind END, symbol,
+       CASE WHEN kind <> 'atom' THEN kind
+            WHEN category IN ('collective', 'comm') THEN 'comm'
+            WHEN category LIKE 'graph%' THEN 'graph'
+            ELSE COALESCE(category, 'exec') END, symbol,
        repeat_count
 FROM traceloom_v_tree_node
 """
@@ -75,8 +79,9 @@ SELECT c.db_idx, c.device_id, p.position_id, p.rooted_position_path, min(c.repea
        sum({_NS.format('c.compute_us')}), sum({_NS.format('c.comm_us')}),
        sum({_NS.format('c.idle_us')}), sum({_NS.format('c.total_us')})
   FROM traceloom_position_occurrence c
+  JOIN traceloom_position_refinement r ON r.child_n = c.node_n
   JOIN traceloom_position_occurrence p ON p.occurrence_n = c.parent_n
- WHERE c.repeat_iteration IS NOT NULL
+ WHERE r.edge_kind = 'repeat_body'
  GROUP BY c.parent_n, c.repeat_iteration
 """
 
@@ -92,7 +97,7 @@ SELECT a.db_idx, a.device_id, a.label, a.symbol, a.start_ns, a.end_ns, o.rooted_
 """
 
 _NODE_TOKEN = re.compile(r"^node-(.+)$")
-_CONTEXT_NUMBER = re.compile(r":(\d+)")
+_CONTEXT_NUMBER = re.compile(r"[:#](\d+)")   # N002#1/N004#2 (older analyses: N002:1,N004:2)
 
 
 def _signature(kind: str, symbol: str) -> str:
@@ -155,7 +160,7 @@ class _Paths:
 
 
 def _iteration_key(context: str, iteration: int) -> str:
-    """Iteration numbers, outermost first, from a repeat context such as 'N002:1,N004:2'."""
+    """Iteration numbers, outermost first, from a repeat context such as 'N002#1/N004#2'."""
     numbers = _CONTEXT_NUMBER.findall(context or "")
     if not numbers or int(numbers[-1]) != iteration:
         numbers.append(str(iteration))   # a context that stops above the repeat itself

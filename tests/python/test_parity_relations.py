@@ -1,0 +1,173 @@
+"""The relations added for parity with the reference TraceLoom (docs/PARITY.md), checked on
+real-schema fixtures and generated profiles against values worked out from their inputs.
+
+- replay body patterns: a CUDA graph replaying one decode step (head, L layers, tail) is
+  recovered as a Seq of the head's operators, one Repeat xL over one layer's members and the
+  tail's, with the positions' scheduled-work shares from the members' durations;
+- the loop, structural-order, primary-node, operator-audit and timeline read-outs of the
+  exact_hlt fixture (14 ACL graph launches of 2 tasks each, 12 promoted in 4 units);
+- collectives linked across two ranks that ran in lockstep;
+- the projection catalog: every recipe's example runs with its parameters bound and
+  returns its coordinate columns, and every recipe reads a relation that exists.
+"""
+import sqlite3
+import subprocess
+
+import pytest
+
+from test_genprofile import generate
+
+
+def analyse(cli, profile, out):
+    subprocess.run([str(cli), str(profile), "--output", str(out)], check=True, capture_output=True)
+    return sqlite3.connect("file:%s?mode=ro" % out, uri=True)
+
+
+@pytest.fixture(scope="module")
+def hlt(cli, fixtures, tmp_path_factory):
+    return analyse(cli, fixtures / "exact_hlt" / "mono", tmp_path_factory.mktemp("hlt") / "a.db")
+
+
+@pytest.fixture(scope="module")
+def cuda_graph(cli, tmp_path_factory):
+    d = tmp_path_factory.mktemp("cg")
+    truth = generate(d / "p", "--format", "nsys", "--prefill-steps", 1, "--decode-steps", 4,
+                     "--layers", 3, "--ops", 5, "--noise", 0, "--missing", 0, "--seed", 7,
+                     "--cuda-graph", "node")
+    return analyse(cli, d / "p" / "profile.sqlite", d / "a.db"), truth
+
+
+def test_cuda_graph_body_is_head_repeat_of_layers_tail(cuda_graph):
+    con, truth = cuda_graph
+    phase = truth["structure"]["phases"][0]
+    layers = truth["structure"]["layers"]
+    body = truth["ranks"][0]["cuda_graph"]["body"]
+    head, tail = len(phase["head"]), len(phase["tail"])
+    per_layer, rest = divmod(body["members"] - head - tail, layers)
+    assert rest == 0 and per_layer > 0
+    (domains,) = con.execute("SELECT count(*) FROM traceloom_replay_body_pattern_domain "
+                             "WHERE support_status = 'supported'").fetchone()
+    assert domains == 1   # one graph, one stream lane
+    assert con.execute("SELECT position_count, pattern_definition_count, pattern_occurrence_count "
+                       "FROM traceloom_replay_body_pattern_domain").fetchone() == (
+        body["members"], 1 + head + 1 + per_layer + tail, 1 + head + 1 + layers * per_layer + tail)
+    kinds = [r[0] for r in con.execute(
+        "SELECT node_kind FROM traceloom_replay_body_pattern_definition "
+        "WHERE parent_pattern_n = (SELECT min(pattern_n) FROM traceloom_replay_body_pattern_definition) "
+        "ORDER BY slot_ordinal")]
+    assert kinds == ["atom"] * head + ["repeat"] + ["atom"] * tail
+    assert con.execute("SELECT repeat_count, occurrence_count, positions_per_occurrence "
+                       "FROM traceloom_replay_body_pattern_definition WHERE node_kind = 'repeat'"
+                       ).fetchone() == (layers, 1, layers * per_layer)
+    # every layer slot occurs once per layer, iterations 1..L, spans of one position
+    rows = con.execute("SELECT o.repeat_iteration, o.position_start, o.position_count "
+                       "FROM traceloom_replay_body_pattern_occurrence o "
+                       "JOIN traceloom_replay_body_pattern_definition f ON f.pattern_n = o.pattern_n "
+                       "JOIN traceloom_replay_body_pattern_definition p ON p.pattern_n = f.parent_pattern_n "
+                       "WHERE p.node_kind = 'repeat' ORDER BY o.position_start").fetchall()
+    assert [r[0] for r in rows] == [i // per_layer + 1 for i in range(layers * per_layer)]
+    assert [r[1] for r in rows] == list(range(head, head + layers * per_layer))
+    assert {r[2] for r in rows} == {1}
+
+
+def test_scheduled_work_share_is_member_time_over_launch_task_sums(cuda_graph):
+    # Worked out from the members themselves: a position's share is its members' summed
+    # duration over the summed task-sums (all members' durations) of their launches.
+    con, truth = cuda_graph
+    launches = truth["ranks"][0]["cuda_graph"]["launches"]
+    got = con.execute(
+        "SELECT p.position_ordinal, p.scheduled_work_share_ppm, sum(e.dur_ns), "
+        "  (SELECT sum(e2.dur_ns) FROM traceloom_graph_member_core m2 "
+        "     JOIN traceloom_event_core e2 ON e2.event_n = m2.event_n) "
+        "FROM traceloom_replay_body_position p "
+        "JOIN traceloom_graph_member_core m ON m.aggregate_n = p.aggregate_n "
+        "JOIN traceloom_event_core e ON e.event_n = m.event_n GROUP BY p.position_n").fetchall()
+    assert len(got) == truth["ranks"][0]["cuda_graph"]["body"]["members"]
+    for ordinal, ppm, member_ns, all_ns in got:
+        assert ppm == member_ns * 1_000_000 // all_ns, ordinal
+    # all launches replay the whole body: the shares add up to one (floor per position)
+    total = sum(r[1] for r in got)
+    assert 1_000_000 - len(got) < total <= 1_000_000
+    assert len(launches) == 4
+
+
+def test_exact_hlt_loops_order_and_primary_nodes(hlt):
+    # One loop: the three decode compositions (ACLH, ACLL, ACLT) replayed 3 times.
+    assert hlt.execute("SELECT loop_rank, repeat_label, repeat_count, occurrence_count, anchor_count "
+                       "FROM traceloom_loop_node").fetchall() == [(1, "Rep x3", 3, 1, 9)]
+    # 16 anchors: 12 launch anchors and the 4 tasks of the 2 unpromoted launches, in order.
+    assert hlt.execute("SELECT count(*), min(structural_idx), max(structural_idx), "
+                       "count(DISTINCT order_basis) FROM traceloom_structural_order").fetchone() == (16, 1, 16, 1)
+    assert hlt.execute("SELECT count(*), count(DISTINCT anchor_id) FROM traceloom_anchor_primary_node p "
+                       "JOIN traceloom_viz_node n ON n.node_id = p.node_id WHERE n.node_type = 'Atom'"
+                       ).fetchone() == (16, 16)
+
+
+def test_exact_hlt_operator_audit(hlt):
+    # Every launch's body is (its op, AuxGraphOp): 14 AuxGraphOp tasks, 12 of them members of
+    # promoted launches, 2 (the unpromoted tail launches) anchors of their own.
+    assert hlt.execute("SELECT occurrence_count, total_duration_ns, graph_body_member_count, "
+                       "anchor_event_count FROM traceloom_operator_audit "
+                       "WHERE operator_name = 'AuxGraphOp'").fetchone() == (14, 14, 12, 2)
+
+
+def test_exact_hlt_timelines(hlt):
+    # 4 replay units of 3 launch anchors each are exact regions; the 4 eager anchors are not.
+    assert hlt.execute("SELECT support_state, replay_region_count FROM "
+                       "traceloom_v_replay_region_annotation_status").fetchall() == [("supported", 4)]
+    assert hlt.execute("SELECT replay_region_state, count(*) FROM traceloom_v_annotated_anchor_timeline "
+                       "GROUP BY 1 ORDER BY 1").fetchall() == [("inside_exact_replay", 12),
+                                                              ("outside_exact_replay", 4)]
+    # Flattened: each of the 12 launch anchors replaced by its 2 members, the 4 others kept.
+    rows = hlt.execute("SELECT item_kind, timeline_order, start_ns FROM "
+                       "traceloom_v_flattened_execution_timeline ORDER BY timeline_order").fetchall()
+    kinds = [r[0] for r in rows]
+    assert kinds.count("position_member") == 24 and kinds.count("mainline_anchor") == 4
+    assert [r[1] for r in rows] == list(range(28))
+    assert [r[2] for r in rows] == sorted(r[2] for r in rows)
+
+
+def test_collectives_are_linked_across_ranks(cli, tmp_path):
+    # no auxiliary, noise or missing rows: both ranks recover the same tree
+    truth = generate(tmp_path / "p", "--format", "ascend", "--cluster", "--ranks", 2,
+                     "--decode-steps", 2, "--layers", 2, "--seed", 3, "--aux", 0, "--noise", 0,
+                     "--missing", 0)
+    con = analyse(cli, tmp_path / "p", tmp_path / "a.db")
+    (comm,) = con.execute("SELECT count(*) FROM traceloom_anchor WHERE role = 'comm'").fetchone()
+    assert comm > 0 and truth["structure"]["layers"] == 2
+    # ranks in lockstep: every collective of one rank has its twin at the same place
+    assert con.execute("SELECT count(*) FROM traceloom_collective_global_link").fetchone() == (comm,)
+    assert con.execute("SELECT count(*) FROM (SELECT candidate_collective_key FROM "
+                       "traceloom_collective_global_link GROUP BY 1 HAVING count(DISTINCT db_idx) = 2 "
+                       "AND count(*) = 2)").fetchone() == (comm // 2,)
+
+
+def test_every_projection_recipe_runs_and_returns_its_coordinates(hlt):
+    names = {r[0] for r in hlt.execute("SELECT name FROM sqlite_schema")}
+    recipes = hlt.execute("SELECT projection_name, relation_name, example_sql FROM "
+                          "traceloom_projection_recipe ORDER BY display_order").fetchall()
+    assert len(recipes) >= 30
+    for name, relation, sql in recipes:
+        assert relation in names, name
+        params = {}
+        for pname, nullable, rel, col in hlt.execute(
+                "SELECT parameter_name, is_nullable, selection_relation, selection_column FROM "
+                "traceloom_projection_parameter WHERE projection_name = ?", (name,)):
+            row = hlt.execute(f'SELECT "{col}" FROM "{rel}" WHERE "{col}" IS NOT NULL LIMIT 1').fetchone()
+            params[pname] = None if nullable or row is None else row[0]
+        cur = hlt.execute(sql, params)
+        cols = {d[0] for d in cur.description}
+        want = {r[0] for r in hlt.execute("SELECT result_column FROM traceloom_projection_coordinate "
+                                          "WHERE projection_name = ?", (name,))}
+        assert want <= cols, (name, want - cols)
+        cur.fetchall()
+    # continuations only between recipes that exist, filling required parameters
+    assert hlt.execute("SELECT count(*) FROM traceloom_v_projection_continuation c "
+                       "LEFT JOIN traceloom_projection_recipe r ON r.projection_name = c.target_projection "
+                       "WHERE r.projection_name IS NULL").fetchone() == (0,)
+    # scope_catalog returns two structural node ids (node_id, parent_node_id): either fills
+    # the node_id of scope_occurrences
+    assert hlt.execute("SELECT group_concat(source_column, ',') FROM (SELECT source_column FROM "
+                       "traceloom_v_projection_continuation WHERE source_projection = 'scope_catalog' "
+                       "AND target_projection = 'scope_occurrences' AND target_parameter = 'node_id' "
+                       "ORDER BY 1)").fetchone() == ("node_id,parent_node_id",)
