@@ -48,6 +48,8 @@ typedef struct analysis {
   tl_trace trace;
   tl_relations relations;
   size_t supported_relations;
+  int32_t *event_call;         /* per trace event: the call of its supported relation, or -1 */
+  uint32_t *anchor_call;       /* per anchor: its runtime endpoint call (ext/reports), or none */
   tl_replay replay;
   tl_analysis_txn txn;
   tl_classification cls;
@@ -115,6 +117,7 @@ static tl_publish_input publish_input(analysis *a) {
                             .classification = &a->cls,
                             .event_role_class = a->classes.role_class,
                             .anchors = &a->anchors,
+                            .event_call = a->event_call,
                             .replay = &a->replay,
                             .threads = a->opt.threads};
 }
@@ -123,8 +126,9 @@ static tl_publish_input publish_input(analysis *a) {
 ** them, and they are the largest arrays after the events. */
 static int publish_calls(analysis *a, tl_err *e) {
   a->supported_relations = tl_relations_supported(&a->relations);
+  int rc = tl_relations_event_call(&a->relations, a->trace.ev.n, &a->event_call, e);
   tl_publish_input in = publish_input(a);
-  int rc = tl_txn_begin(&a->txn, a->db, &in, e);
+  if (rc == TL_OK) rc = tl_txn_begin(&a->txn, a->db, &in, e);
   if (rc == TL_OK) {
     tl_trace_release_calls(&a->trace);
     free(a->relations.v);
@@ -156,8 +160,13 @@ static int select_anchors(analysis *a, tl_err *e) {
 /* The events are written now, and what only their rows needed is freed: the provider ids and
 ** source rowids, and the per-event classification. */
 static int publish_events(analysis *a, tl_err *e) {
+  /* each anchor's runtime endpoint, for its row and the host windows, from the event calls */
+  int rc = tl_reports_anchor_endpoints(&a->anchors, &a->replay, a->event_call, a->trace.ev.n,
+                                       &a->anchor_call, e);
   tl_publish_input in = publish_input(a);
-  int rc = tl_txn_events(&a->txn, &in, e);
+  if (rc == TL_OK) rc = tl_txn_events(&a->txn, &in, e);
+  free(a->event_call);
+  a->event_call = NULL;
   if (rc == TL_OK) {
     tl_trace_release_event_ids(&a->trace);
     tl_event_classes_free(&a->classes);
@@ -191,7 +200,7 @@ static int publish(analysis *a, tl_err *e) {
   /* The summary's buffer exists before the commit: nothing may fail after it. */
   enum { SUMMARY_MAX = 512 };
   if (!(a->summary = malloc(SUMMARY_MAX))) return tl_nomem(e);
-  tl_structure_input sin = {&a->trace, &a->anchors, &a->packets, &a->forest};
+  tl_structure_input sin = {&a->trace, &a->anchors, &a->packets, &a->forest, a->anchor_call};
   tl_publish_input in = publish_input(a);
   in.structure = &sin;
   int rc = tl_txn_finish(&a->txn, &in, e);
@@ -202,7 +211,7 @@ static int publish(analysis *a, tl_err *e) {
   if (rc == TL_OK) {
     /* ext/reports reads back the runtime relations published above (same savepoint). */
     tl_reports_input rin = {&a->trace, &a->anchors, &a->packets, &a->replay, a->rules,
-                            a->opt.idle_evidence};
+                            a->opt.idle_evidence, a->anchor_call};
     rc = tl_reports_publish(a->db, &rin, e);
   }
   if (rc == TL_OK) rc = tl_txn_stats(&a->txn, e);
@@ -305,6 +314,7 @@ static void analysis_free(analysis *a) {
   tl_forest_free(&a->forest);
   tl_packets_free(&a->packets);
   free(a->semantic_role), free(a->semantic_reason);
+  free(a->event_call), free(a->anchor_call);
   tl_anchors_free(&a->anchors);
   tl_event_classes_free(&a->classes);
   tl_classification_free(&a->cls);

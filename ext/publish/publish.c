@@ -887,12 +887,10 @@ void tl_publish_abort(tl_publication *pub) {
     sqlite3_exec(pub->db, "RELEASE traceloom_publish", NULL, NULL, NULL);
   sqlite3_finalize(pub->canary);
   pub->canary = NULL;
-  free(pub->event_call);
-  pub->event_call = NULL;
 }
 
 int tl_publish_begin(tl_publication *pub, sqlite3 *db, const tl_publish_input *in, tl_err *e) {
-  pub->db = db, pub->canary = NULL, pub->event_call = NULL;
+  pub->db = db, pub->canary = NULL;
   tl_timer tm;
   tl_timer_start(&tm, "publish");
   if (tl_pub_exec(db, "SAVEPOINT traceloom_publish", e)) return TL_ERROR;
@@ -901,18 +899,6 @@ int tl_publish_begin(tl_publication *pub, sqlite3 *db, const tl_publish_input *i
   if (rc == TL_OK) rc = run_embedded(db, "sql/schema/", e);
   if (rc == TL_OK) rc = canary_prepare(pub, e);
   tl_timer_mark(&tm, "schema");
-  /* Each event's launching call (its supported relation), kept for tl_publish_events. */
-  if (rc == TL_OK) {
-    pub->event_call = malloc((in->trace->ev.n ? in->trace->ev.n : 1) * sizeof *pub->event_call);
-    if (!pub->event_call) rc = tl_nomem(e);
-    for (size_t i = 0; rc == TL_OK && i < in->trace->ev.n; i++) pub->event_call[i] = -1;
-    for (size_t k = 0; rc == TL_OK && k < in->relations->n; k++) {
-      const tl_relation *r = &in->relations->v[k];
-      if (r->work >= 0 && r->call >= 0 &&
-          (r->state == TL_SUPPORTED_EXACT || r->state == TL_SUPPORTED_DETERMINISTIC))
-        pub->event_call[r->work] = r->call;
-    }
-  }
   relation_order rel;
   if (rc == TL_OK) rc = relation_order_build(in, &rel, e);
   if (rc == TL_OK) {
@@ -931,9 +917,7 @@ int tl_publish_events(tl_publication *pub, const tl_publish_input *in, tl_err *e
   tl_timer tm;
   tl_timer_start(&tm, "publish");
   int rc = canary_step(pub, e);
-  if (rc == TL_OK) rc = publish_events(pub->db, in, pub->event_call, e);
-  free(pub->event_call);
-  pub->event_call = NULL;
+  if (rc == TL_OK) rc = publish_events(pub->db, in, in->event_call, e);
   tl_timer_mark(&tm, "events");
   if (rc != TL_OK) tl_publish_abort(pub);
   return rc;

@@ -226,6 +226,20 @@ nomem:
   return tl_nomem(e);
 }
 
+int tl_relations_event_call(const tl_relations *r, size_t nevents, int32_t **out, tl_err *e) {
+  int32_t *call = malloc((nevents ? nevents : 1) * sizeof *call);
+  if (!call) return tl_nomem(e);
+  for (size_t i = 0; i < nevents; i++) call[i] = -1;
+  for (size_t k = 0; k < r->n; k++) {
+    const tl_relation *x = &r->v[k];
+    if (x->work >= 0 && (size_t)x->work < nevents && x->call >= 0 &&
+        (x->state == TL_SUPPORTED_EXACT || x->state == TL_SUPPORTED_DETERMINISTIC))
+      call[x->work] = x->call;
+  }
+  *out = call;
+  return TL_OK;
+}
+
 size_t tl_relations_supported(const tl_relations *r) {
   size_t n = 0;
   for (size_t i = 0; i < r->n; i++)

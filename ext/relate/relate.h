@@ -53,6 +53,10 @@ int tl_label_is_device_work(const tl_trace *t, const tl_label *l);
 int tl_relate(const tl_trace *t, tl_relations *out, tl_err *e);
 /* Relations in the supported_exact and supported_deterministic states. */
 size_t tl_relations_supported(const tl_relations *r);
+/* Per event (nevents of the trace): the runtime call of its supported relation, or -1. An
+** event has at most one (tl_relate: a group with several calls supports one of them at
+** most per device work). *out is malloc'd. */
+int tl_relations_event_call(const tl_relations *r, size_t nevents, int32_t **out, tl_err *e);
 
 const char *tl_support_state_name(tl_support_state s);
 const char *tl_relation_evidence_level(const tl_relation *r);

@@ -1,24 +1,27 @@
 /*
-** host_window.c: host windows between adjacent anchors (traceloom_anchor_host_window and
-** traceloom_anchor_host_window_call; views traceloom_anchor_host_interval,
-** traceloom_v_anchor_host_activity, traceloom_v_node_host_activity, ...).
+** host_window.c: host windows between adjacent anchors (view traceloom_anchor_host_window
+** over traceloom_anchor_core.host_call_n; table traceloom_anchor_host_window_call; views
+** traceloom_anchor_host_interval, traceloom_v_anchor_host_activity, ...).
 **
-** For each device, the anchors in order; for each adjacent pair (left, right):
-**   endpoints  the distinct runtime calls with a supported relation (supported_exact or
-**              supported_deterministic) to the anchor's device event, plus, for the launch
-**              anchor of an exact graph replay, the launch's host call;
+** Each anchor has at most one runtime endpoint (tl_reports_anchor_endpoints): the call of its
+** device event's supported relation, or, for the launch anchor of an exact graph replay, the
+** launch's host call. It is stored on the anchor; for each adjacent pair (left, right) of a
+** device the view sql/views/60_host_activity.sql derives
 **   window     [end of the left endpoint call, start of the right endpoint call);
-**   state      missing_endpoint (a side has none) > ambiguous_endpoint (a side has two or
-**              more) > incompatible_host_domain (provider or clock domain differ) >
-**              nonmonotonic_host_order (left end after right start) > supported_ordered;
+**   state      missing_endpoint (a side has none) > incompatible_host_domain (provider or
+**              clock domain or input differ) > nonmonotonic_host_order (left end after right
+**              start) > supported_ordered (ambiguous_endpoint stays in the vocabulary: an
+**              anchor never has two endpoints);
 **   scope      same_thread (both calls on one process and thread), else same_process, else
 **              provider_clock_domain.
-** Inside each supported window, the runtime calls of its scope that overlap it (start before
-** the window's end, end after its start) in (start, end, call) order. These are observations
+** What a view cannot do cheaply is computed here: inside each supported window, the runtime
+** calls of its scope that overlap it (start before the window's end, end after its start) in
+** (start, end, call) order. decide() below applies the view's rule to choose those windows;
+** tests/sql/reports_host_window.sql checks the two against each other. These are observations
 ** next to the structure, never a cause and never CPU cost of the anchors.
 **
-** The calls and relations were published (and freed) before this stage runs: they are read
-** back from traceloom_runtime_call and traceloom_runtime_device_relation.
+** The calls were published (and freed) before this stage runs: their times, threads and
+** domains are read back from traceloom_runtime_call's storage (core and shape).
 */
 #include "reports/reports.h"
 #include "publish/publish.h"
@@ -72,13 +75,6 @@ typedef struct calls {
   int64_t *start, *end, *process, *thread; /* TL_ABSENT when NULL */
   uint16_t *db, *domain;
 } calls;
-
-/* Per event: its unique supported call (NONE) and how many distinct ones it has (capped). */
-typedef struct endpoints {
-  size_t n;
-  uint32_t *call;
-  uint8_t *count;
-} endpoints;
 
 typedef struct window {
   uint32_t left_call, right_call;
@@ -147,8 +143,11 @@ static int read_calls(sqlite3 *db, size_t n, calls *c, tl_err *e) {
   c->n = n;
   sqlite3_stmt *st, *one = NULL;
   if (tl_pub_prepare(db,
-                     "SELECT call_n, db_idx, start_ns, end_ns, process_id, thread_id, source_id "
-                     "FROM main.traceloom_runtime_call",
+                     /* the storage under traceloom_runtime_call: its view looks the
+                     ** shape up once per column */
+                     "SELECT c.call_n, c.db_idx, c.start_ns, c.start_ns + c.dur_ns, s.process_id, "
+                     "s.thread_id, s.source_id FROM main.traceloom_runtime_call_core c "
+                     "JOIN main.traceloom_runtime_call_shape s ON s.shape_id = c.shape_id",
                      &st, e)) {
     calls_free(c);
     return TL_ERROR;
@@ -188,57 +187,22 @@ static int read_calls(sqlite3 *db, size_t n, calls *c, tl_err *e) {
   return rc;
 }
 
-static void add_endpoint(endpoints *p, size_t ev, uint32_t call) {
-  if (p->count[ev] == 0 || (p->count[ev] == 1 && p->call[ev] != call)) {
-    if (p->count[ev] == 0) p->call[ev] = call;
-    else p->call[ev] = NONE;
-    p->count[ev]++;
-  } else if (p->count[ev] > 1 && p->count[ev] < 255) {
-    p->count[ev]++; /* a third distinct call (the relations of one event are distinct) */
-  }
-}
-
-/* Supported relations by device event: the anchors' event endpoints. */
-static int read_endpoints(sqlite3 *db, size_t nevents, size_t ncalls, endpoints *p, tl_err *e) {
-  p->n = nevents;
-  p->call = malloc((nevents ? nevents : 1) * sizeof *p->call);
-  p->count = calloc(nevents ? nevents : 1, 1);
-  if (!p->call || !p->count) return tl_nomem(e);
-  sqlite3_stmt *st;
-  if (tl_pub_prepare(db,
-                     "SELECT event_n, call_n FROM main.traceloom_runtime_device_relation "
-                     "WHERE call_n IS NOT NULL AND event_n IS NOT NULL "
-                     "AND support_state IN ('supported_exact', 'supported_deterministic')",
-                     &st, e))
-    return TL_ERROR;
-  int rc = TL_OK, s;
-  while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t ev = sqlite3_column_int64(st, 0), call = sqlite3_column_int64(st, 1);
-    if (ev < 0 || (size_t)ev >= nevents || call < 0 || (size_t)call >= ncalls) {
-      rc = tl_fail(e, "traceloom_runtime_device_relation names event %lld or call %lld that "
-                      "was not published", (long long)ev, (long long)call);
-      break;
+int tl_reports_anchor_endpoints(const tl_anchors *an, const tl_replay *r, const int32_t *event_call,
+                                size_t ntrace_events, uint32_t **out, tl_err *e) {
+  uint32_t *call = malloc((an->n ? an->n : 1) * sizeof *call);
+  if (!call) return tl_nomem(e);
+  for (size_t k = 0; k < an->n; k++) {
+    uint32_t ev = an->event[k];
+    call[k] = NONE;
+    if (ev < ntrace_events) {
+      if (event_call && event_call[ev] >= 0) call[k] = (uint32_t)event_call[ev];
+    } else if (r && r->launch_of_synthetic && ev >= r->n_real_events) {
+      const tl_graph_launch *l = &r->launches.v[r->launch_of_synthetic[ev - r->n_real_events]];
+      if (l->host_call != TL_REPLAY_NONE) call[k] = (uint32_t)l->host_call;
     }
-    add_endpoint(p, (size_t)ev, (uint32_t)call);
   }
-  if (rc == TL_OK && s != SQLITE_DONE)
-    rc = tl_fail(e, "reading the published runtime relations: %s", sqlite3_errmsg(db));
-  sqlite3_finalize(st);
-  return rc;
-}
-
-/* The endpoints of anchor k: its event's, plus the host call of the launch it stands for. */
-static void anchor_endpoints(const tl_reports_input *in, const endpoints *p, size_t k,
-                             uint32_t *call, uint8_t *count) {
-  uint32_t ev = in->anchors->event[k];
-  *call = NONE, *count = 0;
-  if (ev < p->n && p->count[ev]) *call = p->call[ev], *count = p->count[ev];
-  const tl_replay *r = in->replay;
-  if (!r || !r->launch_of_synthetic || ev < r->n_real_events) return;
-  const tl_graph_launch *l = &r->launches.v[r->launch_of_synthetic[ev - r->n_real_events]];
-  if (l->host_call == TL_REPLAY_NONE) return;
-  if (*count == 0) *call = l->host_call, *count = 1;
-  else if (*count == 1 && *call != l->host_call) *call = NONE, *count = 2;
+  *out = call;
+  return TL_OK;
 }
 
 static window decide(const calls *c, uint32_t lc, uint8_t ln, uint32_t rcall, uint8_t rn) {
@@ -253,7 +217,6 @@ static window decide(const calls *c, uint32_t lc, uint8_t ln, uint32_t rcall, ui
     else if (same_process) w.scope = SCOPE_PROCESS;
   }
   if (ln == 0 || rn == 0) w.state = STATE_MISSING;
-  else if (ln > 1 || rn > 1) w.state = STATE_AMBIGUOUS;
   else if (c->domain[w.left_call] != c->domain[w.right_call] || c->db[w.left_call] != c->db[w.right_call])
     w.state = STATE_INCOMPATIBLE;
   else if (c->end[w.left_call] > c->start[w.right_call]) w.state = STATE_NONMONOTONIC;
@@ -376,21 +339,6 @@ static int observe(const calls *c, const scope_index *s, const window *w, size_t
 
 /* ------------------------------------------------------------------ publication */
 
-typedef struct window_rows {
-  const window *w;
-  const uint32_t *left; /* left anchor per row */
-} window_rows;
-
-static int fill_window(void *ctx, size_t i, int64_t *v, unsigned char *null) {
-  const window_rows *x = ctx;
-  const window *w = &x->w[i];
-  v[0] = x->left[i];
-  v[1] = w->left_call, null[1] = w->left_call == NONE;
-  v[2] = w->right_call, null[2] = w->right_call == NONE;
-  v[3] = w->left_count, v[4] = w->right_count, v[5] = w->state, v[6] = w->scope;
-  return 0;
-}
-
 static int fill_observed(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   const uint32_t *t = ((const u32vec *)ctx)->v + 3 * i;
   (void)null;
@@ -401,7 +349,6 @@ static int fill_observed(void *ctx, size_t i, int64_t *v, unsigned char *null) {
 int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
   const tl_anchors *an = in->anchors;
   calls c;
-  endpoints p = {0};
   window *w = NULL;
   uint32_t *left = NULL;
   u32vec observed = {0};
@@ -409,22 +356,16 @@ int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e) 
   int rc = publish_codes(db, e);
   if (rc == TL_OK) rc = read_calls(db, in->trace->calls.n, &c, e);
   if (rc) return rc;
-  rc = read_endpoints(db, in->trace->ev.n, c.n, &p, e);
   size_t nw = 0;
-  if (rc == TL_OK) {
-    w = malloc((an->n ? an->n : 1) * sizeof *w);
-    left = malloc((an->n ? an->n : 1) * sizeof *left);
-    if (!w || !left) rc = tl_nomem(e);
-  }
+  w = malloc((an->n ? an->n : 1) * sizeof *w);
+  left = malloc((an->n ? an->n : 1) * sizeof *left);
+  if (!w || !left) rc = tl_nomem(e);
   int need[3] = {0, 0, 0};
-  for (size_t g = 0; rc == TL_OK && g < an->groups.n; g++) {
+  for (size_t g = 0; rc == TL_OK && in->anchor_call && g < an->groups.n; g++) {
     const tl_anchor_group *gr = &an->groups.v[g];
     for (size_t k = gr->first; k + 1 < gr->first + gr->count; k++) {
-      uint32_t lc, rcall;
-      uint8_t ln, rn;
-      anchor_endpoints(in, &p, k, &lc, &ln);
-      anchor_endpoints(in, &p, k + 1, &rcall, &rn);
-      w[nw] = decide(&c, lc, ln, rcall, rn);
+      uint32_t lc = in->anchor_call[k], rcall = in->anchor_call[k + 1];
+      w[nw] = decide(&c, lc, lc != NONE, rcall, rcall != NONE);
       if (w[nw].state == STATE_SUPPORTED) need[w[nw].scope] = 1;
       left[nw++] = (uint32_t)k;
     }
@@ -434,14 +375,6 @@ int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e) 
   for (size_t i = 0; rc == TL_OK && i < nw; i++)
     if (w[i].state == STATE_SUPPORTED && observe(&c, &scopes[w[i].scope], &w[i], left[i], &observed))
       rc = tl_nomem(e);
-  if (rc == TL_OK) {
-    window_rows x = {w, left};
-    tl_rows src = {nw, 7, fill_window, &x, 0, NULL};
-    rc = tl_rows_insert(db, "traceloom_anchor_host_window",
-                        "left_anchor_n, left_call_n, right_call_n, left_endpoint_count, "
-                        "right_endpoint_count, state, scope",
-                        &src, e);
-  }
   if (rc == TL_OK && observed.n) {
     tl_rows src = {observed.n / 3, 3, fill_observed, &observed, 0, NULL};
     rc = tl_rows_insert(db, "traceloom_anchor_host_window_call", "left_anchor_n, observed_order, call_n",
@@ -449,7 +382,7 @@ int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e) 
   }
   for (int sc = 0; sc < 3; sc++) free(scopes[sc].order), free(scopes[sc].max_end);
   TL_VEC_FREE(&observed);
-  free(w), free(left), free(p.call), free(p.count);
+  free(w), free(left);
   calls_free(&c);
   return rc;
 }

@@ -41,7 +41,19 @@ typedef struct tl_reports_input {
   const tl_replay *replay;          /* may be NULL or empty */
   const tl_rules *rules;            /* the event-reconciliation policy */
   const char *idle_evidence_json;   /* the analyze option "idle_evidence" (JSON text) or NULL */
+  const uint32_t *anchor_call;      /* per anchor: its runtime endpoint (tl_reports_anchor_
+                                       endpoints), UINT32_MAX for none */
 } tl_reports_input;
+
+/* Each anchor's runtime endpoint: the call of its event's supported relation (event_call,
+** per trace event, -1 for none), or for the launch anchor of an exact graph replay (a
+** derived event) the launch's host call; UINT32_MAX where it has none. An anchor has one
+** endpoint at most: a device event has at most one supported relation (tl_relate) and a
+** derived launch event none but its launch's. *out is malloc'd; it is published as
+** traceloom_anchor_core.host_call_n, from which traceloom_anchor_host_window (a view) derives
+** each window's state and scope, and tl_reports_host_windows its observed calls. */
+int tl_reports_anchor_endpoints(const tl_anchors *an, const tl_replay *r, const int32_t *event_call,
+                                size_t ntrace_events, uint32_t **out, tl_err *e);
 
 int tl_reports_publish(sqlite3 *db, const tl_reports_input *in, tl_err *e);
 

@@ -89,7 +89,7 @@ static uint32_t occ_idx(const tl_tree *tr, const tree_ranks *r, uint32_t o) {
 
 enum {
   A_N, A_DB, A_DEVICE, A_EVENT, A_SHAPE, A_OCCURRENCE, A_SELF, A_COMPUTE, A_COMM, A_IDLE,
-  A_AUX_EVENTS, A_AUX, A_LINKED_EVENTS, A_LINKED, A_NCOLS
+  A_AUX_EVENTS, A_AUX, A_LINKED_EVENTS, A_LINKED, A_HOST_CALL, A_NCOLS
 };
 static const tl_rows_column anchor_columns[A_NCOLS] = {
     [A_N] = {"anchor_n", 0},           [A_DB] = {"db_idx", 0},
@@ -99,6 +99,7 @@ static const tl_rows_column anchor_columns[A_NCOLS] = {
     [A_COMM] = {"comm_ns", 0},         [A_IDLE] = {"idle_ns", 0},
     [A_AUX_EVENTS] = {"aux_events", 0}, [A_AUX] = {"aux_ns", 0},
     [A_LINKED_EVENTS] = {"linked_aux_events", 0}, [A_LINKED] = {"linked_aux_ns", 0},
+    [A_HOST_CALL] = {"host_call_n", 0},
 };
 
 /* The rows of the anchors, in order: groups are a cursor, and so are the atom occurrences
@@ -158,6 +159,9 @@ static int fill_anchor(void *ctx, size_t n, int64_t *v, unsigned char *null) {
   v[A_AUX_EVENTS] = pk.aux_events, v[A_AUX] = pk.aux_ns;
   v[A_LINKED_EVENTS] = r->nlinked[n];
   v[A_LINKED] = tl_i64col_get(&r->in->forest->linked_ns, n);
+  const uint32_t *call = r->in->anchor_call;
+  if (call && call[n] != UINT32_MAX) v[A_HOST_CALL] = call[n];
+  else null[A_HOST_CALL] = 1;
   return 0;
 }
 

@@ -13,6 +13,8 @@ typedef struct tl_structure_input {
   const tl_anchors *anchors;
   const tl_packets *packets;
   const tl_forest *forest;
+  const uint32_t *anchor_call;  /* per anchor: its runtime endpoint call, UINT32_MAX for none
+                                   (tl_reports_anchor_endpoints); NULL: none known */
 } tl_structure_input;
 
 int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e);

@@ -75,7 +75,9 @@ CREATE TABLE traceloom_anchor_core(
   self_ns INTEGER NOT NULL,        -- end_ns - start_ns
   compute_ns INTEGER NOT NULL, comm_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL,
   aux_events INTEGER NOT NULL, aux_ns INTEGER NOT NULL,
-  linked_aux_events INTEGER NOT NULL, linked_aux_ns INTEGER NOT NULL
+  linked_aux_events INTEGER NOT NULL, linked_aux_ns INTEGER NOT NULL,
+  host_call_n INTEGER              -- its runtime endpoint: the call of its event's supported
+                                   -- relation, or its graph launch's host call; NULL: none
 );
 
 -- @surface traceloom_anchor | one anchor (structural token) | The semantically significant device events in linear order per (db_idx, device_id), with their structural symbol and cost packet | SELECT device_id, symbol, count(*) AS n, round(sum(dur_us), 3) AS self_us FROM traceloom_anchor GROUP BY 1, 2 ORDER BY self_us DESC LIMIT 10

@@ -2,17 +2,35 @@
 -- tl_reports_publish (ext/reports/) inside the analysis savepoint. Integers only; the readable
 -- relations are the views of sql/views/60_*.sql and later.
 
--- @surface traceloom_anchor_host_window | one pair of adjacent anchors of a device | Storage behind traceloom_anchor_host_interval: the left anchor, the unique supported runtime endpoint of each side (NULL unless exactly one), the endpoint counts and the typed support state and scope as codes | SELECT state, scope, count(*) FROM traceloom_anchor_host_window GROUP BY 1, 2
-CREATE TABLE traceloom_anchor_host_window(
-  left_anchor_n INTEGER PRIMARY KEY,  -- anchor_n of the left anchor; the right one is left_anchor_n + 1
-  left_call_n INTEGER,                -- call_n of the left anchor's endpoint when it has exactly one
-  right_call_n INTEGER,
-  left_endpoint_count INTEGER NOT NULL,
-  right_endpoint_count INTEGER NOT NULL,
-  state INTEGER NOT NULL,             -- 0 supported_ordered, 1 missing_endpoint, 2 ambiguous_endpoint,
-                                      -- 3 incompatible_host_domain, 4 nonmonotonic_host_order
-  scope INTEGER NOT NULL              -- 0 same_thread, 1 same_process, 2 provider_clock_domain
-);
+-- @surface traceloom_anchor_host_window | one pair of adjacent anchors of a device | Storage-level host window (integers): the left anchor, each side's runtime endpoint (traceloom_anchor_core.host_call_n), the endpoint counts and the typed support state and scope as codes (traceloom_anchor_host_window_code) | SELECT state, scope, count(*) FROM traceloom_anchor_host_window GROUP BY 1, 2
+-- One rule (ext/reports/host_window.c, whose decide() applies it to find the observed calls):
+-- missing_endpoint (1) when a side has no endpoint, incompatible_host_domain (3) when the two
+-- calls' input, provider or clock domain differ, nonmonotonic_host_order (4) when the left
+-- call ends after the right one starts, else supported_ordered (0); the scope is same_thread
+-- (0) for one process (or none on both) and one thread, same_process (1), else
+-- provider_clock_domain (2). An anchor has at most one endpoint: ambiguous_endpoint (2) is
+-- never derived.
+CREATE VIEW traceloom_anchor_host_window AS
+SELECT l.anchor_n AS left_anchor_n, l.host_call_n AS left_call_n, r.host_call_n AS right_call_n,
+       l.host_call_n IS NOT NULL AS left_endpoint_count,
+       r.host_call_n IS NOT NULL AS right_endpoint_count,
+       CASE WHEN l.host_call_n IS NULL OR r.host_call_n IS NULL THEN 1
+            WHEN lc.db_idx <> rc.db_idx OR lc.provider IS NOT rc.provider
+              OR lc.clock_domain IS NOT rc.clock_domain THEN 3
+            WHEN lc.end_ns > rc.start_ns THEN 4
+            ELSE 0 END AS state,
+       CASE WHEN l.host_call_n IS NULL OR r.host_call_n IS NULL THEN 2
+            WHEN lc.thread_id IS NOT NULL AND lc.thread_id = rc.thread_id
+             AND (lc.process_id = rc.process_id OR (lc.process_id IS NULL AND rc.process_id IS NULL))
+              THEN 0
+            WHEN lc.process_id = rc.process_id THEN 1
+            ELSE 2 END AS scope
+FROM traceloom_anchor_core l
+JOIN traceloom_anchor_core r ON r.anchor_n = l.anchor_n + 1 AND r.db_idx = l.db_idx
+ AND r.device_id = l.device_id
+-- the call view: its shape columns are key lookups (scalar subqueries)
+LEFT JOIN traceloom_runtime_call lc ON lc.call_n = l.host_call_n
+LEFT JOIN traceloom_runtime_call rc ON rc.call_n = r.host_call_n;
 
 -- @surface traceloom_anchor_host_window_code | one code of a host window's state or scope | The names of the state and scope codes of traceloom_anchor_host_window (kind state or scope), written from the descriptor table of ext/reports/host_window.c | SELECT kind, code, name FROM traceloom_anchor_host_window_code ORDER BY 1, 2
 CREATE TABLE traceloom_anchor_host_window_code(

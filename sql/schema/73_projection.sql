@@ -368,7 +368,7 @@ INSERT INTO traceloom_projection_coordinate(projection_name, coordinate_order, r
   ('flattened_execution_timeline', 60, 'replay_pattern_id', 'graph_template_id', 'a graph template id, valid input to the projections that select by one'),
   ('flattened_execution_timeline', 70, 'replay_position_id', 'graph_launch_id', 'a graph launch id, valid input to the projections that select by one'),
   ('host_window_calls', 10, 'interval_id', 'host_interval_id', 'a host interval id, valid input to the projections that select by one'),
-  ('host_window_calls', 20, 'runtime_call_id', 'runtime_call_id', 'a runtime call id, valid input to the projections that select by one'),
+  ('host_window_calls', 20, 'observed_runtime_call_id', 'runtime_call_id', 'a runtime call id, valid input to the projections that select by one'),
   ('hpo_members', 10, 'parent_position_id', 'hierarchical_position_id', 'a hierarchical position id, valid input to the projections that select by one'),
   ('hpo_members', 20, 'parent_occurrence_id', 'position_occurrence_id', 'a position occurrence id, valid input to the projections that select by one'),
   ('hpo_members', 30, 'child_position_id', 'hierarchical_position_id', 'a hierarchical position id, valid input to the projections that select by one'),

@@ -138,7 +138,8 @@ FROM traceloom_anchor r
 JOIN traceloom_anchor l ON l.anchor_n = r.anchor_n - 1 AND l.db_idx = r.db_idx AND l.device_id = r.device_id
 JOIN traceloom_position_occurrence o ON o.occurrence_n = r.occurrence_n
 JOIN traceloom_node_core n ON n.node_n = o.node_n
-LEFT JOIN traceloom_anchor_host_window w ON w.left_anchor_n = l.anchor_n
+-- every adjacent pair has its window: an inner join, which SQLite flattens
+JOIN traceloom_anchor_host_window w ON w.left_anchor_n = l.anchor_n
 LEFT JOIN traceloom_runtime_call hl ON hl.call_n = w.left_call_n
 LEFT JOIN traceloom_runtime_call hr ON hr.call_n = w.right_call_n
 WHERE ROUND(r.idle_us, 3) > 0;

@@ -73,8 +73,8 @@ SELECT na.node_id, l.anchor_id, l.aux_event_id, l.aux_order, e.dur_us AS aux_dur
        e.role AS aux_role, e.symbol AS aux_symbol, e.label AS aux_label, na.db_idx,
        na.device_id, na.occurrence_idx, na.node_n, na.occurrence_n, na.anchor_n, e.event_n
 FROM traceloom_viz_node_anchor na
-JOIN traceloom_aux_link l ON l.anchor_id = 'anchor-' || na.anchor_n
-JOIN traceloom_event e ON e.event_n = CAST(substr(l.aux_event_id, 7) AS INTEGER);
+JOIN traceloom_aux_link l ON l.anchor_n = na.anchor_n
+JOIN traceloom_event e ON e.event_n = l.aux_event_n;
 
 -- @surface traceloom_v_device_work_source_locator | one device work item | Where each device work item's raw row lives: path, table and rowid, and whether it is embedded in this database | SELECT device_work_id, source_table, source_key, resolution_status FROM traceloom_v_device_work_source_locator LIMIT 5
 CREATE VIEW traceloom_v_device_work_source_locator AS

@@ -372,13 +372,14 @@ def test_tree_map(dbs):
 def test_semantic_tree_readable(dbs):
     # host_activity: two iterations of MatMul, Add (1000..2400 = 1.4 us; MatMul 2 x 100 ns
     # + 600 ns idle before the second, Add 2 x (100 + 200 idle))
-    lines = [r[0].split() for r in run(dbs["host"], "semantic-tree-readable")]
-    assert [line[1:] for line in lines] == [
-        # the root is a sequence: symbol Seq, as TraceLoom 0.1.4 labels it too
-        ["Seq", "occ=1", "total_us=1.400", "avg_total_us=1.400"],
-        ["Rep", "x2", "occ=1", "total_us=1.400", "avg_total_us=0.700"],
-        ["MatMul", "occ=2", "total_us=0.800", "avg_total_us=0.400"],
-        ["Add", "occ=2", "total_us=0.600", "avg_total_us=0.300"]]
+    # The readable lines in TraceLoom 0.1.4's format (the same four lines there): the root
+    # is a sequence (Seq), the Repeat x2 holds the two atoms.
+    lines = ["|".join(r) for r in run(dbs["host"], "semantic-tree-readable")]
+    assert lines == [
+        "- [N001] N001 Seq | Seq | anchors=4 total_us=1.400",
+        "  - [N001/N002] N002 Repeat x2 | Rep x2 | anchors=4 total_us=1.400",
+        "    - [N001/N002/N003] N003 Atom | MatMul | anchors=2 total_us=0.800",
+        "    - [N001/N002/N004] N004 Atom | Add | anchors=2 total_us=0.600"]
 
 
 def test_repeat_overview_and_children(dbs):

@@ -3,7 +3,7 @@
 
 -- A single-file profile keeps the original table names.
 SELECT 'embed minimal', traceloom_analyze('fixtures/minimal_smoke/mono', '{"embed_raw": true}') LIKE '%3 events%';
-SELECT 'single file: original names', (SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'traceloom%' ORDER BY name))
+SELECT 'single file: original names', (SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'traceloom%' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name))
   = 'COMMUNICATION_OP,COMMUNICATION_TASK_INFO,COMPUTE_TASK_INFO,STRING_IDS,TASK';
 SELECT 'metadata says embedded', (SELECT value FROM traceloom_metadata WHERE key = 'source_embedded') = '1';
 SELECT 'canonical options record it', (SELECT json_extract(value, '$.embed_raw') FROM traceloom_metadata WHERE key = 'analysis_options') = 1;

@@ -1,0 +1,46 @@
+-- Host windows between adjacent anchors (ext/reports/host_window.c, the view
+-- traceloom_anchor_host_window over traceloom_anchor_core.host_call_n): the view's state and
+-- scope rule and the observed calls C computes with the same rule agree, worked out again here
+-- by brute force from the published calls. The fixture (tests/fixtures/reports/host_activity.sql)
+-- has two host threads, launch calls, calls between the anchors and a stream wait.
+SELECT 'analyze', traceloom_analyze('fixtures/reports/host_activity') LIKE '%4 anchors%';
+
+-- An anchor's endpoint is the call of its event's supported relation.
+SELECT 'endpoint = the supported relation''s call', (SELECT count(*) FROM traceloom_anchor_core a
+  WHERE a.host_call_n IS NOT (SELECT r.call_n FROM traceloom_runtime_device_relation r
+                               WHERE r.event_n = a.event_n
+                                 AND r.support_state IN ('supported_exact', 'supported_deterministic'))) = 0;
+SELECT 'every anchor here has one', (SELECT count(*) FROM traceloom_anchor_core WHERE host_call_n IS NULL) = 0;
+
+-- One window per adjacent pair of a device; all supported and ordered here.
+SELECT 'one window per adjacent pair', (SELECT count(*) FROM traceloom_anchor_host_window)
+  = (SELECT count(*) - count(DISTINCT db_idx || '/' || device_id) FROM traceloom_anchor_core);
+SELECT 'states', (SELECT group_concat(support_state || ':' || scope_policy, ',') FROM
+  (SELECT support_state, scope_policy FROM traceloom_anchor_host_interval ORDER BY left_anchor_n))
+  = 'supported_ordered:same_thread,supported_ordered:same_thread,supported_ordered:same_thread';
+
+-- The observed calls of a supported window, by brute force: the calls of its scope (here one
+-- thread) that overlap [left call's end, right call's start), in (start, end, call) order.
+CREATE TEMP VIEW expected AS
+SELECT w.left_anchor_n, c.call_n,
+       ROW_NUMBER() OVER (PARTITION BY w.left_anchor_n ORDER BY c.start_ns, c.end_ns, c.call_n) - 1
+         AS observed_order
+FROM traceloom_anchor_host_window w
+JOIN traceloom_runtime_call lc ON lc.call_n = w.left_call_n
+JOIN traceloom_runtime_call rc ON rc.call_n = w.right_call_n
+JOIN traceloom_runtime_call c ON c.db_idx = lc.db_idx AND c.provider IS lc.provider
+ AND c.clock_domain IS lc.clock_domain
+ AND (w.scope = 2 OR c.process_id IS lc.process_id)
+ AND (w.scope <> 0 OR c.thread_id IS lc.thread_id)
+ AND c.start_ns < rc.start_ns AND c.end_ns > lc.end_ns
+WHERE w.state = 0;
+SELECT 'observed calls: none missing', (SELECT count(*) FROM (
+  SELECT left_anchor_n, call_n, observed_order FROM expected EXCEPT
+  SELECT left_anchor_n, call_n, observed_order FROM traceloom_anchor_host_window_call)) = 0;
+SELECT 'observed calls: none extra', (SELECT count(*) FROM (
+  SELECT left_anchor_n, call_n, observed_order FROM traceloom_anchor_host_window_call EXCEPT
+  SELECT left_anchor_n, call_n, observed_order FROM expected)) = 0;
+SELECT 'some are observed', (SELECT count(*) FROM traceloom_anchor_host_window_call) > 0;
+-- The other thread's calls are outside every same_thread window.
+SELECT 'only the window''s thread', (SELECT count(*) FROM traceloom_v_anchor_host_activity
+  WHERE observed_thread_id IS NOT thread_id) = 0;
