@@ -197,7 +197,8 @@ def check_trace(db, trace, raw):
     # track is its parent occurrence, or the window of the iteration it belongs to.
     occ = {(r[0], r[1]): r[2:] for r in query(db, """
         SELECT o.position_id, o.occurrence_idx, o.start_ns, o.end_ns, p.position_id,
-               p.occurrence_idx, o.repeat_iteration, v.node_type
+               p.occurrence_idx, -- the iteration, where the parent is a Repeat
+               CASE WHEN (SELECT pv.kind FROM traceloom_viz_node pv WHERE pv.node_n = p.node_n) = 'repeat' THEN o.repeat_iteration END, v.node_type
         FROM traceloom_position_occurrence o
         LEFT JOIN traceloom_position_occurrence p ON p.occurrence_n = o.parent_n
         JOIN traceloom_viz_node v ON v.node_id = o.position_id AND v.db_idx = o.db_idx

@@ -138,8 +138,11 @@ def ident(a):
 def expected_slices(db, ranks):
     """The number of slices the export must draw, from SQL."""
     occ = query(db, "SELECT count(*) FROM traceloom_position_occurrence")[0][0]
-    bodies = query(db, "SELECT count(*) FROM (SELECT DISTINCT parent_n, repeat_iteration "
-                       "FROM traceloom_position_occurrence WHERE repeat_iteration IS NOT NULL)")[0][0]
+    # one window per (Repeat occurrence, iteration): the children of Repeat occurrences
+    bodies = query(db, "SELECT count(*) FROM (SELECT DISTINCT o.parent_n, o.member_order "
+                       "FROM traceloom_position_occurrence_core o "
+                       "JOIN traceloom_position_occurrence_core p ON p.occurrence_n = o.parent_n "
+                       "JOIN traceloom_node_core n ON n.node_n = p.node_n WHERE n.node_kind = 3)")[0][0]
     if ranks:
         n = occ + bodies
         for path in ranks:
@@ -238,7 +241,8 @@ def test_trace_processor_imports_the_export(loaded, kind, fmt):
         box_dev[s["box"]] = (int(m.group(2) or 0), int(m.group(1)))
     occ = {(r[0], r[1], r[2], r[3]): (r[4], r[5], r[6]) for r in query(db, """
         SELECT o.db_idx, o.device_id, o.position_id, o.occurrence_idx, p.position_id,
-               p.occurrence_idx, o.repeat_iteration
+               p.occurrence_idx, -- the iteration, where the parent is a Repeat
+               CASE WHEN (SELECT pv.kind FROM traceloom_viz_node pv WHERE pv.node_n = p.node_n) = 'repeat' THEN o.repeat_iteration END
         FROM traceloom_position_occurrence o
         LEFT JOIN traceloom_position_occurrence p ON p.occurrence_n = o.parent_n""")}
 
