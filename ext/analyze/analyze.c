@@ -117,7 +117,6 @@ static tl_publish_input publish_input(analysis *a) {
                             .classification = &a->cls,
                             .event_role_class = a->classes.role_class,
                             .anchors = &a->anchors,
-                            .event_call = a->event_call,
                             .replay = &a->replay,
                             .threads = a->opt.threads};
 }

@@ -360,8 +360,8 @@ typedef struct event_rows {
   const tl_trace *t;
   const tl_derived *d;
   const uint32_t *shape_id;
-  const int32_t *call;         /* per trace event: the call of its supported relation, or -1 */
-  size_t ncall;                /* events call covers (the trace's; derived ones come after) */
+  const int32_t *relation;     /* per trace event: its relation_n (event_relations), or -1 */
+  size_t ncall;                /* events relation covers (the trace's; derived ones after) */
   const int64_t *anchor;       /* per event: its anchor_n, or -1 */
 } event_rows;
 
@@ -372,7 +372,7 @@ static void opt_i64(int64_t *v, unsigned char *null, int k, int64_t x, int64_t a
 
 enum {
   EV_N, EV_DB, EV_DEVICE, EV_ROWID, EV_STREAM, EV_START, EV_DUR, EV_SHAPE, EV_TASK,
-  EV_GLOBAL_TASK, EV_CORRELATION, EV_CONTEXT, EV_MODEL, EV_GRAPH_NODE, EV_OP, EV_CALL,
+  EV_GLOBAL_TASK, EV_CORRELATION, EV_CONTEXT, EV_MODEL, EV_GRAPH_NODE, EV_OP, EV_RELATION,
   EV_ANCHOR, EV_NCOLS
 };
 static const tl_rows_column event_columns[EV_NCOLS] = {
@@ -383,7 +383,7 @@ static const tl_rows_column event_columns[EV_NCOLS] = {
     [EV_TASK] = {"task_id", 0},       [EV_GLOBAL_TASK] = {"global_task_id", 0},
     [EV_CORRELATION] = {"correlation_id", 0}, [EV_CONTEXT] = {"context_id", 0},
     [EV_MODEL] = {"model_id", 0},     [EV_GRAPH_NODE] = {"graph_node_id", 0},
-    [EV_OP] = {"op_id", 0},           [EV_CALL] = {"launch_call_n", 0},
+    [EV_OP] = {"op_id", 0},           [EV_RELATION] = {"relation_n", 0},
     [EV_ANCHOR] = {"anchor_n", 0},
 };
 
@@ -408,12 +408,12 @@ static int fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   opt_i64(v, null, EV_GRAPH_NODE, tl_i64col_get(&ev->graph_node_id, j), TL_ABSENT);
   opt_i64(v, null, EV_OP, tl_i64col_get(&ev->op_id, j), TL_ABSENT);
   /* Relations name the trace's events only: a derived launch event has no launch call. */
-  opt_i64(v, null, EV_CALL, r->call && i < r->ncall ? r->call[i] : -1, -1);
+  opt_i64(v, null, EV_RELATION, r->relation && i < r->ncall ? r->relation[i] : -1, -1);
   opt_i64(v, null, EV_ANCHOR, r->anchor ? r->anchor[i] : -1, -1);
   return 0;
 }
 
-static int publish_events(sqlite3 *db, const tl_publish_input *in, const int32_t *event_call,
+static int publish_events(sqlite3 *db, const tl_publish_input *in, const int32_t *event_relation,
                           tl_err *e) {
   const tl_trace *t = in->trace;
   size_t n = tl_event_count(t, derived_events(in));
@@ -437,7 +437,7 @@ static int publish_events(sqlite3 *db, const tl_publish_input *in, const int32_t
     for (size_t i = 0; i < n; i++) anchor[i] = -1;
     for (size_t k = 0; k < in->anchors->n; k++) anchor[in->anchors->event[k]] = (int64_t)k;
   }
-  event_rows ctx = {.t = t, .d = derived_events(in), .shape_id = shape_of, .call = event_call,
+  event_rows ctx = {.t = t, .d = derived_events(in), .shape_id = shape_of, .relation = event_relation,
                     .ncall = t->ev.n, .anchor = anchor};
   int rc = tl_rows_publish(db, "traceloom_event_core", event_columns, EV_NCOLS, n, fill_event,
                            NULL, &ctx, e);
@@ -498,6 +498,26 @@ static int relation_order_build(const tl_publish_input *in, relation_order *o, t
     if (c < 0) continue;
     if (o->first[c] < 0) o->first[c] = (int64_t)k;
     o->count[c]++;
+  }
+  return TL_OK;
+}
+
+/* Per trace event, the relation_n its row records (kept for tl_publish_events): its
+** supported relation where it has one, else its first. Only a synchronization event under
+** a reused correlation id has more than one (one per candidate call, tl_relate); the others
+** are found by their partial index (sql/views/60_host_activity.sql). */
+static int event_relations(tl_publication *pub, const tl_publish_input *in,
+                           const relation_order *rel, tl_err *e) {
+  size_t nev = in->trace->ev.n;
+  const tl_relation *r = in->relations->v;
+  pub->event_relation = malloc((nev ? nev : 1) * sizeof *pub->event_relation);
+  if (!pub->event_relation) return tl_nomem(e);
+  for (size_t i = 0; i < nev; i++) pub->event_relation[i] = -1;
+  for (size_t k = 0; k < in->relations->n; k++) {
+    const tl_relation *x = &r[rel->order[k]];
+    if (x->work < 0 || (size_t)x->work >= nev) continue;
+    int supported = x->state == TL_SUPPORTED_EXACT || x->state == TL_SUPPORTED_DETERMINISTIC;
+    if (pub->event_relation[x->work] < 0 || supported) pub->event_relation[x->work] = (int32_t)k;
   }
   return TL_OK;
 }
@@ -887,10 +907,12 @@ void tl_publish_abort(tl_publication *pub) {
     sqlite3_exec(pub->db, "RELEASE traceloom_publish", NULL, NULL, NULL);
   sqlite3_finalize(pub->canary);
   pub->canary = NULL;
+  free(pub->event_relation);
+  pub->event_relation = NULL;
 }
 
 int tl_publish_begin(tl_publication *pub, sqlite3 *db, const tl_publish_input *in, tl_err *e) {
-  pub->db = db, pub->canary = NULL;
+  pub->db = db, pub->canary = NULL, pub->event_relation = NULL;
   tl_timer tm;
   tl_timer_start(&tm, "publish");
   if (tl_pub_exec(db, "SAVEPOINT traceloom_publish", e)) return TL_ERROR;
@@ -904,6 +926,7 @@ int tl_publish_begin(tl_publication *pub, sqlite3 *db, const tl_publish_input *i
   if (rc == TL_OK) {
     rc = publish_calls(db, in, &rel, e);
     if (rc == TL_OK) rc = publish_relations(db, in, &rel, e);
+    if (rc == TL_OK) rc = event_relations(pub, in, &rel, e);
     relation_order_free(&rel);
   }
   tl_timer_mark(&tm, "calls and relations");
@@ -917,7 +940,9 @@ int tl_publish_events(tl_publication *pub, const tl_publish_input *in, tl_err *e
   tl_timer tm;
   tl_timer_start(&tm, "publish");
   int rc = canary_step(pub, e);
-  if (rc == TL_OK) rc = publish_events(pub->db, in, in->event_call, e);
+  if (rc == TL_OK) rc = publish_events(pub->db, in, pub->event_relation, e);
+  free(pub->event_relation);
+  pub->event_relation = NULL;
   tl_timer_mark(&tm, "events");
   if (rc != TL_OK) tl_publish_abort(pub);
   return rc;

@@ -36,8 +36,6 @@ typedef struct tl_publish_input {
   const char *const *event_semantic_role_reason; /* static strings */
   const tl_structure_input *structure; /* anchors, packets, trees; NULL to skip */
   const tl_anchors *anchors;        /* for tl_publish_events: the anchor of each event */
-  const int32_t *event_call;        /* for tl_publish_events: per trace event, the call of its
-                                       supported relation or -1 (tl_relations_event_call) */
   int embed_raw;                    /* copy every raw source table (embed.c) */
   /* Rule policies and role classes (ext/classify); NULL before that stage ran. */
   const tl_rules *rules;
@@ -63,6 +61,9 @@ typedef struct tl_publish_input {
 typedef struct tl_publication {
   sqlite3 *db;
   sqlite3_stmt *canary; /* a no-op write, prepared while the connection still can */
+  int32_t *event_relation; /* per trace event: the relation_n its row records, or -1; made
+                              by tl_publish_begin (relations are numbered there), written
+                              with the events, then freed */
 } tl_publication;
 
 int tl_publish_begin(tl_publication *pub, sqlite3 *db, const tl_publish_input *in, tl_err *e);

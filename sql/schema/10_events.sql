@@ -49,7 +49,10 @@ CREATE TABLE traceloom_event_core(
   model_id INTEGER,
   graph_node_id INTEGER,
   op_id INTEGER,
-  launch_call_n INTEGER,           -- the runtime call of its supported relation, if any
+  relation_n INTEGER,              -- its relation (traceloom_runtime_device_relation_core): the
+                                   -- supported one where it has one, else its only one; NULL:
+                                   -- none. A synchronization event under a reused correlation id
+                                   -- has one per candidate call: the others are found by event_n
   anchor_n INTEGER                 -- its anchor (traceloom_anchor_core), if it is one
 );
 
@@ -77,7 +80,14 @@ SELECT c.event_id, c.db_idx, c.device_id, NULL AS step_idx,
        (SELECT s.family FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS family,
        (SELECT s.task_type FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS task_type,
        c.task_id, c.global_task_id, c.correlation_id, c.context_id, c.model_id, c.graph_node_id,
-       c.op_id, NULL AS raw_json, c.event_n, c.launch_call_n, c.anchor_n
+       c.op_id, NULL AS raw_json, c.event_n,
+       -- the runtime call of its supported relation, if any
+       (SELECT r.call_n FROM traceloom_runtime_device_relation_core r
+         WHERE r.relation_n = c.relation_n
+           AND (SELECT s.support_state FROM traceloom_runtime_device_relation_shape s
+                 WHERE s.shape_id = r.shape_id) IN ('supported_exact', 'supported_deterministic'))
+         AS launch_call_n,
+       c.anchor_n, c.relation_n
 FROM traceloom_event_core c;
 
 -- Runtime calls and relations follow the same pattern: integers per row in *_core, repeated

@@ -6,17 +6,22 @@
 -- Host context is an observation next to the structure: it never assigns a cause to a device
 -- gap and never charges host time to a node.
 
--- Relations by their device event: every anchor looks its runtime endpoints up (as the lookup
--- by call in sql/views/00_indexes.sql serves the other direction).
-CREATE INDEX traceloom_runtime_device_relation_event
-  ON traceloom_runtime_device_relation_core(event_n);
+-- An event's relations: the one its row records (traceloom_event_core.relation_n, a key), and
+-- the further ones of an event with several candidate calls (a synchronization call under a
+-- reused correlation id: one row per candidate), few, through this partial index. The views
+-- below find both with one OR join, which SQLite answers by the two keys (MULTI-INDEX OR).
+CREATE INDEX traceloom_runtime_device_relation_candidates
+  ON traceloom_runtime_device_relation_core(event_n)
+  WHERE runtime_candidate_count > 1 AND event_n IS NOT NULL;
 
 -- @surface traceloom_anchor_runtime_relation | one (anchor, runtime relation) endpoint | The supported and unsupported runtime relations of each anchor's device event (endpoint_kind event), and the host call of the launch an exact replay anchor stands for (endpoint_kind graph_launch) | SELECT endpoint_kind, count(*) FROM traceloom_anchor_runtime_relation GROUP BY 1
 CREATE VIEW traceloom_anchor_runtime_relation AS
 SELECT a.anchor_id, r.relation_id, r.runtime_call_id, r.device_work_id, 'event' AS endpoint_kind,
        a.anchor_n, r.relation_n
 FROM traceloom_anchor a
-CROSS JOIN traceloom_runtime_device_relation r ON r.event_n = a.event_n
+CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
+CROSS JOIN traceloom_runtime_device_relation r
+  ON r.relation_n = e.relation_n OR (r.event_n = a.event_n AND r.runtime_candidate_count > 1)
 UNION ALL
 SELECT l.anchor_id, NULL AS relation_id, l.host_call_id AS runtime_call_id,
        'device-work-' || l.graph_event_id AS device_work_id, 'graph_launch' AS endpoint_kind,
@@ -146,7 +151,9 @@ SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.symbol AS anchor_symb
        a.role AS anchor_role, a.start_ns AS anchor_start_ns, a.end_ns AS anchor_end_ns,
        'event' AS endpoint_kind, d.*
 FROM traceloom_anchor a
-CROSS JOIN traceloom_v_runtime_device d ON d.event_n = a.event_n;
+CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
+CROSS JOIN traceloom_v_runtime_device d
+  ON d.relation_n = e.relation_n OR (d.event_n = a.event_n AND d.runtime_candidate_count > 1);
 
 -- @surface traceloom_v_node_runtime_call | one (node occurrence, covered anchor, runtime relation) | Walk from a tree node to the runtime calls of its anchors, or from one call back to every structural placement | SELECT node_id, occurrence_idx, anchor_order, runtime_call_id, api_name, support_state FROM traceloom_v_node_runtime_call WHERE coverage_kind = 'self' LIMIT 20
 CREATE VIEW traceloom_v_node_runtime_call AS
@@ -156,13 +163,17 @@ SELECT na.node_id,
        a.anchor_idx, na.node_n, na.occurrence_n, d.*
 FROM traceloom_tree_node_anchor na
 CROSS JOIN traceloom_anchor a ON a.anchor_n = na.anchor_n
-CROSS JOIN traceloom_v_runtime_device d ON d.event_n = a.event_n;
+CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
+CROSS JOIN traceloom_v_runtime_device d
+  ON d.relation_n = e.relation_n OR (d.event_n = a.event_n AND d.runtime_candidate_count > 1);
 
 -- @surface traceloom_v_aux_runtime_call | one (auxiliary link, runtime relation) | The runtime calls behind the auxiliary work linked to each anchor | SELECT anchor_id, aux_kind, api_name, support_state FROM traceloom_v_aux_runtime_call LIMIT 20
 CREATE VIEW traceloom_v_aux_runtime_call AS
 SELECT l.anchor_id, l.aux_event_id, l.aux_order, l.aux_kind, l.aux_dur_us, d.*
 FROM traceloom_aux_link l
-JOIN traceloom_v_runtime_device d ON d.event_n = l.aux_event_n;
+CROSS JOIN traceloom_event_core e ON e.event_n = l.aux_event_n
+CROSS JOIN traceloom_v_runtime_device d
+  ON d.relation_n = e.relation_n OR (d.event_n = l.aux_event_n AND d.runtime_candidate_count > 1);
 
 -- Bubbles joined to their host context (outputs.md section 7): the runtime calls observed in
 -- the host interval delimited by the adjacent anchors' runtime endpoints, and their API-family
