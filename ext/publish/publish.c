@@ -377,7 +377,7 @@ enum {
 };
 static const tl_rows_column event_columns[EV_NCOLS] = {
     [EV_N] = {"event_n", 0},          [EV_DB] = {"db_idx", 0},
-    [EV_DEVICE] = {"device_id", 0},   [EV_ROWID] = {"source_rowid", 0},
+    [EV_DEVICE] = {"device_id", 0},   [EV_ROWID] = {"source_rowid_offset", 0},
     [EV_STREAM] = {"stream_id", 0},   [EV_START] = {"start_ns", 0},
     [EV_DUR] = {"dur_ns", 0},         [EV_SHAPE] = {"shape_id", 0},
     [EV_TASK] = {"task_id", 0},       [EV_GLOBAL_TASK] = {"global_task_id", 0},
@@ -395,7 +395,9 @@ static int fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   v[EV_N] = (int64_t)i;
   v[EV_DB] = ev->db_idx[j];
   v[EV_DEVICE] = ev->device_id[j];
-  v[EV_ROWID] = tl_i64col_get(&ev->source_rowid, j);
+  /* the rows of one source table are consecutive events with consecutive rowids: one offset
+  ** for the whole run, which SQLite stores in no bytes when it is 0 or 1 */
+  v[EV_ROWID] = tl_i64col_get(&ev->source_rowid, j) - (int64_t)i;
   opt_i64(v, null, EV_STREAM, ev->stream_id[j], TL_NO_STREAM);
   v[EV_START] = ev->start_ns[j];
   v[EV_DUR] = ev->end_ns[j] - ev->start_ns[j];
@@ -535,7 +537,7 @@ enum {
 };
 static const tl_rows_column call_columns[CA_NCOLS] = {
     [CA_N] = {"call_n", 0},             [CA_DB] = {"db_idx", 0},
-    [CA_ROWID] = {"source_rowid", 0},   [CA_START] = {"start_ns", 0},
+    [CA_ROWID] = {"source_rowid_offset", 0},   [CA_START] = {"start_ns", 0},
     [CA_DUR] = {"dur_ns", 0},           [CA_SHAPE] = {"shape_id", 0},
     [CA_CONTEXT] = {"context_id", 0},   [CA_DEVICE] = {"device_id", 0},
     [CA_CORRELATION] = {"correlation_id", 0}, [CA_FIRST_RELATION] = {"first_relation_n", 0},
@@ -548,7 +550,7 @@ static int fill_call(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   memset(null, 0, CA_NCOLS);
   v[CA_N] = (int64_t)i;
   v[CA_DB] = ca->db_idx[i];
-  v[CA_ROWID] = tl_i64col_get(&ca->source_rowid, i);
+  v[CA_ROWID] = tl_i64col_get(&ca->source_rowid, i) - (int64_t)i; /* as the events' */
   v[CA_START] = ca->start_ns[i];
   v[CA_DUR] = ca->end_ns[i] - ca->start_ns[i];
   v[CA_SHAPE] = r->shape_id[i];

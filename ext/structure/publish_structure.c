@@ -88,14 +88,14 @@ static uint32_t occ_idx(const tl_tree *tr, const tree_ranks *r, uint32_t o) {
 /* ------------------------------------------------------------------ anchors */
 
 enum {
-  A_N, A_DB, A_DEVICE, A_EVENT, A_SHAPE, A_OCCURRENCE, A_SELF, A_COMPUTE, A_COMM, A_IDLE,
+  A_N, A_DB, A_DEVICE, A_EVENT, A_SHAPE, A_OCCURRENCE, A_COMPUTE, A_COMM, A_IDLE,
   A_AUX_EVENTS, A_AUX, A_LINKED_EVENTS, A_LINKED, A_HOST_CALL, A_NCOLS
 };
 static const tl_rows_column anchor_columns[A_NCOLS] = {
     [A_N] = {"anchor_n", 0},           [A_DB] = {"db_idx", 0},
     [A_DEVICE] = {"device_id", 0},     [A_EVENT] = {"event_n", 0},
     [A_SHAPE] = {"shape_id", 0},       [A_OCCURRENCE] = {"occurrence_n", 0},
-    [A_SELF] = {"self_ns", 0},         [A_COMPUTE] = {"compute_ns", 0},
+    [A_COMPUTE] = {"compute_ns", 0},
     [A_COMM] = {"comm_ns", 0},         [A_IDLE] = {"idle_ns", 0},
     [A_AUX_EVENTS] = {"aux_events", 0}, [A_AUX] = {"aux_ns", 0},
     [A_LINKED_EVENTS] = {"linked_aux_events", 0}, [A_LINKED] = {"linked_aux_ns", 0},
@@ -154,7 +154,7 @@ static int fill_anchor(void *ctx, size_t n, int64_t *v, unsigned char *null) {
   } else {
     null[A_OCCURRENCE] = 1;
   }
-  v[A_SELF] = pk.self_ns;
+  /* self_ns is the event's duration (traceloom_event_core.dur_ns): not stored again */
   v[A_COMPUTE] = pk.compute_ns, v[A_COMM] = pk.comm_ns, v[A_IDLE] = pk.idle_ns;
   v[A_AUX_EVENTS] = pk.aux_events, v[A_AUX] = pk.aux_ns;
   v[A_LINKED_EVENTS] = r->nlinked[n];

@@ -37,7 +37,8 @@ CREATE TABLE traceloom_event_core(
   event_n INTEGER PRIMARY KEY,     -- n of event-<n>, dense 0-based in reader order
   db_idx INTEGER NOT NULL,
   device_id INTEGER NOT NULL,
-  source_rowid INTEGER NOT NULL,
+  source_rowid_offset INTEGER NOT NULL, -- the source row's rowid minus the row's own n: one
+                                   -- value (often 0 or 1, stored in no bytes) per source table
   stream_id INTEGER,               -- NULL = no stream
   start_ns INTEGER NOT NULL,
   dur_ns INTEGER NOT NULL,         -- end_ns - start_ns
@@ -61,7 +62,7 @@ CREATE VIEW traceloom_event AS
 SELECT c.event_id, c.db_idx, c.device_id, NULL AS step_idx,
        (SELECT s.source_id FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS source_id,
        (SELECT s.source_table FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS source_table,
-       CAST(c.source_rowid AS TEXT) AS source_key, c.stream_id, c.start_ns,
+       CAST(c.source_rowid_offset + c.event_n AS TEXT) AS source_key, c.stream_id, c.start_ns,
        c.start_ns + c.dur_ns AS end_ns, c.dur_ns / 1000.0 AS dur_us,
        (SELECT s.kind FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS kind,
        (SELECT s.category FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS category,
@@ -111,7 +112,8 @@ CREATE TABLE traceloom_runtime_call_shape(
 CREATE TABLE traceloom_runtime_call_core(
   call_n INTEGER PRIMARY KEY,      -- n of runtime-call-<n>, dense 0-based in reader order
   db_idx INTEGER NOT NULL,
-  source_rowid INTEGER NOT NULL,
+  source_rowid_offset INTEGER NOT NULL, -- the source row's rowid minus the row's own n: one
+                                   -- value (often 0 or 1, stored in no bytes) per source table
   start_ns INTEGER NOT NULL,
   dur_ns INTEGER NOT NULL,         -- end_ns - start_ns
   shape_id INTEGER NOT NULL,       -- traceloom_runtime_call_shape
@@ -129,7 +131,7 @@ SELECT c.runtime_call_id, c.db_idx,
        (SELECT s.clock_domain FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS clock_domain,
        (SELECT s.source_id FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS source_id,
        (SELECT s.source_table FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS source_table,
-       CAST(c.source_rowid AS TEXT) AS source_key, c.start_ns, c.start_ns + c.dur_ns AS end_ns,
+       CAST(c.source_rowid_offset + c.call_n AS TEXT) AS source_key, c.start_ns, c.start_ns + c.dur_ns AS end_ns,
        c.dur_ns / 1000.0 AS dur_us,
        (SELECT s.api_name FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS api_name,
        (SELECT s.api_type FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS api_type,

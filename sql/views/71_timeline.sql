@@ -65,7 +65,7 @@ base AS (
 SELECT av.anchor_id, b.db_idx, b.device_id, b.anchor_idx, av.event_id, av.step_idx, av.symbol,
        av.role, av.label, av.family,
        (SELECT x.source_table FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id) AS source_table,
-       CAST(e.source_rowid AS TEXT) AS source_key, e.stream_id,
+       CAST(e.source_rowid_offset + e.event_n AS TEXT) AS source_key, e.stream_id,
        (SELECT x.category FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id) AS category,
        (SELECT x.semantic_role FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id) AS semantic_role,
        (SELECT x.task_type FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id) AS task_type,
@@ -79,7 +79,7 @@ SELECT av.anchor_id, b.db_idx, b.device_id, b.anchor_idx, av.event_id, av.step_i
        r.protected_interval_id, r.replay_unit_id AS replay_occurrence_id,
        (SELECT x.start_ns FROM traceloom_anchor_core y JOIN traceloom_event_core x ON x.event_n = y.event_n
          WHERE y.anchor_n = r.first_anchor_n) AS replay_region_start_ns,
-       (SELECT x.start_ns + y.self_ns FROM traceloom_anchor_core y JOIN traceloom_event_core x ON x.event_n = y.event_n
+       (SELECT x.start_ns + x.dur_ns FROM traceloom_anchor_core y JOIN traceloom_event_core x ON x.event_n = y.event_n
          WHERE y.anchor_n = r.last_anchor_n) AS replay_region_end_ns,
        r.first_anchor_n - b.base + 1 AS replay_region_first_anchor_idx,
        r.last_anchor_n - b.base + 1 AS replay_region_last_anchor_idx,
@@ -154,7 +154,7 @@ item AS (
          (SELECT x.label FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id),
          (SELECT x.family FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id),
          (SELECT x.source_table FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id),
-         CAST(e.source_rowid AS TEXT), e.stream_id,
+         CAST(e.source_rowid_offset + e.event_n AS TEXT), e.stream_id,
          (SELECT x.category FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id),
          (SELECT x.semantic_role FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id),
          (SELECT x.task_type FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id),
