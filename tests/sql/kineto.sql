@@ -39,6 +39,19 @@ SELECT 'events: escaped kernel name is unescaped, lifted to CudaAux:Pointwise',
    WHERE name = 'void at::native::vectorized_elementwise_kernel<4, "add">'
      AND op_type = 'CudaAux:Pointwise' AND task_type = 'CUDA_KERNEL_AUX') = 3;
 
+SELECT 'events: the slow path (an escape in every object) reads the same rows as the fast path',
+  (SELECT group_concat(event_id || ':' || source_rowid || ':' || start_ns || ':' || end_ns || ':' || stream_id
+                       || ':' || name || ':' || coalesce(correlation_id, '-') || ':' || op_type, ',')
+     FROM traceloom_events('fixtures/kineto/slow/gpu_basic.pt.trace.json'))
+  = (SELECT group_concat(event_id || ':' || source_rowid || ':' || start_ns || ':' || end_ns || ':' || stream_id
+                         || ':' || name || ':' || coalesce(correlation_id, '-') || ':' || op_type, ',')
+     FROM traceloom_events('fixtures/kineto/gpu_basic.pt.trace.json'))
+  AND (SELECT group_concat(event_id || ':' || source_rowid || ':' || start_ns || ':' || end_ns || ':' || name, ',')
+     FROM traceloom_events('fixtures/kineto/slow/llama_l3_d6.pt.trace.json'))
+  = (SELECT group_concat(event_id || ':' || source_rowid || ':' || start_ns || ':' || end_ns || ':' || name, ',')
+     FROM traceloom_events('fixtures/kineto/real/llama_l3_d6.pt.trace.json.gz'))
+  AND (SELECT count(*) FROM traceloom_events('fixtures/kineto/real/llama_l3_d6.pt.trace.json.gz')) > 4000;
+
 -- ------------------------------------------------------------------ traceloom_host_calls
 SELECT 'calls: 7 runtime calls per step, cudaGraphLaunch and a driver call',
   (SELECT count(*) FROM traceloom_host_calls('fixtures/kineto/gpu_basic.pt.trace.json')) = 23
@@ -51,6 +64,12 @@ SELECT 'calls: first launch with pid/tid and the synthetic global tid',
             AND api_type = 'cuda_runtime' AND source_rowid = 4 AND process_id = 4242
             AND thread_id = 4250 AND global_tid = (4242 << 32 | 4250)
             AND start_ns = 1712345678902123 AND end_ns = 1712345678904123 AND correlation_id = 110);
+
+SELECT 'calls: the slow path reads the same calls',
+  (SELECT group_concat(call_id || ':' || source_rowid || ':' || start_ns || ':' || api_name || ':' || coalesce(correlation_id, '-'), ',')
+     FROM traceloom_host_calls('fixtures/kineto/slow/gpu_basic.pt.trace.json'))
+  = (SELECT group_concat(call_id || ':' || source_rowid || ':' || start_ns || ':' || api_name || ':' || coalesce(correlation_id, '-'), ',')
+     FROM traceloom_host_calls('fixtures/kineto/gpu_basic.pt.trace.json'));
 
 -- ------------------------------------------------------------------ traceloom_profile
 SELECT 'profile: GPU trace uses the device plane; rank and device from the top level',
