@@ -29,6 +29,8 @@ typedef struct tl_options {
   char **context;       /* scheduler context JSONL paths (option "context") */
   size_t ncontext;
   int no_graph_replay;  /* {"graph_replay": false}: skip exact graph replay reconstruction */
+  char *step_markers;   /* host annotations that partition the structure (fnmatch pattern);
+                           NULL = ProfilerStep#*, "" = none (option "step_markers") */
 } tl_options;
 
 /* Parses options_json (NULL or "" = defaults). *canonical (malloc'd) is the effective

@@ -13,6 +13,9 @@ typedef struct tl_structure_input {
   const tl_anchors *anchors;
   const tl_packets *packets;
   const tl_forest *forest;
+  /* Optional (NULL = none): node_name[k][node] names node `node` of forest tree k after the
+  ** trace's own hierarchy (strpool id, 0 = none); a named Repeat's label is "<name> xN". */
+  const uint32_t *const *node_name;
 } tl_structure_input;
 
 int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e);
