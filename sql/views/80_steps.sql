@@ -35,29 +35,26 @@ GROUP BY n.node_n;
 CREATE VIEW traceloom_v_profiler_step AS
 SELECT s.step_n, s.db_idx, s.device_id, s.name, s.ordinal, s.process_id, s.thread_id,
        s.host_start_ns, s.host_end_ns, (s.host_end_ns - s.host_start_ns) / 1000.0 AS host_us,
-       s.anchor_count, x.device_start_ns, x.device_end_ns,
-       (x.device_end_ns - x.device_start_ns) / 1000.0 AS device_span_us,
-       x.busy_ns / 1000.0 AS busy_us, x.idle_ns / 1000.0 AS idle_us,
-       x.launched AS launched_anchors,
-       CASE WHEN x.launched > 0 THEN x.host_wait_ns / 1000.0 END AS host_wait_us,
-       CASE WHEN x.launched > 0 AND x.busy_ns + x.idle_ns > 0
-            THEN round(1.0 * x.host_wait_ns / (x.busy_ns + x.idle_ns), 4) END AS host_bound_share
+       s.anchor_count, min(e.start_ns) AS device_start_ns,
+       max(e.start_ns + a.self_ns) AS device_end_ns,
+       (max(e.start_ns + a.self_ns) - min(e.start_ns)) / 1000.0 AS device_span_us,
+       sum(a.compute_ns + a.comm_ns) / 1000.0 AS busy_us, sum(a.idle_ns) / 1000.0 AS idle_us,
+       count(c.call_n) AS launched_anchors,
+       CASE WHEN count(c.call_n) > 0
+            THEN sum(CASE WHEN c.start_ns >= pe.start_ns + p.self_ns THEN a.idle_ns ELSE 0 END)
+                 / 1000.0 END AS host_wait_us,
+       CASE WHEN count(c.call_n) > 0 AND sum(a.compute_ns + a.comm_ns + a.idle_ns) > 0
+            THEN round(1.0 * sum(CASE WHEN c.start_ns >= pe.start_ns + p.self_ns
+                                      THEN a.idle_ns ELSE 0 END)
+                       / sum(a.compute_ns + a.comm_ns + a.idle_ns), 4) END AS host_bound_share
 FROM traceloom_profiler_step s
-LEFT JOIN (
-  SELECT t.step_n, t.device_id, min(e.start_ns) AS device_start_ns,
-         max(e.start_ns + a.self_ns) AS device_end_ns,
-         sum(a.compute_ns + a.comm_ns) AS busy_ns, sum(a.idle_ns) AS idle_ns,
-         count(c.call_n) AS launched,
-         sum(CASE WHEN c.start_ns >= pe.start_ns + p.self_ns THEN a.idle_ns ELSE 0 END) AS host_wait_ns
-  FROM traceloom_profiler_step t
-  JOIN traceloom_anchor_core a ON a.anchor_n >= t.first_anchor_n AND a.anchor_n < t.end_anchor_n
-  JOIN traceloom_event_core e ON e.event_n = a.event_n
-  LEFT JOIN traceloom_runtime_call_core c ON c.call_n = e.launch_call_n
-  LEFT JOIN traceloom_anchor_core p
-    ON p.anchor_n = a.anchor_n - 1 AND p.db_idx = a.db_idx AND p.device_id = a.device_id
-  LEFT JOIN traceloom_event_core pe ON pe.event_n = p.event_n
-  GROUP BY t.step_n, t.device_id) x
-  ON x.step_n = s.step_n AND x.device_id IS s.device_id;
+LEFT JOIN traceloom_anchor_core a ON a.anchor_n >= s.first_anchor_n AND a.anchor_n < s.end_anchor_n
+LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n
+LEFT JOIN traceloom_runtime_call_core c ON c.call_n = e.launch_call_n
+LEFT JOIN traceloom_anchor_core p
+  ON p.anchor_n = a.anchor_n - 1 AND p.db_idx = a.db_idx AND p.device_id = a.device_id
+LEFT JOIN traceloom_event_core pe ON pe.event_n = p.event_n
+GROUP BY s.rowid;
 
 -- @surface traceloom_v_profiler_step_symbol | one structural symbol in one profiler step | The kernel breakdown of each step (the operator breakdown on a CPU operator plane): anchors, busy time (their own duration), total with idle, and share of the step's total | SELECT step_n, symbol, anchors, busy_us, total_us, share FROM traceloom_v_profiler_step_symbol WHERE step_n = 2 ORDER BY total_us DESC LIMIT 10
 CREATE VIEW traceloom_v_profiler_step_symbol AS
