@@ -26,7 +26,8 @@
 **     (dropped_rows); a missing or negative dur is 0.
 **   - cat kernel -> compute (NCCL collective names -> communication), task types and the
 **     lifted op_type as for Nsight (cuda_labels.h). cat gpu_memcpy / gpu_memset ->
-**     data_move, CUDA_MEMCPY_AUX / CUDA_MEMSET_AUX, name = the Kineto name.
+**     data_move, CUDA_MEMCPY_AUX / CUDA_MEMSET_AUX, name = the Kineto name. cat cuda_sync
+**     (Stream Sync, Event Sync, Context Sync) -> sync, CUDA_SYNC_AUX; stream -1 = none.
 **     device = args.device, else pid; stream = args.stream, else tid (an integer, or a string
 **     ending in decimal digits such as "stream 7"); no device -> dropped_rows.
 **     correlation_id = args.correlation; task_id = correlation, else the array index;
@@ -793,10 +794,10 @@ static int event_times(const kt_survey *s, const kt_event *ev, const char *path,
 /* ------------------------------------------------------------------ rows */
 
 enum { K_CUDA_KERNEL, K_CUDA_KERNEL_AUX, K_CUDA_COLLECTIVE_KERNEL, K_MEMCPY, K_MEMSET, K_CPU_OP,
-       K_COUNT };
+       K_SYNC, K_COUNT };
 static const char *const konst_text[K_COUNT] = {"CUDA_KERNEL",     "CUDA_KERNEL_AUX",
                                                 "CUDA_COLLECTIVE_KERNEL", "CUDA_MEMCPY_AUX",
-                                                "CUDA_MEMSET_AUX", "CPU_OP"};
+                                                "CUDA_MEMSET_AUX", "CPU_OP", "CUDA_SYNC_AUX"};
 
 /* One cpu_op event held until the main thread is known (CPU plane). */
 typedef struct kt_cpu_op {
@@ -925,7 +926,9 @@ static int device_row(kt_reader *c, tl_event_row *r, tl_err *e) {
     c->dropped_events++;
     return 0;
   }
+  int sync = ev_is(ev, F_CAT, "cuda_sync");
   if (!ev_int(ev, A_STREAM, &stream) && !ev_int(ev, F_TID, &stream)) stream = TL_NO_STREAM;
+  if (sync && stream < 0) stream = TL_NO_STREAM; /* a context synchronization has stream -1 */
   if (dev < 0 || dev > (int64_t)UINT32_MAX || stream < 0 || stream > (int64_t)UINT32_MAX)
     return tl_fail(e,
                    "Kineto trace '%s': event %" PRId64 " (traceEvents index, byte %" PRId64
@@ -957,6 +960,10 @@ static int device_row(kt_reader *c, tl_event_row *r, tl_err *e) {
       r->kind = TL_KIND_COMPUTE;
       r->task_type = konst(c, ident & KF_AUX ? K_CUDA_KERNEL_AUX : K_CUDA_KERNEL);
     }
+  } else if (sync) {
+    r->kind = TL_KIND_SYNC;
+    r->name = intern_name(c, "cuda_sync");
+    r->task_type = konst(c, K_SYNC);
   } else {
     int memcpy_ = ev_is(ev, F_CAT, "gpu_memcpy");
     r->kind = TL_KIND_DATA_MOVE;
@@ -969,7 +976,7 @@ static int device_row(kt_reader *c, tl_event_row *r, tl_err *e) {
 
 /* A device event of the current object: 1 = row in r, 0 = none, -1 = error. */
 static int device_event(kt_reader *c, tl_event_row *r, tl_err *e) {
-  if (!is_device_cat(&c->ev)) return 0;
+  if (!is_device_cat(&c->ev) && !ev_is(&c->ev, F_CAT, "cuda_sync")) return 0;
   row_init(c, r);
   int failed;
   if (!event_times(&c->sv, &c->ev, c->path, &r->start_ns, &r->end_ns, e, &failed)) {

@@ -373,3 +373,14 @@ SELECT 'gpu_steps: the kernel breakdown of a step',
   (SELECT group_concat(symbol || ':' || anchors || '/' || busy_us || '/' || total_us, ',')
      FROM (SELECT * FROM traceloom_v_profiler_step_symbol WHERE step_n = 2 ORDER BY symbol))
   = 'layer_kernel_a:4/40.0/840.0,layer_kernel_b:4/40.0/80.0,layer_kernel_c:4/40.0/80.0';
+SELECT 'gpu_steps: cuda_sync events are auxiliary syncs, the stream sync related to its call',
+  (SELECT group_concat(raw_label || '/' || kind || '/' || coalesce(stream_id, '-') || '/' || role, ',')
+     FROM (SELECT * FROM traceloom_event WHERE task_type = 'CUDA_SYNC_AUX' ORDER BY event_n))
+  = 'Stream Sync/sync/7/aux,Context Sync/sync/-/aux'
+  AND (SELECT c.api_name FROM traceloom_event e JOIN traceloom_runtime_call c ON c.call_n = e.launch_call_n
+        WHERE e.raw_label = 'Stream Sync') = 'cudaStreamSynchronize'
+  AND (SELECT count(*) FROM traceloom_anchor) = 72;
+SELECT 'gpu_steps: the Perfetto export names the loops as the tree does',
+  traceloom_export_perfetto('gpu_steps.perfetto.json') > 0
+  AND instr(readfile('gpu_steps.perfetto.json'), '"N003 · DecoderLayer x4') > 0
+  AND instr(readfile('gpu_steps.perfetto.json'), '"N002 · ProfilerStep x6') > 0;
