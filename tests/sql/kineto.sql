@@ -303,6 +303,13 @@ SELECT 'opt_l2_d5: every CPU operator has a role by rule: compute anchors, views
   AND (SELECT final_role FROM traceloom_evidence_role_class WHERE op_name = 'aten::copy_') = 'auxiliary'
   AND (SELECT count(*) FROM traceloom_anchor WHERE role = 'compute') = (SELECT count(*) FROM traceloom_anchor);
 
+SELECT 'opt_l2_d5: an outline one line wide still shows every loop',
+  (WITH o AS (SELECT traceloom_loop_tree('{"max_children": 1, "max_depth": 10}') AS md)
+   SELECT count(*) FROM traceloom_v_tree_node v, o
+    WHERE v.kind = 'repeat' AND instr(o.md, '- ' || v.local_node_id || ' ' || v.label || '  ') > 0)
+  = (SELECT count(*) FROM traceloom_v_tree_node WHERE kind = 'repeat')
+  AND instr(traceloom_loop_tree('{"max_children": 1, "max_depth": 10}'), ' more node(s), total_us=') > 0
+  AND instr(traceloom_loop_tree(), 'OPTDecoderLayer x2') > 0;
 SELECT 'llama_l3_d4: the CPU operator plane was used',
   (SELECT usable FROM traceloom_profile('fixtures/kineto/real/llama_l3_d4.pt.trace.json.gz')
    WHERE capability = 'cpu_operator_plane') = 1;
