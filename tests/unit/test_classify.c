@@ -117,30 +117,27 @@ START_TEST(test_roles_defaults) {
   CHECK_ROLE(decide(r, TL_SCOPE_HYGON, "HIP_KERNEL", "HIP_KERNEL", "k", "", "", ""),
              TL_EVIDENCE_ANCHOR, "hygon.anchor.task_type.hip_kernel");
   /* PyTorch CPU operators (Kineto's CPU plane: op_name = op_type = the operator), one
-  ** alternative of each exact_any list, then the CPU_OP fallback for the rest */
-  CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CPU_OP", "CPU_OP", "aten::linear", "aten::linear", "", ""),
-             TL_EVIDENCE_ANCHOR, "cuda.anchor.operator.cpu_compute");
-  CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CPU_OP", "CPU_OP", "aten::mm", "aten::mm", "", ""),
-             TL_EVIDENCE_ANCHOR, "cuda.anchor.operator.cpu_compute");
-  CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CPU_OP", "CPU_OP", "aten::scaled_dot_product_attention",
-                    "aten::scaled_dot_product_attention", "", ""),
-             TL_EVIDENCE_ANCHOR, "cuda.anchor.operator.cpu_compute");
-  CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CPU_OP", "CPU_OP", "aten::view", "aten::view", "", ""),
-             TL_EVIDENCE_TRANSPARENT, "cuda.transparent.operator.cpu_view");
-  CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CPU_OP", "CPU_OP", "aten::to", "aten::to", "", ""),
-             TL_EVIDENCE_TRANSPARENT, "cuda.transparent.operator.cpu_view");
-  CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CPU_OP", "CPU_OP", "aten::copy_", "aten::copy_", "", ""),
-             TL_EVIDENCE_AUXILIARY, "cuda.auxiliary.operator.cpu_copy");
-  CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CPU_OP", "CPU_OP", "aten::_local_scalar_dense",
-                    "aten::_local_scalar_dense", "", ""),
-             TL_EVIDENCE_AUXILIARY, "cuda.auxiliary.operator.cpu_sync");
-  CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CPU_OP", "CPU_OP", "aten::item", "aten::item", "", ""),
-             TL_EVIDENCE_AUXILIARY, "cuda.auxiliary.operator.cpu_sync");
-  /* exact_any compares whole alternatives: a prefix of one is no match */
-  CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CPU_OP", "CPU_OP", "aten::lin", "aten::lin", "", ""),
-             TL_EVIDENCE_ANCHOR, "cuda.anchor.task_type.cpu_op");
-  CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CPU_OP", "CPU_OP", "mylib::fused_op", "mylib::fused_op", "", ""),
-             TL_EVIDENCE_ANCHOR, "cuda.anchor.task_type.cpu_op");
+  ** alternative of each exact_any list, then the CPU_OP fallback for the rest; exact_any
+  ** compares whole alternatives, so a prefix of one (aten::lin) is no match */
+  static const struct {
+    const char *op;
+    tl_evidence_role role;
+    const char *rule;
+  } cpu_ops[] = {
+      {"aten::linear", TL_EVIDENCE_ANCHOR, "cuda.anchor.operator.cpu_compute"},
+      {"aten::mm", TL_EVIDENCE_ANCHOR, "cuda.anchor.operator.cpu_compute"},
+      {"aten::scaled_dot_product_attention", TL_EVIDENCE_ANCHOR, "cuda.anchor.operator.cpu_compute"},
+      {"aten::view", TL_EVIDENCE_TRANSPARENT, "cuda.transparent.operator.cpu_view"},
+      {"aten::to", TL_EVIDENCE_TRANSPARENT, "cuda.transparent.operator.cpu_view"},
+      {"aten::copy_", TL_EVIDENCE_AUXILIARY, "cuda.auxiliary.operator.cpu_copy"},
+      {"aten::_local_scalar_dense", TL_EVIDENCE_AUXILIARY, "cuda.auxiliary.operator.cpu_sync"},
+      {"aten::item", TL_EVIDENCE_AUXILIARY, "cuda.auxiliary.operator.cpu_sync"},
+      {"aten::lin", TL_EVIDENCE_ANCHOR, "cuda.anchor.task_type.cpu_op"},
+      {"mylib::fused_op", TL_EVIDENCE_ANCHOR, "cuda.anchor.task_type.cpu_op"},
+  };
+  for (size_t i = 0; i < sizeof cpu_ops / sizeof cpu_ops[0]; i++)
+    CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CPU_OP", "CPU_OP", cpu_ops[i].op, cpu_ops[i].op, "", ""),
+               cpu_ops[i].role, cpu_ops[i].rule);
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "AI_VECTOR_CORE", "AI_VECTOR_CORE", "", "RmsNorm", "", ""),
              TL_EVIDENCE_ANCHOR, "any.anchor.blob.model_op.rmsnorm");
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "", "", "", "", "", ""), TL_EVIDENCE_UNKNOWN_ANCHOR,
