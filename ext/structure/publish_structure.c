@@ -172,7 +172,7 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in,
                           "VALUES (?1,?2,?3,?4,?5)",
                           &shape, e);
   tl_shapes shapes;
-  tl_shapes_init(&shapes, 5);
+  tl_shapes_init(&shapes, 4);
   size_t na = a->n ? a->n : 1;
   uint32_t *nlinked = calloc(na, sizeof *nlinked);
   uint32_t *shape_of = malloc(na * sizeof *shape_of);
