@@ -138,7 +138,7 @@ int main(int argc, char **argv) {
   printf("tokens %zu: prefill + %u decode steps x %u layers x %u ops, %u noisy steps%s\n", n, S, L, K, noisy,
          partitions ? ", with step partitions" : "");
 
-  tl_recover_input in = {sym, n, partitions ? part : NULL, NULL, 0};
+  tl_recover_input in = {sym, n, partitions ? part : NULL, NULL, 0, NULL};
   tl_structure st;
   tl_err e = {0};
   double t0 = now_s();

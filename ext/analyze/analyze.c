@@ -25,6 +25,7 @@
 #include "structure/structure.h"
 #include "reports/reports.h"
 #include "bodypattern/bodypattern.h"
+#include "scope/scope.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,8 @@ typedef struct analysis {
   const char **semantic_role, **semantic_reason; /* per event, static strings */
   tl_packets packets;
   tl_forest forest;
+  tl_scopes scopes;            /* the trace's host scopes: steps, host points */
+  uint32_t **node_names;       /* per tree, per node: a name from the host scopes, 0 = none */
   char *summary;
 } analysis;
 
@@ -97,6 +100,13 @@ static int reconstruct_replays(analysis *a, tl_err *e) {
 }
 
 static int with_context(const analysis *a) { return a->ctx != NULL; }
+
+/* Host scopes (Kineto): each event's host point and the step markers, while the calls and
+** relations that reach a launching thread are still held. */
+static int link_scopes(analysis *a, tl_err *e) {
+  return tl_scope_link(&a->trace, &a->relations, a->opt.step_markers, &a->scopes, e);
+}
+static int with_scopes(const analysis *a) { return a->trace.scopes.n > 0; }
 
 static int link_context(analysis *a, tl_err *e) {
   return tl_context_link(a->ctx, &a->trace, &a->relations, &a->profile, &a->replay, e);
@@ -180,26 +190,36 @@ static int cost(analysis *a, tl_err *e) {
 }
 
 /* Exact replay units stay whole tokens; with partition_by: scheduler_step repeats never
-** cross a step. */
+** cross a scheduler step, else never a profiler step (step markers of the host scopes). */
 _Static_assert(TL_CTX_NO_PARTITION == TL_RECOVER_NO_PARTITION, "context partitions are recovery's");
 static int recover(analysis *a, tl_err *e) {
-  tl_forest_constraints fc = {NULL, NULL, NULL};
-  uint32_t *unit = NULL, *partition = NULL;
+  tl_forest_constraints fc = {NULL, NULL, NULL, NULL};
+  uint32_t *unit = NULL, *partition = NULL, *hint = NULL;
   int64_t *key = NULL;
   int rc = tl_replay_anchor_tokens(&a->replay, a->anchors.event, a->anchors.n, &unit, &key, e);
   if (rc == TL_OK && a->ctx && a->rules->macro.partition_by_scheduler_step)
     rc = tl_context_partition_events(a->ctx, a->anchors.event, a->anchors.n, &partition, e);
+  else if (rc == TL_OK)
+    rc = tl_scope_partition(&a->scopes, a->anchors.event, a->anchors.n, &partition, e);
+  if (rc == TL_OK) rc = tl_scope_hints(&a->scopes, &a->anchors, &hint, e);
   fc.anchor_unit = unit, fc.anchor_token_key = key, fc.anchor_partition = partition;
+  fc.anchor_hint = hint;
   if (rc == TL_OK) rc = tl_forest_build(&a->trace, &a->anchors, &a->packets, &fc, &a->forest, e);
-  free(unit), free(key), free(partition);
+  free(unit), free(key), free(partition), free(hint);
   return rc;
+}
+
+/* Repeats whose every iteration one host scope encloses exactly carry its name. */
+static int name_repeats(analysis *a, tl_err *e) {
+  return tl_scope_names(&a->scopes, &a->trace, &a->anchors, &a->forest, &a->node_names, e);
 }
 
 static int publish(analysis *a, tl_err *e) {
   /* The summary's buffer exists before the commit: nothing may fail after it. */
   enum { SUMMARY_MAX = 512 };
   if (!(a->summary = malloc(SUMMARY_MAX))) return tl_nomem(e);
-  tl_structure_input sin = {&a->trace, &a->anchors, &a->packets, &a->forest, a->anchor_call};
+  tl_structure_input sin = {&a->trace, &a->anchors, &a->packets, &a->forest, a->anchor_call,
+                            (const uint32_t *const *)a->node_names};
   tl_publish_input in = publish_input(a);
   in.structure = &sin;
   int rc = tl_txn_finish(&a->txn, &in, e);
@@ -213,6 +233,7 @@ static int publish(analysis *a, tl_err *e) {
                             a->opt.idle_evidence, a->anchor_call};
     rc = tl_reports_publish(a->db, &rin, e);
   }
+  if (rc == TL_OK) rc = tl_scope_publish(a->db, &a->scopes, &a->trace, &a->anchors, e);
   if (rc == TL_OK) rc = tl_txn_stats(&a->txn, e);
   return rc;
 }
@@ -232,12 +253,14 @@ static const stage stages[] = {
     {"relating runtime calls to device work", relate, NULL},
     {"reconstructing graph replays", reconstruct_replays, NULL},
     {"linking scheduler context", link_context, with_context},
+    {"linking host scopes", link_scopes, with_scopes},
     {"publishing runtime calls and relations", publish_calls, NULL},
     {"classifying evidence roles and symbols", classify, NULL},
     {"selecting anchors", select_anchors, NULL},
     {"publishing events", publish_events, NULL},
     {"costing anchors", cost, NULL},
     {"recovering structure", recover, NULL},
+    {"naming repeats", name_repeats, with_scopes},
     {"publishing", publish, NULL},
 };
 
@@ -310,7 +333,9 @@ static void write_summary(analysis *a) {
 
 static void analysis_free(analysis *a) {
   if (a->hashing) tl_hashing_join(a->hashing, TL_ERROR, &a->digests, NULL);
+  tl_scope_names_free(a->node_names, a->forest.trees.n);
   tl_forest_free(&a->forest);
+  tl_scopes_free(&a->scopes);
   tl_packets_free(&a->packets);
   free(a->semantic_role), free(a->semantic_reason);
   free(a->event_call), free(a->anchor_call);

@@ -67,6 +67,15 @@ static int read_context(const tl_json *v, tl_options *o, tl_err *e) {
   return OPT_OK;
 }
 
+static int read_step_markers(const tl_json *v, tl_options *o, tl_err *e) {
+  (void)e;
+  const char *s = tl_json_str(v, NULL);
+  if (!s) return OPT_BAD;
+  free(o->step_markers);
+  o->step_markers = tl_strdup(s);
+  return o->step_markers ? OPT_OK : OPT_NOMEM;
+}
+
 static int read_flag(const tl_json *v, int *out, int invert) {
   int b = tl_json_bool(v);
   if (b < 0) return OPT_BAD;
@@ -121,6 +130,10 @@ static const option_def options[] = {
     {"graph_replay", read_graph_replay, "analyze option \"graph_replay\" must be true or false"},
     {"idle_evidence", read_idle_evidence, NULL},
     {"progress", read_progress, "analyze option \"progress\" must be true or false"},
+    {"step_markers", read_step_markers,
+     "analyze option \"step_markers\" must be a string: a name pattern of the record_function "
+     "/ user_annotation ranges that delimit steps (fnmatch syntax, default \"ProfilerStep#*\"; "
+     "\"\" for none)"},
 };
 enum { NOPTIONS = sizeof options / sizeof options[0] };
 
@@ -153,6 +166,10 @@ static char *canonical_json(const tl_options *o) {
   if (o->embed_raw) tl_buf_puts(&b, ",\"embed_raw\":true");
   if (o->no_graph_replay) tl_buf_puts(&b, ",\"graph_replay\":false");
   if (o->idle_evidence) tl_buf_puts(&b, ",\"idle_evidence\":"), tl_buf_puts(&b, o->idle_evidence);
+  if (o->step_markers) {
+    tl_buf_puts(&b, ",\"step_markers\":");
+    tl_buf_json_string(&b, o->step_markers, strlen(o->step_markers));
+  }
   if (o->ncontext) {
     tl_buf_puts(&b, ",\"context\":[");
     for (size_t k = 0; k < o->ncontext; k++) {
@@ -170,6 +187,7 @@ void tl_options_free(tl_options *o) {
   free(o->source_kind);
   free(o->rules_config);
   free(o->idle_evidence);
+  free(o->step_markers);
   for (size_t i = 0; i < o->ncontext; i++) free(o->context[i]);
   free(o->context);
   memset(o, 0, sizeof *o);

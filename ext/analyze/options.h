@@ -30,6 +30,8 @@ typedef struct tl_options {
   size_t ncontext;
   int no_graph_replay;  /* {"graph_replay": false}: skip exact graph replay reconstruction */
   char *idle_evidence;  /* option "idle_evidence" as compact JSON, NULL when absent (ext/idle) */
+  char *step_markers;   /* host annotations that partition the structure (fnmatch pattern);
+                           NULL = ProfilerStep#*, "" = none (option "step_markers") */
 } tl_options;
 
 /* Parses options_json (NULL or "" = defaults). *canonical (malloc'd) is the effective

@@ -332,7 +332,7 @@ static int comma_list(ctx *c, const tl_ynode *v, const char *path, const char *k
 
 static const char *const SCOPES[] = {"any", "ascend", "cuda", "hygon", NULL};
 static const char *const CLASS_FIELDS[] = {"task_type", "blob", "operator", NULL};
-static const char *const CLASS_MATCHES[] = {"exact", "contains", NULL};
+static const char *const CLASS_MATCHES[] = {"exact", "contains", "exact_any", NULL};
 static const char *const POSITIVE_ROLES[] = {"anchor", "auxiliary", "transparent", NULL};
 static const char *const PARTICIPATION[] = {"identity", "excluded", NULL};
 static const char *const COSTS[] = {"retained_for_attribution", "retained_as_evidence", NULL};
@@ -425,6 +425,28 @@ static int parse_class_meta(ctx *c, const tl_ynode *m, const char *path, int ful
   return TL_OK;
 }
 
+/* An exact_any pattern of task types: each '|'-separated alternative normalized. */
+static char *task_types_normalize(const char *pattern) {
+  tl_buf b = {0};
+  for (const char *p = pattern;;) {
+    const char *bar = strchr(p, '|');
+    size_t len = bar ? (size_t)(bar - p) : strlen(p);
+    char *alt = malloc(len + 1), *key = NULL;
+    if (alt) memcpy(alt, p, len), alt[len] = 0, key = tl_task_type_normalize(alt);
+    if (key) tl_buf_printf(&b, "%s%s", p == pattern ? "" : "|", key);
+    free(alt);
+    if (!key) b.oom = 1;
+    free(key);
+    if (!bar || b.oom) break;
+    p = bar + 1;
+  }
+  if (b.oom) {
+    tl_buf_free(&b);
+    return NULL;
+  }
+  return b.p ? b.p : tl_strdup("");
+}
+
 static const char *const CLASS_RULE_KEYS[] = {
     "rule_id", "priority", "provider_scope", "source_domain", "field", "match", "pattern",
     "role", "required_fields", "structural_participation", "cost_treatment",
@@ -496,7 +518,9 @@ static int parse_class_rule(ctx *c, const tl_ynode *m, const char *path, size_t 
   out->pattern = tl_strdup(pattern->text);
   out->required_fields = tl_strdup(req->text);
   out->note = note ? tl_strdup(note->text) : NULL;
-  out->key = fi == TL_CF_TASK_TYPE ? tl_task_type_normalize(pattern->text) : lower_dup(pattern->text);
+  out->key = fi != TL_CF_TASK_TYPE   ? lower_dup(pattern->text)
+             : ma == TL_CM_EXACT_ANY ? task_types_normalize(pattern->text)
+                                     : tl_task_type_normalize(pattern->text);
   if (!out->rule_id || !out->pattern || !out->required_fields || (note && !out->note) || !out->key)
     return tl_nomem(c->e);
   if (!*out->key)

@@ -43,7 +43,8 @@ typedef enum tl_cost_policy {
 } tl_cost_policy;
 
 typedef enum tl_class_field { TL_CF_TASK_TYPE = 0, TL_CF_BLOB, TL_CF_OPERATOR } tl_class_field;
-typedef enum tl_class_match { TL_CM_EXACT = 0, TL_CM_CONTAINS } tl_class_match;
+/* exact_any: the pattern is alternatives separated by '|', one of which must equal the field. */
+typedef enum tl_class_match { TL_CM_EXACT = 0, TL_CM_CONTAINS, TL_CM_EXACT_ANY } tl_class_match;
 
 /* required_fields bits */
 #define TL_REQ_SOURCE_DOMAIN 0x01

@@ -249,17 +249,57 @@ static void write_loop_tree(const char *out, const char *view) {
   }
   sqlite3_finalize(st);
   free(opts);
-  /* The short version: the repeats of each tree, outermost first. */
-  if (sqlite3_prepare_v2(db,
-                         "SELECT device_id, local_node_id, label, occurrence_count, "
-                         "printf('%.3f', total_us), printf('%.3f', avg_total_us) "
-                         "FROM traceloom_v_tree_node WHERE kind = 'repeat' AND loop_depth <= 2 "
-                         "ORDER BY db_idx, device_id, display_order LIMIT 12",
-                         -1, &st, NULL) == SQLITE_OK) {
-    while (sqlite3_step(st) == SQLITE_ROW)
-      printf("  device %s %s %s: %s occurrence(s), total %s us, %s us per iteration\n",
-             sqlite3_column_text(st, 0), sqlite3_column_text(st, 1), sqlite3_column_text(st, 2),
-             sqlite3_column_text(st, 3), sqlite3_column_text(st, 4), sqlite3_column_text(st, 5));
+  /* The short version, leading with what matters: per tree, the outermost repeats by the
+  ** time they cover (a decode loop before the small loops around it), each with the largest
+  ** repeats directly inside it (the layers). */
+  if (sqlite3_prepare_v2(
+          db,
+          "WITH r AS (SELECT db_idx, device_id, node_n, local_node_id, label, loop_depth, path, "
+          "                  occurrence_count, total_us, avg_total_us "
+          "           FROM traceloom_v_tree_node WHERE kind = 'repeat' AND loop_depth <= 2), "
+          "root AS (SELECT db_idx, device_id, total_us FROM traceloom_v_tree_node "
+          "         WHERE parent_n IS NULL), "
+          "top AS (SELECT r.*, row_number() OVER (PARTITION BY db_idx, device_id "
+          "                                       ORDER BY total_us DESC, node_n) AS rk "
+          "        FROM r WHERE loop_depth = 1), "
+          "lines AS (SELECT t.db_idx, t.device_id, t.rk, 0 AS sub, t.node_n, t.local_node_id, "
+          "                 t.label, t.occurrence_count, t.total_us, t.avg_total_us "
+          "          FROM top t WHERE t.rk <= 3 "
+          "          UNION ALL "
+          "          SELECT t.db_idx, t.device_id, t.rk, row_number() OVER (PARTITION BY t.node_n "
+          "                 ORDER BY i.total_us DESC, i.node_n), i.node_n, i.local_node_id, i.label, "
+          "                 i.occurrence_count, i.total_us, i.avg_total_us "
+          "          FROM top t JOIN r i ON i.db_idx = t.db_idx AND i.device_id = t.device_id "
+          "           AND i.loop_depth = 2 AND substr(i.path, 1, length(t.path) + 1) = t.path || '/' "
+          "          WHERE t.rk <= 3) "
+          "SELECT l.device_id, l.sub, l.local_node_id, l.label, l.occurrence_count, "
+          "       printf('%.3f', l.total_us), printf('%.3f', l.avg_total_us), "
+          "       printf('%.1f', CASE WHEN ro.total_us > 0 THEN 100.0 * l.total_us / ro.total_us END) "
+          "FROM lines l LEFT JOIN root ro ON ro.db_idx = l.db_idx AND ro.device_id = l.device_id "
+          "WHERE l.sub <= 2 ORDER BY l.db_idx, l.device_id, l.rk, l.sub",
+          -1, &st, NULL) == SQLITE_OK) {
+    int lines = 0, more = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      if (lines >= 24) {
+        more++;
+        continue;
+      }
+      lines++;
+      /* An outermost repeat with its share of the device's time; the repeats inside it
+      ** indented under it. */
+      const char *share = (const char *)sqlite3_column_text(st, 7);
+      if (sqlite3_column_int(st, 1) > 0)
+        printf("    %s %s: %s occurrence(s), total %s us, %s us per iteration\n",
+               sqlite3_column_text(st, 2), sqlite3_column_text(st, 3), sqlite3_column_text(st, 4),
+               sqlite3_column_text(st, 5), sqlite3_column_text(st, 6));
+      else
+        printf("  device %s %s %s: %s occurrence(s), total %s us%s%s%s, %s us per iteration\n",
+               sqlite3_column_text(st, 0), sqlite3_column_text(st, 2), sqlite3_column_text(st, 3),
+               sqlite3_column_text(st, 4), sqlite3_column_text(st, 5), share ? " (" : "",
+               share ? share : "", share ? "% of the device's time)" : "",
+               sqlite3_column_text(st, 6));
+    }
+    if (more) printf("  ... %d more repeat(s) in the loop tree\n", more);
   }
   sqlite3_finalize(st);
   sqlite3_close(db);

@@ -14,9 +14,9 @@
 **     and the time of one iteration, so the loop that matters leads however the tree looks;
 **   - the outline from the root, Repeat bodies indented; a run of more than RUN_COLLAPSE
 **     consecutive one-off siblings (one occurrence in the whole run, no Repeat inside) is
-**     one line
-**     ("12 nodes N010-N021 (RmsNorm, MatMul, ...), 188.6 us"), so every repeat stays
-**     visible however wide the root is;
+**     one line ("12 nodes N010-N021 (RmsNorm, MatMul, ...), total_us=188.6"), and past
+**     max_children lines plain siblings are only counted while Repeats keep their lines, so
+**     every repeat stays visible however wide the root is;
 **   - per Repeat (same order): the body of one iteration, one row per child node with that
 **     child's own figures per iteration of the Repeat.
 ** That is the compact view (the default), which also opens with the tree's grammar: the
@@ -204,18 +204,29 @@ static void node_line(ctx *c, const lt_node *nd, int depth) {
                   nd->num[C_AVG_TOTAL - NUM_FIRST]);
 }
 
-/* Outline from node k: its children one line each, runs of plain siblings collapsed. */
+/* Outline from node k: its children one line each, runs of plain siblings collapsed. Past
+** max_children lines the plain siblings are only counted ("- ... 37 more nodes,
+** total_us=..."), and every Repeat (or node holding one) still gets its line, so no loop is
+** hidden however wide the node is. */
 static void outline(ctx *c, uint32_t k, int depth) {
   if (depth > c->o.max_depth) return;
   const lt_tree *t = c->t;
   const lt_node *p = &t->v[k];
   int64_t lines = 0;
+  uint32_t skipped = 0;
+  double skipped_total = 0;
   for (uint32_t i = 0; i < p->nchild;) {
-    if (lines++ >= c->o.max_children) {
-      tl_buf_printf(c->b, "%*s- ... (%u more)\n", 2 * depth, "", p->nchild - i);
-      return;
-    }
     const lt_node *nd = &t->v[t->kids[p->first_child + i]];
+    if (lines >= c->o.max_children && !nd->repeat && !nd->repeat_inside) {
+      skipped++, skipped_total += nd->num[0], i++;
+      continue;
+    }
+    if (skipped) {
+      tl_buf_printf(c->b, "%*s- ... %u more node(s), total_us=%.3f\n", 2 * depth, "", skipped,
+                    skipped_total);
+      skipped = 0, skipped_total = 0;
+    }
+    lines++;
     uint32_t j = i;
     while (j < p->nchild) {
       /* One-off: occurs once in the whole run (never in a Repeat body), no Repeat inside. */
@@ -238,6 +249,9 @@ static void outline(ctx *c, uint32_t k, int depth) {
     if (nd->nchild) outline(c, t->kids[p->first_child + i], depth + 1);
     i++;
   }
+  if (skipped)
+    tl_buf_printf(c->b, "%*s- ... %u more node(s), total_us=%.3f\n", 2 * depth, "", skipped,
+                  skipped_total);
 }
 
 /* Every node under k, one line each at its depth: nothing collapsed, no limit. */

@@ -13,7 +13,9 @@
 **     maximises the tokens in whole iterations minus the coverage of the shorter runs
 **     (inner runs, neighbours) whose iterations its cuts would break, so a Repeat
 **     gives up an iteration rather than rotate its body through the layers inside;
-**     ties go to the rotation that agrees with the segment's edges (a segment is a
+**     ties go to the rotation whose iterations begin where the trace's host hierarchy
+**     begins the most ranges (the level's hint: modules, functions, annotations), then
+**     to the rotation that agrees with the segment's edges (a segment is a
 **     structure: a trace, a step, a body, a gap between repeats, so an iteration that
 **     starts like it starts or ends like it ends, or meets an edge, is likely aligned),
 **     then to the rotation most runs of the same cyclic body admit, then leftmost;
@@ -195,14 +197,15 @@ static uint32_t choose_phase(const rc_level *lv, uint32_t a, uint32_t b, const r
   }
   /* Anchoring: try every rotation (the leftmost start of each residue keeps the most
   ** iterations) and keep the one with the most tokens in whole iterations minus what
-  ** the shorter runs its cuts would split would have saved; ties go to the rotation
-  ** that agrees with the segment's edges (iterations starting like the segment starts,
+  ** the shorter runs its cuts would split would have saved; ties go to the rotation whose
+  ** iterations begin where more host ranges begin, then to the one that agrees with the
+  ** segment's edges (iterations starting like the segment starts,
   ** ending like it ends, or meeting an edge), then to the one most runs of the class
   ** admit, then to the leftmost. */
   const uint64_t *votes = rs->votes + rs->vote_off[cls];
   uint32_t best = 0, span = len - 2 * p + 1 < p ? len - 2 * p + 1 : p;
   int64_t best_value = INT64_MIN;
-  uint64_t best_vote = 0;
+  uint64_t best_vote = 0, best_hint = 0;
   int best_align = 0;
   for (uint32_t o = 0; o < span; o++) {
     uint32_t x = cl->l + o, k = (cl->r - x) / p;
@@ -211,12 +214,18 @@ static uint32_t choose_phase(const rc_level *lv, uint32_t a, uint32_t b, const r
     int64_t value = (int64_t)k * p - (int64_t)dmg;
     uint64_t vote = votes[rc_residue(rs, cl->run, x)];
     int align = (x == a || lv->tok[x] == lv->tok[a]) + (x + k * p == b || (x > a && lv->tok[x - 1] == lv->tok[b - 1]));
+    uint64_t hint = 0;
+    for (uint32_t i = 0; lv->hint && i < k; i++) hint += lv->hint[x + i * p];
     if (value > best_value ||
-        (value == best_value && (align > best_align || (align == best_align && vote > best_vote)))) {
+        (value == best_value &&
+         (hint > best_hint ||
+          (hint == best_hint &&
+           (align > best_align || (align == best_align && vote > best_vote)))))) {
       best = o;
       best_value = value;
       best_vote = vote;
       best_align = align;
+      best_hint = hint;
     }
   }
   lv->anchor[cls] = (rho + best) % p;

@@ -285,6 +285,7 @@ done:
 typedef struct rc_job {
   prot_set ps;
   uint32_t *tok0, *ostart, *amb0, *amb1, *ne0, *item0, *nitem, *defs_of_sym, *anchor0, *anchor1;
+  uint32_t *hint0;
   uint8_t *present;
   TL_VEC(uint32_t) seg_start;
   TL_VEC(uint8_t) seg_known;
@@ -307,6 +308,7 @@ static void job_free(rc_job *j) {
   free(j->defs_of_sym);
   free(j->anchor0);
   free(j->anchor1);
+  free(j->hint0);
   free(j->present);
   TL_VEC_FREE(&j->seg_start);
   TL_VEC_FREE(&j->seg_known);
@@ -466,7 +468,13 @@ static int recover_build(const tl_recover_input *in, rc_job *j, tl_structure *ou
   j->anchor0 = malloc((j->runs0.ncls ? j->runs0.ncls : 1) * sizeof *j->anchor0);
   if (!j->anchor0) return nomem(e, "anchors");
   memset(j->anchor0, 0xff, (j->runs0.ncls ? j->runs0.ncls : 1) * sizeof *j->anchor0);
-  rc_level lv0 = {0, j->tok0, m, &j->runs0, j->item0, j->nitem, j->anchor0};
+  if (in->hint) {
+    /* A collapsed unit begins where its first token does. */
+    j->hint0 = malloc((m ? m : 1) * sizeof *j->hint0);
+    if (!j->hint0) return nomem(e, "hints");
+    for (size_t t = 0; t < m; t++) j->hint0[t] = in->hint[j->ostart[t]];
+  }
+  rc_level lv0 = {0, j->tok0, m, &j->runs0, j->item0, j->nitem, j->anchor0, j->hint0};
   j->tok1 = malloc((nseg ? nseg : 1) * sizeof *j->tok1);
   if (!j->tok1) return nomem(e, "partitions");
   for (size_t s = 0; s < nseg; s++) {
@@ -516,7 +524,7 @@ static int recover_build(const tl_recover_input *in, rc_job *j, tl_structure *ou
     j->anchor1 = malloc((j->runs1.ncls ? j->runs1.ncls : 1) * sizeof *j->anchor1);
     if (!j->anchor1) return nomem(e, "anchors");
     memset(j->anchor1, 0xff, (j->runs1.ncls ? j->runs1.ncls : 1) * sizeof *j->anchor1);
-    rc_level lv1 = {1, j->tok1, nseg, &j->runs1, j->item1_0.v, j->item1_n.v, j->anchor1};
+    rc_level lv1 = {1, j->tok1, nseg, &j->runs1, j->item1_0.v, j->item1_n.v, j->anchor1, NULL};
     if (tl_rc_structure_all(g, &lv1, e)) return TL_RECOVER_ENOMEM;
   }
   uint32_t root = tl_rc_def_intern(g, RC_SEQ, 0, g->scratch.v + mark, (uint32_t)(g->scratch.n - mark));

@@ -42,8 +42,9 @@
 ** tokens becomes a Repeat, its first iteration is structured recursively (one
 ** definition shared by all iterations, memoized by content), the rest of the segment
 ** likewise. The phase of each Repeat is chosen so that no inner run loses an
-** iteration, then by agreement with the other runs of the same cyclic body, then
-** leftmost. No size cap and no round limit.
+** iteration, then where the host hierarchy begins ranges (hint), then by agreement with
+** the segment's edges and the other runs of the same cyclic body, then leftmost. No size
+** cap and no round limit.
 */
 #ifndef TL_RECOVER_H
 #define TL_RECOVER_H
@@ -102,6 +103,12 @@ typedef struct tl_recover_input {
   ** overlap anything. */
   const tl_protected *protect;
   size_t nprotect;
+  /* Optional (NULL = none): per token, how many ranges of the trace's own host hierarchy
+  ** (modules, functions, annotations) begin at it. Among the rotations of a Repeat that are
+  ** equal in covered tokens and damage, the one whose iterations begin where more ranges
+  ** begin wins (before the segment-edge, vote and leftmost tie-breaks). It never changes
+  ** which tokens repeat, only where an iteration starts. */
+  const uint32_t *hint;
 } tl_recover_input;
 
 typedef enum tl_position_kind {

@@ -75,6 +75,39 @@ int tl_calls_open(const tl_profile *p, tl_strpool *pool, tl_cursor **out, tl_err
   return chain_open(p, NULL, pool, 1, out, e);
 }
 
+/* ------------------------------------------------------------------ whole-profile read */
+
+static int drain(tl_cursor *c, int calls, tl_row_sink *sink, tl_err *e) {
+  union {
+    tl_event_row ev;
+    tl_call_row call;
+  } row;
+  int rc;
+  while ((rc = c->next(c, &row, e)) == 1)
+    if (calls ? sink->call(sink->ctx, &row.call, e) : sink->event(sink->ctx, &row.ev, e)) {
+      rc = -1;
+      break;
+    }
+  if (calls) sink->dropped_calls += c->dropped_rows;
+  else sink->dropped_events += c->dropped_rows;
+  c->close(c);
+  return rc == 0 ? TL_OK : TL_ERROR;
+}
+
+int tl_profile_read(const tl_profile *p, tl_strpool *pool, tl_row_sink *sink, tl_err *e) {
+  for (size_t i = 0; i < p->inputs.n; i++) {
+    const tl_family_def *f = p->inputs.v[i].family;
+    tl_cursor *c;
+    if (f->read) {
+      if (f->read(p, (int)i, pool, sink, e)) return TL_ERROR;
+      continue;
+    }
+    if (f->events_open(p, (int)i, NULL, pool, &c, e) || drain(c, 0, sink, e)) return TL_ERROR;
+    if (f->calls_open(p, (int)i, pool, &c, e) || drain(c, 1, sink, e)) return TL_ERROR;
+  }
+  return TL_OK;
+}
+
 /* ------------------------------------------------------------------ inventory */
 
 int tl_inventory_add(tl_inventory *inv, int db_idx, const char *item, const char *source_kind,

@@ -26,7 +26,8 @@
 **     (dropped_rows); a missing or negative dur is 0.
 **   - cat kernel -> compute (NCCL collective names -> communication), task types and the
 **     lifted op_type as for Nsight (cuda_labels.h). cat gpu_memcpy / gpu_memset ->
-**     data_move, CUDA_MEMCPY_AUX / CUDA_MEMSET_AUX, name = the Kineto name.
+**     data_move, CUDA_MEMCPY_AUX / CUDA_MEMSET_AUX, name = the Kineto name. cat cuda_sync
+**     (Stream Sync, Event Sync, Context Sync) -> sync, CUDA_SYNC_AUX; stream -1 = none.
 **     device = args.device, else pid; stream = args.stream, else tid (an integer, or a string
 **     ending in decimal digits such as "stream 7"); no device -> dropped_rows.
 **     correlation_id = args.correlation; task_id = correlation, else the array index;
@@ -66,6 +67,7 @@ enum { F_PH, F_NAME, F_CAT, F_PID, F_TID, F_TS, F_DUR, A_DEVICE, A_STREAM, A_COR
 static const char *const field_key[NFIELDS] = {"ph",     "name",   "cat",         "pid",
                                                "tid",    "ts",     "dur",         "device",
                                                "stream", "correlation", "context"};
+static const unsigned char field_len[NFIELDS] = {2, 4, 3, 3, 3, 2, 3, 6, 6, 11, 7};
 #define FIRST_ARG A_DEVICE
 
 typedef struct kt_field {
@@ -232,6 +234,172 @@ static int read_event(kt_doc *d, kt_event *ev, tl_err *e) {
   return ev->arena.oom ? tl_nomem(e) : TL_OK;
 }
 
+/* ------------------------------------------------------------------ the fast path */
+
+/* read_event's fast path: parses the event object in place when it lies whole in the
+** reader's window and holds nothing unusual (no escape in a string, nesting under 64
+** levels, every token well formed). It accepts a subset of what read_event accepts and
+** gives the same fields; on anything else it returns 0 without consuming a byte, and
+** read_event parses the object (and reports an error precisely). 1: parsed, the reader is
+** past the closing '}'. */
+typedef struct fp {
+  const unsigned char *p, *end;
+} fp;
+
+static int fp_ws(fp *f) {
+  while (f->p < f->end && (*f->p == ' ' || *f->p == '\n' || *f->p == '\t' || *f->p == '\r')) f->p++;
+  return f->p < f->end;
+}
+
+/* A string without escapes or control bytes; f->p at its opening quote. */
+static int fp_string(fp *f, const unsigned char **s, size_t *n) {
+  const unsigned char *q = ++f->p;
+  while (q < f->end && *q != '"' && *q != '\\' && *q >= 0x20) q++;
+  if (q >= f->end || *q != '"') return 0;
+  *s = f->p, *n = (size_t)(q - f->p);
+  f->p = q + 1;
+  return 1;
+}
+
+static int fp_is_num(unsigned char c) {
+  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+/* A scalar value (string, number, true, false, null): its token type and text. */
+static int fp_scalar(fp *f, tl_jtok *t, const unsigned char **s, size_t *n) {
+  unsigned char c = *f->p;
+  if (c == '"') {
+    *t = TL_JT_STRING;
+    return fp_string(f, s, n);
+  }
+  const unsigned char *q = f->p;
+  if (fp_is_num(c)) {
+    while (q < f->end && fp_is_num(*q)) q++;
+    if (q >= f->end || !tl_jr_number_ok((const char *)f->p, (size_t)(q - f->p))) return 0;
+    *t = TL_JT_NUMBER;
+  } else {
+    while (q < f->end && ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z'))) q++;
+    size_t len = (size_t)(q - f->p);
+    if (q >= f->end) return 0;
+    if (len == 4 && memcmp(f->p, "true", 4) == 0) *t = TL_JT_TRUE;
+    else if (len == 5 && memcmp(f->p, "false", 5) == 0) *t = TL_JT_FALSE;
+    else if (len == 4 && memcmp(f->p, "null", 4) == 0) *t = TL_JT_NULL;
+    else return 0;
+  }
+  *s = f->p, *n = (size_t)(q - f->p);
+  f->p = q;
+  return 1;
+}
+
+/* Skips any value, checking its grammar fully (separators included). */
+static int fp_skip(fp *f) {
+  char stack[64]; /* the closers of the open containers */
+  int depth = 0, expect_value = 1;
+  for (;;) {
+    if (!fp_ws(f)) return 0;
+    unsigned char c = *f->p;
+    if (expect_value) {
+      if (c == '{' || c == '[') {
+        if (depth == (int)sizeof stack) return 0;
+        stack[depth++] = c == '{' ? '}' : ']';
+        f->p++;
+        if (!fp_ws(f)) return 0;
+        if (*f->p == stack[depth - 1]) { /* empty container */
+          f->p++, depth--;
+          expect_value = 0;
+          if (depth == 0) return 1;
+          continue;
+        }
+        if (c == '{') {
+          const unsigned char *k;
+          size_t kn;
+          if (*f->p != '"' || !fp_string(f, &k, &kn) || !fp_ws(f) || *f->p != ':') return 0;
+          f->p++;
+        }
+        continue;
+      }
+      tl_jtok t;
+      const unsigned char *s;
+      size_t n;
+      if (!fp_scalar(f, &t, &s, &n)) return 0;
+      expect_value = 0;
+      if (depth == 0) return 1;
+      continue;
+    }
+    /* After a value inside a container: ',' and the next member or element, or its closer. */
+    if (c == stack[depth - 1]) {
+      f->p++;
+      if (--depth == 0) return 1;
+      continue;
+    }
+    if (c != ',') return 0;
+    f->p++;
+    if (stack[depth - 1] == '}') {
+      const unsigned char *k;
+      size_t kn;
+      if (!fp_ws(f) || *f->p != '"' || !fp_string(f, &k, &kn) || !fp_ws(f) || *f->p != ':')
+        return 0;
+      f->p++;
+    }
+    expect_value = 1;
+  }
+}
+
+static int fp_field(const unsigned char *k, size_t n, int args) {
+  for (int i = args ? FIRST_ARG : 0; i < (args ? NFIELDS : FIRST_ARG); i++)
+    if (field_len[i] == n && memcmp(k, field_key[i], n) == 0) return i;
+  return -1;
+}
+
+static void fp_store(kt_event *ev, int k, tl_jtok t, const unsigned char *s, size_t n) {
+  ev->f[k].type = t;
+  ev->f[k].off = ev->arena.n;
+  ev->f[k].len = t == TL_JT_STRING || t == TL_JT_NUMBER ? n : 0;
+  if (ev->f[k].len) tl_buf_append(&ev->arena, (const char *)s, n);
+  tl_buf_append(&ev->arena, "", 1);
+}
+
+/* The members of an object after its '{', stored when known (args: the inner object's). */
+static int fp_members(fp *f, kt_event *ev, int args) {
+  if (!fp_ws(f)) return 0;
+  if (*f->p == '}') return f->p++, 1;
+  for (;;) {
+    const unsigned char *k;
+    size_t kn;
+    if (*f->p != '"' || !fp_string(f, &k, &kn) || !fp_ws(f) || *f->p != ':') return 0;
+    f->p++;
+    if (!fp_ws(f)) return 0;
+    int field = fp_field(k, kn, args);
+    unsigned char c = *f->p;
+    if (!args && field < 0 && kn == 4 && memcmp(k, "args", 4) == 0 && c == '{') {
+      f->p++;
+      if (!fp_members(f, ev, 1)) return 0;
+    } else if (field >= 0 && c != '{' && c != '[') {
+      tl_jtok t;
+      const unsigned char *s;
+      size_t n;
+      if (!fp_scalar(f, &t, &s, &n)) return 0;
+      fp_store(ev, field, t, s, n);
+    } else if (!fp_skip(f)) {
+      return 0;
+    }
+    if (!fp_ws(f)) return 0;
+    if (*f->p == '}') return f->p++, 1;
+    if (*f->p != ',') return 0;
+    f->p++;
+    if (!fp_ws(f)) return 0;
+  }
+}
+
+static int fast_event(tl_jreader *jr, kt_event *ev) {
+  fp f = {jr->buf + jr->pos, jr->buf + jr->len};
+  tl_buf_reset(&ev->arena);
+  for (int k = 0; k < NFIELDS; k++) ev->f[k].type = TL_JT_EOF;
+  if (!fp_members(&f, ev, 0) || ev->arena.oom) return 0;
+  jr->pos = (size_t)(f.p - jr->buf);
+  return 1;
+}
+
 /* distributedInfo: {backend, rank, world_size, ...}. */
 static int read_dist(kt_doc *d, tl_err *e) {
   tl_jreader *jr = &d->jr;
@@ -319,7 +487,7 @@ static int doc_next(kt_doc *d, kt_event *ev, tl_err *e) {
         return tl_jr_unexpected(jr, "an event object in traceEvents", t, e), -1;
       ev->offset = jr->tok_offset;
       ev->index = d->next_index++;
-      if (read_event(d, ev, e)) return -1;
+      if (!fast_event(jr, ev) && read_event(d, ev, e)) return -1;
       return 1;
     }
     int first = !d->saw_events && d->first;
@@ -623,16 +791,23 @@ static int event_times(const kt_survey *s, const kt_event *ev, const char *path,
   return 1;
 }
 
-/* ------------------------------------------------------------------ events */
+/* ------------------------------------------------------------------ rows */
 
 enum { K_CUDA_KERNEL, K_CUDA_KERNEL_AUX, K_CUDA_COLLECTIVE_KERNEL, K_MEMCPY, K_MEMSET, K_CPU_OP,
-       K_COUNT };
+       K_SYNC, K_COUNT };
 static const char *const konst_text[K_COUNT] = {"CUDA_KERNEL",     "CUDA_KERNEL_AUX",
                                                 "CUDA_COLLECTIVE_KERNEL", "CUDA_MEMCPY_AUX",
-                                                "CUDA_MEMSET_AUX", "CPU_OP"};
+                                                "CUDA_MEMSET_AUX", "CPU_OP", "CUDA_SYNC_AUX"};
 
-typedef struct kt_events {
-  tl_cursor base;
+/* One cpu_op event held until the main thread is known (CPU plane). */
+typedef struct kt_cpu_op {
+  int64_t index, start_ns, end_ns;
+  uint32_t name, thread; /* thread: index into kt_reader.threads */
+} kt_cpu_op;
+
+/* What the cursors and the one-pass reader share: the document being read, the top-level
+** facts, and the caches that turn an event object into a row. */
+typedef struct kt_reader {
   kt_doc doc;
   kt_event ev;
   kt_survey sv;
@@ -640,23 +815,72 @@ typedef struct kt_events {
   tl_strpool *pool;
   int db_idx, source_id;
   int cpu_plane;
-  int64_t main_pid, main_tid;
+  int64_t dropped_events, dropped_calls;
   tl_event_filter filter;
   tl_i64map kernel_cache; /* label id -> op_type id | flags << 32 */
   char *lower;
   size_t lower_cap;
   uint32_t konst[K_COUNT];
-} kt_events;
+  uint32_t api_runtime, api_driver;
+  /* CPU plane: every cpu_op (ProfilerStep#N ranges aside) until the pass ends, and the
+  ** threads they ran on with their summed duration. */
+  TL_VEC(kt_cpu_op) ops;
+  TL_VEC(kt_thread) threads;
+  int last_thread;
+} kt_reader;
+
+static void reader_free(kt_reader *c) {
+  doc_close(&c->doc);
+  tl_buf_free(&c->ev.arena);
+  survey_free(&c->sv);
+  tl_i64map_free(&c->kernel_cache);
+  TL_VEC_FREE(&c->ops);
+  TL_VEC_FREE(&c->threads);
+  free(c->lower);
+  free(c->path);
+  memset(c, 0, sizeof *c);
+}
+
+static const char *input_path(const tl_profile *p, int db_idx) {
+  return p->inputs.v[db_idx].path ? p->inputs.v[db_idx].path : "";
+}
+
+static int check_path(const char *path, tl_err *e) {
+  struct stat st;
+  if (!*path) return tl_fail(e, "Kineto trace path is empty");
+  if (stat(path, &st) != 0) return tl_fail(e, "Kineto trace does not exist: %s", path);
+  return TL_OK;
+}
+
+/* Opens input db_idx: the skim for the top-level facts (a malformed trace gets the full
+** survey, which reports the error before any row), then the document for the pass. */
+static int reader_open(kt_reader *c, const tl_profile *p, int db_idx, tl_strpool *pool,
+                       tl_err *e) {
+  memset(c, 0, sizeof *c);
+  c->pool = pool;
+  c->db_idx = db_idx;
+  c->source_id = p->inputs.v[db_idx].primary_file;
+  c->last_thread = -1;
+  c->path = tl_strdup(input_path(p, db_idx));
+  int rc = c->path ? check_path(c->path, e) : tl_nomem(e);
+  if (rc == TL_OK) rc = cursor_survey(c->path, &c->sv, 0, e);
+  if (rc == TL_OK) {
+    c->cpu_plane = !c->sv.device_events;
+    rc = doc_open(&c->doc, c->path, e);
+  }
+  if (rc) reader_free(c);
+  return rc;
+}
 
 #define KF_COLLECTIVE (1ll << 32)
 #define KF_AUX (1ll << 33)
 
-static uint32_t konst(kt_events *c, int k) {
+static uint32_t konst(kt_reader *c, int k) {
   if (!c->konst[k]) c->konst[k] = tl_strpool_intern_cstr(c->pool, konst_text[k]);
   return c->konst[k];
 }
 
-static int kernel_identity(kt_events *c, uint32_t label, int64_t *out, tl_err *e) {
+static int kernel_identity(kt_reader *c, uint32_t label, int64_t *out, tl_err *e) {
   int64_t *hit = tl_i64map_get(&c->kernel_cache, label);
   if (hit) {
     *out = *hit;
@@ -677,7 +901,7 @@ static int kernel_identity(kt_events *c, uint32_t label, int64_t *out, tl_err *e
   return TL_OK;
 }
 
-static uint32_t intern_name(kt_events *c, const char *fallback) {
+static uint32_t intern_name(kt_reader *c, const char *fallback) {
   const char *name = ev_str(&c->ev, F_NAME);
   if (name && *name) return tl_strpool_intern(c->pool, name, c->ev.f[F_NAME].len);
   char buf[64];
@@ -685,15 +909,26 @@ static uint32_t intern_name(kt_events *c, const char *fallback) {
   return tl_strpool_intern(c->pool, buf, (size_t)n);
 }
 
-/* Fills r from a device event; returns 1 = row, 0 = skip, -1 = error. */
-static int device_row(kt_events *c, tl_event_row *r, tl_err *e) {
+static void row_init(const kt_reader *c, tl_event_row *r) {
+  memset(r, 0, sizeof *r);
+  r->db_idx = c->db_idx;
+  r->source_id = c->source_id;
+  r->source_table = EVENTS_TABLE;
+  r->task_id = r->global_task_id = r->correlation_id = r->context_id = TL_ABSENT;
+  r->model_id = r->graph_node_id = r->op_id = TL_ABSENT;
+}
+
+/* Fills r (times set) from a device event; returns 1 = row, 0 = skip, -1 = error. */
+static int device_row(kt_reader *c, tl_event_row *r, tl_err *e) {
   kt_event *ev = &c->ev;
   int64_t dev, stream;
   if (!ev_int(ev, A_DEVICE, &dev) && !ev_int(ev, F_PID, &dev)) {
-    c->base.dropped_rows++;
+    c->dropped_events++;
     return 0;
   }
+  int sync = ev_is(ev, F_CAT, "cuda_sync");
   if (!ev_int(ev, A_STREAM, &stream) && !ev_int(ev, F_TID, &stream)) stream = TL_NO_STREAM;
+  if (sync && stream < 0) stream = TL_NO_STREAM; /* a context synchronization has stream -1 */
   if (dev < 0 || dev > (int64_t)UINT32_MAX || stream < 0 || stream > (int64_t)UINT32_MAX)
     return tl_fail(e,
                    "Kineto trace '%s': event %" PRId64 " (traceEvents index, byte %" PRId64
@@ -702,6 +937,7 @@ static int device_row(kt_events *c, tl_event_row *r, tl_err *e) {
                    c->path, ev->index, ev->offset, dev, stream),
            -1;
   if (c->filter.has_device && (uint32_t)dev != c->filter.device_id) return 0;
+  r->source_rowid = ev->index;
   r->device_id = (uint32_t)dev;
   r->stream_id = (uint32_t)stream;
   int64_t v;
@@ -724,6 +960,10 @@ static int device_row(kt_events *c, tl_event_row *r, tl_err *e) {
       r->kind = TL_KIND_COMPUTE;
       r->task_type = konst(c, ident & KF_AUX ? K_CUDA_KERNEL_AUX : K_CUDA_KERNEL);
     }
+  } else if (sync) {
+    r->kind = TL_KIND_SYNC;
+    r->name = intern_name(c, "cuda_sync");
+    r->task_type = konst(c, K_SYNC);
   } else {
     int memcpy_ = ev_is(ev, F_CAT, "gpu_memcpy");
     r->kind = TL_KIND_DATA_MOVE;
@@ -734,46 +974,184 @@ static int device_row(kt_events *c, tl_event_row *r, tl_err *e) {
   return 1;
 }
 
-static int cpu_row(kt_events *c, tl_event_row *r, tl_err *e) {
+/* A device event of the current object: 1 = row in r, 0 = none, -1 = error. */
+static int device_event(kt_reader *c, tl_event_row *r, tl_err *e) {
+  if (!is_device_cat(&c->ev) && !ev_is(&c->ev, F_CAT, "cuda_sync")) return 0;
+  row_init(c, r);
+  int failed;
+  if (!event_times(&c->sv, &c->ev, c->path, &r->start_ns, &r->end_ns, e, &failed)) {
+    if (failed) return -1;
+    c->dropped_events++;
+    return 0;
+  }
+  return device_row(c, r, e);
+}
+
+/* CPU plane: keeps the current cpu_op (not a ProfilerStep#N range) with its thread's summed
+** duration; the main thread is known only once every event has been read. */
+static int hold_cpu_op(kt_reader *c, tl_err *e) {
   kt_event *ev = &c->ev;
-  int64_t pid = 0, tid = 0;
+  if (!ev_is(ev, F_CAT, "cpu_op")) return TL_OK;
+  int64_t start, end;
+  int failed;
+  if (!event_times(&c->sv, ev, c->path, &start, &end, e, &failed)) {
+    if (failed) return TL_ERROR;
+    c->dropped_events++;
+    return TL_OK;
+  }
+  if (is_step_name(ev_str(ev, F_NAME))) return TL_OK;
+  int64_t pid = 0, tid = 0, dur = 0;
   ev_int(ev, F_PID, &pid);
   ev_int(ev, F_TID, &tid);
-  if (pid != c->main_pid || tid != c->main_tid || is_step_name(ev_str(ev, F_NAME))) return 0;
-  if (c->filter.has_device && c->filter.device_id != 0) return 0;
+  int rounded;
+  if (ev->f[F_DUR].type == TL_JT_NUMBER &&
+      tl_kineto_us_to_ns(ev->arena.p + ev->f[F_DUR].off, ev->f[F_DUR].len, &dur, &rounded))
+    dur = 0;
+  int k = c->last_thread;
+  if (k < 0 || c->threads.v[k].pid != pid || c->threads.v[k].tid != tid) {
+    for (k = 0; k < (int)c->threads.n; k++)
+      if (c->threads.v[k].pid == pid && c->threads.v[k].tid == tid) break;
+    if (k == (int)c->threads.n) {
+      kt_thread th = {pid, tid, 0, 0};
+      if (TL_VEC_PUSH(&c->threads, th)) return tl_nomem(e);
+    }
+    c->last_thread = k;
+  }
+  int64_t add = dur > 0 ? dur : 0, *busy = &c->threads.v[k].busy_ns;
+  *busy = *busy > INT64_MAX - add ? INT64_MAX : *busy + add; /* saturate, never wrap */
+  c->threads.v[k].n_ops++;
+  kt_cpu_op op = {ev->index, start, end, intern_name(c, "cpu_op"), (uint32_t)k};
+  if (op.name == TL_STR_NOMEM || TL_VEC_PUSH(&c->ops, op)) return tl_nomem(e);
+  return TL_OK;
+}
+
+/* The main thread of the CPU plane: the most summed cpu_op duration; ties go to the
+** smallest tid, then the smallest pid. -1 when there is no cpu_op. */
+static int main_thread_of(const kt_thread *v, size_t n) {
+  int best = -1;
+  for (size_t k = 0; k < n; k++) {
+    const kt_thread *a = &v[k], *b = best >= 0 ? &v[best] : NULL;
+    if (!b || a->busy_ns > b->busy_ns ||
+        (a->busy_ns == b->busy_ns && (a->tid < b->tid || (a->tid == b->tid && a->pid < b->pid))))
+      best = (int)k;
+  }
+  return best;
+}
+
+/* Row k of the held cpu_ops when it ran on the main thread: 1 = row, 0 = not. */
+static int cpu_row(const kt_reader *c, size_t k, int main, tl_event_row *r) {
+  const kt_cpu_op *op = &c->ops.v[k];
+  if ((int)op->thread != main || (c->filter.has_device && c->filter.device_id != 0)) return 0;
+  int64_t tid = c->threads.v[main].tid;
+  row_init(c, r);
+  r->source_rowid = r->task_id = op->index;
+  r->start_ns = op->start_ns, r->end_ns = op->end_ns;
   r->device_id = 0;
   r->stream_id = tid >= 0 && tid < (int64_t)UINT32_MAX ? (uint32_t)tid : TL_NO_STREAM;
   r->kind = TL_KIND_COMPUTE;
-  r->name = r->op_name = r->op_type = intern_name(c, "cpu_op");
-  r->task_type = konst(c, K_CPU_OP);
-  r->task_id = ev->index;
-  if (r->name == TL_STR_NOMEM || r->task_type == TL_STR_NOMEM) return tl_nomem(e), -1;
+  r->name = r->op_name = r->op_type = op->name;
+  r->task_type = c->konst[K_CPU_OP];
   return 1;
+}
+
+/* A host runtime call of the current object: 1 = row in r, 0 = none, -1 = error. */
+static int call_event(kt_reader *c, tl_call_row *r, tl_err *e) {
+  kt_event *ev = &c->ev;
+  int runtime = ev_is(ev, F_CAT, "cuda_runtime");
+  if (!runtime && !ev_is(ev, F_CAT, "cuda_driver")) return 0;
+  memset(r, 0, sizeof *r);
+  int failed;
+  if (!event_times(&c->sv, ev, c->path, &r->start_ns, &r->end_ns, e, &failed)) {
+    if (failed) return -1;
+    c->dropped_calls++;
+    return 0;
+  }
+  r->db_idx = c->db_idx;
+  r->source_id = c->source_id;
+  r->source_table = EVENTS_TABLE;
+  r->source_rowid = ev->index;
+  r->provider = TL_PROVIDER_CUDA;
+  r->api_name = intern_name(c, "cuda_runtime");
+  uint32_t *api = runtime ? &c->api_runtime : &c->api_driver;
+  if (!*api) *api = tl_strpool_intern_cstr(c->pool, runtime ? "cuda_runtime" : "cuda_driver");
+  r->api_type = *api;
+  if (r->api_name == TL_STR_NOMEM || r->api_type == TL_STR_NOMEM) return tl_nomem(e), -1;
+  int64_t pid, tid, v;
+  r->process_id = ev_int(ev, F_PID, &pid) ? pid : TL_ABSENT;
+  r->thread_id = ev_int(ev, F_TID, &tid) ? tid : TL_ABSENT;
+  r->global_tid = r->process_id != TL_ABSENT && r->thread_id != TL_ABSENT
+                      ? (int64_t)(((uint64_t)pid << 32) | ((uint64_t)tid & 0xffffffffu))
+                      : TL_ABSENT;
+  r->context_id = TL_ABSENT;
+  r->device_id = ev_int(ev, A_DEVICE, &v) ? v : TL_ABSENT;
+  r->correlation_id = ev_int(ev, A_CORR, &v) ? v : TL_ABSENT;
+  return 1;
+}
+
+/* A host scope of the current object (user_annotation / record_function ranges, ProfilerStep#N
+** under cat cpu_op too, python_function ranges): 1 = scope in s, 0 = none, -1 = error. */
+static int scope_event(kt_reader *c, tl_host_scope *s, tl_err *e) {
+  kt_event *ev = &c->ev;
+  const char *name = ev_str(ev, F_NAME);
+  uint8_t kind;
+  if (ev_is(ev, F_CAT, "user_annotation") || (ev_is(ev, F_CAT, "cpu_op") && is_step_name(name)))
+    kind = TL_HOST_SCOPE_ANNOTATION;
+  else if (ev_is(ev, F_CAT, "python_function"))
+    kind = name && strncmp(name, "nn.Module: ", 11) == 0 ? TL_HOST_SCOPE_MODULE
+                                                          : TL_HOST_SCOPE_PYTHON;
+  else
+    return 0;
+  if (!name || !*name) return 0;
+  int failed;
+  int64_t pid, tid;
+  if (!event_times(&c->sv, ev, c->path, &s->start_ns, &s->end_ns, e, &failed) ||
+      !ev_int(ev, F_PID, &pid) || !ev_int(ev, F_TID, &tid))
+    return failed ? -1 : 0;
+  s->global_tid = (int64_t)(((uint64_t)pid << 32) | ((uint64_t)tid & 0xffffffffu));
+  s->name = tl_strpool_intern(c->pool, name, ev->f[F_NAME].len);
+  s->db_idx = (uint16_t)c->db_idx;
+  s->kind = kind;
+  return s->name == TL_STR_NOMEM ? (tl_nomem(e), -1) : 1;
+}
+
+/* ------------------------------------------------------------------ the cursors */
+
+typedef struct kt_events {
+  tl_cursor base;
+  kt_reader rd;
+  int held;          /* CPU plane: the pass is over and the ops are held */
+  int main;          /* CPU plane: the main thread */
+  size_t next_op;    /* CPU plane: the next held op to emit */
+} kt_events;
+
+/* CPU plane: reads the whole document once, holding its cpu_ops. */
+static int hold_all(kt_events *c, tl_err *e) {
+  kt_reader *rd = &c->rd;
+  int rc;
+  while ((rc = doc_next(&rd->doc, &rd->ev, e)) == 1)
+    if (ev_is(&rd->ev, F_PH, "X") && hold_cpu_op(rd, e)) return TL_ERROR;
+  if (rc < 0) return TL_ERROR;
+  c->held = 1;
+  c->main = main_thread_of(rd->threads.v, rd->threads.n);
+  return konst(rd, K_CPU_OP) == TL_STR_NOMEM ? tl_nomem(e) : TL_OK;
 }
 
 static int events_next(tl_cursor *base, void *out, tl_err *e) {
   kt_events *c = (kt_events *)base;
+  kt_reader *rd = &c->rd;
   tl_event_row *r = out;
   int rc;
-  while ((rc = doc_next(&c->doc, &c->ev, e)) == 1) {
-    kt_event *ev = &c->ev;
-    if (!ev_is(ev, F_PH, "X")) continue;
-    int wanted = c->cpu_plane ? ev_is(ev, F_CAT, "cpu_op") : is_device_cat(ev);
-    if (!wanted) continue;
-    memset(r, 0, sizeof *r);
-    int failed;
-    if (!event_times(&c->sv, ev, c->path, &r->start_ns, &r->end_ns, e, &failed)) {
-      if (failed) return -1;
-      c->base.dropped_rows++;
-      continue;
-    }
-    r->db_idx = c->db_idx;
-    r->source_id = c->source_id;
-    r->source_table = EVENTS_TABLE;
-    r->source_rowid = ev->index;
-    r->task_id = r->global_task_id = r->correlation_id = r->context_id = TL_ABSENT;
-    r->model_id = r->graph_node_id = r->op_id = TL_ABSENT;
-    int got = c->cpu_plane ? cpu_row(c, r, e) : device_row(c, r, e);
+  if (rd->cpu_plane) {
+    if (!c->held && hold_all(c, e)) return -1;
+    c->base.dropped_rows = rd->dropped_events;
+    while (c->next_op < rd->ops.n)
+      if (cpu_row(rd, c->next_op++, c->main, r)) return 1;
+    return 0;
+  }
+  while ((rc = doc_next(&rd->doc, &rd->ev, e)) == 1) {
+    if (!ev_is(&rd->ev, F_PH, "X")) continue;
+    int got = device_event(rd, r, e);
+    c->base.dropped_rows = rd->dropped_events;
     if (got != 0) return got;
   }
   return rc;
@@ -782,24 +1160,8 @@ static int events_next(tl_cursor *base, void *out, tl_err *e) {
 static void events_close(tl_cursor *base) {
   kt_events *c = (kt_events *)base;
   if (!c) return;
-  doc_close(&c->doc);
-  tl_buf_free(&c->ev.arena);
-  survey_free(&c->sv);
-  tl_i64map_free(&c->kernel_cache);
-  free(c->lower);
-  free(c->path);
+  reader_free(&c->rd);
   free(c);
-}
-
-static const char *input_path(const tl_profile *p, int db_idx) {
-  return p->inputs.v[db_idx].path ? p->inputs.v[db_idx].path : "";
-}
-
-static int check_path(const char *path, tl_err *e) {
-  struct stat st;
-  if (!*path) return tl_fail(e, "Kineto trace path is empty");
-  if (stat(path, &st) != 0) return tl_fail(e, "Kineto trace does not exist: %s", path);
-  return TL_OK;
 }
 
 static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f,
@@ -809,85 +1171,29 @@ static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f
   if (!c) return tl_nomem(e);
   c->base.next = events_next;
   c->base.close = events_close;
-  c->pool = pool;
-  c->db_idx = db_idx;
-  c->source_id = p->inputs.v[db_idx].primary_file;
-  if (f) c->filter = *f;
-  c->path = tl_strdup(input_path(p, db_idx));
-  int rc = c->path ? check_path(c->path, e) : tl_nomem(e);
-  if (rc == TL_OK) rc = cursor_survey(c->path, &c->sv, 1, e);
-  if (rc == TL_OK) {
-    c->cpu_plane = !c->sv.device_events;
-    if (c->cpu_plane && c->sv.main_thread >= 0) {
-      c->main_pid = c->sv.threads.v[c->sv.main_thread].pid;
-      c->main_tid = c->sv.threads.v[c->sv.main_thread].tid;
-    }
-    rc = doc_open(&c->doc, c->path, e);
-  }
-  if (rc) {
-    events_close(&c->base);
+  if (reader_open(&c->rd, p, db_idx, pool, e)) {
+    free(c);
     return TL_ERROR;
   }
+  if (f) c->rd.filter = *f;
   *out = &c->base;
   return TL_OK;
 }
 
-/* ------------------------------------------------------------------ host calls */
-
 typedef struct kt_calls {
   tl_cursor base;
-  kt_doc doc;
-  kt_event ev;
-  kt_survey sv;
-  char *path;
-  tl_strpool *pool;
-  int db_idx, source_id;
-  uint32_t api_runtime, api_driver;
+  kt_reader rd;
 } kt_calls;
 
 static int calls_next(tl_cursor *base, void *out, tl_err *e) {
   kt_calls *c = (kt_calls *)base;
-  tl_call_row *r = out;
+  kt_reader *rd = &c->rd;
   int rc;
-  while ((rc = doc_next(&c->doc, &c->ev, e)) == 1) {
-    kt_event *ev = &c->ev;
-    if (!ev_is(ev, F_PH, "X")) continue;
-    int runtime = ev_is(ev, F_CAT, "cuda_runtime");
-    if (!runtime && !ev_is(ev, F_CAT, "cuda_driver")) continue;
-    memset(r, 0, sizeof *r);
-    int failed;
-    if (!event_times(&c->sv, ev, c->path, &r->start_ns, &r->end_ns, e, &failed)) {
-      if (failed) return -1;
-      c->base.dropped_rows++;
-      continue;
-    }
-    r->db_idx = c->db_idx;
-    r->source_id = c->source_id;
-    r->source_table = EVENTS_TABLE;
-    r->source_rowid = ev->index;
-    r->provider = TL_PROVIDER_CUDA;
-    const char *name = ev_str(ev, F_NAME);
-    if (name && *name) {
-      r->api_name = tl_strpool_intern(c->pool, name, ev->f[F_NAME].len);
-    } else {
-      char buf[64];
-      int n = snprintf(buf, sizeof buf, "cuda_runtime_%" PRId64, ev->index);
-      r->api_name = tl_strpool_intern(c->pool, buf, (size_t)n);
-    }
-    uint32_t *api = runtime ? &c->api_runtime : &c->api_driver;
-    if (!*api) *api = tl_strpool_intern_cstr(c->pool, runtime ? "cuda_runtime" : "cuda_driver");
-    r->api_type = *api;
-    if (r->api_name == TL_STR_NOMEM || r->api_type == TL_STR_NOMEM) return tl_nomem(e), -1;
-    int64_t pid, tid, v;
-    r->process_id = ev_int(ev, F_PID, &pid) ? pid : TL_ABSENT;
-    r->thread_id = ev_int(ev, F_TID, &tid) ? tid : TL_ABSENT;
-    r->global_tid = r->process_id != TL_ABSENT && r->thread_id != TL_ABSENT
-                        ? (int64_t)(((uint64_t)pid << 32) | ((uint64_t)tid & 0xffffffffu))
-                        : TL_ABSENT;
-    r->context_id = TL_ABSENT;
-    r->device_id = ev_int(ev, A_DEVICE, &v) ? v : TL_ABSENT;
-    r->correlation_id = ev_int(ev, A_CORR, &v) ? v : TL_ABSENT;
-    return 1;
+  while ((rc = doc_next(&rd->doc, &rd->ev, e)) == 1) {
+    if (!ev_is(&rd->ev, F_PH, "X")) continue;
+    int got = call_event(rd, out, e);
+    c->base.dropped_rows = rd->dropped_calls;
+    if (got != 0) return got;
   }
   return rc;
 }
@@ -895,10 +1201,7 @@ static int calls_next(tl_cursor *base, void *out, tl_err *e) {
 static void calls_close(tl_cursor *base) {
   kt_calls *c = (kt_calls *)base;
   if (!c) return;
-  doc_close(&c->doc);
-  tl_buf_free(&c->ev.arena);
-  survey_free(&c->sv);
-  free(c->path);
+  reader_free(&c->rd);
   free(c);
 }
 
@@ -909,19 +1212,57 @@ static int calls_open(const tl_profile *p, int db_idx, tl_strpool *pool, tl_curs
   if (!c) return tl_nomem(e);
   c->base.next = calls_next;
   c->base.close = calls_close;
-  c->pool = pool;
-  c->db_idx = db_idx;
-  c->source_id = p->inputs.v[db_idx].primary_file;
-  c->path = tl_strdup(input_path(p, db_idx));
-  int rc = c->path ? check_path(c->path, e) : tl_nomem(e);
-  if (rc == TL_OK) rc = cursor_survey(c->path, &c->sv, 0, e);
-  if (rc == TL_OK) rc = doc_open(&c->doc, c->path, e);
-  if (rc) {
-    calls_close(&c->base);
+  if (reader_open(&c->rd, p, db_idx, pool, e)) {
+    free(c);
     return TL_ERROR;
   }
   *out = &c->base;
   return TL_OK;
+}
+
+/* ------------------------------------------------------------------ one pass */
+
+/* Events, calls and host scopes of the input in one pass over its document (the analysis'
+** reader; the cursors above read it once each). The rows and their order are the cursors'. */
+static int read_all(const tl_profile *p, int db_idx, tl_strpool *pool, tl_row_sink *sink,
+                    tl_err *e) {
+  kt_reader rd;
+  if (reader_open(&rd, p, db_idx, pool, e)) return TL_ERROR;
+  int rc;
+  tl_event_row er;
+  tl_call_row cr;
+  tl_host_scope hs;
+  while ((rc = doc_next(&rd.doc, &rd.ev, e)) == 1) {
+    if (!ev_is(&rd.ev, F_PH, "X")) continue;
+    int got = rd.cpu_plane ? (hold_cpu_op(&rd, e) ? -1 : 0) : device_event(&rd, &er, e);
+    if (got == 1) got = sink->event(sink->ctx, &er, e) ? -1 : 0;
+    if (got == 0) got = call_event(&rd, &cr, e);
+    if (got == 1) got = sink->call(sink->ctx, &cr, e) ? -1 : 0;
+    if (got == 0) got = scope_event(&rd, &hs, e);
+    if (got == 1) got = sink->scope(sink->ctx, &hs, e) ? -1 : 0;
+    if (got < 0) {
+      rc = -1;
+      break;
+    }
+  }
+  if (rc == 0 && rd.cpu_plane) {
+    int main = main_thread_of(rd.threads.v, rd.threads.n);
+    if (konst(&rd, K_CPU_OP) == TL_STR_NOMEM) {
+      tl_nomem(e);
+      rc = -1;
+    }
+    if (rc == 0 && main >= 0) {
+      const kt_thread *th = &rd.threads.v[main];
+      int64_t gtid = (int64_t)(((uint64_t)th->pid << 32) | ((uint64_t)th->tid & 0xffffffffu));
+      if (sink->plane(sink->ctx, db_idx, gtid, e)) rc = -1;
+    }
+    for (size_t k = 0; rc == 0 && k < rd.ops.n; k++)
+      if (cpu_row(&rd, k, main, &er) && sink->event(sink->ctx, &er, e)) rc = -1;
+  }
+  sink->dropped_events += rd.dropped_events;
+  sink->dropped_calls += rd.dropped_calls;
+  reader_free(&rd);
+  return rc == 0 ? TL_OK : TL_ERROR;
 }
 
 /* ------------------------------------------------------------------ inventory */
@@ -1042,4 +1383,5 @@ const tl_family_def tl_kineto_family = {
     .inventory = inventory,
     .events_open = events_open,
     .calls_open = calls_open,
+    .read = read_all,
 };

@@ -205,7 +205,7 @@ static int read_string(tl_jreader *r, tl_err *e) {
 }
 
 /* JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
-static int number_syntax_ok(const char *s, size_t n) {
+int tl_jr_number_ok(const char *s, size_t n) {
   size_t i = 0;
   if (i < n && s[i] == '-') i++;
   if (i >= n || s[i] < '0' || s[i] > '9') return 0;
@@ -233,9 +233,20 @@ static int is_num_char(int c) {
 
 static int is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
+/* Bytes the skim stops at outside strings: '"' (1), '[' '{' (2), ']' '}' (3). */
+static unsigned char skim_class(unsigned char c) {
+  return c == '"' ? 1 : c == '[' || c == '{' ? 2 : c == ']' || c == '}' ? 3 : 0;
+}
+
 int tl_jr_skim(tl_jreader *r, int *device_seen, tl_err *e) {
+  /* The first bytes of the current string, to spot categories; slen is TOO_LONG once the
+  ** string is longer than str or holds an escape (escaped strings are never category
+  ** names). */
+  enum { TOO_LONG = 16 };
+  unsigned char cls[256];
+  for (int c = 0; c < 256; c++) cls[c] = skim_class((unsigned char)c);
   int depth = 1, in_string = 0, escape = 0;
-  char str[12];      /* the first bytes of the current string, to spot categories */
+  char str[12];
   size_t slen = 0;
   for (;;) {
     int f = fill(r, e);
@@ -244,33 +255,38 @@ int tl_jr_skim(tl_jreader *r, int *device_seen, tl_err *e) {
     const unsigned char *b = r->buf;
     size_t i = r->pos, n = r->len;
     while (i < n) {
-      unsigned char c = b[i++];
       if (in_string) {
         if (escape) {
-          escape = 0;
-          slen = sizeof str; /* escaped strings are never category names */
-        } else if (c == '\\') {
-          escape = 1;
-        } else if (c == '"') {
-          in_string = 0;
-          if ((slen == 6 && memcmp(str, "kernel", 6) == 0) ||
-              (slen == 10 && (memcmp(str, "gpu_memcpy", 10) == 0 ||
-                              memcmp(str, "gpu_memset", 10) == 0)))
-            *device_seen = 1;
-        } else if (slen < sizeof str) {
-          str[slen++] = (char)c;
-        } else {
-          slen = sizeof str;
+          escape = 0, slen = TOO_LONG, i++;
+          continue;
         }
-      } else if (c == '"') {
+        size_t s0 = i;
+        while (i < n && b[i] != '"' && b[i] != '\\') i++;
+        if (slen != TOO_LONG) {
+          if (slen + (i - s0) <= sizeof str) memcpy(str + slen, b + s0, i - s0), slen += i - s0;
+          else slen = TOO_LONG;
+        }
+        if (i == n) break;
+        if (b[i++] == '\\') {
+          escape = 1, slen = TOO_LONG;
+          continue;
+        }
+        in_string = 0;
+        if ((slen == 6 && memcmp(str, "kernel", 6) == 0) ||
+            (slen == 10 && (memcmp(str, "gpu_memcpy", 10) == 0 || memcmp(str, "gpu_memset", 10) == 0)))
+          *device_seen = 1;
+        continue;
+      }
+      while (i < n && !cls[b[i]]) i++;
+      if (i == n) break;
+      unsigned char k = cls[b[i++]];
+      if (k == 1) {
         in_string = 1, slen = 0;
-      } else if (c == '[' || c == '{') {
+      } else if (k == 2) {
         depth++;
-      } else if (c == ']' || c == '}') {
-        if (--depth == 0) {
-          r->pos = i;
-          return TL_OK;
-        }
+      } else if (--depth == 0) {
+        r->pos = i;
+        return TL_OK;
       }
     }
     r->pos = i;
@@ -326,7 +342,7 @@ int tl_jr_next(tl_jreader *r, tl_jtok *t, tl_err *e) {
     if (r->text.oom) return tl_nomem(e);
     const char *s = r->text.p;
     if (num) {
-      if (!number_syntax_ok(s, r->text.n)) {
+      if (!tl_jr_number_ok(s, r->text.n)) {
         char what[96];
         snprintf(what, sizeof what, "invalid number \"%.40s\"", s);
         return bad_at(r, r->tok_offset, what, e);
@@ -382,7 +398,7 @@ int tl_jr_skip(tl_jreader *r, tl_jtok first, tl_err *e) {
 /* value * 10^shift as int64, by moving the decimal point in the digit string; dropped
 ** digits round half to even. */
 static int decimal_scale(const char *s, size_t n, int shift, int64_t *out, int *rounded) {
-  if (!number_syntax_ok(s, n)) return TL_ERROR;
+  if (!tl_jr_number_ok(s, n)) return TL_ERROR;
   size_t i = 0;
   int neg = 0;
   if (s[i] == '-') neg = 1, i++;

@@ -74,6 +74,9 @@ int tl_jr_unexpected(tl_jreader *r, const char *what, tl_jtok got, tl_err *e);
 /* A short description of a token for messages ("'}'", "string \"abc\"", "end of input"). */
 const char *tl_jtok_name(tl_jtok t);
 
+/* 1 when s[0..n) is a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+int tl_jr_number_ok(const char *s, size_t n);
+
 /* Converts a JSON number of microseconds to int64 nanoseconds by decimal shifting (no
 ** floating point). Digits below 1 ns are rounded half to even and *rounded is set to 1 when
 ** a non-zero digit was dropped. Returns TL_OK, or TL_ERROR for text that is not a JSON number

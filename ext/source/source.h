@@ -116,6 +116,38 @@ typedef struct tl_call_row {
   int64_t correlation_id;     /* TL_ABSENT */
 } tl_call_row;
 
+/* A host range beyond events and calls: what a trace says the host was doing around its
+** work. Kineto: user_annotation / record_function ranges (ProfilerStep#N among them),
+** nn.Module ranges (python_function "nn.Module: X_k", with_modules and with_stack) and other
+** Python function ranges (with_stack). Read for the step partition and the names of repeats
+** (ext/scope); ranges of one thread nest. */
+typedef enum tl_host_scope_kind {
+  TL_HOST_SCOPE_ANNOTATION = 0, /* user_annotation, record_function, ProfilerStep#N */
+  TL_HOST_SCOPE_MODULE,         /* nn.Module: ClassName_k */
+  TL_HOST_SCOPE_PYTHON          /* another Python function */
+} tl_host_scope_kind;
+
+typedef struct tl_host_scope {
+  int64_t start_ns, end_ns;
+  int64_t global_tid;  /* (pid << 32) | tid, as tl_call_row.global_tid */
+  uint32_t name;       /* strpool id */
+  uint16_t db_idx;
+  uint8_t kind;        /* tl_host_scope_kind */
+} tl_host_scope;
+
+/* Where a whole-profile read (tl_profile_read) or a family's one-pass reader hands its rows:
+** events and calls in reader order (the cursors' rows, in their order), host scopes in the
+** order read. Each callback returns TL_OK or TL_ERROR with e set (out of memory, interrupted). */
+typedef struct tl_row_sink {
+  void *ctx;
+  int (*event)(void *ctx, const tl_event_row *r, tl_err *e);
+  int (*call)(void *ctx, const tl_call_row *r, tl_err *e);
+  int (*scope)(void *ctx, const tl_host_scope *s, tl_err *e);
+  /* The input's events are host operators of this thread (a CPU operator plane). */
+  int (*plane)(void *ctx, int db_idx, int64_t global_tid, tl_err *e);
+  int64_t dropped_events, dropped_calls; /* rows skipped by documented rules, summed */
+} tl_row_sink;
+
 /* Optional filter that cursors MAY use to skip work; the caller re-checks every row. */
 typedef struct tl_event_filter {
   int has_device;
@@ -248,6 +280,9 @@ struct tl_family_def {
                      tl_strpool *pool, tl_cursor **out, tl_err *e);
   int (*calls_open)(const tl_profile *p, int db_idx, tl_strpool *pool, tl_cursor **out,
                     tl_err *e);
+  /* Optional: the input's events, calls and host scopes in one read of its file, into sink
+  ** (the cursors read a file once each). NULL: tl_profile_read uses the two cursors. */
+  int (*read)(const tl_profile *p, int db_idx, tl_strpool *pool, tl_row_sink *sink, tl_err *e);
   /* Evidence beyond rows; NULL when the family has none. want_graph_trace: the trace holds
   ** graph-level (GRAPH_TRACE) events of this input, whose graph ids are wanted. */
   int (*cuda_graph_facts)(const tl_profile *p, int db_idx, int want_graph_trace,
@@ -283,5 +318,9 @@ tl_kind tl_ascend_kind(const char *task_type, int has_comm_identity, int has_com
 int tl_events_open(const tl_profile *p, const tl_event_filter *f, tl_strpool *pool,
                    tl_cursor **out, tl_err *e);
 int tl_calls_open(const tl_profile *p, tl_strpool *pool, tl_cursor **out, tl_err *e);
+/* Reads every input in db_idx order into sink: its events, then or interleaved with its
+** calls (each kind in reader order), and its host scopes. A family with a one-pass reader
+** reads its file once; the others through their two cursors. */
+int tl_profile_read(const tl_profile *p, tl_strpool *pool, tl_row_sink *sink, tl_err *e);
 
 #endif

@@ -640,7 +640,8 @@ static void node_text(void *vctx, int col, const char **p, int *n) {
 
 /* The text of a node: type, kind, symbol, label, category (traceloom_node_shape). */
 static int node_shapes(sqlite3 *db, const tl_structure_input *in, const tl_tree *tr,
-                       const tree_ranks *rk, sqlite3_stmt *ins, tl_shapes *shapes, uint32_t *shape_of, tl_err *e) {
+                       const uint32_t *names, const tree_ranks *rk, sqlite3_stmt *ins,
+                       tl_shapes *shapes, uint32_t *shape_of, tl_err *e) {
   const tl_anchors *a = in->anchors;
   static const char *const type[] = {"", "Atom", "Seq", "Repeat"};
   static const char *const kind[] = {"", "atom", "seq", "repeat"};
@@ -652,21 +653,29 @@ static int node_shapes(sqlite3 *db, const tl_structure_input *in, const tl_tree 
     uint32_t role = 0;
     if (pos->kind == TL_POS_ATOM)
       role = a->role[tr->first_anchor + tr->st.occurrences[rk->order[nd->first_rank]].start];
-    uint64_t key[4] = {pos->kind, pos->kind == TL_POS_ATOM ? pos->symbol : pos->repeat_count,
-                       pos->unit_template, role};
+    uint32_t name = names && pos->kind == TL_POS_REPEAT ? names[k] : 0;
+    uint64_t key[5] = {pos->kind, pos->kind == TL_POS_ATOM ? pos->symbol : pos->repeat_count,
+                       pos->unit_template, role, name};
     int fresh;
     int64_t id = tl_shapes_intern(shapes, key, &fresh);
     if (id < 0) return tl_nomem(e);
     shape_of[k] = (uint32_t)id;
     if (!fresh) continue;
-    char label[64];
+    char label[64], symbol[64];
     const char *category = NULL;
     if (pos->kind == TL_POS_ATOM) {
       snprintf(label, sizeof label, "%.63s", tl_str(in->trace, pos->symbol));
       tl_anchor_role r = (tl_anchor_role)role;
       category = r == TL_ANCHOR_COMM ? "comm" : r == TL_ANCHOR_GRAPH ? "graph" : "exec";
     } else if (pos->kind == TL_POS_REPEAT) {
+      /* The symbol stays structural; a name from the trace's hierarchy goes to the label. */
       snprintf(label, sizeof label, "Rep x%u", pos->repeat_count);
+      if (name) {
+        const char *nm = tl_str(in->trace, name);
+        char count[16];
+        int cn = snprintf(count, sizeof count, " x%u", pos->repeat_count);
+        snprintf(label, sizeof label, "%.*s%s", (int)(sizeof label - 1 - (size_t)cn), nm, count);
+      }
     } else if (pos->unit_template) {
       snprintf(label, sizeof label, "ReplayUnit T%u", pos->unit_template);
       category = "graph_unit";
@@ -676,7 +685,9 @@ static int node_shapes(sqlite3 *db, const tl_structure_input *in, const tl_tree 
     sqlite3_bind_int64(ins, 1, id);
     sqlite3_bind_text(ins, 2, type[pos->kind], -1, SQLITE_STATIC);
     sqlite3_bind_text(ins, 3, kind[pos->kind], -1, SQLITE_STATIC);
-    sqlite3_bind_text(ins, 4, label, -1, SQLITE_TRANSIENT);
+    if (pos->kind == TL_POS_REPEAT) snprintf(symbol, sizeof symbol, "Rep x%u", pos->repeat_count);
+    else snprintf(symbol, sizeof symbol, "%s", label);
+    sqlite3_bind_text(ins, 4, symbol, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(ins, 5, label, -1, SQLITE_TRANSIENT);
     tl_bind_text(ins, 6, category);
     if (tl_pub_step(db, ins, "traceloom_node_shape", e)) return TL_ERROR;
@@ -695,7 +706,8 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
   node_agg *agg = node_aggregates(in, tr);
   uint32_t *shape_of = malloc((tr->nnodes ? tr->nnodes : 1) * sizeof *shape_of);
   int rc = !agg || !shape_of || ranks_build(tr, &rk) ? tl_nomem(e) : TL_OK;
-  if (rc == TL_OK) rc = node_shapes(db, in, tr, &rk, shape_ins, shapes, shape_of, e);
+  const uint32_t *names = in->node_name ? in->node_name[tree_n - 1] : NULL;
+  if (rc == TL_OK) rc = node_shapes(db, in, tr, names, &rk, shape_ins, shapes, shape_of, e);
   if (rc == TL_OK) {
     node_rows nr = {.tr = tr, .agg = agg, .shape_id = shape_of, .tree_n = tree_n,
                     .node_base = node_base, .occurrence_base = occurrence_base};
@@ -768,7 +780,7 @@ int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
                         "category) VALUES (?1,?2,?3,?4,?5,?6)",
                         &shape_ins, e);
   tl_shapes shapes;
-  tl_shapes_init(&shapes, 4);
+  tl_shapes_init(&shapes, 5);
   int64_t node_base = 0, occ_base = 0;
   for (size_t i = 0; rc == TL_OK && i < f->trees.n; i++) {
     const tl_tree *tr = &f->trees.v[i];

@@ -15,6 +15,9 @@ typedef struct tl_structure_input {
   const tl_forest *forest;
   const uint32_t *anchor_call;  /* per anchor: its runtime endpoint call, UINT32_MAX for none
                                    (tl_reports_anchor_endpoints); NULL: none known */
+  /* Optional (NULL = none): node_name[k][node] names node `node` of forest tree k after the
+  ** trace's own hierarchy (strpool id, 0 = none); a named Repeat's label is "<name> xN". */
+  const uint32_t *const *node_name;
 } tl_structure_input;
 
 int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e);

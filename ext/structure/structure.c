@@ -252,7 +252,7 @@ static int build_tree(const tl_trace *t, const tl_anchors *a, const tl_packets *
   size_t nprotect = 0;
   if (group_protect(c, g->first, n, &protect, &nprotect)) goto nomem;
   tl_recover_input in = {tok, n, c && c->anchor_partition ? c->anchor_partition + g->first : NULL,
-                         protect, nprotect};
+                         protect, nprotect, c && c->anchor_hint ? c->anchor_hint + g->first : NULL};
   tl_err rerr = {0};
   int rc = tl_recover(&in, &tr->st, &rerr);
   free(protect);

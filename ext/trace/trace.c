@@ -95,6 +95,8 @@ void tl_trace_free(tl_trace *t) {
   events_free(&t->ev);
   calls_free(&t->calls);
   free(t->label_slots);
+  TL_VEC_FREE(&t->scopes);
+  free(t->plane_tid);
   memset(t, 0, sizeof *t);
 }
 
@@ -299,51 +301,55 @@ int tl_trace_add_call(tl_trace *t, const tl_call_row *r) {
   return 0;
 }
 
-static int load_events(tl_trace *t, tl_progress_fn progress, void *ctx, tl_err *e) {
-  tl_cursor *c;
-  if (tl_events_open(t->profile, NULL, t->pool, &c, e)) return TL_ERROR;
-  tl_event_row r;
-  int rc;
-  t->event_source.table = NULL;
-  while ((rc = c->next(c, &r, e)) == 1) {
-    if (tl_trace_add_event(t, &r)) {
-      c->close(c);
-      return tl_nomem(e);
-    }
-    if (progress && (t->ev.n & 0xFFFF) == 0 && progress(ctx, "events", (int64_t)t->ev.n)) {
-      c->close(c);
-      return tl_fail_code(e, TL_ERR_INTERRUPTED,
-                          "interrupted while reading events; nothing was published");
-    }
-  }
-  t->dropped_event_rows = c->dropped_rows;
-  c->close(c);
-  return rc == 0 ? TL_OK : TL_ERROR;
+typedef struct loader {
+  tl_trace *t;
+  tl_progress_fn progress;
+  void *ctx;
+} loader;
+
+static int load_event(void *vctx, const tl_event_row *r, tl_err *e) {
+  loader *l = vctx;
+  tl_trace *t = l->t;
+  if (tl_trace_add_event(t, r)) return tl_nomem(e);
+  if (l->progress && (t->ev.n & 0xFFFF) == 0 && l->progress(l->ctx, "events", (int64_t)t->ev.n))
+    return tl_fail_code(e, TL_ERR_INTERRUPTED,
+                        "interrupted while reading events; nothing was published");
+  return TL_OK;
 }
 
-static int load_calls(tl_trace *t, tl_err *e) {
-  tl_cursor *c;
-  if (tl_calls_open(t->profile, t->pool, &c, e)) return TL_ERROR;
-  tl_call_row r;
-  int rc;
-  t->call_source.table = NULL;
-  while ((rc = c->next(c, &r, e)) == 1) {
-    if (tl_trace_add_call(t, &r)) {
-      c->close(c);
-      return tl_nomem(e);
-    }
-  }
-  t->dropped_call_rows = c->dropped_rows;
-  c->close(c);
-  return rc == 0 ? TL_OK : TL_ERROR;
+static int load_call(void *vctx, const tl_call_row *r, tl_err *e) {
+  return tl_trace_add_call(((loader *)vctx)->t, r) ? tl_nomem(e) : TL_OK;
+}
+
+static int load_scope(void *vctx, const tl_host_scope *s, tl_err *e) {
+  return TL_VEC_PUSH(&((loader *)vctx)->t->scopes, *s) ? tl_nomem(e) : TL_OK;
+}
+
+static int load_plane(void *vctx, int db_idx, int64_t global_tid, tl_err *e) {
+  tl_trace *t = ((loader *)vctx)->t;
+  if (db_idx < 0 || (size_t)db_idx >= t->profile->inputs.n) return tl_fail(e, "no input %d", db_idx);
+  t->plane_tid[db_idx] = global_tid;
+  return TL_OK;
 }
 
 int tl_trace_load(tl_profile *profile, tl_trace *t, tl_progress_fn progress, void *ctx,
                   tl_err *e) {
   if (tl_trace_init(t, profile, e)) return TL_ERROR;
-  if (load_events(t, progress, ctx, e) || load_calls(t, e)) {
+  size_t ninputs = profile->inputs.n;
+  t->plane_tid = malloc((ninputs ? ninputs : 1) * sizeof *t->plane_tid);
+  if (!t->plane_tid) {
+    tl_trace_free(t);
+    return tl_nomem(e);
+  }
+  for (size_t i = 0; i < ninputs; i++) t->plane_tid[i] = TL_ABSENT;
+  loader l = {t, progress, ctx};
+  tl_row_sink sink = {&l, load_event, load_call, load_scope, load_plane, 0, 0};
+  t->event_source.table = t->call_source.table = NULL;
+  if (tl_profile_read(profile, t->pool, &sink, e)) {
     tl_trace_free(t);
     return TL_ERROR;
   }
+  t->dropped_event_rows = sink.dropped_events;
+  t->dropped_call_rows = sink.dropped_calls;
   return TL_OK;
 }

@@ -83,9 +83,14 @@ typedef struct tl_trace {
   size_t label_nslots;
   /* provenance caches of tl_trace_add_event / _add_call: rows come in runs of one table */
   tl_source_cache event_source, call_source;
+  /* Host scopes of every input (source.h: Kineto annotation, module and Python ranges), in
+  ** the order read; and per input, the thread whose host operators are its events (a CPU
+  ** operator plane), TL_ABSENT otherwise. Filled by tl_trace_load only. */
+  TL_VEC(tl_host_scope) scopes;
+  int64_t *plane_tid;
 } tl_trace;
 
-/* Reads every event and call of a discovered profile. progress (may be NULL) is called
+/* Reads every event, call and host scope of a discovered profile. progress (may be NULL) is called
 ** every 2^16 rows with the number read so far; a non-zero return stops the load with
 ** "interrupted". */
 typedef int (*tl_progress_fn)(void *ctx, const char *stage, int64_t done);

@@ -59,11 +59,11 @@ SELECT 'no role deletes an event: every event has a decision',
 
 SELECT 'policy and rule provenance',
   (SELECT count(*) FROM traceloom_evidence_role_policy
-   WHERE policy_id = 'traceloom.default.accelerator-task-projection' AND policy_version = '2'
-     AND rule_count = 63 AND policy_mode = 'builtin'
+   WHERE policy_id = 'traceloom.default.accelerator-task-projection' AND policy_version = '3'
+     AND rule_count = 68 AND policy_mode = 'builtin'
      AND source_manifest = 'bundled:rules/classification.yaml'
      AND length(manifest_sha256) = 64) = 1
-  AND (SELECT count(*) FROM traceloom_evidence_role_rule) = 63
+  AND (SELECT count(*) FROM traceloom_evidence_role_rule) = 68
   AND (SELECT sum(decided_event_count) FROM traceloom_evidence_role_rule) = 7
   AND (SELECT count(*) FROM traceloom_symbol_normalization_rule) = 9
   AND (SELECT count(*) FROM traceloom_event_reconciliation_rule) = 3
@@ -101,7 +101,7 @@ SELECT traceloom_analyze('fixtures/exact_hlt/mono', '{"rules_config": "../tests/
 -- expect-error: bad_schema_key.yaml:3: classifcation: unknown key
 SELECT traceloom_analyze('fixtures/exact_hlt/mono', '{"rules_config": "../tests/fixtures/rules/bad_schema_key.yaml"}');
 
--- expect-error: bad_unknown_predicate.yaml:14: classification.rules[0].match: expected exact | contains, got 'regex'
+-- expect-error: bad_unknown_predicate.yaml:14: classification.rules[0].match: expected exact | contains | exact_any, got 'regex'
 SELECT traceloom_analyze('fixtures/exact_hlt/mono', '{"rules_config": "../tests/fixtures/rules/bad_unknown_predicate.yaml"}');
 
 -- expect-error: bad_duplicate_rule_id.yaml:9: classification.rules[0].rule_id: expected a new rule id
@@ -141,7 +141,7 @@ SELECT 'analyze with the bundled deepseekv4 config',
 SELECT 'bundled deepseekv4 extends the classification',
   (SELECT policy_id || ' ' || policy_version || ' ' || policy_mode || ' ' || rule_count
        FROM traceloom_evidence_role_policy)
-      = 'traceloom.default.accelerator-task-projection+deepseekv4.hints 2+1 extend 64'
+      = 'traceloom.default.accelerator-task-projection+deepseekv4.hints 3+1 extend 69'
   AND (SELECT decision_order || ' ' || priority || ' ' || role FROM traceloom_evidence_role_rule
        WHERE rule_id = 'deepseekv4.tensormove-aux') = '1 110 auxiliary'
   AND (SELECT value FROM traceloom_metadata WHERE key = 'rules_config') = 'deepseekv4'

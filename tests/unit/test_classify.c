@@ -116,6 +116,28 @@ START_TEST(test_roles_defaults) {
              TL_EVIDENCE_AUXILIARY, "ascend.auxiliary.task_type.memcpy");
   CHECK_ROLE(decide(r, TL_SCOPE_HYGON, "HIP_KERNEL", "HIP_KERNEL", "k", "", "", ""),
              TL_EVIDENCE_ANCHOR, "hygon.anchor.task_type.hip_kernel");
+  /* PyTorch CPU operators (Kineto's CPU plane: op_name = op_type = the operator), one
+  ** alternative of each exact_any list, then the CPU_OP fallback for the rest; exact_any
+  ** compares whole alternatives, so a prefix of one (aten::lin) is no match */
+  static const struct {
+    const char *op;
+    tl_evidence_role role;
+    const char *rule;
+  } cpu_ops[] = {
+      {"aten::linear", TL_EVIDENCE_ANCHOR, "cuda.anchor.operator.cpu_compute"},
+      {"aten::mm", TL_EVIDENCE_ANCHOR, "cuda.anchor.operator.cpu_compute"},
+      {"aten::scaled_dot_product_attention", TL_EVIDENCE_ANCHOR, "cuda.anchor.operator.cpu_compute"},
+      {"aten::view", TL_EVIDENCE_TRANSPARENT, "cuda.transparent.operator.cpu_view"},
+      {"aten::to", TL_EVIDENCE_TRANSPARENT, "cuda.transparent.operator.cpu_view"},
+      {"aten::copy_", TL_EVIDENCE_AUXILIARY, "cuda.auxiliary.operator.cpu_copy"},
+      {"aten::_local_scalar_dense", TL_EVIDENCE_AUXILIARY, "cuda.auxiliary.operator.cpu_sync"},
+      {"aten::item", TL_EVIDENCE_AUXILIARY, "cuda.auxiliary.operator.cpu_sync"},
+      {"aten::lin", TL_EVIDENCE_ANCHOR, "cuda.anchor.task_type.cpu_op"},
+      {"mylib::fused_op", TL_EVIDENCE_ANCHOR, "cuda.anchor.task_type.cpu_op"},
+  };
+  for (size_t i = 0; i < sizeof cpu_ops / sizeof cpu_ops[0]; i++)
+    CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CPU_OP", "CPU_OP", cpu_ops[i].op, cpu_ops[i].op, "", ""),
+               cpu_ops[i].role, cpu_ops[i].rule);
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "AI_VECTOR_CORE", "AI_VECTOR_CORE", "", "RmsNorm", "", ""),
              TL_EVIDENCE_ANCHOR, "any.anchor.blob.model_op.rmsnorm");
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "", "", "", "", "", ""), TL_EVIDENCE_UNKNOWN_ANCHOR,
@@ -618,15 +640,15 @@ START_TEST(test_publish) {
   ck_assert_int_eq(q_int(db, "SELECT event_count FROM traceloom_v_symbol_normalization WHERE "
                              "observed_symbol = 'MatMulV2' AND outcome = 'normalized'"), 3);
   ck_assert_int_eq(q_int(db, "SELECT sum(event_count) FROM traceloom_v_evidence_role_summary"), 10);
-  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_rule"), 63);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_rule"), 68);
   ck_assert_int_eq(q_int(db, "SELECT sum(decided_event_count) FROM traceloom_evidence_role_rule"), 7);
   ck_assert_int_eq(q_int(db, "SELECT decided_event_count FROM traceloom_evidence_role_rule WHERE "
                              "rule_id = 'any.anchor.blob.model_op.matmul'"), 3);
-  ck_assert_int_eq(q_int(db, "SELECT min(decision_order) = 1 AND max(decision_order) = 63 FROM "
+  ck_assert_int_eq(q_int(db, "SELECT min(decision_order) = 1 AND max(decision_order) = 68 FROM "
                              "traceloom_evidence_role_rule"), 1);
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_policy WHERE "
                              "policy_id = 'traceloom.default.accelerator-task-projection' AND "
-                             "rule_count = 63 AND policy_mode = 'builtin'"), 1);
+                             "rule_count = 68 AND policy_mode = 'builtin'"), 1);
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_symbol_normalization_rule"), 9);
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_event_reconciliation_rule"), 3);
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_metadata WHERE key IN "

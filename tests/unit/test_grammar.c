@@ -20,7 +20,7 @@ enum { A = 1, B, C, D, X, Y, H = 20, LL, T };
 
 static tl_structure recover_ok(const uint32_t *sym, size_t n, const uint32_t *part, const tl_protected *pr,
                                size_t np) {
-  tl_recover_input in = {sym, n, part, pr, np};
+  tl_recover_input in = {sym, n, part, pr, np, NULL};
   tl_structure st;
   tl_err e = {0};
   int rc = tl_recover(&in, &st, &e);
@@ -153,6 +153,38 @@ START_TEST(f1_abab_c) {
   ck_assert(same_structure(&st, &st2));
   tl_structure_free(&st);
   tl_structure_free(&st2);
+}
+END_TEST
+
+/* A B C A B C A B C A: three iterations fit from A (A B C) x3, A or from B: A, (B C A) x3.
+** Both cover 9 tokens and cut no shorter run; the leftmost wins. When the host hierarchy
+** begins ranges at every B (a module whose first operator is B), the iterations begin there. */
+START_TEST(hint_chooses_the_rotation) {
+  const uint32_t s[] = {A, B, C, A, B, C, A, B, C, A};
+  tl_structure st = recover_ok(s, 10, NULL, NULL, 0);
+  verify(&st, s, 10);
+  ck_assert_uint_eq(pos(&st, slot(&st, 0, 1))->kind, TL_POS_REPEAT);
+  ck_assert(is_atom(&st, slot(&st, slot(&st, 0, 1), 1), A));
+  ck_assert(is_atom(&st, slot(&st, 0, 2), A));
+  const uint32_t hint[] = {1, 3, 0, 1, 3, 0, 1, 3, 0, 1};
+  tl_recover_input in = {s, 10, NULL, NULL, 0, hint};
+  tl_structure h;
+  tl_err e = {0};
+  ck_assert_int_eq(tl_recover(&in, &h, &e), TL_OK);
+  verify(&h, s, 10);
+  ck_assert(is_atom(&h, slot(&h, 0, 1), A));
+  uint32_t rep = slot(&h, 0, 2);
+  ck_assert_uint_eq(pos(&h, rep)->kind, TL_POS_REPEAT);
+  ck_assert_uint_eq(pos(&h, rep)->repeat_count, 3);
+  ck_assert(is_atom(&h, slot(&h, rep, 1), B) && is_atom(&h, slot(&h, rep, 2), C) &&
+            is_atom(&h, slot(&h, rep, 3), A));
+  /* A hint never makes a worse repeat: zero hints change nothing. */
+  const uint32_t zero[10] = {0};
+  tl_recover_input z = {s, 10, NULL, NULL, 0, zero};
+  tl_structure st0;
+  ck_assert_int_eq(tl_recover(&z, &st0, &e), TL_OK);
+  ck_assert(same_structure(&st, &st0));
+  tl_structure_free(&st), tl_structure_free(&h), tl_structure_free(&st0);
 }
 END_TEST
 
@@ -533,7 +565,7 @@ START_TEST(partitions_unit_step_conflict) {
   const uint32_t unknown[] = {0, 0, 0, TL_RECOVER_NO_PARTITION, TL_RECOVER_NO_PARTITION, TL_RECOVER_NO_PARTITION};
   const uint32_t *bad[] = {split, unknown};
   for (int i = 0; i < 2; i++) {
-    tl_recover_input in = {s, 6, bad[i], pr, 2};
+    tl_recover_input in = {s, 6, bad[i], pr, 2, NULL};
     tl_structure st;
     tl_err e = {0};
     ck_assert_int_eq(tl_recover(&in, &st, &e), TL_RECOVER_ESTEP);
@@ -620,7 +652,7 @@ END_TEST
 
 START_TEST(check_fails_closed) {
   const uint32_t s[] = {A, B, A, B, C};
-  tl_recover_input in = {s, 5, NULL, NULL, 0};
+  tl_recover_input in = {s, 5, NULL, NULL, 0, NULL};
   tl_structure st = recover_ok(s, 5, NULL, NULL, 0);
   tl_err e = {0};
   ck_assert_int_eq(tl_structure_check(&st, &in, &e), TL_OK);
@@ -637,7 +669,7 @@ START_TEST(check_fails_closed) {
   st.positions[1].repeat_count = 2;
   /* an atom that does not own its token */
   const uint32_t other[] = {A, B, B, B, C};
-  tl_recover_input in2 = {other, 5, NULL, NULL, 0};
+  tl_recover_input in2 = {other, 5, NULL, NULL, 0, NULL};
   ck_assert_int_eq(tl_structure_check(&st, &in2, &e), TL_RECOVER_EINVARIANT);
   tl_err_clear(&e);
   /* occurrences of a repeat that do not follow its slots */
@@ -656,7 +688,7 @@ START_TEST(bad_input_and_edges) {
   tl_err e = {0};
   const uint32_t s[] = {A, B, C};
   const tl_protected outside[] = {{1, 3, TL_PROTECT_UNIT}};
-  tl_recover_input in = {s, 3, NULL, outside, 1};
+  tl_recover_input in = {s, 3, NULL, outside, 1, NULL};
   ck_assert_int_eq(tl_recover(&in, &st, &e), TL_RECOVER_EINPUT);
   ck_assert_ptr_nonnull(strstr(e.msg, "recover_bad_input"));
   tl_err_clear(&e);
@@ -667,11 +699,11 @@ START_TEST(bad_input_and_edges) {
   ck_assert_ptr_nonnull(strstr(e.msg, "overlap"));
   tl_err_clear(&e);
   const uint32_t huge[] = {1u << 30};
-  tl_recover_input in3 = {huge, 1, NULL, NULL, 0};
+  tl_recover_input in3 = {huge, 1, NULL, NULL, 0, NULL};
   ck_assert_int_eq(tl_recover(&in3, &st, &e), TL_RECOVER_EINPUT);
   tl_err_clear(&e);
   /* empty input: a root alone */
-  tl_recover_input in4 = {NULL, 0, NULL, NULL, 0};
+  tl_recover_input in4 = {NULL, 0, NULL, NULL, 0, NULL};
   ck_assert_int_eq(tl_recover(&in4, &st, &e), TL_OK);
   ck_assert_uint_eq(st.npositions, 1);
   ck_assert_uint_eq(st.noccurrences, 1);
@@ -729,6 +761,7 @@ static Suite *suite(void) {
   tcase_add_test(t, check_fails_closed);
   tcase_add_test(t, bad_input_and_edges);
   tcase_add_test(t, long_stream_no_cap);
+  tcase_add_test(t, hint_chooses_the_rotation);
   suite_add_tcase(s, t);
   return s;
 }

@@ -2,10 +2,10 @@
 ** test_rules.c: loading rule manifests and rules configs (ext/classify/rules.c).
 **
 ** Expected values come from recovery.md sections 2.2-2.7 and from the YAML texts themselves:
-** rule counts are counted in the rules/ manifests (63 classification rules: 16 Ascend task-type
+** rule counts are counted in the rules/ manifests (68 classification rules: 16 Ascend task-type
 ** auxiliaries, 4 sync blobs, 1 AI_CORE transparent, 1 DispatchFFNCombineBF16 anchor, 5 CUDA
 ** auxiliaries, 2 CUDA anchors, 2 Hygon auxiliaries, 1 Hygon anchor, 12 collective and 19
-** model-op blob anchors), and error lines are the line numbers of the offending key in the
+** model-op blob anchors; for PyTorch CPU operators 2 anchors, 1 transparent, 2 auxiliaries), and error lines are the line numbers of the offending key in the
 ** texts below and in tests/fixtures/rules/. Digests are recomputed here from the bytes.
 */
 #include <stdio.h>
@@ -107,11 +107,11 @@ static char *fixture_rules(const char *name) {
 START_TEST(test_defaults) {
   unsetenv("TRACELOOM_CLASSIFICATION_RULES");
   tl_rules *r = load_ok(NULL);
-  ck_assert_int_eq(r->cls.rules.n, 63);
+  ck_assert_int_eq(r->cls.rules.n, 68);
   ck_assert_int_eq(r->sym.rules.n, 9);
   ck_assert_int_eq(r->rec.rules.n, 3);
   ck_assert_str_eq(r->cls.meta.policy_id, "traceloom.default.accelerator-task-projection");
-  ck_assert_str_eq(r->cls.meta.policy_version, "2");
+  ck_assert_str_eq(r->cls.meta.policy_version, "3");
   ck_assert_str_eq(r->sym.meta.policy_id, "traceloom.default-structural-symbols");
   ck_assert_str_eq(r->rec.meta.policy_id, "traceloom.default.event-reconciliation");
   ck_assert_ptr_null(r->config_name);
@@ -139,9 +139,9 @@ START_TEST(test_defaults) {
 
   size_t counts[TL_EVIDENCE_NONE] = {0};
   for (size_t i = 0; i < r->cls.rules.n; i++) counts[r->cls.rules.v[i].role]++;
-  ck_assert_int_eq(counts[TL_EVIDENCE_AUXILIARY], 16 + 4 + 5 + 2);
-  ck_assert_int_eq(counts[TL_EVIDENCE_TRANSPARENT], 1);
-  ck_assert_int_eq(counts[TL_EVIDENCE_ANCHOR], 1 + 2 + 1 + 12 + 19);
+  ck_assert_int_eq(counts[TL_EVIDENCE_AUXILIARY], 16 + 4 + 5 + 2 + 2);
+  ck_assert_int_eq(counts[TL_EVIDENCE_TRANSPARENT], 1 + 1);
+  ck_assert_int_eq(counts[TL_EVIDENCE_ANCHOR], 1 + 2 + 1 + 12 + 19 + 2);
 
   /* The manifest digest is the SHA-256 of the bundled bytes. */
   const tl_embedded_file *f = tl_embedded_find("rules/classification.yaml");
@@ -182,7 +182,7 @@ START_TEST(test_bundled_scheduler_step) {
   tl_rules *r = load_ok("scheduler-step");
   ck_assert_int_eq(r->macro.partition_by_scheduler_step, 1);
   ck_assert_int_eq(r->macro.ordered.n, 0);
-  ck_assert_int_eq(r->cls.rules.n, 63);
+  ck_assert_int_eq(r->cls.rules.n, 68);
   ck_assert_str_eq(r->config_name, "scheduler-step");
   const tl_embedded_file *f = tl_embedded_find("configs/scheduler-step.yaml");
   char hex[65];
@@ -202,7 +202,7 @@ END_TEST
 START_TEST(test_bundled_deepseekv4) {
   tl_rules *base = load_ok(NULL);
   tl_rules *r = load_ok("deepseekv4");
-  ck_assert_int_eq(r->cls.rules.n, 64);
+  ck_assert_int_eq(r->cls.rules.n, 69);
   size_t pos;
   const tl_class_rule *tm = class_rule(r, "deepseekv4.tensormove-aux", &pos);
   ck_assert_ptr_nonnull(tm);
@@ -212,7 +212,7 @@ START_TEST(test_bundled_deepseekv4) {
   ck_assert_int_eq(tm->scope, TL_SCOPE_ASCEND);
   ck_assert_str_eq(r->cls.meta.policy_id,
                    "traceloom.default.accelerator-task-projection+deepseekv4.hints");
-  ck_assert_str_eq(r->cls.meta.policy_version, "2+1");
+  ck_assert_str_eq(r->cls.meta.policy_version, "3+1");
   /* Extended digest: SHA-256 of "<base sha>\n<config sha>". */
   const tl_embedded_file *f = tl_embedded_find("configs/deepseekv4.yaml");
   char cfg[65], both[200], want[65];
@@ -265,7 +265,7 @@ START_TEST(test_bundled_qwen35) {
   ck_assert_str_eq(p->compositions.v[0].label, "layer");
   ck_assert_int_eq(p->compositions.v[0].sequence.n, 4);
   ck_assert_str_eq(p->compositions.v[0].sequence.v[2], "mlp");
-  ck_assert_int_eq(r->cls.rules.n, 63);
+  ck_assert_int_eq(r->cls.rules.n, 68);
   tl_rules_free(r);
 }
 END_TEST
@@ -288,7 +288,7 @@ START_TEST(test_stage_modes) {
   ck_assert_str_eq(r->config_sha256, cfg);
 
   /* extend: one more rule, new provenance, rule origin = the config at its line. */
-  ck_assert_int_eq(r->cls.rules.n, 64);
+  ck_assert_int_eq(r->cls.rules.n, 69);
   const tl_class_rule *g = class_rule(r, "test.gatherv2-aux", NULL);
   ck_assert_ptr_nonnull(g);
   ck_assert_int_eq(g->cost, TL_COSTP_RETAINED_AS_EVIDENCE);
@@ -296,7 +296,7 @@ START_TEST(test_stage_modes) {
   ck_assert_str_eq(r->origins.v[g->origin].name, path);
   ck_assert_str_eq(r->cls.meta.policy_id,
                    "traceloom.default.accelerator-task-projection+test.extra");
-  ck_assert_str_eq(r->cls.meta.policy_version, "2+7");
+  ck_assert_str_eq(r->cls.meta.policy_version, "3+7");
 
   /* override: same count, same place, new body. */
   ck_assert_int_eq(r->sym.rules.n, 9);
@@ -352,7 +352,7 @@ START_TEST(test_override_keeps_position) {
   const tl_class_rule *n = class_rule(r, "ascend.auxiliary.task_type.notify_wait", &after);
   ck_assert_int_eq(before, after);
   ck_assert_int_eq(n->role, TL_EVIDENCE_TRANSPARENT);
-  ck_assert_int_eq(r->cls.rules.n, 63);
+  ck_assert_int_eq(r->cls.rules.n, 68);
   tl_rules_free(r);
   tl_rules_free(base);
   unlink(path);
@@ -403,7 +403,7 @@ START_TEST(test_error_fixtures) {
 
   p = fixture_rules("bad_unknown_predicate.yaml");
   snprintf(want, sizeof want,
-           "%s:14: classification.rules[0].match: expected exact | contains, got 'regex'", p);
+           "%s:14: classification.rules[0].match: expected exact | contains | exact_any, got 'regex'", p);
   expect_err(p, want);
   free(p);
 

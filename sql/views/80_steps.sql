@@ -1,0 +1,80 @@
+-- What a PyTorch user asks HTA, computed on the structure: the launch delay of every kernel and
+-- per structural node, the host-bound share of each profiler step (time the device waits for
+-- the host), and the kernel / operator breakdown of each step. Joins go through integers only
+-- (event_n, call_n, anchor_n, occurrence_n, node_n).
+
+-- @surface traceloom_v_launch_delay | one device event with a launching runtime call | The launch delay of every kernel: from its runtime call's start to its own start (HTA's launch delay), with the call's duration | SELECT symbol, count(*), avg(launch_delay_us), max(launch_delay_us) FROM traceloom_v_launch_delay GROUP BY symbol ORDER BY 3 DESC LIMIT 10
+CREATE VIEW traceloom_v_launch_delay AS
+SELECT e.event_n, e.anchor_n, e.db_idx, e.device_id, c.call_n,
+       (SELECT s.symbol FROM traceloom_event_shape s WHERE s.shape_id = e.shape_id) AS symbol,
+       (SELECT s.api_name FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS api_name,
+       c.start_ns AS call_start_ns, e.start_ns,
+       (e.start_ns - c.start_ns) / 1000.0 AS launch_delay_us,
+       c.dur_ns / 1000.0 AS call_us
+FROM traceloom_event_core e
+JOIN traceloom_runtime_device_relation_core r ON r.relation_n = e.relation_n
+JOIN traceloom_runtime_device_relation_shape rs
+  ON rs.shape_id = r.shape_id AND rs.support_state IN ('supported_exact', 'supported_deterministic')
+JOIN traceloom_runtime_call_core c ON c.call_n = r.call_n
+WHERE e.relation_n IS NOT NULL;
+
+-- @surface traceloom_v_node_launch_delay | one structural node with launched anchors | Launch delay per position of the loop tree over the anchors it covers (all its occurrences): count, average, min and max | SELECT local_node_id, label, launched_anchors, avg_launch_delay_us, max_launch_delay_us FROM traceloom_v_node_launch_delay ORDER BY avg_launch_delay_us DESC LIMIT 10
+CREATE VIEW traceloom_v_node_launch_delay AS
+SELECT n.node_n, n.db_idx, n.device_id, 'N' || printf('%03d', n.local_n) AS local_node_id,
+       (SELECT s.label FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS label,
+       count(*) AS launched_anchors,
+       round(avg(e.start_ns - c.start_ns) / 1000.0, 3) AS avg_launch_delay_us,
+       min(e.start_ns - c.start_ns) / 1000.0 AS min_launch_delay_us,
+       max(e.start_ns - c.start_ns) / 1000.0 AS max_launch_delay_us
+FROM traceloom_node_core n
+JOIN traceloom_position_occurrence_core o
+  ON o.occurrence_n >= n.first_occurrence_n AND o.occurrence_n < n.first_occurrence_n + n.occurrence_count
+JOIN traceloom_anchor_core a ON a.anchor_n >= o.anchor_first_n AND a.anchor_n < o.anchor_first_n + n.token_len
+JOIN traceloom_event_core e ON e.event_n = a.event_n
+JOIN traceloom_runtime_device_relation_core r ON r.relation_n = e.relation_n
+JOIN traceloom_runtime_device_relation_shape rs
+  ON rs.shape_id = r.shape_id AND rs.support_state IN ('supported_exact', 'supported_deterministic')
+JOIN traceloom_runtime_call_core c ON c.call_n = r.call_n
+GROUP BY n.node_n;
+
+-- @surface traceloom_v_profiler_step | one profiler step on one device | Each step's device span, busy and idle time of its anchors, and its host-bound share: the idle time before anchors whose launching call started only after the previous anchor had ended (the device waited for the host), over the step's time; NULL on a CPU operator plane (no launches) | SELECT step_n, name, anchor_count, device_span_us, busy_us, idle_us, host_wait_us, host_bound_share FROM traceloom_v_profiler_step ORDER BY step_n
+CREATE VIEW traceloom_v_profiler_step AS
+SELECT s.step_n, s.db_idx, s.device_id, s.name, s.ordinal, s.process_id, s.thread_id,
+       s.host_start_ns, s.host_end_ns, (s.host_end_ns - s.host_start_ns) / 1000.0 AS host_us,
+       s.anchor_count, min(e.start_ns) AS device_start_ns,
+       max(e.start_ns + e.dur_ns) AS device_end_ns,
+       (max(e.start_ns + e.dur_ns) - min(e.start_ns)) / 1000.0 AS device_span_us,
+       sum(a.compute_ns + a.comm_ns) / 1000.0 AS busy_us, sum(a.idle_ns) / 1000.0 AS idle_us,
+       count(c.call_n) AS launched_anchors,
+       CASE WHEN count(c.call_n) > 0
+            THEN sum(CASE WHEN c.start_ns >= pe.start_ns + pe.dur_ns THEN a.idle_ns ELSE 0 END)
+                 / 1000.0 END AS host_wait_us,
+       CASE WHEN count(c.call_n) > 0 AND sum(a.compute_ns + a.comm_ns + a.idle_ns) > 0
+            THEN round(1.0 * sum(CASE WHEN c.start_ns >= pe.start_ns + pe.dur_ns
+                                      THEN a.idle_ns ELSE 0 END)
+                       / sum(a.compute_ns + a.comm_ns + a.idle_ns), 4) END AS host_bound_share
+FROM traceloom_profiler_step s
+LEFT JOIN traceloom_anchor_core a ON a.anchor_n >= s.first_anchor_n AND a.anchor_n < s.end_anchor_n
+LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n
+LEFT JOIN traceloom_runtime_call_core c ON c.call_n = (SELECT r.call_n FROM traceloom_runtime_device_relation_core r
+                     JOIN traceloom_runtime_device_relation_shape rs ON rs.shape_id = r.shape_id
+                    WHERE r.relation_n = e.relation_n
+                      AND rs.support_state IN ('supported_exact', 'supported_deterministic'))
+LEFT JOIN traceloom_anchor_core p
+  ON p.anchor_n = a.anchor_n - 1 AND p.db_idx = a.db_idx AND p.device_id = a.device_id
+LEFT JOIN traceloom_event_core pe ON pe.event_n = p.event_n
+GROUP BY s.rowid;
+
+-- @surface traceloom_v_profiler_step_symbol | one structural symbol in one profiler step | The kernel breakdown of each step (the operator breakdown on a CPU operator plane): anchors, busy time (their own duration), total with idle, and share of the step's total | SELECT step_n, symbol, anchors, busy_us, total_us, share FROM traceloom_v_profiler_step_symbol WHERE step_n = 2 ORDER BY total_us DESC LIMIT 10
+CREATE VIEW traceloom_v_profiler_step_symbol AS
+SELECT t.step_n, t.db_idx, t.device_id, t.name,
+       (SELECT h.symbol FROM traceloom_anchor_shape h WHERE h.shape_id = a.shape_id) AS symbol,
+       count(*) AS anchors, sum(e.dur_ns) / 1000.0 AS busy_us,
+       sum(a.compute_ns + a.comm_ns + a.idle_ns) / 1000.0 AS total_us,
+       round(1.0 * sum(a.compute_ns + a.comm_ns + a.idle_ns)
+             / (SELECT sum(b.compute_ns + b.comm_ns + b.idle_ns) FROM traceloom_anchor_core b
+                 WHERE b.anchor_n >= t.first_anchor_n AND b.anchor_n < t.end_anchor_n), 4) AS share
+FROM traceloom_profiler_step t
+JOIN traceloom_anchor_core a ON a.anchor_n >= t.first_anchor_n AND a.anchor_n < t.end_anchor_n
+JOIN traceloom_event_core e ON e.event_n = a.event_n
+GROUP BY t.step_n, t.device_id, symbol;
