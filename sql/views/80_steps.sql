@@ -12,11 +12,11 @@ SELECT e.event_n, e.anchor_n, e.db_idx, e.device_id, c.call_n,
        (e.start_ns - c.start_ns) / 1000.0 AS launch_delay_us,
        c.dur_ns / 1000.0 AS call_us
 FROM traceloom_event_core e
-JOIN traceloom_runtime_device_relation_core r ON r.relation_n = e.relation_n
-JOIN traceloom_runtime_device_relation_shape rs
-  ON rs.shape_id = r.shape_id AND rs.support_state IN ('supported_exact', 'supported_deterministic')
-JOIN traceloom_runtime_call_core c ON c.call_n = r.call_n
-WHERE e.relation_n IS NOT NULL;
+CROSS JOIN traceloom_runtime_device_relation_core r ON r.relation_n = e.relation_n
+CROSS JOIN traceloom_runtime_call_core c ON c.call_n = r.call_n
+WHERE e.relation_n IS NOT NULL
+  AND (SELECT rs.support_state FROM traceloom_runtime_device_relation_shape rs
+        WHERE rs.shape_id = r.shape_id) IN ('supported_exact', 'supported_deterministic');
 
 -- @surface traceloom_v_node_launch_delay | one structural node with launched anchors | Launch delay per position of the loop tree over the anchors it covers (all its occurrences): count, average, min and max | SELECT local_node_id, label, launched_anchors, avg_launch_delay_us, max_launch_delay_us FROM traceloom_v_node_launch_delay ORDER BY avg_launch_delay_us DESC LIMIT 10
 CREATE VIEW traceloom_v_node_launch_delay AS
@@ -27,14 +27,15 @@ SELECT n.node_n, n.db_idx, n.device_id, 'N' || printf('%03d', n.local_n) AS loca
        min(e.start_ns - c.start_ns) / 1000.0 AS min_launch_delay_us,
        max(e.start_ns - c.start_ns) / 1000.0 AS max_launch_delay_us
 FROM traceloom_node_core n
-JOIN traceloom_position_occurrence_core o
+CROSS JOIN traceloom_position_occurrence_core o
   ON o.occurrence_n >= n.first_occurrence_n AND o.occurrence_n < n.first_occurrence_n + n.occurrence_count
-JOIN traceloom_anchor_core a ON a.anchor_n >= o.anchor_first_n AND a.anchor_n < o.anchor_first_n + n.token_len
-JOIN traceloom_event_core e ON e.event_n = a.event_n
-JOIN traceloom_runtime_device_relation_core r ON r.relation_n = e.relation_n
-JOIN traceloom_runtime_device_relation_shape rs
-  ON rs.shape_id = r.shape_id AND rs.support_state IN ('supported_exact', 'supported_deterministic')
-JOIN traceloom_runtime_call_core c ON c.call_n = r.call_n
+CROSS JOIN traceloom_anchor_core a
+  ON a.anchor_n >= o.anchor_first_n AND a.anchor_n < o.anchor_first_n + n.token_len
+CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
+CROSS JOIN traceloom_runtime_device_relation_core r ON r.relation_n = e.relation_n
+CROSS JOIN traceloom_runtime_call_core c ON c.call_n = r.call_n
+WHERE (SELECT rs.support_state FROM traceloom_runtime_device_relation_shape rs
+        WHERE rs.shape_id = r.shape_id) IN ('supported_exact', 'supported_deterministic')
 GROUP BY n.node_n;
 
 -- @surface traceloom_v_profiler_step | one profiler step on one device | Each step's device span, busy and idle time of its anchors, and its host-bound share: the idle time before anchors whose launching call started only after the previous anchor had ended (the device waited for the host), over the step's time; NULL on a CPU operator plane (no launches) | SELECT step_n, name, anchor_count, device_span_us, busy_us, idle_us, host_wait_us, host_bound_share FROM traceloom_v_profiler_step ORDER BY step_n
