@@ -306,6 +306,7 @@ ID_RE = re.compile(
     r"|replay-body-pattern-(?:run|issue)-\d+"
     r"|device-work-event-\d+|runtime-device-relation-\d+|runtime-call-\d+|graph-body-member-\d+"
     r"|graph-launch-\d+|node-(?:d\d+-)?N\d+(?:-occurrence-\d+)?|event-\d+|anchor-\d+"
+    r"|role-decision-\d+|role-issue-\d+"
     r"|tree-db\d+-dev\d+|native-report-tree(?:-d\d+)?|(?<![A-Za-z0-9_])N\d{3,}(?![0-9])")
 NUM_RE = re.compile(r"-?\d+(?:\.\d+)?")
 
@@ -322,6 +323,9 @@ class Side:
             "AND name LIKE 'traceloom%'")}
         self.ids = {}
         self.local = {}            # (device, 'N003') -> key
+        # Several inputs in one analysis (ours on a multi-rank profile): a relation without a
+        # db_idx column is restricted to this input through the first key it has (RANK_KEYS).
+        self.ranked = (self._q("SELECT count(DISTINCT db_idx) FROM traceloom_event") or [(1,)])[0][0] > 1
         self._build_maps()
 
     def cols(self, rel):
@@ -348,6 +352,15 @@ class Side:
         for rid, cid, wid in self._q(
                 f"SELECT relation_id, runtime_call_id, device_work_id FROM traceloom_runtime_device_relation WHERE db_idx = {d}"):
             self.ids[rid] = f"R[{self.ids.get(cid, cid)}>{self.ids.get(wid, wid)}]"
+        # Evidence-role decisions by the event they decide (numbered in each tool's event
+        # order), their issues by decision and code.
+        for did, eid in self._q(
+                f"SELECT decision_id, event_id FROM traceloom_evidence_role_decision WHERE db_idx = {d}"):
+            self.ids[did] = f"RD[{self.ids.get(eid, eid)}]"
+        for iid, did, code in self._q(
+                "SELECT issue_id, decision_id, code FROM traceloom_evidence_role_issue"):
+            if did in self.ids:
+                self.ids[iid] = f"RI[{self.ids[did]}:{code}]"
         for aid, dev, idx in self._q(
                 f"SELECT anchor_id, device_id, anchor_idx FROM traceloom_anchor WHERE db_idx = {d}"):
             self.ids[aid] = f"A[{dev}:{idx}]"
@@ -432,18 +445,22 @@ class Side:
         all_cols = self.cols(rel) or []
         if "db_idx" in all_cols:
             conds.append(f"db_idx = {self.db}")
+        elif self.ranked:
+            key = next(((c, t, k) for c, t, k in RANK_KEYS if c in all_cols), None)
+            if key:
+                conds.append(f'"{key[0]}" IN (SELECT {key[2]} FROM {key[1]} WHERE db_idx = {self.db})')
         if where:
             conds.append(f"({where})")
         sql = f'SELECT {sel} FROM "{rel}"' + (" WHERE " + " AND ".join(conds) if conds else "")
         dev_i = cols.index("device_id") if "device_id" in cols else None
         plain = {i for i, c in enumerate(cols) if c in PLAIN_COLUMNS}
-        db_i = cols.index("db_idx") if "db_idx" in cols else None
+        db_i = {i for i, c in enumerate(cols) if c == "db_idx" or c.startswith("db_idx:")}
         out = []
         for r in self.con.execute(sql):
             dev = r[dev_i] if dev_i is not None else None
             row = []
             for i, v in enumerate(r):
-                if i == db_i and v is not None:
+                if i in db_i and v is not None:
                     v = v - self.db
                 row.append(canon_value(v, self, dev) if i not in plain else v)
             out.append(tuple(row))
@@ -471,6 +488,16 @@ def canon_value(v, side, dev):
 # ---------------------------------------------------------------------------------------
 # Comparing one relation
 
+
+# A relation without db_idx, on a multi-input analysis: (its column, the relation that has
+# that key with a db_idx, the key's column there), the first present decides.
+RANK_KEYS = [("anchor_id", "traceloom_anchor", "anchor_id"),
+             ("decision_id", "traceloom_evidence_role_decision", "decision_id"),
+             ("event_id", "traceloom_event", "event_id"),
+             ("bubble_id", "traceloom_structure_bubble_occurrence", "bubble_id"),
+             ("interval_id", "traceloom_anchor_host_interval", "interval_id"),
+             ("runtime_call_id", "traceloom_runtime_call", "runtime_call_id"),
+             ("node_id", "traceloom_viz_node", "node_id")]
 
 # Columns compared as they are: local ids of another tree than the node tree.
 PLAIN_COLUMNS = {"local_pattern_id", "local_position_id"}

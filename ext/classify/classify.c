@@ -430,7 +430,10 @@ static int publish_classes(sqlite3 *db, const tl_trace *t, const tl_derived *d, 
                      "support_state, reason_code, rule_id, policy_id, cost_treatment, "
                      "observed_symbol, structural_symbol, symbol_outcome, symbol_reason_code, "
                      "symbol_rule_id, symbol_candidate_rule_ids, event_count) VALUES (?1, ?2, "
-                     "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, 'supported', ?15, "
+                     "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+                     /* an unknown-first decision is supported as such (the reference's word) */
+                     "CASE ?15 WHEN 'unmatched_observation_unknown_first' "
+                     "THEN 'supported_unknown_first' ELSE 'supported' END, ?15, "
                      "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
                      &st, e))
     return TL_ERROR;

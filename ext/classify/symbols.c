@@ -233,7 +233,7 @@ const char *tl_symbol_outcome_name(tl_symbol_outcome o) {
 }
 
 const char *tl_symbol_reason_code(tl_symbol_outcome o) {
-  static const char *const names[] = {"no_matching_rule", "explicit_rule_match",
+  static const char *const names[] = {"no_explicit_rule_identity_preserved", "explicit_rule_match",
                                       "equal_precedence_rule_conflict", "missing_observed_symbol"};
   return names[o];
 }

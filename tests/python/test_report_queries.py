@@ -190,10 +190,10 @@ def test_evidence_role_omissions(dbs):
 
 def test_evidence_role_unknown(dbs):
     # No rule knows the Add operator: both Add tasks (TASK rows 2 and 5) stay identity-bearing
-    # unknown anchors, in the root's one occurrence.
+    # unknown anchors (supported as unknown-first), in the root's one occurrence.
     rows = run(dbs["host"], "evidence-role-unknown")
     assert [(r[1], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10]) for r in rows] == [
-        ("1", "unknown_anchor", "fallback.unknown_observation", "supported",
+        ("1", "unknown_anchor", "fallback.unknown_observation", "supported_unknown_first",
          "unmatched_observation_unknown_first", "Add", "100", "TASK", key) for key in ("2", "5")]
 
 
@@ -210,21 +210,24 @@ def test_evidence_role_issues(dbs):
 def test_evidence_role_cost_coverage(dbs):
     # exact_hlt: 42 auxiliary tasks (14 launches x MODEL_EXECUTE 10 + NOTIFY_WAIT 5 +
     # NOTIFY_RECORD 2 ns = 238 ns), of which the last wait and record (7 ns) are unplaced;
-    # 28 KERNEL_AIVEC tasks of 1 ns plus 12 graph-replay events of 20 ns are unknown anchors.
+    # 28 KERNEL_AIVEC tasks of 1 ns plus 12 graph-replay events of 20 ns are unknown anchors,
+    # supported as unknown-first (no rule matched them; the reference's word).
     rows = run(dbs["hlt"], "evidence-role-cost-coverage")
     assert [r[3:] for r in rows] == [
         ["auxiliary", "retained_unplaced", "2", "7", "0", "7"],
         ["auxiliary", "supported", "40", "231", "0", "231"],
-        ["unknown_anchor", "supported", "40", "268", "268", "0"]]
+        ["unknown_anchor", "supported_unknown_first", "40", "268", "268", "0"]]
 
 
 def test_symbol_normalization_audit(dbs):
     # minimal_smoke: MatMul keeps its operator type; the communication op hcclAllReduce
-    # (type hcom_allReduce_) is normalized to AllReduce by the communication rule.
+    # (type hcom_allReduce_) is normalized to AllReduce by the communication rule. The reason
+    # codes are the reference's vocabulary (traceloom 0.1.4): an anchor no rule matched keeps
+    # its symbol with `no_explicit_rule_identity_preserved`.
     rows = run(dbs["minimal"], "symbol-normalization-audit")
     assert [r[4:] for r in rows] == [
         ["anchor-0", "MatMul", "task.op_type", "MatMul", "fallback.identity-preserve",
-         "identity", "no_matching_rule", "0.06", "TASK", "1"],
+         "identity", "no_explicit_rule_identity_preserved", "0.06", "TASK", "1"],
         ["anchor-1", "hcom_allReduce_", "communication.op_name", "AllReduce",
          "communication.allreduce", "normalized", "explicit_rule_match", "0.05",
          "COMMUNICATION_OP", "1"]]

@@ -36,6 +36,7 @@ SELECT 'unmatched GatherV2 stays an identity-bearing unknown_anchor',
    WHERE e.op_type = 'GatherV2' AND d.final_role = 'unknown_anchor'
      AND d.policy_role = 'unknown_anchor' AND d.rule_id = 'fallback.unknown_observation'
      AND d.reason_code = 'unmatched_observation_unknown_first'
+     AND d.support_state = 'supported_unknown_first'
      AND d.effective_structural_participation = 'identity'
      AND d.symbol_outcome = 'identity' AND d.structural_symbol = 'GatherV2') = 1;
 
