@@ -228,7 +228,7 @@ int tl_normalize_symbol(const tl_symbol_policy *p, const tl_symbol_input *in,
 }
 
 const char *tl_symbol_outcome_name(tl_symbol_outcome o) {
-  static const char *const names[] = {"identity", "normalized", "conflict", "unsupported"};
+  static const char *const names[] = {"identity", "canonicalized", "conflict", "unsupported"};
   return names[o];
 }
 

@@ -25,7 +25,7 @@ CREATE TABLE traceloom_evidence_role_class(
   cost_treatment TEXT NOT NULL,               -- retained_for_attribution, retained_as_evidence
   observed_symbol TEXT,                       -- the selected identity field, NULL when none
   structural_symbol TEXT,
-  symbol_outcome TEXT NOT NULL,               -- identity, normalized, conflict, unsupported
+  symbol_outcome TEXT NOT NULL,               -- identity, canonicalized (recovery.md), conflict, unsupported
   symbol_reason_code TEXT NOT NULL,
   symbol_rule_id TEXT NOT NULL,
   symbol_candidate_rule_ids TEXT,             -- conflict only: the tied rule ids, '|'-joined

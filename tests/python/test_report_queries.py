@@ -229,7 +229,7 @@ def test_symbol_normalization_audit(dbs):
         ["anchor-0", "MatMul", "task.op_type", "MatMul", "fallback.identity-preserve",
          "identity", "no_explicit_rule_identity_preserved", "0.06", "TASK", "1"],
         ["anchor-1", "hcom_allReduce_", "communication.op_name", "AllReduce",
-         "communication.allreduce", "normalized", "explicit_rule_match", "0.05",
+         "communication.allreduce", "canonicalized", "explicit_rule_match", "0.05",
          "COMMUNICATION_OP", "1"]]
 
 

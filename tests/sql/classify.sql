@@ -19,7 +19,7 @@ SELECT 'one decision per event, ids role-decision-<n> for event-<n>',
 SELECT 'MatMulV2 is an anchor with structural symbol MatMul',
   (SELECT count(*) FROM traceloom_evidence_role_decision
    WHERE observed_symbol = 'MatMulV2' AND structural_symbol = 'MatMul'
-     AND symbol_outcome = 'normalized' AND symbol_rule_id = 'ascend.task.matmul-variant'
+     AND symbol_outcome = 'canonicalized' AND symbol_rule_id = 'ascend.task.matmul-variant'
      AND final_role = 'anchor' AND rule_id = 'any.anchor.blob.model_op.matmul'
      AND reason_code = 'matched_positive_rule') = 3;
 
@@ -76,7 +76,7 @@ SELECT 'policy and rule provenance',
 
 SELECT 'symbol normalization view',
   (SELECT event_count FROM traceloom_v_symbol_normalization
-   WHERE observed_symbol = 'MatMulV2' AND outcome = 'normalized') = 3
+   WHERE observed_symbol = 'MatMulV2' AND outcome = 'canonicalized') = 3
   AND (SELECT event_count FROM traceloom_v_symbol_normalization
        WHERE observed_symbol = 'hcom_allGather_' AND structural_symbol = 'AllGather') = 2;
 

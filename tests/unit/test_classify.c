@@ -632,13 +632,13 @@ START_TEST(test_publish) {
                              "AND policy_structural_participation = 'not_applicable'"), 2);
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_decision WHERE "
                              "observed_symbol = 'MatMulV2' AND structural_symbol = 'MatMul' AND "
-                             "symbol_outcome = 'normalized' AND symbol_rule_id = "
+                             "symbol_outcome = 'canonicalized' AND symbol_rule_id = "
                              "'ascend.task.matmul-variant'"), 3);
   ck_assert_int_eq(q_int(db, "SELECT event_count FROM traceloom_evidence_role_class WHERE "
                              "op_type = 'GatherV2' AND final_role = 'unknown_anchor' AND "
                              "provider_scope = 'ascend' AND kind = 'compute'"), 1);
   ck_assert_int_eq(q_int(db, "SELECT event_count FROM traceloom_v_symbol_normalization WHERE "
-                             "observed_symbol = 'MatMulV2' AND outcome = 'normalized'"), 3);
+                             "observed_symbol = 'MatMulV2' AND outcome = 'canonicalized'"), 3);
   ck_assert_int_eq(q_int(db, "SELECT sum(event_count) FROM traceloom_v_evidence_role_summary"), 10);
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_rule"), 68);
   ck_assert_int_eq(q_int(db, "SELECT sum(decided_event_count) FROM traceloom_evidence_role_rule"), 7);
