@@ -7,7 +7,6 @@
 #include "publish/shapes.h"
 #include "publish/rows.h"
 #include "util/sort.h"
-#include "util/timing.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -182,7 +181,7 @@ int tl_publish_planner_stats(sqlite3 *db, tl_err *e) {
 
 /* traceloom_analysis_surface from the `-- @surface name | grain | purpose | example` lines,
 ** for every relation that exists now. */
-static int publish_surface(sqlite3 *db, tl_err *e) {
+int tl_publish_catalog(sqlite3 *db, tl_err *e) {
   sqlite3_stmt *ins, *exists;
   if (tl_pub_prepare(db,
                      "INSERT OR REPLACE INTO traceloom_analysis_surface(surface_name, "
@@ -300,16 +299,11 @@ static uint32_t *assign_shapes(sqlite3 *db, const shape_pass *p, tl_err *e) {
   return shape_of;
 }
 
-/* The launch anchors replay derived: events numbered after the trace's (trace.h). */
-static const tl_derived *derived_events(const tl_publish_input *in) {
-  return in->replay ? &in->replay->launch_events : NULL;
-}
-
 /* The text columns of event i, stored once per distinct combination (traceloom_event_shape). */
 static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
-  const tl_publish_input *in = ctx;
+  const tl_event_input *in = ctx;
   const tl_trace *t = in->trace;
-  const tl_derived *d = derived_events(in);
+  const tl_derived *d = in->derived;
   size_t j = i;
   const tl_events *ev = tl_events_of(t, d, &j);
   const tl_label *l = tl_label_at(t, d, ev->label[j]);
@@ -320,12 +314,12 @@ static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   sqlite3_bind_text(st, 4, kind_category((tl_kind)l->kind), -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 5, kind_role((tl_kind)l->kind), -1, SQLITE_STATIC);
   /* Role strings are static literals: bound without a copy. */
-  const char *role = in->event_semantic_role ? in->event_semantic_role[i] : NULL;
-  const char *reason = in->event_semantic_role_reason ? in->event_semantic_role_reason[i] : NULL;
+  const char *role = in->semantic_role ? in->semantic_role[i] : NULL;
+  const char *reason = in->semantic_role_reason ? in->semantic_role_reason[i] : NULL;
   if (role) sqlite3_bind_text(st, 6, role, -1, SQLITE_STATIC); else sqlite3_bind_null(st, 6);
   if (reason) sqlite3_bind_text(st, 7, reason, -1, SQLITE_STATIC); else sqlite3_bind_null(st, 7);
-  if (in->event_symbol) tl_bind_str(st, 8, t->pool, in->event_symbol[i]); else sqlite3_bind_null(st, 8);
-  if (in->event_role_class) sqlite3_bind_int64(st, 9, in->event_role_class[i]); else sqlite3_bind_null(st, 9);
+  if (in->symbol) tl_bind_str(st, 8, t->pool, in->symbol[i]); else sqlite3_bind_null(st, 8);
+  if (in->role_class) sqlite3_bind_int64(st, 9, in->role_class[i]); else sqlite3_bind_null(st, 9);
   uint32_t label = tl_label_display(l);
   tl_bind_str(st, 10, t->pool, label);
   tl_bind_str(st, 11, t->pool, l->name);
@@ -341,18 +335,17 @@ static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
 
 /* Everything the event shape row is a function of (see bind_event_shape). */
 static void event_shape_key(const void *ctx, size_t i, uint64_t *key) {
-  const tl_publish_input *in = ctx;
+  const tl_event_input *in = ctx;
   const tl_trace *t = in->trace;
   size_t j = i;
-  const tl_events *ev = tl_events_of(t, derived_events(in), &j);
+  const tl_events *ev = tl_events_of(t, in->derived, &j);
   key[0] = ev->label[j];
   key[1] = ev->source_ref[j];
   key[2] = (uint64_t)(uintptr_t)t->profile->inputs.v[ev->db_idx[j]].family;
-  key[3] = in->event_symbol ? in->event_symbol[i] : TL_STR_NONE;
-  key[4] = (uint64_t)(uintptr_t)(in->event_semantic_role ? in->event_semantic_role[i] : NULL);
-  key[5] = (uint64_t)(uintptr_t)(in->event_semantic_role_reason
-                                     ? in->event_semantic_role_reason[i] : NULL);
-  key[6] = in->event_role_class ? (uint64_t)in->event_role_class[i] + 1 : 0;
+  key[3] = in->symbol ? in->symbol[i] : TL_STR_NONE;
+  key[4] = (uint64_t)(uintptr_t)(in->semantic_role ? in->semantic_role[i] : NULL);
+  key[5] = (uint64_t)(uintptr_t)(in->semantic_role_reason ? in->semantic_role_reason[i] : NULL);
+  key[6] = in->role_class ? (uint64_t)in->role_class[i] + 1 : 0;
 }
 
 /* The integer columns of event i, for the bulk insert (rows.h). */
@@ -415,10 +408,10 @@ static int fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   return 0;
 }
 
-static int publish_events(sqlite3 *db, const tl_publish_input *in, const int32_t *event_relation,
+static int publish_events(sqlite3 *db, const tl_event_input *in, const int32_t *event_relation,
                           tl_err *e) {
   const tl_trace *t = in->trace;
-  size_t n = tl_event_count(t, derived_events(in));
+  size_t n = tl_event_count(t, in->derived);
   /* The shapes first (few rows, written as they are met), then every event in one
   ** INSERT ... SELECT (rows.h). */
   shape_pass sp = {
@@ -433,13 +426,13 @@ static int publish_events(sqlite3 *db, const tl_publish_input *in, const int32_t
   if (!shape_of) return TL_ERROR;
   /* The anchor of each event (derived launch events included), from the anchors' events. */
   int64_t *anchor = NULL;
-  if (in->anchors) {
+  if (in->anchor_event) {
     anchor = malloc((n ? n : 1) * sizeof *anchor);
     if (!anchor) return free(shape_of), tl_nomem(e);
     for (size_t i = 0; i < n; i++) anchor[i] = -1;
-    for (size_t k = 0; k < in->anchors->n; k++) anchor[in->anchors->event[k]] = (int64_t)k;
+    for (size_t k = 0; k < in->nanchors; k++) anchor[in->anchor_event[k]] = (int64_t)k;
   }
-  event_rows ctx = {.t = t, .d = derived_events(in), .shape_id = shape_of, .relation = event_relation,
+  event_rows ctx = {.t = t, .d = in->derived, .shape_id = shape_of, .relation = event_relation,
                     .ncall = t->ev.n, .anchor = anchor};
   int rc = tl_rows_publish(db, "traceloom_event_core", event_columns, EV_NCOLS, n, fill_event,
                            NULL, &ctx, e);
@@ -469,7 +462,7 @@ static void relation_order_free(relation_order *o) {
   memset(o, 0, sizeof *o);
 }
 
-static int relation_order_build(const tl_publish_input *in, relation_order *o, tl_err *e) {
+static int relation_order_build(const tl_runtime_input *in, relation_order *o, tl_err *e) {
   size_t n = in->relations->n, nc = in->trace->calls.n;
   const tl_relation *r = in->relations->v;
   memset(o, 0, sizeof *o);
@@ -508,7 +501,7 @@ static int relation_order_build(const tl_publish_input *in, relation_order *o, t
 ** supported relation where it has one, else its first. Only a synchronization event under
 ** a reused correlation id has more than one (one per candidate call, tl_relate); the others
 ** are found by their partial index (sql/views/60_host_activity.sql). */
-static int event_relations(tl_publication *pub, const tl_publish_input *in,
+static int event_relations(tl_publication *pub, const tl_runtime_input *in,
                            const relation_order *rel, tl_err *e) {
   size_t nev = in->trace->ev.n;
   const tl_relation *r = in->relations->v;
@@ -590,7 +583,7 @@ static void bind_call_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   sqlite3_bind_text(st, 7, call_match_policy(prov), -1, SQLITE_STATIC);
 }
 
-static int publish_calls(sqlite3 *db, const tl_publish_input *in, const relation_order *rel,
+static int publish_calls(sqlite3 *db, const tl_runtime_input *in, const relation_order *rel,
                          tl_err *e) {
   const tl_trace *t = in->trace;
   shape_pass sp = {
@@ -639,7 +632,7 @@ static int fill_relation(void *ctx, size_t k, int64_t *v, unsigned char *null) {
 
 /* The four strings of a relation's shape are static literals: their addresses identify them. */
 static void relation_shape_key(const void *ctx, size_t i, uint64_t *key) {
-  const tl_publish_input *in = ctx;
+  const tl_runtime_input *in = ctx;
   const tl_relation *r = &in->relations->v[i];
   key[0] = (uint64_t)(uintptr_t)tl_relation_match_policy(in->trace, r);
   key[1] = (uint64_t)(uintptr_t)tl_relation_evidence_level(r);
@@ -648,7 +641,7 @@ static void relation_shape_key(const void *ctx, size_t i, uint64_t *key) {
 }
 
 static void bind_relation_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
-  const tl_publish_input *in = ctx;
+  const tl_runtime_input *in = ctx;
   const tl_relation *r = &in->relations->v[i];
   sqlite3_bind_text(st, 2, tl_relation_match_policy(in->trace, r), -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 3, tl_relation_evidence_level(r), -1, SQLITE_STATIC);
@@ -656,7 +649,7 @@ static void bind_relation_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   sqlite3_bind_text(st, 5, tl_relation_cardinality(r), -1, SQLITE_STATIC);
 }
 
-static int publish_relations(sqlite3 *db, const tl_publish_input *in, const relation_order *rel,
+static int publish_relations(sqlite3 *db, const tl_runtime_input *in, const relation_order *rel,
                              tl_err *e) {
   size_t n = in->relations->n;
   shape_pass sp = {
@@ -682,7 +675,7 @@ static const char *file_role(tl_file_role r) {
   }
 }
 
-static int publish_inventory(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+int tl_publish_inventory(sqlite3 *db, const tl_inventory_input *in, tl_err *e) {
   const tl_profile *p = in->profile;
   sqlite3_stmt *st = NULL;
   int rc = tl_pub_prepare(db,
@@ -695,7 +688,7 @@ static int publish_inventory(sqlite3 *db, const tl_publish_input *in, tl_err *e)
   int64_t *counts = calloc(2 * (p->inputs.n ? p->inputs.n : 1), sizeof *counts);
   if (rc == TL_OK && !counts) rc = tl_nomem(e);
   const tl_trace *t = in->trace;
-  const tl_derived *d = derived_events(in);
+  const tl_derived *d = in->derived;
   for (size_t i = 0; rc == TL_OK && i < tl_event_count(t, d); i++) {
     size_t j = i;
     uint16_t db = tl_events_of(t, d, &j)->db_idx[j];
@@ -788,7 +781,7 @@ static int put_meta(sqlite3_stmt *st, sqlite3 *db, const char *key, const char *
   return tl_pub_step(db, st, "traceloom_metadata", e);
 }
 
-static int publish_metadata(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+int tl_publish_metadata(sqlite3 *db, const tl_metadata_input *in, tl_err *e) {
   const tl_profile *p = in->profile;
   const tl_trace *t = in->trace;
   sqlite3_stmt *st;
@@ -837,11 +830,11 @@ static int publish_metadata(sqlite3 *db, const tl_publish_input *in, tl_err *e) 
   tl_buf_puts(&warnings, "]");
   char n_events[24], n_launch_events[24], n_calls[24], n_rel[24], n_drop_e[24], n_drop_c[24];
   /* event_count counts the reader's events; exact launch anchor events are counted apart */
-  const tl_derived *d = derived_events(in);
+  const tl_derived *d = in->derived;
   snprintf(n_events, sizeof n_events, "%zu", t->ev.n);
   snprintf(n_launch_events, sizeof n_launch_events, "%zu", d ? d->ev.n : 0);
   snprintf(n_calls, sizeof n_calls, "%zu", t->calls.n);
-  snprintf(n_rel, sizeof n_rel, "%zu", in->relations->n);
+  snprintf(n_rel, sizeof n_rel, "%zu", in->nrelations);
   snprintf(n_drop_e, sizeof n_drop_e, "%lld", (long long)t->dropped_event_rows);
   snprintf(n_drop_c, sizeof n_drop_c, "%lld", (long long)t->dropped_call_rows);
   int rc = TL_OK;
@@ -866,8 +859,7 @@ static int publish_metadata(sqlite3 *db, const tl_publish_input *in, tl_err *e) 
       {"dropped_event_rows", n_drop_e},
       {"dropped_runtime_call_rows", n_drop_c},
       {"warnings", warnings.p},
-      {"candidate_partition_by",
-       in->rules && in->rules->macro.partition_by_scheduler_step ? "scheduler_step" : "none"},
+      {"candidate_partition_by", in->partition_by ? in->partition_by : "none"},
   };
   for (size_t i = 0; rc == TL_OK && i < sizeof kv / sizeof kv[0]; i++)
     rc = put_meta(st, db, kv[i][0], kv[i][1], e);
@@ -893,7 +885,7 @@ static int canary_step(tl_publication *pub, tl_err *e) {
   return TL_OK;
 }
 
-/* Undoes everything since tl_publish_begin; the error message stays the caller's.
+/* Undoes everything since tl_publish_open; the error message stays the caller's.
 **
 ** After sqlite3_interrupt() the connection prepares no statement until the calling one
 ** ends, ROLLBACK TO included, and a read-only statement stopped by the interrupt (a progress
@@ -913,82 +905,66 @@ void tl_publish_abort(tl_publication *pub) {
   pub->event_relation = NULL;
 }
 
-int tl_publish_begin(tl_publication *pub, sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+int tl_publish_open(tl_publication *pub, sqlite3 *db, tl_err *e) {
   pub->db = db, pub->canary = NULL, pub->event_relation = NULL;
-  tl_timer tm;
-  tl_timer_start(&tm, "publish");
   if (tl_pub_exec(db, "SAVEPOINT traceloom_publish", e)) return TL_ERROR;
   int rc = tl_drop_previous_embedded(db, e);
   if (rc == TL_OK) rc = drop_previous(db, e);
   if (rc == TL_OK) rc = run_embedded(db, "sql/schema/", e);
   if (rc == TL_OK) rc = canary_prepare(pub, e);
-  tl_timer_mark(&tm, "schema");
+  return rc;
+}
+
+int tl_publish_resume(tl_publication *pub, tl_err *e) { return canary_step(pub, e); }
+
+/* New tables are new schema, which expires the canary: prepare it again. */
+static int canary_renew(tl_publication *pub, tl_err *e) {
+  sqlite3_finalize(pub->canary);
+  pub->canary = NULL;
+  return canary_prepare(pub, e);
+}
+
+int tl_publish_embedded(tl_publication *pub, const tl_profile *p, tl_err *e) {
+  int rc = tl_publish_embed_raw(pub->db, p, e);
+  return rc == TL_OK ? canary_renew(pub, e) : rc;
+}
+
+int tl_publish_runtime(tl_publication *pub, const tl_runtime_input *in, tl_err *e) {
   relation_order rel;
-  if (rc == TL_OK) rc = relation_order_build(in, &rel, e);
+  int rc = relation_order_build(in, &rel, e);
   if (rc == TL_OK) {
-    rc = publish_calls(db, in, &rel, e);
-    if (rc == TL_OK) rc = publish_relations(db, in, &rel, e);
+    rc = publish_calls(pub->db, in, &rel, e);
+    if (rc == TL_OK) rc = publish_relations(pub->db, in, &rel, e);
     if (rc == TL_OK) rc = event_relations(pub, in, &rel, e);
     relation_order_free(&rel);
   }
-  tl_timer_mark(&tm, "calls and relations");
-  if (rc == TL_OK) rc = publish_inventory(db, in, e);
-  tl_timer_mark(&tm, "inventory");
-  if (rc != TL_OK) tl_publish_abort(pub);
   return rc;
 }
 
-int tl_publish_events(tl_publication *pub, const tl_publish_input *in, tl_err *e) {
-  tl_timer tm;
-  tl_timer_start(&tm, "publish");
-  int rc = canary_step(pub, e);
-  if (rc == TL_OK) rc = publish_events(pub->db, in, pub->event_relation, e);
+int tl_publish_events(tl_publication *pub, const tl_event_input *in, tl_err *e) {
+  int rc = publish_events(pub->db, in, pub->event_relation, e);
   free(pub->event_relation);
   pub->event_relation = NULL;
-  tl_timer_mark(&tm, "events");
-  if (rc != TL_OK) tl_publish_abort(pub);
   return rc;
 }
 
-int tl_publish_finish(tl_publication *pub, const tl_publish_input *in, tl_err *e) {
+int tl_publish_views(tl_publication *pub, int threads, tl_err *e) {
   sqlite3 *db = pub->db;
-  tl_timer tm;
-  tl_timer_start(&tm, "publish");
-  int rc = canary_step(pub, e);
-  if (rc == TL_OK && in->embed_raw) {
-    rc = tl_publish_embed_raw(db, in->profile, e);
-    /* New tables are new schema, which expires the canary: prepare it again. */
-    if (rc == TL_OK) sqlite3_finalize(pub->canary), pub->canary = NULL, rc = canary_prepare(pub, e);
-  }
-  tl_timer_mark(&tm, "embedded raw tables");
-  if (rc == TL_OK && in->classification)
-    rc = tl_publish_classification(db, in->trace, derived_events(in), in->rules,
-                                   in->classification, e);
-  tl_timer_mark(&tm, "classification");
-  if (rc == TL_OK && in->structure) rc = tl_publish_structure(db, in->structure, e);
-  tl_timer_mark(&tm, "structure");
-  if (rc == TL_OK && in->replay)
-    rc = tl_publish_replay(db, in->trace, in->replay,
-                           in->structure ? in->structure->anchors->event : NULL,
-                           in->structure ? in->structure->anchors->n : 0, e);
-  tl_timer_mark(&tm, "replays");
   /* The index builds of sql/views/00_indexes.sql sort millions of keys: SQLite's sorter
   ** merges its runs on helper threads when allowed (PRAGMA threads). Same index, any count;
   ** the connection's own setting comes back afterwards. */
-  int helpers = in->threads > 1 ? in->threads - 1 : 0;
+  int helpers = threads > 1 ? threads - 1 : 0;
   int old_helpers = sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, -1);
   if (helpers > old_helpers) sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, helpers);
-  if (rc == TL_OK) rc = run_embedded(db, "sql/views/", e);
+  int rc = run_embedded(db, "sql/views/", e);
   sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, old_helpers);
-  tl_timer_mark(&tm, "views");
-  /* The views are new schema: re-prepare the canary, for an abort from here on. */
-  if (rc == TL_OK) sqlite3_finalize(pub->canary), pub->canary = NULL, rc = canary_prepare(pub, e);
-  if (rc == TL_OK) rc = publish_metadata(db, in, e);
-  if (rc == TL_OK) rc = publish_surface(db, e);
-  if (rc == TL_OK) rc = tl_pub_exec(db, "RELEASE traceloom_publish", e);
-  if (rc != TL_OK) {
-    tl_publish_abort(pub);
-  } else {
+  /* The views are new schema: a fresh canary, for an abort from here on. */
+  return rc == TL_OK ? canary_renew(pub, e) : rc;
+}
+
+int tl_publish_close(tl_publication *pub, tl_err *e) {
+  int rc = tl_pub_exec(pub->db, "RELEASE traceloom_publish", e);
+  if (rc == TL_OK) {
     sqlite3_finalize(pub->canary);
     pub->canary = NULL;
   }
