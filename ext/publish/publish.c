@@ -256,12 +256,15 @@ static const char *kind_role(tl_kind k) {
 }
 
 /* The shape pass before a bulk insert: the shape key of each of n rows, interned, and each
-** shape met for the first time written with `sql` (?1 = shape id, the rest bound by bind).
-** Returns the shape id of every row (free() it), or NULL with e set. */
+** shape met for the first time written into `table` (columns[0] is the shape id, the rest
+** bound by bind, parameter TL_PARAM(k) for column k). Returns the shape id of every row
+** (free() it), or NULL with e set. */
 typedef struct shape_pass {
   size_t n;
   int width; /* words of key */
-  const char *table, *sql;
+  const char *table;
+  const tl_rows_column *columns;
+  int ncols;
   void (*key)(const void *ctx, size_t i, uint64_t *key);
   void (*bind)(const void *ctx, sqlite3_stmt *st, size_t i);
   const void *ctx;
@@ -269,7 +272,7 @@ typedef struct shape_pass {
 
 static uint32_t *assign_shapes(sqlite3 *db, const shape_pass *p, tl_err *e) {
   sqlite3_stmt *st;
-  if (tl_pub_prepare(db, p->sql, &st, e)) return NULL;
+  if (tl_rows_prepare(db, "INSERT", p->table, p->columns, p->ncols, &st, e)) return NULL;
   uint32_t *shape_of = malloc((p->n ? p->n : 1) * sizeof *shape_of);
   tl_shapes shapes;
   tl_shapes_init(&shapes, (size_t)p->width);
@@ -284,7 +287,7 @@ static uint32_t *assign_shapes(sqlite3 *db, const shape_pass *p, tl_err *e) {
       break;
     }
     if (fresh) {
-      sqlite3_bind_int64(st, 1, id);
+      sqlite3_bind_int64(st, TL_PARAM(0), id);
       p->bind(p->ctx, st, i);
       rc = tl_pub_step(db, st, p->table, e);
     }
@@ -300,6 +303,33 @@ static uint32_t *assign_shapes(sqlite3 *db, const shape_pass *p, tl_err *e) {
 }
 
 /* The text columns of event i, stored once per distinct combination (traceloom_event_shape). */
+enum {
+  ES_ID, ES_SOURCE_TABLE, ES_KIND, ES_CATEGORY, ES_ROLE, ES_SEMANTIC_ROLE, ES_SEMANTIC_REASON,
+  ES_SYMBOL, ES_ROLE_CLASS, ES_LABEL, ES_RAW_LABEL, ES_OP_NAME, ES_OP_TYPE, ES_COMPUTE_TASK_TYPE,
+  ES_COMM_NAME, ES_COMM_TASK_TYPE, ES_FAMILY, ES_TASK_TYPE, ES_SOURCE_ID, ES_NCOLS
+};
+static const tl_rows_column event_shape_columns[ES_NCOLS] = {
+    [ES_ID] = {"shape_id", 0},
+    [ES_SOURCE_TABLE] = {"source_table", 1},
+    [ES_KIND] = {"kind", 1},
+    [ES_CATEGORY] = {"category", 1},
+    [ES_ROLE] = {"role", 1},
+    [ES_SEMANTIC_ROLE] = {"semantic_role", 1},
+    [ES_SEMANTIC_REASON] = {"semantic_role_reason", 1},
+    [ES_SYMBOL] = {"symbol", 1},
+    [ES_ROLE_CLASS] = {"role_class_id", 0},
+    [ES_LABEL] = {"label", 1},
+    [ES_RAW_LABEL] = {"raw_label", 1},
+    [ES_OP_NAME] = {"op_name", 1},
+    [ES_OP_TYPE] = {"op_type", 1},
+    [ES_COMPUTE_TASK_TYPE] = {"compute_task_type", 1},
+    [ES_COMM_NAME] = {"comm_name", 1},
+    [ES_COMM_TASK_TYPE] = {"comm_task_type", 1},
+    [ES_FAMILY] = {"family", 1},
+    [ES_TASK_TYPE] = {"task_type", 1},
+    [ES_SOURCE_ID] = {"source_id", 0},
+};
+
 static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   const tl_event_input *in = ctx;
   const tl_trace *t = in->trace;
@@ -308,29 +338,33 @@ static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   const tl_events *ev = tl_events_of(t, d, &j);
   const tl_label *l = tl_label_at(t, d, ev->label[j]);
   const tl_source_ref *ref = tl_source_ref_at(t, d, ev->source_ref[j]);
-  sqlite3_bind_int64(st, 19, ref->source_id);
-  tl_bind_str(st, 2, t->pool, ref->table);
-  sqlite3_bind_text(st, 3, tl_kind_name((tl_kind)l->kind), -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, 4, kind_category((tl_kind)l->kind), -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, 5, kind_role((tl_kind)l->kind), -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, TL_PARAM(ES_SOURCE_ID), ref->source_id);
+  tl_bind_str(st, TL_PARAM(ES_SOURCE_TABLE), t->pool, ref->table);
+  sqlite3_bind_text(st, TL_PARAM(ES_KIND), tl_kind_name((tl_kind)l->kind), -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(ES_CATEGORY), kind_category((tl_kind)l->kind), -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(ES_ROLE), kind_role((tl_kind)l->kind), -1, SQLITE_STATIC);
   /* Role strings are static literals: bound without a copy. */
   const char *role = in->semantic_role ? in->semantic_role[i] : NULL;
   const char *reason = in->semantic_role_reason ? in->semantic_role_reason[i] : NULL;
-  if (role) sqlite3_bind_text(st, 6, role, -1, SQLITE_STATIC); else sqlite3_bind_null(st, 6);
-  if (reason) sqlite3_bind_text(st, 7, reason, -1, SQLITE_STATIC); else sqlite3_bind_null(st, 7);
-  if (in->symbol) tl_bind_str(st, 8, t->pool, in->symbol[i]); else sqlite3_bind_null(st, 8);
-  if (in->role_class) sqlite3_bind_int64(st, 9, in->role_class[i]); else sqlite3_bind_null(st, 9);
+  if (role) sqlite3_bind_text(st, TL_PARAM(ES_SEMANTIC_ROLE), role, -1, SQLITE_STATIC);
+  else sqlite3_bind_null(st, TL_PARAM(ES_SEMANTIC_ROLE));
+  if (reason) sqlite3_bind_text(st, TL_PARAM(ES_SEMANTIC_REASON), reason, -1, SQLITE_STATIC);
+  else sqlite3_bind_null(st, TL_PARAM(ES_SEMANTIC_REASON));
+  if (in->symbol) tl_bind_str(st, TL_PARAM(ES_SYMBOL), t->pool, in->symbol[i]);
+  else sqlite3_bind_null(st, TL_PARAM(ES_SYMBOL));
+  if (in->role_class) sqlite3_bind_int64(st, TL_PARAM(ES_ROLE_CLASS), in->role_class[i]);
+  else sqlite3_bind_null(st, TL_PARAM(ES_ROLE_CLASS));
   uint32_t label = tl_label_display(l);
-  tl_bind_str(st, 10, t->pool, label);
-  tl_bind_str(st, 11, t->pool, l->name);
-  tl_bind_str(st, 12, t->pool, l->op_name);
-  tl_bind_str(st, 13, t->pool, l->op_type);
-  tl_bind_str(st, 14, t->pool, l->compute_task_type);
-  tl_bind_str(st, 15, t->pool, l->comm_name);
-  tl_bind_str(st, 16, t->pool, l->comm_task_type);
-  sqlite3_bind_text(st, 17, tl_family_source_kind(t->profile->inputs.v[ev->db_idx[j]].family), -1,
-                    SQLITE_STATIC);
-  tl_bind_str(st, 18, t->pool, l->task_type);
+  tl_bind_str(st, TL_PARAM(ES_LABEL), t->pool, label);
+  tl_bind_str(st, TL_PARAM(ES_RAW_LABEL), t->pool, l->name);
+  tl_bind_str(st, TL_PARAM(ES_OP_NAME), t->pool, l->op_name);
+  tl_bind_str(st, TL_PARAM(ES_OP_TYPE), t->pool, l->op_type);
+  tl_bind_str(st, TL_PARAM(ES_COMPUTE_TASK_TYPE), t->pool, l->compute_task_type);
+  tl_bind_str(st, TL_PARAM(ES_COMM_NAME), t->pool, l->comm_name);
+  tl_bind_str(st, TL_PARAM(ES_COMM_TASK_TYPE), t->pool, l->comm_task_type);
+  const char *family = tl_family_source_kind(t->profile->inputs.v[ev->db_idx[j]].family);
+  sqlite3_bind_text(st, TL_PARAM(ES_FAMILY), family, -1, SQLITE_STATIC);
+  tl_bind_str(st, TL_PARAM(ES_TASK_TYPE), t->pool, l->task_type);
 }
 
 /* Everything the event shape row is a function of (see bind_event_shape). */
@@ -416,11 +450,7 @@ static int publish_events(sqlite3 *db, const tl_event_input *in, const int32_t *
   ** INSERT ... SELECT (rows.h). */
   shape_pass sp = {
       .n = n, .width = 7, .table = "traceloom_event_shape",
-      .sql = "INSERT INTO traceloom_event_shape(shape_id, source_table, kind, category, role, "
-             "semantic_role, semantic_role_reason, symbol, role_class_id, label, raw_label, "
-             "op_name, op_type, compute_task_type, comm_name, comm_task_type, family, task_type, "
-             "source_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-             "?16, ?17, ?18, ?19)",
+      .columns = event_shape_columns, .ncols = ES_NCOLS,
       .key = event_shape_key, .bind = bind_event_shape, .ctx = in};
   uint32_t *shape_of = assign_shapes(db, &sp, e);
   if (!shape_of) return TL_ERROR;
@@ -566,21 +596,34 @@ static void call_shape_key(const void *ctx, size_t i, uint64_t *key) {
   key[6] = (uint64_t)tl_i64col_get(&ca->global_tid, i);
 }
 
+enum {
+  CS_ID, CS_PROVIDER, CS_CLOCK_DOMAIN, CS_SOURCE_TABLE, CS_API_NAME, CS_API_TYPE,
+  CS_MATCH_POLICY, CS_SOURCE_ID, CS_PROCESS, CS_THREAD, CS_GLOBAL_TID, CS_NCOLS
+};
+static const tl_rows_column call_shape_columns[CS_NCOLS] = {
+    [CS_ID] = {"shape_id", 0},           [CS_PROVIDER] = {"provider", 1},
+    [CS_CLOCK_DOMAIN] = {"clock_domain", 1}, [CS_SOURCE_TABLE] = {"source_table", 1},
+    [CS_API_NAME] = {"api_name", 1},     [CS_API_TYPE] = {"api_type", 1},
+    [CS_MATCH_POLICY] = {"match_policy", 1}, [CS_SOURCE_ID] = {"source_id", 0},
+    [CS_PROCESS] = {"process_id", 0},    [CS_THREAD] = {"thread_id", 0},
+    [CS_GLOBAL_TID] = {"global_tid", 0},
+};
+
 static void bind_call_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   const tl_trace *t = ctx;
   const tl_calls *ca = &t->calls;
   tl_provider prov = (tl_provider)ca->provider[i];
-  sqlite3_bind_text(st, 2, tl_provider_name(prov), -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, 3, prov == TL_PROVIDER_UNKNOWN ? "unknown" : "profiler_host", -1,
-                    SQLITE_STATIC);
-  tl_bind_str(st, 4, t->pool, t->source_refs.v[ca->source_ref[i]].table);
-  sqlite3_bind_int64(st, 8, t->source_refs.v[ca->source_ref[i]].source_id);
-  tl_bind_i64_or_null(st, 9, tl_i64col_get(&ca->process_id, i), TL_ABSENT);
-  tl_bind_i64_or_null(st, 10, tl_i64col_get(&ca->thread_id, i), TL_ABSENT);
-  tl_bind_i64_or_null(st, 11, tl_i64col_get(&ca->global_tid, i), TL_ABSENT);
-  tl_bind_str(st, 5, t->pool, ca->api_name[i]);
-  tl_bind_str(st, 6, t->pool, ca->api_type[i]);
-  sqlite3_bind_text(st, 7, call_match_policy(prov), -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(CS_PROVIDER), tl_provider_name(prov), -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(CS_CLOCK_DOMAIN),
+                    prov == TL_PROVIDER_UNKNOWN ? "unknown" : "profiler_host", -1, SQLITE_STATIC);
+  tl_bind_str(st, TL_PARAM(CS_SOURCE_TABLE), t->pool, t->source_refs.v[ca->source_ref[i]].table);
+  sqlite3_bind_int64(st, TL_PARAM(CS_SOURCE_ID), t->source_refs.v[ca->source_ref[i]].source_id);
+  tl_bind_i64_or_null(st, TL_PARAM(CS_PROCESS), tl_i64col_get(&ca->process_id, i), TL_ABSENT);
+  tl_bind_i64_or_null(st, TL_PARAM(CS_THREAD), tl_i64col_get(&ca->thread_id, i), TL_ABSENT);
+  tl_bind_i64_or_null(st, TL_PARAM(CS_GLOBAL_TID), tl_i64col_get(&ca->global_tid, i), TL_ABSENT);
+  tl_bind_str(st, TL_PARAM(CS_API_NAME), t->pool, ca->api_name[i]);
+  tl_bind_str(st, TL_PARAM(CS_API_TYPE), t->pool, ca->api_type[i]);
+  sqlite3_bind_text(st, TL_PARAM(CS_MATCH_POLICY), call_match_policy(prov), -1, SQLITE_STATIC);
 }
 
 static int publish_calls(sqlite3 *db, const tl_runtime_input *in, const relation_order *rel,
@@ -588,9 +631,7 @@ static int publish_calls(sqlite3 *db, const tl_runtime_input *in, const relation
   const tl_trace *t = in->trace;
   shape_pass sp = {
       .n = t->calls.n, .width = 7, .table = "traceloom_runtime_call_shape",
-      .sql = "INSERT INTO traceloom_runtime_call_shape(shape_id, provider, clock_domain, "
-             "source_table, api_name, api_type, match_policy, source_id, process_id, thread_id, "
-             "global_tid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+      .columns = call_shape_columns, .ncols = CS_NCOLS,
       .key = call_shape_key, .bind = bind_call_shape, .ctx = t};
   uint32_t *shape_of = assign_shapes(db, &sp, e);
   if (!shape_of) return TL_ERROR;
@@ -640,13 +681,23 @@ static void relation_shape_key(const void *ctx, size_t i, uint64_t *key) {
   key[3] = (uint64_t)(uintptr_t)tl_relation_cardinality(r);
 }
 
+enum { RS_ID, RS_KIND, RS_POLICY, RS_EVIDENCE, RS_STATE, RS_CARDINALITY, RS_NCOLS };
+static const tl_rows_column relation_shape_columns[RS_NCOLS] = {
+    [RS_ID] = {"shape_id", 0},          [RS_KIND] = {"relation_kind", 1},
+    [RS_POLICY] = {"match_policy", 1},  [RS_EVIDENCE] = {"evidence_level", 1},
+    [RS_STATE] = {"support_state", 1},  [RS_CARDINALITY] = {"cardinality", 1},
+};
+
 static void bind_relation_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   const tl_runtime_input *in = ctx;
   const tl_relation *r = &in->relations->v[i];
-  sqlite3_bind_text(st, 2, tl_relation_match_policy(in->trace, r), -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, 3, tl_relation_evidence_level(r), -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, 4, tl_support_state_name((tl_support_state)r->state), -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, 5, tl_relation_cardinality(r), -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(RS_KIND), "runtime_launch", -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(RS_POLICY), tl_relation_match_policy(in->trace, r), -1,
+                    SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(RS_EVIDENCE), tl_relation_evidence_level(r), -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(RS_STATE), tl_support_state_name((tl_support_state)r->state), -1,
+                    SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(RS_CARDINALITY), tl_relation_cardinality(r), -1, SQLITE_STATIC);
 }
 
 static int publish_relations(sqlite3 *db, const tl_runtime_input *in, const relation_order *rel,
@@ -654,9 +705,7 @@ static int publish_relations(sqlite3 *db, const tl_runtime_input *in, const rela
   size_t n = in->relations->n;
   shape_pass sp = {
       .n = n, .width = 4, .table = "traceloom_runtime_device_relation_shape",
-      .sql = "INSERT INTO traceloom_runtime_device_relation_shape(shape_id, relation_kind, "
-             "match_policy, evidence_level, support_state, cardinality) VALUES (?1, "
-             "'runtime_launch', ?2, ?3, ?4, ?5)",
+      .columns = relation_shape_columns, .ncols = RS_NCOLS,
       .key = relation_shape_key, .bind = bind_relation_shape, .ctx = in};
   uint32_t *shape_of = assign_shapes(db, &sp, e);
   if (!shape_of) return TL_ERROR;
@@ -675,15 +724,54 @@ static const char *file_role(tl_file_role r) {
   }
 }
 
+/* The inventory's four tables, as column descriptors (rows.h). */
+enum {
+  IN_DB, IN_KIND, IN_PROVIDER, IN_PATH, IN_STREAM_PATH, IN_STREAM_STATUS, IN_STREAM_DETAIL,
+  IN_EVENTS, IN_CALLS, IN_NCOLS
+};
+static const tl_rows_column input_columns[IN_NCOLS] = {
+    [IN_DB] = {"db_idx", 0},
+    [IN_KIND] = {"source_kind", 1},
+    [IN_PROVIDER] = {"provider", 1},
+    [IN_PATH] = {"path", 1},
+    [IN_STREAM_PATH] = {"stream_info_path", 1},
+    [IN_STREAM_STATUS] = {"stream_info_status", 1},
+    [IN_STREAM_DETAIL] = {"stream_info_detail", 1},
+    [IN_EVENTS] = {"event_count", 0},
+    [IN_CALLS] = {"runtime_call_count", 0},
+};
+
+enum { SF_ID, SF_ORDINAL, SF_PATH, SF_MODE, SF_SIZE, SF_SHA256, SF_DB, SF_ROLE, SF_NCOLS };
+static const tl_rows_column source_file_columns[SF_NCOLS] = {
+    [SF_ID] = {"source_id", 0},         [SF_ORDINAL] = {"source_ordinal", 0},
+    [SF_PATH] = {"source_path", 1},     [SF_MODE] = {"embedded_mode", 1},
+    [SF_SIZE] = {"size_bytes", 0},      [SF_SHA256] = {"sha256", 1},
+    [SF_DB] = {"db_idx", 0},            [SF_ROLE] = {"source_role", 1},
+};
+
+enum {
+  PI_DB, PI_ITEM, PI_KIND, PI_PATH, PI_TABLE, PI_ROWS, PI_CAPABILITY, PI_USABLE, PI_DETAIL,
+  PI_NCOLS
+};
+static const tl_rows_column inventory_columns[PI_NCOLS] = {
+    [PI_DB] = {"db_idx", 0},            [PI_ITEM] = {"item", 1},
+    [PI_KIND] = {"source_kind", 1},     [PI_PATH] = {"path", 1},
+    [PI_TABLE] = {"table_name", 1},     [PI_ROWS] = {"row_count", 0},
+    [PI_CAPABILITY] = {"capability", 1}, [PI_USABLE] = {"usable", 0},
+    [PI_DETAIL] = {"detail", 1},
+};
+
+/* embedded_table_name and source_rowid_column stay NULL: embed.c fills them. */
+enum { RT_SOURCE, RT_PATH, RT_TABLE, RT_ROWS, RT_NCOLS };
+static const tl_rows_column raw_table_columns[RT_NCOLS] = {
+    [RT_SOURCE] = {"source_id", 0},     [RT_PATH] = {"source_path", 1},
+    [RT_TABLE] = {"source_table", 1},   [RT_ROWS] = {"row_count", 0},
+};
+
 int tl_publish_inventory(sqlite3 *db, const tl_inventory_input *in, tl_err *e) {
   const tl_profile *p = in->profile;
   sqlite3_stmt *st = NULL;
-  int rc = tl_pub_prepare(db,
-                          "INSERT INTO traceloom_input(db_idx, source_kind, provider, path, "
-                          "stream_info_path, stream_info_status, stream_info_detail, "
-                          "event_count, runtime_call_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-                          "?8, ?9)",
-                          &st, e);
+  int rc = tl_rows_prepare(db, "INSERT", "traceloom_input", input_columns, IN_NCOLS, &st, e);
   /* Rows per input, counted here rather than by scanning what was just published. */
   int64_t *counts = calloc(2 * (p->inputs.n ? p->inputs.n : 1), sizeof *counts);
   if (rc == TL_OK && !counts) rc = tl_nomem(e);
@@ -697,71 +785,66 @@ int tl_publish_inventory(sqlite3 *db, const tl_inventory_input *in, tl_err *e) {
   for (size_t i = 0; rc == TL_OK && i < t->calls.n; i++)
     if (t->calls.db_idx[i] < p->inputs.n) counts[2 * t->calls.db_idx[i] + 1]++;
   for (size_t i = 0; rc == TL_OK && i < p->inputs.n; i++) {
-    sqlite3_bind_int64(st, 8, counts[2 * i]);
-    sqlite3_bind_int64(st, 9, counts[2 * i + 1]);
     const tl_input *inp = &p->inputs.v[i];
-    sqlite3_bind_int64(st, 1, (int64_t)i);
-    sqlite3_bind_text(st, 2, tl_family_source_kind(inp->family), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, tl_provider_name(tl_family_provider(inp->family)), -1,
+    sqlite3_bind_int64(st, TL_PARAM(IN_DB), (int64_t)i);
+    sqlite3_bind_text(st, TL_PARAM(IN_KIND), tl_family_source_kind(inp->family), -1,
                       SQLITE_STATIC);
-    tl_bind_text(st, 4, inp->path);
-    tl_bind_text(st, 5, inp->stream_info_path);
-    tl_bind_text(st, 6, inp->family->capture_companion ? inp->stream_info_status : NULL);
-    tl_bind_text(st, 7, inp->stream_info_detail);
+    sqlite3_bind_text(st, TL_PARAM(IN_PROVIDER), tl_provider_name(tl_family_provider(inp->family)),
+                      -1, SQLITE_STATIC);
+    tl_bind_text(st, TL_PARAM(IN_PATH), inp->path);
+    tl_bind_text(st, TL_PARAM(IN_STREAM_PATH), inp->stream_info_path);
+    tl_bind_text(st, TL_PARAM(IN_STREAM_STATUS),
+                 inp->family->capture_companion ? inp->stream_info_status : NULL);
+    tl_bind_text(st, TL_PARAM(IN_STREAM_DETAIL), inp->stream_info_detail);
+    sqlite3_bind_int64(st, TL_PARAM(IN_EVENTS), counts[2 * i]);
+    sqlite3_bind_int64(st, TL_PARAM(IN_CALLS), counts[2 * i + 1]);
     rc = tl_pub_step(db, st, "traceloom_input", e);
   }
   free(counts);
   sqlite3_finalize(st);
   st = NULL;
   if (rc == TL_OK)
-    rc = tl_pub_prepare(db,
-                        "INSERT INTO traceloom_raw_source_database(source_id, source_ordinal, "
-                        "source_path, embedded_mode, size_bytes, sha256, db_idx, source_role) "
-                        "VALUES (?1, ?1, ?2, 'referenced', ?3, ?4, ?5, ?6)",
-                        &st, e);
+    rc = tl_rows_prepare(db, "INSERT", "traceloom_raw_source_database", source_file_columns,
+                         SF_NCOLS, &st, e);
   for (size_t i = 0; rc == TL_OK && i < p->files.n; i++) {
-    sqlite3_bind_int64(st, 1, (int64_t)i);
-    tl_bind_text(st, 2, p->files.v[i].path);
-    sqlite3_bind_int64(st, 3, in->digests[i].size);
-    tl_bind_text(st, 4, in->digests[i].sha256);
-    sqlite3_bind_int(st, 5, p->files.v[i].db_idx);
-    sqlite3_bind_text(st, 6, file_role(p->files.v[i].role), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, TL_PARAM(SF_ID), (int64_t)i);
+    sqlite3_bind_int64(st, TL_PARAM(SF_ORDINAL), (int64_t)i);
+    tl_bind_text(st, TL_PARAM(SF_PATH), p->files.v[i].path);
+    sqlite3_bind_text(st, TL_PARAM(SF_MODE), "referenced", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, TL_PARAM(SF_SIZE), in->digests[i].size);
+    tl_bind_text(st, TL_PARAM(SF_SHA256), in->digests[i].sha256);
+    sqlite3_bind_int(st, TL_PARAM(SF_DB), p->files.v[i].db_idx);
+    sqlite3_bind_text(st, TL_PARAM(SF_ROLE), file_role(p->files.v[i].role), -1, SQLITE_STATIC);
     rc = tl_pub_step(db, st, "traceloom_raw_source_database", e);
   }
   sqlite3_finalize(st);
   st = NULL;
   sqlite3_stmt *raw = NULL;
   if (rc == TL_OK)
-    rc = tl_pub_prepare(db,
-                        "INSERT INTO traceloom_profile_inventory(db_idx, item, source_kind, path, "
-                        "table_name, row_count, capability, usable, detail) VALUES (?1, ?2, ?3, "
-                        "?4, ?5, ?6, ?7, ?8, ?9)",
-                        &st, e);
+    rc = tl_rows_prepare(db, "INSERT", "traceloom_profile_inventory", inventory_columns, PI_NCOLS,
+                         &st, e);
   if (rc == TL_OK)
-    rc = tl_pub_prepare(db,
-                        "INSERT OR IGNORE INTO traceloom_raw_table(source_id, source_path, "
-                        "source_table, embedded_table_name, source_rowid_column, row_count) "
-                        "VALUES (?1, ?2, ?3, NULL, NULL, ?4)",
-                        &raw, e);
+    rc = tl_rows_prepare(db, "INSERT OR IGNORE", "traceloom_raw_table", raw_table_columns,
+                         RT_NCOLS, &raw, e);
   for (size_t i = 0; rc == TL_OK && i < in->inventory->n; i++) {
     const tl_inventory_row *r = &in->inventory->v[i];
-    tl_bind_i64_or_null(st, 1, r->db_idx, -1);
-    sqlite3_bind_text(st, 2, r->item, -1, SQLITE_STATIC);
-    tl_bind_text(st, 3, r->source_kind);
-    tl_bind_text(st, 4, r->path);
-    tl_bind_text(st, 5, r->table_name);
-    tl_bind_i64_or_null(st, 6, r->row_count, -1);
-    tl_bind_text(st, 7, r->capability);
-    tl_bind_i64_or_null(st, 8, r->usable, -1);
-    tl_bind_text(st, 9, r->detail);
+    tl_bind_i64_or_null(st, TL_PARAM(PI_DB), r->db_idx, -1);
+    sqlite3_bind_text(st, TL_PARAM(PI_ITEM), r->item, -1, SQLITE_STATIC);
+    tl_bind_text(st, TL_PARAM(PI_KIND), r->source_kind);
+    tl_bind_text(st, TL_PARAM(PI_PATH), r->path);
+    tl_bind_text(st, TL_PARAM(PI_TABLE), r->table_name);
+    tl_bind_i64_or_null(st, TL_PARAM(PI_ROWS), r->row_count, -1);
+    tl_bind_text(st, TL_PARAM(PI_CAPABILITY), r->capability);
+    tl_bind_i64_or_null(st, TL_PARAM(PI_USABLE), r->usable, -1);
+    tl_bind_text(st, TL_PARAM(PI_DETAIL), r->detail);
     rc = tl_pub_step(db, st, "traceloom_profile_inventory", e);
     if (rc == TL_OK && strcmp(r->item, "table") == 0 && r->path) {
       for (size_t f = 0; f < p->files.n; f++) {
         if (strcmp(p->files.v[f].path, r->path) != 0) continue;
-        sqlite3_bind_int64(raw, 1, (int64_t)f);
-        tl_bind_text(raw, 2, r->path);
-        tl_bind_text(raw, 3, r->table_name);
-        tl_bind_i64_or_null(raw, 4, r->row_count, -1);
+        sqlite3_bind_int64(raw, TL_PARAM(RT_SOURCE), (int64_t)f);
+        tl_bind_text(raw, TL_PARAM(RT_PATH), r->path);
+        tl_bind_text(raw, TL_PARAM(RT_TABLE), r->table_name);
+        tl_bind_i64_or_null(raw, TL_PARAM(RT_ROWS), r->row_count, -1);
         rc = tl_pub_step(db, raw, "traceloom_raw_table", e);
         break;
       }
