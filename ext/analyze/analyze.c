@@ -7,7 +7,9 @@
 ** savepoint (publication.h): a failure anywhere leaves the database as it was.
 **
 ** Adding a stage: a function `static int name(analysis *a, tl_err *e)` that calls the module,
-** its fields in `analysis` (freed in analysis_free), and one row in `stages`.
+** its fields in `analysis` (freed in analysis_free), and one row in `stages`. Adding a
+** writer: a function of the same signature that builds the writer's input and calls it, and
+** one row in `publishers`, at the step and place publication needs it.
 */
 #include "analyze/analyze.h"
 #include "analyze/hashing.h"
