@@ -230,8 +230,9 @@ int tl_rows_prepare(sqlite3 *db, const char *verb, const char *table, const tl_r
     }
     tl_buf_puts(&sql, ")");
   }
+  int oom = !names || sql.oom;
   free(names);
-  if (!names || sql.oom) {
+  if (oom) {
     tl_buf_free(&sql);
     return tl_nomem(e);
   }
