@@ -7,13 +7,17 @@
 ** savepoint (publication.h): a failure anywhere leaves the database as it was.
 **
 ** Adding a stage: a function `static int name(analysis *a, tl_err *e)` that calls the module,
-** its fields in `analysis` (freed in analysis_free), and one row in `stages`.
+** its fields in `analysis` (freed in analysis_free), and one row in `stages`. Adding a
+** writer: a function of the same signature that builds the writer's input and calls it, and
+** one row in `publishers`, at the step and place publication needs it.
 */
 #include "analyze/analyze.h"
 #include "analyze/hashing.h"
 #include "analyze/progress.h"
 #include "analyze/publication.h"
 #include "util/buf.h"
+#include "util/timing.h"
+#include "publish/publish.h"
 #include "source/source.h"
 #include "trace/trace.h"
 #include "relate/relate.h"
@@ -23,6 +27,7 @@
 #include "anchor/anchors.h"
 #include "cost/packets.h"
 #include "structure/structure.h"
+#include "structure/publish_structure.h"
 #include "reports/reports.h"
 #include "bodypattern/bodypattern.h"
 #include "scope/scope.h"
@@ -112,23 +117,146 @@ static int link_context(analysis *a, tl_err *e) {
   return tl_context_link(a->ctx, &a->trace, &a->relations, &a->profile, &a->replay, e);
 }
 
-static tl_publish_input publish_input(analysis *a) {
-  return (tl_publish_input){.profile = &a->profile,
-                            .trace = &a->trace,
-                            .relations = &a->relations,
-                            .inventory = &a->inventory,
-                            .digests = a->digests,
-                            .options_json = a->options_json,
-                            .event_symbol = a->classes.symbol,
-                            .event_semantic_role = a->semantic_role,
-                            .event_semantic_role_reason = a->semantic_reason,
-                            .embed_raw = a->opt.embed_raw,
-                            .rules = a->rules,
-                            .classification = &a->cls,
-                            .event_role_class = a->classes.role_class,
-                            .anchors = &a->anchors,
-                            .replay = &a->replay,
-                            .threads = a->opt.threads};
+/* ------------------------------------------------------------------ publishers */
+
+/* Every writer of the analysis, one row each, in publication order; a stage that publishes
+** runs the rows of its step. A writer takes what it needs from the analysis (its own input
+** struct, built here) and calls its module: ext/publish for the trace's own facts and the
+** publication's frame (savepoint, views, catalog), each stage for its own relations. */
+typedef enum {
+  PUBLISH_RUNTIME, /* after replay reconstruction and context linking: calls, relations */
+  PUBLISH_EVENTS,  /* once anchors are selected: the events */
+  PUBLISH_REST     /* once the structure is recovered: everything else */
+} publish_step_id;
+
+static const tl_derived *derived(const analysis *a) { return &a->replay.launch_events; }
+
+static int pub_open(analysis *a, tl_err *e) { return tl_txn_begin(&a->txn, a->db, e); }
+
+static int pub_resume(analysis *a, tl_err *e) { return tl_publish_resume(&a->txn.pub, e); }
+
+static int pub_runtime(analysis *a, tl_err *e) {
+  tl_runtime_input in = {&a->trace, &a->relations};
+  return tl_publish_runtime(&a->txn.pub, &in, e);
+}
+
+static int pub_inventory(analysis *a, tl_err *e) {
+  tl_inventory_input in = {&a->profile, &a->trace, derived(a), &a->inventory, a->digests};
+  return tl_publish_inventory(a->db, &in, e);
+}
+
+static int pub_events(analysis *a, tl_err *e) {
+  tl_event_input in = {.trace = &a->trace,
+                       .derived = derived(a),
+                       .symbol = a->classes.symbol,
+                       .semantic_role = a->semantic_role,
+                       .semantic_role_reason = a->semantic_reason,
+                       .role_class = a->classes.role_class,
+                       .anchor_event = a->anchors.event,
+                       .nanchors = a->anchors.n};
+  return tl_publish_events(&a->txn.pub, &in, e);
+}
+
+static int pub_embedded(analysis *a, tl_err *e) {
+  return tl_publish_embedded(&a->txn.pub, &a->profile, e);
+}
+static int with_embed_raw(const analysis *a) { return a->opt.embed_raw; }
+
+static int pub_classification(analysis *a, tl_err *e) {
+  return tl_publish_classification(a->db, &a->trace, derived(a), a->rules, &a->cls, e);
+}
+
+static int pub_structure(analysis *a, tl_err *e) {
+  tl_structure_input in = {&a->trace, &a->anchors, &a->packets, &a->forest, a->anchor_call,
+                           (const uint32_t *const *)a->node_names};
+  return tl_publish_structure(a->db, &in, e);
+}
+
+static int pub_replay(analysis *a, tl_err *e) {
+  return tl_publish_replay(a->db, &a->trace, &a->replay, a->anchors.event, a->anchors.n, e);
+}
+
+static int pub_views(analysis *a, tl_err *e) {
+  return tl_publish_views(&a->txn.pub, a->opt.threads, e);
+}
+
+static int pub_metadata(analysis *a, tl_err *e) {
+  tl_metadata_input in = {
+      .profile = &a->profile,
+      .trace = &a->trace,
+      .derived = derived(a),
+      .nrelations = a->relations.n,
+      .digests = a->digests,
+      .options_json = a->options_json,
+      .embed_raw = a->opt.embed_raw,
+      .partition_by = a->rules->macro.partition_by_scheduler_step ? "scheduler_step" : "none"};
+  int rc = tl_publish_metadata(a->db, &in, e);
+  return rc == TL_OK ? tl_publish_catalog(a->db, e) : rc;
+}
+
+static int pub_release(analysis *a, tl_err *e) { return tl_txn_release(&a->txn, e); }
+
+/* ext/bodypattern reads the published replay cost map back (same savepoint). */
+static int pub_body_patterns(analysis *a, tl_err *e) {
+  int64_t body_domains = 0;
+  return tl_replay_body_patterns(a->db, &body_domains, e);
+}
+
+static int pub_context(analysis *a, tl_err *e) { return tl_context_publish(a->db, a->ctx, e); }
+
+/* ext/reports reads back the runtime relations published above (same savepoint). */
+static int pub_reports(analysis *a, tl_err *e) {
+  tl_reports_input in = {&a->trace, &a->anchors, &a->packets, &a->replay, a->rules,
+                         a->opt.idle_evidence, a->anchor_call};
+  return tl_reports_publish(a->db, &in, e);
+}
+
+static int pub_scopes(analysis *a, tl_err *e) {
+  return tl_scope_publish(a->db, &a->scopes, &a->trace, &a->anchors, e);
+}
+
+static int pub_stats(analysis *a, tl_err *e) { return tl_txn_stats(&a->txn, e); }
+
+typedef struct publisher {
+  publish_step_id step;
+  const char *name;                     /* TRACELOOM_TIMING=1 label; NULL: none */
+  int (*run)(analysis *a, tl_err *e);
+  int (*wanted)(const analysis *a);     /* NULL: always */
+} publisher;
+
+static const publisher publishers[] = {
+    {PUBLISH_RUNTIME, "schema", pub_open, NULL},
+    {PUBLISH_RUNTIME, "calls and relations", pub_runtime, NULL},
+    {PUBLISH_RUNTIME, "inventory", pub_inventory, NULL},
+    {PUBLISH_EVENTS, NULL, pub_resume, NULL},
+    {PUBLISH_EVENTS, "events", pub_events, NULL},
+    {PUBLISH_REST, NULL, pub_resume, NULL},
+    {PUBLISH_REST, "embedded raw tables", pub_embedded, with_embed_raw},
+    {PUBLISH_REST, "classification", pub_classification, NULL},
+    {PUBLISH_REST, "structure", pub_structure, NULL},
+    {PUBLISH_REST, "replays", pub_replay, NULL},
+    {PUBLISH_REST, "views", pub_views, NULL},
+    {PUBLISH_REST, "metadata and catalog", pub_metadata, NULL},
+    {PUBLISH_REST, NULL, pub_release, NULL},
+    {PUBLISH_REST, "replay body patterns", pub_body_patterns, NULL},
+    {PUBLISH_REST, "context", pub_context, with_context},
+    {PUBLISH_REST, "reports", pub_reports, NULL},
+    {PUBLISH_REST, "host scopes", pub_scopes, NULL},
+    {PUBLISH_REST, "planner statistics", pub_stats, NULL},
+};
+
+/* Runs the writers of one step, in table order. */
+static int publish_step(analysis *a, publish_step_id step, tl_err *e) {
+  tl_timer tm;
+  tl_timer_start(&tm, "publish");
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < sizeof publishers / sizeof publishers[0]; i++) {
+    const publisher *p = &publishers[i];
+    if (p->step != step || (p->wanted && !p->wanted(a))) continue;
+    rc = p->run(a, e);
+    if (p->name) tl_timer_mark(&tm, p->name);
+  }
+  return rc;
 }
 
 /* The runtime calls and relations are written now and freed: nothing after this point reads
@@ -136,8 +264,7 @@ static tl_publish_input publish_input(analysis *a) {
 static int publish_calls(analysis *a, tl_err *e) {
   a->supported_relations = tl_relations_supported(&a->relations);
   int rc = tl_relations_event_call(&a->relations, a->trace.ev.n, &a->event_call, e);
-  tl_publish_input in = publish_input(a);
-  if (rc == TL_OK) rc = tl_txn_begin(&a->txn, a->db, &in, e);
+  if (rc == TL_OK) rc = publish_step(a, PUBLISH_RUNTIME, e);
   if (rc == TL_OK) {
     tl_trace_release_calls(&a->trace);
     free(a->relations.v);
@@ -172,8 +299,7 @@ static int publish_events(analysis *a, tl_err *e) {
   /* each anchor's runtime endpoint, for its row and the host windows, from the event calls */
   int rc = tl_reports_anchor_endpoints(&a->anchors, &a->replay, a->event_call, a->trace.ev.n,
                                        &a->anchor_call, e);
-  tl_publish_input in = publish_input(a);
-  if (rc == TL_OK) rc = tl_txn_events(&a->txn, &in, e);
+  if (rc == TL_OK) rc = publish_step(a, PUBLISH_EVENTS, e);
   free(a->event_call);
   a->event_call = NULL;
   if (rc == TL_OK) {
@@ -218,24 +344,7 @@ static int publish(analysis *a, tl_err *e) {
   /* The summary's buffer exists before the commit: nothing may fail after it. */
   enum { SUMMARY_MAX = 512 };
   if (!(a->summary = malloc(SUMMARY_MAX))) return tl_nomem(e);
-  tl_structure_input sin = {&a->trace, &a->anchors, &a->packets, &a->forest, a->anchor_call,
-                            (const uint32_t *const *)a->node_names};
-  tl_publish_input in = publish_input(a);
-  in.structure = &sin;
-  int rc = tl_txn_finish(&a->txn, &in, e);
-  int64_t body_domains = 0;
-  /* ext/bodypattern reads the published replay cost map back (same savepoint) */
-  if (rc == TL_OK) rc = tl_replay_body_patterns(a->db, &body_domains, e);
-  if (rc == TL_OK && a->ctx) rc = tl_context_publish(a->db, a->ctx, e);
-  if (rc == TL_OK) {
-    /* ext/reports reads back the runtime relations published above (same savepoint). */
-    tl_reports_input rin = {&a->trace, &a->anchors, &a->packets, &a->replay, a->rules,
-                            a->opt.idle_evidence, a->anchor_call};
-    rc = tl_reports_publish(a->db, &rin, e);
-  }
-  if (rc == TL_OK) rc = tl_scope_publish(a->db, &a->scopes, &a->trace, &a->anchors, e);
-  if (rc == TL_OK) rc = tl_txn_stats(&a->txn, e);
-  return rc;
+  return publish_step(a, PUBLISH_REST, e);
 }
 
 typedef struct stage {

@@ -12,29 +12,23 @@
 
 static int exec(sqlite3 *db, const char *sql) { return sqlite3_exec(db, sql, NULL, NULL, NULL); }
 
-int tl_txn_begin(tl_analysis_txn *tx, sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+int tl_txn_begin(tl_analysis_txn *tx, sqlite3 *db, tl_err *e) {
   tx->db = db, tx->open = 0, tx->publishing = 0, tx->canary = NULL;
   if (tl_pub_exec(db, "SAVEPOINT traceloom_analysis", e)) return TL_ERROR;
   tx->open = 1;
-  int rc = tl_publish_begin(&tx->pub, db, in, e); /* rolls its own savepoint back on failure */
+  int rc = tl_publish_open(&tx->pub, db, e);
+  if (rc != TL_OK) tl_publish_abort(&tx->pub);
   tx->publishing = rc == TL_OK;
   return rc;
 }
 
-int tl_txn_events(tl_analysis_txn *tx, const tl_publish_input *in, tl_err *e) {
-  int rc = tl_publish_events(&tx->pub, in, e);
-  if (rc != TL_OK) tx->publishing = 0; /* rolled back already */
-  return rc;
-}
-
-int tl_txn_finish(tl_analysis_txn *tx, const tl_publish_input *in, tl_err *e) {
-  int rc = tl_publish_finish(&tx->pub, in, e); /* releases its savepoint, or rolls it back */
+int tl_txn_release(tl_analysis_txn *tx, tl_err *e) {
+  int rc = tl_publish_close(&tx->pub, e);
+  if (rc != TL_OK) return rc; /* still publishing: tl_txn_end aborts */
   tx->publishing = 0;
   /* The schema is complete: the canary stays valid until the end. */
-  if (rc == TL_OK)
-    rc = tl_pub_prepare(tx->db, "DELETE FROM main.traceloom_metadata WHERE key = ''",
+  return tl_pub_prepare(tx->db, "DELETE FROM main.traceloom_metadata WHERE key = ''",
                         &tx->canary, e);
-  return rc;
 }
 
 int tl_txn_stats(tl_analysis_txn *tx, tl_err *e) {

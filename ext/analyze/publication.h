@@ -2,21 +2,19 @@
 ** publication.h: the one atomic write of an analysis.
 **
 ** Everything an analysis writes is one savepoint, traceloom_analysis, around the
-** publisher's own steps (ext/publish: tl_publish_begin, tl_publish_events,
-** tl_publish_finish) and the writers whose rows derive from the published tables (the
-** scheduler context):
+** publisher's own savepoint (ext/publish: tl_publish_open ... tl_publish_close) and the
+** writers whose rows derive from the published tables (the scheduler context, the reports).
+** The writers themselves are the driver's table `publishers` (analyze.c):
 **
 **   tl_analysis_txn tx;
-**   rc = tl_txn_begin(&tx, db, &in, e);           SAVEPOINT; calls, relations, inventory
-**   ... compute ...
-**   if (rc == TL_OK) rc = tl_txn_events(&tx, &in, e);   the events
-**   ... compute ...
-**   if (rc == TL_OK) rc = tl_txn_finish(&tx, &in, e);   the rest, views, metadata
-**   if (rc == TL_OK) rc = tl_context_publish(db, ...);  writers over the published tables
+**   rc = tl_txn_begin(&tx, db, e);                 SAVEPOINTs; earlier analysis dropped, schema
+**   ... writers (tx.pub), computation in between ...
+**   if (rc == TL_OK) rc = tl_txn_release(&tx, e);  RELEASE traceloom_publish
+**   ... writers over the published tables ...
 **   if (rc == TL_OK) rc = tl_txn_stats(&tx, e);    table sizes for the planner, last
 **   rc = tl_txn_end(&tx, rc, e);                   RELEASE (the commit), or roll back
 **
-** Whatever fails, wherever (a step, the computation between steps, an interrupt, the
+** Whatever fails, wherever (a writer, the computation between writers, an interrupt, the
 ** commit itself), tl_txn_end leaves the database exactly as it was before tl_txn_begin.
 */
 #ifndef TL_PUBLICATION_H
@@ -28,13 +26,13 @@ typedef struct tl_analysis_txn {
   sqlite3 *db;
   tl_publication pub;
   int open;             /* SAVEPOINT traceloom_analysis is open */
-  int publishing;       /* between tl_publish_begin and tl_publish_finish */
+  int publishing;       /* between tl_publish_open and tl_publish_close */
   sqlite3_stmt *canary; /* a no-op write for rolling back after an interrupt (see .c) */
 } tl_analysis_txn;
 
-int tl_txn_begin(tl_analysis_txn *tx, sqlite3 *db, const tl_publish_input *in, tl_err *e);
-int tl_txn_events(tl_analysis_txn *tx, const tl_publish_input *in, tl_err *e);
-int tl_txn_finish(tl_analysis_txn *tx, const tl_publish_input *in, tl_err *e);
+int tl_txn_begin(tl_analysis_txn *tx, sqlite3 *db, tl_err *e);
+/* The publisher's savepoint is released: the canary of the outer one is prepared. */
+int tl_txn_release(tl_analysis_txn *tx, tl_err *e);
 /* Every table written: their row counts into sqlite_stat1 (tl_publish_planner_stats). */
 int tl_txn_stats(tl_analysis_txn *tx, tl_err *e);
 /* rc: how the analysis went so far. Commits when TL_OK (and returns the commit's result),

@@ -1,13 +1,12 @@
 /*
-** publish.c: the atomic publication of an analysis (see publish.h).
+** publish.c: the frame of the publication (see publish.h): the savepoint and its canary,
+** the drop of an earlier analysis, the embedded schema and views, the catalog, the planner
+** statistics, and the helpers every table writer uses. The writers of the trace's own facts
+** are facts.c; every stage writes its own relations.
 */
 #include "publish/publish.h"
 #include "embedded.h"
 #include "util/buf.h"
-#include "publish/shapes.h"
-#include "publish/rows.h"
-#include "util/sort.h"
-#include "util/timing.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -182,7 +181,7 @@ int tl_publish_planner_stats(sqlite3 *db, tl_err *e) {
 
 /* traceloom_analysis_surface from the `-- @surface name | grain | purpose | example` lines,
 ** for every relation that exists now. */
-static int publish_surface(sqlite3 *db, tl_err *e) {
+int tl_publish_catalog(sqlite3 *db, tl_err *e) {
   sqlite3_stmt *ins, *exists;
   if (tl_pub_prepare(db,
                      "INSERT OR REPLACE INTO traceloom_analysis_surface(surface_name, "
@@ -232,651 +231,6 @@ static int publish_surface(sqlite3 *db, tl_err *e) {
   return rc;
 }
 
-/* ------------------------------------------------------------------ tables */
-
-static const char *kind_category(tl_kind k) {
-  switch (k) {
-    case TL_KIND_COMPUTE: return "compute";
-    case TL_KIND_COMMUNICATION: return "comm";
-    case TL_KIND_SYNC: return "wait";
-    case TL_KIND_CONTROL: return "event";
-    case TL_KIND_GRAPH_LAUNCH: return "graph";
-    default: return "aux";
-  }
-}
-
-static const char *kind_role(tl_kind k) {
-  switch (k) {
-    case TL_KIND_COMPUTE:
-    case TL_KIND_GRAPH_LAUNCH: return "compute";
-    case TL_KIND_COMMUNICATION: return "comm";
-    case TL_KIND_DATA_MOVE: return "data_move";
-    case TL_KIND_CONTROL: return "event";
-    default: return "aux";
-  }
-}
-
-/* The shape pass before a bulk insert: the shape key of each of n rows, interned, and each
-** shape met for the first time written with `sql` (?1 = shape id, the rest bound by bind).
-** Returns the shape id of every row (free() it), or NULL with e set. */
-typedef struct shape_pass {
-  size_t n;
-  int width; /* words of key */
-  const char *table, *sql;
-  void (*key)(const void *ctx, size_t i, uint64_t *key);
-  void (*bind)(const void *ctx, sqlite3_stmt *st, size_t i);
-  const void *ctx;
-} shape_pass;
-
-static uint32_t *assign_shapes(sqlite3 *db, const shape_pass *p, tl_err *e) {
-  sqlite3_stmt *st;
-  if (tl_pub_prepare(db, p->sql, &st, e)) return NULL;
-  uint32_t *shape_of = malloc((p->n ? p->n : 1) * sizeof *shape_of);
-  tl_shapes shapes;
-  tl_shapes_init(&shapes, (size_t)p->width);
-  int rc = shape_of ? TL_OK : tl_nomem(e);
-  uint64_t key[8];
-  for (size_t i = 0; i < p->n && rc == TL_OK; i++) {
-    p->key(p->ctx, i, key);
-    int fresh;
-    int64_t id = tl_shapes_intern(&shapes, key, &fresh);
-    if (id < 0) {
-      rc = tl_nomem(e);
-      break;
-    }
-    if (fresh) {
-      sqlite3_bind_int64(st, 1, id);
-      p->bind(p->ctx, st, i);
-      rc = tl_pub_step(db, st, p->table, e);
-    }
-    shape_of[i] = (uint32_t)id;
-  }
-  tl_shapes_free(&shapes);
-  sqlite3_finalize(st);
-  if (rc != TL_OK) {
-    free(shape_of);
-    return NULL;
-  }
-  return shape_of;
-}
-
-/* The launch anchors replay derived: events numbered after the trace's (trace.h). */
-static const tl_derived *derived_events(const tl_publish_input *in) {
-  return in->replay ? &in->replay->launch_events : NULL;
-}
-
-/* The text columns of event i, stored once per distinct combination (traceloom_event_shape). */
-static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
-  const tl_publish_input *in = ctx;
-  const tl_trace *t = in->trace;
-  const tl_derived *d = derived_events(in);
-  size_t j = i;
-  const tl_events *ev = tl_events_of(t, d, &j);
-  const tl_label *l = tl_label_at(t, d, ev->label[j]);
-  const tl_source_ref *ref = tl_source_ref_at(t, d, ev->source_ref[j]);
-  sqlite3_bind_int64(st, 19, ref->source_id);
-  tl_bind_str(st, 2, t->pool, ref->table);
-  sqlite3_bind_text(st, 3, tl_kind_name((tl_kind)l->kind), -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, 4, kind_category((tl_kind)l->kind), -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, 5, kind_role((tl_kind)l->kind), -1, SQLITE_STATIC);
-  /* Role strings are static literals: bound without a copy. */
-  const char *role = in->event_semantic_role ? in->event_semantic_role[i] : NULL;
-  const char *reason = in->event_semantic_role_reason ? in->event_semantic_role_reason[i] : NULL;
-  if (role) sqlite3_bind_text(st, 6, role, -1, SQLITE_STATIC); else sqlite3_bind_null(st, 6);
-  if (reason) sqlite3_bind_text(st, 7, reason, -1, SQLITE_STATIC); else sqlite3_bind_null(st, 7);
-  if (in->event_symbol) tl_bind_str(st, 8, t->pool, in->event_symbol[i]); else sqlite3_bind_null(st, 8);
-  if (in->event_role_class) sqlite3_bind_int64(st, 9, in->event_role_class[i]); else sqlite3_bind_null(st, 9);
-  uint32_t label = tl_label_display(l);
-  tl_bind_str(st, 10, t->pool, label);
-  tl_bind_str(st, 11, t->pool, l->name);
-  tl_bind_str(st, 12, t->pool, l->op_name);
-  tl_bind_str(st, 13, t->pool, l->op_type);
-  tl_bind_str(st, 14, t->pool, l->compute_task_type);
-  tl_bind_str(st, 15, t->pool, l->comm_name);
-  tl_bind_str(st, 16, t->pool, l->comm_task_type);
-  sqlite3_bind_text(st, 17, tl_family_source_kind(t->profile->inputs.v[ev->db_idx[j]].family), -1,
-                    SQLITE_STATIC);
-  tl_bind_str(st, 18, t->pool, l->task_type);
-}
-
-/* Everything the event shape row is a function of (see bind_event_shape). */
-static void event_shape_key(const void *ctx, size_t i, uint64_t *key) {
-  const tl_publish_input *in = ctx;
-  const tl_trace *t = in->trace;
-  size_t j = i;
-  const tl_events *ev = tl_events_of(t, derived_events(in), &j);
-  key[0] = ev->label[j];
-  key[1] = ev->source_ref[j];
-  key[2] = (uint64_t)(uintptr_t)t->profile->inputs.v[ev->db_idx[j]].family;
-  key[3] = in->event_symbol ? in->event_symbol[i] : TL_STR_NONE;
-  key[4] = (uint64_t)(uintptr_t)(in->event_semantic_role ? in->event_semantic_role[i] : NULL);
-  key[5] = (uint64_t)(uintptr_t)(in->event_semantic_role_reason
-                                     ? in->event_semantic_role_reason[i] : NULL);
-  key[6] = in->event_role_class ? (uint64_t)in->event_role_class[i] + 1 : 0;
-}
-
-/* The integer columns of event i, for the bulk insert (rows.h). */
-typedef struct event_rows {
-  const tl_trace *t;
-  const tl_derived *d;
-  const uint32_t *shape_id;
-  const int32_t *relation;     /* per trace event: its relation_n (event_relations), or -1 */
-  size_t ncall;                /* events relation covers (the trace's; derived ones after) */
-  const int64_t *anchor;       /* per event: its anchor_n, or -1 */
-} event_rows;
-
-static void opt_i64(int64_t *v, unsigned char *null, int k, int64_t x, int64_t absent) {
-  null[k] = x == absent;
-  v[k] = x;
-}
-
-enum {
-  EV_N, EV_DB, EV_DEVICE, EV_ROWID, EV_STREAM, EV_START, EV_DUR, EV_SHAPE, EV_TASK,
-  EV_GLOBAL_TASK, EV_CORRELATION, EV_CONTEXT, EV_MODEL, EV_GRAPH_NODE, EV_OP, EV_RELATION,
-  EV_ANCHOR, EV_NCOLS
-};
-static const tl_rows_column event_columns[EV_NCOLS] = {
-    [EV_N] = {"event_n", 0},          [EV_DB] = {"db_idx", 0},
-    [EV_DEVICE] = {"device_id", 0},   [EV_ROWID] = {"source_rowid_offset", 0},
-    [EV_STREAM] = {"stream_id", 0},   [EV_START] = {"start_ns", 0},
-    [EV_DUR] = {"dur_ns", 0},         [EV_SHAPE] = {"shape_id", 0},
-    [EV_TASK] = {"task_id", 0},       [EV_GLOBAL_TASK] = {"global_task_id", 0},
-    [EV_CORRELATION] = {"correlation_id", 0}, [EV_CONTEXT] = {"context_id", 0},
-    [EV_MODEL] = {"model_id", 0},     [EV_GRAPH_NODE] = {"graph_node_id", 0},
-    [EV_OP] = {"op_id", 0},           [EV_RELATION] = {"relation_n", 0},
-    [EV_ANCHOR] = {"anchor_n", 0},
-};
-
-static int fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
-  const event_rows *r = ctx;
-  size_t j = i;
-  const tl_events *ev = tl_events_of(r->t, r->d, &j);
-  memset(null, 0, EV_NCOLS);
-  v[EV_N] = (int64_t)i;
-  v[EV_DB] = ev->db_idx[j];
-  v[EV_DEVICE] = ev->device_id[j];
-  /* the rows of one source table are consecutive events with consecutive rowids: one offset
-  ** for the whole run, which SQLite stores in no bytes when it is 0 or 1 */
-  v[EV_ROWID] = tl_i64col_get(&ev->source_rowid, j) - (int64_t)i;
-  opt_i64(v, null, EV_STREAM, ev->stream_id[j], TL_NO_STREAM);
-  v[EV_START] = ev->start_ns[j];
-  v[EV_DUR] = ev->end_ns[j] - ev->start_ns[j];
-  v[EV_SHAPE] = r->shape_id[i];
-  opt_i64(v, null, EV_TASK, tl_i64col_get(&ev->task_id, j), TL_ABSENT);
-  opt_i64(v, null, EV_GLOBAL_TASK, tl_i64col_get(&ev->global_task_id, j), TL_ABSENT);
-  opt_i64(v, null, EV_CORRELATION, tl_i64col_get(&ev->correlation_id, j), TL_ABSENT);
-  opt_i64(v, null, EV_CONTEXT, tl_i64col_get(&ev->context_id, j), TL_ABSENT);
-  opt_i64(v, null, EV_MODEL, tl_i64col_get(&ev->model_id, j), TL_ABSENT);
-  opt_i64(v, null, EV_GRAPH_NODE, tl_i64col_get(&ev->graph_node_id, j), TL_ABSENT);
-  opt_i64(v, null, EV_OP, tl_i64col_get(&ev->op_id, j), TL_ABSENT);
-  /* Relations name the trace's events only: a derived launch event has no launch call. */
-  opt_i64(v, null, EV_RELATION, r->relation && i < r->ncall ? r->relation[i] : -1, -1);
-  opt_i64(v, null, EV_ANCHOR, r->anchor ? r->anchor[i] : -1, -1);
-  return 0;
-}
-
-static int publish_events(sqlite3 *db, const tl_publish_input *in, const int32_t *event_relation,
-                          tl_err *e) {
-  const tl_trace *t = in->trace;
-  size_t n = tl_event_count(t, derived_events(in));
-  /* The shapes first (few rows, written as they are met), then every event in one
-  ** INSERT ... SELECT (rows.h). */
-  shape_pass sp = {
-      .n = n, .width = 7, .table = "traceloom_event_shape",
-      .sql = "INSERT INTO traceloom_event_shape(shape_id, source_table, kind, category, role, "
-             "semantic_role, semantic_role_reason, symbol, role_class_id, label, raw_label, "
-             "op_name, op_type, compute_task_type, comm_name, comm_task_type, family, task_type, "
-             "source_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-             "?16, ?17, ?18, ?19)",
-      .key = event_shape_key, .bind = bind_event_shape, .ctx = in};
-  uint32_t *shape_of = assign_shapes(db, &sp, e);
-  if (!shape_of) return TL_ERROR;
-  /* The anchor of each event (derived launch events included), from the anchors' events. */
-  int64_t *anchor = NULL;
-  if (in->anchors) {
-    anchor = malloc((n ? n : 1) * sizeof *anchor);
-    if (!anchor) return free(shape_of), tl_nomem(e);
-    for (size_t i = 0; i < n; i++) anchor[i] = -1;
-    for (size_t k = 0; k < in->anchors->n; k++) anchor[in->anchors->event[k]] = (int64_t)k;
-  }
-  event_rows ctx = {.t = t, .d = derived_events(in), .shape_id = shape_of, .relation = event_relation,
-                    .ncall = t->ev.n, .anchor = anchor};
-  int rc = tl_rows_publish(db, "traceloom_event_core", event_columns, EV_NCOLS, n, fill_event,
-                           NULL, &ctx, e);
-  free(shape_of), free(anchor);
-  return rc;
-}
-
-static const char *call_match_policy(tl_provider p) {
-  switch (p) {
-    case TL_PROVIDER_ASCEND: return "ascend_connection_id";
-    case TL_PROVIDER_CUDA: return "cuda_correlation_id";
-    default: return "unsupported";
-  }
-}
-
-/* Relations are published call-major (sorted by call, then device work; the rows without a
-** call last), so the relations of a call are a range of relation_n that the call row
-** records: no index on the call is needed to find them. */
-typedef struct relation_order {
-  uint32_t *order;        /* relation index of each published row */
-  int64_t *first;         /* per call: relation_n of its first relation, -1 when none */
-  uint32_t *count;        /* per call: its relations */
-} relation_order;
-
-static void relation_order_free(relation_order *o) {
-  free(o->order), free(o->first), free(o->count);
-  memset(o, 0, sizeof *o);
-}
-
-static int relation_order_build(const tl_publish_input *in, relation_order *o, tl_err *e) {
-  size_t n = in->relations->n, nc = in->trace->calls.n;
-  const tl_relation *r = in->relations->v;
-  memset(o, 0, sizeof *o);
-  uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
-  o->order = malloc((n ? n : 1) * sizeof *o->order);
-  o->first = malloc((nc ? nc : 1) * sizeof *o->first);
-  o->count = calloc(nc ? nc : 1, sizeof *o->count);
-  if (!keys || !o->order || !o->first || !o->count) {
-    free(keys);
-    relation_order_free(o);
-    return tl_nomem(e);
-  }
-  for (size_t i = 0; i < n; i++) {
-    uint64_t call = r[i].call >= 0 ? (uint64_t)r[i].call : (uint64_t)INT32_MAX + 1;
-    uint64_t work = r[i].work >= 0 ? (uint64_t)r[i].work : UINT32_MAX;
-    keys[i] = call << 32 | work;
-    o->order[i] = (uint32_t)i;
-  }
-  int bad = tl_radix_sort_u64(keys, o->order, n);
-  free(keys);
-  if (bad) {
-    relation_order_free(o);
-    return tl_nomem(e);
-  }
-  for (size_t c = 0; c < nc; c++) o->first[c] = -1;
-  for (size_t k = 0; k < n; k++) {
-    int32_t c = r[o->order[k]].call;
-    if (c < 0) continue;
-    if (o->first[c] < 0) o->first[c] = (int64_t)k;
-    o->count[c]++;
-  }
-  return TL_OK;
-}
-
-/* Per trace event, the relation_n its row records (kept for tl_publish_events): its
-** supported relation where it has one, else its first. Only a synchronization event under
-** a reused correlation id has more than one (one per candidate call, tl_relate); the others
-** are found by their partial index (sql/views/60_host_activity.sql). */
-static int event_relations(tl_publication *pub, const tl_publish_input *in,
-                           const relation_order *rel, tl_err *e) {
-  size_t nev = in->trace->ev.n;
-  const tl_relation *r = in->relations->v;
-  pub->event_relation = malloc((nev ? nev : 1) * sizeof *pub->event_relation);
-  if (!pub->event_relation) return tl_nomem(e);
-  for (size_t i = 0; i < nev; i++) pub->event_relation[i] = -1;
-  for (size_t k = 0; k < in->relations->n; k++) {
-    const tl_relation *x = &r[rel->order[k]];
-    if (x->work < 0 || (size_t)x->work >= nev) continue;
-    int supported = x->state == TL_SUPPORTED_EXACT || x->state == TL_SUPPORTED_DETERMINISTIC;
-    if (pub->event_relation[x->work] < 0 || supported) pub->event_relation[x->work] = (int32_t)k;
-  }
-  return TL_OK;
-}
-
-/* The integer columns of call i, for the bulk insert. */
-typedef struct call_rows {
-  const tl_trace *t;
-  const uint32_t *shape_id;
-  const relation_order *rel;
-} call_rows;
-
-enum {
-  CA_N, CA_DB, CA_ROWID, CA_START, CA_DUR, CA_SHAPE, CA_CONTEXT, CA_DEVICE, CA_CORRELATION,
-  CA_FIRST_RELATION, CA_RELATIONS, CA_NCOLS
-};
-static const tl_rows_column call_columns[CA_NCOLS] = {
-    [CA_N] = {"call_n", 0},             [CA_DB] = {"db_idx", 0},
-    [CA_ROWID] = {"source_rowid_offset", 0},   [CA_START] = {"start_ns", 0},
-    [CA_DUR] = {"dur_ns", 0},           [CA_SHAPE] = {"shape_id", 0},
-    [CA_CONTEXT] = {"context_id", 0},   [CA_DEVICE] = {"device_id", 0},
-    [CA_CORRELATION] = {"correlation_id", 0}, [CA_FIRST_RELATION] = {"first_relation_n", 0},
-    [CA_RELATIONS] = {"relation_count", 0},
-};
-
-static int fill_call(void *ctx, size_t i, int64_t *v, unsigned char *null) {
-  const call_rows *r = ctx;
-  const tl_calls *ca = &r->t->calls;
-  memset(null, 0, CA_NCOLS);
-  v[CA_N] = (int64_t)i;
-  v[CA_DB] = ca->db_idx[i];
-  v[CA_ROWID] = tl_i64col_get(&ca->source_rowid, i) - (int64_t)i; /* as the events' */
-  v[CA_START] = ca->start_ns[i];
-  v[CA_DUR] = ca->end_ns[i] - ca->start_ns[i];
-  v[CA_SHAPE] = r->shape_id[i];
-  opt_i64(v, null, CA_FIRST_RELATION, r->rel->first[i], -1);
-  v[CA_RELATIONS] = r->rel->count[i];
-  opt_i64(v, null, CA_CONTEXT, tl_i64col_get(&ca->context_id, i), TL_ABSENT);
-  opt_i64(v, null, CA_DEVICE, tl_i64col_get(&ca->device_id, i), TL_ABSENT);
-  opt_i64(v, null, CA_CORRELATION, tl_i64col_get(&ca->correlation_id, i), TL_ABSENT);
-  return 0;
-}
-
-/* A call's shape: its text and the ids of its thread, which a profile repeats on every call
-** of the thread (a few distinct values over hundreds of thousands of calls). */
-static void call_shape_key(const void *ctx, size_t i, uint64_t *key) {
-  const tl_calls *ca = &((const tl_trace *)ctx)->calls;
-  key[0] = ca->provider[i], key[1] = ca->source_ref[i];
-  key[2] = ca->api_name[i], key[3] = ca->api_type[i];
-  key[4] = (uint64_t)tl_i64col_get(&ca->process_id, i);
-  key[5] = (uint64_t)tl_i64col_get(&ca->thread_id, i);
-  key[6] = (uint64_t)tl_i64col_get(&ca->global_tid, i);
-}
-
-static void bind_call_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
-  const tl_trace *t = ctx;
-  const tl_calls *ca = &t->calls;
-  tl_provider prov = (tl_provider)ca->provider[i];
-  sqlite3_bind_text(st, 2, tl_provider_name(prov), -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, 3, prov == TL_PROVIDER_UNKNOWN ? "unknown" : "profiler_host", -1,
-                    SQLITE_STATIC);
-  tl_bind_str(st, 4, t->pool, t->source_refs.v[ca->source_ref[i]].table);
-  sqlite3_bind_int64(st, 8, t->source_refs.v[ca->source_ref[i]].source_id);
-  tl_bind_i64_or_null(st, 9, tl_i64col_get(&ca->process_id, i), TL_ABSENT);
-  tl_bind_i64_or_null(st, 10, tl_i64col_get(&ca->thread_id, i), TL_ABSENT);
-  tl_bind_i64_or_null(st, 11, tl_i64col_get(&ca->global_tid, i), TL_ABSENT);
-  tl_bind_str(st, 5, t->pool, ca->api_name[i]);
-  tl_bind_str(st, 6, t->pool, ca->api_type[i]);
-  sqlite3_bind_text(st, 7, call_match_policy(prov), -1, SQLITE_STATIC);
-}
-
-static int publish_calls(sqlite3 *db, const tl_publish_input *in, const relation_order *rel,
-                         tl_err *e) {
-  const tl_trace *t = in->trace;
-  shape_pass sp = {
-      .n = t->calls.n, .width = 7, .table = "traceloom_runtime_call_shape",
-      .sql = "INSERT INTO traceloom_runtime_call_shape(shape_id, provider, clock_domain, "
-             "source_table, api_name, api_type, match_policy, source_id, process_id, thread_id, "
-             "global_tid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-      .key = call_shape_key, .bind = bind_call_shape, .ctx = t};
-  uint32_t *shape_of = assign_shapes(db, &sp, e);
-  if (!shape_of) return TL_ERROR;
-  call_rows ctx = {.t = t, .shape_id = shape_of, .rel = rel};
-  int rc = tl_rows_publish(db, "traceloom_runtime_call_core", call_columns, CA_NCOLS, t->calls.n,
-                           fill_call, NULL, &ctx, e);
-  free(shape_of);
-  return rc;
-}
-
-/* The integer columns of relation row k (call-major order), for the bulk insert. */
-typedef struct relation_rows {
-  const tl_relation *r;
-  const uint32_t *order, *shape_id;
-} relation_rows;
-
-enum { RE_N, RE_DB, RE_CALL, RE_EVENT, RE_SHAPE, RE_CALLS, RE_WORKS, RE_NCOLS };
-static const tl_rows_column relation_columns[RE_NCOLS] = {
-    [RE_N] = {"relation_n", 0},       [RE_DB] = {"db_idx", 0},
-    [RE_CALL] = {"call_n", 0},        [RE_EVENT] = {"event_n", 0},
-    [RE_SHAPE] = {"shape_id", 0},     [RE_CALLS] = {"runtime_candidate_count", 0},
-    [RE_WORKS] = {"device_candidate_count", 0},
-};
-
-static int fill_relation(void *ctx, size_t k, int64_t *v, unsigned char *null) {
-  const relation_rows *x = ctx;
-  uint32_t i = x->order[k];
-  const tl_relation *r = &x->r[i];
-  memset(null, 0, RE_NCOLS);
-  v[RE_N] = (int64_t)k;
-  v[RE_DB] = r->db_idx;
-  opt_i64(v, null, RE_CALL, r->call, -1);
-  opt_i64(v, null, RE_EVENT, r->work, -1);
-  v[RE_SHAPE] = x->shape_id[i];
-  v[RE_CALLS] = r->call_candidates;
-  v[RE_WORKS] = r->work_candidates;
-  return 0;
-}
-
-/* The four strings of a relation's shape are static literals: their addresses identify them. */
-static void relation_shape_key(const void *ctx, size_t i, uint64_t *key) {
-  const tl_publish_input *in = ctx;
-  const tl_relation *r = &in->relations->v[i];
-  key[0] = (uint64_t)(uintptr_t)tl_relation_match_policy(in->trace, r);
-  key[1] = (uint64_t)(uintptr_t)tl_relation_evidence_level(r);
-  key[2] = r->state;
-  key[3] = (uint64_t)(uintptr_t)tl_relation_cardinality(r);
-}
-
-static void bind_relation_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
-  const tl_publish_input *in = ctx;
-  const tl_relation *r = &in->relations->v[i];
-  sqlite3_bind_text(st, 2, tl_relation_match_policy(in->trace, r), -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, 3, tl_relation_evidence_level(r), -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, 4, tl_support_state_name((tl_support_state)r->state), -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, 5, tl_relation_cardinality(r), -1, SQLITE_STATIC);
-}
-
-static int publish_relations(sqlite3 *db, const tl_publish_input *in, const relation_order *rel,
-                             tl_err *e) {
-  size_t n = in->relations->n;
-  shape_pass sp = {
-      .n = n, .width = 4, .table = "traceloom_runtime_device_relation_shape",
-      .sql = "INSERT INTO traceloom_runtime_device_relation_shape(shape_id, relation_kind, "
-             "match_policy, evidence_level, support_state, cardinality) VALUES (?1, "
-             "'runtime_launch', ?2, ?3, ?4, ?5)",
-      .key = relation_shape_key, .bind = bind_relation_shape, .ctx = in};
-  uint32_t *shape_of = assign_shapes(db, &sp, e);
-  if (!shape_of) return TL_ERROR;
-  relation_rows ctx = {.r = in->relations->v, .order = rel->order, .shape_id = shape_of};
-  int rc = tl_rows_publish(db, "traceloom_runtime_device_relation_core", relation_columns,
-                           RE_NCOLS, n, fill_relation, NULL, &ctx, e);
-  free(shape_of);
-  return rc;
-}
-
-static const char *file_role(tl_file_role r) {
-  switch (r) {
-    case TL_FILE_PRIMARY: return "primary";
-    case TL_FILE_SPLIT_PART: return "split_part";
-    default: return "companion";
-  }
-}
-
-static int publish_inventory(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
-  const tl_profile *p = in->profile;
-  sqlite3_stmt *st = NULL;
-  int rc = tl_pub_prepare(db,
-                          "INSERT INTO traceloom_input(db_idx, source_kind, provider, path, "
-                          "stream_info_path, stream_info_status, stream_info_detail, "
-                          "event_count, runtime_call_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-                          "?8, ?9)",
-                          &st, e);
-  /* Rows per input, counted here rather than by scanning what was just published. */
-  int64_t *counts = calloc(2 * (p->inputs.n ? p->inputs.n : 1), sizeof *counts);
-  if (rc == TL_OK && !counts) rc = tl_nomem(e);
-  const tl_trace *t = in->trace;
-  const tl_derived *d = derived_events(in);
-  for (size_t i = 0; rc == TL_OK && i < tl_event_count(t, d); i++) {
-    size_t j = i;
-    uint16_t db = tl_events_of(t, d, &j)->db_idx[j];
-    if (db < p->inputs.n) counts[2 * db]++;
-  }
-  for (size_t i = 0; rc == TL_OK && i < t->calls.n; i++)
-    if (t->calls.db_idx[i] < p->inputs.n) counts[2 * t->calls.db_idx[i] + 1]++;
-  for (size_t i = 0; rc == TL_OK && i < p->inputs.n; i++) {
-    sqlite3_bind_int64(st, 8, counts[2 * i]);
-    sqlite3_bind_int64(st, 9, counts[2 * i + 1]);
-    const tl_input *inp = &p->inputs.v[i];
-    sqlite3_bind_int64(st, 1, (int64_t)i);
-    sqlite3_bind_text(st, 2, tl_family_source_kind(inp->family), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, tl_provider_name(tl_family_provider(inp->family)), -1,
-                      SQLITE_STATIC);
-    tl_bind_text(st, 4, inp->path);
-    tl_bind_text(st, 5, inp->stream_info_path);
-    tl_bind_text(st, 6, inp->family->capture_companion ? inp->stream_info_status : NULL);
-    tl_bind_text(st, 7, inp->stream_info_detail);
-    rc = tl_pub_step(db, st, "traceloom_input", e);
-  }
-  free(counts);
-  sqlite3_finalize(st);
-  st = NULL;
-  if (rc == TL_OK)
-    rc = tl_pub_prepare(db,
-                        "INSERT INTO traceloom_raw_source_database(source_id, source_ordinal, "
-                        "source_path, embedded_mode, size_bytes, sha256, db_idx, source_role) "
-                        "VALUES (?1, ?1, ?2, 'referenced', ?3, ?4, ?5, ?6)",
-                        &st, e);
-  for (size_t i = 0; rc == TL_OK && i < p->files.n; i++) {
-    sqlite3_bind_int64(st, 1, (int64_t)i);
-    tl_bind_text(st, 2, p->files.v[i].path);
-    sqlite3_bind_int64(st, 3, in->digests[i].size);
-    tl_bind_text(st, 4, in->digests[i].sha256);
-    sqlite3_bind_int(st, 5, p->files.v[i].db_idx);
-    sqlite3_bind_text(st, 6, file_role(p->files.v[i].role), -1, SQLITE_STATIC);
-    rc = tl_pub_step(db, st, "traceloom_raw_source_database", e);
-  }
-  sqlite3_finalize(st);
-  st = NULL;
-  sqlite3_stmt *raw = NULL;
-  if (rc == TL_OK)
-    rc = tl_pub_prepare(db,
-                        "INSERT INTO traceloom_profile_inventory(db_idx, item, source_kind, path, "
-                        "table_name, row_count, capability, usable, detail) VALUES (?1, ?2, ?3, "
-                        "?4, ?5, ?6, ?7, ?8, ?9)",
-                        &st, e);
-  if (rc == TL_OK)
-    rc = tl_pub_prepare(db,
-                        "INSERT OR IGNORE INTO traceloom_raw_table(source_id, source_path, "
-                        "source_table, embedded_table_name, source_rowid_column, row_count) "
-                        "VALUES (?1, ?2, ?3, NULL, NULL, ?4)",
-                        &raw, e);
-  for (size_t i = 0; rc == TL_OK && i < in->inventory->n; i++) {
-    const tl_inventory_row *r = &in->inventory->v[i];
-    tl_bind_i64_or_null(st, 1, r->db_idx, -1);
-    sqlite3_bind_text(st, 2, r->item, -1, SQLITE_STATIC);
-    tl_bind_text(st, 3, r->source_kind);
-    tl_bind_text(st, 4, r->path);
-    tl_bind_text(st, 5, r->table_name);
-    tl_bind_i64_or_null(st, 6, r->row_count, -1);
-    tl_bind_text(st, 7, r->capability);
-    tl_bind_i64_or_null(st, 8, r->usable, -1);
-    tl_bind_text(st, 9, r->detail);
-    rc = tl_pub_step(db, st, "traceloom_profile_inventory", e);
-    if (rc == TL_OK && strcmp(r->item, "table") == 0 && r->path) {
-      for (size_t f = 0; f < p->files.n; f++) {
-        if (strcmp(p->files.v[f].path, r->path) != 0) continue;
-        sqlite3_bind_int64(raw, 1, (int64_t)f);
-        tl_bind_text(raw, 2, r->path);
-        tl_bind_text(raw, 3, r->table_name);
-        tl_bind_i64_or_null(raw, 4, r->row_count, -1);
-        rc = tl_pub_step(db, raw, "traceloom_raw_table", e);
-        break;
-      }
-    }
-  }
-  sqlite3_finalize(st);
-  sqlite3_finalize(raw);
-  return rc;
-}
-
-/* ------------------------------------------------------------------ metadata */
-
-static int put_meta(sqlite3_stmt *st, sqlite3 *db, const char *key, const char *value,
-                    tl_err *e) {
-  sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-  tl_bind_text(st, 2, value);
-  return tl_pub_step(db, st, "traceloom_metadata", e);
-}
-
-static int publish_metadata(sqlite3 *db, const tl_publish_input *in, tl_err *e) {
-  const tl_profile *p = in->profile;
-  const tl_trace *t = in->trace;
-  sqlite3_stmt *st;
-  if (tl_pub_prepare(db, "INSERT OR REPLACE INTO traceloom_metadata(key, value) VALUES (?1, ?2)",
-                     &st, e))
-    return TL_ERROR;
-  /* A single family reports its own kind; mixed inputs list each. */
-  tl_buf kind = {0}, paths = {0}, sizes = {0}, hashes = {0}, warnings = {0};
-  int mixed = 0;
-  for (size_t i = 1; i < p->inputs.n; i++)
-    if (p->inputs.v[i].family != p->inputs.v[0].family) mixed = 1;
-  if (!mixed) {
-    tl_buf_puts(&kind, tl_family_source_kind(p->inputs.v[0].family));
-  } else {
-    tl_buf_puts(&kind, "[");
-    for (size_t i = 0; i < p->inputs.n; i++) {
-      if (i) tl_buf_puts(&kind, ",");
-      const char *k = tl_family_source_kind(p->inputs.v[i].family);
-      tl_buf_json_string(&kind, k, strlen(k));
-    }
-    tl_buf_puts(&kind, "]");
-  }
-  tl_buf_puts(&paths, "[");
-  for (size_t i = 0; i < p->inputs.n; i++) {
-    if (i) tl_buf_puts(&paths, ",");
-    tl_buf_json_string(&paths, p->inputs.v[i].path, strlen(p->inputs.v[i].path));
-  }
-  tl_buf_puts(&paths, "]");
-  if (p->files.n == 1) {
-    tl_buf_i64(&sizes, in->digests[0].size);
-    tl_buf_puts(&hashes, in->digests[0].sha256);
-  } else {
-    tl_buf_puts(&sizes, "["), tl_buf_puts(&hashes, "[");
-    for (size_t i = 0; i < p->files.n; i++) {
-      if (i) tl_buf_puts(&sizes, ","), tl_buf_puts(&hashes, ",");
-      tl_buf_i64(&sizes, in->digests[i].size);
-      tl_buf_json_string(&hashes, in->digests[i].sha256, strlen(in->digests[i].sha256));
-    }
-    tl_buf_puts(&sizes, "]"), tl_buf_puts(&hashes, "]");
-  }
-  tl_buf_puts(&warnings, "[");
-  for (size_t i = 0; i < p->warnings.n; i++) {
-    if (i) tl_buf_puts(&warnings, ",");
-    tl_buf_json_string(&warnings, p->warnings.v[i], strlen(p->warnings.v[i]));
-  }
-  tl_buf_puts(&warnings, "]");
-  char n_events[24], n_launch_events[24], n_calls[24], n_rel[24], n_drop_e[24], n_drop_c[24];
-  /* event_count counts the reader's events; exact launch anchor events are counted apart */
-  const tl_derived *d = derived_events(in);
-  snprintf(n_events, sizeof n_events, "%zu", t->ev.n);
-  snprintf(n_launch_events, sizeof n_launch_events, "%zu", d ? d->ev.n : 0);
-  snprintf(n_calls, sizeof n_calls, "%zu", t->calls.n);
-  snprintf(n_rel, sizeof n_rel, "%zu", in->relations->n);
-  snprintf(n_drop_e, sizeof n_drop_e, "%lld", (long long)t->dropped_event_rows);
-  snprintf(n_drop_c, sizeof n_drop_c, "%lld", (long long)t->dropped_call_rows);
-  int rc = TL_OK;
-  if (kind.oom || paths.oom || sizes.oom || hashes.oom || warnings.oom) rc = tl_nomem(e);
-  const char *kv[][2] = {
-      {"schema_version", TRACELOOM_SCHEMA_VERSION},
-      {"tool_version", TRACELOOM_VERSION},
-      {"artifact_kind", "queryable_database_timeline"},
-      {"source_kind", kind.p},
-      {"source_path", p->inputs.v[0].path},
-      {"source_paths", paths.p},
-      {"source_size_bytes", sizes.p},
-      {"source_sha256", hashes.p},
-      {"source_embedded", in->embed_raw ? "1" : "0"},
-      {"analysis_options", in->options_json},
-      {"analysis_status", "complete"},
-      {"operator_audit_status", "observed_inventory"},
-      {"event_count", n_events},
-      {"graph_launch_event_count", n_launch_events},
-      {"runtime_call_count", n_calls},
-      {"runtime_device_relation_count", n_rel},
-      {"dropped_event_rows", n_drop_e},
-      {"dropped_runtime_call_rows", n_drop_c},
-      {"warnings", warnings.p},
-      {"candidate_partition_by",
-       in->rules && in->rules->macro.partition_by_scheduler_step ? "scheduler_step" : "none"},
-  };
-  for (size_t i = 0; rc == TL_OK && i < sizeof kv / sizeof kv[0]; i++)
-    rc = put_meta(st, db, kv[i][0], kv[i][1], e);
-  tl_buf_free(&kind), tl_buf_free(&paths), tl_buf_free(&sizes), tl_buf_free(&hashes),
-      tl_buf_free(&warnings);
-  sqlite3_finalize(st);
-  return rc;
-}
-
 /* ------------------------------------------------------------------ entry */
 
 /* A statement that writes nothing, prepared while the connection still can: see
@@ -893,7 +247,7 @@ static int canary_step(tl_publication *pub, tl_err *e) {
   return TL_OK;
 }
 
-/* Undoes everything since tl_publish_begin; the error message stays the caller's.
+/* Undoes everything since tl_publish_open; the error message stays the caller's.
 **
 ** After sqlite3_interrupt() the connection prepares no statement until the calling one
 ** ends, ROLLBACK TO included, and a read-only statement stopped by the interrupt (a progress
@@ -913,82 +267,47 @@ void tl_publish_abort(tl_publication *pub) {
   pub->event_relation = NULL;
 }
 
-int tl_publish_begin(tl_publication *pub, sqlite3 *db, const tl_publish_input *in, tl_err *e) {
+int tl_publish_open(tl_publication *pub, sqlite3 *db, tl_err *e) {
   pub->db = db, pub->canary = NULL, pub->event_relation = NULL;
-  tl_timer tm;
-  tl_timer_start(&tm, "publish");
   if (tl_pub_exec(db, "SAVEPOINT traceloom_publish", e)) return TL_ERROR;
   int rc = tl_drop_previous_embedded(db, e);
   if (rc == TL_OK) rc = drop_previous(db, e);
   if (rc == TL_OK) rc = run_embedded(db, "sql/schema/", e);
   if (rc == TL_OK) rc = canary_prepare(pub, e);
-  tl_timer_mark(&tm, "schema");
-  relation_order rel;
-  if (rc == TL_OK) rc = relation_order_build(in, &rel, e);
-  if (rc == TL_OK) {
-    rc = publish_calls(db, in, &rel, e);
-    if (rc == TL_OK) rc = publish_relations(db, in, &rel, e);
-    if (rc == TL_OK) rc = event_relations(pub, in, &rel, e);
-    relation_order_free(&rel);
-  }
-  tl_timer_mark(&tm, "calls and relations");
-  if (rc == TL_OK) rc = publish_inventory(db, in, e);
-  tl_timer_mark(&tm, "inventory");
-  if (rc != TL_OK) tl_publish_abort(pub);
   return rc;
 }
 
-int tl_publish_events(tl_publication *pub, const tl_publish_input *in, tl_err *e) {
-  tl_timer tm;
-  tl_timer_start(&tm, "publish");
-  int rc = canary_step(pub, e);
-  if (rc == TL_OK) rc = publish_events(pub->db, in, pub->event_relation, e);
-  free(pub->event_relation);
-  pub->event_relation = NULL;
-  tl_timer_mark(&tm, "events");
-  if (rc != TL_OK) tl_publish_abort(pub);
-  return rc;
+int tl_publish_resume(tl_publication *pub, tl_err *e) { return canary_step(pub, e); }
+
+/* New tables are new schema, which expires the canary: prepare it again. */
+static int canary_renew(tl_publication *pub, tl_err *e) {
+  sqlite3_finalize(pub->canary);
+  pub->canary = NULL;
+  return canary_prepare(pub, e);
 }
 
-int tl_publish_finish(tl_publication *pub, const tl_publish_input *in, tl_err *e) {
+int tl_publish_embedded(tl_publication *pub, const tl_profile *p, tl_err *e) {
+  int rc = tl_publish_embed_raw(pub->db, p, e);
+  return rc == TL_OK ? canary_renew(pub, e) : rc;
+}
+
+int tl_publish_views(tl_publication *pub, int threads, tl_err *e) {
   sqlite3 *db = pub->db;
-  tl_timer tm;
-  tl_timer_start(&tm, "publish");
-  int rc = canary_step(pub, e);
-  if (rc == TL_OK && in->embed_raw) {
-    rc = tl_publish_embed_raw(db, in->profile, e);
-    /* New tables are new schema, which expires the canary: prepare it again. */
-    if (rc == TL_OK) sqlite3_finalize(pub->canary), pub->canary = NULL, rc = canary_prepare(pub, e);
-  }
-  tl_timer_mark(&tm, "embedded raw tables");
-  if (rc == TL_OK && in->classification)
-    rc = tl_publish_classification(db, in->trace, derived_events(in), in->rules,
-                                   in->classification, e);
-  tl_timer_mark(&tm, "classification");
-  if (rc == TL_OK && in->structure) rc = tl_publish_structure(db, in->structure, e);
-  tl_timer_mark(&tm, "structure");
-  if (rc == TL_OK && in->replay)
-    rc = tl_publish_replay(db, in->trace, in->replay,
-                           in->structure ? in->structure->anchors->event : NULL,
-                           in->structure ? in->structure->anchors->n : 0, e);
-  tl_timer_mark(&tm, "replays");
   /* The index builds of sql/views/00_indexes.sql sort millions of keys: SQLite's sorter
   ** merges its runs on helper threads when allowed (PRAGMA threads). Same index, any count;
   ** the connection's own setting comes back afterwards. */
-  int helpers = in->threads > 1 ? in->threads - 1 : 0;
+  int helpers = threads > 1 ? threads - 1 : 0;
   int old_helpers = sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, -1);
   if (helpers > old_helpers) sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, helpers);
-  if (rc == TL_OK) rc = run_embedded(db, "sql/views/", e);
+  int rc = run_embedded(db, "sql/views/", e);
   sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, old_helpers);
-  tl_timer_mark(&tm, "views");
-  /* The views are new schema: re-prepare the canary, for an abort from here on. */
-  if (rc == TL_OK) sqlite3_finalize(pub->canary), pub->canary = NULL, rc = canary_prepare(pub, e);
-  if (rc == TL_OK) rc = publish_metadata(db, in, e);
-  if (rc == TL_OK) rc = publish_surface(db, e);
-  if (rc == TL_OK) rc = tl_pub_exec(db, "RELEASE traceloom_publish", e);
-  if (rc != TL_OK) {
-    tl_publish_abort(pub);
-  } else {
+  /* The views are new schema: a fresh canary, for an abort from here on. */
+  return rc == TL_OK ? canary_renew(pub, e) : rc;
+}
+
+int tl_publish_close(tl_publication *pub, tl_err *e) {
+  int rc = tl_pub_exec(pub->db, "RELEASE traceloom_publish", e);
+  if (rc == TL_OK) {
     sqlite3_finalize(pub->canary);
     pub->canary = NULL;
   }

@@ -1,11 +1,26 @@
 /*
 ** publish.h: writing the analysis into the calling connection's main database.
 **
-** Everything happens inside one SAVEPOINT: earlier traceloom_* relations are dropped,
-** the embedded schema (sql/schema) is created, rows are inserted with prepared
-** statements, the views (sql/views) are created and the catalog
-** (traceloom_analysis_surface) is filled from the `-- @surface` lines of the SQL files.
-** Any error rolls the savepoint back, so the previous analysis stays exactly as it was.
+** This layer is a leaf below every stage that publishes: it knows the publication (one
+** SAVEPOINT, the embedded schema and views, the catalog, the planner statistics), the
+** helpers every table writer uses (tl_pub_*, rows.h, shapes.h), and the writers of the
+** trace's own facts (runtime calls, relations, events, inventory, metadata), whose inputs
+** are trace, relate and source types only. The stages publish their own relations (ext/
+** classify, ext/structure, ext/replay, ext/context, ...) with these helpers; the driver
+** (ext/analyze/analyze.c, its table `publishers`) calls every writer in publication order.
+**
+**   tl_publication pub;
+**   tl_publish_open(&pub, db, e);          SAVEPOINT; earlier analysis dropped; sql/schema
+**   tl_publish_runtime(&pub, &rt, e);      calls and relations (then free them)
+**   tl_publish_resume(&pub, e);            an interrupt noticed in between stops here
+**   tl_publish_events(&pub, &ev, e);       events (then free the per-event arrays)
+**   ... the stages' writers ...
+**   tl_publish_views(&pub, threads, e);    sql/views (indexes, views)
+**   tl_publish_metadata(db, &md, e), tl_publish_catalog(db, e);
+**   tl_publish_close(&pub, e);             RELEASE
+**
+** Any failure is undone with tl_publish_abort: the previous analysis stays exactly as it
+** was.
 */
 #ifndef TL_PUBLISH_H
 #define TL_PUBLISH_H
@@ -14,62 +29,79 @@
 #include "trace/trace.h"
 #include "relate/relate.h"
 #include "source/source.h"
-#include "structure/publish_structure.h"
-#include "classify/classify.h"
-#include "replay/replay.h"
 
 typedef struct tl_source_digest {
   int64_t size;
   char sha256[65];
 } tl_source_digest;
 
-typedef struct tl_publish_input {
-  const tl_profile *profile;
-  const tl_trace *trace;
-  const tl_relations *relations;
-  const tl_inventory *inventory;
-  const tl_source_digest *digests;  /* one per profile file (source_id) */
-  const char *options_json;         /* canonical options */
-  /* Classification per event (NULL before that stage exists in a run). */
-  const uint32_t *event_symbol;     /* structural symbol, pool id */
-  const char *const *event_semantic_role;  /* anchor, aux, transparent: static strings */
-  const char *const *event_semantic_role_reason; /* static strings */
-  const tl_structure_input *structure; /* anchors, packets, trees; NULL to skip */
-  const tl_anchors *anchors;        /* for tl_publish_events: the anchor of each event */
-  int embed_raw;                    /* copy every raw source table (embed.c) */
-  /* Rule policies and role classes (ext/classify); NULL before that stage ran. */
-  const tl_rules *rules;
-  const tl_classification *classification;
-  const uint32_t *event_role_class;   /* traceloom_evidence_role_class.class_id per event */
-  const tl_replay *replay;            /* exact graph replays; NULL to skip */
-  int threads;                        /* analyze option: threads >= 2 let SQLite's sorter
-                                      ** build the large indexes with threads - 1 helpers */
-} tl_publish_input;
-
-
-/* The publication in three steps, so that each large array can be freed as soon as it is
-** written rather than held until the structure is published:
-**   tl_publish_begin   opens the SAVEPOINT, drops the earlier analysis, creates the schema
-**                      and writes the calls, relations and inventory (needs profile, trace,
-**                      relations, inventory, digests);
-**   tl_publish_events  writes the events (needs trace and the per-event classification);
-**   tl_publish_finish  writes everything else, creates the views and indexes and releases
-**                      the SAVEPOINT (calls.n and relations->n must still be the counts).
-** Each rolls back on its own failure; a failure in between is the caller's to undo with
-** tl_publish_abort. The handle keeps what an abort needs even when the connection has been
+/* The open publication. It keeps what an abort needs even when the connection has been
 ** interrupted (tl_publish_abort in publish.c). */
 typedef struct tl_publication {
   sqlite3 *db;
   sqlite3_stmt *canary; /* a no-op write, prepared while the connection still can */
   int32_t *event_relation; /* per trace event: the relation_n its row records, or -1; made
-                              by tl_publish_begin (relations are numbered there), written
+                              by tl_publish_runtime (relations are numbered there), written
                               with the events, then freed */
 } tl_publication;
 
-int tl_publish_begin(tl_publication *pub, sqlite3 *db, const tl_publish_input *in, tl_err *e);
-int tl_publish_events(tl_publication *pub, const tl_publish_input *in, tl_err *e);
-int tl_publish_finish(tl_publication *pub, const tl_publish_input *in, tl_err *e);
+/* SAVEPOINT traceloom_publish, the drop of every earlier traceloom_* relation, sql/schema. */
+int tl_publish_open(tl_publication *pub, sqlite3 *db, tl_err *e);
+/* Steps the canary: an interrupt that came while the caller computed between two writers
+** stops the publication at a write. */
+int tl_publish_resume(tl_publication *pub, tl_err *e);
+/* sql/views (the index builds may use threads - 1 sorter helpers), then a fresh canary. */
+int tl_publish_views(tl_publication *pub, int threads, tl_err *e);
+/* traceloom_analysis_surface from the `-- @surface` lines, for the relations that exist. */
+int tl_publish_catalog(sqlite3 *db, tl_err *e);
+/* RELEASE traceloom_publish. */
+int tl_publish_close(tl_publication *pub, tl_err *e);
+/* Undoes everything since tl_publish_open; the error message stays the caller's. */
 void tl_publish_abort(tl_publication *pub);
+
+/* The runtime calls and relations (calls.n and relations->n must still be the counts). */
+typedef struct tl_runtime_input {
+  const tl_trace *trace;
+  const tl_relations *relations;
+} tl_runtime_input;
+int tl_publish_runtime(tl_publication *pub, const tl_runtime_input *in, tl_err *e);
+
+/* traceloom_input, traceloom_raw_source_database, traceloom_profile_inventory. */
+typedef struct tl_inventory_input {
+  const tl_profile *profile;
+  const tl_trace *trace;
+  const tl_derived *derived;        /* events derived after the trace's (replay); NULL: none */
+  const tl_inventory *inventory;
+  const tl_source_digest *digests;  /* one per profile file (source_id) */
+} tl_inventory_input;
+int tl_publish_inventory(sqlite3 *db, const tl_inventory_input *in, tl_err *e);
+
+/* The events, with what classification and anchor selection decided per event (NULL:
+** none). Frees pub->event_relation. */
+typedef struct tl_event_input {
+  const tl_trace *trace;
+  const tl_derived *derived;
+  const uint32_t *symbol;                  /* structural symbol, pool id */
+  const char *const *semantic_role;        /* anchor, aux, transparent: static strings */
+  const char *const *semantic_role_reason; /* static strings */
+  const uint32_t *role_class;              /* traceloom_evidence_role_class.class_id */
+  const uint32_t *anchor_event;            /* event of anchor k, for k < nanchors */
+  size_t nanchors;
+} tl_event_input;
+int tl_publish_events(tl_publication *pub, const tl_event_input *in, tl_err *e);
+
+/* traceloom_metadata. */
+typedef struct tl_metadata_input {
+  const tl_profile *profile;
+  const tl_trace *trace;
+  const tl_derived *derived;
+  size_t nrelations;
+  const tl_source_digest *digests;
+  const char *options_json;       /* canonical options */
+  int embed_raw;
+  const char *partition_by;       /* candidate_partition_by: "scheduler_step" or "none" */
+} tl_metadata_input;
+int tl_publish_metadata(sqlite3 *db, const tl_metadata_input *in, tl_err *e);
 
 /* The row count of every traceloom_* table in sqlite_stat1 (creating it where missing), read
 ** again by this connection's planner: once every table is written. New schema (the stat
@@ -77,7 +109,9 @@ void tl_publish_abort(tl_publication *pub);
 int tl_publish_planner_stats(sqlite3 *db, tl_err *e);
 
 /* embed.c: raw tables of the sources, copied with their rowids (option embed_raw), and the
-** drop of an earlier analysis' embedded tables. */
+** drop of an earlier analysis' embedded tables. tl_publish_embedded also prepares the
+** canary again (new tables are new schema). */
+int tl_publish_embedded(tl_publication *pub, const tl_profile *p, tl_err *e);
 int tl_publish_embed_raw(sqlite3 *db, const tl_profile *p, tl_err *e);
 int tl_drop_previous_embedded(sqlite3 *db, tl_err *e);
 

@@ -19,6 +19,7 @@
 ** empty (any other constraint is left to SQLite). Rows come in producer order, rowid = row index.
 */
 #include "publish/rows.h"
+#include "util/buf.h"
 #include "vtab/vtab_common.h"
 
 #include <stdlib.h>
@@ -171,22 +172,12 @@ int tl_rows_insert(sqlite3 *db, const char *table, const char *columns, const tl
   return TL_OK;
 }
 
-int tl_rows_publish(sqlite3 *db, const char *table, const tl_rows_column *cols, int ncols,
-                    size_t nrows, int (*fill)(void *, size_t, int64_t *, unsigned char *),
-                    void (*text)(void *, int, const char **, int *), void *ctx, tl_err *e) {
-  if (ncols < 1 || ncols > TL_ROWS_MAX_COLS)
-    return tl_fail(e, "internal error: %d columns for %s", ncols, table);
-  if (nrows == 0) return TL_OK;
-  tl_rows rows = {.nrows = nrows, .ncols = ncols, .fill = fill, .ctx = ctx, .text = text};
+/* "name0, name1, ..." of the descriptors (malloc'd), or NULL when out of memory. */
+static char *column_names(const tl_rows_column *cols, int ncols) {
   size_t len = 0;
-  for (int k = 0; k < ncols; k++) {
-    len += strlen(cols[k].name) + 2;
-    if (cols[k].text) rows.text_cols |= 1u << k;
-  }
-  if (rows.text_cols && !text)
-    return tl_fail(e, "internal error: text columns of %s without a text producer", table);
+  for (int k = 0; k < ncols; k++) len += strlen(cols[k].name) + 2;
   char *names = malloc(len + 1);
-  if (!names) return tl_nomem(e);
+  if (!names) return NULL;
   size_t n = 0;
   for (int k = 0; k < ncols; k++) {
     size_t m = strlen(cols[k].name);
@@ -195,7 +186,59 @@ int tl_rows_publish(sqlite3 *db, const char *table, const tl_rows_column *cols, 
     n += m;
   }
   names[n] = '\0';
+  return names;
+}
+
+int tl_rows_publish(sqlite3 *db, const char *table, const tl_rows_column *cols, int ncols,
+                    size_t nrows, int (*fill)(void *, size_t, int64_t *, unsigned char *),
+                    void (*text)(void *, int, const char **, int *), void *ctx, tl_err *e) {
+  if (ncols < 1 || ncols > TL_ROWS_MAX_COLS)
+    return tl_fail(e, "internal error: %d columns for %s", ncols, table);
+  for (int k = 0; k < ncols; k++)
+    if (cols[k].expr) return tl_fail(e, "internal error: an expression column of %s", table);
+  if (nrows == 0) return TL_OK;
+  tl_rows rows = {.nrows = nrows, .ncols = ncols, .fill = fill, .ctx = ctx, .text = text};
+  for (int k = 0; k < ncols; k++)
+    if (cols[k].text) rows.text_cols |= 1u << k;
+  if (rows.text_cols && !text)
+    return tl_fail(e, "internal error: text columns of %s without a text producer", table);
+  char *names = column_names(cols, ncols);
+  if (!names) return tl_nomem(e);
   int rc = tl_rows_insert(db, table, names, &rows, e);
   free(names);
+  return rc;
+}
+
+int tl_rows_prepare(sqlite3 *db, const char *verb, const char *table, const tl_rows_column *cols,
+                    int ncols, sqlite3_stmt **st, tl_err *e) {
+  *st = NULL;
+  char *names = column_names(cols, ncols);
+  tl_buf sql = {0};
+  if (names) {
+    tl_buf_printf(&sql, "%s INTO %s(%s) VALUES (", verb, table, names);
+    for (int k = 0; k < ncols; k++) {
+      if (k) tl_buf_puts(&sql, ", ");
+      const char *x = cols[k].expr, *q = x ? strchr(x, '?') : NULL;
+      if (!x) {
+        tl_buf_printf(&sql, "?%d", TL_PARAM(k));
+      } else if (!q) {
+        tl_buf_puts(&sql, x);
+      } else {
+        tl_buf_append(&sql, x, (size_t)(q - x));
+        tl_buf_printf(&sql, "?%d%s", TL_PARAM(k), q + 1);
+      }
+    }
+    tl_buf_puts(&sql, ")");
+  }
+  int oom = !names || sql.oom;
+  free(names);
+  if (oom) {
+    tl_buf_free(&sql);
+    return tl_nomem(e);
+  }
+  int rc = TL_OK;
+  if (sqlite3_prepare_v2(db, sql.p, -1, st, NULL) != SQLITE_OK)
+    rc = tl_fail(e, "failed to prepare the insert into %s: %s", table, sqlite3_errmsg(db));
+  tl_buf_free(&sql);
   return rc;
 }

@@ -40,6 +40,10 @@ typedef struct tl_rows {
 typedef struct tl_rows_column {
   const char *name;
   unsigned char text; /* 1: the column's value comes from text(), not v[] */
+  /* tl_rows_prepare only: the value as SQL, `?` standing for the column's parameter
+  ** ("json_object('detail', ?)"); a constant ("'exact_direct'") binds nothing. NULL: the
+  ** parameter itself. */
+  const char *expr;
 } tl_rows_column;
 
 /* INSERT INTO table(<names of cols>) SELECT ... FROM traceloom_rows: tl_rows_insert with the
@@ -47,6 +51,17 @@ typedef struct tl_rows_column {
 int tl_rows_publish(sqlite3 *db, const char *table, const tl_rows_column *cols, int ncols,
                     size_t nrows, int (*fill)(void *, size_t, int64_t *, unsigned char *),
                     void (*text)(void *, int, const char **, int *), void *ctx, tl_err *e);
+
+/* The same descriptors for a table written row by row: `verb` (INSERT, INSERT OR IGNORE, ...)
+** INTO table(<names of cols>) VALUES (?1, .., ?ncols), so that column k of the enum is bound
+** as parameter TL_PARAM(k) (a column with an expr has it in place of its parameter):
+**
+**   tl_rows_prepare(db, "INSERT", "traceloom_node_shape", shape_columns, NS_NCOLS, &st, e);
+**   sqlite3_bind_int64(st, TL_PARAM(NS_ID), id);
+*/
+#define TL_PARAM(col) ((col) + 1)
+int tl_rows_prepare(sqlite3 *db, const char *verb, const char *table, const tl_rows_column *cols,
+                    int ncols, sqlite3_stmt **st, tl_err *e);
 
 /* The eponymous virtual table traceloom_rows (registered with the extension). */
 extern const sqlite3_module tl_rows_module;

@@ -37,17 +37,68 @@ static const char *member_identity(const tl_trace *t, uint32_t x) {
   return id ? tl_str(t, id) : NULL;
 }
 
+enum {
+  GL_LAUNCH_ID, GL_DB_IDX, GL_DEVICE_ID, GL_GRAPH_PROVIDER, GL_GRAPH_EVENT_ID, GL_ANCHOR_ID,
+  GL_REPLAY_UNIT_ID, GL_GRAPH_TEMPLATE_ID, GL_GRAPH_LAUNCH_OCCURRENCE_ID,
+  GL_REPLAY_BODY_TEMPLATE_ID, GL_BODY_ID, GL_MEMBER_ORDER, GL_SLOT_ORDER, GL_CORRELATION_ID,
+  GL_MATCH_POLICY, GL_ASSOCIATION_POLICY, GL_START_NS, GL_END_NS, GL_DUR_US, GL_EVIDENCE_LEVEL,
+  GL_SLOT_ROLE, GL_RECONSTRUCTION_STATUS, GL_REGION_ID, GL_HOST_CALL_ID, GL_MEMBER_COUNT,
+  GL_FIRST_MEMBER_N, GL_LAUNCH_N, GL_ANCHOR_N, GL_GRAPH_EVENT_N, GL_NCOLS
+};
+static const tl_rows_column graph_launch_columns[GL_NCOLS] = {
+    [GL_LAUNCH_ID] = {"launch_id", 1},
+    [GL_DB_IDX] = {"db_idx", 0},
+    [GL_DEVICE_ID] = {"device_id", 0},
+    [GL_GRAPH_PROVIDER] = {"graph_provider", 1},
+    [GL_GRAPH_EVENT_ID] = {"graph_event_id", 1},
+    [GL_ANCHOR_ID] = {"anchor_id", 1},
+    [GL_REPLAY_UNIT_ID] = {"replay_unit_id", 1},
+    [GL_GRAPH_TEMPLATE_ID] = {"graph_template_id", 1},
+    [GL_GRAPH_LAUNCH_OCCURRENCE_ID] = {"graph_launch_occurrence_id", 0},
+    [GL_REPLAY_BODY_TEMPLATE_ID] = {"replay_body_template_id", 1},
+    [GL_BODY_ID] = {"body_id", 1},
+    [GL_MEMBER_ORDER] = {"member_order", 0},
+    [GL_SLOT_ORDER] = {"slot_order", 0},
+    [GL_CORRELATION_ID] = {"correlation_id", 1},
+    [GL_MATCH_POLICY] = {"match_policy", 1},
+    [GL_ASSOCIATION_POLICY] = {"association_policy", 1},
+    [GL_START_NS] = {"start_ns", 0},
+    [GL_END_NS] = {"end_ns", 0},
+    [GL_DUR_US] = {"dur_us", 0},
+    [GL_EVIDENCE_LEVEL] = {"evidence_level", 1, "'exact_direct'"},
+    [GL_SLOT_ROLE] = {"slot_role", 1},
+    [GL_RECONSTRUCTION_STATUS] = {"reconstruction_status", 1},
+    [GL_REGION_ID] = {"region_id", 1},
+    [GL_HOST_CALL_ID] = {"host_call_id", 1},
+    [GL_MEMBER_COUNT] = {"member_count", 0},
+    [GL_FIRST_MEMBER_N] = {"first_member_n", 0},
+    [GL_LAUNCH_N] = {"launch_n", 0},
+    [GL_ANCHOR_N] = {"anchor_n", 0},
+    [GL_GRAPH_EVENT_N] = {"graph_event_n", 0},
+};
+
+enum {
+  GC_LAUNCH_ID, GC_DB_IDX, GC_DEVICE_ID, GC_EVENT_ID, GC_CONTROL_KIND, GC_LAUNCH_N, GC_EVENT_N,
+  GC_NCOLS
+};
+static const tl_rows_column graph_launch_control_columns[GC_NCOLS] = {
+    [GC_LAUNCH_ID] = {"launch_id", 1},
+    [GC_DB_IDX] = {"db_idx", 0},
+    [GC_DEVICE_ID] = {"device_id", 0},
+    [GC_EVENT_ID] = {"event_id", 1},
+    [GC_CONTROL_KIND] = {"control_kind", 1},
+    [GC_LAUNCH_N] = {"launch_n", 0},
+    [GC_EVENT_N] = {"event_n", 0},
+};
+
 static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
                             const uint32_t *anchor_of_event, tl_err *e) {
   sqlite3_stmt *st, *ctl;
-  if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_graph_launch VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,"
-                     "?11,?12,?13,?14,?15,?16,?17,?18,?19,'exact_direct',?20,?21,?22,?23,?24,?25,?26,?27,"
-                     "?28)",
-                     &st, e))
+  if (tl_rows_prepare(db, "INSERT", "traceloom_graph_launch", graph_launch_columns, GL_NCOLS, &st,
+                      e))
     return TL_ERROR;
-  if (tl_pub_prepare(db, "INSERT INTO traceloom_graph_launch_control VALUES(?1,?2,?3,?4,?5,?6,?7)",
-                     &ctl, e)) {
+  if (tl_rows_prepare(db, "INSERT", "traceloom_graph_launch_control", graph_launch_control_columns,
+                      GC_NCOLS, &ctl, e)) {
     sqlite3_finalize(st);
     return TL_ERROR;
   }
@@ -59,56 +110,68 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     int promoted = l->unit != TL_REPLAY_NONE;
     char lid[48];
     ID(lid, "graph-launch-%llu", i);
-    sqlite3_bind_text(st, 1, lid, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 2, l->db_idx);
-    sqlite3_bind_int64(st, 3, l->device_id);
-    sqlite3_bind_text(st, 4, provider_name(l->provider), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, TL_PARAM(GL_LAUNCH_ID), lid, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, TL_PARAM(GL_DB_IDX), l->db_idx);
+    sqlite3_bind_int64(st, TL_PARAM(GL_DEVICE_ID), l->device_id);
+    sqlite3_bind_text(st, TL_PARAM(GL_GRAPH_PROVIDER), provider_name(l->provider), -1,
+                      SQLITE_STATIC);
     uint32_t gev = promoted ? l->anchor_event : l->control[0];
-    bind_id(st, 5, "event-%llu", gev, gev != TL_REPLAY_NONE);
+    bind_id(st, TL_PARAM(GL_GRAPH_EVENT_ID), "event-%llu", gev, gev != TL_REPLAY_NONE);
     uint32_t an = promoted && anchor_of_event ? anchor_of_event[l->anchor_event] : TL_REPLAY_NONE;
-    bind_id(st, 6, "anchor-%llu", an, an != TL_REPLAY_NONE);
-    bind_id(st, 7, "replay-unit-%llu", l->unit, promoted);
-    bind_id(st, 8, "graph-template-%llu",
+    bind_id(st, TL_PARAM(GL_ANCHOR_ID), "anchor-%llu", an, an != TL_REPLAY_NONE);
+    bind_id(st, TL_PARAM(GL_REPLAY_UNIT_ID), "replay-unit-%llu", l->unit, promoted);
+    bind_id(st, TL_PARAM(GL_GRAPH_TEMPLATE_ID), "graph-template-%llu",
             promoted ? r->units.v[l->unit].graph_template : 0, promoted);
-    sqlite3_bind_int64(st, 9, (int64_t)i);
-    bind_id(st, 10, "replay-body-template-%llu", l->body_template, l->body_template != 0);
-    bind_id(st, 11, "graph-body-%llu", i, l->body_template != 0);
+    sqlite3_bind_int64(st, TL_PARAM(GL_GRAPH_LAUNCH_OCCURRENCE_ID), (int64_t)i);
+    bind_id(st, TL_PARAM(GL_REPLAY_BODY_TEMPLATE_ID), "replay-body-template-%llu",
+            l->body_template, l->body_template != 0);
+    bind_id(st, TL_PARAM(GL_BODY_ID), "graph-body-%llu", i, l->body_template != 0);
     if (promoted) {
-      sqlite3_bind_int64(st, 12, l->member_order);
-      sqlite3_bind_int64(st, 13, l->slot_order);
+      sqlite3_bind_int64(st, TL_PARAM(GL_MEMBER_ORDER), l->member_order);
+      sqlite3_bind_int64(st, TL_PARAM(GL_SLOT_ORDER), l->slot_order);
     } else {
-      sqlite3_bind_null(st, 12);
-      sqlite3_bind_null(st, 13);
+      sqlite3_bind_null(st, TL_PARAM(GL_MEMBER_ORDER));
+      sqlite3_bind_null(st, TL_PARAM(GL_SLOT_ORDER));
     }
-    bind_id(st, 14, "%llu", (uint64_t)l->correlation_id, l->correlation_id != TL_ABSENT);
-    sqlite3_bind_text(st, 15, tl_match_policy_name(l->match_policy), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 16, tl_assoc_policy_name(l->association_policy), -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 17, l->start_ns);
-    sqlite3_bind_int64(st, 18, l->end_ns);
-    sqlite3_bind_double(st, 19, tl_ns_to_us(l->end_ns - l->start_ns));
-    if (promoted) sqlite3_bind_text(st, 20, tl_slot_role_name(l->slot_role), -1, SQLITE_STATIC);
-    else sqlite3_bind_null(st, 20);
-    sqlite3_bind_text(st, 21, tl_launch_status_name(l->status), -1, SQLITE_STATIC);
-    bind_id(st, 22, "aclgraph-reconstruction-region-%llu", l->region, l->region != TL_REPLAY_NONE);
+    bind_id(st, TL_PARAM(GL_CORRELATION_ID), "%llu", (uint64_t)l->correlation_id,
+            l->correlation_id != TL_ABSENT);
+    sqlite3_bind_text(st, TL_PARAM(GL_MATCH_POLICY), tl_match_policy_name(l->match_policy), -1,
+                      SQLITE_STATIC);
+    sqlite3_bind_text(st, TL_PARAM(GL_ASSOCIATION_POLICY),
+                      tl_assoc_policy_name(l->association_policy), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, TL_PARAM(GL_START_NS), l->start_ns);
+    sqlite3_bind_int64(st, TL_PARAM(GL_END_NS), l->end_ns);
+    sqlite3_bind_double(st, TL_PARAM(GL_DUR_US), tl_ns_to_us(l->end_ns - l->start_ns));
+    if (promoted)
+      sqlite3_bind_text(st, TL_PARAM(GL_SLOT_ROLE), tl_slot_role_name(l->slot_role), -1,
+                        SQLITE_STATIC);
+    else sqlite3_bind_null(st, TL_PARAM(GL_SLOT_ROLE));
+    sqlite3_bind_text(st, TL_PARAM(GL_RECONSTRUCTION_STATUS), tl_launch_status_name(l->status), -1,
+                      SQLITE_STATIC);
+    bind_id(st, TL_PARAM(GL_REGION_ID), "aclgraph-reconstruction-region-%llu", l->region,
+            l->region != TL_REPLAY_NONE);
     /* runtime-call-<n> counts from 0, as the calls are stored (the call index). */
-    bind_id(st, 23, "runtime-call-%llu", (uint64_t)l->host_call, l->host_call != TL_REPLAY_NONE);
-    sqlite3_bind_int64(st, 24, promoted ? l->nmembers : 0);
-    if (promoted) sqlite3_bind_int64(st, 25, next_member);
-    else sqlite3_bind_null(st, 25);
-    sqlite3_bind_int64(st, 26, (int64_t)i);
-    if (an != TL_REPLAY_NONE) sqlite3_bind_int64(st, 27, an); else sqlite3_bind_null(st, 27);
-    if (gev != TL_REPLAY_NONE) sqlite3_bind_int64(st, 28, gev); else sqlite3_bind_null(st, 28);
+    bind_id(st, TL_PARAM(GL_HOST_CALL_ID), "runtime-call-%llu", (uint64_t)l->host_call,
+            l->host_call != TL_REPLAY_NONE);
+    sqlite3_bind_int64(st, TL_PARAM(GL_MEMBER_COUNT), promoted ? l->nmembers : 0);
+    if (promoted) sqlite3_bind_int64(st, TL_PARAM(GL_FIRST_MEMBER_N), next_member);
+    else sqlite3_bind_null(st, TL_PARAM(GL_FIRST_MEMBER_N));
+    sqlite3_bind_int64(st, TL_PARAM(GL_LAUNCH_N), (int64_t)i);
+    if (an != TL_REPLAY_NONE) sqlite3_bind_int64(st, TL_PARAM(GL_ANCHOR_N), an);
+    else sqlite3_bind_null(st, TL_PARAM(GL_ANCHOR_N));
+    if (gev != TL_REPLAY_NONE) sqlite3_bind_int64(st, TL_PARAM(GL_GRAPH_EVENT_N), gev);
+    else sqlite3_bind_null(st, TL_PARAM(GL_GRAPH_EVENT_N));
     if (promoted) next_member += l->nmembers;
     rc = tl_pub_step(db, st, "traceloom_graph_launch", e);
     for (int k = 0; rc == TL_OK && k < 3; k++) {
       if (l->control[k] == TL_REPLAY_NONE) continue;
-      sqlite3_bind_text(ctl, 1, lid, -1, SQLITE_TRANSIENT);
-      sqlite3_bind_int(ctl, 2, l->db_idx);
-      sqlite3_bind_int64(ctl, 3, l->device_id);
-      bind_id(ctl, 4, "event-%llu", l->control[k], 1);
-      sqlite3_bind_text(ctl, 5, ctl_kind[k], -1, SQLITE_STATIC);
-      sqlite3_bind_int64(ctl, 6, (int64_t)i);
-      sqlite3_bind_int64(ctl, 7, l->control[k]);
+      sqlite3_bind_text(ctl, TL_PARAM(GC_LAUNCH_ID), lid, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int(ctl, TL_PARAM(GC_DB_IDX), l->db_idx);
+      sqlite3_bind_int64(ctl, TL_PARAM(GC_DEVICE_ID), l->device_id);
+      bind_id(ctl, TL_PARAM(GC_EVENT_ID), "event-%llu", l->control[k], 1);
+      sqlite3_bind_text(ctl, TL_PARAM(GC_CONTROL_KIND), ctl_kind[k], -1, SQLITE_STATIC);
+      sqlite3_bind_int64(ctl, TL_PARAM(GC_LAUNCH_N), (int64_t)i);
+      sqlite3_bind_int64(ctl, TL_PARAM(GC_EVENT_N), l->control[k]);
       rc = tl_pub_step(db, ctl, "traceloom_graph_launch_control", e);
     }
   }
@@ -128,6 +191,19 @@ typedef struct member_rows {
   size_t filled;
 } member_rows;
 
+enum {
+  GM_N, GM_LAUNCH, GM_EVENT, GM_ORDER, GM_LANE, GM_TASK, GM_KIND, GM_NODE, GM_SHARE, GM_AGGREGATE,
+  GM_CONTRIBUTOR, GM_NCOLS
+};
+static const tl_rows_column member_columns[GM_NCOLS] = {
+    [GM_N] = {"member_n", 0},                    [GM_LAUNCH] = {"launch_n", 0},
+    [GM_EVENT] = {"event_n", 0},                 [GM_ORDER] = {"member_order", 0},
+    [GM_LANE] = {"lane_ordinal", 0},             [GM_TASK] = {"task_ordinal", 0},
+    [GM_KIND] = {"kind", 1},                     [GM_NODE] = {"original_graph_node_id", 0},
+    [GM_SHARE] = {"scheduled_work_share_ppm", 0}, [GM_AGGREGATE] = {"aggregate_n", 0},
+    [GM_CONTRIBUTOR] = {"contributor_order", 0},
+};
+
 static int fill_member(void *ctx, size_t row, int64_t *v, unsigned char *null) {
   member_rows *x = ctx;
   const tl_replay *r = x->r;
@@ -138,18 +214,18 @@ static int fill_member(void *ctx, size_t row, int64_t *v, unsigned char *null) {
   const tl_graph_launch *l = &r->launches.v[x->launch];
   uint32_t mi = l->first_member + x->k;
   const tl_graph_member *m = &r->members.v[mi];
-  memset(null, 0, 11);
-  v[0] = (int64_t)row;
-  v[1] = (int64_t)x->launch;
-  v[2] = m->event;
-  v[3] = x->k;
-  v[4] = m->lane_ordinal;
-  v[5] = m->task_ordinal;
-  x->kind = tl_member_kind_name(m->kind);
-  v[7] = m->original_graph_node_id, null[7] = m->original_graph_node_id == TL_ABSENT;
-  v[8] = x->c->member_share_ppm[mi];
-  v[9] = x->c->member_aggregate[mi];
-  v[10] = x->c->member_contributor[mi];
+  memset(null, 0, GM_NCOLS);
+  v[GM_N] = (int64_t)row;
+  v[GM_LAUNCH] = (int64_t)x->launch;
+  v[GM_EVENT] = m->event;
+  v[GM_ORDER] = x->k;
+  v[GM_LANE] = m->lane_ordinal;
+  v[GM_TASK] = m->task_ordinal;
+  x->kind = tl_member_kind_name(m->kind); /* GM_KIND, by member_text */
+  v[GM_NODE] = m->original_graph_node_id, null[GM_NODE] = m->original_graph_node_id == TL_ABSENT;
+  v[GM_SHARE] = x->c->member_share_ppm[mi];
+  v[GM_AGGREGATE] = x->c->member_aggregate[mi];
+  v[GM_CONTRIBUTOR] = x->c->member_contributor[mi];
   x->k++;
   x->filled++;
   return 0;
@@ -157,7 +233,7 @@ static int fill_member(void *ctx, size_t row, int64_t *v, unsigned char *null) {
 
 static void member_text(void *ctx, int col, const char **p, int *n) {
   const member_rows *x = ctx;
-  (void)col; /* the member kind is the only text column */
+  (void)col; /* GM_KIND is the only text column */
   *p = x->kind, *n = (int)strlen(x->kind);
 }
 
@@ -168,17 +244,40 @@ static int publish_members(sqlite3 *db, const tl_replay *r, const tl_replay_cost
     if (r->launches.v[i].unit != TL_REPLAY_NONE) n += r->launches.v[i].nmembers;
   if (!n) return TL_OK;
   member_rows x = {.r = r, .c = c};
-  tl_rows rows = {.nrows = n, .ncols = 11, .fill = fill_member, .ctx = &x,
-                  .text_cols = 1u << 6, .text = member_text};
-  int rc = tl_rows_insert(db, "traceloom_graph_member_core",
-                          "member_n, launch_n, event_n, member_order, lane_ordinal, task_ordinal, "
-                          "kind, original_graph_node_id, scheduled_work_share_ppm, aggregate_n, "
-                          "contributor_order",
-                          &rows, e);
+  int rc = tl_rows_publish(db, "traceloom_graph_member_core", member_columns, GM_NCOLS, n,
+                           fill_member, member_text, &x, e);
   if (rc == TL_OK && x.filled != n)
     rc = tl_fail(e, "internal error: %zu of %zu graph members published", x.filled, n);
   return rc;
 }
+
+enum {
+  RG_REGION_ID, RG_DB_IDX, RG_DEVICE_ID, RG_GRAPH_PROVIDER, RG_CANDIDATE_ID, RG_REGION_ORDER,
+  RG_STATUS, RG_BOUNDARY_POLICY, RG_ORDER_POLICY, RG_IDENTITY_POLICY, RG_SHAPE_POLICY,
+  RG_FIRST_LAUNCH_OCCURRENCE_ID, RG_LAST_LAUNCH_OCCURRENCE_ID, RG_OBSERVED_LAUNCH_COUNT,
+  RG_EXPECTED_LAUNCH_COUNT, RG_START_NS, RG_END_NS, RG_DUR_US, RG_RAW_JSON, RG_NCOLS
+};
+static const tl_rows_column aclgraph_reconstruction_region_columns[RG_NCOLS] = {
+    [RG_REGION_ID] = {"region_id", 1},
+    [RG_DB_IDX] = {"db_idx", 0},
+    [RG_DEVICE_ID] = {"device_id", 0},
+    [RG_GRAPH_PROVIDER] = {"graph_provider", 1, "'aclgraph'"},
+    [RG_CANDIDATE_ID] = {"candidate_id", 1},
+    [RG_REGION_ORDER] = {"region_order", 0},
+    [RG_STATUS] = {"status", 1},
+    [RG_BOUNDARY_POLICY] = {"boundary_policy", 1},
+    [RG_ORDER_POLICY] = {"order_policy", 1},
+    [RG_IDENTITY_POLICY] = {"identity_policy", 1},
+    [RG_SHAPE_POLICY] = {"shape_policy", 1},
+    [RG_FIRST_LAUNCH_OCCURRENCE_ID] = {"first_launch_occurrence_id", 0},
+    [RG_LAST_LAUNCH_OCCURRENCE_ID] = {"last_launch_occurrence_id", 0},
+    [RG_OBSERVED_LAUNCH_COUNT] = {"observed_launch_count", 0},
+    [RG_EXPECTED_LAUNCH_COUNT] = {"expected_launch_count", 0},
+    [RG_START_NS] = {"start_ns", 0},
+    [RG_END_NS] = {"end_ns", 0},
+    [RG_DUR_US] = {"dur_us", 0},
+    [RG_RAW_JSON] = {"raw_json", 1, "json_object('detail', ?)"},
+};
 
 static int publish_regions(sqlite3 *db, const tl_replay *r, tl_err *e) {
   static const char *const order[] = {"host_submission_order", "device_execution_order"};
@@ -186,11 +285,8 @@ static int publish_regions(sqlite3 *db, const tl_replay *r, tl_err *e) {
   static const char *const boundary[] = {"exact_periodic_suffix", "one_shot_leading_composition",
                                          "direct_observed_graph_launch", "launch_segment"};
   sqlite3_stmt *st;
-  if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_aclgraph_reconstruction_region VALUES(?1,?2,?3,"
-                     "'aclgraph',?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
-                     "json_object('detail', ?18))",
-                     &st, e))
+  if (tl_rows_prepare(db, "INSERT", "traceloom_aclgraph_reconstruction_region",
+                      aclgraph_reconstruction_region_columns, RG_NCOLS, &st, e))
     return TL_ERROR;
   int rc = TL_OK;
   uint32_t per_device = 0;
@@ -200,41 +296,60 @@ static int publish_regions(sqlite3 *db, const tl_replay *r, tl_err *e) {
         g->device_id != r->regions.v[i - 1].device_id)
       per_device = 0;
     const tl_graph_launch *f = &r->launches.v[g->first_launch];
-    bind_id(st, 1, "aclgraph-reconstruction-region-%llu", i, 1);
-    sqlite3_bind_int(st, 2, g->db_idx);
-    sqlite3_bind_int64(st, 3, g->device_id);
-    bind_id(st, 4, "aclgraph-composition-candidate-%llu", g->candidate, g->candidate != 0);
-    sqlite3_bind_int64(st, 5, per_device++);
-    sqlite3_bind_text(st, 6, tl_region_status_name(g->status), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 7, boundary[g->boundary_policy & 3], -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 8, order[g->order_policy & 1], -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 9,
+    bind_id(st, TL_PARAM(RG_REGION_ID), "aclgraph-reconstruction-region-%llu", i, 1);
+    sqlite3_bind_int(st, TL_PARAM(RG_DB_IDX), g->db_idx);
+    sqlite3_bind_int64(st, TL_PARAM(RG_DEVICE_ID), g->device_id);
+    bind_id(st, TL_PARAM(RG_CANDIDATE_ID), "aclgraph-composition-candidate-%llu", g->candidate,
+            g->candidate != 0);
+    sqlite3_bind_int64(st, TL_PARAM(RG_REGION_ORDER), per_device++);
+    sqlite3_bind_text(st, TL_PARAM(RG_STATUS), tl_region_status_name(g->status), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, TL_PARAM(RG_BOUNDARY_POLICY), boundary[g->boundary_policy & 3], -1,
+                      SQLITE_STATIC);
+    sqlite3_bind_text(st, TL_PARAM(RG_ORDER_POLICY), order[g->order_policy & 1], -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, TL_PARAM(RG_IDENTITY_POLICY),
                       f->association_policy == TL_ASSOC_NONE ? "graph_connection"
                                                              : "captured_instance",
                       -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 10, shape[g->shape_policy % 3], -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 11, g->first_launch);
-    sqlite3_bind_int64(st, 12, g->first_launch + g->nlaunches - 1);
-    sqlite3_bind_int64(st, 13, g->nlaunches);
-    if (g->expected_launches) sqlite3_bind_int64(st, 14, g->expected_launches);
-    else sqlite3_bind_null(st, 14);
-    sqlite3_bind_int64(st, 15, g->start_ns);
-    sqlite3_bind_int64(st, 16, g->end_ns);
-    sqlite3_bind_double(st, 17, tl_ns_to_us(g->end_ns - g->start_ns));
-    tl_bind_text(st, 18, g->detail);
+    sqlite3_bind_text(st, TL_PARAM(RG_SHAPE_POLICY), shape[g->shape_policy % 3], -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, TL_PARAM(RG_FIRST_LAUNCH_OCCURRENCE_ID), g->first_launch);
+    sqlite3_bind_int64(st, TL_PARAM(RG_LAST_LAUNCH_OCCURRENCE_ID),
+                       g->first_launch + g->nlaunches - 1);
+    sqlite3_bind_int64(st, TL_PARAM(RG_OBSERVED_LAUNCH_COUNT), g->nlaunches);
+    if (g->expected_launches)
+      sqlite3_bind_int64(st, TL_PARAM(RG_EXPECTED_LAUNCH_COUNT), g->expected_launches);
+    else sqlite3_bind_null(st, TL_PARAM(RG_EXPECTED_LAUNCH_COUNT));
+    sqlite3_bind_int64(st, TL_PARAM(RG_START_NS), g->start_ns);
+    sqlite3_bind_int64(st, TL_PARAM(RG_END_NS), g->end_ns);
+    sqlite3_bind_double(st, TL_PARAM(RG_DUR_US), tl_ns_to_us(g->end_ns - g->start_ns));
+    tl_bind_text(st, TL_PARAM(RG_RAW_JSON), g->detail);
     rc = tl_pub_step(db, st, "traceloom_aclgraph_reconstruction_region", e);
   }
   sqlite3_finalize(st);
   return rc;
 }
 
+enum {
+  PI_PROTECTED_INTERVAL_ID, PI_DB_IDX, PI_DEVICE_ID, PI_KIND, PI_REPLAY_UNIT_ID, PI_SUPPORT_STATE,
+  PI_FIRST_ANCHOR_ID, PI_LAST_ANCHOR_ID, PI_FIRST_ANCHOR_N, PI_LAST_ANCHOR_N, PI_NCOLS
+};
+static const tl_rows_column protected_interval_columns[PI_NCOLS] = {
+    [PI_PROTECTED_INTERVAL_ID] = {"protected_interval_id", 1},
+    [PI_DB_IDX] = {"db_idx", 0},
+    [PI_DEVICE_ID] = {"device_id", 0},
+    [PI_KIND] = {"kind", 1, "'graph_replay_unit'"},
+    [PI_REPLAY_UNIT_ID] = {"replay_unit_id", 1},
+    [PI_SUPPORT_STATE] = {"support_state", 1},
+    [PI_FIRST_ANCHOR_ID] = {"first_anchor_id", 1},
+    [PI_LAST_ANCHOR_ID] = {"last_anchor_id", 1},
+    [PI_FIRST_ANCHOR_N] = {"first_anchor_n", 0},
+    [PI_LAST_ANCHOR_N] = {"last_anchor_n", 0},
+};
+
 static int publish_protected(sqlite3 *db, const tl_replay *r, const uint32_t *anchor_of_event,
                              tl_err *e) {
   sqlite3_stmt *st;
-  if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_protected_interval VALUES(?1,?2,?3,"
-                     "'graph_replay_unit',?4,?5,?6,?7,?8,?9)",
-                     &st, e))
+  if (tl_rows_prepare(db, "INSERT", "traceloom_protected_interval", protected_interval_columns,
+                      PI_NCOLS, &st, e))
     return TL_ERROR;
   int rc = TL_OK;
   for (size_t u = 0; rc == TL_OK && u < r->units.n; u++) {
@@ -246,22 +361,23 @@ static int publish_protected(sqlite3 *db, const tl_replay *r, const uint32_t *an
       if (a < lo) lo = a;
       if (a > hi) hi = a;
     }
-    bind_id(st, 1, "protected-interval-%llu", u, 1);
-    sqlite3_bind_int(st, 2, un->db_idx);
-    sqlite3_bind_int64(st, 3, un->device_id);
-    bind_id(st, 4, "replay-unit-%llu", u, 1);
+    bind_id(st, TL_PARAM(PI_PROTECTED_INTERVAL_ID), "protected-interval-%llu", u, 1);
+    sqlite3_bind_int(st, TL_PARAM(PI_DB_IDX), un->db_idx);
+    sqlite3_bind_int64(st, TL_PARAM(PI_DEVICE_ID), un->device_id);
+    bind_id(st, TL_PARAM(PI_REPLAY_UNIT_ID), "replay-unit-%llu", u, 1);
     /* The launch anchors are contiguous unless eager anchors sit between them; then each
     ** launch is an atomic token of its own. */
-    sqlite3_bind_text(st, 5, hi - lo + 1 == un->nlaunches ? "supported" : "split_by_eager_work",
+    sqlite3_bind_text(st, TL_PARAM(PI_SUPPORT_STATE),
+                      hi - lo + 1 == un->nlaunches ? "supported" : "split_by_eager_work",
                       -1, SQLITE_STATIC);
-    bind_id(st, 6, "anchor-%llu", lo, lo != UINT32_MAX);
-    bind_id(st, 7, "anchor-%llu", hi, lo != UINT32_MAX);
+    bind_id(st, TL_PARAM(PI_FIRST_ANCHOR_ID), "anchor-%llu", lo, lo != UINT32_MAX);
+    bind_id(st, TL_PARAM(PI_LAST_ANCHOR_ID), "anchor-%llu", hi, lo != UINT32_MAX);
     if (lo != UINT32_MAX) {
-      sqlite3_bind_int64(st, 8, lo);
-      sqlite3_bind_int64(st, 9, hi);
+      sqlite3_bind_int64(st, TL_PARAM(PI_FIRST_ANCHOR_N), lo);
+      sqlite3_bind_int64(st, TL_PARAM(PI_LAST_ANCHOR_N), hi);
     } else {
-      sqlite3_bind_null(st, 8);
-      sqlite3_bind_null(st, 9);
+      sqlite3_bind_null(st, TL_PARAM(PI_FIRST_ANCHOR_N));
+      sqlite3_bind_null(st, TL_PARAM(PI_LAST_ANCHOR_N));
     }
     rc = tl_pub_step(db, st, "traceloom_protected_interval", e);
   }
@@ -269,12 +385,42 @@ static int publish_protected(sqlite3 *db, const tl_replay *r, const uint32_t *an
   return rc;
 }
 
+enum {
+  CG_GRAPH_EVENT_ID, CG_DB_IDX, CG_DEVICE_ID, CG_GRAPH_PROVIDER, CG_GRAPH_KIND,
+  CG_GRAPH_EVENT_IDX, CG_EVENT_ID, CG_STEP_IDX, CG_STREAM_ID, CG_CORRELATION_ID, CG_GRAPH_ID,
+  CG_GRAPH_EXEC_ID, CG_CONTEXT_ID, CG_START_NS, CG_END_NS, CG_DUR_US, CG_ENCLOSED_EVENT_COUNT,
+  CG_ENCLOSED_EVENT_US, CG_ENCLOSED_KERNEL_COUNT, CG_ENCLOSED_KERNEL_US, CG_RAW_JSON, CG_EVENT_N,
+  CG_NCOLS
+};
+static const tl_rows_column cuda_graph_replay_columns[CG_NCOLS] = {
+    [CG_GRAPH_EVENT_ID] = {"graph_event_id", 1},
+    [CG_DB_IDX] = {"db_idx", 0},
+    [CG_DEVICE_ID] = {"device_id", 0},
+    [CG_GRAPH_PROVIDER] = {"graph_provider", 1},
+    [CG_GRAPH_KIND] = {"graph_kind", 1},
+    [CG_GRAPH_EVENT_IDX] = {"graph_event_idx", 0},
+    [CG_EVENT_ID] = {"event_id", 1},
+    [CG_STEP_IDX] = {"step_idx", 0, "NULL"},
+    [CG_STREAM_ID] = {"stream_id", 0},
+    [CG_CORRELATION_ID] = {"correlation_id", 1},
+    [CG_GRAPH_ID] = {"graph_id", 0},
+    [CG_GRAPH_EXEC_ID] = {"graph_exec_id", 0},
+    [CG_CONTEXT_ID] = {"context_id", 0},
+    [CG_START_NS] = {"start_ns", 0},
+    [CG_END_NS] = {"end_ns", 0},
+    [CG_DUR_US] = {"dur_us", 0},
+    [CG_ENCLOSED_EVENT_COUNT] = {"enclosed_event_count", 0},
+    [CG_ENCLOSED_EVENT_US] = {"enclosed_event_us", 0},
+    [CG_ENCLOSED_KERNEL_COUNT] = {"enclosed_kernel_count", 0},
+    [CG_ENCLOSED_KERNEL_US] = {"enclosed_kernel_us", 0},
+    [CG_RAW_JSON] = {"raw_json", 1},
+    [CG_EVENT_N] = {"event_n", 0},
+};
+
 static int publish_envelopes(sqlite3 *db, const tl_trace *t, const tl_replay *r, tl_err *e) {
   sqlite3_stmt *st;
-  if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_cuda_graph_replay VALUES(?1,?2,?3,?4,?5,?6,?7,NULL,"
-                     "?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)",
-                     &st, e))
+  if (tl_rows_prepare(db, "INSERT", "traceloom_cuda_graph_replay", cuda_graph_replay_columns,
+                      CG_NCOLS, &st, e))
     return TL_ERROR;
   int rc = TL_OK;
   uint64_t idx = 0;
@@ -290,57 +436,64 @@ static int publish_envelopes(sqlite3 *db, const tl_trace *t, const tl_replay *r,
       all_ns += d;
       if (m->kind != TL_MEMBER_DATA_MOVE) kern_ns += d, nk++;
     }
-    bind_id(st, 1, "event-%llu", l->anchor_event, 1);
-    sqlite3_bind_int(st, 2, l->db_idx);
-    sqlite3_bind_int64(st, 3, l->device_id);
-    sqlite3_bind_text(st, 4, provider_name(l->provider), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 5,
+    bind_id(st, TL_PARAM(CG_GRAPH_EVENT_ID), "event-%llu", l->anchor_event, 1);
+    sqlite3_bind_int(st, TL_PARAM(CG_DB_IDX), l->db_idx);
+    sqlite3_bind_int64(st, TL_PARAM(CG_DEVICE_ID), l->device_id);
+    sqlite3_bind_text(st, TL_PARAM(CG_GRAPH_PROVIDER), provider_name(l->provider), -1,
+                      SQLITE_STATIC);
+    sqlite3_bind_text(st, TL_PARAM(CG_GRAPH_KIND),
                       l->provider == TL_GRAPH_CUDA ? "cuda_graph_node_replay" : "aclgraph_graph_replay",
                       -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 6, (int64_t)idx++);
-    bind_id(st, 7, "event-%llu", l->anchor_event, 1);
-    if (l->stream_id == TL_NO_STREAM) sqlite3_bind_null(st, 8);
-    else sqlite3_bind_int64(st, 8, l->stream_id);
-    bind_id(st, 9, "%llu", (uint64_t)l->correlation_id, l->correlation_id != TL_ABSENT);
-    tl_bind_i64_or_null(st, 10, l->graph_id, TL_ABSENT);
-    sqlite3_bind_null(st, 11);
-    sqlite3_bind_null(st, 12);
-    sqlite3_bind_int64(st, 13, l->start_ns);
-    sqlite3_bind_int64(st, 14, l->end_ns);
-    sqlite3_bind_double(st, 15, tl_ns_to_us(l->end_ns - l->start_ns));
-    sqlite3_bind_int64(st, 16, l->nmembers);
-    sqlite3_bind_double(st, 17, tl_ns_to_us(all_ns));
-    sqlite3_bind_int64(st, 18, nk);
-    sqlite3_bind_double(st, 19, tl_ns_to_us(kern_ns));
+    sqlite3_bind_int64(st, TL_PARAM(CG_GRAPH_EVENT_IDX), (int64_t)idx++);
+    bind_id(st, TL_PARAM(CG_EVENT_ID), "event-%llu", l->anchor_event, 1);
+    if (l->stream_id == TL_NO_STREAM) sqlite3_bind_null(st, TL_PARAM(CG_STREAM_ID));
+    else sqlite3_bind_int64(st, TL_PARAM(CG_STREAM_ID), l->stream_id);
+    bind_id(st, TL_PARAM(CG_CORRELATION_ID), "%llu", (uint64_t)l->correlation_id,
+            l->correlation_id != TL_ABSENT);
+    tl_bind_i64_or_null(st, TL_PARAM(CG_GRAPH_ID), l->graph_id, TL_ABSENT);
+    sqlite3_bind_null(st, TL_PARAM(CG_GRAPH_EXEC_ID));
+    sqlite3_bind_null(st, TL_PARAM(CG_CONTEXT_ID));
+    sqlite3_bind_int64(st, TL_PARAM(CG_START_NS), l->start_ns);
+    sqlite3_bind_int64(st, TL_PARAM(CG_END_NS), l->end_ns);
+    sqlite3_bind_double(st, TL_PARAM(CG_DUR_US), tl_ns_to_us(l->end_ns - l->start_ns));
+    sqlite3_bind_int64(st, TL_PARAM(CG_ENCLOSED_EVENT_COUNT), l->nmembers);
+    sqlite3_bind_double(st, TL_PARAM(CG_ENCLOSED_EVENT_US), tl_ns_to_us(all_ns));
+    sqlite3_bind_int64(st, TL_PARAM(CG_ENCLOSED_KERNEL_COUNT), nk);
+    sqlite3_bind_double(st, TL_PARAM(CG_ENCLOSED_KERNEL_US), tl_ns_to_us(kern_ns));
     char js[96];
     snprintf(js, sizeof js, "{\"reconstruction\":\"exact_replay_composition\",\"launch_id\":\"graph-launch-%zu\"}", i);
-    sqlite3_bind_text(st, 20, js, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 21, (int64_t)l->anchor_event);
+    sqlite3_bind_text(st, TL_PARAM(CG_RAW_JSON), js, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, TL_PARAM(CG_EVENT_N), (int64_t)l->anchor_event);
     rc = tl_pub_step(db, st, "traceloom_cuda_graph_replay", e);
   }
   for (size_t i = 0; rc == TL_OK && i < r->envelopes.n; i++) {
     const tl_graph_envelope *g = &r->envelopes.v[i];
-    bind_id(st, 1, "graph-envelope-%llu", i, 1);
-    sqlite3_bind_int(st, 2, g->db_idx);
-    sqlite3_bind_int64(st, 3, g->device_id);
-    sqlite3_bind_text(st, 4, provider_name(g->provider), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 5, g->graph_kind ? g->graph_kind : "cuda_graph_trace", -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 6, (int64_t)idx++);
-    bind_id(st, 7, "event-%llu", g->event, g->event != TL_REPLAY_NONE);
-    if (g->stream_id == TL_NO_STREAM) sqlite3_bind_null(st, 8);
-    else sqlite3_bind_int64(st, 8, g->stream_id);
-    bind_id(st, 9, "%llu", (uint64_t)g->correlation_id, g->correlation_id != TL_ABSENT);
-    tl_bind_i64_or_null(st, 10, g->graph_id, TL_ABSENT);
-    tl_bind_i64_or_null(st, 11, g->graph_exec_id, TL_ABSENT);
-    tl_bind_i64_or_null(st, 12, g->context_id, TL_ABSENT);
-    sqlite3_bind_int64(st, 13, g->start_ns);
-    sqlite3_bind_int64(st, 14, g->end_ns);
-    sqlite3_bind_double(st, 15, tl_ns_to_us(g->end_ns - g->start_ns));
-    for (int c = 16; c <= 19; c++) sqlite3_bind_null(st, c); /* temporal only: no members */
-    sqlite3_bind_text(st, 20, "{\"reconstruction\":\"graph_level_envelope_only\",\"members\":null}",
+    bind_id(st, TL_PARAM(CG_GRAPH_EVENT_ID), "graph-envelope-%llu", i, 1);
+    sqlite3_bind_int(st, TL_PARAM(CG_DB_IDX), g->db_idx);
+    sqlite3_bind_int64(st, TL_PARAM(CG_DEVICE_ID), g->device_id);
+    sqlite3_bind_text(st, TL_PARAM(CG_GRAPH_PROVIDER), provider_name(g->provider), -1,
+                      SQLITE_STATIC);
+    sqlite3_bind_text(st, TL_PARAM(CG_GRAPH_KIND),
+                      g->graph_kind ? g->graph_kind : "cuda_graph_trace", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, TL_PARAM(CG_GRAPH_EVENT_IDX), (int64_t)idx++);
+    bind_id(st, TL_PARAM(CG_EVENT_ID), "event-%llu", g->event, g->event != TL_REPLAY_NONE);
+    if (g->stream_id == TL_NO_STREAM) sqlite3_bind_null(st, TL_PARAM(CG_STREAM_ID));
+    else sqlite3_bind_int64(st, TL_PARAM(CG_STREAM_ID), g->stream_id);
+    bind_id(st, TL_PARAM(CG_CORRELATION_ID), "%llu", (uint64_t)g->correlation_id,
+            g->correlation_id != TL_ABSENT);
+    tl_bind_i64_or_null(st, TL_PARAM(CG_GRAPH_ID), g->graph_id, TL_ABSENT);
+    tl_bind_i64_or_null(st, TL_PARAM(CG_GRAPH_EXEC_ID), g->graph_exec_id, TL_ABSENT);
+    tl_bind_i64_or_null(st, TL_PARAM(CG_CONTEXT_ID), g->context_id, TL_ABSENT);
+    sqlite3_bind_int64(st, TL_PARAM(CG_START_NS), g->start_ns);
+    sqlite3_bind_int64(st, TL_PARAM(CG_END_NS), g->end_ns);
+    sqlite3_bind_double(st, TL_PARAM(CG_DUR_US), tl_ns_to_us(g->end_ns - g->start_ns));
+    for (int c = CG_ENCLOSED_EVENT_COUNT; c <= CG_ENCLOSED_KERNEL_US; c++)
+      sqlite3_bind_null(st, TL_PARAM(c)); /* temporal only: no members */
+    sqlite3_bind_text(st, TL_PARAM(CG_RAW_JSON),
+                      "{\"reconstruction\":\"graph_level_envelope_only\",\"members\":null}",
                       -1, SQLITE_STATIC);
-    if (g->event != TL_REPLAY_NONE) sqlite3_bind_int64(st, 21, (int64_t)g->event);
-    else sqlite3_bind_null(st, 21);
+    if (g->event != TL_REPLAY_NONE) sqlite3_bind_int64(st, TL_PARAM(CG_EVENT_N), (int64_t)g->event);
+    else sqlite3_bind_null(st, TL_PARAM(CG_EVENT_N));
     rc = tl_pub_step(db, st, "traceloom_cuda_graph_replay", e);
   }
   sqlite3_finalize(st);
@@ -351,45 +504,166 @@ static void bind_i64s(sqlite3_stmt *st, int first, const int64_t *v, int n) {
   for (int k = 0; k < n; k++) sqlite3_bind_int64(st, first + k, v[k]);
 }
 
+enum {
+  CU_COST_UNIT_ID, CU_DB_IDX, CU_DEVICE_ID, CU_REPLAY_UNIT_ID, CU_GRAPH_TEMPLATE_ID,
+  CU_LAUNCH_MEMBER_COUNT, CU_RESOLVED_LAUNCH_COUNT, CU_SUPPORT_STATUS, CU_REASON_CODES, CU_NCOLS
+};
+static const tl_rows_column replay_cost_unit_columns[CU_NCOLS] = {
+    [CU_COST_UNIT_ID] = {"cost_unit_id", 1},
+    [CU_DB_IDX] = {"db_idx", 0},
+    [CU_DEVICE_ID] = {"device_id", 0},
+    [CU_REPLAY_UNIT_ID] = {"replay_unit_id", 1},
+    [CU_GRAPH_TEMPLATE_ID] = {"graph_template_id", 1},
+    [CU_LAUNCH_MEMBER_COUNT] = {"launch_member_count", 0},
+    [CU_RESOLVED_LAUNCH_COUNT] = {"resolved_launch_count", 0},
+    [CU_SUPPORT_STATUS] = {"support_status", 1},
+    [CU_REASON_CODES] = {"reason_codes", 1},
+};
+
+enum {
+  CL_LAUNCH_ID, CL_COST_UNIT_ID, CL_DB_IDX, CL_DEVICE_ID, CL_MEMBER_ORDER,
+  CL_GRAPH_LAUNCH_OCCURRENCE_ID, CL_COMPOSITION_SLOT_ID, CL_SLOT_ROLE, CL_SLOT_ORDER,
+  CL_REPLAY_BODY_TEMPLATE_ID, CL_BODY_ID, CL_SUPPORT_STATUS, CL_REASON_CODE, CL_MEMBER_COUNT,
+  CL_TASK_SUM_NS, CL_BUSY_UNION_NS, CL_ENVELOPE_NS, CL_COMPUTE_NS, CL_COMMUNICATION_NS,
+  CL_DATA_MOVE_NS, CL_REPLAY_UNIT_ID, CL_GRAPH_TEMPLATE_ID, CL_FIRST_MEMBER_START_NS, CL_LAUNCH_N,
+  CL_NCOLS
+};
+static const tl_rows_column replay_cost_launch_columns[CL_NCOLS] = {
+    [CL_LAUNCH_ID] = {"launch_id", 1},
+    [CL_COST_UNIT_ID] = {"cost_unit_id", 1},
+    [CL_DB_IDX] = {"db_idx", 0},
+    [CL_DEVICE_ID] = {"device_id", 0},
+    [CL_MEMBER_ORDER] = {"member_order", 0},
+    [CL_GRAPH_LAUNCH_OCCURRENCE_ID] = {"graph_launch_occurrence_id", 0},
+    [CL_COMPOSITION_SLOT_ID] = {"composition_slot_id", 1},
+    [CL_SLOT_ROLE] = {"slot_role", 1},
+    [CL_SLOT_ORDER] = {"slot_order", 0},
+    [CL_REPLAY_BODY_TEMPLATE_ID] = {"replay_body_template_id", 1},
+    [CL_BODY_ID] = {"body_id", 1},
+    [CL_SUPPORT_STATUS] = {"support_status", 1},
+    [CL_REASON_CODE] = {"reason_code", 1},
+    [CL_MEMBER_COUNT] = {"member_count", 0},
+    [CL_TASK_SUM_NS] = {"task_sum_ns", 0},
+    [CL_BUSY_UNION_NS] = {"busy_union_ns", 0},
+    [CL_ENVELOPE_NS] = {"envelope_ns", 0},
+    [CL_COMPUTE_NS] = {"compute_ns", 0},
+    [CL_COMMUNICATION_NS] = {"communication_ns", 0},
+    [CL_DATA_MOVE_NS] = {"data_move_ns", 0},
+    [CL_REPLAY_UNIT_ID] = {"replay_unit_id", 1},
+    [CL_GRAPH_TEMPLATE_ID] = {"graph_template_id", 1},
+    [CL_FIRST_MEMBER_START_NS] = {"first_member_start_ns", 0},
+    [CL_LAUNCH_N] = {"launch_n", 0},
+};
+
+enum {
+  CS_LAUNCH_ID, CS_DB_IDX, CS_DEVICE_ID, CS_STREAM_ID, CS_LANE_ORDINAL, CS_LANE_CONSISTENT,
+  CS_MEMBER_COUNT, CS_TASK_SUM_NS, CS_BUSY_UNION_NS, CS_COMPUTE_NS, CS_COMMUNICATION_NS,
+  CS_DATA_MOVE_NS, CS_NCOLS
+};
+static const tl_rows_column replay_cost_stream_columns[CS_NCOLS] = {
+    [CS_LAUNCH_ID] = {"launch_id", 1},
+    [CS_DB_IDX] = {"db_idx", 0},
+    [CS_DEVICE_ID] = {"device_id", 0},
+    [CS_STREAM_ID] = {"stream_id", 0},
+    [CS_LANE_ORDINAL] = {"lane_ordinal", 0},
+    [CS_LANE_CONSISTENT] = {"lane_consistent", 0},
+    [CS_MEMBER_COUNT] = {"member_count", 0},
+    [CS_TASK_SUM_NS] = {"task_sum_ns", 0},
+    [CS_BUSY_UNION_NS] = {"busy_union_ns", 0},
+    [CS_COMPUTE_NS] = {"compute_ns", 0},
+    [CS_COMMUNICATION_NS] = {"communication_ns", 0},
+    [CS_DATA_MOVE_NS] = {"data_move_ns", 0},
+};
+
+enum {
+  CA_AGGREGATE_ID, CA_DB_IDX, CA_DEVICE_ID, CA_GRAPH_TEMPLATE_ID, CA_SLOT_ROLE,
+  CA_AGGREGATION_SCOPE, CA_REPLAY_BODY_TEMPLATE_ID, CA_STREAM_ID, CA_TASK_ORDINAL, CA_IDENTITY,
+  CA_KIND, CA_MEMBER_OCCURRENCE_COUNT, CA_REPLAY_UNIT_COUNT, CA_LAUNCH_MEMBER_COUNT,
+  CA_KIND_CONSISTENT, CA_LANE_CONSISTENT, CA_DISTRIBUTION_SUPPORTED, CA_DURATION_P25_NS,
+  CA_DURATION_MEDIAN_NS, CA_DURATION_P75_NS, CA_SCHEDULED_WORK_SHARE_P25_PPM,
+  CA_SCHEDULED_WORK_SHARE_MEDIAN_PPM, CA_SCHEDULED_WORK_SHARE_P75_PPM, CA_LANE_ORDINAL,
+  CA_SLOT_ORDER, CA_SCHEDULED_WORK_SHARE_PPM, CA_SCHEDULED_WORK_SHARE_SUPPORTED,
+  CA_SCHEDULED_WORK_DENOMINATOR_BODY_TASK_SUM_NS, CA_NCOLS
+};
+static const tl_rows_column replay_cost_aggregate_columns[CA_NCOLS] = {
+    [CA_AGGREGATE_ID] = {"aggregate_id", 1},
+    [CA_DB_IDX] = {"db_idx", 0},
+    [CA_DEVICE_ID] = {"device_id", 0},
+    [CA_GRAPH_TEMPLATE_ID] = {"graph_template_id", 1},
+    [CA_SLOT_ROLE] = {"slot_role", 1},
+    [CA_AGGREGATION_SCOPE] = {"aggregation_scope", 1, "'role_collapsed'"},
+    [CA_REPLAY_BODY_TEMPLATE_ID] = {"replay_body_template_id", 1},
+    [CA_STREAM_ID] = {"stream_id", 0},
+    [CA_TASK_ORDINAL] = {"task_ordinal", 0},
+    [CA_IDENTITY] = {"identity", 1},
+    [CA_KIND] = {"kind", 1},
+    [CA_MEMBER_OCCURRENCE_COUNT] = {"member_occurrence_count", 0},
+    [CA_REPLAY_UNIT_COUNT] = {"replay_unit_count", 0},
+    [CA_LAUNCH_MEMBER_COUNT] = {"launch_member_count", 0},
+    [CA_KIND_CONSISTENT] = {"kind_consistent", 0},
+    [CA_LANE_CONSISTENT] = {"lane_consistent", 0},
+    [CA_DISTRIBUTION_SUPPORTED] = {"distribution_supported", 0},
+    [CA_DURATION_P25_NS] = {"duration_p25_ns", 0},
+    [CA_DURATION_MEDIAN_NS] = {"duration_median_ns", 0},
+    [CA_DURATION_P75_NS] = {"duration_p75_ns", 0},
+    [CA_SCHEDULED_WORK_SHARE_P25_PPM] = {"scheduled_work_share_p25_ppm", 0},
+    [CA_SCHEDULED_WORK_SHARE_MEDIAN_PPM] = {"scheduled_work_share_median_ppm", 0},
+    [CA_SCHEDULED_WORK_SHARE_P75_PPM] = {"scheduled_work_share_p75_ppm", 0},
+    [CA_LANE_ORDINAL] = {"lane_ordinal", 0},
+    [CA_SLOT_ORDER] = {"slot_order", 0},
+    [CA_SCHEDULED_WORK_SHARE_PPM] = {"scheduled_work_share_ppm", 0},
+    [CA_SCHEDULED_WORK_SHARE_SUPPORTED] = {"scheduled_work_share_supported", 0},
+    [CA_SCHEDULED_WORK_DENOMINATOR_BODY_TASK_SUM_NS] =
+        {"scheduled_work_denominator_body_task_sum_ns", 0},
+};
+
+enum {
+  CI_ISSUE_ID, CI_DB_IDX, CI_DEVICE_ID, CI_CODE, CI_REPLAY_UNIT_ID, CI_LAUNCH_ID, CI_DETAIL,
+  CI_NCOLS
+};
+static const tl_rows_column replay_cost_issue_columns[CI_NCOLS] = {
+    [CI_ISSUE_ID] = {"issue_id", 1},
+    [CI_DB_IDX] = {"db_idx", 0},
+    [CI_DEVICE_ID] = {"device_id", 0},
+    [CI_CODE] = {"code", 1},
+    [CI_REPLAY_UNIT_ID] = {"replay_unit_id", 1},
+    [CI_LAUNCH_ID] = {"launch_id", 1},
+    [CI_DETAIL] = {"detail", 1},
+};
+
 static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
                          const tl_replay_costs *c, tl_err *e) {
   sqlite3_stmt *unit = NULL, *launch = NULL, *lane = NULL, *agg = NULL, *issue = NULL;
-  int rc = tl_pub_prepare(db, "INSERT INTO traceloom_replay_cost_unit VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
-                          &unit, e);
+  int rc = tl_rows_prepare(db, "INSERT", "traceloom_replay_cost_unit", replay_cost_unit_columns,
+                           CU_NCOLS, &unit, e);
   if (rc == TL_OK)
-    rc = tl_pub_prepare(db,
-                        "INSERT INTO traceloom_replay_cost_launch VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
-                        "?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)",
-                        &launch, e);
+    rc = tl_rows_prepare(db, "INSERT", "traceloom_replay_cost_launch", replay_cost_launch_columns,
+                         CL_NCOLS, &launch, e);
   if (rc == TL_OK)
-    rc = tl_pub_prepare(db,
-                        "INSERT INTO traceloom_replay_cost_stream VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
-                        "?10,?11,?12)",
-                        &lane, e);
+    rc = tl_rows_prepare(db, "INSERT", "traceloom_replay_cost_stream", replay_cost_stream_columns,
+                         CS_NCOLS, &lane, e);
   if (rc == TL_OK)
-    rc = tl_pub_prepare(db,
-                        "INSERT INTO traceloom_replay_cost_aggregate VALUES(?1,?2,?3,?4,?5,"
-                        "'role_collapsed',?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
-                        "?21,?22,?23,?24,?25,?26,?27)",
-                        &agg, e);
+    rc = tl_rows_prepare(db, "INSERT", "traceloom_replay_cost_aggregate",
+                         replay_cost_aggregate_columns, CA_NCOLS, &agg, e);
   if (rc == TL_OK)
-    rc = tl_pub_prepare(db, "INSERT INTO traceloom_replay_cost_issue VALUES(?1,?2,?3,?4,?5,?6,?7)",
-                        &issue, e);
+    rc = tl_rows_prepare(db, "INSERT", "traceloom_replay_cost_issue", replay_cost_issue_columns,
+                         CI_NCOLS, &issue, e);
   uint64_t nissue = 0;
   for (size_t u = 0; rc == TL_OK && u < r->units.n; u++) {
     const tl_replay_unit *un = &r->units.v[u];
     uint32_t resolved = 0;
     for (uint32_t k = 0; k < un->nlaunches; k++) resolved += r->launches.v[un->first_launch + k].nmembers > 0;
     int ok = resolved == un->nlaunches;
-    bind_id(unit, 1, "replay-cost-unit-%llu", u, 1);
-    sqlite3_bind_int(unit, 2, un->db_idx);
-    sqlite3_bind_int64(unit, 3, un->device_id);
-    bind_id(unit, 4, "replay-unit-%llu", u, 1);
-    bind_id(unit, 5, "graph-template-%llu", un->graph_template, 1);
-    sqlite3_bind_int64(unit, 6, un->nlaunches);
-    sqlite3_bind_int64(unit, 7, resolved);
-    sqlite3_bind_text(unit, 8, ok ? "supported" : "unsupported", -1, SQLITE_STATIC);
-    tl_bind_text(unit, 9, ok ? NULL : "missing_graph_launch_body");
+    bind_id(unit, TL_PARAM(CU_COST_UNIT_ID), "replay-cost-unit-%llu", u, 1);
+    sqlite3_bind_int(unit, TL_PARAM(CU_DB_IDX), un->db_idx);
+    sqlite3_bind_int64(unit, TL_PARAM(CU_DEVICE_ID), un->device_id);
+    bind_id(unit, TL_PARAM(CU_REPLAY_UNIT_ID), "replay-unit-%llu", u, 1);
+    bind_id(unit, TL_PARAM(CU_GRAPH_TEMPLATE_ID), "graph-template-%llu", un->graph_template, 1);
+    sqlite3_bind_int64(unit, TL_PARAM(CU_LAUNCH_MEMBER_COUNT), un->nlaunches);
+    sqlite3_bind_int64(unit, TL_PARAM(CU_RESOLVED_LAUNCH_COUNT), resolved);
+    sqlite3_bind_text(unit, TL_PARAM(CU_SUPPORT_STATUS), ok ? "supported" : "unsupported", -1,
+                      SQLITE_STATIC);
+    tl_bind_text(unit, TL_PARAM(CU_REASON_CODES), ok ? NULL : "missing_graph_launch_body");
     rc = tl_pub_step(db, unit, "traceloom_replay_cost_unit", e);
   }
   for (size_t i = 0; rc == TL_OK && i < r->launches.n; i++) {
@@ -397,92 +671,102 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     if (l->unit == TL_REPLAY_NONE) continue;
     const tl_launch_cost *lc = &c->launch[i];
     uint32_t gt = r->units.v[l->unit].graph_template;
-    bind_id(launch, 1, "graph-launch-%llu", i, 1);
-    bind_id(launch, 2, "replay-cost-unit-%llu", l->unit, 1);
-    sqlite3_bind_int(launch, 3, l->db_idx);
-    sqlite3_bind_int64(launch, 4, l->device_id);
-    sqlite3_bind_int64(launch, 5, l->member_order);
-    sqlite3_bind_int64(launch, 6, (int64_t)i);
+    bind_id(launch, TL_PARAM(CL_LAUNCH_ID), "graph-launch-%llu", i, 1);
+    bind_id(launch, TL_PARAM(CL_COST_UNIT_ID), "replay-cost-unit-%llu", l->unit, 1);
+    sqlite3_bind_int(launch, TL_PARAM(CL_DB_IDX), l->db_idx);
+    sqlite3_bind_int64(launch, TL_PARAM(CL_DEVICE_ID), l->device_id);
+    sqlite3_bind_int64(launch, TL_PARAM(CL_MEMBER_ORDER), l->member_order);
+    sqlite3_bind_int64(launch, TL_PARAM(CL_GRAPH_LAUNCH_OCCURRENCE_ID), (int64_t)i);
     char slot[64];
     snprintf(slot, sizeof slot, "graph-template-%u:slot-%u", (unsigned)gt, (unsigned)l->slot_order);
-    sqlite3_bind_text(launch, 7, slot, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(launch, 8, tl_slot_role_name(l->slot_role), -1, SQLITE_STATIC);
-    sqlite3_bind_int64(launch, 9, l->slot_order);
-    bind_id(launch, 10, "replay-body-template-%llu", l->body_template, l->body_template != 0);
-    bind_id(launch, 11, "graph-body-%llu", i, l->body_template != 0);
+    sqlite3_bind_text(launch, TL_PARAM(CL_COMPOSITION_SLOT_ID), slot, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(launch, TL_PARAM(CL_SLOT_ROLE), tl_slot_role_name(l->slot_role), -1,
+                      SQLITE_STATIC);
+    sqlite3_bind_int64(launch, TL_PARAM(CL_SLOT_ORDER), l->slot_order);
+    bind_id(launch, TL_PARAM(CL_REPLAY_BODY_TEMPLATE_ID), "replay-body-template-%llu",
+            l->body_template, l->body_template != 0);
+    bind_id(launch, TL_PARAM(CL_BODY_ID), "graph-body-%llu", i, l->body_template != 0);
     int ok = l->nmembers > 0;
-    sqlite3_bind_text(launch, 12, ok ? "supported" : "unsupported", -1, SQLITE_STATIC);
-    tl_bind_text(launch, 13, ok ? NULL : "missing_graph_launch_body");
-    sqlite3_bind_int64(launch, 14, l->nmembers);
+    sqlite3_bind_text(launch, TL_PARAM(CL_SUPPORT_STATUS), ok ? "supported" : "unsupported", -1,
+                      SQLITE_STATIC);
+    tl_bind_text(launch, TL_PARAM(CL_REASON_CODE), ok ? NULL : "missing_graph_launch_body");
+    sqlite3_bind_int64(launch, TL_PARAM(CL_MEMBER_COUNT), l->nmembers);
     int64_t v[6] = {lc->task_sum, lc->busy_union, lc->envelope, lc->compute, lc->communication,
                     lc->data_move};
-    bind_i64s(launch, 15, v, 6);
-    bind_id(launch, 21, "replay-unit-%llu", l->unit, 1);
-    bind_id(launch, 22, "graph-template-%llu", gt, 1);
-    sqlite3_bind_int64(launch, 23, lc->first_start);
-    sqlite3_bind_int64(launch, 24, (int64_t)i);
+    bind_i64s(launch, TL_PARAM(CL_TASK_SUM_NS), v, 6);
+    bind_id(launch, TL_PARAM(CL_REPLAY_UNIT_ID), "replay-unit-%llu", l->unit, 1);
+    bind_id(launch, TL_PARAM(CL_GRAPH_TEMPLATE_ID), "graph-template-%llu", gt, 1);
+    sqlite3_bind_int64(launch, TL_PARAM(CL_FIRST_MEMBER_START_NS), lc->first_start);
+    sqlite3_bind_int64(launch, TL_PARAM(CL_LAUNCH_N), (int64_t)i);
     rc = tl_pub_step(db, launch, "traceloom_replay_cost_launch", e);
     if (rc == TL_OK && !ok) {
-      bind_id(issue, 1, "replay-cost-issue-%llu", nissue++, 1);
-      sqlite3_bind_int(issue, 2, l->db_idx);
-      sqlite3_bind_int64(issue, 3, l->device_id);
-      sqlite3_bind_text(issue, 4, "missing_graph_launch_body", -1, SQLITE_STATIC);
-      bind_id(issue, 5, "replay-unit-%llu", l->unit, 1);
-      bind_id(issue, 6, "graph-launch-%llu", i, 1);
-      sqlite3_bind_text(issue, 7, "promoted launch without exact members", -1, SQLITE_STATIC);
+      bind_id(issue, TL_PARAM(CI_ISSUE_ID), "replay-cost-issue-%llu", nissue++, 1);
+      sqlite3_bind_int(issue, TL_PARAM(CI_DB_IDX), l->db_idx);
+      sqlite3_bind_int64(issue, TL_PARAM(CI_DEVICE_ID), l->device_id);
+      sqlite3_bind_text(issue, TL_PARAM(CI_CODE), "missing_graph_launch_body", -1, SQLITE_STATIC);
+      bind_id(issue, TL_PARAM(CI_REPLAY_UNIT_ID), "replay-unit-%llu", l->unit, 1);
+      bind_id(issue, TL_PARAM(CI_LAUNCH_ID), "graph-launch-%llu", i, 1);
+      sqlite3_bind_text(issue, TL_PARAM(CI_DETAIL), "promoted launch without exact members", -1,
+                        SQLITE_STATIC);
       rc = tl_pub_step(db, issue, "traceloom_replay_cost_issue", e);
     }
   }
   for (size_t k = 0; rc == TL_OK && k < c->lanes.n; k++) {
     const tl_lane_cost *lc = &c->lanes.v[k];
     const tl_graph_launch *l = &r->launches.v[lc->launch];
-    bind_id(lane, 1, "graph-launch-%llu", lc->launch, 1);
-    sqlite3_bind_int(lane, 2, l->db_idx);
-    sqlite3_bind_int64(lane, 3, l->device_id);
-    if (lc->stream_id == TL_NO_STREAM) sqlite3_bind_null(lane, 4);
-    else sqlite3_bind_int64(lane, 4, lc->stream_id);
-    sqlite3_bind_int64(lane, 5, lc->lane);
-    sqlite3_bind_int(lane, 6, lc->consistent);
-    sqlite3_bind_int64(lane, 7, (int64_t)lc->count);
+    bind_id(lane, TL_PARAM(CS_LAUNCH_ID), "graph-launch-%llu", lc->launch, 1);
+    sqlite3_bind_int(lane, TL_PARAM(CS_DB_IDX), l->db_idx);
+    sqlite3_bind_int64(lane, TL_PARAM(CS_DEVICE_ID), l->device_id);
+    if (lc->stream_id == TL_NO_STREAM) sqlite3_bind_null(lane, TL_PARAM(CS_STREAM_ID));
+    else sqlite3_bind_int64(lane, TL_PARAM(CS_STREAM_ID), lc->stream_id);
+    sqlite3_bind_int64(lane, TL_PARAM(CS_LANE_ORDINAL), lc->lane);
+    sqlite3_bind_int(lane, TL_PARAM(CS_LANE_CONSISTENT), lc->consistent);
+    sqlite3_bind_int64(lane, TL_PARAM(CS_MEMBER_COUNT), (int64_t)lc->count);
     int64_t v[5] = {lc->task_sum, lc->busy_union, lc->compute, lc->communication, lc->data_move};
-    bind_i64s(lane, 8, v, 5);
+    bind_i64s(lane, TL_PARAM(CS_TASK_SUM_NS), v, 5);
     rc = tl_pub_step(db, lane, "traceloom_replay_cost_stream", e);
   }
   for (size_t k = 0; rc == TL_OK && k < c->aggregates.n; k++) {
     const tl_replay_aggregate *g = &c->aggregates.v[k];
     const tl_graph_member *m = &r->members.v[g->first_member];
     const tl_graph_launch *l = &r->launches.v[m->launch];
-    bind_id(agg, 1, "replay-cost-aggregate-%llu", k, 1);
-    sqlite3_bind_int(agg, 2, l->db_idx);
-    sqlite3_bind_int64(agg, 3, l->device_id);
-    bind_id(agg, 4, "graph-template-%llu", r->units.v[l->unit].graph_template, 1);
-    sqlite3_bind_text(agg, 5, tl_slot_role_name(l->slot_role), -1, SQLITE_STATIC);
-    bind_id(agg, 6, "replay-body-template-%llu", l->body_template, 1);
+    bind_id(agg, TL_PARAM(CA_AGGREGATE_ID), "replay-cost-aggregate-%llu", k, 1);
+    sqlite3_bind_int(agg, TL_PARAM(CA_DB_IDX), l->db_idx);
+    sqlite3_bind_int64(agg, TL_PARAM(CA_DEVICE_ID), l->device_id);
+    bind_id(agg, TL_PARAM(CA_GRAPH_TEMPLATE_ID), "graph-template-%llu",
+            r->units.v[l->unit].graph_template, 1);
+    sqlite3_bind_text(agg, TL_PARAM(CA_SLOT_ROLE), tl_slot_role_name(l->slot_role), -1,
+                      SQLITE_STATIC);
+    bind_id(agg, TL_PARAM(CA_REPLAY_BODY_TEMPLATE_ID), "replay-body-template-%llu",
+            l->body_template, 1);
     uint32_t stream = t->ev.stream_id[m->event];
-    if (stream == TL_NO_STREAM) sqlite3_bind_null(agg, 7);
-    else sqlite3_bind_int64(agg, 7, stream);
-    sqlite3_bind_int64(agg, 8, m->task_ordinal);
-    tl_bind_text(agg, 9, member_identity(t, m->event));
-    sqlite3_bind_text(agg, 10, tl_member_kind_name(m->kind), -1, SQLITE_STATIC);
-    sqlite3_bind_int64(agg, 11, g->count);
-    sqlite3_bind_int64(agg, 12, g->units);
-    sqlite3_bind_int64(agg, 13, g->launches);
-    sqlite3_bind_int(agg, 14, !g->kind_mixed);
-    sqlite3_bind_int(agg, 15, 1); /* one lane ordinal by the aggregate key */
-    sqlite3_bind_int(agg, 16, !g->kind_mixed);
+    if (stream == TL_NO_STREAM) sqlite3_bind_null(agg, TL_PARAM(CA_STREAM_ID));
+    else sqlite3_bind_int64(agg, TL_PARAM(CA_STREAM_ID), stream);
+    sqlite3_bind_int64(agg, TL_PARAM(CA_TASK_ORDINAL), m->task_ordinal);
+    tl_bind_text(agg, TL_PARAM(CA_IDENTITY), member_identity(t, m->event));
+    sqlite3_bind_text(agg, TL_PARAM(CA_KIND), tl_member_kind_name(m->kind), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(agg, TL_PARAM(CA_MEMBER_OCCURRENCE_COUNT), g->count);
+    sqlite3_bind_int64(agg, TL_PARAM(CA_REPLAY_UNIT_COUNT), g->units);
+    sqlite3_bind_int64(agg, TL_PARAM(CA_LAUNCH_MEMBER_COUNT), g->launches);
+    sqlite3_bind_int(agg, TL_PARAM(CA_KIND_CONSISTENT), !g->kind_mixed);
+    sqlite3_bind_int(agg, TL_PARAM(CA_LANE_CONSISTENT),
+                     1); /* one lane ordinal by the aggregate key */
+    sqlite3_bind_int(agg, TL_PARAM(CA_DISTRIBUTION_SUPPORTED), !g->kind_mixed);
     int64_t v[6] = {g->dur_p25, g->dur_p50, g->dur_p75, g->share_p25, g->share_p50, g->share_p75};
     for (int q = 0; q < 6; q++) {
-      if (g->kind_mixed) sqlite3_bind_null(agg, 17 + q);
-      else sqlite3_bind_int64(agg, 17 + q, v[q]);
+      if (g->kind_mixed) sqlite3_bind_null(agg, TL_PARAM(CA_DURATION_P25_NS) + q);
+      else sqlite3_bind_int64(agg, TL_PARAM(CA_DURATION_P25_NS) + q, v[q]);
     }
-    sqlite3_bind_int64(agg, 23, m->lane_ordinal);
-    sqlite3_bind_int64(agg, 24, l->slot_order); /* the first contributor's slot */
+    sqlite3_bind_int64(agg, TL_PARAM(CA_LANE_ORDINAL), m->lane_ordinal);
+    sqlite3_bind_int64(agg, TL_PARAM(CA_SLOT_ORDER),
+                       l->slot_order); /* the first contributor's slot */
     /* floor(1e6 * work / denominator): the reference's integer parts per million */
-    sqlite3_bind_int64(agg, 25, g->body_task_sum_ns > 0
+    sqlite3_bind_int64(agg, TL_PARAM(CA_SCHEDULED_WORK_SHARE_PPM), g->body_task_sum_ns > 0
                                     ? (int64_t)((__int128)g->work_ns * 1000000 / g->body_task_sum_ns)
                                     : 0);
-    sqlite3_bind_int(agg, 26, g->body_task_sum_ns > 0);
-    sqlite3_bind_int64(agg, 27, g->body_task_sum_ns);
+    sqlite3_bind_int(agg, TL_PARAM(CA_SCHEDULED_WORK_SHARE_SUPPORTED), g->body_task_sum_ns > 0);
+    sqlite3_bind_int64(agg, TL_PARAM(CA_SCHEDULED_WORK_DENOMINATOR_BODY_TASK_SUM_NS),
+                       g->body_task_sum_ns);
     rc = tl_pub_step(db, agg, "traceloom_replay_cost_aggregate", e);
   }
   /* A device with launches but no replay unit says so. */
@@ -495,13 +779,13 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
       char detail[96];
       snprintf(detail, sizeof detail,
                "%zu graph launch(es) observed, none promoted to an exact replay unit", j - i);
-      bind_id(issue, 1, "replay-cost-issue-%llu", nissue++, 1);
-      sqlite3_bind_int(issue, 2, r->launches.v[i].db_idx);
-      sqlite3_bind_int64(issue, 3, r->launches.v[i].device_id);
-      sqlite3_bind_text(issue, 4, "no_replay_units", -1, SQLITE_STATIC);
-      sqlite3_bind_null(issue, 5);
-      sqlite3_bind_null(issue, 6);
-      sqlite3_bind_text(issue, 7, detail, -1, SQLITE_TRANSIENT);
+      bind_id(issue, TL_PARAM(CI_ISSUE_ID), "replay-cost-issue-%llu", nissue++, 1);
+      sqlite3_bind_int(issue, TL_PARAM(CI_DB_IDX), r->launches.v[i].db_idx);
+      sqlite3_bind_int64(issue, TL_PARAM(CI_DEVICE_ID), r->launches.v[i].device_id);
+      sqlite3_bind_text(issue, TL_PARAM(CI_CODE), "no_replay_units", -1, SQLITE_STATIC);
+      sqlite3_bind_null(issue, TL_PARAM(CI_REPLAY_UNIT_ID));
+      sqlite3_bind_null(issue, TL_PARAM(CI_LAUNCH_ID));
+      sqlite3_bind_text(issue, TL_PARAM(CI_DETAIL), detail, -1, SQLITE_TRANSIENT);
       rc = tl_pub_step(db, issue, "traceloom_replay_cost_issue", e);
     }
     i = j;

@@ -3,12 +3,12 @@
 ** compute cheaply, computed in C and published inside the analysis savepoint.
 **
 **   tl_reports_input in = {&trace, &anchors, &packets, &replay, rules, idle_options};
-**   tl_reports_publish(db, &in, e);   once, after tl_publish_finish, inside the driver's
-**                                     outer SAVEPOINT (a failure rolls the whole analysis
-**                                     back with it)
+**   tl_reports_publish(db, &in, e);   once, after the publication's own savepoint is
+**                                     released, inside the driver's outer SAVEPOINT (a
+**                                     failure rolls the whole analysis back with it)
 **
 ** It writes the tables of sql/schema/60_reports.sql; the readable relations are the views
-** of sql/views/60_*.sql and later, created by tl_publish_finish. What it needs that the
+** of sql/views/60_*.sql and later, created by tl_publish_views. What it needs that the
 ** driver has already freed (the runtime calls and their relations, the provider ids of the
 ** events) it reads back from the public relations published earlier in the same savepoint:
 **

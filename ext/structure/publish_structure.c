@@ -165,16 +165,20 @@ static int fill_anchor(void *ctx, size_t n, int64_t *v, unsigned char *null) {
   return 0;
 }
 
+enum { AS_ID, AS_SYMBOL, AS_ROLE, AS_LABEL, AS_FAMILY, AS_NCOLS };
+static const tl_rows_column anchor_shape_columns[AS_NCOLS] = {
+    [AS_ID] = {"shape_id", 0}, [AS_SYMBOL] = {"symbol", 1}, [AS_ROLE] = {"role", 1},
+    [AS_LABEL] = {"label", 1}, [AS_FAMILY] = {"family", 1},
+};
+
 static int publish_anchors(sqlite3 *db, const tl_structure_input *in,
                            const tl_tree *const *tree_of_group, const int64_t *occurrence_base,
                            tl_err *e) {
   const tl_trace *t = in->trace;
   const tl_anchors *a = in->anchors;
   sqlite3_stmt *shape = NULL;
-  int rc = tl_pub_prepare(db,
-                          "INSERT INTO traceloom_anchor_shape(shape_id, symbol, role, label, family) "
-                          "VALUES (?1,?2,?3,?4,?5)",
-                          &shape, e);
+  int rc = tl_rows_prepare(db, "INSERT", "traceloom_anchor_shape", anchor_shape_columns,
+                           AS_NCOLS, &shape, e);
   tl_shapes shapes;
   tl_shapes_init(&shapes, 4);
   size_t na = a->n ? a->n : 1;
@@ -204,13 +208,13 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in,
         break;
       }
       if (fresh) {
-        sqlite3_bind_int64(shape, 1, shape_id);
-        tl_bind_str(shape, 2, t->pool, a->symbol[n]);
-        sqlite3_bind_text(shape, 3, tl_anchor_role_name((tl_anchor_role)a->role[n]), -1,
-                          SQLITE_STATIC);
-        tl_bind_str(shape, 4, t->pool, label);
-        sqlite3_bind_text(shape, 5, tl_family_source_kind(t->profile->inputs.v[g->db_idx].family),
-                          -1, SQLITE_STATIC);
+        sqlite3_bind_int64(shape, TL_PARAM(AS_ID), shape_id);
+        tl_bind_str(shape, TL_PARAM(AS_SYMBOL), t->pool, a->symbol[n]);
+        sqlite3_bind_text(shape, TL_PARAM(AS_ROLE),
+                          tl_anchor_role_name((tl_anchor_role)a->role[n]), -1, SQLITE_STATIC);
+        tl_bind_str(shape, TL_PARAM(AS_LABEL), t->pool, label);
+        const char *family = tl_family_source_kind(t->profile->inputs.v[g->db_idx].family);
+        sqlite3_bind_text(shape, TL_PARAM(AS_FAMILY), family, -1, SQLITE_STATIC);
         if ((rc = tl_pub_step(db, shape, "traceloom_anchor_shape", e))) break;
       }
       shape_of[n] = (uint32_t)shape_id;
@@ -229,16 +233,25 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in,
   return rc;
 }
 
+enum {
+  AL_ANCHOR, AL_EVENT, AL_DB, AL_DEVICE, AL_ORDER, AL_TYPE, AL_REASON, AL_KIND, AL_DUR,
+  AL_EVENT_N, AL_ANCHOR_N, AL_NCOLS
+};
+static const tl_rows_column aux_link_columns[AL_NCOLS] = {
+    [AL_ANCHOR] = {"anchor_id", 1},    [AL_EVENT] = {"aux_event_id", 1},
+    [AL_DB] = {"db_idx", 0},           [AL_DEVICE] = {"device_id", 0},
+    [AL_ORDER] = {"aux_order", 0},     [AL_TYPE] = {"link_type", 1},
+    [AL_REASON] = {"reason", 1},       [AL_KIND] = {"aux_kind", 1},
+    [AL_DUR] = {"aux_dur_us", 0},      [AL_EVENT_N] = {"aux_event_n", 0},
+    [AL_ANCHOR_N] = {"anchor_n", 0},
+};
+
 static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
   const tl_trace *t = in->trace;
   const tl_anchors *a = in->anchors;
   const tl_events *ev = &t->ev;
   sqlite3_stmt *st;
-  if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_aux_link(anchor_id, aux_event_id, db_idx, device_id, "
-                     "aux_order, link_type, reason, aux_kind, aux_dur_us, aux_event_n, anchor_n) "
-                     "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
-                     &st, e))
+  if (tl_rows_prepare(db, "INSERT", "traceloom_aux_link", aux_link_columns, AL_NCOLS, &st, e))
     return TL_ERROR;
   int rc = TL_OK;
   char aid[40], evid[40];
@@ -247,26 +260,28 @@ static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *
     uint32_t x = linked ? a->link_event[k] : a->unplaced.v[k - a->nlinks];
     if (linked) {
       int n = snprintf(aid, sizeof aid, "anchor-%u", a->link_anchor[k]);
-      sqlite3_bind_text(st, 1, aid, n, SQLITE_STATIC);
-      sqlite3_bind_int64(st, 5, a->link_order[k]);
-      sqlite3_bind_int64(st, 11, a->link_anchor[k]);
+      sqlite3_bind_text(st, TL_PARAM(AL_ANCHOR), aid, n, SQLITE_STATIC);
+      sqlite3_bind_int64(st, TL_PARAM(AL_ORDER), a->link_order[k]);
+      sqlite3_bind_int64(st, TL_PARAM(AL_ANCHOR_N), a->link_anchor[k]);
     } else {
-      sqlite3_bind_null(st, 1);
-      sqlite3_bind_null(st, 5);
-      sqlite3_bind_null(st, 11);
+      sqlite3_bind_null(st, TL_PARAM(AL_ANCHOR));
+      sqlite3_bind_null(st, TL_PARAM(AL_ORDER));
+      sqlite3_bind_null(st, TL_PARAM(AL_ANCHOR_N));
     }
     int n = snprintf(evid, sizeof evid, "event-%u", x);
-    sqlite3_bind_text(st, 2, evid, n, SQLITE_STATIC);
-    sqlite3_bind_int(st, 3, ev->db_idx[x]);
-    sqlite3_bind_int64(st, 4, ev->device_id[x]);
-    sqlite3_bind_text(st, 6, linked ? "prelude" : "retained_unplaced", -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 7,
+    sqlite3_bind_text(st, TL_PARAM(AL_EVENT), evid, n, SQLITE_STATIC);
+    sqlite3_bind_int(st, TL_PARAM(AL_DB), ev->db_idx[x]);
+    sqlite3_bind_int64(st, TL_PARAM(AL_DEVICE), ev->device_id[x]);
+    sqlite3_bind_text(st, TL_PARAM(AL_TYPE), linked ? "prelude" : "retained_unplaced", -1,
+                      SQLITE_STATIC);
+    sqlite3_bind_text(st, TL_PARAM(AL_REASON),
                       linked ? "unanchored_event_before_anchor"
                              : "omitted_event_without_auxiliary_link",
                       -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 8, tl_kind_name((tl_kind)tl_event_label(t, x)->kind), -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 9, tl_ns_to_us(ev->end_ns[x] - ev->start_ns[x]));
-    sqlite3_bind_int64(st, 10, x);
+    sqlite3_bind_text(st, TL_PARAM(AL_KIND), tl_kind_name((tl_kind)tl_event_label(t, x)->kind),
+                      -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, TL_PARAM(AL_DUR), tl_ns_to_us(ev->end_ns[x] - ev->start_ns[x]));
+    sqlite3_bind_int64(st, TL_PARAM(AL_EVENT_N), x);
     rc = tl_pub_step(db, st, "traceloom_aux_link", e);
   }
   sqlite3_finalize(st);
@@ -279,14 +294,22 @@ static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *
 ** p90 and max of the anchors' raw durations (outputs.md 4.2, nearest rank: rank ceil(q n)).
 ** Percentiles need each symbol's durations in order, which SQL can only get by sorting every
 ** anchor on every query; here one stable radix sort per device does it at publication. */
+enum {
+  SS_DB, SS_DEVICE, SS_SYMBOL, SS_COUNT, SS_TOTAL, SS_MIN, SS_MEDIAN, SS_P90, SS_MAX, SS_NCOLS
+};
+static const tl_rows_column symbol_summary_columns[SS_NCOLS] = {
+    [SS_DB] = {"db_idx", 0},          [SS_DEVICE] = {"device_id", 0},
+    [SS_SYMBOL] = {"symbol", 1},      [SS_COUNT] = {"anchor_count", 0},
+    [SS_TOTAL] = {"total_ns", 0},     [SS_MIN] = {"min_ns", 0},
+    [SS_MEDIAN] = {"median_ns", 0},   [SS_P90] = {"p90_ns", 0},
+    [SS_MAX] = {"max_ns", 0},
+};
+
 static int publish_symbol_summary(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
   const tl_anchors *a = in->anchors;
   sqlite3_stmt *st;
-  if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_symbol_summary_core(db_idx, device_id, symbol, "
-                     "anchor_count, total_ns, min_ns, median_ns, p90_ns, max_ns) "
-                     "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
-                     &st, e))
+  if (tl_rows_prepare(db, "INSERT", "traceloom_symbol_summary_core", symbol_summary_columns,
+                      SS_NCOLS, &st, e))
     return TL_ERROR;
   int rc = TL_OK;
   uint64_t *key = NULL;
@@ -323,15 +346,15 @@ static int publish_symbol_summary(sqlite3 *db, const tl_structure_input *in, tl_
         total += tl_packet_at(in->packets, g->first + idx[hi++]).self_ns;
       size_t n = hi - lo;
 #define DUR_AT(rank) tl_packet_at(in->packets, g->first + idx[lo + (rank) - 1]).self_ns
-      sqlite3_bind_int(st, 1, g->db_idx);
-      sqlite3_bind_int64(st, 2, g->device_id);
-      tl_bind_str(st, 3, in->trace->pool, (uint32_t)key[lo]);
-      sqlite3_bind_int64(st, 4, (int64_t)n);
-      sqlite3_bind_int64(st, 5, total);
-      sqlite3_bind_int64(st, 6, DUR_AT(1));
-      sqlite3_bind_int64(st, 7, DUR_AT((n + 1) / 2));
-      sqlite3_bind_int64(st, 8, DUR_AT((9 * n + 9) / 10));
-      sqlite3_bind_int64(st, 9, DUR_AT(n));
+      sqlite3_bind_int(st, TL_PARAM(SS_DB), g->db_idx);
+      sqlite3_bind_int64(st, TL_PARAM(SS_DEVICE), g->device_id);
+      tl_bind_str(st, TL_PARAM(SS_SYMBOL), in->trace->pool, (uint32_t)key[lo]);
+      sqlite3_bind_int64(st, TL_PARAM(SS_COUNT), (int64_t)n);
+      sqlite3_bind_int64(st, TL_PARAM(SS_TOTAL), total);
+      sqlite3_bind_int64(st, TL_PARAM(SS_MIN), DUR_AT(1));
+      sqlite3_bind_int64(st, TL_PARAM(SS_MEDIAN), DUR_AT((n + 1) / 2));
+      sqlite3_bind_int64(st, TL_PARAM(SS_P90), DUR_AT((9 * n + 9) / 10));
+      sqlite3_bind_int64(st, TL_PARAM(SS_MAX), DUR_AT(n));
 #undef DUR_AT
       rc = tl_pub_step(db, st, "traceloom_symbol_summary_core", e);
       lo = hi;
@@ -639,6 +662,12 @@ static void node_text(void *vctx, int col, const char **p, int *n) {
 }
 
 /* The text of a node: type, kind, symbol, label, category (traceloom_node_shape). */
+enum { NS_ID, NS_TYPE, NS_KIND, NS_SYMBOL, NS_LABEL, NS_CATEGORY, NS_NCOLS };
+static const tl_rows_column node_shape_columns[NS_NCOLS] = {
+    [NS_ID] = {"shape_id", 0}, [NS_TYPE] = {"node_type", 1},  [NS_KIND] = {"kind", 1},
+    [NS_SYMBOL] = {"symbol", 1}, [NS_LABEL] = {"label", 1}, [NS_CATEGORY] = {"category", 1},
+};
+
 static int node_shapes(sqlite3 *db, const tl_structure_input *in, const tl_tree *tr,
                        const uint32_t *names, const tree_ranks *rk, sqlite3_stmt *ins,
                        tl_shapes *shapes, uint32_t *shape_of, tl_err *e) {
@@ -682,20 +711,33 @@ static int node_shapes(sqlite3 *db, const tl_structure_input *in, const tl_tree 
     } else {
       snprintf(label, sizeof label, "Seq");
     }
-    sqlite3_bind_int64(ins, 1, id);
-    sqlite3_bind_text(ins, 2, type[pos->kind], -1, SQLITE_STATIC);
-    sqlite3_bind_text(ins, 3, kind[pos->kind], -1, SQLITE_STATIC);
+    sqlite3_bind_int64(ins, TL_PARAM(NS_ID), id);
+    sqlite3_bind_text(ins, TL_PARAM(NS_TYPE), type[pos->kind], -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, TL_PARAM(NS_KIND), kind[pos->kind], -1, SQLITE_STATIC);
     if (pos->kind == TL_POS_REPEAT) snprintf(symbol, sizeof symbol, "Rep x%u", pos->repeat_count);
     else snprintf(symbol, sizeof symbol, "%s", label);
-    sqlite3_bind_text(ins, 4, symbol, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(ins, 5, label, -1, SQLITE_TRANSIENT);
-    tl_bind_text(ins, 6, category);
+    sqlite3_bind_text(ins, TL_PARAM(NS_SYMBOL), symbol, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ins, TL_PARAM(NS_LABEL), label, -1, SQLITE_TRANSIENT);
+    tl_bind_text(ins, TL_PARAM(NS_CATEGORY), category);
     if (tl_pub_step(db, ins, "traceloom_node_shape", e)) return TL_ERROR;
   }
   return TL_OK;
 }
 
 /* ------------------------------------------------------------------ trees */
+
+enum {
+  TR_N, TR_DB, TR_DEVICE, TR_NODE_DEVICE, TR_DISCOVERY, TR_FIRST_ANCHOR, TR_ANCHORS,
+  TR_FIRST_NODE, TR_NODES, TR_FIRST_OCCURRENCE, TR_OCCURRENCES, TR_DEFINITIONS, TR_NCOLS
+};
+static const tl_rows_column tree_columns[TR_NCOLS] = {
+    [TR_N] = {"tree_n", 0},                 [TR_DB] = {"db_idx", 0},
+    [TR_DEVICE] = {"device_id", 0},         [TR_NODE_DEVICE] = {"node_device", 0},
+    [TR_DISCOVERY] = {"macro_discovery", 1}, [TR_FIRST_ANCHOR] = {"first_anchor_n", 0},
+    [TR_ANCHORS] = {"anchor_count", 0},     [TR_FIRST_NODE] = {"first_node_n", 0},
+    [TR_NODES] = {"node_count", 0},         [TR_FIRST_OCCURRENCE] = {"first_occurrence_n", 0},
+    [TR_OCCURRENCES] = {"occurrence_count", 0}, [TR_DEFINITIONS] = {"definition_count", 0},
+};
 
 static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree *tr,
                         int64_t tree_n, int64_t node_base, int64_t occurrence_base,
@@ -724,18 +766,19 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
   }
   if (rc == TL_OK) {
     sqlite3_stmt *q = tree_ins;
-    sqlite3_bind_int64(q, 1, tree_n);
-    sqlite3_bind_int(q, 2, tr->db_idx);
-    sqlite3_bind_int64(q, 3, tr->device_id);
-    if (tr->node_device) sqlite3_bind_int64(q, 4, tr->device_id); else sqlite3_bind_null(q, 4);
-    sqlite3_bind_text(q, 5, tr->macro_discovery, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(q, 6, (int64_t)tr->first_anchor);
-    sqlite3_bind_int64(q, 7, (int64_t)tr->ntokens);
-    sqlite3_bind_int64(q, 8, node_base + 1);
-    sqlite3_bind_int64(q, 9, (int64_t)tr->nnodes);
-    sqlite3_bind_int64(q, 10, occurrence_base + 1);
-    sqlite3_bind_int64(q, 11, (int64_t)st->noccurrences);
-    sqlite3_bind_int64(q, 12, (int64_t)st->npositions);
+    sqlite3_bind_int64(q, TL_PARAM(TR_N), tree_n);
+    sqlite3_bind_int(q, TL_PARAM(TR_DB), tr->db_idx);
+    sqlite3_bind_int64(q, TL_PARAM(TR_DEVICE), tr->device_id);
+    if (tr->node_device) sqlite3_bind_int64(q, TL_PARAM(TR_NODE_DEVICE), tr->device_id);
+    else sqlite3_bind_null(q, TL_PARAM(TR_NODE_DEVICE));
+    sqlite3_bind_text(q, TL_PARAM(TR_DISCOVERY), tr->macro_discovery, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, TL_PARAM(TR_FIRST_ANCHOR), (int64_t)tr->first_anchor);
+    sqlite3_bind_int64(q, TL_PARAM(TR_ANCHORS), (int64_t)tr->ntokens);
+    sqlite3_bind_int64(q, TL_PARAM(TR_FIRST_NODE), node_base + 1);
+    sqlite3_bind_int64(q, TL_PARAM(TR_NODES), (int64_t)tr->nnodes);
+    sqlite3_bind_int64(q, TL_PARAM(TR_FIRST_OCCURRENCE), occurrence_base + 1);
+    sqlite3_bind_int64(q, TL_PARAM(TR_OCCURRENCES), (int64_t)st->noccurrences);
+    sqlite3_bind_int64(q, TL_PARAM(TR_DEFINITIONS), (int64_t)st->npositions);
     rc = tl_pub_step(db, q, "traceloom_tree_core", e);
   }
   ranks_free(&rk);
@@ -768,17 +811,11 @@ int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
   if (rc == TL_OK) rc = publish_symbol_summary(db, in, e);
   sqlite3_stmt *tree_ins = NULL, *shape_ins = NULL;
   if (rc == TL_OK)
-    rc = tl_pub_prepare(db,
-                        "INSERT INTO traceloom_tree_core(tree_n, db_idx, device_id, node_device, "
-                        "macro_discovery, first_anchor_n, anchor_count, first_node_n, node_count, "
-                        "first_occurrence_n, occurrence_count, definition_count) "
-                        "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
-                        &tree_ins, e);
+    rc = tl_rows_prepare(db, "INSERT", "traceloom_tree_core", tree_columns, TR_NCOLS, &tree_ins,
+                         e);
   if (rc == TL_OK)
-    rc = tl_pub_prepare(db,
-                        "INSERT INTO traceloom_node_shape(shape_id, node_type, kind, symbol, label, "
-                        "category) VALUES (?1,?2,?3,?4,?5,?6)",
-                        &shape_ins, e);
+    rc = tl_rows_prepare(db, "INSERT", "traceloom_node_shape", node_shape_columns, NS_NCOLS,
+                         &shape_ins, e);
   tl_shapes shapes;
   tl_shapes_init(&shapes, 5);
   int64_t node_base = 0, occ_base = 0;

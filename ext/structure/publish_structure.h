@@ -1,6 +1,7 @@
 /*
 ** publish_structure.h: publishing anchors, aux links, cost packets and the recovered
-** trees (see publish_structure.c). Called by tl_publish_finish() inside its savepoint.
+** trees (see publish_structure.c). One row of the driver's publishers (ext/analyze), inside
+** the publication's savepoint.
 */
 #ifndef TL_PUBLISH_STRUCTURE_H
 #define TL_PUBLISH_STRUCTURE_H

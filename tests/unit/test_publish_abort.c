@@ -2,11 +2,11 @@
 ** test_publish_abort.c: an analysis interrupted between its publication steps leaves no
 ** transaction open and the previous analysis exactly as it was.
 **
-** traceloom_analyze publishes in steps (tl_publish_begin, tl_publish_events,
-** tl_publish_finish) and computes in between; an interrupt noticed there is the hard case:
+** traceloom_analyze publishes in steps (tl_publish_open and the runtime calls, then the
+** events, then the rest) and computes in between; an interrupt noticed there is the hard case:
 ** sqlite3_interrupt() keeps the connection from preparing anything (ROLLBACK TO included)
 ** until the calling statement ends. A test SQL function reproduces it deterministically:
-** it runs tl_publish_begin, interrupts its own connection, notices the interrupt with a
+** it opens the publication and writes the runtime calls, interrupts its own connection, notices the interrupt with a
 ** read-only statement (as the progress probe does) and aborts.
 */
 #include "tl_check.h"
@@ -29,11 +29,13 @@ static void begin_interrupt_abort(sqlite3_context *ctx, int argc, sqlite3_value 
   memset(&profile, 0, sizeof profile);
   memset(&trace, 0, sizeof trace);
   trace.profile = &profile;
-  tl_publish_input in = {.profile = &profile, .trace = &trace, .relations = &relations,
-                         .inventory = &inventory};
+  tl_runtime_input rt = {.trace = &trace, .relations = &relations};
+  tl_inventory_input inv = {.profile = &profile, .trace = &trace, .inventory = &inventory};
   tl_err e = {0};
   tl_publication pub;
-  int rc = tl_publish_begin(&pub, db, &in, &e);
+  int rc = tl_publish_open(&pub, db, &e);
+  if (rc == TL_OK) rc = tl_publish_runtime(&pub, &rt, &e);
+  if (rc == TL_OK) rc = tl_publish_inventory(db, &inv, &e);
   ck_assert_msg(rc == TL_OK, "begin: %s", e.msg ? e.msg : "?");
   ck_assert_int_eq(sqlite3_get_autocommit(db), 0); /* the savepoint's transaction is open */
   sqlite3_interrupt(db);
