@@ -478,7 +478,7 @@ static const tl_rows_column relation_shape_columns[RS_NCOLS] = {
 static void bind_relation_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   const tl_runtime_input *in = ctx;
   const tl_relation *r = &in->relations->v[i];
-  sqlite3_bind_text(st, TL_PARAM(RS_KIND), "runtime_launch", -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(RS_KIND), "provider_correlation", -1, SQLITE_STATIC);
   sqlite3_bind_text(st, TL_PARAM(RS_POLICY), tl_relation_match_policy(in->trace, r), -1,
                     SQLITE_STATIC);
   sqlite3_bind_text(st, TL_PARAM(RS_EVIDENCE), tl_relation_evidence_level(r), -1, SQLITE_STATIC);

@@ -146,7 +146,7 @@ FROM traceloom_runtime_call_core c;
 -- @surface traceloom_runtime_device_relation_shape | one distinct combination of a relation's policy and states | Storage behind traceloom_runtime_device_relation: match policy, evidence level, support state and cardinality, stored once | SELECT * FROM traceloom_runtime_device_relation_shape
 CREATE TABLE traceloom_runtime_device_relation_shape(
   shape_id INTEGER PRIMARY KEY,
-  relation_kind TEXT NOT NULL,     -- runtime_launch, graph_launch
+  relation_kind TEXT NOT NULL,     -- provider_correlation (a call and its device work joined by the provider's correlation or connection id), graph_launch
   match_policy TEXT NOT NULL,
   evidence_level TEXT NOT NULL,
   support_state TEXT NOT NULL,

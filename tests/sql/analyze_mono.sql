@@ -14,7 +14,8 @@ SELECT 'provenance: every event reaches its source row',
 -- 14 launches: MODEL_EXECUTE and NOTIFY_WAIT share the connectionId of one aclmdlRIExecuteAsync call.
 SELECT 'relations: 28 exact launch links',
   (SELECT count(*) FROM traceloom_runtime_device_relation WHERE support_state = 'supported_exact'
-     AND evidence_level = 'direct_provider_identifier' AND match_policy = 'ascend_connection_id' AND cardinality = 'one_to_many') = 28;
+     AND evidence_level = 'direct_provider_identifier' AND match_policy = 'ascend_connection_id' AND cardinality = 'one_to_many'
+     AND relation_kind = 'provider_correlation') = 28;
 SELECT 'relations: body and record tasks have no runtime call',
   (SELECT count(*) FROM traceloom_runtime_device_relation WHERE support_state = 'unmatched_device_work' AND runtime_call_id IS NULL AND evidence_level = 'open') = 42;
 SELECT 'relations: the blocking sync has no device work',
