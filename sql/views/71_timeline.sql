@@ -117,19 +117,22 @@ CREATE VIEW traceloom_v_flattened_execution_timeline AS
 -- unique on its device (anchor_idx is), so only members of one launch reach the last sort
 -- key, their timeline_item_id; an anchor's is left out of the sort (NULL).
 WITH anchor_key AS NOT MATERIALIZED (
-  -- expanded: the annotated timeline's test, asked only of an anchor with a launch in a
-  -- supported device (otherwise it cannot be inside an exact region with one launch)
+  -- expanded: the annotated timeline's test (inside_exact_replay: a supported device and the
+  -- region found as it finds it; exact_position: one launch; and that launch has members),
+  -- asked only of an anchor with a launch
   SELECT a.anchor_n, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS anchor_idx,
          e.start_ns, e.start_ns + e.dur_ns AS end_ns,
          CASE WHEN s.support_state = 'supported'
                    AND EXISTS (SELECT 1 FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n)
-              THEN (SELECT CASE WHEN v.replay_region_state = 'inside_exact_replay'
-                                     AND v.position_support_state = 'exact_position'
-                                     AND (SELECT l.member_count FROM traceloom_graph_launch l
-                                           WHERE l.launch_n = v.launch_n) > 0
-                                THEN 1 ELSE 0 END
-                    FROM traceloom_v_annotated_anchor_timeline v WHERE v.anchor_n = a.anchor_n)
-              ELSE 0 END AS expanded
+                   AND (SELECT count(*) FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n) = 1
+                   AND (SELECT l.member_count FROM traceloom_graph_launch l
+                         WHERE l.anchor_n = a.anchor_n) > 0
+                   AND EXISTS (SELECT 1 FROM traceloom_protected_interval r
+                                WHERE r.rowid = (SELECT p.rowid FROM traceloom_protected_interval p
+                                                  WHERE p.first_anchor_n <= a.anchor_n
+                                                  ORDER BY p.first_anchor_n DESC LIMIT 1)
+                                  AND r.kind = 'graph_replay_unit' AND r.last_anchor_n >= a.anchor_n)
+              THEN 1 ELSE 0 END AS expanded
   FROM traceloom_v_replay_region_annotation_status s
   CROSS JOIN traceloom_tree_core t
   CROSS JOIN traceloom_anchor_core a
