@@ -14,23 +14,36 @@ CREATE VIEW traceloom_anchor_host_window AS
 SELECT l.anchor_n AS left_anchor_n, l.host_call_n AS left_call_n, r.host_call_n AS right_call_n,
        l.host_call_n IS NOT NULL AS left_endpoint_count,
        r.host_call_n IS NOT NULL AS right_endpoint_count,
+       -- provider, clock domain, process and thread are shape columns: two calls of one
+       -- shape (the usual case) share them, and the shapes are looked up only when they differ
        CASE WHEN l.host_call_n IS NULL OR r.host_call_n IS NULL THEN 1
-            WHEN lc.db_idx <> rc.db_idx OR lc.provider IS NOT rc.provider
-              OR lc.clock_domain IS NOT rc.clock_domain THEN 3
-            WHEN lc.end_ns > rc.start_ns THEN 4
+            WHEN lc.db_idx <> rc.db_idx THEN 3
+            WHEN lc.shape_id <> rc.shape_id
+             AND (SELECT ls.provider IS NOT rs.provider OR ls.clock_domain IS NOT rs.clock_domain
+                  FROM traceloom_runtime_call_shape ls, traceloom_runtime_call_shape rs
+                  WHERE ls.shape_id = lc.shape_id AND rs.shape_id = rc.shape_id) THEN 3
+            WHEN lc.start_ns + lc.dur_ns > rc.start_ns THEN 4
             ELSE 0 END AS state,
        CASE WHEN l.host_call_n IS NULL OR r.host_call_n IS NULL THEN 2
-            WHEN lc.thread_id IS NOT NULL AND lc.thread_id = rc.thread_id
-             AND (lc.process_id = rc.process_id OR (lc.process_id IS NULL AND rc.process_id IS NULL))
-              THEN 0
-            WHEN lc.process_id = rc.process_id THEN 1
-            ELSE 2 END AS scope
+            WHEN lc.shape_id = rc.shape_id
+              THEN COALESCE((SELECT CASE WHEN s.thread_id IS NOT NULL THEN 0
+                                         WHEN s.process_id IS NOT NULL THEN 1 ELSE 2 END
+                             FROM traceloom_runtime_call_shape s WHERE s.shape_id = lc.shape_id), 2)
+            ELSE COALESCE((SELECT CASE WHEN ls.thread_id IS NOT NULL AND ls.thread_id = rs.thread_id
+                                        AND (ls.process_id = rs.process_id
+                                             OR (ls.process_id IS NULL AND rs.process_id IS NULL))
+                                         THEN 0
+                                       WHEN ls.process_id = rs.process_id THEN 1
+                                       ELSE 2 END
+                           FROM traceloom_runtime_call_shape ls, traceloom_runtime_call_shape rs
+                           WHERE ls.shape_id = lc.shape_id AND rs.shape_id = rc.shape_id), 2)
+       END AS scope
 FROM traceloom_anchor_core l
 JOIN traceloom_anchor_core r ON r.anchor_n = l.anchor_n + 1 AND r.db_idx = l.db_idx
  AND r.device_id = l.device_id
--- the call view: its shape columns are key lookups (scalar subqueries)
-LEFT JOIN traceloom_runtime_call lc ON lc.call_n = l.host_call_n
-LEFT JOIN traceloom_runtime_call rc ON rc.call_n = r.host_call_n;
+-- the call cores, by key
+LEFT JOIN traceloom_runtime_call_core lc ON lc.call_n = l.host_call_n
+LEFT JOIN traceloom_runtime_call_core rc ON rc.call_n = r.host_call_n;
 
 -- @surface traceloom_anchor_host_window_code | one code of a host window's state or scope | The names of the state and scope codes of traceloom_anchor_host_window (kind state or scope), written from the descriptor table of ext/reports/host_window.c | SELECT kind, code, name FROM traceloom_anchor_host_window_code ORDER BY 1, 2
 CREATE TABLE traceloom_anchor_host_window_code(

@@ -70,21 +70,28 @@ JOIN traceloom_event e ON e.event_n = d.event_n;
 
 -- @surface traceloom_v_evidence_role_summary | one row per (db_idx, device_id, final role, rule) | How many events (and how much raw device time) each rule kept as anchors or set aside as auxiliary or transparent evidence | SELECT device_id, final_role, rule_id, event_count, total_us FROM traceloom_v_evidence_role_summary ORDER BY event_count DESC
 CREATE VIEW traceloom_v_evidence_role_summary AS
-SELECT e.db_idx, e.device_id, c.source_domain, c.final_role, c.effective_structural_participation,
-       c.rule_id, c.reason_code, c.cost_treatment, count(*) AS event_count,
-       ROUND(SUM(e.dur_us), 3) AS total_us
-FROM traceloom_event e
-JOIN traceloom_evidence_role_class c ON c.class_id = e.role_class_id
-GROUP BY e.db_idx, e.device_id, c.source_domain, c.final_role,
+-- counted per event shape first (integers: the count and the exact nanosecond sum), then per
+-- role class, whose text is read once per shape
+SELECT g.db_idx, g.device_id, c.source_domain, c.final_role, c.effective_structural_participation,
+       c.rule_id, c.reason_code, c.cost_treatment, SUM(g.n) AS event_count,
+       ROUND(SUM(g.dur_ns) / 1000.0, 3) AS total_us
+FROM (SELECT e.db_idx, e.device_id, e.shape_id, count(*) AS n, SUM(e.dur_ns) AS dur_ns
+      FROM traceloom_event_core e GROUP BY e.db_idx, e.device_id, e.shape_id) g
+CROSS JOIN traceloom_event_shape s ON s.shape_id = g.shape_id
+CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+GROUP BY g.db_idx, g.device_id, c.source_domain, c.final_role,
          c.effective_structural_participation, c.rule_id, c.reason_code, c.cost_treatment;
 
 -- @surface traceloom_v_symbol_normalization | one row per (db_idx, device_id, observed symbol, structural symbol) | Which observed names were folded into which structural symbols, by which rule, and conflicts between equal-precedence rules | SELECT observed_symbol, structural_symbol, outcome, rule_id, event_count FROM traceloom_v_symbol_normalization WHERE outcome <> 'identity'
 CREATE VIEW traceloom_v_symbol_normalization AS
-SELECT e.db_idx, e.device_id, c.source_domain, c.observed_symbol, c.structural_symbol,
+-- counted per event shape first, then per role class (read once per shape)
+SELECT g.db_idx, g.device_id, c.source_domain, c.observed_symbol, c.structural_symbol,
        c.symbol_outcome AS outcome, c.symbol_reason_code AS reason_code,
        c.symbol_rule_id AS rule_id, c.symbol_candidate_rule_ids AS candidate_rule_ids,
-       count(*) AS event_count
-FROM traceloom_event e
-JOIN traceloom_evidence_role_class c ON c.class_id = e.role_class_id
-GROUP BY e.db_idx, e.device_id, c.source_domain, c.observed_symbol, c.structural_symbol,
+       SUM(g.n) AS event_count
+FROM (SELECT e.db_idx, e.device_id, e.shape_id, count(*) AS n
+      FROM traceloom_event_core e GROUP BY e.db_idx, e.device_id, e.shape_id) g
+CROSS JOIN traceloom_event_shape s ON s.shape_id = g.shape_id
+CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+GROUP BY g.db_idx, g.device_id, c.source_domain, c.observed_symbol, c.structural_symbol,
          c.symbol_outcome, c.symbol_reason_code, c.symbol_rule_id, c.symbol_candidate_rule_ids;

@@ -342,12 +342,19 @@ FROM (SELECT o.node_n, COUNT(*) AS bubble_occurrence_count,
              ROUND(AVG(r.idle_ns) / 1000.0, 3) AS avg_bubble_us,
              ROUND(MIN(r.idle_ns) / 1000.0, 3) AS min_bubble_us,
              ROUND(MAX(r.idle_ns) / 1000.0, 3) AS max_bubble_us
-      FROM traceloom_anchor_core r
+      -- walked node -> its occurrences -> their anchors (key ranges; an anchor's occurrence
+      -- is an atom's, within its range), so that the groups come in node order, each as
+      -- soon as its anchors are read: no sort of every bubble
+      FROM traceloom_node_core o
+      CROSS JOIN traceloom_position_occurrence_core oc
+        ON oc.occurrence_n >= o.first_occurrence_n
+       AND oc.occurrence_n < o.first_occurrence_n + o.occurrence_count
+      CROSS JOIN traceloom_anchor_core r
+        ON r.anchor_n >= oc.anchor_first_n AND r.anchor_n < oc.anchor_first_n + o.token_len
       CROSS JOIN traceloom_anchor_host_window w ON w.left_anchor_n = r.anchor_n - 1
-      JOIN traceloom_position_occurrence_core o ON o.occurrence_n = r.occurrence_n
-      WHERE r.idle_ns > 0
+      WHERE o.node_kind = 1 AND +r.occurrence_n = oc.occurrence_n AND r.idle_ns > 0
       GROUP BY o.node_n) b
-JOIN traceloom_viz_node n ON n.node_n = b.node_n;
+CROSS JOIN traceloom_viz_node n ON n.node_n = b.node_n;
 
 -- @surface traceloom_v_structure_bubble_position | one structural position with bubbles | All bubble statistics per position | SELECT * FROM traceloom_v_structure_bubble_position ORDER BY total_bubble_us DESC LIMIT 10
 CREATE VIEW traceloom_v_structure_bubble_position AS

@@ -111,77 +111,112 @@ LEFT JOIN traceloom_graph_launch l ON b.npos = 1 AND l.anchor_n = b.anchor_n;
 -- a cost lens and do not add up.
 -- @surface traceloom_v_flattened_execution_timeline | one retained mainline anchor or one exact member of an expanded launch | Ordinary anchors, communication operations and the member kernels of exact replays on one observed timestamp plane, in timeline_order, without drawing a launch and its members twice | SELECT timeline_order, item_kind, symbol, start_ns, end_ns, replay_position_id FROM traceloom_v_flattened_execution_timeline ORDER BY db_idx, device_id, timeline_order LIMIT 30
 CREATE VIEW traceloom_v_flattened_execution_timeline AS
-WITH anchor AS (
-  SELECT a.*, CASE WHEN a.replay_region_state = 'inside_exact_replay'
-                        AND a.position_support_state = 'exact_position'
-                        AND (SELECT l.member_count FROM traceloom_graph_launch l
-                              WHERE l.launch_n = a.launch_n) > 0
-                   THEN 1 ELSE 0 END AS expanded
-  FROM traceloom_v_annotated_anchor_timeline a),
+-- Items are ordered on integer keys first (anchor_key, item_key: no text), and the wide
+-- columns are looked up by key for each output row only: the first rows come without
+-- building every anchor's text. A mainline anchor's (start, end, anchor_idx, item_kind) is
+-- unique on its device (anchor_idx is), so only members of one launch reach the last sort
+-- key, their timeline_item_id; an anchor's is left out of the sort (NULL).
+WITH anchor_key AS NOT MATERIALIZED (
+  -- expanded: the annotated timeline's test (inside_exact_replay: a supported device and the
+  -- region found as it finds it; exact_position: one launch; and that launch has members),
+  -- asked only of an anchor with a launch
+  SELECT a.anchor_n, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS anchor_idx,
+         e.start_ns, e.start_ns + e.dur_ns AS end_ns,
+         CASE WHEN s.support_state = 'supported'
+                   AND EXISTS (SELECT 1 FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n)
+                   AND (SELECT count(*) FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n) = 1
+                   AND (SELECT l.member_count FROM traceloom_graph_launch l
+                         WHERE l.anchor_n = a.anchor_n) > 0
+                   AND EXISTS (SELECT 1 FROM traceloom_protected_interval r
+                                WHERE r.rowid = (SELECT p.rowid FROM traceloom_protected_interval p
+                                                  WHERE p.first_anchor_n <= a.anchor_n
+                                                  ORDER BY p.first_anchor_n DESC LIMIT 1)
+                                  AND r.kind = 'graph_replay_unit' AND r.last_anchor_n >= a.anchor_n)
+              THEN 1 ELSE 0 END AS expanded
+  FROM traceloom_v_replay_region_annotation_status s
+  CROSS JOIN traceloom_tree_core t
+  CROSS JOIN traceloom_anchor_core a
+  LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n
+  WHERE t.db_idx = s.db_idx AND t.device_id = s.device_id
+    AND a.anchor_n >= t.first_anchor_n AND a.anchor_n < t.first_anchor_n + t.anchor_count),
 member AS (
-  SELECT a.*, c.member_n, c.lane_ordinal, c.task_ordinal, c.kind AS member_kind,
-         c.event_n AS member_event_n
-  FROM anchor a
-  CROSS JOIN traceloom_graph_launch l
+  -- an expanded anchor has exactly one launch: start from the launches
+  SELECT k.db_idx, k.device_id, k.anchor_idx, k.anchor_n, l.launch_n, c.member_n,
+         c.lane_ordinal, c.task_ordinal, c.event_n AS member_event_n
+  FROM traceloom_graph_launch l
+  CROSS JOIN anchor_key k
   CROSS JOIN traceloom_graph_member_core c
-  WHERE +a.expanded = 1 AND l.launch_n = a.launch_n
+  WHERE k.anchor_n = l.anchor_n AND +k.expanded = 1
     AND c.member_n >= l.first_member_n AND c.member_n < l.first_member_n + l.member_count),
-item AS (
-  SELECT 'anchor:' || a.anchor_id AS timeline_item_id, a.db_idx, a.device_id,
-         a.anchor_idx AS mainline_anchor_idx, a.anchor_id AS mainline_anchor_id,
-         CASE WHEN a.position_support_state = 'exact_position' THEN a.anchor_id END AS position_anchor_id,
-         'mainline_anchor' AS item_kind, a.event_id, a.symbol, a.role, a.label, a.family,
-         a.source_table, a.source_key, a.stream_id, a.category, a.semantic_role, a.task_type,
-         a.start_ns, a.end_ns, a.dur_us, NULL AS member_kind, NULL AS lane_ordinal,
-         NULL AS task_ordinal, NULL AS raw_task_id, NULL AS observed_position_member_order,
-         a.replay_annotation_support_state, a.replay_annotation_reason_code,
-         a.replay_region_state, a.protected_interval_id, a.replay_occurrence_id,
-         a.replay_region_start_ns, a.replay_region_end_ns, a.replay_region_first_anchor_idx,
-         a.replay_region_last_anchor_idx, a.replay_region_anchor_offset, a.replay_pattern_id,
-         a.provider_replay_unit_id, a.replay_position_id, a.graph_launch_occurrence_id,
-         a.replay_body_template_id, a.body_id, a.replay_position_member_order,
-         a.replay_position_order, a.graph_provider, a.replay_position_match_policy,
-         a.replay_position_association_policy, a.replay_position_evidence_level,
-         CASE WHEN a.position_support_state = 'exact_position' THEN 'unexpanded_position_anchor'
-              ELSE 'retained_mainline_anchor' END AS flattening_action,
-         a.anchor_n, a.event_n, NULL AS member_n
-  FROM anchor a WHERE a.expanded = 0
+item_key AS (
+  SELECT k.db_idx, k.device_id, k.start_ns, k.end_ns, k.anchor_idx,
+         'mainline_anchor' AS item_kind, NULL AS member_item_id, k.anchor_n,
+         NULL AS member_n, NULL AS member_event_n, NULL AS observed_order
+  FROM anchor_key k WHERE k.expanded = 0
   UNION ALL
-  SELECT 'member:graph-body-member-' || m.member_n, m.db_idx, m.device_id, m.anchor_idx,
-         m.anchor_id, m.anchor_id, 'position_member', e.event_id,
-         (SELECT x.symbol FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id),
-         (SELECT x.role FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id),
-         (SELECT x.label FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id),
-         (SELECT x.family FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id),
-         (SELECT x.source_table FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id),
-         CAST(e.source_rowid_offset + e.event_n AS TEXT), e.stream_id,
-         (SELECT x.category FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id),
-         (SELECT x.semantic_role FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id),
-         (SELECT x.task_type FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id),
-         e.start_ns, e.start_ns + e.dur_ns, e.dur_ns / 1000.0, m.member_kind, m.lane_ordinal,
-         m.task_ordinal, e.global_task_id,
+  SELECT m.db_idx, m.device_id, e.start_ns, e.start_ns + e.dur_ns, m.anchor_idx,
+         'position_member', 'member:graph-body-member-' || m.member_n, m.anchor_n,
+         m.member_n, m.member_event_n,
          row_number() OVER (PARTITION BY m.launch_n
                             ORDER BY e.start_ns, e.start_ns + e.dur_ns, m.lane_ordinal,
-                                     m.task_ordinal, m.member_n) - 1,
-         'supported', 'ordered_disjoint_exact_replay_regions', 'inside_exact_replay',
-         m.protected_interval_id, m.replay_occurrence_id, m.replay_region_start_ns,
-         m.replay_region_end_ns, m.replay_region_first_anchor_idx,
-         m.replay_region_last_anchor_idx, m.replay_region_anchor_offset, m.replay_pattern_id,
-         m.provider_replay_unit_id, m.replay_position_id, m.graph_launch_occurrence_id,
-         m.replay_body_template_id, m.body_id, m.replay_position_member_order,
-         m.replay_position_order, m.graph_provider, m.replay_position_match_policy,
-         m.replay_position_association_policy, m.replay_position_evidence_level,
-         'expanded_exact_position_member', m.anchor_n, m.member_event_n, m.member_n
+                                     m.task_ordinal, m.member_n) - 1
   FROM member m
   CROSS JOIN traceloom_event_core e
-  WHERE e.event_n = m.member_event_n)
-SELECT i.*,
-       row_number() OVER (PARTITION BY i.db_idx, i.device_id
-                          ORDER BY i.start_ns, i.end_ns, i.mainline_anchor_idx, i.item_kind,
-                                   i.timeline_item_id) - 1 AS timeline_order,
+  WHERE e.event_n = m.member_event_n),
+ordered AS (
+  SELECT k.*,
+         row_number() OVER (PARTITION BY k.db_idx, k.device_id
+                            ORDER BY k.start_ns, k.end_ns, k.anchor_idx, k.item_kind,
+                                     k.member_item_id) - 1 AS timeline_order
+  FROM item_key k)
+SELECT COALESCE(o.member_item_id, 'anchor:' || a.anchor_id) AS timeline_item_id,
+       o.db_idx, o.device_id, a.anchor_idx AS mainline_anchor_idx,
+       a.anchor_id AS mainline_anchor_id,
+       CASE WHEN o.member_n IS NOT NULL OR a.position_support_state = 'exact_position'
+            THEN a.anchor_id END AS position_anchor_id,
+       o.item_kind, x.event_id,
+       CASE WHEN o.member_n IS NULL THEN a.symbol
+            ELSE (SELECT s.symbol FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) END AS symbol,
+       CASE WHEN o.member_n IS NULL THEN a.role
+            ELSE (SELECT s.role FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) END AS role,
+       CASE WHEN o.member_n IS NULL THEN a.label
+            ELSE (SELECT s.label FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) END AS label,
+       CASE WHEN o.member_n IS NULL THEN a.family
+            ELSE (SELECT s.family FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) END AS family,
+       -- the anchor's own event, or the member's
+       (SELECT s.source_table FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS source_table,
+       CAST(x.source_rowid_offset + x.event_n AS TEXT) AS source_key, x.stream_id,
+       (SELECT s.category FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS category,
+       (SELECT s.semantic_role FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS semantic_role,
+       (SELECT s.task_type FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS task_type,
+       o.start_ns, o.end_ns, x.dur_ns / 1000.0 AS dur_us,
+       c.kind AS member_kind, c.lane_ordinal, c.task_ordinal,
+       CASE WHEN o.member_n IS NOT NULL THEN x.global_task_id END AS raw_task_id,
+       o.observed_order AS observed_position_member_order,
+       CASE WHEN o.member_n IS NULL THEN a.replay_annotation_support_state ELSE 'supported' END
+         AS replay_annotation_support_state,
+       CASE WHEN o.member_n IS NULL THEN a.replay_annotation_reason_code
+            ELSE 'ordered_disjoint_exact_replay_regions' END AS replay_annotation_reason_code,
+       CASE WHEN o.member_n IS NULL THEN a.replay_region_state ELSE 'inside_exact_replay' END
+         AS replay_region_state,
+       a.protected_interval_id, a.replay_occurrence_id,
+       a.replay_region_start_ns, a.replay_region_end_ns, a.replay_region_first_anchor_idx,
+       a.replay_region_last_anchor_idx, a.replay_region_anchor_offset, a.replay_pattern_id,
+       a.provider_replay_unit_id, a.replay_position_id, a.graph_launch_occurrence_id,
+       a.replay_body_template_id, a.body_id, a.replay_position_member_order,
+       a.replay_position_order, a.graph_provider, a.replay_position_match_policy,
+       a.replay_position_association_policy, a.replay_position_evidence_level,
+       CASE WHEN o.member_n IS NOT NULL THEN 'expanded_exact_position_member'
+            WHEN a.position_support_state = 'exact_position' THEN 'unexpanded_position_anchor'
+            ELSE 'retained_mainline_anchor' END AS flattening_action,
+       o.anchor_n, x.event_n, o.member_n, o.timeline_order,
        'one_retained_anchor_or_exact_position_member' AS row_grain,
        'exact_position_expansion_else_mainline_anchor' AS flattening_semantics,
        'region_highlight_not_event_ownership' AS replay_annotation_semantics,
        'timestamp_order_not_dependency' AS observation_semantics,
        'flat_items_may_overlap_do_not_sum_without_cost_lens' AS duration_aggregation_semantics
-FROM item i;
+FROM ordered o
+CROSS JOIN traceloom_v_annotated_anchor_timeline a
+CROSS JOIN traceloom_event_core x
+LEFT JOIN traceloom_graph_member_core c ON c.member_n = o.member_n
+WHERE a.anchor_n = o.anchor_n AND x.event_n = COALESCE(o.member_event_n, a.event_n);

@@ -598,6 +598,19 @@ static void write_events(sqlite3 *db, const tl_trace *t, const tl_classification
     sqlite3_reset(st);
   }
   sqlite3_finalize(st);
+  /* the role summaries count the event core per shape (one shape per class here) */
+  ck_assert_msg(sqlite3_exec(db,
+                             "CREATE TABLE traceloom_event_shape(shape_id INTEGER PRIMARY KEY, "
+                             "role_class_id INTEGER);"
+                             "INSERT INTO traceloom_event_shape SELECT DISTINCT role_class_id, "
+                             "role_class_id FROM traceloom_event;"
+                             "CREATE TABLE traceloom_event_core(event_n INTEGER PRIMARY KEY, "
+                             "db_idx INTEGER, device_id INTEGER, shape_id INTEGER, dur_ns INTEGER);"
+                             "INSERT INTO traceloom_event_core SELECT event_n, db_idx, device_id, "
+                             "role_class_id, CAST(round(dur_us * 1000) AS INTEGER) "
+                             "FROM traceloom_event",
+                             NULL, NULL, &msg) == SQLITE_OK,
+                "%s", msg);
 }
 
 START_TEST(test_publish) {
@@ -640,6 +653,7 @@ START_TEST(test_publish) {
   ck_assert_int_eq(q_int(db, "SELECT event_count FROM traceloom_v_symbol_normalization WHERE "
                              "observed_symbol = 'MatMulV2' AND outcome = 'canonicalized'"), 3);
   ck_assert_int_eq(q_int(db, "SELECT sum(event_count) FROM traceloom_v_evidence_role_summary"), 10);
+  ck_assert_int_eq(q_int(db, "SELECT sum(total_us) = 10.0 FROM traceloom_v_evidence_role_summary"), 1);
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_rule"), 68);
   ck_assert_int_eq(q_int(db, "SELECT sum(decided_event_count) FROM traceloom_evidence_role_rule"), 7);
   ck_assert_int_eq(q_int(db, "SELECT decided_event_count FROM traceloom_evidence_role_rule WHERE "
