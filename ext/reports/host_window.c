@@ -110,6 +110,12 @@ static int domain_code(domains *d, const unsigned char *provider, const unsigned
 /* The (provider, clock domain) of the first published call of each source database: every
 ** reader gives all the calls of one source one provider (ext/source), so the pair is looked
 ** up once per source instead of once per call. */
+/* What a call shape gives each of its calls. */
+typedef struct call_shape {
+  int64_t process, thread, source_id;
+  int known;  /* a row of traceloom_runtime_call_shape has this shape_id */
+} call_shape;
+
 typedef struct source_domain {
   int64_t db_idx, source_id;
   int code;
@@ -141,47 +147,86 @@ static int read_calls(sqlite3 *db, size_t n, calls *c, tl_err *e) {
     return tl_nomem(e);
   }
   c->n = n;
+  /* The shapes first (a few rows: provider, table, API, process, thread, source), then the
+  ** core alone: a join would probe the shape table once per call. */
+  TL_VEC(call_shape) shapes = {0};
   sqlite3_stmt *st, *one = NULL;
+  int rc = TL_OK, s;
   if (tl_pub_prepare(db,
-                     /* the storage under traceloom_runtime_call: its view looks the
-                     ** shape up once per column */
-                     "SELECT c.call_n, c.db_idx, c.start_ns, c.start_ns + c.dur_ns, s.process_id, "
-                     "s.thread_id, s.source_id FROM main.traceloom_runtime_call_core c "
-                     "JOIN main.traceloom_runtime_call_shape s ON s.shape_id = c.shape_id",
+                     "SELECT shape_id, process_id, thread_id, source_id "
+                     "FROM main.traceloom_runtime_call_shape",
                      &st, e)) {
     calls_free(c);
     return TL_ERROR;
   }
+  while (rc == TL_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t id = sqlite3_column_int64(st, 0);
+    if (id < 0 || id > (int64_t)UINT32_MAX) {
+      rc = tl_fail(e, "traceloom_runtime_call_shape.shape_id %lld is out of range", (long long)id);
+      break;
+    }
+    while (rc == TL_OK && shapes.n <= (size_t)id) {
+      call_shape none = {TL_ABSENT, TL_ABSENT, -1, 0};
+      if (TL_VEC_PUSH(&shapes, none)) rc = tl_nomem(e);
+    }
+    if (rc == TL_OK) {
+      call_shape *cs = &shapes.v[id];
+      cs->process = col_i64(st, 1), cs->thread = col_i64(st, 2);
+      cs->source_id = sqlite3_column_int64(st, 3), cs->known = 1;
+    }
+  }
+  if (rc == TL_OK && s != SQLITE_DONE)
+    rc = tl_fail(e, "reading the published runtime call shapes: %s", sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  if (rc == TL_OK && tl_pub_prepare(db,
+                                    "SELECT call_n, db_idx, start_ns, dur_ns, shape_id "
+                                    "FROM main.traceloom_runtime_call_core",
+                                    &st, e))
+    rc = TL_ERROR;
+  if (rc) {
+    TL_VEC_FREE(&shapes);
+    calls_free(c);
+    return rc;
+  }
   domains d = {{0}, 0};
   TL_VEC(source_domain) seen = {0};
-  int rc = TL_OK, s;
+  size_t last = SIZE_MAX;  /* the seen entry of the previous call: consecutive calls share it */
   while (rc == TL_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t k = sqlite3_column_int64(st, 0);
+    int64_t k = sqlite3_column_int64(st, 0), sh = sqlite3_column_int64(st, 4);
     if (k < 0 || (size_t)k >= n) {
       rc = tl_fail(e, "traceloom_runtime_call.call_n %lld is outside the %zu published calls",
                    (long long)k, n);
       break;
     }
-    int64_t dbi = sqlite3_column_int64(st, 1), src = sqlite3_column_int64(st, 6);
+    if (sh < 0 || (size_t)sh >= shapes.n || !shapes.v[sh].known) {
+      rc = tl_fail(e, "traceloom_runtime_call_core.shape_id %lld names no call shape", (long long)sh);
+      break;
+    }
+    const call_shape *cs = &shapes.v[sh];
+    int64_t dbi = sqlite3_column_int64(st, 1), src = cs->source_id;
     c->db[k] = (uint16_t)dbi;
     c->start[k] = sqlite3_column_int64(st, 2);
-    c->end[k] = sqlite3_column_int64(st, 3);
-    c->process[k] = col_i64(st, 4);
-    c->thread[k] = col_i64(st, 5);
-    size_t j = 0;
-    while (j < seen.n && (seen.v[j].db_idx != dbi || seen.v[j].source_id != src)) j++;
-    if (j == seen.n) {
-      source_domain sd = {dbi, src, 0};
-      rc = lookup_domain(db, &one, k, &d, &sd.code, e);
-      if (rc == TL_OK && TL_VEC_PUSH(&seen, sd)) rc = tl_nomem(e);
+    c->end[k] = c->start[k] + sqlite3_column_int64(st, 3);
+    c->process[k] = cs->process;
+    c->thread[k] = cs->thread;
+    size_t j = last;
+    if (j == SIZE_MAX || seen.v[j].db_idx != dbi || seen.v[j].source_id != src) {
+      j = 0;
+      while (j < seen.n && (seen.v[j].db_idx != dbi || seen.v[j].source_id != src)) j++;
+      if (j == seen.n) {
+        source_domain sd = {dbi, src, 0};
+        rc = lookup_domain(db, &one, k, &d, &sd.code, e);
+        if (rc == TL_OK && TL_VEC_PUSH(&seen, sd)) rc = tl_nomem(e);
+      }
     }
-    if (rc == TL_OK) c->domain[k] = (uint16_t)seen.v[j].code;
+    if (rc == TL_OK) c->domain[k] = (uint16_t)seen.v[j].code, last = j;
   }
   if (rc == TL_OK && s != SQLITE_DONE)
     rc = tl_fail(e, "reading the published runtime calls: %s", sqlite3_errmsg(db));
   sqlite3_finalize(st);
   sqlite3_finalize(one);
   TL_VEC_FREE(&seen);
+  TL_VEC_FREE(&shapes);
   for (int i = 0; i < d.n; i++) free(d.names[i]);
   if (rc) calls_free(c);
   return rc;
