@@ -17,6 +17,7 @@
 #include "compare/compare_int.h"
 #include "util/sort.h"
 #include "source/sqlsrc.h"
+#include "util/timing.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -557,15 +558,21 @@ int tl_cmp_read(sqlite3 *db, cmp_side *s, tl_strpool *pool, const tl_cmp_familie
   tl_i64map trees = {0};
   u32_vec root_ids = {0};
   occ_rows o = {0};
+  tl_timer tm; /* TRACELOOM_TIMING=1: the steps of one side's read */
+  tl_timer_start(&tm, "compare read");
   int rc = check_schema(db, s, e);
   if (rc == TL_OK) rc = read_trees(db, s, &trees, &root_ids, pool, e);
   if (rc == TL_OK) rc = read_positions(db, s, &trees, pool, fam, e);
   for (size_t t = 0; rc == TL_OK && t < s->trees.n; t++)
     rc = lookup_position(s, (int)t, root_ids.v[t], pool, "traceloom_semantic_tree",
                          &s->trees.v[t].root_position, e);
+  tl_timer_mark(&tm, "positions");
   if (rc == TL_OK) rc = read_slots(db, s, &trees, pool, e);
+  tl_timer_mark(&tm, "slots");
   if (rc == TL_OK) rc = read_occurrences(db, s, &trees, &o, e);
+  tl_timer_mark(&tm, "occurrences");
   if (rc == TL_OK) rc = build_nodes(s, &o, pool, e);
+  tl_timer_mark(&tm, "nodes");
   occ_free(&o);
   TL_VEC_FREE(&root_ids);
   tl_i64map_free(&trees);
