@@ -382,6 +382,8 @@ static int cost_ns(const cmp_side *s, sqlite3_stmt *st, int col, int64_t *out, t
   return TL_OK;
 }
 
+#define MAX_SIZE_HINT (INT64_C(1) << 26) /* occurrences: 64M rows of ~60 bytes */
+
 #define NODE_UNPLACED -1
 #define NODE_SKIPPED -2 /* under a root whose tree traceloom_semantic_tree does not list */
 
@@ -398,12 +400,18 @@ static int read_occurrences(sqlite3 *db, cmp_side *s, const tl_i64map *trees, oc
               "FROM traceloom_position_occurrence ORDER BY occurrence_n",
               &st, e))
     return TL_ERROR;
-  /* Sized once from the count (a b-tree count, no scan): growing copies and faults pages. */
+  /* Sized once from the largest occurrence_n (occurrences are numbered 1..n as published):
+  ** growing copies and faults pages. Not count(*): the relation is a join, which count(*)
+  ** scans whole (a third of the read), while max() reads one row at the end of its key. A
+  ** number past MAX_SIZE_HINT is no hint; the arrays then grow as they fill. */
   sqlite3_stmt *count;
   size_t cap = 0;
-  if (prepare(db, s, "SELECT count(*) FROM traceloom_position_occurrence", &count, e))
+  if (prepare(db, s, "SELECT max(occurrence_n) FROM traceloom_position_occurrence", &count, e))
     return sqlite3_finalize(st), TL_ERROR;
-  if (sqlite3_step(count) == SQLITE_ROW) cap = (size_t)sqlite3_column_int64(count, 0) + 1;
+  if (sqlite3_step(count) == SQLITE_ROW) {
+    int64_t last = sqlite3_column_int64(count, 0);
+    if (last > 0 && last <= MAX_SIZE_HINT) cap = (size_t)last + 1;
+  }
   sqlite3_finalize(count);
   if (cap > 1 && occ_grow(o, cap)) return sqlite3_finalize(st), tl_nomem(e);
   int rc = TL_OK, step;

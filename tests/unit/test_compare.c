@@ -161,6 +161,31 @@ START_TEST(errors_name_the_problem) {
 }
 END_TEST
 
+/* Reads the hand-written analysis of reader_positions_by_tree_and_id and checks its trees. */
+static void check_hand_written(sqlite3 *db, tl_strpool *pool, const tl_cmp_families *f) {
+  tl_err e = {0};
+  cmp_side s;
+  memset(&s, 0, sizeof s);
+  s.what = "base", s.path = "hand-written";
+  ck_assert_msg(tl_cmp_read(db, &s, pool, f, &e) == TL_OK, "%s", e.msg ? e.msg : "?");
+  ck_assert_int_eq(s.trees.n, 2);
+  ck_assert_int_eq(s.positions.n, 6);
+  for (size_t t = 0; t < 2; t++) {
+    const cmp_node *root = &s.nodes.v[s.trees.v[t].root_node];
+    ck_assert_int_eq(s.positions.v[root->position].tree, (int)t);
+    ck_assert_int_eq(s.positions.v[root->position].nslots, 2);
+    const char *want[] = {"MatMul", "Add"};
+    for (int k = 0; k < 2; k++) {
+      const cmp_node *c = &s.nodes.v[s.node_child.v[root->child0 + k]];
+      const cmp_position *p = &s.positions.v[c->position];
+      ck_assert_int_eq(p->tree, (int)t);
+      ck_assert_str_eq(tl_strpool_str(pool, p->symbol), want[k]);
+      ck_assert_int_eq(c->compute_ns, (t ? 4000 : 1000) + 1000 * k);
+    }
+  }
+  tl_cmp_side_free(&s);
+}
+
 /* The reader's position lookups on a hand-written analysis: two trees whose positions share
 ** ids, a repeated traceloom_viz_node row (the first wins), and refinement rows in and out of
 ** traceloom_viz_node's order (the next position's text is tried first, then the id). */
@@ -188,26 +213,14 @@ START_TEST(reader_positions_by_tree_and_id) {
   tl_cmp_families *f = NULL;
   ck_assert_int_eq(tl_cmp_families_load(NULL, &f, &e), TL_OK);
   tl_strpool *pool = tl_strpool_new();
-  cmp_side s;
-  memset(&s, 0, sizeof s);
-  s.what = "base", s.path = "hand-written";
-  ck_assert_msg(tl_cmp_read(db, &s, pool, f, &e) == TL_OK, "%s", e.msg ? e.msg : "?");
-  ck_assert_int_eq(s.trees.n, 2);
-  ck_assert_int_eq(s.positions.n, 6);
-  for (size_t t = 0; t < 2; t++) {
-    const cmp_node *root = &s.nodes.v[s.trees.v[t].root_node];
-    ck_assert_int_eq(s.positions.v[root->position].tree, (int)t);
-    ck_assert_int_eq(s.positions.v[root->position].nslots, 2);
-    const char *want[] = {"MatMul", "Add"};
-    for (int k = 0; k < 2; k++) {
-      const cmp_node *c = &s.nodes.v[s.node_child.v[root->child0 + k]];
-      const cmp_position *p = &s.positions.v[c->position];
-      ck_assert_int_eq(p->tree, (int)t);
-      ck_assert_str_eq(tl_strpool_str(pool, p->symbol), want[k]);
-      ck_assert_int_eq(c->compute_ns, (t ? 4000 : 1000) + 1000 * k);
-    }
-  }
-  tl_cmp_side_free(&s);
+  /* Twice: as published (occurrence_n 1..n, the arrays sized from the largest), then
+  ** renumbered past any size hint (grown as they fill, parents found through a map). */
+  check_hand_written(db, pool, f);
+  ck_assert_int_eq(sqlite3_exec(db, "UPDATE traceloom_position_occurrence SET "
+                                    "occurrence_n = occurrence_n + (1 << 40), "
+                                    "parent_n = parent_n + (1 << 40)", NULL, NULL, NULL),
+                   SQLITE_OK);
+  check_hand_written(db, pool, f);
   tl_strpool_free(pool);
   tl_cmp_families_free(f);
   sqlite3_close(db);
