@@ -48,6 +48,7 @@ typedef struct cmp_position {
   uint32_t label;        /* pool: the position's label (Rep x4, MatMul, ...) */
   int64_t repeat_count;  /* Repeat: iterations per occurrence; 0 otherwise */
   int32_t tree;
+  int32_t next_same_id;  /* the next position with this id (another tree), -1 none */
   int32_t slot0, nslots;
   int16_t family;        /* atoms: semantic family, -1 none */
   uint8_t type;          /* cmp_type */
@@ -77,7 +78,10 @@ typedef struct cmp_side {
   const char *path;      /* the analysis database, for messages and the run table */
   TL_VEC(cmp_tree) trees;
   TL_VEC(cmp_position) positions;
-  tl_i64map position_of; /* (tree << 32 | id) -> positions index */
+  /* Per pool id: the first position with that id (-1 none); the others, of other trees, follow
+  ** through next_same_id. An array and not a hash map: ids are looked up once per position and
+  ** per slot, and pool ids are dense. */
+  TL_VEC(int32_t) position_of;
   TL_VEC(int32_t) slot_child;
   TL_VEC(cmp_node) nodes;
   TL_VEC(int32_t) node_child;

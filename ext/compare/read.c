@@ -17,6 +17,7 @@
 #include "compare/compare_int.h"
 #include "util/sort.h"
 #include "source/sqlsrc.h"
+#include "util/timing.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -90,8 +91,40 @@ static int find_tree(const tl_i64map *trees, int64_t db_idx, int64_t dev) {
   return t ? (int)*t : -1;
 }
 
-static int64_t position_key(int tree, uint32_t id) {
-  return (int64_t)(((uint64_t)(uint32_t)tree << 32) | id);
+/* find_tree for a scan whose rows come tree by tree: the last answer is asked again. */
+typedef struct tree_cache {
+  int valid, tree;
+  int64_t db_idx, dev;
+} tree_cache;
+
+static int find_tree_cached(const tl_i64map *trees, tree_cache *c, int64_t db_idx, int64_t dev) {
+  if (!c->valid || c->db_idx != db_idx || c->dev != dev)
+    c->valid = 1, c->db_idx = db_idx, c->dev = dev, c->tree = find_tree(trees, db_idx, dev);
+  return c->tree;
+}
+
+/* The position of (tree, pool id), -1 none. */
+static int32_t find_position(const cmp_side *s, int tree, uint32_t id) {
+  int32_t p = id < s->position_of.n ? s->position_of.v[id] : -1;
+  while (p >= 0 && s->positions.v[p].tree != tree) p = s->positions.v[p].next_same_id;
+  return p;
+}
+
+/* Records the last of s->positions under its (tree, id); 0, or -1 on out-of-memory. */
+static int index_position(cmp_side *s) {
+  int32_t at = (int32_t)s->positions.n - 1;
+  cmp_position *p = &s->positions.v[at];
+  if (s->position_of.n <= p->id) {
+    size_t old = s->position_of.n, want = (size_t)p->id + 1;
+    if (TL_VEC_RESERVE(&s->position_of, want < 2 * old ? 2 * old : want)) return -1;
+    for (size_t k = old; k < s->position_of.cap; k++) s->position_of.v[k] = -1;
+    s->position_of.n = s->position_of.cap;
+  }
+  /* Appended at the chain's end: positions of one id stay in reading order. */
+  int32_t *link = &s->position_of.v[p->id];
+  while (*link >= 0) link = &s->positions.v[*link].next_same_id;
+  *link = at;
+  return 0;
 }
 
 static int intern_col(sqlite3_stmt *st, int col, tl_strpool *pool, uint32_t *out, tl_err *e) {
@@ -151,18 +184,19 @@ static int read_positions(sqlite3 *db, cmp_side *s, const tl_i64map *trees, tl_s
               &st, e))
     return TL_ERROR;
   TL_VEC(int16_t) family_of = {0}; /* per symbol pool id, +2 (0: not yet looked up) */
+  tree_cache tc = {0};
   int rc = TL_OK, step;
   while (rc == TL_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
-    int tree = find_tree(trees, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
+    int tree = find_tree_cached(trees, &tc, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
     if (tree < 0) continue;
     cmp_position p = {0};
-    p.tree = tree, p.family = -1;
+    p.tree = tree, p.family = -1, p.next_same_id = -1;
     p.type = (uint8_t)type_of((const char *)sqlite3_column_text(st, 3));
     if (intern_col(st, 0, pool, &p.id, e) || intern_col(st, 5, pool, &p.label, e)) {
       rc = TL_ERROR;
       break;
     }
-    if (tl_i64map_get(&s->position_of, position_key(tree, p.id))) continue;
+    if (find_position(s, tree, p.id) >= 0) continue;
     if (p.type == CMP_ATOM || p.type == CMP_OTHER) {
       if (intern_col(st, 4, pool, &p.symbol, e)) {
         rc = TL_ERROR;
@@ -188,8 +222,7 @@ static int read_positions(sqlite3 *db, cmp_side *s, const tl_i64map *trees, tl_s
         family_of.v[p.symbol] = (int16_t)(tl_cmp_family_of(fam, tl_strpool_str(pool, p.symbol)) + 2);
       p.family = (int16_t)(family_of.v[p.symbol] - 2);
     }
-    if (TL_VEC_PUSH(&s->positions, p) ||
-        tl_i64map_put(&s->position_of, position_key(tree, p.id), (int64_t)s->positions.n - 1))
+    if (s->positions.n >= INT32_MAX || TL_VEC_PUSH(&s->positions, p) || index_position(s))
       rc = tl_nomem(e);
   }
   if (rc == TL_OK && step != SQLITE_DONE) rc = step_failed(db, s, "traceloom_viz_node", e);
@@ -200,14 +233,21 @@ static int read_positions(sqlite3 *db, cmp_side *s, const tl_i64map *trees, tl_s
 
 static int lookup_position(const cmp_side *s, int tree, uint32_t id, const tl_strpool *pool,
                            const char *relation, int32_t *out, tl_err *e) {
-  int64_t *p = tl_i64map_get(&s->position_of, position_key(tree, id));
-  if (!p)
+  int32_t p = find_position(s, tree, id);
+  if (p < 0)
     return tl_fail(e, "the %s analysis %s: %s names position %s of db %lld device %lld, which "
                       "traceloom_viz_node does not list",
                    s->what, s->path, relation, tl_strpool_str(pool, id),
                    (long long)s->trees.v[tree].db_idx, (long long)s->trees.v[tree].device_id);
-  *out = (int32_t)*p;
+  *out = p;
   return TL_OK;
+}
+
+/* Whether column col of the row is the text of pool string id. */
+static int same_text(sqlite3_stmt *st, int col, const tl_strpool *pool, uint32_t id) {
+  const unsigned char *t = sqlite3_column_text(st, col);
+  size_t n = tl_strpool_len(pool, id);
+  return t && (size_t)sqlite3_column_bytes(st, col) == n && memcmp(t, tl_strpool_str(pool, id), n) == 0;
 }
 
 /* traceloom_position_refinement: the children of every position, by slot (1..n). */
@@ -222,29 +262,34 @@ static int read_slots(sqlite3 *db, cmp_side *s, const tl_i64map *trees, tl_strpo
   TL_VEC(uint64_t) keys = {0};
   TL_VEC(uint32_t) order = {0};
   TL_VEC(int32_t) child = {0};
-  /* The slots of one parent come together: its id is looked up once per run of rows. */
+  /* The slots of one parent come together: its id is looked up once per run of rows. The
+  ** children mostly come in the order traceloom_viz_node listed them (both follow the
+  ** positions' numbering): the position after the last child is tried first, by its text,
+  ** before the id is interned and looked up. */
   int last_tree = -1;
   uint32_t pid = TL_STR_NONE;
-  int32_t parent = -1;
+  int32_t parent = -1, kid = -1;
+  tree_cache tc = {0};
   int rc = TL_OK, step;
   while (rc == TL_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
-    int tree = find_tree(trees, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4));
+    int tree = find_tree_cached(trees, &tc, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4));
     if (tree < 0) continue;
     uint32_t cid;
-    int32_t kid;
     int64_t slot = sqlite3_column_int64(st, 1);
-    const unsigned char *ptext = sqlite3_column_text(st, 0);
-    int same = tree == last_tree && parent >= 0 && ptext &&
-               (size_t)sqlite3_column_bytes(st, 0) == tl_strpool_len(pool, pid) &&
-               memcmp(ptext, tl_strpool_str(pool, pid), tl_strpool_len(pool, pid)) == 0;
+    int same = tree == last_tree && parent >= 0 && same_text(st, 0, pool, pid);
+    int32_t next = kid + 1;
+    int guessed = next < (int32_t)s->positions.n && s->positions.v[next].tree == tree &&
+                  same_text(st, 2, pool, s->positions.v[next].id);
     if ((!same && (intern_col(st, 0, pool, &pid, e) ||
                    lookup_position(s, tree, pid, pool, "traceloom_position_refinement", &parent,
                                    e))) ||
-        intern_col(st, 2, pool, &cid, e) ||
-        lookup_position(s, tree, cid, pool, "traceloom_position_refinement", &kid, e)) {
+        (!guessed && (intern_col(st, 2, pool, &cid, e) ||
+                      lookup_position(s, tree, cid, pool, "traceloom_position_refinement", &kid,
+                                      e)))) {
       rc = TL_ERROR;
       break;
     }
+    if (guessed) kid = next;
     last_tree = tree;
     if (slot < 1 || slot > INT32_MAX) {
       rc = tl_fail(e, "the %s analysis %s: traceloom_position_refinement slot_ordinal %lld of "
@@ -337,6 +382,8 @@ static int cost_ns(const cmp_side *s, sqlite3_stmt *st, int col, int64_t *out, t
   return TL_OK;
 }
 
+#define MAX_SIZE_HINT (INT64_C(1) << 26) /* occurrences: 64M rows of ~60 bytes */
+
 #define NODE_UNPLACED -1
 #define NODE_SKIPPED -2 /* under a root whose tree traceloom_semantic_tree does not list */
 
@@ -353,12 +400,18 @@ static int read_occurrences(sqlite3 *db, cmp_side *s, const tl_i64map *trees, oc
               "FROM traceloom_position_occurrence ORDER BY occurrence_n",
               &st, e))
     return TL_ERROR;
-  /* Sized once from the count (a b-tree count, no scan): growing copies and faults pages. */
+  /* Sized once from the largest occurrence_n (occurrences are numbered 1..n as published):
+  ** growing copies and faults pages. Not count(*): the relation is a join, which count(*)
+  ** scans whole (a third of the read), while max() reads one row at the end of its key. A
+  ** number past MAX_SIZE_HINT is no hint; the arrays then grow as they fill. */
   sqlite3_stmt *count;
   size_t cap = 0;
-  if (prepare(db, s, "SELECT count(*) FROM traceloom_position_occurrence", &count, e))
+  if (prepare(db, s, "SELECT max(occurrence_n) FROM traceloom_position_occurrence", &count, e))
     return sqlite3_finalize(st), TL_ERROR;
-  if (sqlite3_step(count) == SQLITE_ROW) cap = (size_t)sqlite3_column_int64(count, 0) + 1;
+  if (sqlite3_step(count) == SQLITE_ROW) {
+    int64_t last = sqlite3_column_int64(count, 0);
+    if (last > 0 && last <= MAX_SIZE_HINT) cap = (size_t)last + 1;
+  }
   sqlite3_finalize(count);
   if (cap > 1 && occ_grow(o, cap)) return sqlite3_finalize(st), tl_nomem(e);
   int rc = TL_OK, step;
@@ -557,15 +610,21 @@ int tl_cmp_read(sqlite3 *db, cmp_side *s, tl_strpool *pool, const tl_cmp_familie
   tl_i64map trees = {0};
   u32_vec root_ids = {0};
   occ_rows o = {0};
+  tl_timer tm; /* TRACELOOM_TIMING=1: the steps of one side's read */
+  tl_timer_start(&tm, "compare read");
   int rc = check_schema(db, s, e);
   if (rc == TL_OK) rc = read_trees(db, s, &trees, &root_ids, pool, e);
   if (rc == TL_OK) rc = read_positions(db, s, &trees, pool, fam, e);
   for (size_t t = 0; rc == TL_OK && t < s->trees.n; t++)
     rc = lookup_position(s, (int)t, root_ids.v[t], pool, "traceloom_semantic_tree",
                          &s->trees.v[t].root_position, e);
+  tl_timer_mark(&tm, "positions");
   if (rc == TL_OK) rc = read_slots(db, s, &trees, pool, e);
+  tl_timer_mark(&tm, "slots");
   if (rc == TL_OK) rc = read_occurrences(db, s, &trees, &o, e);
+  tl_timer_mark(&tm, "occurrences");
   if (rc == TL_OK) rc = build_nodes(s, &o, pool, e);
+  tl_timer_mark(&tm, "nodes");
   occ_free(&o);
   TL_VEC_FREE(&root_ids);
   tl_i64map_free(&trees);
@@ -578,7 +637,7 @@ void tl_cmp_side_free(cmp_side *s) {
   free(s->hist);
   TL_VEC_FREE(&s->trees);
   TL_VEC_FREE(&s->positions);
-  tl_i64map_free(&s->position_of);
+  TL_VEC_FREE(&s->position_of);
   TL_VEC_FREE(&s->slot_child);
   TL_VEC_FREE(&s->nodes);
   TL_VEC_FREE(&s->node_child);

@@ -161,6 +161,72 @@ START_TEST(errors_name_the_problem) {
 }
 END_TEST
 
+/* Reads the hand-written analysis of reader_positions_by_tree_and_id and checks its trees. */
+static void check_hand_written(sqlite3 *db, tl_strpool *pool, const tl_cmp_families *f) {
+  tl_err e = {0};
+  cmp_side s;
+  memset(&s, 0, sizeof s);
+  s.what = "base", s.path = "hand-written";
+  ck_assert_msg(tl_cmp_read(db, &s, pool, f, &e) == TL_OK, "%s", e.msg ? e.msg : "?");
+  ck_assert_int_eq(s.trees.n, 2);
+  ck_assert_int_eq(s.positions.n, 6);
+  for (size_t t = 0; t < 2; t++) {
+    const cmp_node *root = &s.nodes.v[s.trees.v[t].root_node];
+    ck_assert_int_eq(s.positions.v[root->position].tree, (int)t);
+    ck_assert_int_eq(s.positions.v[root->position].nslots, 2);
+    const char *want[] = {"MatMul", "Add"};
+    for (int k = 0; k < 2; k++) {
+      const cmp_node *c = &s.nodes.v[s.node_child.v[root->child0 + k]];
+      const cmp_position *p = &s.positions.v[c->position];
+      ck_assert_int_eq(p->tree, (int)t);
+      ck_assert_str_eq(tl_strpool_str(pool, p->symbol), want[k]);
+      ck_assert_int_eq(c->compute_ns, (t ? 4000 : 1000) + 1000 * k);
+    }
+  }
+  tl_cmp_side_free(&s);
+}
+
+/* The reader's position lookups on a hand-written analysis: two trees whose positions share
+** ids, a repeated traceloom_viz_node row (the first wins), and refinement rows in and out of
+** traceloom_viz_node's order (the next position's text is tried first, then the id). */
+START_TEST(reader_positions_by_tree_and_id) {
+  sqlite3 *db = open_db(":memory:");
+  const char *sql =
+      "CREATE TABLE traceloom_semantic_tree(db_idx, device_id, root_node_id);"
+      "INSERT INTO traceloom_semantic_tree VALUES (0, 0, 'R'), (0, 1, 'R');"
+      "CREATE TABLE traceloom_viz_node(node_id, db_idx, device_id, node_type, symbol, label, repeat_count);"
+      "INSERT INTO traceloom_viz_node VALUES ('R', 0, 0, 'Seq', NULL, 'Seq', NULL),"
+      " ('A', 0, 0, 'Atom', 'MatMul', 'MatMul', NULL), ('B', 0, 0, 'Atom', 'Add', 'Add', NULL),"
+      " ('R', 0, 1, 'Seq', NULL, 'Seq', NULL), ('B', 0, 1, 'Atom', 'Add', 'Add', NULL),"
+      " ('A', 0, 1, 'Atom', 'MatMul', 'MatMul', NULL), ('A', 0, 0, 'Atom', 'Dup', 'Dup', NULL);"
+      "CREATE TABLE traceloom_position_refinement(parent_position_id, slot_ordinal, child_position_id, db_idx, device_id);"
+      "INSERT INTO traceloom_position_refinement VALUES ('R', 1, 'A', 0, 0), ('R', 2, 'B', 0, 0),"
+      " ('R', 2, 'B', 0, 1), ('R', 1, 'A', 0, 1);"
+      "CREATE TABLE traceloom_position_occurrence(occurrence_n, parent_n, db_idx, device_id, slot_ordinal,"
+      " repeat_iteration, compute_us, comm_us, idle_us);"
+      "INSERT INTO traceloom_position_occurrence VALUES (1, NULL, 0, 0, NULL, NULL, 3, 0, 0),"
+      " (2, 1, 0, 0, 1, NULL, 1, 0, 0), (3, 1, 0, 0, 2, NULL, 2, 0, 0),"
+      " (4, NULL, 0, 1, NULL, NULL, 9, 0, 0), (5, 4, 0, 1, 2, NULL, 5, 0, 0),"
+      " (6, 4, 0, 1, 1, NULL, 4, 0, 0);";
+  ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+  tl_err e = {0};
+  tl_cmp_families *f = NULL;
+  ck_assert_int_eq(tl_cmp_families_load(NULL, &f, &e), TL_OK);
+  tl_strpool *pool = tl_strpool_new();
+  /* Twice: as published (occurrence_n 1..n, the arrays sized from the largest), then
+  ** renumbered past any size hint (grown as they fill, parents found through a map). */
+  check_hand_written(db, pool, f);
+  ck_assert_int_eq(sqlite3_exec(db, "UPDATE traceloom_position_occurrence SET "
+                                    "occurrence_n = occurrence_n + (1 << 40), "
+                                    "parent_n = parent_n + (1 << 40)", NULL, NULL, NULL),
+                   SQLITE_OK);
+  check_hand_written(db, pool, f);
+  tl_strpool_free(pool);
+  tl_cmp_families_free(f);
+  sqlite3_close(db);
+}
+END_TEST
+
 /* The families manifest: first match wins, errors carry file:line. */
 START_TEST(families_manifest) {
   tl_err e = {0};
@@ -208,6 +274,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, slower_operator_and_added_kernel);
   tcase_add_test(tc, long_child_lists_align_windowed);
   tcase_add_test(tc, errors_name_the_problem);
+  tcase_add_test(tc, reader_positions_by_tree_and_id);
   tcase_add_test(tc, families_manifest);
   suite_add_tcase(s, tc);
   return s;
