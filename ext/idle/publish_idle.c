@@ -782,5 +782,13 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
     if (tl_family_provider(p->inputs.v[d].family) == TL_PROVIDER_ASCEND) rc = run_db(db, in, (int)d, &markers, e);
   }
   tl_marker_rows_free(rows, nrows);
+  /* The idle evidence cites device events by their text id (traceloom_evidence_link and
+  ** traceloom_task_api_link .trace_event_id), and the idle-evidence-audit report looks each
+  ** citation up with a correlated EXISTS, where SQLite builds no automatic index: without this
+  ** index every one of the millions of links scans the event core. Only this opt-in analysis
+  ** cites events by text, so only it pays for the index (1M events: 0.3 s, 25 MB). */
+  if (rc == TL_OK)
+    rc = tl_pub_exec(db, "CREATE INDEX traceloom_event_core_event_id "
+                         "ON traceloom_event_core(event_id)", e);
   return rc;
 }

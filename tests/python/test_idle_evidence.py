@@ -171,3 +171,19 @@ def test_report_queries_read_the_runs(cli, fixtures, tmp_path):
         ["no_observed_device_work", "direct", "complete_absence_observation", "2", "1000", "1.0"]]
     audit, = shell("idle-evidence-audit.sql")
     assert audit[-1] == "PASS"
+
+
+def test_event_citations_are_looked_up_by_index(cli, fixtures, tmp_path):
+    """The audit query's EXISTS (... traceloom_event WHERE event_id = link.trace_event_id) is a
+    correlated subquery: SQLite builds no automatic index there, so without an index on the
+    event id every link would scan every event (minutes on a 1M-task profile)."""
+    con = analyse(cli, fixtures, tmp_path, "adjacent_overlap")
+    plan = " ".join(r[3] for r in con.execute(
+        "EXPLAIN QUERY PLAN SELECT count(*) FROM traceloom_evidence_link l WHERE EXISTS "
+        "(SELECT 1 FROM traceloom_event ev WHERE ev.event_id = l.trace_event_id)"))
+    assert "traceloom_event_core_event_id" in plan, plan
+    linked = con.execute("SELECT count(*) FROM traceloom_evidence_link l WHERE EXISTS "
+                         "(SELECT 1 FROM traceloom_event ev WHERE ev.event_id = l.trace_event_id)"
+                         ).fetchone()[0]
+    assert linked == con.execute("SELECT count(*) FROM traceloom_evidence_link "
+                                 "WHERE trace_event_id IS NOT NULL").fetchone()[0] > 0
