@@ -94,9 +94,13 @@ FROM traceloom_aux_link l
 WHERE l.link_type = 'retained_unplaced';
 
 -- @surface traceloom_v_evidence_role_structure | one (decision, placement, node occurrence) | Where each placed observation sits in the tree: the node occurrences covering its anchor, the anchor its auxiliary link feeds, its launch anchor (replay units, protected intervals, graph body members) | SELECT node_id, final_role, count(*) FROM traceloom_v_evidence_role_structure WHERE coverage_kind = 'self' GROUP BY 1, 2 LIMIT 20
--- Every arm walks the node occurrences (traceloom_viz_node_anchor, in occurrence order) and
--- looks the anchor's placements up by its key (CROSS JOIN keeps that order): finding the
--- occurrences that cover one given anchor would scan them all. Every join is on integers.
+-- Every arm walks the node occurrences (in occurrence order) and looks the placements of the
+-- anchors they cover up by key (CROSS JOIN keeps that order): finding the occurrences that
+-- cover one given anchor would scan them all. The anchor arms read every covered anchor
+-- (traceloom_viz_node_anchor); the auxiliary link and replay arms search their own anchor
+-- index for the occurrence's anchor range, so that the few anchors with a link or a launch
+-- are found without reading the others (+link_type: not an index of its own to build). Every
+-- join is on integers.
 CREATE VIEW traceloom_v_evidence_role_structure AS
 SELECT 'role-decision-' || a.event_n AS decision_id, a.event_id, d.final_role,
        'anchor' AS placement_kind, n.anchor_id AS placement_id, n.node_id, n.occurrence_idx,
@@ -112,35 +116,36 @@ CROSS JOIN traceloom_represented_event r ON r.anchor_n = n.anchor_n
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = r.event_n
 UNION ALL
 SELECT 'role-decision-' || l.aux_event_n, l.aux_event_id, d.final_role,
-       'auxiliary_link', l.anchor_id || '/aux-' || l.aux_order, n.node_id, n.occurrence_idx,
-       n.view_name, n.coverage_kind
-FROM traceloom_viz_node_anchor n
-CROSS JOIN traceloom_aux_link l ON l.anchor_n = n.anchor_n AND l.link_type = 'prelude'
+       'auxiliary_link', l.anchor_id || '/aux-' || l.aux_order, n.position_id, n.occurrence_idx,
+       'native_report_tree', n.coverage_kind
+FROM traceloom_position_occurrence n
+CROSS JOIN traceloom_aux_link l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
+ AND +l.link_type = 'prelude'
 CROSS JOIN traceloom_evidence_role_decision d
   ON d.event_n = l.aux_event_n
 UNION ALL
 -- a replay unit (and its protected interval) holds the body members and control events of all
 -- its launches, and sits at the occurrences covering each launch anchor of the unit
 SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'replay_unit',
-       l.replay_unit_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_viz_node_anchor n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+       l.replay_unit_id, n.position_id, n.occurrence_idx, 'native_report_tree', n.coverage_kind
+FROM traceloom_position_occurrence n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n
 UNION ALL
 SELECT 'role-decision-' || c.event_n, c.event_id, d.final_role, 'replay_unit',
-       l.replay_unit_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_viz_node_anchor n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+       l.replay_unit_id, n.position_id, n.occurrence_idx, 'native_report_tree', n.coverage_kind
+FROM traceloom_position_occurrence n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_graph_launch_control c ON c.launch_n = u.launch_n
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = c.event_n
 UNION ALL
 SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'protected_interval',
-       p.protected_interval_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_viz_node_anchor n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+       p.protected_interval_id, n.position_id, n.occurrence_idx, 'native_report_tree', n.coverage_kind
+FROM traceloom_position_occurrence n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
@@ -148,9 +153,9 @@ CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n
 UNION ALL
 SELECT 'role-decision-' || c.event_n, c.event_id, d.final_role, 'protected_interval',
-       p.protected_interval_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_viz_node_anchor n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+       p.protected_interval_id, n.position_id, n.occurrence_idx, 'native_report_tree', n.coverage_kind
+FROM traceloom_position_occurrence n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
@@ -159,9 +164,9 @@ CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = c.event_n
 UNION ALL
 -- a graph body member sits at the occurrences covering its own launch anchor
 SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'graph_body_member',
-       m.member_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_viz_node_anchor n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+       m.member_id, n.position_id, n.occurrence_idx, 'native_report_tree', n.coverage_kind
+FROM traceloom_position_occurrence n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = l.launch_n
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n;
 

@@ -66,3 +66,66 @@ def test_node_host_activity_is_driven_by_the_occurrences(analysis):
         " WHERE node_id = 'node-N001' AND coverage_kind = 'self'")]
     assert steps[0] == "SCAN n", steps
     assert steps[1].startswith("SEARCH o USING INTEGER PRIMARY KEY (rowid>"), steps
+
+
+def test_evidence_role_structure_searches_links_and_launches_by_anchor_range(analysis):
+    """The auxiliary link and replay arms of the structure view search the link and launch
+    anchor indexes for each occurrence's anchor range (the few anchors with one), rather than
+    reading every covered anchor; the rows are those of the formulation over
+    traceloom_viz_node_anchor (every covered anchor, then its links and launches)."""
+    steps = [r[3] for r in analysis.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM traceloom_v_evidence_role_structure")]
+    assert any(re.match(r"SEARCH l USING INDEX traceloom_aux_link_anchor "
+                        r"\(anchor_n>\? AND anchor_n<\?\)", s) for s in steps), steps
+    assert any(re.match(r"SEARCH l USING (COVERING )?INDEX traceloom_graph_launch_anchor\w* "
+                        r"\(anchor_n>\? AND anchor_n<\?\)", s) for s in steps), steps
+    got = sorted(analysis.execute(
+        "SELECT decision_id, placement_kind, placement_id, node_id, occurrence_idx, coverage_kind "
+        "FROM traceloom_v_evidence_role_structure "
+        "WHERE placement_kind <> 'anchor'").fetchall())
+    reference = sorted(analysis.execute("""
+        SELECT 'role-decision-' || l.aux_event_n, 'auxiliary_link',
+               l.anchor_id || '/aux-' || l.aux_order, n.node_id, n.occurrence_idx, n.coverage_kind
+        FROM traceloom_viz_node_anchor n
+        JOIN traceloom_aux_link l ON l.anchor_n = n.anchor_n AND l.link_type = 'prelude'
+        UNION ALL
+        SELECT 'role-decision-' || m.event_n, 'replay_unit', l.replay_unit_id, n.node_id,
+               n.occurrence_idx, n.coverage_kind
+        FROM traceloom_viz_node_anchor n
+        JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+        JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
+        JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
+        UNION ALL
+        SELECT 'role-decision-' || c.event_n, 'replay_unit', l.replay_unit_id, n.node_id,
+               n.occurrence_idx, n.coverage_kind
+        FROM traceloom_viz_node_anchor n
+        JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+        JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
+        JOIN traceloom_graph_launch_control c ON c.launch_n = u.launch_n
+        UNION ALL
+        SELECT 'role-decision-' || m.event_n, 'protected_interval', p.protected_interval_id,
+               n.node_id, n.occurrence_idx, n.coverage_kind
+        FROM traceloom_viz_node_anchor n
+        JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+        JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
+        JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+         AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+        JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
+        UNION ALL
+        SELECT 'role-decision-' || c.event_n, 'protected_interval', p.protected_interval_id,
+               n.node_id, n.occurrence_idx, n.coverage_kind
+        FROM traceloom_viz_node_anchor n
+        JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+        JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
+        JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+         AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+        JOIN traceloom_graph_launch_control c ON c.launch_n = u.launch_n
+        UNION ALL
+        SELECT 'role-decision-' || m.event_n, 'graph_body_member', m.member_id, n.node_id,
+               n.occurrence_idx, n.coverage_kind
+        FROM traceloom_viz_node_anchor n
+        JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+        JOIN traceloom_graph_body_member m ON m.launch_n = l.launch_n""").fetchall())
+    kinds = {r[1] for r in got}
+    assert {"auxiliary_link", "replay_unit", "protected_interval", "graph_body_member"} <= kinds, kinds
+    assert got == reference
