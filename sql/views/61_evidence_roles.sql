@@ -248,12 +248,35 @@ CROSS JOIN traceloom_anchor_symbol_normalization d
   ON d.anchor_n = na.anchor_n;
 
 -- @surface traceloom_v_symbol_variant_cost | one (recovered position, anchor order, observed lowering) | Aggregated cost of each concrete observed symbol at one recovered position: count, total, average, min and max raw anchor time | SELECT local_node_id, anchor_order, observed_symbol, occurrence_count, total_us FROM traceloom_v_symbol_variant_cost ORDER BY total_us DESC LIMIT 20
+-- Grouped once, on the anchors covered by atom occurrences (coverage 'self'), by node, anchor
+-- order and the symbol columns read by key from the event's shape and role class (a few dozen
+-- rows), not by the readable text of every placement: a node and its ids are one node_n, and
+-- the texts of a group are those of any of its anchors (the first, looked up by key). The
+-- observed symbol source is grouped by the CASE of traceloom_anchor_symbol_normalization.
 CREATE VIEW traceloom_v_symbol_variant_cost AS
-SELECT db_idx, device_id, view_name, node_id, local_node_id, anchor_order, structural_symbol,
-       observed_symbol, observed_symbol_source, rule_id, outcome, COUNT(*) AS occurrence_count,
-       ROUND(SUM(anchor_dur_us), 3) AS total_us, ROUND(AVG(anchor_dur_us), 3) AS avg_us,
-       ROUND(MIN(anchor_dur_us), 3) AS min_us, ROUND(MAX(anchor_dur_us), 3) AS max_us
-FROM traceloom_v_symbol_normalization_placement
-WHERE coverage_kind = 'self'
-GROUP BY db_idx, device_id, view_name, node_id, local_node_id, anchor_order, structural_symbol,
-         observed_symbol, observed_symbol_source, rule_id, outcome;
+SELECT d.db_idx, d.device_id, 'native_report_tree' AS view_name, n.node_id, n.local_node_id,
+       g.anchor_order, d.structural_symbol, d.observed_symbol, d.observed_symbol_source,
+       d.rule_id, d.outcome, g.occurrence_count, ROUND(g.total_us, 3) AS total_us,
+       ROUND(g.total_us / g.occurrence_count, 3) AS avg_us, ROUND(g.min_us, 3) AS min_us,
+       ROUND(g.max_us, 3) AS max_us
+FROM (SELECT o.node_n, a.anchor_n - o.anchor_first_n + 1 AS anchor_order,
+             count(*) AS occurrence_count, SUM(e.dur_ns / 1000.0) AS total_us,
+             MIN(e.dur_ns / 1000.0) AS min_us, MAX(e.dur_ns / 1000.0) AS max_us,
+             MIN(a.anchor_n) AS anchor_n
+      FROM traceloom_position_occurrence_core o
+      CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
+      CROSS JOIN traceloom_anchor_core a ON a.anchor_n >= o.anchor_first_n
+       AND a.anchor_n < o.anchor_first_n + k.token_len
+      CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
+      CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
+      CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+      WHERE k.node_kind = 1
+      GROUP BY o.node_n, anchor_order, c.structural_symbol, c.observed_symbol,
+               CASE WHEN c.observed_symbol IS NULL THEN 'unavailable'
+                    WHEN c.source_domain = 'communication' THEN 'communication.op_name'
+                    WHEN s.op_type IS NOT NULL THEN 'task.op_type'
+                    WHEN s.op_name IS NOT NULL THEN 'task.op_name'
+                    ELSE 'task.task_type' END,
+               c.symbol_rule_id, c.symbol_outcome) g
+CROSS JOIN traceloom_node_core n ON n.node_n = g.node_n
+CROSS JOIN traceloom_anchor_symbol_normalization d ON d.anchor_n = g.anchor_n;

@@ -129,3 +129,32 @@ def test_evidence_role_structure_searches_links_and_launches_by_anchor_range(ana
     kinds = {r[1] for r in got}
     assert {"auxiliary_link", "replay_unit", "protected_interval", "graph_body_member"} <= kinds, kinds
     assert got == reference
+
+
+def test_symbol_variant_cost_groups_anchors_by_node_and_shape_columns(analysis):
+    """The variant cost is grouped once over the anchors of the atom occurrences, by node and
+    the symbol columns of the event's shape and role class (each read by key), then each group
+    reads its texts from its first anchor: the groups and measures are those of the readable
+    formulation over traceloom_v_symbol_normalization_placement."""
+    steps = [r[3] for r in analysis.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM traceloom_v_symbol_variant_cost")]
+    assert "SEARCH a USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in steps, steps
+    assert "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)" in steps, steps
+    assert "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)" in steps, steps
+    assert not any("AUTOMATIC" in s for s in steps), steps
+    got = sorted(analysis.execute("SELECT * FROM traceloom_v_symbol_variant_cost").fetchall(),
+                 key=repr)
+    reference = sorted(analysis.execute("""
+        SELECT db_idx, device_id, view_name, node_id, local_node_id, anchor_order,
+               structural_symbol, observed_symbol, observed_symbol_source, rule_id, outcome,
+               COUNT(*), ROUND(SUM(anchor_dur_us), 3), ROUND(AVG(anchor_dur_us), 3),
+               ROUND(MIN(anchor_dur_us), 3), ROUND(MAX(anchor_dur_us), 3)
+        FROM traceloom_v_symbol_normalization_placement
+        WHERE coverage_kind = 'self'
+        GROUP BY db_idx, device_id, view_name, node_id, local_node_id, anchor_order,
+                 structural_symbol, observed_symbol, observed_symbol_source, rule_id,
+                 outcome""").fetchall(), key=repr)
+    assert got and got == reference
+    # every anchor is counted once, at its own atom
+    (anchors,) = analysis.execute("SELECT count(*) FROM traceloom_anchor").fetchone()
+    assert sum(r[11] for r in got) == anchors
