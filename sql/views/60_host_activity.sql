@@ -77,30 +77,35 @@ JOIN traceloom_anchor_host_window_call o ON o.left_anchor_n = i.left_anchor_n
 JOIN traceloom_runtime_call c ON c.call_n = o.call_n;
 
 -- @surface traceloom_v_runtime_call_family | one runtime call | Each runtime call with its API layer (public acl*/cuda*/hip* or provider internal) and family (launch, graph_launch, memory, synchronize, wait, query, event_record, event_lifecycle, graph_control, other), by name | SELECT api_layer, api_family, count(*) FROM traceloom_v_runtime_call_family GROUP BY 1, 2
+-- The layer and family are a chain of name tests: made once per call shape (a handful of
+-- rows, grouped so that they are computed before the join), then each call takes its shape's.
 CREATE VIEW traceloom_v_runtime_call_family AS
-SELECT c.*,
-       CASE WHEN lower(coalesce(c.api_name, '')) GLOB 'acl*' OR lower(coalesce(c.api_name, '')) GLOB 'cuda*'
-              OR lower(coalesce(c.api_name, '')) GLOB 'hip*' THEN 'public'
-            ELSE 'provider_internal_or_unknown' END AS api_layer,
-       CASE WHEN lower(coalesce(c.api_name, '')) LIKE '%wait%' THEN 'wait'
-            WHEN lower(coalesce(c.api_name, '')) LIKE '%synchronize%' THEN 'synchronize'
-            WHEN lower(coalesce(c.api_name, '')) LIKE '%query%' THEN 'query'
-            WHEN lower(coalesce(c.api_name, '')) LIKE '%eventrecord%'
-              OR lower(coalesce(c.api_name, '')) LIKE '%recordevent%' THEN 'event_record'
-            WHEN lower(coalesce(c.api_name, '')) LIKE '%eventcreate%'
-              OR lower(coalesce(c.api_name, '')) LIKE '%createevent%'
-              OR lower(coalesce(c.api_name, '')) LIKE '%eventdestroy%'
-              OR lower(coalesce(c.api_name, '')) LIKE '%destroyevent%' THEN 'event_lifecycle'
-            WHEN lower(coalesce(c.api_name, '')) LIKE '%graphlaunch%'
-              OR lower(coalesce(c.api_name, '')) LIKE '%aclmdlriexecuteasync%' THEN 'graph_launch'
-            WHEN lower(coalesce(c.api_name, '')) LIKE '%launch%' THEN 'launch'
-            WHEN lower(coalesce(c.api_name, '')) LIKE '%memcpy%'
-              OR lower(coalesce(c.api_name, '')) LIKE '%memset%'
-              OR lower(coalesce(c.api_name, '')) LIKE '%inplacecopy%' THEN 'memory'
-            WHEN lower(coalesce(c.api_name, '')) LIKE '%capture%'
-              OR lower(coalesce(c.api_name, '')) LIKE '%graph%' THEN 'graph_control'
-            ELSE 'other' END AS api_family
-FROM traceloom_runtime_call c;
+SELECT c.*, f.api_layer, f.api_family
+FROM traceloom_runtime_call c
+CROSS JOIN traceloom_runtime_call_core k ON k.call_n = c.call_n
+JOIN (SELECT s.shape_id,
+             CASE WHEN lower(coalesce(s.api_name, '')) GLOB 'acl*' OR lower(coalesce(s.api_name, '')) GLOB 'cuda*'
+                    OR lower(coalesce(s.api_name, '')) GLOB 'hip*' THEN 'public'
+                  ELSE 'provider_internal_or_unknown' END AS api_layer,
+             CASE WHEN lower(coalesce(s.api_name, '')) LIKE '%wait%' THEN 'wait'
+                  WHEN lower(coalesce(s.api_name, '')) LIKE '%synchronize%' THEN 'synchronize'
+                  WHEN lower(coalesce(s.api_name, '')) LIKE '%query%' THEN 'query'
+                  WHEN lower(coalesce(s.api_name, '')) LIKE '%eventrecord%'
+                    OR lower(coalesce(s.api_name, '')) LIKE '%recordevent%' THEN 'event_record'
+                  WHEN lower(coalesce(s.api_name, '')) LIKE '%eventcreate%'
+                    OR lower(coalesce(s.api_name, '')) LIKE '%createevent%'
+                    OR lower(coalesce(s.api_name, '')) LIKE '%eventdestroy%'
+                    OR lower(coalesce(s.api_name, '')) LIKE '%destroyevent%' THEN 'event_lifecycle'
+                  WHEN lower(coalesce(s.api_name, '')) LIKE '%graphlaunch%'
+                    OR lower(coalesce(s.api_name, '')) LIKE '%aclmdlriexecuteasync%' THEN 'graph_launch'
+                  WHEN lower(coalesce(s.api_name, '')) LIKE '%launch%' THEN 'launch'
+                  WHEN lower(coalesce(s.api_name, '')) LIKE '%memcpy%'
+                    OR lower(coalesce(s.api_name, '')) LIKE '%memset%'
+                    OR lower(coalesce(s.api_name, '')) LIKE '%inplacecopy%' THEN 'memory'
+                  WHEN lower(coalesce(s.api_name, '')) LIKE '%capture%'
+                    OR lower(coalesce(s.api_name, '')) LIKE '%graph%' THEN 'graph_control'
+                  ELSE 'other' END AS api_family
+      FROM traceloom_runtime_call_shape s GROUP BY s.shape_id) f ON f.shape_id = k.shape_id;
 
 -- @surface traceloom_anchor_host_api_summary | one (host interval, API family) with observed calls | Per supported host interval, the number of public API calls of each family, distinct names, summed call durations and clipped overlaps (scheduled measures: calls may overlap) | SELECT api_family, count(*), sum(call_count) FROM traceloom_anchor_host_api_summary GROUP BY 1
 CREATE VIEW traceloom_anchor_host_api_summary AS

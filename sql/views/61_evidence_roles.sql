@@ -94,9 +94,13 @@ FROM traceloom_aux_link l
 WHERE l.link_type = 'retained_unplaced';
 
 -- @surface traceloom_v_evidence_role_structure | one (decision, placement, node occurrence) | Where each placed observation sits in the tree: the node occurrences covering its anchor, the anchor its auxiliary link feeds, its launch anchor (replay units, protected intervals, graph body members) | SELECT node_id, final_role, count(*) FROM traceloom_v_evidence_role_structure WHERE coverage_kind = 'self' GROUP BY 1, 2 LIMIT 20
--- Every arm walks the node occurrences (traceloom_viz_node_anchor, in occurrence order) and
--- looks the anchor's placements up by its key (CROSS JOIN keeps that order): finding the
--- occurrences that cover one given anchor would scan them all. Every join is on integers.
+-- Every arm walks the node occurrences (in occurrence order) and looks the placements of the
+-- anchors they cover up by key (CROSS JOIN keeps that order): finding the occurrences that
+-- cover one given anchor would scan them all. The anchor arms read every covered anchor
+-- (traceloom_viz_node_anchor); the auxiliary link and replay arms search their own anchor
+-- index for the occurrence's anchor range, so that the few anchors with a link or a launch
+-- are found without reading the others (+link_type: not an index of its own to build). Every
+-- join is on integers.
 CREATE VIEW traceloom_v_evidence_role_structure AS
 SELECT 'role-decision-' || a.event_n AS decision_id, a.event_id, d.final_role,
        'anchor' AS placement_kind, n.anchor_id AS placement_id, n.node_id, n.occurrence_idx,
@@ -112,35 +116,36 @@ CROSS JOIN traceloom_represented_event r ON r.anchor_n = n.anchor_n
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = r.event_n
 UNION ALL
 SELECT 'role-decision-' || l.aux_event_n, l.aux_event_id, d.final_role,
-       'auxiliary_link', l.anchor_id || '/aux-' || l.aux_order, n.node_id, n.occurrence_idx,
-       n.view_name, n.coverage_kind
-FROM traceloom_viz_node_anchor n
-CROSS JOIN traceloom_aux_link l ON l.anchor_n = n.anchor_n AND l.link_type = 'prelude'
+       'auxiliary_link', l.anchor_id || '/aux-' || l.aux_order, n.position_id, n.occurrence_idx,
+       'native_report_tree', n.coverage_kind
+FROM traceloom_position_occurrence n
+CROSS JOIN traceloom_aux_link l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
+ AND +l.link_type = 'prelude'
 CROSS JOIN traceloom_evidence_role_decision d
   ON d.event_n = l.aux_event_n
 UNION ALL
 -- a replay unit (and its protected interval) holds the body members and control events of all
 -- its launches, and sits at the occurrences covering each launch anchor of the unit
 SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'replay_unit',
-       l.replay_unit_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_viz_node_anchor n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+       l.replay_unit_id, n.position_id, n.occurrence_idx, 'native_report_tree', n.coverage_kind
+FROM traceloom_position_occurrence n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n
 UNION ALL
 SELECT 'role-decision-' || c.event_n, c.event_id, d.final_role, 'replay_unit',
-       l.replay_unit_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_viz_node_anchor n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+       l.replay_unit_id, n.position_id, n.occurrence_idx, 'native_report_tree', n.coverage_kind
+FROM traceloom_position_occurrence n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_graph_launch_control c ON c.launch_n = u.launch_n
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = c.event_n
 UNION ALL
 SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'protected_interval',
-       p.protected_interval_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_viz_node_anchor n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+       p.protected_interval_id, n.position_id, n.occurrence_idx, 'native_report_tree', n.coverage_kind
+FROM traceloom_position_occurrence n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
@@ -148,9 +153,9 @@ CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n
 UNION ALL
 SELECT 'role-decision-' || c.event_n, c.event_id, d.final_role, 'protected_interval',
-       p.protected_interval_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_viz_node_anchor n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+       p.protected_interval_id, n.position_id, n.occurrence_idx, 'native_report_tree', n.coverage_kind
+FROM traceloom_position_occurrence n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
@@ -159,9 +164,9 @@ CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = c.event_n
 UNION ALL
 -- a graph body member sits at the occurrences covering its own launch anchor
 SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'graph_body_member',
-       m.member_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_viz_node_anchor n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+       m.member_id, n.position_id, n.occurrence_idx, 'native_report_tree', n.coverage_kind
+FROM traceloom_position_occurrence n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = l.launch_n
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n;
 
@@ -243,12 +248,35 @@ CROSS JOIN traceloom_anchor_symbol_normalization d
   ON d.anchor_n = na.anchor_n;
 
 -- @surface traceloom_v_symbol_variant_cost | one (recovered position, anchor order, observed lowering) | Aggregated cost of each concrete observed symbol at one recovered position: count, total, average, min and max raw anchor time | SELECT local_node_id, anchor_order, observed_symbol, occurrence_count, total_us FROM traceloom_v_symbol_variant_cost ORDER BY total_us DESC LIMIT 20
+-- Grouped once, on the anchors covered by atom occurrences (coverage 'self'), by node, anchor
+-- order and the symbol columns read by key from the event's shape and role class (a few dozen
+-- rows), not by the readable text of every placement: a node and its ids are one node_n, and
+-- the texts of a group are those of any of its anchors (the first, looked up by key). The
+-- observed symbol source is grouped by the CASE of traceloom_anchor_symbol_normalization.
 CREATE VIEW traceloom_v_symbol_variant_cost AS
-SELECT db_idx, device_id, view_name, node_id, local_node_id, anchor_order, structural_symbol,
-       observed_symbol, observed_symbol_source, rule_id, outcome, COUNT(*) AS occurrence_count,
-       ROUND(SUM(anchor_dur_us), 3) AS total_us, ROUND(AVG(anchor_dur_us), 3) AS avg_us,
-       ROUND(MIN(anchor_dur_us), 3) AS min_us, ROUND(MAX(anchor_dur_us), 3) AS max_us
-FROM traceloom_v_symbol_normalization_placement
-WHERE coverage_kind = 'self'
-GROUP BY db_idx, device_id, view_name, node_id, local_node_id, anchor_order, structural_symbol,
-         observed_symbol, observed_symbol_source, rule_id, outcome;
+SELECT d.db_idx, d.device_id, 'native_report_tree' AS view_name, n.node_id, n.local_node_id,
+       g.anchor_order, d.structural_symbol, d.observed_symbol, d.observed_symbol_source,
+       d.rule_id, d.outcome, g.occurrence_count, ROUND(g.total_us, 3) AS total_us,
+       ROUND(g.total_us / g.occurrence_count, 3) AS avg_us, ROUND(g.min_us, 3) AS min_us,
+       ROUND(g.max_us, 3) AS max_us
+FROM (SELECT o.node_n, a.anchor_n - o.anchor_first_n + 1 AS anchor_order,
+             count(*) AS occurrence_count, SUM(e.dur_ns / 1000.0) AS total_us,
+             MIN(e.dur_ns / 1000.0) AS min_us, MAX(e.dur_ns / 1000.0) AS max_us,
+             MIN(a.anchor_n) AS anchor_n
+      FROM traceloom_position_occurrence_core o
+      CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
+      CROSS JOIN traceloom_anchor_core a ON a.anchor_n >= o.anchor_first_n
+       AND a.anchor_n < o.anchor_first_n + k.token_len
+      CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
+      CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
+      CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+      WHERE k.node_kind = 1
+      GROUP BY o.node_n, anchor_order, c.structural_symbol, c.observed_symbol,
+               CASE WHEN c.observed_symbol IS NULL THEN 'unavailable'
+                    WHEN c.source_domain = 'communication' THEN 'communication.op_name'
+                    WHEN s.op_type IS NOT NULL THEN 'task.op_type'
+                    WHEN s.op_name IS NOT NULL THEN 'task.op_name'
+                    ELSE 'task.task_type' END,
+               c.symbol_rule_id, c.symbol_outcome) g
+CROSS JOIN traceloom_node_core n ON n.node_n = g.node_n
+CROSS JOIN traceloom_anchor_symbol_normalization d ON d.anchor_n = g.anchor_n;
