@@ -81,30 +81,39 @@ static int parse_opts(const char *json, looptree_opts *o, tl_err *e) {
 ** each other. */
 enum { RUN_COLLAPSE = 3, RUN_NAMES = 3 };
 
-/* The columns read per node, in this order. */
-/* The same figures as traceloom_v_tree_node (total_us, and the per-iteration averages
-** rounded as there), read from the node rows and their shape: the readable view formats ids,
-** paths and parents per row, which the rendering does not need (paths are built here). */
+/* The columns read per node, in this order: integers only. The figures of
+** traceloom_v_tree_node (total_us, and the per-iteration averages rounded as there) are
+** computed here from the node's nanoseconds, and only for the nodes a line shows: SQL's
+** ROUND() formats and parses each value, which for every node of a half-million-node tree
+** cost more than the rest of the rendering. Labels come from the shape table (a few dozen
+** rows), read once. */
 #define NODE_SQL                                                                           \
-  "SELECT n.node_n, n.parent_n, n.local_node_id, s.label, s.kind, n.repeat_count, "        \
-  "n.occurrence_count, (n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0, "                  \
-  "ROUND((n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 / n.denom, 3), "                  \
-  "ROUND((n.compute_ns + n.comm_ns) / 1000.0 / n.denom, 3), "                              \
-  "ROUND(n.compute_ns / 1000.0 / n.denom, 3), ROUND(n.comm_ns / 1000.0 / n.denom, 3), "    \
-  "ROUND(n.idle_ns / 1000.0 / n.denom, 3), ROUND(n.aux_ns / 1000.0 / n.denom, 3), "        \
-  "ROUND(n.self_ns / 1000.0 / n.denom, 3) "                                                \
-  "FROM traceloom_v_node_stats n JOIN traceloom_node_shape s ON s.shape_id = n.shape_id "  \
-  "WHERE n.db_idx = ?1 AND n.device_id = ?2 ORDER BY n.node_n"
-enum { C_N, C_PARENT, C_LOCAL, C_LABEL, C_KIND, C_REPEAT, C_OCC, C_TOTAL, C_AVG_TOTAL,
-       C_AVG_BUSY, C_AVG_COMPUTE, C_AVG_COMM, C_AVG_IDLE, C_AVG_AUX, C_AVG_SELF, C_NCOLS };
-enum { NUM_FIRST = C_TOTAL, NUM_LAST = C_AVG_SELF, NNUM = NUM_LAST - NUM_FIRST + 1 };
+  "SELECT n.node_n, n.parent_n, n.local_n, n.shape_id, n.repeat_count, n.occurrence_count, " \
+  "n.compute_ns, n.comm_ns, n.idle_ns, n.aux_ns, n.self_ns, n.denom "                      \
+  "FROM traceloom_v_node_stats n WHERE n.db_idx = ?1 AND n.device_id = ?2 ORDER BY n.node_n"
+enum { C_N, C_PARENT, C_LOCAL, C_SHAPE, C_REPEAT, C_OCC, C_COMPUTE, C_COMM, C_IDLE, C_AUX,
+       C_SELF, C_DENOM };
+enum { NS_FIRST = C_COMPUTE, NNS = C_SELF - C_COMPUTE + 1 };
+
+/* The figures a line may show, as traceloom_v_tree_node names them. */
+typedef enum lt_fig {
+  F_TOTAL, F_AVG_TOTAL, F_AVG_BUSY, F_AVG_COMPUTE, F_AVG_COMM, F_AVG_IDLE, F_AVG_AUX,
+  F_AVG_SELF, NFIG
+} lt_fig;
+
+typedef struct lt_shape {
+  char *label;
+  int repeat; /* kind = 'repeat' */
+} lt_shape;
 
 typedef struct lt_node {
-  char *local, *label;
+  int64_t local_n;
+  uint32_t shape;             /* index into lt_tree.shapes */
   int repeat;                 /* a Repeat node */
-  int64_t repeat_count, occ;
-  double num[NNUM];           /* C_TOTAL .. C_AVG_SELF */
-  int has_null[NNUM];
+  int64_t repeat_count, occ, denom;
+  int64_t ns[NNS];            /* compute, comm, idle, aux, self (summed over occurrences) */
+  unsigned null_ns;           /* bit c - NS_FIRST: that column is NULL */
+  double total;               /* total_us, unrounded (sums and ranking use it) */
   uint32_t parent;            /* index, UINT32_MAX for the root */
   uint32_t first_child, nchild; /* children: kids[first_child .. + nchild) in slot order */
   int repeat_inside;          /* a Repeat in its subtree (itself excluded) */
@@ -114,17 +123,107 @@ typedef struct lt_tree {
   lt_node *v;
   size_t n;
   uint32_t *kids;
+  const lt_shape *shapes;     /* by shape_id (owned by the caller) */
+  size_t nshapes;
 } lt_tree;
 
 static void tree_free(lt_tree *t) {
-  for (size_t k = 0; k < t->n; k++) free(t->v[k].local), free(t->v[k].label);
   free(t->v), free(t->kids);
-  memset(t, 0, sizeof *t);
+  t->v = NULL, t->kids = NULL, t->n = 0;
 }
 
-static char *col_dup(sqlite3_stmt *st, int c) {
-  const char *s = (const char *)sqlite3_column_text(st, c);
-  return tl_strdup(s ? s : "");
+static const char *label_of(const lt_tree *t, const lt_node *nd) {
+  const char *l = t->shapes[nd->shape].label;
+  return l ? l : "";
+}
+
+/* 'N007': local_node_id (printf('N%03d', local_n) in the views). */
+typedef struct lt_local {
+  char s[24];
+} lt_local;
+
+static lt_local local_of(const lt_node *nd) {
+  lt_local l;
+  snprintf(l.s, sizeof l.s, "N%03lld", (long long)nd->local_n);
+  return l;
+}
+
+/* ROUND(x, 3) exactly as SQLite computes it: its own printf to three decimals, read back. */
+static double sql_round3(double x) {
+  if (x < -4503599627370496.0 || x > 4503599627370496.0) return x;
+  char buf[64];
+  sqlite3_snprintf((int)sizeof buf, buf, "%.3f", x);
+  return strtod(buf, NULL);
+}
+
+/* A figure of the node; 0 with *is_null set where the view's value is NULL. */
+static double figure(const lt_node *nd, lt_fig f, int *is_null) {
+  enum { COMPUTE = 0, COMM = 1, IDLE = 2, AUX = 3, SELF = 4 };
+  static const unsigned needs[NFIG] = {
+      [F_TOTAL] = 1u << COMPUTE | 1u << COMM | 1u << IDLE,
+      [F_AVG_TOTAL] = 1u << COMPUTE | 1u << COMM | 1u << IDLE,
+      [F_AVG_BUSY] = 1u << COMPUTE | 1u << COMM,
+      [F_AVG_COMPUTE] = 1u << COMPUTE, [F_AVG_COMM] = 1u << COMM, [F_AVG_IDLE] = 1u << IDLE,
+      [F_AVG_AUX] = 1u << AUX, [F_AVG_SELF] = 1u << SELF};
+  *is_null = (nd->null_ns & needs[f]) != 0;
+  if (*is_null) return 0;
+  const int64_t *v = nd->ns;
+  int64_t sum;
+  switch (f) {
+  case F_TOTAL: return nd->total;
+  case F_AVG_TOTAL: sum = v[COMPUTE] + v[COMM] + v[IDLE]; break;
+  case F_AVG_BUSY: sum = v[COMPUTE] + v[COMM]; break;
+  case F_AVG_COMPUTE: sum = v[COMPUTE]; break;
+  case F_AVG_COMM: sum = v[COMM]; break;
+  case F_AVG_IDLE: sum = v[IDLE]; break;
+  case F_AVG_AUX: sum = v[AUX]; break;
+  default: sum = v[SELF]; break;
+  }
+  /* (sum / 1000.0) / denom, as the view divides (denom is at least 1). */
+  return sql_round3((double)sum / 1000.0 / (double)nd->denom);
+}
+
+static double fig(const lt_node *nd, lt_fig f) {
+  int is_null;
+  return figure(nd, f, &is_null);
+}
+
+/* The shapes of the analysis, by shape_id (labels and kinds for every node line). */
+static int shapes_load(sqlite3 *db, lt_shape **out, size_t *n, tl_err *e) {
+  *out = NULL, *n = 0;
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT shape_id, label, kind FROM traceloom_node_shape "
+                             "WHERE shape_id >= 0 ORDER BY shape_id", -1, &st, NULL) != SQLITE_OK)
+    return tl_fail(e, "traceloom_loop_tree needs a published analysis in this database "
+                      "(run traceloom_analyze first): %s", sqlite3_errmsg(db));
+  int rc = TL_OK, step;
+  while (rc == TL_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t id = sqlite3_column_int64(st, 0);
+    if (id >= (int64_t)*n) {
+      size_t want = (size_t)id + 1;
+      lt_shape *p = realloc(*out, want * sizeof *p);
+      if (!p) {
+        rc = tl_nomem(e);
+        break;
+      }
+      memset(p + *n, 0, (want - *n) * sizeof *p);
+      *out = p, *n = want;
+    }
+    const char *label = (const char *)sqlite3_column_text(st, 1);
+    const char *kind = (const char *)sqlite3_column_text(st, 2);
+    (*out)[id].repeat = kind && strcmp(kind, "repeat") == 0;
+    if (label && !((*out)[id].label = tl_strdup(label))) rc = tl_nomem(e);
+  }
+  if (rc == TL_OK && step != SQLITE_DONE)
+    rc = tl_fail(e, "traceloom_loop_tree: reading traceloom_node_shape failed: %s",
+                 sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static void shapes_free(lt_shape *s, size_t n) {
+  for (size_t i = 0; i < n; i++) free(s[i].label);
+  free(s);
 }
 
 /* Loads the nodes of one tree (display order: a parent before its children, children in
@@ -147,17 +246,25 @@ static int tree_load(sqlite3_stmt *st, lt_tree *t, tl_err *e) {
     if (sqlite3_column_int64(st, C_N) != base + (int64_t)t->n)
       return tl_fail(e, "traceloom_loop_tree: the nodes of a tree are not numbered densely in "
                         "display order");
-    nd->local = col_dup(st, C_LOCAL), nd->label = col_dup(st, C_LABEL);
     t->n++;
-    if (!nd->local || !nd->label) return tl_nomem(e);
-    const char *kind = (const char *)sqlite3_column_text(st, C_KIND);
-    nd->repeat = kind && strcmp(kind, "repeat") == 0;
+    int64_t shape = sqlite3_column_int64(st, C_SHAPE);
+    if (shape < 0 || shape >= (int64_t)t->nshapes)
+      return tl_fail(e, "traceloom_loop_tree: node %lld has shape %lld, which "
+                        "traceloom_node_shape does not hold",
+                     (long long)sqlite3_column_int64(st, C_N), (long long)shape);
+    nd->shape = (uint32_t)shape;
+    nd->repeat = t->shapes[shape].repeat;
+    nd->local_n = sqlite3_column_int64(st, C_LOCAL);
     nd->repeat_count = sqlite3_column_int64(st, C_REPEAT);
     nd->occ = sqlite3_column_int64(st, C_OCC);
-    for (int c = NUM_FIRST; c <= NUM_LAST; c++) {
-      nd->num[c - NUM_FIRST] = sqlite3_column_double(st, c);
-      nd->has_null[c - NUM_FIRST] = sqlite3_column_type(st, c) == SQLITE_NULL;
+    nd->denom = sqlite3_column_int64(st, C_DENOM);
+    if (nd->denom < 1) nd->denom = 1;
+    for (int c = 0; c < NNS; c++) {
+      if (sqlite3_column_type(st, NS_FIRST + c) == SQLITE_NULL) nd->null_ns |= 1u << c;
+      else nd->ns[c] = sqlite3_column_int64(st, NS_FIRST + c);
     }
+    /* total_us = (compute + comm + idle) / 1000.0, unrounded; NULL (read as 0) if one is */
+    nd->total = nd->null_ns & 7u ? 0 : (double)(nd->ns[0] + nd->ns[1] + nd->ns[2]) / 1000.0;
     if (sqlite3_column_type(st, C_PARENT) == SQLITE_NULL) {
       nd->parent = UINT32_MAX;
     } else {
@@ -194,14 +301,14 @@ typedef struct ctx {
 } ctx;
 
 static void node_line(ctx *c, const lt_node *nd, int depth) {
+  const char *label = label_of(c->t, nd);
   if (nd->repeat)
     tl_buf_printf(c->b, "%*s- %s %s  total_us=%.3f, per iteration: %.3f us (busy %.3f)\n",
-                  2 * depth, "", nd->local, nd->label, nd->num[C_TOTAL - NUM_FIRST],
-                  nd->num[C_AVG_TOTAL - NUM_FIRST], nd->num[C_AVG_BUSY - NUM_FIRST]);
+                  2 * depth, "", local_of(nd).s, label, nd->total, fig(nd, F_AVG_TOTAL),
+                  fig(nd, F_AVG_BUSY));
   else
     tl_buf_printf(c->b, "%*s- %s %s  total_us=%.3f avg_total_us=%.3f\n", 2 * depth, "",
-                  nd->local, nd->label, nd->num[C_TOTAL - NUM_FIRST],
-                  nd->num[C_AVG_TOTAL - NUM_FIRST]);
+                  local_of(nd).s, label, nd->total, fig(nd, F_AVG_TOTAL));
 }
 
 /* Outline from node k: its children one line each, runs of plain siblings collapsed. Past
@@ -218,7 +325,7 @@ static void outline(ctx *c, uint32_t k, int depth) {
   for (uint32_t i = 0; i < p->nchild;) {
     const lt_node *nd = &t->v[t->kids[p->first_child + i]];
     if (lines >= c->o.max_children && !nd->repeat && !nd->repeat_inside) {
-      skipped++, skipped_total += nd->num[0], i++;
+      skipped++, skipped_total += nd->total, i++;
       continue;
     }
     if (skipped) {
@@ -236,11 +343,11 @@ static void outline(ctx *c, uint32_t k, int depth) {
     }
     if (j - i > RUN_COLLAPSE) {
       double total = 0;
-      for (uint32_t q = i; q < j; q++) total += t->v[t->kids[p->first_child + q]].num[0];
-      tl_buf_printf(c->b, "%*s- %u nodes %s-%s (", 2 * depth, "", j - i, nd->local,
-                    t->v[t->kids[p->first_child + j - 1]].local);
+      for (uint32_t q = i; q < j; q++) total += t->v[t->kids[p->first_child + q]].total;
+      tl_buf_printf(c->b, "%*s- %u nodes %s-%s (", 2 * depth, "", j - i, local_of(nd).s,
+                    local_of(&t->v[t->kids[p->first_child + j - 1]]).s);
       for (uint32_t q = i; q < j && q < i + RUN_NAMES; q++)
-        tl_buf_printf(c->b, "%s%s", q > i ? ", " : "", t->v[t->kids[p->first_child + q]].label);
+        tl_buf_printf(c->b, "%s%s", q > i ? ", " : "", label_of(t, &t->v[t->kids[p->first_child + q]]));
       tl_buf_printf(c->b, "%s), total_us=%.3f\n", j - i > RUN_NAMES ? ", ..." : "", total);
       i = j;
       continue;
@@ -278,7 +385,7 @@ static void grammar(ctx *c, uint32_t k, int depth) {
     const lt_node *nd = &t->v[t->kids[p->first_child + i]];
     if (i) tl_buf_puts(c->b, " ");
     if (!nd->nchild) {
-      tl_buf_puts(c->b, nd->label);
+      tl_buf_puts(c->b, label_of(t, nd));
     } else if (depth >= c->o.max_depth) {
       tl_buf_printf(c->b, nd->repeat ? "(...)x%lld" : "(...)", (long long)nd->repeat_count);
     } else {
@@ -290,11 +397,13 @@ static void grammar(ctx *c, uint32_t k, int depth) {
   }
 }
 
-static void fmt_num(tl_buf *b, const lt_node *nd, int col) {
-  if (nd->has_null[col - NUM_FIRST])
+static void fmt_num(tl_buf *b, const lt_node *nd, lt_fig f) {
+  int is_null;
+  double v = figure(nd, f, &is_null);
+  if (is_null)
     tl_buf_puts(b, " |");
   else
-    tl_buf_printf(b, " %.3f |", nd->num[col - NUM_FIRST]);
+    tl_buf_printf(b, " %.3f |", v);
 }
 
 /* The node's path of local ids from the root, 'N001/N013/N015' (traceloom_viz_node.path). */
@@ -302,7 +411,7 @@ static void put_path(tl_buf *b, const lt_tree *t, uint32_t k) {
   uint32_t chain[256];
   size_t n = 0;
   for (uint32_t x = k; x != UINT32_MAX && n < 256; x = t->v[x].parent) chain[n++] = x;
-  while (n-- > 0) tl_buf_printf(b, "%s%s", t->v[chain[n]].local, n ? "/" : "");
+  while (n-- > 0) tl_buf_printf(b, "%s%s", local_of(&t->v[chain[n]]).s, n ? "/" : "");
 }
 
 static void table_header(tl_buf *b) {
@@ -311,9 +420,10 @@ static void table_header(tl_buf *b) {
                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 }
 
-static void table_row(tl_buf *b, const lt_node *nd, const char *prefix) {
-  tl_buf_printf(b, "| %s%s | %s | %lld |", prefix, nd->local, nd->label, (long long)nd->occ);
-  for (int c = NUM_FIRST; c <= NUM_LAST; c++) fmt_num(b, nd, c);
+static void table_row(tl_buf *b, const lt_tree *t, const lt_node *nd, const char *prefix) {
+  tl_buf_printf(b, "| %s%s | %s | %lld |", prefix, local_of(nd).s, label_of(t, nd),
+                (long long)nd->occ);
+  for (lt_fig f = F_TOTAL; f < NFIG; f++) fmt_num(b, nd, f);
   tl_buf_puts(b, "\n");
 }
 
@@ -337,10 +447,10 @@ static int render_tree(ctx *c, tl_err *e) {
   if (!rk) return tl_nomem(e);
   size_t nrep = 0;
   for (size_t k = 0; k < t->n; k++)
-    if (t->v[k].repeat) rk[nrep++] = (ranked){t->v[k].num[0], (uint32_t)k};
+    if (t->v[k].repeat) rk[nrep++] = (ranked){t->v[k].total, (uint32_t)k};
   qsort(rk, nrep, sizeof *rk, by_total);
   const lt_node *root = &t->v[0];
-  double root_total = root->num[0];
+  double root_total = root->total;
   if (!c->o.compact) {
     free(rk);
     tl_buf_puts(b, "Expanded tree (every node; averages are per iteration):\n\n");
@@ -357,12 +467,12 @@ static int render_tree(ctx *c, tl_err *e) {
                    "|---|---|---:|---:|---:|---:|---:|\n");
     for (size_t i = 0; i < nrep && (int64_t)i < c->o.max_repeats; i++) {
       const lt_node *nd = &t->v[rk[i].idx];
-      tl_buf_printf(b, "| %s %s | ", nd->local, nd->label);
+      tl_buf_printf(b, "| %s %s | ", local_of(nd).s, label_of(t, nd));
       put_path(b, t, rk[i].idx);
       tl_buf_printf(b, " | %lld x %lld | %.3f | %.1f%% | %.3f | %.3f |\n", (long long)nd->occ,
                     (long long)nd->repeat_count,
-                    nd->num[0], root_total > 0 ? 100.0 * nd->num[0] / root_total : 0.0,
-                    nd->num[C_AVG_TOTAL - NUM_FIRST], nd->num[C_AVG_BUSY - NUM_FIRST]);
+                    nd->total, root_total > 0 ? 100.0 * nd->total / root_total : 0.0,
+                    fig(nd, F_AVG_TOTAL), fig(nd, F_AVG_BUSY));
     }
     if ((int64_t)nrep > c->o.max_repeats) tl_buf_printf(b, "| ... %zu more | | | | | | |\n", nrep - (size_t)c->o.max_repeats);
     tl_buf_puts(b, "\n");
@@ -371,16 +481,16 @@ static int render_tree(ctx *c, tl_err *e) {
   outline(c, 0, 0);
   for (size_t i = 0; i < nrep && (int64_t)i < c->o.max_repeats; i++) {
     const lt_node *nd = &t->v[rk[i].idx];
-    tl_buf_printf(b, "\n### %s %s (%lld occurrence(s) of %lld iterations)\n\n", nd->local,
-                  nd->label, (long long)nd->occ, (long long)nd->repeat_count);
+    tl_buf_printf(b, "\n### %s %s (%lld occurrence(s) of %lld iterations)\n\n",
+                  local_of(nd).s, label_of(t, nd), (long long)nd->occ, (long long)nd->repeat_count);
     table_header(b);
-    table_row(b, nd, "");
+    table_row(b, t, nd, "");
     for (uint32_t k = 0; k < nd->nchild; k++) {
       if ((int64_t)k >= c->o.max_children) {
         tl_buf_puts(b, "| ... | | | | | | | | | | |\n");
         break;
       }
-      table_row(b, &t->v[t->kids[nd->first_child + k]], "&nbsp;&nbsp;");
+      table_row(b, t, &t->v[t->kids[nd->first_child + k]], "&nbsp;&nbsp;");
     }
   }
   free(rk);
@@ -400,7 +510,10 @@ int tl_loop_tree(sqlite3 *db, const char *options_json, char **out, tl_err *e) {
   tl_buf b = {0};
   c.b = &b;
   sqlite3_stmt *trees = NULL, *nodes = NULL;
-  int rc = TL_OK;
+  lt_shape *shapes = NULL;
+  size_t nshapes = 0;
+  int rc = shapes_load(db, &shapes, &nshapes, e);
+  if (rc != TL_OK) goto done;
   if (sqlite3_prepare_v2(db,
                          "SELECT db_idx, device_id, token_count, macro_discovery "
                          "FROM traceloom_semantic_tree ORDER BY db_idx, device_id",
@@ -426,6 +539,7 @@ int tl_loop_tree(sqlite3 *db, const char *options_json, char **out, tl_err *e) {
                   sqlite3_column_text(trees, 3));
     lt_tree t;
     memset(&t, 0, sizeof t);
+    t.shapes = shapes, t.nshapes = nshapes;
     sqlite3_bind_int64(nodes, 1, db_idx);
     sqlite3_bind_int64(nodes, 2, device);
     rc = tree_load(nodes, &t, e);
@@ -442,6 +556,7 @@ int tl_loop_tree(sqlite3 *db, const char *options_json, char **out, tl_err *e) {
   }
 done:
   sqlite3_finalize(trees), sqlite3_finalize(nodes);
+  shapes_free(shapes, nshapes);
   tl_buf_free(&b);
   return rc;
 }

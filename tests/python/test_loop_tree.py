@@ -1,0 +1,75 @@
+"""The Markdown loop tree's numbers are traceloom_v_tree_node's, node by node.
+
+traceloom_loop_tree() reads the nodes' nanoseconds and computes total_us and the
+per-iteration averages itself (SQL's ROUND per value per node was most of its time on a
+half-million-node tree). Every line of the expanded view must still show exactly what a
+client reads from the view: total_us, and avg_total_us rounded by SQLite's ROUND(x, 3),
+including the half-way cases (a 1001 ns total over two iterations is 0.5005 us, which
+SQLite rounds up and a naive C printf of the double rounds down)."""
+import re
+import sqlite3
+import subprocess
+
+LINE = re.compile(r"^\s*- (N\d{3,}) (.*?)  total_us=(-?[0-9.]+)"
+                  r"(?:, per iteration: (-?[0-9.]+) us \(busy (-?[0-9.]+)\)| avg_total_us=(-?[0-9.]+))$")
+
+
+def analyse(cli, profile, out):
+    r = subprocess.run([str(cli), str(profile), "--output", str(out)], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def expanded_lines(db, build_dir):
+    r = subprocess.run(["sqlite3", "-bail", "-cmd", f".load {build_dir / 'traceloom'}", str(db),
+                        """SELECT traceloom_loop_tree('{"view": "expanded"}')"""],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return sqlite3.connect(db), [m for m in map(LINE.match, r.stdout.splitlines()) if m]
+
+
+def check_against_view(con, lines):
+    """Every node line of the expanded tree against the view's figures (one tree here)."""
+    view = {row[0]: row[1:] for row in con.execute(
+        "SELECT local_node_id, label, printf('%.3f', total_us), printf('%.3f', avg_total_us), "
+        "printf('%.3f', ROUND(avg_compute_us + avg_comm_us, 3)), kind FROM traceloom_v_tree_node")}
+    assert len(lines) == len(view)  # the expanded view lists every node once
+    for m in lines:
+        local, label, total = m.group(1), m.group(2), m.group(3)
+        v_label, v_total, v_avg, v_busy, kind = view[local]
+        assert (label, total) == (v_label, v_total), local
+        if kind == "repeat":
+            assert m.group(4) == v_avg, local
+        else:
+            assert m.group(6) == v_avg, local
+    return view
+
+
+def test_expanded_tree_matches_the_view(cli, fixtures, build_dir, tmp_path):
+    db = analyse(cli, fixtures / "exact_hlt" / "mono", tmp_path / "a.db")
+    con, lines = expanded_lines(db, build_dir)
+    view = check_against_view(con, lines)
+    assert any(k == "repeat" for *_, k in view.values())
+
+
+def test_half_way_averages_round_as_sqlite_does(cli, build_dir, tmp_path):
+    """A generated decode profile holds thousands of nodes; among their averages some fall
+    half-way at the fourth decimal. The test finds them in the view and checks that the
+    loop tree prints SQLite's rounding of them (not a naive printf's)."""
+    prof = tmp_path / "p"
+    subprocess.run(["python3", "tools/genprofile.py", "--format", "ascend", "--out", str(prof),
+                    "--rows", "20000", "--seed", "7"], check=True, capture_output=True,
+                   cwd=str(build_dir.parent))
+    db = analyse(cli, prof, tmp_path / "a.db")
+    con, lines = expanded_lines(db, build_dir)
+    check_against_view(con, lines)
+    # The profile must hold the case: averages where a naive printf of the double and
+    # SQLite's ROUND disagree (half-way values whose double lies just below the half).
+    naive_differs = sum(
+        ("%.3f" % (total / 1000.0 / denom)) != rounded
+        for total, denom, rounded in con.execute(
+            "SELECT compute_ns + comm_ns + idle_ns, denom, "
+            "       printf('%.3f', ROUND((compute_ns + comm_ns + idle_ns) / 1000.0 / denom, 3)) "
+            "FROM traceloom_v_node_stats"))
+    assert naive_differs > 0
