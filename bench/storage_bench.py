@@ -179,15 +179,20 @@ def main():
     for title, rows, limit in (("shipped views, first 100 rows", vt, TARGET_VIEW_S),
                                ("catalog examples (the documented query of each relation)", et,
                                 TARGET_EXAMPLE_S)):
-        slow = [r for r in rows if r[1] >= limit or r[4]]
+        # Judged by CPU seconds: each query runs on one thread from a warm file, so on a quiet
+        # machine its wall time is its CPU time, and on a shared one only the CPU time is
+        # comparable. The wall count is printed beside it.
+        slow = [r for r in rows if r[2] >= limit or r[4]]
+        slow_wall = [r for r in rows if r[1] >= limit or r[4]]
         say("")
-        say("%s: %d, slowest %.3f s wall / %.3f s CPU, %d at or over %.0f s or failing: %s"
+        say("%s: %d, slowest %.3f s wall / %.3f s CPU, %d at or over %.0f s CPU or failing "
+            "(%d by wall time, load average %.1f): %s"
             % (title, len(rows), max(r[1] for r in rows), max(r[2] for r in rows), len(slow), limit,
-               "PASS" if not slow else "FAIL"))
+               len(slow_wall), os.getloadavg()[0], "PASS" if not slow else "FAIL"))
         say("")
         say("| relation | wall s | CPU s | rows |")
         say("|---|---:|---:|---:|")
-        for label, wall, cpu, n, err in sorted(rows, key=lambda r: -r[1])[:15]:
+        for label, wall, cpu, n, err in sorted(rows, key=lambda r: -r[2])[:15]:
             say("| %s | %.3f | %.3f | %s |" % (label, wall, cpu, err or n))
     text = "\n".join(lines)
     print(text)
