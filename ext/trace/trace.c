@@ -31,10 +31,8 @@ static int events_grow(tl_events *v) {
 static int calls_grow(tl_calls *v) {
   size_t cap = v->cap ? v->cap * 2 : 1024;
   GROW(v->start_ns, cap); GROW(v->end_ns, cap); GROW_ID(v->source_rowid, cap);
-  GROW_ID(v->process_id, cap); GROW_ID(v->thread_id, cap); GROW_ID(v->global_tid, cap);
   GROW_ID(v->context_id, cap); GROW_ID(v->device_id, cap); GROW_ID(v->correlation_id, cap);
-  GROW(v->api_name, cap); GROW(v->api_type, cap); GROW(v->provider, cap); GROW(v->db_idx, cap);
-  GROW(v->source_ref, cap);
+  GROW(v->api_name, cap); GROW(v->shape, cap); GROW(v->provider, cap); GROW(v->db_idx, cap);
   v->cap = cap;
   return 0;
 }
@@ -47,8 +45,7 @@ static void event_ids_init(tl_events *v) {
 }
 
 static void call_ids_init(tl_calls *v) {
-  tl_i64col *cols[] = {&v->source_rowid, &v->process_id, &v->thread_id, &v->global_tid,
-                       &v->context_id, &v->device_id, &v->correlation_id};
+  tl_i64col *cols[] = {&v->source_rowid, &v->context_id, &v->device_id, &v->correlation_id};
   for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) tl_i64col_init(cols[k], TL_ABSENT);
 }
 
@@ -69,10 +66,11 @@ static void events_free(tl_events *v) {
 
 static void calls_free(tl_calls *v) {
   free(v->start_ns); free(v->end_ns); tl_i64col_free(&v->source_rowid);
-  tl_i64col_free(&v->process_id); tl_i64col_free(&v->thread_id); tl_i64col_free(&v->global_tid);
   tl_i64col_free(&v->context_id); tl_i64col_free(&v->device_id);
-  tl_i64col_free(&v->correlation_id); free(v->api_name); free(v->api_type); free(v->provider);
-  free(v->db_idx); free(v->source_ref);
+  tl_i64col_free(&v->correlation_id); free(v->api_name); free(v->shape); free(v->provider);
+  free(v->db_idx);
+  TL_VEC_FREE(&v->shapes);
+  free(v->shape_slots);
   memset(v, 0, sizeof *v);
   call_ids_init(v);
 }
@@ -280,23 +278,73 @@ int tl_derived_add(tl_derived *d, const tl_trace *t, const tl_event_row *r) {
   return events_push(&d->ev, r, li, (uint16_t)(t->source_refs.n + ref));
 }
 
+static uint64_t call_shape_hash(const tl_call_shape *s) {
+  const uint64_t f[5] = {(uint64_t)s->process_id, (uint64_t)s->thread_id, (uint64_t)s->global_tid,
+                         s->api_type, s->source_ref};
+  uint64_t h = 0;
+  for (int i = 0; i < 5; i++) {
+    h ^= f[i];
+    h *= 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+static int call_shape_eq(const tl_call_shape *a, const tl_call_shape *b) {
+  return a->process_id == b->process_id && a->thread_id == b->thread_id &&
+         a->global_tid == b->global_tid && a->api_type == b->api_type &&
+         a->source_ref == b->source_ref;
+}
+
+static int call_shape_rehash(tl_calls *v) {
+  size_t n = v->shape_nslots ? v->shape_nslots * 2 : 64;
+  uint32_t *slots = calloc(n, sizeof *slots);
+  if (!slots) return -1;
+  for (size_t i = 0; i < v->shapes.n; i++) {
+    size_t j = (size_t)call_shape_hash(&v->shapes.v[i]) & (n - 1);
+    while (slots[j]) j = (j + 1) & (n - 1);
+    slots[j] = (uint32_t)i + 1;
+  }
+  free(v->shape_slots);
+  v->shape_slots = slots;
+  v->shape_nslots = n;
+  return 0;
+}
+
+/* Interns a call shape; returns its index or UINT32_MAX on out-of-memory. */
+static uint32_t call_shape_intern(tl_calls *v, const tl_call_shape *s) {
+  if ((v->shapes.n + 1) * 2 > v->shape_nslots && call_shape_rehash(v)) return UINT32_MAX;
+  size_t j = (size_t)call_shape_hash(s) & (v->shape_nslots - 1);
+  while (v->shape_slots[j]) {
+    uint32_t idx = v->shape_slots[j] - 1;
+    if (call_shape_eq(&v->shapes.v[idx], s)) return idx;
+    j = (j + 1) & (v->shape_nslots - 1);
+  }
+  if (v->shapes.n >= UINT32_MAX - 1 || TL_VEC_PUSH(&v->shapes, *s)) return UINT32_MAX;
+  v->shape_slots[j] = (uint32_t)v->shapes.n;
+  return (uint32_t)v->shapes.n - 1;
+}
+
 int tl_trace_add_call(tl_trace *t, const tl_call_row *r) {
   tl_calls *v = &t->calls;
   if (v->n == v->cap && calls_grow(v)) return -1;
   if (cached_source_ref(t, &t->call_source, r->source_id, r->source_table)) return -1;
   size_t i = v->n;
+  tl_call_shape sh = {r->process_id, r->thread_id, r->global_tid, r->api_type,
+                      t->call_source.ref};
+  /* consecutive calls of one thread and API type share the shape: look it up once per run */
+  uint32_t shape = i && call_shape_eq(&v->shapes.v[v->shape[i - 1]], &sh)
+                       ? v->shape[i - 1]
+                       : call_shape_intern(v, &sh);
+  if (shape == UINT32_MAX) return -1;
   if (tl_i64col_set(&v->source_rowid, i, r->source_rowid) ||
-      tl_i64col_set(&v->process_id, i, r->process_id) ||
-      tl_i64col_set(&v->thread_id, i, r->thread_id) ||
-      tl_i64col_set(&v->global_tid, i, r->global_tid) ||
       tl_i64col_set(&v->context_id, i, r->context_id) ||
       tl_i64col_set(&v->device_id, i, r->device_id) ||
       tl_i64col_set(&v->correlation_id, i, r->correlation_id))
     return -1;
   v->start_ns[i] = r->start_ns, v->end_ns[i] = r->end_ns;
-  v->api_name[i] = r->api_name, v->api_type[i] = r->api_type;
+  v->api_name[i] = r->api_name, v->shape[i] = shape;
   v->provider[i] = (uint8_t)r->provider, v->db_idx[i] = (uint16_t)r->db_idx;
-  v->source_ref[i] = t->call_source.ref;
   v->n = i + 1;
   return 0;
 }
