@@ -176,7 +176,7 @@ typedef struct event_rows {
   const uint32_t *shape_id;
   const int32_t *relation;     /* per trace event: its relation_n (event_relations), or -1 */
   size_t ncall;                /* events relation covers (the trace's; derived ones after) */
-  const int64_t *anchor;       /* per event: its anchor_n, or -1 */
+  const int32_t *anchor;       /* per event: its anchor_n, or -1 (4 bytes an event) */
 } event_rows;
 
 static void opt_i64(int64_t *v, unsigned char *null, int k, int64_t x, int64_t absent) {
@@ -242,12 +242,15 @@ static int publish_events(sqlite3 *db, const tl_event_input *in, const int32_t *
   uint32_t *shape_of = assign_shapes(db, &sp, e);
   if (!shape_of) return TL_ERROR;
   /* The anchor of each event (derived launch events included), from the anchors' events. */
-  int64_t *anchor = NULL;
+  int32_t *anchor = NULL;
   if (in->anchor_event) {
+    if (in->nanchors > INT32_MAX)
+      return free(shape_of), tl_fail(e, "%zu anchors: more than an event row can number",
+                                     in->nanchors);
     anchor = malloc((n ? n : 1) * sizeof *anchor);
     if (!anchor) return free(shape_of), tl_nomem(e);
     for (size_t i = 0; i < n; i++) anchor[i] = -1;
-    for (size_t k = 0; k < in->nanchors; k++) anchor[in->anchor_event[k]] = (int64_t)k;
+    for (size_t k = 0; k < in->nanchors; k++) anchor[in->anchor_event[k]] = (int32_t)k;
   }
   event_rows ctx = {.t = t, .d = in->derived, .shape_id = shape_of, .relation = event_relation,
                     .ncall = t->ev.n, .anchor = anchor};
