@@ -27,7 +27,7 @@ int tl_i64col_grow(tl_i64col *c, size_t cap) {
 }
 
 void tl_i64col_free(tl_i64col *c) {
-  free(c->narrow), free(c->wide), free(c->runs);
+  free(c->narrow), free(c->wide), free(c->runs), free(c->block_run);
   tl_i64map_free(&c->overflow);
   int64_t base = c->base;
   tl_i64col_init(c, base);
@@ -35,7 +35,8 @@ void tl_i64col_free(tl_i64col *c) {
 
 size_t tl_i64col_bytes(const tl_i64col *c) {
   size_t row = c->wide ? 8 : c->narrow ? 4 : 0;
-  return row * c->cap + c->overflow.cap * sizeof(tl_i64slot) + c->runs_cap * sizeof(tl_i64run);
+  return row * c->cap + c->overflow.cap * sizeof(tl_i64slot) + c->runs_cap * sizeof(tl_i64run) +
+         c->blocks_cap * sizeof *c->block_run;
 }
 
 int64_t tl_i64col_get_overflow(const tl_i64col *c, size_t i) {
@@ -46,9 +47,16 @@ int64_t tl_i64col_get_overflow(const tl_i64col *c, size_t i) {
 int64_t tl_i64col_get_run(const tl_i64col *c, size_t i) {
   const tl_i64run *r = c->runs;
   if (i >= c->init || i < r[0].start) return c->base;
-  size_t lo = 0, hi = c->nruns - 1; /* the last run starting at or before i */
-  if (i >= r[hi].start) lo = hi;
-  while (lo < hi) {
+  size_t hi = c->nruns - 1;
+  if (i >= r[hi].start) return tl_i64run_value(&r[hi], i);
+  /* i lies before the last run's start, so its block has an entry; step to the run holding
+  ** it (a few steps), or binary search the rest where runs crowd. */
+  size_t lo = c->block_run[i >> TL_I64COL_BLOCK_BITS];
+  for (int step = 0; step < 8; step++) {
+    if (r[lo + 1].start > i) return tl_i64run_value(&r[lo], i);
+    lo++;
+  }
+  while (lo < hi) { /* the last run starting at or before i; r[hi].start > i */
     size_t mid = lo + (hi - lo + 1) / 2;
     if (r[mid].start <= i) lo = mid;
     else hi = mid - 1;
@@ -69,6 +77,20 @@ static int widen(tl_i64col *c) {
 }
 
 static int push_run(tl_i64col *c, size_t start, int64_t offset, int64_t slope) {
+  /* the blocks beginning before this run now know their run: the last one so far */
+  size_t need = start ? ((start - 1) >> TL_I64COL_BLOCK_BITS) + 1 : 0;
+  if (need > c->blocks_cap) {
+    size_t cap = c->blocks_cap ? c->blocks_cap * 2 : 16;
+    while (cap < need) cap *= 2;
+    uint32_t *b = realloc(c->block_run, cap * sizeof *b);
+    if (!b) return -1;
+    c->block_run = b, c->blocks_cap = cap;
+  }
+  if (c->nruns >= UINT32_MAX) return -1;
+  for (; c->nblocks < need; c->nblocks++) {
+    size_t row = c->nblocks << TL_I64COL_BLOCK_BITS;
+    c->block_run[c->nblocks] = c->nruns && row >= c->runs[0].start ? (uint32_t)(c->nruns - 1) : 0;
+  }
   if (c->nruns == c->runs_cap) {
     size_t cap = c->runs_cap ? c->runs_cap * 2 : 4;
     tl_i64run *r = realloc(c->runs, cap * sizeof *r);
@@ -108,6 +130,8 @@ static int cells_from_runs(tl_i64col *c) {
   size_t k = 0;
   int rc = 0;
   /* calloc's zeros are base: every row up to the capacity reads base until set */
+  free(c->block_run);
+  c->block_run = NULL, c->nblocks = c->blocks_cap = 0;
   c->narrow = narrow, c->runs = NULL, c->nruns = c->runs_cap = 0;
   c->init = c->cap;
   for (size_t r = 0; rc == 0 && r < nruns; r++) {

@@ -37,6 +37,9 @@
 
 #define TL_I64COL_ABSENT (-1)
 
+/* Runs are found from a per-block index: reads cost O(1) whatever their order. */
+#define TL_I64COL_BLOCK_BITS 12
+
 /* Rows [start, the next run's start) hold offset + slope * row. */
 typedef struct tl_i64run {
   size_t start;
@@ -56,6 +59,9 @@ typedef struct tl_i64col {
   tl_i64map overflow;  /* row -> value for cells marked UINT32_MAX */
   tl_i64run *runs;     /* without cells: the runs of rows [runs[0].start, init) */
   size_t nruns, runs_cap;
+  uint32_t *block_run; /* per block of TL_I64COL_BLOCK rows before the last run's start:
+                          the run holding its first row (0 before the first run) */
+  size_t nblocks, blocks_cap;
   size_t cap;          /* rows the live representation holds */
   size_t init;         /* cells: leading rows whose cells are initialized (for widening);
                           runs: rows [0, init) are described (base before the first run) */
