@@ -37,8 +37,9 @@
 
 #define TL_I64COL_ABSENT (-1)
 
-/* Runs are found from a per-block index: reads cost O(1) whatever their order. */
-#define TL_I64COL_BLOCK_BITS 12
+/* Runs are found from a per-block index (256 rows a block, 4 bytes each): a read steps from
+** the run holding its block's first row, O(1) in any order while runs are sparse. */
+#define TL_I64COL_BLOCK_BITS 8
 
 /* Rows [start, the next run's start) hold offset + slope * row. */
 typedef struct tl_i64run {
@@ -81,7 +82,11 @@ int64_t tl_i64col_get_run(const tl_i64col *c, size_t i);
 
 static inline int64_t tl_i64col_get(const tl_i64col *c, size_t i) {
   if (c->wide) return c->wide[i];
-  if (!c->narrow) return c->nruns ? tl_i64col_get_run(c, i) : c->base;
+  if (!c->narrow) {
+    if (!c->nruns || i >= c->init) return c->base;
+    const tl_i64run *last = &c->runs[c->nruns - 1]; /* most reads of one-run columns */
+    return i >= last->start ? tl_i64run_value(last, i) : tl_i64col_get_run(c, i);
+  }
   uint32_t x = c->narrow[i];
   return x != UINT32_MAX ? c->base + (int64_t)x : tl_i64col_get_overflow(c, i);
 }
