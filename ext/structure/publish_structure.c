@@ -55,23 +55,23 @@ typedef struct tree_ranks {
   uint32_t *rank, *order;
 } tree_ranks;
 
-static int ranks_build(const tl_tree *tr, tree_ranks *r) {
+/* seen: scratch of one uint32 per node (the caller's, reused afterwards). */
+static int ranks_build(const tl_tree *tr, tree_ranks *r, uint32_t *seen) {
   size_t n = tr->st.noccurrences ? tr->st.noccurrences : 1;
   r->rank = malloc(n * sizeof *r->rank);
   r->order = malloc(n * sizeof *r->order);
-  uint32_t *seen = calloc(tr->nnodes ? tr->nnodes : 1, sizeof *seen);
-  if (!r->rank || !r->order || !seen) {
-    free(r->rank), free(r->order), free(seen);
+  if (!r->rank || !r->order) {
+    free(r->rank), free(r->order);
     r->rank = r->order = NULL;
     return -1;
   }
+  memset(seen, 0, (tr->nnodes ? tr->nnodes : 1) * sizeof *seen);
   for (uint32_t o = 0; o < tr->st.noccurrences; o++) {
     uint32_t nd = tr->occ_node[o];
     uint32_t k = tr->nodes[nd].first_rank + seen[nd]++;
     r->rank[o] = k;
     r->order[k] = o;
   }
-  free(seen);
   return 0;
 }
 
@@ -749,7 +749,8 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
   const tl_structure *st = &tr->st;
   tree_ranks rk = {0};
   uint32_t *shape_of = malloc((tr->nnodes ? tr->nnodes : 1) * sizeof *shape_of);
-  int rc = !shape_of || ranks_build(tr, &rk) ? tl_nomem(e) : TL_OK;
+  /* shape_of is the ranks' scratch first, then node_shapes fills it */
+  int rc = !shape_of || ranks_build(tr, &rk, shape_of) ? tl_nomem(e) : TL_OK;
   const uint32_t *names = in->node_name ? in->node_name[tree_n - 1] : NULL;
   if (rc == TL_OK) rc = node_shapes(db, in, tr, names, &rk, shape_ins, shapes, shape_of, e);
   if (rc == TL_OK) {
