@@ -64,6 +64,7 @@ typedef struct analysis {
   const char **semantic_role, **semantic_reason; /* per event, static strings */
   tl_packets packets;
   tl_forest forest;
+  size_t ntrees;               /* forest.trees.n, kept for the summary once it is freed */
   tl_scopes scopes;            /* the trace's host scopes: steps, host points */
   uint32_t **node_names;       /* per tree, per node: a name from the host scopes, 0 = none */
   char *summary;
@@ -172,6 +173,16 @@ static int pub_structure(analysis *a, tl_err *e) {
   return tl_publish_structure(a->db, &in, e);
 }
 
+/* The trees (and their repeat names) are read by the structure publication alone: freed
+** after it, they are not held beside the report surfaces' arrays (ARCHITECTURE.md Memory). */
+static int release_forest(analysis *a, tl_err *e) {
+  a->ntrees = a->forest.trees.n;
+  tl_scope_names_free(a->node_names, a->forest.trees.n);
+  a->node_names = NULL;
+  tl_forest_free(&a->forest);
+  return TL_OK;
+}
+
 static int pub_replay(analysis *a, tl_err *e) {
   return tl_publish_replay(a->db, &a->trace, &a->replay, a->anchors.event, a->anchors.n, e);
 }
@@ -234,6 +245,7 @@ static const publisher publishers[] = {
     {PUBLISH_REST, "embedded raw tables", pub_embedded, with_embed_raw},
     {PUBLISH_REST, "classification", pub_classification, NULL},
     {PUBLISH_REST, "structure", pub_structure, NULL},
+    {PUBLISH_REST, NULL, release_forest, NULL},
     {PUBLISH_REST, "replays", pub_replay, NULL},
     {PUBLISH_REST, "views", pub_views, NULL},
     {PUBLISH_REST, "metadata and catalog", pub_metadata, NULL},
@@ -436,7 +448,7 @@ static void write_summary(analysis *a) {
            "in %zu tree(s) in %.2f s",
            a->profile.inputs.n, tl_family_source_kind(a->profile.inputs.v[0].family), events,
            a->trace.calls.n, a->relations.n, a->supported_relations,
-           tl_replay_exact_launches(&a->replay), a->anchors.n, a->forest.trees.n,
+           tl_replay_exact_launches(&a->replay), a->anchors.n, a->ntrees,
            tl_now_s() - a->pr.t0);
 }
 

@@ -180,9 +180,10 @@ static int host_scope(tl_context *c, const tl_trace *t, tl_err *e) {
   call_key *k = malloc((ca->n ? ca->n : 1) * sizeof *k);
   if (!k) return tl_nomem(e);
   for (size_t i = 0; i < ca->n; i++) {
-    int64_t gtid = tl_i64col_get(&ca->global_tid, i);
+    const tl_call_shape *cs = tl_call_shape_of(t, i);
+    int64_t gtid = cs->global_tid;
     if (ca->provider[i] != TL_PROVIDER_ASCEND || gtid == TL_ABSENT) continue;
-    k[nk++] = (call_key){t->source_refs.v[ca->source_ref[i]].source_id, gtid,
+    k[nk++] = (call_key){t->source_refs.v[cs->source_ref].source_id, gtid,
                          ca->start_ns[i], ca->end_ns[i], (uint32_t)i};
   }
   qsort(k, nk, sizeof *k, cmp_call_key);

@@ -176,7 +176,7 @@ typedef struct event_rows {
   const uint32_t *shape_id;
   const int32_t *relation;     /* per trace event: its relation_n (event_relations), or -1 */
   size_t ncall;                /* events relation covers (the trace's; derived ones after) */
-  const int64_t *anchor;       /* per event: its anchor_n, or -1 */
+  const int32_t *anchor;       /* per event: its anchor_n, or -1 (4 bytes an event) */
 } event_rows;
 
 static void opt_i64(int64_t *v, unsigned char *null, int k, int64_t x, int64_t absent) {
@@ -242,12 +242,15 @@ static int publish_events(sqlite3 *db, const tl_event_input *in, const int32_t *
   uint32_t *shape_of = assign_shapes(db, &sp, e);
   if (!shape_of) return TL_ERROR;
   /* The anchor of each event (derived launch events included), from the anchors' events. */
-  int64_t *anchor = NULL;
+  int32_t *anchor = NULL;
   if (in->anchor_event) {
+    if (in->nanchors > INT32_MAX)
+      return free(shape_of), tl_fail(e, "%zu anchors: more than an event row can number",
+                                     in->nanchors);
     anchor = malloc((n ? n : 1) * sizeof *anchor);
     if (!anchor) return free(shape_of), tl_nomem(e);
     for (size_t i = 0; i < n; i++) anchor[i] = -1;
-    for (size_t k = 0; k < in->nanchors; k++) anchor[in->anchor_event[k]] = (int64_t)k;
+    for (size_t k = 0; k < in->nanchors; k++) anchor[in->anchor_event[k]] = (int32_t)k;
   }
   event_rows ctx = {.t = t, .d = in->derived, .shape_id = shape_of, .relation = event_relation,
                     .ncall = t->ev.n, .anchor = anchor};
@@ -279,37 +282,64 @@ static void relation_order_free(relation_order *o) {
   memset(o, 0, sizeof *o);
 }
 
+/* The sort key of relation i: call-major (no call last), then device work (none last). */
+static uint64_t relation_key(const tl_relation *r) {
+  uint64_t call = r->call >= 0 ? (uint64_t)r->call : (uint64_t)INT32_MAX + 1;
+  uint64_t work = r->work >= 0 ? (uint64_t)r->work : UINT32_MAX;
+  return call << 32 | work;
+}
+
+/* Places the relations by call with one counting pass (stable: index order within a call),
+** which is the (call, work) order whenever each call's relations come in work order, as
+** tl_relate makes them. Returns 1 when the result is that order, 0 when it is not (the
+** caller sorts then), -1 on out-of-memory. Needs no key array: 4 bytes a call beside. */
+static int relation_order_count(const tl_runtime_input *in, relation_order *o) {
+  size_t n = in->relations->n, nc = in->trace->calls.n;
+  const tl_relation *r = in->relations->v;
+  uint32_t *next = malloc((nc ? nc : 1) * sizeof *next);
+  if (!next) return -1;
+  size_t with_call = 0;
+  for (size_t i = 0; i < n; i++)
+    if (r[i].call >= 0) o->count[r[i].call]++, with_call++;
+  size_t at = 0;
+  for (size_t c = 0; c < nc; c++) {
+    next[c] = (uint32_t)at;
+    o->first[c] = o->count[c] ? (int64_t)at : -1;
+    at += o->count[c];
+  }
+  size_t tail = with_call;
+  for (size_t i = 0; i < n; i++) o->order[r[i].call >= 0 ? next[r[i].call]++ : tail++] = (uint32_t)i;
+  free(next);
+  for (size_t k = 1; k < n; k++)
+    if (relation_key(&r[o->order[k - 1]]) > relation_key(&r[o->order[k]])) return 0;
+  return 1;
+}
+
 static int relation_order_build(const tl_runtime_input *in, relation_order *o, tl_err *e) {
   size_t n = in->relations->n, nc = in->trace->calls.n;
   const tl_relation *r = in->relations->v;
   memset(o, 0, sizeof *o);
-  uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
   o->order = malloc((n ? n : 1) * sizeof *o->order);
   o->first = malloc((nc ? nc : 1) * sizeof *o->first);
   o->count = calloc(nc ? nc : 1, sizeof *o->count);
-  if (!keys || !o->order || !o->first || !o->count) {
-    free(keys);
+  if (!o->order || !o->first || !o->count || n > UINT32_MAX) {
     relation_order_free(o);
     return tl_nomem(e);
   }
-  for (size_t i = 0; i < n; i++) {
-    uint64_t call = r[i].call >= 0 ? (uint64_t)r[i].call : (uint64_t)INT32_MAX + 1;
-    uint64_t work = r[i].work >= 0 ? (uint64_t)r[i].work : UINT32_MAX;
-    keys[i] = call << 32 | work;
-    o->order[i] = (uint32_t)i;
+  int placed = relation_order_count(in, o);
+  if (placed == 1) return TL_OK;
+  uint64_t *keys = placed == 0 ? malloc((n ? n : 1) * sizeof *keys) : NULL;
+  if (!keys) {
+    relation_order_free(o);
+    return tl_nomem(e);
   }
+  /* Not in (call, work) order by calls alone: the stable radix sort of the keys. */
+  for (size_t i = 0; i < n; i++) keys[i] = relation_key(&r[i]), o->order[i] = (uint32_t)i;
   int bad = tl_radix_sort_u64(keys, o->order, n);
   free(keys);
   if (bad) {
     relation_order_free(o);
     return tl_nomem(e);
-  }
-  for (size_t c = 0; c < nc; c++) o->first[c] = -1;
-  for (size_t k = 0; k < n; k++) {
-    int32_t c = r[o->order[k]].call;
-    if (c < 0) continue;
-    if (o->first[c] < 0) o->first[c] = (int64_t)k;
-    o->count[c]++;
   }
   return TL_OK;
 }
@@ -373,14 +403,11 @@ static int fill_call(void *ctx, size_t i, int64_t *v, unsigned char *null) {
 }
 
 /* A call's shape: its text and the ids of its thread, which a profile repeats on every call
-** of the thread (a few distinct values over hundreds of thousands of calls). */
+** of the thread (a few distinct values over hundreds of thousands of calls). The trace's call
+** shape stands for its source, API type and thread ids (one index per distinct value). */
 static void call_shape_key(const void *ctx, size_t i, uint64_t *key) {
   const tl_calls *ca = &((const tl_trace *)ctx)->calls;
-  key[0] = ca->provider[i], key[1] = ca->source_ref[i];
-  key[2] = ca->api_name[i], key[3] = ca->api_type[i];
-  key[4] = (uint64_t)tl_i64col_get(&ca->process_id, i);
-  key[5] = (uint64_t)tl_i64col_get(&ca->thread_id, i);
-  key[6] = (uint64_t)tl_i64col_get(&ca->global_tid, i);
+  key[0] = ca->provider[i], key[1] = ca->api_name[i], key[2] = ca->shape[i];
 }
 
 enum {
@@ -399,17 +426,18 @@ static const tl_rows_column call_shape_columns[CS_NCOLS] = {
 static void bind_call_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   const tl_trace *t = ctx;
   const tl_calls *ca = &t->calls;
+  const tl_call_shape *cs = tl_call_shape_of(t, i);
   tl_provider prov = (tl_provider)ca->provider[i];
   sqlite3_bind_text(st, TL_PARAM(CS_PROVIDER), tl_provider_name(prov), -1, SQLITE_STATIC);
   sqlite3_bind_text(st, TL_PARAM(CS_CLOCK_DOMAIN),
                     prov == TL_PROVIDER_UNKNOWN ? "unknown" : "profiler_host", -1, SQLITE_STATIC);
-  tl_bind_str(st, TL_PARAM(CS_SOURCE_TABLE), t->pool, t->source_refs.v[ca->source_ref[i]].table);
-  sqlite3_bind_int64(st, TL_PARAM(CS_SOURCE_ID), t->source_refs.v[ca->source_ref[i]].source_id);
-  tl_bind_i64_or_null(st, TL_PARAM(CS_PROCESS), tl_i64col_get(&ca->process_id, i), TL_ABSENT);
-  tl_bind_i64_or_null(st, TL_PARAM(CS_THREAD), tl_i64col_get(&ca->thread_id, i), TL_ABSENT);
-  tl_bind_i64_or_null(st, TL_PARAM(CS_GLOBAL_TID), tl_i64col_get(&ca->global_tid, i), TL_ABSENT);
+  tl_bind_str(st, TL_PARAM(CS_SOURCE_TABLE), t->pool, t->source_refs.v[cs->source_ref].table);
+  sqlite3_bind_int64(st, TL_PARAM(CS_SOURCE_ID), t->source_refs.v[cs->source_ref].source_id);
+  tl_bind_i64_or_null(st, TL_PARAM(CS_PROCESS), cs->process_id, TL_ABSENT);
+  tl_bind_i64_or_null(st, TL_PARAM(CS_THREAD), cs->thread_id, TL_ABSENT);
+  tl_bind_i64_or_null(st, TL_PARAM(CS_GLOBAL_TID), cs->global_tid, TL_ABSENT);
   tl_bind_str(st, TL_PARAM(CS_API_NAME), t->pool, ca->api_name[i]);
-  tl_bind_str(st, TL_PARAM(CS_API_TYPE), t->pool, ca->api_type[i]);
+  tl_bind_str(st, TL_PARAM(CS_API_TYPE), t->pool, cs->api_type);
   sqlite3_bind_text(st, TL_PARAM(CS_MATCH_POLICY), call_match_policy(prov), -1, SQLITE_STATIC);
 }
 
@@ -417,7 +445,7 @@ static int publish_calls(sqlite3 *db, const tl_runtime_input *in, const relation
                          tl_err *e) {
   const tl_trace *t = in->trace;
   shape_pass sp = {
-      .n = t->calls.n, .width = 7, .table = "traceloom_runtime_call_shape",
+      .n = t->calls.n, .width = 3, .table = "traceloom_runtime_call_shape",
       .columns = call_shape_columns, .ncols = CS_NCOLS,
       .key = call_shape_key, .bind = bind_call_shape, .ctx = t};
   uint32_t *shape_of = assign_shapes(db, &sp, e);

@@ -69,11 +69,21 @@ static int publish_codes(sqlite3 *db, tl_err *e) {
   return rc;
 }
 
-/* The runtime calls, as read back: domain is a small code for (provider, clock domain). */
+/* What a call shape gives each of its calls. */
+typedef struct call_shape {
+  int64_t process, thread, source_id; /* TL_ABSENT when NULL */
+  int known;  /* a row of traceloom_runtime_call_shape has this shape_id */
+} call_shape;
+
+/* The runtime calls, as read back: 24 bytes a call. A call's process and thread are those of
+** its shape (a handful of shapes: traceloom_runtime_call_shape), so a call keeps the shape's
+** index rather than the two ids; domain is a small code for (provider, clock domain). */
 typedef struct calls {
   size_t n;
-  int64_t *start, *end, *process, *thread; /* TL_ABSENT when NULL */
+  int64_t *start, *end;
+  uint32_t *shape;
   uint16_t *db, *domain;
+  TL_VEC(call_shape) shapes;
 } calls;
 
 typedef struct window {
@@ -82,9 +92,13 @@ typedef struct window {
 } window;
 
 static void calls_free(calls *c) {
-  free(c->start), free(c->end), free(c->process), free(c->thread), free(c->db), free(c->domain);
+  free(c->start), free(c->end), free(c->shape), free(c->db), free(c->domain);
+  TL_VEC_FREE(&c->shapes);
   memset(c, 0, sizeof *c);
 }
+
+static int64_t call_process(const calls *c, uint32_t k) { return c->shapes.v[c->shape[k]].process; }
+static int64_t call_thread(const calls *c, uint32_t k) { return c->shapes.v[c->shape[k]].thread; }
 
 static int64_t col_i64(sqlite3_stmt *st, int col) {
   return sqlite3_column_type(st, col) == SQLITE_NULL ? TL_ABSENT : sqlite3_column_int64(st, col);
@@ -110,12 +124,6 @@ static int domain_code(domains *d, const unsigned char *provider, const unsigned
 /* The (provider, clock domain) of the first published call of each source database: every
 ** reader gives all the calls of one source one provider (ext/source), so the pair is looked
 ** up once per source instead of once per call. */
-/* What a call shape gives each of its calls. */
-typedef struct call_shape {
-  int64_t process, thread, source_id;
-  int known;  /* a row of traceloom_runtime_call_shape has this shape_id */
-} call_shape;
-
 typedef struct source_domain {
   int64_t db_idx, source_id;
   int code;
@@ -140,16 +148,15 @@ static int read_calls(sqlite3 *db, size_t n, calls *c, tl_err *e) {
   memset(c, 0, sizeof *c);
   size_t m = n ? n : 1;
   c->start = malloc(m * sizeof *c->start), c->end = malloc(m * sizeof *c->end);
-  c->process = malloc(m * sizeof *c->process), c->thread = malloc(m * sizeof *c->thread);
+  c->shape = calloc(m, sizeof *c->shape);
   c->db = calloc(m, sizeof *c->db), c->domain = calloc(m, sizeof *c->domain);
-  if (!c->start || !c->end || !c->process || !c->thread || !c->db || !c->domain) {
+  if (!c->start || !c->end || !c->shape || !c->db || !c->domain) {
     calls_free(c);
     return tl_nomem(e);
   }
   c->n = n;
   /* The shapes first (a few rows: provider, table, API, process, thread, source), then the
   ** core alone: a join would probe the shape table once per call. */
-  TL_VEC(call_shape) shapes = {0};
   sqlite3_stmt *st, *one = NULL;
   int rc = TL_OK, s;
   if (tl_pub_prepare(db,
@@ -165,12 +172,12 @@ static int read_calls(sqlite3 *db, size_t n, calls *c, tl_err *e) {
       rc = tl_fail(e, "traceloom_runtime_call_shape.shape_id %lld is out of range", (long long)id);
       break;
     }
-    while (rc == TL_OK && shapes.n <= (size_t)id) {
+    while (rc == TL_OK && c->shapes.n <= (size_t)id) {
       call_shape none = {TL_ABSENT, TL_ABSENT, -1, 0};
-      if (TL_VEC_PUSH(&shapes, none)) rc = tl_nomem(e);
+      if (TL_VEC_PUSH(&c->shapes, none)) rc = tl_nomem(e);
     }
     if (rc == TL_OK) {
-      call_shape *cs = &shapes.v[id];
+      call_shape *cs = &c->shapes.v[id];
       cs->process = col_i64(st, 1), cs->thread = col_i64(st, 2);
       cs->source_id = sqlite3_column_int64(st, 3), cs->known = 1;
     }
@@ -184,7 +191,6 @@ static int read_calls(sqlite3 *db, size_t n, calls *c, tl_err *e) {
                                     &st, e))
     rc = TL_ERROR;
   if (rc) {
-    TL_VEC_FREE(&shapes);
     calls_free(c);
     return rc;
   }
@@ -198,17 +204,16 @@ static int read_calls(sqlite3 *db, size_t n, calls *c, tl_err *e) {
                    (long long)k, n);
       break;
     }
-    if (sh < 0 || (size_t)sh >= shapes.n || !shapes.v[sh].known) {
+    if (sh < 0 || (size_t)sh >= c->shapes.n || !c->shapes.v[sh].known) {
       rc = tl_fail(e, "traceloom_runtime_call_core.shape_id %lld names no call shape", (long long)sh);
       break;
     }
-    const call_shape *cs = &shapes.v[sh];
+    const call_shape *cs = &c->shapes.v[sh];
     int64_t dbi = sqlite3_column_int64(st, 1), src = cs->source_id;
     c->db[k] = (uint16_t)dbi;
     c->start[k] = sqlite3_column_int64(st, 2);
     c->end[k] = c->start[k] + sqlite3_column_int64(st, 3);
-    c->process[k] = cs->process;
-    c->thread[k] = cs->thread;
+    c->shape[k] = (uint32_t)sh;
     size_t j = last;
     if (j == SIZE_MAX || seen.v[j].db_idx != dbi || seen.v[j].source_id != src) {
       j = 0;
@@ -226,7 +231,6 @@ static int read_calls(sqlite3 *db, size_t n, calls *c, tl_err *e) {
   sqlite3_finalize(st);
   sqlite3_finalize(one);
   TL_VEC_FREE(&seen);
-  TL_VEC_FREE(&shapes);
   for (int i = 0; i < d.n; i++) free(d.names[i]);
   if (rc) calls_free(c);
   return rc;
@@ -254,8 +258,8 @@ static window decide(const calls *c, uint32_t lc, uint8_t ln, uint32_t rcall, ui
   window w = {ln == 1 ? lc : NONE, rn == 1 ? rcall : NONE, ln, rn, STATE_SUPPORTED, SCOPE_DOMAIN};
   int both = w.left_call != NONE && w.right_call != NONE;
   if (both) {
-    int64_t lp = c->process[w.left_call], rp = c->process[w.right_call];
-    int64_t lt = c->thread[w.left_call], rt = c->thread[w.right_call];
+    int64_t lp = call_process(c, w.left_call), rp = call_process(c, w.right_call);
+    int64_t lt = call_thread(c, w.left_call), rt = call_thread(c, w.right_call);
     int same_process = lp != TL_ABSENT && lp == rp;
     int process_for_thread = same_process || (lp == TL_ABSENT && rp == TL_ABSENT);
     if (lt != TL_ABSENT && lt == rt && process_for_thread) w.scope = SCOPE_THREAD;
@@ -282,10 +286,10 @@ typedef struct scope_index {
 } scope_index;
 
 static int64_t key_process(const calls *c, int scope, uint32_t k) {
-  return scope == SCOPE_DOMAIN ? 0 : c->process[k];
+  return scope == SCOPE_DOMAIN ? 0 : call_process(c, k);
 }
 static int64_t key_thread(const calls *c, int scope, uint32_t k) {
-  return scope == SCOPE_THREAD ? c->thread[k] : 0;
+  return scope == SCOPE_THREAD ? call_thread(c, k) : 0;
 }
 
 static int cmp_group(const calls *c, int scope, uint32_t a, uint32_t b) {
@@ -315,13 +319,12 @@ static int build_scope(const calls *c, int scope, scope_index *s, tl_err *e) {
   s->scope = scope, s->n = 0;
   size_t m = c->n ? c->n : 1;
   s->order = malloc(m * sizeof *s->order);
-  s->max_end = malloc(m * sizeof *s->max_end);
   uint64_t *keys = malloc(m * sizeof *keys);
-  if (!s->order || !s->max_end || !keys) return free(keys), tl_nomem(e);
+  if (!s->order || !keys) return free(keys), tl_nomem(e);
   for (size_t k = 0; k < c->n; k++) {
     /* a scope needs its ids: calls without them are seen only from wider scopes */
-    if (scope == SCOPE_PROCESS && c->process[k] == TL_ABSENT) continue;
-    if (scope == SCOPE_THREAD && c->thread[k] == TL_ABSENT) continue;
+    if (scope == SCOPE_PROCESS && call_process(c, (uint32_t)k) == TL_ABSENT) continue;
+    if (scope == SCOPE_THREAD && call_thread(c, (uint32_t)k) == TL_ABSENT) continue;
     s->order[s->n++] = (uint32_t)k;
   }
   /* least significant field first: the result is ordered by (db, domain, process, thread,
@@ -331,6 +334,8 @@ static int build_scope(const calls *c, int scope, scope_index *s, tl_err *e) {
     if (tl_radix_sort_u64(keys, s->order, s->n)) return free(keys), tl_nomem(e);
   }
   free(keys);
+  /* after the sort's keys and scratch are gone: the peak is the larger of the two */
+  if (!(s->max_end = malloc(m * sizeof *s->max_end))) return tl_nomem(e);
   for (size_t i = 0; i < s->n; i++) {
     int64_t end = c->end[s->order[i]];
     s->max_end[i] = i && cmp_group(c, scope, s->order[i - 1], s->order[i]) == 0 && s->max_end[i - 1] > end
@@ -391,43 +396,57 @@ static int fill_observed(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   return 0;
 }
 
-int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
+/* The window to the right of anchor k of a device (k + 1 is its right anchor). */
+static window window_at(const calls *c, const uint32_t *anchor_call, size_t k) {
+  uint32_t lc = anchor_call[k], rcall = anchor_call[k + 1];
+  return decide(c, lc, lc != NONE, rcall, rcall != NONE);
+}
+
+/* The observed calls of the supported windows of one scope, inserted. The windows are
+** decided again here rather than held (12 bytes an anchor), and the scopes' indexes are
+** built one at a time (each is 12 bytes a call, 24 more while it sorts): the rows land in
+** the table's primary key order (left_anchor_n, observed_order) whichever scope comes first. */
+static int observe_scope(sqlite3 *db, const calls *c, const tl_reports_input *in, int scope,
+                         tl_err *e) {
   const tl_anchors *an = in->anchors;
-  calls c;
-  window *w = NULL;
-  uint32_t *left = NULL;
+  scope_index index = {0};
   u32vec observed = {0};
-  scope_index scopes[3] = {{0}};
-  int rc = publish_codes(db, e);
-  if (rc == TL_OK) rc = read_calls(db, in->trace->calls.n, &c, e);
-  if (rc) return rc;
-  size_t nw = 0;
-  w = malloc((an->n ? an->n : 1) * sizeof *w);
-  left = malloc((an->n ? an->n : 1) * sizeof *left);
-  if (!w || !left) rc = tl_nomem(e);
-  int need[3] = {0, 0, 0};
-  for (size_t g = 0; rc == TL_OK && in->anchor_call && g < an->groups.n; g++) {
+  int rc = build_scope(c, scope, &index, e);
+  for (size_t g = 0; rc == TL_OK && g < an->groups.n; g++) {
     const tl_anchor_group *gr = &an->groups.v[g];
-    for (size_t k = gr->first; k + 1 < gr->first + gr->count; k++) {
-      uint32_t lc = in->anchor_call[k], rcall = in->anchor_call[k + 1];
-      w[nw] = decide(&c, lc, lc != NONE, rcall, rcall != NONE);
-      if (w[nw].state == STATE_SUPPORTED) need[w[nw].scope] = 1;
-      left[nw++] = (uint32_t)k;
+    for (size_t k = gr->first; rc == TL_OK && k + 1 < gr->first + gr->count; k++) {
+      window w = window_at(c, in->anchor_call, k);
+      if (w.state == STATE_SUPPORTED && w.scope == scope && observe(c, &index, &w, k, &observed))
+        rc = tl_nomem(e);
     }
   }
-  for (int sc = 0; rc == TL_OK && sc < 3; sc++)
-    if (need[sc]) rc = build_scope(&c, sc, &scopes[sc], e);
-  for (size_t i = 0; rc == TL_OK && i < nw; i++)
-    if (w[i].state == STATE_SUPPORTED && observe(&c, &scopes[w[i].scope], &w[i], left[i], &observed))
-      rc = tl_nomem(e);
+  free(index.order), free(index.max_end);
   if (rc == TL_OK && observed.n) {
     tl_rows src = {observed.n / 3, 3, fill_observed, &observed, 0, NULL};
     rc = tl_rows_insert(db, "traceloom_anchor_host_window_call", "left_anchor_n, observed_order, call_n",
                         &src, e);
   }
-  for (int sc = 0; sc < 3; sc++) free(scopes[sc].order), free(scopes[sc].max_end);
   TL_VEC_FREE(&observed);
-  free(w), free(left);
+  return rc;
+}
+
+int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
+  const tl_anchors *an = in->anchors;
+  calls c;
+  int rc = publish_codes(db, e);
+  if (rc == TL_OK) rc = read_calls(db, in->trace->calls.n, &c, e);
+  if (rc) return rc;
+  /* Which scopes have a supported window: only those get an index. */
+  int need[3] = {0, 0, 0};
+  for (size_t g = 0; in->anchor_call && g < an->groups.n; g++) {
+    const tl_anchor_group *gr = &an->groups.v[g];
+    for (size_t k = gr->first; k + 1 < gr->first + gr->count; k++) {
+      window w = window_at(&c, in->anchor_call, k);
+      if (w.state == STATE_SUPPORTED) need[w.scope] = 1;
+    }
+  }
+  for (int sc = 0; rc == TL_OK && sc < 3; sc++)
+    if (need[sc]) rc = observe_scope(db, &c, in, sc, e);
   calls_free(&c);
   return rc;
 }

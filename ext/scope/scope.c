@@ -253,7 +253,7 @@ int tl_scope_link(const tl_trace *t, const tl_relations *rel, const char *patter
     if (x->call < 0 || x->work < 0 || (size_t)x->work >= t->ev.n ||
         (x->state != TL_SUPPORTED_EXACT && x->state != TL_SUPPORTED_DETERMINISTIC))
       continue;
-    int64_t gtid = tl_i64col_get(&t->calls.global_tid, (size_t)x->call);
+    int64_t gtid = tl_call_shape_of(t, (size_t)x->call)->global_tid;
     if (gtid == TL_ABSENT) continue;
     sc->host_thread[x->work] = find_thread(sc, t->calls.db_idx[x->call], gtid);
     sc->host_ns[x->work] = t->calls.start_ns[x->call];

@@ -243,27 +243,67 @@ static uint64_t find_identity(msprof_events *me, int64_t gtid) {
   return 0;
 }
 
+/* Distinct identities, each stored once: millions of tasks repeat a few thousand operator
+** (name, type, task type) triples, so a row keeps the index of its triple (in the packed
+** half) rather than 12 bytes of its own. An open-addressing table of index + 1. */
+typedef struct identity_set {
+  uint32_t *slots;
+  size_t nslots;
+} identity_set;
+
+static size_t identity_hash(const identity *id) {
+  uint64_t h = ((uint64_t)id->a << 32 | id->b) * 0x9E3779B97F4A7C15ull;
+  h ^= (h >> 29) ^ (uint64_t)id->c * 0xBF58476D1CE4E5B9ull;
+  return (size_t)(h ^ (h >> 31));
+}
+
+/* The index + 1 of id in vec, appended when new; 0 on out-of-memory. */
+static uint32_t identity_intern(identity_set *set, void *vec_, const identity *id) {
+  TL_VEC(identity) *vec = vec_;
+  if ((vec->n + 1) * 2 > set->nslots) {
+    size_t n = set->nslots ? set->nslots * 2 : 256;
+    uint32_t *slots = calloc(n, sizeof *slots);
+    if (!slots) return 0;
+    for (size_t i = 0; i < vec->n; i++) {
+      size_t j = identity_hash(&vec->v[i]) & (n - 1);
+      while (slots[j]) j = (j + 1) & (n - 1);
+      slots[j] = (uint32_t)i + 1;
+    }
+    free(set->slots);
+    set->slots = slots, set->nslots = n;
+  }
+  size_t j = identity_hash(id) & (set->nslots - 1);
+  for (; set->slots[j]; j = (j + 1) & (set->nslots - 1)) {
+    const identity *x = &vec->v[set->slots[j] - 1];
+    if (x->a == id->a && x->b == id->b && x->c == id->c) return set->slots[j];
+  }
+  if (vec->n >= UINT32_MAX - 1 || TL_VEC_PUSH(vec, *id)) return 0;
+  return set->slots[j] = (uint32_t)vec->n;
+}
+
 /* Loads globalTaskId -> identity into the low (compute) or high (comm) half of the
 ** identity map. The first row of a globalTaskId wins. */
 static int load_identity(msprof_events *me, const char *sql, int shift, void *vec_, int ncols,
                          tl_err *e) {
-  TL_VEC(identity) *vec = vec_;
   sqlite3_stmt *st;
   if (tl_sql_prepare(me->m.db, me->m.path, sql, &st, e)) return TL_ERROR;
+  identity_set set = {NULL, 0};
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     if (sqlite3_column_type(st, 0) == SQLITE_NULL) continue;
     int64_t gtid = sqlite3_column_int64(st, 0);
     identity id = {decode(&me->m, st, 1), decode(&me->m, st, 2),
                    ncols > 3 ? decode(&me->m, st, 3) : TL_STR_NONE};
-    uint64_t packed = (uint64_t)(vec->n + 1) << shift;
-    if (id.a == TL_STR_NOMEM || id.b == TL_STR_NOMEM || id.c == TL_STR_NOMEM ||
-        TL_VEC_PUSH(&me->load_key, gtid) || TL_VEC_PUSH(&me->load_val, packed) ||
-        TL_VEC_PUSH(vec, id)) {
+    uint32_t ix = id.a == TL_STR_NOMEM || id.b == TL_STR_NOMEM || id.c == TL_STR_NOMEM
+                      ? 0 : identity_intern(&set, vec_, &id);
+    if (!ix || TL_VEC_PUSH(&me->load_key, gtid) ||
+        TL_VEC_PUSH(&me->load_val, (uint64_t)ix << shift)) {
       sqlite3_finalize(st);
+      free(set.slots);
       return tl_nomem(e);
     }
   }
+  free(set.slots);
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE)
     return tl_fail(e, "failed to read identity rows from '%s': %s (sql: %s)", me->m.path,

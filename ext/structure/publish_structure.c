@@ -55,23 +55,23 @@ typedef struct tree_ranks {
   uint32_t *rank, *order;
 } tree_ranks;
 
-static int ranks_build(const tl_tree *tr, tree_ranks *r) {
+/* seen: scratch of one uint32 per node (the caller's, reused afterwards). */
+static int ranks_build(const tl_tree *tr, tree_ranks *r, uint32_t *seen) {
   size_t n = tr->st.noccurrences ? tr->st.noccurrences : 1;
   r->rank = malloc(n * sizeof *r->rank);
   r->order = malloc(n * sizeof *r->order);
-  uint32_t *seen = calloc(tr->nnodes ? tr->nnodes : 1, sizeof *seen);
-  if (!r->rank || !r->order || !seen) {
-    free(r->rank), free(r->order), free(seen);
+  if (!r->rank || !r->order) {
+    free(r->rank), free(r->order);
     r->rank = r->order = NULL;
     return -1;
   }
+  memset(seen, 0, (tr->nnodes ? tr->nnodes : 1) * sizeof *seen);
   for (uint32_t o = 0; o < tr->st.noccurrences; o++) {
     uint32_t nd = tr->occ_node[o];
     uint32_t k = tr->nodes[nd].first_rank + seen[nd]++;
     r->rank[o] = k;
     r->order[k] = o;
   }
-  free(seen);
   return 0;
 }
 
@@ -385,17 +385,17 @@ static void span_times(const tl_structure_input *in, const tl_tree *tr, uint32_t
   }
 }
 
-/* Sums, span and times of every node over its occurrences. */
-static node_agg *node_aggregates(const tl_structure_input *in, const tl_tree *tr) {
-  node_agg *agg = calloc(tr->nnodes ? tr->nnodes : 1, sizeof *agg);
-  if (!agg) return NULL;
-  for (size_t k = 0; k < tr->nnodes; k++) {
-    agg[k].first_token = UINT32_MAX;
-    agg[k].start_ns = INT64_MAX, agg[k].end_ns = INT64_MIN;
-  }
-  for (uint32_t o = 0; o < tr->st.noccurrences; o++) {
-    const tl_occurrence *oc = &tr->st.occurrences[o];
-    node_agg *na = &agg[tr->occ_node[o]];
+/* Sums, span and times of node k over its occurrences (node-major: ranks first_rank ..
+** first_rank + occurrence_count - 1 of rk). Computed for each node row as it is written, not
+** held for the whole tree: a tree of millions of nodes would hold 80 bytes per node. */
+static void node_aggregate(const tl_structure_input *in, const tl_tree *tr, const tree_ranks *rk,
+                           uint32_t k, node_agg *na) {
+  memset(na, 0, sizeof *na);
+  na->first_token = UINT32_MAX;
+  na->start_ns = INT64_MAX, na->end_ns = INT64_MIN;
+  const tl_tree_node *nd = &tr->nodes[k];
+  for (uint32_t j = 0; j < nd->occurrence_count; j++) {
+    const tl_occurrence *oc = &tr->st.occurrences[rk->order[nd->first_rank + j]];
     tl_sums s;
     tl_tree_sums(tr, oc->start, oc->end, &s);
     for (int f = 0; f < TL_SUM_COUNT; f++) na->sum[f] += s.v[f];
@@ -406,7 +406,6 @@ static node_agg *node_aggregates(const tl_structure_input *in, const tl_tree *tr
     if (lo < na->start_ns) na->start_ns = lo;
     if (hi > na->end_ns) na->end_ns = hi;
   }
-  return agg;
 }
 
 /* ------------------------------------------------------------------ paths */
@@ -598,8 +597,9 @@ static const tl_rows_column node_columns[N_NCOLS] = {
 };
 
 typedef struct node_rows {
+  const tl_structure_input *in;
   const tl_tree *tr;
-  const node_agg *agg;
+  const tree_ranks *rk;
   const uint32_t *shape_id;
   int64_t tree_n, node_base, occurrence_base;
   tl_buf path, rooted;
@@ -610,7 +610,6 @@ static int fill_node(void *vctx, size_t row, int64_t *v, unsigned char *null) {
   const tl_tree *tr = r->tr;
   const tl_tree_node *nd = &tr->nodes[row];
   const tl_position *pos = &tr->st.positions[nd->position];
-  const node_agg *na = &r->agg[row];
   memset(null, 0, N_NCOLS);
   v[N_N] = r->node_base + (int64_t)row + 1;
   v[N_TREE] = r->tree_n;
@@ -635,16 +634,20 @@ static int fill_node(void *vctx, size_t row, int64_t *v, unsigned char *null) {
   v[N_OCCURRENCES] = nd->occurrence_count;
   v[N_FIRST_OCCURRENCE] = r->occurrence_base + nd->first_rank + 1;
   v[N_TOKEN_LEN] = (int64_t)pos->token_len;
-  if (nd->occurrence_count == 1) /* the single occurrence's values (traceloom_v_node_stats) */
+  if (nd->occurrence_count == 1) { /* the single occurrence's values (traceloom_v_node_stats) */
     for (int k = N_FIRST_TOKEN; k <= N_LINKED; k++) null[k] = 1;
-  v[N_FIRST_TOKEN] = na->first_token;
-  v[N_END_TOKEN] = na->end_token;
-  v[N_START] = na->start_ns;
-  v[N_END] = na->end_ns;
-  v[N_COMPUTE] = na->sum[TL_SUM_COMPUTE], v[N_COMM] = na->sum[TL_SUM_COMM];
-  v[N_IDLE] = na->sum[TL_SUM_IDLE], v[N_SELF] = na->sum[TL_SUM_SELF];
-  v[N_AUX_EVENTS] = na->sum[TL_SUM_AUX_EVENTS], v[N_AUX] = na->sum[TL_SUM_AUX];
-  v[N_LINKED] = na->sum[TL_SUM_LINKED_AUX];
+  } else {
+    node_agg na;
+    node_aggregate(r->in, tr, r->rk, (uint32_t)row, &na);
+    v[N_FIRST_TOKEN] = na.first_token;
+    v[N_END_TOKEN] = na.end_token;
+    v[N_START] = na.start_ns;
+    v[N_END] = na.end_ns;
+    v[N_COMPUTE] = na.sum[TL_SUM_COMPUTE], v[N_COMM] = na.sum[TL_SUM_COMM];
+    v[N_IDLE] = na.sum[TL_SUM_IDLE], v[N_SELF] = na.sum[TL_SUM_SELF];
+    v[N_AUX_EVENTS] = na.sum[TL_SUM_AUX_EVENTS], v[N_AUX] = na.sum[TL_SUM_AUX];
+    v[N_LINKED] = na.sum[TL_SUM_LINKED_AUX];
+  }
   if (pos->kind == TL_POS_ATOM && nd->parent != TL_RECOVER_NONE) {
     null[N_PATH] = null[N_ROOTED_PATH] = 1; /* the parent's plus one step (the view) */
   } else {
@@ -745,13 +748,13 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
                         tl_err *e) {
   const tl_structure *st = &tr->st;
   tree_ranks rk = {0};
-  node_agg *agg = node_aggregates(in, tr);
   uint32_t *shape_of = malloc((tr->nnodes ? tr->nnodes : 1) * sizeof *shape_of);
-  int rc = !agg || !shape_of || ranks_build(tr, &rk) ? tl_nomem(e) : TL_OK;
+  /* shape_of is the ranks' scratch first, then node_shapes fills it */
+  int rc = !shape_of || ranks_build(tr, &rk, shape_of) ? tl_nomem(e) : TL_OK;
   const uint32_t *names = in->node_name ? in->node_name[tree_n - 1] : NULL;
   if (rc == TL_OK) rc = node_shapes(db, in, tr, names, &rk, shape_ins, shapes, shape_of, e);
   if (rc == TL_OK) {
-    node_rows nr = {.tr = tr, .agg = agg, .shape_id = shape_of, .tree_n = tree_n,
+    node_rows nr = {.in = in, .tr = tr, .rk = &rk, .shape_id = shape_of, .tree_n = tree_n,
                     .node_base = node_base, .occurrence_base = occurrence_base};
     rc = tl_rows_publish(db, "traceloom_node_core", node_columns, N_NCOLS, tr->nnodes, fill_node,
                          node_text, &nr, e);
@@ -782,7 +785,7 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
     rc = tl_pub_step(db, q, "traceloom_tree_core", e);
   }
   ranks_free(&rk);
-  free(agg), free(shape_of);
+  free(shape_of);
   return rc;
 }
 

@@ -31,10 +31,8 @@ static int events_grow(tl_events *v) {
 static int calls_grow(tl_calls *v) {
   size_t cap = v->cap ? v->cap * 2 : 1024;
   GROW(v->start_ns, cap); GROW(v->end_ns, cap); GROW_ID(v->source_rowid, cap);
-  GROW_ID(v->process_id, cap); GROW_ID(v->thread_id, cap); GROW_ID(v->global_tid, cap);
   GROW_ID(v->context_id, cap); GROW_ID(v->device_id, cap); GROW_ID(v->correlation_id, cap);
-  GROW(v->api_name, cap); GROW(v->api_type, cap); GROW(v->provider, cap); GROW(v->db_idx, cap);
-  GROW(v->source_ref, cap);
+  GROW(v->api_name, cap); GROW(v->shape, cap); GROW(v->provider, cap); GROW(v->db_idx, cap);
   v->cap = cap;
   return 0;
 }
@@ -47,8 +45,7 @@ static void event_ids_init(tl_events *v) {
 }
 
 static void call_ids_init(tl_calls *v) {
-  tl_i64col *cols[] = {&v->source_rowid, &v->process_id, &v->thread_id, &v->global_tid,
-                       &v->context_id, &v->device_id, &v->correlation_id};
+  tl_i64col *cols[] = {&v->source_rowid, &v->context_id, &v->device_id, &v->correlation_id};
   for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) tl_i64col_init(cols[k], TL_ABSENT);
 }
 
@@ -69,10 +66,11 @@ static void events_free(tl_events *v) {
 
 static void calls_free(tl_calls *v) {
   free(v->start_ns); free(v->end_ns); tl_i64col_free(&v->source_rowid);
-  tl_i64col_free(&v->process_id); tl_i64col_free(&v->thread_id); tl_i64col_free(&v->global_tid);
   tl_i64col_free(&v->context_id); tl_i64col_free(&v->device_id);
-  tl_i64col_free(&v->correlation_id); free(v->api_name); free(v->api_type); free(v->provider);
-  free(v->db_idx); free(v->source_ref);
+  tl_i64col_free(&v->correlation_id); free(v->api_name); free(v->shape); free(v->provider);
+  free(v->db_idx);
+  TL_VEC_FREE(&v->shapes);
+  free(v->shape_slots);
   memset(v, 0, sizeof *v);
   call_ids_init(v);
 }
@@ -100,16 +98,54 @@ void tl_trace_free(tl_trace *t) {
   memset(t, 0, sizeof *t);
 }
 
-static uint64_t label_hash(const tl_label *l) {
-  uint64_t h = l->kind;
-  const uint32_t f[7] = {l->name, l->op_name, l->op_type, l->task_type, l->compute_task_type,
-                         l->comm_name, l->comm_task_type};
-  for (int i = 0; i < 7; i++) {
+/* ------------------------------------------------------------------ interning */
+
+/* Open addressing over the items of an array (labels, call shapes): a slot holds an item's
+** index + 1, 0 when empty; the table is at most half full. */
+typedef struct intern_ops {
+  uint64_t (*hash)(const void *items, size_t i);                 /* of item i */
+  int (*eq)(const void *items, size_t i, const void *key);       /* item i equals key */
+  size_t first_slots;                                            /* a power of two */
+} intern_ops;
+
+static int slots_rehash(uint32_t **slots, size_t *nslots, const void *items, size_t n,
+                        const intern_ops *ops) {
+  size_t m = *nslots ? *nslots * 2 : ops->first_slots;
+  uint32_t *s = calloc(m, sizeof *s);
+  if (!s) return -1;
+  for (size_t i = 0; i < n; i++) {
+    size_t j = (size_t)ops->hash(items, i) & (m - 1);
+    while (s[j]) j = (j + 1) & (m - 1);
+    s[j] = (uint32_t)i + 1;
+  }
+  free(*slots);
+  *slots = s, *nslots = m;
+  return 0;
+}
+
+/* The slot holding an item equal to key (key_hash its hash), else the empty slot where it
+** would go. nslots must not be 0. */
+static size_t slots_find(const uint32_t *slots, size_t nslots, uint64_t key_hash,
+                         const void *items, const void *key, const intern_ops *ops) {
+  size_t j = (size_t)key_hash & (nslots - 1);
+  while (slots[j] && !ops->eq(items, slots[j] - 1, key)) j = (j + 1) & (nslots - 1);
+  return j;
+}
+
+/* A hash of n words, seeded with h. */
+static uint64_t mix_words(uint64_t h, const uint64_t *f, int n) {
+  for (int i = 0; i < n; i++) {
     h ^= f[i];
     h *= 0x9E3779B97F4A7C15ull;
     h ^= h >> 29;
   }
   return h;
+}
+
+static uint64_t label_hash(const tl_label *l) {
+  const uint64_t f[7] = {l->name, l->op_name, l->op_type, l->task_type, l->compute_task_type,
+                         l->comm_name, l->comm_task_type};
+  return mix_words(l->kind, f, 7);
 }
 
 static int label_eq(const tl_label *a, const tl_label *b) {
@@ -119,30 +155,21 @@ static int label_eq(const tl_label *a, const tl_label *b) {
          a->comm_task_type == b->comm_task_type;
 }
 
-static int label_rehash(tl_trace *t) {
-  size_t n = t->label_nslots ? t->label_nslots * 2 : 1024;
-  uint32_t *slots = calloc(n, sizeof *slots);
-  if (!slots) return -1;
-  for (size_t i = 0; i < t->labels.n; i++) {
-    size_t j = (size_t)label_hash(&t->labels.v[i]) & (n - 1);
-    while (slots[j]) j = (j + 1) & (n - 1);
-    slots[j] = (uint32_t)i + 1;
-  }
-  free(t->label_slots);
-  t->label_slots = slots;
-  t->label_nslots = n;
-  return 0;
+static uint64_t label_hash_at(const void *items, size_t i) {
+  return label_hash(&((const tl_label *)items)[i]);
 }
+static int label_eq_at(const void *items, size_t i, const void *key) {
+  return label_eq(&((const tl_label *)items)[i], key);
+}
+static const intern_ops LABEL_OPS = {label_hash_at, label_eq_at, 1024};
 
 /* Interns a label; returns its index or UINT32_MAX on out-of-memory. */
 static uint32_t label_intern(tl_trace *t, const tl_label *l) {
-  if ((t->labels.n + 1) * 2 > t->label_nslots && label_rehash(t)) return UINT32_MAX;
-  size_t j = (size_t)label_hash(l) & (t->label_nslots - 1);
-  while (t->label_slots[j]) {
-    uint32_t idx = t->label_slots[j] - 1;
-    if (label_eq(&t->labels.v[idx], l)) return idx;
-    j = (j + 1) & (t->label_nslots - 1);
-  }
+  if ((t->labels.n + 1) * 2 > t->label_nslots &&
+      slots_rehash(&t->label_slots, &t->label_nslots, t->labels.v, t->labels.n, &LABEL_OPS))
+    return UINT32_MAX;
+  size_t j = slots_find(t->label_slots, t->label_nslots, label_hash(l), t->labels.v, l, &LABEL_OPS);
+  if (t->label_slots[j]) return t->label_slots[j] - 1;
   if (TL_VEC_PUSH(&t->labels, *l)) return UINT32_MAX;
   t->label_slots[j] = (uint32_t)t->labels.n;
   return (uint32_t)t->labels.n - 1;
@@ -229,13 +256,8 @@ int tl_trace_add_event(tl_trace *t, const tl_event_row *r) {
 
 uint32_t tl_trace_find_label(const tl_trace *t, const tl_label *l) {
   if (!t->label_nslots) return UINT32_MAX;
-  size_t j = (size_t)label_hash(l) & (t->label_nslots - 1);
-  while (t->label_slots[j]) {
-    uint32_t idx = t->label_slots[j] - 1;
-    if (label_eq(&t->labels.v[idx], l)) return idx;
-    j = (j + 1) & (t->label_nslots - 1);
-  }
-  return UINT32_MAX;
+  size_t j = slots_find(t->label_slots, t->label_nslots, label_hash(l), t->labels.v, l, &LABEL_OPS);
+  return t->label_slots[j] ? t->label_slots[j] - 1 : UINT32_MAX;
 }
 
 /* ------------------------------------------------------------------ derived events */
@@ -280,23 +302,59 @@ int tl_derived_add(tl_derived *d, const tl_trace *t, const tl_event_row *r) {
   return events_push(&d->ev, r, li, (uint16_t)(t->source_refs.n + ref));
 }
 
+static uint64_t call_shape_hash(const tl_call_shape *s) {
+  const uint64_t f[5] = {(uint64_t)s->process_id, (uint64_t)s->thread_id, (uint64_t)s->global_tid,
+                         s->api_type, s->source_ref};
+  return mix_words(0, f, 5);
+}
+
+static int call_shape_eq(const tl_call_shape *a, const tl_call_shape *b) {
+  return a->process_id == b->process_id && a->thread_id == b->thread_id &&
+         a->global_tid == b->global_tid && a->api_type == b->api_type &&
+         a->source_ref == b->source_ref;
+}
+
+static uint64_t call_shape_hash_at(const void *items, size_t i) {
+  return call_shape_hash(&((const tl_call_shape *)items)[i]);
+}
+static int call_shape_eq_at(const void *items, size_t i, const void *key) {
+  return call_shape_eq(&((const tl_call_shape *)items)[i], key);
+}
+static const intern_ops CALL_SHAPE_OPS = {call_shape_hash_at, call_shape_eq_at, 64};
+
+/* Interns a call shape; returns its index or UINT32_MAX on out-of-memory. */
+static uint32_t call_shape_intern(tl_calls *v, const tl_call_shape *s) {
+  if ((v->shapes.n + 1) * 2 > v->shape_nslots &&
+      slots_rehash(&v->shape_slots, &v->shape_nslots, v->shapes.v, v->shapes.n, &CALL_SHAPE_OPS))
+    return UINT32_MAX;
+  size_t j = slots_find(v->shape_slots, v->shape_nslots, call_shape_hash(s), v->shapes.v, s,
+                        &CALL_SHAPE_OPS);
+  if (v->shape_slots[j]) return v->shape_slots[j] - 1;
+  if (v->shapes.n >= UINT32_MAX - 1 || TL_VEC_PUSH(&v->shapes, *s)) return UINT32_MAX;
+  v->shape_slots[j] = (uint32_t)v->shapes.n;
+  return (uint32_t)v->shapes.n - 1;
+}
+
 int tl_trace_add_call(tl_trace *t, const tl_call_row *r) {
   tl_calls *v = &t->calls;
   if (v->n == v->cap && calls_grow(v)) return -1;
   if (cached_source_ref(t, &t->call_source, r->source_id, r->source_table)) return -1;
   size_t i = v->n;
+  tl_call_shape sh = {r->process_id, r->thread_id, r->global_tid, r->api_type,
+                      t->call_source.ref};
+  /* consecutive calls of one thread and API type share the shape: look it up once per run */
+  uint32_t shape = i && call_shape_eq(&v->shapes.v[v->shape[i - 1]], &sh)
+                       ? v->shape[i - 1]
+                       : call_shape_intern(v, &sh);
+  if (shape == UINT32_MAX) return -1;
   if (tl_i64col_set(&v->source_rowid, i, r->source_rowid) ||
-      tl_i64col_set(&v->process_id, i, r->process_id) ||
-      tl_i64col_set(&v->thread_id, i, r->thread_id) ||
-      tl_i64col_set(&v->global_tid, i, r->global_tid) ||
       tl_i64col_set(&v->context_id, i, r->context_id) ||
       tl_i64col_set(&v->device_id, i, r->device_id) ||
       tl_i64col_set(&v->correlation_id, i, r->correlation_id))
     return -1;
   v->start_ns[i] = r->start_ns, v->end_ns[i] = r->end_ns;
-  v->api_name[i] = r->api_name, v->api_type[i] = r->api_type;
+  v->api_name[i] = r->api_name, v->shape[i] = shape;
   v->provider[i] = (uint8_t)r->provider, v->db_idx[i] = (uint16_t)r->db_idx;
-  v->source_ref[i] = t->call_source.ref;
   v->n = i + 1;
   return 0;
 }

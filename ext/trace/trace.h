@@ -59,15 +59,27 @@ typedef struct tl_events {
   uint16_t *source_ref;
 } tl_events;
 
+/* What a profile repeats on every call of a thread: its provenance, API type and thread
+** ids (a handful of distinct values over millions of calls). A call keeps the index of its
+** shape (4 bytes) instead of the 22 bytes of these columns. */
+typedef struct tl_call_shape {
+  int64_t process_id, thread_id, global_tid; /* TL_ABSENT when the source has none */
+  uint32_t api_type;
+  uint16_t source_ref;
+} tl_call_shape;
+
 typedef struct tl_calls {
   size_t n, cap;
   int64_t *start_ns, *end_ns;
   tl_i64col source_rowid;
-  tl_i64col process_id, thread_id, global_tid, context_id, device_id, correlation_id;
-  uint32_t *api_name, *api_type;
+  tl_i64col context_id, device_id, correlation_id;
+  uint32_t *api_name;
+  uint32_t *shape;              /* index into shapes (tl_call_shape_of) */
   uint8_t *provider;
   uint16_t *db_idx;
-  uint16_t *source_ref;
+  TL_VEC(tl_call_shape) shapes; /* in order of first appearance */
+  uint32_t *shape_slots;        /* open-addressing table of shape index + 1 */
+  size_t shape_nslots;
 } tl_calls;
 
 typedef struct tl_trace {
@@ -177,6 +189,11 @@ static inline const tl_label *tl_event_label(const tl_trace *t, size_t i) {
 static inline const char *tl_str(const tl_trace *t, uint32_t id) {
   return tl_strpool_str(t->pool, id);
 }
+/* The shape of call i: its source_ref, api_type, process, thread and global thread ids. */
+static inline const tl_call_shape *tl_call_shape_of(const tl_trace *t, size_t i) {
+  return &t->calls.shapes.v[t->calls.shape[i]];
+}
+
 /* Source path / table of an event or call provenance index. */
 const char *tl_trace_source_path(const tl_trace *t, uint16_t source_ref);
 const char *tl_trace_source_table(const tl_trace *t, uint16_t source_ref);

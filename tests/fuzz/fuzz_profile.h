@@ -192,7 +192,7 @@ static inline void tl_fuzz_check_trace(const tl_trace *t) {
   for (size_t i = 0; i < t->calls.n; i++)
     if (t->calls.end_ns[i] < t->calls.start_ns[i]) {
       fprintf(stderr, "runtime call %zu (%s row %lld) ends before it starts (%lld < %lld)\n", i,
-              tl_trace_source_table(t, t->calls.source_ref[i]),
+              tl_trace_source_table(t, tl_call_shape_of(t, i)->source_ref),
               (long long)tl_i64col_get(&t->calls.source_rowid, i), (long long)t->calls.end_ns[i],
               (long long)t->calls.start_ns[i]);
       abort();

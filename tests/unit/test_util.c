@@ -175,24 +175,81 @@ START_TEST(i64col_absent_narrow_and_rare_overflow) {
   ck_assert_ptr_null(c.wide);
   ck_assert_uint_eq(c.overflow.n, 0);
   tl_i64col_free(&c);
-  /* A few values outside the narrow range (negative, 2^32 - 2 and up, epoch ns) stay exact
-  ** in the overflow map without widening the column. */
+  /* A few values outside the narrow range (negative, 2^32 - 2 and up, epoch ns) in a
+  ** counting column: eight runs (0-2, 3, 4-9, 10, 11-699, 700, 701-997, 998-999: INT64_MAX
+  ** then INT64_MIN count on, modulo 2^64). */
   tl_i64col_init(&c, TL_I64COL_ABSENT);
   for (size_t i = 0; i < N; i++) v[i] = (int64_t)i;
   v[3] = (int64_t)UINT32_MAX - 1, v[10] = -5, v[700] = 1712345678000000000LL;
   v[999] = INT64_MIN, v[998] = INT64_MAX;
   i64col_append(&c, v, N);
+  ck_assert_ptr_null(c.narrow);
+  ck_assert_ptr_null(c.wide);
+  ck_assert_uint_eq(c.nruns, 8);
+  /* Overwriting a row turns the runs into cells; the outliers stay exact in the overflow map
+  ** without widening the column; an overflowed row set narrow (and back) reads right. */
+  ck_assert_int_eq(tl_i64col_set(&c, 700, 12), 0);
   ck_assert_ptr_nonnull(c.narrow);
   ck_assert_ptr_null(c.wide);
+  ck_assert_uint_eq(c.nruns, 0);
   ck_assert_uint_eq(c.overflow.n, 5);
-  /* Overwriting an overflowed row with a narrow value (and back) reads right. */
-  ck_assert_int_eq(tl_i64col_set(&c, 700, 12), 0);
+  for (size_t i = 0; i < N; i++) ck_assert_int_eq(tl_i64col_get(&c, i), i == 700 ? 12 : v[i]);
   ck_assert_int_eq(tl_i64col_get(&c, 700), 12);
   ck_assert_int_eq(tl_i64col_set(&c, 700, -7), 0);
   ck_assert_int_eq(tl_i64col_get(&c, 700), -7);
   tl_i64col_free(&c);
   /* After free the column is empty again and reads its base. */
   ck_assert_int_eq(tl_i64col_get(&c, 0), TL_I64COL_ABSENT);
+}
+END_TEST
+
+/* Columns that grow with the row, stay constant or switch between the two are a few runs. */
+START_TEST(i64col_runs_for_counting_and_constant_columns) {
+  enum { N = 100000 };
+  int64_t *v = malloc(N * sizeof *v);
+  ck_assert_ptr_nonnull(v);
+  tl_i64col c;
+  /* A source rowid: row + 1 everywhere, one run. */
+  tl_i64col_init(&c, TL_I64COL_ABSENT);
+  for (size_t i = 0; i < N; i++) v[i] = (int64_t)i + 1;
+  i64col_append(&c, v, N);
+  ck_assert_ptr_null(c.narrow);
+  ck_assert_uint_eq(c.nruns, 1);
+  ck_assert_uint_le(tl_i64col_bytes(&c), 4 * sizeof(tl_i64run));
+  tl_i64col_free(&c);
+  /* A context id: the same value on every row, one run. */
+  tl_i64col_init(&c, TL_I64COL_ABSENT);
+  for (size_t i = 0; i < N; i++) v[i] = 4294967295LL;
+  i64col_append(&c, v, N);
+  ck_assert_ptr_null(c.narrow);
+  ck_assert_uint_eq(c.nruns, 1);
+  tl_i64col_free(&c);
+  /* globalTaskId: counting, jumping by 7 every 1000 rows: 100 runs (one per 1000 rows). */
+  tl_i64col_init(&c, TL_I64COL_ABSENT);
+  for (size_t i = 0; i < N; i++) v[i] = 5000 + (int64_t)i + 7 * (int64_t)(i / 1000);
+  i64col_append(&c, v, N);
+  ck_assert_ptr_null(c.narrow);
+  ck_assert_uint_eq(c.nruns, 100);
+  tl_i64col_free(&c);
+  /* An op id: absent for the first 90000 rows, then 3, 4, 5, ...: a gap and one run; a
+  ** later absent stretch and a value again add a base run and one more. */
+  tl_i64col_init(&c, TL_I64COL_ABSENT);
+  for (size_t i = 0; i < N; i++) v[i] = i < 90000 ? -1 : (int64_t)i - 89997;
+  for (size_t i = 95000; i < 96000; i++) v[i] = -1;
+  v[96000] = 42;
+  i64col_append(&c, v, N);
+  ck_assert_ptr_null(c.narrow);
+  ck_assert_uint_eq(c.nruns, 4); /* 90000.. counting, base 95000.., 42 at 96000, 96001.. */
+  tl_i64col_free(&c);
+  /* A value every row that neither counts nor repeats: cells once the runs pass 64 and one
+  ** per 32 rows. */
+  tl_i64col_init(&c, TL_I64COL_ABSENT);
+  for (size_t i = 0; i < N; i++) v[i] = 3 * (int64_t)i;
+  i64col_append(&c, v, N);
+  ck_assert_ptr_nonnull(c.narrow);
+  ck_assert_uint_eq(c.nruns, 0);
+  tl_i64col_free(&c);
+  free(v);
 }
 END_TEST
 
@@ -239,6 +296,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, shapes_ids_are_dense_in_first_seen_order);
   tcase_add_test(tc, shapes_many_keys_keep_their_ids);
   tcase_add_test(tc, i64col_absent_narrow_and_rare_overflow);
+  tcase_add_test(tc, i64col_runs_for_counting_and_constant_columns);
   tcase_add_test(tc, i64col_widens_when_overflow_is_common);
   suite_add_tcase(s, tc);
   return s;
