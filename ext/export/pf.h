@@ -76,8 +76,8 @@ typedef struct pf_node {
   int64_t db, dev, tree_depth, display_order, repeat_count; /* repeat_count -1: NULL */
   int kind;                                                 /* PF_KIND_* */
   int64_t first_child, next_sibling; /* the display tree, -1 terminated, display order */
-  char *topology;                    /* canonical topology string, built once */
-  char sha[65];                      /* SHA-256 of the topology */
+  char sha[65];                      /* SHA-256 of the topology (S(..)/R(..)/A(..) of the
+                                        children, pf_read.c) */
   int motif;                         /* repeat nodes: index of the sorted signature, else -1 */
 } pf_node;
 

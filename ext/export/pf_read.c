@@ -244,62 +244,100 @@ typedef struct node_index {
   pf_imap by_n;     /* node_n -> node index */
 } node_index;
 
+/* A node row as read, before it is put in display order. */
+typedef struct node_row {
+  pf_node n;
+  int64_t node_n, parent_n; /* -1: none (or not given) */
+} node_row;
+
+/* Display order: (db_idx, device_id, view_name, display_order), then the order read. */
+static int cmp_node_row(const void *x, const void *y, void *ctx) {
+  const node_row *a = x, *b = y;
+  const tl_strpool *pool = ctx;
+  if (a->n.db != b->n.db) return a->n.db < b->n.db ? -1 : 1;
+  if (a->n.dev != b->n.dev) return a->n.dev < b->n.dev ? -1 : 1;
+  if (a->n.view != b->n.view) {
+    int c = strcmp(tl_strpool_str(pool, a->n.view), tl_strpool_str(pool, b->n.view));
+    if (c) return c;
+  }
+  if (a->n.display_order != b->n.display_order)
+    return a->n.display_order < b->n.display_order ? -1 : 1;
+  return a->n.first_child < b->n.first_child ? -1 : a->n.first_child > b->n.first_child;
+}
+
+/*
+** traceloom_v_tree_node in display order. The view is read as it comes (in node_n order,
+** which is the display order of the one-node-per-position model: a SQL ORDER BY would sort
+** half a million rows for nothing) and sorted here only when it is not in order.
+*/
 static int read_nodes(rd *r, node_index *ix) {
   pf_analysis *a = r->a;
   sqlite3_stmt *st;
   ix->use_n = has_column(r->db, "traceloom_v_tree_node", "node_n") &&
               has_column(r->db, "traceloom_v_tree_node", "parent_n") &&
               has_column(r->db, "traceloom_position_occurrence", "node_n");
+  /* With node_n the parent is linked below by parent_n (its text is its node_id). */
   if (prep(r, ix->use_n
-                  ? "SELECT node_id, parent_node_id, local_node_id, kind, node_type, label, "
+                  ? "SELECT node_id, NULL, local_node_id, kind, node_type, label, "
                     "category, db_idx, device_id, view_name, tree_depth, display_order, "
-                    "repeat_count, node_n, parent_n FROM traceloom_v_tree_node "
-                    "ORDER BY db_idx, device_id, view_name, display_order"
+                    "repeat_count, node_n, parent_n FROM traceloom_v_tree_node"
                   : "SELECT node_id, parent_node_id, local_node_id, kind, node_type, label, "
                     "category, db_idx, device_id, view_name, tree_depth, display_order, "
-                    "repeat_count, NULL, NULL FROM traceloom_v_tree_node "
-                    "ORDER BY db_idx, device_id, view_name, display_order",
+                    "repeat_count, NULL, NULL FROM traceloom_v_tree_node",
            &st))
     return TL_ERROR;
-  i64vec parent_n = {0};
+  TL_VEC(node_row) rows = {0};
   uint32_t native = tl_strpool_intern_cstr(a->pool, "native_report_tree");
   uint32_t last_view = TL_STR_NOMEM, last_category = TL_STR_NOMEM;
-  int rc, err = native == TL_STR_NOMEM ? tl_nomem(r->e) : TL_OK;
+  int rc, err = native == TL_STR_NOMEM ? tl_nomem(r->e) : TL_OK, sorted = 1;
   while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    pf_node n;
-    memset(&n, 0, sizeof n);
-    n.node_id = col_intern(r, st, 0);
-    /* With node_n the parent is linked below by parent_n (its text is its node_id). */
-    n.parent = ix->use_n ? TL_STR_NONE : col_intern(r, st, 1);
-    n.local = col_intern(r, st, 2);
+    node_row row;
+    memset(&row, 0, sizeof row);
+    pf_node *n = &row.n;
+    n->node_id = col_intern(r, st, 0);
+    n->parent = ix->use_n ? TL_STR_NONE : col_intern(r, st, 1);
+    n->local = col_intern(r, st, 2);
     const char *kind = (const char *)sqlite3_column_text(st, 3);
     const char *type = (const char *)sqlite3_column_text(st, 4);
-    n.label = col_intern(r, st, 5);
-    n.category = col_intern_last(r, st, 6, &last_category);
-    n.db = sqlite3_column_int64(st, 7);
-    n.dev = sqlite3_column_int64(st, 8);
-    n.view = col_intern_last(r, st, 9, &last_view);
-    n.tree_depth = sqlite3_column_int64(st, 10);
-    n.display_order = sqlite3_column_int64(st, 11);
-    n.repeat_count = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 12);
+    n->label = col_intern(r, st, 5);
+    n->category = col_intern_last(r, st, 6, &last_category);
+    n->db = sqlite3_column_int64(st, 7);
+    n->dev = sqlite3_column_int64(st, 8);
+    n->view = col_intern_last(r, st, 9, &last_view);
+    n->tree_depth = sqlite3_column_int64(st, 10);
+    n->display_order = sqlite3_column_int64(st, 11);
+    n->repeat_count = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 12);
     if ((type && strcmp(type, "Repeat") == 0) || (!type && kind && strcmp(kind, "repeat") == 0))
-      n.kind = PF_KIND_REPEAT;
+      n->kind = PF_KIND_REPEAT;
     else if ((type && strcmp(type, "Atom") == 0) ||
              (!type && kind && strcmp(kind, "seq") != 0 && strcmp(kind, "repeat") != 0))
-      n.kind = PF_KIND_ATOM;
+      n->kind = PF_KIND_ATOM;
     else
-      n.kind = PF_KIND_SEQ;
-    n.first_child = n.next_sibling = -1;
-    n.motif = -1;
-    if (n.node_id == TL_STR_NOMEM || n.parent == TL_STR_NOMEM || n.local == TL_STR_NOMEM ||
-        n.label == TL_STR_NOMEM || n.category == TL_STR_NOMEM || n.view == TL_STR_NOMEM) {
+      n->kind = PF_KIND_SEQ;
+    n->first_child = (int64_t)rows.n; /* the order read, until the children are linked */
+    n->next_sibling = -1;
+    n->motif = -1;
+    row.node_n = sqlite3_column_type(st, 13) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 13);
+    row.parent_n = sqlite3_column_type(st, 14) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 14);
+    if (n->node_id == TL_STR_NOMEM || n->parent == TL_STR_NOMEM || n->local == TL_STR_NOMEM ||
+        n->label == TL_STR_NOMEM || n->category == TL_STR_NOMEM || n->view == TL_STR_NOMEM ||
+        TL_VEC_PUSH(&rows, row)) {
       err = tl_nomem(r->e);
       break;
     }
+    if (sorted && rows.n > 1 && cmp_node_row(&rows.v[rows.n - 2], &rows.v[rows.n - 1], a->pool) > 0)
+      sorted = 0;
+  }
+  sqlite3_finalize(st);
+  if (!err && step_done(r, rc)) err = TL_ERROR;
+  if (!err && !sorted) qsort_r(rows.v, rows.n, sizeof *rows.v, cmp_node_row, a->pool);
+  i64vec parent_n = {0};
+  for (size_t i = 0; !err && i < rows.n; i++) {
+    pf_node n = rows.v[i].n;
+    n.first_child = -1;
     if (n.view == native && ix->use_n) {
-      if (pf_imap_put(&ix->by_n, sqlite3_column_int64(st, 13), (int64_t)a->nodes.n) ||
-          TL_VEC_PUSH(&parent_n, sqlite3_column_type(st, 14) == SQLITE_NULL
-                                     ? -1 : sqlite3_column_int64(st, 14))) {
+      if (pf_imap_put(&ix->by_n, rows.v[i].node_n, (int64_t)a->nodes.n) ||
+          TL_VEC_PUSH(&parent_n, rows.v[i].parent_n)) {
         err = tl_nomem(r->e);
         break;
       }
@@ -333,10 +371,9 @@ static int read_nodes(rd *r, node_index *ix) {
     }
     if (TL_VEC_PUSH(&a->nodes, n)) err = tl_nomem(r->e);
   }
-  sqlite3_finalize(st);
-  if (!err && step_done(r, rc)) err = TL_ERROR;
+  TL_VEC_FREE(&rows);
   if (err) return TL_VEC_FREE(&parent_n), err;
-  /* Children lists in display order (nodes arrive sorted, so link back to front), for the
+  /* Children lists in display order (nodes are sorted, so link back to front), for the
   ** topology signatures: the display parent within the same (db, device, view). */
   for (size_t i = a->nodes.n; i-- > 0;) {
     pf_node *n = &a->nodes.v[i];
@@ -357,45 +394,84 @@ static int read_nodes(rd *r, node_index *ix) {
   return TL_OK;
 }
 
-/* The SHA-256 (hex) of n's topology string. */
-static void sign(pf_node *n) {
-  tl_sha256 s;
-  uint8_t d[32];
-  tl_sha256_init(&s);
-  tl_sha256_update(&s, n->topology, strlen(n->topology));
-  tl_sha256_final(&s, d);
-  tl_sha256_hex(d, n->sha);
+/*
+** Topology signatures: a node's topology is S(...)/R(...)/A(...) over its children's in
+** display order, and its signature the SHA-256 of that text. Equal subtrees are frequent (a
+** million-anchor tree has a few hundred distinct shapes), so topologies are hash-consed: a
+** node's class is the key (kind, the children's classes), interned in a pool of its own,
+** and the text and its hash are built once per class, never per node.
+*/
+typedef struct topo_class {
+  char *text;
+  char sha[65];
+} topo_class;
+
+typedef struct topo_classes {
+  pf_analysis *a;
+  tl_strpool *keys;          /* class key -> id (class index + 1) */
+  TL_VEC(topo_class) cls;
+  int64_t *of;               /* node index -> class index; -1 not yet known */
+  tl_buf key;
+} topo_classes;
+
+/* The class of node i (children first, memoised); -1 on out-of-memory or a runaway depth. */
+static int64_t topo_class_of(topo_classes *t, int64_t i, int guard) {
+  if (t->of[i] >= 0) return t->of[i];
+  if (guard > 100000) return -1;
+  const pf_node *nodes = t->a->nodes.v, *n = &nodes[i];
+  for (int64_t ch = n->first_child; ch >= 0; ch = nodes[ch].next_sibling)
+    if (topo_class_of(t, ch, guard + 1) < 0) return -1;
+  tl_buf_reset(&t->key);
+  char kind = n->kind == PF_KIND_SEQ ? 'S' : n->kind == PF_KIND_REPEAT ? 'R' : 'A';
+  tl_buf_append(&t->key, &kind, 1);
+  for (int64_t ch = n->first_child; ch >= 0; ch = nodes[ch].next_sibling) {
+    uint32_t c = (uint32_t)t->of[ch];
+    tl_buf_append(&t->key, (const char *)&c, sizeof c);
+  }
+  if (t->key.oom) return -1;
+  uint32_t id = tl_strpool_intern(t->keys, t->key.p, t->key.n);
+  if (id == TL_STR_NOMEM) return -1;
+  if ((size_t)id - 1 == t->cls.n) { /* a new class: its text and signature */
+    tl_buf b = {0};
+    tl_buf_append(&b, &kind, 1);
+    tl_buf_append(&b, "(", 1);
+    for (int64_t ch = n->first_child, k = 0; ch >= 0; ch = nodes[ch].next_sibling, k++) {
+      if (k) tl_buf_append(&b, ",", 1);
+      tl_buf_puts(&b, t->cls.v[t->of[ch]].text);
+    }
+    tl_buf_append(&b, ")", 1);
+    topo_class c = {b.p, {0}};
+    if (b.oom || TL_VEC_PUSH(&t->cls, c)) {
+      tl_buf_free(&b);
+      return -1;
+    }
+    tl_sha256 s;
+    uint8_t d[32];
+    tl_sha256_init(&s);
+    tl_sha256_update(&s, c.text, b.n);
+    tl_sha256_final(&s, d);
+    tl_sha256_hex(d, t->cls.v[t->cls.n - 1].sha);
+  }
+  return t->of[i] = (int64_t)id - 1;
 }
 
-/* S(...)/R(...)/A() over the children in display order; memoised per node (a childless
-** atom's is leaf's, hashed once). */
-static const char *topology(pf_analysis *a, int64_t i, int guard, const pf_node *leaf) {
-  pf_node *n = &a->nodes.v[i];
-  if (n->topology || guard > 100000) return n->topology;
-  if (leaf && n->kind == PF_KIND_ATOM && n->first_child < 0) { /* "A()", hashed once */
-    if ((n->topology = tl_strdup(leaf->topology))) memcpy(n->sha, leaf->sha, sizeof n->sha);
-    return n->topology;
+/* Every node's topology signature (pf_node.sha). */
+static int sign_topologies(rd *r) {
+  pf_analysis *a = r->a;
+  topo_classes t = {a, tl_strpool_new(), {0}, malloc((a->nodes.n + 1) * sizeof(int64_t)), {0}};
+  int err = t.keys && t.of ? TL_OK : tl_nomem(r->e);
+  for (size_t i = 0; !err && i < a->nodes.n; i++) t.of[i] = -1;
+  for (size_t i = 0; !err && i < a->nodes.n; i++) {
+    int64_t k = topo_class_of(&t, (int64_t)i, 0);
+    if (k < 0) err = tl_nomem(r->e);
+    else memcpy(a->nodes.v[i].sha, t.cls.v[k].sha, sizeof a->nodes.v[i].sha);
   }
-  tl_buf b = {0};
-  tl_buf_puts(&b, n->kind == PF_KIND_SEQ ? "S(" : n->kind == PF_KIND_REPEAT ? "R(" : "A(");
-  for (int64_t ch = n->first_child, k = 0; ch >= 0; ch = a->nodes.v[ch].next_sibling, k++) {
-    const char *t = topology(a, ch, guard + 1, leaf);
-    if (!t) {
-      tl_buf_free(&b);
-      return NULL;
-    }
-    if (k) tl_buf_append(&b, ",", 1);
-    tl_buf_puts(&b, t);
-  }
-  tl_buf_append(&b, ")", 1);
-  if (b.oom) {
-    tl_buf_free(&b);
-    return NULL;
-  }
-  n = &a->nodes.v[i];
-  n->topology = b.p;
-  sign(n);
-  return n->topology;
+  for (size_t k = 0; k < t.cls.n; k++) free(t.cls.v[k].text);
+  TL_VEC_FREE(&t.cls);
+  tl_strpool_free(t.keys);
+  tl_buf_free(&t.key);
+  free(t.of);
+  return err;
 }
 
 static int cmp_str_ptr(const void *x, const void *y) {
@@ -406,15 +482,7 @@ static int cmp_str_ptr(const void *x, const void *y) {
 ** (presentation only: equal letters, equal colours). */
 static int assign_motifs(rd *r) {
   pf_analysis *a = r->a;
-  pf_node leaf;
-  memset(&leaf, 0, sizeof leaf);
-  if (!(leaf.topology = tl_strdup("A()"))) return tl_nomem(r->e);
-  sign(&leaf);
-  int err = TL_OK;
-  for (size_t i = 0; !err && i < a->nodes.n; i++)
-    if (!topology(a, (int64_t)i, 0, &leaf)) err = tl_nomem(r->e);
-  free(leaf.topology);
-  if (err) return err;
+  if (sign_topologies(r)) return TL_ERROR;
   const char **sig = malloc((a->nodes.n + 1) * sizeof *sig);
   if (!sig) return tl_nomem(r->e);
   size_t n = 0;
@@ -985,11 +1053,12 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
   tl_timer_start(&tm, "export read");
   int rc = read_nodes(&r, &ix);
   if (rc == TL_OK) rc = assign_motifs(&r);
+  tl_timer_mark(&tm, "nodes");
   if (rc == TL_OK && !pf_has_relation(db, "traceloom_position_occurrence"))
     rc = tl_fail(e, "traceloom_export_perfetto: the analysis has no relation "
                     "traceloom_position_occurrence: re-run the analysis");
   if (rc == TL_OK) rc = read_occurrences(&r, &ix, &occ_by_n, &atoms);
-  tl_timer_mark(&tm, "nodes and occurrences");
+  tl_timer_mark(&tm, "occurrences");
   if (rc == TL_OK && !distributed) { /* perfetto.md 5.3 and 9: not drawn with ranks */
     rc = read_members(&r);
     if (rc == TL_OK) rc = read_context(&r);
@@ -1024,7 +1093,6 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
 }
 
 void pf_analysis_free(pf_analysis *a) {
-  for (size_t i = 0; i < a->nodes.n; i++) free(a->nodes.v[i].topology);
   TL_VEC_FREE(&a->nodes);
   TL_VEC_FREE(&a->occs);
   TL_VEC_FREE(&a->members);
