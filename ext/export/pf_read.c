@@ -565,6 +565,31 @@ static int read_slots(rd *r, node_index *ix, tl_i64map *slots, int *use) {
   return err;
 }
 
+/* The token offsets (token_start_ordinal - anchor_first_n, token_end_exclusive -
+** anchor_end_n) of tree (db, dev), looked up on its occurrence occ_n the first time;
+** offsets holds (db, dev, start, end) per tree (a handful: searched in turn). */
+static int tree_offset(rd *r, sqlite3_stmt *off_st, i64vec *offsets, int64_t db, int64_t dev,
+                       int64_t occ_n, int64_t *start, int64_t *end) {
+  size_t k = 0;
+  while (k < offsets->n && (offsets->v[k] != db || offsets->v[k + 1] != dev)) k += 4;
+  if (k == offsets->n) {
+    sqlite3_reset(off_st);
+    sqlite3_bind_int64(off_st, 1, occ_n);
+    int rc = sqlite3_step(off_st);
+    if (rc != SQLITE_ROW)
+      return rc == SQLITE_DONE ? tl_fail(r->e, "traceloom_export_perfetto: occurrence_n %lld "
+                                               "vanished from traceloom_position_occurrence",
+                                         (long long)occ_n)
+                               : step_done(r, rc);
+    if (TL_VEC_PUSH(offsets, db) || TL_VEC_PUSH(offsets, dev) ||
+        TL_VEC_PUSH(offsets, sqlite3_column_int64(off_st, 0)) ||
+        TL_VEC_PUSH(offsets, sqlite3_column_int64(off_st, 1)))
+      return tl_nomem(r->e);
+  }
+  *start = offsets->v[k + 2], *end = offsets->v[k + 3];
+  return TL_OK;
+}
+
 #define OCC_RETRY 2 /* an atom whose position its parent's slot does not name: read them all */
 
 /*
@@ -580,22 +605,37 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
                                  pf_imap *occ_by_n, i64vec *atoms) {
   pf_analysis *a = r->a;
   sqlite3_stmt *st;
-  /* The position of every row, or (the fast pass) only of roots and non-atoms. */
-#define OCC_REST                                                                              \
-  "db_idx, device_id, occurrence_idx, repeat_iteration, token_start_ordinal, "                 \
-  "token_end_exclusive, start_ns, end_ns, compute_us, comm_us, idle_us, self_us, aux_us, "     \
-  "aux_events, coverage_kind = 'self', "                                                       \
-  "CASE WHEN coverage_kind <> 'self' THEN repeat_context END, "                                \
-  "CASE WHEN coverage_kind <> 'self' THEN rooted_position_path END, "                          \
-  "anchor_first_n, slot_ordinal FROM traceloom_position_occurrence ORDER BY occurrence_n"
-  if (prep(r, ix->use_n ? "SELECT occurrence_n, parent_n, node_n, " OCC_REST
-              : by_text   ? "SELECT occurrence_n, parent_n, position_id, " OCC_REST
-                          : "SELECT occurrence_n, parent_n, "
-                            "CASE WHEN parent_n IS NULL OR coverage_kind <> 'self' THEN "
-                            "position_id END, " OCC_REST,
-           &st))
+  /* The position of every row, or (the fast pass) only of roots and non-atoms. The
+  ** iteration under a repeat is member_order (outputs.md 6): the view's repeat_iteration
+  ** parses it out of repeat contexts for every row. The token ordinals are the anchor
+  ** numbers less the tree's first anchor (anchor_n is dense per tree): the offset is taken
+  ** once per tree (tree_offsets) instead of two subqueries per row. */
+  int by_member = has_column(r->db, "traceloom_position_occurrence", "member_order");
+  int by_anchor_n = has_column(r->db, "traceloom_position_occurrence", "anchor_end_n");
+  char *sql = tl_mprintf(
+      "SELECT occurrence_n, parent_n, %s, db_idx, device_id, occurrence_idx, %s, %s, "
+      "start_ns, end_ns, compute_us, comm_us, idle_us, self_us, aux_us, aux_events, "
+      "coverage_kind = 'self', CASE WHEN coverage_kind <> 'self' THEN repeat_context END, "
+      "CASE WHEN coverage_kind <> 'self' THEN rooted_position_path END, anchor_first_n, "
+      "slot_ordinal FROM traceloom_position_occurrence ORDER BY occurrence_n",
+      ix->use_n ? "node_n"
+      : by_text ? "position_id"
+                : "CASE WHEN parent_n IS NULL OR coverage_kind <> 'self' THEN position_id END",
+      by_member ? "member_order" : "repeat_iteration",
+      by_anchor_n ? "anchor_first_n, anchor_end_n" : "token_start_ordinal, token_end_exclusive");
+  if (!sql) return tl_nomem(r->e);
+  int prc = prep(r, sql, &st);
+  free(sql);
+  if (prc) return TL_ERROR;
+  sqlite3_stmt *off_st = NULL; /* the token offsets of the tree of an occurrence */
+  if (by_anchor_n &&
+      prep(r, "SELECT token_start_ordinal - anchor_first_n, token_end_exclusive - anchor_end_n "
+              "FROM traceloom_position_occurrence WHERE occurrence_n = ?1", &off_st)) {
+    sqlite3_finalize(st);
     return TL_ERROR;
-#undef OCC_REST
+  }
+  i64vec offsets = {0}; /* tree_offset's */
+  int64_t off_start = 0, off_end = 0;
   i64vec parent_n = {0};
   uint32_t last_pos = TL_STR_NOMEM, last_ctx = TL_STR_NOMEM;
   int64_t last_db = INT64_MIN, last_dev = INT64_MIN, tree = -1;
@@ -610,6 +650,8 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
     if (db != last_db || dev != last_dev) {
       tree = tree_number(&ix->trees, db, dev, 0);
       last_db = db, last_dev = dev;
+      if (off_st && (err = tree_offset(r, off_st, &offsets, db, dev, o.n, &off_start, &off_end)))
+        break;
     }
     if (pos == TL_STR_NOMEM) {
       err = tl_nomem(r->e);
@@ -644,8 +686,8 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
     o.node = *node;
     o.occ_idx = sqlite3_column_int64(st, 5);
     o.iteration = sqlite3_column_int64(st, 6);
-    o.anchor_first = sqlite3_column_int64(st, 7);
-    o.anchor_end = sqlite3_column_int64(st, 8);
+    o.anchor_first = sqlite3_column_int64(st, 7) + off_start;
+    o.anchor_end = sqlite3_column_int64(st, 8) + off_end;
     if (sqlite3_column_type(st, 9) == SQLITE_NULL || sqlite3_column_type(st, 10) == SQLITE_NULL) {
       err = tl_fail(r->e, "traceloom_export_perfetto: occurrence_n %lld (position %s) has no "
                           "start_ns/end_ns in traceloom_position_occurrence",
@@ -686,6 +728,8 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
       err = tl_nomem(r->e);
   }
   sqlite3_finalize(st);
+  sqlite3_finalize(off_st);
+  TL_VEC_FREE(&offsets);
   if (!err && step_done(r, rc)) err = TL_ERROR;
   /* Parent links, once every occurrence is known (whatever the row order). */
   for (size_t i = 0; !err && i < a->occs.n; i++) {
