@@ -242,6 +242,8 @@ typedef struct node_index {
   ** structural position), nodes and occurrences are joined by them, no text. */
   int use_n;
   pf_imap by_n;     /* node_n -> node index */
+  int defer;        /* occurrences read apart from the nodes: pf_occ.node holds node_n until
+                    ** merge_occurrences */
 } node_index;
 
 /* A node row as read, before it is put in display order. */
@@ -273,9 +275,6 @@ static int cmp_node_row(const void *x, const void *y, void *ctx) {
 static int read_nodes(rd *r, node_index *ix) {
   pf_analysis *a = r->a;
   sqlite3_stmt *st;
-  ix->use_n = has_column(r->db, "traceloom_v_tree_node", "node_n") &&
-              has_column(r->db, "traceloom_v_tree_node", "parent_n") &&
-              has_column(r->db, "traceloom_position_occurrence", "node_n");
   /* With node_n the parent is linked below by parent_n (its text is its node_id). */
   if (prep(r, ix->use_n
                   ? "SELECT node_id, NULL, local_node_id, kind, node_type, label, "
@@ -412,6 +411,7 @@ typedef struct topo_classes {
   TL_VEC(topo_class) cls;
   int64_t *of;               /* node index -> class index; -1 not yet known */
   tl_buf key;
+  int64_t leaf[3];           /* by kind: the class of a childless node; -1 not yet known */
 } topo_classes;
 
 /* The class of node i (children first, memoised); -1 on out-of-memory or a runaway depth. */
@@ -419,6 +419,8 @@ static int64_t topo_class_of(topo_classes *t, int64_t i, int guard) {
   if (t->of[i] >= 0) return t->of[i];
   if (guard > 100000) return -1;
   const pf_node *nodes = t->a->nodes.v, *n = &nodes[i];
+  int leaf = n->first_child < 0 && n->kind >= 0 && n->kind < 3; /* most nodes: one class */
+  if (leaf && t->leaf[n->kind] >= 0) return t->of[i] = t->leaf[n->kind];
   for (int64_t ch = n->first_child; ch >= 0; ch = nodes[ch].next_sibling)
     if (topo_class_of(t, ch, guard + 1) < 0) return -1;
   tl_buf_reset(&t->key);
@@ -452,13 +454,15 @@ static int64_t topo_class_of(topo_classes *t, int64_t i, int guard) {
     tl_sha256_final(&s, d);
     tl_sha256_hex(d, t->cls.v[t->cls.n - 1].sha);
   }
+  if (leaf) t->leaf[n->kind] = (int64_t)id - 1;
   return t->of[i] = (int64_t)id - 1;
 }
 
 /* Every node's topology signature (pf_node.sha). */
 static int sign_topologies(rd *r) {
   pf_analysis *a = r->a;
-  topo_classes t = {a, tl_strpool_new(), {0}, malloc((a->nodes.n + 1) * sizeof(int64_t)), {0}};
+  topo_classes t = {a, tl_strpool_new(), {0}, malloc((a->nodes.n + 1) * sizeof(int64_t)), {0},
+                    {-1, -1, -1}};
   int err = t.keys && t.of ? TL_OK : tl_nomem(r->e);
   for (size_t i = 0; !err && i < a->nodes.n; i++) t.of[i] = -1;
   for (size_t i = 0; !err && i < a->nodes.n; i++) {
@@ -657,9 +661,9 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
       err = tl_nomem(r->e);
       break;
     }
-    int64_t *node = NULL;
+    int64_t *node = NULL, node_n = sqlite3_column_int64(st, 2);
     if (ix->use_n) {
-      node = pf_imap_get(&ix->by_n, sqlite3_column_int64(st, 2));
+      node = ix->defer ? &node_n : pf_imap_get(&ix->by_n, node_n);
       if (!node) {
         err = tl_fail(r->e, "traceloom_export_perfetto: traceloom_position_occurrence %lld "
                             "(node_n %lld) has no traceloom_v_tree_node row",
@@ -689,9 +693,11 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
     o.anchor_first = sqlite3_column_int64(st, 7) + off_start;
     o.anchor_end = sqlite3_column_int64(st, 8) + off_end;
     if (sqlite3_column_type(st, 9) == SQLITE_NULL || sqlite3_column_type(st, 10) == SQLITE_NULL) {
-      err = tl_fail(r->e, "traceloom_export_perfetto: occurrence_n %lld (position %s) has no "
+      err = tl_fail(r->e, "traceloom_export_perfetto: occurrence_n %lld (%s %s) has no "
                           "start_ns/end_ns in traceloom_position_occurrence",
-                    (long long)o.n, tl_strpool_str(a->pool, a->nodes.v[o.node].node_id));
+                    (long long)o.n, ix->defer ? "node_n" : "position",
+                    ix->defer ? (const char *)sqlite3_column_text(st, 2)
+                              : tl_strpool_str(a->pool, a->nodes.v[o.node].node_id));
       break;
     }
     o.start = sqlite3_column_int64(st, 9);
@@ -1037,15 +1043,23 @@ static void *side_read(void *arg) {
   return NULL;
 }
 
+/* The ids in to of every string of from (NULL: none), interned in from's id order, so that
+** merging a reader's pool gives the ids reading into to would have given; NULL on
+** out-of-memory (entries TL_STR_NOMEM where interning failed). */
+static uint32_t *remap_pool(tl_strpool *to, const tl_strpool *from) {
+  uint32_t nstr = from ? tl_strpool_count(from) : 0;
+  uint32_t *map = calloc((size_t)nstr + 1, sizeof *map);
+  for (uint32_t i = 0; map && i < nstr; i++)
+    map[i] = i == TL_STR_NONE ? TL_STR_NONE
+                              : tl_strpool_intern(to, tl_strpool_str(from, i),
+                                                  tl_strpool_len(from, i));
+  return map;
+}
+
 /* Moves the side reader's calls and relations into a (api names re-interned). */
 static int merge_side(pf_analysis *a, side *sd, tl_err *e) {
-  uint32_t nstr = sd->a.pool ? tl_strpool_count(sd->a.pool) : 0;
-  uint32_t *map = calloc((size_t)nstr + 1, sizeof *map);
+  uint32_t *map = remap_pool(a->pool, sd->a.pool);
   if (!map) return tl_nomem(e);
-  for (uint32_t i = 0; i < nstr; i++)
-    map[i] = i == TL_STR_NONE ? TL_STR_NONE
-                              : tl_strpool_intern(a->pool, tl_strpool_str(sd->a.pool, i),
-                                                  tl_strpool_len(sd->a.pool, i));
   int err = TL_OK;
   for (size_t k = 0; k < sd->a.calls.n; k++) {
     uint32_t id = map[sd->a.calls.v[k].api];
@@ -1057,6 +1071,66 @@ static int merge_side(pf_analysis *a, side *sd, tl_err *e) {
   a->calls = sd->a.calls, a->relations = sd->a.relations;
   memset(&sd->a.calls, 0, sizeof sd->a.calls);
   memset(&sd->a.relations, 0, sizeof sd->a.relations);
+  return TL_OK;
+}
+
+/* ---- The occurrence reader ------------------------------------------------------------ */
+
+/* Where the occurrences name their node by node_n, they need no node to be read: they are
+** read apart (ix.defer), on a third read-only connection by a worker thread while the
+** calling thread reads the nodes, into a pf_analysis of their own (own string pool), and
+** merged right after the nodes. The same functions run in the same order either way, so
+** the string ids, and the bytes, do not depend on it. */
+typedef struct occ_reader {
+  const char *path; /* worker: the database file to open; NULL: use db */
+  sqlite3 *db;
+  pf_analysis a;
+  node_index ix;
+  pf_imap occ_by_n;
+  i64vec atoms;
+  tl_err e;
+  int rc;
+} occ_reader;
+
+static void *occ_read(void *arg) {
+  occ_reader *w = arg;
+  sqlite3 *db = w->db;
+  w->rc = TL_OK;
+  if (w->path && pf_open_analysis_ro(w->path, &db, &w->e)) {
+    w->rc = TL_ERROR;
+    return NULL;
+  }
+  rd r = {db, &w->a, &w->e};
+  if (!(w->a.pool = tl_strpool_new())) w->rc = tl_nomem(&w->e);
+  if (w->rc == TL_OK) w->rc = read_occurrences(&r, &w->ix, &w->occ_by_n, &w->atoms);
+  if (w->path) sqlite3_close(db);
+  return NULL;
+}
+
+/* Moves the occurrence reader's occurrences into a: node_n -> node index, the repeat
+** contexts and paths re-interned. */
+static int merge_occurrences(pf_analysis *a, occ_reader *w, const node_index *ix, tl_err *e) {
+  uint32_t *map = remap_pool(a->pool, w->a.pool);
+  if (!map) return tl_nomem(e);
+  int err = TL_OK;
+  for (size_t i = 0; !err && i < w->a.occs.n; i++) {
+    pf_occ *o = &w->a.occs.v[i];
+    const int64_t *node = pf_imap_get(&ix->by_n, o->node);
+    if (!node) {
+      err = tl_fail(e, "traceloom_export_perfetto: traceloom_position_occurrence %lld "
+                       "(node_n %lld) has no traceloom_v_tree_node row",
+                    (long long)o->n, (long long)o->node);
+      break;
+    }
+    o->node = *node;
+    o->repeat_context = map[o->repeat_context];
+    o->rooted_path = map[o->rooted_path];
+    if (o->repeat_context == TL_STR_NOMEM || o->rooted_path == TL_STR_NOMEM) err = tl_nomem(e);
+  }
+  free(map);
+  if (err) return err;
+  a->occs = w->a.occs;
+  memset(&w->a.occs, 0, sizeof w->a.occs);
   return TL_OK;
 }
 
@@ -1085,14 +1159,21 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
       return tl_nomem(e);
   node_index ix;
   memset(&ix, 0, sizeof ix);
+  ix.use_n = has_column(db, "traceloom_v_tree_node", "node_n") &&
+             has_column(db, "traceloom_v_tree_node", "parent_n") &&
+             has_column(db, "traceloom_position_occurrence", "node_n");
   pf_imap occ_by_n;
   memset(&occ_by_n, 0, sizeof occ_by_n);
   i64vec atoms = {0};
   side sd;
   memset(&sd, 0, sizeof sd);
   sd.db = db, sd.distributed = distributed, sd.path = side_path(db);
-  pthread_t worker;
+  pthread_t worker, occ_worker;
   int threaded = sd.path && pthread_create(&worker, NULL, side_read, &sd) == 0;
+  occ_reader ow;
+  memset(&ow, 0, sizeof ow);
+  ow.db = db, ow.path = sd.path, ow.ix.use_n = ow.ix.defer = 1;
+  int occ_threaded = ix.use_n && ow.path && pthread_create(&occ_worker, NULL, occ_read, &ow) == 0;
   tl_timer tm;
   tl_timer_start(&tm, "export read");
   int rc = read_nodes(&r, &ix);
@@ -1101,7 +1182,20 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
   if (rc == TL_OK && !pf_has_relation(db, "traceloom_position_occurrence"))
     rc = tl_fail(e, "traceloom_export_perfetto: the analysis has no relation "
                     "traceloom_position_occurrence: re-run the analysis");
-  if (rc == TL_OK) rc = read_occurrences(&r, &ix, &occ_by_n, &atoms);
+  if (ix.use_n) { /* read apart (by the worker, or now), merged right after the nodes */
+    if (occ_threaded) pthread_join(occ_worker, NULL);
+    else if (rc == TL_OK) ow.path = NULL, occ_read(&ow);
+    if (rc == TL_OK && ow.rc != TL_OK)
+      rc = tl_fail(e, "%s", ow.e.msg ? ow.e.msg : "traceloom_export_perfetto: reading failed");
+    if (rc == TL_OK) rc = merge_occurrences(a, &ow, &ix, e);
+    occ_by_n = ow.occ_by_n, atoms = ow.atoms;
+    memset(&ow.occ_by_n, 0, sizeof ow.occ_by_n);
+    memset(&ow.atoms, 0, sizeof ow.atoms);
+    tl_err_clear(&ow.e);
+    pf_analysis_free(&ow.a);
+  } else if (rc == TL_OK) {
+    rc = read_occurrences(&r, &ix, &occ_by_n, &atoms);
+  }
   tl_timer_mark(&tm, "occurrences");
   if (rc == TL_OK && !distributed) { /* perfetto.md 5.3 and 9: not drawn with ranks */
     rc = read_members(&r);
