@@ -267,6 +267,33 @@ static int cmp_node_row(const void *x, const void *y, void *ctx) {
   return a->n.first_child < b->n.first_child ? -1 : a->n.first_child > b->n.first_child;
 }
 
+/* Rows read out of display order, now sorted: their strings interned again in this order
+** into a fresh pool (after the before - 1 strings interned ahead of them), so that the string
+** ids, and the protobuf's interned ids, are those of rows read in order. */
+static int reintern_in_order(pf_analysis *a, node_row *rows, size_t n, uint32_t before) {
+  tl_strpool *p = tl_strpool_new();
+  int err = p ? TL_OK : TL_ERROR;
+  for (uint32_t i = 1; !err && i < before; i++)
+    if (tl_strpool_intern(p, tl_strpool_str(a->pool, i), tl_strpool_len(a->pool, i)) != i)
+      err = TL_ERROR;
+  for (size_t k = 0; !err && k < n; k++) {
+    pf_node *nd = &rows[k].n;
+    uint32_t *f[] = {&nd->node_id, &nd->parent, &nd->local, &nd->label, &nd->category, &nd->view};
+    for (size_t j = 0; !err && j < sizeof f / sizeof *f; j++) {
+      if (*f[j] == TL_STR_NONE) continue;
+      *f[j] = tl_strpool_intern(p, tl_strpool_str(a->pool, *f[j]), tl_strpool_len(a->pool, *f[j]));
+      if (*f[j] == TL_STR_NOMEM) err = TL_ERROR;
+    }
+  }
+  if (err) {
+    tl_strpool_free(p);
+    return TL_ERROR;
+  }
+  tl_strpool_free(a->pool);
+  a->pool = p;
+  return TL_OK;
+}
+
 /*
 ** traceloom_v_tree_node in display order. The view is read as it comes (in node_n order,
 ** which is the display order of the one-node-per-position model: a SQL ORDER BY would sort
@@ -287,6 +314,7 @@ static int read_nodes(rd *r, node_index *ix) {
     return TL_ERROR;
   TL_VEC(node_row) rows = {0};
   uint32_t native = tl_strpool_intern_cstr(a->pool, "native_report_tree");
+  uint32_t before = tl_strpool_count(a->pool);
   uint32_t last_view = TL_STR_NOMEM, last_category = TL_STR_NOMEM;
   int rc, err = native == TL_STR_NOMEM ? tl_nomem(r->e) : TL_OK, sorted = 1;
   while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -329,7 +357,10 @@ static int read_nodes(rd *r, node_index *ix) {
   }
   sqlite3_finalize(st);
   if (!err && step_done(r, rc)) err = TL_ERROR;
-  if (!err && !sorted) qsort_r(rows.v, rows.n, sizeof *rows.v, cmp_node_row, a->pool);
+  if (!err && !sorted) {
+    qsort_r(rows.v, rows.n, sizeof *rows.v, cmp_node_row, a->pool);
+    if (reintern_in_order(a, rows.v, rows.n, before)) err = tl_nomem(r->e);
+  }
   i64vec parent_n = {0};
   for (size_t i = 0; !err && i < rows.n; i++) {
     pf_node n = rows.v[i].n;
