@@ -495,14 +495,26 @@ static size_t split_point(const pf_layout *l) {
   return best;
 }
 
-/* Appends the part's file to the output. */
+/* Appends the part's file to the output: inside the kernel (copy_file_range, no copy
+** through this process) when the output is written as it is, else read back through the
+** gzip writer. */
 static int copy_part(pf_out *o, int fd) {
   if (lseek(fd, 0, SEEK_SET) != 0)
     return tl_fail(o->e, "traceloom_export_perfetto: cannot read back a part of '%s': %s",
                    o->path, strerror(errno));
-  char *buf = malloc(PF_FLUSH_BYTES);
-  if (!buf) return tl_nomem(o->e);
   int err = pf_out_flush(o, 1);
+  if (!err && !o->gz) {
+    ssize_t n;
+    while ((n = copy_file_range(fd, NULL, o->fd, NULL, (size_t)1 << 30, 0)) > 0 ||
+           (n < 0 && errno == EINTR)) {}
+    if (n == 0) return TL_OK;
+    if (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP && errno != EINVAL)
+      return tl_fail(o->e, "traceloom_export_perfetto: cannot write '%s': %s", o->path,
+                     strerror(errno));
+    /* not supported here: copy what is left through a buffer */
+  }
+  char *buf = err ? NULL : malloc(PF_FLUSH_BYTES);
+  if (!err && !buf) return tl_nomem(o->e);
   for (ssize_t n; !err && (n = read(fd, buf, PF_FLUSH_BYTES)) != 0;) {
     if (n < 0) {
       if (errno == EINTR) continue;
