@@ -242,6 +242,11 @@ static void pa_id(pf_argw *w, int key, const char *prefix, int64_t n) {
   pa_i64(w, pf_n_key(key), n);
 }
 
+static void pa_ref(pf_argw *w, int key, uint32_t text, int64_t n) {
+  if (n >= 0) pa_i64(w, pf_n_key(key), n);
+  else pa_pool(w, key, text);
+}
+
 /* Appends the packet in p->pkt to the output as Trace.packet. */
 static int emit_packet(proto_w *p) {
   tl_buf *o = &p->o->b;
@@ -437,7 +442,7 @@ static int metadata_packet(proto_w *p) {
 
 static int writer_init(proto_w *p, pf_ctx *c, pf_out *o, tl_err *e) {
   memset(p, 0, sizeof *p);
-  p->w = (pf_argw){pa_i64, pa_us, pa_pool, pa_text, pa_bool, pa_null, pa_id};
+  p->w = (pf_argw){pa_i64, pa_us, pa_pool, pa_text, pa_bool, pa_null, pa_id, pa_ref};
   p->c = c, p->o = o, p->e = e;
   size_t nstr = tl_strpool_count(c->a.pool);
   p->name_seq = calloc(nstr + 1, sizeof *p->name_seq);

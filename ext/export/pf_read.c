@@ -368,6 +368,7 @@ static int read_nodes(rd *r, node_index *ix) {
   for (size_t i = 0; !err && i < rows.n; i++) {
     pf_node n = rows.v[i].n;
     n.first_child = -1;
+    n.node_n = ix->use_n ? rows.v[i].node_n : -1;
     if (n.view == native && ix->use_n) {
       if (pf_imap_put(&ix->by_n, rows.v[i].node_n, (int64_t)a->nodes.n) ||
           TL_VEC_PUSH(&parent_n, rows.v[i].parent_n)) {
