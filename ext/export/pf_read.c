@@ -304,17 +304,20 @@ static int read_nodes(rd *r, node_index *ix) {
   sqlite3_stmt *st;
   /* With node_n the parent is linked below by parent_n (its text is its node_id). The kind
   ** is asked for only where node_type is NULL, the category (which names seq slices) only
-  ** for nodes that are not atoms: each is a lookup per row in the view. */
+  ** for nodes that are not atoms, each a lookup per row in the view; an atom's local id only
+  ** where it has no label (the label names it): half a million strings not interned. */
+#define NODE_ATOM "(node_type = 'Atom' OR (node_type IS NULL AND kind NOT IN ('seq', 'repeat')))"
 #define NODE_COLS(parent)                                                                    \
-  "SELECT node_id, " parent ", local_node_id, CASE WHEN node_type IS NULL THEN kind END, "     \
-  "node_type, label, CASE WHEN node_type = 'Atom' OR (node_type IS NULL AND kind NOT IN "      \
-  "('seq', 'repeat')) THEN NULL ELSE category END, db_idx, device_id, view_name, tree_depth, " \
-  "display_order, repeat_count, "
+  "SELECT node_id, " parent ", CASE WHEN " NODE_ATOM " AND label <> '' THEN NULL ELSE "        \
+  "local_node_id END, CASE WHEN node_type IS NULL THEN kind END, node_type, label, "           \
+  "CASE WHEN " NODE_ATOM " THEN NULL ELSE category END, db_idx, device_id, view_name, "        \
+  "tree_depth, display_order, repeat_count, "
   if (prep(r, ix->use_n ? NODE_COLS("NULL") "node_n, parent_n FROM traceloom_v_tree_node"
                         : NODE_COLS("parent_node_id") "NULL, NULL FROM traceloom_v_tree_node",
            &st))
     return TL_ERROR;
 #undef NODE_COLS
+#undef NODE_ATOM
   TL_VEC(node_row) rows = {0};
   uint32_t native = tl_strpool_intern_cstr(a->pool, "native_report_tree");
   uint32_t before = tl_strpool_count(a->pool);
