@@ -1065,19 +1065,27 @@ typedef struct side {
   int rc;
 } side;
 
+/* A reader's run: on its own read-only connection to path (NULL: on db), into a, whose
+** string pool it creates, with its own error. */
+static int run_reader(const char *path, sqlite3 *db, pf_analysis *a, tl_err *e,
+                      int (*read)(rd *r, void *ctx), void *ctx) {
+  if (path && pf_open_analysis_ro(path, &db, e)) return TL_ERROR;
+  rd r = {db, a, e};
+  int rc = (a->pool = tl_strpool_new()) ? read(&r, ctx) : tl_nomem(e);
+  if (path) sqlite3_close(db);
+  return rc;
+}
+
+static int side_reads(rd *r, void *ctx) {
+  side *sd = ctx;
+  int rc = read_event_maps(r, &sd->maps);
+  if (rc == TL_OK && !sd->distributed) rc = read_calls(r);
+  return rc;
+}
+
 static void *side_read(void *arg) {
   side *sd = arg;
-  sqlite3 *db = sd->db;
-  sd->rc = TL_OK;
-  if (sd->path && pf_open_analysis_ro(sd->path, &db, &sd->e)) {
-    sd->rc = TL_ERROR;
-    return NULL;
-  }
-  rd r = {db, &sd->a, &sd->e};
-  if (!(sd->a.pool = tl_strpool_new())) sd->rc = tl_nomem(&sd->e);
-  if (sd->rc == TL_OK) sd->rc = read_event_maps(&r, &sd->maps);
-  if (sd->rc == TL_OK && !sd->distributed) sd->rc = read_calls(&r);
-  if (sd->path) sqlite3_close(db);
+  sd->rc = run_reader(sd->path, sd->db, &sd->a, &sd->e, side_reads, sd);
   return NULL;
 }
 
@@ -1130,18 +1138,14 @@ typedef struct occ_reader {
   int rc;
 } occ_reader;
 
+static int occ_reads(rd *r, void *ctx) {
+  occ_reader *w = ctx;
+  return read_occurrences(r, &w->ix, &w->occ_by_n, &w->atoms);
+}
+
 static void *occ_read(void *arg) {
   occ_reader *w = arg;
-  sqlite3 *db = w->db;
-  w->rc = TL_OK;
-  if (w->path && pf_open_analysis_ro(w->path, &db, &w->e)) {
-    w->rc = TL_ERROR;
-    return NULL;
-  }
-  rd r = {db, &w->a, &w->e};
-  if (!(w->a.pool = tl_strpool_new())) w->rc = tl_nomem(&w->e);
-  if (w->rc == TL_OK) w->rc = read_occurrences(&r, &w->ix, &w->occ_by_n, &w->atoms);
-  if (w->path) sqlite3_close(db);
+  w->rc = run_reader(w->path, w->db, &w->a, &w->e, occ_reads, w);
   return NULL;
 }
 
