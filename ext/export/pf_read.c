@@ -433,8 +433,8 @@ static int read_nodes(rd *r, node_index *ix) {
 
 /*
 ** Topology signatures: a node's topology is S(...)/R(...)/A(...) over its children's in
-** display order, and its signature the SHA-256 of that text. Equal subtrees are frequent (a
-** million-anchor tree has a few hundred distinct shapes), so topologies are hash-consed: a
+** display order, and its signature the SHA-256 of that text. Equal subtrees are frequent
+** (every childless atom, every iteration of a repeated layer), so topologies are hash-consed: a
 ** node's class is the key (kind, the children's classes), interned in a pool of its own,
 ** and the text and its hash are built once per class, never per node.
 */
