@@ -74,10 +74,11 @@ enum { PF_KIND_SEQ, PF_KIND_REPEAT, PF_KIND_ATOM };
 typedef struct pf_node {
   uint32_t node_id, local, label, category, parent, view;
   int64_t db, dev, tree_depth, display_order, repeat_count; /* repeat_count -1: NULL */
+  int64_t node_n;                    /* the view's integer key; -1 where it has none */
   int kind;                                                 /* PF_KIND_* */
   int64_t first_child, next_sibling; /* the display tree, -1 terminated, display order */
-  char *topology;                    /* canonical topology string, built once */
-  char sha[65];                      /* SHA-256 of the topology */
+  char sha[65];                      /* SHA-256 of the topology (S(..)/R(..)/A(..) of the
+                                        children, pf_read.c) */
   int motif;                         /* repeat nodes: index of the sorted signature, else -1 */
 } pf_node;
 
@@ -333,7 +334,7 @@ void pf_layout_free(pf_layout *l);
   X(clock_model_receipt_sha256) X(run_id) X(step_id) X(execution_id) X(phase)               \
   X(scheduled_tokens) X(boundary) X(linked_device_work) X(device_work_id)                   \
   X(association_basis) X(compute_ns) X(comm_ns) X(idle_ns) X(total_ns) X(self_ns) X(aux_ns)  \
-  X(event_n) X(call_n) X(aggregate_n)
+  X(event_n) X(call_n) X(aggregate_n) X(node_n) X(repeat_node_n)
 #define PF_KEY_ENUM(k) PF_K_##k,
 enum { PF_KEYS(PF_KEY_ENUM) PF_NKEYS };
 #undef PF_KEY_ENUM
@@ -353,6 +354,10 @@ struct pf_argw {
   /* An id "<prefix><n>". JSON writes the text under key (event_id); protobuf the integer n
   ** under the matching *_n key (pf_n_key: event_n), the documented join key. */
   void (*id)(pf_argw *w, int key, const char *prefix, int64_t n);
+  /* A row's text id with its integer key n (a node_id and its node_n). JSON writes the text
+  ** under key; protobuf the integer under the matching *_n key (pf_n_key: node_n) when n >= 0,
+  ** else the text. */
+  void (*ref)(pf_argw *w, int key, uint32_t text, int64_t n);
 };
 
 /* The *_ns key of a *_us key, the *_n key of an id key (the same key when there is none). */

@@ -35,6 +35,8 @@ int pf_n_key(int key) {
   case PF_K_event_id: return PF_K_event_n;
   case PF_K_runtime_call_id: return PF_K_call_n;
   case PF_K_aggregate_id: return PF_K_aggregate_n;
+  case PF_K_node_id: return PF_K_node_n;
+  case PF_K_repeat_node_id: return PF_K_repeat_node_n;
   default: return key;
   }
 }
@@ -58,7 +60,7 @@ static void put_costs(pf_argw *w, int64_t first, int64_t end, int64_t anchors,
 static void put_identity(const pf_analysis *a, pf_argw *w, const pf_occ *o) {
   const pf_node *n = &a->nodes.v[o->node];
   w->pool(w, PF_K_semantic_kind, a->strs[PF_STR_PUBLISHED]);
-  w->pool(w, PF_K_node_id, n->node_id);
+  w->ref(w, PF_K_node_id, n->node_id, n->node_n);
   w->i64(w, PF_K_occurrence_idx, o->occ_idx);
   w->i64(w, PF_K_database_index, n->db);
   w->i64(w, PF_K_device_id, n->dev);
@@ -101,7 +103,7 @@ static void occurrence_args(const pf_ctx *c, const pf_slice *s, pf_argw *w) {
 static void leaf_args(const pf_ctx *c, const pf_slice *s, pf_argw *w) {
   const pf_analysis *a = &c->a;
   const pf_occ *o = &a->occs.v[s->ref];
-  w->pool(w, PF_K_node_id, a->nodes.v[o->node].node_id);
+  w->ref(w, PF_K_node_id, a->nodes.v[o->node].node_id, a->nodes.v[o->node].node_n);
   w->i64(w, PF_K_occurrence_idx, o->occ_idx);
   if (o->event_n >= 0) put_id(w, PF_K_event_id, "event-", o->event_n);
 }
@@ -133,7 +135,7 @@ static void body_args(const pf_ctx *c, const pf_slice *s, pf_argw *w) {
   pf_motif_alias(n->motif, alias);
   w->pool(w, PF_K_semantic_kind, a->strs[PF_STR_BODY]);
   w->text(w, PF_K_motif_alias, alias, strlen(alias));
-  w->pool(w, PF_K_repeat_node_id, n->node_id);
+  w->ref(w, PF_K_repeat_node_id, n->node_id, n->node_n);
   w->i64(w, PF_K_aggregate_occurrence_idx, ro->occ_idx);
   w->i64(w, PF_K_body_ordinal, bd->ordinal);
   w->i64(w, PF_K_repeat_count, n->repeat_count);
@@ -179,7 +181,7 @@ static void member_args(const pf_ctx *c, const pf_slice *s, pf_argw *w) {
   put_id(w, PF_K_aggregate_id, "replay-cost-aggregate-", m->aggregate);
   w->pool(w, PF_K_kind, m->kind);
   w->pool(w, PF_K_launch_event_id, m->launch_event);
-  w->pool(w, PF_K_node_id, n->node_id);
+  w->ref(w, PF_K_node_id, n->node_id, n->node_n);
   w->i64(w, PF_K_occurrence_idx, o->occ_idx);
   w->i64(w, PF_K_database_index, n->db);
   w->pool(w, PF_K_view_name, n->view);

@@ -186,6 +186,11 @@ static void ja_id(pf_argw *w, int key, const char *prefix, int64_t n) {
   tl_buf_append(j->b, "\"", 1);
 }
 
+static void ja_ref(pf_argw *w, int key, uint32_t text, int64_t n) {
+  (void)n;
+  ja_pool(w, key, text);
+}
+
 /* ---- Metadata ----------------------------------------------------------------------------- */
 
 typedef struct json_meta {
@@ -257,7 +262,7 @@ int pf_write_json(pf_ctx *c, pf_out *o) {
   pf_layout *l = &c->l;
   const tl_strpool *pool = c->a.pool;
   tl_buf *b = &o->b;
-  json_args ja = {{ja_i64, ja_us, ja_pool, ja_text, ja_bool, ja_null, ja_id}, b, pool, 1};
+  json_args ja = {{ja_i64, ja_us, ja_pool, ja_text, ja_bool, ja_null, ja_id, ja_ref}, b, pool, 1};
   PUT_LIT(b, "{\"traceEvents\":[");
   for (size_t ti = 0; ti < l->tracks.n; ti++) {
     const pf_track *t = &l->tracks.v[ti];

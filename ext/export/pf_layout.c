@@ -23,6 +23,7 @@
 ** deterministic.
 */
 #include "export/pf.h"
+#include "util/timing.h"
 #include "util/sort.h"
 
 #include <stdio.h>
@@ -660,12 +661,16 @@ int pf_layout_build(pf_ctx *c) {
     L.multi_db = c->a.nodes.v[i].db != c->a.nodes.v[0].db;
   for (size_t i = 0; i < c->a.calls.n && !L.multi_db; i++)
     L.multi_db = c->a.nodes.n && c->a.calls.v[i].db != c->a.nodes.v[0].db;
+  tl_timer tm;
+  tl_timer_start(&tm, "export layout");
   int err = make_slices(&L);
+  tl_timer_mark(&tm, "slices and flows");
   size_t n = l->slices.n;
   uint32_t *idx = err ? NULL : malloc((n + 1) * sizeof *idx);
   int32_t *nlanes = err ? NULL : calloc(l->groups.n + 1, sizeof *nlanes);
   if (!err && (!idx || !nlanes)) err = tl_nomem(c->e);
   if (!err) err = import_order(c, idx);
+  tl_timer_mark(&tm, "import order");
   /* Pack each group (a run of idx). */
   for (size_t i = 0; !err && i < n;) {
     size_t j = i;
@@ -674,6 +679,7 @@ int pf_layout_build(pf_ctx *c) {
     err = pack_group(c, &l->groups.v[g], idx + i, j - i, &nlanes[g]);
     i = j;
   }
+  tl_timer_mark(&tm, "lanes");
   if (!err) err = make_tracks(&L, nlanes);
   /* Emission order: track by track (display order), import order within a track. */
   if (!err) {
@@ -703,7 +709,9 @@ int pf_layout_build(pf_ctx *c) {
   l->origin = 0;
   for (size_t i = 0; !err && i < n; i++)
     if (i == 0 || l->slices.v[i].start < l->origin) l->origin = l->slices.v[i].start;
+  tl_timer_mark(&tm, "tracks and emission order");
   if (!err) err = order_flows(c);
+  tl_timer_mark(&tm, "flow order");
   free(idx);
   free(nlanes);
   TL_VEC_FREE(&L.keys);

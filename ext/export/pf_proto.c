@@ -242,6 +242,11 @@ static void pa_id(pf_argw *w, int key, const char *prefix, int64_t n) {
   pa_i64(w, pf_n_key(key), n);
 }
 
+static void pa_ref(pf_argw *w, int key, uint32_t text, int64_t n) {
+  if (n >= 0) pa_i64(w, pf_n_key(key), n);
+  else pa_pool(w, key, text);
+}
+
 /* Appends the packet in p->pkt to the output as Trace.packet. */
 static int emit_packet(proto_w *p) {
   tl_buf *o = &p->o->b;
@@ -437,7 +442,7 @@ static int metadata_packet(proto_w *p) {
 
 static int writer_init(proto_w *p, pf_ctx *c, pf_out *o, tl_err *e) {
   memset(p, 0, sizeof *p);
-  p->w = (pf_argw){pa_i64, pa_us, pa_pool, pa_text, pa_bool, pa_null, pa_id};
+  p->w = (pf_argw){pa_i64, pa_us, pa_pool, pa_text, pa_bool, pa_null, pa_id, pa_ref};
   p->c = c, p->o = o, p->e = e;
   size_t nstr = tl_strpool_count(c->a.pool);
   p->name_seq = calloc(nstr + 1, sizeof *p->name_seq);
@@ -495,14 +500,26 @@ static size_t split_point(const pf_layout *l) {
   return best;
 }
 
-/* Appends the part's file to the output. */
+/* Appends the part's file to the output: inside the kernel (copy_file_range, no copy
+** through this process) when the output is written as it is, else read back through the
+** gzip writer. */
 static int copy_part(pf_out *o, int fd) {
   if (lseek(fd, 0, SEEK_SET) != 0)
     return tl_fail(o->e, "traceloom_export_perfetto: cannot read back a part of '%s': %s",
                    o->path, strerror(errno));
-  char *buf = malloc(PF_FLUSH_BYTES);
-  if (!buf) return tl_nomem(o->e);
   int err = pf_out_flush(o, 1);
+  if (!err && !o->gz) {
+    ssize_t n;
+    while ((n = copy_file_range(fd, NULL, o->fd, NULL, (size_t)1 << 30, 0)) > 0 ||
+           (n < 0 && errno == EINTR)) {}
+    if (n == 0) return TL_OK;
+    if (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP && errno != EINVAL)
+      return tl_fail(o->e, "traceloom_export_perfetto: cannot write '%s': %s", o->path,
+                     strerror(errno));
+    /* not supported here: copy what is left through a buffer */
+  }
+  char *buf = err ? NULL : malloc(PF_FLUSH_BYTES);
+  if (!err && !buf) return tl_nomem(o->e);
   for (ssize_t n; !err && (n = read(fd, buf, PF_FLUSH_BYTES)) != 0;) {
     if (n < 0) {
       if (errno == EINTR) continue;

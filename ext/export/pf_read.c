@@ -242,64 +242,139 @@ typedef struct node_index {
   ** structural position), nodes and occurrences are joined by them, no text. */
   int use_n;
   pf_imap by_n;     /* node_n -> node index */
+  int defer;        /* occurrences read apart from the nodes: pf_occ.node holds node_n until
+                    ** merge_occurrences */
 } node_index;
 
+/* A node row as read, before it is put in display order. */
+typedef struct node_row {
+  pf_node n;
+  int64_t node_n, parent_n; /* -1: none (or not given) */
+} node_row;
+
+/* Display order: (db_idx, device_id, view_name, display_order), then the order read. */
+static int cmp_node_row(const void *x, const void *y, void *ctx) {
+  const node_row *a = x, *b = y;
+  const tl_strpool *pool = ctx;
+  if (a->n.db != b->n.db) return a->n.db < b->n.db ? -1 : 1;
+  if (a->n.dev != b->n.dev) return a->n.dev < b->n.dev ? -1 : 1;
+  if (a->n.view != b->n.view) {
+    int c = strcmp(tl_strpool_str(pool, a->n.view), tl_strpool_str(pool, b->n.view));
+    if (c) return c;
+  }
+  if (a->n.display_order != b->n.display_order)
+    return a->n.display_order < b->n.display_order ? -1 : 1;
+  return a->n.first_child < b->n.first_child ? -1 : a->n.first_child > b->n.first_child;
+}
+
+/* Rows read out of display order, now sorted: their strings interned again in this order
+** into a fresh pool (after the before - 1 strings interned ahead of them), so that the string
+** ids, and the protobuf's interned ids, are those of rows read in order. */
+static int reintern_in_order(pf_analysis *a, node_row *rows, size_t n, uint32_t before) {
+  tl_strpool *p = tl_strpool_new();
+  int err = p ? TL_OK : TL_ERROR;
+  for (uint32_t i = 1; !err && i < before; i++)
+    if (tl_strpool_intern(p, tl_strpool_str(a->pool, i), tl_strpool_len(a->pool, i)) != i)
+      err = TL_ERROR;
+  for (size_t k = 0; !err && k < n; k++) {
+    pf_node *nd = &rows[k].n;
+    uint32_t *f[] = {&nd->node_id, &nd->parent, &nd->local, &nd->label, &nd->category, &nd->view};
+    for (size_t j = 0; !err && j < sizeof f / sizeof *f; j++) {
+      if (*f[j] == TL_STR_NONE) continue;
+      *f[j] = tl_strpool_intern(p, tl_strpool_str(a->pool, *f[j]), tl_strpool_len(a->pool, *f[j]));
+      if (*f[j] == TL_STR_NOMEM) err = TL_ERROR;
+    }
+  }
+  if (err) {
+    tl_strpool_free(p);
+    return TL_ERROR;
+  }
+  tl_strpool_free(a->pool);
+  a->pool = p;
+  return TL_OK;
+}
+
+/*
+** traceloom_v_tree_node in display order. The view is read as it comes (in node_n order,
+** which is the display order of the one-node-per-position model: a SQL ORDER BY would sort
+** half a million rows for nothing) and sorted here only when it is not in order.
+*/
 static int read_nodes(rd *r, node_index *ix) {
   pf_analysis *a = r->a;
   sqlite3_stmt *st;
-  ix->use_n = has_column(r->db, "traceloom_v_tree_node", "node_n") &&
-              has_column(r->db, "traceloom_v_tree_node", "parent_n") &&
-              has_column(r->db, "traceloom_position_occurrence", "node_n");
-  if (prep(r, ix->use_n
-                  ? "SELECT node_id, parent_node_id, local_node_id, kind, node_type, label, "
-                    "category, db_idx, device_id, view_name, tree_depth, display_order, "
-                    "repeat_count, node_n, parent_n FROM traceloom_v_tree_node "
-                    "ORDER BY db_idx, device_id, view_name, display_order"
-                  : "SELECT node_id, parent_node_id, local_node_id, kind, node_type, label, "
-                    "category, db_idx, device_id, view_name, tree_depth, display_order, "
-                    "repeat_count, NULL, NULL FROM traceloom_v_tree_node "
-                    "ORDER BY db_idx, device_id, view_name, display_order",
+  /* With node_n the parent is linked below by parent_n (its text is its node_id). The kind
+  ** is asked for only where node_type is NULL, the category (which names seq slices) only
+  ** for nodes that are not atoms, each a lookup per row in the view; an atom's local id only
+  ** where it has no label (the label names it): half a million strings not interned. */
+#define NODE_ATOM "(node_type = 'Atom' OR (node_type IS NULL AND kind NOT IN ('seq', 'repeat')))"
+#define NODE_COLS(parent)                                                                    \
+  "SELECT node_id, " parent ", CASE WHEN " NODE_ATOM " AND label <> '' THEN NULL ELSE "        \
+  "local_node_id END, CASE WHEN node_type IS NULL THEN kind END, node_type, label, "           \
+  "CASE WHEN " NODE_ATOM " THEN NULL ELSE category END, db_idx, device_id, view_name, "        \
+  "tree_depth, display_order, repeat_count, "
+  if (prep(r, ix->use_n ? NODE_COLS("NULL") "node_n, parent_n FROM traceloom_v_tree_node"
+                        : NODE_COLS("parent_node_id") "NULL, NULL FROM traceloom_v_tree_node",
            &st))
     return TL_ERROR;
-  i64vec parent_n = {0};
+#undef NODE_COLS
+#undef NODE_ATOM
+  TL_VEC(node_row) rows = {0};
   uint32_t native = tl_strpool_intern_cstr(a->pool, "native_report_tree");
+  uint32_t before = tl_strpool_count(a->pool);
   uint32_t last_view = TL_STR_NOMEM, last_category = TL_STR_NOMEM;
-  int rc, err = native == TL_STR_NOMEM ? tl_nomem(r->e) : TL_OK;
+  int rc, err = native == TL_STR_NOMEM ? tl_nomem(r->e) : TL_OK, sorted = 1;
   while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    pf_node n;
-    memset(&n, 0, sizeof n);
-    n.node_id = col_intern(r, st, 0);
-    /* With node_n the parent is linked below by parent_n (its text is its node_id). */
-    n.parent = ix->use_n ? TL_STR_NONE : col_intern(r, st, 1);
-    n.local = col_intern(r, st, 2);
+    node_row row;
+    memset(&row, 0, sizeof row);
+    pf_node *n = &row.n;
+    n->node_id = col_intern(r, st, 0);
+    n->parent = ix->use_n ? TL_STR_NONE : col_intern(r, st, 1);
+    n->local = col_intern(r, st, 2);
     const char *kind = (const char *)sqlite3_column_text(st, 3);
     const char *type = (const char *)sqlite3_column_text(st, 4);
-    n.label = col_intern(r, st, 5);
-    n.category = col_intern_last(r, st, 6, &last_category);
-    n.db = sqlite3_column_int64(st, 7);
-    n.dev = sqlite3_column_int64(st, 8);
-    n.view = col_intern_last(r, st, 9, &last_view);
-    n.tree_depth = sqlite3_column_int64(st, 10);
-    n.display_order = sqlite3_column_int64(st, 11);
-    n.repeat_count = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 12);
+    n->label = col_intern(r, st, 5);
+    n->category = col_intern_last(r, st, 6, &last_category);
+    n->db = sqlite3_column_int64(st, 7);
+    n->dev = sqlite3_column_int64(st, 8);
+    n->view = col_intern_last(r, st, 9, &last_view);
+    n->tree_depth = sqlite3_column_int64(st, 10);
+    n->display_order = sqlite3_column_int64(st, 11);
+    n->repeat_count = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 12);
     if ((type && strcmp(type, "Repeat") == 0) || (!type && kind && strcmp(kind, "repeat") == 0))
-      n.kind = PF_KIND_REPEAT;
+      n->kind = PF_KIND_REPEAT;
     else if ((type && strcmp(type, "Atom") == 0) ||
              (!type && kind && strcmp(kind, "seq") != 0 && strcmp(kind, "repeat") != 0))
-      n.kind = PF_KIND_ATOM;
+      n->kind = PF_KIND_ATOM;
     else
-      n.kind = PF_KIND_SEQ;
-    n.first_child = n.next_sibling = -1;
-    n.motif = -1;
-    if (n.node_id == TL_STR_NOMEM || n.parent == TL_STR_NOMEM || n.local == TL_STR_NOMEM ||
-        n.label == TL_STR_NOMEM || n.category == TL_STR_NOMEM || n.view == TL_STR_NOMEM) {
+      n->kind = PF_KIND_SEQ;
+    n->first_child = (int64_t)rows.n; /* the order read, until the children are linked */
+    n->next_sibling = -1;
+    n->motif = -1;
+    row.node_n = sqlite3_column_type(st, 13) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 13);
+    row.parent_n = sqlite3_column_type(st, 14) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 14);
+    if (n->node_id == TL_STR_NOMEM || n->parent == TL_STR_NOMEM || n->local == TL_STR_NOMEM ||
+        n->label == TL_STR_NOMEM || n->category == TL_STR_NOMEM || n->view == TL_STR_NOMEM ||
+        TL_VEC_PUSH(&rows, row)) {
       err = tl_nomem(r->e);
       break;
     }
+    if (sorted && rows.n > 1 && cmp_node_row(&rows.v[rows.n - 2], &rows.v[rows.n - 1], a->pool) > 0)
+      sorted = 0;
+  }
+  sqlite3_finalize(st);
+  if (!err && step_done(r, rc)) err = TL_ERROR;
+  if (!err && !sorted) {
+    qsort_r(rows.v, rows.n, sizeof *rows.v, cmp_node_row, a->pool);
+    if (reintern_in_order(a, rows.v, rows.n, before)) err = tl_nomem(r->e);
+  }
+  i64vec parent_n = {0};
+  for (size_t i = 0; !err && i < rows.n; i++) {
+    pf_node n = rows.v[i].n;
+    n.first_child = -1;
+    n.node_n = ix->use_n ? rows.v[i].node_n : -1;
     if (n.view == native && ix->use_n) {
-      if (pf_imap_put(&ix->by_n, sqlite3_column_int64(st, 13), (int64_t)a->nodes.n) ||
-          TL_VEC_PUSH(&parent_n, sqlite3_column_type(st, 14) == SQLITE_NULL
-                                     ? -1 : sqlite3_column_int64(st, 14))) {
+      if (pf_imap_put(&ix->by_n, rows.v[i].node_n, (int64_t)a->nodes.n) ||
+          TL_VEC_PUSH(&parent_n, rows.v[i].parent_n)) {
         err = tl_nomem(r->e);
         break;
       }
@@ -333,10 +408,9 @@ static int read_nodes(rd *r, node_index *ix) {
     }
     if (TL_VEC_PUSH(&a->nodes, n)) err = tl_nomem(r->e);
   }
-  sqlite3_finalize(st);
-  if (!err && step_done(r, rc)) err = TL_ERROR;
+  TL_VEC_FREE(&rows);
   if (err) return TL_VEC_FREE(&parent_n), err;
-  /* Children lists in display order (nodes arrive sorted, so link back to front), for the
+  /* Children lists in display order (nodes are sorted, so link back to front), for the
   ** topology signatures: the display parent within the same (db, device, view). */
   for (size_t i = a->nodes.n; i-- > 0;) {
     pf_node *n = &a->nodes.v[i];
@@ -357,45 +431,89 @@ static int read_nodes(rd *r, node_index *ix) {
   return TL_OK;
 }
 
-/* The SHA-256 (hex) of n's topology string. */
-static void sign(pf_node *n) {
-  tl_sha256 s;
-  uint8_t d[32];
-  tl_sha256_init(&s);
-  tl_sha256_update(&s, n->topology, strlen(n->topology));
-  tl_sha256_final(&s, d);
-  tl_sha256_hex(d, n->sha);
+/*
+** Topology signatures: a node's topology is S(...)/R(...)/A(...) over its children's in
+** display order, and its signature the SHA-256 of that text. Equal subtrees are frequent
+** (every childless atom, every iteration of a repeated layer), so topologies are hash-consed: a
+** node's class is the key (kind, the children's classes), interned in a pool of its own,
+** and the text and its hash are built once per class, never per node.
+*/
+typedef struct topo_class {
+  char *text;
+  char sha[65];
+} topo_class;
+
+typedef struct topo_classes {
+  pf_analysis *a;
+  tl_strpool *keys;          /* class key -> id (class index + 1) */
+  TL_VEC(topo_class) cls;
+  int64_t *of;               /* node index -> class index; -1 not yet known */
+  tl_buf key;
+  int64_t leaf[3];           /* by kind: the class of a childless node; -1 not yet known */
+} topo_classes;
+
+/* The class of node i (children first, memoised); -1 on out-of-memory or a runaway depth. */
+static int64_t topo_class_of(topo_classes *t, int64_t i, int guard) {
+  if (t->of[i] >= 0) return t->of[i];
+  if (guard > 100000) return -1;
+  const pf_node *nodes = t->a->nodes.v, *n = &nodes[i];
+  int leaf = n->first_child < 0 && n->kind >= 0 && n->kind < 3; /* most nodes: one class */
+  if (leaf && t->leaf[n->kind] >= 0) return t->of[i] = t->leaf[n->kind];
+  for (int64_t ch = n->first_child; ch >= 0; ch = nodes[ch].next_sibling)
+    if (topo_class_of(t, ch, guard + 1) < 0) return -1;
+  tl_buf_reset(&t->key);
+  char kind = n->kind == PF_KIND_SEQ ? 'S' : n->kind == PF_KIND_REPEAT ? 'R' : 'A';
+  tl_buf_append(&t->key, &kind, 1);
+  for (int64_t ch = n->first_child; ch >= 0; ch = nodes[ch].next_sibling) {
+    uint32_t c = (uint32_t)t->of[ch];
+    tl_buf_append(&t->key, (const char *)&c, sizeof c);
+  }
+  if (t->key.oom) return -1;
+  uint32_t id = tl_strpool_intern(t->keys, t->key.p, t->key.n);
+  if (id == TL_STR_NOMEM) return -1;
+  if ((size_t)id - 1 == t->cls.n) { /* a new class: its text and signature */
+    tl_buf b = {0};
+    tl_buf_append(&b, &kind, 1);
+    tl_buf_append(&b, "(", 1);
+    for (int64_t ch = n->first_child, k = 0; ch >= 0; ch = nodes[ch].next_sibling, k++) {
+      if (k) tl_buf_append(&b, ",", 1);
+      tl_buf_puts(&b, t->cls.v[t->of[ch]].text);
+    }
+    tl_buf_append(&b, ")", 1);
+    topo_class c = {b.p, {0}};
+    if (b.oom || TL_VEC_PUSH(&t->cls, c)) {
+      tl_buf_free(&b);
+      return -1;
+    }
+    tl_sha256 s;
+    uint8_t d[32];
+    tl_sha256_init(&s);
+    tl_sha256_update(&s, c.text, b.n);
+    tl_sha256_final(&s, d);
+    tl_sha256_hex(d, t->cls.v[t->cls.n - 1].sha);
+  }
+  if (leaf) t->leaf[n->kind] = (int64_t)id - 1;
+  return t->of[i] = (int64_t)id - 1;
 }
 
-/* S(...)/R(...)/A() over the children in display order; memoised per node (a childless
-** atom's is leaf's, hashed once). */
-static const char *topology(pf_analysis *a, int64_t i, int guard, const pf_node *leaf) {
-  pf_node *n = &a->nodes.v[i];
-  if (n->topology || guard > 100000) return n->topology;
-  if (leaf && n->kind == PF_KIND_ATOM && n->first_child < 0) { /* "A()", hashed once */
-    if ((n->topology = tl_strdup(leaf->topology))) memcpy(n->sha, leaf->sha, sizeof n->sha);
-    return n->topology;
+/* Every node's topology signature (pf_node.sha). */
+static int sign_topologies(rd *r) {
+  pf_analysis *a = r->a;
+  topo_classes t = {a, tl_strpool_new(), {0}, malloc((a->nodes.n + 1) * sizeof(int64_t)), {0},
+                    {-1, -1, -1}};
+  int err = t.keys && t.of ? TL_OK : tl_nomem(r->e);
+  for (size_t i = 0; !err && i < a->nodes.n; i++) t.of[i] = -1;
+  for (size_t i = 0; !err && i < a->nodes.n; i++) {
+    int64_t k = topo_class_of(&t, (int64_t)i, 0);
+    if (k < 0) err = tl_nomem(r->e);
+    else memcpy(a->nodes.v[i].sha, t.cls.v[k].sha, sizeof a->nodes.v[i].sha);
   }
-  tl_buf b = {0};
-  tl_buf_puts(&b, n->kind == PF_KIND_SEQ ? "S(" : n->kind == PF_KIND_REPEAT ? "R(" : "A(");
-  for (int64_t ch = n->first_child, k = 0; ch >= 0; ch = a->nodes.v[ch].next_sibling, k++) {
-    const char *t = topology(a, ch, guard + 1, leaf);
-    if (!t) {
-      tl_buf_free(&b);
-      return NULL;
-    }
-    if (k) tl_buf_append(&b, ",", 1);
-    tl_buf_puts(&b, t);
-  }
-  tl_buf_append(&b, ")", 1);
-  if (b.oom) {
-    tl_buf_free(&b);
-    return NULL;
-  }
-  n = &a->nodes.v[i];
-  n->topology = b.p;
-  sign(n);
-  return n->topology;
+  for (size_t k = 0; k < t.cls.n; k++) free(t.cls.v[k].text);
+  TL_VEC_FREE(&t.cls);
+  tl_strpool_free(t.keys);
+  tl_buf_free(&t.key);
+  free(t.of);
+  return err;
 }
 
 static int cmp_str_ptr(const void *x, const void *y) {
@@ -406,15 +524,7 @@ static int cmp_str_ptr(const void *x, const void *y) {
 ** (presentation only: equal letters, equal colours). */
 static int assign_motifs(rd *r) {
   pf_analysis *a = r->a;
-  pf_node leaf;
-  memset(&leaf, 0, sizeof leaf);
-  if (!(leaf.topology = tl_strdup("A()"))) return tl_nomem(r->e);
-  sign(&leaf);
-  int err = TL_OK;
-  for (size_t i = 0; !err && i < a->nodes.n; i++)
-    if (!topology(a, (int64_t)i, 0, &leaf)) err = tl_nomem(r->e);
-  free(leaf.topology);
-  if (err) return err;
+  if (sign_topologies(r)) return TL_ERROR;
   const char **sig = malloc((a->nodes.n + 1) * sizeof *sig);
   if (!sig) return tl_nomem(r->e);
   size_t n = 0;
@@ -497,6 +607,31 @@ static int read_slots(rd *r, node_index *ix, tl_i64map *slots, int *use) {
   return err;
 }
 
+/* The token offsets (token_start_ordinal - anchor_first_n, token_end_exclusive -
+** anchor_end_n) of tree (db, dev), looked up on its occurrence occ_n the first time;
+** offsets holds (db, dev, start, end) per tree (a handful: searched in turn). */
+static int tree_offset(rd *r, sqlite3_stmt *off_st, i64vec *offsets, int64_t db, int64_t dev,
+                       int64_t occ_n, int64_t *start, int64_t *end) {
+  size_t k = 0;
+  while (k < offsets->n && (offsets->v[k] != db || offsets->v[k + 1] != dev)) k += 4;
+  if (k == offsets->n) {
+    sqlite3_reset(off_st);
+    sqlite3_bind_int64(off_st, 1, occ_n);
+    int rc = sqlite3_step(off_st);
+    if (rc != SQLITE_ROW)
+      return rc == SQLITE_DONE ? tl_fail(r->e, "traceloom_export_perfetto: occurrence_n %lld "
+                                               "vanished from traceloom_position_occurrence",
+                                         (long long)occ_n)
+                               : step_done(r, rc);
+    if (TL_VEC_PUSH(offsets, db) || TL_VEC_PUSH(offsets, dev) ||
+        TL_VEC_PUSH(offsets, sqlite3_column_int64(off_st, 0)) ||
+        TL_VEC_PUSH(offsets, sqlite3_column_int64(off_st, 1)))
+      return tl_nomem(r->e);
+  }
+  *start = offsets->v[k + 2], *end = offsets->v[k + 3];
+  return TL_OK;
+}
+
 #define OCC_RETRY 2 /* an atom whose position its parent's slot does not name: read them all */
 
 /*
@@ -512,22 +647,37 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
                                  pf_imap *occ_by_n, i64vec *atoms) {
   pf_analysis *a = r->a;
   sqlite3_stmt *st;
-  /* The position of every row, or (the fast pass) only of roots and non-atoms. */
-#define OCC_REST                                                                              \
-  "db_idx, device_id, occurrence_idx, repeat_iteration, token_start_ordinal, "                 \
-  "token_end_exclusive, start_ns, end_ns, compute_us, comm_us, idle_us, self_us, aux_us, "     \
-  "aux_events, coverage_kind = 'self', "                                                       \
-  "CASE WHEN coverage_kind <> 'self' THEN repeat_context END, "                                \
-  "CASE WHEN coverage_kind <> 'self' THEN rooted_position_path END, "                          \
-  "anchor_first_n, slot_ordinal FROM traceloom_position_occurrence ORDER BY occurrence_n"
-  if (prep(r, ix->use_n ? "SELECT occurrence_n, parent_n, node_n, " OCC_REST
-              : by_text   ? "SELECT occurrence_n, parent_n, position_id, " OCC_REST
-                          : "SELECT occurrence_n, parent_n, "
-                            "CASE WHEN parent_n IS NULL OR coverage_kind <> 'self' THEN "
-                            "position_id END, " OCC_REST,
-           &st))
+  /* The position of every row, or (the fast pass) only of roots and non-atoms. The
+  ** iteration under a repeat is member_order (outputs.md 6): the view's repeat_iteration
+  ** parses it out of repeat contexts for every row. The token ordinals are the anchor
+  ** numbers less the tree's first anchor (anchor_n is dense per tree): the offset is taken
+  ** once per tree (tree_offsets) instead of two subqueries per row. */
+  int by_member = has_column(r->db, "traceloom_position_occurrence", "member_order");
+  int by_anchor_n = has_column(r->db, "traceloom_position_occurrence", "anchor_end_n");
+  char *sql = tl_mprintf(
+      "SELECT occurrence_n, parent_n, %s, db_idx, device_id, occurrence_idx, %s, %s, "
+      "start_ns, end_ns, compute_us, comm_us, idle_us, self_us, aux_us, aux_events, "
+      "coverage_kind = 'self', CASE WHEN coverage_kind <> 'self' THEN repeat_context END, "
+      "CASE WHEN coverage_kind <> 'self' THEN rooted_position_path END, anchor_first_n, "
+      "slot_ordinal FROM traceloom_position_occurrence ORDER BY occurrence_n",
+      ix->use_n ? "node_n"
+      : by_text ? "position_id"
+                : "CASE WHEN parent_n IS NULL OR coverage_kind <> 'self' THEN position_id END",
+      by_member ? "member_order" : "repeat_iteration",
+      by_anchor_n ? "anchor_first_n, anchor_end_n" : "token_start_ordinal, token_end_exclusive");
+  if (!sql) return tl_nomem(r->e);
+  int prc = prep(r, sql, &st);
+  free(sql);
+  if (prc) return TL_ERROR;
+  sqlite3_stmt *off_st = NULL; /* the token offsets of the tree of an occurrence */
+  if (by_anchor_n &&
+      prep(r, "SELECT token_start_ordinal - anchor_first_n, token_end_exclusive - anchor_end_n "
+              "FROM traceloom_position_occurrence WHERE occurrence_n = ?1", &off_st)) {
+    sqlite3_finalize(st);
     return TL_ERROR;
-#undef OCC_REST
+  }
+  i64vec offsets = {0}; /* tree_offset's */
+  int64_t off_start = 0, off_end = 0;
   i64vec parent_n = {0};
   uint32_t last_pos = TL_STR_NOMEM, last_ctx = TL_STR_NOMEM;
   int64_t last_db = INT64_MIN, last_dev = INT64_MIN, tree = -1;
@@ -542,14 +692,16 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
     if (db != last_db || dev != last_dev) {
       tree = tree_number(&ix->trees, db, dev, 0);
       last_db = db, last_dev = dev;
+      if (off_st && (err = tree_offset(r, off_st, &offsets, db, dev, o.n, &off_start, &off_end)))
+        break;
     }
     if (pos == TL_STR_NOMEM) {
       err = tl_nomem(r->e);
       break;
     }
-    int64_t *node = NULL;
+    int64_t *node = NULL, node_n = sqlite3_column_int64(st, 2);
     if (ix->use_n) {
-      node = pf_imap_get(&ix->by_n, sqlite3_column_int64(st, 2));
+      node = ix->defer ? &node_n : pf_imap_get(&ix->by_n, node_n);
       if (!node) {
         err = tl_fail(r->e, "traceloom_export_perfetto: traceloom_position_occurrence %lld "
                             "(node_n %lld) has no traceloom_v_tree_node row",
@@ -576,12 +728,14 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
     o.node = *node;
     o.occ_idx = sqlite3_column_int64(st, 5);
     o.iteration = sqlite3_column_int64(st, 6);
-    o.anchor_first = sqlite3_column_int64(st, 7);
-    o.anchor_end = sqlite3_column_int64(st, 8);
+    o.anchor_first = sqlite3_column_int64(st, 7) + off_start;
+    o.anchor_end = sqlite3_column_int64(st, 8) + off_end;
     if (sqlite3_column_type(st, 9) == SQLITE_NULL || sqlite3_column_type(st, 10) == SQLITE_NULL) {
-      err = tl_fail(r->e, "traceloom_export_perfetto: occurrence_n %lld (position %s) has no "
+      err = tl_fail(r->e, "traceloom_export_perfetto: occurrence_n %lld (%s %s) has no "
                           "start_ns/end_ns in traceloom_position_occurrence",
-                    (long long)o.n, tl_strpool_str(a->pool, a->nodes.v[o.node].node_id));
+                    (long long)o.n, ix->defer ? "node_n" : "position",
+                    ix->defer ? (const char *)sqlite3_column_text(st, 2)
+                              : tl_strpool_str(a->pool, a->nodes.v[o.node].node_id));
       break;
     }
     o.start = sqlite3_column_int64(st, 9);
@@ -618,6 +772,8 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
       err = tl_nomem(r->e);
   }
   sqlite3_finalize(st);
+  sqlite3_finalize(off_st);
+  TL_VEC_FREE(&offsets);
   if (!err && step_done(r, rc)) err = TL_ERROR;
   /* Parent links, once every occurrence is known (whatever the row order). */
   for (size_t i = 0; !err && i < a->occs.n; i++) {
@@ -909,31 +1065,47 @@ typedef struct side {
   int rc;
 } side;
 
+/* A reader's run: on its own read-only connection to path (NULL: on db), into a, whose
+** string pool it creates, with its own error. */
+static int run_reader(const char *path, sqlite3 *db, pf_analysis *a, tl_err *e,
+                      int (*read)(rd *r, void *ctx), void *ctx) {
+  if (path && pf_open_analysis_ro(path, &db, e)) return TL_ERROR;
+  rd r = {db, a, e};
+  int rc = (a->pool = tl_strpool_new()) ? read(&r, ctx) : tl_nomem(e);
+  if (path) sqlite3_close(db);
+  return rc;
+}
+
+static int side_reads(rd *r, void *ctx) {
+  side *sd = ctx;
+  int rc = read_event_maps(r, &sd->maps);
+  if (rc == TL_OK && !sd->distributed) rc = read_calls(r);
+  return rc;
+}
+
 static void *side_read(void *arg) {
   side *sd = arg;
-  sqlite3 *db = sd->db;
-  sd->rc = TL_OK;
-  if (sd->path && pf_open_analysis_ro(sd->path, &db, &sd->e)) {
-    sd->rc = TL_ERROR;
-    return NULL;
-  }
-  rd r = {db, &sd->a, &sd->e};
-  if (!(sd->a.pool = tl_strpool_new())) sd->rc = tl_nomem(&sd->e);
-  if (sd->rc == TL_OK) sd->rc = read_event_maps(&r, &sd->maps);
-  if (sd->rc == TL_OK && !sd->distributed) sd->rc = read_calls(&r);
-  if (sd->path) sqlite3_close(db);
+  sd->rc = run_reader(sd->path, sd->db, &sd->a, &sd->e, side_reads, sd);
   return NULL;
+}
+
+/* The ids in to of every string of from (NULL: none), interned in from's id order, so that
+** merging a reader's pool gives the ids reading into to would have given; NULL on
+** out-of-memory (entries TL_STR_NOMEM where interning failed). */
+static uint32_t *remap_pool(tl_strpool *to, const tl_strpool *from) {
+  uint32_t nstr = from ? tl_strpool_count(from) : 0;
+  uint32_t *map = calloc((size_t)nstr + 1, sizeof *map);
+  for (uint32_t i = 0; map && i < nstr; i++)
+    map[i] = i == TL_STR_NONE ? TL_STR_NONE
+                              : tl_strpool_intern(to, tl_strpool_str(from, i),
+                                                  tl_strpool_len(from, i));
+  return map;
 }
 
 /* Moves the side reader's calls and relations into a (api names re-interned). */
 static int merge_side(pf_analysis *a, side *sd, tl_err *e) {
-  uint32_t nstr = sd->a.pool ? tl_strpool_count(sd->a.pool) : 0;
-  uint32_t *map = calloc((size_t)nstr + 1, sizeof *map);
+  uint32_t *map = remap_pool(a->pool, sd->a.pool);
   if (!map) return tl_nomem(e);
-  for (uint32_t i = 0; i < nstr; i++)
-    map[i] = i == TL_STR_NONE ? TL_STR_NONE
-                              : tl_strpool_intern(a->pool, tl_strpool_str(sd->a.pool, i),
-                                                  tl_strpool_len(sd->a.pool, i));
   int err = TL_OK;
   for (size_t k = 0; k < sd->a.calls.n; k++) {
     uint32_t id = map[sd->a.calls.v[k].api];
@@ -945,6 +1117,62 @@ static int merge_side(pf_analysis *a, side *sd, tl_err *e) {
   a->calls = sd->a.calls, a->relations = sd->a.relations;
   memset(&sd->a.calls, 0, sizeof sd->a.calls);
   memset(&sd->a.relations, 0, sizeof sd->a.relations);
+  return TL_OK;
+}
+
+/* ---- The occurrence reader ------------------------------------------------------------ */
+
+/* Where the occurrences name their node by node_n, they need no node to be read: they are
+** read apart (ix.defer), on a third read-only connection by a worker thread while the
+** calling thread reads the nodes, into a pf_analysis of their own (own string pool), and
+** merged right after the nodes. The same functions run in the same order either way, so
+** the string ids, and the bytes, do not depend on it. */
+typedef struct occ_reader {
+  const char *path; /* worker: the database file to open; NULL: use db */
+  sqlite3 *db;
+  pf_analysis a;
+  node_index ix;
+  pf_imap occ_by_n;
+  i64vec atoms;
+  tl_err e;
+  int rc;
+} occ_reader;
+
+static int occ_reads(rd *r, void *ctx) {
+  occ_reader *w = ctx;
+  return read_occurrences(r, &w->ix, &w->occ_by_n, &w->atoms);
+}
+
+static void *occ_read(void *arg) {
+  occ_reader *w = arg;
+  w->rc = run_reader(w->path, w->db, &w->a, &w->e, occ_reads, w);
+  return NULL;
+}
+
+/* Moves the occurrence reader's occurrences into a: node_n -> node index, the repeat
+** contexts and paths re-interned. */
+static int merge_occurrences(pf_analysis *a, occ_reader *w, const node_index *ix, tl_err *e) {
+  uint32_t *map = remap_pool(a->pool, w->a.pool);
+  if (!map) return tl_nomem(e);
+  int err = TL_OK;
+  for (size_t i = 0; !err && i < w->a.occs.n; i++) {
+    pf_occ *o = &w->a.occs.v[i];
+    const int64_t *node = pf_imap_get(&ix->by_n, o->node);
+    if (!node) {
+      err = tl_fail(e, "traceloom_export_perfetto: traceloom_position_occurrence %lld "
+                       "(node_n %lld) has no traceloom_v_tree_node row",
+                    (long long)o->n, (long long)o->node);
+      break;
+    }
+    o->node = *node;
+    o->repeat_context = map[o->repeat_context];
+    o->rooted_path = map[o->rooted_path];
+    if (o->repeat_context == TL_STR_NOMEM || o->rooted_path == TL_STR_NOMEM) err = tl_nomem(e);
+  }
+  free(map);
+  if (err) return err;
+  a->occs = w->a.occs;
+  memset(&w->a.occs, 0, sizeof w->a.occs);
   return TL_OK;
 }
 
@@ -973,23 +1201,44 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
       return tl_nomem(e);
   node_index ix;
   memset(&ix, 0, sizeof ix);
+  ix.use_n = has_column(db, "traceloom_v_tree_node", "node_n") &&
+             has_column(db, "traceloom_v_tree_node", "parent_n") &&
+             has_column(db, "traceloom_position_occurrence", "node_n");
   pf_imap occ_by_n;
   memset(&occ_by_n, 0, sizeof occ_by_n);
   i64vec atoms = {0};
   side sd;
   memset(&sd, 0, sizeof sd);
   sd.db = db, sd.distributed = distributed, sd.path = side_path(db);
-  pthread_t worker;
+  pthread_t worker, occ_worker;
   int threaded = sd.path && pthread_create(&worker, NULL, side_read, &sd) == 0;
+  occ_reader ow;
+  memset(&ow, 0, sizeof ow);
+  ow.db = db, ow.path = sd.path, ow.ix.use_n = ow.ix.defer = 1;
+  int occ_threaded = ix.use_n && ow.path && pthread_create(&occ_worker, NULL, occ_read, &ow) == 0;
   tl_timer tm;
   tl_timer_start(&tm, "export read");
   int rc = read_nodes(&r, &ix);
   if (rc == TL_OK) rc = assign_motifs(&r);
+  tl_timer_mark(&tm, "nodes");
   if (rc == TL_OK && !pf_has_relation(db, "traceloom_position_occurrence"))
     rc = tl_fail(e, "traceloom_export_perfetto: the analysis has no relation "
                     "traceloom_position_occurrence: re-run the analysis");
-  if (rc == TL_OK) rc = read_occurrences(&r, &ix, &occ_by_n, &atoms);
-  tl_timer_mark(&tm, "nodes and occurrences");
+  if (ix.use_n) { /* read apart (by the worker, or now), merged right after the nodes */
+    if (occ_threaded) pthread_join(occ_worker, NULL);
+    else if (rc == TL_OK) ow.path = NULL, occ_read(&ow);
+    if (rc == TL_OK && ow.rc != TL_OK)
+      rc = tl_fail(e, "%s", ow.e.msg ? ow.e.msg : "traceloom_export_perfetto: reading failed");
+    if (rc == TL_OK) rc = merge_occurrences(a, &ow, &ix, e);
+    occ_by_n = ow.occ_by_n, atoms = ow.atoms;
+    memset(&ow.occ_by_n, 0, sizeof ow.occ_by_n);
+    memset(&ow.atoms, 0, sizeof ow.atoms);
+    tl_err_clear(&ow.e);
+    pf_analysis_free(&ow.a);
+  } else if (rc == TL_OK) {
+    rc = read_occurrences(&r, &ix, &occ_by_n, &atoms);
+  }
+  tl_timer_mark(&tm, "occurrences");
   if (rc == TL_OK && !distributed) { /* perfetto.md 5.3 and 9: not drawn with ranks */
     rc = read_members(&r);
     if (rc == TL_OK) rc = read_context(&r);
@@ -1024,7 +1273,6 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
 }
 
 void pf_analysis_free(pf_analysis *a) {
-  for (size_t i = 0; i < a->nodes.n; i++) free(a->nodes.v[i].topology);
   TL_VEC_FREE(&a->nodes);
   TL_VEC_FREE(&a->occs);
   TL_VEC_FREE(&a->members);

@@ -198,13 +198,14 @@ def check_trace(db, trace, raw):
     occ = {(r[0], r[1]): r[2:] for r in query(db, """
         SELECT o.position_id, o.occurrence_idx, o.start_ns, o.end_ns, p.position_id,
                p.occurrence_idx, -- the iteration, where the parent is a Repeat
-               CASE WHEN (SELECT pv.kind FROM traceloom_viz_node pv WHERE pv.node_n = p.node_n) = 'repeat' THEN o.repeat_iteration END, v.node_type
+               CASE WHEN (SELECT pv.kind FROM traceloom_viz_node pv WHERE pv.node_n = p.node_n) = 'repeat' THEN o.repeat_iteration END, v.node_type,
+               o.token_start_ordinal, o.token_end_exclusive
         FROM traceloom_position_occurrence o
         LEFT JOIN traceloom_position_occurrence p ON p.occurrence_n = o.parent_n
         JOIN traceloom_viz_node v ON v.node_id = o.position_id AND v.db_idx = o.db_idx
              AND v.device_id = o.device_id""")}
     bodies = {}
-    for (pos, idx), (s, t, ppos, pidx, it, _) in occ.items():
+    for (pos, idx), (s, t, ppos, pidx, it, *_) in occ.items():
         if it is not None:
             b = bodies.setdefault((ppos, pidx, it), [s, t])
             b[0], b[1] = min(b[0], s), max(b[1], t)
@@ -232,7 +233,12 @@ def check_trace(db, trace, raw):
                 assert k not in got_occ
                 got_occ[k] = span
                 track_of[k] = key
-                s, t, ppos, pidx, it, _ = occ[k]
+                s, t, ppos, pidx, it, _, tok0, tok1 = occ[k]
+                # The anchor range of a seq or repeat occurrence (1-based, inclusive) is the view's token ordinals (0-based,
+                # end exclusive): the exporter derives them from the anchor numbers and one
+                # offset per tree.
+                if e["cat"] != "traceloom.structural_atom":
+                    assert (a["anchor_start_idx"], a["anchor_end_idx"]) == (tok0 + 1, tok1), k
                 want_parent = None if ppos is None else (
                     (ppos, pidx, it) if it is not None else (ppos, pidx))
             if parent is None:
@@ -657,7 +663,8 @@ def export_with_threads(cli, db, out, threads):
 
 def test_threads_do_not_change_the_bytes(cli, analyses, tmp_path):
     """The side reader (runtime calls, relations, anchors and events on a second read-only
-    connection in a worker thread) gives the same file as reading everything in turn."""
+    connection in a worker thread) and the occurrence reader (the occurrences on a third,
+    while the nodes are read) give the same file as reading everything in turn."""
     db = analyses["gen/ascend_s6_l4_k6_aux"] if "gen/ascend_s6_l4_k6_aux" in analyses \
         else analyses["gen/ascend_s5_l3_k6"]
     for suffix in (".json", ".pftrace"):
@@ -666,6 +673,35 @@ def test_threads_do_not_change_the_bytes(cli, analyses, tmp_path):
             out[threads] = tmp_path / f"t{threads}{suffix}"
             export_with_threads(cli, db, out[threads], threads)
         assert out["1"].read_bytes() == out["2"].read_bytes()
+
+
+def test_node_rows_out_of_display_order_give_the_same_bytes(cli, analyses, tmp_path):
+    """The tree nodes are read as the view gives them and put in display order in C when
+    they are not in it already: a view that lists them backwards exports the same bytes
+    (two devices in the Hygon profile, a deep loop tree in the generated one)."""
+    names = [n for n in ("hygon/hipprof.db", "gen/ascend_s3_l6_k8") if n in analyses]
+    assert names
+    for name in names:
+        db = tmp_path / (name.replace("/", "_") + ".db")
+        shutil.copy(analyses[name], db)  # one path: the metadata names the analysis file
+        want = {}
+        for suffix in (".json", ".pftrace"):
+            want[suffix] = tmp_path / f"want{suffix}"
+            assert run(cli, "export-perfetto", db, "--output", want[suffix]).returncode == 0
+        con = sqlite3.connect(db)
+        sql = con.execute("SELECT sql FROM sqlite_master WHERE name = 'traceloom_v_tree_node'").fetchone()[0]
+        con.executescript(sql.replace("traceloom_v_tree_node", "tree_node_as_published", 1) + ";" + """
+            DROP VIEW traceloom_v_tree_node;
+            CREATE VIEW traceloom_v_tree_node AS SELECT * FROM tree_node_as_published
+                ORDER BY db_idx DESC, device_id DESC, display_order DESC;""")
+        con.close()
+        order = query(db, "SELECT db_idx, device_id, display_order FROM traceloom_v_tree_node")
+        assert len(order) > 2 and order == sorted(order, reverse=True), "listed backwards"
+        for suffix in (".json", ".pftrace"):
+            got = tmp_path / f"got{suffix}"
+            r = run(cli, "export-perfetto", db, "--output", got)
+            assert r.returncode == 0, r.stderr
+            assert got.read_bytes() == want[suffix].read_bytes(), (name, suffix)
 
 
 def test_protobuf_halves_encoded_in_parallel_give_the_same_bytes(cli, chunked_db, tmp_path):
