@@ -105,25 +105,18 @@ CROSS JOIN traceloom_event e ON e.event_n = m.event_n;
 CREATE VIEW traceloom_v_node_replay_cost_member AS
 SELECT o.position_id AS node_id, o.occurrence_idx, 'native_report_tree' AS view_name,
        o.coverage_kind, l.anchor_id AS node_anchor_id, l.member_order AS node_member_order,
-       l.slot_order AS node_slot_order,
-       -- the columns of traceloom_replay_cost_member, from the same member row (a member is
-       -- found by its launch, never by member_n: that is an expression over slots)
-       m.member_id, m.launch_id, c.cost_unit_id, m.db_idx, m.device_id, c.composition_slot_id,
-       c.slot_role, c.slot_order, m.replay_body_template_id, m.body_id, m.stream_id,
-       m.lane_ordinal, m.task_ordinal, m.kind, m.event_id, m.identity, m.raw_task_id,
-       m.start_ns, m.end_ns, m.end_ns - m.start_ns AS duration_ns,
-       m.start_ns - c.first_member_start_ns AS relative_start_ns,
-       m.end_ns - c.first_member_start_ns AS relative_end_ns,
-       m.scheduled_work_share_ppm, c.task_sum_ns > 0 AS scheduled_work_share_supported,
-       c.task_sum_ns AS scheduled_work_denominator_body_task_sum_ns, m.member_n, m.launch_n,
-       m.event_n,
-       m.source_table, m.source_row_id, m.graph_node_id, m.original_graph_node_id,
-       m.evidence_level
+       l.slot_order AS node_slot_order, c.*, e.source_table,
+       CAST(e.source_key AS INTEGER) AS source_row_id,
+       CASE WHEN l.graph_provider = 'cuda' THEN e.graph_node_id END AS graph_node_id,
+       s.original_graph_node_id, l.evidence_level
+-- the member's slot by key (member_n is an expression over slots, not a key to join on)
 FROM traceloom_graph_launch l
 JOIN traceloom_anchor_core a ON a.anchor_n = l.anchor_n
 JOIN traceloom_position_occurrence o ON o.occurrence_n = a.occurrence_n
-JOIN traceloom_replay_cost_launch c ON c.launch_n = l.launch_n
-JOIN traceloom_graph_body_member m ON m.launch_n = l.launch_n;
+JOIN traceloom_replay_cost_member c ON c.launch_n = l.launch_n
+JOIN traceloom_graph_member_range_core g ON g.launch_n = l.launch_n
+JOIN traceloom_graph_slot_core s ON s.slot_n = g.first_slot_n + c.member_n - l.first_member_n
+JOIN traceloom_event e ON e.event_n = c.event_n;
 
 -- @surface traceloom_v_exact_replay_partition_status | one tree and whether its root splits at exact replays | Counts of protected replay intervals and why the root can or cannot be partitioned at them | SELECT tree_id, replay_interval_count, exact_replay_count, support_state, reason_code FROM traceloom_v_exact_replay_partition_status
 CREATE VIEW traceloom_v_exact_replay_partition_status AS
