@@ -82,6 +82,10 @@ typedef struct device_ctx {
   uint32_t *cand;
   size_t ncand;
   uint8_t *claimed;               /* per event, 1 once a launch owns it as member */
+  /* Member tokens per label, made on first use (a token depends on the label alone):
+  ** token_done[l] says whether token[l] (NULL: no identity) and token_kind[l] are set. */
+  char **token;
+  uint8_t *token_kind, *token_done;
 } device_ctx;
 
 static int stream_of_model_ambiguous(const device_ctx *d, int64_t stream) {
@@ -156,6 +160,19 @@ static char *member_token(const tl_trace *t, uint32_t x, uint8_t *kind, int *oom
   return tk;
 }
 
+/* member_token of event x, made once per label and kept in d (not owned by the caller). */
+static const char *label_token(device_ctx *d, uint32_t x, uint8_t *kind, int *oom) {
+  uint32_t lab = d->t->ev.label[x];
+  *oom = 0;
+  if (!d->token_done[lab]) {
+    d->token[lab] = member_token(d->t, x, &d->token_kind[lab], oom);
+    if (*oom) return NULL;
+    d->token_done[lab] = 1;
+  }
+  *kind = d->token_kind[lab];
+  return d->token[lab];
+}
+
 typedef struct lane {
   int64_t stream;
   char *text;           /* the lane's token sequence, one token per line */
@@ -200,7 +217,6 @@ static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err
     return TL_OK;
   }
   TL_VEC(uint32_t) mem = {0};
-  TL_VEC(char *) tok = {0};
   TL_VEC(uint8_t) kinds = {0};
   lane lanes[64];
   size_t nl = 0;
@@ -219,9 +235,9 @@ static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err
       if (w->instance >= 0 && model != TL_ABSENT && model != w->instance) continue;
       int ck = d->ctl[ev->label[x]];
       if (ck == CTL_EXECUTE || ck == CTL_WAIT || ck == CTL_RECORD) continue; /* launch controls */
-      uint8_t kind;
+      uint8_t kind = 0;
       int oom;
-      char *tk = member_token(t, x, &kind, &oom);
+      const char *tk = label_token(d, x, &kind, &oom);
       if (oom) {
         rc = tl_nomem(e);
         break;
@@ -233,16 +249,13 @@ static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err
         break;
       }
       if (d->claimed[x]) {
-        free(tk);
         L->status = TL_LAUNCH_AMBIGUOUS_BODY;
         typed = 1;
         break;
       }
       tl_buf_puts(&text, tk);
       tl_buf_puts(&text, "\n");
-      /* tok owns tk once pushed: push it last so a failure frees it exactly once */
-      if (TL_VEC_PUSH(&mem, x) || TL_VEC_PUSH(&kinds, kind) || TL_VEC_PUSH(&tok, tk)) {
-        free(tk);
+      if (TL_VEC_PUSH(&mem, x) || TL_VEC_PUSH(&kinds, kind)) {
         rc = tl_nomem(e);
         break;
       }
@@ -275,8 +288,6 @@ static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err
     L->nmembers = (uint32_t)(r->members.n - L->first_member);
   }
   for (size_t k = 0; k < nl; k++) free(lanes[k].text);
-  for (size_t k = 0; k < tok.n; k++) free(tok.v[k]);
-  TL_VEC_FREE(&tok);
   TL_VEC_FREE(&mem);
   TL_VEC_FREE(&kinds);
   return rc;
@@ -775,8 +786,12 @@ int tl_replay_acl(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err *
   uint64_t *keys = malloc(ev->n * sizeof *keys);
   uint32_t *cand = malloc(ev->n * sizeof *cand);
   uint8_t *claimed = calloc(ev->n, 1);
+  size_t nlab = t->labels.n ? t->labels.n : 1;
+  char **token = calloc(nlab, sizeof *token);
+  uint8_t *token_kind = calloc(nlab, 1), *token_done = calloc(nlab, 1);
   int rc = TL_OK;
-  if (!order || !keys || !cand || !claimed) rc = tl_nomem(e);
+  if (!order || !keys || !cand || !claimed || !token || !token_kind || !token_done)
+    rc = tl_nomem(e);
   for (size_t i = 0; rc == TL_OK && i < ev->n; i++)
     order[i] = (uint32_t)i, keys[i] = ((uint64_t)ev->db_idx[i] << 32) | ev->device_id[i];
   if (rc == TL_OK && tl_radix_sort_u64(keys, order, ev->n)) rc = tl_nomem(e);
@@ -807,10 +822,13 @@ int tl_replay_acl(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err *
     d.cand = cand;
     d.ctl = ctl;
     d.claimed = claimed;
+    d.token = token, d.token_kind = token_kind, d.token_done = token_done;
     if (rc == TL_OK) rc = process_device(&d, order + i, j - i, e);
     i = j;
   }
   TL_VEC_FREE(&caps);
+  for (size_t k = 0; token && k < t->labels.n; k++) free(token[k]);
   free(order), free(keys), free(cand), free(claimed), free(ctl);
+  free(token), free(token_kind), free(token_done);
   return rc;
 }

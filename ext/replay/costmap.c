@@ -44,6 +44,15 @@ static int iv_cmp(const void *a, const void *b) {
   return (x[1] > y[1]) - (x[1] < y[1]);
 }
 
+/* Sorts intervals by start (then end), unless they already are: a lane's tasks mostly are. */
+static void sort_intervals(int64_t (*iv)[2], size_t n) {
+  for (size_t i = 1; i < n; i++)
+    if (iv_cmp(iv[i - 1], iv[i]) > 0) {
+      qsort(iv, n, sizeof *iv, iv_cmp);
+      return;
+    }
+}
+
 typedef struct agg_key {
   uint16_t db_idx;
   uint32_t device_id, graph_template, slot, body, lane, task;
@@ -64,11 +73,6 @@ static int same_group(const agg_key *x, const agg_key *y) {
   return x->db_idx == y->db_idx && x->device_id == y->device_id &&
          x->graph_template == y->graph_template && x->slot == y->slot && x->body == y->body &&
          x->lane == y->lane && x->task == y->task;
-}
-
-static int i64_cmp(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
 }
 
 /* Orders keys by agg_cmp without comparing 40-byte keys n log n times: each distinct
@@ -114,11 +118,173 @@ static int order_keys(const agg_key *keys, size_t n, uint32_t *order) {
   return rc;
 }
 
-/* Nearest-rank percentile q (0..100) of sorted v[0..n). */
-static int64_t nearest_rank(const int64_t *v, size_t n, int q) {
+/* The k-th smallest (0-based) of v[0..n), n > k: Hoare's selection, which reorders v but
+** keeps its values, so that several ranks can be taken from one array in turn. */
+static int64_t kth_smallest(int64_t *v, size_t n, size_t k) {
+  size_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    /* the median of lo, mid, hi as the pivot (sorted data stays linear) */
+    int64_t a = v[lo], b = v[mid], c = v[hi];
+    int64_t pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+    size_t i = lo, j = hi;
+    for (;;) {
+      while (v[i] < pivot) i++;
+      while (v[j] > pivot) j--;
+      if (i >= j) break;
+      int64_t x = v[i];
+      v[i] = v[j], v[j] = x;
+      i++, j--;
+    }
+    /* v[lo..j] <= pivot <= v[j+1..hi] */
+    if (k <= j) hi = j;
+    else lo = j + 1;
+  }
+  return v[k];
+}
+
+/* Nearest-rank percentile q (0..100) of v[0..n), n > 0 (v is reordered). */
+static int64_t nearest_rank(int64_t *v, size_t n, int q) {
   size_t rank = (n * (size_t)q + 99) / 100;
   if (rank < 1) rank = 1;
-  return v[rank - 1];
+  return kth_smallest(v, n, rank - 1);
+}
+
+/* One aggregate from its contributors list[0..n) in contributor (start, member) order:
+** numbers them, sums their work and their launches' task-sums, and takes the nearest-rank
+** p25 / median / p75 of durations and shares (vals: scratch of n). 0, or -1 on out-of-memory. */
+static int add_aggregate(const tl_trace *t, const tl_replay *r, tl_replay_costs *c,
+                         const uint32_t *list, size_t n, int64_t *vals) {
+  const tl_events *ev = &t->ev;
+  tl_replay_aggregate g;
+  memset(&g, 0, sizeof g);
+  g.first_member = list[0];
+  g.count = (uint32_t)n;
+  g.slot = r->launches.v[r->members.v[list[0]].launch].slot_role;
+  uint32_t agg = (uint32_t)c->aggregates.n, last_unit = TL_REPLAY_NONE;
+  for (size_t k = 0; k < n; k++) {
+    const tl_graph_member *m = &r->members.v[list[k]];
+    c->member_aggregate[list[k]] = agg;
+    c->member_contributor[list[k]] = (uint32_t)(k + 1);
+    vals[k] = ev->end_ns[m->event] - ev->start_ns[m->event];
+    g.work_ns += vals[k];
+    g.body_task_sum_ns += c->launch[m->launch].task_sum;
+    if (m->kind != r->members.v[g.first_member].kind) g.kind_mixed = 1;
+    /* members are in time order, so one unit's members are adjacent */
+    uint32_t u = r->launches.v[m->launch].unit;
+    if (u != last_unit) g.units++, last_unit = u;
+  }
+  /* members of one launch are never in one aggregate twice: lane and task ordinal are
+  ** unique within a launch */
+  g.launches = g.count;
+  g.dur_p25 = nearest_rank(vals, n, 25);
+  g.dur_p50 = nearest_rank(vals, n, 50);
+  g.dur_p75 = nearest_rank(vals, n, 75);
+  for (size_t k = 0; k < n; k++) vals[k] = c->member_share_ppm[list[k]];
+  g.share_p25 = nearest_rank(vals, n, 25);
+  g.share_p50 = nearest_rank(vals, n, 50);
+  g.share_p75 = nearest_rank(vals, n, 75);
+  return TL_VEC_PUSH(&c->aggregates, g) ? -1 : 0;
+}
+
+typedef struct timed_member {
+  int64_t start;
+  uint32_t member;
+} timed_member;
+
+static int timed_cmp(const void *a, const void *b) {
+  const timed_member *x = a, *y = b;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  return (x->member > y->member) - (x->member < y->member);
+}
+
+/* The aggregates without a key per member, when every launch group (db, device, graph
+** template, slot role, body template: the aggregate key less lane and task) is uniform: its
+** launches all have its first launch's (lane, task) sequence, which is strictly increasing.
+** Then a group's aggregates are its slots, in agg_cmp order (groups in key order, then slot
+** k), and the contributors of slot k are member k of each of its launches, in (start,
+** member) order: launch order, unless the times say otherwise. Returns 1 when it applied, 0
+** when a group is not uniform (nothing written), -1 on out-of-memory. */
+static int aggregates_by_slot(const tl_trace *t, const tl_replay *r, tl_replay_costs *c,
+                              uint32_t *list, int64_t *vals) {
+  size_t nl = r->launches.n;
+  tl_shapes groups;
+  tl_shapes_init(&groups, 5);
+  uint32_t *gid = malloc((nl ? nl : 1) * sizeof *gid), *bucket = NULL, *first = NULL;
+  uint32_t *rep = NULL, *count = NULL;
+  agg_key *rank = NULL;
+  timed_member *timed = NULL;
+  int rc = gid ? 1 : -1;
+  for (size_t i = 0; rc == 1 && i < nl; i++) {
+    const tl_graph_launch *l = &r->launches.v[i];
+    gid[i] = UINT32_MAX;
+    if (l->unit == TL_REPLAY_NONE || !l->nmembers) continue;
+    uint64_t w[5] = {l->db_idx, l->device_id, r->units.v[l->unit].graph_template, l->slot_role,
+                     l->body_template};
+    int fresh;
+    int64_t id = tl_shapes_intern(&groups, w, &fresh);
+    if (id < 0) rc = -1;
+    else gid[i] = (uint32_t)(id - 1);
+  }
+  size_t ng = groups.n;
+  if (rc == 1) {
+    rep = malloc((ng ? ng : 1) * sizeof *rep);
+    count = calloc(ng ? ng : 1, sizeof *count);
+    first = malloc((ng ? ng : 1) * sizeof *first);
+    rank = malloc((ng ? ng : 1) * sizeof *rank);
+    bucket = malloc((nl ? nl : 1) * sizeof *bucket);
+    timed = malloc((nl ? nl : 1) * sizeof *timed);
+    if (!rep || !count || !first || !rank || !bucket || !timed) rc = -1;
+  }
+  for (size_t i = 0; rc == 1 && i < nl; i++) {
+    if (gid[i] == UINT32_MAX) continue;
+    const tl_graph_launch *l = &r->launches.v[i];
+    if (!count[gid[i]]++) {
+      rep[gid[i]] = (uint32_t)i;
+      rank[gid[i]] = (agg_key){l->db_idx, l->device_id, r->units.v[l->unit].graph_template,
+                               l->slot_role, l->body_template, 0, 0, 0, gid[i]};
+      for (uint32_t k = 1; rc == 1 && k < l->nmembers; k++) {
+        const tl_graph_member *p = &r->members.v[l->first_member + k - 1], *m = p + 1;
+        if (p->lane_ordinal > m->lane_ordinal ||
+            (p->lane_ordinal == m->lane_ordinal && p->task_ordinal >= m->task_ordinal))
+          rc = 0;
+      }
+      continue;
+    }
+    const tl_graph_launch *l0 = &r->launches.v[rep[gid[i]]];
+    if (l->nmembers != l0->nmembers) rc = 0;
+    for (uint32_t k = 0; rc == 1 && k < l->nmembers; k++) {
+      const tl_graph_member *m = &r->members.v[l->first_member + k];
+      const tl_graph_member *m0 = &r->members.v[l0->first_member + k];
+      if (m->lane_ordinal != m0->lane_ordinal || m->task_ordinal != m0->task_ordinal) rc = 0;
+    }
+  }
+  if (rc == 1) { /* each group's launches, in launch order */
+    uint32_t sum = 0;
+    for (size_t g = 0; g < ng; g++) first[g] = sum, sum += count[g];
+    for (size_t i = 0; i < nl; i++)
+      if (gid[i] != UINT32_MAX) bucket[first[gid[i]]++] = (uint32_t)i;
+    for (size_t g = 0; g < ng; g++) first[g] -= count[g];
+    qsort(rank, ng, sizeof *rank, agg_cmp);
+  }
+  for (size_t j = 0; rc == 1 && j < ng; j++) {
+    uint32_t g = rank[j].member, n = count[g];
+    const uint32_t *launches = bucket + first[g];
+    for (uint32_t k = 0; rc == 1 && k < r->launches.v[rep[g]].nmembers; k++) {
+      int ordered = 1;
+      for (uint32_t x = 0; x < n; x++) {
+        uint32_t mi = r->launches.v[launches[x]].first_member + k;
+        timed[x] = (timed_member){t->ev.start_ns[r->members.v[mi].event], mi};
+        if (x && timed_cmp(&timed[x - 1], &timed[x]) > 0) ordered = 0;
+      }
+      if (!ordered) qsort(timed, n, sizeof *timed, timed_cmp);
+      for (uint32_t x = 0; x < n; x++) list[x] = timed[x].member;
+      if (add_aggregate(t, r, c, list, n, vals)) rc = -1;
+    }
+  }
+  tl_shapes_free(&groups);
+  free(gid), free(bucket), free(first), free(rep), free(count), free(rank), free(timed);
+  return rc;
 }
 
 int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs *c,
@@ -134,7 +300,7 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
   size_t iv_cap = 0;
   agg_key *keys = NULL;
   int64_t *vals = NULL;
-  uint32_t *order = NULL;
+  uint32_t *order = NULL, *list = NULL;
   int rc = TL_OK;
   if (!c->launch || !c->member_share_ppm || !c->member_aggregate || !c->member_contributor)
     goto nomem;
@@ -165,7 +331,7 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
     }
     lc->first_start = lo;
     lc->envelope = hi - lo;
-    qsort(iv, l->nmembers, sizeof *iv, iv_cmp);
+    sort_intervals(iv, l->nmembers);
     lc->busy_union = union_length(iv, l->nmembers);
     /* Lanes: members are stored lane by lane, so each lane is a contiguous run. */
     for (uint32_t k = 0; k < l->nmembers;) {
@@ -185,7 +351,7 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
         else lcst.data_move += d;
       }
       lcst.count = j - k;
-      qsort(iv, j - k, sizeof *iv, iv_cmp);
+      sort_intervals(iv, j - k);
       lcst.busy_union = union_length(iv, j - k);
       if (TL_VEC_PUSH(&c->lanes, lcst)) goto nomem;
       k = j;
@@ -197,10 +363,16 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
           lc->task_sum > 0 ? (int64_t)((__int128)d * 1000000 / lc->task_sum) : 0;
     }
   }
-  /* Aggregates over promoted members. */
-  keys = malloc((npromoted_members ? npromoted_members : 1) * sizeof *keys);
+  /* Aggregates over promoted members: by slot where every launch group is uniform (one pass),
+  ** else by ordering every member's key. */
   vals = malloc((npromoted_members ? npromoted_members : 1) * sizeof *vals);
-  if (!keys || !vals) goto nomem;
+  list = malloc((npromoted_members ? npromoted_members : 1) * sizeof *list);
+  if (!vals || !list) goto nomem;
+  int by_slot = aggregates_by_slot(t, r, c, list, vals);
+  if (by_slot < 0) goto nomem;
+  if (by_slot) goto done;
+  keys = malloc((npromoted_members ? npromoted_members : 1) * sizeof *keys);
+  if (!keys) goto nomem;
   size_t nk = 0;
   for (size_t i = 0; i < nl; i++) {
     const tl_graph_launch *l = &r->launches.v[i];
@@ -216,55 +388,20 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
   }
   order = malloc((nk ? nk : 1) * sizeof *order);
   if (!order || order_keys(keys, nk, order)) goto nomem;
-#define KEY(k) (&keys[order[k]])
+  for (size_t k = 0; k < nk; k++) list[k] = keys[order[k]].member;
   for (size_t a = 0; a < nk;) {
     size_t b = a + 1;
-    while (b < nk && same_group(KEY(a), KEY(b))) b++;
-    tl_replay_aggregate g;
-    memset(&g, 0, sizeof g);
-    g.first_member = KEY(a)->member;
-    g.count = (uint32_t)(b - a);
-    g.slot = KEY(a)->slot;
-    uint32_t agg = (uint32_t)c->aggregates.n;
-    for (size_t k = a; k < b; k++) {
-      c->member_aggregate[KEY(k)->member] = agg;
-      c->member_contributor[KEY(k)->member] = (uint32_t)(k - a + 1);
-      const tl_graph_member *m = &r->members.v[KEY(k)->member];
-      vals[k - a] = ev->end_ns[m->event] - ev->start_ns[m->event];
-      g.work_ns += vals[k - a];
-      g.body_task_sum_ns += c->launch[m->launch].task_sum;
-      if (m->kind != r->members.v[g.first_member].kind) g.kind_mixed = 1;
-    }
-    /* distinct replay units and launches (members of one launch are never in one group
-    ** twice: lane and task ordinal are unique within a launch) */
-    g.launches = g.count;
-    {
-      uint32_t units = 0, last = TL_REPLAY_NONE;
-      for (size_t k = a; k < b; k++) {
-        uint32_t u = r->launches.v[r->members.v[KEY(k)->member].launch].unit;
-        if (u != last) units++, last = u;
-      }
-      g.units = units; /* members are in time order, so one unit's members are adjacent */
-    }
-    qsort(vals, b - a, sizeof *vals, i64_cmp);
-    g.dur_p25 = nearest_rank(vals, b - a, 25);
-    g.dur_p50 = nearest_rank(vals, b - a, 50);
-    g.dur_p75 = nearest_rank(vals, b - a, 75);
-    for (size_t k = a; k < b; k++) vals[k - a] = c->member_share_ppm[KEY(k)->member];
-    qsort(vals, b - a, sizeof *vals, i64_cmp);
-    g.share_p25 = nearest_rank(vals, b - a, 25);
-    g.share_p50 = nearest_rank(vals, b - a, 50);
-    g.share_p75 = nearest_rank(vals, b - a, 75);
-    if (TL_VEC_PUSH(&c->aggregates, g)) goto nomem;
+    while (b < nk && same_group(&keys[order[a]], &keys[order[b]])) b++;
+    if (add_aggregate(t, r, c, list + a, b - a, vals)) goto nomem;
     a = b;
   }
-#undef KEY
   goto done;
 nomem:
   rc = tl_nomem(e);
   tl_replay_costs_free(c);
 done:
   free(iv);
+  free(list);
   free(keys);
   free(order);
   free(vals);

@@ -181,73 +181,168 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   return rc;
 }
 
-/* The member rows: every member of every promoted launch, launches in order (rows.h). */
-typedef struct member_rows {
-  const tl_replay *r;
-  const tl_replay_costs *c;
-  size_t launch;   /* the launch of the next row */
-  uint32_t k;      /* its next member */
-  const char *kind; /* the member kind of the row last filled */
-  size_t filled;
-} member_rows;
+/* The members, as slots (sql/schema/40_replay.sql): the launches of one body template share
+** the slots of the first such launch that the slot rules give back exactly; any other launch
+** (no template, another member count, or a member the rules do not give) has slots of its
+** own, which say where it differs (aggregate, contributor order, share). Per launch: its
+** first slot, its first member's event, aggregate and contributor order. */
+typedef struct member_plan {
+  uint32_t *first_slot;   /* per launch: its first slot, NONE when it publishes no members */
+  uint32_t *slot_member;  /* per slot: the member (of the launch that made the slot) */
+  size_t nslots;
+} member_plan;
+
+/* What the view gives member k of launch l from its first member: aggregate m0's + k, m0's
+** contributor order, and trunc(dur * 10^6 / task_sum) in 64-bit SQL arithmetic. */
+static int member_derived(const tl_trace *t, const tl_replay *r, const tl_replay_costs *c,
+                          uint32_t m0, uint32_t k) {
+  uint32_t mi = m0 + k;
+  const tl_graph_member *m = &r->members.v[mi];
+  int64_t dur = t->ev.end_ns[m->event] - t->ev.start_ns[m->event];
+  return c->member_aggregate[mi] == c->member_aggregate[m0] + k &&
+         c->member_contributor[mi] == c->member_contributor[m0] &&
+         dur >= -INT64_MAX / 1000000 && dur <= INT64_MAX / 1000000; /* dur * 10^6 is exact */
+}
+
+/* Whether launch l's members are what the slots made from members slot0[0..) give. */
+static int launch_fits(const tl_trace *t, const tl_replay *r, const tl_replay_costs *c,
+                       const tl_graph_launch *l, const tl_graph_member *slot0) {
+  for (uint32_t k = 0; k < l->nmembers; k++) {
+    const tl_graph_member *m = &r->members.v[l->first_member + k], *s = slot0 + k;
+    int64_t offset = (int64_t)s->event - (int64_t)slot0->event;
+    if (m->lane_ordinal != s->lane_ordinal || m->task_ordinal != s->task_ordinal ||
+        m->kind != s->kind || m->original_graph_node_id != s->original_graph_node_id ||
+        (int64_t)m->event != (int64_t)r->members.v[l->first_member].event + offset ||
+        !member_derived(t, r, c, l->first_member, k))
+      return 0;
+  }
+  return 1;
+}
+
+static int plan_members(const tl_trace *t, const tl_replay *r, const tl_replay_costs *c,
+                        member_plan *p, tl_err *e) {
+  memset(p, 0, sizeof *p);
+  size_t nl = r->launches.n, nb = r->body_templates.n + 1, cap = 0;
+  uint32_t *body_launch = malloc(nb * sizeof *body_launch); /* template -> launch of its slots */
+  p->first_slot = malloc((nl ? nl : 1) * sizeof *p->first_slot);
+  int rc = body_launch && p->first_slot ? TL_OK : tl_nomem(e);
+  for (size_t b = 0; rc == TL_OK && b < nb; b++) body_launch[b] = TL_REPLAY_NONE;
+  for (size_t i = 0; rc == TL_OK && i < nl; i++) {
+    const tl_graph_launch *l = &r->launches.v[i];
+    p->first_slot[i] = TL_REPLAY_NONE;
+    if (l->unit == TL_REPLAY_NONE || !l->nmembers) continue;
+    uint32_t owner = l->body_template ? body_launch[l->body_template] : TL_REPLAY_NONE;
+    if (owner != TL_REPLAY_NONE && r->launches.v[owner].nmembers == l->nmembers &&
+        launch_fits(t, r, c, l, &r->members.v[r->launches.v[owner].first_member])) {
+      p->first_slot[i] = p->first_slot[owner];
+      continue;
+    }
+    if (p->nslots + l->nmembers > cap) { /* slots of its own, from its members */
+      cap = (p->nslots + l->nmembers) * 2;
+      uint32_t *v = realloc(p->slot_member, cap * sizeof *v);
+      if (!v) {
+        rc = tl_nomem(e);
+        break;
+      }
+      p->slot_member = v;
+    }
+    p->first_slot[i] = (uint32_t)p->nslots;
+    for (uint32_t k = 0; k < l->nmembers; k++) p->slot_member[p->nslots++] = l->first_member + k;
+    /* the template's shared slots must need no correction */
+    if (l->body_template && owner == TL_REPLAY_NONE && launch_fits(t, r, c, l, &r->members.v[l->first_member]))
+      body_launch[l->body_template] = (uint32_t)i;
+  }
+  free(body_launch);
+  return rc;
+}
 
 enum {
-  GM_N, GM_LAUNCH, GM_EVENT, GM_ORDER, GM_LANE, GM_TASK, GM_KIND, GM_NODE, GM_SHARE, GM_AGGREGATE,
-  GM_CONTRIBUTOR, GM_NCOLS
+  GS_N, GS_LANE, GS_TASK, GS_KIND, GS_NODE, GS_OFFSET, GS_AGGREGATE, GS_CONTRIBUTOR, GS_SHARE,
+  GS_NCOLS
 };
-static const tl_rows_column member_columns[GM_NCOLS] = {
-    [GM_N] = {"member_n", 0},                    [GM_LAUNCH] = {"launch_n", 0},
-    [GM_EVENT] = {"event_n", 0},                 [GM_ORDER] = {"member_order", 0},
-    [GM_LANE] = {"lane_ordinal", 0},             [GM_TASK] = {"task_ordinal", 0},
-    [GM_KIND] = {"kind", 1},                     [GM_NODE] = {"original_graph_node_id", 0},
-    [GM_SHARE] = {"scheduled_work_share_ppm", 0}, [GM_AGGREGATE] = {"aggregate_n", 0},
-    [GM_CONTRIBUTOR] = {"contributor_order", 0},
+static const tl_rows_column slot_columns[GS_NCOLS] = {
+    [GS_N] = {"slot_n", 0},          [GS_LANE] = {"lane_ordinal", 0},
+    [GS_TASK] = {"task_ordinal", 0}, [GS_KIND] = {"kind", 1},
+    [GS_NODE] = {"original_graph_node_id", 0}, [GS_OFFSET] = {"event_offset", 0},
+    [GS_AGGREGATE] = {"aggregate_n", 0}, [GS_CONTRIBUTOR] = {"contributor_order", 0},
+    [GS_SHARE] = {"scheduled_work_share_ppm", 0},
 };
 
-static int fill_member(void *ctx, size_t row, int64_t *v, unsigned char *null) {
+enum { GR_LAUNCH, GR_SLOT, GR_EVENT, GR_AGGREGATE, GR_CONTRIBUTOR, GR_NCOLS };
+static const tl_rows_column range_columns[GR_NCOLS] = {
+    [GR_LAUNCH] = {"launch_n", 0},       [GR_SLOT] = {"first_slot_n", 0},
+    [GR_EVENT] = {"first_event_n", 0},   [GR_AGGREGATE] = {"first_aggregate_n", 0},
+    [GR_CONTRIBUTOR] = {"contributor_order", 0},
+};
+
+/* The rows of both tables, read by traceloom_rows (rows.h). */
+typedef struct member_rows {
+  const tl_trace *t;
+  const tl_replay *r;
+  const tl_replay_costs *c;
+  const member_plan *p;
+  size_t launch;    /* range rows: the launch of the next row */
+  const char *kind; /* the member kind of the slot row last filled */
+} member_rows;
+
+static int fill_slot(void *ctx, size_t row, int64_t *v, unsigned char *null) {
   member_rows *x = ctx;
-  const tl_replay *r = x->r;
-  while (x->launch < r->launches.n && (r->launches.v[x->launch].unit == TL_REPLAY_NONE ||
-                                       x->k >= r->launches.v[x->launch].nmembers))
-    x->launch++, x->k = 0;
-  if (x->launch >= r->launches.n) return -1; /* more rows asked for than there are members */
-  const tl_graph_launch *l = &r->launches.v[x->launch];
-  uint32_t mi = l->first_member + x->k;
-  const tl_graph_member *m = &r->members.v[mi];
-  memset(null, 0, GM_NCOLS);
-  v[GM_N] = (int64_t)row;
-  v[GM_LAUNCH] = (int64_t)x->launch;
-  v[GM_EVENT] = m->event;
-  v[GM_ORDER] = x->k;
-  v[GM_LANE] = m->lane_ordinal;
-  v[GM_TASK] = m->task_ordinal;
-  x->kind = tl_member_kind_name(m->kind); /* GM_KIND, by member_text */
-  v[GM_NODE] = m->original_graph_node_id, null[GM_NODE] = m->original_graph_node_id == TL_ABSENT;
-  v[GM_SHARE] = x->c->member_share_ppm[mi];
-  v[GM_AGGREGATE] = x->c->member_aggregate[mi];
-  v[GM_CONTRIBUTOR] = x->c->member_contributor[mi];
-  x->k++;
-  x->filled++;
+  uint32_t mi = x->p->slot_member[row];
+  const tl_graph_member *m = &x->r->members.v[mi];
+  uint32_t m0 = x->r->launches.v[m->launch].first_member;
+  v[GS_N] = (int64_t)row;
+  v[GS_LANE] = m->lane_ordinal, null[GS_LANE] = 0;
+  v[GS_TASK] = m->task_ordinal, null[GS_TASK] = 0;
+  x->kind = tl_member_kind_name(m->kind), null[GS_KIND] = 0;
+  v[GS_NODE] = m->original_graph_node_id, null[GS_NODE] = m->original_graph_node_id == TL_ABSENT;
+  v[GS_OFFSET] = (int64_t)m->event - (int64_t)x->r->members.v[m0].event, null[GS_OFFSET] = 0;
+  /* the corrections: NULL where the launch's first member gives the value */
+  int derived = member_derived(x->t, x->r, x->c, m0, mi - m0);
+  v[GS_AGGREGATE] = x->c->member_aggregate[mi], null[GS_AGGREGATE] = (unsigned char)derived;
+  v[GS_CONTRIBUTOR] = x->c->member_contributor[mi], null[GS_CONTRIBUTOR] = (unsigned char)derived;
+  v[GS_SHARE] = x->c->member_share_ppm[mi], null[GS_SHARE] = (unsigned char)derived;
+  null[GS_N] = 0;
   return 0;
 }
 
-static void member_text(void *ctx, int col, const char **p, int *n) {
+static int fill_range(void *ctx, size_t row, int64_t *v, unsigned char *null) {
+  member_rows *x = ctx;
+  (void)row; /* rows are the launches with a first slot, in launch order */
+  while (x->launch < x->r->launches.n && x->p->first_slot[x->launch] == TL_REPLAY_NONE)
+    x->launch++;
+  if (x->launch >= x->r->launches.n) return -1;
+  uint32_t m0 = x->r->launches.v[x->launch].first_member;
+  memset(null, 0, GR_NCOLS);
+  v[GR_LAUNCH] = (int64_t)x->launch;
+  v[GR_SLOT] = x->p->first_slot[x->launch];
+  v[GR_EVENT] = x->r->members.v[m0].event;
+  v[GR_AGGREGATE] = x->c->member_aggregate[m0];
+  v[GR_CONTRIBUTOR] = x->c->member_contributor[m0];
+  x->launch++;
+  return 0;
+}
+
+static void slot_kind_text(void *ctx, int col, const char **p, int *n) {
   const member_rows *x = ctx;
-  (void)col; /* GM_KIND is the only text column */
+  (void)col; /* the kind is the only text column */
   *p = x->kind, *n = (int)strlen(x->kind);
 }
 
-static int publish_members(sqlite3 *db, const tl_replay *r, const tl_replay_costs *c,
-                           tl_err *e) {
-  size_t n = 0;
-  for (size_t i = 0; i < r->launches.n; i++)
-    if (r->launches.v[i].unit != TL_REPLAY_NONE) n += r->launches.v[i].nmembers;
-  if (!n) return TL_OK;
-  member_rows x = {.r = r, .c = c};
-  int rc = tl_rows_publish(db, "traceloom_graph_member_core", member_columns, GM_NCOLS, n,
-                           fill_member, member_text, &x, e);
-  if (rc == TL_OK && x.filled != n)
-    rc = tl_fail(e, "internal error: %zu of %zu graph members published", x.filled, n);
+static int publish_members(sqlite3 *db, const tl_trace *t, const tl_replay *r,
+                           const tl_replay_costs *c, tl_err *e) {
+  member_plan p;
+  int rc = plan_members(t, r, c, &p, e);
+  size_t nranges = 0;
+  for (size_t i = 0; rc == TL_OK && i < r->launches.n; i++)
+    nranges += p.first_slot[i] != TL_REPLAY_NONE;
+  member_rows x = {.t = t, .r = r, .c = c, .p = &p};
+  if (rc == TL_OK && p.nslots)
+    rc = tl_rows_publish(db, "traceloom_graph_slot_core", slot_columns, GS_NCOLS, p.nslots,
+                         fill_slot, slot_kind_text, &x, e);
+  if (rc == TL_OK && nranges)
+    rc = tl_rows_publish(db, "traceloom_graph_member_range_core", range_columns, GR_NCOLS,
+                         nranges, fill_range, NULL, &x, e);
+  free(p.first_slot), free(p.slot_member);
   return rc;
 }
 
@@ -817,7 +912,7 @@ int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   tl_timer_mark(&tm, "cost map");
   rc = publish_launches(db, t, r, anchor_of_event, e);
   tl_timer_mark(&tm, "launches");
-  if (rc == TL_OK) rc = publish_members(db, r, &costs, e);
+  if (rc == TL_OK) rc = publish_members(db, t, r, &costs, e);
   tl_timer_mark(&tm, "members");
   if (rc == TL_OK) rc = publish_costs(db, t, r, &costs, e);
   tl_timer_mark(&tm, "costs");

@@ -1,7 +1,7 @@
 /*
 ** envelopes.c: the device events inside each graph replay envelope
-** (traceloom_graph_envelope_child, traceloom_graph_envelope_anchor; views
-** traceloom_cuda_graph_envelope, traceloom_v_cuda_graph_envelope, traceloom_v_cuda_graph_replay).
+** (traceloom_graph_envelope_child_run_core, traceloom_graph_envelope_anchor; views
+** traceloom_graph_envelope_child, traceloom_cuda_graph_envelope, traceloom_v_cuda_graph_envelope, traceloom_v_cuda_graph_replay).
 **
 ** An envelope is a row of traceloom_cuda_graph_replay (the interval of a promoted launch or a
 ** graph-level GRAPH_TRACE row). Its children are the real device events of its (db, device)
@@ -46,10 +46,23 @@ static int before(const tl_trace *t, uint32_t ev, uint16_t db, uint32_t dev, int
   return t->ev.start_ns[ev] < start;
 }
 
+/* Children are stored as runs of consecutive event numbers (readers give a device's events
+** mostly in time order, so an envelope's children are a few runs): a run is (envelope, child
+** order of its first event, first event, length) in runs->v[4 * i ..]. */
+static int push_child(u32vec *runs, uint32_t idx, uint32_t order, uint32_t ev) {
+  uint32_t *last = runs->n ? &runs->v[runs->n - 4] : NULL;
+  if (last && last[0] == idx && last[1] + last[3] == order && last[2] + last[3] == ev) {
+    last[3]++;
+    return 0;
+  }
+  return TL_VEC_PUSH(runs, idx) || TL_VEC_PUSH(runs, order) || TL_VEC_PUSH(runs, ev) ||
+         TL_VEC_PUSH(runs, 1u);
+}
+
 static int fill_child(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   const u32vec *rows = ctx;
   (void)null;
-  v[0] = rows->v[3 * i], v[1] = rows->v[3 * i + 1], v[2] = rows->v[3 * i + 2];
+  for (int k = 0; k < 4; k++) v[k] = rows->v[4 * i + (size_t)k];
   return 0;
 }
 
@@ -106,7 +119,7 @@ int tl_reports_envelopes(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
       uint32_t ev = order[i];
       if (t->ev.db_idx[ev] != dbi || t->ev.device_id[ev] != dev || t->ev.start_ns[ev] > end) break;
       if ((int64_t)ev == own || t->ev.end_ns[ev] > end) continue;
-      if (TL_VEC_PUSH(&children, idx) || TL_VEC_PUSH(&children, ++k) || TL_VEC_PUSH(&children, ev)) {
+      if (push_child(&children, idx, ++k, ev)) {
         rc = tl_nomem(e);
         break;
       }
@@ -116,9 +129,9 @@ int tl_reports_envelopes(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
     rc = tl_fail(e, "reading the published graph envelopes: %s", sqlite3_errmsg(db));
   sqlite3_finalize(st);
   if (rc == TL_OK && children.n) {
-    tl_rows src = {children.n / 3, 3, fill_child, &children, 0, NULL};
-    rc = tl_rows_insert(db, "traceloom_graph_envelope_child", "graph_event_idx, child_order, child_event_n",
-                        &src, e);
+    tl_rows src = {children.n / 4, 4, fill_child, &children, 0, NULL};
+    rc = tl_rows_insert(db, "traceloom_graph_envelope_child_run_core",
+                        "graph_event_idx, first_child_order, first_event_n, run_length", &src, e);
   }
   if (rc == TL_OK && anchors.n) {
     tl_rows src = {anchors.n / 2, 2, fill_anchor, &anchors, 0, NULL};

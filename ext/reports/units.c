@@ -54,9 +54,9 @@ static const char *const POLICY_NAME[] = {"direct_exact_graph_unit",
 
 typedef TL_VEC(unit) unit_vec;
 
-static void fingerprint(const tl_reports_input *in, unit *u) {
-  tl_sha256 s;
-  tl_sha256_init(&s);
+/* fresh: an initialised state, copied (initialising asks the processor, sha256.h) */
+static void fingerprint(const tl_reports_input *in, const tl_sha256 *fresh, unit *u) {
+  tl_sha256 s = *fresh;
   char line[96];
   tl_sha256_update(&s, "traceloom-structural-body-v1\n", 29);
   if (u->kind == KIND_GRAPH) {
@@ -270,8 +270,10 @@ int tl_reports_units(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
         push_unit(&raw, g, g->first, KIND_UNRECOGNIZED, seen_graph ? 3 : 2, cur, end, 0))
       rc = tl_nomem(e);
   }
+  tl_sha256 fresh;
+  tl_sha256_init(&fresh);
   for (size_t i = 0; rc == TL_OK && i < raw.n; i++) {
-    fingerprint(in, &raw.v[i]);
+    fingerprint(in, &fresh, &raw.v[i]);
     unit *last = units.n ? &units.v[units.n - 1] : NULL;
     if (last && can_fold(last, &raw.v[i])) {
       last->end = raw.v[i].end;

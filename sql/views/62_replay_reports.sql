@@ -17,8 +17,8 @@ LEFT JOIN traceloom_event e ON e.event_n = g.event_n;
 -- @surface traceloom_cuda_graph_envelope | one device event inside a graph replay envelope | Temporal containment of device events in a replay envelope (relation contains; stream_relation same_stream or cross_stream), with offsets from the envelope's ends; never used as membership | SELECT graph_kind, stream_relation, count(*) FROM traceloom_cuda_graph_envelope GROUP BY 1, 2
 CREATE VIEW traceloom_cuda_graph_envelope AS
 SELECT CASE WHEN g.graph_provider = 'aclgraph' THEN 'aclgraph-graph-envelope-'
-            ELSE 'cuda-graph-envelope-' END || c.graph_event_idx || '-' || c.child_order AS envelope_id,
-       g.db_idx, g.device_id, g.graph_provider, g.graph_kind, c.child_order AS envelope_idx,
+            ELSE 'cuda-graph-envelope-' END || c.graph_event_idx || '-' || (c.order_base + ch.event_n) AS envelope_id,
+       g.db_idx, g.device_id, g.graph_provider, g.graph_kind, (c.order_base + ch.event_n) AS envelope_idx,
        g.graph_event_id, ch.event_id AS child_event_id, g.graph_event_idx AS graph_step_idx,
        ch.event_n AS child_step_idx, 'contains' AS relation,
        CASE WHEN ch.stream_id IS g.stream_id THEN 'same_stream' ELSE 'cross_stream' END
@@ -30,9 +30,14 @@ SELECT CASE WHEN g.graph_provider = 'aclgraph' THEN 'aclgraph-graph-envelope-'
        NULL AS raw_json, ch.event_n AS child_event_n,
        -- the envelope's own event where its id names one (a promoted launch's event-<n>)
        CASE WHEN g.graph_event_id = g.event_id THEN g.event_n END AS graph_event_n
-FROM traceloom_graph_envelope_child c
+-- the children's runs (sql/schema/60_reports.sql) read as event ranges directly, not through
+-- traceloom_graph_envelope_child, which would walk each range once more
+FROM (SELECT r.graph_event_idx, r.first_child_order - r.first_event_n AS order_base,
+             r.first_event_n, r.run_length
+      FROM traceloom_graph_envelope_child_run_core r) c
 JOIN traceloom_cuda_graph_replay g ON g.graph_event_idx = c.graph_event_idx
-JOIN traceloom_event ch ON ch.event_n = c.child_event_n;
+JOIN traceloom_event ch ON ch.event_n >= c.first_event_n
+ AND ch.event_n < c.first_event_n + c.run_length;
 
 -- @surface traceloom_v_cuda_graph_envelope | one device event inside a graph replay envelope | The containment rows with the envelope's anchor and label and the child's label, task type, table, stream, symbol and role | SELECT graph_event_id, child_symbol, stream_relation, start_offset_us FROM traceloom_v_cuda_graph_envelope LIMIT 20
 CREATE VIEW traceloom_v_cuda_graph_envelope AS

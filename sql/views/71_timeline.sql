@@ -142,16 +142,16 @@ WITH anchor_key AS NOT MATERIALIZED (
 member AS (
   -- an expanded anchor has exactly one launch: start from the launches
   SELECT k.db_idx, k.device_id, k.anchor_idx, k.anchor_n, l.launch_n, c.member_n,
-         c.lane_ordinal, c.task_ordinal, c.event_n AS member_event_n
+         c.lane_ordinal, c.task_ordinal, c.kind, c.event_n AS member_event_n
   FROM traceloom_graph_launch l
   CROSS JOIN anchor_key k
   CROSS JOIN traceloom_graph_member_core c
-  WHERE k.anchor_n = l.anchor_n AND +k.expanded = 1
-    AND c.member_n >= l.first_member_n AND c.member_n < l.first_member_n + l.member_count),
+  WHERE k.anchor_n = l.anchor_n AND +k.expanded = 1 AND c.launch_n = l.launch_n),
 item_key AS (
   SELECT k.db_idx, k.device_id, k.start_ns, k.end_ns, k.anchor_idx,
          'mainline_anchor' AS item_kind, NULL AS member_item_id, k.anchor_n,
-         NULL AS member_n, NULL AS member_event_n, NULL AS observed_order
+         NULL AS member_n, NULL AS member_event_n, NULL AS observed_order,
+         NULL AS member_kind, NULL AS lane_ordinal, NULL AS task_ordinal
   FROM anchor_key k WHERE k.expanded = 0
   UNION ALL
   SELECT m.db_idx, m.device_id, e.start_ns, e.start_ns + e.dur_ns, m.anchor_idx,
@@ -159,7 +159,8 @@ item_key AS (
          m.member_n, m.member_event_n,
          row_number() OVER (PARTITION BY m.launch_n
                             ORDER BY e.start_ns, e.start_ns + e.dur_ns, m.lane_ordinal,
-                                     m.task_ordinal, m.member_n) - 1
+                                     m.task_ordinal, m.member_n) - 1,
+         m.kind, m.lane_ordinal, m.task_ordinal
   FROM member m
   CROSS JOIN traceloom_event_core e
   WHERE e.event_n = m.member_event_n),
@@ -190,7 +191,7 @@ SELECT COALESCE(o.member_item_id, 'anchor:' || a.anchor_id) AS timeline_item_id,
        (SELECT s.semantic_role FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS semantic_role,
        (SELECT s.task_type FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS task_type,
        o.start_ns, o.end_ns, x.dur_ns / 1000.0 AS dur_us,
-       c.kind AS member_kind, c.lane_ordinal, c.task_ordinal,
+       o.member_kind, o.lane_ordinal, o.task_ordinal,
        CASE WHEN o.member_n IS NOT NULL THEN x.global_task_id END AS raw_task_id,
        o.observed_order AS observed_position_member_order,
        CASE WHEN o.member_n IS NULL THEN a.replay_annotation_support_state ELSE 'supported' END
@@ -218,5 +219,4 @@ SELECT COALESCE(o.member_item_id, 'anchor:' || a.anchor_id) AS timeline_item_id,
 FROM ordered o
 CROSS JOIN traceloom_v_annotated_anchor_timeline a
 CROSS JOIN traceloom_event_core x
-LEFT JOIN traceloom_graph_member_core c ON c.member_n = o.member_n
 WHERE a.anchor_n = o.anchor_n AND x.event_n = COALESCE(o.member_event_n, a.event_n);

@@ -1,0 +1,172 @@
+/*
+** test_costmap.c: the replay cost map's aggregates (ext/replay/costmap.c, outputs.md 3.3).
+**
+** A small trace and a hand-made reconstruction: launches of one graph template, slot role
+** and body template, whose members are given by hand. The aggregate of a body position
+** collects that position's member of every launch, in (start, member) order; its
+** percentiles are nearest-rank. Expected numbers, contributor orders and percentiles are
+** worked out by hand from the intervals below. The first case has launches with identical
+** bodies (every launch group uniform: the aggregates are found by slot); the second adds a
+** launch of the same group with another body layout (the general path that orders every
+** member's key). Launch order differs from time order in both, on purpose.
+*/
+#include "tl_check.h"
+#include "replay/replay.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t event(tl_trace *t, int64_t start, int64_t end) {
+  tl_event_row r;
+  memset(&r, 0, sizeof r);
+  r.source_table = "TASK";
+  r.source_rowid = (int64_t)t->ev.n + 1;
+  r.device_id = 0, r.stream_id = 5;
+  r.start_ns = start, r.end_ns = end;
+  r.kind = TL_KIND_COMPUTE;
+  r.name = r.op_name = tl_strpool_intern_cstr(t->pool, "MatMul");
+  r.task_id = r.correlation_id = r.global_task_id = r.model_id = r.op_id = TL_ABSENT;
+  r.context_id = r.graph_node_id = TL_ABSENT;
+  ck_assert_int_eq(tl_trace_add_event(t, &r), 0);
+  return (uint32_t)t->ev.n - 1;
+}
+
+/* One promoted launch of its own replay unit (graph template 1) with members
+** (lane, task, start, end) x n, stored in that order. */
+static void launch(tl_trace *t, tl_replay *r, uint8_t role, uint32_t body, size_t n,
+                   const int64_t (*m)[4]) {
+  tl_replay_unit u;
+  memset(&u, 0, sizeof u);
+  u.first_launch = (uint32_t)r->launches.n, u.nlaunches = 1, u.graph_template = 1;
+  u.region = TL_REPLAY_NONE;
+  ck_assert_int_eq(TL_VEC_PUSH(&r->units, u), 0);
+  tl_graph_launch l;
+  memset(&l, 0, sizeof l);
+  l.provider = TL_GRAPH_ACL, l.slot_role = role, l.body_template = body;
+  l.unit = (uint32_t)r->units.n - 1;
+  l.first_member = (uint32_t)r->members.n, l.nmembers = (uint32_t)n;
+  ck_assert_int_eq(TL_VEC_PUSH(&r->launches, l), 0);
+  for (size_t k = 0; k < n; k++) {
+    tl_graph_member x;
+    memset(&x, 0, sizeof x);
+    x.launch = (uint32_t)r->launches.n - 1;
+    x.event = event(t, m[k][2], m[k][3]);
+    x.lane_ordinal = (uint32_t)m[k][0], x.task_ordinal = (uint32_t)m[k][1];
+    x.kind = TL_MEMBER_COMPUTE;
+    x.original_graph_node_id = TL_ABSENT;
+    ck_assert_int_eq(TL_VEC_PUSH(&r->members, x), 0);
+  }
+}
+
+/* Launches 0-2: layer slots (role 3), body 1, two members on lane 0; launch 3: a head
+** (role 2, body 2) with one member. Members are numbered 0, 1 (launch 0), 2, 3, 4, 5, 6. */
+static void three_layers_and_a_head(tl_trace *t, tl_replay *r) {
+  static const int64_t l0[2][4] = {{0, 0, 1000, 1010}, {0, 1, 1010, 1050}}; /* 10, 40 */
+  static const int64_t l1[2][4] = {{0, 0, 500, 530}, {0, 1, 530, 550}};     /* 30, 20 */
+  static const int64_t l2[2][4] = {{0, 0, 2000, 2020}, {0, 1, 2020, 2030}}; /* 20, 10 */
+  static const int64_t head[1][4] = {{0, 0, 100, 107}};
+  launch(t, r, TL_SLOT_LAYER, 1, 2, l0);
+  launch(t, r, TL_SLOT_LAYER, 1, 2, l1);
+  launch(t, r, TL_SLOT_LAYER, 1, 2, l2);
+  launch(t, r, TL_SLOT_HEAD, 2, 1, head);
+}
+
+static void setup(tl_trace *t, tl_replay *r) {
+  tl_err e = {0};
+  ck_assert_int_eq(tl_trace_init(t, NULL, &e), TL_OK);
+  tl_replay_init(r);
+}
+
+static void build(const tl_trace *t, const tl_replay *r, tl_replay_costs *c) {
+  tl_err e = {0};
+  int rc = tl_replay_costs_build(t, r, c, &e);
+  ck_assert_msg(rc == TL_OK, "tl_replay_costs_build: %s", e.msg ? e.msg : "?");
+}
+
+static void check_aggregate(const tl_replay_aggregate *g, uint32_t first, uint32_t count,
+                            int64_t p25, int64_t p50, int64_t p75, int64_t work, int64_t denom) {
+  ck_assert_uint_eq(g->first_member, first);
+  ck_assert_uint_eq(g->count, count);
+  ck_assert_uint_eq(g->launches, count);
+  ck_assert_uint_eq(g->units, count); /* one launch per unit here */
+  ck_assert_int_eq(g->dur_p25, p25);
+  ck_assert_int_eq(g->dur_p50, p50);
+  ck_assert_int_eq(g->dur_p75, p75);
+  ck_assert_int_eq(g->work_ns, work);
+  ck_assert_int_eq(g->body_task_sum_ns, denom);
+}
+
+START_TEST(uniform_bodies) {
+  tl_trace t;
+  tl_replay r;
+  setup(&t, &r);
+  three_layers_and_a_head(&t, &r);
+  tl_replay_costs c;
+  build(&t, &r, &c);
+  /* the head's role sorts first (head 2 < layer 3), then the layer slots 0 and 1 */
+  ck_assert_uint_eq(c.aggregates.n, 3);
+  check_aggregate(&c.aggregates.v[0], 6, 1, 7, 7, 7, 7, 7);
+  /* slot 0: launch 1 (start 500, 30), launch 0 (1000, 10), launch 2 (2000, 20); task sums
+  ** 50, 50, 30 */
+  check_aggregate(&c.aggregates.v[1], 2, 3, 10, 20, 30, 60, 130);
+  /* slot 1: launch 1 (530, 20), launch 0 (1010, 40), launch 2 (2020, 10) */
+  check_aggregate(&c.aggregates.v[2], 3, 3, 10, 20, 40, 70, 130);
+  static const uint32_t aggregate[7] = {1, 2, 1, 2, 1, 2, 0};
+  static const uint32_t contributor[7] = {2, 2, 1, 1, 3, 3, 1};
+  for (int m = 0; m < 7; m++) {
+    ck_assert_uint_eq(c.member_aggregate[m], aggregate[m]);
+    ck_assert_uint_eq(c.member_contributor[m], contributor[m]);
+  }
+  /* shares: trunc(dur * 10^6 / task sum): 10/50, 40/50, 30/50, 20/50, 20/30, 10/30, 7/7 */
+  static const int64_t share[7] = {200000, 800000, 600000, 400000, 666666, 333333, 1000000};
+  for (int m = 0; m < 7; m++) ck_assert_int_eq(c.member_share_ppm[m], share[m]);
+  /* slot 0's shares 600000, 200000, 666666: nearest ranks 1, 2, 3 */
+  ck_assert_int_eq(c.aggregates.v[1].share_p25, 200000);
+  ck_assert_int_eq(c.aggregates.v[1].share_p50, 600000);
+  ck_assert_int_eq(c.aggregates.v[1].share_p75, 666666);
+  tl_replay_costs_free(&c);
+  tl_replay_free(&r);
+  tl_trace_free(&t);
+}
+END_TEST
+
+START_TEST(mixed_body_layouts) {
+  tl_trace t;
+  tl_replay r;
+  setup(&t, &r);
+  three_layers_and_a_head(&t, &r);
+  /* launch 4: the layer group again, with a second lane (members 7, 8, 9) */
+  static const int64_t l4[3][4] = {{0, 0, 3000, 3005}, {0, 1, 3005, 3010}, {1, 0, 3000, 3100}};
+  launch(&t, &r, TL_SLOT_LAYER, 1, 3, l4);
+  tl_replay_costs c;
+  build(&t, &r, &c);
+  /* head; layer (lane 0, task 0); (0, 1); (1, 0) */
+  ck_assert_uint_eq(c.aggregates.n, 4);
+  check_aggregate(&c.aggregates.v[0], 6, 1, 7, 7, 7, 7, 7);
+  /* (0, 0): 30, 10, 20, 5 by start 500, 1000, 2000, 3000: nearest ranks 1, 2, 3 of
+  ** 5, 10, 20, 30; task sums 50 + 50 + 30 + 110 */
+  check_aggregate(&c.aggregates.v[1], 2, 4, 5, 10, 20, 65, 240);
+  check_aggregate(&c.aggregates.v[2], 3, 4, 5, 10, 20, 75, 240);
+  check_aggregate(&c.aggregates.v[3], 9, 1, 100, 100, 100, 100, 110);
+  static const uint32_t aggregate[10] = {1, 2, 1, 2, 1, 2, 0, 1, 2, 3};
+  static const uint32_t contributor[10] = {2, 2, 1, 1, 3, 3, 1, 4, 4, 1};
+  for (int m = 0; m < 10; m++) {
+    ck_assert_uint_eq(c.member_aggregate[m], aggregate[m]);
+    ck_assert_uint_eq(c.member_contributor[m], contributor[m]);
+  }
+  tl_replay_costs_free(&c);
+  tl_replay_free(&r);
+  tl_trace_free(&t);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("costmap");
+  TCase *tc = tcase_create("aggregates");
+  tcase_add_test(tc, uniform_bodies);
+  tcase_add_test(tc, mixed_body_layouts);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TL_CHECK_MAIN(suite)
