@@ -100,111 +100,104 @@ WHERE l.link_type = 'retained_unplaced';
 -- Every arm walks the occurrences (in occurrence order) and the anchors each covers (the
 -- range [anchor_first_n, + its node's token_len)), and looks the placements of those anchors up
 -- by key (CROSS JOIN keeps that order): finding the occurrences that cover one given anchor
--- would scan them all. The arms read the core tables, not traceloom_viz_node_anchor and the
--- decision view: this view is a union, which SQLite builds whole wherever a query joins it
--- (about 3M rows at a million anchors), so each row costs only the columns it shows; the final
--- role is the event's role class (event, shape, class by key). The anchor arm reads every
--- covered anchor; the represented, auxiliary link and replay arms search their own anchor
--- index for the occurrence's anchor range, so that the few anchors with one are found without
--- reading the others (+link_type: not an index of its own to build). Every join is on integers.
+-- would scan them all. The arms read the occurrence and node cores, not
+-- traceloom_viz_node_anchor (whose occurrence and anchor views compute columns this view does
+-- not show): this view is a union, which SQLite builds whole wherever a query joins it (about
+-- 3M rows at a million anchors), so each row should cost only what it shows; the final role is
+-- the decision's, by event key. The anchor arm reads every covered anchor; the represented,
+-- auxiliary link and replay arms search their own anchor index for the occurrence's anchor
+-- range, so that the few anchors with one are found without reading the others (+link_type:
+-- not an index of its own to build). Every join is on integers.
 CREATE VIEW traceloom_v_evidence_role_structure AS
-SELECT 'role-decision-' || a.event_n AS decision_id, a.event_id, c.final_role,
+SELECT 'role-decision-' || a.event_n AS decision_id, a.event_id, d.final_role,
        'anchor' AS placement_kind, a.anchor_id AS placement_id, k.node_id AS node_id,
        o.occurrence_idx, 'native_report_tree' AS view_name,
        CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_anchor_core a ON a.anchor_n >= o.anchor_first_n AND a.anchor_n < o.anchor_first_n + k.token_len
-CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
-CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
-CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+CROSS JOIN traceloom_anchor_core a ON a.anchor_n >= o.anchor_first_n
+ AND a.anchor_n < o.anchor_first_n + k.token_len
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = a.event_n
 UNION ALL
 -- the tasks a communication-op anchor represents sit where that anchor sits
-SELECT 'role-decision-' || r.event_n, 'event-' || r.event_n, c.final_role, 'anchor',
+SELECT 'role-decision-' || r.event_n, 'event-' || r.event_n, d.final_role, 'anchor',
        'anchor-' || r.anchor_n, k.node_id, o.occurrence_idx, 'native_report_tree',
        CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_represented_event r ON r.anchor_n >= o.anchor_first_n AND r.anchor_n < o.anchor_first_n + k.token_len
-CROSS JOIN traceloom_event_core e ON e.event_n = r.event_n
-CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
-CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+CROSS JOIN traceloom_represented_event r ON r.anchor_n >= o.anchor_first_n
+ AND r.anchor_n < o.anchor_first_n + k.token_len
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = r.event_n
 UNION ALL
-SELECT 'role-decision-' || l.aux_event_n, l.aux_event_id, c.final_role, 'auxiliary_link',
+SELECT 'role-decision-' || l.aux_event_n, l.aux_event_id, d.final_role, 'auxiliary_link',
        l.anchor_id || '/aux-' || l.aux_order, k.node_id, o.occurrence_idx, 'native_report_tree',
        CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_aux_link l ON l.anchor_n >= o.anchor_first_n AND l.anchor_n < o.anchor_first_n + k.token_len AND +l.link_type = 'prelude'
-CROSS JOIN traceloom_event_core e ON e.event_n = l.aux_event_n
-CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
-CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+CROSS JOIN traceloom_aux_link l ON l.anchor_n >= o.anchor_first_n
+ AND l.anchor_n < o.anchor_first_n + k.token_len AND +l.link_type = 'prelude'
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = l.aux_event_n
 UNION ALL
 -- a replay unit (and its protected interval) holds the body members and control events of all
 -- its launches, and sits at the occurrences covering each launch anchor of the unit
-SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, c.final_role, 'replay_unit',
+SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'replay_unit',
        l.replay_unit_id, k.node_id, o.occurrence_idx, 'native_report_tree',
        CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n AND l.anchor_n < o.anchor_first_n + k.token_len
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
+ AND l.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
-CROSS JOIN traceloom_event_core e ON e.event_n = m.event_n
-CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
-CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n
 UNION ALL
-SELECT 'role-decision-' || g.event_n, g.event_id, c.final_role, 'replay_unit',
+SELECT 'role-decision-' || g.event_n, g.event_id, d.final_role, 'replay_unit',
        l.replay_unit_id, k.node_id, o.occurrence_idx, 'native_report_tree',
        CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n AND l.anchor_n < o.anchor_first_n + k.token_len
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
+ AND l.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_graph_launch_control g ON g.launch_n = u.launch_n
-CROSS JOIN traceloom_event_core e ON e.event_n = g.event_n
-CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
-CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = g.event_n
 UNION ALL
-SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, c.final_role, 'protected_interval',
+SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'protected_interval',
        p.protected_interval_id, k.node_id, o.occurrence_idx, 'native_report_tree',
        CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n AND l.anchor_n < o.anchor_first_n + k.token_len
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
+ AND l.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
-CROSS JOIN traceloom_event_core e ON e.event_n = m.event_n
-CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
-CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n
 UNION ALL
-SELECT 'role-decision-' || g.event_n, g.event_id, c.final_role, 'protected_interval',
+SELECT 'role-decision-' || g.event_n, g.event_id, d.final_role, 'protected_interval',
        p.protected_interval_id, k.node_id, o.occurrence_idx, 'native_report_tree',
        CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n AND l.anchor_n < o.anchor_first_n + k.token_len
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
+ AND l.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 CROSS JOIN traceloom_graph_launch_control g ON g.launch_n = u.launch_n
-CROSS JOIN traceloom_event_core e ON e.event_n = g.event_n
-CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
-CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = g.event_n
 UNION ALL
 -- a graph body member sits at the occurrences covering its own launch anchor
-SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, c.final_role, 'graph_body_member',
+SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'graph_body_member',
        m.member_id, k.node_id, o.occurrence_idx, 'native_report_tree',
        CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n AND l.anchor_n < o.anchor_first_n + k.token_len
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
+ AND l.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = l.launch_n
-CROSS JOIN traceloom_event_core e ON e.event_n = m.event_n
-CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
-CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id;
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n;
 
 -- @surface traceloom_v_evidence_role_cost_coverage | one (db, provider, policy, final role, support state) | How much retained device time each role holds, split into time that takes part in structural identity and time that does not; no observation's cost is ever dropped | SELECT final_role, event_count, retained_duration_ns, identity_duration_ns, non_identity_duration_ns FROM traceloom_v_evidence_role_cost_coverage
 -- Summed per role class first (a handful of rows); the auxiliary events retained but placed
