@@ -72,7 +72,10 @@ SELECT 'role-decision-' || m.event_n, 3, 'graph_body_member', m.member_id, NULL,
        'traceloom_graph_body_member', 'supported', 'exact_graph_body_membership', m.event_n
 FROM traceloom_graph_body_member m;
 
--- @surface traceloom_v_evidence_role_placement | one place where an observation landed, with its decision | Placements next to the decision that produced them: event, role, policy, rule, support, retained duration and source row | SELECT placement_kind, final_role, count(*), sum(duration_ns) FROM traceloom_v_evidence_role_placement GROUP BY 1, 2
+-- @surface traceloom_v_evidence_role_placement | one place where an observation landed, with its decision | Placements next to the decision that produced them: event, role, policy, rule, support, retained duration and source row | SELECT event_id, placement_order, placement_kind, placement_id, owner_id, final_role, rule_id, duration_ns FROM traceloom_v_evidence_role_placement WHERE event_n = 0 ORDER BY placement_order
+-- The example looks one observation up (SQLite pushes event_n = 0 into each arm of the union);
+-- counts over all placements are traceloom_evidence_role_placement's example: grouping the
+-- placements joined to their decisions sorts 2.3M rows at a million events (3 s).
 CREATE VIEW traceloom_v_evidence_role_placement AS
 SELECT d.db_idx, d.device_id, d.decision_id, d.event_id, d.input_provider_scope, d.policy_id,
        d.rule_id, d.rule_class, d.policy_role, d.final_role,
@@ -94,79 +97,105 @@ FROM traceloom_aux_link l
 WHERE l.link_type = 'retained_unplaced';
 
 -- @surface traceloom_v_evidence_role_structure | one (decision, placement, node occurrence) | Where each placed observation sits in the tree: the node occurrences covering its anchor, the anchor its auxiliary link feeds, its launch anchor (replay units, protected intervals, graph body members) | SELECT node_id, final_role, count(*) FROM traceloom_v_evidence_role_structure WHERE coverage_kind = 'self' GROUP BY 1, 2 LIMIT 20
--- Every arm walks the node occurrences (in occurrence order) and looks the placements of the
--- anchors they cover up by key (CROSS JOIN keeps that order): finding the occurrences that
--- cover one given anchor would scan them all. The anchor arms read every covered anchor
--- (traceloom_viz_node_anchor); the auxiliary link and replay arms search their own anchor
--- index for the occurrence's anchor range, so that the few anchors with a link or a launch
--- are found without reading the others (+link_type: not an index of its own to build). Every
--- join is on integers.
+-- Every arm walks the occurrences (in occurrence order) and the anchors each covers (the
+-- range [anchor_first_n, + its node's token_len)), and looks the placements of those anchors up
+-- by key (CROSS JOIN keeps that order): finding the occurrences that cover one given anchor
+-- would scan them all. The arms read the occurrence and node cores, not
+-- traceloom_viz_node_anchor (whose occurrence and anchor views compute columns this view does
+-- not show): this view is a union, which SQLite builds whole wherever a query joins it (about
+-- 3M rows at a million anchors), so each row should cost only what it shows; the final role is
+-- the decision's, by event key. The anchor arm reads every covered anchor; the represented,
+-- auxiliary link and replay arms search their own anchor index for the occurrence's anchor
+-- range, so that the few anchors with one are found without reading the others (+link_type:
+-- not an index of its own to build). Every join is on integers.
 CREATE VIEW traceloom_v_evidence_role_structure AS
 SELECT 'role-decision-' || a.event_n AS decision_id, a.event_id, d.final_role,
-       'anchor' AS placement_kind, n.anchor_id AS placement_id, n.node_id, n.occurrence_idx,
-       n.view_name, n.coverage_kind
-FROM traceloom_viz_node_anchor n
-CROSS JOIN traceloom_anchor a ON a.anchor_n = n.anchor_n
+       'anchor' AS placement_kind, a.anchor_id AS placement_id, k.node_id AS node_id,
+       o.occurrence_idx, 'native_report_tree' AS view_name,
+       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind
+FROM traceloom_position_occurrence_core o
+CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
+CROSS JOIN traceloom_anchor_core a ON a.anchor_n >= o.anchor_first_n
+ AND a.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = a.event_n
 UNION ALL
+-- the tasks a communication-op anchor represents sit where that anchor sits
 SELECT 'role-decision-' || r.event_n, 'event-' || r.event_n, d.final_role, 'anchor',
-       n.anchor_id, n.node_id, n.occurrence_idx, n.view_name, n.coverage_kind
-FROM traceloom_viz_node_anchor n
-CROSS JOIN traceloom_represented_event r ON r.anchor_n = n.anchor_n
+       'anchor-' || r.anchor_n, k.node_id, o.occurrence_idx, 'native_report_tree',
+       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
+FROM traceloom_position_occurrence_core o
+CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
+CROSS JOIN traceloom_represented_event r ON r.anchor_n >= o.anchor_first_n
+ AND r.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = r.event_n
 UNION ALL
-SELECT 'role-decision-' || l.aux_event_n, l.aux_event_id, d.final_role,
-       'auxiliary_link', l.anchor_id || '/aux-' || l.aux_order, n.position_id, n.occurrence_idx,
-       'native_report_tree', n.coverage_kind
-FROM traceloom_position_occurrence n
-CROSS JOIN traceloom_aux_link l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
- AND +l.link_type = 'prelude'
-CROSS JOIN traceloom_evidence_role_decision d
-  ON d.event_n = l.aux_event_n
+SELECT 'role-decision-' || l.aux_event_n, l.aux_event_id, d.final_role, 'auxiliary_link',
+       l.anchor_id || '/aux-' || l.aux_order, k.node_id, o.occurrence_idx, 'native_report_tree',
+       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
+FROM traceloom_position_occurrence_core o
+CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
+CROSS JOIN traceloom_aux_link l ON l.anchor_n >= o.anchor_first_n
+ AND l.anchor_n < o.anchor_first_n + k.token_len AND +l.link_type = 'prelude'
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = l.aux_event_n
 UNION ALL
 -- a replay unit (and its protected interval) holds the body members and control events of all
 -- its launches, and sits at the occurrences covering each launch anchor of the unit
 SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'replay_unit',
-       l.replay_unit_id, n.position_id, n.occurrence_idx, 'native_report_tree', n.coverage_kind
-FROM traceloom_position_occurrence n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
+       l.replay_unit_id, k.node_id, o.occurrence_idx, 'native_report_tree',
+       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
+FROM traceloom_position_occurrence_core o
+CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
+ AND l.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n
 UNION ALL
-SELECT 'role-decision-' || c.event_n, c.event_id, d.final_role, 'replay_unit',
-       l.replay_unit_id, n.position_id, n.occurrence_idx, 'native_report_tree', n.coverage_kind
-FROM traceloom_position_occurrence n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
+SELECT 'role-decision-' || g.event_n, g.event_id, d.final_role, 'replay_unit',
+       l.replay_unit_id, k.node_id, o.occurrence_idx, 'native_report_tree',
+       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
+FROM traceloom_position_occurrence_core o
+CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
+ AND l.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
-CROSS JOIN traceloom_graph_launch_control c ON c.launch_n = u.launch_n
-CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = c.event_n
+CROSS JOIN traceloom_graph_launch_control g ON g.launch_n = u.launch_n
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = g.event_n
 UNION ALL
 SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'protected_interval',
-       p.protected_interval_id, n.position_id, n.occurrence_idx, 'native_report_tree', n.coverage_kind
-FROM traceloom_position_occurrence n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
+       p.protected_interval_id, k.node_id, o.occurrence_idx, 'native_report_tree',
+       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
+FROM traceloom_position_occurrence_core o
+CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
+ AND l.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n
 UNION ALL
-SELECT 'role-decision-' || c.event_n, c.event_id, d.final_role, 'protected_interval',
-       p.protected_interval_id, n.position_id, n.occurrence_idx, 'native_report_tree', n.coverage_kind
-FROM traceloom_position_occurrence n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
+SELECT 'role-decision-' || g.event_n, g.event_id, d.final_role, 'protected_interval',
+       p.protected_interval_id, k.node_id, o.occurrence_idx, 'native_report_tree',
+       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
+FROM traceloom_position_occurrence_core o
+CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
+ AND l.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
-CROSS JOIN traceloom_graph_launch_control c ON c.launch_n = u.launch_n
-CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = c.event_n
+CROSS JOIN traceloom_graph_launch_control g ON g.launch_n = u.launch_n
+CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = g.event_n
 UNION ALL
 -- a graph body member sits at the occurrences covering its own launch anchor
 SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'graph_body_member',
-       m.member_id, n.position_id, n.occurrence_idx, 'native_report_tree', n.coverage_kind
-FROM traceloom_position_occurrence n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= n.anchor_first_n AND l.anchor_n < n.anchor_end_n
+       m.member_id, k.node_id, o.occurrence_idx, 'native_report_tree',
+       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
+FROM traceloom_position_occurrence_core o
+CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
+CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
+ AND l.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = l.launch_n
 CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n;
 
@@ -235,17 +264,41 @@ JOIN traceloom_evidence_role_decision d ON d.event_n = a.event_n
 JOIN traceloom_event e ON e.event_n = a.event_n;
 
 -- @surface traceloom_v_symbol_normalization_placement | one (anchor, node occurrence covering it) | The symbol lineage of each anchor at every recovered position covering it: observed symbol, structural symbol, rule and outcome next to node, occurrence and anchor order (equal structural symbols alone never make positions correspond) | SELECT local_node_id, anchor_order, observed_symbol, structural_symbol, outcome FROM traceloom_v_symbol_normalization_placement WHERE coverage_kind = 'self' LIMIT 20
+-- Read from the core tables (occurrence, node, covered anchors by key range, event, shape, role
+-- class by key), the columns of traceloom_anchor_symbol_normalization written out: its decision
+-- and event views look each column up through a subquery of their own, and the audit reads
+-- every atom's anchor (741k rows at a million anchors).
 CREATE VIEW traceloom_v_symbol_normalization_placement AS
-SELECT d.anchor_id, d.db_idx, d.device_id, d.anchor_idx, d.event_id, d.observed_symbol,
-       d.observed_symbol_source, d.structural_symbol, d.policy_id, d.policy_version, d.rule_id,
-       d.outcome, d.reason_code, d.candidate_rule_ids, d.source_path, d.source_table,
-       d.source_key, na.node_id,
-       na.local_node_id,
-       na.view_name, na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context,
-       na.self_us AS anchor_dur_us
-FROM traceloom_tree_node_anchor na
-CROSS JOIN traceloom_anchor_symbol_normalization d
-  ON d.anchor_n = na.anchor_n;
+SELECT a.anchor_id, a.db_idx, a.device_id,
+       a.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
+                      WHERE t.db_idx = a.db_idx AND t.device_id = a.device_id) + 1 AS anchor_idx,
+       a.event_id, c.observed_symbol,
+       CASE WHEN c.observed_symbol IS NULL THEN 'unavailable'
+            WHEN c.source_domain = 'communication' THEN 'communication.op_name'
+            WHEN s.op_type IS NOT NULL THEN 'task.op_type'
+            WHEN s.op_name IS NOT NULL THEN 'task.op_name'
+            ELSE 'task.task_type' END AS observed_symbol_source,
+       c.structural_symbol,
+       (SELECT r.policy_id FROM traceloom_symbol_normalization_rule r LIMIT 1) AS policy_id,
+       (SELECT r.policy_version FROM traceloom_symbol_normalization_rule r LIMIT 1) AS policy_version,
+       c.symbol_rule_id AS rule_id, c.symbol_outcome AS outcome,
+       c.symbol_reason_code AS reason_code, c.symbol_candidate_rule_ids AS candidate_rule_ids,
+       (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = s.source_id)
+         AS source_path,
+       s.source_table, CAST(e.source_rowid_offset + e.event_n AS TEXT) AS source_key,
+       k.node_id, k.local_node_id, 'native_report_tree' AS view_name, o.occurrence_idx,
+       a.anchor_n - o.anchor_first_n + 1 AS anchor_order,
+       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind,
+       (SELECT p.repeat_context FROM traceloom_position_occurrence p
+         WHERE p.occurrence_n = o.occurrence_n) AS repeat_context,
+       e.dur_ns / 1000.0 AS anchor_dur_us
+FROM traceloom_position_occurrence_core o
+CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
+CROSS JOIN traceloom_anchor_core a ON a.anchor_n >= o.anchor_first_n
+ AND a.anchor_n < o.anchor_first_n + k.token_len
+CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
+CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
+CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id;
 
 -- @surface traceloom_v_symbol_variant_cost | one (recovered position, anchor order, observed lowering) | Aggregated cost of each concrete observed symbol at one recovered position: count, total, average, min and max raw anchor time | SELECT local_node_id, anchor_order, observed_symbol, occurrence_count, total_us FROM traceloom_v_symbol_variant_cost ORDER BY total_us DESC LIMIT 20
 -- Grouped once, on the anchors covered by atom occurrences (coverage 'self'), by node, anchor

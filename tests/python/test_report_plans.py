@@ -158,3 +158,61 @@ def test_symbol_variant_cost_groups_anchors_by_node_and_shape_columns(analysis):
     # every anchor is counted once, at its own atom
     (anchors,) = analysis.execute("SELECT count(*) FROM traceloom_anchor").fetchone()
     assert sum(r[11] for r in got) == anchors
+
+
+def test_evidence_role_structure_anchor_arms_read_the_cores(analysis):
+    """The anchor arms walk occurrences and their anchor ranges over the core tables, each
+    lookup by key (no automatic index), and give the rows of the readable formulation: every
+    (covering occurrence, anchor) pair of traceloom_viz_node_anchor, for the anchor's own event
+    and for each task a communication-op anchor represents, with the decision's final role."""
+    steps = [r[3] for r in analysis.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM traceloom_v_evidence_role_structure")]
+    assert "SEARCH a USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in steps, steps
+    assert "SEARCH r USING PRIMARY KEY (anchor_n>? AND anchor_n<?)" in steps, steps
+    assert not any("AUTOMATIC" in s for s in steps), steps
+    got = sorted(analysis.execute(
+        "SELECT * FROM traceloom_v_evidence_role_structure WHERE placement_kind = 'anchor'"
+    ).fetchall())
+    reference = sorted(analysis.execute("""
+        SELECT d.decision_id, d.event_id, d.final_role, 'anchor', n.anchor_id, n.node_id,
+               n.occurrence_idx, n.view_name, n.coverage_kind
+        FROM traceloom_viz_node_anchor n
+        JOIN traceloom_anchor a ON a.anchor_n = n.anchor_n
+        JOIN traceloom_evidence_role_decision d ON d.event_n = a.event_n
+        UNION ALL
+        SELECT d.decision_id, d.event_id, d.final_role, 'anchor', n.anchor_id, n.node_id,
+               n.occurrence_idx, n.view_name, n.coverage_kind
+        FROM traceloom_viz_node_anchor n
+        JOIN traceloom_represented_event r ON r.anchor_n = n.anchor_n
+        JOIN traceloom_evidence_role_decision d ON d.event_n = r.event_n""").fetchall())
+    (anchors,) = analysis.execute("SELECT count(*) FROM traceloom_anchor").fetchone()
+    # each anchor is at least at its own atom and at the root's occurrence
+    assert len(got) >= 2 * anchors and got == reference
+
+
+def test_symbol_normalization_placement_reads_the_cores(analysis):
+    """The symbol lineage per covering occurrence walks occurrences and anchor ranges and reads
+    event, shape and role class by key (no automatic index); its rows are those of
+    traceloom_tree_node_anchor joined to traceloom_anchor_symbol_normalization by anchor."""
+    steps = [r[3] for r in analysis.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM traceloom_v_symbol_normalization_placement")]
+    assert steps[0] == "SCAN o", steps
+    assert "SEARCH a USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in steps, steps
+    assert not any("AUTOMATIC" in s for s in steps), steps
+    got = sorted(analysis.execute(
+        "SELECT * FROM traceloom_v_symbol_normalization_placement").fetchall(), key=repr)
+    reference = sorted(analysis.execute("""
+        SELECT d.anchor_id, d.db_idx, d.device_id, d.anchor_idx, d.event_id, d.observed_symbol,
+               d.observed_symbol_source, d.structural_symbol, d.policy_id, d.policy_version,
+               d.rule_id, d.outcome, d.reason_code, d.candidate_rule_ids, d.source_path,
+               d.source_table, d.source_key, na.node_id, na.local_node_id, na.view_name,
+               na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context,
+               na.self_us
+        FROM traceloom_tree_node_anchor na
+        JOIN traceloom_anchor_symbol_normalization d ON d.anchor_n = na.anchor_n""").fetchall(),
+        key=repr)
+    assert got and got == reference
+    # every anchor once at its own atom
+    (anchors,) = analysis.execute("SELECT count(*) FROM traceloom_anchor").fetchone()
+    assert sum(r[22] == "self" for r in got) == anchors
+
