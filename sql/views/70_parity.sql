@@ -5,10 +5,9 @@
 
 -- The graph-slot category of an atom or anchor (traceloom_viz_node.category,
 -- traceloom_anchor_cost_breakdown.anchor_kind) looks its launch up by anchor, and the
--- auxiliary costs of a node look the links up by anchor. A launch table has one row per
--- graph launch, the link table one per auxiliary event.
+-- auxiliary costs of a node look the links up by anchor (traceloom_aux_link_anchor, on
+-- anchor_n, made with the evidence-role views). A launch table has one row per graph launch.
 CREATE INDEX traceloom_graph_launch_anchor_n ON traceloom_graph_launch(anchor_n);
-CREATE INDEX IF NOT EXISTS traceloom_aux_link_anchor ON traceloom_aux_link(anchor_id);
 
 -- @surface traceloom_v_semantic_tree_node | one node of the semantic tree | Every structural position with its parent's local id and label and its communication and idle shares of its total | SELECT local_node_id, parent_local_id, parent_label, label, total_us, comm_pct, idle_pct FROM traceloom_v_semantic_tree_node ORDER BY db_idx, device_id, preorder_idx LIMIT 20
 CREATE VIEW traceloom_v_semantic_tree_node AS
