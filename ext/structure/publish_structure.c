@@ -50,39 +50,35 @@ static size_t fmt_prefix(const tl_tree *tr, char *out) {
 
 /* ------------------------------------------------------------------ per-tree numbering */
 
-/* The node-major rank of every occurrence of a tree (rank) and its inverse (order). */
+/* The occurrences of a tree in node-major order (order[rank] is the occurrence). The rank of
+** an occurrence, its inverse, is not held: an occurrence is reached through its rank, and
+** its parent's and ancestors' indexes follow by the tree's arithmetic (tl_tree_parent_idx). */
 typedef struct tree_ranks {
-  uint32_t *rank, *order;
+  uint32_t *order;
 } tree_ranks;
 
 /* seen: scratch of one uint32 per node (the caller's, reused afterwards). */
 static int ranks_build(const tl_tree *tr, tree_ranks *r, uint32_t *seen) {
   size_t n = tr->st.noccurrences ? tr->st.noccurrences : 1;
-  r->rank = malloc(n * sizeof *r->rank);
-  r->order = malloc(n * sizeof *r->order);
-  if (!r->rank || !r->order) {
-    free(r->rank), free(r->order);
-    r->rank = r->order = NULL;
-    return -1;
-  }
+  if (!(r->order = malloc(n * sizeof *r->order))) return -1;
   memset(seen, 0, (tr->nnodes ? tr->nnodes : 1) * sizeof *seen);
   for (uint32_t o = 0; o < tr->st.noccurrences; o++) {
     uint32_t nd = tr->occ_node[o];
-    uint32_t k = tr->nodes[nd].first_rank + seen[nd]++;
-    r->rank[o] = k;
-    r->order[k] = o;
+    r->order[tr->nodes[nd].first_rank + seen[nd]++] = o;
   }
   return 0;
 }
 
 static void ranks_free(tree_ranks *r) {
-  free(r->rank), free(r->order);
-  r->rank = r->order = NULL;
+  free(r->order);
+  r->order = NULL;
 }
 
-/* occurrence_idx (1-based, per node) of occurrence o. */
-static uint32_t occ_idx(const tl_tree *tr, const tree_ranks *r, uint32_t o) {
-  return r->rank[o] - tr->nodes[tr->occ_node[o]].first_rank + 1;
+/* occurrence_idx (1-based, per node) of the parent of occurrence o, whose index is idx. */
+static uint32_t parent_idx(const tl_tree *tr, uint32_t o, uint32_t idx) {
+  const tl_occurrence *oc = &tr->st.occurrences[o];
+  const tl_position *pp = &tr->st.positions[tr->nodes[tr->occ_node[oc->parent]].position];
+  return tl_tree_parent_idx(pp, idx, oc->member_order);
 }
 
 /* ------------------------------------------------------------------ anchors */
@@ -447,11 +443,13 @@ static void node_path(const tl_tree *tr, uint32_t k, int rooted, tl_buf *b) {
 
 /* occurrence_path of occurrence o:
 ** 'node-N001-occurrence-1/s2/r1/node-N003-occurrence-1/s1/r3/node-N004-occurrence-3'. */
-static void occurrence_path(const tl_tree *tr, const tree_ranks *rk, uint32_t o, tl_buf *b) {
-  uint32_t chain[PATH_MAX_DEPTH];
+static void occurrence_path(const tl_tree *tr, uint32_t o, uint32_t idx, tl_buf *b) {
+  uint32_t chain[PATH_MAX_DEPTH], chain_idx[PATH_MAX_DEPTH];
   size_t n = 0;
-  for (uint32_t x = o; x != TL_RECOVER_NONE && n < PATH_MAX_DEPTH; x = tr->st.occurrences[x].parent)
-    chain[n++] = x;
+  for (uint32_t x = o; x != TL_RECOVER_NONE && n < PATH_MAX_DEPTH; x = tr->st.occurrences[x].parent) {
+    chain[n] = x, chain_idx[n++] = idx;
+    if (tr->st.occurrences[x].parent != TL_RECOVER_NONE) idx = parent_idx(tr, x, idx);
+  }
   tl_buf_reset(b);
   char id[128];
   while (n-- > 0) {
@@ -468,7 +466,7 @@ static void occurrence_path(const tl_tree *tr, const tree_ranks *rk, uint32_t o,
     m += fmt_local(id + m, tr->occ_node[chain[n]]);
     memcpy(id + m, "-occurrence-", 12);
     m += 12;
-    m += fmt_u32(id + m, occ_idx(tr, rk, chain[n]), 1);
+    m += fmt_u32(id + m, chain_idx[n], 1);
     tl_buf_append(b, id, m);
   }
 }
@@ -531,14 +529,17 @@ static int fill_occurrence(void *vctx, size_t row, int64_t *v, unsigned char *nu
   const tl_occurrence *oc = &tr->st.occurrences[o];
   uint32_t nd = tr->occ_node[o];
   int atom = tr->st.positions[oc->position].kind == TL_POS_ATOM;
+  /* row is the occurrence's node-major rank */
+  uint32_t idx = (uint32_t)row - tr->nodes[nd].first_rank + 1;
   memset(null, 0, O_NCOLS);
   v[O_N] = r->occurrence_base + (int64_t)row + 1;
   v[O_NODE] = r->node_base + nd + 1;
   v[O_NODE_LOCAL] = (int64_t)nd + 1;
   v[O_NODE_DEVICE] = tr->device_id, null[O_NODE_DEVICE] = !tr->node_device;
-  v[O_IDX] = occ_idx(tr, r->rk, o);
+  v[O_IDX] = idx;
   if (oc->parent != TL_RECOVER_NONE)
-    v[O_PARENT] = r->occurrence_base + r->rk->rank[oc->parent] + 1;
+    v[O_PARENT] = r->occurrence_base + tr->nodes[tr->occ_node[oc->parent]].first_rank +
+                  parent_idx(tr, o, idx);
   else
     null[O_PARENT] = 1;
   v[O_MEMBER] = oc->member_order;
@@ -556,7 +557,7 @@ static int fill_occurrence(void *vctx, size_t row, int64_t *v, unsigned char *nu
   v[O_IDLE] = s.v[TL_SUM_IDLE], v[O_SELF] = s.v[TL_SUM_SELF];
   v[O_AUX_EVENTS] = s.v[TL_SUM_AUX_EVENTS], v[O_AUX] = s.v[TL_SUM_AUX];
   v[O_LINKED] = s.v[TL_SUM_LINKED_AUX];
-  occurrence_path(tr, r->rk, o, &r->path);
+  occurrence_path(tr, o, idx, &r->path);
   repeat_context(tr, o, &r->ctx);
   if (r->path.oom || r->ctx.oom) return -1;
   null[O_CONTEXT] = r->ctx.n == 0;
@@ -629,8 +630,12 @@ static int fill_node(void *vctx, size_t row, int64_t *v, unsigned char *null) {
   v[N_DEFINITION] = (int64_t)nd->position + 1;
   v[N_REPEAT] = pos->repeat_count, null[N_REPEAT] = pos->kind != TL_POS_REPEAT;
   v[N_CHILDREN] = pos->nslots;
-  v[N_DEPTH] = nd->depth;
-  v[N_LOOP_DEPTH] = nd->loop_depth;
+  /* depth and loop depth (Repeat nodes from the root, this one included), by the parents */
+  v[N_DEPTH] = v[N_LOOP_DEPTH] = 0;
+  for (uint32_t x = (uint32_t)row; x != TL_RECOVER_NONE; x = tr->nodes[x].parent) {
+    if (tr->nodes[x].parent != TL_RECOVER_NONE) v[N_DEPTH]++;
+    v[N_LOOP_DEPTH] += tr->st.positions[tr->nodes[x].position].kind == TL_POS_REPEAT;
+  }
   v[N_OCCURRENCES] = nd->occurrence_count;
   v[N_FIRST_OCCURRENCE] = r->occurrence_base + nd->first_rank + 1;
   v[N_TOKEN_LEN] = (int64_t)pos->token_len;

@@ -45,8 +45,7 @@ typedef struct tl_tree_node {
   uint32_t parent;           /* node index; TL_RECOVER_NONE for the root */
   uint32_t slot;             /* 1-based slot in the parent; 0 for the root */
   uint32_t first_child;      /* the child in slot s is tr->child[first_child + s - 1] */
-  uint32_t depth;            /* the root is 0 */
-  uint32_t loop_depth;       /* Repeat nodes from the root to this one, itself included */
+  /* depth and loop depth are not held (8 bytes a node): the publication walks the parents */
   uint32_t occurrence_count;
   uint32_t first_rank;       /* node-major rank of its first occurrence (sum of the
                                 occurrence counts of the nodes before it) */
@@ -110,6 +109,23 @@ static inline const tl_occurrence *tl_tree_next_atom(const tl_tree *tr, uint32_t
     if (tr->st.positions[oc->position].kind == TL_POS_ATOM) return oc;
   }
   return NULL;
+}
+
+/* The views' occurrence arithmetic (tl_tree_node): under a node whose definition is pp
+** (m = its repeat count for a Repeat, else 1), the child occurrence of iteration
+** member_order (1 under a Seq) in the parent's occurrence p is the child node's occurrence
+** (p - 1) * m + member_order, and back. build_nodes checks it holds for every occurrence,
+** so the publication derives occurrence indexes and ranks from it instead of holding them. */
+static inline uint32_t tl_tree_fanout(const tl_position *pp) {
+  return pp->kind == TL_POS_REPEAT ? pp->repeat_count : 1;
+}
+static inline uint64_t tl_tree_child_idx(const tl_position *pp, uint32_t parent_idx,
+                                         uint32_t member_order) {
+  return (uint64_t)(parent_idx - 1) * tl_tree_fanout(pp) + member_order;
+}
+static inline uint32_t tl_tree_parent_idx(const tl_position *pp, uint32_t idx,
+                                          uint32_t member_order) {
+  return (idx - member_order) / tl_tree_fanout(pp) + 1;
 }
 
 /* The TL_SUM_* fields of token k of a tree (one anchor's packet). */
