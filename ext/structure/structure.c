@@ -13,7 +13,9 @@ static void tree_free(tl_tree *tr) {
   free(tr->nodes);
   free(tr->child);
   free(tr->occ_node);
+  free(tr->occ);
   tr->checkpoint = NULL, tr->nodes = NULL, tr->child = NULL, tr->occ_node = NULL;
+  tr->occ = NULL;
   tr->nnodes = 0;
 }
 
@@ -76,6 +78,23 @@ void tl_tree_sums(const tl_tree *tr, uint32_t start, uint32_t end, tl_sums *out)
 ** before anything after it. Returns TL_OK, -1 when out of memory, or TL_RECOVER_EINVARIANT
 ** when a child's occurrences do not follow its parent's (the views' arithmetic needs it:
 ** structure.h tl_tree_child_idx, checked per occurrence against its walk-order index). */
+/* Rewrites recovery's occurrences as tl_tree_occ in place (entry o's 8 bytes never reach an
+** entry after o, read later) and gives the rest of the block back. */
+static void compact_occurrences(tl_tree *tr) {
+  tl_structure *st = &tr->st;
+  void *block = st->occurrences;
+  tl_tree_occ *occ = block;
+  for (size_t o = 0; o < st->noccurrences; o++) {
+    tl_occurrence oc;
+    memcpy(&oc, (const char *)block + o * sizeof oc, sizeof oc);
+    tl_tree_occ slim = {oc.parent, oc.start};
+    memcpy(&occ[o], &slim, sizeof slim);
+  }
+  tl_tree_occ *shrunk = realloc(block, (st->noccurrences ? st->noccurrences : 1) * sizeof *occ);
+  tr->occ = shrunk ? shrunk : occ;
+  st->occurrences = NULL;
+}
+
 typedef struct walk_frame {
   uint32_t occ, idx; /* an occurrence on the path from the root, its index in its node */
 } walk_frame;
@@ -127,6 +146,17 @@ static int build_nodes(tl_tree *tr) {
           tl_tree_child_idx(pp, path.v[path.n - 1].idx, oc->member_order) != idx)
         goto invariant;
     }
+    /* What tl_tree_occ no longer holds must follow from what it does (structure.h). */
+    const tl_position *pos = &st->positions[oc->position];
+    if (pos->token_len == 0 || oc->end - oc->start != pos->token_len) goto invariant;
+    if (oc->parent != TL_RECOVER_NONE) {
+      const tl_occurrence *po = &st->occurrences[oc->parent];
+      const tl_position *pp = &st->positions[po->position];
+      if (pp->kind == TL_POS_REPEAT && (!pp->repeat_count || pp->token_len % pp->repeat_count))
+        goto invariant;
+      uint32_t member = pp->kind != TL_POS_REPEAT ? 1 : tl_tree_iteration(pp, oc->start - po->start);
+      if (oc->start < po->start || member != oc->member_order) goto invariant;
+    }
     walk_frame fr = {(uint32_t)o, idx};
     if (TL_VEC_PUSH(&path, fr)) goto nomem;
   }
@@ -149,6 +179,7 @@ static int build_nodes(tl_tree *tr) {
     if (child.v[k] == TL_RECOVER_NONE) goto invariant; /* a slot no occurrence realized */
   tr->nodes = nodes.v, tr->nnodes = nodes.n;
   tr->child = child.v;
+  compact_occurrences(tr);
   return TL_OK;
 invariant:
   free(nodes.v), free(child.v), free(path.v);
