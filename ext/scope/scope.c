@@ -414,14 +414,13 @@ static int tree_names(const tl_tree *tr, const ranges *rg, uint32_t *out, tl_err
   if (!state) return tl_nomem(e);
   const tl_structure *st = &tr->st;
   for (size_t o = 0; o < st->noccurrences; o++) {
-    const tl_occurrence *oc = &st->occurrences[o];
-    const tl_position *pos = &st->positions[oc->position];
+    const tl_position *pos = tl_tree_occ_position(tr, (uint32_t)o);
     if (pos->kind != TL_POS_REPEAT || !pos->repeat_count) continue;
     uint32_t *sn = &state[(size_t)tr->occ_node[o] * NKINDS];
-    uint32_t len = (oc->end - oc->start) / pos->repeat_count;
+    uint32_t start = tr->occ[o].start, len = (uint32_t)pos->token_len / pos->repeat_count;
     for (uint32_t i = 0; i < pos->repeat_count; i++) {
       int64_t *hit =
-          tl_i64map_get(&rg->map, range_key((uint32_t)(tr->first_anchor + oc->start + i * len), len));
+          tl_i64map_get(&rg->map, range_key((uint32_t)(tr->first_anchor + start + i * len), len));
       for (int q = 0; q < NKINDS; q++) {
         uint32_t name = hit ? rg->names.v[(size_t)*hit * NKINDS + q] : 0;
         if (sn[q] == NAME_FAIL) continue;

@@ -50,39 +50,34 @@ static size_t fmt_prefix(const tl_tree *tr, char *out) {
 
 /* ------------------------------------------------------------------ per-tree numbering */
 
-/* The node-major rank of every occurrence of a tree (rank) and its inverse (order). */
+/* The occurrences of a tree in node-major order (order[rank] is the occurrence). The rank of
+** an occurrence, its inverse, is not held: an occurrence is reached through its rank, and
+** its parent's and ancestors' indexes follow by the tree's arithmetic (tl_tree_parent_idx). */
 typedef struct tree_ranks {
-  uint32_t *rank, *order;
+  uint32_t *order;
 } tree_ranks;
 
 /* seen: scratch of one uint32 per node (the caller's, reused afterwards). */
 static int ranks_build(const tl_tree *tr, tree_ranks *r, uint32_t *seen) {
   size_t n = tr->st.noccurrences ? tr->st.noccurrences : 1;
-  r->rank = malloc(n * sizeof *r->rank);
-  r->order = malloc(n * sizeof *r->order);
-  if (!r->rank || !r->order) {
-    free(r->rank), free(r->order);
-    r->rank = r->order = NULL;
-    return -1;
-  }
+  if (!(r->order = malloc(n * sizeof *r->order))) return -1;
   memset(seen, 0, (tr->nnodes ? tr->nnodes : 1) * sizeof *seen);
   for (uint32_t o = 0; o < tr->st.noccurrences; o++) {
     uint32_t nd = tr->occ_node[o];
-    uint32_t k = tr->nodes[nd].first_rank + seen[nd]++;
-    r->rank[o] = k;
-    r->order[k] = o;
+    r->order[tr->nodes[nd].first_rank + seen[nd]++] = o;
   }
   return 0;
 }
 
 static void ranks_free(tree_ranks *r) {
-  free(r->rank), free(r->order);
-  r->rank = r->order = NULL;
+  free(r->order);
+  r->order = NULL;
 }
 
-/* occurrence_idx (1-based, per node) of occurrence o. */
-static uint32_t occ_idx(const tl_tree *tr, const tree_ranks *r, uint32_t o) {
-  return r->rank[o] - tr->nodes[tr->occ_node[o]].first_rank + 1;
+/* occurrence_idx (1-based, per node) of the parent of occurrence o, whose index is idx. */
+static uint32_t parent_idx(const tl_tree *tr, uint32_t o, uint32_t idx) {
+  return tl_tree_parent_idx(tl_tree_occ_position(tr, tr->occ[o].parent), idx,
+                            tl_tree_occ_member(tr, o));
 }
 
 /* ------------------------------------------------------------------ anchors */
@@ -147,8 +142,8 @@ static int fill_anchor(void *ctx, size_t n, int64_t *v, unsigned char *null) {
   v[A_EVENT] = x;
   v[A_SHAPE] = r->shape_id[n];
   if (tr) {
-    const tl_occurrence *oc = tl_tree_next_atom(tr, &r->atom_cursor);
-    if (!oc) return -1; /* checked by the shape pass: cannot happen */
+    if (tl_tree_next_atom(tr, &r->atom_cursor) == UINT32_MAX)
+      return -1; /* checked by the shape pass: cannot happen */
     uint32_t nd = tr->occ_node[r->atom_cursor - 1];
     v[A_OCCURRENCE] = r->occurrence_base[r->group] + tr->nodes[nd].first_rank + ++r->node_seen[nd];
   } else {
@@ -195,8 +190,8 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in,
     for (size_t k = 0; rc == TL_OK && k < g->count; k++) {
       size_t n = g->first + k;
       uint32_t label = tl_label_display(tl_event_label_of(t, a->derived, a->event[n]));
-      const tl_occurrence *oc = tr ? tl_tree_next_atom(tr, &atom_cursor) : NULL;
-      if (tr && (!oc || oc->start != k)) {
+      uint32_t o = tr ? tl_tree_next_atom(tr, &atom_cursor) : UINT32_MAX;
+      if (tr && (o == UINT32_MAX || tr->occ[o].start != k)) {
         rc = tl_fail(e, "structure of %s: anchor %zu has no atom occurrence", tr->tree_id, k + 1);
         break;
       }
@@ -395,14 +390,15 @@ static void node_aggregate(const tl_structure_input *in, const tl_tree *tr, cons
   na->start_ns = INT64_MAX, na->end_ns = INT64_MIN;
   const tl_tree_node *nd = &tr->nodes[k];
   for (uint32_t j = 0; j < nd->occurrence_count; j++) {
-    const tl_occurrence *oc = &tr->st.occurrences[rk->order[nd->first_rank + j]];
+    uint32_t o = rk->order[nd->first_rank + j];
+    uint32_t start = tr->occ[o].start, end = tl_tree_occ_end(tr, o);
     tl_sums s;
-    tl_tree_sums(tr, oc->start, oc->end, &s);
+    tl_tree_sums(tr, start, end, &s);
     for (int f = 0; f < TL_SUM_COUNT; f++) na->sum[f] += s.v[f];
-    if (oc->start < na->first_token) na->first_token = oc->start;
-    if (oc->end > na->end_token) na->end_token = oc->end;
+    if (start < na->first_token) na->first_token = start;
+    if (end > na->end_token) na->end_token = end;
     int64_t lo, hi;
-    span_times(in, tr, oc->start, oc->end, &lo, &hi);
+    span_times(in, tr, start, end, &lo, &hi);
     if (lo < na->start_ns) na->start_ns = lo;
     if (hi > na->end_ns) na->end_ns = hi;
   }
@@ -447,28 +443,29 @@ static void node_path(const tl_tree *tr, uint32_t k, int rooted, tl_buf *b) {
 
 /* occurrence_path of occurrence o:
 ** 'node-N001-occurrence-1/s2/r1/node-N003-occurrence-1/s1/r3/node-N004-occurrence-3'. */
-static void occurrence_path(const tl_tree *tr, const tree_ranks *rk, uint32_t o, tl_buf *b) {
-  uint32_t chain[PATH_MAX_DEPTH];
+static void occurrence_path(const tl_tree *tr, uint32_t o, uint32_t idx, tl_buf *b) {
+  uint32_t chain[PATH_MAX_DEPTH], chain_idx[PATH_MAX_DEPTH];
   size_t n = 0;
-  for (uint32_t x = o; x != TL_RECOVER_NONE && n < PATH_MAX_DEPTH; x = tr->st.occurrences[x].parent)
-    chain[n++] = x;
+  for (uint32_t x = o; x != TL_RECOVER_NONE && n < PATH_MAX_DEPTH; x = tr->occ[x].parent) {
+    chain[n] = x, chain_idx[n++] = idx;
+    if (tr->occ[x].parent != TL_RECOVER_NONE) idx = parent_idx(tr, x, idx);
+  }
   tl_buf_reset(b);
   char id[128];
   while (n-- > 0) {
-    const tl_occurrence *oc = &tr->st.occurrences[chain[n]];
     size_t m = 0;
-    if (oc->parent != TL_RECOVER_NONE) {
+    if (tr->occ[chain[n]].parent != TL_RECOVER_NONE) {
       id[m++] = '/', id[m++] = 's';
-      m += fmt_u32(id + m, oc->slot, 1);
+      m += fmt_u32(id + m, tl_tree_occ_slot(tr, chain[n]), 1);
       id[m++] = '/', id[m++] = 'r';
-      m += fmt_u32(id + m, oc->member_order, 1);
+      m += fmt_u32(id + m, tl_tree_occ_member(tr, chain[n]), 1);
       id[m++] = '/';
     }
     m += fmt_prefix(tr, id + m);
     m += fmt_local(id + m, tr->occ_node[chain[n]]);
     memcpy(id + m, "-occurrence-", 12);
     m += 12;
-    m += fmt_u32(id + m, occ_idx(tr, rk, chain[n]), 1);
+    m += fmt_u32(id + m, chain_idx[n], 1);
     tl_buf_append(b, id, m);
   }
 }
@@ -477,20 +474,20 @@ static void occurrence_path(const tl_tree *tr, const tree_ranks *rk, uint32_t o,
 static void repeat_context(const tl_tree *tr, uint32_t o, tl_buf *b) {
   uint32_t chain[PATH_MAX_DEPTH];
   size_t n = 0;
-  for (uint32_t x = o; x != TL_RECOVER_NONE && n < PATH_MAX_DEPTH; x = tr->st.occurrences[x].parent)
+  for (uint32_t x = o; x != TL_RECOVER_NONE && n < PATH_MAX_DEPTH; x = tr->occ[x].parent)
     chain[n++] = x;
   tl_buf_reset(b);
   char item[32];
   while (n-- > 0) {
-    const tl_occurrence *oc = &tr->st.occurrences[chain[n]];
-    if (oc->parent == TL_RECOVER_NONE) continue;
-    uint32_t pnode = tr->occ_node[oc->parent];
+    uint32_t parent = tr->occ[chain[n]].parent;
+    if (parent == TL_RECOVER_NONE) continue;
+    uint32_t pnode = tr->occ_node[parent];
     if (tr->st.positions[tr->nodes[pnode].position].kind != TL_POS_REPEAT) continue;
     size_t k = 0;
     if (b->n) item[k++] = ',';
     k += fmt_local(item + k, pnode);
     item[k++] = ':';
-    k += fmt_u32(item + k, oc->member_order, 1);
+    k += fmt_u32(item + k, tl_tree_occ_member(tr, chain[n]), 1);
     tl_buf_append(b, item, k);
   }
 }
@@ -528,20 +525,23 @@ static int fill_occurrence(void *vctx, size_t row, int64_t *v, unsigned char *nu
   occ_rows *r = vctx;
   const tl_tree *tr = r->tr;
   uint32_t o = r->rk->order[row];
-  const tl_occurrence *oc = &tr->st.occurrences[o];
+  const tl_tree_occ *oc = &tr->occ[o];
   uint32_t nd = tr->occ_node[o];
-  int atom = tr->st.positions[oc->position].kind == TL_POS_ATOM;
+  int atom = tl_tree_occ_position(tr, o)->kind == TL_POS_ATOM;
+  /* row is the occurrence's node-major rank */
+  uint32_t idx = (uint32_t)row - tr->nodes[nd].first_rank + 1;
   memset(null, 0, O_NCOLS);
   v[O_N] = r->occurrence_base + (int64_t)row + 1;
   v[O_NODE] = r->node_base + nd + 1;
   v[O_NODE_LOCAL] = (int64_t)nd + 1;
   v[O_NODE_DEVICE] = tr->device_id, null[O_NODE_DEVICE] = !tr->node_device;
-  v[O_IDX] = occ_idx(tr, r->rk, o);
+  v[O_IDX] = idx;
   if (oc->parent != TL_RECOVER_NONE)
-    v[O_PARENT] = r->occurrence_base + r->rk->rank[oc->parent] + 1;
+    v[O_PARENT] = r->occurrence_base + tr->nodes[tr->occ_node[oc->parent]].first_rank +
+                  parent_idx(tr, o, idx);
   else
     null[O_PARENT] = 1;
-  v[O_MEMBER] = oc->member_order;
+  v[O_MEMBER] = tl_tree_occ_member(tr, o);
   v[O_ANCHOR_FIRST] = (int64_t)(tr->first_anchor + oc->start);
   /* An atom is its anchor: its values are read from the anchor by the view. */
   r->with_text = !atom;
@@ -550,13 +550,14 @@ static int fill_occurrence(void *vctx, size_t row, int64_t *v, unsigned char *nu
     return 0;
   }
   tl_sums s;
-  tl_tree_sums(tr, oc->start, oc->end, &s);
-  span_times(r->in, tr, oc->start, oc->end, &v[O_START], &v[O_END]);
+  uint32_t end = tl_tree_occ_end(tr, o);
+  tl_tree_sums(tr, oc->start, end, &s);
+  span_times(r->in, tr, oc->start, end, &v[O_START], &v[O_END]);
   v[O_COMPUTE] = s.v[TL_SUM_COMPUTE], v[O_COMM] = s.v[TL_SUM_COMM];
   v[O_IDLE] = s.v[TL_SUM_IDLE], v[O_SELF] = s.v[TL_SUM_SELF];
   v[O_AUX_EVENTS] = s.v[TL_SUM_AUX_EVENTS], v[O_AUX] = s.v[TL_SUM_AUX];
   v[O_LINKED] = s.v[TL_SUM_LINKED_AUX];
-  occurrence_path(tr, r->rk, o, &r->path);
+  occurrence_path(tr, o, idx, &r->path);
   repeat_context(tr, o, &r->ctx);
   if (r->path.oom || r->ctx.oom) return -1;
   null[O_CONTEXT] = r->ctx.n == 0;
@@ -629,8 +630,12 @@ static int fill_node(void *vctx, size_t row, int64_t *v, unsigned char *null) {
   v[N_DEFINITION] = (int64_t)nd->position + 1;
   v[N_REPEAT] = pos->repeat_count, null[N_REPEAT] = pos->kind != TL_POS_REPEAT;
   v[N_CHILDREN] = pos->nslots;
-  v[N_DEPTH] = nd->depth;
-  v[N_LOOP_DEPTH] = nd->loop_depth;
+  /* depth and loop depth (Repeat nodes from the root, this one included), by the parents */
+  v[N_DEPTH] = v[N_LOOP_DEPTH] = 0;
+  for (uint32_t x = (uint32_t)row; x != TL_RECOVER_NONE; x = tr->nodes[x].parent) {
+    if (tr->nodes[x].parent != TL_RECOVER_NONE) v[N_DEPTH]++;
+    v[N_LOOP_DEPTH] += tr->st.positions[tr->nodes[x].position].kind == TL_POS_REPEAT;
+  }
   v[N_OCCURRENCES] = nd->occurrence_count;
   v[N_FIRST_OCCURRENCE] = r->occurrence_base + nd->first_rank + 1;
   v[N_TOKEN_LEN] = (int64_t)pos->token_len;
@@ -684,7 +689,7 @@ static int node_shapes(sqlite3 *db, const tl_structure_input *in, const tl_tree 
     ** symbol and, the role following from the symbol's class, the same role. */
     uint32_t role = 0;
     if (pos->kind == TL_POS_ATOM)
-      role = a->role[tr->first_anchor + tr->st.occurrences[rk->order[nd->first_rank]].start];
+      role = a->role[tr->first_anchor + tr->occ[rk->order[nd->first_rank]].start];
     uint32_t name = names && pos->kind == TL_POS_REPEAT ? names[k] : 0;
     uint64_t key[5] = {pos->kind, pos->kind == TL_POS_ATOM ? pos->symbol : pos->repeat_count,
                        pos->unit_template, role, name};

@@ -13,7 +13,9 @@ static void tree_free(tl_tree *tr) {
   free(tr->nodes);
   free(tr->child);
   free(tr->occ_node);
+  free(tr->occ);
   tr->checkpoint = NULL, tr->nodes = NULL, tr->child = NULL, tr->occ_node = NULL;
+  tr->occ = NULL;
   tr->nnodes = 0;
 }
 
@@ -74,7 +76,29 @@ void tl_tree_sums(const tl_tree *tr, uint32_t start, uint32_t end, tl_sums *out)
 /* The nodes of a tree (structure.h): one per (parent node, slot), created in walk order,
 ** which is preorder, since a node's first occurrence realizes all its slots, left to right,
 ** before anything after it. Returns TL_OK, -1 when out of memory, or TL_RECOVER_EINVARIANT
-** when a child's occurrences do not follow its parent's (the views' arithmetic needs it). */
+** when a child's occurrences do not follow its parent's (the views' arithmetic needs it:
+** structure.h tl_tree_child_idx, checked per occurrence against its walk-order index). */
+/* Rewrites recovery's occurrences as tl_tree_occ in place (entry o's 8 bytes never reach an
+** entry after o, read later) and gives the rest of the block back. */
+static void compact_occurrences(tl_tree *tr) {
+  tl_structure *st = &tr->st;
+  void *block = st->occurrences;
+  tl_tree_occ *occ = block;
+  for (size_t o = 0; o < st->noccurrences; o++) {
+    tl_occurrence oc;
+    memcpy(&oc, (const char *)block + o * sizeof oc, sizeof oc);
+    tl_tree_occ slim = {oc.parent, oc.start};
+    memcpy(&occ[o], &slim, sizeof slim);
+  }
+  tl_tree_occ *shrunk = realloc(block, (st->noccurrences ? st->noccurrences : 1) * sizeof *occ);
+  tr->occ = shrunk ? shrunk : occ;
+  st->occurrences = NULL;
+}
+
+typedef struct walk_frame {
+  uint32_t occ, idx; /* an occurrence on the path from the root, its index in its node */
+} walk_frame;
+
 static int build_nodes(tl_tree *tr) {
   const tl_structure *st = &tr->st;
   size_t nocc = st->noccurrences;
@@ -82,6 +106,7 @@ static int build_nodes(tl_tree *tr) {
   /* At most one node per occurrence, and at most one child entry per slot of each node. */
   TL_VEC(tl_tree_node) nodes = {0};
   TL_VEC(uint32_t) child = {0};
+  TL_VEC(walk_frame) path = {0}; /* the ancestors of the occurrence visited (preorder) */
   if (!tr->occ_node) return -1;
   for (size_t o = 0; o < nocc; o++) {
     const tl_occurrence *oc = &st->occurrences[o];
@@ -99,14 +124,10 @@ static int build_nodes(tl_tree *tr) {
       if (nodes.v[node].position != oc->position) goto invariant;
     } else {
       const tl_position *pos = &st->positions[oc->position];
-      tl_tree_node nd = {oc->position, TL_RECOVER_NONE, 0, (uint32_t)child.n, 0,
-                         pos->kind == TL_POS_REPEAT, 0, 0};
+      tl_tree_node nd = {oc->position, TL_RECOVER_NONE, 0, (uint32_t)child.n, 0, 0};
       if (entry) {
-        const tl_tree_node *pn = &nodes.v[tr->occ_node[oc->parent]];
         nd.parent = tr->occ_node[oc->parent];
         nd.slot = oc->slot;
-        nd.depth = pn->depth + 1;
-        nd.loop_depth += pn->loop_depth;
       }
       node = (uint32_t)nodes.n;
       if (TL_VEC_PUSH(&nodes, nd)) goto nomem;
@@ -116,8 +137,31 @@ static int build_nodes(tl_tree *tr) {
         child.v[nodes.v[tr->occ_node[oc->parent]].first_child + oc->slot - 1] = node;
     }
     tr->occ_node[o] = node;
-    nodes.v[node].occurrence_count++;
+    uint32_t idx = ++nodes.v[node].occurrence_count; /* walk order, 1-based */
+    if (oc->parent != TL_RECOVER_NONE) {
+      while (path.n && path.v[path.n - 1].occ != oc->parent) path.n--;
+      if (!path.n) goto invariant; /* the parent is not an ancestor: not preorder */
+      const tl_position *pp = &st->positions[nodes.v[nodes.v[node].parent].position];
+      if (oc->member_order < 1 || oc->member_order > tl_tree_fanout(pp) ||
+          tl_tree_child_idx(pp, path.v[path.n - 1].idx, oc->member_order) != idx)
+        goto invariant;
+    }
+    /* What tl_tree_occ no longer holds must follow from what it does (structure.h). */
+    const tl_position *pos = &st->positions[oc->position];
+    if (pos->token_len == 0 || oc->end - oc->start != pos->token_len) goto invariant;
+    if (oc->parent != TL_RECOVER_NONE) {
+      const tl_occurrence *po = &st->occurrences[oc->parent];
+      const tl_position *pp = &st->positions[po->position];
+      if (pp->kind == TL_POS_REPEAT && (!pp->repeat_count || pp->token_len % pp->repeat_count))
+        goto invariant;
+      uint32_t member = pp->kind != TL_POS_REPEAT ? 1 : tl_tree_iteration(pp, oc->start - po->start);
+      if (oc->start < po->start || member != oc->member_order) goto invariant;
+    }
+    walk_frame fr = {(uint32_t)o, idx};
+    if (TL_VEC_PUSH(&path, fr)) goto nomem;
   }
+  free(path.v);
+  path.v = NULL;
   /* Ranks, and the counts the views' arithmetic relies on. */
   uint32_t rank = 0;
   for (size_t k = 0; k < nodes.n; k++) {
@@ -135,12 +179,13 @@ static int build_nodes(tl_tree *tr) {
     if (child.v[k] == TL_RECOVER_NONE) goto invariant; /* a slot no occurrence realized */
   tr->nodes = nodes.v, tr->nnodes = nodes.n;
   tr->child = child.v;
+  compact_occurrences(tr);
   return TL_OK;
 invariant:
-  free(nodes.v), free(child.v);
+  free(nodes.v), free(child.v), free(path.v);
   return TL_RECOVER_EINVARIANT;
 nomem:
-  free(nodes.v), free(child.v);
+  free(nodes.v), free(child.v), free(path.v);
   return -1;
 }
 

@@ -45,12 +45,21 @@ typedef struct tl_tree_node {
   uint32_t parent;           /* node index; TL_RECOVER_NONE for the root */
   uint32_t slot;             /* 1-based slot in the parent; 0 for the root */
   uint32_t first_child;      /* the child in slot s is tr->child[first_child + s - 1] */
-  uint32_t depth;            /* the root is 0 */
-  uint32_t loop_depth;       /* Repeat nodes from the root to this one, itself included */
+  /* depth and loop depth are not held (8 bytes a node): the publication walks the parents */
   uint32_t occurrence_count;
   uint32_t first_rank;       /* node-major rank of its first occurrence (sum of the
                                 occurrence counts of the nodes before it) */
 } tl_tree_node;
+
+/* One occurrence of a tree as its readers need it. Recovery's tl_occurrence holds 28 bytes;
+** the rest of it follows from the occurrence's node and parent (tl_tree_occ_* below:
+** position and slot are the node's, the end is the start plus the position's length, the
+** member order is the iteration the start falls in), so a built tree holds 8 bytes an
+** occurrence (build_nodes checks every derived field against recovery's). */
+typedef struct tl_tree_occ {
+  uint32_t parent; /* occurrence index; TL_RECOVER_NONE for the root */
+  uint32_t start;  /* first token of its span */
+} tl_tree_occ;
 
 typedef struct tl_tree {
   size_t group;             /* index into tl_anchors.groups */
@@ -60,7 +69,7 @@ typedef struct tl_tree {
   char node_prefix[24];     /* "node-" or "node-d<device>-" when a DB holds several devices */
   int node_device;          /* 1 when node_prefix carries the device */
   const char *macro_discovery;
-  tl_structure st;
+  tl_structure st;          /* st.occurrences is NULL once built: occ holds them */
   const tl_packets *packets; /* borrowed: token k is packet first_anchor + k */
   const tl_i64col *linked_ns; /* per global anchor (the forest owns it) */
   size_t first_anchor, ntokens;
@@ -68,7 +77,8 @@ typedef struct tl_tree {
   tl_tree_node *nodes;      /* nnodes nodes in preorder; nodes[0] is the root */
   size_t nnodes;
   uint32_t *child;          /* the node in each slot of each node (tl_tree_node.first_child) */
-  uint32_t *occ_node;       /* the node of each occurrence of st.occurrences */
+  tl_tree_occ *occ;         /* st.noccurrences occurrences, in walk order (preorder) */
+  uint32_t *occ_node;       /* the node of each occurrence */
 } tl_tree;
 
 typedef struct tl_forest {
@@ -101,15 +111,57 @@ int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packets *p,
                     const tl_forest_constraints *c, tl_forest *f, tl_err *e);
 void tl_forest_free(tl_forest *f);
 
+/* The position (definition) of occurrence o. */
+static inline const tl_position *tl_tree_occ_position(const tl_tree *tr, uint32_t o) {
+  return &tr->st.positions[tr->nodes[tr->occ_node[o]].position];
+}
+/* The end (exclusive) of occurrence o's token span. */
+static inline uint32_t tl_tree_occ_end(const tl_tree *tr, uint32_t o) {
+  return tr->occ[o].start + (uint32_t)tl_tree_occ_position(tr, o)->token_len;
+}
+/* Its slot in the parent (1-based; 0 for the root). */
+static inline uint32_t tl_tree_occ_slot(const tl_tree *tr, uint32_t o) {
+  return tr->nodes[tr->occ_node[o]].slot;
+}
+/* The iteration (1-based) of a Repeat pp that the token offset (from the Repeat's start) is
+** in: iterations are equal bodies of token_len / repeat_count tokens, slots side by side. */
+static inline uint32_t tl_tree_iteration(const tl_position *pp, uint32_t offset) {
+  return offset / (uint32_t)(pp->token_len / pp->repeat_count) + 1;
+}
+/* Its member order: the iteration under a Repeat parent, 1 under a Seq, 0 for the root. */
+static inline uint32_t tl_tree_occ_member(const tl_tree *tr, uint32_t o) {
+  uint32_t p = tr->occ[o].parent;
+  if (p == TL_RECOVER_NONE) return 0;
+  const tl_position *pp = tl_tree_occ_position(tr, p);
+  return pp->kind != TL_POS_REPEAT ? 1 : tl_tree_iteration(pp, tr->occ[o].start - tr->occ[p].start);
+}
+
 /* The next atom occurrence at or after *cursor (an occurrence index, 0 to start), moving
-** the cursor past it; NULL when there is none. Atoms come in walk order, which is token
-** order: the k-th call returns the atom of token k-1. */
-static inline const tl_occurrence *tl_tree_next_atom(const tl_tree *tr, uint32_t *cursor) {
+** the cursor past it; UINT32_MAX when there is none. Atoms come in walk order, which is
+** token order: the k-th call returns the atom of token k-1. */
+static inline uint32_t tl_tree_next_atom(const tl_tree *tr, uint32_t *cursor) {
   while (*cursor < tr->st.noccurrences) {
-    const tl_occurrence *oc = &tr->st.occurrences[(*cursor)++];
-    if (tr->st.positions[oc->position].kind == TL_POS_ATOM) return oc;
+    uint32_t o = (*cursor)++;
+    if (tl_tree_occ_position(tr, o)->kind == TL_POS_ATOM) return o;
   }
-  return NULL;
+  return UINT32_MAX;
+}
+
+/* The views' occurrence arithmetic (tl_tree_node): under a node whose definition is pp
+** (m = its repeat count for a Repeat, else 1), the child occurrence of iteration
+** member_order (1 under a Seq) in the parent's occurrence p is the child node's occurrence
+** (p - 1) * m + member_order, and back. build_nodes checks it holds for every occurrence,
+** so the publication derives occurrence indexes and ranks from it instead of holding them. */
+static inline uint32_t tl_tree_fanout(const tl_position *pp) {
+  return pp->kind == TL_POS_REPEAT ? pp->repeat_count : 1;
+}
+static inline uint64_t tl_tree_child_idx(const tl_position *pp, uint32_t parent_idx,
+                                         uint32_t member_order) {
+  return (uint64_t)(parent_idx - 1) * tl_tree_fanout(pp) + member_order;
+}
+static inline uint32_t tl_tree_parent_idx(const tl_position *pp, uint32_t idx,
+                                          uint32_t member_order) {
+  return (idx - member_order) / tl_tree_fanout(pp) + 1;
 }
 
 /* The TL_SUM_* fields of token k of a tree (one anchor's packet). */

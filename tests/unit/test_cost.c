@@ -157,13 +157,73 @@ START_TEST(tree_sums_match_plain_sums) {
   }
   uint32_t cursor = 0;
   for (uint32_t k = 0; k < n; k++) {
-    const tl_occurrence *oc = tl_tree_next_atom(tr, &cursor);
-    ck_assert_ptr_nonnull(oc);
-    ck_assert_uint_eq(oc->start, k);
-    ck_assert_uint_eq(oc->end, k + 1);
+    uint32_t o = tl_tree_next_atom(tr, &cursor);
+    ck_assert_uint_ne(o, UINT32_MAX);
+    ck_assert_uint_eq(tr->occ[o].start, k);
+    ck_assert_uint_eq(tl_tree_occ_end(tr, o), k + 1);
   }
-  ck_assert_ptr_null(tl_tree_next_atom(tr, &cursor));
+  ck_assert_uint_eq(tl_tree_next_atom(tr, &cursor), UINT32_MAX);
   free(linked);
+  tl_forest_free(&f);
+  release(&b);
+}
+END_TEST
+
+/* A built tree keeps only each occurrence's parent and start: over "X" then (A B C) x 4 then
+** "Y", what it derives (end, slot, member order, the node's occurrence index arithmetic)
+** is what the input says: the loop's four iterations are tokens [1,4), [4,7), [7,10),
+** [10,13), and the atom of token k inside it is in iteration (k - 1) / 3 + 1. */
+START_TEST(tree_occurrences_derive_their_fields) {
+  enum { N = 14 };
+  static const char *const names[N] = {"X", "A", "B", "C", "A", "B", "C", "A", "B", "C",
+                                       "A", "B", "C", "Y"};
+  ev_spec s[N];
+  for (int i = 0; i < N; i++)
+    s[i] = (ev_spec){0, 1000 * i, 1000 * i + 500, TL_KIND_COMPUTE, names[i], TL_ROLE_ANCHOR, 0, NULL};
+  built b;
+  build(&b, s, N);
+  tl_err e = {0};
+  tl_forest f;
+  ck_assert_int_eq(tl_forest_build(&b.t, &b.a, &b.packets, NULL, &f, &e), TL_OK);
+  const tl_tree *tr = &f.trees.v[0];
+  ck_assert_ptr_null(tr->st.occurrences); /* given back once the slim form is built */
+  /* The root spans every token. */
+  ck_assert_uint_eq(tr->occ[0].parent, TL_RECOVER_NONE);
+  ck_assert_uint_eq(tl_tree_occ_end(tr, 0), N);
+  ck_assert_uint_eq(tl_tree_occ_member(tr, 0), 0);
+  ck_assert_uint_eq(tl_tree_occ_slot(tr, 0), 0);
+  uint32_t cursor = 0, loop = UINT32_MAX;
+  for (uint32_t k = 0; k < N; k++) {
+    uint32_t o = tl_tree_next_atom(tr, &cursor);
+    ck_assert_uint_ne(o, UINT32_MAX);
+    ck_assert_uint_eq(tr->occ[o].start, k);
+    ck_assert_uint_eq(tl_tree_occ_end(tr, o), k + 1);
+    /* The nearest Repeat ancestor: the loop for tokens 1..12, none for X and Y. */
+    uint32_t x = o, below = o;
+    while (tr->occ[x].parent != TL_RECOVER_NONE &&
+           tl_tree_occ_position(tr, tr->occ[x].parent)->kind != TL_POS_REPEAT)
+      x = tr->occ[x].parent;
+    below = x, x = tr->occ[x].parent;
+    if (k == 0 || k == N - 1) {
+      ck_assert_uint_eq(x, TL_RECOVER_NONE);
+      continue;
+    }
+    ck_assert_uint_ne(x, TL_RECOVER_NONE);
+    if (loop == UINT32_MAX) loop = x;
+    ck_assert_uint_eq(x, loop); /* one loop */
+    ck_assert_uint_eq(tl_tree_occ_member(tr, below), (k - 1) / 3 + 1);
+    /* The child's occurrence index from its parent's, and back (structure.h). */
+    const tl_position *pp = tl_tree_occ_position(tr, x);
+    uint32_t child_idx = (uint32_t)tl_tree_child_idx(pp, 1, tl_tree_occ_member(tr, below));
+    ck_assert_uint_eq(child_idx, (k - 1) / 3 + 1); /* the loop occurs once */
+    ck_assert_uint_eq(tl_tree_parent_idx(pp, child_idx, tl_tree_occ_member(tr, below)), 1);
+  }
+  ck_assert_uint_ne(loop, UINT32_MAX);
+  const tl_position *lp = tl_tree_occ_position(tr, loop);
+  ck_assert_uint_eq(lp->repeat_count, 4);
+  ck_assert_uint_eq(tr->occ[loop].start, 1);
+  ck_assert_uint_eq(tl_tree_occ_end(tr, loop), 13);
+  ck_assert_uint_eq(tl_tree_occ_slot(tr, loop), 2); /* after X */
   tl_forest_free(&f);
   release(&b);
 }
@@ -286,6 +346,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, comm_beats_compute);
   tcase_add_test(tc, long_windows_exact);
   tcase_add_test(tc, tree_sums_match_plain_sums);
+  tcase_add_test(tc, tree_occurrences_derive_their_fields);
   tcase_add_test(tc, prelude_window_classes);
   tcase_add_test(tc, comm_op_represents_its_tasks);
   tcase_add_test(tc, unplaced_and_devices);
