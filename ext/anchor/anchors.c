@@ -74,12 +74,12 @@ static int cmp_tail(const void *pa, const void *pb, void *pctx) {
   uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
   size_t ia = a, ib = b;
   const tl_events *ea = tl_events_of(c->t, c->d, &ia), *eb = tl_events_of(c->t, c->d, &ib);
-  CMP(ea->end_ns[ia], eb->end_ns[ib]);
-  CMP(ea->stream_id[ia], eb->stream_id[ib]);
+  CMP(tl_events_end(ea, ia), tl_events_end(eb, ib));
+  CMP(tl_events_stream_id(ea, ia), tl_events_stream_id(eb, ib));
   CMP(c->rank[a], c->rank[b]);
   CMP(c->symbol[a], c->symbol[b]);
-  CMP(tl_source_ref_at(c->t, c->d, ea->source_ref[ia])->source_id,
-      tl_source_ref_at(c->t, c->d, eb->source_ref[ib])->source_id);
+  CMP(tl_source_ref_at(c->t, c->d, tl_events_source_ref(ea, ia))->source_id,
+      tl_source_ref_at(c->t, c->d, tl_events_source_ref(eb, ib))->source_id);
   CMP(tl_i64col_get(&ea->source_rowid, ia), tl_i64col_get(&eb->source_rowid, ib));
   CMP(a, b);
   return 0;
@@ -126,8 +126,8 @@ static int mark_represented(const tl_trace *t, const tl_derived *d, uint8_t *non
     for (uint32_t j = head ? (uint32_t)*head : UINT32_MAX; j != UINT32_MAX; j = next[j]) {
       size_t jj = j;
       const tl_events *ej = tl_events_of(t, d, &jj);
-      if (ej->db_idx[jj] != ei->db_idx[ii] || ej->device_id[jj] != ei->device_id[ii]) continue;
-      if (ei->start_ns[ii] < ej->end_ns[jj] && ei->end_ns[ii] > ej->start_ns[jj]) {
+      if (tl_events_db_idx(ej, jj) != tl_events_db_idx(ei, ii) || tl_events_device_id(ej, jj) != tl_events_device_id(ei, ii)) continue;
+      if (ei->start_ns[ii] < tl_events_end(ej, jj) && tl_events_end(ei, ii) > ej->start_ns[jj]) {
         non_anchor[i] = TL_NA_REPRESENTED_BY_COMM_OP;
         break;
       }
@@ -215,7 +215,7 @@ int tl_anchors_build(const tl_anchor_input *in, tl_anchors *a, tl_err *e) {
   for (size_t i = 0; i < n; i++) {
     size_t j = order[i];
     const tl_events *ev = tl_events_of(t, d, &j);
-    keys[i] = ((uint64_t)ev->db_idx[j] << 32) | ev->device_id[j];
+    keys[i] = ((uint64_t)tl_events_db_idx(ev, j) << 32) | tl_events_device_id(ev, j);
   }
   if (tl_radix_sort_u64(keys, order, n)) goto nomem;
   sort_ctx ctx = {t, d, rank, in->event_symbol};

@@ -115,7 +115,7 @@ static size_t class_index(const tl_classification *c, const tl_trace *t, const t
                           size_t i) {
   size_t j = i;
   const tl_events *ev = tl_events_of(t, d, &j);
-  return (size_t)ev->label[j] * TL_SCOPE_COUNT + c->db_scope[ev->db_idx[j]];
+  return (size_t)ev->label[j] * TL_SCOPE_COUNT + c->db_scope[tl_events_db_idx(ev, j)];
 }
 
 int tl_classify(const tl_trace *t, const tl_derived *d, const tl_rules *r,
@@ -134,7 +134,8 @@ int tl_classify(const tl_trace *t, const tl_derived *d, const tl_rules *r,
     out->db_scope[i] = (uint8_t)scope_of(tl_family_provider(t->profile->inputs.v[i].family));
   for (size_t i = 0; i < n; i++) {
     size_t j = i;
-    uint16_t db = tl_events_of(t, d, &j)->db_idx[j];
+    const tl_events *ej = tl_events_of(t, d, &j);
+    uint16_t db = tl_events_db_idx(ej, j);
     if (db >= out->ndb) {
       tl_classification_free(out);
       return tl_fail(e, "internal error: event-%zu names input %u of %zu", i, db, out->ndb);

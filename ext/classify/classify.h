@@ -165,7 +165,7 @@ void tl_classification_free(tl_classification *c);
 /* The class of event `event` of the trace (not of its derived events). */
 static inline const tl_label_class *tl_event_class(const tl_classification *c, const tl_trace *t,
                                                    size_t event) {
-  return &c->cls[(size_t)t->ev.label[event] * TL_SCOPE_COUNT + c->db_scope[t->ev.db_idx[event]]];
+  return &c->cls[(size_t)t->ev.label[event] * TL_SCOPE_COUNT + c->db_scope[tl_events_db_idx(&t->ev, event)]];
 }
 
 /* The classification of every event, the trace's and d, the launch anchors replay derived

@@ -360,8 +360,8 @@ static int device_side(tl_context *c, const tl_trace *t, const tl_relations *rel
       for (uint32_t j = head ? (uint32_t)*head : UINT32_MAX; j != UINT32_MAX; j = next[j]) {
         size_t jj = j;
         const tl_events *ej = tl_events_of(t, d, &jj);
-        if (ej->db_idx[jj] != ei->db_idx[ii] || ej->device_id[jj] != ei->device_id[ii]) continue;
-        if (!(ei->start_ns[ii] < ej->end_ns[jj] && ei->end_ns[ii] > ej->start_ns[jj])) continue;
+        if (tl_events_db_idx(ej, jj) != tl_events_db_idx(ei, ii) || tl_events_device_id(ej, jj) != tl_events_device_id(ei, ii)) continue;
+        if (!(ei->start_ns[ii] < tl_events_end(ej, jj) && tl_events_end(ei, ii) > ej->start_ns[jj])) continue;
         uint32_t p = c->event_partition[i];
         if (p == TL_CTX_NO_PARTITION)
           op_state[j] = 2;

@@ -105,7 +105,7 @@ int tl_idle_host_build(const tl_idle_events *ev, tl_idle_host *h, const tl_clock
   int rc = TL_OK;
   /* the db's tasks by connection id (ops are not link targets) */
   for (size_t i = 0; rc == TL_OK && i < ev->nreal; i++)
-    if (t->ev.db_idx[i] == ev->db_idx && !ev->is_op[i] && ev->conn[i] >= 0) {
+    if (tl_events_db_idx(&t->ev, i) == ev->db_idx && !ev->is_op[i] && ev->conn[i] >= 0) {
       conn_task x = {ev->conn[i], (uint32_t)i};
       if (TL_VEC_PUSH(&tasks, x)) rc = tl_nomem(e);
     }
@@ -125,9 +125,9 @@ int tl_idle_host_build(const tl_idle_events *ev, tl_idle_host *h, const tl_clock
       a->ntargets++;
     }
     if (!a->ntargets) continue;
-    uint32_t dev = t->ev.device_id[h->targets.v[a->first_target]];
+    uint32_t dev = tl_events_device_id(&t->ev, h->targets.v[a->first_target]);
     int many_devices = 0;
-    for (uint32_t j = 1; j < a->ntargets; j++) many_devices |= t->ev.device_id[h->targets.v[a->first_target + j]] != dev;
+    for (uint32_t j = 1; j < a->ntargets; j++) many_devices |= tl_events_device_id(&t->ev, h->targets.v[a->first_target + j]) != dev;
     if (many_devices) {
       a->link_status = 2;
       continue;

@@ -363,7 +363,7 @@ static int write_device(writer *w, const tl_idle_events *ev, const tl_idle_devic
       const tl_idle_src *s = &d->expl_src.v[x->first_src + k];
       if (x->category <= TL_IC_RUNTIME) {
         int64_t os = t->ev.start_ns[s->event] > x->start ? t->ev.start_ns[s->event] : x->start;
-        int64_t oe = t->ev.end_ns[s->event] < x->end ? t->ev.end_ns[s->event] : x->end;
+        int64_t oe = tl_events_end(&t->ev, s->event) < x->end ? tl_events_end(&t->ev, s->event) : x->end;
         rc = link(w, "explanation", id, ordinal++, s, "device_event_coverage", "direct", 1, os, oe, -1, NULL, e);
       } else if (x->category == TL_IC_HOST_SYNC || x->category == TL_IC_QUEUED) {
         const char *rel = x->category == TL_IC_HOST_SYNC ? "temporal_overlap" : "exact_connection_id";
@@ -420,7 +420,7 @@ static int write_host(writer *w, const tl_idle_events *ev, const tl_idle_devices
         uint32_t task = h->targets.v[a->first_target + j];
         snprintf(trace, sizeof trace, "event-%u", task);
         bind_str(st, 3, trace);
-        sqlite3_bind_int64(st, 4, ev->t->ev.device_id[task]);
+        sqlite3_bind_int64(st, 4, tl_events_device_id(&ev->t->ev, task));
       } else {
         sqlite3_bind_null(st, 3);
         if (a->has_device) sqlite3_bind_int64(st, 4, a->device_id);
@@ -690,7 +690,7 @@ static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clo
     else memset(label_role, 0xff, nl);
   }
   for (size_t i = 0; rc == TL_OK && i < n; i++) {
-    if (t->ev.db_idx[i] != db_idx) continue;
+    if (tl_events_db_idx(&t->ev, i) != db_idx) continue;
     ev.is_op[i] = (uint8_t)tl_label_is_comm_op(t, tl_event_label(t, i));
     uint32_t l = t->ev.label[i];
     if (label_role[l] == 0xff) tl_idle_classify(t, i, &label_role[l], &label_rule[l]);

@@ -60,7 +60,7 @@ static int names_compatible(const tl_trace *t, uint32_t task, uint32_t op) {
 }
 
 static int overlaps(const tl_trace *t, uint32_t a, uint32_t b) {
-  return t->ev.start_ns[a] < t->ev.end_ns[b] && t->ev.start_ns[b] < t->ev.end_ns[a];
+  return t->ev.start_ns[a] < tl_events_end(&t->ev, b) && t->ev.start_ns[b] < tl_events_end(&t->ev, a);
 }
 
 static int state_of(const tl_idle_events *ev, uint32_t i) {
@@ -124,11 +124,11 @@ static int productive(const tl_idle_events *ev, tl_idle_device *d, const u32vec 
   for (size_t k = 0; rc == TL_OK && k < events->n; k++) {
     uint32_t i = events->v[k];
     if (!ev->is_op[i]) continue;
-    if (t->ev.end_ns[i] <= t->ev.start_ns[i]) {
+    if (tl_events_end(&t->ev, i) <= t->ev.start_ns[i]) {
       *invalid = 1;
       continue;
     }
-    cand c = {t->ev.start_ns[i], t->ev.end_ns[i], i, (uint32_t)cands.n};
+    cand c = {t->ev.start_ns[i], tl_events_end(&t->ev, i), i, (uint32_t)cands.n};
     if (TL_VEC_PUSH(&cands, c) || TL_VEC_PUSH(&ops, i)) rc = tl_nomem(e);
   }
   for (size_t k = 0; rc == TL_OK && k < events->n; k++) {
@@ -136,7 +136,7 @@ static int productive(const tl_idle_events *ev, tl_idle_device *d, const u32vec 
     uint8_t role = ev->role[i];
     if (ev->is_op[i] || (role != TL_IR_COMPUTE && role != TL_IR_COMM && role != TL_IR_DATA_MOVE))
       continue;
-    if (t->ev.end_ns[i] <= t->ev.start_ns[i]) {
+    if (tl_events_end(&t->ev, i) <= t->ev.start_ns[i]) {
       *invalid = 1;
       continue;
     }
@@ -156,7 +156,7 @@ static int productive(const tl_idle_events *ev, tl_idle_device *d, const u32vec 
         continue;
       }
     }
-    cand c = {t->ev.start_ns[i], t->ev.end_ns[i], i, (uint32_t)cands.n};
+    cand c = {t->ev.start_ns[i], tl_events_end(&t->ev, i), i, (uint32_t)cands.n};
     if (TL_VEC_PUSH(&cands, c)) rc = tl_nomem(e);
   }
   if (rc == TL_OK) {
@@ -262,16 +262,16 @@ static int streams(const tl_idle_events *ev, tl_idle_device *d, const u32vec *ev
   for (size_t k = 0; rc == TL_OK && k < events->n; k++) {
     uint32_t i = events->v[k];
     if (absorbed[i]) continue;
-    if (t->ev.end_ns[i] <= t->ev.start_ns[i]) {
+    if (tl_events_end(&t->ev, i) <= t->ev.start_ns[i]) {
       *invalid = 1, d->scan_complete = 0;
       continue;
     }
-    if (t->ev.stream_id[i] == TL_NO_STREAM) {
+    if (tl_events_stream_id(&t->ev, i) == TL_NO_STREAM) {
       d->scan_complete = 0; /* observable but not placeable on a stream */
       continue;
     }
-    if (t->ev.end_ns[i] <= d->span_start || t->ev.start_ns[i] >= d->span_end) continue;
-    stream_event x = {t->ev.stream_id[i], i};
+    if (tl_events_end(&t->ev, i) <= d->span_start || t->ev.start_ns[i] >= d->span_end) continue;
+    stream_event x = {tl_events_stream_id(&t->ev, i), i};
     if (TL_VEC_PUSH(&se, x)) rc = tl_nomem(e);
   }
   if (rc == TL_OK) qsort(se.v, se.n, sizeof *se.v, cmp_stream_event);
@@ -283,7 +283,7 @@ static int streams(const tl_idle_events *ev, tl_idle_device *d, const u32vec *ev
     for (size_t k = a; rc == TL_OK && k < b; k++) {
       uint32_t i = se.v[k].event;
       int64_t s = t->ev.start_ns[i] < d->span_start ? d->span_start : t->ev.start_ns[i];
-      int64_t f = t->ev.end_ns[i] > d->span_end ? d->span_end : t->ev.end_ns[i];
+      int64_t f = tl_events_end(&t->ev, i) > d->span_end ? d->span_end : tl_events_end(&t->ev, i);
       action x = {s, 1, i}, y = {f, 0, i};
       if (TL_VEC_PUSH(&acts, x) || TL_VEC_PUSH(&acts, y)) rc = tl_nomem(e);
     }
@@ -323,10 +323,10 @@ int tl_idle_timelines(const tl_idle_events *ev, tl_idle_devices *out, tl_err *e)
   int rc = absorbed ? TL_OK : tl_nomem(e);
   /* the devices of the db, ascending */
   for (size_t i = 0; rc == TL_OK && i < ev->nreal; i++) {
-    if (t->ev.db_idx[i] != ev->db_idx) continue;
+    if (tl_events_db_idx(&t->ev, i) != ev->db_idx) continue;
     int seen = 0;
-    for (size_t k = 0; k < devs.n && !seen; k++) seen = devs.v[k] == t->ev.device_id[i];
-    if (!seen && TL_VEC_PUSH(&devs, t->ev.device_id[i])) rc = tl_nomem(e);
+    for (size_t k = 0; k < devs.n && !seen; k++) seen = devs.v[k] == tl_events_device_id(&t->ev, i);
+    if (!seen && TL_VEC_PUSH(&devs, tl_events_device_id(&t->ev, i))) rc = tl_nomem(e);
   }
   if (rc == TL_OK) qsort(devs.v, devs.n, sizeof *devs.v, cmp_u32);
   u32vec events = {0};
@@ -336,7 +336,7 @@ int tl_idle_timelines(const tl_idle_events *ev, tl_idle_devices *out, tl_err *e)
     d.device_id = devs.v[k];
     events.n = 0;
     for (size_t i = 0; rc == TL_OK && i < ev->nreal; i++)
-      if (t->ev.db_idx[i] == ev->db_idx && t->ev.device_id[i] == d.device_id &&
+      if (tl_events_db_idx(&t->ev, i) == ev->db_idx && tl_events_device_id(&t->ev, i) == d.device_id &&
           TL_VEC_PUSH(&events, (uint32_t)i))
         rc = tl_nomem(e);
     absorptions ab = {0};

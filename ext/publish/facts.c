@@ -124,7 +124,7 @@ static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   size_t j = i;
   const tl_events *ev = tl_events_of(t, d, &j);
   const tl_label *l = tl_label_at(t, d, ev->label[j]);
-  const tl_source_ref *ref = tl_source_ref_at(t, d, ev->source_ref[j]);
+  const tl_source_ref *ref = tl_source_ref_at(t, d, tl_events_source_ref(ev, j));
   sqlite3_bind_int64(st, TL_PARAM(ES_SOURCE_ID), ref->source_id);
   tl_bind_str(st, TL_PARAM(ES_SOURCE_TABLE), t->pool, ref->table);
   sqlite3_bind_text(st, TL_PARAM(ES_KIND), tl_kind_name((tl_kind)l->kind), -1, SQLITE_STATIC);
@@ -149,7 +149,7 @@ static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   tl_bind_str(st, TL_PARAM(ES_COMPUTE_TASK_TYPE), t->pool, l->compute_task_type);
   tl_bind_str(st, TL_PARAM(ES_COMM_NAME), t->pool, l->comm_name);
   tl_bind_str(st, TL_PARAM(ES_COMM_TASK_TYPE), t->pool, l->comm_task_type);
-  const char *family = tl_family_source_kind(t->profile->inputs.v[ev->db_idx[j]].family);
+  const char *family = tl_family_source_kind(t->profile->inputs.v[tl_events_db_idx(ev, j)].family);
   sqlite3_bind_text(st, TL_PARAM(ES_FAMILY), family, -1, SQLITE_STATIC);
   tl_bind_str(st, TL_PARAM(ES_TASK_TYPE), t->pool, l->task_type);
 }
@@ -161,8 +161,8 @@ static void event_shape_key(const void *ctx, size_t i, uint64_t *key) {
   size_t j = i;
   const tl_events *ev = tl_events_of(t, in->derived, &j);
   key[0] = ev->label[j];
-  key[1] = ev->source_ref[j];
-  key[2] = (uint64_t)(uintptr_t)t->profile->inputs.v[ev->db_idx[j]].family;
+  key[1] = tl_events_source_ref(ev, j);
+  key[2] = (uint64_t)(uintptr_t)t->profile->inputs.v[tl_events_db_idx(ev, j)].family;
   key[3] = in->symbol ? in->symbol[i] : TL_STR_NONE;
   key[4] = (uint64_t)(uintptr_t)(in->semantic_role ? in->semantic_role[i] : NULL);
   key[5] = (uint64_t)(uintptr_t)(in->semantic_role_reason ? in->semantic_role_reason[i] : NULL);
@@ -207,14 +207,14 @@ static int fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   const tl_events *ev = tl_events_of(r->t, r->d, &j);
   memset(null, 0, EV_NCOLS);
   v[EV_N] = (int64_t)i;
-  v[EV_DB] = ev->db_idx[j];
-  v[EV_DEVICE] = ev->device_id[j];
+  v[EV_DB] = tl_events_db_idx(ev, j);
+  v[EV_DEVICE] = tl_events_device_id(ev, j);
   /* the rows of one source table are consecutive events with consecutive rowids: one offset
   ** for the whole run, which SQLite stores in no bytes when it is 0 or 1 */
   v[EV_ROWID] = tl_i64col_get(&ev->source_rowid, j) - (int64_t)i;
-  opt_i64(v, null, EV_STREAM, ev->stream_id[j], TL_NO_STREAM);
+  opt_i64(v, null, EV_STREAM, tl_events_stream_id(ev, j), TL_NO_STREAM);
   v[EV_START] = ev->start_ns[j];
-  v[EV_DUR] = ev->end_ns[j] - ev->start_ns[j];
+  v[EV_DUR] = tl_events_end(ev, j) - ev->start_ns[j];
   v[EV_SHAPE] = r->shape_id[i];
   opt_i64(v, null, EV_TASK, tl_i64col_get(&ev->task_id, j), TL_ABSENT);
   opt_i64(v, null, EV_GLOBAL_TASK, tl_i64col_get(&ev->global_task_id, j), TL_ABSENT);
@@ -594,7 +594,8 @@ int tl_publish_inventory(sqlite3 *db, const tl_inventory_input *in, tl_err *e) {
   const tl_derived *d = in->derived;
   for (size_t i = 0; rc == TL_OK && i < tl_event_count(t, d); i++) {
     size_t j = i;
-    uint16_t db = tl_events_of(t, d, &j)->db_idx[j];
+    const tl_events *ej = tl_events_of(t, d, &j);
+    uint16_t db = tl_events_db_idx(ej, j);
     if (db < p->inputs.n) counts[2 * db]++;
   }
   for (size_t i = 0; rc == TL_OK && i < t->calls.n; i++)

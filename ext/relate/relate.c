@@ -91,7 +91,9 @@ static int build_keys(const tl_trace *t, size_t n, const uint16_t *db, const tl_
     k->n++;
   }
   if (tl_radix_sort_u64(k->keys, k->idx, k->n)) return -1;
-  for (size_t j = 0; j < k->n; j++) k->keys[j] = db[k->idx[j]];
+  /* work: the events' database is their place's (db is NULL) */
+  for (size_t j = 0; j < k->n; j++)
+    k->keys[j] = work ? tl_events_db_idx(&t->ev, k->idx[j]) : db[k->idx[j]];
   int rc = tl_radix_sort_u64(k->keys, k->idx, k->n);
   free(k->keys); /* only the order is needed from here on */
   k->keys = NULL;
@@ -116,7 +118,7 @@ static int relate_group(const tl_trace *t, const uint32_t *c, size_t nc, const u
                         size_t nw, tl_relations *out) {
   const tl_events *ev = &t->ev;
   const tl_calls *ca = &t->calls;
-  uint16_t db = nw ? ev->db_idx[w[0]] : ca->db_idx[c[0]];
+  uint16_t db = nw ? tl_events_db_idx(ev, w[0]) : ca->db_idx[c[0]];
   tl_provider prov = tl_family_provider(t->profile->inputs.v[db].family);
   if (nc == 0) {
     for (size_t j = 0; j < nw; j++)
@@ -142,7 +144,7 @@ static int relate_group(const tl_trace *t, const uint32_t *c, size_t nc, const u
       size_t found = 0, which = 0;
       if (prov == TL_PROVIDER_CUDA && sync) {
         for (size_t k = 0; k < nc; k++)
-          if (ca->start_ns[c[k]] <= ev->start_ns[i] && ev->end_ns[i] <= ca->end_ns[c[k]])
+          if (ca->start_ns[c[k]] <= ev->start_ns[i] && tl_events_end(ev, i) <= ca->end_ns[c[k]])
             found++, which = k;
       }
       if (found == 1) {
@@ -161,10 +163,10 @@ static int relate_group(const tl_trace *t, const uint32_t *c, size_t nc, const u
   int64_t call_dev = tl_i64col_get(&ca->device_id, c[0]);
   int spans = 0;
   for (size_t j = 1; j < nw; j++)
-    if (ev->device_id[w[j]] != ev->device_id[w[0]]) spans = 1;
+    if (tl_events_device_id(ev, w[j]) != tl_events_device_id(ev, w[0])) spans = 1;
   for (size_t j = 0; j < nw; j++) {
     tl_support_state st = TL_SUPPORTED_EXACT;
-    if (call_dev >= 0 && (uint32_t)call_dev != ev->device_id[w[j]])
+    if (call_dev >= 0 && (uint32_t)call_dev != tl_events_device_id(ev, w[j]))
       st = TL_DEVICE_SCOPE_MISMATCH;
     else if (call_dev < 0 && spans)
       st = TL_AMBIGUOUS_DEVICE_SCOPE;
@@ -182,7 +184,7 @@ int tl_relate(const tl_trace *t, tl_relations *out, tl_err *e) {
   u32vec miss_w = {0}, miss_c = {0};
   const tl_events *ev = &t->ev;
   const tl_calls *ca = &t->calls;
-  if (build_keys(t, ev->n, ev->db_idx, &ev->correlation_id, 1, &kw, &miss_w) ||
+  if (build_keys(t, ev->n, NULL, &ev->correlation_id, 1, &kw, &miss_w) ||
       build_keys(t, ca->n, ca->db_idx, &ca->correlation_id, 0, &kc, &miss_c))
     goto nomem;
   size_t i = 0, j = 0;
@@ -190,16 +192,16 @@ int tl_relate(const tl_trace *t, tl_relations *out, tl_err *e) {
     /* The smaller (db, corr) of the two heads starts the next group. */
     uint16_t db;
     int64_t corr;
-    if (j >= kc.n || (i < kw.n && (ev->db_idx[kw.idx[i]] < ca->db_idx[kc.idx[j]] ||
-                                   (ev->db_idx[kw.idx[i]] == ca->db_idx[kc.idx[j]] &&
+    if (j >= kc.n || (i < kw.n && (tl_events_db_idx(ev, kw.idx[i]) < ca->db_idx[kc.idx[j]] ||
+                                   (tl_events_db_idx(ev, kw.idx[i]) == ca->db_idx[kc.idx[j]] &&
                                     tl_i64col_get(&ev->correlation_id, kw.idx[i]) <=
                                         tl_i64col_get(&ca->correlation_id, kc.idx[j]))))) {
-      db = ev->db_idx[kw.idx[i]], corr = tl_i64col_get(&ev->correlation_id, kw.idx[i]);
+      db = tl_events_db_idx(ev, kw.idx[i]), corr = tl_i64col_get(&ev->correlation_id, kw.idx[i]);
     } else {
       db = ca->db_idx[kc.idx[j]], corr = tl_i64col_get(&ca->correlation_id, kc.idx[j]);
     }
     size_t i2 = i, j2 = j;
-    while (i2 < kw.n && ev->db_idx[kw.idx[i2]] == db &&
+    while (i2 < kw.n && tl_events_db_idx(ev, kw.idx[i2]) == db &&
            tl_i64col_get(&ev->correlation_id, kw.idx[i2]) == corr)
       i2++;
     while (j2 < kc.n && ca->db_idx[kc.idx[j2]] == db &&
@@ -209,7 +211,7 @@ int tl_relate(const tl_trace *t, tl_relations *out, tl_err *e) {
     i = i2, j = j2;
   }
   for (size_t k = 0; k < miss_w.n; k++)
-    if (emit(out, -1, miss_w.v[k], ev->db_idx[miss_w.v[k]],
+    if (emit(out, -1, miss_w.v[k], tl_events_db_idx(ev, miss_w.v[k]),
              TL_MISSING_DEVICE_IDENTIFIER, 0, 1, 0))
       goto nomem;
   for (size_t k = 0; k < miss_c.n; k++)

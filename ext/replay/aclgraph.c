@@ -119,7 +119,7 @@ static size_t cand_lower(const device_ctx *d, uint32_t stream, int64_t start) {
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
     uint32_t x = d->cand[mid];
-    if (ev->stream_id[x] < stream || (ev->stream_id[x] == stream && ev->start_ns[x] < start))
+    if (tl_events_stream_id(ev, x) < stream || (tl_events_stream_id(ev, x) == stream && ev->start_ns[x] < start))
       lo = mid + 1;
     else
       hi = mid;
@@ -210,7 +210,7 @@ static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err
       if (ns == 0 || streams[ns - 1] != c->stream_id) streams[ns++] = c->stream_id;
     }
   } else if (w->record != TL_REPLAY_NONE) {
-    streams[ns++] = ev->stream_id[w->record];
+    streams[ns++] = tl_events_stream_id(ev, w->record);
   }
   if (ns == 0) {
     L->status = TL_LAUNCH_MISSING_BODY_EVIDENCE;
@@ -229,8 +229,8 @@ static int collect_body(device_ctx *d, const launch_work *w, uint32_t li, tl_err
     tl_buf text = {0};
     for (; at < d->ncand; at++) {
       uint32_t x = d->cand[at];
-      if (ev->stream_id[x] != (uint32_t)streams[s] || ev->start_ns[x] > L->end_ns) break;
-      if (ev->end_ns[x] > L->end_ns) continue;
+      if (tl_events_stream_id(ev, x) != (uint32_t)streams[s] || ev->start_ns[x] > L->end_ns) break;
+      if (tl_events_end(ev, x) > L->end_ns) continue;
       int64_t model = tl_i64col_get(&ev->model_id, x);
       if (w->instance >= 0 && model != TL_ABSENT && model != w->instance) continue;
       int ck = d->ctl[ev->label[x]];
@@ -534,7 +534,7 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
     for (size_t k = 0; k < d->ncand; k++)
       keys[k] = tl_order_i64(ev->start_ns[d->cand[k]]), vals[k] = d->cand[k];
     if (tl_radix_sort_u64(keys, vals, d->ncand)) rc = tl_nomem(e);
-    for (size_t k = 0; rc == TL_OK && k < d->ncand; k++) keys[k] = ev->stream_id[vals[k]];
+    for (size_t k = 0; rc == TL_OK && k < d->ncand; k++) keys[k] = tl_events_stream_id(ev, vals[k]);
     if (rc == TL_OK && tl_radix_sort_u64(keys, vals, d->ncand)) rc = tl_nomem(e);
     if (rc == TL_OK) memcpy(d->cand, vals, d->ncand * sizeof *vals);
     free(keys), free(vals);
@@ -579,7 +579,7 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
     uint64_t bd = UINT64_MAX;
     int64_t *hc = tl_i64map_get(&host_by_conn, conn);
     for (uint32_t c = hc ? (uint32_t)*hc : TL_REPLAY_NONE; c != TL_REPLAY_NONE; c = host_next[c]) {
-      int64_t dd = t->calls.end_ns[c] - ev->end_ns[x];
+      int64_t dd = t->calls.end_ns[c] - tl_events_end(ev, x);
       uint64_t ad = dd < 0 ? (uint64_t)(-dd) : (uint64_t)dd;
       if (ad < bd) bd = ad, w->host_call = c, w->host_start = t->calls.start_ns[c];
     }
@@ -602,11 +602,11 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
     pair_vec pairs = {0};
     if (!rkeys || !rord) rc = tl_nomem(e);
     for (size_t k = 0; rc == TL_OK && k < records.n; k++)
-      rkeys[k] = tl_order_i64(ev->end_ns[records.v[k]]), rord[k] = (uint32_t)k;
+      rkeys[k] = tl_order_i64(tl_events_end(ev, records.v[k])), rord[k] = (uint32_t)k;
     if (rc == TL_OK && tl_radix_sort_u64(rkeys, rord, records.n)) rc = tl_nomem(e);
     for (size_t i = 0; rc == TL_OK && i < execs.n; i++) {
       if (work[i].wait == TL_REPLAY_NONE) continue;
-      int64_t wend = ev->end_ns[waits.v[work[i].wait]];
+      int64_t wend = tl_events_end(ev, waits.v[work[i].wait]);
       uint64_t lo_key = tl_order_i64(wend > INT64_MIN + NOTIFY_COMPLETION_WINDOW_NS
                                          ? wend - NOTIFY_COMPLETION_WINDOW_NS : INT64_MIN);
       size_t lo = 0, hi = records.n;
@@ -615,7 +615,7 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
         if (rkeys[mid] < lo_key) lo = mid + 1; else hi = mid;
       }
       for (size_t k = lo; k < records.n; k++) {
-        int64_t dd = ev->end_ns[records.v[rord[k]]] - wend;
+        int64_t dd = tl_events_end(ev, records.v[rord[k]]) - wend;
         if (dd > NOTIFY_COMPLETION_WINDOW_NS) break;
         pair pr = {(uint64_t)(dd < 0 ? -dd : dd), (uint32_t)i, rord[k]};
         if (TL_VEC_PUSH(&pairs, pr)) {
@@ -661,7 +661,7 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
     if (model != TL_ABSENT && model_known(d, model)) {
       w->instance = model, w->assoc = TL_ASSOC_RECORD_MODEL_ID;
     } else {
-      int64_t m = model_of_stream(d, ev->stream_id[w->record]);
+      int64_t m = model_of_stream(d, tl_events_stream_id(ev, w->record));
       if (m >= 0) w->instance = m, w->assoc = TL_ASSOC_RECORD_MODEL_STREAM;
     }
   }
@@ -684,12 +684,12 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
       L.match_policy = w->record != TL_REPLAY_NONE ? w->match : TL_MATCH_UNMATCHED;
       L.association_policy = w->assoc;
       L.status = TL_LAUNCH_NOT_PROMOTED;
-      L.stream_id = ev->stream_id[w->execute];
+      L.stream_id = tl_events_stream_id(ev, w->execute);
       L.start_ns = ev->start_ns[w->execute];
-      L.end_ns = ev->end_ns[w->execute];
-      if (w->wait != TL_REPLAY_NONE && ev->end_ns[w->wait] > L.end_ns) L.end_ns = ev->end_ns[w->wait];
-      if (w->record != TL_REPLAY_NONE && ev->end_ns[w->record] > L.end_ns)
-        L.end_ns = ev->end_ns[w->record];
+      L.end_ns = tl_events_end(ev, w->execute);
+      if (w->wait != TL_REPLAY_NONE && tl_events_end(ev, w->wait) > L.end_ns) L.end_ns = tl_events_end(ev, w->wait);
+      if (w->record != TL_REPLAY_NONE && tl_events_end(ev, w->record) > L.end_ns)
+        L.end_ns = tl_events_end(ev, w->record);
       L.correlation_id = tl_i64col_get(&ev->correlation_id, w->execute);
       L.graph_id = w->instance >= 0 ? w->instance : w->graph_conn >= 0 ? w->graph_conn : TL_ABSENT;
       L.control[0] = w->execute, L.control[1] = w->wait, L.control[2] = w->record;
@@ -793,14 +793,14 @@ int tl_replay_acl(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err *
   if (!order || !keys || !cand || !claimed || !token || !token_kind || !token_done)
     rc = tl_nomem(e);
   for (size_t i = 0; rc == TL_OK && i < ev->n; i++)
-    order[i] = (uint32_t)i, keys[i] = ((uint64_t)ev->db_idx[i] << 32) | ev->device_id[i];
+    order[i] = (uint32_t)i, keys[i] = ((uint64_t)tl_events_db_idx(ev, i) << 32) | tl_events_device_id(ev, i);
   if (rc == TL_OK && tl_radix_sort_u64(keys, order, ev->n)) rc = tl_nomem(e);
   tl_capture_streams caps = {0};
   int last_db = -1;
   for (size_t i = 0; rc == TL_OK && i < ev->n;) {
     size_t j = i;
     while (j < ev->n && keys[j] == keys[i]) j++;
-    uint16_t db = ev->db_idx[order[i]];
+    uint16_t db = tl_events_db_idx(ev, order[i]);
     const tl_input *in = p && db < p->inputs.n ? &p->inputs.v[db] : NULL;
     if ((int)db != last_db) {
       caps.n = 0;
@@ -809,7 +809,7 @@ int tl_replay_acl(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err *
     }
     device_ctx d;
     memset(&d, 0, sizeof d);
-    d.t = t, d.r = r, d.db_idx = db, d.device_id = ev->device_id[order[i]];
+    d.t = t, d.r = r, d.db_idx = db, d.device_id = tl_events_device_id(ev, order[i]);
     d.caps = &caps;
     d.cap_first = 0;
     while (d.cap_first < caps.n && caps.v[d.cap_first].device_id < (int64_t)d.device_id)

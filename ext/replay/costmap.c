@@ -166,7 +166,7 @@ static int add_aggregate(const tl_trace *t, const tl_replay *r, tl_replay_costs 
     const tl_graph_member *m = &r->members.v[list[k]];
     c->member_aggregate[list[k]] = agg;
     c->member_contributor[list[k]] = (uint32_t)(k + 1);
-    vals[k] = ev->end_ns[m->event] - ev->start_ns[m->event];
+    vals[k] = tl_events_end(ev, m->event) - ev->start_ns[m->event];
     g.work_ns += vals[k];
     g.body_task_sum_ns += c->launch[m->launch].task_sum;
     if (m->kind != r->members.v[g.first_member].kind) g.kind_mixed = 1;
@@ -320,8 +320,8 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (uint32_t k = 0; k < l->nmembers; k++) {
       const tl_graph_member *m = &r->members.v[l->first_member + k];
-      int64_t s = ev->start_ns[m->event], d = ev->end_ns[m->event] - s;
-      iv[k][0] = s, iv[k][1] = ev->end_ns[m->event];
+      int64_t s = ev->start_ns[m->event], d = tl_events_end(ev, m->event) - s;
+      iv[k][0] = s, iv[k][1] = tl_events_end(ev, m->event);
       if (s < lo) lo = s;
       if (iv[k][1] > hi) hi = iv[k][1];
       lc->task_sum += d;
@@ -339,12 +339,12 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
       tl_lane_cost lcst;
       memset(&lcst, 0, sizeof lcst);
       lcst.launch = (uint32_t)i, lcst.lane = lane, lcst.consistent = 1;
-      lcst.stream_id = ev->stream_id[r->members.v[l->first_member + k].event];
+      lcst.stream_id = tl_events_stream_id(ev, r->members.v[l->first_member + k].event);
       for (; j < l->nmembers && r->members.v[l->first_member + j].lane_ordinal == lane; j++) {
         const tl_graph_member *m = &r->members.v[l->first_member + j];
-        int64_t s = ev->start_ns[m->event], d = ev->end_ns[m->event] - s;
-        iv[j - k][0] = s, iv[j - k][1] = ev->end_ns[m->event];
-        if (ev->stream_id[m->event] != lcst.stream_id) lcst.consistent = 0;
+        int64_t s = ev->start_ns[m->event], d = tl_events_end(ev, m->event) - s;
+        iv[j - k][0] = s, iv[j - k][1] = tl_events_end(ev, m->event);
+        if (tl_events_stream_id(ev, m->event) != lcst.stream_id) lcst.consistent = 0;
         lcst.task_sum += d;
         if (m->kind == TL_MEMBER_COMPUTE) lcst.compute += d;
         else if (m->kind == TL_MEMBER_COMMUNICATION) lcst.communication += d;
@@ -358,7 +358,7 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
     }
     for (uint32_t k = 0; k < l->nmembers; k++) {
       const tl_graph_member *m = &r->members.v[l->first_member + k];
-      int64_t d = ev->end_ns[m->event] - ev->start_ns[m->event];
+      int64_t d = tl_events_end(ev, m->event) - ev->start_ns[m->event];
       c->member_share_ppm[l->first_member + k] =
           lc->task_sum > 0 ? (int64_t)((__int128)d * 1000000 / lc->task_sum) : 0;
     }

@@ -207,7 +207,7 @@ static int load_facts(cuda_pass *x, const tl_profile *p) {
   const tl_trace *t = x->t;
   size_t ndb = p ? p->inputs.n : 0;
   for (size_t i = 0; i < t->ev.n; i++)
-    if ((size_t)t->ev.db_idx[i] + 1 > ndb) ndb = (size_t)t->ev.db_idx[i] + 1;
+    if ((size_t)tl_events_db_idx(&t->ev, i) + 1 > ndb) ndb = (size_t)tl_events_db_idx(&t->ev, i) + 1;
   for (size_t i = 0; i < t->calls.n; i++)
     if ((size_t)t->calls.db_idx[i] + 1 > ndb) ndb = (size_t)t->calls.db_idx[i] + 1;
   x->ndb = ndb;
@@ -219,7 +219,7 @@ static int load_facts(cuda_pass *x, const tl_profile *p) {
   uint8_t *has_trace = calloc(ndb ? ndb : 1, 1);
   if (!has_trace) return tl_nomem(x->e);
   for (size_t i = 0; i < t->ev.n; i++)
-    if (x->src_class[t->ev.source_ref[i]] == SRC_GRAPH_TRACE) has_trace[t->ev.db_idx[i]] = 1;
+    if (x->src_class[tl_events_source_ref(&t->ev, i)] == SRC_GRAPH_TRACE) has_trace[tl_events_db_idx(&t->ev, i)] = 1;
   int rc = TL_OK;
   for (size_t d = 0; rc == TL_OK && d < ndb; d++) {
     db_facts *f = &x->db[d];
@@ -239,9 +239,9 @@ static int collect_children(cuda_pass *x, const tl_profile *p) {
   const tl_events *ev = &x->t->ev;
   for (size_t i = 0; i < ev->n; i++) {
     if (tl_i64col_get(&ev->graph_node_id, i) == TL_ABSENT) continue;
-    db_facts *f = &x->db[ev->db_idx[i]];
+    db_facts *f = &x->db[tl_events_db_idx(ev, i)];
     if (!f->nsys) continue;
-    uint8_t c = x->src_class[ev->source_ref[i]];
+    uint8_t c = x->src_class[tl_events_source_ref(ev, i)];
     if (c == SRC_OTHER || c == SRC_GRAPH_TRACE) {
       f->g.capable = 0;
       continue;
@@ -313,7 +313,7 @@ static int group_children(cuda_pass *x, const tl_i64map *corr_map) {
   if (!owner || !grouped) return free(owner), free(grouped), tl_nomem(x->e);
   for (size_t k = 0; k < nk; k++) {
     uint32_t i = x->kids.v[k];
-    owner[k] = find_launch(x->launches.v, corr_map, ev->db_idx[i],
+    owner[k] = find_launch(x->launches.v, corr_map, tl_events_db_idx(ev, i),
                            tl_i64col_get(&ev->correlation_id, i));
     if (owner[k]) x->launches.v[owner[k] - 1].n++;
   }
@@ -337,7 +337,7 @@ static int group_children(cuda_pass *x, const tl_i64map *corr_map) {
 
 static const char *kid_word(const cuda_pass *x, uint32_t event) {
   const tl_trace *t = x->t;
-  switch (x->src_class[t->ev.source_ref[event]]) {
+  switch (x->src_class[tl_events_source_ref(&t->ev, event)]) {
     case SRC_MEMCPY: return "memcpy";
     case SRC_MEMSET: return "memset";
     default: return tl_event_label(t, event)->kind == TL_KIND_COMMUNICATION ? "communication"
@@ -351,10 +351,10 @@ static int build_body(cuda_pass *x, launch_work *w) {
   const tl_events *ev = &x->t->ev;
   uint32_t *kid = x->kids.v + w->first;
   uint32_t n = w->n;
-  uint32_t device = ev->device_id[kid[0]];
+  uint32_t device = tl_events_device_id(ev, kid[0]);
   int64_t context = tl_i64col_get(&ev->context_id, kid[0]);
   for (uint32_t k = 1; k < n; k++)
-    if (ev->device_id[kid[k]] != device || tl_i64col_get(&ev->context_id, kid[k]) != context) {
+    if (tl_events_device_id(ev, kid[k]) != device || tl_i64col_get(&ev->context_id, kid[k]) != context) {
       w->status = TL_LAUNCH_AMBIGUOUS_BODY;
       return TL_OK;
     }
@@ -367,10 +367,10 @@ static int build_body(cuda_pass *x, launch_work *w) {
   w->start = INT64_MAX, w->end = INT64_MIN;
   for (uint32_t k = 0; k < n; k++) {
     uint32_t i = kid[k];
-    ks[k] = (kid_sort){ev->stream_id[i], i, ev->start_ns[i], ev->end_ns[i]};
+    ks[k] = (kid_sort){tl_events_stream_id(ev, i), i, ev->start_ns[i], tl_events_end(ev, i)};
     nodes[k] = tl_i64col_get(&ev->graph_node_id, i);
     if (ev->start_ns[i] < w->start) w->start = ev->start_ns[i];
-    if (ev->end_ns[i] > w->end) w->end = ev->end_ns[i];
+    if (tl_events_end(ev, i) > w->end) w->end = tl_events_end(ev, i);
   }
   qsort(ks, n, sizeof *ks, cmp_kid);
   qsort(nodes, n, sizeof *nodes, cmp_i64);
@@ -553,7 +553,7 @@ static int publish_launches(cuda_pass *x) {
       m.event = i;
       m.lane_ordinal = x->lane[w->first + k];
       m.task_ordinal = x->task[w->first + k];
-      uint8_t c = x->src_class[x->t->ev.source_ref[i]];
+      uint8_t c = x->src_class[tl_events_source_ref(&x->t->ev, i)];
       m.kind = c == SRC_MEMCPY || c == SRC_MEMSET ? TL_MEMBER_DATA_MOVE
                : tl_event_label(x->t, i)->kind == TL_KIND_COMMUNICATION ? TL_MEMBER_COMMUNICATION
                                                                         : TL_MEMBER_COMPUTE;
@@ -601,17 +601,17 @@ static int publish_envelopes(cuda_pass *x) {
     if (tl_i64map_put(&corr_map, c, (int64_t)l + 1)) rc = tl_nomem(x->e);
   }
   for (size_t i = 0; i < ev->n && rc == TL_OK; i++) {
-    if (x->src_class[ev->source_ref[i]] != SRC_GRAPH_TRACE || !x->db[ev->db_idx[i]].nsys)
+    if (x->src_class[tl_events_source_ref(ev, i)] != SRC_GRAPH_TRACE || !x->db[tl_events_db_idx(ev, i)].nsys)
       continue;
-    const db_facts *f = &x->db[ev->db_idx[i]];
+    const db_facts *f = &x->db[tl_events_db_idx(ev, i)];
     tl_graph_envelope g;
     memset(&g, 0, sizeof g);
-    g.db_idx = ev->db_idx[i];
+    g.db_idx = tl_events_db_idx(ev, i);
     g.provider = TL_GRAPH_CUDA;
-    g.device_id = ev->device_id[i], g.stream_id = ev->stream_id[i];
+    g.device_id = tl_events_device_id(ev, i), g.stream_id = tl_events_stream_id(ev, i);
     g.event = (uint32_t)i;
     g.launch = TL_REPLAY_NONE;
-    g.start_ns = ev->start_ns[i], g.end_ns = ev->end_ns[i];
+    g.start_ns = ev->start_ns[i], g.end_ns = tl_events_end(ev, i);
     g.correlation_id = tl_i64col_get(&ev->correlation_id, i);
     g.context_id = tl_i64col_get(&ev->context_id, i);
     int64_t *gid = tl_i64map_get(&f->g.graph_id, tl_i64col_get(&ev->source_rowid, i));

@@ -198,7 +198,7 @@ static int member_derived(const tl_trace *t, const tl_replay *r, const tl_replay
                           uint32_t m0, uint32_t k) {
   uint32_t mi = m0 + k;
   const tl_graph_member *m = &r->members.v[mi];
-  int64_t dur = t->ev.end_ns[m->event] - t->ev.start_ns[m->event];
+  int64_t dur = tl_events_end(&t->ev, m->event) - t->ev.start_ns[m->event];
   return c->member_aggregate[mi] == c->member_aggregate[m0] + k &&
          c->member_contributor[mi] == c->member_contributor[m0] &&
          dur >= -INT64_MAX / 1000000 && dur <= INT64_MAX / 1000000; /* dur * 10^6 is exact */
@@ -527,7 +527,7 @@ static int publish_envelopes(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     int64_t kern_ns = 0, all_ns = 0, nk = 0;
     for (uint32_t k = 0; k < l->nmembers; k++) {
       const tl_graph_member *m = &r->members.v[l->first_member + k];
-      int64_t d = t->ev.end_ns[m->event] - t->ev.start_ns[m->event];
+      int64_t d = tl_events_end(&t->ev, m->event) - t->ev.start_ns[m->event];
       all_ns += d;
       if (m->kind != TL_MEMBER_DATA_MOVE) kern_ns += d, nk++;
     }
@@ -834,7 +834,7 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
                       SQLITE_STATIC);
     bind_id(agg, TL_PARAM(CA_REPLAY_BODY_TEMPLATE_ID), "replay-body-template-%llu",
             l->body_template, 1);
-    uint32_t stream = t->ev.stream_id[m->event];
+    uint32_t stream = tl_events_stream_id(&t->ev, m->event);
     if (stream == TL_NO_STREAM) sqlite3_bind_null(agg, TL_PARAM(CA_STREAM_ID));
     else sqlite3_bind_int64(agg, TL_PARAM(CA_STREAM_ID), stream);
     sqlite3_bind_int64(agg, TL_PARAM(CA_TASK_ORDINAL), m->task_ordinal);

@@ -117,7 +117,7 @@ int tl_replay_promote(const tl_trace *t, tl_replay *r, tl_err *e) {
     const char *sym = tl_replay_launch_symbol(l, buf);
     uint32_t name = tl_strpool_intern_cstr(t->pool, sym);
     if (name == TL_STR_NOMEM) return tl_nomem(e);
-    const tl_source_ref *ref = &t->source_refs.v[t->ev.source_ref[src]];
+    const tl_source_ref *ref = &t->source_refs.v[tl_events_source_ref(&t->ev, src)];
     tl_event_row row;
     memset(&row, 0, sizeof row);
     row.db_idx = l->db_idx;

@@ -27,12 +27,12 @@ static int sort_events(const tl_trace *t, size_t n, uint32_t **out, tl_err *e) {
   uint32_t *order = malloc((n ? n : 1) * sizeof *order);
   uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
   if (!order || !keys) return free(order), free(keys), tl_nomem(e);
-  for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i, keys[i] = tl_order_i64(t->ev.end_ns[i]);
+  for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i, keys[i] = tl_order_i64(tl_events_end(&t->ev, i));
   int bad = tl_radix_sort_u64(keys, order, n);
   for (size_t i = 0; !bad && i < n; i++) keys[i] = tl_order_i64(t->ev.start_ns[order[i]]);
   bad = bad || tl_radix_sort_u64(keys, order, n);
   for (size_t i = 0; !bad && i < n; i++)
-    keys[i] = ((uint64_t)t->ev.db_idx[order[i]] << 32) | t->ev.device_id[order[i]];
+    keys[i] = ((uint64_t)tl_events_db_idx(&t->ev, order[i]) << 32) | tl_events_device_id(&t->ev, order[i]);
   bad = bad || tl_radix_sort_u64(keys, order, n);
   free(keys);
   if (bad) return free(order), tl_nomem(e);
@@ -41,8 +41,8 @@ static int sort_events(const tl_trace *t, size_t n, uint32_t **out, tl_err *e) {
 }
 
 static int before(const tl_trace *t, uint32_t ev, uint16_t db, uint32_t dev, int64_t start) {
-  if (t->ev.db_idx[ev] != db) return t->ev.db_idx[ev] < db;
-  if (t->ev.device_id[ev] != dev) return t->ev.device_id[ev] < dev;
+  if (tl_events_db_idx(&t->ev, ev) != db) return tl_events_db_idx(&t->ev, ev) < db;
+  if (tl_events_device_id(&t->ev, ev) != dev) return tl_events_device_id(&t->ev, ev) < dev;
   return t->ev.start_ns[ev] < start;
 }
 
@@ -117,8 +117,8 @@ int tl_reports_envelopes(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
     uint32_t k = 0;
     for (size_t i = lo; i < nreal; i++) {
       uint32_t ev = order[i];
-      if (t->ev.db_idx[ev] != dbi || t->ev.device_id[ev] != dev || t->ev.start_ns[ev] > end) break;
-      if ((int64_t)ev == own || t->ev.end_ns[ev] > end) continue;
+      if (tl_events_db_idx(&t->ev, ev) != dbi || tl_events_device_id(&t->ev, ev) != dev || t->ev.start_ns[ev] > end) break;
+      if ((int64_t)ev == own || tl_events_end(&t->ev, ev) > end) continue;
       if (push_child(&children, idx, ++k, ev)) {
         rc = tl_nomem(e);
         break;

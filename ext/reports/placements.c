@@ -62,12 +62,12 @@ int tl_reports_placements(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
       if (tl_label_is_comm_op(t, tl_event_label_of(t, an->derived, an->event[k]))) {
         /* a communication op is a trace event (derived events are graph launches) */
         if (TL_VEC_PUSH(&ops, (uint32_t)k)) rc = tl_nomem(e);
-        int64_t len = t->ev.end_ns[an->event[k]] - t->ev.start_ns[an->event[k]];
+        int64_t len = tl_events_end(&t->ev, an->event[k]) - t->ev.start_ns[an->event[k]];
         if (len > max_len) max_len = len;
       }
     for (size_t i = 0; rc == TL_OK && ops.n && i < n; i++) {
-      if (an->non_anchor[i] != TL_NA_REPRESENTED_BY_COMM_OP || t->ev.db_idx[i] != gr->db_idx ||
-          t->ev.device_id[i] != gr->device_id)
+      if (an->non_anchor[i] != TL_NA_REPRESENTED_BY_COMM_OP || tl_events_db_idx(&t->ev, i) != gr->db_idx ||
+          tl_events_device_id(&t->ev, i) != gr->device_id)
         continue;
       /* ops starting before the task ends and after (task start - longest op) may overlap it */
       int64_t from = t->ev.start_ns[i] - max_len;
@@ -78,9 +78,9 @@ int tl_reports_placements(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
         else hi = mid;
       }
       hits.n = 0;
-      for (size_t k = lo; rc == TL_OK && k < ops.n && t->ev.start_ns[an->event[ops.v[k]]] < t->ev.end_ns[i]; k++) {
+      for (size_t k = lo; rc == TL_OK && k < ops.n && t->ev.start_ns[an->event[ops.v[k]]] < tl_events_end(&t->ev, i); k++) {
         uint32_t op = an->event[ops.v[k]];
-        if (t->ev.end_ns[op] > t->ev.start_ns[i] && TL_VEC_PUSH(&hits, ops.v[k])) rc = tl_nomem(e);
+        if (tl_events_end(&t->ev, op) > t->ev.start_ns[i] && TL_VEC_PUSH(&hits, ops.v[k])) rc = tl_nomem(e);
       }
       uint32_t pick = hits.n == 1 ? hits.v[0] : NONE;
       if (rc == TL_OK && hits.n > 1) {

@@ -92,7 +92,7 @@ static int has_names(const tl_trace *t, uint32_t ev) {
 
 static int provider_matches(const tl_trace *t, uint32_t ev, const char *scope) {
   if (strcmp(scope, "any") == 0) return 1;
-  const tl_family_def *f = t->profile->inputs.v[t->ev.db_idx[ev]].family;
+  const tl_family_def *f = t->profile->inputs.v[tl_events_db_idx(&t->ev, ev)].family;
   return strcmp(scope, "ascend") == 0 && tl_family_provider(f) == TL_PROVIDER_ASCEND;
 }
 
@@ -103,11 +103,11 @@ static uint32_t replay_of(const tl_reports_input *in, const uint32_t *unit_of_ev
 }
 
 static int64_t contained_ppm(const tl_trace *t, uint32_t outer, uint32_t inner) {
-  int64_t d = t->ev.end_ns[inner] - t->ev.start_ns[inner];
+  int64_t d = tl_events_end(&t->ev, inner) - t->ev.start_ns[inner];
   if (d <= 0)
-    return t->ev.start_ns[outer] <= t->ev.start_ns[inner] && t->ev.end_ns[outer] >= t->ev.end_ns[inner] ? 1000000 : 0;
+    return t->ev.start_ns[outer] <= t->ev.start_ns[inner] && tl_events_end(&t->ev, outer) >= tl_events_end(&t->ev, inner) ? 1000000 : 0;
   int64_t lo = t->ev.start_ns[outer] > t->ev.start_ns[inner] ? t->ev.start_ns[outer] : t->ev.start_ns[inner];
-  int64_t hi = t->ev.end_ns[outer] < t->ev.end_ns[inner] ? t->ev.end_ns[outer] : t->ev.end_ns[inner];
+  int64_t hi = tl_events_end(&t->ev, outer) < tl_events_end(&t->ev, inner) ? tl_events_end(&t->ev, outer) : tl_events_end(&t->ev, inner);
   return hi > lo ? (int64_t)((__int128)(hi - lo) * 1000000 / d) : 0;
 }
 
@@ -165,8 +165,8 @@ static int task_rules(const tl_reports_input *in, sqlite3 *db, const tl_reconcil
   for (size_t k = 0; rc == TL_OK && k < events.n; k++) {
     uint32_t ev = events.v[k];
     if (x[k].conn < 0) continue; /* no connection id: never grouped */
-    group_key key = {p->rules.v[rules.v[k]].rule_id, rules.v[k], t->ev.source_ref[ev], t->ev.device_id[ev],
-                     t->ev.stream_id[ev], x[k].task_id, x[k].conn, t->ev.start_ns[ev], t->ev.end_ns[ev], ev,
+    group_key key = {p->rules.v[rules.v[k]].rule_id, rules.v[k], tl_events_source_ref(&t->ev, ev), tl_events_device_id(&t->ev, ev),
+                     tl_events_stream_id(&t->ev, ev), x[k].task_id, x[k].conn, t->ev.start_ns[ev], tl_events_end(&t->ev, ev), ev,
                      (uint32_t)k};
     g[ng++] = key;
   }
@@ -184,7 +184,7 @@ static int task_rules(const tl_reports_input *in, sqlite3 *db, const tl_reconcil
       else if (ctx == rule->concrete_context_id && names) detail = ev, ndetail++;
       else nother++;
     }
-    decision d = {g[a].rule, ST_RECONCILED, R_PAIR, NONE, NONE, (uint32_t)(b - a), t->ev.db_idx[g[a].event], -1};
+    decision d = {g[a].rule, ST_RECONCILED, R_PAIR, NONE, NONE, (uint32_t)(b - a), tl_events_db_idx(&t->ev, g[a].event), -1};
     uint32_t dn = (uint32_t)dv->n, role = ROLE_CONFLICTING;
     if (nother || ngeneric > 1 || ndetail > 1) d.status = ST_AMBIGUOUS, d.reason = R_NON_UNIQUE;
     else if (ngeneric != 1 || ndetail != 1)
@@ -212,8 +212,8 @@ static int task_rules(const tl_reports_input *in, sqlite3 *db, const tl_reconcil
 }
 
 static int touches(const tl_trace *t, uint32_t a, uint32_t b) {
-  return t->ev.device_id[a] == t->ev.device_id[b] && t->ev.db_idx[a] == t->ev.db_idx[b] &&
-         t->ev.start_ns[a] <= t->ev.end_ns[b] && t->ev.end_ns[a] >= t->ev.start_ns[b];
+  return tl_events_device_id(&t->ev, a) == tl_events_device_id(&t->ev, b) && tl_events_db_idx(&t->ev, a) == tl_events_db_idx(&t->ev, b) &&
+         t->ev.start_ns[a] <= tl_events_end(&t->ev, b) && tl_events_end(&t->ev, a) >= t->ev.start_ns[b];
 }
 
 static int op_rule(const tl_reports_input *in, uint32_t r, const tl_reconcile_rule *rule, const uint32_t *unit_of_event,
@@ -243,7 +243,7 @@ static int op_rule(const tl_reports_input *in, uint32_t r, const tl_reconcile_ru
     uint32_t dn = (uint32_t)dv->n;
     for (size_t k = 0; k < tasks.n; k++)
       if (touches(t, tasks.v[k], op)) cand = tasks.v[k], ncand++;
-    decision d = {r, ST_RECONCILED, R_TASK_CONTAINS, NONE, NONE, ncand + 1, t->ev.db_idx[op], -1};
+    decision d = {r, ST_RECONCILED, R_TASK_CONTAINS, NONE, NONE, ncand + 1, tl_events_db_idx(&t->ev, op), -1};
     if (!ncand) d.status = ST_INDEPENDENT, d.reason = R_MISSING_TASK;
     else {
       uint32_t degree = 0; /* the other ops of the rule the candidate task touches */

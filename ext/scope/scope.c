@@ -243,7 +243,7 @@ int tl_scope_link(const tl_trace *t, const tl_relations *rel, const char *patter
   }
   /* Host points: a CPU plane's own operators, then launched work through its relation. */
   for (size_t i = 0; i < t->ev.n; i++) {
-    uint16_t db = t->ev.db_idx[i];
+    uint16_t db = tl_events_db_idx(&t->ev, i);
     int64_t plane = t->plane_tid ? t->plane_tid[db] : TL_ABSENT;
     sc->host_thread[i] = plane != TL_ABSENT ? find_thread(sc, db, plane) : TL_SCOPE_NONE;
     sc->host_ns[i] = t->ev.start_ns[i];

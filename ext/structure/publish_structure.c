@@ -265,8 +265,8 @@ static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *
     }
     int n = snprintf(evid, sizeof evid, "event-%u", x);
     sqlite3_bind_text(st, TL_PARAM(AL_EVENT), evid, n, SQLITE_STATIC);
-    sqlite3_bind_int(st, TL_PARAM(AL_DB), ev->db_idx[x]);
-    sqlite3_bind_int64(st, TL_PARAM(AL_DEVICE), ev->device_id[x]);
+    sqlite3_bind_int(st, TL_PARAM(AL_DB), tl_events_db_idx(ev, x));
+    sqlite3_bind_int64(st, TL_PARAM(AL_DEVICE), tl_events_device_id(ev, x));
     sqlite3_bind_text(st, TL_PARAM(AL_TYPE), linked ? "prelude" : "retained_unplaced", -1,
                       SQLITE_STATIC);
     sqlite3_bind_text(st, TL_PARAM(AL_REASON),
@@ -275,7 +275,7 @@ static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *
                       -1, SQLITE_STATIC);
     sqlite3_bind_text(st, TL_PARAM(AL_KIND), tl_kind_name((tl_kind)tl_event_label(t, x)->kind),
                       -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, TL_PARAM(AL_DUR), tl_ns_to_us(ev->end_ns[x] - ev->start_ns[x]));
+    sqlite3_bind_double(st, TL_PARAM(AL_DUR), tl_ns_to_us(tl_events_end(ev, x) - ev->start_ns[x]));
     sqlite3_bind_int64(st, TL_PARAM(AL_EVENT_N), x);
     rc = tl_pub_step(db, st, "traceloom_aux_link", e);
   }

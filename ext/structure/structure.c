@@ -371,7 +371,7 @@ int tl_forest_build(const tl_trace *t, const tl_anchors *a, const tl_packets *p,
   int bad = tl_i64col_grow(linked_ns, a->n ? a->n : 1);
   for (size_t k = 0; !bad && k < a->nlinks; k++)
     bad = tl_i64col_add(linked_ns, a->link_anchor[k],
-                        t->ev.end_ns[a->link_event[k]] - t->ev.start_ns[a->link_event[k]]);
+                        tl_events_end(&t->ev, a->link_event[k]) - t->ev.start_ns[a->link_event[k]]);
   if (bad) {
     tl_forest_free(f);
     return tl_nomem(e);

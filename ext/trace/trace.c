@@ -19,11 +19,10 @@
 
 static int events_grow(tl_events *v) {
   size_t cap = v->cap ? v->cap * 2 : 4096;
-  GROW(v->start_ns, cap); GROW(v->end_ns, cap); GROW_ID(v->source_rowid, cap);
+  GROW(v->start_ns, cap); GROW(v->dur_ns, cap); GROW_ID(v->source_rowid, cap);
   GROW_ID(v->task_id, cap); GROW_ID(v->global_task_id, cap); GROW_ID(v->correlation_id, cap);
   GROW_ID(v->context_id, cap); GROW_ID(v->model_id, cap); GROW_ID(v->graph_node_id, cap);
-  GROW_ID(v->op_id, cap); GROW(v->device_id, cap); GROW(v->stream_id, cap); GROW(v->label, cap);
-  GROW(v->db_idx, cap); GROW(v->source_ref, cap);
+  GROW_ID(v->op_id, cap); GROW(v->label, cap); GROW(v->place, cap);
   v->cap = cap;
   return 0;
 }
@@ -57,9 +56,10 @@ static void event_ids_free(tl_events *v) {
 }
 
 static void events_free(tl_events *v) {
-  free(v->start_ns); free(v->end_ns); event_ids_free(v);
-  free(v->device_id); free(v->stream_id);
-  free(v->label); free(v->db_idx); free(v->source_ref);
+  free(v->start_ns); free(v->dur_ns); tl_i64map_free(&v->long_dur); event_ids_free(v);
+  free(v->label); free(v->place);
+  TL_VEC_FREE(&v->places);
+  free(v->place_slots);
   memset(v, 0, sizeof *v);
   event_ids_init(v);
 }
@@ -221,9 +221,42 @@ int tl_trace_init(tl_trace *t, tl_profile *profile, tl_err *e) {
 }
 
 /* Appends the columns of one event whose label and provenance indices are known. */
+static uint64_t place_hash(const tl_event_place *p) {
+  const uint64_t f[3] = {p->device_id, p->stream_id, ((uint64_t)p->db_idx << 16) | p->source_ref};
+  return mix_words(0, f, 3);
+}
+static int place_eq(const tl_event_place *a, const tl_event_place *b) {
+  return a->device_id == b->device_id && a->stream_id == b->stream_id &&
+         a->db_idx == b->db_idx && a->source_ref == b->source_ref;
+}
+static uint64_t place_hash_at(const void *items, size_t i) {
+  return place_hash(&((const tl_event_place *)items)[i]);
+}
+static int place_eq_at(const void *items, size_t i, const void *key) {
+  return place_eq(&((const tl_event_place *)items)[i], key);
+}
+static const intern_ops PLACE_OPS = {place_hash_at, place_eq_at, 64};
+
+/* Interns an event place; returns its index or UINT32_MAX on out-of-memory. */
+static uint32_t place_intern(tl_events *v, const tl_event_place *p) {
+  if ((v->places.n + 1) * 2 > v->place_nslots &&
+      slots_rehash(&v->place_slots, &v->place_nslots, v->places.v, v->places.n, &PLACE_OPS))
+    return UINT32_MAX;
+  size_t j = slots_find(v->place_slots, v->place_nslots, place_hash(p), v->places.v, p, &PLACE_OPS);
+  if (v->place_slots[j]) return v->place_slots[j] - 1;
+  if (v->places.n >= UINT32_MAX - 1 || TL_VEC_PUSH(&v->places, *p)) return UINT32_MAX;
+  v->place_slots[j] = (uint32_t)v->places.n;
+  return (uint32_t)v->places.n - 1;
+}
+
 static int events_push(tl_events *v, const tl_event_row *r, uint32_t label, uint16_t ref) {
   if (v->n == v->cap && events_grow(v)) return -1;
   size_t i = v->n;
+  tl_event_place pl = {r->device_id, r->stream_id, (uint16_t)r->db_idx, ref};
+  /* consecutive events of one stream share the place: look it up once per run */
+  uint32_t place = i && place_eq(&v->places.v[v->place[i - 1]], &pl) ? v->place[i - 1]
+                                                                       : place_intern(v, &pl);
+  if (place == UINT32_MAX) return -1;
   if (tl_i64col_set(&v->source_rowid, i, r->source_rowid) ||
       tl_i64col_set(&v->task_id, i, r->task_id) ||
       tl_i64col_set(&v->global_task_id, i, r->global_task_id) ||
@@ -233,9 +266,11 @@ static int events_push(tl_events *v, const tl_event_row *r, uint32_t label, uint
       tl_i64col_set(&v->graph_node_id, i, r->graph_node_id) ||
       tl_i64col_set(&v->op_id, i, r->op_id))
     return -1;
-  v->start_ns[i] = r->start_ns, v->end_ns[i] = r->end_ns;
-  v->device_id[i] = r->device_id, v->stream_id[i] = r->stream_id, v->label[i] = label;
-  v->db_idx[i] = (uint16_t)r->db_idx, v->source_ref[i] = ref;
+  /* unsigned: the difference of any two int64 reads back exactly (tl_events_end) */
+  uint64_t dur = (uint64_t)r->end_ns - (uint64_t)r->start_ns;
+  if (dur >= TL_DUR_LONG && tl_i64map_put(&v->long_dur, (int64_t)i, (int64_t)dur)) return -1;
+  v->start_ns[i] = r->start_ns, v->dur_ns[i] = dur < TL_DUR_LONG ? (uint32_t)dur : TL_DUR_LONG;
+  v->label[i] = label, v->place[i] = place;
   v->n = i + 1;
   return 0;
 }

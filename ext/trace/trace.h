@@ -48,15 +48,32 @@ typedef struct tl_source_cache {
   uint16_t ref;
 } tl_source_cache;
 
+/* An event's end is its start plus a 4-byte duration (tl_events_end); the rare duration
+** outside [0, TL_DUR_LONG) -- a kernel over 4.29 s, a negative span a reader kept -- reads
+** from an overflow map by event index, so ends read back exactly. */
+#define TL_DUR_LONG UINT32_MAX
+
+/* Where an event ran and came from: its device, stream, input and provenance pair (a few
+** hundred distinct places over millions of events). An event keeps the index of its place
+** (4 bytes) instead of these 12 bytes; read them with tl_events_device_id() and siblings. */
+typedef struct tl_event_place {
+  uint32_t device_id, stream_id;
+  uint16_t db_idx, source_ref;
+} tl_event_place;
+
 typedef struct tl_events {
   size_t n, cap;
-  int64_t *start_ns, *end_ns;
+  int64_t *start_ns;
+  uint32_t *dur_ns;   /* end - start, TL_DUR_LONG: see long_dur */
+  tl_i64map long_dur; /* event index -> end - start (as uint64 bits) for TL_DUR_LONG */
   tl_i64col source_rowid;
   tl_i64col task_id, global_task_id, correlation_id, context_id, model_id;
   tl_i64col graph_node_id, op_id;
-  uint32_t *device_id, *stream_id, *label;
-  uint16_t *db_idx;
-  uint16_t *source_ref;
+  uint32_t *label;
+  uint32_t *place;                /* index into places */
+  TL_VEC(tl_event_place) places;  /* in order of first appearance */
+  uint32_t *place_slots;          /* open-addressing table of place index + 1 */
+  size_t place_nslots;
 } tl_events;
 
 /* What a profile repeats on every call of a thread: its provenance, API type and thread
@@ -147,6 +164,30 @@ void tl_derived_free(tl_derived *d);
 static inline size_t tl_event_count(const tl_trace *t, const tl_derived *d) {
   return t->ev.n + (d ? d->ev.n : 0);
 }
+/* The end of event i of block v (start plus duration, exactly). */
+static inline int64_t tl_events_end(const tl_events *v, size_t i) {
+  uint64_t d = v->dur_ns[i];
+  if (d == TL_DUR_LONG) d = (uint64_t)*tl_i64map_get(&v->long_dur, (int64_t)i);
+  return (int64_t)((uint64_t)v->start_ns[i] + d);
+}
+
+/* The place of event i of block v, and its fields. */
+static inline const tl_event_place *tl_events_place(const tl_events *v, size_t i) {
+  return &v->places.v[v->place[i]];
+}
+static inline uint32_t tl_events_device_id(const tl_events *v, size_t i) {
+  return tl_events_place(v, i)->device_id;
+}
+static inline uint32_t tl_events_stream_id(const tl_events *v, size_t i) {
+  return tl_events_place(v, i)->stream_id;
+}
+static inline uint16_t tl_events_db_idx(const tl_events *v, size_t i) {
+  return tl_events_place(v, i)->db_idx;
+}
+static inline uint16_t tl_events_source_ref(const tl_events *v, size_t i) {
+  return tl_events_place(v, i)->source_ref;
+}
+
 /* The column block holding event *i, and *i made an index into it. */
 static inline const tl_events *tl_events_of(const tl_trace *t, const tl_derived *d, size_t *i) {
   if (*i < t->ev.n) return &t->ev;
@@ -164,7 +205,7 @@ static inline int64_t tl_event_start(const tl_trace *t, const tl_derived *d, siz
   return i < t->ev.n ? t->ev.start_ns[i] : d->ev.start_ns[i - t->ev.n];
 }
 static inline int64_t tl_event_end(const tl_trace *t, const tl_derived *d, size_t i) {
-  return i < t->ev.n ? t->ev.end_ns[i] : d->ev.end_ns[i - t->ev.n];
+  return i < t->ev.n ? tl_events_end(&t->ev, i) : tl_events_end(&d->ev, i - t->ev.n);
 }
 static inline int64_t tl_event_correlation(const tl_trace *t, const tl_derived *d, size_t i) {
   return i < t->ev.n ? tl_i64col_get(&t->ev.correlation_id, i)

@@ -182,10 +182,10 @@ static inline void tl_fuzz_check_trace(const tl_trace *t) {
   const char *skip = getenv("TL_FUZZ_IGNORE_TIME_ORDER");
   if (skip && *skip == '1') return;
   for (size_t i = 0; i < t->ev.n; i++)
-    if (t->ev.end_ns[i] < t->ev.start_ns[i]) {
+    if (tl_events_end(&t->ev, i) < t->ev.start_ns[i]) {
       fprintf(stderr, "event %zu (%s row %lld) ends before it starts (%lld < %lld)\n", i,
-              tl_trace_source_table(t, t->ev.source_ref[i]),
-              (long long)tl_i64col_get(&t->ev.source_rowid, i), (long long)t->ev.end_ns[i],
+              tl_trace_source_table(t, tl_events_source_ref(&t->ev, i)),
+              (long long)tl_i64col_get(&t->ev.source_rowid, i), (long long)tl_events_end(&t->ev, i),
               (long long)t->ev.start_ns[i]);
       abort();
     }

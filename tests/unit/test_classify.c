@@ -323,7 +323,7 @@ static void check_per_event(const tl_trace *t, const tl_rules *r, const tl_class
   for (size_t i = 0; i < t->ev.n; i++) {
     const tl_label *l = tl_event_label(t, i);
     const tl_label_class *k = tl_event_class(c, t, i);
-    const tl_family_def *fam = t->profile->inputs.v[t->ev.db_idx[i]].family;
+    const tl_family_def *fam = t->profile->inputs.v[tl_events_db_idx(&t->ev, i)].family;
     tl_provider prov = tl_family_provider(fam);
     tl_scope scope = prov == TL_PROVIDER_ASCEND ? TL_SCOPE_ASCEND
                      : prov == TL_PROVIDER_CUDA ? TL_SCOPE_CUDA
@@ -583,10 +583,10 @@ static void write_events(sqlite3 *db, const tl_trace *t, const tl_classification
     char id[32], key[32];
     snprintf(id, sizeof id, "event-%zu", i);
     snprintf(key, sizeof key, "%lld", (long long)tl_i64col_get(&t->ev.source_rowid, i));
-    const tl_source_ref *ref = &t->source_refs.v[t->ev.source_ref[i]];
+    const tl_source_ref *ref = &t->source_refs.v[tl_events_source_ref(&t->ev, i)];
     sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 2, t->ev.db_idx[i]);
-    sqlite3_bind_int64(st, 3, t->ev.device_id[i]);
+    sqlite3_bind_int(st, 2, tl_events_db_idx(&t->ev, i));
+    sqlite3_bind_int64(st, 3, tl_events_device_id(&t->ev, i));
     sqlite3_bind_int(st, 4, ref->source_id);
     sqlite3_bind_text(st, 5, S(t, ref->table), -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 6, key, -1, SQLITE_TRANSIENT);

@@ -138,7 +138,7 @@ START_TEST(tree_sums_match_plain_sums) {
   int64_t *linked = calloc(b.a.n, sizeof *linked);
   for (size_t k = 0; k < b.a.nlinks; k++) {
     uint32_t ev = b.a.link_event[k];
-    linked[b.a.link_anchor[k]] += b.t.ev.end_ns[ev] - b.t.ev.start_ns[ev];
+    linked[b.a.link_anchor[k]] += tl_events_end(&b.t.ev, ev) - b.t.ev.start_ns[ev];
   }
   for (uint32_t lo = 0; lo <= n; lo += 7) {
     for (uint32_t hi = lo; hi <= n; hi += 1 + (hi % 13)) {
@@ -328,7 +328,7 @@ START_TEST(random_traces_conserve_time) {
       for (size_t k = g->first; k < g->first + g->count; k++) {
         size_t ei = b.a.event[k];
         if (b.t.ev.start_ns[ei] < lo) lo = b.t.ev.start_ns[ei];
-        if (b.t.ev.end_ns[ei] > hi) hi = b.t.ev.end_ns[ei];
+        if (tl_events_end(&b.t.ev, ei) > hi) hi = tl_events_end(&b.t.ev, ei);
         total += tl_packet_total_ns(&b.p[k]);
         ck_assert_int_ge(b.p[k].idle_ns, 0);
       }

@@ -610,7 +610,7 @@ START_TEST(fixture_graph_level) {
     ck_assert_int_eq(g->graph_exec_id, 9);
     ck_assert_int_eq(g->context_id, 1);
     ck_assert_uint_eq(g->launch, NONE);
-    ck_assert_str_eq(tl_trace_source_table(&x.t, x.t.ev.source_ref[g->event]),
+    ck_assert_str_eq(tl_trace_source_table(&x.t, tl_events_source_ref(&x.t.ev, g->event)),
                      "CUPTI_ACTIVITY_KIND_GRAPH_TRACE");
   }
   unload(&x);

@@ -32,9 +32,9 @@ START_TEST(minimal_smoke_events) {
   ck_assert_int_eq(l2->kind, TL_KIND_COMMUNICATION);
   ck_assert_str_eq(tl_str(&t, l2->name), "hcclAllReduce");
   ck_assert_int_eq(t.ev.start_ns[2], 165);
-  ck_assert_uint_eq(t.ev.stream_id[2], 3);
+  ck_assert_uint_eq(tl_events_stream_id(&t.ev, 2), 3);
   ck_assert_int_eq(tl_i64col_get(&t.ev.op_id, 2), 55);
-  ck_assert_str_eq(tl_trace_source_table(&t, t.ev.source_ref[2]), "COMMUNICATION_OP");
+  ck_assert_str_eq(tl_trace_source_table(&t, tl_events_source_ref(&t.ev, 2)), "COMMUNICATION_OP");
   ck_assert_uint_eq(t.calls.n, 0);
   tl_trace_free(&t);
   tl_profile_free(&p);
@@ -106,8 +106,8 @@ START_TEST(two_ranks_are_two_inputs) {
   tl_trace t = load("two_ranks", &p);
   ck_assert_uint_eq(p.inputs.n, 2);
   ck_assert_uint_eq(t.ev.n, 73);
-  ck_assert_uint_eq(t.ev.db_idx[0], 0);
-  ck_assert_uint_eq(t.ev.db_idx[3], 1);
+  ck_assert_uint_eq(tl_events_db_idx(&t.ev, 0), 0);
+  ck_assert_uint_eq(tl_events_db_idx(&t.ev, 3), 1);
   /* The second rank's companion is a file of db_idx 1. */
   ck_assert_str_eq(p.inputs.v[1].stream_info_status, "stream_info_adjacent");
   tl_trace_free(&t);
