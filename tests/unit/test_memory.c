@@ -4,6 +4,9 @@
 **
 **   - a runtime call keeps the index of its shape (source table, API type, process, thread,
 **     global thread id), interned in first-appearance order, instead of those columns;
+**   - an event keeps a 4-byte duration, with the ones that do not fit (over 2^32 - 1 ns,
+**     negative) in an overflow map, and the index of its interned place (device, stream,
+**     input, provenance); ends and places read back exactly;
 **   - relations are published call-major, then by device work, whether the counting
 **     placement by call already gives that order or the relations need the sort.
 ** Inputs are built by hand over the minimal fixture's profile (one Ascend input); every
@@ -83,6 +86,53 @@ START_TEST(calls_keep_one_shape_per_thread_and_type) {
 }
 END_TEST
 
+/* One event of the given place and times, on the minimal fixture's trace. */
+static void add_placed_event(tl_trace *t, const char *table, uint32_t device, uint32_t stream,
+                             int64_t start, int64_t end) {
+  tl_event_row r;
+  memset(&r, 0, sizeof r);
+  r.db_idx = 0, r.source_id = 0, r.source_table = table, r.source_rowid = start;
+  r.device_id = device, r.stream_id = stream, r.start_ns = start, r.end_ns = end;
+  r.kind = TL_KIND_COMPUTE, r.name = tl_strpool_intern_cstr(t->pool, "AI_CORE");
+  r.task_id = r.global_task_id = r.correlation_id = r.context_id = TL_ABSENT;
+  r.model_id = r.graph_node_id = r.op_id = TL_ABSENT;
+  ck_assert_int_eq(tl_trace_add_event(t, &r), 0);
+}
+
+START_TEST(events_keep_duration_and_place) {
+  tl_profile p;
+  tl_trace t;
+  tl_err e = {0};
+  tl_discover_fixture("minimal_smoke/mono", &p);
+  ck_assert_int_eq(tl_trace_init(&t, &p, &e), TL_OK);
+  /* durations: 10, the largest that fits (2^32 - 2), the first that does not (2^32 - 1),
+  ** 5 s, negative (-7), and an end at INT64_MAX from a negative start (the difference
+  ** overflows int64: it is kept as its unsigned bits) */
+  const int64_t start[6] = {100, 200, 300, 400, 500, -1000};
+  const int64_t end[6] = {110, 200 + 4294967294LL, 300 + 4294967295LL, 400 + 5000000000LL,
+                          493, INT64_MAX};
+  /* places: (dev 0, stream 1, TASK), (0, 2, TASK), (0, 1, TASK), (1, 1, TASK),
+  ** (0, 1, COMMUNICATION_OP), (0, 1, TASK): four distinct, in this order of appearance */
+  const uint32_t dev[6] = {0, 0, 0, 1, 0, 0}, stream[6] = {1, 2, 1, 1, 1, 1};
+  const char *table[6] = {"TASK", "TASK", "TASK", "TASK", "COMMUNICATION_OP", "TASK"};
+  const uint32_t place[6] = {0, 1, 0, 2, 3, 0};
+  for (int i = 0; i < 6; i++) add_placed_event(&t, table[i], dev[i], stream[i], start[i], end[i]);
+  ck_assert_uint_eq(t.ev.places.n, 4);
+  ck_assert_uint_eq(t.ev.long_dur.n, 4); /* all but the first two */
+  for (size_t i = 0; i < 6; i++) {
+    ck_assert_int_eq(tl_events_end(&t.ev, i), end[i]);
+    ck_assert_int_eq(tl_event_end(&t, NULL, i), end[i]);
+    ck_assert_uint_eq(t.ev.place[i], place[i]);
+    ck_assert_uint_eq(tl_events_device_id(&t.ev, i), dev[i]);
+    ck_assert_uint_eq(tl_events_stream_id(&t.ev, i), stream[i]);
+    ck_assert_uint_eq(tl_events_db_idx(&t.ev, i), 0);
+    ck_assert_str_eq(tl_trace_source_table(&t, tl_events_source_ref(&t.ev, i)), table[i]);
+  }
+  tl_trace_free(&t);
+  tl_profile_free(&p);
+}
+END_TEST
+
 /* Publishes the calls and these relations; returns the rows "relation_n:call_n:event_n"
 ** joined by spaces (call or event "-" when NULL), and the calls' "first:count" likewise. */
 static void publish(const tl_relation *rel, size_t n, char *rels, char *calls, char *shapes) {
@@ -154,6 +204,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("memory");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, calls_keep_one_shape_per_thread_and_type);
+  tcase_add_test(tc, events_keep_duration_and_place);
   tcase_add_test(tc, relations_in_call_order_by_counting);
   tcase_add_test(tc, relations_in_call_order_by_sorting);
   suite_add_tcase(s, tc);
