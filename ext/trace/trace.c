@@ -132,6 +132,22 @@ static size_t slots_find(const uint32_t *slots, size_t nslots, uint64_t key_hash
   return j;
 }
 
+/* Interns key (hash key_hash) among the items of a TL_VEC (its v, n and cap; elem bytes an
+** item) with their slot table: returns its index, or UINT32_MAX on out-of-memory. */
+static uint32_t intern(void **items, size_t *n, size_t *cap, size_t elem, uint32_t **slots,
+                       size_t *nslots, const void *key, uint64_t key_hash, const intern_ops *ops) {
+  if ((*n + 1) * 2 > *nslots && slots_rehash(slots, nslots, *items, *n, ops)) return UINT32_MAX;
+  size_t j = slots_find(*slots, *nslots, key_hash, *items, key, ops);
+  if ((*slots)[j]) return (*slots)[j] - 1;
+  if (*n >= UINT32_MAX - 1 || tl_vec_reserve_(items, cap, *n + 1, elem)) return UINT32_MAX;
+  memcpy((char *)*items + *n * elem, key, elem);
+  (*slots)[j] = (uint32_t)++*n;
+  return (uint32_t)*n - 1;
+}
+#define INTERN(vec, slots, nslots, key, key_hash, ops)                                        \
+  intern((void **)&(vec)->v, &(vec)->n, &(vec)->cap, sizeof *(vec)->v, (slots), (nslots), (key), \
+         (key_hash), (ops))
+
 /* A hash of n words, seeded with h. */
 static uint64_t mix_words(uint64_t h, const uint64_t *f, int n) {
   for (int i = 0; i < n; i++) {
@@ -165,14 +181,7 @@ static const intern_ops LABEL_OPS = {label_hash_at, label_eq_at, 1024};
 
 /* Interns a label; returns its index or UINT32_MAX on out-of-memory. */
 static uint32_t label_intern(tl_trace *t, const tl_label *l) {
-  if ((t->labels.n + 1) * 2 > t->label_nslots &&
-      slots_rehash(&t->label_slots, &t->label_nslots, t->labels.v, t->labels.n, &LABEL_OPS))
-    return UINT32_MAX;
-  size_t j = slots_find(t->label_slots, t->label_nslots, label_hash(l), t->labels.v, l, &LABEL_OPS);
-  if (t->label_slots[j]) return t->label_slots[j] - 1;
-  if (TL_VEC_PUSH(&t->labels, *l)) return UINT32_MAX;
-  t->label_slots[j] = (uint32_t)t->labels.n;
-  return (uint32_t)t->labels.n - 1;
+  return INTERN(&t->labels, &t->label_slots, &t->label_nslots, l, label_hash(l), &LABEL_OPS);
 }
 
 /* Index of a (source_id, table) pair; the last one is cached since rows come in runs. */
@@ -239,14 +248,7 @@ static const intern_ops PLACE_OPS = {place_hash_at, place_eq_at, 64};
 
 /* Interns an event place; returns its index or UINT32_MAX on out-of-memory. */
 static uint32_t place_intern(tl_events *v, const tl_event_place *p) {
-  if ((v->places.n + 1) * 2 > v->place_nslots &&
-      slots_rehash(&v->place_slots, &v->place_nslots, v->places.v, v->places.n, &PLACE_OPS))
-    return UINT32_MAX;
-  size_t j = slots_find(v->place_slots, v->place_nslots, place_hash(p), v->places.v, p, &PLACE_OPS);
-  if (v->place_slots[j]) return v->place_slots[j] - 1;
-  if (v->places.n >= UINT32_MAX - 1 || TL_VEC_PUSH(&v->places, *p)) return UINT32_MAX;
-  v->place_slots[j] = (uint32_t)v->places.n;
-  return (uint32_t)v->places.n - 1;
+  return INTERN(&v->places, &v->place_slots, &v->place_nslots, p, place_hash(p), &PLACE_OPS);
 }
 
 static int events_push(tl_events *v, const tl_event_row *r, uint32_t label, uint16_t ref) {
@@ -359,15 +361,8 @@ static const intern_ops CALL_SHAPE_OPS = {call_shape_hash_at, call_shape_eq_at, 
 
 /* Interns a call shape; returns its index or UINT32_MAX on out-of-memory. */
 static uint32_t call_shape_intern(tl_calls *v, const tl_call_shape *s) {
-  if ((v->shapes.n + 1) * 2 > v->shape_nslots &&
-      slots_rehash(&v->shape_slots, &v->shape_nslots, v->shapes.v, v->shapes.n, &CALL_SHAPE_OPS))
-    return UINT32_MAX;
-  size_t j = slots_find(v->shape_slots, v->shape_nslots, call_shape_hash(s), v->shapes.v, s,
-                        &CALL_SHAPE_OPS);
-  if (v->shape_slots[j]) return v->shape_slots[j] - 1;
-  if (v->shapes.n >= UINT32_MAX - 1 || TL_VEC_PUSH(&v->shapes, *s)) return UINT32_MAX;
-  v->shape_slots[j] = (uint32_t)v->shapes.n;
-  return (uint32_t)v->shapes.n - 1;
+  return INTERN(&v->shapes, &v->shape_slots, &v->shape_nslots, s, call_shape_hash(s),
+                &CALL_SHAPE_OPS);
 }
 
 int tl_trace_add_call(tl_trace *t, const tl_call_row *r) {
