@@ -326,11 +326,15 @@ SELECT * FROM traceloom_structure_bubble_occurrence;
 -- names it, so it is named once: a single SUM counts supported windows (state 0) in the low
 -- 32 bits and nonmonotonic ones (4) in the high bits (a node has far fewer than 2^31
 -- bubbles); missing endpoints (1) are counted from the endpoint flags, and the rest (state 3;
--- 2 is never derived) is what remains. On the 1M bench this is 2.0 s -> 1.4 s CPU.
+-- 2 is never derived) is what remains.
 CREATE VIEW traceloom_structure_bubble_position AS
 SELECT n.db_idx, n.device_id, 'native_report_tree' AS view_name, n.node_id AS structural_position_id,
-       n.node_id AS right_node_id, n.local_node_id AS right_local_node_id, n.path AS right_node_path,
-       'atom' AS right_node_kind, n.symbol AS right_node_symbol,
+       n.node_id AS right_node_id, n.local_node_id AS right_local_node_id,
+       COALESCE(n.path, (SELECT p.path FROM traceloom_node_core p WHERE p.node_n = n.parent_n)
+                        || '/' || n.local_node_id) AS right_node_path,
+       'atom' AS right_node_kind,
+       (SELECT s.symbol FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id)
+         AS right_node_symbol,
        b.bubble_occurrence_count, b.state_counts & 4294967295 AS supported_host_occurrence_count,
        b.missing_endpoint_occurrence_count, b.state_counts >> 32 AS nonmonotonic_occurrence_count,
        b.bubble_occurrence_count - b.missing_endpoint_occurrence_count
@@ -360,7 +364,9 @@ FROM (SELECT o.node_n, COUNT(*) AS bubble_occurrence_count,
       CROSS JOIN traceloom_anchor_host_window w ON w.left_anchor_n = r.anchor_n - 1
       WHERE o.node_kind = 1 AND +r.occurrence_n = oc.occurrence_n AND r.idle_ns > 0
       GROUP BY o.node_n) b
-CROSS JOIN traceloom_viz_node n ON n.node_n = b.node_n;
+-- the node's text columns as traceloom_viz_node has them, from the node storage by key (the
+-- report projection would also fill every node's span and costs: four lookups per group)
+CROSS JOIN traceloom_node_core n ON n.node_n = b.node_n;
 
 -- @surface traceloom_v_structure_bubble_position | one structural position with bubbles | All bubble statistics per position | SELECT * FROM traceloom_v_structure_bubble_position ORDER BY total_bubble_us DESC LIMIT 10
 CREATE VIEW traceloom_v_structure_bubble_position AS
