@@ -322,22 +322,32 @@ SELECT * FROM traceloom_structure_bubble_occurrence;
 -- on its device, hence a host window, and idle time), aggregated from the anchors and their
 -- host windows before the position's text columns are looked up once per group. idle_us is
 -- whole nanoseconds over 1000, so it is its own ROUND(idle_us, 3) (bubble_us).
+-- The window's state is a CASE over its calls that SQLite evaluates once per aggregate that
+-- names it, so it is named once: a single SUM counts supported windows (state 0) in the low
+-- 32 bits and nonmonotonic ones (4) in the high bits (a node has far fewer than 2^31
+-- bubbles); missing endpoints (1) are counted from the endpoint flags, and the rest (state 3;
+-- 2 is never derived) is what remains.
 CREATE VIEW traceloom_structure_bubble_position AS
 SELECT n.db_idx, n.device_id, 'native_report_tree' AS view_name, n.node_id AS structural_position_id,
-       n.node_id AS right_node_id, n.local_node_id AS right_local_node_id, n.path AS right_node_path,
-       'atom' AS right_node_kind, n.symbol AS right_node_symbol,
-       b.bubble_occurrence_count, b.supported_host_occurrence_count,
-       b.missing_endpoint_occurrence_count, b.nonmonotonic_occurrence_count,
-       b.other_unsupported_occurrence_count, b.total_bubble_us, b.avg_bubble_us, b.min_bubble_us,
-       b.max_bubble_us,
-       ROUND(1.0 * b.supported_host_occurrence_count / b.bubble_occurrence_count, 6)
+       n.node_id AS right_node_id, n.local_node_id AS right_local_node_id,
+       COALESCE(n.path, (SELECT p.path FROM traceloom_node_core p WHERE p.node_n = n.parent_n)
+                        || '/' || n.local_node_id) AS right_node_path,
+       'atom' AS right_node_kind,
+       (SELECT s.symbol FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id)
+         AS right_node_symbol,
+       b.bubble_occurrence_count, b.state_counts & 4294967295 AS supported_host_occurrence_count,
+       b.missing_endpoint_occurrence_count, b.state_counts >> 32 AS nonmonotonic_occurrence_count,
+       b.bubble_occurrence_count - b.missing_endpoint_occurrence_count
+         - (b.state_counts & 4294967295) - (b.state_counts >> 32)
+         AS other_unsupported_occurrence_count,
+       b.total_bubble_us, b.avg_bubble_us, b.min_bubble_us, b.max_bubble_us,
+       ROUND(1.0 * (b.state_counts & 4294967295) / b.bubble_occurrence_count, 6)
          AS host_observation_coverage, b.node_n AS right_node_n
 -- per atom node (an anchor's occurrence names it): the bubbles before its anchors
 FROM (SELECT o.node_n, COUNT(*) AS bubble_occurrence_count,
-             SUM(w.state = 0) AS supported_host_occurrence_count,
-             SUM(w.state = 1) AS missing_endpoint_occurrence_count,
-             SUM(w.state = 4) AS nonmonotonic_occurrence_count,
-             SUM(w.state IN (2, 3)) AS other_unsupported_occurrence_count,
+             SUM(CASE w.state WHEN 0 THEN 1 WHEN 4 THEN 4294967296 ELSE 0 END) AS state_counts,
+             SUM(w.left_endpoint_count = 0 OR w.right_endpoint_count = 0)
+               AS missing_endpoint_occurrence_count,
              ROUND(SUM(r.idle_ns) / 1000.0, 3) AS total_bubble_us,
              ROUND(AVG(r.idle_ns) / 1000.0, 3) AS avg_bubble_us,
              ROUND(MIN(r.idle_ns) / 1000.0, 3) AS min_bubble_us,
@@ -354,7 +364,9 @@ FROM (SELECT o.node_n, COUNT(*) AS bubble_occurrence_count,
       CROSS JOIN traceloom_anchor_host_window w ON w.left_anchor_n = r.anchor_n - 1
       WHERE o.node_kind = 1 AND +r.occurrence_n = oc.occurrence_n AND r.idle_ns > 0
       GROUP BY o.node_n) b
-CROSS JOIN traceloom_viz_node n ON n.node_n = b.node_n;
+-- the node's text columns as traceloom_viz_node has them, from the node storage by key (the
+-- report projection would also fill every node's span and costs: four lookups per group)
+CROSS JOIN traceloom_node_core n ON n.node_n = b.node_n;
 
 -- @surface traceloom_v_structure_bubble_position | one structural position with bubbles | All bubble statistics per position | SELECT * FROM traceloom_v_structure_bubble_position ORDER BY total_bubble_us DESC LIMIT 10
 CREATE VIEW traceloom_v_structure_bubble_position AS

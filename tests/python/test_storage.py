@@ -246,6 +246,35 @@ def test_bubble_position_streams_in_node_order(context_analysis):
     assert abs(total[1] - expect[1]) < 0.01
 
 
+@pytest.mark.parametrize("profile", ["kineto/gpu_basic.pt.trace.json", "context_gen/graph"])
+def test_bubble_position_state_counts(cli, fixtures, tmp_path, profile):
+    # The view counts supported (state 0) and nonmonotonic (4) windows in one packed SUM and
+    # derives the missing-endpoint and other counts: each must equal a plain count per state
+    # of the host windows before the bubbles of the position's atom. The Kineto profile has
+    # nonmonotonic windows (its launches overlap the previous kernel's), so the high half of
+    # the packed sum is exercised.
+    out = tmp_path / "analysis.db"
+    subprocess.run([str(cli), str(fixtures / profile), "--output", str(out)],
+                   check=True, capture_output=True)
+    con = sqlite3.connect("file:%s?mode=ro" % out, uri=True)
+    got = con.execute("""
+        SELECT right_node_n, bubble_occurrence_count, supported_host_occurrence_count,
+               missing_endpoint_occurrence_count, nonmonotonic_occurrence_count,
+               other_unsupported_occurrence_count, host_observation_coverage
+        FROM traceloom_structure_bubble_position ORDER BY 1""").fetchall()
+    expect = con.execute("""
+        SELECT oc.node_n, count(*), sum(w.state = 0), sum(w.state = 1), sum(w.state = 4),
+               sum(w.state IN (2, 3)), round(1.0 * sum(w.state = 0) / count(*), 6)
+        FROM traceloom_anchor_core r
+        JOIN traceloom_anchor_host_window w ON w.left_anchor_n = r.anchor_n - 1
+        JOIN traceloom_position_occurrence_core oc ON oc.occurrence_n = r.occurrence_n
+        WHERE r.idle_ns > 0 GROUP BY oc.node_n ORDER BY 1""").fetchall()
+    con.close()
+    assert got and got == expect
+    if profile.startswith("kineto"):
+        assert sum(row[4] for row in got) > 0
+
+
 @pytest.mark.parametrize("view,columns", [
     ("traceloom_v_evidence_role_summary",
      "c.source_domain, c.final_role, c.effective_structural_participation, c.rule_id, "
