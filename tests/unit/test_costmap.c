@@ -96,6 +96,15 @@ static void check_aggregate(const tl_replay_aggregate *g, uint32_t first, uint32
   ck_assert_int_eq(g->body_task_sum_ns, denom);
 }
 
+/* Each member's aggregate and its contributor order within it. */
+static void check_members(const tl_replay_costs *c, const uint32_t *aggregate,
+                          const uint32_t *contributor, int n) {
+  for (int m = 0; m < n; m++) {
+    ck_assert_uint_eq(c->member_aggregate[m], aggregate[m]);
+    ck_assert_uint_eq(c->member_contributor[m], contributor[m]);
+  }
+}
+
 START_TEST(uniform_bodies) {
   tl_trace t;
   tl_replay r;
@@ -113,10 +122,7 @@ START_TEST(uniform_bodies) {
   check_aggregate(&c.aggregates.v[2], 3, 3, 10, 20, 40, 70, 130);
   static const uint32_t aggregate[7] = {1, 2, 1, 2, 1, 2, 0};
   static const uint32_t contributor[7] = {2, 2, 1, 1, 3, 3, 1};
-  for (int m = 0; m < 7; m++) {
-    ck_assert_uint_eq(c.member_aggregate[m], aggregate[m]);
-    ck_assert_uint_eq(c.member_contributor[m], contributor[m]);
-  }
+  check_members(&c, aggregate, contributor, 7);
   /* shares: trunc(dur * 10^6 / task sum): 10/50, 40/50, 30/50, 20/50, 20/30, 10/30, 7/7 */
   static const int64_t share[7] = {200000, 800000, 600000, 400000, 666666, 333333, 1000000};
   for (int m = 0; m < 7; m++) ck_assert_int_eq(c.member_share_ppm[m], share[m]);
@@ -150,10 +156,7 @@ START_TEST(mixed_body_layouts) {
   check_aggregate(&c.aggregates.v[3], 9, 1, 100, 100, 100, 100, 110);
   static const uint32_t aggregate[10] = {1, 2, 1, 2, 1, 2, 0, 1, 2, 3};
   static const uint32_t contributor[10] = {2, 2, 1, 1, 3, 3, 1, 4, 4, 1};
-  for (int m = 0; m < 10; m++) {
-    ck_assert_uint_eq(c.member_aggregate[m], aggregate[m]);
-    ck_assert_uint_eq(c.member_contributor[m], contributor[m]);
-  }
+  check_members(&c, aggregate, contributor, 10);
   tl_replay_costs_free(&c);
   tl_replay_free(&r);
   tl_trace_free(&t);
