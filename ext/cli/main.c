@@ -942,8 +942,14 @@ int main(int argc, char **argv) {
     sqlite3_free(err);
     goto done;
   }
-  /* The temporary file is private until renamed: no journal, no fsync per commit. */
-  sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;",
+  /* The temporary file is private until renamed: no journal, no fsync per commit. It is new,
+  ** so its page size can still be chosen: with 16 KiB pages SQLite appends the millions of
+  ** core rows with fewer pages to allocate and balance (copying the 1M analysis's tables:
+  ** 11% less CPU than with 4 KiB pages; the whole analysis about 4%), the views' key lookups
+  ** cost the same, and the file is 0.1% larger (bench/RESULTS.md). */
+  sqlite3_exec(db,
+               "PRAGMA page_size=16384; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
+               "PRAGMA cache_size=-16384;",
                NULL, NULL, NULL);
   catch_interrupts(db);
 
