@@ -8,6 +8,8 @@
 #include "relate/relate.h"
 
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static tl_trace load(const char *fixture, tl_profile *p) {
   char *path = tl_fixture(fixture);
@@ -115,6 +117,50 @@ START_TEST(two_ranks_are_two_inputs) {
 }
 END_TEST
 
+/* A communication op's event takes the stream its tasks overlap longest, the smaller stream
+** id on a tie, and no stream when no task overlaps it (inputs.md 9.2). Op 1 (connection 7,
+** [100, 200)): stream 5 overlaps 30 ns, stream 7 20 + 30 = 50 ns, stream 3 50 ns: stream 3.
+** Op 2 (connection 8, [300, 400)): one task on stream 9, partly outside: stream 9. Op 3
+** (connection 9): its only task is on another device: no stream. */
+START_TEST(comm_op_primary_stream) {
+  char dir[] = "/tmp/tl-msprof-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char prof[64], db_path[96];
+  snprintf(prof, sizeof prof, "%s/PROF_0", dir);
+  ck_assert_int_eq(mkdir(prof, 0700), 0);
+  snprintf(db_path, sizeof db_path, "%s/msprof_0.db", prof);
+  sqlite3 *db;
+  ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+  const char *sql =
+      "CREATE TABLE TASK(startNs INT, endNs INT, deviceId INT, streamId INT, taskId INT, "
+      "  globalTaskId INT, connectionId INT, taskType TEXT);"
+      "CREATE TABLE COMMUNICATION_OP(opName TEXT, startNs INT, endNs INT, connectionId INT, "
+      "  opId INT, deviceId INT, opType TEXT);"
+      "INSERT INTO TASK VALUES (100, 130, 0, 5, 1, 1, 7, 'COMMUNICATION'),"
+      "  (120, 140, 0, 7, 2, 2, 7, 'COMMUNICATION'), (150, 180, 0, 7, 3, 3, 7, 'COMMUNICATION'),"
+      "  (150, 200, 0, 3, 4, 4, 7, 'COMMUNICATION'), (350, 450, 0, 9, 5, 5, 8, 'COMMUNICATION'),"
+      "  (500, 600, 1, 4, 6, 6, 9, 'COMMUNICATION');"
+      "INSERT INTO COMMUNICATION_OP VALUES ('hcclAllReduce', 100, 200, 7, 1, 0, 'allreduce'),"
+      "  ('hcclAllGather', 300, 400, 8, 2, 0, 'allgather'),"
+      "  ('hcclBroadcast', 500, 600, 9, 3, 0, 'broadcast');";
+  ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+  tl_profile p;
+  tl_err e = {0};
+  ck_assert_msg(tl_profile_discover(dir, NULL, &p, &e) == TL_OK, "%s", e.msg);
+  tl_trace t;
+  ck_assert_msg(tl_trace_load(&p, &t, NULL, NULL, &e) == TL_OK, "%s", e.msg);
+  ck_assert_uint_eq(t.ev.n, 9); /* 6 tasks, then the 3 ops in rowid order */
+  ck_assert_str_eq(tl_trace_source_table(&t, tl_events_source_ref(&t.ev, 6)), "COMMUNICATION_OP");
+  ck_assert_uint_eq(tl_events_stream_id(&t.ev, 6), 3);
+  ck_assert_uint_eq(tl_events_stream_id(&t.ev, 7), 9);
+  ck_assert_uint_eq(tl_events_stream_id(&t.ev, 8), TL_NO_STREAM);
+  tl_trace_free(&t);
+  tl_profile_free(&p);
+  remove(db_path), rmdir(prof), rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("msprof");
   TCase *tc = tcase_create("msprof");
@@ -123,6 +169,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, exact_hlt_relations);
   tcase_add_test(tc, discovery_errors_name_the_file);
   tcase_add_test(tc, two_ranks_are_two_inputs);
+  tcase_add_test(tc, comm_op_primary_stream);
   suite_add_tcase(s, tc);
   return s;
 }
