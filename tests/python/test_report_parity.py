@@ -41,3 +41,21 @@ def test_idx_in_occurrence_is_zero_based(hlt):
     assert [(r[2], r[3], r[4]) for r in unit] == [(k, i, i + 1) for k in (1, 2, 3) for i in range(3)]
     # under an atom, its own launch is the first and only anchor
     assert {(r[3], r[4]) for r in rows if r[1] == "self"} == {(0, 1)}
+
+
+def test_contributor_order_is_zero_based(hlt):
+    # exact_hlt: the prefill unit (ACL graphs at 100, 200, 300 ns) has its own bodies, one
+    # launch each; the three decode units (launches at 400/700/1000 for the head, 500/800/1100
+    # for the layer, 600/900/1200 for the tail) share theirs, so each decode slot's aggregate
+    # has three contributors, its members at 416, 716, 1016 (head) ... in time order. The
+    # reference numbers them 0, 1, 2 (replay-cost-explain prints it), a prefill member 0.
+    rows = hlt.execute(
+        "SELECT a.identity, a.slot_role, m.start_ns, am.contributor_order "
+        "FROM traceloom_replay_cost_aggregate_member am "
+        "JOIN traceloom_replay_cost_aggregate a USING (aggregate_id) "
+        "JOIN traceloom_graph_body_member m ON m.member_id = am.member_id").fetchall()
+    order = {(ident, role, start): k for ident, role, start, k in rows}
+    assert [order[("HeadOp", "head", s)] for s in (416, 716, 1016)] == [0, 1, 2]
+    assert [order[("TailOp", "tail", s)] for s in (616, 916, 1216)] == [0, 1, 2]
+    assert order[("PrefillHeadOp", "head", 116)] == 0
+    assert min(k for *_, k in rows) == 0 and len(rows) == 24
