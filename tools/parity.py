@@ -4,8 +4,9 @@
 Analyses every profile of the parity set with both tools and compares every relation the
 reference publishes, by content:
 
-  tools/parity.py [--build build] [--only NAME[,NAME...]] [--relation GLOB] [--verbose]
-                  [--require-reference] [--report build/parity/report.md]
+  tools/parity.py [--build build] [--only NAME[,NAME...]] [--relation GLOB] [--query GLOB]
+                  [--queries DIR] [--reuse] [--verbose] [--require-reference]
+                  [--report build/parity/report.md]
 
 The reference runs from its own virtual environment: $TRACELOOM_REF_BIN if set, else
 build/refvenv (created with `pip install traceloom==0.1.4` when missing). Where it cannot be
@@ -33,6 +34,14 @@ Each relation is equal, intended or known (equal once the entries of docs/PARITY
 applied), pending (another issue publishes it), different (printed with the columns whose
 values differ and a sample row from each side) or missing. The exit status is 1 when a
 relation is different or missing, or one tool refuses a profile the other analyses.
+
+Report queries. Then each of the reference's 34 report queries (../shared/reference/
+report-sql, --queries) runs unchanged on both analyses of the profile, and the rows it
+prints are compared the same way: same, empty on both, differing where a relation it reads
+is a known / intended difference (K / I), ours alone (the reference does not publish what it
+reads, or does not read the input: the Kineto trace), different (fails the run) or failing
+(fails the run when ours fails). The query x profile table follows the relation table in the
+report.
 """
 
 import argparse
@@ -134,6 +143,10 @@ def profiles(build):
     split("split_golden.split", "split_golden/split")
     for n in ("incompatible_monolithic", "unusable_monolithic"):
         mono(f"split_golden.neg_{n}", f"split_golden/neg_{n}")
+    # the report fixtures (tests/fixtures/reports): host calls between anchors, and a
+    # communication op with its detail tasks (event reconciliation)
+    mono("reports.host_activity", "reports/host_activity")
+    mono("reports.reconcile", "reports/reconcile")
     idle = os.path.join(SHARED, "idle_evidence")
     for case in sorted(os.listdir(idle)) if os.path.isdir(idle) else []:
         script = os.path.join(idle, case, "fixture.sql")
@@ -167,6 +180,10 @@ def profiles(build):
     out.append(Profile("hygon", hy, [hy], group="generated"))
     nsg = os.path.join(fx, "nsys", "nsys_graph.sqlite")
     out.append(Profile("nsys_graph", nsg, [nsg], group="generated"))
+    # The reference reads no Kineto trace ("not a supported Ascend/Hygon/CUDA profile"): ours
+    # alone analyses it, and every report query must answer there.
+    kin = os.path.join(fx, "kineto", "gpu_steps.pt.trace.json")
+    out.append(Profile("kineto", kin, [], group="ours-only"))
     return out
 
 
@@ -619,6 +636,94 @@ def _fmt(show, idx, row):
     return "{" + ", ".join(f"{c}={row[i]!r}" for c, i in zip(show, idx)) + "}"
 
 
+
+# ---------------------------------------------------------------------------------------
+# The report queries: the reference's 34 published queries, run unchanged on both analyses
+
+
+QUERIES = os.path.join(ROOT, "..", "shared", "reference", "report-sql")
+# Queries over relations the reference 0.1.4 does not publish (its schema lacks idle
+# evidence and structural units; node-cost-breakdown reads our node cost columns): ours
+# must answer them, the reference is not asked.
+REF_SILENT = ("idle-evidence-*", "structural-composition*", "node-cost-breakdown")
+QUERY_MARK = {"same": "=", "empty": "0", "differs": "D", "known": "K", "intended": "I", "ours-only": "+", "ours-only-empty": "+0",
+              "one-errors": "E", "both-error": "R", "not-compared": "·"}
+
+
+def run_query(path, sql):
+    """(column names, rows) of the last statement of sql that returns rows, run unchanged
+    on the database at path (read-only), or (None, the error)."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    cols, rows, stmt = None, [], ""
+    try:
+        for line in sql.splitlines(keepends=True):
+            stmt += line
+            if not sqlite3.complete_statement(stmt):
+                continue
+            body = "\n".join(ln for ln in stmt.splitlines() if not ln.strip().startswith("--"))
+            if body.strip().strip(";").strip():
+                cur = con.execute(stmt)
+                if cur.description:
+                    cols, rows = [d[0] for d in cur.description], cur.fetchall()
+            stmt = ""
+        return cols, rows
+    except sqlite3.Error as err:
+        return None, str(err)
+    finally:
+        con.close()
+
+
+def query_relations(sql):
+    """The traceloom_* relations a query reads (comments left out)."""
+    body = "\n".join(ln.split("--", 1)[0] for ln in sql.splitlines())
+    return sorted(set(re.findall(r"\btraceloom_\w+", body)))
+
+
+class QueryResult:
+    def __init__(self, status, detail="", columns=()):
+        self.status = status      # a key of QUERY_MARK
+        self.detail = detail
+        self.columns = list(columns)
+
+
+def compare_query(name, sql, ref, ours, rdb, odb, rel_status):
+    """Runs one report query on both analyses and compares the rows it prints, each value
+    canonicalized like a relation's (ids by what they identify). rel_status: relation ->
+    status of the relation comparison on this profile; a query whose rows differ is
+    "known" when a relation it reads is a known difference there, else "intended" when one is
+    an intended difference (docs/PARITY.md), else "differs"."""
+    ocols, orows = run_query(odb, sql)
+    if rdb is None or any(fnmatch.fnmatchcase(name, g) for g in REF_SILENT):
+        if ocols is None:
+            return QueryResult("one-errors", f"ours: {orows}")
+        return QueryResult("ours-only" if orows else "ours-only-empty",
+                           f"{len(orows)} rows (the reference does not answer)")
+    rcols, rrows = run_query(rdb, sql)
+    if ocols is None or rcols is None:
+        if ocols is None and rcols is None:
+            return QueryResult("both-error", f"ours: {orows}; reference: {rrows}")
+        return QueryResult("one-errors", f"ours: {orows}" if ocols is None else f"reference: {rrows}")
+
+    def canon(side, cols, rows):
+        dev_i = cols.index("device_id") if "device_id" in cols else None
+        return [tuple(canon_value(v, side, r[dev_i] if dev_i is not None else None) for v in r)
+                for r in rows]
+    rr, oo = canon(ref, rcols, rrows), canon(ours, ocols, orows)
+    if rcols != ocols:
+        return QueryResult("differs", f"columns: reference {rcols}, ours {ocols}")
+    if collections.Counter(rr) == collections.Counter(oo):
+        return QueryResult("same" if rr else "empty", f"{len(rr)} rows")
+    diff_cols = [c for i, c in enumerate(rcols)
+                 if collections.Counter(r[i] for r in rr) != collections.Counter(r[i] for r in oo)]
+    read = query_relations(sql)
+    detail = describe(rcols, rr, oo, [])
+    for st in ("known", "intended"):
+        listed = [r for r in read if rel_status.get(r) == st]
+        if listed:
+            return QueryResult(st, f"{detail}; {st} relations: {', '.join(listed)}", diff_cols)
+    return QueryResult("differs", detail, diff_cols)
+
+
 # ---------------------------------------------------------------------------------------
 # Driver
 
@@ -632,11 +737,17 @@ def main(argv=None):
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--only", default="", help="profiles (comma-separated globs)")
     ap.add_argument("--relation", default="*", help="relations to compare (glob)")
+    ap.add_argument("--query", default="*", help="report queries to run (glob)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="compare the analyses of the last run where both are there and ours is "
+                         "newer than build/traceloom (when only docs/PARITY.md changed)")
     ap.add_argument("--verbose", "-v", action="store_true", help="print every relation")
     ap.add_argument("--require-reference", action="store_true",
                     help="fail (exit 2) instead of skipping when the reference is unavailable")
     ap.add_argument("--report", default=None, help="write the relation x profile table (Markdown)")
     ap.add_argument("--parity-doc", default=os.path.join(ROOT, "docs", "PARITY.md"))
+    ap.add_argument("--queries", default=QUERIES,
+                    help="the reference's report queries, run on both analyses ('' to skip)")
     a = ap.parse_args(argv)
     build = os.path.abspath(a.build)
     if not os.access(os.path.join(build, "traceloom"), os.X_OK):
@@ -654,6 +765,9 @@ def main(argv=None):
         return 2
     work = os.path.join(build, "parity", "out")
     matrix = collections.OrderedDict()      # relation -> {profile: status}
+    qmatrix = collections.OrderedDict()     # report query -> {profile: QueryResult}
+    queries = sorted(f[:-4] for f in os.listdir(a.queries) if f.endswith(".sql")) \
+        if a.queries and os.path.isdir(a.queries) else []
     failures = []
     t0 = time.time()
     for p in profs:
@@ -664,9 +778,20 @@ def main(argv=None):
             continue
         odb = os.path.join(work, p.name, "ours.db")
         rdbs = [os.path.join(work, p.name, f"ref{r}.db") for r in range(len(p.ref))]
-        oerr = run_ours(build, p, odb)
-        rerrs = run_ref(ref, p, rdbs)
+        if a.reuse and all(os.path.isfile(f) for f in [odb] + rdbs) \
+                and os.path.getmtime(odb) > os.path.getmtime(os.path.join(build, "traceloom")):
+            oerr, rerrs = None, [None] * len(rdbs)     # the analyses of the last run
+        else:
+            oerr = run_ours(build, p, odb)
+            rerrs = run_ref(ref, p, rdbs)
         print(f"\n## {p.name}")
+        if not p.ref:               # the reference does not read this input: ours alone
+            if oerr:
+                print(f"  OURS FAILS: {oerr}")
+                failures.append((p.name, "(analysis)", f"ours: {oerr}"))
+            else:
+                failures += run_queries(a, queries, qmatrix, p.name, None, Side(odb, 0), None, odb, {})
+            continue
         if oerr or any(rerrs):
             both = oerr and all(rerrs)
             st = "refused" if both else "error"
@@ -690,7 +815,11 @@ def main(argv=None):
                 if a.verbose or res.status in ("different", "missing"):
                     print(f"  {res.status:9s} {rel}: {res.detail}")
             print(f"  {tag}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    write_table(matrix, a.report or os.path.join(build, "parity", "report.md"))
+            if len(rdbs) > 1:       # ours answers for every rank at once: compared per relation
+                continue
+            failures += run_queries(a, queries, qmatrix, tag, rs, os_, rdb, odb,
+                                    {rel: st.get(tag) for rel, st in matrix.items()})
+    write_table(matrix, a.report or os.path.join(build, "parity", "report.md"), qmatrix)
     stale = [e for e in intended if not e.used and e.kind != "pending"]
     print(f"\nparity: {len(profs)} profile(s), {len(matrix)} relation(s) in {time.time() - t0:.1f} s;"
           f" table in {a.report or os.path.join(build, 'parity', 'report.md')}")
@@ -705,7 +834,28 @@ def main(argv=None):
     return 0
 
 
-def write_table(matrix, path):
+def run_queries(a, queries, qmatrix, tag, rs, os_, rdb, odb, status):
+    """Runs the report queries on one profile's analyses (rdb None: ours alone), records
+    each result in qmatrix and returns the failures: rows that differ where no relation the
+    query reads is a listed difference, or ours failing a query."""
+    failures, qcounts = [], collections.Counter()
+    for q in queries:
+        if not fnmatch.fnmatchcase(q, a.query):
+            continue
+        sql = open(os.path.join(a.queries, q + ".sql"), encoding="utf-8").read()
+        res = compare_query(q, sql, rs, os_, rdb, odb, status)
+        qmatrix.setdefault(q, {})[tag] = res
+        qcounts[res.status] += 1
+        if res.status == "differs" or (res.status == "one-errors" and res.detail.startswith("ours")):
+            failures.append((tag, f"query {q}", res.detail))
+        if a.verbose or res.status in ("differs", "one-errors"):
+            print(f"  query {res.status:10s} {q}: {res.detail}")
+    if qcounts:
+        print(f"  {tag} queries: " + ", ".join(f"{k} {v}" for k, v in sorted(qcounts.items())))
+    return failures
+
+
+def write_table(matrix, path, qmatrix=None):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     profs = []
     for st in matrix.values():
@@ -721,6 +871,35 @@ def write_table(matrix, path):
         f.write("|---|" + "---|" * len(profs) + "\n")
         for rel, st in matrix.items():
             f.write(f"| {rel} | " + " | ".join(STATUS_MARK.get(st.get(p), "") for p in profs) + " |\n")
+        if qmatrix:
+            write_query_table(f, qmatrix)
+
+
+def write_query_table(f, qmatrix):
+    """The report queries x profile, then each query whose rows differ: the columns."""
+    profs = []
+    for st in qmatrix.values():
+        profs.extend(k for k in st if k not in profs)
+    f.write("\n# Report queries: query x profile\n\n")
+    f.write("The rows each of the reference's report queries prints, on both analyses (ids "
+            "canonicalized as above). = same rows; 0 no row on either side; K rows differ, and a relation the query "
+            "reads is a known difference on that profile; I rows differ, and a relation it reads "
+            "is an intended difference there (none known); D rows differ otherwise; + ours answers (the "
+            "reference does not publish what the query reads or read the input; +0 without a row), E one side errors, R both "
+            "error\n\n")
+    f.write("| query | " + " | ".join(profs) + " |\n")
+    f.write("|---|" + "---|" * len(profs) + "\n")
+    for q, st in qmatrix.items():
+        f.write(f"| {q} | " + " | ".join(QUERY_MARK[st[p].status] if p in st else ""
+                                          for p in profs) + " |\n")
+    f.write("\n## Queries whose rows differ\n\n| query | profile | status | columns | detail |\n"
+            "|---|---|---|---|---|\n")
+    for q, st in qmatrix.items():
+        for p, res in st.items():
+            if res.status in ("same", "empty", "ours-only", "ours-only-empty", "not-compared"):
+                continue
+            detail = res.detail.replace("|", "\\|")[:400]
+            f.write(f"| {q} | {p} | {res.status} | {', '.join(res.columns)} | {detail} |\n")
 
 
 if __name__ == "__main__":

@@ -165,7 +165,7 @@ static int add_aggregate(const tl_trace *t, const tl_replay *r, tl_replay_costs 
   for (size_t k = 0; k < n; k++) {
     const tl_graph_member *m = &r->members.v[list[k]];
     c->member_aggregate[list[k]] = agg;
-    c->member_contributor[list[k]] = (uint32_t)(k + 1);
+    c->member_contributor[list[k]] = (uint32_t)k;
     vals[k] = tl_events_end(ev, m->event) - ev->start_ns[m->event];
     g.work_ns += vals[k];
     g.body_task_sum_ns += c->launch[m->launch].task_sum;

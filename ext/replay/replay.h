@@ -250,7 +250,7 @@ typedef struct tl_replay_costs {
   tl_launch_cost *launch;        /* per launch (zero when not promoted) */
   int64_t *member_share_ppm;     /* per member */
   uint32_t *member_aggregate;    /* per member: aggregate index, NONE when not promoted */
-  uint32_t *member_contributor;  /* per member: 1-based order within its aggregate */
+  uint32_t *member_contributor;  /* per member: 0-based order within its aggregate */
   TL_VEC(tl_lane_cost) lanes;    /* per (promoted launch, lane), in launch then lane order */
   TL_VEC(tl_replay_aggregate) aggregates;
 } tl_replay_costs;

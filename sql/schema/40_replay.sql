@@ -129,7 +129,7 @@ CREATE TABLE traceloom_graph_member_range_core(
   first_slot_n INTEGER NOT NULL,   -- traceloom_graph_slot_core.slot_n of member 0
   first_event_n INTEGER NOT NULL,  -- the event of member 0
   first_aggregate_n INTEGER NOT NULL, -- the aggregate of member 0 (member k: + k)
-  contributor_order INTEGER NOT NULL  -- its members' 1-based time order within their aggregates
+  contributor_order INTEGER NOT NULL  -- its members' 0-based time order within their aggregates
 );
 
 -- The replay cost map (outputs.md 3.3, recovery.md 7.3), computed by ext/replay/costmap.c.

@@ -76,7 +76,7 @@ WITH RECURSIVE cover(launch_n, anchor_n, occurrence_n) AS (
   FROM cover c JOIN traceloom_position_occurrence_core o ON o.occurrence_n = c.occurrence_n
   WHERE o.parent_n IS NOT NULL)
 SELECT o.position_id AS node_id, 'native_report_tree' AS view_name, o.occurrence_idx,
-       cv.anchor_n - o.anchor_first_n + 1 AS idx_in_occurrence,
+       cv.anchor_n - o.anchor_first_n AS idx_in_occurrence,
        cv.anchor_n - o.anchor_first_n + 1 AS anchor_order, o.coverage_kind, o.repeat_context,
        a.compute_us AS anchor_compute_us, a.comm_us AS anchor_comm_us,
        a.idle_us AS anchor_idle_us, a.total_us AS anchor_total_us, a.self_us AS anchor_self_us,

@@ -43,14 +43,20 @@ def run(reference, build_dir, tmp_path_factory, fixtures):
     return r, report
 
 
-def table(report):
-    """relation -> {profile: mark} from the Markdown table."""
-    lines = [ln for ln in report.read_text().splitlines() if ln.startswith("| ")]
-    head = [c.strip() for c in lines[0].strip("|").split("|")]
-    out = {}
-    for ln in lines[2:]:
-        cells = [c.strip() for c in ln.strip("|").split("|")]
-        out[cells[0]] = dict(zip(head[1:], cells[1:]))
+def table(report, first="relation"):
+    """relation (or query, with first="query") -> {profile: mark} from the Markdown table of
+    the report whose header starts with `first`."""
+    out, head = {}, None
+    for ln in report.read_text().splitlines():
+        if not ln.startswith("|"):
+            if head and out:
+                break
+            continue
+        cells = [c.strip() for c in ln.strip().strip("|").split("|")]
+        if head is None:
+            head = cells if cells[0] == first else None
+        elif not cells[0].startswith("---"):
+            out[cells[0]] = dict(zip(head[1:], cells[1:]))
     return out
 
 
@@ -105,3 +111,48 @@ def test_ids_are_compared_by_what_they_name(run, build_dir):
     assert side.canon_text("node-N001/s2/node-N003", 0) == "P[0:]/s2/P[0:2]"
     assert side.canon_text("node-N003-occurrence-1", 0) == "P[0:2]#1"
     assert side.canon_text("event-0", 0) == "E[TASK:1]"
+
+
+def test_the_report_queries_are_compared(run):
+    # Every report query runs on both analyses; where the relations a query reads agree, its
+    # printed rows agree. minimal_smoke: MatMul then AllReduce with their host calls.
+    t = table(run[1], "query")
+    for q in ("runtime-device-relations", "synchronization-actions", "structure-bubble-statistics",
+              "structure-bubble-drilldown", "tree-map", "semantic-tree-readable",
+              "reconstruction-capability-matrix"):
+        assert t[q]["minimal_smoke"] == "=", (q, t[q])
+    # no host call between its anchors, no duplicate observation: nothing on either side
+    for q in ("anchor-host-activity", "event-reconciliation-audit"):
+        assert t[q]["minimal_smoke"] == "0", (q, t[q])
+    # exact_hlt: the members under each launch anchor, idx_in_occurrence 0-based in both
+    assert t["node-graph-body-members"]["exact_hlt"] == "=", t["node-graph-body-members"]
+    # the reference publishes no idle evidence, structural units nor node cost breakdown:
+    # ours answers alone
+    for q in ("idle-evidence-summary", "structural-composition", "node-cost-breakdown"):
+        assert {t[q][p] for p in SUBSET.split(",")} <= {"+", "+0"}, (q, t[q])
+    assert t["node-cost-breakdown"]["exact_hlt"] == "+", t["node-cost-breakdown"]
+
+
+def test_a_changed_query_row_is_reported(run, build_dir, tmp_path):
+    # The MatMul a nanosecond later: the query that prints its relation differs, and no
+    # relation it reads is a listed difference on minimal_smoke, so the run would fail.
+    out = build_dir / "parity" / "out" / "minimal_smoke"
+    ours = tmp_path / "ours.db"
+    shutil.copy(out / "ours.db", ours)
+    sql = open(parity.QUERIES + "/runtime-device-relations.sql", encoding="utf-8").read()
+    ref_side = parity.Side(str(out / "ref0.db"), 0)
+    status = {"traceloom_v_runtime_device": "equal"}
+    same = parity.compare_query("runtime-device-relations", sql, ref_side,
+                                parity.Side(str(out / "ours.db"), 0), str(out / "ref0.db"),
+                                str(out / "ours.db"), status)
+    assert same.status == "same", same.detail
+    with sqlite3.connect(ours) as con:
+        con.execute("UPDATE traceloom_event_core SET start_ns = start_ns + 1 WHERE event_n = 0")
+    res = parity.compare_query("runtime-device-relations", sql, ref_side,
+                               parity.Side(str(ours), 0), str(out / "ref0.db"), str(ours), status)
+    assert res.status == "differs" and "device_start_ns" in res.columns, res.detail
+    # ...and counts as listed where a relation it reads is a listed difference
+    res = parity.compare_query("runtime-device-relations", sql, ref_side,
+                               parity.Side(str(ours), 0), str(out / "ref0.db"), str(ours),
+                               {"traceloom_v_runtime_device": "intended"})
+    assert res.status == "intended", res.detail

@@ -96,7 +96,7 @@ static void check_aggregate(const tl_replay_aggregate *g, uint32_t first, uint32
   ck_assert_int_eq(g->body_task_sum_ns, denom);
 }
 
-/* Each member's aggregate and its contributor order within it. */
+/* Each member's aggregate and its 0-based contributor order within it (the reference's base). */
 static void check_members(const tl_replay_costs *c, const uint32_t *aggregate,
                           const uint32_t *contributor, int n) {
   for (int m = 0; m < n; m++) {
@@ -121,7 +121,7 @@ START_TEST(uniform_bodies) {
   /* slot 1: launch 1 (530, 20), launch 0 (1010, 40), launch 2 (2020, 10) */
   check_aggregate(&c.aggregates.v[2], 3, 3, 10, 20, 40, 70, 130);
   static const uint32_t aggregate[7] = {1, 2, 1, 2, 1, 2, 0};
-  static const uint32_t contributor[7] = {2, 2, 1, 1, 3, 3, 1};
+  static const uint32_t contributor[7] = {1, 1, 0, 0, 2, 2, 0};
   check_members(&c, aggregate, contributor, 7);
   /* shares: trunc(dur * 10^6 / task sum): 10/50, 40/50, 30/50, 20/50, 20/30, 10/30, 7/7 */
   static const int64_t share[7] = {200000, 800000, 600000, 400000, 666666, 333333, 1000000};
@@ -155,7 +155,7 @@ START_TEST(mixed_body_layouts) {
   check_aggregate(&c.aggregates.v[2], 3, 4, 5, 10, 20, 75, 240);
   check_aggregate(&c.aggregates.v[3], 9, 1, 100, 100, 100, 100, 110);
   static const uint32_t aggregate[10] = {1, 2, 1, 2, 1, 2, 0, 1, 2, 3};
-  static const uint32_t contributor[10] = {2, 2, 1, 1, 3, 3, 1, 4, 4, 1};
+  static const uint32_t contributor[10] = {1, 1, 0, 0, 2, 2, 0, 3, 3, 0};
   check_members(&c, aggregate, contributor, 10);
   tl_replay_costs_free(&c);
   tl_replay_free(&r);
