@@ -216,3 +216,40 @@ def test_symbol_normalization_placement_reads_the_cores(analysis):
     (anchors,) = analysis.execute("SELECT count(*) FROM traceloom_anchor").fetchone()
     assert sum(r[22] == "self" for r in got) == anchors
 
+
+
+def test_anchor_cost_breakdown_reads_the_cores(analysis):
+    """The per-anchor cost breakdown scans the anchors once and reads each anchor's tree, shape
+    and event by key (one search each, no automatic index); its rows are those the anchor view
+    gives: anchor_idx, symbol and role, packet total, self time and linked auxiliary time."""
+    steps = [r[3] for r in analysis.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM traceloom_anchor_cost_breakdown")]
+    assert steps[0] == "SCAN a", steps
+    assert "SEARCH s USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
+    assert "SEARCH e USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
+    assert not any("AUTOMATIC" in s for s in steps), steps
+    got = sorted(analysis.execute(
+        "SELECT anchor_id, db_idx, device_id, anchor_idx, symbol, total_us, self_us, aux_us,"
+        " anchor_n, anchor_kind FROM traceloom_anchor_cost_breakdown").fetchall(), key=repr)
+    reference = sorted(analysis.execute("""
+        SELECT anchor_id, db_idx, device_id, anchor_idx, symbol, ROUND(total_us, 3),
+               ROUND(self_us, 3), ROUND(linked_aux_us, 3), anchor_n, role
+        FROM traceloom_anchor""").fetchall(), key=repr)
+    assert len(got) == len(reference) > 0
+    kinds = {"compute": "exec", "comm": "collective"}
+    for g, r in zip(got, reference):
+        assert g[:9] == r[:9]
+        assert g[9] == kinds.get(r[9], r[9]) or r[9] == "graph", (g, r)
+
+
+def test_anchor_aux_searches_the_links_by_event_text_id(analysis):
+    """The anchor-aux report (anchors, their links by anchor_id, the linked events by
+    aux_event_id) scans the events once and searches the links through their unique index on
+    aux_event_id, instead of an automatic index over every event."""
+    sql = (ROOT.parent / "shared" / "reference" / "report-sql" / "anchor-aux.sql").read_text()
+    steps = [r[3] for r in analysis.execute("EXPLAIN QUERY PLAN " + sql)]
+    assert "SEARCH al USING INDEX traceloom_aux_link_event_id (aux_event_id=?)" in steps, steps
+    assert not any(s.startswith("SEARCH c USING AUTOMATIC") for s in steps), steps
+    # the index is unique: every non-anchor event is linked (or left unplaced) once
+    assert analysis.execute(
+        "SELECT count(*) = count(DISTINCT aux_event_id) FROM traceloom_aux_link").fetchone()[0]
