@@ -42,11 +42,15 @@ CREATE VIEW traceloom_anchor_cost_breakdown AS
 -- anchor_kind is the category of the anchor's atom node (traceloom_viz_node.category): exec,
 -- collective, graph_h / graph_l / graph_t (the slot of an ACL graph composition) or
 -- graph_template (any other exact graph launch).
--- Written over the core tables, the tree, shape and event joined by key once per anchor:
--- through traceloom_anchor each column was its own subquery (three into the shape alone), and
--- the report reads all of them for every anchor (741k rows at a million anchors). LEFT JOINs
--- keep an anchor whose tree, shape or event is missing, as those subqueries did.
-SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_n - t.first_anchor_n + 1 AS anchor_idx,
+-- Written over the core tables, shape and event joined by key once per anchor: through
+-- traceloom_anchor each column was its own subquery (three into the shape alone), and the
+-- report reads all of them for every anchor (741k rows at a million anchors). LEFT JOINs keep
+-- an anchor whose shape or event is missing, as those subqueries did. The tree stays a
+-- subquery: a join would be searched for every row even where a query (ORDER BY total_us
+-- LIMIT 10) reads anchor_idx of ten rows only.
+SELECT a.anchor_id, a.db_idx, a.device_id,
+       a.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
+                      WHERE t.db_idx = a.db_idx AND t.device_id = a.device_id) + 1 AS anchor_idx,
        s.symbol,
        CASE s.role WHEN 'compute' THEN 'exec' WHEN 'comm' THEN 'collective'
             WHEN 'graph' THEN
@@ -59,7 +63,6 @@ SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_n - t.first_anchor_n + 1 AS 
        ROUND(a.linked_aux_ns / 1000.0, 3) AS aux_us, 0.0 AS graph_child_us, 0.0 AS residual_us,
        0 AS raw_child_task_count, NULL AS top_ops, NULL AS diagnostic_flags, a.anchor_n
 FROM traceloom_anchor_core a
-LEFT JOIN traceloom_tree_core t ON t.db_idx = a.db_idx AND t.device_id = a.device_id
 LEFT JOIN traceloom_anchor_shape s ON s.shape_id = a.shape_id
 LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n;
 

@@ -219,9 +219,10 @@ def test_symbol_normalization_placement_reads_the_cores(analysis):
 
 
 def test_anchor_cost_breakdown_reads_the_cores(analysis):
-    """The per-anchor cost breakdown scans the anchors once and reads each anchor's tree, shape
-    and event by key (one search each, no automatic index); its rows are those the anchor view
-    gives: anchor_idx, symbol and role, packet total, self time and linked auxiliary time."""
+    """The per-anchor cost breakdown scans the anchors once and joins each anchor's shape and
+    event by key (one search each, no automatic index; the tree's first anchor is a subquery,
+    read only where anchor_idx is); its rows are those the anchor view gives: anchor_idx,
+    symbol and role, packet total, self time and linked auxiliary time."""
     steps = [r[3] for r in analysis.execute(
         "EXPLAIN QUERY PLAN SELECT * FROM traceloom_anchor_cost_breakdown")]
     assert steps[0] == "SCAN a", steps
