@@ -254,3 +254,25 @@ def test_anchor_aux_searches_the_links_by_event_text_id(analysis):
     # the index is unique: every non-anchor event is linked (or left unplaced) once
     assert analysis.execute(
         "SELECT count(*) = count(DISTINCT aux_event_id) FROM traceloom_aux_link").fetchone()[0]
+
+
+def test_node_host_interval_reads_the_anchor_once(analysis):
+    """The host interval after each anchor of a node occurrence searches no anchor row beyond the
+    pair's own and the window's (no traceloom_anchor join for the anchor again or for its right
+    neighbour); its rows are those of the formulation through traceloom_anchor."""
+    steps = [r[3] for r in analysis.execute(
+        "EXPLAIN QUERY PLAN SELECT node_id, support_state FROM traceloom_v_node_host_interval")]
+    anchor_searches = [s for s in steps if s.startswith("SEARCH a USING INTEGER PRIMARY KEY (rowid=?)")]
+    assert len(anchor_searches) <= 2, steps
+    got = sorted(analysis.execute(
+        "SELECT node_id, occurrence_idx, anchor_order, anchor_idx, right_anchor_idx,"
+        " right_anchor_symbol, right_anchor_role, interval_id, support_state"
+        " FROM traceloom_v_node_host_interval").fetchall(), key=repr)
+    reference = sorted(analysis.execute("""
+        SELECT na.node_id, na.occurrence_idx, na.anchor_order, a.anchor_idx, nx.anchor_idx,
+               nx.symbol, nx.role, h.interval_id, h.support_state
+        FROM traceloom_tree_node_anchor na
+        JOIN traceloom_anchor a ON a.anchor_n = na.anchor_n
+        JOIN traceloom_anchor_host_interval h ON h.left_anchor_n = a.anchor_n
+        JOIN traceloom_anchor nx ON nx.anchor_n = a.anchor_n + 1""").fetchall(), key=repr)
+    assert got and got == reference
