@@ -31,9 +31,11 @@ ALTER TABLE traceloom_position_occurrence_core ADD COLUMN occurrence_id TEXT
                               node_local, occurrence_idx)) VIRTUAL;
 
 -- Integer indexes, built once the rows are in (a sorted build is several times cheaper than
--- maintaining a B-tree row by row). There is no index on a text id: the shipped views join
--- on the integer keys (event_n, call_n, anchor_n, node_n, occurrence_n), and a user's join on
--- a text id gets an automatic index on its generated column (docs/ARCHITECTURE.md).
+-- maintaining a B-tree row by row). There is no index on a text id of a core table: the
+-- shipped views join on the integer keys (event_n, call_n, anchor_n, node_n, occurrence_n),
+-- and a user's join on a text id gets an automatic index on its generated column
+-- (docs/ARCHITECTURE.md; the small link table's stored aux_event_id has one, in
+-- sql/views/30_structure.sql).
 -- None is needed either between the integers: the relations of a runtime call are a range
 -- (traceloom_runtime_call_core.first_relation_n), the occurrences of a node too
 -- (traceloom_node_core.first_occurrence_n), a child occurrence is found by arithmetic from

@@ -18,6 +18,15 @@ SELECT parent_position_id AS parent_node_id, child_position_id AS child_node_id,
        edge_kind AS slot_kind            -- sequence | repeat_body
 FROM traceloom_position_refinement;
 
+-- The auxiliary links by their event's text id, the one text id with an index: the link table
+-- stores the id as text anyway, holds one row per linked or unplaced non-anchor event (4k at a
+-- million tasks, about 100 KB of index), and with it a query that reaches the links from the
+-- events (`traceloom_event e JOIN traceloom_aux_link al ON al.aux_event_id = e.event_id`, as
+-- the anchor-aux report does) scans the events once and searches the links, instead of
+-- building an automatic index over every event (1.1M rows, about 1 s). Unique: every
+-- non-anchor event is linked at most once (ext/anchor/anchors.c).
+CREATE UNIQUE INDEX traceloom_aux_link_event_id ON traceloom_aux_link(aux_event_id);
+
 -- @surface traceloom_anchor_aux_slot | one anchor with linked auxiliary events | Per-anchor summary of its linked auxiliary events (anchors without any have no row) | SELECT anchor_idx, aux_event_count, aux_dur_us FROM traceloom_anchor_aux_slot ORDER BY aux_dur_us DESC LIMIT 10
 CREATE VIEW traceloom_anchor_aux_slot AS
 SELECT anchor_id, db_idx, device_id, anchor_idx, step_idx AS anchor_step_idx,
@@ -33,17 +42,29 @@ CREATE VIEW traceloom_anchor_cost_breakdown AS
 -- anchor_kind is the category of the anchor's atom node (traceloom_viz_node.category): exec,
 -- collective, graph_h / graph_l / graph_t (the slot of an ACL graph composition) or
 -- graph_template (any other exact graph launch).
-SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.symbol,
-       CASE a.role WHEN 'compute' THEN 'exec' WHEN 'comm' THEN 'collective'
+-- Written over the core tables, shape and event joined by key once per anchor: through
+-- traceloom_anchor each column was its own subquery (three into the shape alone), and the
+-- report reads all of them for every anchor (741k rows at a million anchors). LEFT JOINs keep
+-- an anchor whose shape or event is missing, as those subqueries did. The tree stays a
+-- subquery: a join would be searched for every row even where a query (ORDER BY total_us
+-- LIMIT 10) reads anchor_idx of ten rows only.
+SELECT a.anchor_id, a.db_idx, a.device_id,
+       a.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
+                      WHERE t.db_idx = a.db_idx AND t.device_id = a.device_id) + 1 AS anchor_idx,
+       s.symbol,
+       CASE s.role WHEN 'compute' THEN 'exec' WHEN 'comm' THEN 'collective'
             WHEN 'graph' THEN
               (SELECT CASE l.slot_role WHEN 'head' THEN 'graph_h' WHEN 'layer' THEN 'graph_l'
                                        WHEN 'tail' THEN 'graph_t' ELSE 'graph_template' END
                  FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n)
-            ELSE a.role END AS anchor_kind,
-       ROUND(a.total_us, 3) AS total_us, ROUND(a.self_us, 3) AS self_us,
-       ROUND(a.linked_aux_us, 3) AS aux_us, 0.0 AS graph_child_us, 0.0 AS residual_us,
+            ELSE s.role END AS anchor_kind,
+       ROUND((a.compute_ns + a.comm_ns + a.idle_ns) / 1000.0, 3) AS total_us,
+       ROUND(e.dur_ns / 1000.0, 3) AS self_us,
+       ROUND(a.linked_aux_ns / 1000.0, 3) AS aux_us, 0.0 AS graph_child_us, 0.0 AS residual_us,
        0 AS raw_child_task_count, NULL AS top_ops, NULL AS diagnostic_flags, a.anchor_n
-FROM traceloom_anchor a;
+FROM traceloom_anchor_core a
+LEFT JOIN traceloom_anchor_shape s ON s.shape_id = a.shape_id
+LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n;
 
 -- @surface traceloom_position_member | one direct member of an occurrence | Direct children of each occurrence by (slot, member_order); atoms hold their terminal token in slot 0 | SELECT parent_occurrence_id, slot_ordinal, member_order, member_kind, child_occurrence_id, terminal_anchor_id FROM traceloom_position_member LIMIT 20
 CREATE VIEW traceloom_position_member AS

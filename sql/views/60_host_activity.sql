@@ -119,18 +119,30 @@ WHERE f.api_layer = 'public'
 GROUP BY a.interval_id, f.api_family;
 
 -- @surface traceloom_v_node_host_interval | one (node occurrence, covered anchor) with the host interval after that anchor | Host intervals placed after each anchor of a tree node occurrence (placement_semantics after_anchor_interval: context following a structural position, not CPU cost owned by the node) | SELECT node_id, support_state, count(*) FROM traceloom_v_node_host_interval WHERE coverage_kind = 'self' GROUP BY 1, 2 LIMIT 20
+-- The anchor's own columns come from the pair's anchor_n (its index by the tree's first anchor,
+-- the right anchor's symbol and role by key when asked for): joining traceloom_anchor for the
+-- anchor and for its right neighbour searched two more anchor rows for every (occurrence,
+-- anchor) pair, 741k of them for the node-level example at a million anchors. The right
+-- neighbour exists wherever the window does (its right anchor is the next one on the device).
 CREATE VIEW traceloom_v_node_host_interval AS
 SELECT na.node_id,
        na.local_node_id,
        na.view_name, na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context,
-       a.anchor_idx, nx.anchor_idx AS right_anchor_idx, nx.symbol AS right_anchor_symbol,
-       nx.role AS right_anchor_role,
+       na.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
+                       WHERE t.db_idx = na.db_idx AND t.device_id = na.device_id) + 1 AS anchor_idx,
+       na.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
+                       WHERE t.db_idx = na.db_idx AND t.device_id = na.device_id) + 2
+         AS right_anchor_idx,
+       (SELECT s.symbol FROM traceloom_anchor_core x
+          JOIN traceloom_anchor_shape s ON s.shape_id = x.shape_id
+         WHERE x.anchor_n = na.anchor_n + 1) AS right_anchor_symbol,
+       (SELECT s.role FROM traceloom_anchor_core x
+          JOIN traceloom_anchor_shape s ON s.shape_id = x.shape_id
+         WHERE x.anchor_n = na.anchor_n + 1) AS right_anchor_role,
        ROUND((h.host_end_ns - h.host_start_ns) / 1000.0, 3) AS host_interval_us,
        'after_anchor_interval' AS placement_semantics, na.node_n, na.occurrence_n, h.*
 FROM traceloom_tree_node_anchor na
-CROSS JOIN traceloom_anchor a ON a.anchor_n = na.anchor_n
-CROSS JOIN traceloom_anchor_host_interval h ON h.left_anchor_n = a.anchor_n
-CROSS JOIN traceloom_anchor nx ON nx.anchor_n = a.anchor_n + 1;
+CROSS JOIN traceloom_anchor_host_interval h ON h.left_anchor_n = na.anchor_n;
 
 -- @surface traceloom_v_node_host_activity | one runtime call observed after an anchor of a node occurrence | The runtime calls inside the host interval after each anchor of a tree node occurrence; sum observed_overlap_us per API for a scheduled-call distribution, never a host busy union | SELECT node_id, api_name, count(*), round(sum(observed_overlap_us), 3) FROM traceloom_v_node_host_activity WHERE coverage_kind = 'self' GROUP BY 1, 2 ORDER BY 4 DESC LIMIT 10
 -- The node's columns of traceloom_v_node_host_interval, then the anchor's host activity.

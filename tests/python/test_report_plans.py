@@ -216,3 +216,63 @@ def test_symbol_normalization_placement_reads_the_cores(analysis):
     (anchors,) = analysis.execute("SELECT count(*) FROM traceloom_anchor").fetchone()
     assert sum(r[22] == "self" for r in got) == anchors
 
+
+
+def test_anchor_cost_breakdown_reads_the_cores(analysis):
+    """The per-anchor cost breakdown scans the anchors once and joins each anchor's shape and
+    event by key (one search each, no automatic index; the tree's first anchor is a subquery,
+    read only where anchor_idx is); its rows are those the anchor view gives: anchor_idx,
+    symbol and role, packet total, self time and linked auxiliary time."""
+    steps = [r[3] for r in analysis.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM traceloom_anchor_cost_breakdown")]
+    assert steps[0] == "SCAN a", steps
+    assert "SEARCH s USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
+    assert "SEARCH e USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
+    assert not any("AUTOMATIC" in s for s in steps), steps
+    got = sorted(analysis.execute(
+        "SELECT anchor_id, db_idx, device_id, anchor_idx, symbol, total_us, self_us, aux_us,"
+        " anchor_n, anchor_kind FROM traceloom_anchor_cost_breakdown").fetchall(), key=repr)
+    reference = sorted(analysis.execute("""
+        SELECT anchor_id, db_idx, device_id, anchor_idx, symbol, ROUND(total_us, 3),
+               ROUND(self_us, 3), ROUND(linked_aux_us, 3), anchor_n, role
+        FROM traceloom_anchor""").fetchall(), key=repr)
+    assert len(got) == len(reference) > 0
+    kinds = {"compute": "exec", "comm": "collective"}
+    for g, r in zip(got, reference):
+        assert g[:9] == r[:9]
+        assert g[9] == kinds.get(r[9], r[9]) or r[9] == "graph", (g, r)
+
+
+def test_anchor_aux_searches_the_links_by_event_text_id(analysis):
+    """The anchor-aux report (anchors, their links by anchor_id, the linked events by
+    aux_event_id) scans the events once and searches the links through their unique index on
+    aux_event_id, instead of an automatic index over every event."""
+    sql = (ROOT.parent / "shared" / "reference" / "report-sql" / "anchor-aux.sql").read_text()
+    steps = [r[3] for r in analysis.execute("EXPLAIN QUERY PLAN " + sql)]
+    assert "SEARCH al USING INDEX traceloom_aux_link_event_id (aux_event_id=?)" in steps, steps
+    assert not any(s.startswith("SEARCH c USING AUTOMATIC") for s in steps), steps
+    # the index is unique: every non-anchor event is linked (or left unplaced) once
+    assert analysis.execute(
+        "SELECT count(*) = count(DISTINCT aux_event_id) FROM traceloom_aux_link").fetchone()[0]
+
+
+def test_node_host_interval_reads_the_anchor_once(analysis):
+    """The host interval after each anchor of a node occurrence searches no anchor row beyond the
+    pair's own and the window's (no traceloom_anchor join for the anchor again or for its right
+    neighbour); its rows are those of the formulation through traceloom_anchor."""
+    steps = [r[3] for r in analysis.execute(
+        "EXPLAIN QUERY PLAN SELECT node_id, support_state FROM traceloom_v_node_host_interval")]
+    anchor_searches = [s for s in steps if s.startswith("SEARCH a USING INTEGER PRIMARY KEY (rowid=?)")]
+    assert len(anchor_searches) <= 2, steps
+    got = sorted(analysis.execute(
+        "SELECT node_id, occurrence_idx, anchor_order, anchor_idx, right_anchor_idx,"
+        " right_anchor_symbol, right_anchor_role, interval_id, support_state"
+        " FROM traceloom_v_node_host_interval").fetchall(), key=repr)
+    reference = sorted(analysis.execute("""
+        SELECT na.node_id, na.occurrence_idx, na.anchor_order, a.anchor_idx, nx.anchor_idx,
+               nx.symbol, nx.role, h.interval_id, h.support_state
+        FROM traceloom_tree_node_anchor na
+        JOIN traceloom_anchor a ON a.anchor_n = na.anchor_n
+        JOIN traceloom_anchor_host_interval h ON h.left_anchor_n = a.anchor_n
+        JOIN traceloom_anchor nx ON nx.anchor_n = a.anchor_n + 1""").fetchall(), key=repr)
+    assert got and got == reference
