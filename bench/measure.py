@@ -12,6 +12,7 @@ function the extension does not have yet) is reported as failed and the rest sti
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import platform
@@ -95,6 +96,16 @@ def stage_times(stderr):
     return stages, steps
 
 
+def gen_sources_digest():
+    """SHA-256 over the generator's sources (name and bytes, in name order)."""
+    h = hashlib.sha256()
+    for path in sorted(GEN_SOURCES):
+        h.update(os.path.basename(path).encode() + b"\0")
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
+
+
 def profile(args):
     """The cached benchmark profile: (path given to TraceLoom, DB files, ground truth)."""
     out = os.path.join(ROOT, "bench", "out", "%s_%d" % (args.format, args.rows))
@@ -102,11 +113,14 @@ def profile(args):
     stamp_path = os.path.join(out, "bench_stamp.json")   # the arguments the profile was made with
     want = ["--format", args.format, "--rows", str(args.rows)] + SHAPE
     gen_s = None
+    # The generator's sources by content, not by time: a fresh checkout's files are newer than
+    # any cached profile, and a worktree may share its bench/out with others (symlinks), so a
+    # timestamp rule would rewrite a cache that others are reading.
+    sources = gen_sources_digest()
     try:
         with open(stamp_path) as f:
             stamp = json.load(f)
-        fresh = stamp.get("args") == want and all(
-            os.path.getmtime(s) <= os.path.getmtime(stamp_path) for s in GEN_SOURCES)
+        fresh = stamp.get("args") == want and stamp.get("sources") == sources
     except (OSError, ValueError):
         fresh = False
     if not fresh:
@@ -119,7 +133,7 @@ def profile(args):
             sys.exit("genprofile failed:\n" + err)
         gen_s = secs
         with open(stamp_path, "w") as f:
-            json.dump({"args": want, "generation_s": round(secs, 2)}, f)
+            json.dump({"args": want, "sources": sources, "generation_s": round(secs, 2)}, f)
     with open(truth_path) as f:
         truth = json.load(f)
     files = [os.path.join(out, f) for f in truth["files"]]
