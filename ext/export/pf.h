@@ -77,8 +77,7 @@ typedef struct pf_node {
   int64_t node_n;                    /* the view's integer key; -1 where it has none */
   int kind;                                                 /* PF_KIND_* */
   int64_t first_child, next_sibling; /* the display tree, -1 terminated, display order */
-  char sha[65];                      /* SHA-256 of the topology (S(..)/R(..)/A(..) of the
-                                        children, pf_read.c) */
+  uint32_t topo;                     /* its topology signature: pf_analysis.topo[topo] */
   int motif;                         /* repeat nodes: index of the sorted signature, else -1 */
 } pf_node;
 
@@ -152,10 +151,17 @@ enum { PF_ROW_RANK, PF_ROW_CTX_HOST, PF_ROW_CTX_STEP, PF_ROW_CTX_DEVICE };
 enum { PF_STR_PUBLISHED, PF_STR_BODY, PF_STR_MEMBER, PF_STR_GEOMETRY, PF_STR_STRUCTURE,
        PF_STR_DEVICE_EVENTS, PF_NSTR };
 
+/* A topology signature: the SHA-256 (hex) of S(..)/R(..)/A(..) of the children (pf_read.c),
+** one per distinct subtree shape. */
+typedef struct pf_topo {
+  char sha[65];
+} pf_topo;
+
 typedef struct pf_analysis {
   tl_strpool *pool;
   uint32_t strs[PF_NSTR];
   TL_VEC(pf_node) nodes;
+  TL_VEC(pf_topo) topo;      /* by pf_node.topo */
   TL_VEC(pf_occ) occs;
   TL_VEC(pf_member) members; /* by (db, launch occurrence, member order) */
   TL_VEC(pf_call) calls;     /* by call_n */

@@ -689,7 +689,7 @@ static int64_t topo_class_of(topo_classes *t, int64_t i, int guard) {
   return t->of[i] = (int64_t)id - 1;
 }
 
-/* Every node's topology signature (pf_node.sha). */
+/* Every node's topology signature (pf_node.topo, pf_analysis.topo). */
 static int sign_topologies(rd *r) {
   pf_analysis *a = r->a;
   topo_classes t = {a, tl_strpool_new(), {0}, malloc((a->nodes.n + 1) * sizeof(int64_t)), {0},
@@ -699,7 +699,12 @@ static int sign_topologies(rd *r) {
   for (size_t i = 0; !err && i < a->nodes.n; i++) {
     int64_t k = topo_class_of(&t, (int64_t)i, 0);
     if (k < 0) err = tl_nomem(r->e);
-    else memcpy(a->nodes.v[i].sha, t.cls.v[k].sha, sizeof a->nodes.v[i].sha);
+    else a->nodes.v[i].topo = (uint32_t)k;
+  }
+  if (!err && TL_VEC_RESERVE(&a->topo, t.cls.n)) err = tl_nomem(r->e);
+  for (size_t k = 0; !err && k < t.cls.n; k++) {
+    memcpy(a->topo.v[k].sha, t.cls.v[k].sha, sizeof a->topo.v[k].sha);
+    a->topo.n = k + 1;
   }
   for (size_t k = 0; k < t.cls.n; k++) free(t.cls.v[k].text);
   TL_VEC_FREE(&t.cls);
@@ -722,7 +727,7 @@ static int assign_motifs(rd *r) {
   if (!sig) return tl_nomem(r->e);
   size_t n = 0;
   for (size_t i = 0; i < a->nodes.n; i++)
-    if (a->nodes.v[i].kind == PF_KIND_REPEAT) sig[n++] = a->nodes.v[i].sha;
+    if (a->nodes.v[i].kind == PF_KIND_REPEAT) sig[n++] = a->topo.v[a->nodes.v[i].topo].sha;
   qsort(sig, n, sizeof *sig, cmp_str_ptr);
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
@@ -731,7 +736,7 @@ static int assign_motifs(rd *r) {
   for (size_t i = 0; i < a->nodes.n; i++) {
     pf_node *nd = &a->nodes.v[i];
     if (nd->kind != PF_KIND_REPEAT) continue;
-    const char *key = nd->sha;
+    const char *key = a->topo.v[nd->topo].sha;
     const char **hit = bsearch(&key, sig, m, sizeof *sig, cmp_str_ptr);
     nd->motif = hit ? (int)(hit - sig) : -1;
   }
@@ -1837,6 +1842,7 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
 
 void pf_analysis_free(pf_analysis *a) {
   TL_VEC_FREE(&a->nodes);
+  TL_VEC_FREE(&a->topo);
   TL_VEC_FREE(&a->occs);
   TL_VEC_FREE(&a->members);
   TL_VEC_FREE(&a->calls);
