@@ -3,10 +3,12 @@
 **
 ** The export runs in four steps, one file each, over the structures declared here:
 **
-**   pf_read.c    THE read API: the published relations of an analysis (views only, never
-**                the *_core storage) into plain arrays: tree nodes, occurrences with their
-**                parent occurrence, the event of each atom, exact replay members, host
-**                runtime calls and their exact relations, scheduler context.
+**   pf_read.c    THE read API: an analysis into plain arrays (tree nodes, occurrences with
+**                their parent occurrence, the event of each atom, exact replay members, host
+**                runtime calls and their exact relations, scheduler context), from the
+**                stored core by integer keys (the one place outside the views that reads
+**                the *_core tables, deriving what the views derive) or from the public views
+**                (TRACELOOM_EXPORT_READ=views, analyses of other versions): same bytes.
 **   pf_rank.c    distributed ranks: rank databases opened read-only by pf_open_analysis_ro
 **                (never the profile readers of ext/source), the clock-model receipt.
 **   pf_layout.c  what is drawn where: slices, flows, tracks and lanes (perfetto.md 4).

@@ -1,15 +1,22 @@
 /*
 ** pf_read.c: the read API of the Perfetto export (pf.h): what a timeline draws, read from
-** the published relations of an analysis into plain arrays.
+** an analysis into plain arrays.
 **
-** Only public relations and their documented columns are read (traceloom_v_tree_node,
-** traceloom_position_occurrence, traceloom_anchor, traceloom_event, traceloom_runtime_call,
-** traceloom_runtime_device_relation, traceloom_graph_body_member, traceloom_graph_launch,
-** the context views), never the *_core storage behind them: the storage may change, the
-** relations stay. Each is read in one sequential pass and joined in C by its integer keys
-** (occurrence_n / parent_n, anchor_n, event_n, call_n), so a million occurrences read in a
-** few tenths of a second. Columns the views compute with subqueries (paths and repeat
-** contexts of atoms) are not asked for.
+** Two readings give the same arrays, string ids and bytes:
+**   - the stored core (core_path, the default for an analysis of this version): the tree
+**     nodes, occurrences, anchors, events, runtime calls and relations from their *_core
+**     tables and shapes (sql/schema/10_events.sql, 30_structure.sql), by integer keys, one
+**     sequential pass each, deriving here what the public views derive from them (each
+**     derivation names the view it mirrors); the views' per-row subqueries and text were
+**     two thirds of the export's CPU;
+**   - the public views (TRACELOOM_EXPORT_READ=views, or an analysis without those core
+**     columns): traceloom_v_tree_node, traceloom_position_occurrence, traceloom_anchor,
+**     traceloom_event, traceloom_runtime_call, traceloom_runtime_device_relation, each in
+**     one pass joined in C by its integer keys; columns the views compute with subqueries
+**     (paths and repeat contexts of atoms) are not asked for.
+** tests/python/test_perfetto.py exports every fixture both ways and compares the bytes, so
+** the two cannot drift. Replay members (traceloom_graph_body_member, traceloom_graph_launch)
+** and the context views are read from the views either way.
 */
 #include "export/pf.h"
 #include "util/sha256.h"
