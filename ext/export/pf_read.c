@@ -405,6 +405,9 @@ static int node_rows_view(rd *r, node_index *ix, node_rows *out, int *in_order) 
 typedef struct core_shape {
   int64_t id;
   uint32_t type, kind, label, category; /* in the shapes' own pool; TL_STR_NONE: NULL */
+  /* label and category as ids of the analysis pool, interned at the first node of this
+  ** shape (where reading the view row by row first interns them); TL_STR_NOMEM: not yet */
+  uint32_t label_id, category_id;
 } core_shape;
 typedef TL_VEC(core_shape) core_shapes;
 
@@ -415,7 +418,7 @@ static int read_node_shapes(rd *r, tl_strpool *pool, core_shapes *shp, pf_imap *
     return TL_ERROR;
   int rc, err = TL_OK;
   while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    core_shape s = {sqlite3_column_int64(st, 0), 0, 0, 0, 0};
+    core_shape s = {sqlite3_column_int64(st, 0), 0, 0, 0, 0, TL_STR_NOMEM, TL_STR_NOMEM};
     uint32_t *f[] = {&s.type, &s.kind, &s.label, &s.category};
     for (int k = 0; k < 4; k++) {
       const char *t = (const char *)sqlite3_column_text(st, k + 1);
@@ -482,7 +485,7 @@ static int node_rows_core(rd *r, node_index *ix, uint32_t native, node_rows *out
     memset(&row, 0, sizeof row);
     pf_node *n = &row.n;
     const int64_t *si = pf_imap_get(&shape_by_id, sqlite3_column_int64(st, 5));
-    const core_shape *sh = si ? &shp.v[*si] : NULL;
+    core_shape *sh = si ? &shp.v[*si] : NULL;
     const char *type = sh ? pool_text(spool, sh->type) : NULL;
     const char *kind = sh ? pool_text(spool, sh->kind) : NULL;
     const char *label = sh ? pool_text(spool, sh->label) : NULL;
@@ -502,10 +505,19 @@ static int node_rows_core(rd *r, node_index *ix, uint32_t native, node_rows *out
       len = snprintf(id, sizeof id, "N%03lld", (long long)local);
       n->local = tl_strpool_intern(a->pool, id, (size_t)len);
     }
-    n->label = label ? tl_strpool_intern_cstr(a->pool, label) : TL_STR_NONE;
-    n->category = atom || !sh ? TL_STR_NONE
-                              : core_category(r, &viz, sqlite3_column_int64(st, 0),
-                                              pool_text(spool, sh->category));
+    if (sh && sh->label_id == TL_STR_NOMEM && label)
+      sh->label_id = tl_strpool_intern_cstr(a->pool, label);
+    n->label = label ? sh->label_id : TL_STR_NONE;
+    const char *cat = sh && !atom ? pool_text(spool, sh->category) : NULL;
+    if (cat && strcmp(cat, "graph") == 0) { /* per node: the view looks its launch up */
+      n->category = core_category(r, &viz, sqlite3_column_int64(st, 0), cat);
+    } else if (cat) {
+      if (sh->category_id == TL_STR_NOMEM)
+        sh->category_id = core_category(r, &viz, sqlite3_column_int64(st, 0), cat);
+      n->category = sh->category_id;
+    } else {
+      n->category = TL_STR_NONE;
+    }
     n->view = native;
     n->db = sqlite3_column_int64(st, 6);
     n->dev = sqlite3_column_int64(st, 7);
