@@ -754,6 +754,29 @@ def test_the_export_reads_the_core_not_the_views(cli, analyses, tmp_path):
     assert r.returncode != 0 or (tmp_path / "v.pftrace").read_bytes() != want
 
 
+def test_core_damage_is_named(cli, analyses, tmp_path):
+    """A core that breaks its own conventions fails the export with the row it names: an
+    occurrence whose node row is gone, an atom whose anchor is gone (no time to draw)."""
+    cases = [("DELETE FROM traceloom_node_core WHERE node_n = (SELECT max(node_n) FROM traceloom_node_core)",
+              r"traceloom_position_occurrence \d+ \(node_n \d+\) has no traceloom_v_tree_node row"),
+             ("DELETE FROM traceloom_anchor_core WHERE anchor_n = (SELECT max(anchor_first_n) FROM "
+              "traceloom_position_occurrence_core WHERE start_ns IS NULL)",
+              r"occurrence_n \d+ \(node_n \d+\) has no start_ns/end_ns")]
+    for k, (sql, msg) in enumerate(cases):
+        db = tmp_path / f"d{k}.db"
+        shutil.copy(analyses["gen/ascend_s5_l3_k6"], db)
+        con = sqlite3.connect(db)
+        assert con.execute(sql).rowcount == 1
+        con.commit()
+        con.close()
+        out = tmp_path / f"d{k}.pftrace"
+        r = subprocess.run([str(cli), "export-perfetto", str(db), "--output", str(out)],
+                           capture_output=True, text=True, timeout=300,
+                           env={k2: v for k2, v in os.environ.items() if k2 != "TRACELOOM_EXPORT_READ"})
+        assert r.returncode != 0 and re.search(msg, r.stderr), r.stderr
+        assert not out.exists()
+
+
 def test_node_rows_out_of_display_order_give_the_same_bytes(cli, analyses, tmp_path):
     """Read from the views (TRACELOOM_EXPORT_READ=views), the tree nodes are taken as the
     view gives them and put in display order in C when they are not in it already: a view
