@@ -1514,6 +1514,22 @@ typedef struct occ_reader {
   int rc;
 } occ_reader;
 
+/* The node index of an occurrence read apart (pf_occ.node holds its node_n); NULL, with the
+** error set, when no node row has that node_n. */
+static const int64_t *occ_node_index(const node_index *ix, const pf_occ *o, tl_err *e) {
+  const int64_t *node = pf_imap_get(&ix->by_n, o->node);
+  if (!node)
+    tl_fail(e, "traceloom_export_perfetto: traceloom_position_occurrence %lld (node_n %lld) "
+               "has no traceloom_v_tree_node row", (long long)o->n, (long long)o->node);
+  return node;
+}
+
+/* Moves the occurrence reader's occurrences into a. */
+static void take_occurrences(pf_analysis *a, occ_reader *w) {
+  a->occs = w->a.occs;
+  memset(&w->a.occs, 0, sizeof w->a.occs);
+}
+
 /* ---- The stored core: occurrences ------------------------------------------------------- */
 
 /* The columns of traceloom_position_occurrence_core an atom leaves NULL (its anchor's and its
@@ -1606,11 +1622,9 @@ static int merge_occurrences_core(pf_analysis *a, occ_reader *w, const node_inde
   int err = TL_OK;
   for (size_t i = 0; !err && i < w->a.occs.n; i++) {
     pf_occ *o = &w->a.occs.v[i];
-    const int64_t *node = pf_imap_get(&ix->by_n, o->node);
+    const int64_t *node = occ_node_index(ix, o, e);
     if (!node) {
-      err = tl_fail(e, "traceloom_export_perfetto: traceloom_position_occurrence %lld "
-                       "(node_n %lld) has no traceloom_v_tree_node row",
-                    (long long)o->n, (long long)o->node);
+      err = TL_ERROR;
       break;
     }
     const core_node *cn = &ix->cn.v[*node];
@@ -1647,8 +1661,7 @@ static int merge_occurrences_core(pf_analysis *a, occ_reader *w, const node_inde
   }
   tl_buf_free(&path);
   if (err) return err;
-  a->occs = w->a.occs;
-  memset(&w->a.occs, 0, sizeof w->a.occs);
+  take_occurrences(a, w);
   return TL_OK;
 }
 
@@ -1733,11 +1746,9 @@ static int merge_occurrences(pf_analysis *a, occ_reader *w, const node_index *ix
   int err = TL_OK;
   for (size_t i = 0; !err && i < w->a.occs.n; i++) {
     pf_occ *o = &w->a.occs.v[i];
-    const int64_t *node = pf_imap_get(&ix->by_n, o->node);
+    const int64_t *node = occ_node_index(ix, o, e);
     if (!node) {
-      err = tl_fail(e, "traceloom_export_perfetto: traceloom_position_occurrence %lld "
-                       "(node_n %lld) has no traceloom_v_tree_node row",
-                    (long long)o->n, (long long)o->node);
+      err = TL_ERROR;
       break;
     }
     o->node = *node;
@@ -1747,8 +1758,7 @@ static int merge_occurrences(pf_analysis *a, occ_reader *w, const node_index *ix
   }
   free(map);
   if (err) return err;
-  a->occs = w->a.occs;
-  memset(&w->a.occs, 0, sizeof w->a.occs);
+  take_occurrences(a, w);
   return TL_OK;
 }
 
