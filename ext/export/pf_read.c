@@ -452,6 +452,37 @@ static uint32_t core_category(rd *r, sqlite3_stmt **viz, int64_t node_n, const c
   return id;
 }
 
+/* Writes v in decimal at p as printf's %0<width>lld does (the sign counts in the width);
+** returns the end. */
+static char *put_decimal(char *p, int64_t v, int width) {
+  char tmp[24];
+  int n = 0;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do tmp[n++] = (char)('0' + u % 10), u /= 10;
+  while (u);
+  while (n < width - (v < 0)) tmp[n++] = '0';
+  if (v < 0) *p++ = '-';
+  while (n) *p++ = tmp[--n];
+  return p;
+}
+
+/* node_id as the generated column formats it: printf('node-%sN%03d', COALESCE('d' ||
+** node_device || '-', ''), local_n) (sql/views/00_indexes.sql), without printf: it is half
+** a million ids. out holds at least 64 bytes; returns the length. */
+static size_t node_id_text(char *out, int has_device, int64_t device, int64_t local) {
+  char *p = out;
+  memcpy(p, "node-", 5), p += 5;
+  if (has_device) {
+    *p++ = 'd';
+    p = put_decimal(p, device, 1);
+    *p++ = '-';
+  }
+  *p++ = 'N';
+  p = put_decimal(p, local, 3);
+  *p = 0;
+  return (size_t)(p - out);
+}
+
 static int node_rows_core(rd *r, node_index *ix, uint32_t native, node_rows *out,
                           int *in_order) {
   pf_analysis *a = r->a;
@@ -493,17 +524,15 @@ static int node_rows_core(rd *r, node_index *ix, uint32_t native, node_rows *out
                     : kind && strcmp(kind, "seq") != 0 && strcmp(kind, "repeat") != 0;
     int64_t local = sqlite3_column_int64(st, 2);
     char id[96];
-    int len = sqlite3_column_type(st, 3) == SQLITE_NULL
-                  ? snprintf(id, sizeof id, "node-N%03lld", (long long)local)
-                  : snprintf(id, sizeof id, "node-d%lld-N%03lld",
-                             (long long)sqlite3_column_int64(st, 3), (long long)local);
-    n->node_id = tl_strpool_intern(a->pool, id, (size_t)len);
+    size_t len = node_id_text(id, sqlite3_column_type(st, 3) != SQLITE_NULL,
+                              sqlite3_column_int64(st, 3), local);
+    n->node_id = tl_strpool_intern(a->pool, id, len);
     n->parent = TL_STR_NONE;
     if (atom && label && *label) {
       n->local = TL_STR_NONE;
-    } else {
-      len = snprintf(id, sizeof id, "N%03lld", (long long)local);
-      n->local = tl_strpool_intern(a->pool, id, (size_t)len);
+    } else { /* local_node_id: the id's tail from its 'N' */
+      const char *tail = strrchr(id, 'N');
+      n->local = tl_strpool_intern(a->pool, tail, len - (size_t)(tail - id));
     }
     if (sh && sh->label_id == TL_STR_NOMEM && label)
       sh->label_id = tl_strpool_intern_cstr(a->pool, label);
