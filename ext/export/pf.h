@@ -128,6 +128,7 @@ typedef struct pf_call {
 typedef struct pf_relation {
   int64_t call_n, event_n;
 } pf_relation;
+typedef TL_VEC(pf_relation) pf_relations;
 
 /* Typed args of the slices read as rows (ranks, scheduler context): kv_off/kv_n in the
 ** arena. key is a PF_K_* index (pf_args.h's list). */
@@ -167,10 +168,13 @@ typedef struct pf_analysis {
   TL_VEC(pf_occ) occs;
   TL_VEC(pf_member) members; /* by (db, launch occurrence, member order) */
   TL_VEC(pf_call) calls;     /* by call_n */
-  TL_VEC(pf_relation) relations;
+  pf_relations relations;
   TL_VEC(pf_row_slice) rows;
   TL_VEC(pf_kv) kv;
   int64_t nmotif;
+  /* The relations, when a worker thread is still reading them (pf_read.c): the layout
+  ** needs them last (its flows) and takes them with pf_relations_ready. */
+  struct pf_pending *pending;
 } pf_analysis;
 
 /* Reads everything drawn from the analysis in db's main database: tree nodes and motifs,
@@ -184,6 +188,9 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e);
 int pf_check_timeline(sqlite3 *db, const char *what, tl_err *e);
 int pf_has_relation(sqlite3 *db, const char *name);
 void pf_analysis_free(pf_analysis *a);
+/* a->relations complete: waits for the worker still reading them (if any) and takes them;
+** TL_ERROR with its message in e when it failed. */
+int pf_relations_ready(pf_analysis *a, tl_err *e);
 /* Appends one typed arg to a's arena (out-of-memory: -1). */
 int pf_kv_i64(pf_analysis *a, int key, int64_t v);
 int pf_kv_i64n(pf_analysis *a, int key, int64_t v, int is_null);

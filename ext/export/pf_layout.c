@@ -354,6 +354,7 @@ static int make_slices(lay *L) {
     else l->n_context++;
   }
   /* Flows: exact relations, then each launch's host call to its members. */
+  if (!err) err = pf_relations_ready(a, c->e);
   for (size_t k = 0; !err && k < a->relations.n; k++) {
     int64_t *from = pf_imap_get(&call_slice, a->relations.v[k].call_n);
     int64_t *to = pf_imap_get(&device_slice, a->relations.v[k].event_n);

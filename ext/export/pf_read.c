@@ -1287,25 +1287,22 @@ static int read_core_maps(rd *r, core_maps *m) {
   return err;
 }
 
-/* A shape's id -> its row, for the small *_shape tables. */
+/* A runtime call shape's values (traceloom_runtime_call_shape). */
 typedef struct call_shape {
   uint32_t api; /* api_name in the shapes' own pool; TL_STR_NONE: NULL */
   int has_tid;
   int64_t tid;  /* COALESCE(global_tid, thread_id) */
 } call_shape;
 
-/* The runtime calls and their exact relations from the stored core, as traceloom_runtime_call
-** and traceloom_runtime_device_relation derive them (sql/schema/10_events.sql): end_ns is
-** start_ns + dur_ns, api_name and the thread from the call's shape, a relation exact where
-** its shape's support_state is supported_exact. The api names are interned call by call, as
-** read_calls interns them. */
+/* The runtime calls from the stored core, as traceloom_runtime_call derives them
+** (sql/schema/10_events.sql): end_ns is start_ns + dur_ns, api_name and the thread from the
+** call's shape. The api names are interned call by call, as read_calls interns them. */
 static int read_calls_core(rd *r) {
   pf_analysis *a = r->a;
   tl_strpool *spool = tl_strpool_new();
   TL_VEC(call_shape) shp = {0};
-  pf_imap shape_row, exact;
+  pf_imap shape_row;
   memset(&shape_row, 0, sizeof shape_row);
-  memset(&exact, 0, sizeof exact);
   sqlite3_stmt *st = NULL;
   int rc = SQLITE_DONE, err = spool ? TL_OK : tl_nomem(r->e);
   if (!err && prep(r, "SELECT shape_id, api_name, COALESCE(global_tid, thread_id) "
@@ -1352,10 +1349,23 @@ static int read_calls_core(rd *r) {
     if (k.api == TL_STR_NOMEM || TL_VEC_PUSH(&a->calls, k)) err = tl_nomem(r->e);
   }
   sqlite3_finalize(st);
-  st = NULL;
   if (!err) err = step_done(r, rc);
-  if (!err && prep(r, "SELECT shape_id FROM traceloom_runtime_device_relation_shape "
-                      "WHERE support_state = 'supported_exact'", &st))
+  TL_VEC_FREE(&shp);
+  tl_strpool_free(spool);
+  pf_imap_free(&shape_row);
+  return err;
+}
+
+/* The exact relations from the stored core: a relation is exact where its shape's
+** support_state is supported_exact (traceloom_runtime_device_relation), in relation_n
+** order. */
+static int read_relations_core(rd *r, pf_relations *out) {
+  pf_imap exact;
+  memset(&exact, 0, sizeof exact);
+  sqlite3_stmt *st = NULL;
+  int rc = SQLITE_DONE, err = TL_OK;
+  if (prep(r, "SELECT shape_id FROM traceloom_runtime_device_relation_shape "
+              "WHERE support_state = 'supported_exact'", &st))
     err = TL_ERROR;
   while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
     if (pf_imap_put(&exact, sqlite3_column_int64(st, 0), 1)) err = tl_nomem(r->e);
@@ -1368,13 +1378,10 @@ static int read_calls_core(rd *r) {
   while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     if (!pf_imap_get(&exact, sqlite3_column_int64(st, 2))) continue;
     pf_relation x = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
-    if (TL_VEC_PUSH(&a->relations, x)) err = tl_nomem(r->e);
+    if (TL_VEC_PUSH(out, x)) err = tl_nomem(r->e);
   }
   sqlite3_finalize(st);
   if (!err) err = step_done(r, rc);
-  TL_VEC_FREE(&shp);
-  tl_strpool_free(spool);
-  pf_imap_free(&shape_row);
   pf_imap_free(&exact);
   return err;
 }
@@ -1462,6 +1469,7 @@ typedef struct side {
   sqlite3 *db;
   int distributed;
   int core;           /* read the stored core (core_path) */
+  int relations_apart;/* the relations are read by their own worker (pf_pending) */
   pf_analysis a;
   event_maps maps;
   core_maps cm;       /* the core path's */
@@ -1484,6 +1492,8 @@ static int side_reads(rd *r, void *ctx) {
   side *sd = ctx;
   int rc = sd->core ? read_core_maps(r, &sd->cm) : read_event_maps(r, &sd->maps);
   if (rc == TL_OK && !sd->distributed) rc = sd->core ? read_calls_core(r) : read_calls(r);
+  if (rc == TL_OK && !sd->distributed && sd->core && !sd->relations_apart)
+    rc = read_relations_core(r, &r->a->relations);
   return rc;
 }
 
@@ -1802,6 +1812,51 @@ static const char *side_path(sqlite3 *db) {
   return path && *path ? path : NULL;
 }
 
+/* ---- The relations reader ------------------------------------------------------------- */
+
+/* The exact relations are needed last (the layout's flows, after every slice): where the
+** stored core is read on worker threads, a worker of their own reads them on a fourth
+** read-only connection, through the reading and into the layout, which takes them with
+** pf_relations_ready. They hold no string, so nothing depends on when they arrive. */
+struct pf_pending {
+  pthread_t th;
+  const char *path;
+  pf_relations rel;
+  tl_err e;
+  int rc;
+};
+
+static void *relations_read(void *arg) {
+  struct pf_pending *p = arg;
+  sqlite3 *db;
+  if (pf_open_analysis_ro(p->path, &db, &p->e)) {
+    p->rc = TL_ERROR;
+    return NULL;
+  }
+  rd r = {db, NULL, &p->e};
+  p->rc = read_relations_core(&r, &p->rel);
+  sqlite3_close(db);
+  return NULL;
+}
+
+int pf_relations_ready(pf_analysis *a, tl_err *e) {
+  struct pf_pending *p = a->pending;
+  if (!p) return TL_OK;
+  pthread_join(p->th, NULL);
+  a->pending = NULL;
+  int rc = p->rc;
+  if (rc == TL_OK) {
+    TL_VEC_FREE(&a->relations);
+    a->relations = p->rel;
+  } else {
+    tl_fail(e, "%s", p->e.msg ? p->e.msg : "traceloom_export_perfetto: reading failed");
+    TL_VEC_FREE(&p->rel);
+  }
+  tl_err_clear(&p->e);
+  free(p);
+  return rc;
+}
+
 /* ---- Entry -------------------------------------------------------------------------------- */
 
 int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
@@ -1828,6 +1883,12 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
   memset(&sd, 0, sizeof sd);
   sd.db = db, sd.distributed = distributed, sd.path = side_path(db), sd.core = ix.core;
   pthread_t worker, occ_worker;
+  if (ix.core && sd.path && !distributed && !a->pending) {
+    struct pf_pending *p = calloc(1, sizeof *p);
+    if (p) p->path = sd.path;
+    if (p && pthread_create(&p->th, NULL, relations_read, p) == 0) a->pending = p, sd.relations_apart = 1;
+    else free(p);
+  }
   int threaded = sd.path && pthread_create(&worker, NULL, side_read, &sd) == 0;
   occ_reader ow;
   memset(&ow, 0, sizeof ow);
@@ -1899,6 +1960,11 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
 }
 
 void pf_analysis_free(pf_analysis *a) {
+  if (a->pending) { /* a failure before the layout took them */
+    tl_err e = {0};
+    pf_relations_ready(a, &e);
+    tl_err_clear(&e);
+  }
   TL_VEC_FREE(&a->nodes);
   TL_VEC_FREE(&a->topo);
   TL_VEC_FREE(&a->occs);

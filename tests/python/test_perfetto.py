@@ -345,20 +345,21 @@ def test_failed_export_is_atomic(cli, analyses, tmp_path):
     db = tmp_path / "broken.db"
     shutil.copy(analyses["gen/ascend_s5_l3_k6"], db)
     con = sqlite3.connect(db)
-    # One more iteration claimed than the occurrences realize: the tree view as a table with
-    # one repeat_count raised (whatever stores the nodes underneath).
-    con.executescript("""CREATE TABLE tree_copy AS SELECT * FROM traceloom_v_tree_node;
-        DROP VIEW traceloom_v_tree_node;
-        ALTER TABLE tree_copy RENAME TO traceloom_v_tree_node;""")
-    con.execute("""UPDATE traceloom_v_tree_node SET repeat_count = repeat_count + 1 WHERE rowid = (
-        SELECT rowid FROM traceloom_v_tree_node WHERE node_type = 'Repeat' ORDER BY node_id LIMIT 1)""")
+    # One more iteration claimed than the occurrences realize: one repeat node's stored
+    # repeat_count raised (the core the export reads, and the tree view over it).
+    con.execute("""UPDATE traceloom_node_core SET repeat_count = repeat_count + 1 WHERE node_n = (
+        SELECT min(node_n) FROM traceloom_node_core WHERE node_kind = 3)""")
     assert con.total_changes == 1
     con.commit()
     con.close()
-    for name in ("old.json", "old.json.gz"):
+    for name, read in (("old.json", None), ("old.json.gz", None), ("old.json", "views")):
         out = tmp_path / name
         out.write_bytes(b"previous export")
-        r = run(cli, "export-perfetto", db, "--output", out)
+        env = {k: v for k, v in os.environ.items() if k != "TRACELOOM_EXPORT_READ"}
+        if read:
+            env["TRACELOOM_EXPORT_READ"] = read
+        r = subprocess.run([str(cli), "export-perfetto", str(db), "--output", str(out)],
+                           capture_output=True, text=True, timeout=300, env=env)
         assert r.returncode == 1
         assert "incomplete repeat-body projection" in r.stderr
         assert out.read_bytes() == b"previous export"
