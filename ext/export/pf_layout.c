@@ -526,10 +526,12 @@ typedef struct group_work {
   size_t g0, g1;
   tl_err *e;
   int rc;
+  double cpu; /* its thread's CPU seconds (TRACELOOM_TIMING) */
 } group_work;
 
 static void *group_work_run(void *arg) {
   group_work *w = arg;
+  double cpu0 = tl_thread_cpu_s();
   uint64_t *keys = NULL;
   int err = TL_OK;
   for (size_t g = w->g0; !err && g < w->g1; g++) {
@@ -545,6 +547,7 @@ static void *group_work_run(void *arg) {
   }
   free(keys);
   w->rc = err;
+  w->cpu = tl_thread_cpu_s() - cpu0;
   return NULL;
 }
 
@@ -734,8 +737,8 @@ int pf_layout_build(pf_ctx *c) {
   if (!err) {
     size_t split = group_split(l, level, at, idx);
     tl_err we = {0};
-    group_work mine = {l, level, at, idx, nlanes, split, l->groups.n, c->e, TL_OK};
-    group_work other = {l, level, at, idx, nlanes, 0, split, &we, TL_OK};
+    group_work mine = {l, level, at, idx, nlanes, split, l->groups.n, c->e, TL_OK, 0};
+    group_work other = {l, level, at, idx, nlanes, 0, split, &we, TL_OK, 0};
     pthread_t th;
     int threaded = split && pthread_create(&th, NULL, group_work_run, &other) == 0;
     if (!threaded) mine.g0 = 0;
@@ -745,6 +748,8 @@ int pf_layout_build(pf_ctx *c) {
     if (!err && threaded && other.rc)
       err = tl_fail(c->e, "%s", we.msg ? we.msg : "traceloom_export_perfetto: layout failed");
     tl_err_clear(&we);
+    double cpu[2] = {mine.cpu, threaded ? other.cpu : 0};
+    tl_timer_threads(&tm, "import order and lanes", cpu, 2);
   }
   free(level);
   free(at);

@@ -30,6 +30,7 @@
 ** in the trace processor.
 */
 #include "export/pf.h"
+#include "util/timing.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -474,12 +475,14 @@ typedef struct proto_part {
   tl_err e;
   size_t t0, t1;
   int rc;
+  double cpu; /* its thread's CPU seconds (TRACELOOM_TIMING) */
 } proto_part;
 
 static void *part_main(void *arg) {
   proto_part *pt = arg;
   pt->rc = slice_packets(&pt->p, pt->t0, pt->t1);
   if (pt->rc == TL_OK) pt->rc = pf_out_flush(&pt->o, 1);
+  pt->cpu = tl_thread_cpu_s();
   return NULL;
 }
 
@@ -571,9 +574,15 @@ int pf_write_proto(pf_ctx *c, pf_out *o) {
       started = pthread_create(&th, NULL, part_main, pt) == 0;
     }
   }
+  tl_timer tm;
+  tl_timer_start(&tm, "export write");
+  double cpu0 = tl_thread_cpu_s();
   if (!err) err = slice_packets(&p, 0, started ? k : l->tracks.n);
+  double cpu[2] = {tl_thread_cpu_s() - cpu0, 0};
   if (started) {
     pthread_join(th, NULL);
+    cpu[1] = pt->cpu;
+    tl_timer_threads(&tm, "slices", cpu, 2);
     if (!err && pt->rc != TL_OK)
       err = tl_fail(c->e, "%s", pt->e.msg ? pt->e.msg : "traceloom_export_perfetto: failed");
     if (!err) err = copy_part(o, fd);

@@ -1475,6 +1475,7 @@ typedef struct side {
   core_maps cm;       /* the core path's */
   tl_err e;
   int rc;
+  double cpu;         /* its thread's CPU seconds (TRACELOOM_TIMING) */
 } side;
 
 /* A reader's run: on its own read-only connection to path (NULL: on db), into a, whose
@@ -1499,7 +1500,9 @@ static int side_reads(rd *r, void *ctx) {
 
 static void *side_read(void *arg) {
   side *sd = arg;
+  double cpu0 = tl_thread_cpu_s();
   sd->rc = run_reader(sd->path, sd->db, &sd->a, &sd->e, side_reads, sd);
+  sd->cpu = tl_thread_cpu_s() - cpu0;
   return NULL;
 }
 
@@ -1551,6 +1554,7 @@ typedef struct occ_reader {
   TL_VEC(uint8_t) nulls; /* the core path: which stored columns of each row were NULL */
   tl_err e;
   int rc;
+  double cpu; /* its thread's CPU seconds (TRACELOOM_TIMING) */
 } occ_reader;
 
 /* The node index of an occurrence read apart (pf_occ.node holds its node_n); NULL, with the
@@ -1773,7 +1777,9 @@ static int occ_reads(rd *r, void *ctx) {
 
 static void *occ_read(void *arg) {
   occ_reader *w = arg;
+  double cpu0 = tl_thread_cpu_s();
   w->rc = run_reader(w->path, w->db, &w->a, &w->e, occ_reads, w);
+  w->cpu = tl_thread_cpu_s() - cpu0;
   return NULL;
 }
 
@@ -1824,6 +1830,7 @@ struct pf_pending {
   pf_relations rel;
   tl_err e;
   int rc;
+  double cpu; /* its thread's CPU seconds (TRACELOOM_TIMING) */
 };
 
 static void *relations_read(void *arg) {
@@ -1836,6 +1843,7 @@ static void *relations_read(void *arg) {
   rd r = {db, NULL, &p->e};
   p->rc = read_relations_core(&r, &p->rel);
   sqlite3_close(db);
+  p->cpu = tl_thread_cpu_s();
   return NULL;
 }
 
@@ -1844,6 +1852,9 @@ int pf_relations_ready(pf_analysis *a, tl_err *e) {
   if (!p) return TL_OK;
   pthread_join(p->th, NULL);
   a->pending = NULL;
+  tl_timer tm;
+  tl_timer_start(&tm, "export read");
+  tl_timer_threads(&tm, "relations (worker)", &p->cpu, 1);
   int rc = p->rc;
   if (rc == TL_OK) {
     TL_VEC_FREE(&a->relations);
@@ -1896,6 +1907,7 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
   int occ_threaded = ix.use_n && ow.path && pthread_create(&occ_worker, NULL, occ_read, &ow) == 0;
   tl_timer tm;
   tl_timer_start(&tm, "export read");
+  double main_cpu0 = tl_thread_cpu_s();
   int rc = read_nodes(&r, &ix);
   if (rc == TL_OK) rc = assign_motifs(&r);
   tl_timer_mark(&tm, "nodes");
@@ -1943,6 +1955,8 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
   else if (rc == TL_OK)
     resolve_atom_events(a, &sd.maps, atoms.v, atoms.n / 2);
   if (rc == TL_OK) rc = merge_side(a, &sd, e);
+  double cpu[3] = {tl_thread_cpu_s() - main_cpu0, occ_threaded ? ow.cpu : 0, threaded ? sd.cpu : 0};
+  tl_timer_threads(&tm, "(this, occurrences, side)", cpu, 3);
   tl_err_clear(&sd.e);
   pf_imap_free(&sd.maps.anchor_event);
   pf_imap_free(&sd.maps.event_stream);
