@@ -523,6 +523,7 @@ typedef struct group_work {
   const size_t *at; /* at[g]: the end of group g's run in idx */
   uint32_t *idx;
   int32_t *nlanes;
+  const uint8_t *ordered; /* ordered[g]: group g's run is in import order (NULL: look) */
   size_t g0, g1;
   tl_err *e;
   int rc;
@@ -538,7 +539,7 @@ static void *group_work_run(void *arg) {
     size_t lo = g ? w->at[g - 1] : 0, m = w->at[g] - lo;
     uint32_t *r = w->idx + lo;
     if (!m) continue;
-    if (!run_in_order(w->l, w->level, r, m)) {
+    if (w->ordered ? !w->ordered[g] : !run_in_order(w->l, w->level, r, m)) {
       uint64_t *k = realloc(keys, m * sizeof *keys);
       if (!k || sort_group(w->l, w->level, r, m, k)) err = tl_nomem(w->e);
       if (k) keys = k;
@@ -552,19 +553,20 @@ static void *group_work_run(void *arg) {
 }
 
 /* Where the groups split in two halves of about equal work (a group to sort counts four times
-** its slices); 0: one thread (TRACELOOM_EXPORT_THREADS=1, or below 20k slices unless threads
-** are asked for). */
+** its slices; ordered[g] says which are in order already); 0: one thread
+** (TRACELOOM_EXPORT_THREADS=1, or below 20k slices unless threads are asked for). */
 static size_t group_split(const pf_layout *l, const uint32_t *level, const size_t *at,
-                          const uint32_t *idx) {
+                          const uint32_t *idx, uint8_t *ordered) {
   const char *env = getenv("TRACELOOM_EXPORT_THREADS");
   int asked = env && *env ? atoi(env) : 0;
   size_t ng = l->groups.n;
-  if (asked == 1 || (!asked && l->slices.n < 20000) || ng < 2) return 0;
+  if (!ordered || asked == 1 || (!asked && l->slices.n < 20000) || ng < 2) return 0;
   int64_t *w = malloc(ng * sizeof *w), total = 0;
   if (!w) return 0;
   for (size_t g = 0; g < ng; g++) {
     size_t lo = g ? at[g - 1] : 0, m = at[g] - lo;
-    w[g] = (int64_t)m * (run_in_order(l, level, idx + lo, m) ? 1 : 4);
+    ordered[g] = (uint8_t)run_in_order(l, level, idx + lo, m);
+    w[g] = (int64_t)m * (ordered[g] ? 1 : 4);
     total += w[g];
   }
   size_t best = 0;
@@ -735,10 +737,12 @@ int pf_layout_build(pf_ctx *c) {
   /* Each group sorted into import order and packed into lanes; the groups split between
   ** this thread and a worker (same lanes either way). */
   if (!err) {
-    size_t split = group_split(l, level, at, idx);
+    uint8_t *ordered = malloc(l->groups.n + 1);
+    size_t split = group_split(l, level, at, idx, ordered);
+    const uint8_t *known = split ? ordered : NULL;
     tl_err we = {0};
-    group_work mine = {l, level, at, idx, nlanes, split, l->groups.n, c->e, TL_OK, 0};
-    group_work other = {l, level, at, idx, nlanes, 0, split, &we, TL_OK, 0};
+    group_work mine = {l, level, at, idx, nlanes, known, split, l->groups.n, c->e, TL_OK, 0};
+    group_work other = {l, level, at, idx, nlanes, known, 0, split, &we, TL_OK, 0};
     pthread_t th;
     int threaded = split && pthread_create(&th, NULL, group_work_run, &other) == 0;
     if (!threaded) mine.g0 = 0;
@@ -748,6 +752,7 @@ int pf_layout_build(pf_ctx *c) {
     if (!err && threaded && other.rc)
       err = tl_fail(c->e, "%s", we.msg ? we.msg : "traceloom_export_perfetto: layout failed");
     tl_err_clear(&we);
+    free(ordered);
     double cpu[2] = {mine.cpu, threaded ? other.cpu : 0};
     tl_timer_threads(&tm, "import order and lanes", cpu, 2);
   }
