@@ -3,10 +3,12 @@
 **
 ** The export runs in four steps, one file each, over the structures declared here:
 **
-**   pf_read.c    THE read API: the published relations of an analysis (views only, never
-**                the *_core storage) into plain arrays: tree nodes, occurrences with their
-**                parent occurrence, the event of each atom, exact replay members, host
-**                runtime calls and their exact relations, scheduler context.
+**   pf_read.c    THE read API: an analysis into plain arrays (tree nodes, occurrences with
+**                their parent occurrence, the event of each atom, exact replay members, host
+**                runtime calls and their exact relations, scheduler context), from the
+**                stored core by integer keys (the one place outside the views that reads
+**                the *_core tables, deriving what the views derive) or from the public views
+**                (TRACELOOM_EXPORT_READ=views, analyses of other versions): same bytes.
 **   pf_rank.c    distributed ranks: rank databases opened read-only by pf_open_analysis_ro
 **                (never the profile readers of ext/source), the clock-model receipt.
 **   pf_layout.c  what is drawn where: slices, flows, tracks and lanes (perfetto.md 4).
@@ -77,8 +79,7 @@ typedef struct pf_node {
   int64_t node_n;                    /* the view's integer key; -1 where it has none */
   int kind;                                                 /* PF_KIND_* */
   int64_t first_child, next_sibling; /* the display tree, -1 terminated, display order */
-  char sha[65];                      /* SHA-256 of the topology (S(..)/R(..)/A(..) of the
-                                        children, pf_read.c) */
+  uint32_t topo;                     /* its topology signature: pf_analysis.topo[topo] */
   int motif;                         /* repeat nodes: index of the sorted signature, else -1 */
 } pf_node;
 
@@ -127,6 +128,7 @@ typedef struct pf_call {
 typedef struct pf_relation {
   int64_t call_n, event_n;
 } pf_relation;
+typedef TL_VEC(pf_relation) pf_relations;
 
 /* Typed args of the slices read as rows (ranks, scheduler context): kv_off/kv_n in the
 ** arena. key is a PF_K_* index (pf_args.h's list). */
@@ -152,17 +154,27 @@ enum { PF_ROW_RANK, PF_ROW_CTX_HOST, PF_ROW_CTX_STEP, PF_ROW_CTX_DEVICE };
 enum { PF_STR_PUBLISHED, PF_STR_BODY, PF_STR_MEMBER, PF_STR_GEOMETRY, PF_STR_STRUCTURE,
        PF_STR_DEVICE_EVENTS, PF_NSTR };
 
+/* A topology signature: the SHA-256 (hex) of S(..)/R(..)/A(..) of the children (pf_read.c),
+** one per distinct subtree shape. */
+typedef struct pf_topo {
+  char sha[65];
+} pf_topo;
+
 typedef struct pf_analysis {
   tl_strpool *pool;
   uint32_t strs[PF_NSTR];
   TL_VEC(pf_node) nodes;
+  TL_VEC(pf_topo) topo;      /* by pf_node.topo */
   TL_VEC(pf_occ) occs;
   TL_VEC(pf_member) members; /* by (db, launch occurrence, member order) */
   TL_VEC(pf_call) calls;     /* by call_n */
-  TL_VEC(pf_relation) relations;
+  pf_relations relations;
   TL_VEC(pf_row_slice) rows;
   TL_VEC(pf_kv) kv;
   int64_t nmotif;
+  /* The relations, when a worker thread is still reading them (pf_read.c): the layout
+  ** needs them last (its flows) and takes them with pf_relations_ready. */
+  struct pf_pending *pending;
 } pf_analysis;
 
 /* Reads everything drawn from the analysis in db's main database: tree nodes and motifs,
@@ -176,6 +188,9 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e);
 int pf_check_timeline(sqlite3 *db, const char *what, tl_err *e);
 int pf_has_relation(sqlite3 *db, const char *name);
 void pf_analysis_free(pf_analysis *a);
+/* a->relations complete: waits for the worker still reading them (if any) and takes them;
+** TL_ERROR with its message in e when it failed. */
+int pf_relations_ready(pf_analysis *a, tl_err *e);
 /* Appends one typed arg to a's arena (out-of-memory: -1). */
 int pf_kv_i64(pf_analysis *a, int key, int64_t v);
 int pf_kv_i64n(pf_analysis *a, int key, int64_t v, int is_null);

@@ -87,7 +87,7 @@ static void occurrence_args(const pf_ctx *c, const pf_slice *s, pf_argw *w) {
   w->pool(w, PF_K_repeat_context, o->repeat_context);
   w->pool(w, PF_K_rooted_role_path, o->rooted_path);
   w->i64(w, PF_K_tree_depth, n->tree_depth);
-  w->text(w, PF_K_topology_signature_sha256, n->sha, 64);
+  w->text(w, PF_K_topology_signature_sha256, a->topo.v[n->topo].sha, 64);
   if (n->kind == PF_KIND_REPEAT) {
     char alias[16];
     pf_motif_alias(n->motif, alias);
@@ -152,7 +152,7 @@ static void body_args(const pf_ctx *c, const pf_slice *s, pf_argw *w) {
   w->text(w, PF_K_repeat_context, tmp, (size_t)len < sizeof tmp ? (size_t)len : sizeof tmp - 1);
   w->pool(w, PF_K_rooted_role_path, ro->rooted_path);
   w->i64(w, PF_K_tree_depth, n->tree_depth);
-  w->text(w, PF_K_topology_signature_sha256, n->sha, 64);
+  w->text(w, PF_K_topology_signature_sha256, a->topo.v[n->topo].sha, 64);
   w->i64(w, PF_K_body_child_occurrences, bd->children);
   put_costs(w, bd->anchor_first, bd->anchor_end, bd->anchors, bd->cost, bd->aux_events);
   put_plane(a, w, n->db, 0, s->depth, 0);

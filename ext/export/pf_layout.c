@@ -26,6 +26,7 @@
 #include "util/timing.h"
 #include "util/sort.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,6 +354,7 @@ static int make_slices(lay *L) {
     else l->n_context++;
   }
   /* Flows: exact relations, then each launch's host call to its members. */
+  if (!err) err = pf_relations_ready(a, c->e);
   for (size_t k = 0; !err && k < a->relations.n; k++) {
     int64_t *from = pf_imap_get(&call_slice, a->relations.v[k].call_n);
     int64_t *to = pf_imap_get(&device_slice, a->relations.v[k].event_n);
@@ -423,46 +425,41 @@ static int import_before(const pf_slice *x, uint32_t lx, const pf_slice *y, uint
 }
 
 /* Slices in Perfetto's import order: (group, start, longer first, level, creation). A
-** stable counting sort by group; the groups whose slices were not created in that order
-** (most were: occurrences come in preorder, anchors and calls in time order) get stable
-** radix passes from the least significant key up. */
-static int import_order(pf_ctx *c, uint32_t *idx) {
+** stable counting sort by group (group_runs: idx, the end of each group's run in at[g]);
+** the groups whose slices were not created in that order (most were: occurrences come in
+** preorder, anchors and calls in time order) get stable radix passes from the least
+** significant key up (sort_group). */
+static int group_runs(pf_ctx *c, uint32_t *idx, uint32_t *level, size_t *at) {
   pf_layout *l = &c->l;
   size_t n = l->slices.n, ng = l->groups.n;
-  uint32_t *level = malloc((n + 1) * sizeof *level);
-  size_t *at = calloc(ng + 1, sizeof *at);
-  if (!level || !at) return free(level), free(at), tl_nomem(c->e);
   int err = slice_levels(c, level);
   for (size_t i = 0; i < n; i++) at[l->slices.v[i].group + 1]++;
   for (size_t g = 0; g < ng; g++) at[g + 1] += at[g];
   for (size_t i = 0; i < n; i++) idx[at[l->slices.v[i].group]++] = (uint32_t)i;
-  uint64_t *keys = NULL;
-  for (size_t g = 0, lo = 0; !err && g < ng; lo = at[g], g++) {
-    size_t hi = at[g], m = hi - lo;
-    uint32_t *r = idx + lo;
-    size_t k = 1;
-    while (k < m && !import_before(&l->slices.v[r[k]], level[r[k]], &l->slices.v[r[k - 1]],
-                                   level[r[k - 1]]))
-      k++;
-    if (k >= m) continue; /* already in order */
-    if (!keys && !(keys = malloc((n + 1) * sizeof *keys))) {
-      err = tl_nomem(c->e);
-      break;
-    }
-    for (int pass = 0; !err && pass < 3; pass++) {
-      for (size_t i = 0; i < m; i++) {
-        const pf_slice *s = &l->slices.v[r[i]];
-        keys[i] = pass == 0   ? level[r[i]]
-                  : pass == 1 ? ~(uint64_t)(s->end - s->start)
-                              : tl_order_i64(s->start);
-      }
-      if (tl_radix_sort_u64(keys, r, m)) err = tl_nomem(c->e);
-    }
-  }
-  free(keys);
-  free(level);
-  free(at);
   return err;
+}
+
+/* 1 when the run r[0..m) is in import order already. */
+static int run_in_order(const pf_layout *l, const uint32_t *level, const uint32_t *r, size_t m) {
+  for (size_t k = 1; k < m; k++)
+    if (import_before(&l->slices.v[r[k]], level[r[k]], &l->slices.v[r[k - 1]], level[r[k - 1]]))
+      return 0;
+  return 1;
+}
+
+/* Sorts one group's run r[0..m) into import order; keys: scratch of m entries. */
+static int sort_group(const pf_layout *l, const uint32_t *level, uint32_t *r, size_t m,
+                      uint64_t *keys) {
+  for (int pass = 0; pass < 3; pass++) {
+    for (size_t i = 0; i < m; i++) {
+      const pf_slice *s = &l->slices.v[r[i]];
+      keys[i] = pass == 0   ? level[r[i]]
+                : pass == 1 ? ~(uint64_t)(s->end - s->start)
+                            : tl_order_i64(s->start);
+    }
+    if (tl_radix_sort_u64(keys, r, m)) return TL_ERROR;
+  }
+  return TL_OK;
 }
 
 /* Perfetto closes an open slice at its end, a zero-length one only after its own time. */
@@ -473,9 +470,8 @@ static int closed_at(const pf_slice *s, int64_t t) {
 typedef TL_VEC(uint32_t) u32vec;
 
 /* Packs the slices idx[0..n) of one group into lanes; sets lane (in track) and depth. */
-static int pack_group(pf_ctx *c, const pf_group *g, const uint32_t *idx, size_t n,
+static int pack_group(pf_layout *l, tl_err *e, const pf_group *g, const uint32_t *idx, size_t n,
                       int32_t *nlanes) {
-  pf_layout *l = &c->l;
   TL_VEC(u32vec) lanes = {0};
   int err = TL_OK;
   for (size_t i = 0; !err && i < n; i++) {
@@ -503,19 +499,85 @@ static int pack_group(pf_ctx *c, const pf_group *g, const uint32_t *idx, size_t 
     if (lane < 0) {
       u32vec fresh = {0};
       if (TL_VEC_PUSH(&lanes, fresh)) {
-        err = tl_nomem(c->e);
+        err = tl_nomem(e);
         break;
       }
       lane = (int32_t)lanes.n - 1;
     }
     s->track = lane;
     s->depth = (int32_t)lanes.v[lane].n;
-    if (TL_VEC_PUSH(&lanes.v[lane], idx[i])) err = tl_nomem(c->e);
+    if (TL_VEC_PUSH(&lanes.v[lane], idx[i])) err = tl_nomem(e);
   }
   *nlanes = (int32_t)lanes.n;
   for (size_t k = 0; k < lanes.n; k++) TL_VEC_FREE(&lanes.v[k]);
   TL_VEC_FREE(&lanes);
   return err;
+}
+
+/* Import order and lanes of the groups [g0, g1): each group's run of idx sorted where it is
+** not in order, then packed. Groups share nothing (a slice nests only in a parent of its own
+** group), so two threads can take two ranges of groups: the lanes are the same. */
+typedef struct group_work {
+  pf_layout *l;
+  const uint32_t *level;
+  const size_t *at; /* at[g]: the end of group g's run in idx */
+  uint32_t *idx;
+  int32_t *nlanes;
+  const uint8_t *ordered; /* ordered[g]: group g's run is in import order (NULL: look) */
+  size_t g0, g1;
+  tl_err *e;
+  int rc;
+  double cpu; /* its thread's CPU seconds (TRACELOOM_TIMING) */
+} group_work;
+
+static void *group_work_run(void *arg) {
+  group_work *w = arg;
+  double cpu0 = tl_thread_cpu_s();
+  uint64_t *keys = NULL;
+  int err = TL_OK;
+  for (size_t g = w->g0; !err && g < w->g1; g++) {
+    size_t lo = g ? w->at[g - 1] : 0, m = w->at[g] - lo;
+    uint32_t *r = w->idx + lo;
+    if (!m) continue;
+    if (w->ordered ? !w->ordered[g] : !run_in_order(w->l, w->level, r, m)) {
+      uint64_t *k = realloc(keys, m * sizeof *keys);
+      if (!k || sort_group(w->l, w->level, r, m, k)) err = tl_nomem(w->e);
+      if (k) keys = k;
+    }
+    if (!err) err = pack_group(w->l, w->e, &w->l->groups.v[g], r, m, &w->nlanes[g]);
+  }
+  free(keys);
+  w->rc = err;
+  w->cpu = tl_thread_cpu_s() - cpu0;
+  return NULL;
+}
+
+/* Where the groups split in two halves of about equal work (a group to sort counts four times
+** its slices; ordered[g] says which are in order already); 0: one thread
+** (TRACELOOM_EXPORT_THREADS=1, or below 20k slices unless threads are asked for). */
+static size_t group_split(const pf_layout *l, const uint32_t *level, const size_t *at,
+                          const uint32_t *idx, uint8_t *ordered) {
+  const char *env = getenv("TRACELOOM_EXPORT_THREADS");
+  int asked = env && *env ? atoi(env) : 0;
+  size_t ng = l->groups.n;
+  if (!ordered || asked == 1 || (!asked && l->slices.n < 20000) || ng < 2) return 0;
+  int64_t *w = malloc(ng * sizeof *w), total = 0;
+  if (!w) return 0;
+  for (size_t g = 0; g < ng; g++) {
+    size_t lo = g ? at[g - 1] : 0, m = at[g] - lo;
+    ordered[g] = (uint8_t)run_in_order(l, level, idx + lo, m);
+    w[g] = (int64_t)m * (ordered[g] ? 1 : 4);
+    total += w[g];
+  }
+  size_t best = 0;
+  int64_t best_gap = INT64_MAX, before = 0;
+  for (size_t g = 1; g < ng; g++) {
+    before += w[g - 1];
+    int64_t gap = llabs(total - 2 * before);
+    if (gap < best_gap) best_gap = gap, best = g;
+  }
+  free(w);
+  return best;
 }
 
 /* ---- Tracks ------------------------------------------------------------------------------- */
@@ -667,19 +729,36 @@ int pf_layout_build(pf_ctx *c) {
   tl_timer_mark(&tm, "slices and flows");
   size_t n = l->slices.n;
   uint32_t *idx = err ? NULL : malloc((n + 1) * sizeof *idx);
+  uint32_t *level = err ? NULL : malloc((n + 1) * sizeof *level);
+  size_t *at = err ? NULL : calloc(l->groups.n + 1, sizeof *at);
   int32_t *nlanes = err ? NULL : calloc(l->groups.n + 1, sizeof *nlanes);
-  if (!err && (!idx || !nlanes)) err = tl_nomem(c->e);
-  if (!err) err = import_order(c, idx);
-  tl_timer_mark(&tm, "import order");
-  /* Pack each group (a run of idx). */
-  for (size_t i = 0; !err && i < n;) {
-    size_t j = i;
-    int32_t g = l->slices.v[idx[i]].group;
-    while (j < n && l->slices.v[idx[j]].group == g) j++;
-    err = pack_group(c, &l->groups.v[g], idx + i, j - i, &nlanes[g]);
-    i = j;
+  if (!err && (!idx || !level || !at || !nlanes)) err = tl_nomem(c->e);
+  if (!err) err = group_runs(c, idx, level, at);
+  /* Each group sorted into import order and packed into lanes; the groups split between
+  ** this thread and a worker (same lanes either way). */
+  if (!err) {
+    uint8_t *ordered = malloc(l->groups.n + 1);
+    size_t split = group_split(l, level, at, idx, ordered);
+    const uint8_t *known = split ? ordered : NULL;
+    tl_err we = {0};
+    group_work mine = {l, level, at, idx, nlanes, known, split, l->groups.n, c->e, TL_OK, 0};
+    group_work other = {l, level, at, idx, nlanes, known, 0, split, &we, TL_OK, 0};
+    pthread_t th;
+    int threaded = split && pthread_create(&th, NULL, group_work_run, &other) == 0;
+    if (!threaded) mine.g0 = 0;
+    group_work_run(&mine);
+    if (threaded) pthread_join(th, NULL);
+    err = mine.rc;
+    if (!err && threaded && other.rc)
+      err = tl_fail(c->e, "%s", we.msg ? we.msg : "traceloom_export_perfetto: layout failed");
+    tl_err_clear(&we);
+    free(ordered);
+    double cpu[2] = {mine.cpu, threaded ? other.cpu : 0};
+    tl_timer_threads(&tm, "import order and lanes", cpu, 2);
   }
-  tl_timer_mark(&tm, "lanes");
+  free(level);
+  free(at);
+  tl_timer_mark(&tm, "import order and lanes");
   if (!err) err = make_tracks(&L, nlanes);
   /* Emission order: track by track (display order), import order within a track. */
   if (!err) {

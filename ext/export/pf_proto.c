@@ -30,6 +30,7 @@
 ** in the trace processor.
 */
 #include "export/pf.h"
+#include "util/timing.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -474,29 +475,47 @@ typedef struct proto_part {
   tl_err e;
   size_t t0, t1;
   int rc;
+  double cpu; /* its thread's CPU seconds (TRACELOOM_TIMING) */
 } proto_part;
 
 static void *part_main(void *arg) {
   proto_part *pt = arg;
   pt->rc = slice_packets(&pt->p, pt->t0, pt->t1);
   if (pt->rc == TL_OK) pt->rc = pf_out_flush(&pt->o, 1);
+  pt->cpu = tl_thread_cpu_s();
   return NULL;
 }
 
-/* The lane index that splits the slices in two halves; 0: one thread (asked for with
-** TRACELOOM_EXPORT_THREADS=1, or not worth it below 20k slices unless threads are asked
-** for explicitly). */
+/* What a slice of each source costs to encode, roughly (its args): a device slice and a
+** seq, repeat or body slice carry twice the bytes of a structure leaf or a host call (the
+** 1M-task bench: 109-116 bytes a slice against 48-54). Only the balance of the two halves
+** depends on it, never the bytes. */
+static const int64_t src_weight[] = {
+    [PF_SRC_OCC] = 2, [PF_SRC_BODY] = 2, [PF_SRC_LEAF] = 1, [PF_SRC_ATOM] = 2,
+    [PF_SRC_MEMBER] = 2, [PF_SRC_CALL] = 1, [PF_SRC_ROW] = 1};
+
+/* The lane index that splits the slices in two halves of about equal weight (src_weight);
+** 0: one thread (asked for with TRACELOOM_EXPORT_THREADS=1, or not worth it below 20k slices
+** unless threads are asked for explicitly). */
 static size_t split_point(const pf_layout *l) {
   const char *env = getenv("TRACELOOM_EXPORT_THREADS");
   int asked = env && *env ? atoi(env) : 0;
   if (asked == 1 || (!asked && l->slices.n < 20000)) return 0;
+  int64_t *weight = calloc(l->tracks.n + 1, sizeof *weight), total = 0;
+  if (!weight) return 0;
+  for (size_t i = 0; i < l->slices.n; i++) {
+    const pf_slice *s = &l->slices.v[i];
+    int64_t w = s->src < sizeof src_weight / sizeof *src_weight ? src_weight[s->src] : 1;
+    weight[s->track] += w, total += w;
+  }
   size_t best = 0;
-  int64_t best_gap = INT64_MAX;
+  int64_t best_gap = INT64_MAX, before = 0;
   for (size_t t = 1; t < l->tracks.n; t++) {
-    int64_t before = l->tracks.v[t].first;
-    int64_t gap = llabs((int64_t)l->slices.n - 2 * before);
+    before += weight[t - 1];
+    int64_t gap = llabs(total - 2 * before);
     if (gap < best_gap) best_gap = gap, best = t;
   }
+  free(weight);
   return best;
 }
 
@@ -555,9 +574,15 @@ int pf_write_proto(pf_ctx *c, pf_out *o) {
       started = pthread_create(&th, NULL, part_main, pt) == 0;
     }
   }
+  tl_timer tm;
+  tl_timer_start(&tm, "export write");
+  double cpu0 = tl_thread_cpu_s();
   if (!err) err = slice_packets(&p, 0, started ? k : l->tracks.n);
+  double cpu[2] = {tl_thread_cpu_s() - cpu0, 0};
   if (started) {
     pthread_join(th, NULL);
+    cpu[1] = pt->cpu;
+    tl_timer_threads(&tm, "slices", cpu, 2);
     if (!err && pt->rc != TL_OK)
       err = tl_fail(c->e, "%s", pt->e.msg ? pt->e.msg : "traceloom_export_perfetto: failed");
     if (!err) err = copy_part(o, fd);

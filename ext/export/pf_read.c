@@ -1,15 +1,22 @@
 /*
 ** pf_read.c: the read API of the Perfetto export (pf.h): what a timeline draws, read from
-** the published relations of an analysis into plain arrays.
+** an analysis into plain arrays.
 **
-** Only public relations and their documented columns are read (traceloom_v_tree_node,
-** traceloom_position_occurrence, traceloom_anchor, traceloom_event, traceloom_runtime_call,
-** traceloom_runtime_device_relation, traceloom_graph_body_member, traceloom_graph_launch,
-** the context views), never the *_core storage behind them: the storage may change, the
-** relations stay. Each is read in one sequential pass and joined in C by its integer keys
-** (occurrence_n / parent_n, anchor_n, event_n, call_n), so a million occurrences read in a
-** few tenths of a second. Columns the views compute with subqueries (paths and repeat
-** contexts of atoms) are not asked for.
+** Two readings give the same arrays, string ids and bytes:
+**   - the stored core (core_path, the default for an analysis of this version): the tree
+**     nodes, occurrences, anchors, events, runtime calls and relations from their *_core
+**     tables and shapes (sql/schema/10_events.sql, 30_structure.sql), by integer keys, one
+**     sequential pass each, deriving here what the public views derive from them (each
+**     derivation names the view it mirrors); the views' per-row subqueries and text were
+**     two thirds of the export's CPU;
+**   - the public views (TRACELOOM_EXPORT_READ=views, or an analysis without those core
+**     columns): traceloom_v_tree_node, traceloom_position_occurrence, traceloom_anchor,
+**     traceloom_event, traceloom_runtime_call, traceloom_runtime_device_relation, each in
+**     one pass joined in C by its integer keys; columns the views compute with subqueries
+**     (paths and repeat contexts of atoms) are not asked for.
+** tests/python/test_perfetto.py exports every fixture both ways and compares the bytes, so
+** the two cannot drift. Replay members (traceloom_graph_body_member, traceloom_graph_launch)
+** and the context views are read from the views either way.
 */
 #include "export/pf.h"
 #include "util/sha256.h"
@@ -235,6 +242,17 @@ static int64_t node_key(uint32_t node_id, int64_t tree) {
   return (int64_t)((uint64_t)node_id << 24 | (uint64_t)tree);
 }
 
+/* What an occurrence read from the stored core needs of its node (the core path only). */
+typedef struct core_node {
+  int64_t token_len;    /* anchors per occurrence */
+  int64_t first_anchor; /* its tree's first_anchor_n: token ordinals are anchor_n less it */
+  int64_t first_occ, occ_count; /* its occurrences: occurrence_n in [first, first + count) */
+  int64_t slot;         /* slot_ordinal in its parent */
+  int64_t parent;       /* node index of its parent; -1: none */
+  int node_kind;        /* node_core.node_kind (1 Atom: its occurrences are the anchor's) */
+  uint32_t rooted;      /* its rooted_path in node_index.paths; TL_STR_NONE: NULL */
+} core_node;
+
 typedef struct node_index {
   tree_keys trees;
   tl_i64map by_key; /* node_key(node_id, tree) -> node index (report nodes) */
@@ -244,13 +262,20 @@ typedef struct node_index {
   pf_imap by_n;     /* node_n -> node index */
   int defer;        /* occurrences read apart from the nodes: pf_occ.node holds node_n until
                     ** merge_occurrences */
+  /* Read from the stored core (core_path): per node index what its occurrences need, and
+  ** the rooted paths apart from the analysis pool (interned there in occurrence order). */
+  int core;
+  TL_VEC(core_node) cn;
+  tl_strpool *paths;
 } node_index;
 
 /* A node row as read, before it is put in display order. */
 typedef struct node_row {
   pf_node n;
   int64_t node_n, parent_n; /* -1: none (or not given) */
+  core_node cn;             /* the core path only */
 } node_row;
+typedef TL_VEC(node_row) node_rows;
 
 /* Display order: (db_idx, device_id, view_name, display_order), then the order read. */
 static int cmp_node_row(const void *x, const void *y, void *ctx) {
@@ -299,7 +324,7 @@ static int reintern_in_order(pf_analysis *a, node_row *rows, size_t n, uint32_t 
 ** which is the display order of the one-node-per-position model: a SQL ORDER BY would sort
 ** half a million rows for nothing) and sorted here only when it is not in order.
 */
-static int read_nodes(rd *r, node_index *ix) {
+static int node_rows_view(rd *r, node_index *ix, node_rows *out, int *in_order) {
   pf_analysis *a = r->a;
   sqlite3_stmt *st;
   /* With node_n the parent is linked below by parent_n (its text is its node_id). The kind
@@ -318,11 +343,9 @@ static int read_nodes(rd *r, node_index *ix) {
     return TL_ERROR;
 #undef NODE_COLS
 #undef NODE_ATOM
-  TL_VEC(node_row) rows = {0};
-  uint32_t native = tl_strpool_intern_cstr(a->pool, "native_report_tree");
-  uint32_t before = tl_strpool_count(a->pool);
+  node_rows rows = *out;
   uint32_t last_view = TL_STR_NOMEM, last_category = TL_STR_NOMEM;
-  int rc, err = native == TL_STR_NOMEM ? tl_nomem(r->e) : TL_OK, sorted = 1;
+  int rc, err = TL_OK, sorted = 1;
   while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     node_row row;
     memset(&row, 0, sizeof row);
@@ -363,6 +386,222 @@ static int read_nodes(rd *r, node_index *ix) {
   }
   sqlite3_finalize(st);
   if (!err && step_done(r, rc)) err = TL_ERROR;
+  *out = rows, *in_order = sorted;
+  return err;
+}
+
+/*
+** The tree nodes from the stored core (core_path): traceloom_node_core with its shapes
+** (traceloom_node_shape) and trees (traceloom_tree_core), derived as traceloom_v_tree_node
+** derives them (sql/views/30_structure.sql over traceloom_viz_node): node_id
+** 'node-[d<node_device>-]N%03d' and local_node_id 'N%03d' of local_n, display_order local_n,
+** tree_depth depth, node_type / kind / label / category from the shape, whose category
+** 'comm' the view reads as 'collective' and 'graph' by a graph-launch lookup (asked of
+** traceloom_viz_node for that node: graph categories sit on atoms, whose category is not
+** read); only nodes whose tree is in traceloom_tree_core (the view's inner join). The same
+** strings are interned in the same order as node_rows_view interns the view's, so the
+** string ids, and the bytes, are the same.
+*/
+typedef struct core_shape {
+  int64_t id;
+  uint32_t type, kind, label, category; /* in the shapes' own pool; TL_STR_NONE: NULL */
+  /* label and category as ids of the analysis pool, interned at the first node of this
+  ** shape (where reading the view row by row first interns them); TL_STR_NOMEM: not yet */
+  uint32_t label_id, category_id;
+} core_shape;
+typedef TL_VEC(core_shape) core_shapes;
+
+/* Reads the node shapes into shp (their text in pool). */
+static int read_node_shapes(rd *r, tl_strpool *pool, core_shapes *shp, pf_imap *by_id) {
+  sqlite3_stmt *st;
+  if (prep(r, "SELECT shape_id, node_type, kind, label, category FROM traceloom_node_shape", &st))
+    return TL_ERROR;
+  int rc, err = TL_OK;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    core_shape s = {sqlite3_column_int64(st, 0), 0, 0, 0, 0, TL_STR_NOMEM, TL_STR_NOMEM};
+    uint32_t *f[] = {&s.type, &s.kind, &s.label, &s.category};
+    for (int k = 0; k < 4; k++) {
+      const char *t = (const char *)sqlite3_column_text(st, k + 1);
+      *f[k] = t ? tl_strpool_intern(pool, t, (size_t)sqlite3_column_bytes(st, k + 1)) : TL_STR_NONE;
+      if (*f[k] == TL_STR_NOMEM) err = tl_nomem(r->e);
+    }
+    if (!err && (pf_imap_put(by_id, s.id, (int64_t)shp->n) || TL_VEC_PUSH(shp, s)))
+      err = tl_nomem(r->e);
+  }
+  sqlite3_finalize(st);
+  return err ? err : step_done(r, rc);
+}
+
+/* text of id in pool, NULL for TL_STR_NONE. */
+static const char *pool_text(const tl_strpool *pool, uint32_t id) {
+  return id == TL_STR_NONE ? NULL : tl_strpool_str(pool, id);
+}
+
+/* The category traceloom_viz_node gives a node that is not an atom (the shape's category
+** cat, NULL: none), as an id in the analysis pool. */
+static uint32_t core_category(rd *r, sqlite3_stmt **viz, int64_t node_n, const char *cat) {
+  if (!cat) return TL_STR_NONE;
+  if (strcmp(cat, "comm") == 0) return tl_strpool_intern_cstr(r->a->pool, "collective");
+  if (strcmp(cat, "graph") != 0) return tl_strpool_intern_cstr(r->a->pool, cat);
+  if (!*viz && prep(r, "SELECT category FROM traceloom_viz_node WHERE node_n = ?1", viz))
+    return TL_STR_NOMEM;
+  sqlite3_reset(*viz);
+  sqlite3_bind_int64(*viz, 1, node_n);
+  uint32_t id = TL_STR_NONE;
+  if (sqlite3_step(*viz) == SQLITE_ROW) id = col_intern(r, *viz, 0);
+  return id;
+}
+
+/* Writes v in decimal at p as printf's %0<width>lld does (the sign counts in the width);
+** returns the end. */
+static char *put_decimal(char *p, int64_t v, int width) {
+  char tmp[24];
+  int n = 0;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do tmp[n++] = (char)('0' + u % 10), u /= 10;
+  while (u);
+  while (n < width - (v < 0)) tmp[n++] = '0';
+  if (v < 0) *p++ = '-';
+  while (n) *p++ = tmp[--n];
+  return p;
+}
+
+/* node_id as the generated column formats it: printf('node-%sN%03d', COALESCE('d' ||
+** node_device || '-', ''), local_n) (sql/views/00_indexes.sql), without printf: it is half
+** a million ids. out holds at least 64 bytes; returns the length. */
+static size_t node_id_text(char *out, int has_device, int64_t device, int64_t local) {
+  char *p = out;
+  memcpy(p, "node-", 5), p += 5;
+  if (has_device) {
+    *p++ = 'd';
+    p = put_decimal(p, device, 1);
+    *p++ = '-';
+  }
+  *p++ = 'N';
+  p = put_decimal(p, local, 3);
+  *p = 0;
+  return (size_t)(p - out);
+}
+
+static int node_rows_core(rd *r, node_index *ix, uint32_t native, node_rows *out,
+                          int *in_order) {
+  pf_analysis *a = r->a;
+  tl_strpool *spool = tl_strpool_new();
+  core_shapes shp = {0};
+  pf_imap shape_by_id, first_anchor;
+  memset(&shape_by_id, 0, sizeof shape_by_id);
+  memset(&first_anchor, 0, sizeof first_anchor);
+  sqlite3_stmt *st = NULL, *viz = NULL;
+  int rc = SQLITE_DONE, err = spool ? read_node_shapes(r, spool, &shp, &shape_by_id)
+                                    : tl_nomem(r->e);
+  if (!err && prep(r, "SELECT tree_n, first_anchor_n FROM traceloom_tree_core", &st))
+    err = TL_ERROR;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
+    if (pf_imap_put(&first_anchor, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)))
+      err = tl_nomem(r->e);
+  sqlite3_finalize(st);
+  st = NULL;
+  if (!err) err = step_done(r, rc);
+  if (!err && prep(r, "SELECT node_n, parent_n, local_n, node_device, node_kind, shape_id, "
+                      "db_idx, device_id, depth, repeat_count, tree_n, token_len, "
+                      "first_occurrence_n, occurrence_count, slot_ordinal, rooted_path "
+                      "FROM traceloom_node_core ORDER BY node_n", &st))
+    err = TL_ERROR;
+  node_rows rows = *out;
+  int sorted = 1;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const int64_t *fa = pf_imap_get(&first_anchor, sqlite3_column_int64(st, 10));
+    if (!fa) continue; /* no tree row: the view's inner join leaves it out */
+    node_row row;
+    memset(&row, 0, sizeof row);
+    pf_node *n = &row.n;
+    const int64_t *si = pf_imap_get(&shape_by_id, sqlite3_column_int64(st, 5));
+    core_shape *sh = si ? &shp.v[*si] : NULL;
+    const char *type = sh ? pool_text(spool, sh->type) : NULL;
+    const char *kind = sh ? pool_text(spool, sh->kind) : NULL;
+    const char *label = sh ? pool_text(spool, sh->label) : NULL;
+    int atom = type ? strcmp(type, "Atom") == 0
+                    : kind && strcmp(kind, "seq") != 0 && strcmp(kind, "repeat") != 0;
+    int64_t local = sqlite3_column_int64(st, 2);
+    char id[96];
+    size_t len = node_id_text(id, sqlite3_column_type(st, 3) != SQLITE_NULL,
+                              sqlite3_column_int64(st, 3), local);
+    n->node_id = tl_strpool_intern(a->pool, id, len);
+    n->parent = TL_STR_NONE;
+    if (atom && label && *label) {
+      n->local = TL_STR_NONE;
+    } else { /* local_node_id: the id's tail from its 'N' */
+      const char *tail = strrchr(id, 'N');
+      n->local = tl_strpool_intern(a->pool, tail, len - (size_t)(tail - id));
+    }
+    if (sh && sh->label_id == TL_STR_NOMEM && label)
+      sh->label_id = tl_strpool_intern_cstr(a->pool, label);
+    n->label = label ? sh->label_id : TL_STR_NONE;
+    const char *cat = sh && !atom ? pool_text(spool, sh->category) : NULL;
+    if (cat && strcmp(cat, "graph") == 0) { /* per node: the view looks its launch up */
+      n->category = core_category(r, &viz, sqlite3_column_int64(st, 0), cat);
+    } else if (cat) {
+      if (sh->category_id == TL_STR_NOMEM)
+        sh->category_id = core_category(r, &viz, sqlite3_column_int64(st, 0), cat);
+      n->category = sh->category_id;
+    } else {
+      n->category = TL_STR_NONE;
+    }
+    n->view = native;
+    n->db = sqlite3_column_int64(st, 6);
+    n->dev = sqlite3_column_int64(st, 7);
+    n->tree_depth = sqlite3_column_int64(st, 8);
+    n->display_order = local;
+    n->repeat_count = sqlite3_column_type(st, 9) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 9);
+    if ((type && strcmp(type, "Repeat") == 0) || (!type && kind && strcmp(kind, "repeat") == 0))
+      n->kind = PF_KIND_REPEAT;
+    else
+      n->kind = atom ? PF_KIND_ATOM : PF_KIND_SEQ;
+    n->first_child = (int64_t)rows.n; /* the order read, until the children are linked */
+    n->next_sibling = -1;
+    n->motif = -1;
+    row.node_n = sqlite3_column_int64(st, 0);
+    row.parent_n = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
+    row.cn.first_anchor = *fa;
+    row.cn.token_len = sqlite3_column_int64(st, 11);
+    row.cn.first_occ = sqlite3_column_int64(st, 12);
+    row.cn.occ_count = sqlite3_column_int64(st, 13);
+    row.cn.slot = sqlite3_column_int64(st, 14);
+    row.cn.parent = -1;
+    row.cn.node_kind = sqlite3_column_int(st, 4);
+    const char *path = (const char *)sqlite3_column_text(st, 15);
+    row.cn.rooted = path ? tl_strpool_intern(ix->paths, path, (size_t)sqlite3_column_bytes(st, 15))
+                         : TL_STR_NONE;
+    if (n->node_id == TL_STR_NOMEM || n->local == TL_STR_NOMEM || n->label == TL_STR_NOMEM ||
+        n->category == TL_STR_NOMEM || row.cn.rooted == TL_STR_NOMEM ||
+        TL_VEC_PUSH(&rows, row)) {
+      err = r->e->msg ? TL_ERROR : tl_nomem(r->e);
+      break;
+    }
+    if (sorted && rows.n > 1 && cmp_node_row(&rows.v[rows.n - 2], &rows.v[rows.n - 1], a->pool) > 0)
+      sorted = 0;
+  }
+  sqlite3_finalize(st);
+  sqlite3_finalize(viz);
+  if (!err) err = step_done(r, rc);
+  TL_VEC_FREE(&shp);
+  tl_strpool_free(spool);
+  pf_imap_free(&shape_by_id);
+  pf_imap_free(&first_anchor);
+  *out = rows, *in_order = sorted;
+  return err;
+}
+
+/* The tree nodes in display order (from the view, or the stored core: core_path), linked to
+** their parents and children. */
+static int read_nodes(rd *r, node_index *ix) {
+  pf_analysis *a = r->a;
+  node_rows rows = {0};
+  uint32_t native = tl_strpool_intern_cstr(a->pool, "native_report_tree");
+  uint32_t before = tl_strpool_count(a->pool);
+  int sorted = 1, err = native == TL_STR_NOMEM ? tl_nomem(r->e) : TL_OK;
+  if (!err) err = ix->core ? node_rows_core(r, ix, native, &rows, &sorted)
+                           : node_rows_view(r, ix, &rows, &sorted);
   if (!err && !sorted) {
     qsort_r(rows.v, rows.n, sizeof *rows.v, cmp_node_row, a->pool);
     if (reintern_in_order(a, rows.v, rows.n, before)) err = tl_nomem(r->e);
@@ -374,7 +613,8 @@ static int read_nodes(rd *r, node_index *ix) {
     n.node_n = ix->use_n ? rows.v[i].node_n : -1;
     if (n.view == native && ix->use_n) {
       if (pf_imap_put(&ix->by_n, rows.v[i].node_n, (int64_t)a->nodes.n) ||
-          TL_VEC_PUSH(&parent_n, rows.v[i].parent_n)) {
+          TL_VEC_PUSH(&parent_n, rows.v[i].parent_n) ||
+          (ix->core && TL_VEC_PUSH(&ix->cn, rows.v[i].cn))) {
         err = tl_nomem(r->e);
         break;
       }
@@ -419,6 +659,7 @@ static int read_nodes(rd *r, node_index *ix) {
     if (ix->use_n) {
       p = parent_n.v[i] >= 0 ? pf_imap_get(&ix->by_n, parent_n.v[i]) : NULL;
       if (p) n->parent = a->nodes.v[*p].node_id;
+      if (p && ix->core) ix->cn.v[i].parent = *p;
     } else {
       int64_t t = tree_number(&ix->trees, n->db, n->dev, 0);
       p = t >= 0 ? tl_i64map_get(&ix->by_key, node_key(n->parent, t)) : NULL;
@@ -496,7 +737,7 @@ static int64_t topo_class_of(topo_classes *t, int64_t i, int guard) {
   return t->of[i] = (int64_t)id - 1;
 }
 
-/* Every node's topology signature (pf_node.sha). */
+/* Every node's topology signature (pf_node.topo, pf_analysis.topo). */
 static int sign_topologies(rd *r) {
   pf_analysis *a = r->a;
   topo_classes t = {a, tl_strpool_new(), {0}, malloc((a->nodes.n + 1) * sizeof(int64_t)), {0},
@@ -506,7 +747,12 @@ static int sign_topologies(rd *r) {
   for (size_t i = 0; !err && i < a->nodes.n; i++) {
     int64_t k = topo_class_of(&t, (int64_t)i, 0);
     if (k < 0) err = tl_nomem(r->e);
-    else memcpy(a->nodes.v[i].sha, t.cls.v[k].sha, sizeof a->nodes.v[i].sha);
+    else a->nodes.v[i].topo = (uint32_t)k;
+  }
+  if (!err && TL_VEC_RESERVE(&a->topo, t.cls.n)) err = tl_nomem(r->e);
+  for (size_t k = 0; !err && k < t.cls.n; k++) {
+    memcpy(a->topo.v[k].sha, t.cls.v[k].sha, sizeof a->topo.v[k].sha);
+    a->topo.n = k + 1;
   }
   for (size_t k = 0; k < t.cls.n; k++) free(t.cls.v[k].text);
   TL_VEC_FREE(&t.cls);
@@ -529,7 +775,7 @@ static int assign_motifs(rd *r) {
   if (!sig) return tl_nomem(r->e);
   size_t n = 0;
   for (size_t i = 0; i < a->nodes.n; i++)
-    if (a->nodes.v[i].kind == PF_KIND_REPEAT) sig[n++] = a->nodes.v[i].sha;
+    if (a->nodes.v[i].kind == PF_KIND_REPEAT) sig[n++] = a->topo.v[a->nodes.v[i].topo].sha;
   qsort(sig, n, sizeof *sig, cmp_str_ptr);
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
@@ -538,7 +784,7 @@ static int assign_motifs(rd *r) {
   for (size_t i = 0; i < a->nodes.n; i++) {
     pf_node *nd = &a->nodes.v[i];
     if (nd->kind != PF_KIND_REPEAT) continue;
-    const char *key = nd->sha;
+    const char *key = a->topo.v[nd->topo].sha;
     const char **hit = bsearch(&key, sig, m, sizeof *sig, cmp_str_ptr);
     nd->motif = hit ? (int)(hit - sig) : -1;
   }
@@ -629,6 +875,23 @@ static int tree_offset(rd *r, sqlite3_stmt *off_st, i64vec *offsets, int64_t db,
       return tl_nomem(r->e);
   }
   *start = offsets->v[k + 2], *end = offsets->v[k + 3];
+  return TL_OK;
+}
+
+/* Parent links (pf_occ.parent) from each occurrence's parent_n, once every occurrence is
+** known (whatever the row order). */
+static int link_parents(rd *r, const pf_imap *occ_by_n, const i64vec *parent_n) {
+  for (size_t i = 0; i < r->a->occs.n; i++) {
+    pf_occ *o = &r->a->occs.v[i];
+    o->parent = -1;
+    if (parent_n->v[i] < 0) continue;
+    int64_t *p = pf_imap_get(occ_by_n, parent_n->v[i]);
+    if (!p)
+      return tl_fail(r->e, "traceloom_export_perfetto: occurrence_n %lld has parent_n %lld, "
+                           "which traceloom_position_occurrence does not list",
+                     (long long)o->n, (long long)parent_n->v[i]);
+    o->parent = *p;
+  }
   return TL_OK;
 }
 
@@ -775,19 +1038,7 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
   sqlite3_finalize(off_st);
   TL_VEC_FREE(&offsets);
   if (!err && step_done(r, rc)) err = TL_ERROR;
-  /* Parent links, once every occurrence is known (whatever the row order). */
-  for (size_t i = 0; !err && i < a->occs.n; i++) {
-    pf_occ *o = &a->occs.v[i];
-    o->parent = -1;
-    if (parent_n.v[i] < 0) continue;
-    int64_t *p = pf_imap_get(occ_by_n, parent_n.v[i]);
-    if (!p)
-      err = tl_fail(r->e, "traceloom_export_perfetto: occurrence_n %lld has parent_n %lld, "
-                          "which traceloom_position_occurrence does not list",
-                    (long long)o->n, (long long)parent_n.v[i]);
-    else
-      o->parent = *p;
-  }
+  if (!err) err = link_parents(r, occ_by_n, &parent_n);
   TL_VEC_FREE(&parent_n);
   return err;
 }
@@ -977,6 +1228,164 @@ static int read_calls(rd *r) {
   return step_done(r, rc);
 }
 
+/* ---- The stored core: anchors, events, runtime calls and relations ----------------------- */
+
+/* An anchor's values an atom occurrence takes (traceloom_anchor_core), and an event's
+** (traceloom_event_core; stream EV_NULL_STREAM: NULL). */
+typedef struct core_anchor {
+  int64_t event_n, compute, comm, idle, aux_events, aux;
+} core_anchor;
+typedef struct core_event {
+  int64_t start, dur, stream;
+} core_event;
+
+/* The core path's event maps: anchor_n -> index into anchors, event_n -> into events. */
+typedef struct core_maps {
+  TL_VEC(core_anchor) anchors;
+  TL_VEC(core_event) events;
+  pf_imap anchor_row, event_row;
+} core_maps;
+
+static void core_maps_free(core_maps *m) {
+  TL_VEC_FREE(&m->anchors);
+  TL_VEC_FREE(&m->events);
+  pf_imap_free(&m->anchor_row);
+  pf_imap_free(&m->event_row);
+}
+
+/* Every anchor and every event, each table read once in key order. */
+static int read_core_maps(rd *r, core_maps *m) {
+  sqlite3_stmt *st;
+  int rc, err = TL_OK;
+  if (prep(r, "SELECT anchor_n, event_n, compute_ns, comm_ns, idle_ns, aux_events, aux_ns "
+              "FROM traceloom_anchor_core", &st))
+    return TL_ERROR;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    core_anchor x = {sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                     sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+                     sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6)};
+    if (pf_imap_put(&m->anchor_row, sqlite3_column_int64(st, 0), (int64_t)m->anchors.n) ||
+        TL_VEC_PUSH(&m->anchors, x))
+      err = tl_nomem(r->e);
+  }
+  sqlite3_finalize(st);
+  if (!err) err = step_done(r, rc);
+  if (!err && prep(r, "SELECT event_n, start_ns, dur_ns, stream_id FROM traceloom_event_core", &st))
+    err = TL_ERROR;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    core_event x = {sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                    sqlite3_column_type(st, 3) == SQLITE_NULL ? EV_NULL_STREAM
+                                                              : sqlite3_column_int64(st, 3)};
+    if (pf_imap_put(&m->event_row, sqlite3_column_int64(st, 0), (int64_t)m->events.n) ||
+        TL_VEC_PUSH(&m->events, x))
+      err = tl_nomem(r->e);
+  }
+  if (!err) {
+    sqlite3_finalize(st);
+    err = step_done(r, rc);
+  }
+  return err;
+}
+
+/* A runtime call shape's values (traceloom_runtime_call_shape). */
+typedef struct call_shape {
+  uint32_t api; /* api_name in the shapes' own pool; TL_STR_NONE: NULL */
+  int has_tid;
+  int64_t tid;  /* COALESCE(global_tid, thread_id) */
+} call_shape;
+
+/* The runtime calls from the stored core, as traceloom_runtime_call derives them
+** (sql/schema/10_events.sql): end_ns is start_ns + dur_ns, api_name and the thread from the
+** call's shape. The api names are interned call by call, as read_calls interns them. */
+static int read_calls_core(rd *r) {
+  pf_analysis *a = r->a;
+  tl_strpool *spool = tl_strpool_new();
+  TL_VEC(call_shape) shp = {0};
+  pf_imap shape_row;
+  memset(&shape_row, 0, sizeof shape_row);
+  sqlite3_stmt *st = NULL;
+  int rc = SQLITE_DONE, err = spool ? TL_OK : tl_nomem(r->e);
+  if (!err && prep(r, "SELECT shape_id, api_name, COALESCE(global_tid, thread_id) "
+                      "FROM traceloom_runtime_call_shape", &st))
+    err = TL_ERROR;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    call_shape x = {TL_STR_NONE, sqlite3_column_type(st, 2) != SQLITE_NULL,
+                    sqlite3_column_int64(st, 2)};
+    const char *api = (const char *)sqlite3_column_text(st, 1);
+    if (api) x.api = tl_strpool_intern(spool, api, (size_t)sqlite3_column_bytes(st, 1));
+    if (x.api == TL_STR_NOMEM || pf_imap_put(&shape_row, sqlite3_column_int64(st, 0),
+                                             (int64_t)shp.n) || TL_VEC_PUSH(&shp, x))
+      err = tl_nomem(r->e);
+  }
+  sqlite3_finalize(st);
+  st = NULL;
+  if (!err) err = step_done(r, rc);
+  if (!err && prep(r, "SELECT call_n, db_idx, start_ns, dur_ns, shape_id, correlation_id "
+                      "FROM traceloom_runtime_call_core ORDER BY call_n", &st))
+    err = TL_ERROR;
+  int64_t last_shape = INT64_MIN;
+  uint32_t last_api = TL_STR_NONE;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    pf_call k;
+    memset(&k, 0, sizeof k);
+    k.call_n = sqlite3_column_int64(st, 0);
+    k.db = sqlite3_column_int64(st, 1);
+    k.start = sqlite3_column_int64(st, 2);
+    k.end = k.start + sqlite3_column_int64(st, 3);
+    if (k.end < k.start) k.end = k.start;
+    int64_t shape = sqlite3_column_int64(st, 4);
+    const int64_t *row = pf_imap_get(&shape_row, shape);
+    if (row) k.has_tid = shp.v[*row].has_tid, k.tid = shp.v[*row].tid;
+    if (shape != last_shape) { /* neighbouring calls share a shape */
+      uint32_t api = row ? shp.v[*row].api : TL_STR_NONE;
+      last_api = api == TL_STR_NONE ? TL_STR_NONE
+                                    : tl_strpool_intern(a->pool, tl_strpool_str(spool, api),
+                                                        tl_strpool_len(spool, api));
+      last_shape = shape;
+    }
+    k.api = last_api;
+    k.has_correlation = sqlite3_column_type(st, 5) != SQLITE_NULL;
+    k.correlation = sqlite3_column_int64(st, 5);
+    if (k.api == TL_STR_NOMEM || TL_VEC_PUSH(&a->calls, k)) err = tl_nomem(r->e);
+  }
+  sqlite3_finalize(st);
+  if (!err) err = step_done(r, rc);
+  TL_VEC_FREE(&shp);
+  tl_strpool_free(spool);
+  pf_imap_free(&shape_row);
+  return err;
+}
+
+/* The exact relations from the stored core: a relation is exact where its shape's
+** support_state is supported_exact (traceloom_runtime_device_relation), in relation_n
+** order. */
+static int read_relations_core(rd *r, pf_relations *out) {
+  pf_imap exact;
+  memset(&exact, 0, sizeof exact);
+  sqlite3_stmt *st = NULL;
+  int rc = SQLITE_DONE, err = TL_OK;
+  if (prep(r, "SELECT shape_id FROM traceloom_runtime_device_relation_shape "
+              "WHERE support_state = 'supported_exact'", &st))
+    err = TL_ERROR;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
+    if (pf_imap_put(&exact, sqlite3_column_int64(st, 0), 1)) err = tl_nomem(r->e);
+  sqlite3_finalize(st);
+  st = NULL;
+  if (!err) err = step_done(r, rc);
+  if (!err && prep(r, "SELECT call_n, event_n, shape_id FROM traceloom_runtime_device_relation_core "
+                      "WHERE call_n IS NOT NULL AND event_n IS NOT NULL", &st))
+    err = TL_ERROR;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (!pf_imap_get(&exact, sqlite3_column_int64(st, 2))) continue;
+    pf_relation x = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
+    if (TL_VEC_PUSH(out, x)) err = tl_nomem(r->e);
+  }
+  sqlite3_finalize(st);
+  if (!err) err = step_done(r, rc);
+  pf_imap_free(&exact);
+  return err;
+}
+
 /* ---- Scheduler context (perfetto.md 9) -------------------------------------------------- */
 
 /* Host scopes are the execution markers on their host thread, step envelopes span the
@@ -1059,10 +1468,14 @@ typedef struct side {
   const char *path;   /* worker: the database file to open; NULL: use db */
   sqlite3 *db;
   int distributed;
+  int core;           /* read the stored core (core_path) */
+  int relations_apart;/* the relations are read by their own worker (pf_pending) */
   pf_analysis a;
   event_maps maps;
+  core_maps cm;       /* the core path's */
   tl_err e;
   int rc;
+  double cpu;         /* its thread's CPU seconds (TRACELOOM_TIMING) */
 } side;
 
 /* A reader's run: on its own read-only connection to path (NULL: on db), into a, whose
@@ -1078,14 +1491,18 @@ static int run_reader(const char *path, sqlite3 *db, pf_analysis *a, tl_err *e,
 
 static int side_reads(rd *r, void *ctx) {
   side *sd = ctx;
-  int rc = read_event_maps(r, &sd->maps);
-  if (rc == TL_OK && !sd->distributed) rc = read_calls(r);
+  int rc = sd->core ? read_core_maps(r, &sd->cm) : read_event_maps(r, &sd->maps);
+  if (rc == TL_OK && !sd->distributed) rc = sd->core ? read_calls_core(r) : read_calls(r);
+  if (rc == TL_OK && !sd->distributed && sd->core && !sd->relations_apart)
+    rc = read_relations_core(r, &r->a->relations);
   return rc;
 }
 
 static void *side_read(void *arg) {
   side *sd = arg;
+  double cpu0 = tl_thread_cpu_s();
   sd->rc = run_reader(sd->path, sd->db, &sd->a, &sd->e, side_reads, sd);
+  sd->cpu = tl_thread_cpu_s() - cpu0;
   return NULL;
 }
 
@@ -1134,18 +1551,235 @@ typedef struct occ_reader {
   node_index ix;
   pf_imap occ_by_n;
   i64vec atoms;
+  TL_VEC(uint8_t) nulls; /* the core path: which stored columns of each row were NULL */
   tl_err e;
   int rc;
+  double cpu; /* its thread's CPU seconds (TRACELOOM_TIMING) */
 } occ_reader;
+
+/* The node index of an occurrence read apart (pf_occ.node holds its node_n); NULL, with the
+** error set, when no node row has that node_n. */
+static const int64_t *occ_node_index(const node_index *ix, const pf_occ *o, tl_err *e) {
+  const int64_t *node = pf_imap_get(&ix->by_n, o->node);
+  if (!node)
+    tl_fail(e, "traceloom_export_perfetto: traceloom_position_occurrence %lld (node_n %lld) "
+               "has no traceloom_v_tree_node row", (long long)o->n, (long long)o->node);
+  return node;
+}
+
+/* Moves the occurrence reader's occurrences into a. */
+static void take_occurrences(pf_analysis *a, occ_reader *w) {
+  a->occs = w->a.occs;
+  memset(&w->a.occs, 0, sizeof w->a.occs);
+}
+
+/* ---- The stored core: occurrences ------------------------------------------------------- */
+
+/* The columns of traceloom_position_occurrence_core an atom leaves NULL (its anchor's and its
+** event's values stand in: the view's COALESCE), one bit each in occ_reader.nulls. */
+enum { ON_START = 1, ON_END = 2, ON_COMPUTE = 4, ON_COMM = 8, ON_IDLE = 16, ON_SELF = 32,
+       ON_AUX_EVENTS = 64, ON_AUX = 128 };
+
+/* The occurrences as stored (traceloom_position_occurrence_core, occurrence_n order), before
+** their node is known: pf_occ.node holds node_n and anchor_first anchor_first_n, the times
+** and costs are the stored ns (w->nulls: which were NULL), repeat_context the view's text
+** (':' read as '#', ',' as '/') in the reader's own pool. merge_occurrences_core finishes
+** them once the nodes are read, resolve_atoms_core once the anchors are. */
+static int read_occurrences_core(rd *r, occ_reader *w) {
+  pf_analysis *a = r->a;
+  sqlite3_stmt *st;
+  if (prep(r, "SELECT occurrence_n, node_n, occurrence_idx, parent_n, member_order, "
+              "anchor_first_n, start_ns, end_ns, compute_ns, comm_ns, idle_ns, self_ns, "
+              "aux_events, aux_ns, repeat_context FROM traceloom_position_occurrence_core "
+              "ORDER BY occurrence_n", &st))
+    return TL_ERROR;
+  i64vec parent_n = {0};
+  tl_buf ctx = {0};
+  int rc, err = TL_OK;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    pf_occ o;
+    memset(&o, 0, sizeof o);
+    o.n = sqlite3_column_int64(st, 0);
+    o.node = sqlite3_column_int64(st, 1);
+    o.occ_idx = sqlite3_column_int64(st, 2);
+    int64_t pn = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 3);
+    o.iteration = sqlite3_column_int64(st, 4);
+    o.anchor_first = sqlite3_column_int64(st, 5);
+    int64_t *f[] = {&o.start, &o.end, &o.cost[PF_C_COMPUTE], &o.cost[PF_C_COMM],
+                    &o.cost[PF_C_IDLE], &o.cost[PF_C_SELF], &o.aux_events, &o.cost[PF_C_AUX]};
+    uint8_t nulls = 0;
+    for (int k = 0; k < 8; k++) {
+      if (sqlite3_column_type(st, 6 + k) == SQLITE_NULL) nulls |= (uint8_t)(1u << k);
+      else *f[k] = sqlite3_column_int64(st, 6 + k);
+    }
+    o.event_n = -1;
+    const char *t = (const char *)sqlite3_column_text(st, 14);
+    if (t) {
+      tl_buf_reset(&ctx);
+      tl_buf_append(&ctx, t, (size_t)sqlite3_column_bytes(st, 14));
+      for (size_t i = 0; i < ctx.n; i++) ctx.p[i] = ctx.p[i] == ':' ? '#' : ctx.p[i] == ',' ? '/' : ctx.p[i];
+      o.repeat_context = ctx.oom ? TL_STR_NOMEM : tl_strpool_intern(a->pool, ctx.p, ctx.n);
+    }
+    if (pf_imap_get(&w->occ_by_n, o.n)) {
+      err = tl_fail(r->e, "traceloom_export_perfetto: traceloom_position_occurrence lists "
+                          "occurrence_n %lld twice", (long long)o.n);
+      break;
+    }
+    if (o.repeat_context == TL_STR_NOMEM || pf_imap_put(&w->occ_by_n, o.n, (int64_t)a->occs.n) ||
+        TL_VEC_PUSH(&a->occs, o) || TL_VEC_PUSH(&parent_n, pn) || TL_VEC_PUSH(&w->nulls, nulls))
+      err = tl_nomem(r->e);
+  }
+  sqlite3_finalize(st);
+  tl_buf_free(&ctx);
+  if (!err) err = step_done(r, rc);
+  if (!err) err = link_parents(r, &w->occ_by_n, &parent_n);
+  TL_VEC_FREE(&parent_n);
+  return err;
+}
+
+/* The rooted path of node k (core_node.rooted, else its parent's with '/s<slot>/<node_id>':
+** the view's COALESCE), interned in a's pool; TL_STR_NONE where it is NULL. */
+static uint32_t core_rooted_path(pf_analysis *a, const node_index *ix, int64_t k, tl_buf *b) {
+  const core_node *cn = &ix->cn.v[k];
+  if (cn->rooted != TL_STR_NONE)
+    return tl_strpool_intern(a->pool, tl_strpool_str(ix->paths, cn->rooted),
+                             tl_strpool_len(ix->paths, cn->rooted));
+  if (cn->parent < 0 || ix->cn.v[cn->parent].rooted == TL_STR_NONE) return TL_STR_NONE;
+  tl_buf_reset(b);
+  tl_buf_puts(b, tl_strpool_str(ix->paths, ix->cn.v[cn->parent].rooted));
+  char tail[64];
+  int n = snprintf(tail, sizeof tail, "/s%lld/", (long long)cn->slot);
+  tl_buf_append(b, tail, (size_t)n);
+  tl_buf_puts(b, tl_strpool_str(a->pool, a->nodes.v[k].node_id));
+  return b->oom ? TL_STR_NOMEM : tl_strpool_intern(a->pool, b->p, b->n);
+}
+
+/* Moves the core occurrences into a once the nodes are read: node_n -> node index, token
+** ordinals (anchor_n less the tree's first_anchor_n, the end token_len further), and for
+** occurrences with children their times, costs, repeat context and rooted path (interned
+** occurrence by occurrence, context then path, as merge_occurrences gives them). Atoms are
+** listed in atoms as (occurrence index, anchor_first_n) for resolve_atoms_core. */
+static int merge_occurrences_core(pf_analysis *a, occ_reader *w, const node_index *ix,
+                                  i64vec *atoms, tl_err *e) {
+  tl_buf path = {0};
+  int err = TL_OK;
+  for (size_t i = 0; !err && i < w->a.occs.n; i++) {
+    pf_occ *o = &w->a.occs.v[i];
+    const int64_t *node = occ_node_index(ix, o, e);
+    if (!node) {
+      err = TL_ERROR;
+      break;
+    }
+    const core_node *cn = &ix->cn.v[*node];
+    if (o->n < cn->first_occ || o->n >= cn->first_occ + cn->occ_count) {
+      err = tl_fail(e, "traceloom_export_perfetto: occurrence_n %lld lies outside the "
+                       "occurrences of its node_n %lld in traceloom_node_core",
+                    (long long)o->n, (long long)o->node);
+      break;
+    }
+    int64_t anchor_n = o->anchor_first;
+    o->node = *node;
+    o->anchor_first = anchor_n - cn->first_anchor;
+    o->anchor_end = anchor_n + cn->token_len - cn->first_anchor;
+    if (cn->node_kind == 1) {
+      o->repeat_context = o->rooted_path = TL_STR_NONE;
+      if (TL_VEC_PUSH(atoms, (int64_t)i) || TL_VEC_PUSH(atoms, anchor_n)) err = tl_nomem(e);
+      continue;
+    }
+    uint8_t nulls = w->nulls.v[i];
+    if (nulls & (ON_START | ON_END)) {
+      err = tl_fail(e, "traceloom_export_perfetto: occurrence_n %lld (node_n %lld) has no "
+                       "start_ns/end_ns in traceloom_position_occurrence",
+                    (long long)o->n, (long long)a->nodes.v[*node].node_n);
+      break;
+    }
+    if (o->end < o->start) o->end = o->start;
+    /* NULL costs read as 0, as col_us_ns reads the view's */
+    o->cost[PF_C_TOTAL] = o->cost[PF_C_COMPUTE] + o->cost[PF_C_COMM] + o->cost[PF_C_IDLE];
+    if (o->repeat_context != TL_STR_NONE)
+      o->repeat_context = tl_strpool_intern(a->pool, tl_strpool_str(w->a.pool, o->repeat_context),
+                                            tl_strpool_len(w->a.pool, o->repeat_context));
+    o->rooted_path = core_rooted_path(a, ix, *node, &path);
+    if (o->repeat_context == TL_STR_NOMEM || o->rooted_path == TL_STR_NOMEM) err = tl_nomem(e);
+  }
+  tl_buf_free(&path);
+  if (err) return err;
+  take_occurrences(a, w);
+  return TL_OK;
+}
+
+/* An atom's times and costs where its row leaves them NULL: its anchor's packet and its
+** event's start, end and duration (self time); its event and that event's stream. */
+static int resolve_atoms_core(pf_analysis *a, const core_maps *m, const uint8_t *nulls,
+                              const int64_t *atom_anchor, size_t npairs, tl_err *e) {
+  for (size_t i = 0; i < npairs; i++) {
+    pf_occ *o = &a->occs.v[atom_anchor[2 * i]];
+    uint8_t nl = nulls[atom_anchor[2 * i]];
+    const int64_t *ar = pf_imap_get(&m->anchor_row, atom_anchor[2 * i + 1]);
+    const core_anchor *an = ar ? &m->anchors.v[*ar] : NULL;
+    const int64_t *er = an ? pf_imap_get(&m->event_row, an->event_n) : NULL;
+    const core_event *ev = er ? &m->events.v[*er] : NULL;
+    if ((nl & (ON_START | ON_END)) && !ev)
+      return tl_fail(e, "traceloom_export_perfetto: occurrence_n %lld (node_n %lld) has no "
+                        "start_ns/end_ns in traceloom_position_occurrence",
+                     (long long)o->n, (long long)a->nodes.v[o->node].node_n);
+    if (nl & ON_START) o->start = ev->start;
+    if (nl & ON_END) o->end = ev->start + ev->dur;
+    if (o->end < o->start) o->end = o->start;
+    if (nl & ON_COMPUTE) o->cost[PF_C_COMPUTE] = an ? an->compute : 0;
+    if (nl & ON_COMM) o->cost[PF_C_COMM] = an ? an->comm : 0;
+    if (nl & ON_IDLE) o->cost[PF_C_IDLE] = an ? an->idle : 0;
+    if (nl & ON_SELF) o->cost[PF_C_SELF] = ev ? ev->dur : 0;
+    if (nl & ON_AUX_EVENTS) o->aux_events = an ? an->aux_events : 0;
+    if (nl & ON_AUX) o->cost[PF_C_AUX] = an ? an->aux : 0;
+    o->cost[PF_C_TOTAL] = o->cost[PF_C_COMPUTE] + o->cost[PF_C_COMM] + o->cost[PF_C_IDLE];
+    if (!an || an->event_n < 0) continue;
+    o->event_n = an->event_n;
+    if (ev && ev->stream != EV_NULL_STREAM) o->stream = ev->stream, o->has_stream = 1;
+  }
+  return TL_OK;
+}
+
+/* 1 when the exporter reads the stored core: every core table and column it reads is there
+** (an analysis of this version), and TRACELOOM_EXPORT_READ is not "views" (which reads the
+** public views instead: the tests compare the two). */
+static int core_path(sqlite3 *db) {
+  static const char *const cols[][17] = {
+      {"traceloom_node_core", "node_n", "parent_n", "local_n", "node_device", "node_kind",
+       "shape_id", "db_idx", "device_id", "depth", "repeat_count", "tree_n", "token_len",
+       "first_occurrence_n", "occurrence_count", "slot_ordinal", "rooted_path"},
+      {"traceloom_node_shape", "shape_id", "node_type", "kind", "label", "category"},
+      {"traceloom_tree_core", "tree_n", "first_anchor_n"},
+      {"traceloom_position_occurrence_core", "occurrence_n", "node_n", "occurrence_idx",
+       "parent_n", "member_order", "anchor_first_n", "start_ns", "end_ns", "compute_ns",
+       "comm_ns", "idle_ns", "self_ns", "aux_events", "aux_ns", "repeat_context"},
+      {"traceloom_anchor_core", "anchor_n", "event_n", "compute_ns", "comm_ns", "idle_ns",
+       "aux_events", "aux_ns"},
+      {"traceloom_event_core", "event_n", "start_ns", "dur_ns", "stream_id"},
+      {"traceloom_runtime_call_core", "call_n", "db_idx", "start_ns", "dur_ns", "shape_id",
+       "correlation_id"},
+      {"traceloom_runtime_call_shape", "shape_id", "api_name", "global_tid", "thread_id"},
+      {"traceloom_runtime_device_relation_core", "call_n", "event_n", "shape_id"},
+      {"traceloom_runtime_device_relation_shape", "shape_id", "support_state"},
+      {"traceloom_viz_node", "node_n", "category"}};
+  const char *env = getenv("TRACELOOM_EXPORT_READ");
+  if (env && strcmp(env, "views") == 0) return 0;
+  for (size_t t = 0; t < sizeof cols / sizeof *cols; t++)
+    for (size_t c = 1; c < sizeof *cols / sizeof **cols && cols[t][c]; c++)
+      if (!has_column(db, cols[t][0], cols[t][c])) return 0;
+  return 1;
+}
 
 static int occ_reads(rd *r, void *ctx) {
   occ_reader *w = ctx;
-  return read_occurrences(r, &w->ix, &w->occ_by_n, &w->atoms);
+  return w->ix.core ? read_occurrences_core(r, w) : read_occurrences(r, &w->ix, &w->occ_by_n, &w->atoms);
 }
 
 static void *occ_read(void *arg) {
   occ_reader *w = arg;
+  double cpu0 = tl_thread_cpu_s();
   w->rc = run_reader(w->path, w->db, &w->a, &w->e, occ_reads, w);
+  w->cpu = tl_thread_cpu_s() - cpu0;
   return NULL;
 }
 
@@ -1157,11 +1791,9 @@ static int merge_occurrences(pf_analysis *a, occ_reader *w, const node_index *ix
   int err = TL_OK;
   for (size_t i = 0; !err && i < w->a.occs.n; i++) {
     pf_occ *o = &w->a.occs.v[i];
-    const int64_t *node = pf_imap_get(&ix->by_n, o->node);
+    const int64_t *node = occ_node_index(ix, o, e);
     if (!node) {
-      err = tl_fail(e, "traceloom_export_perfetto: traceloom_position_occurrence %lld "
-                       "(node_n %lld) has no traceloom_v_tree_node row",
-                    (long long)o->n, (long long)o->node);
+      err = TL_ERROR;
       break;
     }
     o->node = *node;
@@ -1171,8 +1803,7 @@ static int merge_occurrences(pf_analysis *a, occ_reader *w, const node_index *ix
   }
   free(map);
   if (err) return err;
-  a->occs = w->a.occs;
-  memset(&w->a.occs, 0, sizeof w->a.occs);
+  take_occurrences(a, w);
   return TL_OK;
 }
 
@@ -1185,6 +1816,56 @@ static const char *side_path(sqlite3 *db) {
     return NULL;
   const char *path = sqlite3_db_filename(db, "main");
   return path && *path ? path : NULL;
+}
+
+/* ---- The relations reader ------------------------------------------------------------- */
+
+/* The exact relations are needed last (the layout's flows, after every slice): where the
+** stored core is read on worker threads, a worker of their own reads them on a fourth
+** read-only connection, through the reading and into the layout, which takes them with
+** pf_relations_ready. They hold no string, so nothing depends on when they arrive. */
+struct pf_pending {
+  pthread_t th;
+  const char *path;
+  pf_relations rel;
+  tl_err e;
+  int rc;
+  double cpu; /* its thread's CPU seconds (TRACELOOM_TIMING) */
+};
+
+static void *relations_read(void *arg) {
+  struct pf_pending *p = arg;
+  sqlite3 *db;
+  if (pf_open_analysis_ro(p->path, &db, &p->e)) {
+    p->rc = TL_ERROR;
+    return NULL;
+  }
+  rd r = {db, NULL, &p->e};
+  p->rc = read_relations_core(&r, &p->rel);
+  sqlite3_close(db);
+  p->cpu = tl_thread_cpu_s();
+  return NULL;
+}
+
+int pf_relations_ready(pf_analysis *a, tl_err *e) {
+  struct pf_pending *p = a->pending;
+  if (!p) return TL_OK;
+  pthread_join(p->th, NULL);
+  a->pending = NULL;
+  tl_timer tm;
+  tl_timer_start(&tm, "export read");
+  tl_timer_threads(&tm, "relations (worker)", &p->cpu, 1);
+  int rc = p->rc;
+  if (rc == TL_OK) {
+    TL_VEC_FREE(&a->relations);
+    a->relations = p->rel;
+  } else {
+    tl_fail(e, "%s", p->e.msg ? p->e.msg : "traceloom_export_perfetto: reading failed");
+    TL_VEC_FREE(&p->rel);
+  }
+  tl_err_clear(&p->e);
+  free(p);
+  return rc;
 }
 
 /* ---- Entry -------------------------------------------------------------------------------- */
@@ -1201,23 +1882,32 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
       return tl_nomem(e);
   node_index ix;
   memset(&ix, 0, sizeof ix);
-  ix.use_n = has_column(db, "traceloom_v_tree_node", "node_n") &&
-             has_column(db, "traceloom_v_tree_node", "parent_n") &&
-             has_column(db, "traceloom_position_occurrence", "node_n");
+  ix.core = core_path(db);
+  ix.use_n = ix.core || (has_column(db, "traceloom_v_tree_node", "node_n") &&
+                         has_column(db, "traceloom_v_tree_node", "parent_n") &&
+                         has_column(db, "traceloom_position_occurrence", "node_n"));
+  if (ix.core && !(ix.paths = tl_strpool_new())) return tl_nomem(e);
   pf_imap occ_by_n;
   memset(&occ_by_n, 0, sizeof occ_by_n);
   i64vec atoms = {0};
   side sd;
   memset(&sd, 0, sizeof sd);
-  sd.db = db, sd.distributed = distributed, sd.path = side_path(db);
+  sd.db = db, sd.distributed = distributed, sd.path = side_path(db), sd.core = ix.core;
   pthread_t worker, occ_worker;
+  if (ix.core && sd.path && !distributed && !a->pending) {
+    struct pf_pending *p = calloc(1, sizeof *p);
+    if (p) p->path = sd.path;
+    if (p && pthread_create(&p->th, NULL, relations_read, p) == 0) a->pending = p, sd.relations_apart = 1;
+    else free(p);
+  }
   int threaded = sd.path && pthread_create(&worker, NULL, side_read, &sd) == 0;
   occ_reader ow;
   memset(&ow, 0, sizeof ow);
-  ow.db = db, ow.path = sd.path, ow.ix.use_n = ow.ix.defer = 1;
+  ow.db = db, ow.path = sd.path, ow.ix.use_n = ow.ix.defer = 1, ow.ix.core = ix.core;
   int occ_threaded = ix.use_n && ow.path && pthread_create(&occ_worker, NULL, occ_read, &ow) == 0;
   tl_timer tm;
   tl_timer_start(&tm, "export read");
+  double main_cpu0 = tl_thread_cpu_s();
   int rc = read_nodes(&r, &ix);
   if (rc == TL_OK) rc = assign_motifs(&r);
   tl_timer_mark(&tm, "nodes");
@@ -1229,7 +1919,9 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
     else if (rc == TL_OK) ow.path = NULL, occ_read(&ow);
     if (rc == TL_OK && ow.rc != TL_OK)
       rc = tl_fail(e, "%s", ow.e.msg ? ow.e.msg : "traceloom_export_perfetto: reading failed");
-    if (rc == TL_OK) rc = merge_occurrences(a, &ow, &ix, e);
+    if (rc == TL_OK)
+      rc = ix.core ? merge_occurrences_core(a, &ow, &ix, &ow.atoms, e)
+                   : merge_occurrences(a, &ow, &ix, e);
     occ_by_n = ow.occ_by_n, atoms = ow.atoms;
     memset(&ow.occ_by_n, 0, sizeof ow.occ_by_n);
     memset(&ow.atoms, 0, sizeof ow.atoms);
@@ -1255,15 +1947,24 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
   if (rc == TL_OK && sd.rc != TL_OK) {
     rc = tl_fail(e, "%s", sd.e.msg ? sd.e.msg : "traceloom_export_perfetto: reading failed");
   }
-  if (rc == TL_OK && atoms.n && !sd.maps.anchor_event.n)
+  if (rc == TL_OK && atoms.n && !(ix.core ? sd.cm.anchors.n : sd.maps.anchor_event.n))
     rc = tl_fail(e, "traceloom_export_perfetto: the analysis has atom occurrences but no "
                     "traceloom_anchor / traceloom_event rows");
-  if (rc == TL_OK) resolve_atom_events(a, &sd.maps, atoms.v, atoms.n / 2);
+  if (rc == TL_OK && ix.core)
+    rc = resolve_atoms_core(a, &sd.cm, ow.nulls.v, atoms.v, atoms.n / 2, e);
+  else if (rc == TL_OK)
+    resolve_atom_events(a, &sd.maps, atoms.v, atoms.n / 2);
   if (rc == TL_OK) rc = merge_side(a, &sd, e);
+  double cpu[3] = {tl_thread_cpu_s() - main_cpu0, occ_threaded ? ow.cpu : 0, threaded ? sd.cpu : 0};
+  tl_timer_threads(&tm, "(this, occurrences, side)", cpu, 3);
   tl_err_clear(&sd.e);
   pf_imap_free(&sd.maps.anchor_event);
   pf_imap_free(&sd.maps.event_stream);
+  core_maps_free(&sd.cm);
   pf_analysis_free(&sd.a);
+  TL_VEC_FREE(&ow.nulls);
+  TL_VEC_FREE(&ix.cn);
+  tl_strpool_free(ix.paths);
   tl_i64map_free(&ix.trees.by_pair);
   tl_i64map_free(&ix.by_key);
   pf_imap_free(&ix.by_n);
@@ -1273,7 +1974,13 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
 }
 
 void pf_analysis_free(pf_analysis *a) {
+  if (a->pending) { /* a failure before the layout took them */
+    tl_err e = {0};
+    pf_relations_ready(a, &e);
+    tl_err_clear(&e);
+  }
   TL_VEC_FREE(&a->nodes);
+  TL_VEC_FREE(&a->topo);
   TL_VEC_FREE(&a->occs);
   TL_VEC_FREE(&a->members);
   TL_VEC_FREE(&a->calls);

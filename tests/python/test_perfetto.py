@@ -345,20 +345,21 @@ def test_failed_export_is_atomic(cli, analyses, tmp_path):
     db = tmp_path / "broken.db"
     shutil.copy(analyses["gen/ascend_s5_l3_k6"], db)
     con = sqlite3.connect(db)
-    # One more iteration claimed than the occurrences realize: the tree view as a table with
-    # one repeat_count raised (whatever stores the nodes underneath).
-    con.executescript("""CREATE TABLE tree_copy AS SELECT * FROM traceloom_v_tree_node;
-        DROP VIEW traceloom_v_tree_node;
-        ALTER TABLE tree_copy RENAME TO traceloom_v_tree_node;""")
-    con.execute("""UPDATE traceloom_v_tree_node SET repeat_count = repeat_count + 1 WHERE rowid = (
-        SELECT rowid FROM traceloom_v_tree_node WHERE node_type = 'Repeat' ORDER BY node_id LIMIT 1)""")
+    # One more iteration claimed than the occurrences realize: one repeat node's stored
+    # repeat_count raised (the core the export reads, and the tree view over it).
+    con.execute("""UPDATE traceloom_node_core SET repeat_count = repeat_count + 1 WHERE node_n = (
+        SELECT min(node_n) FROM traceloom_node_core WHERE node_kind = 3)""")
     assert con.total_changes == 1
     con.commit()
     con.close()
-    for name in ("old.json", "old.json.gz"):
+    for name, read in (("old.json", None), ("old.json.gz", None), ("old.json", "views")):
         out = tmp_path / name
         out.write_bytes(b"previous export")
-        r = run(cli, "export-perfetto", db, "--output", out)
+        env = {k: v for k, v in os.environ.items() if k != "TRACELOOM_EXPORT_READ"}
+        if read:
+            env["TRACELOOM_EXPORT_READ"] = read
+        r = subprocess.run([str(cli), "export-perfetto", str(db), "--output", str(out)],
+                           capture_output=True, text=True, timeout=300, env=env)
         assert r.returncode == 1
         assert "incomplete repeat-body projection" in r.stderr
         assert out.read_bytes() == b"previous export"
@@ -675,10 +676,113 @@ def test_threads_do_not_change_the_bytes(cli, analyses, tmp_path):
         assert out["1"].read_bytes() == out["2"].read_bytes()
 
 
+def export_reading(cli, db, out, read, *extra):
+    """export-perfetto reading the stored core (read None) or the public views ("views")."""
+    env = dict(os.environ)
+    env.pop("TRACELOOM_EXPORT_READ", None)
+    if read:
+        env["TRACELOOM_EXPORT_READ"] = read
+    r = subprocess.run([str(cli), "export-perfetto", str(db), "--output", str(out), *map(str, extra)],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    return out.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def core_cases(cli, fixtures, analyses, tmp_path_factory):
+    """Analyses for the core-against-views comparison: the fixtures above, a graph replay
+    (exact members), the execution-linked context profile, and the demo when it is built."""
+    root = tmp_path_factory.mktemp("perfetto_core")
+    cases = dict(analyses)
+    extra = {"aclgraph_smoke/mono": [], "context_gen/graph/PROF_0": []}
+    ctx = fixtures / "context_gen" / "graph" / "context"
+    for f in sorted(ctx.glob("*.jsonl")) if ctx.exists() else []:
+        extra["context_gen/graph/PROF_0"] += ["--context", f]
+    for name, args in extra.items():
+        if (fixtures / name).exists():
+            db = root / (name.replace("/", "_") + ".db")
+            r = run(cli, fixtures / name, "--output", db, *args)
+            assert r.returncode == 0, r.stderr
+            cases[name] = db
+    demo = pathlib.Path(__file__).resolve().parents[2] / "build" / "demo"
+    for name in ("analysis.db", "graph.db"):
+        if (demo / name).exists():
+            cases["demo/" + name] = demo / name
+    return cases
+
+
+def test_core_reads_give_what_the_views_give(cli, core_cases, tmp_path):
+    """The exporter reads the stored core (traceloom_node_core, ..._occurrence_core,
+    ..._anchor_core, ..._event_core, the runtime call and relation cores and their shapes)
+    by integer keys and derives what the public views derive (pf_read.c); with
+    TRACELOOM_EXPORT_READ=views it reads the views. Both give the same bytes, protobuf and
+    JSON, on every fixture analysis, a graph replay, the scheduler context, two ranks and the
+    demo: the two readings cannot drift apart."""
+    assert len(core_cases) >= 10
+    for name, db in core_cases.items():
+        for suffix in (".pftrace", ".json"):
+            core = export_reading(cli, db, tmp_path / f"core{suffix}", None)
+            views = export_reading(cli, db, tmp_path / f"views{suffix}", "views")
+            assert core == views, (name, suffix)
+    if "two_ranks/PROF_0" in core_cases and "two_ranks/PROF_1" in core_cases:
+        ranks = ["--rank", f"0={core_cases['two_ranks/PROF_0']}",
+                 "--rank", f"1={core_cases['two_ranks/PROF_1']}"]
+        for suffix in (".pftrace", ".json"):
+            core = export_reading(cli, core_cases["two_ranks/PROF_0"], tmp_path / f"rc{suffix}", None, *ranks)
+            views = export_reading(cli, core_cases["two_ranks/PROF_0"], tmp_path / f"rv{suffix}", "views", *ranks)
+            assert core == views, ("two ranks", suffix)
+
+
+def test_the_export_reads_the_core_not_the_views(cli, analyses, tmp_path):
+    """The default export really reads the stored core: with the public occurrence, node,
+    anchor and runtime call views emptied it writes the same bytes, while reading the views
+    (TRACELOOM_EXPORT_READ=views) sees the emptied relations."""
+    db = tmp_path / "a.db"
+    shutil.copy(analyses["gen/ascend_s5_l3_k6"], db)
+    want = export_reading(cli, db, tmp_path / "want.pftrace", None)
+    con = sqlite3.connect(db)
+    for view in ("traceloom_position_occurrence", "traceloom_v_tree_node", "traceloom_anchor",
+                 "traceloom_runtime_call"):
+        cols = [r[1] for r in con.execute(f"PRAGMA table_info({view})")]
+        con.executescript(f"DROP VIEW {view}; CREATE VIEW {view} AS SELECT " +
+                          ", ".join(f"NULL AS {c}" for c in cols) + " WHERE 0;")
+    con.close()
+    assert query(db, "SELECT count(*) FROM traceloom_position_occurrence")[0][0] == 0
+    assert export_reading(cli, db, tmp_path / "got.pftrace", None) == want
+    env = {**os.environ, "TRACELOOM_EXPORT_READ": "views"}
+    r = subprocess.run([str(cli), "export-perfetto", str(db), "--output", str(tmp_path / "v.pftrace")],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode != 0 or (tmp_path / "v.pftrace").read_bytes() != want
+
+
+def test_core_damage_is_named(cli, analyses, tmp_path):
+    """A core that breaks its own conventions fails the export with the row it names: an
+    occurrence whose node row is gone, an atom whose anchor is gone (no time to draw)."""
+    cases = [("DELETE FROM traceloom_node_core WHERE node_n = (SELECT max(node_n) FROM traceloom_node_core)",
+              r"traceloom_position_occurrence \d+ \(node_n \d+\) has no traceloom_v_tree_node row"),
+             ("DELETE FROM traceloom_anchor_core WHERE anchor_n = (SELECT max(anchor_first_n) FROM "
+              "traceloom_position_occurrence_core WHERE start_ns IS NULL)",
+              r"occurrence_n \d+ \(node_n \d+\) has no start_ns/end_ns")]
+    for k, (sql, msg) in enumerate(cases):
+        db = tmp_path / f"d{k}.db"
+        shutil.copy(analyses["gen/ascend_s5_l3_k6"], db)
+        con = sqlite3.connect(db)
+        assert con.execute(sql).rowcount == 1
+        con.commit()
+        con.close()
+        out = tmp_path / f"d{k}.pftrace"
+        r = subprocess.run([str(cli), "export-perfetto", str(db), "--output", str(out)],
+                           capture_output=True, text=True, timeout=300,
+                           env={k2: v for k2, v in os.environ.items() if k2 != "TRACELOOM_EXPORT_READ"})
+        assert r.returncode != 0 and re.search(msg, r.stderr), r.stderr
+        assert not out.exists()
+
+
 def test_node_rows_out_of_display_order_give_the_same_bytes(cli, analyses, tmp_path):
-    """The tree nodes are read as the view gives them and put in display order in C when
-    they are not in it already: a view that lists them backwards exports the same bytes
-    (two devices in the Hygon profile, a deep loop tree in the generated one)."""
+    """Read from the views (TRACELOOM_EXPORT_READ=views), the tree nodes are taken as the
+    view gives them and put in display order in C when they are not in it already: a view
+    that lists them backwards exports the same bytes (two devices in the Hygon profile, a
+    deep loop tree in the generated one)."""
     names = [n for n in ("hygon/hipprof.db", "gen/ascend_s3_l6_k8") if n in analyses]
     assert names
     for name in names:
@@ -687,7 +791,7 @@ def test_node_rows_out_of_display_order_give_the_same_bytes(cli, analyses, tmp_p
         want = {}
         for suffix in (".json", ".pftrace"):
             want[suffix] = tmp_path / f"want{suffix}"
-            assert run(cli, "export-perfetto", db, "--output", want[suffix]).returncode == 0
+            export_reading(cli, db, want[suffix], "views")
         con = sqlite3.connect(db)
         sql = con.execute("SELECT sql FROM sqlite_master WHERE name = 'traceloom_v_tree_node'").fetchone()[0]
         con.executescript(sql.replace("traceloom_v_tree_node", "tree_node_as_published", 1) + ";" + """
@@ -699,9 +803,7 @@ def test_node_rows_out_of_display_order_give_the_same_bytes(cli, analyses, tmp_p
         assert len(order) > 2 and order == sorted(order, reverse=True), "listed backwards"
         for suffix in (".json", ".pftrace"):
             got = tmp_path / f"got{suffix}"
-            r = run(cli, "export-perfetto", db, "--output", got)
-            assert r.returncode == 0, r.stderr
-            assert got.read_bytes() == want[suffix].read_bytes(), (name, suffix)
+            assert export_reading(cli, db, got, "views") == want[suffix].read_bytes(), (name, suffix)
 
 
 def test_protobuf_halves_encoded_in_parallel_give_the_same_bytes(cli, chunked_db, tmp_path):
