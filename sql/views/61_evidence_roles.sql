@@ -96,10 +96,11 @@ SELECT 'role-issue-' || (ROW_NUMBER() OVER (ORDER BY l.aux_event_n) - 1)
 FROM traceloom_aux_link l
 WHERE l.link_type = 'retained_unplaced';
 
--- @surface traceloom_v_evidence_role_structure | one (decision, placement, node occurrence) | Where each placed observation sits in the tree: the node occurrences covering its anchor, the anchor its auxiliary link feeds, its launch anchor (replay units, protected intervals, graph body members) | SELECT placement_kind, placement_id, node_id, occurrence_idx, coverage_kind, final_role FROM traceloom_v_evidence_role_structure WHERE event_id = 'event-1' ORDER BY node_id, occurrence_idx
--- The example looks one observation up (event_id = 'event-' || event_n is pushed into every
--- arm); counting all rows builds every (occurrence, covered anchor) pair, 2.8M at a million
--- anchors.
+-- @surface traceloom_v_evidence_role_structure | one (decision, placement, node occurrence) | Where each placed observation sits in the tree: the node occurrences covering its anchor, the anchor its auxiliary link feeds, its launch anchor (replay units, protected intervals, graph body members) | SELECT event_id, placement_kind, placement_id, final_role, coverage_kind FROM traceloom_v_evidence_role_structure WHERE node_id = 'node-N002' AND occurrence_idx = 1 ORDER BY event_id
+-- The example lists what sits at one node occurrence (both terms are pushed into every arm
+-- and read the occurrence's own columns, so each arm reads the occurrences once and the
+-- covered anchors of that one); counting all rows builds every (occurrence, covered anchor)
+-- pair, 2.8M at a million anchors.
 -- Every arm walks the occurrences (in occurrence order) and the anchors each covers (the
 -- range [anchor_first_n, + its node's token_len)), and looks the placements of those anchors up
 -- by key (CROSS JOIN keeps that order): finding the occurrences that cover one given anchor
