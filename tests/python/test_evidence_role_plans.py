@@ -1,4 +1,5 @@
-"""How the evidence-role queries read traceloom_v_evidence_role_structure (sql/views/61_evidence_roles.sql).
+"""How the evidence-role queries read traceloom_v_evidence_role_structure
+(sql/views/61_evidence_roles.sql).
 
 The structure view is a union of (decision, placement, node occurrence) rows that SQLite builds
 whole wherever a query joins it, then indexes on the text decision_id the reference queries
@@ -56,7 +57,8 @@ def test_queries_build_the_structure_union_once_per_use_and_search_it_by_decisio
 
 
 def test_a_row_a_left_join_misses_is_null_in_every_column(analysis):
-    cols = [r[1] for r in analysis.execute("PRAGMA table_info(traceloom_v_evidence_role_structure)")]
+    cols = [r[1] for r in analysis.execute(
+        "PRAGMA table_info(traceloom_v_evidence_role_structure)")]
     rows = analysis.execute(
         "SELECT e.event_n, s.* FROM traceloom_event_core e "
         "LEFT JOIN traceloom_v_evidence_role_structure s "
@@ -92,3 +94,17 @@ def test_every_column_is_that_of_the_decision_view(analysis):
     assert anchor_rows and all(anchor_of[r[0]] == r[4] for r in anchor_rows)
     selfs = {r[0] for r in anchor_rows if r[8] == "self"}
     assert selfs == set(anchor_of), len(selfs ^ set(anchor_of))
+
+
+def test_unknown_anchors_are_filtered_before_the_structure_is_searched(analysis):
+    """evidence-role-unknown keeps the decisions whose final_role is unknown_anchor: the decision
+    view looks the final role up from the event, so that filter is checked as each event is
+    read (the role class by key) and only those events probe the structure index, rather than
+    every event probing it and the class being joined after."""
+    details = [d for _, _, d in plan(analysis, "evidence-role-unknown")]
+    probes = [i for i, d in enumerate(details) if d.startswith("SEARCH placed ")]
+    assert len(probes) == 2, details
+    for i in probes:
+        scan = max(j for j in range(i) if details[j] == "SCAN c")  # the events
+        between = details[scan:i]
+        assert "SEARCH r USING INTEGER PRIMARY KEY (rowid=?)" in between, details[scan:i + 1]
