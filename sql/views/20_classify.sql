@@ -11,7 +11,13 @@
 CREATE INDEX traceloom_evidence_role_rule_id ON traceloom_evidence_role_rule(rule_id);
 CREATE VIEW traceloom_evidence_role_decision AS
 SELECT 'role-decision-' || e.event_n AS decision_id, e.event_id, e.db_idx,
-       e.device_id, c.policy_role, c.final_role, c.policy_structural_participation,
+       e.device_id, c.policy_role,
+       -- the final role looked up from the event alone (the same class as c's): a filter on it
+       -- is then checked as each event is read, before the query joins anything else to it
+       -- (evidence-role-unknown probes the structure rows of unknown anchors only)
+       (SELECT r.final_role FROM traceloom_evidence_role_class r WHERE r.class_id = e.role_class_id)
+         AS final_role,
+       c.policy_structural_participation,
        c.effective_structural_participation,
        -- auxiliary work with no later anchor on its device is retained but placed nowhere
        CASE WHEN c.final_role IN ('auxiliary', 'transparent') AND EXISTS (

@@ -96,75 +96,85 @@ SELECT 'role-issue-' || (ROW_NUMBER() OVER (ORDER BY l.aux_event_n) - 1)
 FROM traceloom_aux_link l
 WHERE l.link_type = 'retained_unplaced';
 
--- @surface traceloom_v_evidence_role_structure | one (decision, placement, node occurrence) | Where each placed observation sits in the tree: the node occurrences covering its anchor, the anchor its auxiliary link feeds, its launch anchor (replay units, protected intervals, graph body members) | SELECT node_id, final_role, count(*) FROM traceloom_v_evidence_role_structure WHERE coverage_kind = 'self' GROUP BY 1, 2 LIMIT 20
+-- @surface traceloom_v_evidence_role_structure | one (decision, placement, node occurrence) | Where each placed observation sits in the tree: the node occurrences covering its anchor, the anchor its auxiliary link feeds, its launch anchor (replay units, protected intervals, graph body members) | SELECT event_id, placement_kind, placement_id, final_role, coverage_kind FROM traceloom_v_evidence_role_structure WHERE node_id = 'node-N002' AND occurrence_idx = 1 ORDER BY event_id
+-- The example lists what sits at one node occurrence (both terms are pushed into every arm
+-- and read the occurrence's own columns, so each arm reads the occurrences once and the
+-- covered anchors of that one); counting all rows builds every (occurrence, covered anchor)
+-- pair, 2.8M at a million anchors.
 -- Every arm walks the occurrences (in occurrence order) and the anchors each covers (the
 -- range [anchor_first_n, + its node's token_len)), and looks the placements of those anchors up
 -- by key (CROSS JOIN keeps that order): finding the occurrences that cover one given anchor
--- would scan them all. The arms read the occurrence and node cores, not
--- traceloom_viz_node_anchor (whose occurrence and anchor views compute columns this view does
--- not show): this view is a union, which SQLite builds whole wherever a query joins it (about
--- 3M rows at a million anchors), so each row should cost only what it shows; the final role is
--- the decision's, by event key. The anchor arm reads every covered anchor; the represented,
--- auxiliary link and replay arms search their own anchor index for the occurrence's anchor
--- range, so that the few anchors with one are found without reading the others (+link_type:
--- not an index of its own to build). Every join is on integers.
+-- would scan them all. The represented, auxiliary link and replay arms search their own anchor
+-- index for the occurrence's anchor range, so that the few anchors with one are found without
+-- reading the others (+link_type: not an index of its own to build). Every join is on integers.
+-- The arms are a union (placed) that SQLite builds whole wherever a query joins this view (a
+-- compound is never flattened into the right side of a LEFT JOIN, nor into a join when its arms'
+-- column affinities differ, as anchor_n and placement_id do here), and the evidence-role queries
+-- then index it on the text decision_id they join on: so it holds only what such a join needs, the
+-- decision id and a few integers (about 2.8M rows at a million anchors: 1.1 s to build instead
+-- of 2.9 s with every column). The outer select, which SQLite flattens into the query, computes
+-- the rest for the rows the query keeps: the event and anchor ids, the node id from the
+-- occurrence's node number and device (the printf of traceloom_node_core.node_id), and the
+-- final role by event key (event -> shape -> role class, as traceloom_evidence_role_decision
+-- reads it). Were it flattened into a join on decision_id, that join would be an expression on
+-- both sides with no index to use: keep its arms' affinities as they are.
 CREATE VIEW traceloom_v_evidence_role_structure AS
-SELECT 'role-decision-' || a.event_n AS decision_id, a.event_id, d.final_role,
-       'anchor' AS placement_kind, a.anchor_id AS placement_id, k.node_id AS node_id,
-       o.occurrence_idx, 'native_report_tree' AS view_name,
-       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind
+SELECT placed.decision_id, 'event-' || placed.event_n AS event_id,
+       (SELECT c.final_role FROM traceloom_event_core e
+        CROSS JOIN traceloom_event_shape h ON h.shape_id = e.shape_id
+        CROSS JOIN traceloom_evidence_role_class c ON c.class_id = h.role_class_id
+        WHERE e.event_n = placed.event_n) AS final_role,
+       placed.placement_kind,
+       CASE WHEN placed.placement_id IS NULL THEN 'anchor-' || placed.anchor_n
+            ELSE placed.placement_id END
+         AS placement_id,
+       printf('node-%sN%03d', COALESCE('d' || placed.node_device || '-', ''), placed.node_local)
+         AS node_id,
+       placed.occurrence_idx, 'native_report_tree' AS view_name,
+       CASE WHEN placed.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind
+FROM (
+SELECT 'role-decision-' || a.event_n AS decision_id, a.event_n, 'anchor' AS placement_kind,
+       a.anchor_n, NULL AS placement_id, o.node_local, o.node_device, o.occurrence_idx, k.node_kind
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
 CROSS JOIN traceloom_anchor_core a ON a.anchor_n >= o.anchor_first_n
  AND a.anchor_n < o.anchor_first_n + k.token_len
-CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = a.event_n
 UNION ALL
--- the tasks a communication-op anchor represents sit where that anchor sits
-SELECT 'role-decision-' || r.event_n, 'event-' || r.event_n, d.final_role, 'anchor',
-       'anchor-' || r.anchor_n, k.node_id, o.occurrence_idx, 'native_report_tree',
-       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
+SELECT 'role-decision-' || r.event_n, r.event_n, 'anchor', r.anchor_n, NULL, o.node_local,
+       o.node_device, o.occurrence_idx, k.node_kind
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
 CROSS JOIN traceloom_represented_event r ON r.anchor_n >= o.anchor_first_n
  AND r.anchor_n < o.anchor_first_n + k.token_len
-CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = r.event_n
 UNION ALL
-SELECT 'role-decision-' || l.aux_event_n, l.aux_event_id, d.final_role, 'auxiliary_link',
-       l.anchor_id || '/aux-' || l.aux_order, k.node_id, o.occurrence_idx, 'native_report_tree',
-       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
+SELECT 'role-decision-' || l.aux_event_n, l.aux_event_n, 'auxiliary_link', NULL,
+       l.anchor_id || '/aux-' || l.aux_order, o.node_local, o.node_device, o.occurrence_idx,
+       k.node_kind
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
 CROSS JOIN traceloom_aux_link l ON l.anchor_n >= o.anchor_first_n
  AND l.anchor_n < o.anchor_first_n + k.token_len AND +l.link_type = 'prelude'
-CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = l.aux_event_n
 UNION ALL
--- a replay unit (and its protected interval) holds the body members and control events of all
--- its launches, and sits at the occurrences covering each launch anchor of the unit
-SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'replay_unit',
-       l.replay_unit_id, k.node_id, o.occurrence_idx, 'native_report_tree',
-       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
+SELECT 'role-decision-' || m.event_n, m.event_n, 'replay_unit', NULL, l.replay_unit_id,
+       o.node_local, o.node_device, o.occurrence_idx, k.node_kind
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
 CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
  AND l.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
-CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n
 UNION ALL
-SELECT 'role-decision-' || g.event_n, g.event_id, d.final_role, 'replay_unit',
-       l.replay_unit_id, k.node_id, o.occurrence_idx, 'native_report_tree',
-       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
+SELECT 'role-decision-' || g.event_n, g.event_n, 'replay_unit', NULL, l.replay_unit_id,
+       o.node_local, o.node_device, o.occurrence_idx, k.node_kind
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
 CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
  AND l.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_graph_launch_control g ON g.launch_n = u.launch_n
-CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = g.event_n
 UNION ALL
-SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'protected_interval',
-       p.protected_interval_id, k.node_id, o.occurrence_idx, 'native_report_tree',
-       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
+SELECT 'role-decision-' || m.event_n, m.event_n, 'protected_interval', NULL,
+       p.protected_interval_id, o.node_local, o.node_device, o.occurrence_idx, k.node_kind
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
 CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
@@ -173,11 +183,9 @@ CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
-CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n
 UNION ALL
-SELECT 'role-decision-' || g.event_n, g.event_id, d.final_role, 'protected_interval',
-       p.protected_interval_id, k.node_id, o.occurrence_idx, 'native_report_tree',
-       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
+SELECT 'role-decision-' || g.event_n, g.event_n, 'protected_interval', NULL,
+       p.protected_interval_id, o.node_local, o.node_device, o.occurrence_idx, k.node_kind
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
 CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
@@ -186,18 +194,14 @@ CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 CROSS JOIN traceloom_graph_launch_control g ON g.launch_n = u.launch_n
-CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = g.event_n
 UNION ALL
--- a graph body member sits at the occurrences covering its own launch anchor
-SELECT 'role-decision-' || m.event_n, 'event-' || m.event_n, d.final_role, 'graph_body_member',
-       m.member_id, k.node_id, o.occurrence_idx, 'native_report_tree',
-       CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
+SELECT 'role-decision-' || m.event_n, m.event_n, 'graph_body_member', NULL, m.member_id,
+       o.node_local, o.node_device, o.occurrence_idx, k.node_kind
 FROM traceloom_position_occurrence_core o
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
 CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
  AND l.anchor_n < o.anchor_first_n + k.token_len
-CROSS JOIN traceloom_graph_body_member m ON m.launch_n = l.launch_n
-CROSS JOIN traceloom_evidence_role_decision d ON d.event_n = m.event_n;
+CROSS JOIN traceloom_graph_body_member m ON m.launch_n = l.launch_n) placed;
 
 -- @surface traceloom_v_evidence_role_cost_coverage | one (db, provider, policy, final role, support state) | How much retained device time each role holds, split into time that takes part in structural identity and time that does not; no observation's cost is ever dropped | SELECT final_role, event_count, retained_duration_ns, identity_duration_ns, non_identity_duration_ns FROM traceloom_v_evidence_role_cost_coverage
 -- Summed per role class first (a handful of rows); the auxiliary events retained but placed
