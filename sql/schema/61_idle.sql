@@ -118,6 +118,8 @@ CREATE TABLE traceloom_task_api_link(
   connection_id INTEGER, link_status TEXT NOT NULL
 );
 
+-- An evidence link's owner_id is STORED: the audit joins every link to its owner by it several
+-- times over (a VIRTUAL id would be rebuilt at each).
 -- @surface traceloom_evidence_link_core | one source row cited by an idle-evidence owner (integers where it can) | Storage behind traceloom_evidence_link: the owner, the cited event (event_n) or host/marker row, relation and level codes, overlap extent | SELECT owner_kind, relation, count(*) FROM traceloom_evidence_link_core GROUP BY 1, 2
 CREATE TABLE traceloom_evidence_link_core(
   owner_kind_n INTEGER NOT NULL,        -- 0 device_interval, 1 stream_state, 2 explanation,
@@ -140,7 +142,7 @@ CREATE TABLE traceloom_evidence_link_core(
     WHEN 1 THEN 'stream-state-d' || db_idx || '-dev' || owner_device || '-s' || stream_id || '-' || owner_order
     WHEN 2 THEN 'idle-explanation-d' || db_idx || '-dev' || owner_device || '-' || owner_order
     WHEN 3 THEN 'idle-candidate-d' || db_idx || '-' || owner_order
-    ELSE 'clock-model-d' || db_idx || '-dev' || owner_device END) VIRTUAL,
+    ELSE 'clock-model-d' || db_idx || '-dev' || owner_device END) STORED,
   owner_kind TEXT GENERATED ALWAYS AS (CASE owner_kind_n WHEN 0 THEN 'device_interval'
     WHEN 1 THEN 'stream_state' WHEN 2 THEN 'explanation' WHEN 3 THEN 'candidate'
     ELSE 'clock_model' END) VIRTUAL

@@ -1,9 +1,15 @@
 -- Idle evidence (Ascend E1 to E4; ext/idle, docs/REPORTS.md "Idle evidence"): the public
--- relations over the integer cores of sql/schema/61_idle.sql. What is constant per run comes
--- from traceloom_run_metadata by its db_idx (one run per Ascend input), names from the codes
+-- relations over the integer cores of sql/schema/61_idle.sql. The run id and collection status
+-- come from traceloom_run_metadata by db_idx (one run per Ascend input); the contract, rule and
+-- attribution versions are the constants of ext/idle (TL_IDLE_CONTRACT, the semantic rules'
+-- version, TL_IDLE_ATTRIBUTION; tests/sql/idle_views.sql checks them against the run's), as
+-- literals: a literal costs nothing per row, a lookup does (the audit reads `s.*` of 2M
+-- stream states). Names come from the codes
 -- (the enums of ext/idle/idle_int.h, in order), text ids from the cores' generated columns,
 -- so a join on an id (interval_id, state_id, idle_explanation_id, owner_id) is a lookup in the
--- unique index the idle stage builds.
+-- unique index the idle stage builds. Ids computed here are CAST to TEXT: a join on an
+-- expression without affinity cannot use an automatic index on a TEXT column (the audit
+-- groups explanations by gap_interval_id and joins the groups to the gaps).
 
 -- @surface traceloom_device_interval | one productive or idle interval of a device | The exact partition of each device's analysis span into productive_active (the union of productive tasks and communication ops) and visible_productive_idle | SELECT interval_kind, count(*), sum(duration_ns) FROM traceloom_device_interval GROUP BY 1
 CREATE VIEW traceloom_device_interval AS
@@ -13,9 +19,9 @@ SELECT d.interval_id,
        d.end_ns - d.start_ns AS duration_ns, (d.end_ns - d.start_ns) / 1000.0 AS duration_us,
        CASE d.idle WHEN 0 THEN 'productive_active' ELSE 'visible_productive_idle' END AS interval_kind,
        d.source_count, 'device' AS clock_domain,
-       (SELECT r.contract_version FROM traceloom_run_metadata r WHERE r.db_idx = d.db_idx) AS contract_version,
-       (SELECT r.semantic_rules_version FROM traceloom_run_metadata r WHERE r.db_idx = d.db_idx) AS semantic_rules_version,
-       (SELECT r.attribution_rule_version FROM traceloom_run_metadata r WHERE r.db_idx = d.db_idx) AS attribution_rule_version
+       'idle-evidence-contract-v4.4' AS contract_version,
+       'idle-evidence-semantic-v1' AS semantic_rules_version,
+       'host_device_projection_v2' AS attribution_rule_version
 FROM traceloom_device_interval_core d;
 
 -- @surface traceloom_stream_state | one observed state of one stream | Per stream, the mutually exclusive partition of the span into running_<role>, unknown, empty_observed and ambiguous_overlap states, with the observed stream universe | SELECT state, count(*), sum(duration_ns) FROM traceloom_stream_state GROUP BY 1
@@ -33,16 +39,17 @@ SELECT s.state_id,
        s.stream_count AS observed_stream_count, s.scan_complete AS observed_universe_scan_complete,
        (SELECT r.collection_status FROM traceloom_run_metadata r WHERE r.db_idx = s.db_idx) AS collection_status,
        'device' AS clock_domain,
-       (SELECT r.contract_version FROM traceloom_run_metadata r WHERE r.db_idx = s.db_idx) AS contract_version,
-       (SELECT r.semantic_rules_version FROM traceloom_run_metadata r WHERE r.db_idx = s.db_idx) AS semantic_rules_version,
-       (SELECT r.attribution_rule_version FROM traceloom_run_metadata r WHERE r.db_idx = s.db_idx) AS attribution_rule_version
+       'idle-evidence-contract-v4.4' AS contract_version,
+       'idle-evidence-semantic-v1' AS semantic_rules_version,
+       'host_device_projection_v2' AS attribution_rule_version
 FROM traceloom_stream_state_core s;
 
 -- @surface traceloom_idle_explanation | one explained slice of a visible idle gap | Each gap split into slices explained by priority (blocked_by_visible_wait, capture_control_present, runtime_control_present, queued_visible_task_delay, host_sync_api_present, no_observed_device_work, unattributed_visible_idle) with evidence level, relation and clock alignment | SELECT category, evidence_level, count(*), sum(duration_ns) FROM traceloom_idle_explanation GROUP BY 1, 2
 CREATE VIEW traceloom_idle_explanation AS
 SELECT x.idle_explanation_id,
        (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = x.db_idx) AS run_id,
-       'device-interval-d' || x.db_idx || '-dev' || x.device_id || '-' || x.gap_order AS gap_interval_id,
+       CAST('device-interval-d' || x.db_idx || '-dev' || x.device_id || '-' || x.gap_order AS TEXT)
+         AS gap_interval_id,
        x.db_idx, x.device_id, x.explanation_order, x.start_ns, x.end_ns,
        x.end_ns - x.start_ns AS duration_ns, (x.end_ns - x.start_ns) / 1000.0 AS duration_us,
        CASE x.category WHEN 0 THEN 'blocked_by_visible_wait' WHEN 1 THEN 'capture_control_present'
@@ -65,9 +72,9 @@ SELECT x.idle_explanation_id,
          WHEN 5 THEN 'all observed streams are empty and collection completeness is attested'
          ELSE 'no stronger explanation evidence covers this interval' END AS reason,
        x.source_count, 'device' AS clock_domain,
-       (SELECT r.contract_version FROM traceloom_run_metadata r WHERE r.db_idx = x.db_idx) AS contract_version,
-       (SELECT r.semantic_rules_version FROM traceloom_run_metadata r WHERE r.db_idx = x.db_idx) AS semantic_rules_version,
-       (SELECT r.attribution_rule_version FROM traceloom_run_metadata r WHERE r.db_idx = x.db_idx) AS attribution_rule_version
+       'idle-evidence-contract-v4.4' AS contract_version,
+       'idle-evidence-semantic-v1' AS semantic_rules_version,
+       'host_device_projection_v2' AS attribution_rule_version
 FROM traceloom_idle_explanation_core x;
 
 -- @surface traceloom_evidence_link | one source row cited by an interval, state, explanation, candidate or clock model | The lineage of every idle-evidence claim: the profiler row (table and rowid, or the marker id), the relation and level, and the overlap extent for temporal relations | SELECT owner_kind, relation, count(*) FROM traceloom_evidence_link GROUP BY 1, 2
@@ -91,13 +98,13 @@ SELECT l.owner_kind, l.owner_id, l.evidence_ordinal,
          WHEN 4 THEN 'running_capture_control' WHEN 5 THEN 'running_record'
          WHEN 6 THEN 'running_runtime_control' WHEN 7 THEN 'unknown' WHEN 8 THEN 'empty_observed'
          WHEN 9 THEN 'ambiguous_overlap' END AS state,
-       CASE WHEN l.event_n IS NULL THEN '' ELSE 'event-' || l.event_n END AS trace_event_id,
+       CAST(CASE WHEN l.event_n IS NULL THEN '' ELSE 'event-' || l.event_n END AS TEXT) AS trace_event_id,
        (SELECT u.rule_id FROM traceloom_idle_rule u WHERE u.rule_n = l.rule_n) AS matched_rule_id
 FROM traceloom_evidence_link_core l;
 
 -- @surface traceloom_anchor_idle_explanation | one (anchor, category, evidence level) | Explained idle inside each anchor's prelude window (the uncovered time before it); per level, never additive with other levels | SELECT category, count(*), sum(duration_ns) FROM traceloom_anchor_idle_explanation GROUP BY 1
 CREATE VIEW traceloom_anchor_idle_explanation AS
-SELECT 'anchor-' || i.anchor_n AS anchor_id,
+SELECT CAST('anchor-' || i.anchor_n AS TEXT) AS anchor_id,
        (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = i.db_idx) AS run_id,
        i.db_idx, i.device_id, i.anchor_idx,
        CASE i.category WHEN 0 THEN 'blocked_by_visible_wait' WHEN 1 THEN 'capture_control_present'
