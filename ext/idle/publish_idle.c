@@ -181,14 +181,15 @@ typedef struct writer {
 
 static const char *SQL[] = {
     "INSERT INTO traceloom_device_interval_core(db_idx, device_id, interval_order, start_ns, end_ns, idle, "
-    "source_count) VALUES(?1,?2,?3,?4,?5,?6,?7)",
+    "source_count, interval_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
     "INSERT INTO traceloom_stream_state_core(db_idx, device_id, stream_id, state_order, start_ns, end_ns, state, "
-    "source_count, stream_count, scan_complete) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+    "source_count, stream_count, scan_complete, state_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
     "INSERT INTO traceloom_idle_explanation_core(db_idx, device_id, explanation_order, gap_order, start_ns, end_ns, "
-    "category, level, relation, alignment, source_count) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
-    "INSERT INTO traceloom_evidence_link_core(owner_kind_n, db_idx, owner_device, owner_order, evidence_ordinal, "
-    "event_n, source_table, source_key, relation, level, overlap_start_ns, overlap_end_ns, stream_id, state, "
-    "rule_n) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)",
+    "category, level, relation, alignment, source_count, idle_explanation_id, gap_interval_id) "
+    "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+    "INSERT INTO traceloom_evidence_link_core(owner_kind_n, owner_id, db_idx, evidence_ordinal, event_n, "
+    "source_table, source_key, relation, level, overlap_start_ns, overlap_end_ns, stream_id, state, rule_n) "
+    "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
     "INSERT INTO traceloom_idle_candidate VALUES(?1,?2,?3,?4,?5,?6,'correlated',?7,?8,?9,?10,?11,?12)",
     "INSERT INTO traceloom_clock_model VALUES(?1,?2,?3,?4,'profiler_host','caller_clock_realtime','device',"
     "'composed_affine',?5,?6,?7,?8,?9,'theil_sen_median','1',0,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,"
@@ -228,54 +229,50 @@ enum { OWNER_INTERVAL = 0, OWNER_STATE, OWNER_EXPLANATION, OWNER_CANDIDATE, OWNE
 enum { LEVEL_DIRECT = 0, LEVEL_CORRELATED, LEVEL_NONE };
 enum { REL_COVERAGE = 0, REL_ABSENCE, REL_CONNECTION, REL_OVERLAP, REL_NONE };
 
-/* The owner of a link: its kind, device (-1: none) and order (-1: none). */
-typedef struct owner {
-  int kind;
-  int64_t device, order;
-} owner;
-
 static void bind_opt(sqlite3_stmt *st, int col, int64_t v) {
   if (v >= 0) sqlite3_bind_int64(st, col, v);
   else sqlite3_bind_null(st, col);
 }
 
-/* A link of owner o citing device event s->event (or, with it NONE, host call s->call). */
-static int link(writer *w, owner o, int ordinal, const tl_idle_src *s, int relation, int level, int extent,
-                int64_t os, int64_t oe, int64_t stream, int state, tl_err *e) {
+/* A link of owner (kind, id) citing device event s->event (or, with it NONE, host call
+** s->call). */
+static int link(writer *w, int kind, const char *owner_id, int ordinal, const tl_idle_src *s, int relation,
+                int level, int extent, int64_t os, int64_t oe, int64_t stream, int state, tl_err *e) {
   sqlite3_stmt *st = w->link;
-  sqlite3_bind_int(st, 1, o.kind);
-  sqlite3_bind_int(st, 2, w->db_idx);
-  bind_opt(st, 3, o.device);
-  bind_opt(st, 4, o.order);
-  sqlite3_bind_int(st, 5, ordinal);
+  sqlite3_bind_int(st, 1, kind);
+  bind_str(st, 2, owner_id);
+  sqlite3_bind_int(st, 3, w->db_idx);
+  sqlite3_bind_int(st, 4, ordinal);
   if (s->event != NONE) {
-    sqlite3_bind_int64(st, 6, s->event); /* table and key follow from the event */
-    sqlite3_bind_null(st, 7), sqlite3_bind_null(st, 8);
+    sqlite3_bind_int64(st, 5, s->event); /* table and key follow from the event */
+    sqlite3_bind_null(st, 6), sqlite3_bind_null(st, 7);
   } else {
     const api_source *x = NULL;
     for (size_t k = 0; k < w->host->apis.n; k++)
       if (w->host->apis.v[k].call == s->call) x = &w->apis_src->v[k];
     char key[32];
     snprintf(key, sizeof key, "%lld", (long long)(x ? x->key : -1));
-    sqlite3_bind_null(st, 6);
-    bind_str(st, 7, x ? x->table : "");
-    bind_str(st, 8, key);
+    sqlite3_bind_null(st, 5);
+    bind_str(st, 6, x ? x->table : "");
+    bind_str(st, 7, key);
   }
-  sqlite3_bind_int(st, 9, relation);
-  sqlite3_bind_int(st, 10, level);
-  if (extent && oe > os) sqlite3_bind_int64(st, 11, os), sqlite3_bind_int64(st, 12, oe);
-  else sqlite3_bind_null(st, 11), sqlite3_bind_null(st, 12);
-  bind_opt(st, 13, stream);
-  bind_opt(st, 14, state);
-  bind_opt(st, 15, s->event != NONE && s->rule != NONE ? (int64_t)s->rule : -1);
+  sqlite3_bind_int(st, 8, relation);
+  sqlite3_bind_int(st, 9, level);
+  if (extent && oe > os) sqlite3_bind_int64(st, 10, os), sqlite3_bind_int64(st, 11, oe);
+  else sqlite3_bind_null(st, 10), sqlite3_bind_null(st, 11);
+  bind_opt(st, 12, stream);
+  bind_opt(st, 13, state);
+  bind_opt(st, 14, s->event != NONE && s->rule != NONE ? (int64_t)s->rule : -1);
   return tl_pub_step(w->db, st, "traceloom_evidence_link_core", e);
 }
 
 static int write_device(writer *w, const tl_idle_events *ev, const tl_idle_device *d, tl_err *e) {
   const tl_trace *t = ev->t;
+  char id[96], gap_id[96];
   int rc = TL_OK;
   for (size_t i = 0; rc == TL_OK && i < d->intervals.n; i++) {
     const tl_idle_interval *x = &d->intervals.v[i];
+    snprintf(id, sizeof id, "device-interval-d%d-dev%u-%zu", w->db_idx, d->device_id, i);
     sqlite3_stmt *st = w->interval;
     sqlite3_bind_int(st, 1, w->db_idx);
     sqlite3_bind_int64(st, 2, d->device_id);
@@ -283,15 +280,17 @@ static int write_device(writer *w, const tl_idle_events *ev, const tl_idle_devic
     sqlite3_bind_int64(st, 4, x->start), sqlite3_bind_int64(st, 5, x->end);
     sqlite3_bind_int(st, 6, x->kind);
     sqlite3_bind_int64(st, 7, x->nsrc);
+    bind_str(st, 8, id);
     rc = tl_pub_step(w->db, st, "traceloom_device_interval_core", e);
-    owner o = {OWNER_INTERVAL, d->device_id, (int64_t)i};
     for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++)
-      rc = link(w, o, (int)k, &d->interval_src.v[x->first_src + k], REL_NONE, LEVEL_NONE, 0, 0, 0, -1, -1, e);
+      rc = link(w, OWNER_INTERVAL, id, (int)k, &d->interval_src.v[x->first_src + k], REL_NONE, LEVEL_NONE, 0,
+                0, 0, -1, -1, e);
   }
   uint32_t order = 0;
   for (size_t i = 0; rc == TL_OK && i < d->states.n; i++) {
     const tl_idle_state_row *x = &d->states.v[i];
     order = i && d->states.v[i - 1].stream == x->stream ? order + 1 : 0;
+    snprintf(id, sizeof id, "stream-state-d%d-dev%u-s%u-%u", w->db_idx, d->device_id, x->stream, order);
     sqlite3_stmt *st = w->state;
     sqlite3_bind_int(st, 1, w->db_idx);
     sqlite3_bind_int64(st, 2, d->device_id);
@@ -302,15 +301,17 @@ static int write_device(writer *w, const tl_idle_events *ev, const tl_idle_devic
     sqlite3_bind_int64(st, 8, x->nsrc);
     sqlite3_bind_int64(st, 9, d->stream_count);
     sqlite3_bind_int(st, 10, d->scan_complete);
+    bind_str(st, 11, id);
     rc = tl_pub_step(w->db, st, "traceloom_stream_state_core", e);
-    owner o = {OWNER_STATE, d->device_id, order};
     for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++) {
       const tl_idle_src *s = &d->state_src.v[x->first_src + k];
-      rc = link(w, o, (int)k, s, REL_NONE, LEVEL_NONE, 0, 0, 0, x->stream, s->state, e);
+      rc = link(w, OWNER_STATE, id, (int)k, s, REL_NONE, LEVEL_NONE, 0, 0, 0, x->stream, s->state, e);
     }
   }
   for (size_t i = 0; rc == TL_OK && i < d->expl.n; i++) {
     const tl_idle_expl *x = &d->expl.v[i];
+    snprintf(id, sizeof id, "idle-explanation-d%d-dev%u-%zu", w->db_idx, d->device_id, i);
+    snprintf(gap_id, sizeof gap_id, "device-interval-d%d-dev%u-%u", w->db_idx, d->device_id, x->gap);
     sqlite3_stmt *st = w->expl;
     sqlite3_bind_int(st, 1, w->db_idx);
     sqlite3_bind_int64(st, 2, d->device_id);
@@ -322,27 +323,30 @@ static int write_device(writer *w, const tl_idle_events *ev, const tl_idle_devic
     sqlite3_bind_int(st, 9, x->relation);
     sqlite3_bind_int(st, 10, x->alignment);
     sqlite3_bind_int64(st, 11, x->nsrc);
+    bind_str(st, 12, id);
+    bind_str(st, 13, gap_id);
     rc = tl_pub_step(w->db, st, "traceloom_idle_explanation_core", e);
-    owner o = {OWNER_EXPLANATION, d->device_id, (int64_t)i};
     int ordinal = 0;
     for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++) {
       const tl_idle_src *s = &d->expl_src.v[x->first_src + k];
       if (x->category <= TL_IC_RUNTIME) {
         int64_t os = t->ev.start_ns[s->event] > x->start ? t->ev.start_ns[s->event] : x->start;
         int64_t oe = tl_events_end(&t->ev, s->event) < x->end ? tl_events_end(&t->ev, s->event) : x->end;
-        rc = link(w, o, ordinal++, s, REL_COVERAGE, LEVEL_DIRECT, 1, os, oe, -1, -1, e);
+        rc = link(w, OWNER_EXPLANATION, id, ordinal++, s, REL_COVERAGE, LEVEL_DIRECT, 1, os, oe, -1, -1, e);
       } else if (x->category == TL_IC_HOST_SYNC || x->category == TL_IC_QUEUED) {
         int rel = x->category == TL_IC_HOST_SYNC ? REL_OVERLAP : REL_CONNECTION;
         tl_idle_src host = *s;
         host.event = NONE; /* the host call */
-        rc = link(w, o, ordinal++, &host, rel, LEVEL_CORRELATED, 1, x->start, x->end, -1, -1, e);
+        rc = link(w, OWNER_EXPLANATION, id, ordinal++, &host, rel, LEVEL_CORRELATED, 1, x->start, x->end, -1,
+                  -1, e);
         if (rc == TL_OK && x->category == TL_IC_QUEUED && s->event != NONE) {
           tl_idle_src task = *s;
           task.call = NONE, task.rule = ev->rule[s->event];
-          rc = link(w, o, ordinal++, &task, rel, LEVEL_CORRELATED, 1, x->start, x->end, -1, -1, e);
+          rc = link(w, OWNER_EXPLANATION, id, ordinal++, &task, rel, LEVEL_CORRELATED, 1, x->start, x->end,
+                    -1, -1, e);
         }
       } else {
-        rc = link(w, o, ordinal++, s, REL_NONE, LEVEL_NONE, 0, 0, 0, -1, -1, e);
+        rc = link(w, OWNER_EXPLANATION, id, ordinal++, s, REL_NONE, LEVEL_NONE, 0, 0, 0, -1, -1, e);
       }
     }
   }
@@ -419,7 +423,7 @@ static int write_host(writer *w, const tl_idle_events *ev, const tl_idle_devices
     tl_idle_src host = c->src;
     host.event = NONE;
     if (rc == TL_OK)
-      rc = link(w, (owner){OWNER_CANDIDATE, -1, (int64_t)k}, 0, &host, sync ? REL_OVERLAP : REL_CONNECTION,
+      rc = link(w, OWNER_CANDIDATE, id, 0, &host, sync ? REL_OVERLAP : REL_CONNECTION,
                 LEVEL_CORRELATED, 1, c->src.overlap_start, c->src.overlap_end, -1, -1, e);
   }
   (void)devs;
@@ -473,16 +477,15 @@ static int write_clock(writer *w, const tl_clock_models *models, const tl_clock_
       if (r->device_id != (int64_t)m->device_id) continue;
       sqlite3_stmt *ls = w->link; /* the marker row; its source kind is the view's */
       sqlite3_bind_int(ls, 1, OWNER_CLOCK_MODEL);
-      sqlite3_bind_int(ls, 2, w->db_idx);
-      sqlite3_bind_int64(ls, 3, m->device_id);
-      sqlite3_bind_null(ls, 4);
-      sqlite3_bind_int(ls, 5, ordinal++);
-      sqlite3_bind_null(ls, 6);
-      bind_str(ls, 7, "clock_markers");
-      bind_str(ls, 8, r->marker_id);
-      sqlite3_bind_int(ls, 9, REL_NONE);
-      sqlite3_bind_int(ls, 10, LEVEL_NONE);
-      for (int c = 11; c <= 15; c++) sqlite3_bind_null(ls, c);
+      bind_str(ls, 2, id);
+      sqlite3_bind_int(ls, 3, w->db_idx);
+      sqlite3_bind_int(ls, 4, ordinal++);
+      sqlite3_bind_null(ls, 5);
+      bind_str(ls, 6, "clock_markers");
+      bind_str(ls, 7, r->marker_id);
+      sqlite3_bind_int(ls, 8, REL_NONE);
+      sqlite3_bind_int(ls, 9, LEVEL_NONE);
+      for (int c = 10; c <= 14; c++) sqlite3_bind_null(ls, c);
       rc = tl_pub_step(w->db, ls, "traceloom_evidence_link_core", e);
     }
   }
@@ -750,10 +753,10 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
     rc = tl_pub_step(db, st, "traceloom_idle_rule", e);
   }
   sqlite3_finalize(st);
-  /* The text ids of the cores are generated columns: one index each, built once the rows are in
-  ** (an index kept while inserting costs a B-tree insert per row), makes a join on the id a
-  ** lookup (the audit looks up owners, gaps and states by id). Evidence links are looked up by
-  ** owner only for explanations (host evidence, few rows): a partial index. */
+  /* One unique index per text id of the cores, built once the rows are in (an index kept
+  ** while inserting costs a B-tree insert per row), makes a join on the id a lookup (the audit
+  ** looks up owners, gaps and states by id). Evidence links are looked up by owner only for
+  ** explanations (host evidence, few rows): a partial index. */
   static const char *const INDEXES[] = {
       "CREATE UNIQUE INDEX traceloom_device_interval_core_id ON traceloom_device_interval_core(interval_id)",
       "CREATE UNIQUE INDEX traceloom_stream_state_core_id ON traceloom_stream_state_core(state_id)",
