@@ -115,20 +115,25 @@ FROM traceloom_anchor_idle_explanation_core i;
 
 -- Idle evidence at the tree's nodes (docs/REPORTS.md "Idle evidence"): the explained idle of
 -- the anchors each node covers. Levels are not additive: a node's figure already contains its
--- descendants' (a root holds every anchor's).
+-- descendants' (a root holds every anchor's). Grouped by integers (node, category and level
+-- codes; the run follows from db_idx), named after: the audit sums it over all 512k nodes of
+-- the 1M profile, and a group key with the 64-character run id and the names sorted 1.8M
+-- wide rows (3.7 s against 2.9 s).
 
 -- @surface traceloom_node_idle_explanation | one (tree node, category, evidence level) | Explained idle in the prelude windows of the anchors a node covers, summed per category and level (nested nodes repeat their descendants' time) | SELECT node_id, category, slice_count, duration_ns FROM traceloom_node_idle_explanation ORDER BY duration_ns DESC LIMIT 20
 CREATE VIEW traceloom_node_idle_explanation AS
-SELECT na.node_id, (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = na.db_idx) AS run_id,
-       na.db_idx, na.device_id, na.view_name,
-       CASE i.category WHEN 0 THEN 'blocked_by_visible_wait' WHEN 1 THEN 'capture_control_present'
+SELECT (SELECT n.node_id FROM traceloom_node_core n WHERE n.node_n = g.node_n) AS node_id,
+       (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = g.db_idx) AS run_id,
+       g.db_idx, g.device_id, g.view_name,
+       CASE g.category WHEN 0 THEN 'blocked_by_visible_wait' WHEN 1 THEN 'capture_control_present'
          WHEN 2 THEN 'runtime_control_present' WHEN 3 THEN 'queued_visible_task_delay'
          WHEN 4 THEN 'host_sync_api_present' WHEN 5 THEN 'no_observed_device_work'
          ELSE 'unattributed_visible_idle' END AS category,
-       CASE i.level WHEN 0 THEN 'direct' WHEN 1 THEN 'correlated' ELSE 'none' END AS evidence_level,
-       SUM(i.slice_count) AS slice_count, SUM(i.duration_ns) AS duration_ns,
-       SUM(i.duration_ns) / 1000.0 AS duration_us
-FROM traceloom_viz_node_anchor na
-CROSS JOIN traceloom_anchor_idle_explanation_core i ON i.anchor_n = na.anchor_n
- AND i.db_idx = na.db_idx AND i.device_id = na.device_id
-GROUP BY na.node_id, 2, na.db_idx, na.device_id, na.view_name, 6, 7;
+       CASE g.level WHEN 0 THEN 'direct' WHEN 1 THEN 'correlated' ELSE 'none' END AS evidence_level,
+       g.slice_count, g.duration_ns, g.duration_ns / 1000.0 AS duration_us
+FROM (SELECT na.node_n, na.db_idx, na.device_id, na.view_name, i.category, i.level,
+             SUM(i.slice_count) AS slice_count, SUM(i.duration_ns) AS duration_ns
+      FROM traceloom_viz_node_anchor na
+      CROSS JOIN traceloom_anchor_idle_explanation_core i ON i.anchor_n = na.anchor_n
+       AND i.db_idx = na.db_idx AND i.device_id = na.device_id
+      GROUP BY na.node_n, na.db_idx, na.device_id, na.view_name, i.category, i.level) g;
