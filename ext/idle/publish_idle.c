@@ -732,6 +732,31 @@ static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clo
   return rc;
 }
 
+static const char *level_name(uint32_t c) { return (const char *[]){"direct", "correlated", "none"}[c]; }
+static const char *category_name(uint32_t c) { return tl_idle_category_name((int)c); }
+static const char *state_name(uint32_t c) { return tl_idle_state_name((int)c); }
+static const char *relation_name(uint32_t c) {
+  return (const char *[]){"device_event_coverage", "complete_absence_observation", "exact_connection_id",
+                          "temporal_overlap", "none"}[c];
+}
+static uint32_t level_count(void) { return 3; }
+static uint32_t relation_count(void) { return REL_NONE + 1; }
+static uint32_t category_count(void) { return TL_IC_UNATTRIBUTED + 1; }
+static uint32_t state_count(void) { return TL_IS_AMBIGUOUS + 1; }
+
+/* traceloom_idle_name: per kind, the names of codes 0 .. count() - 1. */
+static const struct {
+  const char *kind;
+  uint32_t (*count)(void);
+  const char *(*name)(uint32_t code);
+} CODE_NAMES[] = {
+    {"category", category_count, category_name},
+    {"level", level_count, level_name},
+    {"relation", relation_count, relation_name},
+    {"state", state_count, state_name},
+    {"rule", tl_idle_rule_count, tl_idle_rule_id},
+};
+
 int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
   const tl_idle_options *o = in->options;
   if (!o || !o->enabled) return TL_OK;
@@ -744,14 +769,16 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
     if (tl_family_provider(p->inputs.v[d].family) == TL_PROVIDER_ASCEND) rc = run_db(db, in, (int)d, &markers, e);
   }
   tl_marker_rows_free(rows, nrows);
-  /* The semantic rules the evidence links cite by number. */
+  /* The names of the codes the cores store (the views read them). */
   sqlite3_stmt *st = NULL;
-  if (rc == TL_OK) rc = tl_pub_prepare(db, "INSERT INTO traceloom_idle_rule VALUES(?1, ?2)", &st, e);
-  for (uint32_t r = 0; rc == TL_OK && r < tl_idle_rule_count(); r++) {
-    sqlite3_bind_int64(st, 1, r);
-    bind_str(st, 2, tl_idle_rule_id(r));
-    rc = tl_pub_step(db, st, "traceloom_idle_rule", e);
-  }
+  if (rc == TL_OK) rc = tl_pub_prepare(db, "INSERT INTO traceloom_idle_name VALUES(?1, ?2, ?3)", &st, e);
+  for (size_t k = 0; rc == TL_OK && k < sizeof CODE_NAMES / sizeof CODE_NAMES[0]; k++)
+    for (uint32_t c = 0; rc == TL_OK && c < CODE_NAMES[k].count(); c++) {
+      bind_str(st, 1, CODE_NAMES[k].kind);
+      sqlite3_bind_int64(st, 2, c);
+      bind_str(st, 3, CODE_NAMES[k].name(c));
+      rc = tl_pub_step(db, st, "traceloom_idle_name", e);
+    }
   sqlite3_finalize(st);
   /* One unique index per text id of the cores, built once the rows are in (an index kept
   ** while inserting costs a B-tree insert per row), makes a join on the id a lookup (the audit

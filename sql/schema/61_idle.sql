@@ -133,7 +133,7 @@ CREATE TABLE traceloom_evidence_link_core(
   overlap_start_ns INTEGER, overlap_end_ns INTEGER,
   stream_id INTEGER,
   state INTEGER,                        -- tl_idle_state of a stream state's source
-  rule_n INTEGER,                       -- traceloom_idle_rule of the event's semantic rule
+  rule_n INTEGER,                       -- the event's semantic rule (traceloom_idle_name 'rule')
   owner_kind TEXT GENERATED ALWAYS AS (CASE owner_kind_n WHEN 0 THEN 'device_interval'
     WHEN 1 THEN 'stream_state' WHEN 2 THEN 'explanation' WHEN 3 THEN 'candidate'
     ELSE 'clock_model' END) VIRTUAL,
@@ -141,8 +141,11 @@ CREATE TABLE traceloom_evidence_link_core(
     (CASE WHEN event_n IS NULL THEN '' ELSE 'event-' || event_n END) STORED
 );
 
--- @surface traceloom_idle_rule | one E1 semantic rule | The semantic rule ids evidence links cite by number | SELECT rule_n, rule_id FROM traceloom_idle_rule ORDER BY rule_n
-CREATE TABLE traceloom_idle_rule(rule_n INTEGER PRIMARY KEY, rule_id TEXT NOT NULL);
+-- @surface traceloom_idle_name | one name of an idle-evidence code | The names of the codes the idle cores store (kind category, level, relation, state: ext/idle's enums; rule: the E1 semantic rule ids), written by the idle stage from its own tables | SELECT kind, count(*) FROM traceloom_idle_name GROUP BY kind
+CREATE TABLE traceloom_idle_name(
+  kind TEXT NOT NULL, code INTEGER NOT NULL, name TEXT NOT NULL,
+  PRIMARY KEY (kind, code)
+) WITHOUT ROWID;
 
 -- @surface traceloom_anchor_idle_explanation_core | one (anchor, category, evidence level) (integers only) | Storage behind traceloom_anchor_idle_explanation: explained idle in each anchor's prelude window by category and level code | SELECT category, count(*), sum(duration_ns) FROM traceloom_anchor_idle_explanation_core GROUP BY 1
 CREATE TABLE traceloom_anchor_idle_explanation_core(

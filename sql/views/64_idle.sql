@@ -1,6 +1,10 @@
 -- Idle evidence (Ascend E1 to E4; ext/idle, docs/REPORTS.md "Idle evidence"): the public
 -- relations over the integer cores of sql/schema/61_idle.sql. The run id and collection status
--- come from traceloom_run_metadata by db_idx (one run per Ascend input); the contract, rule and
+-- come from traceloom_run_metadata by db_idx (one run per Ascend input), names of codes from
+-- traceloom_idle_name (written from ext/idle's tables) except in the two relations the audit
+-- reads row by row in windows (explanations, stream states) and a link's relation (compared
+-- per link): there a CASE over the same enums (idle_int.h, in order) costs no lookup per row,
+-- and tests/python/test_idle_evidence.py checks each CASE against the table. The contract, rule and
 -- attribution versions are the constants of ext/idle (TL_IDLE_CONTRACT, the semantic rules'
 -- version, TL_IDLE_ATTRIBUTION; tests/sql/idle_views.sql checks them against the run's), as
 -- literals: a literal costs nothing per row, a lookup does (the audit reads `s.*` of 2M
@@ -89,15 +93,13 @@ SELECT l.owner_kind, l.owner_id, l.evidence_ordinal,
                   WHERE c.event_n = l.event_n)) AS source_key,
        CASE l.relation WHEN 0 THEN 'device_event_coverage' WHEN 1 THEN 'complete_absence_observation'
          WHEN 2 THEN 'exact_connection_id' WHEN 3 THEN 'temporal_overlap' ELSE 'none' END AS relation,
-       CASE l.level WHEN 0 THEN 'direct' WHEN 1 THEN 'correlated' ELSE 'none' END AS evidence_level,
+       (SELECT u.name FROM traceloom_idle_name u WHERE u.kind = 'level' AND u.code = l.level)
+         AS evidence_level,
        l.overlap_start_ns, l.overlap_end_ns, l.stream_id,
-       CASE l.state WHEN 0 THEN 'running_compute' WHEN 1 THEN 'running_comm'
-         WHEN 2 THEN 'running_data_move' WHEN 3 THEN 'running_wait'
-         WHEN 4 THEN 'running_capture_control' WHEN 5 THEN 'running_record'
-         WHEN 6 THEN 'running_runtime_control' WHEN 7 THEN 'unknown' WHEN 8 THEN 'empty_observed'
-         WHEN 9 THEN 'ambiguous_overlap' END AS state,
+       (SELECT u.name FROM traceloom_idle_name u WHERE u.kind = 'state' AND u.code = l.state) AS state,
        l.trace_event_id,
-       (SELECT u.rule_id FROM traceloom_idle_rule u WHERE u.rule_n = l.rule_n) AS matched_rule_id
+       (SELECT u.name FROM traceloom_idle_name u WHERE u.kind = 'rule' AND u.code = l.rule_n)
+         AS matched_rule_id
 FROM traceloom_evidence_link_core l;
 
 -- @surface traceloom_anchor_idle_explanation | one (anchor, category, evidence level) | Explained idle inside each anchor's prelude window (the uncovered time before it); per level, never additive with other levels | SELECT category, count(*), sum(duration_ns) FROM traceloom_anchor_idle_explanation GROUP BY 1
@@ -105,11 +107,10 @@ CREATE VIEW traceloom_anchor_idle_explanation AS
 SELECT CAST('anchor-' || i.anchor_n AS TEXT) AS anchor_id,
        (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = i.db_idx) AS run_id,
        i.db_idx, i.device_id, i.anchor_idx,
-       CASE i.category WHEN 0 THEN 'blocked_by_visible_wait' WHEN 1 THEN 'capture_control_present'
-         WHEN 2 THEN 'runtime_control_present' WHEN 3 THEN 'queued_visible_task_delay'
-         WHEN 4 THEN 'host_sync_api_present' WHEN 5 THEN 'no_observed_device_work'
-         ELSE 'unattributed_visible_idle' END AS category,
-       CASE i.level WHEN 0 THEN 'direct' WHEN 1 THEN 'correlated' ELSE 'none' END AS evidence_level,
+       (SELECT u.name FROM traceloom_idle_name u WHERE u.kind = 'category' AND u.code = i.category)
+         AS category,
+       (SELECT u.name FROM traceloom_idle_name u WHERE u.kind = 'level' AND u.code = i.level)
+         AS evidence_level,
        i.slice_count, i.duration_ns, i.duration_ns / 1000.0 AS duration_us
 FROM traceloom_anchor_idle_explanation_core i;
 
@@ -125,11 +126,10 @@ CREATE VIEW traceloom_node_idle_explanation AS
 SELECT (SELECT n.node_id FROM traceloom_node_core n WHERE n.node_n = g.node_n) AS node_id,
        (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = g.db_idx) AS run_id,
        g.db_idx, g.device_id, g.view_name,
-       CASE g.category WHEN 0 THEN 'blocked_by_visible_wait' WHEN 1 THEN 'capture_control_present'
-         WHEN 2 THEN 'runtime_control_present' WHEN 3 THEN 'queued_visible_task_delay'
-         WHEN 4 THEN 'host_sync_api_present' WHEN 5 THEN 'no_observed_device_work'
-         ELSE 'unattributed_visible_idle' END AS category,
-       CASE g.level WHEN 0 THEN 'direct' WHEN 1 THEN 'correlated' ELSE 'none' END AS evidence_level,
+       (SELECT u.name FROM traceloom_idle_name u WHERE u.kind = 'category' AND u.code = g.category)
+         AS category,
+       (SELECT u.name FROM traceloom_idle_name u WHERE u.kind = 'level' AND u.code = g.level)
+         AS evidence_level,
        g.slice_count, g.duration_ns, g.duration_ns / 1000.0 AS duration_us
 FROM (SELECT na.node_n, na.db_idx, na.device_id, na.view_name, i.category, i.level,
              SUM(i.slice_count) AS slice_count, SUM(i.duration_ns) AS duration_ns

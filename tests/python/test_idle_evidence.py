@@ -257,3 +257,35 @@ def test_audit_joins_are_lookups(cli, fixtures, tmp_path):
              " GROUP BY run_id, gap_interval_id) x ON x.run_id = g.run_id"
              " AND x.gap_interval_id = g.interval_id")
     assert "(run_id=? AND gap_interval_id=?)" in p, p
+
+
+def test_view_names_are_the_stages(cli, fixtures, tmp_path):
+    """Where a view names a code with a CASE (explanations, stream states, a link's relation:
+    read row by row by the audit), each code of the stage's table traceloom_idle_name gets its
+    name: one row per code is added to a copy of an analysis and read back through the view."""
+    analyse(cli, fixtures, tmp_path, "adjacent_overlap").close()
+    con = sqlite3.connect(tmp_path / "adjacent_overlap.db")
+    names = {}
+    for kind, code, name in con.execute("SELECT kind, code, name FROM traceloom_idle_name"):
+        names.setdefault(kind, {})[code] = name
+    assert len(names["category"]) == 7 and len(names["level"]) == 3
+    assert len(names["relation"]) == 5 and len(names["state"]) == 10 and names["rule"]
+    for code in range(10):
+        con.execute("INSERT INTO traceloom_stream_state_core VALUES(0, 99, 0, ?1, 0, 1, ?1, 0, 1, 1,"
+                    " 'probe-' || ?1)", (code,))
+        con.execute("INSERT INTO traceloom_idle_explanation_core VALUES(0, 99, ?1, 0, 0, 1, ?2, ?3,"
+                    " ?4, 0, 0, 'probe-' || ?1, 'gap')", (code, code % 7, code % 3, code % 5))
+        con.execute("INSERT INTO traceloom_evidence_link_core(owner_kind_n, owner_id, db_idx,"
+                    " evidence_ordinal, relation, level, state) VALUES(1, 'probe', 0, ?1, ?2, ?3, ?1)",
+                    (code, code % 5, code % 3))
+    got = con.execute("SELECT state FROM traceloom_stream_state WHERE device_id = 99"
+                      " ORDER BY state_order").fetchall()
+    assert [g for g, in got] == [names["state"][c] for c in range(10)]
+    got = con.execute("SELECT category, evidence_level, evidence_relation FROM"
+                      " traceloom_idle_explanation WHERE device_id = 99 ORDER BY explanation_order")
+    assert got.fetchall() == [(names["category"][c % 7], names["level"][c % 3],
+                               names["relation"][c % 5]) for c in range(10)]
+    got = con.execute("SELECT relation, evidence_level, state FROM traceloom_evidence_link"
+                      " WHERE owner_id = 'probe' ORDER BY evidence_ordinal")
+    assert got.fetchall() == [(names["relation"][c % 5], names["level"][c % 3], names["state"][c])
+                              for c in range(10)]
