@@ -45,6 +45,7 @@ const char *tl_collection_name(int c);
 ** rule matched: unknown). */
 void tl_idle_classify(const tl_trace *t, size_t i, uint8_t *role, uint32_t *rule);
 const char *tl_idle_rule_id(uint32_t rule);
+uint32_t tl_idle_rule_count(void);       /* rules 0 .. count-1 have ids */
 const char *tl_idle_semantic_version(void);
 void tl_idle_semantic_sha256(char hex[65]);
 /* Host API families: 0 none, 1 host_sync, 2 enqueue; the matching pattern in *pattern. */

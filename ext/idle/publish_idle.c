@@ -95,52 +95,31 @@ int tl_idle_options_parse(const tl_json *v, tl_idle_options *o, tl_err *e) {
 
 /* ------------------------------------------------------------------ inputs read back */
 
-/* The source rows of the db's events and calls, as published. */
+/* The connection (correlation) ids of the db's events, as published: per event, TL_ABSENT
+** when none. Evidence links cite events by number; their source rows follow from the event. */
 typedef struct sources {
-  char *tables[32];              /* distinct source tables */
-  int ntables;
-  uint8_t *event_table;          /* per event: index into tables */
-  int64_t *event_key;            /* per event: source rowid */
-  int64_t *conn;                 /* per event: connection (correlation) id, TL_ABSENT */
+  int64_t *conn;
 } sources;
 
 static void sources_free(sources *s) {
-  for (int i = 0; i < s->ntables; i++) free(s->tables[i]);
-  free(s->event_table), free(s->event_key), free(s->conn);
+  free(s->conn);
   memset(s, 0, sizeof *s);
 }
 
-static int table_index(sources *s, const char *name) {
-  name = name ? name : "";
-  for (int i = 0; i < s->ntables; i++)
-    if (strcmp(s->tables[i], name) == 0) return i;
-  if (s->ntables == 32) return 31;
-  if (!(s->tables[s->ntables] = tl_strdup(name))) return -1;
-  return s->ntables++;
-}
-
 static int read_events(sqlite3 *db, size_t n, int db_idx, sources *s, tl_err *e) {
-  s->event_table = calloc(n ? n : 1, 1);
-  s->event_key = malloc((n ? n : 1) * sizeof *s->event_key);
-  s->conn = malloc((n ? n : 1) * sizeof *s->conn);
-  if (!s->event_table || !s->event_key || !s->conn) return tl_nomem(e);
-  for (size_t i = 0; i < n; i++) s->conn[i] = TL_ABSENT, s->event_key[i] = -1;
+  if (!(s->conn = malloc((n ? n : 1) * sizeof *s->conn))) return tl_nomem(e);
+  for (size_t i = 0; i < n; i++) s->conn[i] = TL_ABSENT;
   sqlite3_stmt *st;
-  if (tl_pub_prepare(db, "SELECT event_n, correlation_id, source_table, source_key FROM main.traceloom_event "
-                         "WHERE db_idx = ?1", &st, e))
+  if (tl_pub_prepare(db, "SELECT event_n, correlation_id FROM main.traceloom_event_core WHERE db_idx = ?1", &st, e))
     return TL_ERROR;
   sqlite3_bind_int(st, 1, db_idx);
-  int rc = TL_OK, r;
-  while (rc == TL_OK && (r = sqlite3_step(st)) == SQLITE_ROW) {
+  int r;
+  while ((r = sqlite3_step(st)) == SQLITE_ROW) {
     int64_t ev = sqlite3_column_int64(st, 0);
-    if (ev < 0 || (size_t)ev >= n) continue;
-    if (sqlite3_column_type(st, 1) != SQLITE_NULL) s->conn[ev] = sqlite3_column_int64(st, 1);
-    int t = table_index(s, (const char *)sqlite3_column_text(st, 2));
-    if (t < 0) rc = tl_nomem(e);
-    s->event_table[ev] = (uint8_t)t;
-    s->event_key[ev] = sqlite3_column_int64(st, 3);
+    if (ev >= 0 && (size_t)ev < n && sqlite3_column_type(st, 1) != SQLITE_NULL)
+      s->conn[ev] = sqlite3_column_int64(st, 1);
   }
-  if (rc == TL_OK && r != SQLITE_DONE) rc = tl_fail(e, "reading the published events: %s", sqlite3_errmsg(db));
+  int rc = r == SQLITE_DONE ? TL_OK : tl_fail(e, "reading the published events: %s", sqlite3_errmsg(db));
   sqlite3_finalize(st);
   return rc;
 }
@@ -187,9 +166,6 @@ static int read_apis(sqlite3 *db, int db_idx, tl_idle_host *h, api_sources *src,
 
 /* ------------------------------------------------------------------ rows */
 
-static const char *const LEVEL_NAME[] = {"direct", "correlated", "none"};
-static const char *const RELATION_NAME[] = {"device_event_coverage", "complete_absence_observation",
-                                            "exact_connection_id", "temporal_overlap", "none"};
 static const char *const STATUS_NAME[] = {"ok", "no_productive_span", "invalid_input", "empty_input"};
 static const char *const CANDIDATE_STATUS[] = {"possible_only", "non_robust_delay"};
 
@@ -199,21 +175,21 @@ typedef struct writer {
   sqlite3_stmt *interval, *state, *expl, *link, *cand, *model, *marker, *api, *tlink, *anchor, *meta;
   const char *run_id, *source_kind;
   int db_idx;
-  const sources *src;
   const api_sources *apis_src;
   const tl_idle_host *host;
-  const char *semantic_version;
-  const char *collection;
 } writer;
 
 static const char *SQL[] = {
-    "INSERT INTO traceloom_device_interval VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,'device',"
-    "'" TL_IDLE_CONTRACT "',?12,'" TL_IDLE_ATTRIBUTION "')",
-    "INSERT INTO traceloom_stream_state VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,'observed',?13,?13,"
-    "?14,?15,'device','" TL_IDLE_CONTRACT "',?16,'" TL_IDLE_ATTRIBUTION "')",
-    "INSERT INTO traceloom_idle_explanation VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,"
-    "?17,'device','" TL_IDLE_CONTRACT "',?18,'" TL_IDLE_ATTRIBUTION "')",
-    "INSERT INTO traceloom_evidence_link VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
+    "INSERT INTO traceloom_device_interval_core(db_idx, device_id, interval_order, start_ns, end_ns, idle, "
+    "source_count, interval_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
+    "INSERT INTO traceloom_stream_state_core(db_idx, device_id, stream_id, state_order, start_ns, end_ns, state, "
+    "source_count, stream_count, scan_complete, state_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+    "INSERT INTO traceloom_idle_explanation_core(db_idx, device_id, explanation_order, gap_order, start_ns, end_ns, "
+    "category, level, relation, alignment, source_count, idle_explanation_id, gap_interval_id) "
+    "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+    "INSERT INTO traceloom_evidence_link_core(owner_kind_n, owner_id, db_idx, evidence_ordinal, event_n, "
+    "source_table, source_key, relation, level, overlap_start_ns, overlap_end_ns, stream_id, state, rule_n) "
+    "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
     "INSERT INTO traceloom_idle_candidate VALUES(?1,?2,?3,?4,?5,?6,'correlated',?7,?8,?9,?10,?11,?12)",
     "INSERT INTO traceloom_clock_model VALUES(?1,?2,?3,?4,'profiler_host','caller_clock_realtime','device',"
     "'composed_affine',?5,?6,?7,?8,?9,'theil_sen_median','1',0,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,"
@@ -223,7 +199,7 @@ static const char *SQL[] = {
     "INSERT INTO traceloom_host_api_event VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,'profiler_host',"
     "'" TL_IDLE_CONTRACT "')",
     "INSERT INTO traceloom_task_api_link VALUES(?1,?2,?3,?4,?5,?6)",
-    "INSERT INTO traceloom_anchor_idle_explanation VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+    "INSERT INTO traceloom_anchor_idle_explanation_core VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
     "INSERT INTO traceloom_run_metadata VALUES(?1,?2,?3,?4,'" TL_IDLE_CONTRACT "',?5,?6,'" TL_IDLE_ATTRIBUTION
     "',?7,?8,?9,?10,?11,?12,?13)",
 };
@@ -247,43 +223,50 @@ static void bind_str(sqlite3_stmt *st, int col, const char *s) {
   else sqlite3_bind_null(st, col);
 }
 
-/* A link citing device event ev (or, with ev NONE, host call `call`). */
-static int link(writer *w, const char *owner_kind, const char *owner_id, int ordinal, const tl_idle_src *s,
-                const char *relation, const char *level, int extent, int64_t os, int64_t oe,
-                int64_t stream, const char *state, tl_err *e) {
+/* The owners of evidence links (traceloom_evidence_link_core.owner_kind_n), the levels and the
+** relations, as the views name them (sql/views/64_idle.sql). */
+enum { OWNER_INTERVAL = 0, OWNER_STATE, OWNER_EXPLANATION, OWNER_CANDIDATE, OWNER_CLOCK_MODEL };
+enum { LEVEL_DIRECT = 0, LEVEL_CORRELATED, LEVEL_NONE };
+enum { REL_COVERAGE = 0, REL_ABSENCE, REL_CONNECTION, REL_OVERLAP, REL_NONE };
+
+static void bind_opt(sqlite3_stmt *st, int col, int64_t v) {
+  if (v >= 0) sqlite3_bind_int64(st, col, v);
+  else sqlite3_bind_null(st, col);
+}
+
+/* A link of owner (kind, id) citing device event s->event (or, with it NONE, host call
+** s->call). */
+static int link(writer *w, int kind, const char *owner_id, int ordinal, const tl_idle_src *s, int relation,
+                int level, int extent, int64_t os, int64_t oe, int64_t stream, int state, tl_err *e) {
   sqlite3_stmt *st = w->link;
-  char key[32], trace[32];
-  bind_str(st, 1, owner_kind);
+  sqlite3_bind_int(st, 1, kind);
   bind_str(st, 2, owner_id);
-  sqlite3_bind_int(st, 3, ordinal);
-  bind_str(st, 4, w->source_kind);
+  sqlite3_bind_int(st, 3, w->db_idx);
+  sqlite3_bind_int(st, 4, ordinal);
   if (s->event != NONE) {
-    bind_str(st, 5, w->src->tables[w->src->event_table[s->event]]);
-    snprintf(key, sizeof key, "%lld", (long long)w->src->event_key[s->event]);
-    snprintf(trace, sizeof trace, "event-%u", s->event);
+    sqlite3_bind_int64(st, 5, s->event); /* table and key follow from the event */
+    sqlite3_bind_null(st, 6), sqlite3_bind_null(st, 7);
   } else {
     const api_source *x = NULL;
     for (size_t k = 0; k < w->host->apis.n; k++)
       if (w->host->apis.v[k].call == s->call) x = &w->apis_src->v[k];
-    bind_str(st, 5, x ? x->table : "");
+    char key[32];
     snprintf(key, sizeof key, "%lld", (long long)(x ? x->key : -1));
-    trace[0] = 0;
+    sqlite3_bind_null(st, 5);
+    bind_str(st, 6, x ? x->table : "");
+    bind_str(st, 7, key);
   }
-  bind_str(st, 6, key);
-  bind_str(st, 7, relation);
-  bind_str(st, 8, level);
-  if (extent && oe > os) sqlite3_bind_int64(st, 9, os), sqlite3_bind_int64(st, 10, oe);
-  else sqlite3_bind_null(st, 9), sqlite3_bind_null(st, 10);
-  if (stream >= 0) sqlite3_bind_int64(st, 11, stream);
-  else sqlite3_bind_null(st, 11);
-  bind_str(st, 12, state);
-  bind_str(st, 13, trace);
-  bind_str(st, 14, s->event != NONE && s->rule != NONE ? tl_idle_rule_id(s->rule) : NULL);
-  return tl_pub_step(w->db, st, "traceloom_evidence_link", e);
+  sqlite3_bind_int(st, 8, relation);
+  sqlite3_bind_int(st, 9, level);
+  if (extent && oe > os) sqlite3_bind_int64(st, 10, os), sqlite3_bind_int64(st, 11, oe);
+  else sqlite3_bind_null(st, 10), sqlite3_bind_null(st, 11);
+  bind_opt(st, 12, stream);
+  bind_opt(st, 13, state);
+  bind_opt(st, 14, s->event != NONE && s->rule != NONE ? (int64_t)s->rule : -1);
+  return tl_pub_step(w->db, st, "traceloom_evidence_link_core", e);
 }
 
-static int write_device(writer *w, const tl_idle_events *ev, const tl_idle_device *d, const tl_clock_model *m,
-                        tl_err *e) {
+static int write_device(writer *w, const tl_idle_events *ev, const tl_idle_device *d, tl_err *e) {
   const tl_trace *t = ev->t;
   char id[96], gap_id[96];
   int rc = TL_OK;
@@ -291,21 +274,17 @@ static int write_device(writer *w, const tl_idle_events *ev, const tl_idle_devic
     const tl_idle_interval *x = &d->intervals.v[i];
     snprintf(id, sizeof id, "device-interval-d%d-dev%u-%zu", w->db_idx, d->device_id, i);
     sqlite3_stmt *st = w->interval;
-    bind_str(st, 1, id);
-    bind_str(st, 2, w->run_id);
-    sqlite3_bind_int(st, 3, w->db_idx);
-    sqlite3_bind_int64(st, 4, d->device_id);
-    sqlite3_bind_int64(st, 5, (int64_t)i);
-    sqlite3_bind_int64(st, 6, x->start), sqlite3_bind_int64(st, 7, x->end);
-    sqlite3_bind_int64(st, 8, x->end - x->start);
-    sqlite3_bind_double(st, 9, tl_ns_to_us(x->end - x->start));
-    bind_str(st, 10, x->kind ? "visible_productive_idle" : "productive_active");
-    sqlite3_bind_int64(st, 11, x->nsrc);
-    bind_str(st, 12, w->semantic_version);
-    rc = tl_pub_step(w->db, st, "traceloom_device_interval", e);
+    sqlite3_bind_int(st, 1, w->db_idx);
+    sqlite3_bind_int64(st, 2, d->device_id);
+    sqlite3_bind_int64(st, 3, (int64_t)i);
+    sqlite3_bind_int64(st, 4, x->start), sqlite3_bind_int64(st, 5, x->end);
+    sqlite3_bind_int(st, 6, x->kind);
+    sqlite3_bind_int64(st, 7, x->nsrc);
+    bind_str(st, 8, id);
+    rc = tl_pub_step(w->db, st, "traceloom_device_interval_core", e);
     for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++)
-      rc = link(w, "device_interval", id, (int)k, &d->interval_src.v[x->first_src + k], "none", "none", 0, 0, 0,
-                -1, NULL, e);
+      rc = link(w, OWNER_INTERVAL, id, (int)k, &d->interval_src.v[x->first_src + k], REL_NONE, LEVEL_NONE, 0,
+                0, 0, -1, -1, e);
   }
   uint32_t order = 0;
   for (size_t i = 0; rc == TL_OK && i < d->states.n; i++) {
@@ -313,26 +292,20 @@ static int write_device(writer *w, const tl_idle_events *ev, const tl_idle_devic
     order = i && d->states.v[i - 1].stream == x->stream ? order + 1 : 0;
     snprintf(id, sizeof id, "stream-state-d%d-dev%u-s%u-%u", w->db_idx, d->device_id, x->stream, order);
     sqlite3_stmt *st = w->state;
-    bind_str(st, 1, id);
-    bind_str(st, 2, w->run_id);
-    sqlite3_bind_int(st, 3, w->db_idx);
-    sqlite3_bind_int64(st, 4, d->device_id);
-    sqlite3_bind_int64(st, 5, x->stream);
-    sqlite3_bind_int64(st, 6, order);
-    sqlite3_bind_int64(st, 7, x->start), sqlite3_bind_int64(st, 8, x->end);
-    sqlite3_bind_int64(st, 9, x->end - x->start);
-    sqlite3_bind_double(st, 10, tl_ns_to_us(x->end - x->start));
-    bind_str(st, 11, tl_idle_state_name(x->state));
-    sqlite3_bind_int64(st, 12, x->nsrc);
-    sqlite3_bind_int64(st, 13, d->stream_count);
-    sqlite3_bind_int(st, 14, d->scan_complete);
-    bind_str(st, 15, w->collection);
-    bind_str(st, 16, w->semantic_version);
-    rc = tl_pub_step(w->db, st, "traceloom_stream_state", e);
+    sqlite3_bind_int(st, 1, w->db_idx);
+    sqlite3_bind_int64(st, 2, d->device_id);
+    sqlite3_bind_int64(st, 3, x->stream);
+    sqlite3_bind_int64(st, 4, order);
+    sqlite3_bind_int64(st, 5, x->start), sqlite3_bind_int64(st, 6, x->end);
+    sqlite3_bind_int(st, 7, x->state);
+    sqlite3_bind_int64(st, 8, x->nsrc);
+    sqlite3_bind_int64(st, 9, d->stream_count);
+    sqlite3_bind_int(st, 10, d->scan_complete);
+    bind_str(st, 11, id);
+    rc = tl_pub_step(w->db, st, "traceloom_stream_state_core", e);
     for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++) {
       const tl_idle_src *s = &d->state_src.v[x->first_src + k];
-      rc = link(w, "stream_state", id, (int)k, s, "none", "none", 0, 0, 0, x->stream,
-                tl_idle_state_name(s->state), e);
+      rc = link(w, OWNER_STATE, id, (int)k, s, REL_NONE, LEVEL_NONE, 0, 0, 0, x->stream, s->state, e);
     }
   }
   for (size_t i = 0; rc == TL_OK && i < d->expl.n; i++) {
@@ -340,47 +313,43 @@ static int write_device(writer *w, const tl_idle_events *ev, const tl_idle_devic
     snprintf(id, sizeof id, "idle-explanation-d%d-dev%u-%zu", w->db_idx, d->device_id, i);
     snprintf(gap_id, sizeof gap_id, "device-interval-d%d-dev%u-%u", w->db_idx, d->device_id, x->gap);
     sqlite3_stmt *st = w->expl;
-    bind_str(st, 1, id);
-    bind_str(st, 2, w->run_id);
-    bind_str(st, 3, gap_id);
-    sqlite3_bind_int(st, 4, w->db_idx);
-    sqlite3_bind_int64(st, 5, d->device_id);
-    sqlite3_bind_int64(st, 6, (int64_t)i);
-    sqlite3_bind_int64(st, 7, x->start), sqlite3_bind_int64(st, 8, x->end);
-    sqlite3_bind_int64(st, 9, x->end - x->start);
-    sqlite3_bind_double(st, 10, tl_ns_to_us(x->end - x->start));
-    bind_str(st, 11, tl_idle_category_name(x->category));
-    bind_str(st, 12, LEVEL_NAME[x->level]);
-    bind_str(st, 13, RELATION_NAME[x->relation]);
-    bind_str(st, 14, tl_alignment_name(x->alignment));
-    bind_str(st, 15, w->collection);
-    bind_str(st, 16, x->reason);
-    sqlite3_bind_int64(st, 17, x->nsrc);
-    bind_str(st, 18, w->semantic_version);
-    rc = tl_pub_step(w->db, st, "traceloom_idle_explanation", e);
+    sqlite3_bind_int(st, 1, w->db_idx);
+    sqlite3_bind_int64(st, 2, d->device_id);
+    sqlite3_bind_int64(st, 3, (int64_t)i);
+    sqlite3_bind_int64(st, 4, x->gap);
+    sqlite3_bind_int64(st, 5, x->start), sqlite3_bind_int64(st, 6, x->end);
+    sqlite3_bind_int(st, 7, x->category);
+    sqlite3_bind_int(st, 8, x->level);
+    sqlite3_bind_int(st, 9, x->relation);
+    sqlite3_bind_int(st, 10, x->alignment);
+    sqlite3_bind_int64(st, 11, x->nsrc);
+    bind_str(st, 12, id);
+    bind_str(st, 13, gap_id);
+    rc = tl_pub_step(w->db, st, "traceloom_idle_explanation_core", e);
     int ordinal = 0;
     for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++) {
       const tl_idle_src *s = &d->expl_src.v[x->first_src + k];
       if (x->category <= TL_IC_RUNTIME) {
         int64_t os = t->ev.start_ns[s->event] > x->start ? t->ev.start_ns[s->event] : x->start;
         int64_t oe = tl_events_end(&t->ev, s->event) < x->end ? tl_events_end(&t->ev, s->event) : x->end;
-        rc = link(w, "explanation", id, ordinal++, s, "device_event_coverage", "direct", 1, os, oe, -1, NULL, e);
+        rc = link(w, OWNER_EXPLANATION, id, ordinal++, s, REL_COVERAGE, LEVEL_DIRECT, 1, os, oe, -1, -1, e);
       } else if (x->category == TL_IC_HOST_SYNC || x->category == TL_IC_QUEUED) {
-        const char *rel = x->category == TL_IC_HOST_SYNC ? "temporal_overlap" : "exact_connection_id";
+        int rel = x->category == TL_IC_HOST_SYNC ? REL_OVERLAP : REL_CONNECTION;
         tl_idle_src host = *s;
         host.event = NONE; /* the host call */
-        rc = link(w, "explanation", id, ordinal++, &host, rel, "correlated", 1, x->start, x->end, -1, NULL, e);
+        rc = link(w, OWNER_EXPLANATION, id, ordinal++, &host, rel, LEVEL_CORRELATED, 1, x->start, x->end, -1,
+                  -1, e);
         if (rc == TL_OK && x->category == TL_IC_QUEUED && s->event != NONE) {
           tl_idle_src task = *s;
           task.call = NONE, task.rule = ev->rule[s->event];
-          rc = link(w, "explanation", id, ordinal++, &task, rel, "correlated", 1, x->start, x->end, -1, NULL, e);
+          rc = link(w, OWNER_EXPLANATION, id, ordinal++, &task, rel, LEVEL_CORRELATED, 1, x->start, x->end,
+                    -1, -1, e);
         }
       } else {
-        rc = link(w, "explanation", id, ordinal++, s, "none", "none", 0, 0, 0, -1, NULL, e);
+        rc = link(w, OWNER_EXPLANATION, id, ordinal++, s, REL_NONE, LEVEL_NONE, 0, 0, 0, -1, -1, e);
       }
     }
   }
-  (void)m;
   return rc;
 }
 
@@ -454,8 +423,8 @@ static int write_host(writer *w, const tl_idle_events *ev, const tl_idle_devices
     tl_idle_src host = c->src;
     host.event = NONE;
     if (rc == TL_OK)
-      rc = link(w, "candidate", id, 0, &host, sync ? "temporal_overlap" : "exact_connection_id", "correlated", 1,
-                c->src.overlap_start, c->src.overlap_end, -1, NULL, e);
+      rc = link(w, OWNER_CANDIDATE, id, 0, &host, sync ? REL_OVERLAP : REL_CONNECTION,
+                LEVEL_CORRELATED, 1, c->src.overlap_start, c->src.overlap_end, -1, -1, e);
   }
   (void)devs;
   return rc;
@@ -506,19 +475,18 @@ static int write_clock(writer *w, const tl_clock_models *models, const tl_clock_
     for (size_t i = 0; rc == TL_OK && i < markers->n; i++) {
       const tl_marker_row *r = &markers->v[i];
       if (r->device_id != (int64_t)m->device_id) continue;
-      sqlite3_stmt *ls = w->link;
-      bind_str(ls, 1, "clock_model");
+      sqlite3_stmt *ls = w->link; /* the marker row; its source kind is the view's */
+      sqlite3_bind_int(ls, 1, OWNER_CLOCK_MODEL);
       bind_str(ls, 2, id);
-      sqlite3_bind_int(ls, 3, ordinal++);
-      bind_str(ls, 4, "clock_marker_tsv");
-      bind_str(ls, 5, "clock_markers");
-      bind_str(ls, 6, r->marker_id);
-      bind_str(ls, 7, "none");
-      bind_str(ls, 8, "none");
-      for (int c = 9; c <= 12; c++) sqlite3_bind_null(ls, c);
-      bind_str(ls, 13, "");
-      sqlite3_bind_null(ls, 14);
-      rc = tl_pub_step(w->db, ls, "traceloom_evidence_link", e);
+      sqlite3_bind_int(ls, 3, w->db_idx);
+      sqlite3_bind_int(ls, 4, ordinal++);
+      sqlite3_bind_null(ls, 5);
+      bind_str(ls, 6, "clock_markers");
+      bind_str(ls, 7, r->marker_id);
+      sqlite3_bind_int(ls, 8, REL_NONE);
+      sqlite3_bind_int(ls, 9, LEVEL_NONE);
+      for (int c = 10; c <= 14; c++) sqlite3_bind_null(ls, c);
+      rc = tl_pub_step(w->db, ls, "traceloom_evidence_link_core", e);
     }
   }
   for (size_t i = 0; rc == TL_OK && i < markers->n; i++) {
@@ -593,20 +561,16 @@ static int write_anchors(writer *w, const tl_idle_input *in, const tl_idle_devic
     for (size_t g = 0; g < an->groups.n && !gr; g++)
       if (sum.anchor >= an->groups.v[g].first && sum.anchor < an->groups.v[g].first + an->groups.v[g].count)
         gr = &an->groups.v[g];
-    char id[32];
-    snprintf(id, sizeof id, "anchor-%u", sum.anchor);
     sqlite3_stmt *st = w->anchor;
-    bind_str(st, 1, id);
-    bind_str(st, 2, w->run_id);
-    sqlite3_bind_int(st, 3, w->db_idx);
-    sqlite3_bind_int64(st, 4, gr->device_id);
-    sqlite3_bind_int64(st, 5, (int64_t)(sum.anchor - gr->first + 1));
-    bind_str(st, 6, tl_idle_category_name(sum.category));
-    bind_str(st, 7, LEVEL_NAME[sum.level]);
-    sqlite3_bind_int64(st, 8, (int64_t)sum.slices);
-    sqlite3_bind_int64(st, 9, sum.ns);
-    sqlite3_bind_double(st, 10, tl_ns_to_us(sum.ns));
-    rc = tl_pub_step(w->db, st, "traceloom_anchor_idle_explanation", e);
+    sqlite3_bind_int64(st, 1, sum.anchor); /* anchor_n: the n of anchor-<n> */
+    sqlite3_bind_int(st, 2, w->db_idx);
+    sqlite3_bind_int64(st, 3, gr->device_id);
+    sqlite3_bind_int64(st, 4, (int64_t)(sum.anchor - gr->first + 1));
+    sqlite3_bind_int(st, 5, sum.category);
+    sqlite3_bind_int(st, 6, sum.level);
+    sqlite3_bind_int64(st, 7, (int64_t)sum.slices);
+    sqlite3_bind_int64(st, 8, sum.ns);
+    rc = tl_pub_step(w->db, st, "traceloom_anchor_idle_explanation_core", e);
     i = j;
   }
   TL_VEC_FREE(&acc);
@@ -726,9 +690,7 @@ static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clo
     tl_sha256_update(&s, meta.p, meta.n);
     tl_sha256_final(&s, d);
     tl_sha256_hex(d, run_id);
-    w.db = db, w.run_id = run_id, w.source_kind = kind, w.db_idx = db_idx, w.src = &src;
-    w.apis_src = &apis_src, w.host = &host, w.semantic_version = tl_idle_semantic_version();
-    w.collection = tl_collection_name(o->collection);
+    w.db = db, w.run_id = run_id, w.source_kind = kind, w.db_idx = db_idx, w.apis_src = &apis_src, w.host = &host;
     rc = writer_open(&w, e);
   }
   if (rc == TL_OK) {
@@ -755,7 +717,7 @@ static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clo
     rc = tl_pub_step(db, st, "traceloom_run_metadata", e);
   }
   for (size_t k = 0; rc == TL_OK && k < devs.n; k++)
-    rc = write_device(&w, &ev, &devs.v[k], tl_clock_model_for(&models, devs.v[k].device_id), e);
+    rc = write_device(&w, &ev, &devs.v[k], e);
   if (rc == TL_OK) rc = write_host(&w, &ev, &devs, e);
   if (rc == TL_OK && o->clock_markers) rc = write_clock(&w, &models, markers, e);
   if (rc == TL_OK) rc = write_anchors(&w, in, &devs, e);
@@ -770,6 +732,31 @@ static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clo
   return rc;
 }
 
+static const char *level_name(uint32_t c) { return (const char *[]){"direct", "correlated", "none"}[c]; }
+static const char *category_name(uint32_t c) { return tl_idle_category_name((int)c); }
+static const char *state_name(uint32_t c) { return tl_idle_state_name((int)c); }
+static const char *relation_name(uint32_t c) {
+  return (const char *[]){"device_event_coverage", "complete_absence_observation", "exact_connection_id",
+                          "temporal_overlap", "none"}[c];
+}
+static uint32_t level_count(void) { return 3; }
+static uint32_t relation_count(void) { return REL_NONE + 1; }
+static uint32_t category_count(void) { return TL_IC_UNATTRIBUTED + 1; }
+static uint32_t state_count(void) { return TL_IS_AMBIGUOUS + 1; }
+
+/* traceloom_idle_name: per kind, the names of codes 0 .. count() - 1. */
+static const struct {
+  const char *kind;
+  uint32_t (*count)(void);
+  const char *(*name)(uint32_t code);
+} CODE_NAMES[] = {
+    {"category", category_count, category_name},
+    {"level", level_count, level_name},
+    {"relation", relation_count, relation_name},
+    {"state", state_count, state_name},
+    {"rule", tl_idle_rule_count, tl_idle_rule_id},
+};
+
 int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
   const tl_idle_options *o = in->options;
   if (!o || !o->enabled) return TL_OK;
@@ -782,6 +769,29 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
     if (tl_family_provider(p->inputs.v[d].family) == TL_PROVIDER_ASCEND) rc = run_db(db, in, (int)d, &markers, e);
   }
   tl_marker_rows_free(rows, nrows);
+  /* The names of the codes the cores store (the views read them). */
+  sqlite3_stmt *st = NULL;
+  if (rc == TL_OK) rc = tl_pub_prepare(db, "INSERT INTO traceloom_idle_name VALUES(?1, ?2, ?3)", &st, e);
+  for (size_t k = 0; rc == TL_OK && k < sizeof CODE_NAMES / sizeof CODE_NAMES[0]; k++)
+    for (uint32_t c = 0; rc == TL_OK && c < CODE_NAMES[k].count(); c++) {
+      bind_str(st, 1, CODE_NAMES[k].kind);
+      sqlite3_bind_int64(st, 2, c);
+      bind_str(st, 3, CODE_NAMES[k].name(c));
+      rc = tl_pub_step(db, st, "traceloom_idle_name", e);
+    }
+  sqlite3_finalize(st);
+  /* One unique index per text id of the cores, built once the rows are in (an index kept
+  ** while inserting costs a B-tree insert per row), makes a join on the id a lookup (the audit
+  ** looks up owners, gaps and states by id). Evidence links are looked up by owner only for
+  ** explanations (host evidence, few rows): a partial index. */
+  static const char *const INDEXES[] = {
+      "CREATE UNIQUE INDEX traceloom_device_interval_core_id ON traceloom_device_interval_core(interval_id)",
+      "CREATE UNIQUE INDEX traceloom_stream_state_core_id ON traceloom_stream_state_core(state_id)",
+      "CREATE UNIQUE INDEX traceloom_idle_explanation_core_id "
+      "ON traceloom_idle_explanation_core(idle_explanation_id)",
+      "CREATE INDEX traceloom_evidence_link_core_explanation ON traceloom_evidence_link_core(owner_id) "
+      "WHERE owner_kind = 'explanation'"};
+  for (size_t i = 0; rc == TL_OK && i < sizeof INDEXES / sizeof INDEXES[0]; i++) rc = tl_pub_exec(db, INDEXES[i], e);
   /* The idle evidence cites device events by their text id (traceloom_evidence_link and
   ** traceloom_task_api_link .trace_event_id), and the idle-evidence-audit report looks each
   ** citation up with a correlated EXISTS, where SQLite builds no automatic index: without this

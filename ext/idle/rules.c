@@ -126,6 +126,7 @@ const char *tl_alignment_name(int a) { return ALIGNMENT_NAME[a]; }
 const char *tl_collection_name(int c) { return COLLECTION_NAME[c]; }
 const char *tl_link_status_name(int s) { return LINK_NAME[s]; }
 const char *tl_idle_rule_id(uint32_t rule) { return rule < NSEMANTIC ? SEMANTIC[rule].id : NULL; }
+uint32_t tl_idle_rule_count(void) { return (uint32_t)NSEMANTIC; }
 const char *tl_idle_semantic_version(void) { return SEMANTIC_VERSION; }
 const char *tl_idle_host_api_version(void) { return HOST_API_VERSION; }
 

@@ -187,3 +187,105 @@ def test_event_citations_are_looked_up_by_index(cli, fixtures, tmp_path):
                          ).fetchone()[0]
     assert linked == con.execute("SELECT count(*) FROM traceloom_evidence_link "
                                  "WHERE trace_event_id IS NOT NULL").fetchone()[0] > 0
+
+
+IDLE_VIEWS = ["traceloom_device_interval", "traceloom_stream_state", "traceloom_idle_explanation"]
+
+
+def test_view_constants_are_the_runs(cli, fixtures, tmp_path):
+    """The idle views spell the run id, collection status and the contract, rule and
+    attribution versions per row; the run records them once (traceloom_run_metadata)."""
+    con = analyse(cli, fixtures, tmp_path, "clock_drift")
+    run = con.execute("SELECT run_id, contract_version, semantic_rules_version,"
+                      " attribution_rule_version, collection_status FROM traceloom_run_metadata"
+                      ).fetchall()
+    assert len(run) == 1 and run[0][4] == "complete"
+    for view in IDLE_VIEWS:
+        got = con.execute(f"SELECT DISTINCT run_id, contract_version, semantic_rules_version,"
+                          f" attribution_rule_version FROM {view}").fetchall()
+        assert got == [run[0][:4]], view
+    for view in ["traceloom_stream_state", "traceloom_idle_explanation"]:
+        assert con.execute(f"SELECT DISTINCT collection_status FROM {view}").fetchall() == [("complete",)]
+    # the host explanation of the case cites its host call and the explanation's lookup by owner
+    # finds it
+    (xid,), = con.execute("SELECT idle_explanation_id FROM traceloom_idle_explanation"
+                          " WHERE category = 'host_sync_api_present'")
+    assert con.execute("SELECT source_kind, relation, evidence_level, trace_event_id"
+                       " FROM traceloom_evidence_link WHERE owner_kind = 'explanation'"
+                       " AND owner_id = ?", (xid,)).fetchall() == [
+        ("ascend_sqlite_hot_path", "temporal_overlap", "correlated", "")]
+
+
+def test_idle_cores_store_only_ids_as_text(cli, fixtures, tmp_path):
+    """The large idle tables hold integers and codes; the only stored text is each row's id
+    (and a link's owner and event ids, and the table and key of a cited host call or marker):
+    no run id, version, name or reason repeated per row."""
+    con = analyse(cli, fixtures, tmp_path, "adjacent_overlap")
+    want = {"traceloom_device_interval_core": ["interval_id"],
+            "traceloom_stream_state_core": ["state_id"],
+            "traceloom_idle_explanation_core": ["idle_explanation_id", "gap_interval_id"],
+            "traceloom_evidence_link_core": ["owner_id", "source_table", "source_key",
+                                             "trace_event_id"],
+            "traceloom_anchor_idle_explanation_core": []}
+    for core, ids in want.items():
+        cols = con.execute(f"SELECT name, type, hidden FROM pragma_table_xinfo('{core}')").fetchall()
+        # hidden: 0 a plain column, 2 a VIRTUAL generated one, 3 a STORED generated one
+        assert [n for n, t, hidden in cols if t == "TEXT" and hidden in (0, 3)] == ids, core
+
+
+def test_audit_joins_are_lookups(cli, fixtures, tmp_path):
+    """idle-evidence-audit joins links to their owners and gaps to their grouped explanations by
+    text id: each must be an index lookup (a scan per row is minutes on the 1M profile)."""
+    con = analyse(cli, fixtures, tmp_path, "adjacent_overlap")
+
+    def plan(sql):
+        return " ".join(r[3] for r in con.execute("EXPLAIN QUERY PLAN " + sql))
+    for view, key, index in [
+            ("traceloom_device_interval", "interval_id", "traceloom_device_interval_core_id"),
+            ("traceloom_stream_state", "state_id", "traceloom_stream_state_core_id"),
+            ("traceloom_idle_explanation", "idle_explanation_id",
+             "traceloom_idle_explanation_core_id")]:
+        p = plan(f"SELECT count(o.run_id) FROM traceloom_evidence_link l"
+                 f" LEFT JOIN {view} o ON o.{key} = l.owner_id")
+        assert f"USING INDEX {index} ({key}=?)" in p, p
+    p = plan("SELECT count(*) FROM traceloom_idle_explanation e WHERE EXISTS (SELECT 1 FROM"
+             " traceloom_evidence_link l WHERE l.owner_kind = 'explanation'"
+             " AND l.owner_id = e.idle_explanation_id)")
+    assert "traceloom_evidence_link_core_explanation (owner_id=?)" in p, p
+    p = plan("SELECT count(x.n) FROM traceloom_device_interval g LEFT JOIN (SELECT run_id,"
+             " gap_interval_id, count(*) AS n FROM traceloom_idle_explanation"
+             " GROUP BY run_id, gap_interval_id) x ON x.run_id = g.run_id"
+             " AND x.gap_interval_id = g.interval_id")
+    assert "(run_id=? AND gap_interval_id=?)" in p, p
+
+
+def test_view_names_are_the_stages(cli, fixtures, tmp_path):
+    """Where a view names a code with a CASE (explanations, stream states, a link's relation:
+    read row by row by the audit), each code of the stage's table traceloom_idle_name gets its
+    name: one row per code is added to a copy of an analysis and read back through the view."""
+    analyse(cli, fixtures, tmp_path, "adjacent_overlap").close()
+    con = sqlite3.connect(tmp_path / "adjacent_overlap.db")
+    names = {}
+    for kind, code, name in con.execute("SELECT kind, code, name FROM traceloom_idle_name"):
+        names.setdefault(kind, {})[code] = name
+    assert len(names["category"]) == 7 and len(names["level"]) == 3
+    assert len(names["relation"]) == 5 and len(names["state"]) == 10 and names["rule"]
+    for code in range(10):
+        con.execute("INSERT INTO traceloom_stream_state_core VALUES(0, 99, 0, ?1, 0, 1, ?1, 0, 1, 1,"
+                    " 'probe-' || ?1)", (code,))
+        con.execute("INSERT INTO traceloom_idle_explanation_core VALUES(0, 99, ?1, 0, 0, 1, ?2, ?3,"
+                    " ?4, 0, 0, 'probe-' || ?1, 'gap')", (code, code % 7, code % 3, code % 5))
+        con.execute("INSERT INTO traceloom_evidence_link_core(owner_kind_n, owner_id, db_idx,"
+                    " evidence_ordinal, relation, level, state) VALUES(1, 'probe', 0, ?1, ?2, ?3, ?1)",
+                    (code, code % 5, code % 3))
+    got = con.execute("SELECT state FROM traceloom_stream_state WHERE device_id = 99"
+                      " ORDER BY state_order").fetchall()
+    assert [g for g, in got] == [names["state"][c] for c in range(10)]
+    got = con.execute("SELECT category, evidence_level, evidence_relation FROM"
+                      " traceloom_idle_explanation WHERE device_id = 99 ORDER BY explanation_order")
+    assert got.fetchall() == [(names["category"][c % 7], names["level"][c % 3],
+                               names["relation"][c % 5]) for c in range(10)]
+    got = con.execute("SELECT relation, evidence_level, state FROM traceloom_evidence_link"
+                      " WHERE owner_id = 'probe' ORDER BY evidence_ordinal")
+    assert got.fetchall() == [(names["relation"][c % 5], names["level"][c % 3], names["state"][c])
+                              for c in range(10)]
