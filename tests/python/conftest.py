@@ -3,6 +3,8 @@ import hashlib
 import os
 import pathlib
 
+import subprocess
+
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -26,6 +28,16 @@ def fixtures(build_dir) -> pathlib.Path:
     path = build_dir / "fixtures"
     assert path.exists(), "run `make fixtures` first"
     return path
+
+
+@pytest.fixture(scope="session")
+def exact_hlt_db(cli, fixtures, tmp_path_factory) -> pathlib.Path:
+    """One CLI analysis of the exact_hlt fixture (anchors, represented collectives, auxiliary
+    links, exact replay units), shared by the tests that only read it."""
+    out = tmp_path_factory.mktemp("exact_hlt") / "analysis.db"
+    subprocess.run([str(cli), str(fixtures / "exact_hlt" / "mono"), "--output", str(out)],
+                   check=True, capture_output=True)
+    return out
 
 
 def tree_digest(root: pathlib.Path) -> dict:

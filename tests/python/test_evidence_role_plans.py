@@ -13,7 +13,6 @@ equals the readable formulation over the decision view.
 """
 import pathlib
 import sqlite3
-import subprocess
 
 import pytest
 
@@ -22,12 +21,10 @@ QUERIES = ROOT.parent / "shared" / "reference" / "report-sql"
 
 
 @pytest.fixture(scope="module")
-def analysis(cli, fixtures, tmp_path_factory):
-    # exact_hlt: anchors, represented collectives, auxiliary links and exact replay units
-    out = tmp_path_factory.mktemp("roles") / "hlt.db"
-    subprocess.run([str(cli), str(fixtures / "exact_hlt" / "mono"), "--output", str(out)],
-                   check=True, capture_output=True)
-    return sqlite3.connect(f"file:{out}?mode=ro", uri=True)
+def analysis(exact_hlt_db):
+    con = sqlite3.connect(f"file:{exact_hlt_db}?mode=ro", uri=True)
+    yield con
+    con.close()
 
 
 def plan(con, name):

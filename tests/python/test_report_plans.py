@@ -8,7 +8,6 @@ builds on that aggregate, and a runtime call's API layer and family are made onc
 import pathlib
 import re
 import sqlite3
-import subprocess
 
 import pytest
 
@@ -26,11 +25,10 @@ AGGREGATES = {"traceloom_v_structure_bubble_host_context": ("api", "f"),
 
 
 @pytest.fixture(scope="module")
-def analysis(cli, fixtures, tmp_path_factory):
-    out = tmp_path_factory.mktemp("plans") / "hlt.db"
-    subprocess.run([str(cli), str(fixtures / "exact_hlt" / "mono"), "--output", str(out)],
-                   check=True, capture_output=True)
-    return sqlite3.connect(f"file:{out}?mode=ro", uri=True)
+def analysis(exact_hlt_db):
+    con = sqlite3.connect(f"file:{exact_hlt_db}?mode=ro", uri=True)
+    yield con
+    con.close()
 
 
 def problems(con, view):

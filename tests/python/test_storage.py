@@ -17,11 +17,8 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def analysis(cli, fixtures, tmp_path_factory):
-    out = tmp_path_factory.mktemp("storage") / "analysis.db"
-    subprocess.run([str(cli), str(fixtures / "exact_hlt" / "mono"), "--output", str(out)],
-                   check=True, capture_output=True)
-    con = sqlite3.connect("file:%s?mode=ro" % out, uri=True)
+def analysis(exact_hlt_db):
+    con = sqlite3.connect(f"file:{exact_hlt_db}?mode=ro", uri=True)
     yield con
     con.close()
 
