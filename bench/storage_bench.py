@@ -9,8 +9,11 @@ measures, each as a child process timed with wait4 (wall, CPU = user + system, p
   bare copy  CREATE TABLE AS SELECT of TASK's startNs, endNs, deviceId, streamId, taskType,
              connectionId, globalTaskId, modelId and all of COMPUTE_TASK_INFO,
              COMMUNICATION_OP and CANN_API into a fresh file (journal and sync off): the
-             cheapest way SQLite itself copies the rows the analysis reads;
+             cheapest way SQLite itself copies the rows the analysis reads; and the same
+             copy with 16 KiB pages, the page size the CLI gives its new file;
   analysis   build/traceloom PROFILE --output X.db (threads 2, the default);
+  stored rows copy  SQLite writing the analysis's own tables and indexes into a fresh file
+             with the CLI's settings, nothing computed (the floor of one writer);
 and prints the analysis as a ratio to the bare copy (targets: <= 5x, goal 3x), the analysis
 database's size as a ratio to the input (<= 1.5x, goal 1x), then, on that analysis, the time
 of the first 100 rows of every shipped view (target < 1 s) and of every catalog example
@@ -21,6 +24,7 @@ import argparse
 import datetime
 import os
 import platform
+import re
 import sqlite3
 import subprocess
 import sys
@@ -59,10 +63,12 @@ def best(repeat, make_cmd):
     return min(runs, key=lambda r: r[1])
 
 
-def bare_copy_cmd(db, out):
+def bare_copy_cmd(db, out, page_size=None):
+    """The issue's bare copy (SQLite's default page size); page_size: with the analysis's."""
     if os.path.exists(out):
         os.remove(out)
-    sql = ("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
+    sql = (("PRAGMA page_size=%d; " % page_size if page_size else "") +
+           "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
            "ATTACH 'file:%s?mode=ro' AS p; "
            "CREATE TABLE t AS SELECT startNs, endNs, deviceId, streamId, taskType, connectionId, "
            "globalTaskId, modelId FROM p.TASK; "
@@ -72,11 +78,18 @@ def bare_copy_cmd(db, out):
     return ["sqlite3", "-cmd", ".timeout 1000", out, sql]
 
 
+GENERATED = re.compile(r",\s*(\w+\s+TEXT\s+GENERATED ALWAYS AS \((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+                       r"\s+VIRTUAL)", re.S)
+
+
 def stored_copy_cmd(analysis_db, out):
-    """SQLite writing what the analysis stores: every table of the analysis with its own
-    declaration (generated columns cost nothing), filled by INSERT ... SELECT of its stored
-    columns in key order, then its indexes, into a fresh file (journal and sync off). The
-    floor of publication with one SQLite writer: no analysis, only the writes."""
+    """SQLite writing what the analysis stores: every table of the analysis declared as the
+    analysis declares it while writing (its text-id generated columns are added afterwards
+    by ALTER TABLE, sql/views/00_indexes.sql: SQLite computes a declared virtual column on
+    every INSERT), filled by INSERT ... SELECT of its stored columns in key order, then its
+    generated columns and indexes, into a fresh file with the CLI's settings (16 KiB pages,
+    journal and sync off). The floor of publication with one SQLite writer: no analysis,
+    only the writes."""
     if os.path.exists(out):
         os.remove(out)
     con = sqlite3.connect("file:%s?mode=ro" % analysis_db, uri=True)
@@ -85,14 +98,16 @@ def stored_copy_cmd(analysis_db, out):
                          "ORDER BY rowid").fetchall()
     indexes = [r[0] for r in con.execute("SELECT sql FROM sqlite_schema WHERE type = 'index' "
                                           "AND sql IS NOT NULL ORDER BY rowid")]
-    stmts = ["PRAGMA journal_mode=OFF", "PRAGMA synchronous=OFF", "PRAGMA cache_size=-16384",
-             "ATTACH 'file:%s?mode=ro' AS s" % analysis_db]
+    stmts = ["PRAGMA page_size=16384", "PRAGMA journal_mode=OFF", "PRAGMA synchronous=OFF",
+             "PRAGMA cache_size=-16384", "ATTACH 'file:%s?mode=ro' AS s" % analysis_db]
+    later = []
     for name, sql in tables:
         cols = ", ".join('"%s"' % r[1] for r in con.execute('PRAGMA table_xinfo("%s")' % name)
                          if r[6] == 0)
-        stmts.append(sql)
+        later += ['ALTER TABLE main."%s" ADD COLUMN %s' % (name, g) for g in GENERATED.findall(sql)]
+        stmts.append(GENERATED.sub("", sql))
         stmts.append('INSERT INTO main."%s"(%s) SELECT %s FROM s."%s"' % (name, cols, cols, name))
-    stmts += indexes
+    stmts += later + indexes
     con.close()
     return ["sqlite3", out, ";\n".join(stmts) + ";"]
 
@@ -138,6 +153,9 @@ def main():
         return [os.path.join(build, "traceloom"), target, "--output", out_db]
 
     copy = best(args.repeat, lambda: bare_copy_cmd(db, copy_db))
+    # The CLI gives its new file 16 KiB pages, which make SQLite's appends cheaper: the same
+    # copy with them, so that the ratio is also shown against a baseline with the same setting.
+    copy16 = best(args.repeat, lambda: bare_copy_cmd(db, copy_db, 16384))
     ana = best(args.repeat, analysis_cmd)
     out_bytes = os.path.getsize(out_db)
     stored = best(args.repeat, lambda: stored_copy_cmd(out_db, os.path.join(work, "stored.db")))
@@ -153,10 +171,13 @@ def main():
     say("| measurement | wall s | CPU s | peak RSS MB | ratio to bare copy (CPU) | target |")
     say("|---|---:|---:|---:|---:|---|")
     say("| bare copy | %.2f | %.2f | %.0f | 1.00 | |" % (copy[0], copy[1], copy[2] / 1024))
+    say("| bare copy, 16 KiB pages (the analysis's) | %.2f | %.2f | %.0f | %.2f | |"
+        % (copy16[0], copy16[1], copy16[2] / 1024, copy16[1] / copy[1]))
     ratio = ana[1] / copy[1]
-    say("| analysis (CLI) | %.2f | %.2f | %.0f | %.2f | <= %.0fx (goal %.0fx): %s |"
-        % (ana[0], ana[1], ana[2] / 1024, ratio, TARGET_RATIO, GOAL_RATIO,
-           "PASS" if ratio <= TARGET_RATIO else "FAIL"))
+    say("| analysis (CLI) | %.2f | %.2f | %.0f | %.2f (%.2f against the 16 KiB copy) | "
+        "<= %.0fx (goal %.0fx): %s |"
+        % (ana[0], ana[1], ana[2] / 1024, ratio, ana[1] / copy16[1], TARGET_RATIO, GOAL_RATIO,
+           "PASS" if ratio <= TARGET_RATIO and ana[1] / copy16[1] <= TARGET_RATIO else "FAIL"))
     say("| stored rows copy | %.2f | %.2f | %.0f | %.2f | write floor: SQLite writing the "
         "analysis's tables and indexes, nothing computed |"
         % (stored[0], stored[1], stored[2] / 1024, stored[1] / copy[1]))
