@@ -2,7 +2,7 @@
 """check_vllm_contract.py: does this vLLM still offer what the TraceLoom observer relies on?
 
     python observer/tools/check_vllm_contract.py                    # pip download vllm --no-deps
-    python observer/tools/check_vllm_contract.py --wheel vllm-0.33.0-...whl
+    python observer/tools/check_vllm_contract.py --wheel vllm-0.34.0-...whl
     python observer/tools/check_vllm_contract.py --source ~/src/vllm  # a checkout or site-packages
 
 It reads vLLM's Python source (from a wheel read as a zip, or a source tree) and never imports
@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import dataclasses
 import glob
 import io
 import os
@@ -91,7 +92,6 @@ CONTRACT: list[tuple[str, str, str, str]] = [
     ("field", OUTPUT, "SchedulerOutput.total_num_scheduled_tokens", "worker: tokens > 0 keeps the identity for sample_tokens"),
     ("field", OUTPUT, "SchedulerOutput.scheduled_spec_decode_tokens", "building a SchedulerOutput (contract check)"),
     ("field", OUTPUT, "SchedulerOutput.scheduled_encoder_inputs", "building a SchedulerOutput (contract check)"),
-    ("field", OUTPUT, "SchedulerOutput.num_common_prefix_blocks", "building a SchedulerOutput (contract check)"),
     ("field", OUTPUT, "SchedulerOutput.finished_req_ids", "finished_request_ids"),
     ("field", OUTPUT, "SchedulerOutput.free_encoder_mm_hashes", "building a SchedulerOutput (contract check)"),
     ("field", OUTPUT, "SchedulerOutput.preempted_req_ids", "preempted_request_ids (null when None)"),
@@ -101,7 +101,6 @@ CONTRACT: list[tuple[str, str, str, str]] = [
     ("class", OUTPUT, "CachedRequestData", "scheduled_cached_reqs"),
     ("field", OUTPUT, "CachedRequestData.req_ids", "scheduled_token_start of cached payloads"),
     ("field", OUTPUT, "CachedRequestData.num_computed_tokens", "scheduled_token_start of cached payloads"),
-    ("field", OUTPUT, "CachedRequestData.resumed_req_ids", "resumed_request_ids"),
     ("field", SCHED_CFG, "SchedulerConfig.max_num_batched_tokens", "session metadata"),
     ("field", SCHED_CFG, "SchedulerConfig.max_num_seqs", "session metadata"),
     ("field", SCHED_CFG, "SchedulerConfig.policy", "session metadata"),
@@ -118,6 +117,14 @@ CONTRACT: list[tuple[str, str, str, str]] = [
     ("attribute", WORKER, "WorkerWrapperBase.global_rank", "execution worker_rank"),
     ("attribute", WORKER, "WorkerWrapperBase.rpc_rank", "execution worker_rank fallback"),
     ("attribute", WORKER, "WorkerWrapperBase.worker", "sample_tokens forwards to the worker"),
+]
+
+# What the observer reads where a vLLM offers it, and records as null where it does not (the
+# schema's "null = not exposed by this vLLM"): reported as OK or ABSENT, never a failure.
+OPTIONAL: list[tuple[str, str, str, str]] = [
+    ("field", OUTPUT, "CachedRequestData.resumed_req_ids",
+     "resumed_request_ids; vLLM 0.34 dropped it (a resumed request comes back in "
+     "scheduled_new_reqs, with the tokens it had generated in prefill_token_ids): null there"),
 ]
 
 SCHEDULER_CLASSES = {
@@ -217,22 +224,24 @@ class Report:
         self.out = out
         self.failures = 0
 
-    def line(self, ok: bool | None, kind: str, where: str, what: str, note: str = "") -> None:
-        tag = {True: "OK  ", False: "MISS", None: "SKIP"}[ok]
-        if ok is False:
+    def line(self, ok: bool | None, kind: str, where: str, what: str, note: str = "",
+             optional: bool = False) -> None:
+        tag = {True: "OK  ", False: "ABSENT" if optional else "MISS", None: "SKIP"}[ok]
+        if ok is False and not optional:
             self.failures += 1
         self.out.write(f"{tag} {kind:<9} {where:<38} {what}{'  -- ' + note if note else ''}\n")
 
 
 def check_table(src: VllmSource, report: Report) -> None:
     trees: dict[str, ast.Module | None] = {}
-    for kind, rel, name, why in CONTRACT:
+    for optional, (kind, rel, name, why) in [(False, item) for item in CONTRACT] + \
+                                            [(True, item) for item in OPTIONAL]:
         if rel not in trees:
             text = src.read(rel)
             trees[rel] = ast.parse(text, rel) if text is not None else None
         tree = trees[rel]
         if tree is None:
-            report.line(False, kind, rel, name, "file missing")
+            report.line(False, kind, rel, name, "file missing", optional)
             continue
         classes = _classes(tree)
         ok, note = False, why
@@ -261,7 +270,7 @@ def check_table(src: VllmSource, report: Report) -> None:
                 ok = member in _fields(cls)
             elif kind == "attribute":
                 ok = member in _attributes(cls)
-        report.line(ok, kind, rel, name, note)
+        report.line(ok, kind, rel, name, note, optional)
 
 
 # ------------------------------------------------------------------------------------------
@@ -311,12 +320,22 @@ def exec_output_module(text: str, module_name: str) -> types.ModuleType:
     return module
 
 
+def _required_by_version(cls: type, values: dict[str, Any]) -> dict[str, Any]:
+    """Of `values`, those naming a field of the real dataclass `cls`: fields that some vLLM
+    versions require and others lack (prefill_token_ids since 0.34, num_common_prefix_blocks
+    until 0.33)."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in values.items() if k in names}
+
+
 def build_scheduler_output(mod: types.ModuleType) -> Any:
     """A SchedulerOutput built from the real class with the fields the spec lists: one new
     request (3 tokens from 0) and one cached request (1 token at 7), one finished request."""
     new = mod.NewRequestData(req_id="req-new", prompt_token_ids=[1, 2, 3], mm_features=[],
                              sampling_params=None, pooling_params=None, block_ids=([0],),
-                             num_computed_tokens=0, lora_request=None)
+                             num_computed_tokens=0, lora_request=None,
+                             **_required_by_version(mod.NewRequestData,
+                                                    {"prefill_token_ids": [1, 2, 3]}))
     cached = mod.CachedRequestData.make_empty()
     cached.req_ids.append("req-cached")
     cached.num_computed_tokens.append(7)
@@ -326,7 +345,8 @@ def build_scheduler_output(mod: types.ModuleType) -> Any:
         scheduled_new_reqs=[new], scheduled_cached_reqs=cached,
         num_scheduled_tokens={"req-new": 3, "req-cached": 1}, total_num_scheduled_tokens=4,
         scheduled_spec_decode_tokens={}, scheduled_encoder_inputs={},
-        num_common_prefix_blocks=[], finished_req_ids={"req-done"}, free_encoder_mm_hashes=[])
+        finished_req_ids={"req-done"}, free_encoder_mm_hashes=[],
+        **_required_by_version(mod.SchedulerOutput, {"num_common_prefix_blocks": []}))
 
 
 class _Pool:
@@ -628,7 +648,7 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument("--wheel", help="a vllm-*.whl file")
     group.add_argument("--source", help="a vLLM checkout or the site-packages directory holding vllm/")
     ap.add_argument("--requirement", default="vllm",
-                    help="what to pip download without --wheel/--source (default: vllm, e.g. vllm==0.33.0)")
+                    help="what to pip download without --wheel/--source (default: vllm, e.g. vllm==0.34.0)")
     ap.add_argument("--download-dir", help="keep the downloaded wheel here (default: a temporary directory)")
     ap.add_argument("--patch", default=str(DEFAULT_PATCH), help="transport-worker.patch to check")
     args = ap.parse_args(argv)

@@ -5,10 +5,11 @@ traceloom_vllm_scheduler classes against this fake instead. It is faithful where
 looks, and only there:
 
   * NewRequestData, CachedRequestData and SchedulerOutput are dataclasses with the same fields,
-    in the same order, as vLLM 0.33.0's vllm/v1/core/sched/output.py (the test
-    test_observer_contract.py compares them with the real source of the wheel it checks);
-    install(transport_field=True) adds the traceloom_step field the way transport-worker.patch
-    does;
+    in the same order, as vLLM 0.34.0's vllm/v1/core/sched/output.py (the test
+    test_observer_contract.py compares them with the real source of the wheel it checks; 0.33's
+    CachedRequestData.resumed_req_ids is gone in 0.34: the observer reads it where it exists,
+    tests/python/test_observer.py covers both shapes); install(transport_field=True) adds the
+    traceloom_step field the way transport-worker.patch does;
   * Scheduler / AsyncScheduler have vLLM's constructor parameters and the attributes named in
     check_vllm_contract.CONTRACT (scheduler_config, cache_config, requests, kv_cache_manager
     .block_pool.get_num_free_blocks() / num_gpu_blocks), and a real, simple scheduling policy:
@@ -47,25 +48,23 @@ def _output_classes(transport_field: bool) -> dict[str, type]:
         block_ids: tuple
         num_computed_tokens: int
         lora_request: Any
+        prefill_token_ids: list   # the prompt, plus the tokens generated before a resume
         prompt_embeds: Any = None
         prompt_is_token_ids: list | None = None
-        prefill_token_ids: list | None = None
         replay_start: int = 0
 
     @dataclass
     class CachedRequestData:
         req_ids: list
-        resumed_req_ids: set
         new_token_ids: list
-        all_token_ids: dict
         new_block_ids: list
         num_computed_tokens: list
         num_output_tokens: list
 
         @classmethod
         def make_empty(cls) -> "CachedRequestData":
-            return cls(req_ids=[], resumed_req_ids=set(), new_token_ids=[], all_token_ids={},
-                       new_block_ids=[], num_computed_tokens=[], num_output_tokens=[])
+            return cls(req_ids=[], new_token_ids=[], new_block_ids=[], num_computed_tokens=[],
+                       num_output_tokens=[])
 
     @dataclass
     class ScheduledEncoderInputStats:
@@ -91,12 +90,10 @@ def _output_classes(transport_field: bool) -> dict[str, type]:
         ("has_sync_kv_loads", bool, field(default=False)),
         ("aux_output_connector_metadata", Any, field(default=None)),
         ("ec_connector_metadata", Any, field(default=None)),
-        ("ec_manager_metadata", Any, field(default=None)),
         ("new_block_ids_to_zero", Any, field(default=None)),
         ("kv_cache_block_copies", Any, field(default=None)),
         ("kv_connector_block_state", Any, field(default=None)),
         ("num_spec_tokens_to_schedule", int, field(default=0)),
-        ("num_common_prefix_blocks", list, field(default_factory=list)),
         ("skip_drafts", bool, field(default=False)),
     ]
     if transport_field:   # what transport-worker.patch adds
@@ -222,7 +219,8 @@ class Scheduler:
             new_reqs.append(out.NewRequestData(
                 req_id=req.request_id, prompt_token_ids=req.prompt_token_ids, mm_features=[],
                 sampling_params=None, pooling_params=None, block_ids=([],),
-                num_computed_tokens=req.num_computed_tokens, lora_request=None))
+                num_computed_tokens=req.num_computed_tokens, lora_request=None,
+                prefill_token_ids=list(req.prompt_token_ids)))
             budget -= n
         output = out.SchedulerOutput(
             scheduled_new_reqs=new_reqs, scheduled_cached_reqs=cached,

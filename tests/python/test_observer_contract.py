@@ -1,8 +1,11 @@
 """The observer's vLLM source contract (observer/tools/check_vllm_contract.py) against the real
 vLLM source, read from a wheel as a zip (vLLM is never installed or imported):
 
-  * the wheel named by TRACELOOM_VLLM_WHEEL, else one already in /tmp/vllm-wheel, else
-    `pip download vllm --no-deps -d /tmp/vllm-wheel` (skipped when there is no network);
+  * the wheel named by TRACELOOM_VLLM_WHEEL, else vLLM VERIFIED_VLLM (the release the observer
+    and its fake are checked against) already in /tmp/vllm-wheel, else
+    `pip download vllm==VERIFIED_VLLM --no-deps -d /tmp/vllm-wheel` (skipped when there is no
+    network): a pinned release, so that a new vLLM on PyPI cannot change what the tests check
+    (check a new release with observer/tools/check_vllm_contract.py, then move the pin);
   * the check passes on it, and reports (exit 1) an item removed from a copy of the source;
   * the test fake (observer/tools/fake_vllm.py) has the real dataclass fields, in order, and
     the patched SchedulerOutput's fields equal those of the real output.py after
@@ -13,6 +16,7 @@ import glob
 import io
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import types
@@ -28,6 +32,7 @@ import check_vllm_contract as contract  # noqa: E402
 import fake_vllm  # noqa: E402
 
 WHEEL_CACHE = pathlib.Path("/tmp/vllm-wheel")
+VERIFIED_VLLM = "0.34.0"
 
 
 @pytest.fixture(scope="module")
@@ -36,12 +41,13 @@ def wheel():
     if given:
         assert pathlib.Path(given).is_file(), f"TRACELOOM_VLLM_WHEEL={given} is not a file"
         return pathlib.Path(given)
-    cached = sorted(glob.glob(str(WHEEL_CACHE / "vllm-*.whl")))
+    cached = sorted(glob.glob(str(WHEEL_CACHE / f"vllm-{VERIFIED_VLLM}-*.whl")))
     if cached:
         return pathlib.Path(cached[-1])
     try:
         WHEEL_CACHE.mkdir(parents=True, exist_ok=True)
-        return contract.download_wheel(str(WHEEL_CACHE))
+        contract.download_wheel(str(WHEEL_CACHE), f"vllm=={VERIFIED_VLLM}")
+        return pathlib.Path(sorted(glob.glob(str(WHEEL_CACHE / f"vllm-{VERIFIED_VLLM}-*.whl")))[-1])
     except (subprocess.CalledProcessError, FileNotFoundError, OSError) as exc:
         pytest.skip(f"no vLLM wheel: set TRACELOOM_VLLM_WHEEL or allow `pip download vllm` ({exc})")
 
@@ -86,6 +92,32 @@ def test_observer_contract_reports_missing_items(wheel, tmp_path):
     assert any("CachedRequestData.num_computed_tokens" in line for line in miss), proc.stdout
     assert any("--scheduler-cls" in line for line in miss), proc.stdout
     assert "FAILED" in proc.stdout
+
+
+def test_observer_contract_optional_field_either_way(wheel, tmp_path):
+    """CachedRequestData.resumed_req_ids (vLLM <= 0.33; 0.34 dropped it) is reported as OK where
+    the source has it and as ABSENT, not a failure, where it does not; a contract field removed
+    is still a failure next to it."""
+    tree = extract(wheel, tmp_path / "src")
+    out_py = tree / contract.OUTPUT
+    text = out_py.read_text()
+    marker = "    num_output_tokens: list[int]\n"        # CachedRequestData's last field
+    assert marker in text
+    base = re.sub(r"\n    resumed_req_ids: [^\n]*", "", text, count=1)   # as vLLM 0.34 has it
+    for with_field in (False, True):
+        patched = (base.replace(marker, marker + "    resumed_req_ids: frozenset = frozenset()\n", 1)
+                   if with_field else base)
+        out_py.write_text(patched)
+        out = io.StringIO()
+        failures = contract.run(tree, out=out)
+        line = [ln for ln in out.getvalue().splitlines() if "CachedRequestData.resumed_req_ids" in ln]
+        assert len(line) == 1 and line[0].startswith("OK" if with_field else "ABSENT"), out.getvalue()
+        assert failures == 0, out.getvalue()
+    out_py.write_text(text.replace("    num_output_tokens: list[int]\n", "", 1)
+                      .replace("    num_computed_tokens: list[int]\n", "", 1))
+    out = io.StringIO()
+    assert contract.run(tree, out=out) >= 1 and "MISS field     vllm/v1/core/sched/output.py" \
+        "           CachedRequestData.num_computed_tokens" in out.getvalue(), out.getvalue()
 
 
 def test_observer_contract_cli_usage_errors(tmp_path):

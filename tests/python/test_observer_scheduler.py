@@ -128,7 +128,8 @@ def test_observer_scheduler_records_each_decision(recording, monkeypatch, name, 
         assert got["cache"] == {"observation_phase": "after_schedule", "free_blocks": want["free"],
                                 "pool_blocks": 16}
         assert got["finished_request_ids"] == want["finished"]
-        assert got["resumed_request_ids"] == []          # the fake never resumes
+        # vLLM 0.34 (the fake's shape) no longer exposes resumed ids: null, not []
+        assert got["resumed_request_ids"] is None
         assert got["preempted_request_ids"] is None      # not exposed (v1 model runner)
     assert records[-1] == {**records[-1], "type": "summary", "written_records": 5, "dropped_records": 0}
     assert all(getattr(o, "traceloom_step", None) is None for o in returned)
