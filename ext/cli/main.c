@@ -20,6 +20,7 @@
 #include "sqlite-traceloom.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/timing.h"
 #include "analyze/analyze.h"
 #include "classify/classify.h"
 #include "classify/rules.h"
@@ -225,7 +226,7 @@ static char *beside(const char *path, const char *suffix) {
 }
 
 /* <stem>.loop_tree.md beside the analysis database, and its top-level Repeat lines on stdout. */
-static void write_loop_tree(const char *out, const char *view) {
+static void write_loop_tree(const char *out, const char *view, tl_timer *tail) {
   sqlite3 *db = NULL;
   if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
       sqlite3_traceloom_init(db, NULL, NULL) != SQLITE_OK) {
@@ -249,6 +250,7 @@ static void write_loop_tree(const char *out, const char *view) {
   }
   sqlite3_finalize(st);
   free(opts);
+  tl_timer_mark(tail, "loop tree");
   /* The short version, leading with what matters: per tree, the outermost repeats by the
   ** time they cover (a decode loop before the small loops around it), each with the largest
   ** repeats directly inside it (the layers). */
@@ -303,6 +305,7 @@ static void write_loop_tree(const char *out, const char *view) {
   }
   sqlite3_finalize(st);
   sqlite3_close(db);
+  tl_timer_mark(tail, "loop tree summary");
 }
 
 /* SELECT traceloom_export_perfetto(output, options) on the analysis opened read-only. */
@@ -976,6 +979,9 @@ int main(int argc, char **argv) {
   }
   char *summary = tl_strdup((const char *)sqlite3_column_text(st, 0));
   sqlite3_finalize(st);
+  /* TRACELOOM_TIMING=1: the CLI's tail after the analysis returned, step by step. */
+  tl_timer tail;
+  tl_timer_start(&tail, "cli");
   if (output_is_input(db, out)) {
     fprintf(stderr, "traceloom: refusing to overwrite %s: it is an input of the analysis\n", out);
     free(summary);
@@ -989,6 +995,7 @@ int main(int argc, char **argv) {
     goto done;
   }
   db = NULL;
+  tl_timer_mark(&tail, "close");
   if (interrupted) {
     fprintf(stderr, "traceloom: interrupted; %s was not changed\n", out);
     free(summary);
@@ -1002,10 +1009,11 @@ int main(int argc, char **argv) {
     goto done;
   }
   renamed = 1;
+  tl_timer_mark(&tail, "rename");
   printf("%s\nanalysis database: %s\n", summary ? summary : "", out);
   free(summary);
   status = 0;
-  write_loop_tree(out, loop_view);
+  write_loop_tree(out, loop_view, &tail);
   if (rules_made) printf("rules config: %s\n", rules_made);
   if (compat_out) status = copy_analysis(out, compat_out);
   if (status == 0 && perfetto_out) status = export_perfetto(out, perfetto_out, NULL);

@@ -46,10 +46,32 @@ void tl_buf_printf(tl_buf *b, const char *fmt, ...) {
   va_end(ap);
 }
 
-void tl_buf_i64(tl_buf *b, int64_t v) {
-  char tmp[24];
-  int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
-  tl_buf_append(b, tmp, (size_t)n);
+void tl_buf_i64(tl_buf *b, int64_t v) { tl_buf_i64w(b, v, 1); }
+
+void tl_buf_i64w(tl_buf *b, int64_t v, int width) {
+  char tmp[48];
+  int n = (int)sizeof tmp, min = (int)sizeof tmp - (width < 40 ? width : 40) + (v < 0);
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do tmp[--n] = (char)('0' + u % 10), u /= 10;
+  while (u);
+  while (n > min) tmp[--n] = '0';
+  if (v < 0) tmp[--n] = '-';
+  tl_buf_append(b, tmp + n, sizeof tmp - (size_t)n);
+}
+
+void tl_buf_milli(tl_buf *b, int64_t v) {
+  char tmp[32];
+  int n = (int)sizeof tmp;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  uint64_t q = u / 1000, r = u % 1000;
+  tmp[--n] = (char)('0' + r % 10);
+  tmp[--n] = (char)('0' + r / 10 % 10);
+  tmp[--n] = (char)('0' + r / 100);
+  tmp[--n] = '.';
+  do tmp[--n] = (char)('0' + q % 10), q /= 10;
+  while (q);
+  if (v < 0) tmp[--n] = '-';
+  tl_buf_append(b, tmp + n, sizeof tmp - (size_t)n);
 }
 
 void tl_buf_json_string(tl_buf *b, const char *s, size_t n) {

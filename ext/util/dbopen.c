@@ -49,3 +49,11 @@ int tl_db_open_ro(const char *path, const char *what, sqlite3 **out, tl_err *e) 
   *out = db;
   return TL_OK;
 }
+
+const char *tl_db_worker_path(sqlite3 *db) {
+  const char *env = getenv("TRACELOOM_EXPORT_THREADS");
+  if ((env && atoi(env) == 1) || !sqlite3_threadsafe() || !sqlite3_get_autocommit(db))
+    return NULL;
+  const char *path = sqlite3_db_filename(db, "main");
+  return path && *path ? path : NULL;
+}
