@@ -28,6 +28,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,42 +227,69 @@ static char *beside(const char *path, const char *suffix) {
   return tl_mprintf("%.*s%s", stem, path, suffix);
 }
 
-/* <stem>.loop_tree.md beside the analysis database, and its top-level Repeat lines on stdout. */
-static void write_loop_tree(const char *out, const char *view, tl_timer *tail) {
+/* The loop tree Markdown of the analysis at `out`, rendered on a thread of its own (its own
+** read-only connection) while the calling thread writes the short version: the two read
+** the same committed file, and neither waits for the other. */
+typedef struct loop_tree_job {
+  const char *out, *view;
+  char *md_path; /* <stem>.loop_tree.md once written; NULL when it could not be */
+  double cpu;    /* the thread's CPU seconds (TRACELOOM_TIMING) */
+} loop_tree_job;
+
+static void *render_loop_tree(void *arg) {
+  loop_tree_job *job = arg;
+  double cpu0 = tl_thread_cpu_s();
   sqlite3 *db = NULL;
-  if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-      sqlite3_traceloom_init(db, NULL, NULL) != SQLITE_OK) {
-    sqlite3_close(db);
-    return;
-  }
   sqlite3_stmt *st = NULL;
-  char *opts = view ? tl_mprintf("{\"view\":\"%s\"}", view) : NULL;
-  if (sqlite3_prepare_v2(db, "SELECT traceloom_loop_tree(?1)", -1, &st, NULL) == SQLITE_OK &&
+  char *opts = job->view ? tl_mprintf("{\"view\":\"%s\"}", job->view) : NULL;
+  if (sqlite3_open_v2(job->out, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
+      sqlite3_traceloom_init(db, NULL, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, "SELECT traceloom_loop_tree(?1)", -1, &st, NULL) == SQLITE_OK &&
       (opts ? sqlite3_bind_text(st, 1, opts, -1, SQLITE_STATIC) : sqlite3_bind_null(st, 1)) == SQLITE_OK &&
       sqlite3_step(st) == SQLITE_ROW) {
     const char *md = (const char *)sqlite3_column_text(st, 0);
-    char *md_path = beside(out, ".loop_tree.md");
+    char *md_path = beside(job->out, ".loop_tree.md");
     FILE *f = md_path ? fopen(md_path, "w") : NULL;
     if (f) {
-      fputs(md, f);
-      fclose(f);
-      printf("loop tree: %s\n", md_path);
+      fwrite(md, 1, (size_t)sqlite3_column_bytes(st, 0), f);
+      if (fclose(f) == 0) job->md_path = md_path, md_path = NULL;
     }
     free(md_path);
   }
   sqlite3_finalize(st);
+  sqlite3_close(db);
   free(opts);
-  tl_timer_mark(tail, "loop tree");
-  /* The short version, leading with what matters: per tree, the outermost repeats by the
-  ** time they cover (a decode loop before the small loops around it), each with the largest
-  ** repeats directly inside it (the layers). */
-  if (sqlite3_prepare_v2(
+  job->cpu = tl_thread_cpu_s() - cpu0;
+  return NULL;
+}
+
+/* The short version of the loop tree, leading with what matters: per tree, the outermost
+** repeats by the time they cover (a decode loop before the small loops around it), each with
+** the largest repeats directly inside it (the layers); its lines appended to `lines`. The
+** figures are traceloom_v_tree_node's (total_us, avg_total_us ROUND()ed, the share of the
+** root's total), read from traceloom_v_node_stats by node_n for the Repeat nodes only: the
+** node rows are scanned for kind and loop depth (node_kind 3 is exactly the shapes of kind
+** 'repeat': one publisher writes both), not derived whole for every node of a wide tree.
+** The root of a tree is its first node (traceloom_tree_core.first_node_n, preorder). */
+static void loop_tree_summary(const char *out, tl_buf *lines_out) {
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+      sqlite3_traceloom_init(db, NULL, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(
           db,
-          "WITH r AS (SELECT db_idx, device_id, node_n, local_node_id, label, loop_depth, path, "
-          "                  occurrence_count, total_us, avg_total_us "
-          "           FROM traceloom_v_tree_node WHERE kind = 'repeat' AND loop_depth <= 2), "
-          "root AS (SELECT db_idx, device_id, total_us FROM traceloom_v_tree_node "
-          "         WHERE parent_n IS NULL), "
+          "WITH r AS (SELECT n.db_idx, n.device_id, n.node_n, n.local_node_id, s.label, "
+          "                  n.loop_depth, COALESCE(n.path, (SELECT p.path FROM traceloom_node_core p "
+          "                    WHERE p.node_n = n.parent_n) || '/' || n.local_node_id) AS path, "
+          "                  n.occurrence_count, (n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 AS total_us, "
+          "                  ROUND((n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 / n.denom, 3) AS avg_total_us "
+          "           FROM traceloom_node_core c "
+          "           JOIN traceloom_node_shape s ON s.shape_id = c.shape_id "
+          "           CROSS JOIN traceloom_v_node_stats n ON n.node_n = c.node_n "
+          "           WHERE c.node_kind = 3 AND c.loop_depth <= 2 AND s.kind = 'repeat'), "
+          "root AS (SELECT n.db_idx, n.device_id, (n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 AS total_us "
+          "         FROM traceloom_tree_core t JOIN traceloom_v_node_stats n ON n.node_n = t.first_node_n "
+          "         WHERE n.parent_n IS NULL), "
           "top AS (SELECT r.*, row_number() OVER (PARTITION BY db_idx, device_id "
           "                                       ORDER BY total_us DESC, node_n) AS rk "
           "        FROM r WHERE loop_depth = 1), "
@@ -279,33 +308,70 @@ static void write_loop_tree(const char *out, const char *view, tl_timer *tail) {
           "       printf('%.1f', CASE WHEN ro.total_us > 0 THEN 100.0 * l.total_us / ro.total_us END) "
           "FROM lines l LEFT JOIN root ro ON ro.db_idx = l.db_idx AND ro.device_id = l.device_id "
           "WHERE l.sub <= 2 ORDER BY l.db_idx, l.device_id, l.rk, l.sub",
-          -1, &st, NULL) == SQLITE_OK) {
-    int lines = 0, more = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-      if (lines >= 24) {
-        more++;
-        continue;
-      }
-      lines++;
-      /* An outermost repeat with its share of the device's time; the repeats inside it
-      ** indented under it. */
-      const char *share = (const char *)sqlite3_column_text(st, 7);
-      if (sqlite3_column_int(st, 1) > 0)
-        printf("    %s %s: %s occurrence(s), total %s us, %s us per iteration\n",
-               sqlite3_column_text(st, 2), sqlite3_column_text(st, 3), sqlite3_column_text(st, 4),
-               sqlite3_column_text(st, 5), sqlite3_column_text(st, 6));
-      else
-        printf("  device %s %s %s: %s occurrence(s), total %s us%s%s%s, %s us per iteration\n",
-               sqlite3_column_text(st, 0), sqlite3_column_text(st, 2), sqlite3_column_text(st, 3),
-               sqlite3_column_text(st, 4), sqlite3_column_text(st, 5), share ? " (" : "",
-               share ? share : "", share ? "% of the device's time)" : "",
-               sqlite3_column_text(st, 6));
-    }
-    if (more) printf("  ... %d more repeat(s) in the loop tree\n", more);
+          -1, &st, NULL) != SQLITE_OK) {
+    sqlite3_close(db);
+    return;
   }
+  int lines = 0, more = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    if (lines >= 24) {
+      more++;
+      continue;
+    }
+    lines++;
+    /* An outermost repeat with its share of the device's time; the repeats inside it
+    ** indented under it. */
+    const char *share = (const char *)sqlite3_column_text(st, 7);
+    if (sqlite3_column_int(st, 1) > 0)
+      tl_buf_printf(lines_out, "    %s %s: %s occurrence(s), total %s us, %s us per iteration\n",
+                    sqlite3_column_text(st, 2), sqlite3_column_text(st, 3),
+                    sqlite3_column_text(st, 4), sqlite3_column_text(st, 5),
+                    sqlite3_column_text(st, 6));
+    else
+      tl_buf_printf(lines_out,
+                    "  device %s %s %s: %s occurrence(s), total %s us%s%s%s, %s us per iteration\n",
+                    sqlite3_column_text(st, 0), sqlite3_column_text(st, 2),
+                    sqlite3_column_text(st, 3), sqlite3_column_text(st, 4),
+                    sqlite3_column_text(st, 5), share ? " (" : "", share ? share : "",
+                    share ? "% of the device's time)" : "", sqlite3_column_text(st, 6));
+  }
+  if (more) tl_buf_printf(lines_out, "  ... %d more repeat(s) in the loop tree\n", more);
   sqlite3_finalize(st);
   sqlite3_close(db);
+}
+
+/* <stem>.loop_tree.md beside the analysis database, and its top-level Repeat lines on stdout.
+** The Markdown is rendered on a thread while this one writes the short version and then
+** closes old_fd (the output this analysis replaced, -1: none; the file system frees its
+** blocks on that last close, a tenth of a second for a 200 MB analysis); what is printed,
+** and in which order, does not depend on which finishes first. */
+static void write_loop_tree(const char *out, const char *view, int old_fd, tl_timer *tail) {
+  loop_tree_job job = {out, view, NULL, 0};
+  pthread_t th;
+  int threaded = pthread_create(&th, NULL, render_loop_tree, &job) == 0;
+  if (!threaded) render_loop_tree(&job);
+  tl_buf lines = {0};
+  loop_tree_summary(out, &lines);
   tl_timer_mark(tail, "loop tree summary");
+  if (old_fd >= 0) close(old_fd);
+  tl_timer_mark(tail, "release the replaced output");
+  if (threaded) pthread_join(th, NULL);
+  tl_timer_threads(tail, "loop tree (thread)", &job.cpu, 1);
+  tl_timer_mark(tail, "loop tree (waited for)");
+  if (job.md_path) printf("loop tree: %s\n", job.md_path);
+  if (lines.p && !lines.oom) fputs(lines.p, stdout);
+  tl_buf_free(&lines);
+  free(job.md_path);
+}
+
+/* A descriptor of the file at path when it is a regular file (the output about to be
+** replaced), -1 otherwise: held across the rename so that its blocks are freed by a later
+** close rather than by the rename itself. */
+static int hold_replaced(const char *path) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) close(fd), fd = -1;
+  return fd;
 }
 
 /* SELECT traceloom_export_perfetto(output, options) on the analysis opened read-only. */
@@ -1002,9 +1068,11 @@ int main(int argc, char **argv) {
     status = EXIT_INTERRUPTED;
     goto done;
   }
+  int replaced = hold_replaced(out);
   if (rename(tmp, out) != 0) {
     fprintf(stderr, "traceloom: cannot move the analysis into place at %s: %s\n", out,
             strerror(errno));
+    if (replaced >= 0) close(replaced);
     free(summary);
     goto done;
   }
@@ -1013,7 +1081,7 @@ int main(int argc, char **argv) {
   printf("%s\nanalysis database: %s\n", summary ? summary : "", out);
   free(summary);
   status = 0;
-  write_loop_tree(out, loop_view, &tail);
+  write_loop_tree(out, loop_view, replaced, &tail);
   if (rules_made) printf("rules config: %s\n", rules_made);
   if (compat_out) status = copy_analysis(out, compat_out);
   if (status == 0 && perfetto_out) status = export_perfetto(out, perfetto_out, NULL);
