@@ -30,7 +30,6 @@
 #include "util/dbopen.h"
 #include "util/timing.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,25 +160,6 @@ static void put_local(tl_buf *b, const lt_node *nd) {
 }
 
 #define PUT_LIT(b, lit) tl_buf_append((b), "" lit, sizeof(lit) - 1)
-
-/* x as printf's "%.3f" writes it. Where x lies within 0.4 thousandths of a multiple k of
-** 0.001 (every total, a sum of nanoseconds / 1000, and every rounded average), "%.3f",
-** which rounds the exact binary value, writes k / 1000: the digits come from the integer.
-** Near a half-way point, and for large or odd values, printf itself decides. */
-static void put_f3(tl_buf *b, double x) {
-  double ax = x < 0 ? -x : x;
-  if (ax < 1073741824.0) { /* 2^30: x * 1000 is then exact to 2^-13 */
-    double s = ax * 1000.0;
-    int64_t k = (int64_t)(s + 0.5);
-    double d = s - (double)k;
-    if (d > -0.4 && d < 0.4) {
-      if (signbit(x)) PUT_LIT(b, "-");
-      tl_buf_milli(b, k);
-      return;
-    }
-  }
-  tl_buf_printf(b, "%.3f", x);
-}
 
 /* ROUND(x, 3) exactly as SQLite computes it: its own printf to three decimals, read back.
 ** Where x lies within 0.4 thousandths of a multiple k of 0.001, that is k / 1000 (the
@@ -445,16 +425,16 @@ static void node_line(ctx *c, const lt_node *nd, int depth) {
   PUT_LIT(b, " ");
   put_label(b, c->t, nd);
   PUT_LIT(b, "  total_us=");
-  put_f3(b, nd->total);
+  tl_buf_f3(b, nd->total);
   if (nd->repeat) {
     PUT_LIT(b, ", per iteration: ");
-    put_f3(b, fig(nd, F_AVG_TOTAL));
+    tl_buf_f3(b, fig(nd, F_AVG_TOTAL));
     PUT_LIT(b, " us (busy ");
-    put_f3(b, fig(nd, F_AVG_BUSY));
+    tl_buf_f3(b, fig(nd, F_AVG_BUSY));
     PUT_LIT(b, ")\n");
   } else {
     PUT_LIT(b, " avg_total_us=");
-    put_f3(b, fig(nd, F_AVG_TOTAL));
+    tl_buf_f3(b, fig(nd, F_AVG_TOTAL));
     PUT_LIT(b, "\n");
   }
 }
@@ -465,7 +445,7 @@ static void skipped_line(tl_buf *b, int depth, uint32_t skipped, double total) {
   PUT_LIT(b, "... ");
   tl_buf_i64(b, skipped);
   PUT_LIT(b, " more node(s), total_us=");
-  put_f3(b, total);
+  tl_buf_f3(b, total);
   PUT_LIT(b, "\n");
 }
 
@@ -514,7 +494,7 @@ static void outline(ctx *c, uint32_t k, int depth) {
       }
       if (j - i > RUN_NAMES) PUT_LIT(c->b, ", ...");
       PUT_LIT(c->b, "), total_us=");
-      put_f3(c->b, total);
+      tl_buf_f3(c->b, total);
       PUT_LIT(c->b, "\n");
       i = j;
       continue;
@@ -569,7 +549,7 @@ static void fmt_num(tl_buf *b, const lt_node *nd, lt_fig f) {
     PUT_LIT(b, " |");
   } else {
     PUT_LIT(b, " ");
-    put_f3(b, v);
+    tl_buf_f3(b, v);
     PUT_LIT(b, " |");
   }
 }
