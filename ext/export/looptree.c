@@ -5,9 +5,11 @@
 **   SELECT traceloom_loop_tree('{"max_children": 20, "max_depth": 4, "max_repeats": 10}');
 **   SELECT traceloom_loop_tree('{"view": "expanded"}');    -- compact (default) | expanded | both
 **
-** Reads the published analysis of the calling connection (one scan of traceloom_v_tree_node
-** per tree; the rendering is done in C, so a root with half a million children costs one
-** pass) and renders, per (db_idx, device_id):
+** Reads the published analysis of the calling connection (per tree, one scan of the node_n
+** range of traceloom_v_node_stats for the integers every line needs, in two halves on two
+** connections for a large tree; self and aux time only for the rows of the Repeat tables;
+** the rendering is done in C, so a root with half a million children costs one pass, and its
+** lines are written without printf) and renders, per (db_idx, device_id):
 **   - the lenses: what each number means (a node's total is its busy time, compute plus
 **     communication, plus the idle gaps charged to its anchors; averages are per iteration);
 **   - "Repeats by time covered": the Repeat nodes, the largest total first, with their path
