@@ -232,6 +232,7 @@ static char *beside(const char *path, const char *suffix) {
 ** the same committed file, and neither waits for the other. */
 typedef struct loop_tree_job {
   const char *out, *view;
+  long threads;  /* --threads (0: not given) */
   char *md_path; /* <stem>.loop_tree.md once written; NULL when it could not be */
   double cpu;    /* the thread's CPU seconds (TRACELOOM_TIMING) */
 } loop_tree_job;
@@ -241,7 +242,13 @@ static void *render_loop_tree(void *arg) {
   double cpu0 = tl_thread_cpu_s();
   sqlite3 *db = NULL;
   sqlite3_stmt *st = NULL;
-  char *opts = job->view ? tl_mprintf("{\"view\":\"%s\"}", job->view) : NULL;
+  /* --threads 1 reads on this connection only; the default (2) lets a large tree be read
+  ** in two halves. The bytes are the same. */
+  char *opts = job->view && job->threads == 1
+                   ? tl_mprintf("{\"view\":\"%s\",\"threads\":1}", job->view)
+               : job->view        ? tl_mprintf("{\"view\":\"%s\"}", job->view)
+               : job->threads == 1 ? tl_strdup("{\"threads\":1}")
+                                  : NULL;
   if (sqlite3_open_v2(job->out, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
       sqlite3_traceloom_init(db, NULL, NULL) == SQLITE_OK &&
       sqlite3_prepare_v2(db, "SELECT traceloom_loop_tree(?1)", -1, &st, NULL) == SQLITE_OK &&
@@ -341,14 +348,15 @@ static void loop_tree_summary(const char *out, tl_buf *lines_out) {
 }
 
 /* <stem>.loop_tree.md beside the analysis database, and its top-level Repeat lines on stdout.
-** The Markdown is rendered on a thread while this one writes the short version and then
-** closes old_fd (the output this analysis replaced, -1: none; the file system frees its
+** The Markdown is rendered on a thread (none with --threads 1) while this one writes the
+** short version and then closes old_fd (the output this analysis replaced, -1: none; the file system frees its
 ** blocks on that last close, a tenth of a second for a 200 MB analysis); what is printed,
 ** and in which order, does not depend on which finishes first. */
-static void write_loop_tree(const char *out, const char *view, int old_fd, tl_timer *tail) {
-  loop_tree_job job = {out, view, NULL, 0};
+static void write_loop_tree(const char *out, const char *view, long threads, int old_fd,
+                            tl_timer *tail) {
+  loop_tree_job job = {out, view, threads, NULL, 0};
   pthread_t th;
-  int threaded = pthread_create(&th, NULL, render_loop_tree, &job) == 0;
+  int threaded = threads != 1 && pthread_create(&th, NULL, render_loop_tree, &job) == 0;
   if (!threaded) render_loop_tree(&job);
   tl_buf lines = {0};
   loop_tree_summary(out, &lines);
@@ -1081,7 +1089,7 @@ int main(int argc, char **argv) {
   printf("%s\nanalysis database: %s\n", summary ? summary : "", out);
   free(summary);
   status = 0;
-  write_loop_tree(out, loop_view, replaced, &tail);
+  write_loop_tree(out, loop_view, threads, replaced, &tail);
   if (rules_made) printf("rules config: %s\n", rules_made);
   if (compat_out) status = copy_analysis(out, compat_out);
   if (status == 0 && perfetto_out) status = export_perfetto(out, perfetto_out, NULL);

@@ -4,6 +4,7 @@
 **   SELECT traceloom_loop_tree();
 **   SELECT traceloom_loop_tree('{"max_children": 20, "max_depth": 4, "max_repeats": 10}');
 **   SELECT traceloom_loop_tree('{"view": "expanded"}');    -- compact (default) | expanded | both
+**   SELECT traceloom_loop_tree('{"threads": 1}');          -- read on this connection only
 **
 ** Reads the published analysis of the calling connection (per tree, one scan of the node_n
 ** range of traceloom_v_node_stats for the integers every line needs, in two halves on two
@@ -42,6 +43,7 @@ typedef struct looptree_opts {
   int64_t max_depth;    /* outline depth */
   int64_t max_repeats;  /* repeats listed (and tabulated) per tree */
   int compact, expanded; /* the views written */
+  int64_t threads;       /* 1: no worker connection (the bytes are the same) */
 } looptree_opts;
 
 static int parse_opts(const char *json, looptree_opts *o, tl_err *e) {
@@ -49,6 +51,7 @@ static int parse_opts(const char *json, looptree_opts *o, tl_err *e) {
   o->max_depth = 6;
   o->max_repeats = 20;
   o->compact = 1, o->expanded = 0;
+  o->threads = 2;
   if (!json || !*json) return TL_OK;
   tl_json *doc;
   if (tl_json_parse(json, strlen(json), &doc, e)) return TL_ERROR;
@@ -73,9 +76,11 @@ static int parse_opts(const char *json, looptree_opts *o, tl_err *e) {
       o->max_depth = v;
     } else if (strcmp(k, "max_repeats") == 0) {
       o->max_repeats = v;
+    } else if (strcmp(k, "threads") == 0) {
+      o->threads = v;
     } else {
       rc = tl_fail(e, "unknown traceloom_loop_tree option \"%s\": expected max_children, "
-                      "max_depth, max_repeats or view", k);
+                      "max_depth, max_repeats, view or threads", k);
     }
   }
   tl_json_free(doc);
@@ -303,8 +308,9 @@ static int read_range(sqlite3_stmt *st, lt_tree *t, size_t lo, size_t hi, size_t
 }
 
 /* Trees of at least this many nodes are read in two halves, the second on a worker thread
-** with its own read-only connection (tl_db_worker_path): reading the nodes is most of the
-** loop tree's time, and the rows of one half do not depend on the other's. */
+** with its own read-only connection (tl_db_worker_path; not with the option threads 1):
+** reading the nodes is most of the loop tree's time, and the rows of one half do not depend
+** on the other's. Below it, opening the connection costs about what the half would save. */
 enum { SPLIT_NODES = 65536 };
 
 typedef struct half {
@@ -332,15 +338,15 @@ static void *read_half(void *arg) {
 
 /* Loads the nodes of one tree, node_n in [first, first + count) (display order: a parent
 ** before its children, children in slot order), and links them. */
-static int tree_load(sqlite3 *db, sqlite3_stmt *st, int64_t first, int64_t count, lt_tree *t,
-                     tl_timer *tm, tl_err *e) {
+static int tree_load(sqlite3 *db, sqlite3_stmt *st, int64_t first, int64_t count, int may_split,
+                     lt_tree *t, tl_timer *tm, tl_err *e) {
   if (count < 0 || (uint64_t)count >= UINT32_MAX)
     return tl_fail(e, "traceloom_loop_tree: a tree of %lld nodes", (long long)count);
   t->v = malloc((count ? (size_t)count : 1) * sizeof *t->v);
   if (!t->v) return tl_nomem(e);
   t->base = first;
   size_t n = (size_t)count, mid = n;
-  half h = {tl_db_worker_path(db), t, n / 2, n, 0, TL_OK, {0}, 0};
+  half h = {may_split ? tl_db_worker_path(db) : NULL, t, n / 2, n, 0, TL_OK, {0}, 0};
   pthread_t th;
   int threaded = n >= SPLIT_NODES && h.path && pthread_create(&th, NULL, read_half, &h) == 0;
   if (threaded) mid = n / 2;
@@ -717,8 +723,8 @@ int tl_loop_tree(sqlite3 *db, const char *options_json, char **out, tl_err *e) {
     lt_tree t;
     memset(&t, 0, sizeof t);
     t.shapes = shapes, t.nshapes = nshapes;
-    rc = tree_load(db, nodes, sqlite3_column_int64(trees, 4), sqlite3_column_int64(trees, 5), &t,
-                   &tm, e);
+    rc = tree_load(db, nodes, sqlite3_column_int64(trees, 4), sqlite3_column_int64(trees, 5),
+                   c.o.threads > 1, &t, &tm, e);
     tl_timer_mark(&tm, "read nodes");
     c.t = &t;
     if (rc == TL_OK) rc = render_tree(&c, e);
