@@ -227,19 +227,16 @@ static char *beside(const char *path, const char *suffix) {
   return tl_mprintf("%.*s%s", stem, path, suffix);
 }
 
-/* The loop tree Markdown of the analysis at `out`, rendered on a thread of its own (its own
-** read-only connection) while the calling thread writes the short version: the two read
-** the same committed file, and neither waits for the other. */
+/* The loop tree Markdown of the analysis at `out`, rendered on its own read-only connection
+** while a thread writes the short version on another: the two read the same committed file,
+** and neither waits for the other. */
 typedef struct loop_tree_job {
   const char *out, *view;
   long threads;  /* --threads (0: not given) */
   char *md_path; /* <stem>.loop_tree.md once written; NULL when it could not be */
-  double cpu;    /* the thread's CPU seconds (TRACELOOM_TIMING) */
 } loop_tree_job;
 
-static void *render_loop_tree(void *arg) {
-  loop_tree_job *job = arg;
-  double cpu0 = tl_thread_cpu_s();
+static void render_loop_tree(loop_tree_job *job) {
   sqlite3 *db = NULL;
   sqlite3_stmt *st = NULL;
   /* --threads 1 reads on this connection only; the default (2) lets a large tree be read
@@ -266,8 +263,6 @@ static void *render_loop_tree(void *arg) {
   sqlite3_finalize(st);
   sqlite3_close(db);
   free(opts);
-  job->cpu = tl_thread_cpu_s() - cpu0;
-  return NULL;
 }
 
 /* The short version of the loop tree, leading with what matters: per tree, the outermost
@@ -347,28 +342,47 @@ static void loop_tree_summary(const char *out, tl_buf *lines_out) {
   sqlite3_close(db);
 }
 
+/* The short version and the release of the replaced output, on a thread beside the loop
+** tree. */
+typedef struct summary_job {
+  const char *out;
+  int old_fd;  /* the output this analysis replaced, -1: none */
+  tl_buf lines;
+  double cpu;  /* the thread's CPU seconds (TRACELOOM_TIMING) */
+} summary_job;
+
+static void *summary_main(void *arg) {
+  summary_job *job = arg;
+  double cpu0 = tl_thread_cpu_s();
+  loop_tree_summary(job->out, &job->lines);
+  /* the file system frees the replaced file's blocks on this last close: a tenth of a second
+  ** of waiting for a 200 MB analysis, here beside the loop tree rather than in the rename */
+  if (job->old_fd >= 0) close(job->old_fd);
+  job->cpu = tl_thread_cpu_s() - cpu0;
+  return NULL;
+}
+
 /* <stem>.loop_tree.md beside the analysis database, and its top-level Repeat lines on stdout.
-** The Markdown is rendered on a thread (none with --threads 1) while this one writes the
-** short version and then closes old_fd (the output this analysis replaced, -1: none; the file system frees its
-** blocks on that last close, a tenth of a second for a 200 MB analysis); what is printed,
-** and in which order, does not depend on which finishes first. */
+** The short version is read on a thread (none with --threads 1), which then closes old_fd,
+** while this thread renders the Markdown: the large allocations (the tree's nodes, the
+** Markdown) stay in this thread's heap, where the analysis freed far more, so the tail does
+** not raise the peak of memory. What is printed, and in which order, does not depend on
+** which finishes first. */
 static void write_loop_tree(const char *out, const char *view, long threads, int old_fd,
                             tl_timer *tail) {
-  loop_tree_job job = {out, view, threads, NULL, 0};
+  summary_job sj = {out, old_fd, {0}, 0};
   pthread_t th;
-  int threaded = threads != 1 && pthread_create(&th, NULL, render_loop_tree, &job) == 0;
-  if (!threaded) render_loop_tree(&job);
-  tl_buf lines = {0};
-  loop_tree_summary(out, &lines);
-  tl_timer_mark(tail, "loop tree summary");
-  if (old_fd >= 0) close(old_fd);
-  tl_timer_mark(tail, "release the replaced output");
-  if (threaded) pthread_join(th, NULL);
-  tl_timer_threads(tail, "loop tree (thread)", &job.cpu, 1);
-  tl_timer_mark(tail, "loop tree (waited for)");
+  int threaded = threads != 1 && pthread_create(&th, NULL, summary_main, &sj) == 0;
+  loop_tree_job job = {out, view, threads, NULL};
+  render_loop_tree(&job);
+  tl_timer_mark(tail, "loop tree");
+  if (!threaded) summary_main(&sj);
+  else pthread_join(th, NULL);
+  tl_timer_threads(tail, "loop tree summary and release (thread)", &sj.cpu, 1);
+  tl_timer_mark(tail, "loop tree summary (waited for)");
   if (job.md_path) printf("loop tree: %s\n", job.md_path);
-  if (lines.p && !lines.oom) fputs(lines.p, stdout);
-  tl_buf_free(&lines);
+  if (sj.lines.p && !sj.lines.oom) fputs(sj.lines.p, stdout);
+  tl_buf_free(&sj.lines);
   free(job.md_path);
 }
 
