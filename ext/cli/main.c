@@ -20,6 +20,7 @@
 #include "sqlite-traceloom.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/timing.h"
 #include "analyze/analyze.h"
 #include "classify/classify.h"
 #include "classify/rules.h"
@@ -27,6 +28,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,41 +227,71 @@ static char *beside(const char *path, const char *suffix) {
   return tl_mprintf("%.*s%s", stem, path, suffix);
 }
 
-/* <stem>.loop_tree.md beside the analysis database, and its top-level Repeat lines on stdout. */
-static void write_loop_tree(const char *out, const char *view) {
+/* The loop tree Markdown of the analysis at `out`, rendered on its own read-only connection
+** while a thread writes the short version on another: the two read the same committed file,
+** and neither waits for the other. */
+typedef struct loop_tree_job {
+  const char *out, *view;
+  long threads;  /* --threads (0: not given) */
+  char *md_path; /* <stem>.loop_tree.md once written; NULL when it could not be */
+} loop_tree_job;
+
+static void render_loop_tree(loop_tree_job *job) {
   sqlite3 *db = NULL;
-  if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-      sqlite3_traceloom_init(db, NULL, NULL) != SQLITE_OK) {
-    sqlite3_close(db);
-    return;
-  }
   sqlite3_stmt *st = NULL;
-  char *opts = view ? tl_mprintf("{\"view\":\"%s\"}", view) : NULL;
-  if (sqlite3_prepare_v2(db, "SELECT traceloom_loop_tree(?1)", -1, &st, NULL) == SQLITE_OK &&
+  /* --threads 1 reads on this connection only; the default (2) lets a large tree be read
+  ** in two halves. The bytes are the same. */
+  char *opts = job->view && job->threads == 1
+                   ? tl_mprintf("{\"view\":\"%s\",\"threads\":1}", job->view)
+               : job->view        ? tl_mprintf("{\"view\":\"%s\"}", job->view)
+               : job->threads == 1 ? tl_strdup("{\"threads\":1}")
+                                  : NULL;
+  if (sqlite3_open_v2(job->out, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
+      sqlite3_traceloom_init(db, NULL, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, "SELECT traceloom_loop_tree(?1)", -1, &st, NULL) == SQLITE_OK &&
       (opts ? sqlite3_bind_text(st, 1, opts, -1, SQLITE_STATIC) : sqlite3_bind_null(st, 1)) == SQLITE_OK &&
       sqlite3_step(st) == SQLITE_ROW) {
     const char *md = (const char *)sqlite3_column_text(st, 0);
-    char *md_path = beside(out, ".loop_tree.md");
+    char *md_path = beside(job->out, ".loop_tree.md");
     FILE *f = md_path ? fopen(md_path, "w") : NULL;
     if (f) {
-      fputs(md, f);
-      fclose(f);
-      printf("loop tree: %s\n", md_path);
+      fwrite(md, 1, (size_t)sqlite3_column_bytes(st, 0), f);
+      if (fclose(f) == 0) job->md_path = md_path, md_path = NULL;
     }
     free(md_path);
   }
   sqlite3_finalize(st);
+  sqlite3_close(db);
   free(opts);
-  /* The short version, leading with what matters: per tree, the outermost repeats by the
-  ** time they cover (a decode loop before the small loops around it), each with the largest
-  ** repeats directly inside it (the layers). */
-  if (sqlite3_prepare_v2(
+}
+
+/* The short version of the loop tree, leading with what matters: per tree, the outermost
+** repeats by the time they cover (a decode loop before the small loops around it), each with
+** the largest repeats directly inside it (the layers); its lines appended to `lines`. The
+** figures are traceloom_v_tree_node's (total_us, avg_total_us ROUND()ed, the share of the
+** root's total), read from traceloom_v_node_stats by node_n for the Repeat nodes only: the
+** node rows are scanned for kind and loop depth (node_kind 3 is exactly the shapes of kind
+** 'repeat': one publisher writes both), not derived whole for every node of a wide tree.
+** The root of a tree is its first node (traceloom_tree_core.first_node_n, preorder). */
+static void loop_tree_summary(const char *out, tl_buf *lines_out) {
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+      sqlite3_traceloom_init(db, NULL, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(
           db,
-          "WITH r AS (SELECT db_idx, device_id, node_n, local_node_id, label, loop_depth, path, "
-          "                  occurrence_count, total_us, avg_total_us "
-          "           FROM traceloom_v_tree_node WHERE kind = 'repeat' AND loop_depth <= 2), "
-          "root AS (SELECT db_idx, device_id, total_us FROM traceloom_v_tree_node "
-          "         WHERE parent_n IS NULL), "
+          "WITH r AS (SELECT n.db_idx, n.device_id, n.node_n, n.local_node_id, s.label, "
+          "                  n.loop_depth, COALESCE(n.path, (SELECT p.path FROM traceloom_node_core p "
+          "                    WHERE p.node_n = n.parent_n) || '/' || n.local_node_id) AS path, "
+          "                  n.occurrence_count, (n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 AS total_us, "
+          "                  ROUND((n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 / n.denom, 3) AS avg_total_us "
+          "           FROM traceloom_node_core c "
+          "           JOIN traceloom_node_shape s ON s.shape_id = c.shape_id "
+          "           CROSS JOIN traceloom_v_node_stats n ON n.node_n = c.node_n "
+          "           WHERE c.node_kind = 3 AND c.loop_depth <= 2 AND s.kind = 'repeat'), "
+          "root AS (SELECT n.db_idx, n.device_id, (n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 AS total_us "
+          "         FROM traceloom_tree_core t JOIN traceloom_v_node_stats n ON n.node_n = t.first_node_n "
+          "         WHERE n.parent_n IS NULL), "
           "top AS (SELECT r.*, row_number() OVER (PARTITION BY db_idx, device_id "
           "                                       ORDER BY total_us DESC, node_n) AS rk "
           "        FROM r WHERE loop_depth = 1), "
@@ -277,32 +310,90 @@ static void write_loop_tree(const char *out, const char *view) {
           "       printf('%.1f', CASE WHEN ro.total_us > 0 THEN 100.0 * l.total_us / ro.total_us END) "
           "FROM lines l LEFT JOIN root ro ON ro.db_idx = l.db_idx AND ro.device_id = l.device_id "
           "WHERE l.sub <= 2 ORDER BY l.db_idx, l.device_id, l.rk, l.sub",
-          -1, &st, NULL) == SQLITE_OK) {
-    int lines = 0, more = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-      if (lines >= 24) {
-        more++;
-        continue;
-      }
-      lines++;
-      /* An outermost repeat with its share of the device's time; the repeats inside it
-      ** indented under it. */
-      const char *share = (const char *)sqlite3_column_text(st, 7);
-      if (sqlite3_column_int(st, 1) > 0)
-        printf("    %s %s: %s occurrence(s), total %s us, %s us per iteration\n",
-               sqlite3_column_text(st, 2), sqlite3_column_text(st, 3), sqlite3_column_text(st, 4),
-               sqlite3_column_text(st, 5), sqlite3_column_text(st, 6));
-      else
-        printf("  device %s %s %s: %s occurrence(s), total %s us%s%s%s, %s us per iteration\n",
-               sqlite3_column_text(st, 0), sqlite3_column_text(st, 2), sqlite3_column_text(st, 3),
-               sqlite3_column_text(st, 4), sqlite3_column_text(st, 5), share ? " (" : "",
-               share ? share : "", share ? "% of the device's time)" : "",
-               sqlite3_column_text(st, 6));
-    }
-    if (more) printf("  ... %d more repeat(s) in the loop tree\n", more);
+          -1, &st, NULL) != SQLITE_OK) {
+    sqlite3_close(db);
+    return;
   }
+  int lines = 0, more = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    if (lines >= 24) {
+      more++;
+      continue;
+    }
+    lines++;
+    /* An outermost repeat with its share of the device's time; the repeats inside it
+    ** indented under it. */
+    const char *share = (const char *)sqlite3_column_text(st, 7);
+    if (sqlite3_column_int(st, 1) > 0)
+      tl_buf_printf(lines_out, "    %s %s: %s occurrence(s), total %s us, %s us per iteration\n",
+                    sqlite3_column_text(st, 2), sqlite3_column_text(st, 3),
+                    sqlite3_column_text(st, 4), sqlite3_column_text(st, 5),
+                    sqlite3_column_text(st, 6));
+    else
+      tl_buf_printf(lines_out,
+                    "  device %s %s %s: %s occurrence(s), total %s us%s%s%s, %s us per iteration\n",
+                    sqlite3_column_text(st, 0), sqlite3_column_text(st, 2),
+                    sqlite3_column_text(st, 3), sqlite3_column_text(st, 4),
+                    sqlite3_column_text(st, 5), share ? " (" : "", share ? share : "",
+                    share ? "% of the device's time)" : "", sqlite3_column_text(st, 6));
+  }
+  if (more) tl_buf_printf(lines_out, "  ... %d more repeat(s) in the loop tree\n", more);
   sqlite3_finalize(st);
   sqlite3_close(db);
+}
+
+/* The short version and the release of the replaced output, on a thread beside the loop
+** tree. */
+typedef struct summary_job {
+  const char *out;
+  int old_fd;  /* the output this analysis replaced, -1: none */
+  tl_buf lines;
+  double cpu;  /* the thread's CPU seconds (TRACELOOM_TIMING) */
+} summary_job;
+
+static void *summary_main(void *arg) {
+  summary_job *job = arg;
+  double cpu0 = tl_thread_cpu_s();
+  loop_tree_summary(job->out, &job->lines);
+  /* the file system frees the replaced file's blocks on this last close: a tenth of a second
+  ** of waiting for a 200 MB analysis, here beside the loop tree rather than in the rename */
+  if (job->old_fd >= 0) close(job->old_fd);
+  job->cpu = tl_thread_cpu_s() - cpu0;
+  return NULL;
+}
+
+/* <stem>.loop_tree.md beside the analysis database, and its top-level Repeat lines on stdout.
+** The short version is read on a thread (none with --threads 1), which then closes old_fd,
+** while this thread renders the Markdown: the large allocations (the tree's nodes, the
+** Markdown) stay in this thread's heap, where the analysis freed far more, so the tail does
+** not raise the peak of memory. What is printed, and in which order, does not depend on
+** which finishes first. */
+static void write_loop_tree(const char *out, const char *view, long threads, int old_fd,
+                            tl_timer *tail) {
+  summary_job sj = {out, old_fd, {0}, 0};
+  pthread_t th;
+  int threaded = threads != 1 && pthread_create(&th, NULL, summary_main, &sj) == 0;
+  loop_tree_job job = {out, view, threads, NULL};
+  render_loop_tree(&job);
+  tl_timer_mark(tail, "loop tree");
+  if (!threaded) summary_main(&sj);
+  else pthread_join(th, NULL);
+  tl_timer_threads(tail, "loop tree summary and release (thread)", &sj.cpu, 1);
+  tl_timer_mark(tail, "loop tree summary (waited for)");
+  if (job.md_path) printf("loop tree: %s\n", job.md_path);
+  if (sj.lines.p && !sj.lines.oom) fputs(sj.lines.p, stdout);
+  tl_buf_free(&sj.lines);
+  free(job.md_path);
+}
+
+/* A descriptor of the file at path when it is a regular file (the output about to be
+** replaced), -1 otherwise: held across the rename so that its blocks are freed by a later
+** close rather than by the rename itself. */
+static int hold_replaced(const char *path) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) close(fd), fd = -1;
+  return fd;
 }
 
 /* SELECT traceloom_export_perfetto(output, options) on the analysis opened read-only. */
@@ -976,6 +1067,9 @@ int main(int argc, char **argv) {
   }
   char *summary = tl_strdup((const char *)sqlite3_column_text(st, 0));
   sqlite3_finalize(st);
+  /* TRACELOOM_TIMING=1: the CLI's tail after the analysis returned, step by step. */
+  tl_timer tail;
+  tl_timer_start(&tail, "cli");
   if (output_is_input(db, out)) {
     fprintf(stderr, "traceloom: refusing to overwrite %s: it is an input of the analysis\n", out);
     free(summary);
@@ -989,23 +1083,27 @@ int main(int argc, char **argv) {
     goto done;
   }
   db = NULL;
+  tl_timer_mark(&tail, "close");
   if (interrupted) {
     fprintf(stderr, "traceloom: interrupted; %s was not changed\n", out);
     free(summary);
     status = EXIT_INTERRUPTED;
     goto done;
   }
+  int replaced = hold_replaced(out);
   if (rename(tmp, out) != 0) {
     fprintf(stderr, "traceloom: cannot move the analysis into place at %s: %s\n", out,
             strerror(errno));
+    if (replaced >= 0) close(replaced);
     free(summary);
     goto done;
   }
   renamed = 1;
+  tl_timer_mark(&tail, "rename");
   printf("%s\nanalysis database: %s\n", summary ? summary : "", out);
   free(summary);
   status = 0;
-  write_loop_tree(out, loop_view);
+  write_loop_tree(out, loop_view, threads, replaced, &tail);
   if (rules_made) printf("rules config: %s\n", rules_made);
   if (compat_out) status = copy_analysis(out, compat_out);
   if (status == 0 && perfetto_out) status = export_perfetto(out, perfetto_out, NULL);

@@ -4,10 +4,13 @@
 **   SELECT traceloom_loop_tree();
 **   SELECT traceloom_loop_tree('{"max_children": 20, "max_depth": 4, "max_repeats": 10}');
 **   SELECT traceloom_loop_tree('{"view": "expanded"}');    -- compact (default) | expanded | both
+**   SELECT traceloom_loop_tree('{"threads": 1}');          -- read on this connection only
 **
-** Reads the published analysis of the calling connection (one scan of traceloom_v_tree_node
-** per tree; the rendering is done in C, so a root with half a million children costs one
-** pass) and renders, per (db_idx, device_id):
+** Reads the published analysis of the calling connection (per tree, one scan of the node_n
+** range of traceloom_v_node_stats for the integers every line needs, in two halves on two
+** connections for a large tree; self and aux time only for the rows of the Repeat tables;
+** the rendering is done in C, so a root with half a million children costs one pass, and its
+** lines are written without printf) and renders, per (db_idx, device_id):
 **   - the lenses: what each number means (a node's total is its busy time, compute plus
 **     communication, plus the idle gaps charged to its anchors; averages are per iteration);
 **   - "Repeats by time covered": the Repeat nodes, the largest total first, with their path
@@ -27,7 +30,10 @@
 #include "export/looptree.h"
 #include "util/json.h"
 #include "util/buf.h"
+#include "util/dbopen.h"
+#include "util/timing.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +43,7 @@ typedef struct looptree_opts {
   int64_t max_depth;    /* outline depth */
   int64_t max_repeats;  /* repeats listed (and tabulated) per tree */
   int compact, expanded; /* the views written */
+  int64_t threads;       /* 1: no worker connection (the bytes are the same) */
 } looptree_opts;
 
 static int parse_opts(const char *json, looptree_opts *o, tl_err *e) {
@@ -44,6 +51,7 @@ static int parse_opts(const char *json, looptree_opts *o, tl_err *e) {
   o->max_depth = 6;
   o->max_repeats = 20;
   o->compact = 1, o->expanded = 0;
+  o->threads = 2;
   if (!json || !*json) return TL_OK;
   tl_json *doc;
   if (tl_json_parse(json, strlen(json), &doc, e)) return TL_ERROR;
@@ -68,9 +76,11 @@ static int parse_opts(const char *json, looptree_opts *o, tl_err *e) {
       o->max_depth = v;
     } else if (strcmp(k, "max_repeats") == 0) {
       o->max_repeats = v;
+    } else if (strcmp(k, "threads") == 0) {
+      o->threads = v;
     } else {
       rc = tl_fail(e, "unknown traceloom_loop_tree option \"%s\": expected max_children, "
-                      "max_depth, max_repeats or view", k);
+                      "max_depth, max_repeats, view or threads", k);
     }
   }
   tl_json_free(doc);
@@ -81,19 +91,24 @@ static int parse_opts(const char *json, looptree_opts *o, tl_err *e) {
 ** each other. */
 enum { RUN_COLLAPSE = 3, RUN_NAMES = 3 };
 
-/* The columns read per node, in this order: integers only. The figures of
-** traceloom_v_tree_node (total_us, and the per-iteration averages rounded as there) are
-** computed here from the node's nanoseconds, and only for the nodes a line shows: SQL's
-** ROUND() formats and parses each value, which for every node of a half-million-node tree
-** cost more than the rest of the rendering. Labels come from the shape table (a few dozen
-** rows), read once. */
+/* The columns read per node, in this order: integers only, and only what every line needs.
+** The figures of traceloom_v_tree_node (total_us, and the per-iteration averages rounded as
+** there) are computed here from the node's nanoseconds, and only for the nodes a line
+** shows: SQL's ROUND() formats and parses each value, which for every node of a half-
+** million-node tree cost more than the rest of the rendering. The view's node range of one
+** tree is a rowid range (node_n is dense over the trees in order, traceloom_tree_core gives
+** each tree's first node and count); naming only these columns lets SQLite leave out the
+** view's event join (start, end and self). Self and aux time are only in the tables of the
+** Repeat bodies: they are read per node shown there (EXTRA_SQL). Labels come from the shape
+** table (a few dozen rows), read once. */
 #define NODE_SQL                                                                           \
-  "SELECT n.node_n, n.parent_n, n.local_n, n.shape_id, n.repeat_count, n.occurrence_count, " \
-  "n.compute_ns, n.comm_ns, n.idle_ns, n.aux_ns, n.self_ns, n.denom "                      \
-  "FROM traceloom_v_node_stats n WHERE n.db_idx = ?1 AND n.device_id = ?2 ORDER BY n.node_n"
-enum { C_N, C_PARENT, C_LOCAL, C_SHAPE, C_REPEAT, C_OCC, C_COMPUTE, C_COMM, C_IDLE, C_AUX,
-       C_SELF, C_DENOM };
-enum { NS_FIRST = C_COMPUTE, NNS = C_SELF - C_COMPUTE + 1 };
+  "SELECT node_n, parent_n, local_n, shape_id, repeat_count, occurrence_count, "           \
+  "compute_ns, comm_ns, idle_ns, denom "                                                   \
+  "FROM traceloom_v_node_stats WHERE node_n >= ?1 AND node_n < ?2 ORDER BY node_n"
+enum { C_N, C_PARENT, C_LOCAL, C_SHAPE, C_REPEAT, C_OCC, C_COMPUTE, C_COMM, C_IDLE, C_DENOM };
+#define EXTRA_SQL "SELECT aux_ns, self_ns FROM traceloom_v_node_stats WHERE node_n = ?1"
+/* The nanosecond columns of a node: the first three read with it, the last two on demand. */
+enum { NS_COMPUTE, NS_COMM, NS_IDLE, NS_AUX, NS_SELF, NNS };
 
 /* The figures a line may show, as traceloom_v_tree_node names them. */
 typedef enum lt_fig {
@@ -103,26 +118,29 @@ typedef enum lt_fig {
 
 typedef struct lt_shape {
   char *label;
+  size_t len;
   int repeat; /* kind = 'repeat' */
 } lt_shape;
 
 typedef struct lt_node {
   int64_t local_n;
-  uint32_t shape;             /* index into lt_tree.shapes */
-  int repeat;                 /* a Repeat node */
   int64_t repeat_count, occ, denom;
-  int64_t ns[NNS];            /* compute, comm, idle, aux, self (summed over occurrences) */
-  unsigned null_ns;           /* bit c - NS_FIRST: that column is NULL */
+  int64_t ns[NNS];            /* summed over occurrences; aux and self once extra is set */
   double total;               /* total_us, unrounded (sums and ranking use it) */
+  uint32_t shape;             /* index into lt_tree.shapes */
   uint32_t parent;            /* index, UINT32_MAX for the root */
   uint32_t first_child, nchild; /* children: kids[first_child .. + nchild) in slot order */
-  int repeat_inside;          /* a Repeat in its subtree (itself excluded) */
+  uint8_t repeat;             /* a Repeat node */
+  uint8_t repeat_inside;      /* a Repeat in its subtree (itself excluded) */
+  uint8_t null_ns;            /* bit NS_*: that column is NULL */
+  uint8_t extra;              /* aux and self read (load_extra) */
 } lt_node;
 
 typedef struct lt_tree {
   lt_node *v;
   size_t n;
   uint32_t *kids;
+  int64_t base;               /* node_n of v[0] */
   const lt_shape *shapes;     /* by shape_id (owned by the caller) */
   size_t nshapes;
 } lt_tree;
@@ -137,20 +155,33 @@ static const char *label_of(const lt_tree *t, const lt_node *nd) {
   return l ? l : "";
 }
 
-/* 'N007': local_node_id (printf('N%03d', local_n) in the views). */
-typedef struct lt_local {
-  char s[24];
-} lt_local;
-
-static lt_local local_of(const lt_node *nd) {
-  lt_local l;
-  snprintf(l.s, sizeof l.s, "N%03lld", (long long)nd->local_n);
-  return l;
+static void put_label(tl_buf *b, const lt_tree *t, const lt_node *nd) {
+  const lt_shape *s = &t->shapes[nd->shape];
+  if (s->label) tl_buf_append(b, s->label, s->len);
 }
 
-/* ROUND(x, 3) exactly as SQLite computes it: its own printf to three decimals, read back. */
+/* 'N007': local_node_id (printf('N%03d', local_n) in the views). */
+static void put_local(tl_buf *b, const lt_node *nd) {
+  tl_buf_append(b, "N", 1);
+  tl_buf_i64w(b, nd->local_n, 3);
+}
+
+#define PUT_LIT(b, lit) tl_buf_append((b), "" lit, sizeof(lit) - 1)
+
+/* ROUND(x, 3) exactly as SQLite computes it: its own printf to three decimals, read back.
+** Where x lies within 0.4 thousandths of a multiple k of 0.001, that is k / 1000 (the
+** printf rounds to the nearest, and the read-back of "k/1000" is the double nearest it, as
+** k / 1000.0 is); only values near a half-way point (an odd total over two iterations) go
+** through the printf: those are the values a naive rounding gets wrong. */
 static double sql_round3(double x) {
   if (x < -4503599627370496.0 || x > 4503599627370496.0) return x;
+  double ax = x < 0 ? -x : x;
+  if (ax < 1073741824.0) {
+    double s = ax * 1000.0;
+    int64_t k = (int64_t)(s + 0.5);
+    double d = s - (double)k;
+    if (d > -0.4 && d < 0.4) return x < 0 ? -((double)k / 1000.0) : (double)k / 1000.0;
+  }
   char buf[64];
   sqlite3_snprintf((int)sizeof buf, buf, "%.3f", x);
   return strtod(buf, NULL);
@@ -158,26 +189,25 @@ static double sql_round3(double x) {
 
 /* A figure of the node; 0 with *is_null set where the view's value is NULL. */
 static double figure(const lt_node *nd, lt_fig f, int *is_null) {
-  enum { COMPUTE = 0, COMM = 1, IDLE = 2, AUX = 3, SELF = 4 };
   static const unsigned needs[NFIG] = {
-      [F_TOTAL] = 1u << COMPUTE | 1u << COMM | 1u << IDLE,
-      [F_AVG_TOTAL] = 1u << COMPUTE | 1u << COMM | 1u << IDLE,
-      [F_AVG_BUSY] = 1u << COMPUTE | 1u << COMM,
-      [F_AVG_COMPUTE] = 1u << COMPUTE, [F_AVG_COMM] = 1u << COMM, [F_AVG_IDLE] = 1u << IDLE,
-      [F_AVG_AUX] = 1u << AUX, [F_AVG_SELF] = 1u << SELF};
+      [F_TOTAL] = 1u << NS_COMPUTE | 1u << NS_COMM | 1u << NS_IDLE,
+      [F_AVG_TOTAL] = 1u << NS_COMPUTE | 1u << NS_COMM | 1u << NS_IDLE,
+      [F_AVG_BUSY] = 1u << NS_COMPUTE | 1u << NS_COMM,
+      [F_AVG_COMPUTE] = 1u << NS_COMPUTE, [F_AVG_COMM] = 1u << NS_COMM,
+      [F_AVG_IDLE] = 1u << NS_IDLE, [F_AVG_AUX] = 1u << NS_AUX, [F_AVG_SELF] = 1u << NS_SELF};
   *is_null = (nd->null_ns & needs[f]) != 0;
   if (*is_null) return 0;
   const int64_t *v = nd->ns;
   int64_t sum;
   switch (f) {
   case F_TOTAL: return nd->total;
-  case F_AVG_TOTAL: sum = v[COMPUTE] + v[COMM] + v[IDLE]; break;
-  case F_AVG_BUSY: sum = v[COMPUTE] + v[COMM]; break;
-  case F_AVG_COMPUTE: sum = v[COMPUTE]; break;
-  case F_AVG_COMM: sum = v[COMM]; break;
-  case F_AVG_IDLE: sum = v[IDLE]; break;
-  case F_AVG_AUX: sum = v[AUX]; break;
-  default: sum = v[SELF]; break;
+  case F_AVG_TOTAL: sum = v[NS_COMPUTE] + v[NS_COMM] + v[NS_IDLE]; break;
+  case F_AVG_BUSY: sum = v[NS_COMPUTE] + v[NS_COMM]; break;
+  case F_AVG_COMPUTE: sum = v[NS_COMPUTE]; break;
+  case F_AVG_COMM: sum = v[NS_COMM]; break;
+  case F_AVG_IDLE: sum = v[NS_IDLE]; break;
+  case F_AVG_AUX: sum = v[NS_AUX]; break;
+  default: sum = v[NS_SELF]; break;
   }
   /* (sum / 1000.0) / denom, as the view divides (denom is at least 1). */
   return sql_round3((double)sum / 1000.0 / (double)nd->denom);
@@ -213,6 +243,7 @@ static int shapes_load(sqlite3 *db, lt_shape **out, size_t *n, tl_err *e) {
     const char *kind = (const char *)sqlite3_column_text(st, 2);
     (*out)[id].repeat = kind && strcmp(kind, "repeat") == 0;
     if (label && !((*out)[id].label = tl_strdup(label))) rc = tl_nomem(e);
+    if (label) (*out)[id].len = strlen(label);
   }
   if (rc == TL_OK && step != SQLITE_DONE)
     rc = tl_fail(e, "traceloom_loop_tree: reading traceloom_node_shape failed: %s",
@@ -226,55 +257,118 @@ static void shapes_free(lt_shape *s, size_t n) {
   free(s);
 }
 
-/* Loads the nodes of one tree (display order: a parent before its children, children in
-** slot order) and links them. */
-static int tree_load(sqlite3_stmt *st, lt_tree *t, tl_err *e) {
-  size_t cap = 0;
-  /* node_n -> index: node_n is dense within a tree, so an offset from the root's does. */
-  int64_t base = 0;
+/* Reads the nodes v[lo, hi) of a tree (node_n first + lo ...) with st (NODE_SQL, on
+** whichever connection); *got is how many rows there were. Touches only v[lo, hi), so two
+** ranges fill at once. */
+static int read_range(sqlite3_stmt *st, lt_tree *t, size_t lo, size_t hi, size_t *got,
+                      tl_err *e) {
+  const int64_t first = t->base;
+  sqlite3_bind_int64(st, 1, first + (int64_t)lo);
+  sqlite3_bind_int64(st, 2, first + (int64_t)hi);
+  size_t k = lo;
   int rc;
+  *got = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (t->n == cap) {
-      cap = cap ? 2 * cap : 256;
-      lt_node *p = realloc(t->v, cap * sizeof *p);
-      if (!p) return tl_nomem(e);
-      t->v = p;
-    }
-    lt_node *nd = &t->v[t->n];
-    memset(nd, 0, sizeof *nd);
-    if (t->n == 0) base = sqlite3_column_int64(st, C_N);
-    if (sqlite3_column_int64(st, C_N) != base + (int64_t)t->n)
+    if (k == hi || sqlite3_column_int64(st, C_N) != first + (int64_t)k)
       return tl_fail(e, "traceloom_loop_tree: the nodes of a tree are not numbered densely in "
                         "display order");
-    t->n++;
+    lt_node *nd = &t->v[k++];
+    memset(nd, 0, sizeof *nd);
     int64_t shape = sqlite3_column_int64(st, C_SHAPE);
     if (shape < 0 || shape >= (int64_t)t->nshapes)
       return tl_fail(e, "traceloom_loop_tree: node %lld has shape %lld, which "
                         "traceloom_node_shape does not hold",
                      (long long)sqlite3_column_int64(st, C_N), (long long)shape);
     nd->shape = (uint32_t)shape;
-    nd->repeat = t->shapes[shape].repeat;
+    nd->repeat = (uint8_t)t->shapes[shape].repeat;
     nd->local_n = sqlite3_column_int64(st, C_LOCAL);
     nd->repeat_count = sqlite3_column_int64(st, C_REPEAT);
     nd->occ = sqlite3_column_int64(st, C_OCC);
     nd->denom = sqlite3_column_int64(st, C_DENOM);
     if (nd->denom < 1) nd->denom = 1;
-    for (int c = 0; c < NNS; c++) {
-      if (sqlite3_column_type(st, NS_FIRST + c) == SQLITE_NULL) nd->null_ns |= 1u << c;
-      else nd->ns[c] = sqlite3_column_int64(st, NS_FIRST + c);
+    for (int c = 0; c < 3; c++) {
+      if (sqlite3_column_type(st, C_COMPUTE + c) == SQLITE_NULL) nd->null_ns |= (uint8_t)(1u << c);
+      else nd->ns[c] = sqlite3_column_int64(st, C_COMPUTE + c);
     }
     /* total_us = (compute + comm + idle) / 1000.0, unrounded; NULL (read as 0) if one is */
     nd->total = nd->null_ns & 7u ? 0 : (double)(nd->ns[0] + nd->ns[1] + nd->ns[2]) / 1000.0;
     if (sqlite3_column_type(st, C_PARENT) == SQLITE_NULL) {
       nd->parent = UINT32_MAX;
     } else {
-      int64_t p = sqlite3_column_int64(st, C_PARENT) - base;
-      if (p < 0 || p >= (int64_t)t->n - 1)
+      int64_t p = sqlite3_column_int64(st, C_PARENT) - first;
+      if (p < 0 || p >= (int64_t)k - 1)
         return tl_fail(e, "traceloom_loop_tree: a node's parent does not come before it");
       nd->parent = (uint32_t)p;
     }
   }
+  sqlite3_reset(st);
   if (rc != SQLITE_DONE) return tl_fail(e, "traceloom_loop_tree: reading the nodes failed");
+  *got = k - lo;
+  return TL_OK;
+}
+
+/* Trees of at least this many nodes are read in two halves, the second on a worker thread
+** with its own read-only connection (tl_db_worker_path; not with the option threads 1):
+** reading the nodes is most of the loop tree's time, and the rows of one half do not depend
+** on the other's. Below it, opening the connection costs about what the half would save. */
+enum { SPLIT_NODES = 65536 };
+
+typedef struct half {
+  const char *path;
+  lt_tree *t;
+  size_t lo, hi, got;
+  int rc;
+  tl_err e;
+  double cpu; /* the worker's CPU seconds (TRACELOOM_TIMING) */
+} half;
+
+static void *read_half(void *arg) {
+  half *h = arg;
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  h->rc = tl_db_open_ro(h->path, "analysis database", &db, &h->e);
+  if (h->rc == TL_OK && sqlite3_prepare_v2(db, NODE_SQL, -1, &st, NULL) != SQLITE_OK)
+    h->rc = tl_fail(&h->e, "traceloom_loop_tree: %s", sqlite3_errmsg(db));
+  if (h->rc == TL_OK) h->rc = read_range(st, h->t, h->lo, h->hi, &h->got, &h->e);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  h->cpu = tl_thread_cpu_s();
+  return NULL;
+}
+
+/* Loads the nodes of one tree, node_n in [first, first + count) (display order: a parent
+** before its children, children in slot order), and links them. */
+static int tree_load(sqlite3 *db, sqlite3_stmt *st, int64_t first, int64_t count, int may_split,
+                     lt_tree *t, tl_timer *tm, tl_err *e) {
+  if (count < 0 || (uint64_t)count >= UINT32_MAX)
+    return tl_fail(e, "traceloom_loop_tree: a tree of %lld nodes", (long long)count);
+  t->v = malloc((count ? (size_t)count : 1) * sizeof *t->v);
+  if (!t->v) return tl_nomem(e);
+  t->base = first;
+  size_t n = (size_t)count, mid = n;
+  half h = {may_split ? tl_db_worker_path(db) : NULL, t, n / 2, n, 0, TL_OK, {0}, 0};
+  pthread_t th;
+  int threaded = n >= SPLIT_NODES && h.path && pthread_create(&th, NULL, read_half, &h) == 0;
+  if (threaded) mid = n / 2;
+  size_t got = 0;
+  double cpu[2] = {tl_thread_cpu_s(), 0};
+  int rc = read_range(st, t, 0, mid, &got, e);
+  cpu[0] = tl_thread_cpu_s() - cpu[0];
+  if (threaded) {
+    pthread_join(th, NULL);
+    cpu[1] = h.cpu;
+    tl_timer_threads(tm, "read nodes", cpu, 2);
+    tl_err_clear(&h.e);
+    /* A worker that could not read (its own connection refused, say) leaves its half to
+    ** this connection: the same rows either way. */
+    if (rc == TL_OK && h.rc != TL_OK) rc = read_range(st, t, mid, n, &h.got, e);
+    if (rc == TL_OK && got < mid && h.got > 0)
+      rc = tl_fail(e, "traceloom_loop_tree: the nodes of a tree are not numbered densely in "
+                      "display order");
+    got += h.got;
+  }
+  if (rc != TL_OK) return rc;
+  t->n = got;
   /* Children lists by counting, then the Repeat-inside flags bottom up. */
   t->kids = malloc((t->n ? t->n : 1) * sizeof *t->kids);
   if (!t->kids) return tl_nomem(e);
@@ -294,21 +388,73 @@ static int tree_load(sqlite3_stmt *st, lt_tree *t, tl_err *e) {
   return TL_OK;
 }
 
+/* Reads aux and self of node k (EXTRA_SQL, prepared on first use). */
+static int load_extra(sqlite3 *db, sqlite3_stmt **st, lt_tree *t, uint32_t k, tl_err *e) {
+  lt_node *nd = &t->v[k];
+  if (nd->extra) return TL_OK;
+  if (!*st && sqlite3_prepare_v2(db, EXTRA_SQL, -1, st, NULL) != SQLITE_OK)
+    return tl_fail(e, "traceloom_loop_tree: %s", sqlite3_errmsg(db));
+  sqlite3_reset(*st);
+  sqlite3_bind_int64(*st, 1, t->base + (int64_t)k);
+  if (sqlite3_step(*st) != SQLITE_ROW)
+    return tl_fail(e, "traceloom_loop_tree: reading a node's self and aux time failed: %s",
+                   sqlite3_errmsg(db));
+  for (int c = 0; c < 2; c++) {
+    if (sqlite3_column_type(*st, c) == SQLITE_NULL) nd->null_ns |= (uint8_t)(1u << (NS_AUX + c));
+    else nd->ns[NS_AUX + c] = sqlite3_column_int64(*st, c);
+  }
+  nd->extra = 1;
+  sqlite3_reset(*st);
+  return TL_OK;
+}
+
 typedef struct ctx {
   looptree_opts o;
   tl_buf *b;
-  const lt_tree *t;
+  lt_tree *t;
+  sqlite3 *db;
+  sqlite3_stmt *extra; /* EXTRA_SQL, prepared on first use */
 } ctx;
 
+/* "  - " at depth: two spaces a level. */
+static void put_item(tl_buf *b, int depth) {
+  static const char spaces[] = "                                ";
+  for (int n = 2 * depth; n > 0; n -= 32) tl_buf_append(b, spaces, n < 32 ? (size_t)n : 32);
+  PUT_LIT(b, "- ");
+}
+
+/* One node: "- N007 MatMul  total_us=1.234 avg_total_us=0.617", a Repeat with its
+** iteration's time and busy time instead. Written without printf: a line per node of the
+** expanded view, hundreds of thousands on a large tree. */
 static void node_line(ctx *c, const lt_node *nd, int depth) {
-  const char *label = label_of(c->t, nd);
-  if (nd->repeat)
-    tl_buf_printf(c->b, "%*s- %s %s  total_us=%.3f, per iteration: %.3f us (busy %.3f)\n",
-                  2 * depth, "", local_of(nd).s, label, nd->total, fig(nd, F_AVG_TOTAL),
-                  fig(nd, F_AVG_BUSY));
-  else
-    tl_buf_printf(c->b, "%*s- %s %s  total_us=%.3f avg_total_us=%.3f\n", 2 * depth, "",
-                  local_of(nd).s, label, nd->total, fig(nd, F_AVG_TOTAL));
+  tl_buf *b = c->b;
+  put_item(b, depth);
+  put_local(b, nd);
+  PUT_LIT(b, " ");
+  put_label(b, c->t, nd);
+  PUT_LIT(b, "  total_us=");
+  tl_buf_f3(b, nd->total);
+  if (nd->repeat) {
+    PUT_LIT(b, ", per iteration: ");
+    tl_buf_f3(b, fig(nd, F_AVG_TOTAL));
+    PUT_LIT(b, " us (busy ");
+    tl_buf_f3(b, fig(nd, F_AVG_BUSY));
+    PUT_LIT(b, ")\n");
+  } else {
+    PUT_LIT(b, " avg_total_us=");
+    tl_buf_f3(b, fig(nd, F_AVG_TOTAL));
+    PUT_LIT(b, "\n");
+  }
+}
+
+/* "- ... 37 more node(s), total_us=..." */
+static void skipped_line(tl_buf *b, int depth, uint32_t skipped, double total) {
+  put_item(b, depth);
+  PUT_LIT(b, "... ");
+  tl_buf_i64(b, skipped);
+  PUT_LIT(b, " more node(s), total_us=");
+  tl_buf_f3(b, total);
+  PUT_LIT(b, "\n");
 }
 
 /* Outline from node k: its children one line each, runs of plain siblings collapsed. Past
@@ -329,8 +475,7 @@ static void outline(ctx *c, uint32_t k, int depth) {
       continue;
     }
     if (skipped) {
-      tl_buf_printf(c->b, "%*s- ... %u more node(s), total_us=%.3f\n", 2 * depth, "", skipped,
-                    skipped_total);
+      skipped_line(c->b, depth, skipped, skipped_total);
       skipped = 0, skipped_total = 0;
     }
     lines++;
@@ -344,11 +489,21 @@ static void outline(ctx *c, uint32_t k, int depth) {
     if (j - i > RUN_COLLAPSE) {
       double total = 0;
       for (uint32_t q = i; q < j; q++) total += t->v[t->kids[p->first_child + q]].total;
-      tl_buf_printf(c->b, "%*s- %u nodes %s-%s (", 2 * depth, "", j - i, local_of(nd).s,
-                    local_of(&t->v[t->kids[p->first_child + j - 1]]).s);
-      for (uint32_t q = i; q < j && q < i + RUN_NAMES; q++)
-        tl_buf_printf(c->b, "%s%s", q > i ? ", " : "", label_of(t, &t->v[t->kids[p->first_child + q]]));
-      tl_buf_printf(c->b, "%s), total_us=%.3f\n", j - i > RUN_NAMES ? ", ..." : "", total);
+      put_item(c->b, depth);
+      tl_buf_i64(c->b, j - i);
+      PUT_LIT(c->b, " nodes ");
+      put_local(c->b, nd);
+      PUT_LIT(c->b, "-");
+      put_local(c->b, &t->v[t->kids[p->first_child + j - 1]]);
+      PUT_LIT(c->b, " (");
+      for (uint32_t q = i; q < j && q < i + RUN_NAMES; q++) {
+        if (q > i) PUT_LIT(c->b, ", ");
+        put_label(c->b, t, &t->v[t->kids[p->first_child + q]]);
+      }
+      if (j - i > RUN_NAMES) PUT_LIT(c->b, ", ...");
+      PUT_LIT(c->b, "), total_us=");
+      tl_buf_f3(c->b, total);
+      PUT_LIT(c->b, "\n");
       i = j;
       continue;
     }
@@ -356,9 +511,7 @@ static void outline(ctx *c, uint32_t k, int depth) {
     if (nd->nchild) outline(c, t->kids[p->first_child + i], depth + 1);
     i++;
   }
-  if (skipped)
-    tl_buf_printf(c->b, "%*s- ... %u more node(s), total_us=%.3f\n", 2 * depth, "", skipped,
-                  skipped_total);
+  if (skipped) skipped_line(c->b, depth, skipped, skipped_total);
 }
 
 /* Every node under k, one line each at its depth: nothing collapsed, no limit. */
@@ -385,7 +538,7 @@ static void grammar(ctx *c, uint32_t k, int depth) {
     const lt_node *nd = &t->v[t->kids[p->first_child + i]];
     if (i) tl_buf_puts(c->b, " ");
     if (!nd->nchild) {
-      tl_buf_puts(c->b, label_of(t, nd));
+      put_label(c->b, t, nd);
     } else if (depth >= c->o.max_depth) {
       tl_buf_printf(c->b, nd->repeat ? "(...)x%lld" : "(...)", (long long)nd->repeat_count);
     } else {
@@ -400,10 +553,13 @@ static void grammar(ctx *c, uint32_t k, int depth) {
 static void fmt_num(tl_buf *b, const lt_node *nd, lt_fig f) {
   int is_null;
   double v = figure(nd, f, &is_null);
-  if (is_null)
-    tl_buf_puts(b, " |");
-  else
-    tl_buf_printf(b, " %.3f |", v);
+  if (is_null) {
+    PUT_LIT(b, " |");
+  } else {
+    PUT_LIT(b, " ");
+    tl_buf_f3(b, v);
+    PUT_LIT(b, " |");
+  }
 }
 
 /* The node's path of local ids from the root, 'N001/N013/N015' (traceloom_viz_node.path). */
@@ -411,7 +567,10 @@ static void put_path(tl_buf *b, const lt_tree *t, uint32_t k) {
   uint32_t chain[256];
   size_t n = 0;
   for (uint32_t x = k; x != UINT32_MAX && n < 256; x = t->v[x].parent) chain[n++] = x;
-  while (n-- > 0) tl_buf_printf(b, "%s%s", local_of(&t->v[chain[n]]).s, n ? "/" : "");
+  while (n-- > 0) {
+    put_local(b, &t->v[chain[n]]);
+    if (n) PUT_LIT(b, "/");
+  }
 }
 
 static void table_header(tl_buf *b) {
@@ -421,8 +580,14 @@ static void table_header(tl_buf *b) {
 }
 
 static void table_row(tl_buf *b, const lt_tree *t, const lt_node *nd, const char *prefix) {
-  tl_buf_printf(b, "| %s%s | %s | %lld |", prefix, local_of(nd).s, label_of(t, nd),
-                (long long)nd->occ);
+  PUT_LIT(b, "| ");
+  tl_buf_puts(b, prefix);
+  put_local(b, nd);
+  PUT_LIT(b, " | ");
+  put_label(b, t, nd);
+  PUT_LIT(b, " | ");
+  tl_buf_i64(b, nd->occ);
+  PUT_LIT(b, " |");
   for (lt_fig f = F_TOTAL; f < NFIG; f++) fmt_num(b, nd, f);
   tl_buf_puts(b, "\n");
 }
@@ -440,7 +605,7 @@ static int by_total(const void *a, const void *b) {
 }
 
 static int render_tree(ctx *c, tl_err *e) {
-  const lt_tree *t = c->t;
+  lt_tree *t = c->t;
   tl_buf *b = c->b;
   if (t->n == 0) return TL_OK;
   ranked *rk = malloc(t->n * sizeof *rk);
@@ -467,7 +632,9 @@ static int render_tree(ctx *c, tl_err *e) {
                    "|---|---|---:|---:|---:|---:|---:|\n");
     for (size_t i = 0; i < nrep && (int64_t)i < c->o.max_repeats; i++) {
       const lt_node *nd = &t->v[rk[i].idx];
-      tl_buf_printf(b, "| %s %s | ", local_of(nd).s, label_of(t, nd));
+      PUT_LIT(b, "| ");
+      put_local(b, nd);
+      tl_buf_printf(b, " %s | ", label_of(t, nd));
       put_path(b, t, rk[i].idx);
       tl_buf_printf(b, " | %lld x %lld | %.3f | %.1f%% | %.3f | %.3f |\n", (long long)nd->occ,
                     (long long)nd->repeat_count,
@@ -481,9 +648,19 @@ static int render_tree(ctx *c, tl_err *e) {
   outline(c, 0, 0);
   for (size_t i = 0; i < nrep && (int64_t)i < c->o.max_repeats; i++) {
     const lt_node *nd = &t->v[rk[i].idx];
-    tl_buf_printf(b, "\n### %s %s (%lld occurrence(s) of %lld iterations)\n\n",
-                  local_of(nd).s, label_of(t, nd), (long long)nd->occ, (long long)nd->repeat_count);
+    PUT_LIT(b, "\n### ");
+    put_local(b, nd);
+    tl_buf_printf(b, " %s (%lld occurrence(s) of %lld iterations)\n\n", label_of(t, nd),
+                  (long long)nd->occ, (long long)nd->repeat_count);
     table_header(b);
+    /* The tables show self and aux time: read for the nodes they show. */
+    int err = load_extra(c->db, &c->extra, t, rk[i].idx, e);
+    for (uint32_t k = 0; !err && k < nd->nchild && (int64_t)k < c->o.max_children; k++)
+      err = load_extra(c->db, &c->extra, t, t->kids[nd->first_child + k], e);
+    if (err) {
+      free(rk);
+      return err;
+    }
     table_row(b, t, nd, "");
     for (uint32_t k = 0; k < nd->nchild; k++) {
       if ((int64_t)k >= c->o.max_children) {
@@ -509,14 +686,20 @@ int tl_loop_tree(sqlite3 *db, const char *options_json, char **out, tl_err *e) {
   if (parse_opts(options_json, &c.o, e)) return TL_ERROR;
   tl_buf b = {0};
   c.b = &b;
+  c.db = db;
   sqlite3_stmt *trees = NULL, *nodes = NULL;
   lt_shape *shapes = NULL;
   size_t nshapes = 0;
+  /* TRACELOOM_TIMING=1: reading and rendering, per tree. */
+  tl_timer tm;
+  tl_timer_start(&tm, "loop tree");
   int rc = shapes_load(db, &shapes, &nshapes, e);
   if (rc != TL_OK) goto done;
   if (sqlite3_prepare_v2(db,
-                         "SELECT db_idx, device_id, token_count, macro_discovery "
-                         "FROM traceloom_semantic_tree ORDER BY db_idx, device_id",
+                         "SELECT s.db_idx, s.device_id, s.token_count, s.macro_discovery, "
+                         "t.first_node_n, t.node_count FROM traceloom_semantic_tree s "
+                         "JOIN traceloom_tree_core t ON t.tree_n = s.tree_n "
+                         "ORDER BY s.db_idx, s.device_id",
                          -1, &trees, NULL) != SQLITE_OK ||
       sqlite3_prepare_v2(db, NODE_SQL, -1, &nodes, NULL) != SQLITE_OK) {
     rc = tl_fail(e, "traceloom_loop_tree needs a published analysis in this database "
@@ -540,12 +723,12 @@ int tl_loop_tree(sqlite3 *db, const char *options_json, char **out, tl_err *e) {
     lt_tree t;
     memset(&t, 0, sizeof t);
     t.shapes = shapes, t.nshapes = nshapes;
-    sqlite3_bind_int64(nodes, 1, db_idx);
-    sqlite3_bind_int64(nodes, 2, device);
-    rc = tree_load(nodes, &t, e);
-    sqlite3_reset(nodes);
+    rc = tree_load(db, nodes, sqlite3_column_int64(trees, 4), sqlite3_column_int64(trees, 5),
+                   c.o.threads > 1, &t, &tm, e);
+    tl_timer_mark(&tm, "read nodes");
     c.t = &t;
     if (rc == TL_OK) rc = render_tree(&c, e);
+    tl_timer_mark(&tm, "render");
     tree_free(&t);
   }
   if (rc == TL_OK && ntrees == 0) tl_buf_puts(&b, "\nNo recovered tree (no anchors).\n");
@@ -555,7 +738,7 @@ int tl_loop_tree(sqlite3 *db, const char *options_json, char **out, tl_err *e) {
     b.p = NULL;
   }
 done:
-  sqlite3_finalize(trees), sqlite3_finalize(nodes);
+  sqlite3_finalize(trees), sqlite3_finalize(nodes), sqlite3_finalize(c.extra);
   shapes_free(shapes, nshapes);
   tl_buf_free(&b);
   return rc;

@@ -22,22 +22,7 @@
 #define PUT_LIT(b, lit) tl_buf_append((b), "" lit, sizeof(lit) - 1)
 
 /* v nanoseconds as microseconds with exactly three decimals, from the integer. */
-static void put_us3(tl_buf *b, int64_t v) {
-  char tmp[32];
-  int n = sizeof tmp;
-  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-  uint64_t q = u / 1000, r = u % 1000;
-  tmp[--n] = (char)('0' + r % 10);
-  tmp[--n] = (char)('0' + r / 10 % 10);
-  tmp[--n] = (char)('0' + r / 100);
-  tmp[--n] = '.';
-  do {
-    tmp[--n] = (char)('0' + q % 10);
-    q /= 10;
-  } while (q);
-  if (v < 0) tmp[--n] = '-';
-  tl_buf_append(b, tmp + n, sizeof tmp - (size_t)n);
-}
+static void put_us3(tl_buf *b, int64_t v) { tl_buf_milli(b, v); }
 
 /* Decimal int64 without printf: tens of integers per slice. */
 static void put_i64(tl_buf *b, int64_t v) {

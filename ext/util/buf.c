@@ -3,6 +3,7 @@
 */
 #include "util/buf.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,10 +47,50 @@ void tl_buf_printf(tl_buf *b, const char *fmt, ...) {
   va_end(ap);
 }
 
-void tl_buf_i64(tl_buf *b, int64_t v) {
-  char tmp[24];
-  int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
-  tl_buf_append(b, tmp, (size_t)n);
+void tl_buf_i64(tl_buf *b, int64_t v) { tl_buf_i64w(b, v, 1); }
+
+void tl_buf_i64w(tl_buf *b, int64_t v, int width) {
+  char tmp[48];
+  int n = (int)sizeof tmp, min = (int)sizeof tmp - (width < 40 ? width : 40) + (v < 0);
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do tmp[--n] = (char)('0' + u % 10), u /= 10;
+  while (u);
+  while (n > min) tmp[--n] = '0';
+  if (v < 0) tmp[--n] = '-';
+  tl_buf_append(b, tmp + n, sizeof tmp - (size_t)n);
+}
+
+void tl_buf_milli(tl_buf *b, int64_t v) {
+  char tmp[32];
+  int n = (int)sizeof tmp;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  uint64_t q = u / 1000, r = u % 1000;
+  tmp[--n] = (char)('0' + r % 10);
+  tmp[--n] = (char)('0' + r / 10 % 10);
+  tmp[--n] = (char)('0' + r / 100);
+  tmp[--n] = '.';
+  do tmp[--n] = (char)('0' + q % 10), q /= 10;
+  while (q);
+  if (v < 0) tmp[--n] = '-';
+  tl_buf_append(b, tmp + n, sizeof tmp - (size_t)n);
+}
+
+void tl_buf_f3(tl_buf *b, double x) {
+  double ax = x < 0 ? -x : x;
+  if (ax < 1073741824.0) { /* 2^30: x * 1000 < 2^40 is then exact to 2^-13 */
+    double s = ax * 1000.0;
+    int64_t k = (int64_t)(s + 0.5);
+    double d = s - (double)k;
+    /* |1000 x - k| < 0.4 + 2^-13: k / 1000 is the nearest multiple, and no tie is near, so
+    ** printf (which rounds the exact binary value) writes k / 1000 too; the sign is
+    ** printf's (it writes "-0.000" for a negative x that rounds to zero, and for -0.0). */
+    if (d > -0.4 && d < 0.4) {
+      if (signbit(x)) tl_buf_append(b, "-", 1);
+      tl_buf_milli(b, k);
+      return;
+    }
+  }
+  tl_buf_printf(b, "%.3f", x);
 }
 
 void tl_buf_json_string(tl_buf *b, const char *s, size_t n) {

@@ -30,6 +30,16 @@ static inline void tl_buf_append(tl_buf *b, const char *s, size_t n) {
 void tl_buf_puts(tl_buf *b, const char *s);
 void tl_buf_printf(tl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tl_buf_i64(tl_buf *b, int64_t v);
+/* v in decimal as printf's %0<width>lld writes it (the sign counts in the width), without
+** printf: the reports write hundreds of thousands of numbers. */
+void tl_buf_i64w(tl_buf *b, int64_t v, int width);
+/* v / 1000 with exactly three decimals ("-1.005" for -1005): nanoseconds as microseconds,
+** from the integer, so no rounding is involved. */
+void tl_buf_milli(tl_buf *b, int64_t v);
+/* x exactly as printf's "%.3f" writes it, without printf where that is certain: a value
+** within 0.4 thousandths of a multiple k of 0.001 (a total in ns / 1000, a rounded average)
+** is written from k; one near a half-way point, or large, or not finite, by printf. */
+void tl_buf_f3(tl_buf *b, double x);
 /* Appends s as a JSON string literal (quotes, escapes; bytes >= 0x80 copied as-is). */
 void tl_buf_json_string(tl_buf *b, const char *s, size_t n);
 /* Empties, keeps memory. */

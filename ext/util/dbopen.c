@@ -49,3 +49,19 @@ int tl_db_open_ro(const char *path, const char *what, sqlite3 **out, tl_err *e) 
   *out = db;
   return TL_OK;
 }
+
+const char *tl_db_worker_path(sqlite3 *db) {
+  const char *env = getenv("TRACELOOM_EXPORT_THREADS");
+  if ((env && atoi(env) == 1) || !sqlite3_threadsafe() || !sqlite3_get_autocommit(db))
+    return NULL;
+  /* A statement that writes (a trigger's INSERT, say) may hold changes a second connection
+  ** cannot see; a database of another VFS (memdb, an application's own) is not the file its
+  ** name would open. */
+  if (sqlite3_txn_state(db, "main") == SQLITE_TXN_WRITE) return NULL;
+  sqlite3_vfs *vfs = NULL;
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &vfs) != SQLITE_OK ||
+      vfs != sqlite3_vfs_find(NULL))
+    return NULL;
+  const char *path = sqlite3_db_filename(db, "main");
+  return path && *path ? path : NULL;
+}

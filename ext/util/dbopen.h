@@ -21,4 +21,10 @@
 /* what names the kind of database in messages: "failed to open read-only <what> '<path>'". */
 int tl_db_open_ro(const char *path, const char *what, sqlite3 **out, tl_err *e);
 
+/* The file of db's main database, when a second read-only connection on a worker thread sees
+** what db sees: a file of the default VFS (not in memory or temporary), no transaction open
+** on db (autocommit, and no write in progress), a thread-safe SQLite, and
+** TRACELOOM_EXPORT_THREADS not 1. NULL otherwise: read on db itself. */
+const char *tl_db_worker_path(sqlite3 *db);
+
 #endif

@@ -1,6 +1,7 @@
 """The `traceloom` CLI: exit codes, default and explicit outputs, atomic replacement, and
 inputs that are never written."""
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -68,16 +69,21 @@ def test_explicit_output_threads_and_options(cli, fixtures, tmp_path):
 @pytest.mark.parametrize("fixture", ["exact_hlt/mono", "exact_hlt/split", "two_ranks", "gen/nsys_s4_l5_k7"])
 def test_results_are_identical_for_any_thread_count(cli, fixtures, tmp_path, fixture):
     # Threads hash the sources beside reading and help SQLite's sorter build the indexes;
-    # neither may change a byte of what is published.
-    dumps = []
+    # neither may change a byte of what is published. The loop tree is rendered on a thread
+    # of its own except with --threads 1: its file and the printed lines are the same too.
+    dumps, trees, printed = [], [], []
     for threads in (1, 2, 5):
         out = tmp_path / ("t%d.db" % threads)
         r = run(cli, fixtures / fixture, "--output", out, "--threads", threads)
         assert r.returncode == 0, r.stderr
         with sqlite3.connect(out) as db:
             dumps.append("\n".join(db.iterdump()))
+        trees.append((tmp_path / ("t%d.loop_tree.md" % threads)).read_bytes())
+        printed.append(re.sub(r" in [0-9.]+ s$", "", r.stdout.replace(out.stem, "t"), flags=re.M))
     assert "traceloom_event_core" in dumps[0]
     assert dumps[0] == dumps[1] == dumps[2]
+    assert trees[0].startswith(b"# Loop tree") and trees[0] == trees[1] == trees[2]
+    assert "loop tree: " in printed[0] and printed[0] == printed[1] == printed[2]
 
 
 def test_failed_run_keeps_previous_output_byte_identical(cli, fixtures, tmp_path):

@@ -73,3 +73,33 @@ def test_half_way_averages_round_as_sqlite_does(cli, build_dir, tmp_path):
             "       printf('%.3f', ROUND((compute_ns + comm_ns + idle_ns) / 1000.0 / denom, 3)) "
             "FROM traceloom_v_node_stats"))
     assert naive_differs > 0
+
+
+def test_large_tree_read_in_two_halves_matches_one_reader(cli, build_dir, tmp_path):
+    """A tree of at least SPLIT_NODES (65536) nodes is read in two halves, the second on a
+    worker connection; the Markdown must be the bytes one connection reading every node
+    writes (the option threads 1), and its node lines the view's."""
+    import os
+    prof = tmp_path / "p"
+    subprocess.run(["python3", "tools/genprofile.py", "--format", "ascend", "--out", str(prof),
+                    "--rows", "140000", "--seed", "7"], check=True, capture_output=True,
+                   cwd=str(build_dir.parent))
+    db = analyse(cli, prof, tmp_path / "a.db")
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT max(node_count) FROM traceloom_tree_core").fetchone()[0] >= 65536
+
+    def render(threads):
+        env = dict(os.environ, TRACELOOM_TIMING="1")
+        sql = """SELECT traceloom_loop_tree('{"view": "both", "threads": %d}')""" % threads
+        r = subprocess.run(["sqlite3", "-bail", "-cmd", f".load {build_dir / 'traceloom'}",
+                            str(db), sql], capture_output=True, text=True, timeout=300, env=env)
+        assert r.returncode == 0, r.stderr
+        return r.stdout, r.stderr
+
+    split, split_err = render(2)
+    whole, whole_err = render(1)
+    assert "loop tree read nodes threads" in split_err  # the two-halves path ran
+    assert "loop tree read nodes threads" not in whole_err
+    assert split == whole
+    check_against_view(con, [m for m in map(LINE.match, split.split("Expanded tree")[1]
+                                            .splitlines()) if m])

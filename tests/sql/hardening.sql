@@ -3,7 +3,7 @@
 -- column defaults, index expressions) refuses the functions that read or write files.
 -- security.sql covers views and a trigger calling traceloom_analyze and the table-valued
 -- readers; this file adds the writer (traceloom_export_perfetto), the other schema
--- objects, and traceloom_loop_tree, which touches no file and so stays usable anywhere.
+-- objects, and traceloom_loop_tree, which reads only this database and so stays usable anywhere.
 -- A profile that is a symlink to the output database is covered by
 -- tests/python/test_hardening.py (SQL cannot create the link).
 

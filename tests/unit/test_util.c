@@ -1,16 +1,81 @@
 /*
 ** test_util.c: string interning, the int64 hash map, the radix sort, task-type keys, and
-** the shape interner of the core-and-shape publication, and the packed int64 column.
+** the shape interner of the core-and-shape publication, the packed int64 column, and the
+** text buffer's numbers written without printf (checked against printf itself).
 */
 #include "tl_check.h"
 #include "util/strpool.h"
 #include "util/i64map.h"
 #include "util/i64col.h"
 #include "util/sort.h"
+#include "util/buf.h"
 #include "publish/shapes.h"
 #include "traceloom.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The buffer's text of one call against printf's. */
+#define CK_BUF_AS_PRINTF(call, fmt, ...)                                                   \
+  do {                                                                                     \
+    tl_buf b_ = {0};                                                                       \
+    call;                                                                                  \
+    char want_[400];                                                                       \
+    snprintf(want_, sizeof want_, fmt, __VA_ARGS__);                                       \
+    ck_assert_msg(b_.p && strcmp(b_.p, want_) == 0, "%s: got '%s', printf '%s'", #call,    \
+                  b_.p ? b_.p : "(null)", want_);                                          \
+    tl_buf_free(&b_);                                                                      \
+  } while (0)
+
+START_TEST(buf_integers_as_printf_writes_them) {
+  static const int64_t v[] = {0, 1, 7, -7, 42, 999, 1000, -1000, 12345, INT64_MAX, INT64_MIN,
+                              INT64_MIN + 1, 4503599627370496LL};
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+    CK_BUF_AS_PRINTF(tl_buf_i64(&b_, v[i]), "%lld", (long long)v[i]);
+    for (int w = 0; w <= 22; w++)
+      CK_BUF_AS_PRINTF(tl_buf_i64w(&b_, v[i], w), "%0*lld", w, (long long)v[i]);
+  }
+}
+END_TEST
+
+/* v / 1000 with three decimals: the quotient and the remainder, printed apart. */
+START_TEST(buf_milli_is_the_integer_over_1000) {
+  static const int64_t v[] = {0, 1, 9, 10, 999, 1000, 1001, 1234567, -1, -999, -1000, -1234567,
+                              INT64_MAX, INT64_MIN + 1};
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+    long long q = (long long)(v[i] / 1000), r = (long long)(v[i] % 1000);
+    CK_BUF_AS_PRINTF(tl_buf_milli(&b_, v[i]), "%s%lld.%03lld", v[i] < 0 ? "-" : "",
+                     q < 0 ? -q : q, r < 0 ? -r : r);
+  }
+}
+END_TEST
+
+/* tl_buf_f3 is printf's "%.3f" for every double: totals (ns / 1000), rounded averages,
+** half-way values and their neighbours (where the shortcut must give way to printf),
+** negatives, zeros, the 2^30 edge, huge and non-finite values, and random ones. */
+START_TEST(buf_f3_is_printf_percent_3f) {
+  static const double fixed[] = {0.0, -0.0, 0.0004, -0.0004, 0.0005, -0.0005, 0.0015, 2.5e-4,
+                                 1.0005, 66.7315, 0.1 + 0.2, 1073741823.9995, 1073741824.0,
+                                 1073741824.0005, 4503599627370496.0, 1e300, -1e300, 5e-324,
+                                 INFINITY, -INFINITY, NAN};
+  for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+    CK_BUF_AS_PRINTF(tl_buf_f3(&b_, fixed[i]), "%.3f", fixed[i]);
+  unsigned long long seed = 88172645463325252ULL; /* xorshift: the same values every run */
+  for (int i = 0; i < 200000; i++) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    int64_t ns = (int64_t)(seed % 20000000000ULL) >> (seed % 31); /* many magnitudes */
+    int64_t denom = 1 + (int64_t)(seed >> 40) % 40;
+    double total = (double)ns / 1000.0, avg = total / (double)denom;
+    double half = ((double)ns + 0.5) / 1000.0; /* a tie in decimal: printf decides */
+    double x[] = {total, -total, avg, half, nextafter(half, 0), nextafter(half, 1e300),
+                  (double)(seed >> 11) * 0x1p-53 * 2e9};
+    for (size_t k = 0; k < sizeof x / sizeof *x; k++)
+      CK_BUF_AS_PRINTF(tl_buf_f3(&b_, x[k]), "%.3f", x[k]);
+  }
+}
+END_TEST
 
 START_TEST(strpool_interns_once_and_zero_is_empty) {
   tl_strpool *p = tl_strpool_new();
@@ -298,6 +363,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, i64col_absent_narrow_and_rare_overflow);
   tcase_add_test(tc, i64col_runs_for_counting_and_constant_columns);
   tcase_add_test(tc, i64col_widens_when_overflow_is_common);
+  tcase_add_test(tc, buf_integers_as_printf_writes_them);
+  tcase_add_test(tc, buf_milli_is_the_integer_over_1000);
+  tcase_add_test(tc, buf_f3_is_printf_percent_3f);
   suite_add_tcase(s, tc);
   return s;
 }
