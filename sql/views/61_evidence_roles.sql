@@ -17,60 +17,90 @@ CREATE INDEX traceloom_graph_launch_control_launch ON traceloom_graph_launch_con
 CREATE INDEX traceloom_protected_interval_unit ON traceloom_protected_interval(replay_unit_id);
 
 -- @surface traceloom_evidence_role_placement | one place where an observation landed | Each decision's placements in order: 0 the normalized event, then the anchor it is or is represented by (a communication task folds into its communication-op anchor), the auxiliary link to its following anchor, the exact replay unit and protected interval that own it, the exact graph body member it is | SELECT placement_kind, reason_code, count(*) FROM traceloom_evidence_role_placement GROUP BY 1, 2
+-- The arms are a union, which SQLite builds whole wherever a query joins the view (a compound is
+-- never flattened into the right side of a LEFT JOIN, as in evidence-role-event, nor into a join
+-- when its arms' column affinities differ) and then indexes on the text decision_id the queries
+-- join on: 2.25M rows at a million events, the normalized-event arm alone one per event. So the
+-- union holds only the decision id, the event, the arm's number and what differs per row (an
+-- anchor number, an aux order, the stored text ids of links, replay units and intervals); the
+-- outer select, which SQLite flattens into the query, turns the arm into the constant columns
+-- and the ids for the rows the query keeps. A constant filter on a constant column
+-- (placement_kind = 'auxiliary_link') is still pushed into every arm, which it then skips.
+-- Arms: 0 normalized event, 1 direct anchor, 2 represented by a communication anchor,
+-- 3 auxiliary link, 4 and 5 replay unit (body member, launch control), 6 and 7 protected
+-- interval (body member, launch control), 8 graph body member.
 CREATE VIEW traceloom_evidence_role_placement AS
-SELECT 'role-decision-' || e.event_n AS decision_id, 0 AS placement_order,
-       'normalized_event' AS placement_kind, e.event_id AS placement_id, NULL AS owner_id,
-       'traceloom_event' AS relation_name, 'supported' AS support_state,
-       'normalized_event_retained' AS reason_code, e.event_n
-FROM traceloom_event e
+SELECT p.decision_id,
+       CASE WHEN p.arm = 0 THEN 0 WHEN p.arm IN (6, 7) THEN 2 WHEN p.arm = 8 THEN 3 ELSE 1 END
+         AS placement_order,
+       CASE p.arm WHEN 0 THEN 'normalized_event' WHEN 1 THEN 'anchor' WHEN 2 THEN 'anchor'
+                  WHEN 3 THEN 'auxiliary_link' WHEN 4 THEN 'replay_unit'
+                  WHEN 5 THEN 'replay_unit' WHEN 6 THEN 'protected_interval'
+                  WHEN 7 THEN 'protected_interval' ELSE 'graph_body_member' END
+         AS placement_kind,
+       CASE p.arm WHEN 0 THEN 'event-' || p.event_n WHEN 1 THEN 'anchor-' || p.ref_n
+                  WHEN 2 THEN 'anchor-' || p.ref_n WHEN 3 THEN p.ref_text || '/aux-' || p.ref_n
+                  ELSE p.ref_text END AS placement_id,
+       p.owner_id,
+       CASE p.arm WHEN 0 THEN 'traceloom_event' WHEN 1 THEN 'traceloom_anchor'
+                  WHEN 2 THEN 'traceloom_anchor' WHEN 3 THEN 'traceloom_aux_link'
+                  WHEN 4 THEN 'traceloom_graph_launch' WHEN 5 THEN 'traceloom_graph_launch'
+                  WHEN 6 THEN 'traceloom_protected_interval'
+                  WHEN 7 THEN 'traceloom_protected_interval'
+                  ELSE 'traceloom_graph_body_member' END AS relation_name,
+       'supported' AS support_state,
+       CASE p.arm WHEN 0 THEN 'normalized_event_retained' WHEN 1 THEN 'direct_event_anchor'
+                  WHEN 2 THEN 'represented_by_communication_anchor'
+                  WHEN 3 THEN 'retained_between_anchor_evidence'
+                  WHEN 4 THEN 'exact_composite_membership'
+                  WHEN 5 THEN 'exact_composite_membership'
+                  WHEN 6 THEN 'generic_discovery_no_cross_boundary'
+                  WHEN 7 THEN 'generic_discovery_no_cross_boundary'
+                  ELSE 'exact_graph_body_membership' END AS reason_code,
+       p.event_n
+FROM (
+SELECT 'role-decision-' || e.event_n AS decision_id, e.event_n, 0 AS arm, NULL AS ref_n,
+       NULL AS ref_text, NULL AS owner_id
+FROM traceloom_event_core e
 UNION ALL
-SELECT 'role-decision-' || a.event_n, 1, 'anchor', a.anchor_id, NULL, 'traceloom_anchor',
-       'supported', 'direct_event_anchor', a.event_n
-FROM traceloom_anchor a
+SELECT 'role-decision-' || a.event_n, a.event_n, 1, a.anchor_n, NULL, NULL
+FROM traceloom_anchor_core a
 UNION ALL
-SELECT 'role-decision-' || r.event_n, 1, 'anchor', a.anchor_id, NULL, 'traceloom_anchor',
-       'supported', 'represented_by_communication_anchor', r.event_n
+SELECT 'role-decision-' || r.event_n, r.event_n, 2, a.anchor_n, NULL, NULL
 FROM traceloom_represented_event r
-JOIN traceloom_anchor a ON a.anchor_n = r.anchor_n
+JOIN traceloom_anchor_core a ON a.anchor_n = r.anchor_n
 UNION ALL
-SELECT 'role-decision-' || l.aux_event_n, 1, 'auxiliary_link',
-       l.anchor_id || '/aux-' || l.aux_order, l.anchor_id, 'traceloom_aux_link', 'supported',
-       'retained_between_anchor_evidence', l.aux_event_n
+SELECT 'role-decision-' || l.aux_event_n, l.aux_event_n, 3, l.aux_order, l.anchor_id,
+       l.anchor_id
 FROM traceloom_aux_link l
 WHERE l.link_type = 'prelude'
 UNION ALL
-SELECT 'role-decision-' || m.event_n, 1, 'replay_unit', l.replay_unit_id, NULL,
-       'traceloom_graph_launch', 'supported', 'exact_composite_membership', m.event_n
+SELECT 'role-decision-' || m.event_n, m.event_n, 4, NULL, l.replay_unit_id, NULL
 FROM traceloom_graph_body_member m
 JOIN traceloom_graph_launch l ON l.launch_n = m.launch_n
 WHERE l.replay_unit_id IS NOT NULL
 UNION ALL
-SELECT 'role-decision-' || c.event_n, 1, 'replay_unit', l.replay_unit_id, NULL,
-       'traceloom_graph_launch', 'supported', 'exact_composite_membership',
-       c.event_n
+SELECT 'role-decision-' || c.event_n, c.event_n, 5, NULL, l.replay_unit_id, NULL
 FROM traceloom_graph_launch_control c
 JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
 WHERE l.replay_unit_id IS NOT NULL
 UNION ALL
-SELECT 'role-decision-' || m.event_n, 2, 'protected_interval', p.protected_interval_id,
-       p.replay_unit_id, 'traceloom_protected_interval', 'supported',
-       'generic_discovery_no_cross_boundary', m.event_n
+SELECT 'role-decision-' || m.event_n, m.event_n, 6, NULL, p.protected_interval_id,
+       p.replay_unit_id
 FROM traceloom_graph_body_member m
 JOIN traceloom_graph_launch l ON l.launch_n = m.launch_n
 JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 UNION ALL
-SELECT 'role-decision-' || c.event_n, 2, 'protected_interval', p.protected_interval_id,
-       p.replay_unit_id, 'traceloom_protected_interval', 'supported',
-       'generic_discovery_no_cross_boundary', c.event_n
+SELECT 'role-decision-' || c.event_n, c.event_n, 7, NULL, p.protected_interval_id,
+       p.replay_unit_id
 FROM traceloom_graph_launch_control c
 JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
 JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 UNION ALL
-SELECT 'role-decision-' || m.event_n, 3, 'graph_body_member', m.member_id, NULL,
-       'traceloom_graph_body_member', 'supported', 'exact_graph_body_membership', m.event_n
-FROM traceloom_graph_body_member m;
+SELECT 'role-decision-' || m.event_n, m.event_n, 8, NULL, m.member_id, NULL
+FROM traceloom_graph_body_member m) p;
 
 -- @surface traceloom_v_evidence_role_placement | one place where an observation landed, with its decision | Placements next to the decision that produced them: event, role, policy, rule, support, retained duration and source row | SELECT event_id, placement_order, placement_kind, placement_id, owner_id, final_role, rule_id, duration_ns FROM traceloom_v_evidence_role_placement WHERE event_n = 0 ORDER BY placement_order
 -- The example looks one observation up (SQLite pushes event_n = 0 into each arm of the union);

@@ -274,3 +274,78 @@ def test_node_host_interval_reads_the_anchor_once(analysis):
         JOIN traceloom_anchor_host_interval h ON h.left_anchor_n = a.anchor_n
         JOIN traceloom_anchor nx ON nx.anchor_n = a.anchor_n + 1""").fetchall(), key=repr)
     assert got and got == reference
+
+
+def test_evidence_role_placement_names_its_arms_outside_the_union(analysis):
+    """The placements' union holds the decision id, the event, the arm's number and what differs
+    per row; the outer select names the constant columns and ids. Its rows are those of the
+    readable union that writes every column in every arm (below), and a constant filter on a constant column (evidence-role-member and -omissions
+    filter placement_kind) gives the same rows as that union filtered."""
+    reference_sql = """
+        SELECT 'role-decision-' || e.event_n, 0, 'normalized_event', e.event_id, NULL,
+               'traceloom_event', 'supported', 'normalized_event_retained', e.event_n
+        FROM traceloom_event e
+        UNION ALL
+        SELECT 'role-decision-' || a.event_n, 1, 'anchor', a.anchor_id, NULL, 'traceloom_anchor',
+               'supported', 'direct_event_anchor', a.event_n
+        FROM traceloom_anchor a
+        UNION ALL
+        SELECT 'role-decision-' || r.event_n, 1, 'anchor', a.anchor_id, NULL, 'traceloom_anchor',
+               'supported', 'represented_by_communication_anchor', r.event_n
+        FROM traceloom_represented_event r JOIN traceloom_anchor a ON a.anchor_n = r.anchor_n
+        UNION ALL
+        SELECT 'role-decision-' || l.aux_event_n, 1, 'auxiliary_link',
+               l.anchor_id || '/aux-' || l.aux_order, l.anchor_id, 'traceloom_aux_link',
+               'supported', 'retained_between_anchor_evidence', l.aux_event_n
+        FROM traceloom_aux_link l WHERE l.link_type = 'prelude'
+        UNION ALL
+        SELECT 'role-decision-' || m.event_n, 1, 'replay_unit', l.replay_unit_id, NULL,
+               'traceloom_graph_launch', 'supported', 'exact_composite_membership', m.event_n
+        FROM traceloom_graph_body_member m JOIN traceloom_graph_launch l ON l.launch_n = m.launch_n
+        WHERE l.replay_unit_id IS NOT NULL
+        UNION ALL
+        SELECT 'role-decision-' || c.event_n, 1, 'replay_unit', l.replay_unit_id, NULL,
+               'traceloom_graph_launch', 'supported', 'exact_composite_membership', c.event_n
+        FROM traceloom_graph_launch_control c
+        JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
+        WHERE l.replay_unit_id IS NOT NULL
+        UNION ALL
+        SELECT 'role-decision-' || m.event_n, 2, 'protected_interval', p.protected_interval_id,
+               p.replay_unit_id, 'traceloom_protected_interval', 'supported',
+               'generic_discovery_no_cross_boundary', m.event_n
+        FROM traceloom_graph_body_member m JOIN traceloom_graph_launch l ON l.launch_n = m.launch_n
+        JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+         AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+        UNION ALL
+        SELECT 'role-decision-' || c.event_n, 2, 'protected_interval', p.protected_interval_id,
+               p.replay_unit_id, 'traceloom_protected_interval', 'supported',
+               'generic_discovery_no_cross_boundary', c.event_n
+        FROM traceloom_graph_launch_control c
+        JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
+        JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+         AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+        UNION ALL
+        SELECT 'role-decision-' || m.event_n, 3, 'graph_body_member', m.member_id, NULL,
+               'traceloom_graph_body_member', 'supported', 'exact_graph_body_membership', m.event_n
+        FROM traceloom_graph_body_member m"""
+    got = sorted(analysis.execute(
+        "SELECT * FROM traceloom_evidence_role_placement").fetchall(), key=repr)
+    reference = sorted(analysis.execute(reference_sql).fetchall(), key=repr)
+    assert got == reference
+    # every arm but the represented one (exact_hlt has no communication op anchor that
+    # represents tasks; the generated profiles' digests cover it) has rows here
+    reasons = {r[7] for r in got}
+    assert reasons == {"normalized_event_retained", "direct_event_anchor",
+                       "retained_between_anchor_evidence", "exact_composite_membership",
+                       "generic_discovery_no_cross_boundary", "exact_graph_body_membership"}
+    for kind in ("auxiliary_link", "replay_unit"):
+        filtered = sorted(analysis.execute(
+            "SELECT * FROM traceloom_evidence_role_placement WHERE placement_kind = ?",
+            (kind,)).fetchall(), key=repr)
+        assert filtered and filtered == [r for r in reference if r[2] == kind]
+    # evidence-role-event still builds the placements once and searches them by decision id
+    sql = (ROOT.parent / "shared" / "reference" / "report-sql" / "evidence-role-event.sql")
+    if sql.exists():
+        steps = [r[3] for r in analysis.execute("EXPLAIN QUERY PLAN " + sql.read_text())]
+        assert steps.count("MATERIALIZE p") == 1, steps
+        assert "SEARCH p USING AUTOMATIC COVERING INDEX (decision_id=?) LEFT-JOIN" in steps, steps
