@@ -299,11 +299,14 @@ typedef struct pf_track {
   int is_box;
 } pf_track;
 
+typedef TL_VEC(pf_slice) pf_slice_vec;
+typedef TL_VEC(pf_group) pf_group_vec;
+
 typedef struct pf_layout {
-  TL_VEC(pf_slice) slices;
+  pf_slice_vec slices;
   TL_VEC(pf_body) bodies;
   TL_VEC(pf_flow) flows;
-  TL_VEC(pf_group) groups;
+  pf_group_vec groups;
   TL_VEC(pf_track) tracks; /* in display order: each box followed by its lanes */
   uint32_t *order;         /* slice indices, track by track, in emission order */
   uint32_t *flows_by_from; /* flow indices by (emission position of from, to) */
