@@ -396,7 +396,15 @@ typedef struct pf_out {
   tl_buf b;     /* pending bytes, flushed every PF_FLUSH_BYTES */
   tl_err *e;
   int64_t events; /* trace events written (slices, flow ends, metadata records) */
+  /* The output file (not a part, not through gzip): its bytes are handed to the disk as they
+  ** are written (pf_out_kick), so that the closing fsync finds little left to write. */
+  int writeback;
+  int64_t written, kicked; /* bytes written to fd, and handed to the disk */
 } pf_out;
+
+/* Starts writing the bytes written since the last call to the disk (asynchronously) once
+** there are at least min of them (0: any). */
+void pf_out_kick(pf_out *o, int64_t min);
 
 /* Flushes the buffer once it holds PF_FLUSH_BYTES (force: always). */
 int pf_out_flush(pf_out *o, int force);
