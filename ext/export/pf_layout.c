@@ -517,6 +517,11 @@ static int slice_levels(pf_ctx *c, uint32_t *level) {
   TL_VEC(uint32_t) path = {0};
   for (size_t i = 0; i < n; i++) {
     if (level[i] != UINT32_MAX) continue;
+    int64_t p = l->slices.v[i].parent;
+    if (p < 0 || level[p] != UINT32_MAX) { /* most: no parent, or one made before */
+      level[i] = p < 0 ? 0 : level[p] + 1;
+      continue;
+    }
     path.n = 0;
     int64_t s = (int64_t)i;
     while (s >= 0 && level[s] == UINT32_MAX) {
@@ -916,18 +921,21 @@ int pf_layout_build(pf_ctx *c) {
   free(at);
   tl_timer_mark(&tm, "import order and lanes");
   if (!err) err = make_tracks(&L, nlanes);
-  /* Emission order: track by track (display order), import order within a track. */
+  /* Emission order: track by track (display order), import order within a track; and the
+  ** time origin (every ts = start - origin is >= 0), in the same read of the slices. */
+  l->origin = 0;
   if (!err) {
-    for (size_t i = 0; i < n; i++) {
-      pf_slice *s = &l->slices.v[i];
-      s->track += l->groups.v[s->group].first_track;
-    }
     size_t nt = l->tracks.n;
     int64_t *count = calloc(nt + 1, sizeof *count);
     l->order = malloc((n + 1) * sizeof *l->order);
     l->pos = malloc((n + 1) * sizeof *l->pos);
     if (!count || !l->order || !l->pos) err = tl_nomem(c->e);
-    for (size_t i = 0; !err && i < n; i++) count[l->slices.v[i].track + 1]++;
+    for (size_t i = 0; !err && i < n; i++) {
+      pf_slice *s = &l->slices.v[i];
+      s->track += l->groups.v[s->group].first_track;
+      count[s->track + 1]++;
+      if (i == 0 || s->start < l->origin) l->origin = s->start;
+    }
     for (size_t t = 0; !err && t < nt; t++) {
       l->tracks.v[t].first = count[t];
       l->tracks.v[t].n = count[t + 1];
@@ -940,10 +948,6 @@ int pf_layout_build(pf_ctx *c) {
     }
     free(count);
   }
-  /* The time origin: every ts = start - origin is >= 0. */
-  l->origin = 0;
-  for (size_t i = 0; !err && i < n; i++)
-    if (i == 0 || l->slices.v[i].start < l->origin) l->origin = l->slices.v[i].start;
   tl_timer_mark(&tm, "tracks and emission order");
   if (!err) err = order_flows(c);
   tl_timer_mark(&tm, "flow order");
