@@ -299,11 +299,14 @@ typedef struct pf_track {
   int is_box;
 } pf_track;
 
+typedef TL_VEC(pf_slice) pf_slice_vec;
+typedef TL_VEC(pf_group) pf_group_vec;
+
 typedef struct pf_layout {
-  TL_VEC(pf_slice) slices;
+  pf_slice_vec slices;
   TL_VEC(pf_body) bodies;
   TL_VEC(pf_flow) flows;
-  TL_VEC(pf_group) groups;
+  pf_group_vec groups;
   TL_VEC(pf_track) tracks; /* in display order: each box followed by its lanes */
   uint32_t *order;         /* slice indices, track by track, in emission order */
   uint32_t *flows_by_from; /* flow indices by (emission position of from, to) */
@@ -393,7 +396,15 @@ typedef struct pf_out {
   tl_buf b;     /* pending bytes, flushed every PF_FLUSH_BYTES */
   tl_err *e;
   int64_t events; /* trace events written (slices, flow ends, metadata records) */
+  /* The output file (not a part, not through gzip): its bytes are handed to the disk as they
+  ** are written (pf_out_kick), so that the closing fsync finds little left to write. */
+  int writeback;
+  int64_t written, kicked; /* bytes written to fd, and handed to the disk */
 } pf_out;
+
+/* Starts writing the bytes written since the last call to the disk (asynchronously) once
+** there are at least min of them (0: any). */
+void pf_out_kick(pf_out *o, int64_t min);
 
 /* Flushes the buffer once it holds PF_FLUSH_BYTES (force: always). */
 int pf_out_flush(pf_out *o, int force);

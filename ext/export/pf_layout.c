@@ -50,6 +50,8 @@ enum { CTX_BOX_HOST, CTX_BOX_STEP, CTX_BOX_DEVICE };
 
 typedef struct lay {
   pf_ctx *c;
+  pf_slice_vec *slices; /* where add_slice appends (pf_layout's, or a thread's own) */
+  pf_group_vec *groups; /* where new groups go, likewise */
   TL_VEC(gkey) keys;  /* per group */
   tl_i64map by_hash;  /* hash of a gkey -> group index (verified; collisions scanned) */
   int multi_db;
@@ -87,10 +89,9 @@ static int32_t group_find(lay *L, gkey k, int pack) {
   if (v) /* a hash collision: rare, scan */
     for (size_t i = 0; i < L->keys.n; i++)
       if (gkey_eq(&L->keys.v[i], &k)) return (int32_t)i;
-  pf_layout *l = &L->c->l;
   pf_group g = {.section = (int)k.section, .pack = pack, .box = -1};
-  int32_t idx = (int32_t)l->groups.n;
-  if (TL_VEC_PUSH(&l->groups, g) || TL_VEC_PUSH(&L->keys, k)) return -1;
+  int32_t idx = (int32_t)L->groups->n;
+  if (TL_VEC_PUSH(L->groups, g) || TL_VEC_PUSH(&L->keys, k)) return -1;
   if (!v && tl_i64map_put(&L->by_hash, hk, idx)) return -1;
   return idx;
 }
@@ -99,12 +100,11 @@ static int32_t group_find(lay *L, gkey k, int pack) {
 
 static int add_slice(lay *L, int32_t group, int src, int cat, int64_t ref, int64_t start,
                      int64_t end, uint32_t name, int64_t *out) {
-  pf_layout *l = &L->c->l;
-  if (group < 0 || name == TL_STR_NOMEM || l->slices.n >= UINT32_MAX - 1) return -1;
+  if (group < 0 || name == TL_STR_NOMEM || L->slices->n >= UINT32_MAX - 1) return -1;
   pf_slice s = {.start = start, .end = end > start ? end : start, .ref = ref, .parent = -1,
                 .name = name, .group = group, .src = (uint8_t)src, .cat = (uint8_t)cat};
-  if (out) *out = (int64_t)l->slices.n;
-  return TL_VEC_PUSH(&l->slices, s);
+  if (out) *out = (int64_t)L->slices->n;
+  return TL_VEC_PUSH(L->slices, s);
 }
 
 static uint32_t intern_f(pf_analysis *a, const char *fmt, const char *s1, const char *s2,
@@ -223,71 +223,52 @@ static int backward(pf_layout *l, int64_t from, int64_t to) {
   return 1;
 }
 
-static int make_slices(lay *L) {
+/* The name of an atom's slices: its label, else its local id (node_slice_name, without
+** interning: the device thread must not touch the string pool). */
+static uint32_t atom_name(const pf_node *n) {
+  return n->label != TL_STR_NONE ? n->label : n->local;
+}
+
+/*
+** The slices are made on two threads (one in turn with TRACELOOM_EXPORT_THREADS=1 or a
+** small export): this thread makes the structure (seq and repeat occurrences, iteration
+** windows, leaves) and the rank and context rows into slices and groups of its own; the
+** device thread makes the device plane (anchors, replay members), the host calls and the
+** flows between them into the layout's. The structure is appended after them, its groups
+** found again in the layout's, its parent links moved by the device thread's count. The
+** creation order is then: device plane, calls, structure, rows, where one thread made them
+** interleaved by occurrence; no group holds slices of two of these kinds, and within a group
+** the order is the same, so the import order, the lanes and the bytes are too. The device
+** thread interns no string (the pool is this thread's): a call without an api name gets
+** "runtime call" here, after the join, where one thread interned it (after the structure's
+** names).
+*/
+typedef struct device_work {
+  lay *L;                /* the layout's slices and groups */
+  const pf_imap *launch; /* launch event_n -> first member (read only) */
+  pf_imap device_slice;  /* event_n -> the device slice drawing it (atoms and members) */
+  pf_imap call_slice;    /* call_n -> its slice */
+  int unnamed_calls;     /* calls without an api name (named after the join) */
+  tl_err e;
+  int rc;
+  double cpu; /* its thread's CPU seconds (TRACELOOM_TIMING) */
+} device_work;
+
+/* The device plane per atom occurrence (the anchor on its stream, or the exact members of
+** its launch), the host runtime calls on their thread, then the flows: exact relations, and
+** each launch's host call to its members. */
+static int device_slices(device_work *w) {
+  lay *L = w->L;
   pf_ctx *c = L->c;
   pf_analysis *a = &c->a;
   pf_layout *l = &c->l;
-  int distributed = c->opts.ranks.n > 0;
-  size_t no = a->occs.n;
-  int64_t *child_body = malloc((no + 1) * sizeof *child_body);
-  int64_t *occ_slice = malloc((no + 1) * sizeof *occ_slice);
-  uint32_t *node_name = malloc((a->nodes.n + 1) * sizeof *node_name);
-  /* launch event_n -> first member (of that db); event_n -> device slice; call_n -> slice */
-  pf_imap launch, device_slice, call_slice;
-  memset(&launch, 0, sizeof launch);
-  memset(&device_slice, 0, sizeof device_slice);
-  memset(&call_slice, 0, sizeof call_slice);
-  int err = child_body && occ_slice && node_name ? TL_OK : tl_nomem(c->e);
-  for (size_t i = 0; !err && i < a->nodes.n; i++)
-    if ((node_name[i] = node_slice_name(a, &a->nodes.v[i])) == TL_STR_NOMEM) err = tl_nomem(c->e);
-  if (!err) err = make_bodies(L, child_body);
-  int64_t *body_slice = err ? NULL : malloc((l->bodies.n + 1) * sizeof *body_slice);
-  if (!err && !body_slice) err = tl_nomem(c->e);
-  for (size_t b = 0; !err && b < l->bodies.n; b++) body_slice[b] = -1;
-  for (size_t k = 0; !err && k < a->members.n; k++) {
-    const pf_member *m = &a->members.v[k];
-    if (m->launch_event_n >= 0 && !pf_imap_get(&launch, m->launch_event_n) &&
-        pf_imap_put(&launch, m->launch_event_n, (int64_t)k))
-      err = tl_nomem(c->e);
-  }
-  /* Structure and device plane, per occurrence. */
-  for (size_t i = 0; !err && i < no; i++) {
-    pf_occ *o = &a->occs.v[i];
+  tl_err *e = &w->e;
+  int distributed = c->opts.ranks.n > 0, err = TL_OK;
+  for (size_t i = 0; !err && !distributed && i < a->occs.n; i++) {
+    const pf_occ *o = &a->occs.v[i];
     const pf_node *n = &a->nodes.v[o->node];
-    int32_t sg = group_of(L, (gkey){PF_SEC_DEVICE, n->db, n->dev, GK_STRUCT, 0}, PF_PACK_TREE);
-    /* An iteration window goes right before its first child: occurrences come in preorder,
-    ** so the structure slices are created in import order (no sort needed). */
-    if (child_body[i] >= 0 && body_slice[child_body[i]] < 0) {
-      int64_t b = child_body[i];
-      const pf_body *bd = &l->bodies.v[b];
-      const pf_node *rn = &a->nodes.v[a->occs.v[bd->rep_occ].node];
-      char alias[16], ord[64];
-      pf_motif_alias(rn->motif, alias);
-      snprintf(ord, sizeof ord, "%lld/%lld", (long long)bd->ordinal, (long long)rn->repeat_count);
-      if (add_slice(L, sg, PF_SRC_BODY, PF_CAT_BODY, b, bd->start, bd->end,
-                    intern_f(a, "%s \xC2\xB7 motif %s \xC2\xB7 body %s",
-                             tl_strpool_str(a->pool, rn->local), alias, ord),
-                    &body_slice[b])) {
-        err = tl_nomem(c->e);
-        break;
-      }
-      l->n_body++;
-    }
-    int src = n->kind == PF_KIND_ATOM ? PF_SRC_LEAF : PF_SRC_OCC;
-    int cat = n->kind == PF_KIND_ATOM     ? PF_CAT_LEAF
-              : n->kind == PF_KIND_REPEAT ? PF_CAT_REPEAT
-                                          : PF_CAT_STRUCT;
-    if (add_slice(L, sg, src, cat, (int64_t)i, o->start, o->end, node_name[o->node],
-                  &occ_slice[i])) {
-      err = tl_nomem(c->e);
-      break;
-    }
-    if (n->kind == PF_KIND_ATOM) l->n_leaf++;
-    else if (n->kind == PF_KIND_REPEAT) l->n_repeat++;
-    else l->n_struct++;
-    if (n->kind != PF_KIND_ATOM || distributed) continue;
-    /* The device plane: the anchor on its stream, or the exact members of its launch. */
-    const int64_t *first = a->members.n ? pf_imap_get(&launch, o->event_n) : NULL;
+    if (n->kind != PF_KIND_ATOM) continue;
+    const int64_t *first = a->members.n ? pf_imap_get(w->launch, o->event_n) : NULL;
     if (first && a->members.v[*first].db != n->db) first = NULL;
     if (first) {
       int64_t le = a->members.v[*first].launch_event_n;
@@ -303,8 +284,8 @@ static int make_slices(lay *L) {
         int64_t si;
         if (add_slice(L, g, PF_SRC_MEMBER, PF_CAT_EVENT, (int64_t)k, m->start, m->end,
                       m->identity ? m->identity : m->member_id, &si) ||
-            index_device_slice(&device_slice, m->event_n, si))
-          err = tl_nomem(c->e);
+            index_device_slice(&w->device_slice, m->event_n, si))
+          err = tl_nomem(e);
         l->n_member++;
       }
       continue;
@@ -313,33 +294,115 @@ static int make_slices(lay *L) {
                                    o->has_stream ? o->stream : INT64_MAX},
                          PF_PACK_FLAT);
     int64_t si;
-    if (add_slice(L, g, PF_SRC_ATOM, PF_CAT_EVENT, (int64_t)i, o->start, o->end,
-                  node_name[o->node], &si) ||
-        index_device_slice(&device_slice, o->event_n, si))
-      err = tl_nomem(c->e);
+    if (add_slice(L, g, PF_SRC_ATOM, PF_CAT_EVENT, (int64_t)i, o->start, o->end, atom_name(n),
+                  &si) ||
+        index_device_slice(&w->device_slice, o->event_n, si))
+      err = tl_nomem(e);
     l->n_atom++;
   }
-  /* Structure parents: the parent occurrence's slice, or its iteration window. */
-  for (size_t b = 0; !err && b < l->bodies.n; b++)
-    l->slices.v[body_slice[b]].parent = occ_slice[l->bodies.v[b].rep_occ];
-  for (size_t i = 0; !err && i < no; i++) {
-    const pf_occ *o = &a->occs.v[i];
-    if (o->parent < 0) continue;
-    l->slices.v[occ_slice[i]].parent =
-        child_body[i] >= 0 ? body_slice[child_body[i]] : occ_slice[o->parent];
-  }
-  /* Host runtime calls on their thread. */
   for (size_t k = 0; !err && !distributed && k < a->calls.n; k++) {
     const pf_call *h = &a->calls.v[k];
     int32_t g = group_of(L, (gkey){PF_SEC_HOST, h->db, 0, 0, h->has_tid ? h->tid : INT64_MAX},
                          PF_PACK_NEST);
     int64_t si;
-    if (add_slice(L, g, PF_SRC_CALL, PF_CAT_CALL, (int64_t)k, h->start, h->end,
-                  h->api != TL_STR_NONE ? h->api : tl_strpool_intern_cstr(a->pool, "runtime call"),
-                  &si) ||
-        pf_imap_put(&call_slice, h->call_n, si))
-      err = tl_nomem(c->e);
+    if (add_slice(L, g, PF_SRC_CALL, PF_CAT_CALL, (int64_t)k, h->start, h->end, h->api, &si) ||
+        pf_imap_put(&w->call_slice, h->call_n, si))
+      err = tl_nomem(e);
+    w->unnamed_calls |= h->api == TL_STR_NONE;
     l->n_call++;
+  }
+  if (!err) err = pf_relations_ready(a, e);
+  for (size_t k = 0; !err && k < a->relations.n; k++) {
+    int64_t *from = pf_imap_get(&w->call_slice, a->relations.v[k].call_n);
+    int64_t *to = pf_imap_get(&w->device_slice, a->relations.v[k].event_n);
+    if (!from || !to) continue;
+    if (backward(l, *from, *to)) continue;
+    pf_flow f = {*from, *to};
+    if (TL_VEC_PUSH(&l->flows, f)) err = tl_nomem(e);
+    l->n_flow_call++;
+  }
+  for (size_t k = 0; !err && k < a->members.n; k++) {
+    const pf_member *m = &a->members.v[k];
+    int64_t *from = m->host_call_n >= 0 ? pf_imap_get(&w->call_slice, m->host_call_n) : NULL;
+    int64_t *to = m->occ >= 0 ? pf_imap_get(&w->device_slice, m->event_n) : NULL;
+    if (!from || !to) continue;
+    if (backward(l, *from, *to)) continue;
+    pf_flow f = {*from, *to};
+    if (TL_VEC_PUSH(&l->flows, f)) err = tl_nomem(e);
+    l->n_flow_launch++;
+  }
+  return err;
+}
+
+static void *device_main(void *arg) {
+  device_work *w = arg;
+  double cpu0 = tl_thread_cpu_s();
+  w->rc = device_slices(w);
+  w->cpu = tl_thread_cpu_s() - cpu0;
+  return NULL;
+}
+
+/* The structure of every device (per occurrence: its iteration window before its first
+** child, then its slice; then the parent links), and the rank and context rows, into S's
+** own slices and groups. */
+static int structure_slices(lay *S) {
+  pf_ctx *c = S->c;
+  pf_analysis *a = &c->a;
+  pf_layout *l = &c->l;
+  size_t no = a->occs.n;
+  int64_t *child_body = malloc((no + 1) * sizeof *child_body);
+  int64_t *occ_slice = malloc((no + 1) * sizeof *occ_slice);
+  uint32_t *node_name = malloc((a->nodes.n + 1) * sizeof *node_name);
+  int err = child_body && occ_slice && node_name ? TL_OK : tl_nomem(c->e);
+  for (size_t i = 0; !err && i < a->nodes.n; i++)
+    if ((node_name[i] = node_slice_name(a, &a->nodes.v[i])) == TL_STR_NOMEM) err = tl_nomem(c->e);
+  if (!err) err = make_bodies(S, child_body);
+  int64_t *body_slice = err ? NULL : malloc((l->bodies.n + 1) * sizeof *body_slice);
+  if (!err && !body_slice) err = tl_nomem(c->e);
+  for (size_t b = 0; !err && b < l->bodies.n; b++) body_slice[b] = -1;
+  for (size_t i = 0; !err && i < no; i++) {
+    const pf_occ *o = &a->occs.v[i];
+    const pf_node *n = &a->nodes.v[o->node];
+    int32_t sg = group_of(S, (gkey){PF_SEC_DEVICE, n->db, n->dev, GK_STRUCT, 0}, PF_PACK_TREE);
+    /* An iteration window goes right before its first child, so a parent's slice is made
+    ** before its children's. */
+    if (child_body[i] >= 0 && body_slice[child_body[i]] < 0) {
+      int64_t b = child_body[i];
+      const pf_body *bd = &l->bodies.v[b];
+      const pf_node *rn = &a->nodes.v[a->occs.v[bd->rep_occ].node];
+      char alias[16], ord[64];
+      pf_motif_alias(rn->motif, alias);
+      snprintf(ord, sizeof ord, "%lld/%lld", (long long)bd->ordinal, (long long)rn->repeat_count);
+      if (add_slice(S, sg, PF_SRC_BODY, PF_CAT_BODY, b, bd->start, bd->end,
+                    intern_f(a, "%s \xC2\xB7 motif %s \xC2\xB7 body %s",
+                             tl_strpool_str(a->pool, rn->local), alias, ord),
+                    &body_slice[b])) {
+        err = tl_nomem(c->e);
+        break;
+      }
+      l->n_body++;
+    }
+    int src = n->kind == PF_KIND_ATOM ? PF_SRC_LEAF : PF_SRC_OCC;
+    int cat = n->kind == PF_KIND_ATOM     ? PF_CAT_LEAF
+              : n->kind == PF_KIND_REPEAT ? PF_CAT_REPEAT
+                                          : PF_CAT_STRUCT;
+    if (add_slice(S, sg, src, cat, (int64_t)i, o->start, o->end, node_name[o->node],
+                  &occ_slice[i])) {
+      err = tl_nomem(c->e);
+      break;
+    }
+    if (n->kind == PF_KIND_ATOM) l->n_leaf++;
+    else if (n->kind == PF_KIND_REPEAT) l->n_repeat++;
+    else l->n_struct++;
+  }
+  /* Structure parents: the parent occurrence's slice, or its iteration window. */
+  for (size_t b = 0; !err && b < l->bodies.n; b++)
+    S->slices->v[body_slice[b]].parent = occ_slice[l->bodies.v[b].rep_occ];
+  for (size_t i = 0; !err && i < no; i++) {
+    const pf_occ *o = &a->occs.v[i];
+    if (o->parent < 0) continue;
+    S->slices->v[occ_slice[i]].parent =
+        child_body[i] >= 0 ? body_slice[child_body[i]] : occ_slice[o->parent];
   }
   /* Rank timelines and scheduler context. */
   for (size_t k = 0; !err && k < a->rows.n; k++) {
@@ -347,40 +410,100 @@ static int make_slices(lay *L) {
     static const int cats[] = {PF_CAT_DIST, PF_CAT_CTX_HOST, PF_CAT_CTX_STEP, PF_CAT_CTX_DEVICE};
     gkey key = r->kind == PF_ROW_RANK ? (gkey){PF_SEC_RANKS, 0, 0, 0, r->a}
                                       : (gkey){PF_SEC_CTX, r->kind, 0, 0, r->a};
-    if (add_slice(L, group_of(L, key, PF_PACK_FLAT), PF_SRC_ROW, cats[r->kind], (int64_t)k,
+    if (add_slice(S, group_of(S, key, PF_PACK_FLAT), PF_SRC_ROW, cats[r->kind], (int64_t)k,
                   r->start, r->end, r->name, NULL))
       err = tl_nomem(c->e);
     if (r->kind == PF_ROW_RANK) l->n_dist++;
     else l->n_context++;
   }
-  /* Flows: exact relations, then each launch's host call to its members. */
-  if (!err) err = pf_relations_ready(a, c->e);
-  for (size_t k = 0; !err && k < a->relations.n; k++) {
-    int64_t *from = pf_imap_get(&call_slice, a->relations.v[k].call_n);
-    int64_t *to = pf_imap_get(&device_slice, a->relations.v[k].event_n);
-    if (!from || !to) continue;
-    if (backward(l, *from, *to)) continue;
-    pf_flow f = {*from, *to};
-    if (TL_VEC_PUSH(&l->flows, f)) err = tl_nomem(c->e);
-    l->n_flow_call++;
-  }
-  for (size_t k = 0; !err && k < a->members.n; k++) {
-    const pf_member *m = &a->members.v[k];
-    int64_t *from = m->host_call_n >= 0 ? pf_imap_get(&call_slice, m->host_call_n) : NULL;
-    int64_t *to = m->occ >= 0 ? pf_imap_get(&device_slice, m->event_n) : NULL;
-    if (!from || !to) continue;
-    if (backward(l, *from, *to)) continue;
-    pf_flow f = {*from, *to};
-    if (TL_VEC_PUSH(&l->flows, f)) err = tl_nomem(c->e);
-    l->n_flow_launch++;
-  }
   free(child_body);
   free(body_slice);
   free(occ_slice);
   free(node_name);
+  return err;
+}
+
+/* Appends S's slices to L's: their groups found (or made) in L, parent links moved by the
+** slices L held before. */
+static int append_slices(lay *L, lay *S) {
+  pf_layout *l = &L->c->l;
+  size_t base = L->slices->n, n = S->slices->n;
+  int32_t *group = malloc((S->groups->n + 1) * sizeof *group);
+  int err = group && base + n < UINT32_MAX - 1 && !TL_VEC_RESERVE(L->slices, base + n)
+                ? TL_OK
+                : tl_nomem(L->c->e);
+  for (size_t g = 0; !err && g < S->groups->n; g++)
+    if ((group[g] = group_of(L, S->keys.v[g], S->groups->v[g].pack)) < 0) err = tl_nomem(L->c->e);
+  for (size_t i = 0; !err && i < n; i++) {
+    pf_slice s = S->slices->v[i];
+    s.group = group[s.group];
+    if (s.parent >= 0) s.parent += (int64_t)base;
+    l->slices.v[base + i] = s;
+  }
+  if (!err) L->slices->n = base + n;
+  free(group);
+  return err;
+}
+
+/* 1 when the layout may use a second thread: not with TRACELOOM_EXPORT_THREADS=1, and below
+** 20k slices only where threads are asked for. */
+static int layout_threads(size_t work) {
+  const char *env = getenv("TRACELOOM_EXPORT_THREADS");
+  int asked = env && *env ? atoi(env) : 0;
+  return !(asked == 1 || (!asked && work < 20000));
+}
+
+static int make_slices(lay *L, tl_timer *tm) {
+  double cpu0 = tl_thread_cpu_s();
+  pf_ctx *c = L->c;
+  pf_analysis *a = &c->a;
+  pf_layout *l = &c->l;
+  /* launch event_n -> first member (of that db) */
+  pf_imap launch;
+  memset(&launch, 0, sizeof launch);
+  int err = TL_OK;
+  for (size_t k = 0; !err && k < a->members.n; k++) {
+    const pf_member *m = &a->members.v[k];
+    if (m->launch_event_n >= 0 && !pf_imap_get(&launch, m->launch_event_n) &&
+        pf_imap_put(&launch, m->launch_event_n, (int64_t)k))
+      err = tl_nomem(c->e);
+  }
+  device_work w;
+  memset(&w, 0, sizeof w);
+  w.L = L, w.launch = &launch;
+  pf_slice_vec own_slices = {0};
+  pf_group_vec own_groups = {0};
+  lay S;
+  memset(&S, 0, sizeof S);
+  S.c = c, S.slices = &own_slices, S.groups = &own_groups, S.multi_db = L->multi_db;
+  S.last[0] = S.last[1] = -1;
+  pthread_t th;
+  int threaded = !err && layout_threads(a->occs.n + a->calls.n) &&
+                 pthread_create(&th, NULL, device_main, &w) == 0;
+  if (!err && !threaded) device_main(&w);
+  if (!err) err = structure_slices(&S);
+  if (threaded) pthread_join(th, NULL);
+  if (!err && w.rc)
+    err = tl_fail(c->e, "%s", w.e.msg ? w.e.msg : "traceloom_export_perfetto: layout failed");
+  if (!err && w.unnamed_calls) {
+    uint32_t name = tl_strpool_intern_cstr(a->pool, "runtime call");
+    for (size_t i = 0; i < l->slices.n; i++) {
+      pf_slice *s = &l->slices.v[i];
+      if (s->src == PF_SRC_CALL && s->name == TL_STR_NONE) s->name = name;
+    }
+    if (name == TL_STR_NOMEM) err = tl_nomem(c->e);
+  }
+  if (!err) err = append_slices(L, &S);
+  double cpu[2] = {tl_thread_cpu_s() - cpu0, threaded ? w.cpu : 0};
+  tl_timer_threads(tm, "slices and flows", cpu, 2);
+  tl_err_clear(&w.e);
+  TL_VEC_FREE(&own_slices);
+  TL_VEC_FREE(&own_groups);
+  TL_VEC_FREE(&S.keys);
+  tl_i64map_free(&S.by_hash);
   pf_imap_free(&launch);
-  pf_imap_free(&device_slice);
-  pf_imap_free(&call_slice);
+  pf_imap_free(&w.device_slice);
+  pf_imap_free(&w.call_slice);
   return err;
 }
 
@@ -394,6 +517,11 @@ static int slice_levels(pf_ctx *c, uint32_t *level) {
   TL_VEC(uint32_t) path = {0};
   for (size_t i = 0; i < n; i++) {
     if (level[i] != UINT32_MAX) continue;
+    int64_t p = l->slices.v[i].parent;
+    if (p < 0 || level[p] != UINT32_MAX) { /* most: no parent, or one made before */
+      level[i] = p < 0 ? 0 : level[p] + 1;
+      continue;
+    }
     path.n = 0;
     int64_t s = (int64_t)i;
     while (s >= 0 && level[s] == UINT32_MAX) {
@@ -447,9 +575,41 @@ static int run_in_order(const pf_layout *l, const uint32_t *level, const uint32_
   return 1;
 }
 
-/* Sorts one group's run r[0..m) into import order; keys: scratch of m entries. */
+/* Stable insertion sort of r[0..m) into import order that gives up (returning 0, r still a
+** permutation with equal slices in their order) once it has moved more than budget entries.
+** An entry moves only past entries it goes strictly before, so slices that tie keep their
+** creation order whether it finishes or not. */
+static int insert_sorted(const pf_layout *l, const uint32_t *level, uint32_t *r, size_t m,
+                         size_t budget) {
+  size_t moved = 0;
+  for (size_t k = 1; k < m; k++) {
+    uint32_t x = r[k];
+    const pf_slice *s = &l->slices.v[x];
+    size_t j = k;
+    while (j > 0 && import_before(s, level[x], &l->slices.v[r[j - 1]], level[r[j - 1]])) {
+      r[j] = r[j - 1];
+      j--;
+    }
+    r[j] = x;
+    if ((moved += k - j) > budget) return 0;
+  }
+  return 1;
+}
+
+/* Sorts one group's run r[0..m) into import order; keys: scratch of m entries. Groups come
+** nearly in order (host calls in time order, with a stray one; a device's slices node by
+** node, each node's occurrences in time order): first an insertion sort that gives up after
+** moving m entries; else a radix sort by start, where only slices of one start are left to
+** order (longer first, then tree level: the insertion sort again); only where those are
+** many (a pile of slices at one time) the three radix passes, from the least significant
+** key up. Each step is stable, so the order is (start, longer first, level, creation)
+** whichever finishes it. */
 static int sort_group(const pf_layout *l, const uint32_t *level, uint32_t *r, size_t m,
                       uint64_t *keys) {
+  if (insert_sorted(l, level, r, m, m)) return TL_OK;
+  for (size_t i = 0; i < m; i++) keys[i] = tl_order_i64(l->slices.v[r[i]].start);
+  if (tl_radix_sort_u64(keys, r, m)) return TL_ERROR;
+  if (insert_sorted(l, level, r, m, m)) return TL_OK;
   for (int pass = 0; pass < 3; pass++) {
     for (size_t i = 0; i < m; i++) {
       const pf_slice *s = &l->slices.v[r[i]];
@@ -718,6 +878,7 @@ int pf_layout_build(pf_ctx *c) {
   lay L;
   memset(&L, 0, sizeof L);
   L.c = c;
+  L.slices = &l->slices, L.groups = &l->groups;
   L.last[0] = L.last[1] = -1;
   for (size_t i = 1; i < c->a.nodes.n && !L.multi_db; i++)
     L.multi_db = c->a.nodes.v[i].db != c->a.nodes.v[0].db;
@@ -725,7 +886,7 @@ int pf_layout_build(pf_ctx *c) {
     L.multi_db = c->a.nodes.n && c->a.calls.v[i].db != c->a.nodes.v[0].db;
   tl_timer tm;
   tl_timer_start(&tm, "export layout");
-  int err = make_slices(&L);
+  int err = make_slices(&L, &tm);
   tl_timer_mark(&tm, "slices and flows");
   size_t n = l->slices.n;
   uint32_t *idx = err ? NULL : malloc((n + 1) * sizeof *idx);
@@ -760,18 +921,21 @@ int pf_layout_build(pf_ctx *c) {
   free(at);
   tl_timer_mark(&tm, "import order and lanes");
   if (!err) err = make_tracks(&L, nlanes);
-  /* Emission order: track by track (display order), import order within a track. */
+  /* Emission order: track by track (display order), import order within a track; and the
+  ** time origin (every ts = start - origin is >= 0), in the same read of the slices. */
+  l->origin = 0;
   if (!err) {
-    for (size_t i = 0; i < n; i++) {
-      pf_slice *s = &l->slices.v[i];
-      s->track += l->groups.v[s->group].first_track;
-    }
     size_t nt = l->tracks.n;
     int64_t *count = calloc(nt + 1, sizeof *count);
     l->order = malloc((n + 1) * sizeof *l->order);
     l->pos = malloc((n + 1) * sizeof *l->pos);
     if (!count || !l->order || !l->pos) err = tl_nomem(c->e);
-    for (size_t i = 0; !err && i < n; i++) count[l->slices.v[i].track + 1]++;
+    for (size_t i = 0; !err && i < n; i++) {
+      pf_slice *s = &l->slices.v[i];
+      s->track += l->groups.v[s->group].first_track;
+      count[s->track + 1]++;
+      if (i == 0 || s->start < l->origin) l->origin = s->start;
+    }
     for (size_t t = 0; !err && t < nt; t++) {
       l->tracks.v[t].first = count[t];
       l->tracks.v[t].n = count[t + 1];
@@ -784,10 +948,6 @@ int pf_layout_build(pf_ctx *c) {
     }
     free(count);
   }
-  /* The time origin: every ts = start - origin is >= 0. */
-  l->origin = 0;
-  for (size_t i = 0; !err && i < n; i++)
-    if (i == 0 || l->slices.v[i].start < l->origin) l->origin = l->slices.v[i].start;
   tl_timer_mark(&tm, "tracks and emission order");
   if (!err) err = order_flows(c);
   tl_timer_mark(&tm, "flow order");

@@ -75,15 +75,37 @@ enum { PB_CLOCK_BOOTTIME = 6, PB_CLOCK_INCREMENTAL = 64 /* the first sequence-sc
 
 /* ---- Encoding ------------------------------------------------------------------------------ */
 
-static inline void pb_varint(tl_buf *b, uint64_t v) {
-  char tmp[10];
-  size_t n = 0;
+/* Where the next (at most) n bytes of b go, NULL once b is out of memory; pb_done(b, end)
+** ends them. The encoders write straight into the buffer: an event is a few dozen small
+** varints, each a call and a copy through a scratch array otherwise. */
+static inline char *pb_room(tl_buf *b, size_t n) {
+  if (!b->oom && b->n + n + 1 <= b->cap) return b->p + b->n;
+  return tl_buf_reserve(b, n) ? NULL : b->p + b->n;
+}
+
+static inline void pb_done(tl_buf *b, char *end) {
+  b->n = (size_t)(end - b->p);
+  b->p[b->n] = 0;
+}
+
+static inline char *put_varint(char *q, uint64_t v) {
   while (v >= 0x80) {
-    tmp[n++] = (char)(v | 0x80);
+    *q++ = (char)(v | 0x80);
     v >>= 7;
   }
-  tmp[n++] = (char)v;
-  tl_buf_append(b, tmp, n);
+  *q++ = (char)v;
+  return q;
+}
+
+static inline size_t varint_size(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) v >>= 7, n++;
+  return n;
+}
+
+static inline void pb_varint(tl_buf *b, uint64_t v) {
+  char *q = pb_room(b, 10);
+  if (q) pb_done(b, put_varint(q, v));
 }
 
 static inline void pb_tag(tl_buf *b, unsigned field, unsigned wt) {
@@ -91,17 +113,19 @@ static inline void pb_tag(tl_buf *b, unsigned field, unsigned wt) {
 }
 
 static inline void pb_uint(tl_buf *b, unsigned field, uint64_t v) {
-  pb_tag(b, field, WT_VARINT);
-  pb_varint(b, v);
+  char *q = pb_room(b, 20);
+  if (q) pb_done(b, put_varint(put_varint(q, (uint64_t)field << 3 | WT_VARINT), v));
 }
 
 /* int64/int32 fields: two's complement as a varint (negative: 10 bytes). */
 static inline void pb_int(tl_buf *b, unsigned field, int64_t v) { pb_uint(b, field, (uint64_t)v); }
 
 static inline void pb_bytes(tl_buf *b, unsigned field, const void *p, size_t n) {
-  pb_tag(b, field, WT_LEN);
-  pb_varint(b, n);
-  tl_buf_append(b, p, n);
+  char *q = pb_room(b, 20 + n);
+  if (!q) return;
+  q = put_varint(put_varint(q, (uint64_t)field << 3 | WT_LEN), n);
+  if (n) memcpy(q, p, n);
+  pb_done(b, q + n);
 }
 
 static inline void pb_fixed64(tl_buf *b, unsigned field, uint64_t v) {
@@ -198,12 +222,21 @@ static void put_annotation(proto_w *p) {
   pb_bytes(&p->ev, F_TE_DEBUG_ANNOTATIONS, p->ann.p, p->ann.n);
 }
 
+/* An integer annotation, written straight into the event: {name_iid, int_value} is at most
+** 22 bytes, so its length is one byte. */
 static void pa_i64(pf_argw *w, int key, int64_t v) {
   proto_w *p = (proto_w *)w;
   if (proto_skips(p, key)) return;
-  ann_start(p, key);
-  pb_int(&p->ann, F_DA_INT, v);
-  put_annotation(p);
+  uint64_t iid = key_iid(p, key);
+  size_t len = 2 + varint_size(iid) + varint_size((uint64_t)v);
+  char *q = pb_room(&p->ev, 2 + len);
+  if (!q) return;
+  *q++ = (char)(F_TE_DEBUG_ANNOTATIONS << 3 | WT_LEN);
+  *q++ = (char)len;
+  *q++ = (char)(F_DA_NAME_IID << 3 | WT_VARINT);
+  q = put_varint(q, iid);
+  *q++ = (char)(F_DA_INT << 3 | WT_VARINT);
+  pb_done(&p->ev, put_varint(q, (uint64_t)v));
 }
 
 static void pa_us(pf_argw *w, int key, int64_t ns) {
@@ -255,12 +288,6 @@ static int emit_packet(proto_w *p) {
   tl_buf_reset(&p->pkt);
   if (o->n >= PF_FLUSH_BYTES) return pf_out_flush(p->o, 0);
   return TL_OK;
-}
-
-static inline size_t varint_size(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) v >>= 7, n++;
-  return n;
 }
 
 /* A TracePacket around p->ev (and p->in when it holds interned data), at ts: written
@@ -530,7 +557,9 @@ static int copy_part(pf_out *o, int fd) {
   if (!err && !o->gz) {
     ssize_t n;
     while ((n = copy_file_range(fd, NULL, o->fd, NULL, (size_t)1 << 30, 0)) > 0 ||
-           (n < 0 && errno == EINTR)) {}
+           (n < 0 && errno == EINTR))
+      if (n > 0) o->written += n;
+    pf_out_kick(o, 0);
     if (n == 0) return TL_OK;
     if (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP && errno != EINVAL)
       return tl_fail(o->e, "traceloom_export_perfetto: cannot write '%s': %s", o->path,

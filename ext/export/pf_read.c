@@ -128,10 +128,14 @@ int pf_check_timeline(sqlite3 *db, const char *what, tl_err *e) {
 
 typedef TL_VEC(int64_t) i64vec;
 
+struct pump;
+
 typedef struct rd {
   sqlite3 *db;
   pf_analysis *a;
   tl_err *e;
+  int own;           /* db is the exporter's own connection, with PUMP_FN registered */
+  struct pump *pump; /* the query each_row is feeding through PUMP_FN */
 } rd;
 
 static int prep(rd *r, const char *sql, sqlite3_stmt **st) {
@@ -146,6 +150,101 @@ static int step_done(rd *r, int rc) {
     return tl_fail(r->e, "traceloom_export_perfetto: reading the analysis failed: %s",
                    sqlite3_errmsg(r->db));
   return TL_OK;
+}
+
+/*
+** Rows of the stored core, handed to a row function as the values of their columns. Most of
+** the reading's CPU is SQLite's: stepping a row costs about what fetching its columns one
+** sqlite3_column_* call at a time costs again (each call takes the statement's mutex, checks
+** the column and converts). On a connection the exporter opened itself (the worker readers',
+** PUMP_FN registered by pump_open), the rows are fed instead through an aggregate function
+** of its own, `SELECT traceloom_pf_rows(cols) FROM table NOT INDEXED`: SQLite hands it the
+** row's values as they are, one call per row, and nothing is returned (about half the CPU of
+** the same rows through the column API). A full scan of a rowid table visits the rows in
+** rowid order, which is the order asked of a key that is the INTEGER PRIMARY KEY; NOT
+** INDEXED keeps the planner off any index, and where the order matters each row's key is
+** checked (a row out of order fails the read rather than reorder the export). On the
+** caller's connection (no function may be registered there while its statement runs) the
+** same row function gets sqlite3_column_value of each column.
+*/
+#define PUMP_FN "traceloom_pf_rows"
+#define PUMP_MAX_COLS 24
+
+typedef int (*row_fn)(rd *r, void *ctx, sqlite3_value **v);
+
+/* One query of each_row: SELECT cols FROM table [WHERE where] [ORDER BY key]. */
+typedef struct row_query {
+  const char *cols, *table, *where;
+  const char *key; /* the INTEGER PRIMARY KEY rows must come in the order of (first column);
+                   ** NULL: any order */
+} row_query;
+
+typedef struct pump {
+  rd *r;
+  const row_query *q;
+  row_fn fn;
+  void *ctx;
+  int rc;
+  int64_t last; /* key of the previous row (q->key) */
+  int any;
+} pump;
+
+static void pump_step(sqlite3_context *cx, int n, sqlite3_value **v) {
+  (void)n;
+  pump *p = ((rd *)sqlite3_user_data(cx))->pump;
+  if (!p || p->rc) return;
+  if (p->q->key) {
+    int64_t k = sqlite3_value_int64(v[0]);
+    if (p->any && k <= p->last) {
+      p->rc = tl_fail(p->r->e, "traceloom_export_perfetto: %s came out of %s order (%lld after "
+                               "%lld)", p->q->table, p->q->key, (long long)k, (long long)p->last);
+      return;
+    }
+    p->last = k, p->any = 1;
+  }
+  p->rc = p->fn(p->r, p->ctx, v);
+}
+
+static void pump_final(sqlite3_context *cx) { sqlite3_result_null(cx); }
+
+/* Registers PUMP_FN on r's connection, which the exporter opened itself. */
+static int pump_open(rd *r) {
+  if (sqlite3_create_function(r->db, PUMP_FN, -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, r, NULL,
+                              pump_step, pump_final) != SQLITE_OK)
+    return tl_fail(r->e, "traceloom_export_perfetto: cannot register %s: %s", PUMP_FN,
+                   sqlite3_errmsg(r->db));
+  return TL_OK;
+}
+
+/* Feeds every row of q to fn (see above); TL_ERROR when fn or SQLite failed. */
+static int each_row(rd *r, const row_query *q, row_fn fn, void *ctx) {
+  char *sql = r->own ? tl_mprintf("SELECT " PUMP_FN "(%s) FROM %s NOT INDEXED%s%s", q->cols,
+                                  q->table, q->where ? " WHERE " : "", q->where ? q->where : "")
+                     : tl_mprintf("SELECT %s FROM %s%s%s%s%s", q->cols, q->table,
+                                  q->where ? " WHERE " : "", q->where ? q->where : "",
+                                  q->key ? " ORDER BY " : "", q->key ? q->key : "");
+  sqlite3_stmt *st;
+  if (!sql) return tl_nomem(r->e);
+  int err = prep(r, sql, &st), rc = SQLITE_DONE;
+  free(sql);
+  if (err) return err;
+  if (r->own) {
+    pump p = {r, q, fn, ctx, TL_OK, 0, 0};
+    r->pump = &p;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
+    r->pump = NULL;
+    err = p.rc;
+  } else {
+    int n = sqlite3_column_count(st);
+    sqlite3_value *v[PUMP_MAX_COLS];
+    if (n > PUMP_MAX_COLS) err = tl_fail(r->e, "traceloom_export_perfetto: too many columns");
+    while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+      for (int i = 0; i < n; i++) v[i] = sqlite3_column_value(st, i);
+      err = fn(r, ctx, v);
+    }
+  }
+  sqlite3_finalize(st);
+  return err ? err : step_done(r, rc);
 }
 
 /* The columns a relation must have; names what is missing (an analysis of another version). */
@@ -483,112 +582,119 @@ static size_t node_id_text(char *out, int has_device, int64_t device, int64_t lo
   return (size_t)(p - out);
 }
 
+/* What node_row needs while traceloom_node_core streams by. */
+typedef struct node_core_rows {
+  node_index *ix;
+  uint32_t native;
+  tl_strpool *spool; /* the shapes' text */
+  core_shapes shp;
+  pf_imap shape_by_id, first_anchor;
+  sqlite3_stmt *viz;
+  node_rows rows;
+  int sorted;
+} node_core_rows;
+
+static int tree_row(rd *r, void *arg, sqlite3_value **v) {
+  node_core_rows *x = arg;
+  if (pf_imap_put(&x->first_anchor, sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1])))
+    return tl_nomem(r->e);
+  return TL_OK;
+}
+
+static int node_row_core(rd *r, void *arg, sqlite3_value **v) {
+  node_core_rows *x = arg;
+  pf_analysis *a = r->a;
+  const int64_t *fa = pf_imap_get(&x->first_anchor, sqlite3_value_int64(v[10]));
+  if (!fa) return TL_OK; /* no tree row: the view's inner join leaves it out */
+  node_row row;
+  memset(&row, 0, sizeof row);
+  pf_node *n = &row.n;
+  const int64_t *si = pf_imap_get(&x->shape_by_id, sqlite3_value_int64(v[5]));
+  core_shape *sh = si ? &x->shp.v[*si] : NULL;
+  const char *type = sh ? pool_text(x->spool, sh->type) : NULL;
+  const char *kind = sh ? pool_text(x->spool, sh->kind) : NULL;
+  const char *label = sh ? pool_text(x->spool, sh->label) : NULL;
+  int atom = type ? strcmp(type, "Atom") == 0
+                  : kind && strcmp(kind, "seq") != 0 && strcmp(kind, "repeat") != 0;
+  int64_t local = sqlite3_value_int64(v[2]);
+  char id[96];
+  size_t len = node_id_text(id, sqlite3_value_type(v[3]) != SQLITE_NULL,
+                            sqlite3_value_int64(v[3]), local);
+  n->node_id = tl_strpool_intern(a->pool, id, len);
+  n->parent = TL_STR_NONE;
+  if (atom && label && *label) {
+    n->local = TL_STR_NONE;
+  } else { /* local_node_id: the id's tail from its 'N' */
+    const char *tail = strrchr(id, 'N');
+    n->local = tl_strpool_intern(a->pool, tail, len - (size_t)(tail - id));
+  }
+  if (sh && sh->label_id == TL_STR_NOMEM && label)
+    sh->label_id = tl_strpool_intern_cstr(a->pool, label);
+  n->label = label ? sh->label_id : TL_STR_NONE;
+  const char *cat = sh && !atom ? pool_text(x->spool, sh->category) : NULL;
+  if (cat && strcmp(cat, "graph") == 0) { /* per node: the view looks its launch up */
+    n->category = core_category(r, &x->viz, sqlite3_value_int64(v[0]), cat);
+  } else if (cat) {
+    if (sh->category_id == TL_STR_NOMEM)
+      sh->category_id = core_category(r, &x->viz, sqlite3_value_int64(v[0]), cat);
+    n->category = sh->category_id;
+  } else {
+    n->category = TL_STR_NONE;
+  }
+  n->view = x->native;
+  n->db = sqlite3_value_int64(v[6]);
+  n->dev = sqlite3_value_int64(v[7]);
+  n->tree_depth = sqlite3_value_int64(v[8]);
+  n->display_order = local;
+  n->repeat_count = sqlite3_value_type(v[9]) == SQLITE_NULL ? -1 : sqlite3_value_int64(v[9]);
+  if ((type && strcmp(type, "Repeat") == 0) || (!type && kind && strcmp(kind, "repeat") == 0))
+    n->kind = PF_KIND_REPEAT;
+  else
+    n->kind = atom ? PF_KIND_ATOM : PF_KIND_SEQ;
+  n->first_child = (int64_t)x->rows.n; /* the order read, until the children are linked */
+  n->next_sibling = -1;
+  n->motif = -1;
+  row.node_n = sqlite3_value_int64(v[0]);
+  row.parent_n = sqlite3_value_type(v[1]) == SQLITE_NULL ? -1 : sqlite3_value_int64(v[1]);
+  row.cn.first_anchor = *fa;
+  row.cn.token_len = sqlite3_value_int64(v[11]);
+  row.cn.first_occ = sqlite3_value_int64(v[12]);
+  row.cn.occ_count = sqlite3_value_int64(v[13]);
+  row.cn.slot = sqlite3_value_int64(v[14]);
+  row.cn.parent = -1;
+  row.cn.node_kind = sqlite3_value_int(v[4]);
+  const char *path = (const char *)sqlite3_value_text(v[15]);
+  row.cn.rooted = path ? tl_strpool_intern(x->ix->paths, path, (size_t)sqlite3_value_bytes(v[15]))
+                       : TL_STR_NONE;
+  if (n->node_id == TL_STR_NOMEM || n->local == TL_STR_NOMEM || n->label == TL_STR_NOMEM ||
+      n->category == TL_STR_NOMEM || row.cn.rooted == TL_STR_NOMEM || TL_VEC_PUSH(&x->rows, row))
+    return r->e->msg ? TL_ERROR : tl_nomem(r->e);
+  if (x->sorted && x->rows.n > 1 &&
+      cmp_node_row(&x->rows.v[x->rows.n - 2], &x->rows.v[x->rows.n - 1], a->pool) > 0)
+    x->sorted = 0;
+  return TL_OK;
+}
+
 static int node_rows_core(rd *r, node_index *ix, uint32_t native, node_rows *out,
                           int *in_order) {
-  pf_analysis *a = r->a;
-  tl_strpool *spool = tl_strpool_new();
-  core_shapes shp = {0};
-  pf_imap shape_by_id, first_anchor;
-  memset(&shape_by_id, 0, sizeof shape_by_id);
-  memset(&first_anchor, 0, sizeof first_anchor);
-  sqlite3_stmt *st = NULL, *viz = NULL;
-  int rc = SQLITE_DONE, err = spool ? read_node_shapes(r, spool, &shp, &shape_by_id)
-                                    : tl_nomem(r->e);
-  if (!err && prep(r, "SELECT tree_n, first_anchor_n FROM traceloom_tree_core", &st))
-    err = TL_ERROR;
-  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
-    if (pf_imap_put(&first_anchor, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)))
-      err = tl_nomem(r->e);
-  sqlite3_finalize(st);
-  st = NULL;
-  if (!err) err = step_done(r, rc);
-  if (!err && prep(r, "SELECT node_n, parent_n, local_n, node_device, node_kind, shape_id, "
-                      "db_idx, device_id, depth, repeat_count, tree_n, token_len, "
-                      "first_occurrence_n, occurrence_count, slot_ordinal, rooted_path "
-                      "FROM traceloom_node_core ORDER BY node_n", &st))
-    err = TL_ERROR;
-  node_rows rows = *out;
-  int sorted = 1;
-  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    const int64_t *fa = pf_imap_get(&first_anchor, sqlite3_column_int64(st, 10));
-    if (!fa) continue; /* no tree row: the view's inner join leaves it out */
-    node_row row;
-    memset(&row, 0, sizeof row);
-    pf_node *n = &row.n;
-    const int64_t *si = pf_imap_get(&shape_by_id, sqlite3_column_int64(st, 5));
-    core_shape *sh = si ? &shp.v[*si] : NULL;
-    const char *type = sh ? pool_text(spool, sh->type) : NULL;
-    const char *kind = sh ? pool_text(spool, sh->kind) : NULL;
-    const char *label = sh ? pool_text(spool, sh->label) : NULL;
-    int atom = type ? strcmp(type, "Atom") == 0
-                    : kind && strcmp(kind, "seq") != 0 && strcmp(kind, "repeat") != 0;
-    int64_t local = sqlite3_column_int64(st, 2);
-    char id[96];
-    size_t len = node_id_text(id, sqlite3_column_type(st, 3) != SQLITE_NULL,
-                              sqlite3_column_int64(st, 3), local);
-    n->node_id = tl_strpool_intern(a->pool, id, len);
-    n->parent = TL_STR_NONE;
-    if (atom && label && *label) {
-      n->local = TL_STR_NONE;
-    } else { /* local_node_id: the id's tail from its 'N' */
-      const char *tail = strrchr(id, 'N');
-      n->local = tl_strpool_intern(a->pool, tail, len - (size_t)(tail - id));
-    }
-    if (sh && sh->label_id == TL_STR_NOMEM && label)
-      sh->label_id = tl_strpool_intern_cstr(a->pool, label);
-    n->label = label ? sh->label_id : TL_STR_NONE;
-    const char *cat = sh && !atom ? pool_text(spool, sh->category) : NULL;
-    if (cat && strcmp(cat, "graph") == 0) { /* per node: the view looks its launch up */
-      n->category = core_category(r, &viz, sqlite3_column_int64(st, 0), cat);
-    } else if (cat) {
-      if (sh->category_id == TL_STR_NOMEM)
-        sh->category_id = core_category(r, &viz, sqlite3_column_int64(st, 0), cat);
-      n->category = sh->category_id;
-    } else {
-      n->category = TL_STR_NONE;
-    }
-    n->view = native;
-    n->db = sqlite3_column_int64(st, 6);
-    n->dev = sqlite3_column_int64(st, 7);
-    n->tree_depth = sqlite3_column_int64(st, 8);
-    n->display_order = local;
-    n->repeat_count = sqlite3_column_type(st, 9) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 9);
-    if ((type && strcmp(type, "Repeat") == 0) || (!type && kind && strcmp(kind, "repeat") == 0))
-      n->kind = PF_KIND_REPEAT;
-    else
-      n->kind = atom ? PF_KIND_ATOM : PF_KIND_SEQ;
-    n->first_child = (int64_t)rows.n; /* the order read, until the children are linked */
-    n->next_sibling = -1;
-    n->motif = -1;
-    row.node_n = sqlite3_column_int64(st, 0);
-    row.parent_n = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
-    row.cn.first_anchor = *fa;
-    row.cn.token_len = sqlite3_column_int64(st, 11);
-    row.cn.first_occ = sqlite3_column_int64(st, 12);
-    row.cn.occ_count = sqlite3_column_int64(st, 13);
-    row.cn.slot = sqlite3_column_int64(st, 14);
-    row.cn.parent = -1;
-    row.cn.node_kind = sqlite3_column_int(st, 4);
-    const char *path = (const char *)sqlite3_column_text(st, 15);
-    row.cn.rooted = path ? tl_strpool_intern(ix->paths, path, (size_t)sqlite3_column_bytes(st, 15))
-                         : TL_STR_NONE;
-    if (n->node_id == TL_STR_NOMEM || n->local == TL_STR_NOMEM || n->label == TL_STR_NOMEM ||
-        n->category == TL_STR_NOMEM || row.cn.rooted == TL_STR_NOMEM ||
-        TL_VEC_PUSH(&rows, row)) {
-      err = r->e->msg ? TL_ERROR : tl_nomem(r->e);
-      break;
-    }
-    if (sorted && rows.n > 1 && cmp_node_row(&rows.v[rows.n - 2], &rows.v[rows.n - 1], a->pool) > 0)
-      sorted = 0;
-  }
-  sqlite3_finalize(st);
-  sqlite3_finalize(viz);
-  if (!err) err = step_done(r, rc);
-  TL_VEC_FREE(&shp);
-  tl_strpool_free(spool);
-  pf_imap_free(&shape_by_id);
-  pf_imap_free(&first_anchor);
-  *out = rows, *in_order = sorted;
+  static const row_query trees = {"tree_n, first_anchor_n", "traceloom_tree_core", NULL, NULL};
+  static const row_query nodes = {
+      "node_n, parent_n, local_n, node_device, node_kind, shape_id, db_idx, device_id, depth, "
+      "repeat_count, tree_n, token_len, first_occurrence_n, occurrence_count, slot_ordinal, "
+      "rooted_path", "traceloom_node_core", NULL, "node_n"};
+  node_core_rows x;
+  memset(&x, 0, sizeof x);
+  x.ix = ix, x.native = native, x.rows = *out, x.sorted = 1;
+  x.spool = tl_strpool_new();
+  int err = x.spool ? read_node_shapes(r, x.spool, &x.shp, &x.shape_by_id) : tl_nomem(r->e);
+  if (!err) err = each_row(r, &trees, tree_row, &x);
+  if (!err) err = each_row(r, &nodes, node_row_core, &x);
+  sqlite3_finalize(x.viz);
+  TL_VEC_FREE(&x.shp);
+  tl_strpool_free(x.spool);
+  pf_imap_free(&x.shape_by_id);
+  pf_imap_free(&x.first_anchor);
+  *out = x.rows, *in_order = x.sorted;
   return err;
 }
 
@@ -1253,38 +1359,37 @@ static void core_maps_free(core_maps *m) {
   pf_imap_free(&m->event_row);
 }
 
-/* Every anchor and every event, each table read once in key order. */
+static int anchor_row(rd *r, void *arg, sqlite3_value **v) {
+  core_maps *m = arg;
+  core_anchor x = {sqlite3_value_int64(v[1]), sqlite3_value_int64(v[2]),
+                   sqlite3_value_int64(v[3]), sqlite3_value_int64(v[4]),
+                   sqlite3_value_int64(v[5]), sqlite3_value_int64(v[6])};
+  if (pf_imap_put(&m->anchor_row, sqlite3_value_int64(v[0]), (int64_t)m->anchors.n) ||
+      TL_VEC_PUSH(&m->anchors, x))
+    return tl_nomem(r->e);
+  return TL_OK;
+}
+
+static int event_row(rd *r, void *arg, sqlite3_value **v) {
+  core_maps *m = arg;
+  core_event x = {sqlite3_value_int64(v[1]), sqlite3_value_int64(v[2]),
+                  sqlite3_value_type(v[3]) == SQLITE_NULL ? EV_NULL_STREAM
+                                                          : sqlite3_value_int64(v[3])};
+  if (pf_imap_put(&m->event_row, sqlite3_value_int64(v[0]), (int64_t)m->events.n) ||
+      TL_VEC_PUSH(&m->events, x))
+    return tl_nomem(r->e);
+  return TL_OK;
+}
+
+/* Every anchor and every event, each table read once (by key: any order). */
 static int read_core_maps(rd *r, core_maps *m) {
-  sqlite3_stmt *st;
-  int rc, err = TL_OK;
-  if (prep(r, "SELECT anchor_n, event_n, compute_ns, comm_ns, idle_ns, aux_events, aux_ns "
-              "FROM traceloom_anchor_core", &st))
-    return TL_ERROR;
-  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    core_anchor x = {sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-                     sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
-                     sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6)};
-    if (pf_imap_put(&m->anchor_row, sqlite3_column_int64(st, 0), (int64_t)m->anchors.n) ||
-        TL_VEC_PUSH(&m->anchors, x))
-      err = tl_nomem(r->e);
-  }
-  sqlite3_finalize(st);
-  if (!err) err = step_done(r, rc);
-  if (!err && prep(r, "SELECT event_n, start_ns, dur_ns, stream_id FROM traceloom_event_core", &st))
-    err = TL_ERROR;
-  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    core_event x = {sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-                    sqlite3_column_type(st, 3) == SQLITE_NULL ? EV_NULL_STREAM
-                                                              : sqlite3_column_int64(st, 3)};
-    if (pf_imap_put(&m->event_row, sqlite3_column_int64(st, 0), (int64_t)m->events.n) ||
-        TL_VEC_PUSH(&m->events, x))
-      err = tl_nomem(r->e);
-  }
-  if (!err) {
-    sqlite3_finalize(st);
-    err = step_done(r, rc);
-  }
-  return err;
+  static const row_query anchors = {
+      "anchor_n, event_n, compute_ns, comm_ns, idle_ns, aux_events, aux_ns",
+      "traceloom_anchor_core", NULL, NULL};
+  static const row_query events = {"event_n, start_ns, dur_ns, stream_id", "traceloom_event_core",
+                                   NULL, NULL};
+  int err = each_row(r, &anchors, anchor_row, m);
+  return err ? err : each_row(r, &events, event_row, m);
 }
 
 /* A runtime call shape's values (traceloom_runtime_call_shape). */
@@ -1297,92 +1402,102 @@ typedef struct call_shape {
 /* The runtime calls from the stored core, as traceloom_runtime_call derives them
 ** (sql/schema/10_events.sql): end_ns is start_ns + dur_ns, api_name and the thread from the
 ** call's shape. The api names are interned call by call, as read_calls interns them. */
-static int read_calls_core(rd *r) {
-  pf_analysis *a = r->a;
-  tl_strpool *spool = tl_strpool_new();
-  TL_VEC(call_shape) shp = {0};
+typedef struct call_rows {
+  tl_strpool *spool;
+  TL_VEC(call_shape) shp;
   pf_imap shape_row;
-  memset(&shape_row, 0, sizeof shape_row);
-  sqlite3_stmt *st = NULL;
-  int rc = SQLITE_DONE, err = spool ? TL_OK : tl_nomem(r->e);
-  if (!err && prep(r, "SELECT shape_id, api_name, COALESCE(global_tid, thread_id) "
-                      "FROM traceloom_runtime_call_shape", &st))
-    err = TL_ERROR;
-  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    call_shape x = {TL_STR_NONE, sqlite3_column_type(st, 2) != SQLITE_NULL,
-                    sqlite3_column_int64(st, 2)};
-    const char *api = (const char *)sqlite3_column_text(st, 1);
-    if (api) x.api = tl_strpool_intern(spool, api, (size_t)sqlite3_column_bytes(st, 1));
-    if (x.api == TL_STR_NOMEM || pf_imap_put(&shape_row, sqlite3_column_int64(st, 0),
-                                             (int64_t)shp.n) || TL_VEC_PUSH(&shp, x))
-      err = tl_nomem(r->e);
+  int64_t last_shape;
+  uint32_t last_api;
+} call_rows;
+
+static int call_shape_row(rd *r, void *arg, sqlite3_value **v) {
+  call_rows *x = arg;
+  call_shape s = {TL_STR_NONE, sqlite3_value_type(v[2]) != SQLITE_NULL, sqlite3_value_int64(v[2])};
+  const char *api = (const char *)sqlite3_value_text(v[1]);
+  if (api) s.api = tl_strpool_intern(x->spool, api, (size_t)sqlite3_value_bytes(v[1]));
+  if (s.api == TL_STR_NOMEM ||
+      pf_imap_put(&x->shape_row, sqlite3_value_int64(v[0]), (int64_t)x->shp.n) ||
+      TL_VEC_PUSH(&x->shp, s))
+    return tl_nomem(r->e);
+  return TL_OK;
+}
+
+static int call_row(rd *r, void *arg, sqlite3_value **v) {
+  call_rows *x = arg;
+  pf_analysis *a = r->a;
+  pf_call k;
+  memset(&k, 0, sizeof k);
+  k.call_n = sqlite3_value_int64(v[0]);
+  k.db = sqlite3_value_int64(v[1]);
+  k.start = sqlite3_value_int64(v[2]);
+  k.end = k.start + sqlite3_value_int64(v[3]);
+  if (k.end < k.start) k.end = k.start;
+  int64_t shape = sqlite3_value_int64(v[4]);
+  const int64_t *row = pf_imap_get(&x->shape_row, shape);
+  if (row) k.has_tid = x->shp.v[*row].has_tid, k.tid = x->shp.v[*row].tid;
+  if (shape != x->last_shape) { /* neighbouring calls share a shape */
+    uint32_t api = row ? x->shp.v[*row].api : TL_STR_NONE;
+    x->last_api = api == TL_STR_NONE ? TL_STR_NONE
+                                     : tl_strpool_intern(a->pool, tl_strpool_str(x->spool, api),
+                                                         tl_strpool_len(x->spool, api));
+    x->last_shape = shape;
   }
-  sqlite3_finalize(st);
-  st = NULL;
-  if (!err) err = step_done(r, rc);
-  if (!err && prep(r, "SELECT call_n, db_idx, start_ns, dur_ns, shape_id, correlation_id "
-                      "FROM traceloom_runtime_call_core ORDER BY call_n", &st))
-    err = TL_ERROR;
-  int64_t last_shape = INT64_MIN;
-  uint32_t last_api = TL_STR_NONE;
-  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    pf_call k;
-    memset(&k, 0, sizeof k);
-    k.call_n = sqlite3_column_int64(st, 0);
-    k.db = sqlite3_column_int64(st, 1);
-    k.start = sqlite3_column_int64(st, 2);
-    k.end = k.start + sqlite3_column_int64(st, 3);
-    if (k.end < k.start) k.end = k.start;
-    int64_t shape = sqlite3_column_int64(st, 4);
-    const int64_t *row = pf_imap_get(&shape_row, shape);
-    if (row) k.has_tid = shp.v[*row].has_tid, k.tid = shp.v[*row].tid;
-    if (shape != last_shape) { /* neighbouring calls share a shape */
-      uint32_t api = row ? shp.v[*row].api : TL_STR_NONE;
-      last_api = api == TL_STR_NONE ? TL_STR_NONE
-                                    : tl_strpool_intern(a->pool, tl_strpool_str(spool, api),
-                                                        tl_strpool_len(spool, api));
-      last_shape = shape;
-    }
-    k.api = last_api;
-    k.has_correlation = sqlite3_column_type(st, 5) != SQLITE_NULL;
-    k.correlation = sqlite3_column_int64(st, 5);
-    if (k.api == TL_STR_NOMEM || TL_VEC_PUSH(&a->calls, k)) err = tl_nomem(r->e);
-  }
-  sqlite3_finalize(st);
-  if (!err) err = step_done(r, rc);
-  TL_VEC_FREE(&shp);
-  tl_strpool_free(spool);
-  pf_imap_free(&shape_row);
+  k.api = x->last_api;
+  k.has_correlation = sqlite3_value_type(v[5]) != SQLITE_NULL;
+  k.correlation = sqlite3_value_int64(v[5]);
+  if (k.api == TL_STR_NOMEM || TL_VEC_PUSH(&a->calls, k)) return tl_nomem(r->e);
+  return TL_OK;
+}
+
+static int read_calls_core(rd *r) {
+  static const row_query shapes = {"shape_id, api_name, COALESCE(global_tid, thread_id)",
+                                   "traceloom_runtime_call_shape", NULL, NULL};
+  static const row_query calls = {"call_n, db_idx, start_ns, dur_ns, shape_id, correlation_id",
+                                  "traceloom_runtime_call_core", NULL, "call_n"};
+  call_rows x;
+  memset(&x, 0, sizeof x);
+  x.last_shape = INT64_MIN, x.last_api = TL_STR_NONE;
+  int err = (x.spool = tl_strpool_new()) ? TL_OK : tl_nomem(r->e);
+  if (!err) err = each_row(r, &shapes, call_shape_row, &x);
+  if (!err) err = each_row(r, &calls, call_row, &x);
+  TL_VEC_FREE(&x.shp);
+  tl_strpool_free(x.spool);
+  pf_imap_free(&x.shape_row);
   return err;
 }
 
 /* The exact relations from the stored core: a relation is exact where its shape's
 ** support_state is supported_exact (traceloom_runtime_device_relation), in relation_n
 ** order. */
+typedef struct relation_rows {
+  pf_imap exact; /* shape_id -> 1 where supported_exact */
+  pf_relations *out;
+} relation_rows;
+
+static int exact_shape_row(rd *r, void *arg, sqlite3_value **v) {
+  relation_rows *x = arg;
+  return pf_imap_put(&x->exact, sqlite3_value_int64(v[0]), 1) ? tl_nomem(r->e) : TL_OK;
+}
+
+static int relation_row(rd *r, void *arg, sqlite3_value **v) {
+  relation_rows *x = arg;
+  if (!pf_imap_get(&x->exact, sqlite3_value_int64(v[2]))) return TL_OK;
+  pf_relation rel = {sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1])};
+  return TL_VEC_PUSH(x->out, rel) ? tl_nomem(r->e) : TL_OK;
+}
+
 static int read_relations_core(rd *r, pf_relations *out) {
-  pf_imap exact;
-  memset(&exact, 0, sizeof exact);
-  sqlite3_stmt *st = NULL;
-  int rc = SQLITE_DONE, err = TL_OK;
-  if (prep(r, "SELECT shape_id FROM traceloom_runtime_device_relation_shape "
-              "WHERE support_state = 'supported_exact'", &st))
-    err = TL_ERROR;
-  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
-    if (pf_imap_put(&exact, sqlite3_column_int64(st, 0), 1)) err = tl_nomem(r->e);
-  sqlite3_finalize(st);
-  st = NULL;
-  if (!err) err = step_done(r, rc);
-  if (!err && prep(r, "SELECT call_n, event_n, shape_id FROM traceloom_runtime_device_relation_core "
-                      "WHERE call_n IS NOT NULL AND event_n IS NOT NULL", &st))
-    err = TL_ERROR;
-  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (!pf_imap_get(&exact, sqlite3_column_int64(st, 2))) continue;
-    pf_relation x = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
-    if (TL_VEC_PUSH(out, x)) err = tl_nomem(r->e);
-  }
-  sqlite3_finalize(st);
-  if (!err) err = step_done(r, rc);
-  pf_imap_free(&exact);
+  static const row_query shapes = {"shape_id", "traceloom_runtime_device_relation_shape",
+                                   "support_state = 'supported_exact'", NULL};
+  static const row_query relations = {"call_n, event_n, shape_id",
+                                      "traceloom_runtime_device_relation_core",
+                                      "call_n IS NOT NULL AND event_n IS NOT NULL", NULL};
+  relation_rows x;
+  memset(&x, 0, sizeof x);
+  x.out = out;
+  int err = each_row(r, &shapes, exact_shape_row, &x);
+  if (!err) err = each_row(r, &relations, relation_row, &x);
+  pf_imap_free(&x.exact);
   return err;
 }
 
@@ -1483,8 +1598,9 @@ typedef struct side {
 static int run_reader(const char *path, sqlite3 *db, pf_analysis *a, tl_err *e,
                       int (*read)(rd *r, void *ctx), void *ctx) {
   if (path && pf_open_analysis_ro(path, &db, e)) return TL_ERROR;
-  rd r = {db, a, e};
-  int rc = (a->pool = tl_strpool_new()) ? read(&r, ctx) : tl_nomem(e);
+  rd r = {db, a, e, path != NULL, NULL};
+  int rc = r.own ? pump_open(&r) : TL_OK;
+  if (rc == TL_OK) rc = (a->pool = tl_strpool_new()) ? read(&r, ctx) : tl_nomem(e);
   if (path) sqlite3_close(db);
   return rc;
 }
@@ -1585,55 +1701,59 @@ enum { ON_START = 1, ON_END = 2, ON_COMPUTE = 4, ON_COMM = 8, ON_IDLE = 16, ON_S
 ** and costs are the stored ns (w->nulls: which were NULL), repeat_context the view's text
 ** (':' read as '#', ',' as '/') in the reader's own pool. merge_occurrences_core finishes
 ** them once the nodes are read, resolve_atoms_core once the anchors are. */
-static int read_occurrences_core(rd *r, occ_reader *w) {
+typedef struct occ_rows {
+  occ_reader *w;
+  i64vec parent_n;
+  tl_buf ctx;
+} occ_rows;
+
+static int occ_row(rd *r, void *arg, sqlite3_value **v) {
+  occ_rows *x = arg;
+  occ_reader *w = x->w;
   pf_analysis *a = r->a;
-  sqlite3_stmt *st;
-  if (prep(r, "SELECT occurrence_n, node_n, occurrence_idx, parent_n, member_order, "
-              "anchor_first_n, start_ns, end_ns, compute_ns, comm_ns, idle_ns, self_ns, "
-              "aux_events, aux_ns, repeat_context FROM traceloom_position_occurrence_core "
-              "ORDER BY occurrence_n", &st))
-    return TL_ERROR;
-  i64vec parent_n = {0};
-  tl_buf ctx = {0};
-  int rc, err = TL_OK;
-  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    pf_occ o;
-    memset(&o, 0, sizeof o);
-    o.n = sqlite3_column_int64(st, 0);
-    o.node = sqlite3_column_int64(st, 1);
-    o.occ_idx = sqlite3_column_int64(st, 2);
-    int64_t pn = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 3);
-    o.iteration = sqlite3_column_int64(st, 4);
-    o.anchor_first = sqlite3_column_int64(st, 5);
-    int64_t *f[] = {&o.start, &o.end, &o.cost[PF_C_COMPUTE], &o.cost[PF_C_COMM],
-                    &o.cost[PF_C_IDLE], &o.cost[PF_C_SELF], &o.aux_events, &o.cost[PF_C_AUX]};
-    uint8_t nulls = 0;
-    for (int k = 0; k < 8; k++) {
-      if (sqlite3_column_type(st, 6 + k) == SQLITE_NULL) nulls |= (uint8_t)(1u << k);
-      else *f[k] = sqlite3_column_int64(st, 6 + k);
-    }
-    o.event_n = -1;
-    const char *t = (const char *)sqlite3_column_text(st, 14);
-    if (t) {
-      tl_buf_reset(&ctx);
-      tl_buf_append(&ctx, t, (size_t)sqlite3_column_bytes(st, 14));
-      for (size_t i = 0; i < ctx.n; i++) ctx.p[i] = ctx.p[i] == ':' ? '#' : ctx.p[i] == ',' ? '/' : ctx.p[i];
-      o.repeat_context = ctx.oom ? TL_STR_NOMEM : tl_strpool_intern(a->pool, ctx.p, ctx.n);
-    }
-    if (pf_imap_get(&w->occ_by_n, o.n)) {
-      err = tl_fail(r->e, "traceloom_export_perfetto: traceloom_position_occurrence lists "
-                          "occurrence_n %lld twice", (long long)o.n);
-      break;
-    }
-    if (o.repeat_context == TL_STR_NOMEM || pf_imap_put(&w->occ_by_n, o.n, (int64_t)a->occs.n) ||
-        TL_VEC_PUSH(&a->occs, o) || TL_VEC_PUSH(&parent_n, pn) || TL_VEC_PUSH(&w->nulls, nulls))
-      err = tl_nomem(r->e);
+  pf_occ o;
+  memset(&o, 0, sizeof o);
+  o.n = sqlite3_value_int64(v[0]);
+  o.node = sqlite3_value_int64(v[1]);
+  o.occ_idx = sqlite3_value_int64(v[2]);
+  int64_t pn = sqlite3_value_type(v[3]) == SQLITE_NULL ? -1 : sqlite3_value_int64(v[3]);
+  o.iteration = sqlite3_value_int64(v[4]);
+  o.anchor_first = sqlite3_value_int64(v[5]);
+  int64_t *f[] = {&o.start, &o.end, &o.cost[PF_C_COMPUTE], &o.cost[PF_C_COMM],
+                  &o.cost[PF_C_IDLE], &o.cost[PF_C_SELF], &o.aux_events, &o.cost[PF_C_AUX]};
+  uint8_t nulls = 0;
+  for (int k = 0; k < 8; k++) {
+    if (sqlite3_value_type(v[6 + k]) == SQLITE_NULL) nulls |= (uint8_t)(1u << k);
+    else *f[k] = sqlite3_value_int64(v[6 + k]);
   }
-  sqlite3_finalize(st);
-  tl_buf_free(&ctx);
-  if (!err) err = step_done(r, rc);
-  if (!err) err = link_parents(r, &w->occ_by_n, &parent_n);
-  TL_VEC_FREE(&parent_n);
+  o.event_n = -1;
+  const char *t = (const char *)sqlite3_value_text(v[14]);
+  if (t) {
+    tl_buf *c = &x->ctx;
+    tl_buf_reset(c);
+    tl_buf_append(c, t, (size_t)sqlite3_value_bytes(v[14]));
+    for (size_t i = 0; i < c->n; i++) c->p[i] = c->p[i] == ':' ? '#' : c->p[i] == ',' ? '/' : c->p[i];
+    o.repeat_context = c->oom ? TL_STR_NOMEM : tl_strpool_intern(a->pool, c->p, c->n);
+  }
+  if (pf_imap_get(&w->occ_by_n, o.n))
+    return tl_fail(r->e, "traceloom_export_perfetto: traceloom_position_occurrence lists "
+                         "occurrence_n %lld twice", (long long)o.n);
+  if (o.repeat_context == TL_STR_NOMEM || pf_imap_put(&w->occ_by_n, o.n, (int64_t)a->occs.n) ||
+      TL_VEC_PUSH(&a->occs, o) || TL_VEC_PUSH(&x->parent_n, pn) || TL_VEC_PUSH(&w->nulls, nulls))
+    return tl_nomem(r->e);
+  return TL_OK;
+}
+
+static int read_occurrences_core(rd *r, occ_reader *w) {
+  static const row_query q = {
+      "occurrence_n, node_n, occurrence_idx, parent_n, member_order, anchor_first_n, start_ns, "
+      "end_ns, compute_ns, comm_ns, idle_ns, self_ns, aux_events, aux_ns, repeat_context",
+      "traceloom_position_occurrence_core", NULL, "occurrence_n"};
+  occ_rows x = {w, {0}, {0}};
+  int err = each_row(r, &q, occ_row, &x);
+  if (!err) err = link_parents(r, &w->occ_by_n, &x.parent_n);
+  TL_VEC_FREE(&x.parent_n);
+  tl_buf_free(&x.ctx);
   return err;
 }
 
@@ -1840,8 +1960,9 @@ static void *relations_read(void *arg) {
     p->rc = TL_ERROR;
     return NULL;
   }
-  rd r = {db, NULL, &p->e};
-  p->rc = read_relations_core(&r, &p->rel);
+  rd r = {db, NULL, &p->e, 1, NULL};
+  p->rc = pump_open(&r);
+  if (p->rc == TL_OK) p->rc = read_relations_core(&r, &p->rel);
   sqlite3_close(db);
   p->cpu = tl_thread_cpu_s();
   return NULL;
@@ -1871,7 +1992,7 @@ int pf_relations_ready(pf_analysis *a, tl_err *e) {
 /* ---- Entry -------------------------------------------------------------------------------- */
 
 int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
-  rd r = {db, a, e};
+  rd r = {db, a, e, 0, NULL};
   static const char *const fixed[PF_NSTR] = {
       "published_tree_occurrence", "derived_repeat_body_window", "exact_replay_member",
       "exact_launch_members; envelopes_include_gaps; non_additive", "structure",
@@ -1908,7 +2029,17 @@ int pf_read_analysis(sqlite3 *db, int distributed, pf_analysis *a, tl_err *e) {
   tl_timer tm;
   tl_timer_start(&tm, "export read");
   double main_cpu0 = tl_thread_cpu_s();
-  int rc = read_nodes(&r, &ix);
+  /* The nodes of the stored core: where the workers read on connections of their own, on one
+  ** of this thread's own too (each_row feeds them through PUMP_FN there). */
+  rd nr = r;
+  int rc = TL_OK;
+  if (ix.core && sd.path) {
+    rc = pf_open_analysis_ro(sd.path, &nr.db, e);
+    nr.own = 1;
+    if (rc == TL_OK) rc = pump_open(&nr);
+  }
+  if (rc == TL_OK) rc = read_nodes(&nr, &ix);
+  if (nr.db != db) sqlite3_close(nr.db);
   if (rc == TL_OK) rc = assign_motifs(&r);
   tl_timer_mark(&tm, "nodes");
   if (rc == TL_OK && !pf_has_relation(db, "traceloom_position_occurrence"))

@@ -24,6 +24,8 @@ static int reserve(tl_buf *b, size_t extra) {
   return 0;
 }
 
+int tl_buf_reserve(tl_buf *b, size_t extra) { return reserve(b, extra); }
+
 void tl_buf_append_slow(tl_buf *b, const char *s, size_t n) {
   if (reserve(b, n)) return;
   if (n) memcpy(b->p + b->n, s, n);

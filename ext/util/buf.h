@@ -27,6 +27,9 @@ static inline void tl_buf_append(tl_buf *b, const char *s, size_t n) {
   }
   tl_buf_append_slow(b, s, n);
 }
+/* Room for extra more bytes (and the NUL) at p + n: 0, or -1 once out of memory. For writers
+** that put bytes at p + n themselves (then advance n and write the NUL). */
+int tl_buf_reserve(tl_buf *b, size_t extra);
 void tl_buf_puts(tl_buf *b, const char *s);
 void tl_buf_printf(tl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tl_buf_i64(tl_buf *b, int64_t v);

@@ -12,18 +12,33 @@ struct tl_strpool {
   size_t *offset;    /* offset[id] into bytes */
   uint32_t *len;     /* len[id] */
   uint32_t count, capids;
-  uint32_t *slots;   /* hash table of id+1 (0 = empty) */
+  /* Hash table: per slot the string's 32-bit hash above its id + 1 (0 = empty). A probe
+  ** compares the hash before it touches the string, and growing the table moves the slots
+  ** without hashing a string again. */
+  uint64_t *slots;
   size_t nslots;     /* power of two */
 };
 
-static uint64_t fnv1a(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 1099511628211ull;
+/* The hash of n bytes: eight at a time (the ids never depend on it, only the probing). */
+static uint32_t str_hash(const char *s, size_t n) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
+  for (; n >= 8; s += 8, n -= 8) {
+    uint64_t w;
+    memcpy(&w, s, 8);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
   }
-  return h;
+  uint64_t w = 0;
+  memcpy(&w, s, n);
+  h = (h ^ w) * 0x94d049bb133111ebull;
+  h ^= h >> 32;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return (uint32_t)(h >> 32);
 }
+
+#define SLOT(hash, id) ((uint64_t)(hash) << 32 | ((uint64_t)(id) + 1))
+#define SLOT_ID(v) ((uint32_t)(v) - 1)
+#define SLOT_HASH(v) ((uint32_t)((v) >> 32))
 
 tl_strpool *tl_strpool_new(void) {
   tl_strpool *p = calloc(1, sizeof *p);
@@ -48,12 +63,14 @@ void tl_strpool_free(tl_strpool *p) {
 
 static int rehash(tl_strpool *p) {
   size_t nslots = p->nslots * 2;
-  uint32_t *slots = calloc(nslots, sizeof *slots);
+  uint64_t *slots = calloc(nslots, sizeof *slots);
   if (!slots) return -1;
-  for (uint32_t id = 0; id < p->count; id++) {
-    size_t i = (size_t)fnv1a(p->bytes + p->offset[id], p->len[id]) & (nslots - 1);
+  for (size_t k = 0; k < p->nslots; k++) {
+    uint64_t v = p->slots[k];
+    if (!v) continue;
+    size_t i = (size_t)SLOT_HASH(v) & (nslots - 1);
     while (slots[i]) i = (i + 1) & (nslots - 1);
-    slots[i] = id + 1;
+    slots[i] = v;
   }
   free(p->slots);
   p->slots = slots;
@@ -61,24 +78,27 @@ static int rehash(tl_strpool *p) {
   return 0;
 }
 
-uint32_t tl_strpool_find(const tl_strpool *p, const char *s, size_t n) {
-  size_t i = (size_t)fnv1a(s, n) & (p->nslots - 1);
-  while (p->slots[i]) {
-    uint32_t id = p->slots[i] - 1;
-    if (p->len[id] == n && memcmp(p->bytes + p->offset[id], s, n) == 0) return id;
-    i = (i + 1) & (p->nslots - 1);
+/* The slot of s: where it is, or the empty slot where it would go. */
+static size_t find_slot(const tl_strpool *p, const char *s, size_t n, uint32_t h) {
+  size_t i = (size_t)h & (p->nslots - 1);
+  for (uint64_t v; (v = p->slots[i]); i = (i + 1) & (p->nslots - 1)) {
+    uint32_t id = SLOT_ID(v);
+    if (SLOT_HASH(v) == h && p->len[id] == n && memcmp(p->bytes + p->offset[id], s, n) == 0)
+      break;
   }
-  return TL_STR_NOMEM;
+  return i;
+}
+
+uint32_t tl_strpool_find(const tl_strpool *p, const char *s, size_t n) {
+  uint64_t v = p->slots[find_slot(p, s, n, str_hash(s, n))];
+  return v ? SLOT_ID(v) : TL_STR_NOMEM;
 }
 
 uint32_t tl_strpool_intern(tl_strpool *p, const char *s, size_t n) {
   if (n > UINT32_MAX - 1) return TL_STR_NOMEM;
-  size_t i = (size_t)fnv1a(s, n) & (p->nslots - 1);
-  while (p->slots[i]) {
-    uint32_t id = p->slots[i] - 1;
-    if (p->len[id] == n && memcmp(p->bytes + p->offset[id], s, n) == 0) return id;
-    i = (i + 1) & (p->nslots - 1);
-  }
+  uint32_t h = str_hash(s, n);
+  size_t i = find_slot(p, s, n, h);
+  if (p->slots[i]) return SLOT_ID(p->slots[i]);
   if (p->count == UINT32_MAX - 1) return TL_STR_NOMEM;
   if (p->count == p->capids) {
     uint32_t cap = p->capids ? p->capids * 2 : 256;
@@ -104,7 +124,7 @@ uint32_t tl_strpool_intern(tl_strpool *p, const char *s, size_t n) {
   if (n) memcpy(p->bytes + p->nbytes, s, n);
   p->bytes[p->nbytes + n] = 0;
   p->nbytes += n + 1;
-  p->slots[i] = id + 1;
+  p->slots[i] = SLOT(h, id);
   if ((size_t)p->count * 2 > p->nslots && rehash(p) != 0) {
     /* The string is stored; only the table failed to grow. Keep the pool consistent. */
     p->count--;

@@ -6,7 +6,8 @@
 ** always the empty string, which every SQL surface reports as NULL ("absent").
 **
 ** Layout: one growing byte arena of NUL-terminated strings, an offset per id, and an
-** open-addressing hash table (FNV-1a, linear probing) from string to id.
+** open-addressing hash table (linear probing; each slot keeps its string's hash) from string
+** to id.
 */
 #ifndef TL_STRPOOL_H
 #define TL_STRPOOL_H

@@ -676,12 +676,16 @@ def test_threads_do_not_change_the_bytes(cli, analyses, tmp_path):
         assert out["1"].read_bytes() == out["2"].read_bytes()
 
 
-def export_reading(cli, db, out, read, *extra):
-    """export-perfetto reading the stored core (read None) or the public views ("views")."""
+def export_reading(cli, db, out, read, *extra, threads=None):
+    """export-perfetto reading the stored core (read None) or the public views ("views"),
+    with TRACELOOM_EXPORT_THREADS=threads when given."""
     env = dict(os.environ)
     env.pop("TRACELOOM_EXPORT_READ", None)
+    env.pop("TRACELOOM_EXPORT_THREADS", None)
     if read:
         env["TRACELOOM_EXPORT_READ"] = read
+    if threads:
+        env["TRACELOOM_EXPORT_THREADS"] = threads
     r = subprocess.run([str(cli), "export-perfetto", str(db), "--output", str(out), *map(str, extra)],
                        capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
@@ -717,13 +721,18 @@ def test_core_reads_give_what_the_views_give(cli, core_cases, tmp_path):
     by integer keys and derives what the public views derive (pf_read.c); with
     TRACELOOM_EXPORT_READ=views it reads the views. Both give the same bytes, protobuf and
     JSON, on every fixture analysis, a graph replay, the scheduler context, two ranks and the
-    demo: the two readings cannot drift apart."""
+    demo: the two readings cannot drift apart. The core read in turn on the caller's
+    connection (TRACELOOM_EXPORT_THREADS=1: its rows fetched column by column) and by the
+    worker readers on connections of their own (rows fed through the exporter's aggregate
+    function, pf_read.c each_row) gives the same bytes too."""
     assert len(core_cases) >= 10
     for name, db in core_cases.items():
         for suffix in (".pftrace", ".json"):
             core = export_reading(cli, db, tmp_path / f"core{suffix}", None)
             views = export_reading(cli, db, tmp_path / f"views{suffix}", "views")
             assert core == views, (name, suffix)
+            alone = export_reading(cli, db, tmp_path / f"alone{suffix}", None, threads="1")
+            assert core == alone, (name, suffix, "threads")
     if "two_ranks/PROF_0" in core_cases and "two_ranks/PROF_1" in core_cases:
         ranks = ["--rank", f"0={core_cases['two_ranks/PROF_0']}",
                  "--rank", f"1={core_cases['two_ranks/PROF_1']}"]

@@ -145,6 +145,46 @@ START_TEST(radix_sort_is_stable_and_ordered) {
 }
 END_TEST
 
+typedef struct kv_pair {
+  uint64_t k;
+  uint32_t v;
+} kv_pair;
+
+static int cmp_kv_pair(const void *x, const void *y) {
+  const kv_pair *a = x, *b = y;
+  if (a->k != b->k) return a->k < b->k ? -1 : 1;
+  return a->v < b->v ? -1 : a->v > b->v;
+}
+
+/* Keys whose varying bits are a span away from bit 0 (digits of equal width over the span,
+** sort.c) come out as a comparison sort on (key, input position) puts them. */
+START_TEST(radix_sort_narrow_spans_match_a_comparison_sort) {
+  enum { N = 50000 };
+  static const struct { int shift, bits; } spans[] = {{3, 34}, {20, 17}, {0, 1}, {40, 24}, {0, 64}};
+  uint64_t *k = malloc(N * sizeof *k);
+  uint32_t *v = malloc(N * sizeof *v);
+  kv_pair *want = malloc(N * sizeof *want);
+  uint64_t x = 88172645463325252ull;
+  for (size_t s = 0; s < sizeof spans / sizeof *spans; s++) {
+    uint64_t mask = spans[s].bits == 64 ? ~0ull : ((1ull << spans[s].bits) - 1);
+    for (uint32_t i = 0; i < N; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      uint64_t r = i % 4 == 0 ? x % 7 : x; /* duplicates among wide keys */
+      k[i] = (0x5a5a5a5a5a5a5a5aull & ~(mask << spans[s].shift)) | (r & mask) << spans[s].shift;
+      v[i] = i;
+      want[i] = (kv_pair){k[i], i};
+    }
+    qsort(want, N, sizeof *want, cmp_kv_pair);
+    ck_assert_int_eq(tl_radix_sort_u64(k, v, N), 0);
+    for (uint32_t i = 0; i < N; i++) {
+      ck_assert_uint_eq(k[i], want[i].k);
+      ck_assert_uint_eq(v[i], want[i].v);
+    }
+  }
+  free(k), free(v), free(want);
+}
+END_TEST
+
 START_TEST(signed_order_mapping) {
   int64_t vals[] = {INT64_MIN, -1700000000000000000LL, -1, 0, 1, 1712345678901234567LL, INT64_MAX};
   for (size_t i = 1; i < sizeof vals / sizeof vals[0]; i++)
@@ -356,6 +396,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, strpool_survives_growth);
   tcase_add_test(tc, i64map_put_get_replace);
   tcase_add_test(tc, radix_sort_is_stable_and_ordered);
+  tcase_add_test(tc, radix_sort_narrow_spans_match_a_comparison_sort);
   tcase_add_test(tc, signed_order_mapping);
   tcase_add_test(tc, task_type_keys);
   tcase_add_test(tc, shapes_ids_are_dense_in_first_seen_order);
