@@ -98,10 +98,15 @@ static const tl_rows_column anchor_columns[A_NCOLS] = {
 };
 
 /* The rows of the anchors, in order: groups are a cursor, and so are the atom occurrences
-** of the group's tree (walk order is token order), counted per node for their index. */
+** of the group's tree (walk order is token order), counted per node for their index, and the
+** linked events' anchors in anchor order. An anchor's shape is looked up again (the shape
+** pass interned them all): no per-anchor array is held while the anchors are written, which
+** with threads >= 2 happens beside the trees' publication (ARCHITECTURE.md Memory). */
 typedef struct anchor_rows {
   const tl_structure_input *in;
-  const uint32_t *nlinked, *shape_id;
+  const uint32_t *linked; /* link_anchor sorted: each anchor's links are a run */
+  size_t nlinked, link_cursor;
+  tl_shapes *shapes;
   const tl_tree *const *tree_of_group;
   const int64_t *occurrence_base; /* per group: occurrence_n before its tree's first */
   size_t group;
@@ -109,6 +114,15 @@ typedef struct anchor_rows {
   uint32_t *node_seen; /* per node of the group's tree: occurrences met so far */
   size_t node_cap;
 } anchor_rows;
+
+/* The shape key of anchor n of group g: symbol, role, display label, input. */
+static void anchor_shape_key(const tl_structure_input *in, const tl_anchor_group *g, size_t n,
+                             uint64_t key[4]) {
+  const tl_anchors *a = in->anchors;
+  key[0] = a->symbol[n], key[1] = a->role[n];
+  key[2] = tl_label_display(tl_event_label_of(in->trace, a->derived, a->event[n]));
+  key[3] = g->db_idx;
+}
 
 static int anchor_group_begin(anchor_rows *r) {
   const tl_tree *tr = r->tree_of_group[r->group];
@@ -135,12 +149,19 @@ static int fill_anchor(void *ctx, size_t n, int64_t *v, unsigned char *null) {
   const tl_tree *tr = r->tree_of_group[r->group];
   uint32_t x = a->event[n];
   tl_packet pk = tl_packet_at(r->in->packets, n);
+  uint64_t key[4];
+  int fresh;
+  anchor_shape_key(r->in, g, n, key);
+  int64_t shape_id = tl_shapes_intern(r->shapes, key, &fresh);
+  if (shape_id < 0 || fresh) return -1; /* interned by the shape pass: cannot be new */
+  uint32_t nlinked = 0;
+  while (r->link_cursor < r->nlinked && r->linked[r->link_cursor] == n) r->link_cursor++, nlinked++;
   memset(null, 0, A_NCOLS);
   v[A_N] = (int64_t)n;
   v[A_DB] = g->db_idx;
   v[A_DEVICE] = g->device_id;
   v[A_EVENT] = x;
-  v[A_SHAPE] = r->shape_id[n];
+  v[A_SHAPE] = shape_id;
   if (tr) {
     if (tl_tree_next_atom(tr, &r->atom_cursor) == UINT32_MAX)
       return -1; /* checked by the shape pass: cannot happen */
@@ -152,12 +173,17 @@ static int fill_anchor(void *ctx, size_t n, int64_t *v, unsigned char *null) {
   /* self_ns is the event's duration (traceloom_event_core.dur_ns): not stored again */
   v[A_COMPUTE] = pk.compute_ns, v[A_COMM] = pk.comm_ns, v[A_IDLE] = pk.idle_ns;
   v[A_AUX_EVENTS] = pk.aux_events, v[A_AUX] = pk.aux_ns;
-  v[A_LINKED_EVENTS] = r->nlinked[n];
+  v[A_LINKED_EVENTS] = nlinked;
   v[A_LINKED] = tl_i64col_get(&r->in->forest->linked_ns, n);
   const uint32_t *call = r->in->anchor_call;
   if (call && call[n] != UINT32_MAX) v[A_HOST_CALL] = call[n];
   else null[A_HOST_CALL] = 1;
   return 0;
+}
+
+static int cmp_u32(const void *x, const void *y) {
+  uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+  return (a > b) - (a < b);
 }
 
 enum { AS_ID, AS_SYMBOL, AS_ROLE, AS_LABEL, AS_FAMILY, AS_NCOLS };
@@ -176,11 +202,14 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in,
                            AS_NCOLS, &shape, e);
   tl_shapes shapes;
   tl_shapes_init(&shapes, 4);
-  size_t na = a->n ? a->n : 1;
-  uint32_t *nlinked = calloc(na, sizeof *nlinked);
-  uint32_t *shape_of = malloc(na * sizeof *shape_of);
-  if (rc == TL_OK && (!nlinked || !shape_of)) rc = tl_nomem(e);
-  for (size_t k = 0; rc == TL_OK && k < a->nlinks; k++) nlinked[a->link_anchor[k]]++;
+  /* the anchor of each aux link, in anchor order (few: a per-anchor count would be 4 bytes
+  ** an anchor) */
+  uint32_t *linked = malloc((a->nlinks ? a->nlinks : 1) * sizeof *linked);
+  if (rc == TL_OK && !linked) rc = tl_nomem(e);
+  if (rc == TL_OK && a->nlinks) {
+    memcpy(linked, a->link_anchor, a->nlinks * sizeof *linked);
+    qsort(linked, a->nlinks, sizeof *linked, cmp_u32);
+  }
   /* The shapes first (few rows, written as they are met), checking that every anchor of a
   ** tree is the terminal of its next atom occurrence; then every anchor in one INSERT. */
   for (size_t gi = 0; rc == TL_OK && gi < a->groups.n; gi++) {
@@ -189,13 +218,13 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in,
     uint32_t atom_cursor = 0;
     for (size_t k = 0; rc == TL_OK && k < g->count; k++) {
       size_t n = g->first + k;
-      uint32_t label = tl_label_display(tl_event_label_of(t, a->derived, a->event[n]));
       uint32_t o = tr ? tl_tree_next_atom(tr, &atom_cursor) : UINT32_MAX;
       if (tr && (o == UINT32_MAX || tr->occ[o].start != k)) {
         rc = tl_fail(e, "structure of %s: anchor %zu has no atom occurrence", tr->tree_id, k + 1);
         break;
       }
-      uint64_t key[4] = {a->symbol[n], a->role[n], label, g->db_idx};
+      uint64_t key[4];
+      anchor_shape_key(in, g, n, key);
       int fresh;
       int64_t shape_id = tl_shapes_intern(&shapes, key, &fresh);
       if (shape_id < 0) {
@@ -207,22 +236,21 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in,
         tl_bind_str(shape, TL_PARAM(AS_SYMBOL), t->pool, a->symbol[n]);
         sqlite3_bind_text(shape, TL_PARAM(AS_ROLE),
                           tl_anchor_role_name((tl_anchor_role)a->role[n]), -1, SQLITE_STATIC);
-        tl_bind_str(shape, TL_PARAM(AS_LABEL), t->pool, label);
+        tl_bind_str(shape, TL_PARAM(AS_LABEL), t->pool, (uint32_t)key[2]);
         const char *family = tl_family_source_kind(t->profile->inputs.v[g->db_idx].family);
         sqlite3_bind_text(shape, TL_PARAM(AS_FAMILY), family, -1, SQLITE_STATIC);
         if ((rc = tl_pub_step(db, shape, "traceloom_anchor_shape", e))) break;
       }
-      shape_of[n] = (uint32_t)shape_id;
     }
   }
   if (rc == TL_OK && a->n) {
-    anchor_rows ctx = {.in = in, .nlinked = nlinked, .shape_id = shape_of,
+    anchor_rows ctx = {.in = in, .linked = linked, .nlinked = a->nlinks, .shapes = &shapes,
                        .tree_of_group = tree_of_group, .occurrence_base = occurrence_base};
     rc = tl_rows_publish(db, "traceloom_anchor_core", anchor_columns, A_NCOLS, a->n, fill_anchor,
                          NULL, &ctx, e);
     free(ctx.node_seen);
   }
-  free(nlinked), free(shape_of);
+  free(linked);
   tl_shapes_free(&shapes);
   sqlite3_finalize(shape);
   return rc;
@@ -794,7 +822,9 @@ static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree
   return rc;
 }
 
-int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+/* The anchors and what hangs off them: traceloom_anchor_shape and _core, the aux links and the
+** symbol summary. */
+int tl_publish_structure_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
   const tl_anchors *a = in->anchors;
   const tl_forest *f = in->forest;
   tl_timer tm;
@@ -817,10 +847,24 @@ int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
   if (rc == TL_OK) rc = publish_aux_links(db, in, e);
   tl_timer_mark(&tm, "aux links");
   if (rc == TL_OK) rc = publish_symbol_summary(db, in, e);
+  free(tree_of_group), free(occurrence_base);
+  return rc;
+}
+
+const char *const tl_structure_tree_tables[] = {
+    "traceloom_tree_core", "traceloom_node_shape", "traceloom_node_core",
+    "traceloom_position_occurrence_core", NULL};
+
+/* The trees: traceloom_tree_core, traceloom_node_shape, traceloom_node_core and
+** traceloom_position_occurrence_core (tl_structure_tree_tables), nothing else: a staged
+** writer (ext/analyze/staging.c) runs this on its own connection. */
+int tl_publish_structure_trees(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+  const tl_forest *f = in->forest;
+  tl_timer tm;
+  tl_timer_start(&tm, "structure");
   sqlite3_stmt *tree_ins = NULL, *shape_ins = NULL;
-  if (rc == TL_OK)
-    rc = tl_rows_prepare(db, "INSERT", "traceloom_tree_core", tree_columns, TR_NCOLS, &tree_ins,
-                         e);
+  int rc = tl_rows_prepare(db, "INSERT", "traceloom_tree_core", tree_columns, TR_NCOLS,
+                           &tree_ins, e);
   if (rc == TL_OK)
     rc = tl_rows_prepare(db, "INSERT", "traceloom_node_shape", node_shape_columns, NS_NCOLS,
                          &shape_ins, e);
@@ -836,7 +880,11 @@ int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
   }
   tl_shapes_free(&shapes);
   sqlite3_finalize(tree_ins), sqlite3_finalize(shape_ins);
-  free(tree_of_group), free(occurrence_base);
   tl_timer_mark(&tm, "trees");
   return rc;
+}
+
+int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+  int rc = tl_publish_structure_anchors(db, in, e);
+  return rc == TL_OK ? tl_publish_structure_trees(db, in, e) : rc;
 }

@@ -21,6 +21,16 @@ typedef struct tl_structure_input {
   const uint32_t *const *node_name;
 } tl_structure_input;
 
+/* Everything: tl_publish_structure_anchors, then tl_publish_structure_trees. */
 int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e);
+
+/* The two halves, which share no table and only read `in`, so they may run at once on two
+** connections (with threads >= 2 the driver writes the trees on a staging connection,
+** ext/analyze/staging.c, while its own writes the anchors): the anchors with their shapes,
+** aux links and symbol summary; the trees, whose tables are tl_structure_tree_tables
+** (NULL-terminated). The string pool is only read. */
+int tl_publish_structure_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e);
+int tl_publish_structure_trees(sqlite3 *db, const tl_structure_input *in, tl_err *e);
+extern const char *const tl_structure_tree_tables[];
 
 #endif
