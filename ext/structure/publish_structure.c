@@ -775,51 +775,24 @@ static const tl_rows_column tree_columns[TR_NCOLS] = {
     [TR_OCCURRENCES] = {"occurrence_count", 0}, [TR_DEFINITIONS] = {"definition_count", 0},
 };
 
-static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree *tr,
-                        int64_t tree_n, int64_t node_base, int64_t occurrence_base,
-                        sqlite3_stmt *tree_ins, sqlite3_stmt *shape_ins, tl_shapes *shapes,
-                        tl_err *e) {
+/* The row of tree tree_n (1-based) in traceloom_tree_core. */
+static int publish_tree_row(sqlite3 *db, sqlite3_stmt *q, const tl_tree *tr, int64_t tree_n,
+                            int64_t node_base, int64_t occurrence_base, tl_err *e) {
   const tl_structure *st = &tr->st;
-  tree_ranks rk = {0};
-  uint32_t *shape_of = malloc((tr->nnodes ? tr->nnodes : 1) * sizeof *shape_of);
-  /* shape_of is the ranks' scratch first, then node_shapes fills it */
-  int rc = !shape_of || ranks_build(tr, &rk, shape_of) ? tl_nomem(e) : TL_OK;
-  const uint32_t *names = in->node_name ? in->node_name[tree_n - 1] : NULL;
-  if (rc == TL_OK) rc = node_shapes(db, in, tr, names, &rk, shape_ins, shapes, shape_of, e);
-  if (rc == TL_OK) {
-    node_rows nr = {.in = in, .tr = tr, .rk = &rk, .shape_id = shape_of, .tree_n = tree_n,
-                    .node_base = node_base, .occurrence_base = occurrence_base};
-    rc = tl_rows_publish(db, "traceloom_node_core", node_columns, N_NCOLS, tr->nnodes, fill_node,
-                         node_text, &nr, e);
-    tl_buf_free(&nr.path), tl_buf_free(&nr.rooted);
-  }
-  if (rc == TL_OK) {
-    occ_rows orows = {.in = in, .tr = tr, .rk = &rk, .occurrence_base = occurrence_base,
-                      .node_base = node_base};
-    rc = tl_rows_publish(db, "traceloom_position_occurrence_core", occurrence_columns, O_NCOLS,
-                         st->noccurrences, fill_occurrence, occurrence_text, &orows, e);
-    tl_buf_free(&orows.path), tl_buf_free(&orows.ctx);
-  }
-  if (rc == TL_OK) {
-    sqlite3_stmt *q = tree_ins;
-    sqlite3_bind_int64(q, TL_PARAM(TR_N), tree_n);
-    sqlite3_bind_int(q, TL_PARAM(TR_DB), tr->db_idx);
-    sqlite3_bind_int64(q, TL_PARAM(TR_DEVICE), tr->device_id);
-    if (tr->node_device) sqlite3_bind_int64(q, TL_PARAM(TR_NODE_DEVICE), tr->device_id);
-    else sqlite3_bind_null(q, TL_PARAM(TR_NODE_DEVICE));
-    sqlite3_bind_text(q, TL_PARAM(TR_DISCOVERY), tr->macro_discovery, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(q, TL_PARAM(TR_FIRST_ANCHOR), (int64_t)tr->first_anchor);
-    sqlite3_bind_int64(q, TL_PARAM(TR_ANCHORS), (int64_t)tr->ntokens);
-    sqlite3_bind_int64(q, TL_PARAM(TR_FIRST_NODE), node_base + 1);
-    sqlite3_bind_int64(q, TL_PARAM(TR_NODES), (int64_t)tr->nnodes);
-    sqlite3_bind_int64(q, TL_PARAM(TR_FIRST_OCCURRENCE), occurrence_base + 1);
-    sqlite3_bind_int64(q, TL_PARAM(TR_OCCURRENCES), (int64_t)st->noccurrences);
-    sqlite3_bind_int64(q, TL_PARAM(TR_DEFINITIONS), (int64_t)st->npositions);
-    rc = tl_pub_step(db, q, "traceloom_tree_core", e);
-  }
-  ranks_free(&rk);
-  free(shape_of);
-  return rc;
+  sqlite3_bind_int64(q, TL_PARAM(TR_N), tree_n);
+  sqlite3_bind_int(q, TL_PARAM(TR_DB), tr->db_idx);
+  sqlite3_bind_int64(q, TL_PARAM(TR_DEVICE), tr->device_id);
+  if (tr->node_device) sqlite3_bind_int64(q, TL_PARAM(TR_NODE_DEVICE), tr->device_id);
+  else sqlite3_bind_null(q, TL_PARAM(TR_NODE_DEVICE));
+  sqlite3_bind_text(q, TL_PARAM(TR_DISCOVERY), tr->macro_discovery, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(q, TL_PARAM(TR_FIRST_ANCHOR), (int64_t)tr->first_anchor);
+  sqlite3_bind_int64(q, TL_PARAM(TR_ANCHORS), (int64_t)tr->ntokens);
+  sqlite3_bind_int64(q, TL_PARAM(TR_FIRST_NODE), node_base + 1);
+  sqlite3_bind_int64(q, TL_PARAM(TR_NODES), (int64_t)tr->nnodes);
+  sqlite3_bind_int64(q, TL_PARAM(TR_FIRST_OCCURRENCE), occurrence_base + 1);
+  sqlite3_bind_int64(q, TL_PARAM(TR_OCCURRENCES), (int64_t)st->noccurrences);
+  sqlite3_bind_int64(q, TL_PARAM(TR_DEFINITIONS), (int64_t)st->npositions);
+  return tl_pub_step(db, q, "traceloom_tree_core", e);
 }
 
 /* The anchors and what hangs off them: traceloom_anchor_shape and _core, the aux links and the
@@ -851,40 +824,113 @@ int tl_publish_structure_anchors(sqlite3 *db, const tl_structure_input *in, tl_e
   return rc;
 }
 
-const char *const tl_structure_tree_tables[] = {
-    "traceloom_tree_core", "traceloom_node_shape", "traceloom_node_core",
-    "traceloom_position_occurrence_core", NULL};
+/* What the node rows and the occurrence rows of every tree both read: the tree's occurrences
+** in node-major order and its nodes' shapes (whose rows are written as they are interned). */
+struct tl_structure_trees {
+  const tl_structure_input *in;
+  size_t n;            /* trees */
+  tree_ranks *rk;      /* per tree */
+  uint32_t **shape_of; /* per tree, per node: its shape_id */
+};
 
-/* The trees: traceloom_tree_core, traceloom_node_shape, traceloom_node_core and
-** traceloom_position_occurrence_core (tl_structure_tree_tables), nothing else: a staged
-** writer (ext/analyze/staging.c) runs this on its own connection. */
-int tl_publish_structure_trees(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+void tl_structure_trees_free(tl_structure_trees *t) {
+  if (!t) return;
+  for (size_t i = 0; i < t->n; i++) {
+    if (t->rk) ranks_free(&t->rk[i]);
+    if (t->shape_of) free(t->shape_of[i]);
+  }
+  free(t->rk), free(t->shape_of);
+  free(t);
+}
+
+int tl_structure_trees_prepare(sqlite3 *db, const tl_structure_input *in,
+                               tl_structure_trees **out, tl_err *e) {
   const tl_forest *f = in->forest;
   tl_timer tm;
   tl_timer_start(&tm, "structure");
-  sqlite3_stmt *tree_ins = NULL, *shape_ins = NULL;
-  int rc = tl_rows_prepare(db, "INSERT", "traceloom_tree_core", tree_columns, TR_NCOLS,
-                           &tree_ins, e);
-  if (rc == TL_OK)
-    rc = tl_rows_prepare(db, "INSERT", "traceloom_node_shape", node_shape_columns, NS_NCOLS,
-                         &shape_ins, e);
+  tl_structure_trees *t = calloc(1, sizeof *t);
+  if (t) {
+    t->in = in, t->n = f->trees.n;
+    t->rk = calloc(t->n ? t->n : 1, sizeof *t->rk);
+    t->shape_of = calloc(t->n ? t->n : 1, sizeof *t->shape_of);
+  }
+  *out = t;
+  if (!t || !t->rk || !t->shape_of) return tl_nomem(e);
+  sqlite3_stmt *shape_ins = NULL;
+  int rc = tl_rows_prepare(db, "INSERT", "traceloom_node_shape", node_shape_columns, NS_NCOLS,
+                           &shape_ins, e);
   tl_shapes shapes;
   tl_shapes_init(&shapes, 5);
-  int64_t node_base = 0, occ_base = 0;
-  for (size_t i = 0; rc == TL_OK && i < f->trees.n; i++) {
+  for (size_t i = 0; rc == TL_OK && i < t->n; i++) {
     const tl_tree *tr = &f->trees.v[i];
-    rc = publish_tree(db, in, tr, (int64_t)i + 1, node_base, occ_base, tree_ins, shape_ins,
-                      &shapes, e);
+    /* shape_of is the ranks' scratch first, then node_shapes fills it */
+    t->shape_of[i] = malloc((tr->nnodes ? tr->nnodes : 1) * sizeof *t->shape_of[i]);
+    if (!t->shape_of[i] || ranks_build(tr, &t->rk[i], t->shape_of[i])) {
+      rc = tl_nomem(e);
+      break;
+    }
+    const uint32_t *names = in->node_name ? in->node_name[i] : NULL;
+    rc = node_shapes(db, in, tr, names, &t->rk[i], shape_ins, &shapes, t->shape_of[i], e);
+  }
+  tl_shapes_free(&shapes);
+  sqlite3_finalize(shape_ins);
+  tl_timer_mark(&tm, "node shapes");
+  return rc;
+}
+
+const char *const tl_structure_node_tables[] = {"traceloom_node_core", NULL};
+
+int tl_structure_trees_nodes(sqlite3 *db, const tl_structure_trees *t, tl_err *e) {
+  const tl_forest *f = t->in->forest;
+  tl_timer tm;
+  tl_timer_start(&tm, "structure");
+  int rc = TL_OK;
+  int64_t node_base = 0, occ_base = 0;
+  for (size_t i = 0; rc == TL_OK && i < t->n; i++) {
+    const tl_tree *tr = &f->trees.v[i];
+    node_rows nr = {.in = t->in, .tr = tr, .rk = &t->rk[i], .shape_id = t->shape_of[i],
+                    .tree_n = (int64_t)i + 1, .node_base = node_base,
+                    .occurrence_base = occ_base};
+    rc = tl_rows_publish(db, "traceloom_node_core", node_columns, N_NCOLS, tr->nnodes, fill_node,
+                         node_text, &nr, e);
+    tl_buf_free(&nr.path), tl_buf_free(&nr.rooted);
     node_base += (int64_t)tr->nnodes;
     occ_base += (int64_t)tr->st.noccurrences;
   }
-  tl_shapes_free(&shapes);
-  sqlite3_finalize(tree_ins), sqlite3_finalize(shape_ins);
-  tl_timer_mark(&tm, "trees");
+  tl_timer_mark(&tm, "nodes");
+  return rc;
+}
+
+int tl_structure_trees_rest(sqlite3 *db, const tl_structure_trees *t, tl_err *e) {
+  const tl_forest *f = t->in->forest;
+  tl_timer tm;
+  tl_timer_start(&tm, "structure");
+  sqlite3_stmt *tree_ins = NULL;
+  int rc = tl_rows_prepare(db, "INSERT", "traceloom_tree_core", tree_columns, TR_NCOLS,
+                           &tree_ins, e);
+  int64_t node_base = 0, occ_base = 0;
+  for (size_t i = 0; rc == TL_OK && i < t->n; i++) {
+    const tl_tree *tr = &f->trees.v[i];
+    occ_rows orows = {.in = t->in, .tr = tr, .rk = &t->rk[i], .occurrence_base = occ_base,
+                      .node_base = node_base};
+    rc = tl_rows_publish(db, "traceloom_position_occurrence_core", occurrence_columns, O_NCOLS,
+                         tr->st.noccurrences, fill_occurrence, occurrence_text, &orows, e);
+    tl_buf_free(&orows.path), tl_buf_free(&orows.ctx);
+    if (rc == TL_OK) rc = publish_tree_row(db, tree_ins, tr, (int64_t)i + 1, node_base, occ_base, e);
+    node_base += (int64_t)tr->nnodes;
+    occ_base += (int64_t)tr->st.noccurrences;
+  }
+  sqlite3_finalize(tree_ins);
+  tl_timer_mark(&tm, "occurrences and trees");
   return rc;
 }
 
 int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+  tl_structure_trees *t = NULL;
   int rc = tl_publish_structure_anchors(db, in, e);
-  return rc == TL_OK ? tl_publish_structure_trees(db, in, e) : rc;
+  if (rc == TL_OK) rc = tl_structure_trees_prepare(db, in, &t, e);
+  if (rc == TL_OK) rc = tl_structure_trees_nodes(db, t, e);
+  if (rc == TL_OK) rc = tl_structure_trees_rest(db, t, e);
+  tl_structure_trees_free(t);
+  return rc;
 }

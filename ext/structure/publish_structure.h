@@ -21,16 +21,28 @@ typedef struct tl_structure_input {
   const uint32_t *const *node_name;
 } tl_structure_input;
 
-/* Everything: tl_publish_structure_anchors, then tl_publish_structure_trees. */
+/* Everything: the anchors, then the trees (prepare, nodes, rest), on one connection. */
 int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e);
 
-/* The two halves, which share no table and only read `in`, so they may run at once on two
-** connections (with threads >= 2 the driver writes the trees on a staging connection,
-** ext/analyze/staging.c, while its own writes the anchors): the anchors with their shapes,
-** aux links and symbol summary; the trees, whose tables are tl_structure_tree_tables
-** (NULL-terminated). The string pool is only read. */
+/* The parts, for two connections at once (with threads >= 2 the driver writes the nodes on
+** a staging connection, ext/analyze/staging.c, while its own writes the rest):
+**
+**   tl_structure_trees *t;
+**   rc = tl_structure_trees_prepare(db, in, &t, e);   node-major ranks, node shapes (written)
+**   rc = tl_structure_trees_nodes(other, t, e);       traceloom_node_core (tl_structure_node_tables)
+**   rc = tl_publish_structure_anchors(db, in, e);     anchors, aux links, symbol summary
+**   rc = tl_structure_trees_rest(db, t, e);           occurrences, traceloom_tree_core
+**   tl_structure_trees_free(t);                       also after a failed prepare
+**
+** The nodes, the anchors and the rest share no table and only read `in` and `t` (the string
+** pool too), so the nodes may be written on another thread while the others are. */
+typedef struct tl_structure_trees tl_structure_trees;
 int tl_publish_structure_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e);
-int tl_publish_structure_trees(sqlite3 *db, const tl_structure_input *in, tl_err *e);
-extern const char *const tl_structure_tree_tables[];
+int tl_structure_trees_prepare(sqlite3 *db, const tl_structure_input *in,
+                               tl_structure_trees **out, tl_err *e);
+int tl_structure_trees_nodes(sqlite3 *db, const tl_structure_trees *t, tl_err *e);
+int tl_structure_trees_rest(sqlite3 *db, const tl_structure_trees *t, tl_err *e);
+void tl_structure_trees_free(tl_structure_trees *t);
+extern const char *const tl_structure_node_tables[]; /* NULL-terminated */
 
 #endif
