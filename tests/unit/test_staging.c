@@ -18,16 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int64_t scalar(sqlite3 *db, const char *sql) {
-  sqlite3_stmt *st;
-  ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql,
-                sqlite3_errmsg(db));
-  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-  int64_t v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return v;
-}
-
 static void exec_ok(sqlite3 *db, const char *sql) {
   char *msg = NULL;
   ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK, "%s: %s", sql,
@@ -128,11 +118,11 @@ START_TEST(staged_rows_arrive_by_the_transfer_path) {
   exec_ok(db, "RELEASE a");
   tl_staging_close(s);
   ck_assert_int_ne(access(stage, F_OK), 0); /* deleted */
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM pragma_database_list"), 1); /* detached */
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM pragma_database_list"), 1); /* detached */
   /* the rows a plain insert gives (values worked out from the writer's SQL) */
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM t"), 5000);
-  ck_assert_int_eq(scalar(db, "SELECT sum(a) FROM t"), 7 * 5000 * 5001 / 2);
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM t WHERE b = 'row ' || n"), 5000);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM t"), 5000);
+  ck_assert_int_eq(tl_scalar(db, "SELECT sum(a) FROM t"), 7 * 5000 * 5001 / 2);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM t WHERE b = 'row ' || n"), 5000);
   free(stage);
   sqlite3_close(db);
   remove_dir(dir);
@@ -154,11 +144,11 @@ static void failed_step_keeps_earlier_rows(int (*write)(sqlite3 *, void *, tl_er
   int rc = tl_staging_finish(s, TL_OK, always, &interrupt, &e);
   ck_assert_int_eq(rc, TL_ERROR);
   ck_assert_msg(e.msg && strstr(e.msg, message), "%s", e.msg ? e.msg : "?");
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM t"), 0); /* nothing copied */
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM t"), 0); /* nothing copied */
   exec_ok(db, "ROLLBACK TO a; RELEASE a");
   tl_staging_close(s);
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM t WHERE b = 'earlier'"), 2);
-  ck_assert_int_eq(scalar(db, "SELECT sum(a) FROM t"), 33);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM t WHERE b = 'earlier'"), 2);
+  ck_assert_int_eq(tl_scalar(db, "SELECT sum(a) FROM t"), 33);
   ck_assert_int_eq(other_files(dir), 0);
   tl_err_clear(&e);
   sqlite3_close(db);
@@ -249,7 +239,7 @@ static void same_tables(sqlite3 *a, const char *b_path) {
   sqlite3_bind_text(att, 1, b_path, -1, SQLITE_STATIC);
   ck_assert_int_eq(sqlite3_step(att), SQLITE_DONE);
   sqlite3_finalize(att);
-  ck_assert_int_eq(scalar(a, "SELECT count(*) FROM main.sqlite_schema WHERE type = 'table' AND "
+  ck_assert_int_eq(tl_scalar(a, "SELECT count(*) FROM main.sqlite_schema WHERE type = 'table' AND "
                              "name LIKE 'traceloom%' AND name NOT IN (SELECT name FROM "
                              "b.sqlite_schema WHERE type = 'table')"),
                    0);
@@ -267,7 +257,7 @@ static void same_tables(sqlite3 *a, const char *b_path) {
         "(SELECT count(*) FROM (SELECT * FROM b.\"%w\" EXCEPT SELECT * FROM main.\"%w\")) + "
         "abs((SELECT count(*) FROM main.\"%w\") - (SELECT count(*) FROM b.\"%w\"))",
         t, t, t, t, t, t);
-    int64_t differ = scalar(a, sql);
+    int64_t differ = tl_scalar(a, sql);
     ck_assert_msg(differ == 0, "%s: %lld rows differ between threads 2 and 1", t,
                   (long long)differ);
     sqlite3_free(sql);
@@ -300,7 +290,7 @@ START_TEST(threads_two_publish_the_rows_of_threads_one) {
     ck_assert_int_eq(s1.copies, 0);
     ck_assert_int_gt(s2.copies, 0); /* the trees came from the staging database */
     ck_assert_int_eq(other_files(d2), 0);
-    ck_assert_int_eq(scalar(two, "SELECT count(*) FROM pragma_database_list"), 1);
+    ck_assert_int_eq(tl_scalar(two, "SELECT count(*) FROM pragma_database_list"), 1);
     same_tables(two, p1);
     sqlite3_close(one), sqlite3_close(two);
     remove_dir(d1), remove_dir(d2);
@@ -317,18 +307,18 @@ static void staged_analysis_fails(const char *trigger) {
   seen sn = {0};
   sqlite3 *db = open_analysis(path, &sn);
   ck_assert_int_eq(analyze(db, "minimal_smoke/mono", "{\"threads\": 1}"), SQLITE_ROW);
-  int64_t nodes = scalar(db, "SELECT count(*) FROM traceloom_node_core");
-  int64_t events = scalar(db, "SELECT count(*) FROM traceloom_event_core");
+  int64_t nodes = tl_scalar(db, "SELECT count(*) FROM traceloom_node_core");
+  int64_t events = tl_scalar(db, "SELECT count(*) FROM traceloom_event_core");
   ck_assert_int_gt(nodes, 0);
-  char *before = sqlite3_mprintf("%lld", (long long)scalar(db, "SELECT total(start_ns) + "
+  char *before = sqlite3_mprintf("%lld", (long long)tl_scalar(db, "SELECT total(start_ns) + "
                                                               "total(dur_ns) FROM traceloom_event_core"));
   sn.trigger = trigger;
   ck_assert_int_eq(analyze(db, "exact_hlt/mono", "{\"threads\": 2}"), SQLITE_INTERRUPT);
   ck_assert_int_eq(sn.fired, 1);
   ck_assert_int_eq(sqlite3_get_autocommit(db), 1); /* nothing left open */
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_node_core"), nodes);
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_event_core"), events);
-  char *after = sqlite3_mprintf("%lld", (long long)scalar(db, "SELECT total(start_ns) + "
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_node_core"), nodes);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_event_core"), events);
+  char *after = sqlite3_mprintf("%lld", (long long)tl_scalar(db, "SELECT total(start_ns) + "
                                                              "total(dur_ns) FROM traceloom_event_core"));
   ck_assert_str_eq(before, after);
   ck_assert_int_eq(other_files(dir), 0); /* the staging file is deleted */
@@ -338,7 +328,7 @@ static void staged_analysis_fails(const char *trigger) {
   ck_assert_msg(analyze(db, "exact_hlt/mono", "{\"threads\": 2}") == SQLITE_ROW, "%s",
                 sqlite3_errmsg(db));
   ck_assert_int_gt(sn.copies, 0);
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM pragma_database_list"), 1);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM pragma_database_list"), 1);
   ck_assert_int_eq(other_files(dir), 0);
   sqlite3_free(before), sqlite3_free(after);
   sqlite3_close(db);
