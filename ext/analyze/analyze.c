@@ -179,9 +179,9 @@ static int write_nodes(sqlite3 *db, void *trees, tl_err *e) {
   return tl_structure_trees_nodes(db, trees, e);
 }
 
-/* With a staging database the tree nodes and the second half of the occurrences are written
-** there by its worker while this connection writes the anchors, the first half of the
-** occurrences and the trees, then moved in (staging.h); the rows are the same either way. */
+/* With a staging database the tree nodes are written there by its worker while this
+** connection writes the anchors, the occurrences and the trees, then moved in (staging.h);
+** the rows are the same either way. */
 static int pub_structure(analysis *a, tl_err *e) {
   tl_structure_input in = {&a->trace, &a->anchors, &a->packets, &a->forest, a->anchor_call,
                            (const uint32_t *const *)a->node_names};
@@ -189,7 +189,6 @@ static int pub_structure(analysis *a, tl_err *e) {
   if (!a->staging) return tl_publish_structure(a->db, &a->structure, e);
   tl_structure_trees *trees = NULL;
   int rc = tl_structure_trees_prepare(a->db, &a->structure, &trees, e);
-  if (rc == TL_OK) tl_structure_trees_share(trees);
   if (rc == TL_OK) rc = tl_staging_start(a->staging, tl_structure_node_tables, write_nodes, trees, e);
   if (rc == TL_OK) rc = tl_publish_structure_anchors(a->db, &a->structure, e);
   if (rc == TL_OK) rc = tl_structure_trees_rest(a->db, trees, e);

@@ -545,15 +545,13 @@ typedef struct occ_rows {
   const tl_tree *tr;
   const tree_ranks *rk;
   int64_t occurrence_base, node_base; /* occurrence_n and node_n before the tree's first */
-  size_t first;                       /* the tree's rank of the producer's row 0 */
   tl_buf path, ctx;                   /* the text columns of the row last filled */
   int with_text;
 } occ_rows;
 
-static int fill_occurrence(void *vctx, size_t part_row, int64_t *v, unsigned char *null) {
+static int fill_occurrence(void *vctx, size_t row, int64_t *v, unsigned char *null) {
   occ_rows *r = vctx;
   const tl_tree *tr = r->tr;
-  size_t row = r->first + part_row;
   uint32_t o = r->rk->order[row];
   const tl_tree_occ *oc = &tr->occ[o];
   uint32_t nd = tr->occ_node[o];
@@ -833,7 +831,6 @@ struct tl_structure_trees {
   size_t n;            /* trees */
   tree_ranks *rk;      /* per tree */
   uint32_t **shape_of; /* per tree, per node: its shape_id */
-  int64_t noccurrences, split; /* occurrences from `split` on go with the nodes */
 };
 
 void tl_structure_trees_free(tl_structure_trees *t) {
@@ -859,8 +856,6 @@ int tl_structure_trees_prepare(sqlite3 *db, const tl_structure_input *in,
   }
   *out = t;
   if (!t || !t->rk || !t->shape_of) return tl_nomem(e);
-  for (size_t i = 0; i < t->n; i++) t->noccurrences += (int64_t)f->trees.v[i].st.noccurrences;
-  t->split = t->noccurrences;
   sqlite3_stmt *shape_ins = NULL;
   int rc = tl_rows_prepare(db, "INSERT", "traceloom_node_shape", node_shape_columns, NS_NCOLS,
                            &shape_ins, e);
@@ -883,34 +878,7 @@ int tl_structure_trees_prepare(sqlite3 *db, const tl_structure_input *in,
   return rc;
 }
 
-void tl_structure_trees_share(tl_structure_trees *t) { t->split = t->noccurrences / 2; }
-
-const char *const tl_structure_node_tables[] = {"traceloom_node_core",
-                                                "traceloom_position_occurrence_core", NULL};
-
-/* The occurrence rows whose occurrence_n - 1 is in [lo, hi), tree by tree, in order. */
-static int publish_occurrences(sqlite3 *db, const tl_structure_trees *t, int64_t lo, int64_t hi,
-                               tl_err *e) {
-  const tl_forest *f = t->in->forest;
-  int rc = TL_OK;
-  int64_t node_base = 0, occ_base = 0;
-  for (size_t i = 0; rc == TL_OK && i < t->n; i++) {
-    const tl_tree *tr = &f->trees.v[i];
-    int64_t a = lo > occ_base ? lo : occ_base;
-    int64_t b = hi < occ_base + (int64_t)tr->st.noccurrences ? hi
-                                                              : occ_base + (int64_t)tr->st.noccurrences;
-    if (a < b) {
-      occ_rows orows = {.in = t->in, .tr = tr, .rk = &t->rk[i], .occurrence_base = occ_base,
-                        .node_base = node_base, .first = (size_t)(a - occ_base)};
-      rc = tl_rows_publish(db, "traceloom_position_occurrence_core", occurrence_columns, O_NCOLS,
-                           (size_t)(b - a), fill_occurrence, occurrence_text, &orows, e);
-      tl_buf_free(&orows.path), tl_buf_free(&orows.ctx);
-    }
-    node_base += (int64_t)tr->nnodes;
-    occ_base += (int64_t)tr->st.noccurrences;
-  }
-  return rc;
-}
+const char *const tl_structure_node_tables[] = {"traceloom_node_core", NULL};
 
 int tl_structure_trees_nodes(sqlite3 *db, const tl_structure_trees *t, tl_err *e) {
   const tl_forest *f = t->in->forest;
@@ -930,10 +898,6 @@ int tl_structure_trees_nodes(sqlite3 *db, const tl_structure_trees *t, tl_err *e
     occ_base += (int64_t)tr->st.noccurrences;
   }
   tl_timer_mark(&tm, "nodes");
-  if (rc == TL_OK && t->split < t->noccurrences) {
-    rc = publish_occurrences(db, t, t->split, t->noccurrences, e);
-    tl_timer_mark(&tm, "occurrences, second half");
-  }
   return rc;
 }
 
@@ -941,20 +905,23 @@ int tl_structure_trees_rest(sqlite3 *db, const tl_structure_trees *t, tl_err *e)
   const tl_forest *f = t->in->forest;
   tl_timer tm;
   tl_timer_start(&tm, "structure");
-  int rc = publish_occurrences(db, t, 0, t->split, e);
   sqlite3_stmt *tree_ins = NULL;
-  if (rc == TL_OK)
-    rc = tl_rows_prepare(db, "INSERT", "traceloom_tree_core", tree_columns, TR_NCOLS, &tree_ins, e);
+  int rc = tl_rows_prepare(db, "INSERT", "traceloom_tree_core", tree_columns, TR_NCOLS,
+                           &tree_ins, e);
   int64_t node_base = 0, occ_base = 0;
   for (size_t i = 0; rc == TL_OK && i < t->n; i++) {
     const tl_tree *tr = &f->trees.v[i];
-    rc = publish_tree_row(db, tree_ins, tr, (int64_t)i + 1, node_base, occ_base, e);
+    occ_rows orows = {.in = t->in, .tr = tr, .rk = &t->rk[i], .occurrence_base = occ_base,
+                      .node_base = node_base};
+    rc = tl_rows_publish(db, "traceloom_position_occurrence_core", occurrence_columns, O_NCOLS,
+                         tr->st.noccurrences, fill_occurrence, occurrence_text, &orows, e);
+    tl_buf_free(&orows.path), tl_buf_free(&orows.ctx);
+    if (rc == TL_OK) rc = publish_tree_row(db, tree_ins, tr, (int64_t)i + 1, node_base, occ_base, e);
     node_base += (int64_t)tr->nnodes;
     occ_base += (int64_t)tr->st.noccurrences;
   }
   sqlite3_finalize(tree_ins);
-  tl_timer_mark(&tm, t->split < t->noccurrences ? "occurrences, first half, and trees"
-                                                 : "occurrences and trees");
+  tl_timer_mark(&tm, "occurrences and trees");
   return rc;
 }
 

@@ -24,28 +24,22 @@ typedef struct tl_structure_input {
 /* Everything: the anchors, then the trees (prepare, nodes, rest), on one connection. */
 int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e);
 
-/* The parts, for two connections at once (with threads >= 2 the driver writes the nodes and
-** the second half of the occurrences on a staging connection, ext/analyze/staging.c, while
-** its own writes the rest):
+/* The parts, for two connections at once (with threads >= 2 the driver writes the nodes on
+** a staging connection, ext/analyze/staging.c, while its own writes the rest):
 **
 **   tl_structure_trees *t;
 **   rc = tl_structure_trees_prepare(db, in, &t, e);   node-major ranks, node shapes (written)
-**   tl_structure_trees_share(t);                      optional: the second half of the
-**                                                     occurrences goes with the nodes
-**   rc = tl_structure_trees_nodes(other, t, e);       traceloom_node_core (and that half)
+**   rc = tl_structure_trees_nodes(other, t, e);       traceloom_node_core (tl_structure_node_tables)
 **   rc = tl_publish_structure_anchors(db, in, e);     anchors, aux links, symbol summary
-**   rc = tl_structure_trees_rest(db, t, e);           the (other) occurrences, tree rows
+**   rc = tl_structure_trees_rest(db, t, e);           occurrences, traceloom_tree_core
 **   tl_structure_trees_free(t);                       also after a failed prepare
 **
-** The parts write disjoint tables or disjoint ranges of occurrence_n (the nodes' part the
-** larger numbers, so that copying its rows in after the rest's appends them), and only read
-** `in` and `t` (the string pool too): the nodes' part may run on another thread meanwhile.
-** tl_structure_node_tables are the tables the nodes' part writes. */
+** The nodes, the anchors and the rest share no table and only read `in` and `t` (the string
+** pool too), so the nodes may be written on another thread while the others are. */
 typedef struct tl_structure_trees tl_structure_trees;
 int tl_publish_structure_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e);
 int tl_structure_trees_prepare(sqlite3 *db, const tl_structure_input *in,
                                tl_structure_trees **out, tl_err *e);
-void tl_structure_trees_share(tl_structure_trees *t);
 int tl_structure_trees_nodes(sqlite3 *db, const tl_structure_trees *t, tl_err *e);
 int tl_structure_trees_rest(sqlite3 *db, const tl_structure_trees *t, tl_err *e);
 void tl_structure_trees_free(tl_structure_trees *t);

@@ -100,33 +100,21 @@ START_TEST(staged_rows_arrive_by_the_transfer_path) {
   ck_assert_int_eq(tl_staging_start(s, tables, write_rows, NULL, &e), TL_OK);
   int rc = tl_staging_finish(s, TL_OK, NULL, NULL, &e);
   ck_assert_msg(rc == TL_OK, "%s", e.msg ? e.msg : "?");
-  /* the copy's program moves records as they are: into an empty table (u), and into one
-  ** that has rows already (t now: an INTEGER PRIMARY KEY and no index, as the occurrences,
-  ** whose second half is appended so) */
-  exec_ok(db, "CREATE TABLE u(n INTEGER PRIMARY KEY, a INTEGER NOT NULL, b TEXT)");
-  char *copy_t = tl_staging_copy_sql("t");
-  const char *copies[] = {"INSERT INTO main.u SELECT * FROM " TL_STAGING_SCHEMA ".t", copy_t};
-  for (int k = 0; k < 2; k++) {
-    char *explain = sqlite3_mprintf("EXPLAIN %s", copies[k]);
-    sqlite3_stmt *st;
-    ck_assert_int_eq(sqlite3_prepare_v2(db, explain, -1, &st, NULL), SQLITE_OK);
-    int makerecord = 0, rowdata = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-      const char *op = (const char *)sqlite3_column_text(st, 1);
-      makerecord += strcmp(op, "MakeRecord") == 0;
-      rowdata += strcmp(op, "RowData") == 0;
-    }
-    sqlite3_finalize(st);
-    sqlite3_free(explain);
-    ck_assert_int_eq(makerecord, 0);
-    ck_assert_int_eq(rowdata, 1);
+  /* the copy's program moves records as they are */
+  char *sql = tl_staging_copy_sql("t");
+  char *explain = sqlite3_mprintf("EXPLAIN %s", sql);
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(db, explain, -1, &st, NULL), SQLITE_OK);
+  int makerecord = 0, rowdata = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *op = (const char *)sqlite3_column_text(st, 1);
+    makerecord += strcmp(op, "MakeRecord") == 0;
+    rowdata += strcmp(op, "RowData") == 0;
   }
-  sqlite3_free(copy_t);
-  /* appending after rows that are there */
-  exec_ok(db, "INSERT INTO u SELECT n + 5000, a, b FROM t");
-  exec_ok(db, "INSERT INTO main.u SELECT * FROM " TL_STAGING_SCHEMA ".t");
-  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM u"), 10000);
-  ck_assert_int_eq(tl_scalar(db, "SELECT sum(n) FROM u"), 10000 * 10001 / 2);
+  sqlite3_finalize(st);
+  sqlite3_free(explain), sqlite3_free(sql);
+  ck_assert_int_eq(makerecord, 0);
+  ck_assert_int_eq(rowdata, 1);
   exec_ok(db, "RELEASE a");
   tl_staging_close(s);
   ck_assert_int_ne(access(stage, F_OK), 0); /* deleted */
