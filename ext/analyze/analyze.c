@@ -180,19 +180,22 @@ static int write_nodes(sqlite3 *db, void *trees, tl_err *e) {
 }
 
 /* With a staging database the tree nodes are written there by its worker while this
-** connection writes the anchors, the occurrences and the trees, then moved in (staging.h);
-** the rows are the same either way. */
+** connection writes the anchors, then moved in (staging.h), and the occurrences and trees
+** follow here; the rows are the same either way. */
 static int pub_structure(analysis *a, tl_err *e) {
   tl_structure_input in = {&a->trace, &a->anchors, &a->packets, &a->forest, a->anchor_call,
                            (const uint32_t *const *)a->node_names};
   a->structure = in;
   if (!a->staging) return tl_publish_structure(a->db, &a->structure, e);
   tl_structure_trees *trees = NULL;
-  int rc = tl_structure_trees_prepare(a->db, &a->structure, &trees, e);
+  /* the summary's sort first: its scratch is not held beside the trees' ranks and the
+  ** worker's (ARCHITECTURE.md Memory) */
+  int rc = tl_publish_structure_summary(a->db, &a->structure, e);
+  if (rc == TL_OK) rc = tl_structure_trees_prepare(a->db, &a->structure, &trees, e);
   if (rc == TL_OK) rc = tl_staging_start(a->staging, tl_structure_node_tables, write_nodes, trees, e);
   if (rc == TL_OK) rc = tl_publish_structure_anchors(a->db, &a->structure, e);
-  if (rc == TL_OK) rc = tl_structure_trees_rest(a->db, trees, e);
   rc = tl_staging_finish(a->staging, rc, tl_progress_interrupted, &a->pr, e);
+  if (rc == TL_OK) rc = tl_structure_trees_rest(a->db, trees, e);
   tl_structure_trees_free(trees); /* the worker has returned */
   return rc;
 }

@@ -795,8 +795,7 @@ static int publish_tree_row(sqlite3 *db, sqlite3_stmt *q, const tl_tree *tr, int
   return tl_pub_step(db, q, "traceloom_tree_core", e);
 }
 
-/* The anchors and what hangs off them: traceloom_anchor_shape and _core, the aux links and the
-** symbol summary. */
+/* The anchors and what hangs off them: traceloom_anchor_shape and _core, the aux links. */
 int tl_publish_structure_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
   const tl_anchors *a = in->anchors;
   const tl_forest *f = in->forest;
@@ -819,8 +818,15 @@ int tl_publish_structure_anchors(sqlite3 *db, const tl_structure_input *in, tl_e
   tl_timer_mark(&tm, "anchors");
   if (rc == TL_OK) rc = publish_aux_links(db, in, e);
   tl_timer_mark(&tm, "aux links");
-  if (rc == TL_OK) rc = publish_symbol_summary(db, in, e);
   free(tree_of_group), free(occurrence_base);
+  return rc;
+}
+
+int tl_publish_structure_summary(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+  tl_timer tm;
+  tl_timer_start(&tm, "structure");
+  int rc = publish_symbol_summary(db, in, e);
+  tl_timer_mark(&tm, "symbol summary");
   return rc;
 }
 
@@ -928,6 +934,7 @@ int tl_structure_trees_rest(sqlite3 *db, const tl_structure_trees *t, tl_err *e)
 int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
   tl_structure_trees *t = NULL;
   int rc = tl_publish_structure_anchors(db, in, e);
+  if (rc == TL_OK) rc = tl_publish_structure_summary(db, in, e);
   if (rc == TL_OK) rc = tl_structure_trees_prepare(db, in, &t, e);
   if (rc == TL_OK) rc = tl_structure_trees_nodes(db, t, e);
   if (rc == TL_OK) rc = tl_structure_trees_rest(db, t, e);
