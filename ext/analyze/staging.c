@@ -85,6 +85,12 @@ tl_staging *tl_staging_attach(sqlite3 *db) {
   if (!sqlite3_threadsafe() || !sqlite3_get_autocommit(db) ||
       sqlite3_txn_state(db, NULL) != SQLITE_TXN_NONE)
     return NULL;
+  /* ATTACH opens the file through db's VFS, the worker through the default one: another VFS
+  ** (memdb, an application's own) would not be the same file */
+  sqlite3_vfs *vfs = NULL;
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &vfs) != SQLITE_OK ||
+      vfs != sqlite3_vfs_find(NULL))
+    return NULL;
   /* left attached by an interrupted analysis (staging.h): its file is already deleted */
   if (sqlite3_db_filename(db, TL_STAGING_SCHEMA) &&
       exec_quiet(db, "DETACH " TL_STAGING_SCHEMA) != SQLITE_OK)

@@ -36,8 +36,9 @@ typedef struct tl_staging tl_staging;
 
 /* A new staging file (beside db's main file, else in $TMPDIR or /tmp) attached to db; NULL
 ** when that cannot be done or undone cleanly: SQLite built without threads, db inside a
-** transaction or read by a statement in progress (ATTACH and DETACH would be refused), no
-** file could be created or attached. The caller then writes every table on db. */
+** transaction or read by a statement in progress (ATTACH and DETACH would be refused), db on
+** another VFS than the default (the worker's connection would open another file), no file
+** could be created or attached. The caller then writes every table on db. */
 tl_staging *tl_staging_attach(sqlite3 *db);
 
 /* Starts the worker: it opens the staging file on its own connection, creates `tables`

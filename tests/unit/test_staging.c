@@ -4,8 +4,8 @@
 ** The staging module on its own: rows a worker wrote into the staging file arrive in the
 ** analysis database by SQLite's transfer path (no MakeRecord in the copy's program); a
 ** worker that fails, or is stopped, fails the step, the savepoint rolls back to the earlier
-** rows, and the staging file is gone; no staging inside a transaction or beside a reading
-** statement. Then whole analyses: threads 2 (staged) publishes exactly the rows of threads 1
+** rows, and the staging file is gone; no staging inside a transaction, beside a reading
+** statement or on another VFS. Then whole analyses: threads 2 (staged) publishes exactly the rows of threads 1
 ** (every traceloom_* table, storage included), and a failure in the staging step (the copy,
 ** interrupted) leaves the earlier analysis as it was and no staging file behind.
 */
@@ -165,7 +165,7 @@ START_TEST(interrupt_stops_the_writer) {
 }
 END_TEST
 
-START_TEST(no_staging_inside_a_transaction_or_beside_a_reader) {
+START_TEST(no_staging_inside_a_transaction_beside_a_reader_or_on_another_vfs) {
   char dir[] = "/tmp/tl-staging-XXXXXX", path[512];
   sqlite3 *db = open_out(dir, path, sizeof path);
   exec_ok(db, DECL "; INSERT INTO t VALUES (1, 1, NULL), (2, 2, NULL)");
@@ -184,6 +184,15 @@ START_TEST(no_staging_inside_a_transaction_or_beside_a_reader) {
   ck_assert_int_eq(other_files(dir), 0);
   sqlite3_close(db);
   remove_dir(dir);
+  /* another VFS: the worker's connection would not open the same file */
+  sqlite3 *mem = NULL;
+  ck_assert_int_eq(sqlite3_open_v2("file:/tl-staging-memdb?vfs=memdb", &mem,
+                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+                                   NULL),
+                   SQLITE_OK);
+  exec_ok(mem, DECL);
+  ck_assert_ptr_null(tl_staging_attach(mem));
+  sqlite3_close(mem);
 }
 END_TEST
 
@@ -352,7 +361,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, staged_rows_arrive_by_the_transfer_path);
   tcase_add_test(tc, failed_writer_fails_the_step);
   tcase_add_test(tc, interrupt_stops_the_writer);
-  tcase_add_test(tc, no_staging_inside_a_transaction_or_beside_a_reader);
+  tcase_add_test(tc, no_staging_inside_a_transaction_beside_a_reader_or_on_another_vfs);
   tcase_add_test(tc, threads_two_publish_the_rows_of_threads_one);
   tcase_add_test(tc, failed_copy_keeps_the_earlier_analysis);
   tcase_add_test(tc, interrupt_beside_the_staged_writer_keeps_the_earlier_analysis);
