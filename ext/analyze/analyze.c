@@ -15,6 +15,7 @@
 #include "analyze/hashing.h"
 #include "analyze/progress.h"
 #include "analyze/publication.h"
+#include "analyze/staging.h"
 #include "util/buf.h"
 #include "util/timing.h"
 #include "publish/publish.h"
@@ -58,6 +59,8 @@ typedef struct analysis {
   uint32_t *anchor_call;       /* per anchor: its runtime endpoint call (ext/reports), or none */
   tl_replay replay;
   tl_analysis_txn txn;
+  tl_staging *staging;         /* the second writer (threads >= 2), NULL: one writer */
+  tl_structure_input structure; /* what the staged trees writer reads while it runs */
   tl_classification cls;
   tl_event_classes classes;
   tl_anchors anchors;
@@ -132,7 +135,12 @@ typedef enum {
 
 static const tl_derived *derived(const analysis *a) { return &a->replay.launch_events; }
 
-static int pub_open(analysis *a, tl_err *e) { return tl_txn_begin(&a->txn, a->db, e); }
+/* With threads >= 2 the staging database is attached first: ATTACH is refused inside the
+** savepoint (staging.h). */
+static int pub_open(analysis *a, tl_err *e) {
+  if (a->opt.threads >= 2) a->staging = tl_staging_attach(a->db);
+  return tl_txn_begin(&a->txn, a->db, e);
+}
 
 static int pub_resume(analysis *a, tl_err *e) { return tl_publish_resume(&a->txn.pub, e); }
 
@@ -167,10 +175,29 @@ static int pub_classification(analysis *a, tl_err *e) {
   return tl_publish_classification(a->db, &a->trace, derived(a), a->rules, &a->cls, e);
 }
 
+static int write_nodes(sqlite3 *db, void *trees, tl_err *e) {
+  return tl_structure_trees_nodes(db, trees, e);
+}
+
+/* With a staging database the tree nodes are written there by its worker while this
+** connection writes the anchors, then moved in (staging.h), and the occurrences and trees
+** follow here; the rows are the same either way. */
 static int pub_structure(analysis *a, tl_err *e) {
   tl_structure_input in = {&a->trace, &a->anchors, &a->packets, &a->forest, a->anchor_call,
                            (const uint32_t *const *)a->node_names};
-  return tl_publish_structure(a->db, &in, e);
+  a->structure = in;
+  if (!a->staging) return tl_publish_structure(a->db, &a->structure, e);
+  tl_structure_trees *trees = NULL;
+  /* the summary's sort first: its scratch is not held beside the trees' ranks and the
+  ** worker's (ARCHITECTURE.md Memory) */
+  int rc = tl_publish_structure_summary(a->db, &a->structure, e);
+  if (rc == TL_OK) rc = tl_structure_trees_prepare(a->db, &a->structure, &trees, e);
+  if (rc == TL_OK) rc = tl_staging_start(a->staging, tl_structure_node_tables, write_nodes, trees, e);
+  if (rc == TL_OK) rc = tl_publish_structure_anchors(a->db, &a->structure, e);
+  rc = tl_staging_finish(a->staging, rc, tl_progress_interrupted, &a->pr, e);
+  if (rc == TL_OK) rc = tl_structure_trees_rest(a->db, trees, e);
+  tl_structure_trees_free(trees); /* the worker has returned */
+  return rc;
 }
 
 /* The trees (and their repeat names) are read by the structure publication alone: freed
@@ -453,6 +480,7 @@ static void write_summary(analysis *a) {
 }
 
 static void analysis_free(analysis *a) {
+  tl_staging_close(a->staging); /* stops a worker still running before what it reads is freed */
   if (a->hashing) tl_hashing_join(a->hashing, TL_ERROR, &a->digests, NULL);
   tl_scope_names_free(a->node_names, a->forest.trees.n);
   tl_forest_free(&a->forest);
@@ -495,6 +523,8 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     /* Whatever failed after an interrupt failed because of it. */
     if (rc != TL_OK && tl_progress_interrupted(&a.pr)) tl_err_set_code(e, TL_ERR_INTERRUPTED);
     rc = tl_txn_end(&a.txn, rc, e);
+    tl_staging_close(a.staging); /* after the transaction: DETACH is refused inside one */
+    a.staging = NULL;
   }
   tl_progress_end(&a.pr); /* also finalizes the interrupt probe */
   if (rc == TL_OK) {

@@ -191,8 +191,9 @@ static void remove_temp(const char *tmp) {
 }
 
 /* Temporary files of earlier runs for this output whose process is gone (killed mid-
-** analysis: `<output>.tmp-<pid>` and its journal). A live pid's file is another run's and
-** stays; so does anything not named exactly like ours. */
+** analysis: `<output>.tmp-<pid>`, its journal and its staging file `.stage-XXXXXX`, from
+** ext/analyze/staging.c). A live pid's file is another run's and stays; so does anything not
+** named exactly like ours. */
 static void remove_stale_temps(const char *out) {
   const char *slash = strrchr(out, '/');
   char *dir = slash ? tl_mprintf("%.*s", (int)(slash - out), out) : tl_strdup(".");
@@ -206,7 +207,8 @@ static void remove_stale_temps(const char *out) {
     const char *p = n + bn + 5;
     char *end;
     long pid = strtol(p, &end, 10);
-    if (end == p || pid <= 0 || (*end && strcmp(end, "-journal") != 0)) continue;
+    int stage = strncmp(end, ".stage-", 7) == 0 && strlen(end + 7) == 6;
+    if (end == p || pid <= 0 || (*end && strcmp(end, "-journal") != 0 && !stage)) continue;
     if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
     char *path = tl_mprintf("%s/%s", dir, n);
     if (path) unlink(path);

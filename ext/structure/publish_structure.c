@@ -98,10 +98,15 @@ static const tl_rows_column anchor_columns[A_NCOLS] = {
 };
 
 /* The rows of the anchors, in order: groups are a cursor, and so are the atom occurrences
-** of the group's tree (walk order is token order), counted per node for their index. */
+** of the group's tree (walk order is token order), counted per node for their index, and the
+** linked events' anchors in anchor order. An anchor's shape is looked up again (the shape
+** pass interned them all): no per-anchor array is held while the anchors are written, which
+** with threads >= 2 happens beside the trees' publication (ARCHITECTURE.md Memory). */
 typedef struct anchor_rows {
   const tl_structure_input *in;
-  const uint32_t *nlinked, *shape_id;
+  const uint32_t *linked; /* link_anchor sorted: each anchor's links are a run */
+  size_t nlinked, link_cursor;
+  tl_shapes *shapes;
   const tl_tree *const *tree_of_group;
   const int64_t *occurrence_base; /* per group: occurrence_n before its tree's first */
   size_t group;
@@ -109,6 +114,15 @@ typedef struct anchor_rows {
   uint32_t *node_seen; /* per node of the group's tree: occurrences met so far */
   size_t node_cap;
 } anchor_rows;
+
+/* The shape key of anchor n of group g: symbol, role, display label, input. */
+static void anchor_shape_key(const tl_structure_input *in, const tl_anchor_group *g, size_t n,
+                             uint64_t key[4]) {
+  const tl_anchors *a = in->anchors;
+  key[0] = a->symbol[n], key[1] = a->role[n];
+  key[2] = tl_label_display(tl_event_label_of(in->trace, a->derived, a->event[n]));
+  key[3] = g->db_idx;
+}
 
 static int anchor_group_begin(anchor_rows *r) {
   const tl_tree *tr = r->tree_of_group[r->group];
@@ -135,12 +149,19 @@ static int fill_anchor(void *ctx, size_t n, int64_t *v, unsigned char *null) {
   const tl_tree *tr = r->tree_of_group[r->group];
   uint32_t x = a->event[n];
   tl_packet pk = tl_packet_at(r->in->packets, n);
+  uint64_t key[4];
+  int fresh;
+  anchor_shape_key(r->in, g, n, key);
+  int64_t shape_id = tl_shapes_intern(r->shapes, key, &fresh);
+  if (shape_id < 0 || fresh) return -1; /* interned by the shape pass: cannot be new */
+  uint32_t nlinked = 0;
+  while (r->link_cursor < r->nlinked && r->linked[r->link_cursor] == n) r->link_cursor++, nlinked++;
   memset(null, 0, A_NCOLS);
   v[A_N] = (int64_t)n;
   v[A_DB] = g->db_idx;
   v[A_DEVICE] = g->device_id;
   v[A_EVENT] = x;
-  v[A_SHAPE] = r->shape_id[n];
+  v[A_SHAPE] = shape_id;
   if (tr) {
     if (tl_tree_next_atom(tr, &r->atom_cursor) == UINT32_MAX)
       return -1; /* checked by the shape pass: cannot happen */
@@ -152,12 +173,17 @@ static int fill_anchor(void *ctx, size_t n, int64_t *v, unsigned char *null) {
   /* self_ns is the event's duration (traceloom_event_core.dur_ns): not stored again */
   v[A_COMPUTE] = pk.compute_ns, v[A_COMM] = pk.comm_ns, v[A_IDLE] = pk.idle_ns;
   v[A_AUX_EVENTS] = pk.aux_events, v[A_AUX] = pk.aux_ns;
-  v[A_LINKED_EVENTS] = r->nlinked[n];
+  v[A_LINKED_EVENTS] = nlinked;
   v[A_LINKED] = tl_i64col_get(&r->in->forest->linked_ns, n);
   const uint32_t *call = r->in->anchor_call;
   if (call && call[n] != UINT32_MAX) v[A_HOST_CALL] = call[n];
   else null[A_HOST_CALL] = 1;
   return 0;
+}
+
+static int cmp_u32(const void *x, const void *y) {
+  uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+  return (a > b) - (a < b);
 }
 
 enum { AS_ID, AS_SYMBOL, AS_ROLE, AS_LABEL, AS_FAMILY, AS_NCOLS };
@@ -176,11 +202,14 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in,
                            AS_NCOLS, &shape, e);
   tl_shapes shapes;
   tl_shapes_init(&shapes, 4);
-  size_t na = a->n ? a->n : 1;
-  uint32_t *nlinked = calloc(na, sizeof *nlinked);
-  uint32_t *shape_of = malloc(na * sizeof *shape_of);
-  if (rc == TL_OK && (!nlinked || !shape_of)) rc = tl_nomem(e);
-  for (size_t k = 0; rc == TL_OK && k < a->nlinks; k++) nlinked[a->link_anchor[k]]++;
+  /* the anchor of each aux link, in anchor order (few: a per-anchor count would be 4 bytes
+  ** an anchor) */
+  uint32_t *linked = malloc((a->nlinks ? a->nlinks : 1) * sizeof *linked);
+  if (rc == TL_OK && !linked) rc = tl_nomem(e);
+  if (rc == TL_OK && a->nlinks) {
+    memcpy(linked, a->link_anchor, a->nlinks * sizeof *linked);
+    qsort(linked, a->nlinks, sizeof *linked, cmp_u32);
+  }
   /* The shapes first (few rows, written as they are met), checking that every anchor of a
   ** tree is the terminal of its next atom occurrence; then every anchor in one INSERT. */
   for (size_t gi = 0; rc == TL_OK && gi < a->groups.n; gi++) {
@@ -189,13 +218,13 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in,
     uint32_t atom_cursor = 0;
     for (size_t k = 0; rc == TL_OK && k < g->count; k++) {
       size_t n = g->first + k;
-      uint32_t label = tl_label_display(tl_event_label_of(t, a->derived, a->event[n]));
       uint32_t o = tr ? tl_tree_next_atom(tr, &atom_cursor) : UINT32_MAX;
       if (tr && (o == UINT32_MAX || tr->occ[o].start != k)) {
         rc = tl_fail(e, "structure of %s: anchor %zu has no atom occurrence", tr->tree_id, k + 1);
         break;
       }
-      uint64_t key[4] = {a->symbol[n], a->role[n], label, g->db_idx};
+      uint64_t key[4];
+      anchor_shape_key(in, g, n, key);
       int fresh;
       int64_t shape_id = tl_shapes_intern(&shapes, key, &fresh);
       if (shape_id < 0) {
@@ -207,22 +236,21 @@ static int publish_anchors(sqlite3 *db, const tl_structure_input *in,
         tl_bind_str(shape, TL_PARAM(AS_SYMBOL), t->pool, a->symbol[n]);
         sqlite3_bind_text(shape, TL_PARAM(AS_ROLE),
                           tl_anchor_role_name((tl_anchor_role)a->role[n]), -1, SQLITE_STATIC);
-        tl_bind_str(shape, TL_PARAM(AS_LABEL), t->pool, label);
+        tl_bind_str(shape, TL_PARAM(AS_LABEL), t->pool, (uint32_t)key[2]);
         const char *family = tl_family_source_kind(t->profile->inputs.v[g->db_idx].family);
         sqlite3_bind_text(shape, TL_PARAM(AS_FAMILY), family, -1, SQLITE_STATIC);
         if ((rc = tl_pub_step(db, shape, "traceloom_anchor_shape", e))) break;
       }
-      shape_of[n] = (uint32_t)shape_id;
     }
   }
   if (rc == TL_OK && a->n) {
-    anchor_rows ctx = {.in = in, .nlinked = nlinked, .shape_id = shape_of,
+    anchor_rows ctx = {.in = in, .linked = linked, .nlinked = a->nlinks, .shapes = &shapes,
                        .tree_of_group = tree_of_group, .occurrence_base = occurrence_base};
     rc = tl_rows_publish(db, "traceloom_anchor_core", anchor_columns, A_NCOLS, a->n, fill_anchor,
                          NULL, &ctx, e);
     free(ctx.node_seen);
   }
-  free(nlinked), free(shape_of);
+  free(linked);
   tl_shapes_free(&shapes);
   sqlite3_finalize(shape);
   return rc;
@@ -747,54 +775,28 @@ static const tl_rows_column tree_columns[TR_NCOLS] = {
     [TR_OCCURRENCES] = {"occurrence_count", 0}, [TR_DEFINITIONS] = {"definition_count", 0},
 };
 
-static int publish_tree(sqlite3 *db, const tl_structure_input *in, const tl_tree *tr,
-                        int64_t tree_n, int64_t node_base, int64_t occurrence_base,
-                        sqlite3_stmt *tree_ins, sqlite3_stmt *shape_ins, tl_shapes *shapes,
-                        tl_err *e) {
+/* The row of tree tree_n (1-based) in traceloom_tree_core. */
+static int publish_tree_row(sqlite3 *db, sqlite3_stmt *q, const tl_tree *tr, int64_t tree_n,
+                            int64_t node_base, int64_t occurrence_base, tl_err *e) {
   const tl_structure *st = &tr->st;
-  tree_ranks rk = {0};
-  uint32_t *shape_of = malloc((tr->nnodes ? tr->nnodes : 1) * sizeof *shape_of);
-  /* shape_of is the ranks' scratch first, then node_shapes fills it */
-  int rc = !shape_of || ranks_build(tr, &rk, shape_of) ? tl_nomem(e) : TL_OK;
-  const uint32_t *names = in->node_name ? in->node_name[tree_n - 1] : NULL;
-  if (rc == TL_OK) rc = node_shapes(db, in, tr, names, &rk, shape_ins, shapes, shape_of, e);
-  if (rc == TL_OK) {
-    node_rows nr = {.in = in, .tr = tr, .rk = &rk, .shape_id = shape_of, .tree_n = tree_n,
-                    .node_base = node_base, .occurrence_base = occurrence_base};
-    rc = tl_rows_publish(db, "traceloom_node_core", node_columns, N_NCOLS, tr->nnodes, fill_node,
-                         node_text, &nr, e);
-    tl_buf_free(&nr.path), tl_buf_free(&nr.rooted);
-  }
-  if (rc == TL_OK) {
-    occ_rows orows = {.in = in, .tr = tr, .rk = &rk, .occurrence_base = occurrence_base,
-                      .node_base = node_base};
-    rc = tl_rows_publish(db, "traceloom_position_occurrence_core", occurrence_columns, O_NCOLS,
-                         st->noccurrences, fill_occurrence, occurrence_text, &orows, e);
-    tl_buf_free(&orows.path), tl_buf_free(&orows.ctx);
-  }
-  if (rc == TL_OK) {
-    sqlite3_stmt *q = tree_ins;
-    sqlite3_bind_int64(q, TL_PARAM(TR_N), tree_n);
-    sqlite3_bind_int(q, TL_PARAM(TR_DB), tr->db_idx);
-    sqlite3_bind_int64(q, TL_PARAM(TR_DEVICE), tr->device_id);
-    if (tr->node_device) sqlite3_bind_int64(q, TL_PARAM(TR_NODE_DEVICE), tr->device_id);
-    else sqlite3_bind_null(q, TL_PARAM(TR_NODE_DEVICE));
-    sqlite3_bind_text(q, TL_PARAM(TR_DISCOVERY), tr->macro_discovery, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(q, TL_PARAM(TR_FIRST_ANCHOR), (int64_t)tr->first_anchor);
-    sqlite3_bind_int64(q, TL_PARAM(TR_ANCHORS), (int64_t)tr->ntokens);
-    sqlite3_bind_int64(q, TL_PARAM(TR_FIRST_NODE), node_base + 1);
-    sqlite3_bind_int64(q, TL_PARAM(TR_NODES), (int64_t)tr->nnodes);
-    sqlite3_bind_int64(q, TL_PARAM(TR_FIRST_OCCURRENCE), occurrence_base + 1);
-    sqlite3_bind_int64(q, TL_PARAM(TR_OCCURRENCES), (int64_t)st->noccurrences);
-    sqlite3_bind_int64(q, TL_PARAM(TR_DEFINITIONS), (int64_t)st->npositions);
-    rc = tl_pub_step(db, q, "traceloom_tree_core", e);
-  }
-  ranks_free(&rk);
-  free(shape_of);
-  return rc;
+  sqlite3_bind_int64(q, TL_PARAM(TR_N), tree_n);
+  sqlite3_bind_int(q, TL_PARAM(TR_DB), tr->db_idx);
+  sqlite3_bind_int64(q, TL_PARAM(TR_DEVICE), tr->device_id);
+  if (tr->node_device) sqlite3_bind_int64(q, TL_PARAM(TR_NODE_DEVICE), tr->device_id);
+  else sqlite3_bind_null(q, TL_PARAM(TR_NODE_DEVICE));
+  sqlite3_bind_text(q, TL_PARAM(TR_DISCOVERY), tr->macro_discovery, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(q, TL_PARAM(TR_FIRST_ANCHOR), (int64_t)tr->first_anchor);
+  sqlite3_bind_int64(q, TL_PARAM(TR_ANCHORS), (int64_t)tr->ntokens);
+  sqlite3_bind_int64(q, TL_PARAM(TR_FIRST_NODE), node_base + 1);
+  sqlite3_bind_int64(q, TL_PARAM(TR_NODES), (int64_t)tr->nnodes);
+  sqlite3_bind_int64(q, TL_PARAM(TR_FIRST_OCCURRENCE), occurrence_base + 1);
+  sqlite3_bind_int64(q, TL_PARAM(TR_OCCURRENCES), (int64_t)st->noccurrences);
+  sqlite3_bind_int64(q, TL_PARAM(TR_DEFINITIONS), (int64_t)st->npositions);
+  return tl_pub_step(db, q, "traceloom_tree_core", e);
 }
 
-int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+/* The anchors and what hangs off them: traceloom_anchor_shape and _core, the aux links. */
+int tl_publish_structure_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
   const tl_anchors *a = in->anchors;
   const tl_forest *f = in->forest;
   tl_timer tm;
@@ -816,27 +818,126 @@ int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
   tl_timer_mark(&tm, "anchors");
   if (rc == TL_OK) rc = publish_aux_links(db, in, e);
   tl_timer_mark(&tm, "aux links");
-  if (rc == TL_OK) rc = publish_symbol_summary(db, in, e);
-  sqlite3_stmt *tree_ins = NULL, *shape_ins = NULL;
-  if (rc == TL_OK)
-    rc = tl_rows_prepare(db, "INSERT", "traceloom_tree_core", tree_columns, TR_NCOLS, &tree_ins,
-                         e);
-  if (rc == TL_OK)
-    rc = tl_rows_prepare(db, "INSERT", "traceloom_node_shape", node_shape_columns, NS_NCOLS,
-                         &shape_ins, e);
+  free(tree_of_group), free(occurrence_base);
+  return rc;
+}
+
+int tl_publish_structure_summary(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+  tl_timer tm;
+  tl_timer_start(&tm, "structure");
+  int rc = publish_symbol_summary(db, in, e);
+  tl_timer_mark(&tm, "symbol summary");
+  return rc;
+}
+
+/* What the node rows and the occurrence rows of every tree both read: the tree's occurrences
+** in node-major order and its nodes' shapes (whose rows are written as they are interned). */
+struct tl_structure_trees {
+  const tl_structure_input *in;
+  size_t n;            /* trees */
+  tree_ranks *rk;      /* per tree */
+  uint32_t **shape_of; /* per tree, per node: its shape_id */
+};
+
+void tl_structure_trees_free(tl_structure_trees *t) {
+  if (!t) return;
+  for (size_t i = 0; i < t->n; i++) {
+    if (t->rk) ranks_free(&t->rk[i]);
+    if (t->shape_of) free(t->shape_of[i]);
+  }
+  free(t->rk), free(t->shape_of);
+  free(t);
+}
+
+int tl_structure_trees_prepare(sqlite3 *db, const tl_structure_input *in,
+                               tl_structure_trees **out, tl_err *e) {
+  const tl_forest *f = in->forest;
+  tl_timer tm;
+  tl_timer_start(&tm, "structure");
+  tl_structure_trees *t = calloc(1, sizeof *t);
+  if (t) {
+    t->in = in, t->n = f->trees.n;
+    t->rk = calloc(t->n ? t->n : 1, sizeof *t->rk);
+    t->shape_of = calloc(t->n ? t->n : 1, sizeof *t->shape_of);
+  }
+  *out = t;
+  if (!t || !t->rk || !t->shape_of) return tl_nomem(e);
+  sqlite3_stmt *shape_ins = NULL;
+  int rc = tl_rows_prepare(db, "INSERT", "traceloom_node_shape", node_shape_columns, NS_NCOLS,
+                           &shape_ins, e);
   tl_shapes shapes;
   tl_shapes_init(&shapes, 5);
-  int64_t node_base = 0, occ_base = 0;
-  for (size_t i = 0; rc == TL_OK && i < f->trees.n; i++) {
+  for (size_t i = 0; rc == TL_OK && i < t->n; i++) {
     const tl_tree *tr = &f->trees.v[i];
-    rc = publish_tree(db, in, tr, (int64_t)i + 1, node_base, occ_base, tree_ins, shape_ins,
-                      &shapes, e);
+    /* shape_of is the ranks' scratch first, then node_shapes fills it */
+    t->shape_of[i] = malloc((tr->nnodes ? tr->nnodes : 1) * sizeof *t->shape_of[i]);
+    if (!t->shape_of[i] || ranks_build(tr, &t->rk[i], t->shape_of[i])) {
+      rc = tl_nomem(e);
+      break;
+    }
+    const uint32_t *names = in->node_name ? in->node_name[i] : NULL;
+    rc = node_shapes(db, in, tr, names, &t->rk[i], shape_ins, &shapes, t->shape_of[i], e);
+  }
+  tl_shapes_free(&shapes);
+  sqlite3_finalize(shape_ins);
+  tl_timer_mark(&tm, "node shapes");
+  return rc;
+}
+
+const char *const tl_structure_node_tables[] = {"traceloom_node_core", NULL};
+
+int tl_structure_trees_nodes(sqlite3 *db, const tl_structure_trees *t, tl_err *e) {
+  const tl_forest *f = t->in->forest;
+  tl_timer tm;
+  tl_timer_start(&tm, "structure");
+  int rc = TL_OK;
+  int64_t node_base = 0, occ_base = 0;
+  for (size_t i = 0; rc == TL_OK && i < t->n; i++) {
+    const tl_tree *tr = &f->trees.v[i];
+    node_rows nr = {.in = t->in, .tr = tr, .rk = &t->rk[i], .shape_id = t->shape_of[i],
+                    .tree_n = (int64_t)i + 1, .node_base = node_base,
+                    .occurrence_base = occ_base};
+    rc = tl_rows_publish(db, "traceloom_node_core", node_columns, N_NCOLS, tr->nnodes, fill_node,
+                         node_text, &nr, e);
+    tl_buf_free(&nr.path), tl_buf_free(&nr.rooted);
     node_base += (int64_t)tr->nnodes;
     occ_base += (int64_t)tr->st.noccurrences;
   }
-  tl_shapes_free(&shapes);
-  sqlite3_finalize(tree_ins), sqlite3_finalize(shape_ins);
-  free(tree_of_group), free(occurrence_base);
-  tl_timer_mark(&tm, "trees");
+  tl_timer_mark(&tm, "nodes");
+  return rc;
+}
+
+int tl_structure_trees_rest(sqlite3 *db, const tl_structure_trees *t, tl_err *e) {
+  const tl_forest *f = t->in->forest;
+  tl_timer tm;
+  tl_timer_start(&tm, "structure");
+  sqlite3_stmt *tree_ins = NULL;
+  int rc = tl_rows_prepare(db, "INSERT", "traceloom_tree_core", tree_columns, TR_NCOLS,
+                           &tree_ins, e);
+  int64_t node_base = 0, occ_base = 0;
+  for (size_t i = 0; rc == TL_OK && i < t->n; i++) {
+    const tl_tree *tr = &f->trees.v[i];
+    occ_rows orows = {.in = t->in, .tr = tr, .rk = &t->rk[i], .occurrence_base = occ_base,
+                      .node_base = node_base};
+    rc = tl_rows_publish(db, "traceloom_position_occurrence_core", occurrence_columns, O_NCOLS,
+                         tr->st.noccurrences, fill_occurrence, occurrence_text, &orows, e);
+    tl_buf_free(&orows.path), tl_buf_free(&orows.ctx);
+    if (rc == TL_OK) rc = publish_tree_row(db, tree_ins, tr, (int64_t)i + 1, node_base, occ_base, e);
+    node_base += (int64_t)tr->nnodes;
+    occ_base += (int64_t)tr->st.noccurrences;
+  }
+  sqlite3_finalize(tree_ins);
+  tl_timer_mark(&tm, "occurrences and trees");
+  return rc;
+}
+
+int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+  tl_structure_trees *t = NULL;
+  int rc = tl_publish_structure_anchors(db, in, e);
+  if (rc == TL_OK) rc = tl_publish_structure_summary(db, in, e);
+  if (rc == TL_OK) rc = tl_structure_trees_prepare(db, in, &t, e);
+  if (rc == TL_OK) rc = tl_structure_trees_nodes(db, t, e);
+  if (rc == TL_OK) rc = tl_structure_trees_rest(db, t, e);
+  tl_structure_trees_free(t);
   return rc;
 }

@@ -21,6 +21,32 @@ typedef struct tl_structure_input {
   const uint32_t *const *node_name;
 } tl_structure_input;
 
+/* Everything: the anchors, the symbol summary, then the trees (prepare, nodes, rest), on one
+** connection. */
 int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e);
+
+/* The parts, for two connections at once (with threads >= 2 the driver writes the nodes on
+** a staging connection, ext/analyze/staging.c, while its own writes the anchors):
+**
+**   rc = tl_publish_structure_summary(db, in, e);     the symbol summary (its sort holds 12+
+**                                                     bytes an anchor: before the trees' ranks)
+**   tl_structure_trees *t;
+**   rc = tl_structure_trees_prepare(db, in, &t, e);   node-major ranks, node shapes (written)
+**   rc = tl_structure_trees_nodes(other, t, e);       traceloom_node_core (tl_structure_node_tables)
+**   rc = tl_publish_structure_anchors(db, in, e);     anchors, aux links
+**   rc = tl_structure_trees_rest(db, t, e);           occurrences, traceloom_tree_core
+**   tl_structure_trees_free(t);                       also after a failed prepare
+**
+** The nodes, the anchors and the rest share no table and only read `in` and `t` (the string
+** pool too), so the nodes may be written on another thread while the others are. */
+typedef struct tl_structure_trees tl_structure_trees;
+int tl_publish_structure_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e);
+int tl_publish_structure_summary(sqlite3 *db, const tl_structure_input *in, tl_err *e);
+int tl_structure_trees_prepare(sqlite3 *db, const tl_structure_input *in,
+                               tl_structure_trees **out, tl_err *e);
+int tl_structure_trees_nodes(sqlite3 *db, const tl_structure_trees *t, tl_err *e);
+int tl_structure_trees_rest(sqlite3 *db, const tl_structure_trees *t, tl_err *e);
+void tl_structure_trees_free(tl_structure_trees *t);
+extern const char *const tl_structure_node_tables[]; /* NULL-terminated */
 
 #endif

@@ -1,5 +1,5 @@
 /*
-** dbopen.c: read-only SQLite databases (see dbopen.h).
+** dbopen.c: read-only SQLite databases, and private scratch ones (see dbopen.h).
 */
 #include "util/dbopen.h"
 
@@ -64,4 +64,24 @@ const char *tl_db_worker_path(sqlite3 *db) {
     return NULL;
   const char *path = sqlite3_db_filename(db, "main");
   return path && *path ? path : NULL;
+}
+
+int tl_db_open_scratch(const char *path, sqlite3 **out, tl_err *e) {
+  *out = NULL;
+  sqlite3 *db = NULL;
+  int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+  /* private until deleted: nothing to recover after a crash, so no journal and no fsync; the
+  ** CLI's pages (16 KiB) for the same appends */
+  if (rc == SQLITE_OK)
+    rc = sqlite3_exec(db,
+                      "PRAGMA page_size=16384; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF",
+                      NULL, NULL, NULL);
+  if (rc != SQLITE_OK) {
+    tl_fail(e, "failed to open the scratch database '%s': %s", path,
+            db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    sqlite3_close(db);
+    return TL_ERROR;
+  }
+  *out = db;
+  return TL_OK;
 }

@@ -10,7 +10,8 @@
 ** caller's connection and locks are not involved; the schema is read at once, so "not a
 ** database" and corruption fail here with the path. Profiles are opened by ext/source only
 ** (source/sqlsrc.h, tl_sql_open_ro: "SQLite profile"); the exporter opens other ranks'
-** analysis databases with this (tools/check_layering.py checks both).
+** analysis databases with this (tools/check_layering.py checks both). tl_db_open_scratch
+** opens a private file read-write (the analysis' staging database).
 */
 #ifndef TL_DBOPEN_H
 #define TL_DBOPEN_H
@@ -26,5 +27,10 @@ int tl_db_open_ro(const char *path, const char *what, sqlite3 **out, tl_err *e);
 ** on db (autocommit, and no write in progress), a thread-safe SQLite, and
 ** TRACELOOM_EXPORT_THREADS not 1. NULL otherwise: read on db itself. */
 const char *tl_db_worker_path(sqlite3 *db);
+
+/* A private scratch database the caller created (an empty file, or one it alone writes):
+** read-write, no journal, no fsync, 16 KiB pages while it is empty; never a profile. The
+** staged writer of the analysis (ext/analyze/staging.c) writes its tables into one. */
+int tl_db_open_scratch(const char *path, sqlite3 **out, tl_err *e);
 
 #endif

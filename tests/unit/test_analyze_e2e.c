@@ -37,16 +37,6 @@ static int analyze(sqlite3 *db, const char *fixture, const char *options, char *
   return rc == SQLITE_ROW;
 }
 
-static int64_t scalar(sqlite3 *db, const char *sql) {
-  sqlite3_stmt *st;
-  ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql,
-                sqlite3_errmsg(db));
-  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-  int64_t v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return v;
-}
-
 START_TEST(acl_graph_fixtures) {
   sqlite3 *db = open_db();
   static const struct {
@@ -64,13 +54,13 @@ START_TEST(acl_graph_fixtures) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *msg = NULL;
     ck_assert_msg(analyze(db, cases[i].fixture, NULL, &msg), "%s: %s", cases[i].fixture, msg);
-    ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_graph_launch"), cases[i].launches);
-    ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_graph_launch WHERE anchor_id IS NOT NULL"),
+    ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_graph_launch"), cases[i].launches);
+    ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_graph_launch WHERE anchor_id IS NOT NULL"),
                      cases[i].promoted);
-    ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_graph_body_member"), cases[i].members);
-    ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_replay_cost_member"), cases[i].members);
+    ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_graph_body_member"), cases[i].members);
+    ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_replay_cost_member"), cases[i].members);
     /* Every region's launches are accounted for once. */
-    ck_assert_int_eq(scalar(db, "SELECT coalesce(sum(observed_launch_count), 0) FROM "
+    ck_assert_int_eq(tl_scalar(db, "SELECT coalesce(sum(observed_launch_count), 0) FROM "
                                 "traceloom_aclgraph_reconstruction_region"),
                      cases[i].launches);
   }
@@ -82,14 +72,14 @@ START_TEST(cuda_graph_fixture) {
   sqlite3 *db = open_db();
   char *msg = NULL;
   ck_assert_msg(analyze(db, "nsys/nsys_graph.sqlite", NULL, &msg), "%s", msg);
-  ck_assert_int_gt(scalar(db, "SELECT count(*) FROM traceloom_graph_launch WHERE graph_provider = 'cuda' "
+  ck_assert_int_gt(tl_scalar(db, "SELECT count(*) FROM traceloom_graph_launch WHERE graph_provider = 'cuda' "
                               "AND anchor_id IS NOT NULL"), 0);
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_graph_body_member m JOIN traceloom_anchor a "
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_graph_body_member m JOIN traceloom_anchor a "
                               "ON a.event_id = m.event_id"), 0);
   ck_assert_msg(analyze(db, "nsys/nsys_graphtrace.sqlite", NULL, &msg), "%s", msg);
-  ck_assert_int_gt(scalar(db, "SELECT count(*) FROM traceloom_cuda_graph_replay WHERE graph_kind = "
+  ck_assert_int_gt(tl_scalar(db, "SELECT count(*) FROM traceloom_cuda_graph_replay WHERE graph_kind = "
                               "'cuda_graph_trace'"), 0);
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_graph_body_member"), 0);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_graph_body_member"), 0);
   sqlite3_close(db);
 }
 END_TEST
@@ -105,17 +95,17 @@ START_TEST(scheduler_context_with_step_partitions) {
            g.gl_pathv[0], g.gl_pathv[1]);
   char *msg = NULL;
   ck_assert_msg(analyze(db, "context_gen/graph", opts, &msg), "%s", msg);
-  int64_t members = scalar(db, "SELECT count(*) FROM traceloom_graph_body_member");
+  int64_t members = tl_scalar(db, "SELECT count(*) FROM traceloom_graph_body_member");
   ck_assert_int_gt(members, 0);
-  ck_assert_int_eq(scalar(db, "SELECT count(DISTINCT member_id) FROM traceloom_v_context_replay_member"),
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(DISTINCT member_id) FROM traceloom_v_context_replay_member"),
                    members);
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_metadata WHERE key = "
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_metadata WHERE key = "
                               "'candidate_partition_by' AND value = 'scheduler_step'"), 1);
   /* The step rule without context is refused and the previous analysis stays. */
   ck_assert(!analyze(db, "context_gen/graph", "{\"rules_config\": \"scheduler-step\"}", &msg));
   ck_assert_msg(strstr(msg, "protected replay has missing or conflicting step identity"), "%s", msg);
   free(msg);
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_graph_body_member"), members);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_graph_body_member"), members);
   globfree(&g);
   free(dir);
   sqlite3_close(db);
@@ -160,7 +150,7 @@ START_TEST(interrupt_is_an_error_code) {
            TL_ERR_INTERRUPTED);
   ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), want);
   sqlite3_finalize(st);
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'traceloom%'"), 0);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'traceloom%'"), 0);
   /* Through the SQL function, interrupted while its statement runs: the statement fails
   ** with SQLITE_INTERRUPT and the analysis' own message. */
   ck_assert_int_eq(sqlite3_create_function(db, "interrupt_now", 0, SQLITE_UTF8, NULL,

@@ -37,16 +37,6 @@ static char *call(sqlite3 *db, const char *sql, const char *a, const char *b, ch
   return out;
 }
 
-static int64_t scalar(sqlite3 *db, const char *sql) {
-  sqlite3_stmt *st;
-  ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql,
-                sqlite3_errmsg(db));
-  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-  int64_t v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return v;
-}
-
 /* Analyses fixtures/compare/<name> into a new file; returns its path (malloc'd). */
 static char *analysed(const char *name) {
   char *tmpl = strdup("/tmp/tl_compare_XXXXXX");
@@ -86,8 +76,8 @@ START_TEST(slower_operator_and_added_kernel) {
   snprintf(opt, sizeof opt, "{\"new\": \"%s\"}", slow);
   compare_ok(db, base, opt);
   /* 10% of the 25,000 ns decode attention in one layer, 6 decode steps. */
-  ck_assert_int_eq(scalar(db, "SELECT new_total_ns - base_total_ns FROM traceloom_compare_tree"), 15000);
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_compare_rank r JOIN traceloom_compare_node n "
+  ck_assert_int_eq(tl_scalar(db, "SELECT new_total_ns - base_total_ns FROM traceloom_compare_tree"), 15000);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_compare_rank r JOIN traceloom_compare_node n "
                               "ON n.node_key = r.node_key WHERE r.rank = 1 AND r.effect = 'slower' "
                               "AND n.new_symbol = 'IncreFlashAttention' AND r.contribution_ns = 15000"), 1);
   char *md = call(db, "SELECT traceloom_compare_report()", NULL, NULL, &msg);
@@ -97,9 +87,9 @@ START_TEST(slower_operator_and_added_kernel) {
   sqlite3_close(db);
   db = open_db(extra);
   compare_ok(db, base, NULL);
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_compare_node WHERE alignment = 'added' "
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_compare_node WHERE alignment = 'added' "
                               "AND new_symbol = 'Add' AND new_occurrences = 6"), 1);
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_analysis_surface "
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_analysis_surface "
                               "WHERE surface_name LIKE 'traceloom_compare_%'"), 8);
   sqlite3_close(db);
   free(msg);
@@ -113,19 +103,19 @@ START_TEST(long_child_lists_align_windowed) {
   char opt[4200];
   snprintf(opt, sizeof opt, "{\"new\": \"%s\", \"top\": 50}", b);
   compare_ok(db, a, opt);
-  ck_assert_int_eq(scalar(db, "SELECT alignment = 'windowed' FROM traceloom_compare_tree"), 1);
+  ck_assert_int_eq(tl_scalar(db, "SELECT alignment = 'windowed' FROM traceloom_compare_tree"), 1);
   /* The decomposition holds however the alignment went: every effect sums to the delta,
   ** within half a ns of rounding per node. */
-  ck_assert_int_le(scalar(db, "SELECT abs((new_total_ns - base_total_ns) - "
+  ck_assert_int_le(tl_scalar(db, "SELECT abs((new_total_ns - base_total_ns) - "
                               "(SELECT sum(contribution_ns) FROM traceloom_compare_effect)) - "
                               "(SELECT count(*) FROM traceloom_compare_node) FROM traceloom_compare_tree"), 0);
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_compare_rank"), 50);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_compare_rank"), 50);
   /* Base against itself: everything matches exactly and nothing changed. */
   snprintf(opt, sizeof opt, "{\"new\": \"%s\"}", a);
   compare_ok(db, a, opt);
-  ck_assert_int_eq(scalar(db, "SELECT nodes_added + nodes_removed + abs(rate_ns) + abs(count_ns) "
+  ck_assert_int_eq(tl_scalar(db, "SELECT nodes_added + nodes_removed + abs(rate_ns) + abs(count_ns) "
                               "FROM traceloom_compare_tree"), 0);
-  ck_assert_int_eq(scalar(db, "SELECT count(*) FROM traceloom_compare_rank"), 0);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_compare_rank"), 0);
   sqlite3_close(db);
   remove_db(a), remove_db(b);
 }

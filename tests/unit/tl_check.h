@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "source/source.h"
+#include "util/sqlite_api.h"
 
 /* Path of a materialized fixture, e.g. tl_fixture("minimal_smoke/mono"). Static buffer
 ** per call site is not needed: the result is malloc'd and freed at exit by the OS in tests,
@@ -36,6 +37,17 @@ static inline void tl_discover_fixture(const char *rel, tl_profile *p) {
   int rc = tl_profile_discover(path, "auto", p, &e);
   ck_assert_msg(rc == TL_OK, "discover %s: %s", path, e.msg ? e.msg : "?");
   free(path);
+}
+
+/* The first column of the one row a query returns, failing the test when there is none. */
+static inline int64_t tl_scalar(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st;
+  ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql,
+                sqlite3_errmsg(db));
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  int64_t v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
 }
 
 #define TL_CHECK_MAIN(suite_fn)                                   \
