@@ -320,6 +320,80 @@ static int load_identity(msprof_events *me, const char *sql, int shift, void *ve
   return TL_OK;
 }
 
+/* decode() of an integer id whose string is in the pool already (the string table's are,
+** interned at load; or cached): TL_STR_NOMEM where decode() would intern. */
+static uint32_t decode_known(msprof_db *m, int64_t id) {
+  if (id >= 0 && id < SMALL_IDS && m->small[id]) return m->small[id] - 1;
+  return tl_strtab_lookup(&m->names, m->pool, id, NULL);
+}
+
+/* COMMUNICATION_TASK_INFO has a row per task of a communication op, and a task's identity is
+** MIN(name), MIN(taskType) over its rows (GROUP BY globalTaskId): a query that sorts the
+** table. msprof writes the rows grouped by globalTaskId in ascending order, so one scan in
+** rowid order folds each run in C instead, for the same identities in the same order. A value
+** that is not an integer id already in the pool (what decode() would intern) or a
+** globalTaskId out of order gives up: 0, nothing kept, and the caller runs the query. */
+static int load_comm_runs(msprof_events *me, int has_type, tl_err *e) {
+  const char *sql = has_type ? "SELECT globalTaskId, name, taskType FROM COMMUNICATION_TASK_INFO "
+                               "ORDER BY rowid"
+                             : "SELECT globalTaskId, name, NULL FROM COMMUNICATION_TASK_INFO "
+                               "ORDER BY rowid";
+  sqlite3_stmt *st;
+  if (tl_sql_prepare(me->m.db, me->m.path, sql, &st, e)) return -1;
+  size_t nkeys = me->load_key.n;
+  identity_set set = {NULL, 0};
+  int rc, fast = 0, nomem = 0, have = 0;
+  int64_t gtid = 0, min[2] = {0, 0};
+  int seen[2] = {0, 0};
+  for (;;) {
+    rc = sqlite3_step(st);
+    int64_t g = 0;
+    if (rc == SQLITE_ROW) {
+      sqlite3_value *v = sqlite3_column_value(st, 0);
+      if (sqlite3_value_type(v) == SQLITE_NULL) continue; /* its group is skipped */
+      if (sqlite3_value_type(v) != SQLITE_INTEGER) break;
+      g = sqlite3_value_int64(v);
+      if (have && g < gtid) break;
+    }
+    if (have && (rc != SQLITE_ROW || g != gtid)) { /* the run of gtid ends */
+      identity id = {seen[0] ? decode_known(&me->m, min[0]) : TL_STR_NONE,
+                     seen[1] ? decode_known(&me->m, min[1]) : TL_STR_NONE, TL_STR_NONE};
+      if (id.a == TL_STR_NOMEM || id.b == TL_STR_NOMEM) break;
+      uint32_t ix = identity_intern(&set, &me->comm, &id);
+      if (!ix || TL_VEC_PUSH(&me->load_key, gtid) ||
+          TL_VEC_PUSH(&me->load_val, (uint64_t)ix << 32)) {
+        nomem = 1;
+        break;
+      }
+      have = 0;
+    }
+    if (rc != SQLITE_ROW) {
+      fast = rc == SQLITE_DONE;
+      break;
+    }
+    if (!have) have = 1, gtid = g, seen[0] = seen[1] = 0;
+    int k;
+    for (k = 0; k < 2; k++) {
+      sqlite3_value *v = sqlite3_column_value(st, 1 + k);
+      if (sqlite3_value_type(v) == SQLITE_NULL) continue;
+      if (sqlite3_value_type(v) != SQLITE_INTEGER) break;
+      int64_t x = sqlite3_value_int64(v);
+      if (!seen[k] || x < min[k]) min[k] = x, seen[k] = 1;
+    }
+    if (k < 2) break;
+  }
+  int failed = rc != SQLITE_ROW && rc != SQLITE_DONE;
+  if (failed)
+    tl_fail(e, "failed to read identity rows from '%s': %s (sql: %s)", me->m.path,
+            sqlite3_errmsg(me->m.db), sql);
+  sqlite3_finalize(st);
+  free(set.slots);
+  if (nomem) return tl_nomem(e), -1;
+  if (failed) return -1;
+  if (!fast) me->load_key.n = me->load_val.n = nkeys, me->comm.n = 0;
+  return fast;
+}
+
 #define OPS_FILTER_BITS (1u << 20)
 
 static uint32_t ops_filter_bit(int64_t conn) {
@@ -575,7 +649,9 @@ static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f
   ok = comm_cols.exists && tl_columns_have(&comm_cols, comm_task_required, 0, NULL);
   int comm_has_type = tl_columns_find(&comm_cols, "taskType", 0) >= 0;
   tl_columns_free(&comm_cols);
-  if (ok && load_identity(me,
+  int fast = ok ? load_comm_runs(me, comm_has_type, e) : 0;
+  if (fast < 0) goto fail;
+  if (ok && !fast && load_identity(me,
                           comm_has_type
                               ? "SELECT globalTaskId, MIN(name), MIN(taskType) FROM "
                                 "COMMUNICATION_TASK_INFO GROUP BY globalTaskId ORDER BY globalTaskId"
@@ -787,6 +863,7 @@ const tl_family_def tl_msprof_family = {
                    "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_*.db",
     .sqlite_files = 1,
     .capture_companion = 1,
+    .calls_beside = 1,
     .inventory = inventory,
     .events_open = events_open,
     .calls_open = calls_open,
