@@ -117,20 +117,39 @@ START_TEST(two_ranks_are_two_inputs) {
 }
 END_TEST
 
+/* A profile of n ranks in a new directory (dir: a mkdtemp template): PROF_<r>/msprof_<r>.db
+** made by sql[r]; paths[r] its file. */
+static void write_ranks(char *dir, int n, const char *const *sql, char (*paths)[128]) {
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  for (int r = 0; r < n; r++) {
+    char prof[96];
+    snprintf(prof, sizeof prof, "%s/PROF_%d", dir, r);
+    ck_assert_int_eq(mkdir(prof, 0700), 0);
+    snprintf(paths[r], 128, "%s/msprof_%d.db", prof, r);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(paths[r], &db), SQLITE_OK);
+    char *err = NULL;
+    ck_assert_msg(sqlite3_exec(db, sql[r], NULL, NULL, &err) == SQLITE_OK, "%s", err);
+    sqlite3_close(db);
+  }
+}
+
+static void remove_ranks(const char *dir, int n, char (*paths)[128]) {
+  for (int r = 0; r < n; r++) {
+    remove(paths[r]);
+    char prof[96];
+    snprintf(prof, sizeof prof, "%s/PROF_%d", dir, r);
+    rmdir(prof);
+  }
+  rmdir(dir);
+}
+
 /* A communication op's event takes the stream its tasks overlap longest, the smaller stream
 ** id on a tie, and no stream when no task overlaps it (inputs.md 9.2). Op 1 (connection 7,
 ** [100, 200)): stream 5 overlaps 30 ns, stream 7 20 + 30 = 50 ns, stream 3 50 ns: stream 3.
 ** Op 2 (connection 8, [300, 400)): one task on stream 9, partly outside: stream 9. Op 3
 ** (connection 9): its only task is on another device: no stream. */
 START_TEST(comm_op_primary_stream) {
-  char dir[] = "/tmp/tl-msprof-XXXXXX";
-  ck_assert_ptr_nonnull(mkdtemp(dir));
-  char prof[64], db_path[96];
-  snprintf(prof, sizeof prof, "%s/PROF_0", dir);
-  ck_assert_int_eq(mkdir(prof, 0700), 0);
-  snprintf(db_path, sizeof db_path, "%s/msprof_0.db", prof);
-  sqlite3 *db;
-  ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
   const char *sql =
       "CREATE TABLE TASK(startNs INT, endNs INT, deviceId INT, streamId INT, taskId INT, "
       "  globalTaskId INT, connectionId INT, taskType TEXT);"
@@ -143,8 +162,8 @@ START_TEST(comm_op_primary_stream) {
       "INSERT INTO COMMUNICATION_OP VALUES ('hcclAllReduce', 100, 200, 7, 1, 0, 'allreduce'),"
       "  ('hcclAllGather', 300, 400, 8, 2, 0, 'allgather'),"
       "  ('hcclBroadcast', 500, 600, 9, 3, 0, 'broadcast');";
-  ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-  sqlite3_close(db);
+  char dir[] = "/tmp/tl-msprof-XXXXXX", db_path[1][128];
+  write_ranks(dir, 1, &sql, db_path);
   tl_profile p;
   tl_err e = {0};
   ck_assert_msg(tl_profile_discover(dir, NULL, &p, &e) == TL_OK, "%s", e.msg);
@@ -157,7 +176,7 @@ START_TEST(comm_op_primary_stream) {
   ck_assert_uint_eq(tl_events_stream_id(&t.ev, 8), TL_NO_STREAM);
   tl_trace_free(&t);
   tl_profile_free(&p);
-  remove(db_path), rmdir(prof), rmdir(dir);
+  remove_ranks(dir, 1, db_path);
 }
 END_TEST
 
@@ -255,32 +274,6 @@ START_TEST(threads_give_the_same_trace) {
 }
 END_TEST
 
-/* A profile of two ranks, each msprof_N.db written by `sql` (%d: the rank). */
-static void write_ranks(char *dir, const char *const sql[2], char paths[2][128]) {
-  ck_assert_ptr_nonnull(mkdtemp(dir));
-  for (int r = 0; r < 2; r++) {
-    char prof[96];
-    snprintf(prof, sizeof prof, "%s/PROF_%d", dir, r);
-    ck_assert_int_eq(mkdir(prof, 0700), 0);
-    snprintf(paths[r], 128, "%s/msprof_%d.db", prof, r);
-    sqlite3 *db;
-    ck_assert_int_eq(sqlite3_open(paths[r], &db), SQLITE_OK);
-    char *err = NULL;
-    ck_assert_msg(sqlite3_exec(db, sql[r], NULL, NULL, &err) == SQLITE_OK, "%s", err);
-    sqlite3_close(db);
-  }
-}
-
-static void remove_ranks(const char *dir, char paths[2][128]) {
-  for (int r = 0; r < 2; r++) {
-    remove(paths[r]);
-    char prof[96];
-    snprintf(prof, sizeof prof, "%s/PROF_%d", dir, r);
-    rmdir(prof);
-  }
-  rmdir(dir);
-}
-
 #define RANK_TABLES                                                                          \
   "CREATE TABLE STRING_IDS(id INTEGER PRIMARY KEY, value TEXT);"                            \
   "CREATE TABLE TASK(startNs INT, endNs INT, deviceId INT, streamId INT, taskId INT, "       \
@@ -305,7 +298,7 @@ START_TEST(threads_keep_string_ids_of_new_call_names) {
       "INSERT INTO CANN_API VALUES (5, 9, 6, 4294967303, 1, 5), (11, 19, NULL, 4294967303, 2, 888),"
       "  (21, 29, 3, 4294967303, 3, 'otherText');"};
   char dir[] = "/tmp/tl-threads-XXXXXX", paths[2][128];
-  write_ranks(dir, sql, paths);
+  write_ranks(dir, 2, sql, paths);
   tl_profile p1, p2;
   tl_trace t1, t2;
   char *m1, *m2;
@@ -328,7 +321,7 @@ START_TEST(threads_keep_string_ids_of_new_call_names) {
   ck_assert_int_eq(t2.dropped_call_rows, 1); /* the fractional startNs */
   tl_trace_free(&t1), tl_trace_free(&t2);
   tl_profile_free(&p1), tl_profile_free(&p2);
-  remove_ranks(dir, paths);
+  remove_ranks(dir, 2, paths);
 }
 END_TEST
 
@@ -361,7 +354,7 @@ START_TEST(threads_report_call_table_errors) {
              cases[c][0]);
     const char *const sql[2] = {sql0, sql1};
     char dir[] = "/tmp/tl-threads-XXXXXX", paths[2][128];
-    write_ranks(dir, sql, paths);
+    write_ranks(dir, 2, sql, paths);
     char want[512];
     snprintf(want, sizeof want, cases[c][1], paths[1]);
     for (int threads = 1; threads <= 2; threads++) {
@@ -374,7 +367,7 @@ START_TEST(threads_report_call_table_errors) {
       free(msg);
       tl_profile_free(&p);
     }
-    remove_ranks(dir, paths);
+    remove_ranks(dir, 2, paths);
   }
 }
 END_TEST
@@ -395,14 +388,6 @@ START_TEST(comm_identity_is_the_minimum_per_task) {
       /* a run interrupted by another task */
       "(5, 1, 7), (6, 2, 8), (4, 1, NULL), (NULL, 3, NULL)"};
   for (size_t c = 0; c < sizeof rows / sizeof rows[0]; c++) {
-    char dir[] = "/tmp/tl-comm-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char prof[64], db_path[96];
-    snprintf(prof, sizeof prof, "%s/PROF_0", dir);
-    ck_assert_int_eq(mkdir(prof, 0700), 0);
-    snprintf(db_path, sizeof db_path, "%s/msprof_0.db", prof);
-    sqlite3 *db;
-    ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
     char sql[2048];
     snprintf(sql, sizeof sql,
              "CREATE TABLE STRING_IDS(id INTEGER PRIMARY KEY, value TEXT);"
@@ -416,9 +401,9 @@ START_TEST(comm_identity_is_the_minimum_per_task) {
              "  taskType INTEGER);"
              "INSERT INTO COMMUNICATION_TASK_INFO VALUES %s;",
              rows[c]);
-    char *err = NULL;
-    ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, &err) == SQLITE_OK, "%s", err);
-    sqlite3_close(db);
+    const char *sqls[1] = {sql};
+    char dir[] = "/tmp/tl-comm-XXXXXX", db_path[1][128];
+    write_ranks(dir, 1, sqls, db_path);
     tl_profile p;
     tl_trace t;
     char *msg;
@@ -436,7 +421,7 @@ START_TEST(comm_identity_is_the_minimum_per_task) {
     ck_assert_int_eq(l2->kind, TL_KIND_DATA_MOVE); /* SDMA, no identity */
     tl_trace_free(&t);
     tl_profile_free(&p);
-    remove(db_path), rmdir(prof), rmdir(dir);
+    remove_ranks(dir, 1, db_path);
   }
 }
 END_TEST
