@@ -2,7 +2,9 @@
 ** cursor.c: whole-profile cursors and the inventory, on top of the family readers.
 **
 ** tl_events_open() chains the event cursors of every input in db_idx order;
-** tl_calls_open() does the same for host runtime calls. tl_profile_inventory() lists
+** tl_calls_open() does the same for host runtime calls. tl_profile_read() drains them into a
+** sink, an input's calls on a second thread beside its events where the sink and the family
+** take it (source.h, beside_begin; ARCHITECTURE.md Threads). tl_profile_inventory() lists
 ** inputs, files, tables (with row counts), warnings, and asks each family for its
 ** capability rows.
 */
