@@ -181,6 +181,8 @@ typedef struct msprof_events {
   uint8_t *kind_cache;            /* (task type id < SMALL_IDS, comm, compute) -> kind + 1 */
   tl_i64map ops_by_conn;          /* connectionId -> first op index */
   uint64_t *ops_filter;           /* bit set of hashed op connectionIds: most tasks miss */
+  int64_t last_conn, last_first;  /* the last lookup in ops_by_conn: an op's tasks come in a
+                                     row (last_first -1: none; last_conn TL_ABSENT: unset) */
   size_t next_op;
 } msprof_events;
 
@@ -501,8 +503,11 @@ static int link_task_to_ops(msprof_events *me, uint32_t device, uint32_t stream,
                             int64_t start, int64_t end) {
   uint32_t bit = ops_filter_bit(conn);
   if (!(me->ops_filter[bit >> 6] & (1ull << (bit & 63)))) return 0;
-  int64_t *first = tl_i64map_get(&me->ops_by_conn, conn);
-  for (int64_t j = first ? *first : -1; j >= 0; j = me->ops.v[j].next_same_conn) {
+  if (conn != me->last_conn) {
+    int64_t *first = tl_i64map_get(&me->ops_by_conn, conn);
+    me->last_conn = conn, me->last_first = first ? *first : -1;
+  }
+  for (int64_t j = me->last_first; j >= 0; j = me->ops.v[j].next_same_conn) {
     comm_op *op = &me->ops.v[j];
     if (op->device != device) continue;
     int64_t lo = start > op->start ? start : op->start;
@@ -652,6 +657,7 @@ static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f
   if (!me) return tl_nomem(e);
   me->base.next = events_next;
   me->base.close = events_close;
+  me->last_conn = TL_ABSENT, me->last_first = -1;
   me->db_idx = db_idx;
   me->source_id = p->inputs.v[db_idx].primary_file;
   tl_columns task_cols = {0}, op_cols = {0};
