@@ -11,6 +11,7 @@
 #include "source/source.h"
 #include "source/sqlsrc.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -185,6 +186,7 @@ static int beside_join(beside *b, int rc, tl_strpool *pool, tl_row_sink *sink, t
 }
 
 int tl_profile_read(const tl_profile *p, tl_strpool *pool, tl_row_sink *sink, tl_err *e) {
+  int beside_ran = 0;
   for (size_t i = 0; i < p->inputs.n; i++) {
     const tl_family_def *f = p->inputs.v[i].family;
     tl_cursor *c;
@@ -195,11 +197,17 @@ int tl_profile_read(const tl_profile *p, tl_strpool *pool, tl_row_sink *sink, tl
     beside *b = beside_start(p, (int)i, sink);
     int rc = f->events_open(p, (int)i, NULL, pool, &c, e) || drain(c, 0, sink, e) ? TL_ERROR
                                                                                   : TL_OK;
-    if (b) rc = beside_join(b, rc, pool, sink, e);
+    if (b) rc = beside_join(b, rc, pool, sink, e), beside_ran = 1;
     else if (rc == TL_OK && (f->calls_open(p, (int)i, pool, &c, e) || drain(c, 1, sink, e)))
       rc = TL_ERROR;
     if (rc) return TL_ERROR;
   }
+#ifdef __GLIBC__
+  /* The calls grew while the events' identity maps were held (read in turn, they reuse that
+  ** memory), and the second thread allocated from its own arena: hand the free pages of both
+  ** back, or the later stages' peak carries them. */
+  if (beside_ran) malloc_trim(0);
+#endif
   return TL_OK;
 }
 

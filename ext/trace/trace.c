@@ -3,6 +3,7 @@
 */
 #include "trace/trace.h"
 
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,8 +78,15 @@ static void calls_free(tl_calls *v) {
 
 void tl_trace_release_calls(tl_trace *t) {
   size_t n = t->calls.n;
+  int beside = t->calls_beside;
   calls_free(&t->calls);
   t->calls.n = n;
+#ifdef __GLIBC__
+  /* Calls read beside the events grew in the reading thread's malloc arena, which this
+  ** thread's later allocations do not reuse: its free pages go back now, or the analysis's
+  ** peak (in recovery) carries them. */
+  if (beside) malloc_trim(0);
+#endif
 }
 
 void tl_trace_release_event_ids(tl_trace *t) {
@@ -463,6 +471,7 @@ static int beside_take(tl_trace *t, beside_calls *b, const uint32_t *remap) {
 static int beside_end(void *ctx, void *bctx, const uint32_t *remap, tl_err *e) {
   beside_calls *b = bctx;
   int rc = remap && beside_take(b->t, b, remap) ? tl_nomem(e) : TL_OK;
+  b->t->calls_beside = 1;
   TL_VEC_FREE(&b->own.shapes);
   free(b->own.shape_slots);
   TL_VEC_FREE(&b->refs);

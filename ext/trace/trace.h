@@ -109,6 +109,7 @@ typedef struct tl_trace {
   tl_calls calls;
   int64_t dropped_event_rows;   /* source rows skipped by documented rules */
   int64_t dropped_call_rows;
+  int calls_beside;             /* some calls were read on a second thread (its malloc arena) */
   uint32_t *label_slots;        /* open-addressing table of label index + 1 */
   size_t label_nslots;
   /* provenance caches of tl_trace_add_event / _add_call: rows come in runs of one table */
