@@ -93,7 +93,8 @@ static int hash_sources(analysis *a, tl_err *e) {
 }
 
 static int read_trace(analysis *a, tl_err *e) {
-  int rc = tl_trace_load(&a->profile, &a->trace, tl_progress_rows, &a->pr, e);
+  int rc = tl_trace_load_threads(&a->profile, &a->trace, a->opt.threads, tl_progress_rows, &a->pr,
+                                 e);
   if (a->hashing) rc = tl_hashing_join(a->hashing, rc, &a->digests, e);
   a->hashing = NULL;
   return rc;

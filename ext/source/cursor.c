@@ -2,13 +2,18 @@
 ** cursor.c: whole-profile cursors and the inventory, on top of the family readers.
 **
 ** tl_events_open() chains the event cursors of every input in db_idx order;
-** tl_calls_open() does the same for host runtime calls. tl_profile_inventory() lists
+** tl_calls_open() does the same for host runtime calls. tl_profile_read() drains them into a
+** sink, an input's calls on a second thread beside its events where the sink and the family
+** take it (source.h, beside_begin; ARCHITECTURE.md Threads). tl_profile_inventory() lists
 ** inputs, files, tables (with row counts), warnings, and asks each family for its
 ** capability rows.
 */
 #include "source/source.h"
 #include "source/sqlsrc.h"
 
+#include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,7 +99,94 @@ static int drain(tl_cursor *c, int calls, tl_row_sink *sink, tl_err *e) {
   return rc == 0 ? TL_OK : TL_ERROR;
 }
 
+/* An input's calls read on a second thread (source.h, tl_row_sink.beside_begin): its own
+** connection (the family's calls cursor opens one) and its own string pool; the rows go to
+** the sink's beside_call on that thread. */
+typedef struct beside {
+  const tl_profile *p;
+  int db_idx;
+  tl_row_sink *sink;
+  void *bctx;          /* the sink's context for beside_call */
+  tl_strpool *pool;    /* the thread's */
+  atomic_int stop;     /* set by the calling thread when it fails or is interrupted */
+  int rc;
+  int64_t dropped;
+  tl_err err;
+  pthread_t thread;
+} beside;
+
+static void *beside_run(void *arg) {
+  beside *b = arg;
+  const tl_family_def *f = b->p->inputs.v[b->db_idx].family;
+  tl_cursor *c;
+  b->rc = TL_ERROR;
+  if (f->calls_open(b->p, b->db_idx, b->pool, &c, &b->err)) return NULL;
+  tl_call_row row;
+  int rc;
+  size_t n = 0;
+  while ((rc = c->next(c, &row, &b->err)) == 1) {
+    if (b->sink->beside_call(b->bctx, &row, &b->err)) {
+      rc = -1;
+      break;
+    }
+    /* The calling thread's failure or interrupt ends this one soon: its result is unused. */
+    if ((++n & 4095) == 0 && atomic_load(&b->stop)) {
+      tl_fail_code(&b->err, TL_ERR_INTERRUPTED, "stopped");
+      rc = -1;
+      break;
+    }
+  }
+  b->dropped = c->dropped_rows;
+  c->close(c);
+  b->rc = rc == 0 ? TL_OK : TL_ERROR;
+  return NULL;
+}
+
+/* Starts reading input db_idx's calls on a second thread; NULL when the sink or the family
+** does not take it, or no thread (or memory) can be had: then they are read in turn. */
+static beside *beside_start(const tl_profile *p, int db_idx, tl_row_sink *sink) {
+  if (!sink->beside_begin || !p->inputs.v[db_idx].family->calls_beside) return NULL;
+  beside *b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->p = p, b->db_idx = db_idx, b->sink = sink;
+  atomic_init(&b->stop, 0);
+  b->pool = tl_strpool_new();
+  if (b->pool) b->bctx = sink->beside_begin(sink->ctx, b->pool);
+  if (b->bctx && pthread_create(&b->thread, NULL, beside_run, b) == 0) return b;
+  if (b->bctx) sink->beside_end(sink->ctx, b->bctx, NULL, NULL);
+  tl_strpool_free(b->pool);
+  free(b);
+  return NULL;
+}
+
+/* Waits for the thread (stopping it first when rc != TL_OK) and hands its calls to the sink:
+** the thread's strings are interned into pool in the order it interned them, so every id is
+** the one a read in turn gives (the calls come right after the input's events). */
+static int beside_join(beside *b, int rc, tl_strpool *pool, tl_row_sink *sink, tl_err *e) {
+  if (rc != TL_OK) atomic_store(&b->stop, 1);
+  pthread_join(b->thread, NULL);
+  if (rc == TL_OK && b->rc != TL_OK)
+    rc = tl_fail_code(e, b->err.code ? (tl_err_code)b->err.code : TL_ERR_FAILED, "%s",
+                      b->err.msg ? b->err.msg : "reading the runtime calls failed");
+  uint32_t n = tl_strpool_count(b->pool);
+  uint32_t *remap = rc == TL_OK ? malloc((n ? n : 1) * sizeof *remap) : NULL;
+  if (rc == TL_OK && !remap) rc = tl_nomem(e);
+  for (uint32_t i = 0; rc == TL_OK && i < n; i++) {
+    remap[i] = tl_strpool_intern(pool, tl_strpool_str(b->pool, i), tl_strpool_len(b->pool, i));
+    if (remap[i] == TL_STR_NOMEM) rc = tl_nomem(e);
+  }
+  if (sink->beside_end(sink->ctx, b->bctx, rc == TL_OK ? remap : NULL, e) && rc == TL_OK)
+    rc = TL_ERROR;
+  if (rc == TL_OK) sink->dropped_calls += b->dropped;
+  free(remap);
+  tl_err_clear(&b->err);
+  tl_strpool_free(b->pool);
+  free(b);
+  return rc;
+}
+
 int tl_profile_read(const tl_profile *p, tl_strpool *pool, tl_row_sink *sink, tl_err *e) {
+  int beside_ran = 0;
   for (size_t i = 0; i < p->inputs.n; i++) {
     const tl_family_def *f = p->inputs.v[i].family;
     tl_cursor *c;
@@ -102,9 +194,20 @@ int tl_profile_read(const tl_profile *p, tl_strpool *pool, tl_row_sink *sink, tl
       if (f->read(p, (int)i, pool, sink, e)) return TL_ERROR;
       continue;
     }
-    if (f->events_open(p, (int)i, NULL, pool, &c, e) || drain(c, 0, sink, e)) return TL_ERROR;
-    if (f->calls_open(p, (int)i, pool, &c, e) || drain(c, 1, sink, e)) return TL_ERROR;
+    beside *b = beside_start(p, (int)i, sink);
+    int rc = f->events_open(p, (int)i, NULL, pool, &c, e) || drain(c, 0, sink, e) ? TL_ERROR
+                                                                                  : TL_OK;
+    if (b) rc = beside_join(b, rc, pool, sink, e), beside_ran = 1;
+    else if (rc == TL_OK && (f->calls_open(p, (int)i, pool, &c, e) || drain(c, 1, sink, e)))
+      rc = TL_ERROR;
+    if (rc) return TL_ERROR;
   }
+#ifdef __GLIBC__
+  /* The calls grew while the events' identity maps were held (read in turn, they reuse that
+  ** memory), and the second thread allocated from its own arena: hand the free pages of both
+  ** back, or the later stages' peak carries them. */
+  if (beside_ran) malloc_trim(0);
+#endif
   return TL_OK;
 }
 

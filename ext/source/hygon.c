@@ -534,4 +534,5 @@ const tl_family_def tl_hygon_family = {
     .inventory = inventory,
     .events_open = events_open,
     .calls_open = calls_open,
+    .calls_beside = 1,
 };

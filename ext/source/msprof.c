@@ -67,19 +67,18 @@ static void close_db(msprof_db *m) {
   m->db = NULL;
 }
 
-/* decode(map, id): the string of an id, its decimal text when unknown, absent for NULL.
-** Returns TL_STR_NOMEM on out-of-memory. */
-static uint32_t decode(msprof_db *m, sqlite3_stmt *st, int col) {
-  if (col < 0) return TL_STR_NONE;
-  int type = sqlite3_column_type(st, col);
+/* decode(m, v): the string of a name column's value: text as it is, an id through the string
+** table, an id missing there as its decimal text, absent for NULL. Returns TL_STR_NOMEM on
+** out-of-memory. */
+static uint32_t decode_value(msprof_db *m, sqlite3_value *v) {
+  int type = sqlite3_value_type(v);
   if (type == SQLITE_NULL) return TL_STR_NONE;
   if (type == SQLITE_TEXT) {
     /* Some exports store names as text; use them as they are. */
-    int len;
-    const char *t = tl_col_text(st, col, &len);
-    return tl_strpool_intern(m->pool, t, (size_t)len);
+    const char *t = (const char *)sqlite3_value_text(v);
+    return tl_strpool_intern(m->pool, t ? t : "", t ? (size_t)sqlite3_value_bytes(v) : 0);
   }
-  int64_t id = tl_col_i64(st, col, 0);
+  int64_t id = tl_value_i64(v, 0);
   /* Name ids repeat on every row (task types, operator names): cache the small ones. */
   if (id >= 0 && id < SMALL_IDS && m->small && m->small[id]) return m->small[id] - 1;
   uint32_t out = tl_strtab_lookup(&m->names, m->pool, id, NULL);
@@ -91,6 +90,16 @@ static uint32_t decode(msprof_db *m, sqlite3_stmt *st, int col) {
   }
   if (id >= 0 && id < SMALL_IDS && m->small) m->small[id] = out + 1;
   return out;
+}
+
+/* decode_value of column col (-1: absent). */
+static uint32_t decode(msprof_db *m, sqlite3_stmt *st, int col) {
+  return col < 0 ? TL_STR_NONE : decode_value(m, sqlite3_column_value(st, col));
+}
+
+/* Each column of the current row fetched once: the readers below look at most twice. */
+static void fetch_row(sqlite3_stmt *st, sqlite3_value **v, int n) {
+  for (int i = 0; i < n; i++) v[i] = sqlite3_column_value(st, i);
 }
 
 static int64_t normalize_model_id(int64_t v) {
@@ -172,6 +181,8 @@ typedef struct msprof_events {
   uint8_t *kind_cache;            /* (task type id < SMALL_IDS, comm, compute) -> kind + 1 */
   tl_i64map ops_by_conn;          /* connectionId -> first op index */
   uint64_t *ops_filter;           /* bit set of hashed op connectionIds: most tasks miss */
+  int64_t last_conn, last_first;  /* the last lookup in ops_by_conn: an op's tasks come in a
+                                     row (last_first -1: none; last_conn TL_ABSENT: unset) */
   size_t next_op;
 } msprof_events;
 
@@ -191,18 +202,43 @@ static void events_close(tl_cursor *c) {
   free(me);
 }
 
+/* 1 when keys[lo, hi) are in order. */
+static int ascending(const int64_t *keys, size_t lo, size_t hi) {
+  for (size_t i = lo + 1; i < hi; i++)
+    if (keys[i] < keys[i - 1]) return 0;
+  return 1;
+}
+
+/* order[] = the load order of the pairs sorted by globalTaskId, stably. The compute pairs
+** [0, ncompute) and the communication pairs after them each come in order as msprof writes
+** them (COMPUTE_TASK_INFO in rowid order, the communication runs ascending): then one merge;
+** otherwise a radix sort. */
+static int sort_loaded(const int64_t *keys, size_t n, size_t ncompute, uint32_t *order) {
+  if (ascending(keys, 0, ncompute) && ascending(keys, ncompute, n)) {
+    size_t i = 0, j = ncompute, k = 0;
+    while (i < ncompute && j < n) order[k++] = (uint32_t)(keys[j] < keys[i] ? j++ : i++);
+    while (i < ncompute) order[k++] = (uint32_t)i++;
+    while (j < n) order[k++] = (uint32_t)j++;
+    return 0;
+  }
+  uint64_t *ord = malloc((n ? n : 1) * sizeof *ord);
+  if (!ord) return -1;
+  for (size_t i = 0; i < n; i++) ord[i] = tl_order_i64(keys[i]), order[i] = (uint32_t)i;
+  int rc = tl_radix_sort_u64(ord, order, n);
+  free(ord);
+  return rc;
+}
+
 /* Sorts the loaded (globalTaskId, half) pairs into the lookup arrays. The sort is stable,
 ** so among rows of one globalTaskId the first loaded wins, per half. */
-static int finish_identity(msprof_events *me) {
+static int finish_identity(msprof_events *me, size_t ncompute) {
   size_t n = me->load_key.n;
-  uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
   uint32_t *order = malloc((n ? n : 1) * sizeof *order);
   me->ident_key = malloc((n ? n : 1) * sizeof *me->ident_key);
   me->ident_val = malloc((n ? n : 1) * sizeof *me->ident_val);
   int rc = -1;
-  if (!keys || !order || !me->ident_key || !me->ident_val) goto out;
-  for (size_t i = 0; i < n; i++) keys[i] = tl_order_i64(me->load_key.v[i]), order[i] = (uint32_t)i;
-  if (tl_radix_sort_u64(keys, order, n)) goto out;
+  if (!order || !me->ident_key || !me->ident_val) goto out;
+  if (sort_loaded(me->load_key.v, n, ncompute, order)) goto out;
   size_t m = 0;
   for (size_t i = 0; i < n; i++) {
     int64_t k = me->load_key.v[order[i]];
@@ -220,7 +256,7 @@ static int finish_identity(msprof_events *me) {
   TL_VEC_FREE(&me->load_key), TL_VEC_FREE(&me->load_val);
   rc = 0;
 out:
-  free(keys), free(order);
+  free(order);
   return rc;
 }
 
@@ -299,10 +335,12 @@ static int load_identity(msprof_events *me, const char *sql, int shift, void *ve
   identity_set set = {NULL, 0};
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (sqlite3_column_type(st, 0) == SQLITE_NULL) continue;
-    int64_t gtid = sqlite3_column_int64(st, 0);
-    identity id = {decode(&me->m, st, 1), decode(&me->m, st, 2),
-                   ncols > 3 ? decode(&me->m, st, 3) : TL_STR_NONE};
+    sqlite3_value *v[4];
+    fetch_row(st, v, ncols);
+    if (sqlite3_value_type(v[0]) == SQLITE_NULL) continue;
+    int64_t gtid = sqlite3_value_int64(v[0]);
+    identity id = {decode_value(&me->m, v[1]), decode_value(&me->m, v[2]),
+                   ncols > 3 ? decode_value(&me->m, v[3]) : TL_STR_NONE};
     uint32_t ix = id.a == TL_STR_NOMEM || id.b == TL_STR_NOMEM || id.c == TL_STR_NOMEM
                       ? 0 : identity_intern(&set, vec_, &id);
     if (!ix || TL_VEC_PUSH(&me->load_key, gtid) ||
@@ -318,6 +356,80 @@ static int load_identity(msprof_events *me, const char *sql, int shift, void *ve
     return tl_fail(e, "failed to read identity rows from '%s': %s (sql: %s)", me->m.path,
                    sqlite3_errmsg(me->m.db), sql);
   return TL_OK;
+}
+
+/* decode() of an integer id whose string is in the pool already (the string table's are,
+** interned at load; or cached): TL_STR_NOMEM where decode() would intern. */
+static uint32_t decode_known(msprof_db *m, int64_t id) {
+  if (id >= 0 && id < SMALL_IDS && m->small[id]) return m->small[id] - 1;
+  return tl_strtab_lookup(&m->names, m->pool, id, NULL);
+}
+
+/* COMMUNICATION_TASK_INFO has a row per task of a communication op, and a task's identity is
+** MIN(name), MIN(taskType) over its rows (GROUP BY globalTaskId): a query that sorts the
+** table. msprof writes the rows grouped by globalTaskId in ascending order, so one scan in
+** rowid order folds each run in C instead, for the same identities in the same order. A value
+** that is not an integer id already in the pool (what decode() would intern) or a
+** globalTaskId out of order gives up: 0, nothing kept, and the caller runs the query. */
+static int load_comm_runs(msprof_events *me, int has_type, tl_err *e) {
+  const char *sql = has_type ? "SELECT globalTaskId, name, taskType FROM COMMUNICATION_TASK_INFO "
+                               "ORDER BY rowid"
+                             : "SELECT globalTaskId, name, NULL FROM COMMUNICATION_TASK_INFO "
+                               "ORDER BY rowid";
+  sqlite3_stmt *st;
+  if (tl_sql_prepare(me->m.db, me->m.path, sql, &st, e)) return -1;
+  size_t nkeys = me->load_key.n;
+  identity_set set = {NULL, 0};
+  int rc, fast = 0, nomem = 0, have = 0;
+  int64_t gtid = 0, min[2] = {0, 0};
+  int seen[2] = {0, 0};
+  for (;;) {
+    rc = sqlite3_step(st);
+    int64_t g = 0;
+    if (rc == SQLITE_ROW) {
+      sqlite3_value *v = sqlite3_column_value(st, 0);
+      if (sqlite3_value_type(v) == SQLITE_NULL) continue; /* its group is skipped */
+      if (sqlite3_value_type(v) != SQLITE_INTEGER) break;
+      g = sqlite3_value_int64(v);
+      if (have && g < gtid) break;
+    }
+    if (have && (rc != SQLITE_ROW || g != gtid)) { /* the run of gtid ends */
+      identity id = {seen[0] ? decode_known(&me->m, min[0]) : TL_STR_NONE,
+                     seen[1] ? decode_known(&me->m, min[1]) : TL_STR_NONE, TL_STR_NONE};
+      if (id.a == TL_STR_NOMEM || id.b == TL_STR_NOMEM) break;
+      uint32_t ix = identity_intern(&set, &me->comm, &id);
+      if (!ix || TL_VEC_PUSH(&me->load_key, gtid) ||
+          TL_VEC_PUSH(&me->load_val, (uint64_t)ix << 32)) {
+        nomem = 1;
+        break;
+      }
+      have = 0;
+    }
+    if (rc != SQLITE_ROW) {
+      fast = rc == SQLITE_DONE;
+      break;
+    }
+    if (!have) have = 1, gtid = g, seen[0] = seen[1] = 0;
+    int k;
+    for (k = 0; k < 2; k++) {
+      sqlite3_value *v = sqlite3_column_value(st, 1 + k);
+      if (sqlite3_value_type(v) == SQLITE_NULL) continue;
+      if (sqlite3_value_type(v) != SQLITE_INTEGER) break;
+      int64_t x = sqlite3_value_int64(v);
+      if (!seen[k] || x < min[k]) min[k] = x, seen[k] = 1;
+    }
+    if (k < 2) break;
+  }
+  int failed = rc != SQLITE_ROW && rc != SQLITE_DONE;
+  if (failed)
+    tl_fail(e, "failed to read identity rows from '%s': %s (sql: %s)", me->m.path,
+            sqlite3_errmsg(me->m.db), sql);
+  sqlite3_finalize(st);
+  free(set.slots);
+  if (nomem) return tl_nomem(e), -1;
+  if (failed) return -1;
+  if (!fast) me->load_key.n = me->load_val.n = nkeys, me->comm.n = 0;
+  return fast;
 }
 
 #define OPS_FILTER_BITS (1u << 20)
@@ -391,8 +503,11 @@ static int link_task_to_ops(msprof_events *me, uint32_t device, uint32_t stream,
                             int64_t start, int64_t end) {
   uint32_t bit = ops_filter_bit(conn);
   if (!(me->ops_filter[bit >> 6] & (1ull << (bit & 63)))) return 0;
-  int64_t *first = tl_i64map_get(&me->ops_by_conn, conn);
-  for (int64_t j = first ? *first : -1; j >= 0; j = me->ops.v[j].next_same_conn) {
+  if (conn != me->last_conn) {
+    int64_t *first = tl_i64map_get(&me->ops_by_conn, conn);
+    me->last_conn = conn, me->last_first = first ? *first : -1;
+  }
+  for (int64_t j = me->last_first; j >= 0; j = me->ops.v[j].next_same_conn) {
     comm_op *op = &me->ops.v[j];
     if (op->device != device) continue;
     int64_t lo = start > op->start ? start : op->start;
@@ -452,40 +567,38 @@ static int events_next(tl_cursor *c, void *row_, tl_err *e) {
     if (rc != SQLITE_ROW)
       return tl_fail(e, "failed to read TASK in '%s': %s", me->m.path, sqlite3_errmsg(me->m.db)),
              -1;
-    sqlite3_stmt *st = me->task;
     /* rowid, startNs, endNs, deviceId, streamId, taskId, globalTaskId, connectionId,
     ** contextId, taskType, modelId */
-    if (sqlite3_column_type(st, 1) == SQLITE_NULL || sqlite3_column_type(st, 2) == SQLITE_NULL) {
-      me->base.dropped_rows++;
-      continue;
-    }
+    sqlite3_value *v[11];
+    fetch_row(me->task, v, 11);
     row_defaults(r, me->db_idx, me->source_id);
     r->source_table = "TASK";
-    r->source_rowid = sqlite3_column_int64(st, 0);
-    r->start_ns = tl_col_i64(st, 1, INT64_MIN);
-    r->end_ns = tl_col_i64(st, 2, INT64_MIN);
+    r->source_rowid = sqlite3_value_int64(v[0]);
+    /* NULL, text or fractional times, or an end before the start: no interval, counted. */
+    r->start_ns = tl_value_i64(v[1], INT64_MIN);
+    r->end_ns = tl_value_i64(v[2], INT64_MIN);
     if (r->start_ns == INT64_MIN || r->end_ns == INT64_MIN || r->end_ns < r->start_ns) {
       me->base.dropped_rows++;
       continue;
     }
     /* A task without an integer device cannot be placed on a device: dropped, counted. */
-    int64_t device = tl_col_i64(st, 3, -1);
+    int64_t device = tl_value_i64(v[3], -1);
     if (device < 0 || device > UINT32_MAX - 1) {
       me->base.dropped_rows++;
       continue;
     }
     r->device_id = (uint32_t)device;
-    int64_t stream = tl_col_i64(st, 4, TL_ABSENT);
+    int64_t stream = tl_value_i64(v[4], TL_ABSENT);
     r->stream_id = stream < 0 || stream > UINT32_MAX ? TL_NO_STREAM : (uint32_t)stream;
-    r->task_id = tl_col_i64(st, 5, TL_ABSENT);
-    r->global_task_id = tl_col_i64(st, 6, TL_ABSENT);
-    r->correlation_id = tl_col_i64(st, 7, TL_ABSENT);
-    r->context_id = tl_col_i64(st, 8, TL_ABSENT);
-    r->name = r->task_type = decode(&me->m, st, 9);
-    r->model_id = normalize_model_id(tl_col_i64(st, 10, TL_ABSENT));
+    r->task_id = tl_value_i64(v[5], TL_ABSENT);
+    r->global_task_id = tl_value_i64(v[6], TL_ABSENT);
+    r->correlation_id = tl_value_i64(v[7], TL_ABSENT);
+    r->context_id = tl_value_i64(v[8], TL_ABSENT);
+    r->name = r->task_type = decode_value(&me->m, v[9]);
+    r->model_id = normalize_model_id(tl_value_i64(v[10], TL_ABSENT));
     if (r->name == TL_STR_NOMEM) return tl_nomem(e), -1;
     int has_comm = 0, has_compute = 0;
-    if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
+    if (sqlite3_value_type(v[6]) != SQLITE_NULL) {
       uint64_t packed = find_identity(me, r->global_task_id);
       uint32_t ci = (uint32_t)packed, mi = (uint32_t)(packed >> 32);
       if (ci) {
@@ -544,6 +657,7 @@ static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f
   if (!me) return tl_nomem(e);
   me->base.next = events_next;
   me->base.close = events_close;
+  me->last_conn = TL_ABSENT, me->last_first = -1;
   me->db_idx = db_idx;
   me->source_id = p->inputs.v[db_idx].primary_file;
   tl_columns task_cols = {0}, op_cols = {0};
@@ -570,12 +684,15 @@ static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f
                           "ORDER BY rowid",
                           0, &me->compute, 4, e))
     goto fail;
+  size_t ncompute = me->load_key.n;
   tl_columns comm_cols;
   if (tl_sql_columns(me->m.db, me->m.path, "COMMUNICATION_TASK_INFO", &comm_cols, e)) goto fail;
   ok = comm_cols.exists && tl_columns_have(&comm_cols, comm_task_required, 0, NULL);
   int comm_has_type = tl_columns_find(&comm_cols, "taskType", 0) >= 0;
   tl_columns_free(&comm_cols);
-  if (ok && load_identity(me,
+  int fast = ok ? load_comm_runs(me, comm_has_type, e) : 0;
+  if (fast < 0) goto fail;
+  if (ok && !fast && load_identity(me,
                           comm_has_type
                               ? "SELECT globalTaskId, MIN(name), MIN(taskType) FROM "
                                 "COMMUNICATION_TASK_INFO GROUP BY globalTaskId ORDER BY globalTaskId"
@@ -584,7 +701,7 @@ static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f
                           32, &me->comm, 3, e))
     goto fail;
   me->kind_cache = calloc((size_t)SMALL_IDS * 4, 1);
-  if (finish_identity(me) || !me->kind_cache) {
+  if (finish_identity(me, ncompute) || !me->kind_cache) {
     tl_nomem(e);
     goto fail;
   }
@@ -635,7 +752,9 @@ static int calls_next(tl_cursor *c, void *row_, tl_err *e) {
   msprof_calls *mc = (msprof_calls *)c;
   tl_call_row *r = row_;
   if (!mc->st) return 0;
-  sqlite3_stmt *st = mc->st;
+  /* rowid, startNs, endNs, connectionId, name, globalTid, deviceId, type */
+  sqlite3_value *v[8];
+  int64_t s0, e0;
   for (;;) {
     int rc = sqlite3_step(mc->st);
     if (rc == SQLITE_DONE) return 0;
@@ -643,31 +762,32 @@ static int calls_next(tl_cursor *c, void *row_, tl_err *e) {
       return tl_fail(e, "failed to read CANN_API in '%s': %s", mc->m.path,
                      sqlite3_errmsg(mc->m.db)),
              -1;
+    fetch_row(mc->st, v, 8);
     /* Text or fractional times pass the SQL filter endNs > startNs: skip, counted. */
-    int64_t s0 = tl_col_i64(st, 1, INT64_MIN), e0 = tl_col_i64(st, 2, INT64_MIN);
+    s0 = tl_value_i64(v[1], INT64_MIN), e0 = tl_value_i64(v[2], INT64_MIN);
     if (s0 != INT64_MIN && e0 != INT64_MIN && e0 > s0) break;
     mc->base.dropped_rows++;
   }
-  /* rowid, startNs, endNs, connectionId, name, globalTid, deviceId, type */
   memset(r, 0, sizeof *r);
   r->db_idx = mc->db_idx;
   r->source_id = mc->source_id;
   r->source_table = "CANN_API";
-  r->source_rowid = sqlite3_column_int64(st, 0);
+  r->source_rowid = sqlite3_value_int64(v[0]);
   r->provider = TL_PROVIDER_ASCEND;
-  r->start_ns = tl_col_i64(st, 1, 0);
-  r->end_ns = tl_col_i64(st, 2, 0);
-  r->correlation_id = tl_col_i64(st, 3, TL_ABSENT);
-  r->api_name = decode(&mc->m, st, 4);
-  r->global_tid = tl_col_i64(st, 5, TL_ABSENT);
+  r->start_ns = s0;
+  r->end_ns = e0;
+  r->correlation_id = tl_value_i64(v[3], TL_ABSENT);
+  r->api_name = decode_value(&mc->m, v[4]);
+  r->global_tid = tl_value_i64(v[5], TL_ABSENT);
   if (r->global_tid != TL_ABSENT) {
     r->process_id = (int64_t)((uint64_t)r->global_tid >> 32);
     r->thread_id = (int64_t)((uint64_t)r->global_tid & 0xffffffffu);
   } else {
     r->process_id = r->thread_id = TL_ABSENT;
   }
-  r->device_id = tl_col_i64(st, 6, TL_ABSENT);
-  r->api_type = sqlite3_column_type(st, 7) == SQLITE_NULL ? mc->default_type : decode(&mc->m, st, 7);
+  r->device_id = tl_value_i64(v[6], TL_ABSENT);
+  r->api_type = sqlite3_value_type(v[7]) == SQLITE_NULL ? mc->default_type
+                                                         : decode_value(&mc->m, v[7]);
   r->context_id = TL_ABSENT;
   if (r->api_name == TL_STR_NOMEM || r->api_type == TL_STR_NOMEM) return tl_nomem(e), -1;
   return 1;
@@ -787,6 +907,7 @@ const tl_family_def tl_msprof_family = {
                    "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_*.db",
     .sqlite_files = 1,
     .capture_companion = 1,
+    .calls_beside = 1,
     .inventory = inventory,
     .events_open = events_open,
     .calls_open = calls_open,

@@ -1058,5 +1058,6 @@ const tl_family_def tl_msprof_split_family = {
     .inventory = inventory,
     .events_open = events_open,
     .calls_open = calls_open,
+    .calls_beside = 1,
     .host_marks = tl_msprof_host_marks,
 };

@@ -888,5 +888,6 @@ const tl_family_def tl_nsys_family = {
     .inventory = inventory,
     .events_open = events_open,
     .calls_open = calls_open,
+    .calls_beside = 1,
     .cuda_graph_facts = tl_nsys_cuda_graph_facts,
 };

@@ -146,6 +146,17 @@ typedef struct tl_row_sink {
   /* The input's events are host operators of this thread (a CPU operator plane). */
   int (*plane)(void *ctx, int db_idx, int64_t global_tid, tl_err *e);
   int64_t dropped_events, dropped_calls; /* rows skipped by documented rules, summed */
+  /* Optional (NULL: calls are read in turn): an input's calls read on a second thread while
+  ** this one reads its events, for families with calls_beside. beside_begin (this thread)
+  ** returns the context of beside_call (NULL: read in turn), which runs on the second thread
+  ** with string ids of pool, that thread's own, and must touch nothing `event` touches.
+  ** beside_end (this thread, once the second one ended, right after the input's events)
+  ** takes the calls in: remap[id] is the id in the caller's pool of pool's string id (its
+  ** strings interned there in pool's id order, the order a read in turn interns them); remap
+  ** NULL discards them (an error; e may then be NULL). */
+  void *(*beside_begin)(void *ctx, tl_strpool *pool);
+  int (*beside_call)(void *bctx, const tl_call_row *r, tl_err *e);
+  int (*beside_end)(void *ctx, void *bctx, const uint32_t *remap, tl_err *e);
 } tl_row_sink;
 
 /* Optional filter that cursors MAY use to skip work; the caller re-checks every row. */
@@ -275,6 +286,8 @@ struct tl_family_def {
   const char *layout_hint;     /* what a directory scan finds, for "no profile" messages */
   unsigned sqlite_files : 1;   /* its files are SQLite databases (tables, embed_raw) */
   unsigned capture_companion : 1; /* may have a capture-stream companion (stream_info.db) */
+  unsigned calls_beside : 1;   /* its calls cursor may run on a second thread beside its events
+                                  cursor: its own connection, nothing shared but p (read) */
   int (*inventory)(const tl_profile *p, int db_idx, tl_inventory *inv, tl_err *e);
   int (*events_open)(const tl_profile *p, int db_idx, const tl_event_filter *f,
                      tl_strpool *pool, tl_cursor **out, tl_err *e);
@@ -320,7 +333,8 @@ int tl_events_open(const tl_profile *p, const tl_event_filter *f, tl_strpool *po
 int tl_calls_open(const tl_profile *p, tl_strpool *pool, tl_cursor **out, tl_err *e);
 /* Reads every input in db_idx order into sink: its events, then or interleaved with its
 ** calls (each kind in reader order), and its host scopes. A family with a one-pass reader
-** reads its file once; the others through their two cursors. */
+** reads its file once; the others through their two cursors, the calls on a second thread
+** where the sink (beside_begin) and the family (calls_beside) take it. */
 int tl_profile_read(const tl_profile *p, tl_strpool *pool, tl_row_sink *sink, tl_err *e);
 
 #endif

@@ -216,7 +216,10 @@ static int text_to_i64(const char *s, int64_t *out) {
 int64_t tl_col_i64(sqlite3_stmt *st, int col, int64_t fallback) {
   if (col < 0) return fallback;
   /* One column fetch, then value accessors: cheaper than column_type + column_int64. */
-  sqlite3_value *v = sqlite3_column_value(st, col);
+  return tl_value_i64(sqlite3_column_value(st, col), fallback);
+}
+
+int64_t tl_value_i64(sqlite3_value *v, int64_t fallback) {
   switch (sqlite3_value_type(v)) {
     case SQLITE_INTEGER: return sqlite3_value_int64(v);
     case SQLITE_NULL: return fallback;

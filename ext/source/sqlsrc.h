@@ -69,6 +69,9 @@ char *tl_sql_quote_ident(const char *name);
 /* Reads an integer column with NULL -> fallback. Integers stay integers; a REAL or
 ** NUMERIC text value is converted exactly when it holds an integral value. */
 int64_t tl_col_i64(sqlite3_stmt *st, int col, int64_t fallback);
+/* The same of a value (sqlite3_column_value: a reader that looks at a column twice fetches it
+** once). */
+int64_t tl_value_i64(sqlite3_value *v, int64_t fallback);
 /* Text of a column, "" for NULL. Valid until the next step. */
 const char *tl_col_text(sqlite3_stmt *st, int col, int *len);
 

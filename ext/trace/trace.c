@@ -3,6 +3,7 @@
 */
 #include "trace/trace.h"
 
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,8 +78,15 @@ static void calls_free(tl_calls *v) {
 
 void tl_trace_release_calls(tl_trace *t) {
   size_t n = t->calls.n;
+  int beside = t->calls_beside;
   calls_free(&t->calls);
   t->calls.n = n;
+#ifdef __GLIBC__
+  /* Calls read beside the events grew in the reading thread's malloc arena, which this
+  ** thread's later allocations do not reuse: its free pages go back now, or the analysis's
+  ** peak (in recovery) carries them. */
+  if (beside) malloc_trim(0);
+#endif
 }
 
 void tl_trace_release_event_ids(tl_trace *t) {
@@ -184,26 +192,29 @@ static uint32_t label_intern(tl_trace *t, const tl_label *l) {
   return INTERN(&t->labels, &t->label_slots, &t->label_nslots, l, label_hash(l), &LABEL_OPS);
 }
 
-/* Index of a (source_id, table) pair; the last one is cached since rows come in runs. */
-static int source_ref_of(tl_trace *t, int source_id, const char *table, uint16_t *out) {
-  uint32_t tid = tl_strpool_intern_cstr(t->pool, table);
+/* Index of a (source_id, table) pair among refs (table names in pool); the last one is
+** cached since rows come in runs. */
+static int source_ref_of(tl_strpool *pool, tl_source_refs *refs, int source_id,
+                         const char *table, uint16_t *out) {
+  uint32_t tid = tl_strpool_intern_cstr(pool, table);
   if (tid == TL_STR_NOMEM) return -1;
-  for (size_t i = t->source_refs.n; i-- > 0;)
-    if (t->source_refs.v[i].source_id == source_id && t->source_refs.v[i].table == tid) {
+  for (size_t i = refs->n; i-- > 0;)
+    if (refs->v[i].source_id == source_id && refs->v[i].table == tid) {
       *out = (uint16_t)i;
       return 0;
     }
-  if (t->source_refs.n >= UINT16_MAX) return -1;
+  if (refs->n >= UINT16_MAX) return -1;
   tl_source_ref r = {source_id, tid};
-  if (TL_VEC_PUSH(&t->source_refs, r)) return -1;
-  *out = (uint16_t)(t->source_refs.n - 1);
+  if (TL_VEC_PUSH(refs, r)) return -1;
+  *out = (uint16_t)(refs->n - 1);
   return 0;
 }
 
 /* source_ref_of for rows that come in runs of one table: looked up once per run. */
-static int cached_source_ref(tl_trace *t, tl_source_cache *c, int source_id, const char *table) {
+static int cached_source_ref(tl_strpool *pool, tl_source_refs *refs, tl_source_cache *c,
+                             int source_id, const char *table) {
   if (c->table == table && c->source_id == source_id) return 0;
-  if (source_ref_of(t, source_id, table, &c->ref)) return -1;
+  if (source_ref_of(pool, refs, source_id, table, &c->ref)) return -1;
   c->table = table, c->source_id = source_id;
   return 0;
 }
@@ -284,7 +295,9 @@ static tl_label label_of_row(const tl_event_row *r) {
 }
 
 int tl_trace_add_event(tl_trace *t, const tl_event_row *r) {
-  if (cached_source_ref(t, &t->event_source, r->source_id, r->source_table)) return -1;
+  if (cached_source_ref(t->pool, &t->source_refs, &t->event_source, r->source_id,
+                        r->source_table))
+    return -1;
   tl_label l = label_of_row(r);
   uint32_t li = label_intern(t, &l);
   if (li == UINT32_MAX) return -1;
@@ -365,17 +378,17 @@ static uint32_t call_shape_intern(tl_calls *v, const tl_call_shape *s) {
                 &CALL_SHAPE_OPS);
 }
 
-int tl_trace_add_call(tl_trace *t, const tl_call_row *r) {
-  tl_calls *v = &t->calls;
+/* Appends one call to v, its provenance ref known, its shape interned among the shapes of
+** h: v's own, or those of a reading thread beside (whose calls begin at row first). */
+static int calls_push(tl_calls *v, tl_calls *h, size_t first, const tl_call_row *r,
+                      uint16_t ref) {
   if (v->n == v->cap && calls_grow(v)) return -1;
-  if (cached_source_ref(t, &t->call_source, r->source_id, r->source_table)) return -1;
   size_t i = v->n;
-  tl_call_shape sh = {r->process_id, r->thread_id, r->global_tid, r->api_type,
-                      t->call_source.ref};
+  tl_call_shape sh = {r->process_id, r->thread_id, r->global_tid, r->api_type, ref};
   /* consecutive calls of one thread and API type share the shape: look it up once per run */
-  uint32_t shape = i && call_shape_eq(&v->shapes.v[v->shape[i - 1]], &sh)
+  uint32_t shape = i > first && call_shape_eq(&h->shapes.v[v->shape[i - 1]], &sh)
                        ? v->shape[i - 1]
-                       : call_shape_intern(v, &sh);
+                       : call_shape_intern(h, &sh);
   if (shape == UINT32_MAX) return -1;
   if (tl_i64col_set(&v->source_rowid, i, r->source_rowid) ||
       tl_i64col_set(&v->context_id, i, r->context_id) ||
@@ -389,11 +402,82 @@ int tl_trace_add_call(tl_trace *t, const tl_call_row *r) {
   return 0;
 }
 
+int tl_trace_add_call(tl_trace *t, const tl_call_row *r) {
+  if (cached_source_ref(t->pool, &t->source_refs, &t->call_source, r->source_id,
+                        r->source_table))
+    return -1;
+  return calls_push(&t->calls, &t->calls, 0, r, t->call_source.ref);
+}
+
+/* ------------------------------------------------------------------ calls beside */
+
 typedef struct loader {
   tl_trace *t;
   tl_progress_fn progress;
   void *ctx;
 } loader;
+
+/* An input's calls read on a second thread (tl_row_sink.beside_begin): appended to t->calls,
+** which no other thread touches meanwhile, with the strings of that thread's pool and their
+** own provenance refs and shapes; taken in on the calling thread afterwards. */
+typedef struct beside_calls {
+  tl_trace *t;
+  tl_strpool *pool;      /* the reading thread's */
+  size_t first;          /* t->calls.n when it began */
+  tl_calls own;          /* only its shapes: strings of pool, refs into refs */
+  tl_source_refs refs;   /* (source, table name in pool) in order of first use */
+  tl_source_cache cache;
+} beside_calls;
+
+static void *beside_begin(void *ctx, tl_strpool *pool) {
+  tl_trace *t = ((loader *)ctx)->t;
+  beside_calls *b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->t = t, b->pool = pool, b->first = t->calls.n;
+  return b;
+}
+
+static int beside_call(void *bctx, const tl_call_row *r, tl_err *e) {
+  beside_calls *b = bctx;
+  if (cached_source_ref(b->pool, &b->refs, &b->cache, r->source_id, r->source_table) ||
+      calls_push(&b->t->calls, &b->own, b->first, r, b->cache.ref))
+    return tl_nomem(e);
+  return TL_OK;
+}
+
+/* Renames the thread's strings, refs and shapes to the trace's, each in its order of first
+** use: the order a read in turn would have met them, so the ids are the same. */
+static int beside_take(tl_trace *t, beside_calls *b, const uint32_t *remap) {
+  tl_calls *v = &t->calls;
+  uint16_t *ref = malloc((b->refs.n ? b->refs.n : 1) * sizeof *ref);
+  uint32_t *shape = malloc((b->own.shapes.n ? b->own.shapes.n : 1) * sizeof *shape);
+  int rc = ref && shape ? 0 : -1;
+  for (size_t k = 0; rc == 0 && k < b->refs.n; k++)
+    rc = source_ref_of(t->pool, &t->source_refs, b->refs.v[k].source_id,
+                       tl_strpool_str(t->pool, remap[b->refs.v[k].table]), &ref[k]);
+  for (size_t k = 0; rc == 0 && k < b->own.shapes.n; k++) {
+    tl_call_shape sh = b->own.shapes.v[k];
+    sh.api_type = remap[sh.api_type], sh.source_ref = ref[sh.source_ref];
+    if ((shape[k] = call_shape_intern(v, &sh)) == UINT32_MAX) rc = -1;
+  }
+  for (size_t i = b->first; rc == 0 && i < v->n; i++)
+    v->api_name[i] = remap[v->api_name[i]], v->shape[i] = shape[v->shape[i]];
+  /* the cache names a table by its pointer, which the closed cursor may have owned */
+  t->call_source.table = NULL;
+  free(ref), free(shape);
+  return rc;
+}
+
+static int beside_end(void *ctx, void *bctx, const uint32_t *remap, tl_err *e) {
+  beside_calls *b = bctx;
+  int rc = remap && beside_take(b->t, b, remap) ? tl_nomem(e) : TL_OK;
+  b->t->calls_beside = 1;
+  TL_VEC_FREE(&b->own.shapes);
+  free(b->own.shape_slots);
+  TL_VEC_FREE(&b->refs);
+  free(b);
+  return rc;
+}
 
 static int load_event(void *vctx, const tl_event_row *r, tl_err *e) {
   loader *l = vctx;
@@ -422,6 +506,11 @@ static int load_plane(void *vctx, int db_idx, int64_t global_tid, tl_err *e) {
 
 int tl_trace_load(tl_profile *profile, tl_trace *t, tl_progress_fn progress, void *ctx,
                   tl_err *e) {
+  return tl_trace_load_threads(profile, t, 1, progress, ctx, e);
+}
+
+int tl_trace_load_threads(tl_profile *profile, tl_trace *t, int threads, tl_progress_fn progress,
+                          void *ctx, tl_err *e) {
   if (tl_trace_init(t, profile, e)) return TL_ERROR;
   size_t ninputs = profile->inputs.n;
   t->plane_tid = malloc((ninputs ? ninputs : 1) * sizeof *t->plane_tid);
@@ -431,7 +520,10 @@ int tl_trace_load(tl_profile *profile, tl_trace *t, tl_progress_fn progress, voi
   }
   for (size_t i = 0; i < ninputs; i++) t->plane_tid[i] = TL_ABSENT;
   loader l = {t, progress, ctx};
-  tl_row_sink sink = {&l, load_event, load_call, load_scope, load_plane, 0, 0};
+  tl_row_sink sink = {.ctx = &l, .event = load_event, .call = load_call, .scope = load_scope,
+                      .plane = load_plane};
+  if (threads >= 2)
+    sink.beside_begin = beside_begin, sink.beside_call = beside_call, sink.beside_end = beside_end;
   t->event_source.table = t->call_source.table = NULL;
   if (tl_profile_read(profile, t->pool, &sink, e)) {
     tl_trace_free(t);

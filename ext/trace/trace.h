@@ -35,6 +35,7 @@ typedef struct tl_source_ref {
   int source_id;
   uint32_t table; /* strpool id of the table name */
 } tl_source_ref;
+typedef TL_VEC(tl_source_ref) tl_source_refs;
 
 /* Provider ids are tl_i64col columns (i64col.h) with base TL_ABSENT: read them with
 ** tl_i64col_get; a column no source fills costs nothing, one whose values fit 32 bits
@@ -103,11 +104,12 @@ typedef struct tl_trace {
   tl_profile *profile;          /* borrowed */
   tl_strpool *pool;             /* owned */
   TL_VEC(tl_label) labels;
-  TL_VEC(tl_source_ref) source_refs;
+  tl_source_refs source_refs;
   tl_events ev;
   tl_calls calls;
   int64_t dropped_event_rows;   /* source rows skipped by documented rules */
   int64_t dropped_call_rows;
+  int calls_beside;             /* some calls were read on a second thread (its malloc arena) */
   uint32_t *label_slots;        /* open-addressing table of label index + 1 */
   size_t label_nslots;
   /* provenance caches of tl_trace_add_event / _add_call: rows come in runs of one table */
@@ -125,6 +127,10 @@ typedef struct tl_trace {
 typedef int (*tl_progress_fn)(void *ctx, const char *stage, int64_t done);
 int tl_trace_load(tl_profile *profile, tl_trace *t, tl_progress_fn progress, void *ctx,
                   tl_err *e);
+/* The same; with threads >= 2 an input's runtime calls may be read on a second thread while
+** this one reads its events (source.h, tl_row_sink.beside_begin): the same trace, id for id. */
+int tl_trace_load_threads(tl_profile *profile, tl_trace *t, int threads, tl_progress_fn progress,
+                          void *ctx, tl_err *e);
 void tl_trace_free(tl_trace *t);
 /* Frees the runtime calls' columns once nothing reads them any more (after publication of
 ** the calls and relations); calls.n stays, for the counts. */

@@ -66,11 +66,13 @@ def test_explicit_output_threads_and_options(cli, fixtures, tmp_path):
     assert r.returncode == 2 and 'unknown analyze option "nope"' in r.stderr  # a usage error
 
 
-@pytest.mark.parametrize("fixture", ["exact_hlt/mono", "exact_hlt/split", "two_ranks", "gen/nsys_s4_l5_k7"])
+@pytest.mark.parametrize("fixture", ["exact_hlt/mono", "exact_hlt/split", "two_ranks", "gen/nsys_s4_l5_k7",
+                                     "gen/ascend_s5_l3_k6", "hygon/hipprof.db"])
 def test_results_are_identical_for_any_thread_count(cli, fixtures, tmp_path, fixture):
-    # Threads hash the sources beside reading and help SQLite's sorter build the indexes;
-    # neither may change a byte of what is published. The loop tree is rendered on a thread
-    # of its own except with --threads 1: its file and the printed lines are the same too.
+    # Threads hash the sources beside reading, read each input's runtime calls beside its
+    # events (their own string pool, merged in a fixed order) and help SQLite's sorter build
+    # the indexes; none may change a byte of what is published. The loop tree is rendered on
+    # a thread of its own except with --threads 1: its file and the printed lines are the same too.
     dumps, trees, printed = [], [], []
     for threads in (1, 2, 5):
         out = tmp_path / ("t%d.db" % threads)
@@ -84,6 +86,28 @@ def test_results_are_identical_for_any_thread_count(cli, fixtures, tmp_path, fix
     assert dumps[0] == dumps[1] == dumps[2]
     assert trees[0].startswith(b"# Loop tree") and trees[0] == trees[1] == trees[2]
     assert "loop tree: " in printed[0] and printed[0] == printed[1] == printed[2]
+
+
+def test_runtime_call_error_is_the_same_for_any_thread_count(cli, fixtures, tmp_path):
+    # CANN_API is read on a second thread with threads >= 2: a row that fails there stops the
+    # analysis with the message of a read in turn, naming the file and the table.
+    prof = tmp_path / "prof"
+    shutil.copytree(fixtures / "exact_hlt" / "mono", prof)
+    db_path = next(prof.glob("PROF_*/msprof_*.db"))
+    with sqlite3.connect(db_path) as db:
+        cols = [r[1] for r in db.execute("PRAGMA table_info(CANN_API)")]
+        db.execute("ALTER TABLE CANN_API RENAME TO cann_rows")
+        sel = ", ".join("abs(-9223372036854775807 - 1 + 0 * connectionId) AS connectionId"
+                        if c == "connectionId" else c for c in cols)
+        db.execute("CREATE VIEW CANN_API AS SELECT %s FROM cann_rows" % sel)
+    errors = []
+    for threads in (1, 2):
+        out = tmp_path / ("t%d.db" % threads)
+        r = run(cli, prof, "--output", out, "--threads", threads)
+        assert r.returncode == 1 and not out.exists()
+        errors.append(r.stderr)
+    assert "failed to read CANN_API in '%s': integer overflow" % db_path in errors[0]
+    assert errors[0] == errors[1]
 
 
 def test_failed_run_keeps_previous_output_byte_identical(cli, fixtures, tmp_path):

@@ -117,20 +117,39 @@ START_TEST(two_ranks_are_two_inputs) {
 }
 END_TEST
 
+/* A profile of n ranks in a new directory (dir: a mkdtemp template): PROF_<r>/msprof_<r>.db
+** made by sql[r]; paths[r] its file. */
+static void write_ranks(char *dir, int n, const char *const *sql, char (*paths)[128]) {
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  for (int r = 0; r < n; r++) {
+    char prof[96];
+    snprintf(prof, sizeof prof, "%s/PROF_%d", dir, r);
+    ck_assert_int_eq(mkdir(prof, 0700), 0);
+    snprintf(paths[r], 128, "%s/msprof_%d.db", prof, r);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(paths[r], &db), SQLITE_OK);
+    char *err = NULL;
+    ck_assert_msg(sqlite3_exec(db, sql[r], NULL, NULL, &err) == SQLITE_OK, "%s", err);
+    sqlite3_close(db);
+  }
+}
+
+static void remove_ranks(const char *dir, int n, char (*paths)[128]) {
+  for (int r = 0; r < n; r++) {
+    remove(paths[r]);
+    char prof[96];
+    snprintf(prof, sizeof prof, "%s/PROF_%d", dir, r);
+    rmdir(prof);
+  }
+  rmdir(dir);
+}
+
 /* A communication op's event takes the stream its tasks overlap longest, the smaller stream
 ** id on a tie, and no stream when no task overlaps it (inputs.md 9.2). Op 1 (connection 7,
 ** [100, 200)): stream 5 overlaps 30 ns, stream 7 20 + 30 = 50 ns, stream 3 50 ns: stream 3.
 ** Op 2 (connection 8, [300, 400)): one task on stream 9, partly outside: stream 9. Op 3
 ** (connection 9): its only task is on another device: no stream. */
 START_TEST(comm_op_primary_stream) {
-  char dir[] = "/tmp/tl-msprof-XXXXXX";
-  ck_assert_ptr_nonnull(mkdtemp(dir));
-  char prof[64], db_path[96];
-  snprintf(prof, sizeof prof, "%s/PROF_0", dir);
-  ck_assert_int_eq(mkdir(prof, 0700), 0);
-  snprintf(db_path, sizeof db_path, "%s/msprof_0.db", prof);
-  sqlite3 *db;
-  ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
   const char *sql =
       "CREATE TABLE TASK(startNs INT, endNs INT, deviceId INT, streamId INT, taskId INT, "
       "  globalTaskId INT, connectionId INT, taskType TEXT);"
@@ -143,8 +162,8 @@ START_TEST(comm_op_primary_stream) {
       "INSERT INTO COMMUNICATION_OP VALUES ('hcclAllReduce', 100, 200, 7, 1, 0, 'allreduce'),"
       "  ('hcclAllGather', 300, 400, 8, 2, 0, 'allgather'),"
       "  ('hcclBroadcast', 500, 600, 9, 3, 0, 'broadcast');";
-  ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-  sqlite3_close(db);
+  char dir[] = "/tmp/tl-msprof-XXXXXX", db_path[1][128];
+  write_ranks(dir, 1, &sql, db_path);
   tl_profile p;
   tl_err e = {0};
   ck_assert_msg(tl_profile_discover(dir, NULL, &p, &e) == TL_OK, "%s", e.msg);
@@ -157,7 +176,253 @@ START_TEST(comm_op_primary_stream) {
   ck_assert_uint_eq(tl_events_stream_id(&t.ev, 8), TL_NO_STREAM);
   tl_trace_free(&t);
   tl_profile_free(&p);
-  remove(db_path), rmdir(prof), rmdir(dir);
+  remove_ranks(dir, 1, db_path);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ threads */
+
+/* Two traces are the same id for id: strings, labels, provenance, events, calls, shapes. */
+static void assert_same_trace(const tl_trace *a, const tl_trace *b) {
+  ck_assert_uint_eq(tl_strpool_count(a->pool), tl_strpool_count(b->pool));
+  for (uint32_t i = 0; i < tl_strpool_count(a->pool); i++)
+    ck_assert_str_eq(tl_strpool_str(a->pool, i), tl_strpool_str(b->pool, i));
+  ck_assert_uint_eq(a->labels.n, b->labels.n);
+  for (size_t i = 0; i < a->labels.n; i++) {
+    const tl_label *x = &a->labels.v[i], *y = &b->labels.v[i];
+    ck_assert(x->kind == y->kind && x->name == y->name && x->op_name == y->op_name &&
+              x->op_type == y->op_type && x->task_type == y->task_type &&
+              x->compute_task_type == y->compute_task_type && x->comm_name == y->comm_name &&
+              x->comm_task_type == y->comm_task_type);
+  }
+  ck_assert_uint_eq(a->source_refs.n, b->source_refs.n);
+  for (size_t i = 0; i < a->source_refs.n; i++) {
+    ck_assert_int_eq(a->source_refs.v[i].source_id, b->source_refs.v[i].source_id);
+    ck_assert_uint_eq(a->source_refs.v[i].table, b->source_refs.v[i].table);
+  }
+  ck_assert_uint_eq(a->ev.n, b->ev.n);
+  const tl_i64col *ea[] = {&a->ev.source_rowid, &a->ev.task_id, &a->ev.global_task_id,
+                           &a->ev.correlation_id, &a->ev.context_id, &a->ev.model_id,
+                           &a->ev.graph_node_id, &a->ev.op_id};
+  const tl_i64col *eb[] = {&b->ev.source_rowid, &b->ev.task_id, &b->ev.global_task_id,
+                           &b->ev.correlation_id, &b->ev.context_id, &b->ev.model_id,
+                           &b->ev.graph_node_id, &b->ev.op_id};
+  for (size_t i = 0; i < a->ev.n; i++) {
+    ck_assert_int_eq(a->ev.start_ns[i], b->ev.start_ns[i]);
+    ck_assert_int_eq(tl_events_end(&a->ev, i), tl_events_end(&b->ev, i));
+    ck_assert_uint_eq(a->ev.label[i], b->ev.label[i]);
+    ck_assert_uint_eq(a->ev.place[i], b->ev.place[i]);
+    for (size_t k = 0; k < sizeof ea / sizeof ea[0]; k++)
+      ck_assert_int_eq(tl_i64col_get(ea[k], i), tl_i64col_get(eb[k], i));
+  }
+  ck_assert_uint_eq(a->ev.places.n, b->ev.places.n);
+  ck_assert_uint_eq(a->calls.n, b->calls.n);
+  const tl_i64col *ca[] = {&a->calls.source_rowid, &a->calls.context_id, &a->calls.device_id,
+                           &a->calls.correlation_id};
+  const tl_i64col *cb[] = {&b->calls.source_rowid, &b->calls.context_id, &b->calls.device_id,
+                           &b->calls.correlation_id};
+  for (size_t i = 0; i < a->calls.n; i++) {
+    ck_assert_int_eq(a->calls.start_ns[i], b->calls.start_ns[i]);
+    ck_assert_int_eq(a->calls.end_ns[i], b->calls.end_ns[i]);
+    ck_assert_uint_eq(a->calls.api_name[i], b->calls.api_name[i]);
+    ck_assert_uint_eq(a->calls.shape[i], b->calls.shape[i]);
+    ck_assert_uint_eq(a->calls.provider[i], b->calls.provider[i]);
+    ck_assert_uint_eq(a->calls.db_idx[i], b->calls.db_idx[i]);
+    for (size_t k = 0; k < sizeof ca / sizeof ca[0]; k++)
+      ck_assert_int_eq(tl_i64col_get(ca[k], i), tl_i64col_get(cb[k], i));
+  }
+  ck_assert_uint_eq(a->calls.shapes.n, b->calls.shapes.n);
+  for (size_t i = 0; i < a->calls.shapes.n; i++) {
+    const tl_call_shape *x = &a->calls.shapes.v[i], *y = &b->calls.shapes.v[i];
+    ck_assert(x->process_id == y->process_id && x->thread_id == y->thread_id &&
+              x->global_tid == y->global_tid && x->api_type == y->api_type &&
+              x->source_ref == y->source_ref);
+  }
+  ck_assert_int_eq(a->dropped_event_rows, b->dropped_event_rows);
+  ck_assert_int_eq(a->dropped_call_rows, b->dropped_call_rows);
+}
+
+/* Loads path with `threads`; on error returns TL_ERROR with the message in *msg. */
+static int load_threads(const char *path, int threads, tl_profile *p, tl_trace *t, char **msg) {
+  tl_err e = {0};
+  ck_assert_msg(tl_profile_discover(path, NULL, p, &e) == TL_OK, "%s", e.msg);
+  int rc = tl_trace_load_threads(p, t, threads, NULL, NULL, &e);
+  *msg = tl_err_take(&e);
+  return rc;
+}
+
+/* With threads >= 2 an input's runtime calls are read on a second thread with its own string
+** pool (cursor.c, trace.c beside_*): the trace is the one of a read in turn, id for id. */
+START_TEST(threads_give_the_same_trace) {
+  static const char *const fixtures[] = {
+      "minimal_smoke/mono",  "exact_hlt/mono",          "two_ranks",
+      "gen/ascend_s5_l3_k6", "gen/ascend_s3_l6_k8",     "exact_hlt/split",
+      "split_golden/split",  "nsys/nsys_basic.sqlite",  "gen/nsys_s5_l3_k6",
+      "hygon/hipprof.db",    "kineto/gpu_basic.pt.trace.json"};
+  for (size_t f = 0; f < sizeof fixtures / sizeof fixtures[0]; f++) {
+    char *path = tl_fixture(fixtures[f]);
+    tl_profile p1, p2;
+    tl_trace t1, t2;
+    char *m1, *m2;
+    ck_assert_msg(load_threads(path, 1, &p1, &t1, &m1) == TL_OK, "%s: %s", fixtures[f], m1);
+    ck_assert_msg(load_threads(path, 2, &p2, &t2, &m2) == TL_OK, "%s: %s", fixtures[f], m2);
+    assert_same_trace(&t1, &t2);
+    tl_trace_free(&t1), tl_trace_free(&t2);
+    tl_profile_free(&p1), tl_profile_free(&p2);
+    free(path);
+  }
+}
+END_TEST
+
+#define RANK_TABLES                                                                          \
+  "CREATE TABLE STRING_IDS(id INTEGER PRIMARY KEY, value TEXT);"                            \
+  "CREATE TABLE TASK(startNs INT, endNs INT, deviceId INT, streamId INT, taskId INT, "       \
+  "  globalTaskId INT, connectionId INT, taskType INT);"                                    \
+  "CREATE TABLE CANN_API(startNs INT, endNs INT, type INT, globalTid INT, connectionId INT, " \
+  "  name INT);"
+
+/* Strings the calls' thread meets first (an unknown id's decimal text, a text name, the
+** default type) and strings the events interned already: their ids are those of a read in
+** turn, also for the second rank, whose calls come after the first rank's. */
+START_TEST(threads_keep_string_ids_of_new_call_names) {
+  const char *const sql[2] = {
+      RANK_TABLES
+      "INSERT INTO STRING_IDS VALUES (1, 'AI_CORE'), (2, 'aclnnAdd'), (3, 'ACL_OP');"
+      "INSERT INTO TASK VALUES (10, 20, 0, 1, 1, 1, 1, 1), (30, 40, 0, 1, 2, 2, 2, 777);"
+      "INSERT INTO CANN_API VALUES (5, 9, NULL, 4294967301, 1, 2),"
+      "  (21, 29, 3, 4294967301, 2, 888), (41, 49, 999, 4294967302, 3, 'textName'),"
+      "  (51.5, 59, 3, 4294967301, 4, 2), (61, 69, 3, 4294967301, 5, 777);",
+      RANK_TABLES
+      "INSERT INTO STRING_IDS VALUES (1, 'AIV'), (5, 'aclnnMul');"
+      "INSERT INTO TASK VALUES (10, 20, 1, 1, 1, 1, 1, 1);"
+      "INSERT INTO CANN_API VALUES (5, 9, 6, 4294967303, 1, 5), (11, 19, NULL, 4294967303, 2, 888),"
+      "  (21, 29, 3, 4294967303, 3, 'otherText');"};
+  char dir[] = "/tmp/tl-threads-XXXXXX", paths[2][128];
+  write_ranks(dir, 2, sql, paths);
+  tl_profile p1, p2;
+  tl_trace t1, t2;
+  char *m1, *m2;
+  ck_assert_msg(load_threads(dir, 1, &p1, &t1, &m1) == TL_OK, "%s", m1);
+  ck_assert_msg(load_threads(dir, 2, &p2, &t2, &m2) == TL_OK, "%s", m2);
+  assert_same_trace(&t1, &t2);
+  /* the calls as the profile has them (inputs.md 9.2), read with two threads */
+  static const char *const names[] = {"aclnnAdd", "888", "textName", "777",
+                                      "aclnnMul", "888", "otherText"};
+  static const char *const types[] = {"cann_api", "ACL_OP", "999", "ACL_OP",
+                                      "6", "cann_api", "3"};
+  ck_assert_uint_eq(t2.calls.n, 7);
+  for (size_t i = 0; i < t2.calls.n; i++) {
+    ck_assert_str_eq(tl_str(&t2, t2.calls.api_name[i]), names[i]);
+    ck_assert_str_eq(tl_str(&t2, tl_call_shape_of(&t2, i)->api_type), types[i]);
+    ck_assert_uint_eq(t2.calls.db_idx[i], i < 4 ? 0 : 1);
+  }
+  ck_assert_str_eq(tl_trace_source_table(&t2, tl_call_shape_of(&t2, 6)->source_ref),
+                   "CANN_API");
+  ck_assert_int_eq(t2.dropped_call_rows, 1); /* the fractional startNs */
+  tl_trace_free(&t1), tl_trace_free(&t2);
+  tl_profile_free(&p1), tl_profile_free(&p2);
+  remove_ranks(dir, 2, paths);
+}
+END_TEST
+
+/* An error in a table the calls' thread reads is the error of a read in turn: it names the
+** file, the table and (where the schema is at fault) the column. */
+START_TEST(threads_report_call_table_errors) {
+  static const char *const cases[][2] = {
+      /* a CANN_API view over a column that does not exist: its schema cannot be read */
+      {"CREATE TABLE C(startNs INT, endNs INT, connectionId INT, name INT);"
+       "CREATE VIEW CANN_API AS SELECT startNs, endNs, connectionId, name, lostColumn FROM C;",
+       "failed to prepare SQLite profile query: no such column: lostColumn; "
+       "sql=PRAGMA table_info(\"CANN_API\"); file=%s"},
+      /* a CANN_API view whose rows fail while read */
+      {"CREATE TABLE C(startNs INT, endNs INT, connectionId INT, name INT);"
+       "INSERT INTO C VALUES (1, 2, 1, 1);"
+       "CREATE VIEW CANN_API AS SELECT startNs, endNs, abs(-9223372036854775807 - connectionId) "
+       "  AS connectionId, name FROM C;",
+       "failed to read CANN_API in '%s': integer overflow"}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char sql0[1024];
+    snprintf(sql0, sizeof sql0, "%s%s", RANK_TABLES,
+             "INSERT INTO TASK VALUES (10, 20, 0, 1, 1, 1, 1, 1);");
+    /* rank 0 is sound; rank 1's CANN_API is the case (its other tables sound) */
+    char sql1[1024];
+    snprintf(sql1, sizeof sql1,
+             "CREATE TABLE STRING_IDS(id INTEGER PRIMARY KEY, value TEXT);"
+             "CREATE TABLE TASK(startNs INT, endNs INT, deviceId INT, streamId INT, taskId INT, "
+             "  globalTaskId INT, connectionId INT, taskType INT);"
+             "INSERT INTO TASK VALUES (10, 20, 1, 1, 1, 1, 1, 1);%s",
+             cases[c][0]);
+    const char *const sql[2] = {sql0, sql1};
+    char dir[] = "/tmp/tl-threads-XXXXXX", paths[2][128];
+    write_ranks(dir, 2, sql, paths);
+    char want[512];
+    snprintf(want, sizeof want, cases[c][1], paths[1]);
+    for (int threads = 1; threads <= 2; threads++) {
+      tl_profile p;
+      tl_trace t;
+      char *msg;
+      ck_assert_int_eq(load_threads(dir, threads, &p, &t, &msg), TL_ERROR);
+      ck_assert_msg(msg && strcmp(msg, want) == 0, "threads %d: got '%s', want '%s'", threads,
+                    msg ? msg : "(none)", want);
+      free(msg);
+      tl_profile_free(&p);
+    }
+    remove_ranks(dir, 2, paths);
+  }
+}
+END_TEST
+
+/* A task's communication identity is MIN(name), MIN(taskType) over its rows of
+** COMMUNICATION_TASK_INFO, NULLs left out, integers before text (SQLite's order): read by one
+** scan when the rows come grouped by ascending globalTaskId, by a query otherwise; the same
+** identities either way. Task 1: names 5, 4 and type 7 -> hcclA, typeX; task 2: name 6 (and
+** 'zz' text in one case) and type 8 -> hcclB, typeY; task 3: only NULLs -> none. */
+START_TEST(comm_identity_is_the_minimum_per_task) {
+  static const char *const rows[] = {
+      /* grouped, ascending */
+      "(5, 1, 7), (4, 1, NULL), (NULL, NULL, 9), (6, 2, 8), (NULL, 3, NULL)",
+      /* out of order */
+      "(6, 2, 8), (5, 1, 7), (NULL, 3, NULL), (4, 1, NULL)",
+      /* a text name */
+      "(5, 1, 7), (4, 1, NULL), ('zz', 2, NULL), (6, 2, 8), (NULL, 3, NULL)",
+      /* a run interrupted by another task */
+      "(5, 1, 7), (6, 2, 8), (4, 1, NULL), (NULL, 3, NULL)"};
+  for (size_t c = 0; c < sizeof rows / sizeof rows[0]; c++) {
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE STRING_IDS(id INTEGER PRIMARY KEY, value TEXT);"
+             "INSERT INTO STRING_IDS VALUES (4, 'hcclA'), (5, 'hcclZ'), (6, 'hcclB'),"
+             "  (7, 'typeX'), (8, 'typeY');"
+             "CREATE TABLE TASK(startNs INT, endNs INT, deviceId INT, streamId INT, taskId INT, "
+             "  globalTaskId INT, connectionId INT, taskType TEXT);"
+             "INSERT INTO TASK VALUES (10, 20, 0, 1, 1, 1, 1, 'SDMA'), (30, 40, 0, 1, 2, 2, 2, "
+             "  'SDMA'), (50, 60, 0, 1, 3, 3, 3, 'SDMA');"
+             "CREATE TABLE COMMUNICATION_TASK_INFO(name INTEGER, globalTaskId INTEGER, "
+             "  taskType INTEGER);"
+             "INSERT INTO COMMUNICATION_TASK_INFO VALUES %s;",
+             rows[c]);
+    const char *sqls[1] = {sql};
+    char dir[] = "/tmp/tl-comm-XXXXXX", db_path[1][128];
+    write_ranks(dir, 1, sqls, db_path);
+    tl_profile p;
+    tl_trace t;
+    char *msg;
+    ck_assert_msg(load_threads(dir, 1, &p, &t, &msg) == TL_OK, "%s", msg);
+    ck_assert_uint_eq(t.ev.n, 3);
+    const tl_label *l0 = tl_event_label(&t, 0), *l1 = tl_event_label(&t, 1),
+                   *l2 = tl_event_label(&t, 2);
+    ck_assert_msg(strcmp(tl_str(&t, l0->comm_name), "hcclA") == 0, "case %zu", c);
+    ck_assert_str_eq(tl_str(&t, l0->comm_task_type), "typeX");
+    ck_assert_int_eq(l0->kind, TL_KIND_COMMUNICATION);
+    ck_assert_str_eq(tl_str(&t, l1->comm_name), "hcclB");
+    ck_assert_str_eq(tl_str(&t, l1->comm_task_type), "typeY");
+    ck_assert_uint_eq(l2->comm_name, TL_STR_NONE);
+    ck_assert_uint_eq(l2->comm_task_type, TL_STR_NONE);
+    ck_assert_int_eq(l2->kind, TL_KIND_DATA_MOVE); /* SDMA, no identity */
+    tl_trace_free(&t);
+    tl_profile_free(&p);
+    remove_ranks(dir, 1, db_path);
+  }
 }
 END_TEST
 
@@ -170,6 +435,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, discovery_errors_name_the_file);
   tcase_add_test(tc, two_ranks_are_two_inputs);
   tcase_add_test(tc, comm_op_primary_stream);
+  tcase_add_test(tc, threads_give_the_same_trace);
+  tcase_add_test(tc, threads_keep_string_ids_of_new_call_names);
+  tcase_add_test(tc, threads_report_call_table_errors);
+  tcase_add_test(tc, comm_identity_is_the_minimum_per_task);
   suite_add_tcase(s, tc);
   return s;
 }
