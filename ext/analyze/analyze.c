@@ -233,8 +233,6 @@ static int pub_metadata(analysis *a, tl_err *e) {
   return rc == TL_OK ? tl_publish_catalog(a->db, e) : rc;
 }
 
-static int pub_release(analysis *a, tl_err *e) { return tl_txn_release(&a->txn, e); }
-
 /* ext/bodypattern reads the published replay cost map back (same savepoint). */
 static int pub_body_patterns(analysis *a, tl_err *e) {
   int64_t body_domains = 0;
@@ -277,7 +275,6 @@ static const publisher publishers[] = {
     {PUBLISH_REST, "replays", pub_replay, NULL},
     {PUBLISH_REST, "views", pub_views, NULL},
     {PUBLISH_REST, "metadata and catalog", pub_metadata, NULL},
-    {PUBLISH_REST, NULL, pub_release, NULL},
     {PUBLISH_REST, "replay body patterns", pub_body_patterns, NULL},
     {PUBLISH_REST, "context", pub_context, with_context},
     {PUBLISH_REST, "reports", pub_reports, NULL},
@@ -521,9 +518,9 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
       if (s->name) rc = tl_progress_stage(&a.pr, s->name, e);
       if (rc == TL_OK) rc = s->run(&a, e);
     }
-    /* Whatever failed after an interrupt failed because of it. */
-    if (rc != TL_OK && tl_progress_interrupted(&a.pr)) tl_err_set_code(e, TL_ERR_INTERRUPTED);
     rc = tl_txn_end(&a.txn, rc, e);
+    /* Whatever failed after an interrupt (the commit included) failed because of it. */
+    if (rc != TL_OK && tl_progress_interrupted(&a.pr)) tl_err_set_code(e, TL_ERR_INTERRUPTED);
     tl_staging_close(a.staging); /* after the transaction: DETACH is refused inside one */
     a.staging = NULL;
   }

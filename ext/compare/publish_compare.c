@@ -11,6 +11,7 @@
 */
 #include "compare/compare_int.h"
 #include "embedded.h"
+#include "publish/publish.h"
 #include "publish/rows.h"
 #include "traceloom.h"
 
@@ -328,36 +329,19 @@ static int publish_ranks(sqlite3 *db, const cmp_result *r, tl_err *e) {
   return rc;
 }
 
-/* After sqlite3_interrupt() the connection runs no new statement, ROLLBACK TO included, until
-** the calling one ends; a write statement stopped by the interrupt inside a transaction rolls
-** the whole transaction back. So an interrupted failure steps the canary, a no-op write
-** prepared while the connection still could (as ext/publish does for the analysis). */
+/* One savepoint with a rollback guard (ext/publish/guard.h): a failure, an interrupt that
+** stopped any statement included, leaves the earlier comparison exactly as it was. */
 int tl_cmp_publish(sqlite3 *db, const cmp_result *r, tl_err *e) {
-  if (exec(db, "SAVEPOINT traceloom_compare", e)) return TL_ERROR;
-  sqlite3_stmt *canary = NULL;
-  int rc = drop_previous(db, e);
+  tl_txn_guard guard;
+  int rc = tl_guard_begin(&guard, db, "traceloom_compare", e);
+  if (rc == TL_OK) rc = drop_previous(db, e);
+  if (rc == TL_OK) rc = tl_guard_hold(&guard, e); /* after the drops */
   if (rc == TL_OK) rc = run_sql(db, SQL_PREFIX "00_", e);
-  if (rc == TL_OK)
-    rc = prepare(db, "DELETE FROM main.traceloom_compare_run WHERE run_id = -1", &canary, e);
   if (rc == TL_OK) rc = publish_run(db, r, e);
   if (rc == TL_OK) rc = publish_trees(db, r, e);
   if (rc == TL_OK) rc = publish_nodes(db, r, e);
   if (rc == TL_OK) rc = publish_ranks(db, r, e);
-  /* The views are new schema, which expires the canary: prepare it again. */
   if (rc == TL_OK) rc = run_sql(db, SQL_PREFIX "10_", e);
-  if (rc == TL_OK) {
-    sqlite3_finalize(canary), canary = NULL;
-    rc = prepare(db, "DELETE FROM main.traceloom_compare_run WHERE run_id = -1", &canary, e);
-  }
   if (rc == TL_OK) rc = register_surfaces(db, e);
-  if (rc == TL_OK) rc = exec(db, "RELEASE traceloom_compare", e);
-  if (rc != TL_OK) {
-    if (sqlite3_exec(db, "ROLLBACK TO traceloom_compare", NULL, NULL, NULL) == SQLITE_INTERRUPT &&
-        canary)
-      sqlite3_step(canary), sqlite3_reset(canary);
-    else
-      sqlite3_exec(db, "RELEASE traceloom_compare", NULL, NULL, NULL);
-  }
-  sqlite3_finalize(canary);
-  return rc;
+  return tl_guard_end(&guard, rc, e);
 }

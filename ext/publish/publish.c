@@ -1,6 +1,6 @@
 /*
-** publish.c: the frame of the publication (see publish.h): the savepoint and its canary,
-** the drop of an earlier analysis, the embedded schema and views, the catalog, the planner
+** publish.c: the frame of the publication (see publish.h): the drop of an earlier analysis,
+** the embedded schema and views, the catalog, the planner
 ** statistics, and the helpers every table writer uses. The writers of the trace's own facts
 ** are facts.c; every stage writes its own relations.
 */
@@ -133,13 +133,13 @@ static int run_embedded(sqlite3 *db, const char *prefix, tl_err *e) {
 ** hundred tree nodes to a million occurrences may then scan the million to find the few
 ** (a filter on node_id, say). The publisher knows better: one row per table, its row count
 ** (max(rowid) of a rowid table, dense from 0 or 1 here, is O(log n); count(*) otherwise).
-** Index rows are left out (SQLite's defaults apply to them). ANALYZE of a one-row table
-** creates sqlite_stat1 where it does not exist yet; rows of other tables are not touched.
-** "ANALYZE sqlite_schema" makes this connection's planner read the new rows. */
+** Index rows are left out (SQLite's defaults apply to them); rows of other tables are not
+** touched. sqlite_stat1 exists (tl_publish_planner_table, before the savepoint); "ANALYZE
+** sqlite_schema" makes this connection's planner read the new rows. It expires every
+** prepared statement, the rollback's canary included: the guard's held write covers it
+** (guard.h). */
 int tl_publish_planner_stats(sqlite3 *db, tl_err *e) {
-  int rc = tl_pub_exec(db, "ANALYZE main.traceloom_metadata", e);
-  if (rc == TL_OK)
-    rc = tl_pub_exec(db, "DELETE FROM main.sqlite_stat1 WHERE tbl LIKE 'traceloom\\_%' ESCAPE '\\'", e);
+  int rc = tl_pub_exec(db, "DELETE FROM main.sqlite_stat1 WHERE tbl LIKE 'traceloom\\_%' ESCAPE '\\'", e);
   sqlite3_stmt *tables = NULL, *insert = NULL;
   if (rc == TL_OK)
     rc = tl_pub_prepare(db,
@@ -178,6 +178,18 @@ int tl_publish_planner_stats(sqlite3 *db, tl_err *e) {
   if (rc == TL_OK) rc = tl_pub_exec(db, "ANALYZE main.sqlite_schema", e);
   return rc;
 }
+
+int tl_publish_planner_table(sqlite3 *db, tl_err *e) {
+  sqlite3_stmt *st = NULL;
+  if (tl_pub_prepare(db, "SELECT 1 FROM main.sqlite_schema WHERE name = 'sqlite_stat1'", &st, e))
+    return TL_ERROR;
+  int exists = sqlite3_step(st) == SQLITE_ROW;
+  sqlite3_finalize(st);
+  /* "ANALYZE sqlite_schema" creates sqlite_stat1 empty (CREATE TABLE may not name it) and
+  ** analyses no table */
+  return exists ? TL_OK : tl_pub_exec(db, "ANALYZE main.sqlite_schema", e);
+}
+
 
 /* traceloom_analysis_surface from the `-- @surface name | grain | purpose | example` lines,
 ** for every relation that exists now. */
@@ -233,62 +245,30 @@ int tl_publish_catalog(sqlite3 *db, tl_err *e) {
 
 /* ------------------------------------------------------------------ entry */
 
-/* A statement that writes nothing, prepared while the connection still can: see
-** tl_publish_abort. It is stepped at the start of each later step, so that an interrupt that
-** came while the caller computed in between stops the publication at a write. */
-static int canary_prepare(tl_publication *pub, tl_err *e) {
-  return tl_pub_prepare(pub->db, "DELETE FROM main.traceloom_metadata WHERE key = ''", &pub->canary, e);
-}
-
-static int canary_step(tl_publication *pub, tl_err *e) {
-  int rc = sqlite3_step(pub->canary);
-  sqlite3_reset(pub->canary);
-  if (rc != SQLITE_DONE) return tl_fail(e, "failed to publish the analysis: %s", sqlite3_errmsg(pub->db));
+/* An interrupt that came while the caller computed between two writers stops the
+** publication here (the connection prepares nothing once interrupted). */
+int tl_publish_resume(tl_publication *pub, tl_err *e) {
+  if (sqlite3_exec(pub->db, "SELECT 1", NULL, NULL, NULL) != SQLITE_OK)
+    return tl_fail(e, "failed to publish the analysis: %s", sqlite3_errmsg(pub->db));
   return TL_OK;
 }
 
-/* Undoes everything since tl_publish_open; the error message stays the caller's.
-**
-** After sqlite3_interrupt() the connection prepares no statement until the calling one
-** ends, ROLLBACK TO included, and a read-only statement stopped by the interrupt (a progress
-** probe) rolls nothing back. An INSERT, UPDATE or DELETE stopped by an interrupt inside a
-** transaction makes SQLite roll the whole transaction back (sqlite3_interrupt's documented
-** reaction): so an interrupted abort steps the canary, prepared before. Either way the
-** publication is undone, never left open holding the write lock. */
 void tl_publish_abort(tl_publication *pub) {
-  int rc = sqlite3_exec(pub->db, "ROLLBACK TO traceloom_publish", NULL, NULL, NULL);
-  if (rc == SQLITE_INTERRUPT && pub->canary)
-    sqlite3_step(pub->canary), sqlite3_reset(pub->canary);
-  else
-    sqlite3_exec(pub->db, "RELEASE traceloom_publish", NULL, NULL, NULL);
-  sqlite3_finalize(pub->canary);
-  pub->canary = NULL;
   free(pub->event_relation);
   pub->event_relation = NULL;
 }
 
-int tl_publish_open(tl_publication *pub, sqlite3 *db, tl_err *e) {
-  pub->db = db, pub->canary = NULL, pub->event_relation = NULL;
-  if (tl_pub_exec(db, "SAVEPOINT traceloom_publish", e)) return TL_ERROR;
+int tl_publish_open(tl_publication *pub, sqlite3 *db, tl_txn_guard *guard, tl_err *e) {
+  pub->db = db, pub->event_relation = NULL;
   int rc = tl_drop_previous_embedded(db, e);
   if (rc == TL_OK) rc = drop_previous(db, e);
+  if (rc == TL_OK && guard) rc = tl_guard_hold(guard, e); /* after the drops (guard.h) */
   if (rc == TL_OK) rc = run_embedded(db, "sql/schema/", e);
-  if (rc == TL_OK) rc = canary_prepare(pub, e);
   return rc;
 }
 
-int tl_publish_resume(tl_publication *pub, tl_err *e) { return canary_step(pub, e); }
-
-/* New tables are new schema, which expires the canary: prepare it again. */
-static int canary_renew(tl_publication *pub, tl_err *e) {
-  sqlite3_finalize(pub->canary);
-  pub->canary = NULL;
-  return canary_prepare(pub, e);
-}
-
 int tl_publish_embedded(tl_publication *pub, const tl_profile *p, tl_err *e) {
-  int rc = tl_publish_embed_raw(pub->db, p, e);
-  return rc == TL_OK ? canary_renew(pub, e) : rc;
+  return tl_publish_embed_raw(pub->db, p, e);
 }
 
 int tl_publish_views(tl_publication *pub, int threads, tl_err *e) {
@@ -301,15 +281,5 @@ int tl_publish_views(tl_publication *pub, int threads, tl_err *e) {
   if (helpers > old_helpers) sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, helpers);
   int rc = run_embedded(db, "sql/views/", e);
   sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, old_helpers);
-  /* The views are new schema: a fresh canary, for an abort from here on. */
-  return rc == TL_OK ? canary_renew(pub, e) : rc;
-}
-
-int tl_publish_close(tl_publication *pub, tl_err *e) {
-  int rc = tl_pub_exec(pub->db, "RELEASE traceloom_publish", e);
-  if (rc == TL_OK) {
-    sqlite3_finalize(pub->canary);
-    pub->canary = NULL;
-  }
   return rc;
 }

@@ -1,26 +1,28 @@
 /*
 ** publish.h: writing the analysis into the calling connection's main database.
 **
-** This layer is a leaf below every stage that publishes: it knows the publication (one
-** SAVEPOINT, the embedded schema and views, the catalog, the planner statistics), the
+** This layer is a leaf below every stage that publishes: it knows the publication (the
+** transaction's rollback guard, the embedded schema and views, the catalog, the planner
+** statistics), the
 ** helpers every table writer uses (tl_pub_*, rows.h, shapes.h), and the writers of the
 ** trace's own facts (runtime calls, relations, events, inventory, metadata), whose inputs
 ** are trace, relate and source types only. The stages publish their own relations (ext/
 ** classify, ext/structure, ext/replay, ext/context, ...) with these helpers; the driver
 ** (ext/analyze/analyze.c, its table `publishers`) calls every writer in publication order.
 **
+** The publication writes into the caller's transaction (ext/analyze/publication.c: one
+** savepoint and its rollback guard, guard.h):
+**
 **   tl_publication pub;
-**   tl_publish_open(&pub, db, e);          SAVEPOINT; earlier analysis dropped; sql/schema
+**   tl_publish_open(&pub, db, guard, e);   earlier analysis dropped; the guard's held
+**                                          write; sql/schema
 **   tl_publish_runtime(&pub, &rt, e);      calls and relations (then free them)
 **   tl_publish_resume(&pub, e);            an interrupt noticed in between stops here
 **   tl_publish_events(&pub, &ev, e);       events (then free the per-event arrays)
 **   ... the stages' writers ...
 **   tl_publish_views(&pub, threads, e);    sql/views (indexes, views)
 **   tl_publish_metadata(db, &md, e), tl_publish_catalog(db, e);
-**   tl_publish_close(&pub, e);             RELEASE
-**
-** Any failure is undone with tl_publish_abort: the previous analysis stays exactly as it
-** was.
+**   tl_publish_abort(&pub);                what it still holds (after a failure too)
 */
 #ifndef TL_PUBLISH_H
 #define TL_PUBLISH_H
@@ -29,34 +31,33 @@
 #include "trace/trace.h"
 #include "relate/relate.h"
 #include "source/source.h"
+#include "publish/guard.h"
 
 typedef struct tl_source_digest {
   int64_t size;
   char sha256[65];
 } tl_source_digest;
 
-/* The open publication. It keeps what an abort needs even when the connection has been
-** interrupted (tl_publish_abort in publish.c). */
+/* The open publication. */
 typedef struct tl_publication {
   sqlite3 *db;
-  sqlite3_stmt *canary; /* a no-op write, prepared while the connection still can */
   int32_t *event_relation; /* per trace event: the relation_n its row records, or -1; made
                               by tl_publish_runtime (relations are numbered there), written
                               with the events, then freed */
 } tl_publication;
 
-/* SAVEPOINT traceloom_publish, the drop of every earlier traceloom_* relation, sql/schema. */
-int tl_publish_open(tl_publication *pub, sqlite3 *db, tl_err *e);
-/* Steps the canary: an interrupt that came while the caller computed between two writers
-** stops the publication at a write. */
+/* The drop of every earlier traceloom_* relation, then the guard's held write (guard.h;
+** NULL: none) and sql/schema. */
+int tl_publish_open(tl_publication *pub, sqlite3 *db, tl_txn_guard *guard, tl_err *e);
+/* An interrupt that came while the caller computed between two writers stops the
+** publication here. */
 int tl_publish_resume(tl_publication *pub, tl_err *e);
-/* sql/views (the index builds may use threads - 1 sorter helpers), then a fresh canary. */
+/* sql/views (the index builds may use threads - 1 sorter helpers). */
 int tl_publish_views(tl_publication *pub, int threads, tl_err *e);
 /* traceloom_analysis_surface from the `-- @surface` lines, for the relations that exist. */
 int tl_publish_catalog(sqlite3 *db, tl_err *e);
-/* RELEASE traceloom_publish. */
-int tl_publish_close(tl_publication *pub, tl_err *e);
-/* Undoes everything since tl_publish_open; the error message stays the caller's. */
+/* Frees what the publication still holds; the rows written stay the caller's transaction's
+** (its rollback undoes them). */
 void tl_publish_abort(tl_publication *pub);
 
 /* The runtime calls and relations (calls.n and relations->n must still be the counts). */
@@ -103,14 +104,15 @@ typedef struct tl_metadata_input {
 } tl_metadata_input;
 int tl_publish_metadata(sqlite3 *db, const tl_metadata_input *in, tl_err *e);
 
-/* The row count of every traceloom_* table in sqlite_stat1 (creating it where missing), read
-** again by this connection's planner: once every table is written. New schema (the stat
-** table) and expired statements (the reload) follow: prepare anything needed after it anew. */
+/* The planner's table sizes: tl_publish_planner_table, before the savepoint, creates
+** sqlite_stat1 where the database has none (empty: the one change a failed analysis can
+** leave, a planner table); tl_publish_planner_stats, once every table is written, puts the
+** row count of every traceloom_* table there, read again by this connection's planner. */
+int tl_publish_planner_table(sqlite3 *db, tl_err *e);
 int tl_publish_planner_stats(sqlite3 *db, tl_err *e);
 
 /* embed.c: raw tables of the sources, copied with their rowids (option embed_raw), and the
-** drop of an earlier analysis' embedded tables. tl_publish_embedded also prepares the
-** canary again (new tables are new schema). */
+** drop of an earlier analysis' embedded tables. */
 int tl_publish_embedded(tl_publication *pub, const tl_profile *p, tl_err *e);
 int tl_publish_embed_raw(sqlite3 *db, const tl_profile *p, tl_err *e);
 int tl_drop_previous_embedded(sqlite3 *db, tl_err *e);

@@ -148,7 +148,7 @@ static void publish(const tl_relation *rel, size_t n, char *rels, char *calls, c
   tl_runtime_input rt = {.trace = &t, .relations = &relations};
   tl_err e = {0};
   tl_publication pub;
-  int rc = tl_publish_open(&pub, db, &e);
+  int rc = tl_publish_open(&pub, db, NULL, &e);
   if (rc == TL_OK) rc = tl_publish_runtime(&pub, &rt, &e);
   ck_assert_msg(rc == TL_OK, "publish: %s", e.msg ? e.msg : "?");
   static const char *const sql[3] = {
