@@ -59,7 +59,8 @@ typedef struct analysis {
   uint32_t *anchor_call;       /* per anchor: its runtime endpoint call (ext/reports), or none */
   tl_replay replay;
   tl_analysis_txn txn;
-  tl_staging *staging;         /* the second writer (threads >= 2), NULL: one writer */
+  tl_staging *staging;         /* the second writer of the trees (threads >= 2), NULL: one writer */
+  tl_staging *runtime_staging; /* the second writer of the runtime relations, likewise */
   tl_structure_input structure; /* what the staged trees writer reads while it runs */
   tl_classification cls;
   tl_event_classes classes;
@@ -136,18 +137,36 @@ typedef enum {
 
 static const tl_derived *derived(const analysis *a) { return &a->replay.launch_events; }
 
-/* With threads >= 2 the staging database is attached first: ATTACH is refused inside the
+/* With threads >= 2 the staging databases are attached first: ATTACH is refused inside the
 ** savepoint (staging.h). */
 static int pub_open(analysis *a, tl_err *e) {
-  if (a->opt.threads >= 2) a->staging = tl_staging_attach(a->db);
+  if (a->opt.threads >= 2) {
+    a->runtime_staging = tl_staging_attach(a->db, TL_STAGING_RUNTIME_SCHEMA);
+    a->staging = tl_staging_attach(a->db, TL_STAGING_SCHEMA);
+  }
   return tl_txn_begin(&a->txn, a->db, e);
 }
 
 static int pub_resume(analysis *a, tl_err *e) { return tl_publish_resume(&a->txn.pub, e); }
 
+static int write_relations(sqlite3 *db, void *rows, tl_err *e) {
+  return tl_runtime_rows_relations(db, rows, e);
+}
+
+/* With a staging database the relations are written there by its worker while this
+** connection writes the calls, then moved in (staging.h); the rows are the same either way. */
 static int pub_runtime(analysis *a, tl_err *e) {
   tl_runtime_input in = {&a->trace, &a->relations};
-  return tl_publish_runtime(&a->txn.pub, &in, e);
+  if (!a->runtime_staging) return tl_publish_runtime(&a->txn.pub, &in, e);
+  tl_runtime_rows *rows = NULL;
+  int rc = tl_runtime_rows_prepare(&in, &rows, e);
+  if (rc == TL_OK)
+    rc = tl_staging_start(a->runtime_staging, tl_runtime_relation_tables, write_relations, rows, e);
+  if (rc == TL_OK) rc = tl_runtime_rows_calls(a->db, rows, e);
+  rc = tl_staging_finish(a->runtime_staging, rc, tl_progress_interrupted, &a->pr, e);
+  if (rc == TL_OK) rc = tl_runtime_rows_finish(&a->txn.pub, rows, e);
+  tl_runtime_rows_free(rows); /* the worker has returned */
+  return rc;
 }
 
 static int pub_inventory(analysis *a, tl_err *e) {
@@ -478,7 +497,9 @@ static void write_summary(analysis *a) {
 }
 
 static void analysis_free(analysis *a) {
-  tl_staging_close(a->staging); /* stops a worker still running before what it reads is freed */
+  /* stop a worker still running before what it reads is freed */
+  tl_staging_close(a->runtime_staging);
+  tl_staging_close(a->staging);
   if (a->hashing) tl_hashing_join(a->hashing, TL_ERROR, &a->digests, NULL);
   tl_scope_names_free(a->node_names, a->forest.trees.n);
   tl_forest_free(&a->forest);
@@ -521,8 +542,10 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     rc = tl_txn_end(&a.txn, rc, e);
     /* Whatever failed after an interrupt (the commit included) failed because of it. */
     if (rc != TL_OK && tl_progress_interrupted(&a.pr)) tl_err_set_code(e, TL_ERR_INTERRUPTED);
-    tl_staging_close(a.staging); /* after the transaction: DETACH is refused inside one */
-    a.staging = NULL;
+    /* after the transaction: DETACH is refused inside one */
+    tl_staging_close(a.runtime_staging);
+    tl_staging_close(a.staging);
+    a.runtime_staging = a.staging = NULL;
   }
   tl_progress_end(&a.pr); /* also finalizes the interrupt probe */
   if (rc == TL_OK) {

@@ -10,6 +10,7 @@
 */
 #include "publish/publish.h"
 #include "publish/rows.h"
+#include "util/timing.h"
 #include "publish/shapes.h"
 #include "util/buf.h"
 #include "util/sort.h"
@@ -57,18 +58,18 @@ typedef struct shape_pass {
   const void *ctx;
 } shape_pass;
 
-static uint32_t *assign_shapes(sqlite3 *db, const shape_pass *p, tl_err *e) {
+/* The pass itself into `shapes` (initialized by the caller); shape_of: each row's id, or NULL
+** where the rows look their shape up again (tl_shapes_intern of a known key). */
+static int intern_shapes(sqlite3 *db, const shape_pass *p, tl_shapes *shapes, uint32_t *shape_of,
+                         tl_err *e) {
   sqlite3_stmt *st;
-  if (tl_rows_prepare(db, "INSERT", p->table, p->columns, p->ncols, &st, e)) return NULL;
-  uint32_t *shape_of = malloc((p->n ? p->n : 1) * sizeof *shape_of);
-  tl_shapes shapes;
-  tl_shapes_init(&shapes, (size_t)p->width);
-  int rc = shape_of ? TL_OK : tl_nomem(e);
+  if (tl_rows_prepare(db, "INSERT", p->table, p->columns, p->ncols, &st, e)) return TL_ERROR;
+  int rc = TL_OK;
   uint64_t key[8];
   for (size_t i = 0; i < p->n && rc == TL_OK; i++) {
     p->key(p->ctx, i, key);
     int fresh;
-    int64_t id = tl_shapes_intern(&shapes, key, &fresh);
+    int64_t id = tl_shapes_intern(shapes, key, &fresh);
     if (id < 0) {
       rc = tl_nomem(e);
       break;
@@ -78,10 +79,19 @@ static uint32_t *assign_shapes(sqlite3 *db, const shape_pass *p, tl_err *e) {
       p->bind(p->ctx, st, i);
       rc = tl_pub_step(db, st, p->table, e);
     }
-    shape_of[i] = (uint32_t)id;
+    if (shape_of) shape_of[i] = (uint32_t)id;
   }
-  tl_shapes_free(&shapes);
   sqlite3_finalize(st);
+  return rc;
+}
+
+static uint32_t *assign_shapes(sqlite3 *db, const shape_pass *p, tl_err *e) {
+  uint32_t *shape_of = malloc((p->n ? p->n : 1) * sizeof *shape_of);
+  if (!shape_of) return tl_nomem(e), NULL;
+  tl_shapes shapes;
+  tl_shapes_init(&shapes, (size_t)p->width);
+  int rc = intern_shapes(db, p, &shapes, shape_of, e);
+  tl_shapes_free(&shapes);
   if (rc != TL_OK) {
     free(shape_of);
     return NULL;
@@ -462,8 +472,9 @@ static int publish_calls(sqlite3 *db, const tl_runtime_input *in, const relation
 
 /* The integer columns of relation row k (call-major order), for the bulk insert. */
 typedef struct relation_rows {
-  const tl_relation *r;
-  const uint32_t *order, *shape_id;
+  const tl_runtime_input *in;
+  const uint32_t *order;
+  tl_shapes *shapes; /* every relation's shape key interned (a handful of shapes) */
 } relation_rows;
 
 enum { RE_N, RE_DB, RE_CALL, RE_EVENT, RE_SHAPE, RE_CALLS, RE_WORKS, RE_NCOLS };
@@ -474,19 +485,25 @@ static const tl_rows_column relation_columns[RE_NCOLS] = {
     [RE_WORKS] = {"device_candidate_count", 0},
 };
 
+static void relation_shape_key(const void *ctx, size_t i, uint64_t *key);
+
 static int fill_relation(void *ctx, size_t k, int64_t *v, unsigned char *null) {
   const relation_rows *x = ctx;
   uint32_t i = x->order[k];
-  const tl_relation *r = &x->r[i];
+  const tl_relation *r = &x->in->relations->v[i];
   memset(null, 0, RE_NCOLS);
   v[RE_N] = (int64_t)k;
   v[RE_DB] = r->db_idx;
   opt_i64(v, null, RE_CALL, r->call, -1);
   opt_i64(v, null, RE_EVENT, r->work, -1);
-  v[RE_SHAPE] = x->shape_id[i];
+  /* the shape pass interned this key: its id again, no 4-byte id held per relation */
+  uint64_t key[4];
+  int fresh;
+  relation_shape_key(x->in, i, key);
+  v[RE_SHAPE] = tl_shapes_intern(x->shapes, key, &fresh);
   v[RE_CALLS] = r->call_candidates;
   v[RE_WORKS] = r->work_candidates;
-  return 0;
+  return v[RE_SHAPE] > 0 && !fresh ? 0 : -1;
 }
 
 /* The four strings of a relation's shape are static literals: their addresses identify them. */
@@ -525,12 +542,14 @@ static int publish_relations(sqlite3 *db, const tl_runtime_input *in, const rela
       .n = n, .width = 4, .table = "traceloom_runtime_device_relation_shape",
       .columns = relation_shape_columns, .ncols = RS_NCOLS,
       .key = relation_shape_key, .bind = bind_relation_shape, .ctx = in};
-  uint32_t *shape_of = assign_shapes(db, &sp, e);
-  if (!shape_of) return TL_ERROR;
-  relation_rows ctx = {.r = in->relations->v, .order = rel->order, .shape_id = shape_of};
-  int rc = tl_rows_publish(db, "traceloom_runtime_device_relation_core", relation_columns,
-                           RE_NCOLS, n, fill_relation, NULL, &ctx, e);
-  free(shape_of);
+  tl_shapes shapes;
+  tl_shapes_init(&shapes, 4);
+  int rc = intern_shapes(db, &sp, &shapes, NULL, e);
+  relation_rows ctx = {.in = in, .order = rel->order, .shapes = &shapes};
+  if (rc == TL_OK)
+    rc = tl_rows_publish(db, "traceloom_runtime_device_relation_core", relation_columns,
+                         RE_NCOLS, n, fill_relation, NULL, &ctx, e);
+  tl_shapes_free(&shapes);
   return rc;
 }
 
@@ -773,15 +792,56 @@ int tl_publish_metadata(sqlite3 *db, const tl_metadata_input *in, tl_err *e) {
 
 /* ------------------------------------------------------------------ entry */
 
-int tl_publish_runtime(tl_publication *pub, const tl_runtime_input *in, tl_err *e) {
+/* The input (a copy: a worker thread reads it after the caller's frame) and the order. */
+struct tl_runtime_rows {
+  tl_runtime_input in;
   relation_order rel;
-  int rc = relation_order_build(in, &rel, e);
-  if (rc == TL_OK) {
-    rc = publish_calls(pub->db, in, &rel, e);
-    if (rc == TL_OK) rc = publish_relations(pub->db, in, &rel, e);
-    if (rc == TL_OK) rc = event_relations(pub, in, &rel, e);
-    relation_order_free(&rel);
-  }
+};
+
+int tl_runtime_rows_prepare(const tl_runtime_input *in, tl_runtime_rows **out, tl_err *e) {
+  tl_runtime_rows *r = calloc(1, sizeof *r);
+  *out = r;
+  if (!r) return tl_nomem(e);
+  r->in = *in;
+  return relation_order_build(&r->in, &r->rel, e);
+}
+
+int tl_runtime_rows_calls(sqlite3 *db, const tl_runtime_rows *r, tl_err *e) {
+  tl_timer tm;
+  tl_timer_start(&tm, "runtime");
+  int rc = publish_calls(db, &r->in, &r->rel, e);
+  tl_timer_mark(&tm, "calls");
+  return rc;
+}
+
+const char *const tl_runtime_relation_tables[] = {"traceloom_runtime_device_relation_shape",
+                                                  "traceloom_runtime_device_relation_core", NULL};
+
+int tl_runtime_rows_relations(sqlite3 *db, const tl_runtime_rows *r, tl_err *e) {
+  tl_timer tm;
+  tl_timer_start(&tm, "runtime");
+  int rc = publish_relations(db, &r->in, &r->rel, e);
+  tl_timer_mark(&tm, "relations");
+  return rc;
+}
+
+int tl_runtime_rows_finish(tl_publication *pub, const tl_runtime_rows *r, tl_err *e) {
+  return event_relations(pub, &r->in, &r->rel, e);
+}
+
+void tl_runtime_rows_free(tl_runtime_rows *r) {
+  if (!r) return;
+  relation_order_free(&r->rel);
+  free(r);
+}
+
+int tl_publish_runtime(tl_publication *pub, const tl_runtime_input *in, tl_err *e) {
+  tl_runtime_rows *r = NULL;
+  int rc = tl_runtime_rows_prepare(in, &r, e);
+  if (rc == TL_OK) rc = tl_runtime_rows_calls(pub->db, r, e);
+  if (rc == TL_OK) rc = tl_runtime_rows_relations(pub->db, r, e);
+  if (rc == TL_OK) rc = tl_runtime_rows_finish(pub, r, e);
+  tl_runtime_rows_free(r);
   return rc;
 }
 

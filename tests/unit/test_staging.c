@@ -91,7 +91,7 @@ static int always(void *ctx) { return *(int *)ctx; }
 START_TEST(staged_rows_arrive_by_the_transfer_path) {
   char dir[] = "/tmp/tl-staging-XXXXXX", path[512];
   sqlite3 *db = open_out(dir, path, sizeof path);
-  tl_staging *s = tl_staging_attach(db);
+  tl_staging *s = tl_staging_attach(db, TL_STAGING_SCHEMA);
   ck_assert_ptr_nonnull(s);
   char *stage = strdup(tl_staging_path(s));
   ck_assert_int_eq(access(stage, F_OK), 0);
@@ -101,7 +101,7 @@ START_TEST(staged_rows_arrive_by_the_transfer_path) {
   int rc = tl_staging_finish(s, TL_OK, NULL, NULL, &e);
   ck_assert_msg(rc == TL_OK, "%s", e.msg ? e.msg : "?");
   /* the copy's program moves records as they are */
-  char *sql = tl_staging_copy_sql("t");
+  char *sql = tl_staging_copy_sql(TL_STAGING_SCHEMA, "t");
   char *explain = sqlite3_mprintf("EXPLAIN %s", sql);
   sqlite3_stmt *st;
   ck_assert_int_eq(sqlite3_prepare_v2(db, explain, -1, &st, NULL), SQLITE_OK);
@@ -136,7 +136,7 @@ static void failed_step_keeps_earlier_rows(int (*write)(sqlite3 *, void *, tl_er
   char dir[] = "/tmp/tl-staging-XXXXXX", path[512];
   sqlite3 *db = open_out(dir, path, sizeof path);
   exec_ok(db, DECL "; INSERT INTO t VALUES (1, 11, 'earlier'), (2, 22, 'earlier')");
-  tl_staging *s = tl_staging_attach(db);
+  tl_staging *s = tl_staging_attach(db, TL_STAGING_SCHEMA);
   ck_assert_ptr_nonnull(s);
   exec_ok(db, "SAVEPOINT a; DROP TABLE t; " DECL);
   tl_err e = {0};
@@ -170,15 +170,15 @@ START_TEST(no_staging_inside_a_transaction_beside_a_reader_or_on_another_vfs) {
   sqlite3 *db = open_out(dir, path, sizeof path);
   exec_ok(db, DECL "; INSERT INTO t VALUES (1, 1, NULL), (2, 2, NULL)");
   exec_ok(db, "BEGIN");
-  ck_assert_ptr_null(tl_staging_attach(db));
+  ck_assert_ptr_null(tl_staging_attach(db, TL_STAGING_SCHEMA));
   exec_ok(db, "COMMIT");
   sqlite3_stmt *reader;
   ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT n FROM t", -1, &reader, NULL), SQLITE_OK);
   ck_assert_int_eq(sqlite3_step(reader), SQLITE_ROW);
-  ck_assert_ptr_null(tl_staging_attach(db)); /* DETACH would be refused after the commit */
+  ck_assert_ptr_null(tl_staging_attach(db, TL_STAGING_SCHEMA)); /* DETACH would be refused after the commit */
   sqlite3_finalize(reader);
   ck_assert_int_eq(other_files(dir), 0);
-  tl_staging *s = tl_staging_attach(db);
+  tl_staging *s = tl_staging_attach(db, TL_STAGING_SCHEMA);
   ck_assert_ptr_nonnull(s);
   tl_staging_close(s); /* never started */
   ck_assert_int_eq(other_files(dir), 0);
@@ -191,7 +191,7 @@ START_TEST(no_staging_inside_a_transaction_beside_a_reader_or_on_another_vfs) {
                                    NULL),
                    SQLITE_OK);
   exec_ok(mem, DECL);
-  ck_assert_ptr_null(tl_staging_attach(mem));
+  ck_assert_ptr_null(tl_staging_attach(mem, TL_STAGING_SCHEMA));
   sqlite3_close(mem);
 }
 END_TEST
@@ -199,7 +199,8 @@ END_TEST
 /* ------------------------------------------------------------------ whole analyses */
 
 typedef struct seen {
-  int copies;          /* statements that read the staging database */
+  int copies;          /* statements that read the trees' staging database */
+  int runtime_copies;  /* statements that read the runtime relations' staging database */
   const char *trigger; /* interrupt the connection when a statement starting so runs */
   sqlite3 *db;
   int fired;
@@ -210,7 +211,8 @@ static int on_statement(unsigned type, void *ctx, void *p, void *x) {
   seen *s = ctx;
   const char *sql = sqlite3_sql((sqlite3_stmt *)p);
   if (!sql) return 0;
-  if (strstr(sql, "FROM " TL_STAGING_SCHEMA ".")) s->copies++;
+  if (strstr(sql, "FROM \"" TL_STAGING_SCHEMA "\".")) s->copies++;
+  if (strstr(sql, "FROM \"" TL_STAGING_RUNTIME_SCHEMA "\".")) s->runtime_copies++;
   if (s->trigger && !s->fired && strncmp(sql, s->trigger, strlen(s->trigger)) == 0) {
     s->fired = 1;
     sqlite3_interrupt(s->db);
@@ -297,7 +299,9 @@ START_TEST(threads_two_publish_the_rows_of_threads_one) {
     ck_assert_msg(analyze(two, fixtures[i], "{\"threads\": 2}") == SQLITE_ROW, "%s: %s",
                   fixtures[i], sqlite3_errmsg(two));
     ck_assert_int_eq(s1.copies, 0);
+    ck_assert_int_eq(s1.runtime_copies, 0);
     ck_assert_int_gt(s2.copies, 0); /* the trees came from the staging database */
+    ck_assert_int_eq(s2.runtime_copies, 2); /* the relations' shapes and core from the other */
     ck_assert_int_eq(other_files(d2), 0);
     ck_assert_int_eq(tl_scalar(two, "SELECT count(*) FROM pragma_database_list"), 1);
     same_tables(two, p1);
@@ -333,10 +337,11 @@ static void staged_analysis_fails(const char *trigger) {
   ck_assert_int_eq(other_files(dir), 0); /* the staging file is deleted */
   /* the next analysis detaches what the interrupted one could not, and succeeds */
   sn.trigger = NULL;
-  sn.copies = 0;
+  sn.copies = sn.runtime_copies = 0;
   ck_assert_msg(analyze(db, "exact_hlt/mono", "{\"threads\": 2}") == SQLITE_ROW, "%s",
                 sqlite3_errmsg(db));
   ck_assert_int_gt(sn.copies, 0);
+  ck_assert_int_eq(sn.runtime_copies, 2);
   ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM pragma_database_list"), 1);
   ck_assert_int_eq(other_files(dir), 0);
   sqlite3_free(before), sqlite3_free(after);
@@ -354,6 +359,17 @@ START_TEST(interrupt_beside_the_staged_writer_keeps_the_earlier_analysis) {
 }
 END_TEST
 
+/* The same for the runtime step: the relations' copy, the calls written beside their writer. */
+START_TEST(failed_runtime_copy_keeps_the_earlier_analysis) {
+  staged_analysis_fails("INSERT INTO main.\"traceloom_runtime_device_relation_core\" SELECT * FROM");
+}
+END_TEST
+
+START_TEST(interrupt_beside_the_relations_writer_keeps_the_earlier_analysis) {
+  staged_analysis_fails("INSERT INTO traceloom_runtime_call_core");
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("staging");
   TCase *tc = tcase_create("staging");
@@ -365,6 +381,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, threads_two_publish_the_rows_of_threads_one);
   tcase_add_test(tc, failed_copy_keeps_the_earlier_analysis);
   tcase_add_test(tc, interrupt_beside_the_staged_writer_keeps_the_earlier_analysis);
+  tcase_add_test(tc, failed_runtime_copy_keeps_the_earlier_analysis);
+  tcase_add_test(tc, interrupt_beside_the_relations_writer_keeps_the_earlier_analysis);
   suite_add_tcase(s, tc);
   return s;
 }
