@@ -197,7 +197,9 @@ int tl_staging_finish(tl_staging *s, int rc, int (*interrupted)(void *ctx), void
                       tl_err *e) {
   if (!s || !s->started) return rc;
   tl_timer tm;
-  tl_timer_start(&tm, strcmp(s->schema, TL_STAGING_SCHEMA) ? "staging (runtime)" : "staging");
+  tl_timer_start(&tm, strcmp(s->schema, TL_STAGING_RUNTIME_SCHEMA) == 0  ? "staging (runtime)"
+                     : strcmp(s->schema, TL_STAGING_EVENTS_SCHEMA) == 0 ? "staging (events)"
+                                                                        : "staging");
   if (rc != TL_OK) atomic_store(&s->stop, 1);
   join_worker(s, interrupted, ctx);
   if (rc == TL_OK && s->rc != TL_OK)

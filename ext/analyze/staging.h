@@ -36,6 +36,7 @@ typedef struct tl_staging tl_staging;
 ** keeps it locked until the commit: a second worker could not commit into it). */
 #define TL_STAGING_SCHEMA "traceloom_staging"                 /* the structure's trees */
 #define TL_STAGING_RUNTIME_SCHEMA "traceloom_staging_runtime" /* the runtime relations */
+#define TL_STAGING_EVENTS_SCHEMA "traceloom_staging_events"   /* the upper half of the events */
 
 /* A new staging file (beside db's main file, else in $TMPDIR or /tmp) attached to db as
 ** `schema` (a string literal, one of the names above); NULL
@@ -53,8 +54,10 @@ int tl_staging_start(tl_staging *s, const char *const *tables,
                      int (*write)(sqlite3 *db, void *arg, tl_err *e), void *arg, tl_err *e);
 
 /* rc: how the analysis connection's work went meanwhile. Waits for the worker (stopping it
-** when rc failed or interrupted(ctx) says so), then copies each staged table into the empty
-** main one. Returns the outcome; nothing happens when s was not started. */
+** when rc failed or interrupted(ctx) says so), then copies each staged table into the main
+** one: empty, or (a table whose INTEGER PRIMARY KEY is its only key) holding only smaller
+** rowids than the staged rows, which the transfer path then appends (a NotExists probe a
+** row, still no MakeRecord). Returns the outcome; nothing happens when s was not started. */
 int tl_staging_finish(tl_staging *s, int rc, int (*interrupted)(void *ctx), void *ctx,
                       tl_err *e);
 

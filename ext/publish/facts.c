@@ -187,6 +187,7 @@ typedef struct event_rows {
   const int32_t *relation;     /* per trace event: its relation_n (event_relations), or -1 */
   size_t ncall;                /* events relation covers (the trace's; derived ones after) */
   const int32_t *anchor;       /* per event: its anchor_n, or -1 (4 bytes an event) */
+  size_t first;                /* event_n of the producer's row 0 (a range of the events) */
 } event_rows;
 
 static void opt_i64(int64_t *v, unsigned char *null, int k, int64_t x, int64_t absent) {
@@ -211,9 +212,9 @@ static const tl_rows_column event_columns[EV_NCOLS] = {
     [EV_ANCHOR] = {"anchor_n", 0},
 };
 
-static int fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
+static int fill_event(void *ctx, size_t row, int64_t *v, unsigned char *null) {
   const event_rows *r = ctx;
-  size_t j = i;
+  size_t i = r->first + row, j = i;
   const tl_events *ev = tl_events_of(r->t, r->d, &j);
   memset(null, 0, EV_NCOLS);
   v[EV_N] = (int64_t)i;
@@ -239,35 +240,57 @@ static int fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   return 0;
 }
 
-static int publish_events(sqlite3 *db, const tl_event_input *in, const int32_t *event_relation,
+/* What every event row reads besides the trace: shape ids and anchors, one per event. */
+struct tl_event_rows {
+  event_rows ctx;
+  size_t n;
+  uint32_t *shape_of;
+  int32_t *anchor;
+};
+
+void tl_event_rows_free(tl_event_rows *r) {
+  if (!r) return;
+  free(r->shape_of), free(r->anchor);
+  free(r);
+}
+
+size_t tl_event_rows_count(const tl_event_rows *r) { return r->n; }
+
+const char *const tl_event_tables[] = {"traceloom_event_core", NULL};
+
+int tl_event_rows_prepare(tl_publication *pub, const tl_event_input *in, tl_event_rows **out,
                           tl_err *e) {
   const tl_trace *t = in->trace;
   size_t n = tl_event_count(t, in->derived);
-  /* The shapes first (few rows, written as they are met), then every event in one
-  ** INSERT ... SELECT (rows.h). */
+  tl_event_rows *r = calloc(1, sizeof *r);
+  *out = r;
+  if (!r) return tl_nomem(e);
+  r->n = n;
+  /* The shapes first (few rows, written as they are met), then the events in one
+  ** INSERT ... SELECT per range (rows.h). */
   shape_pass sp = {
       .n = n, .width = 7, .table = "traceloom_event_shape",
       .columns = event_shape_columns, .ncols = ES_NCOLS,
       .key = event_shape_key, .bind = bind_event_shape, .ctx = in};
-  uint32_t *shape_of = assign_shapes(db, &sp, e);
-  if (!shape_of) return TL_ERROR;
+  if (!(r->shape_of = assign_shapes(pub->db, &sp, e))) return TL_ERROR;
   /* The anchor of each event (derived launch events included), from the anchors' events. */
-  int32_t *anchor = NULL;
   if (in->anchor_event) {
     if (in->nanchors > INT32_MAX)
-      return free(shape_of), tl_fail(e, "%zu anchors: more than an event row can number",
-                                     in->nanchors);
-    anchor = malloc((n ? n : 1) * sizeof *anchor);
-    if (!anchor) return free(shape_of), tl_nomem(e);
-    for (size_t i = 0; i < n; i++) anchor[i] = -1;
-    for (size_t k = 0; k < in->nanchors; k++) anchor[in->anchor_event[k]] = (int32_t)k;
+      return tl_fail(e, "%zu anchors: more than an event row can number", in->nanchors);
+    if (!(r->anchor = malloc((n ? n : 1) * sizeof *r->anchor))) return tl_nomem(e);
+    for (size_t i = 0; i < n; i++) r->anchor[i] = -1;
+    for (size_t k = 0; k < in->nanchors; k++) r->anchor[in->anchor_event[k]] = (int32_t)k;
   }
-  event_rows ctx = {.t = t, .d = in->derived, .shape_id = shape_of, .relation = event_relation,
-                    .ncall = t->ev.n, .anchor = anchor};
-  int rc = tl_rows_publish(db, "traceloom_event_core", event_columns, EV_NCOLS, n, fill_event,
-                           NULL, &ctx, e);
-  free(shape_of), free(anchor);
-  return rc;
+  r->ctx = (event_rows){.t = t, .d = in->derived, .shape_id = r->shape_of,
+                        .relation = pub->event_relation, .ncall = t->ev.n, .anchor = r->anchor};
+  return TL_OK;
+}
+
+int tl_event_rows_write(sqlite3 *db, const tl_event_rows *r, size_t lo, size_t hi, tl_err *e) {
+  event_rows ctx = r->ctx;
+  ctx.first = lo;
+  return tl_rows_publish(db, "traceloom_event_core", event_columns, EV_NCOLS, hi - lo, fill_event,
+                         NULL, &ctx, e);
 }
 
 static const char *call_match_policy(tl_provider p) {
@@ -846,8 +869,15 @@ int tl_publish_runtime(tl_publication *pub, const tl_runtime_input *in, tl_err *
 }
 
 int tl_publish_events(tl_publication *pub, const tl_event_input *in, tl_err *e) {
-  int rc = publish_events(pub->db, in, pub->event_relation, e);
+  tl_event_rows *r = NULL;
+  int rc = tl_event_rows_prepare(pub, in, &r, e);
+  if (rc == TL_OK) rc = tl_event_rows_write(pub->db, r, 0, r->n, e);
+  tl_event_rows_free(r);
+  tl_publish_events_done(pub);
+  return rc;
+}
+
+void tl_publish_events_done(tl_publication *pub) {
   free(pub->event_relation);
   pub->event_relation = NULL;
-  return rc;
 }
