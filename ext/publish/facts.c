@@ -829,23 +829,27 @@ int tl_runtime_rows_prepare(const tl_runtime_input *in, tl_runtime_rows **out, t
   return relation_order_build(&r->in, &r->rel, e);
 }
 
-int tl_runtime_rows_calls(sqlite3 *db, const tl_runtime_rows *r, tl_err *e) {
+/* One writer of the runtime rows, with its TRACELOOM_TIMING line. */
+static int runtime_part(sqlite3 *db, const tl_runtime_rows *r, const char *label,
+                        int (*write)(sqlite3 *, const tl_runtime_input *, const relation_order *,
+                                     tl_err *),
+                        tl_err *e) {
   tl_timer tm;
   tl_timer_start(&tm, "runtime");
-  int rc = publish_calls(db, &r->in, &r->rel, e);
-  tl_timer_mark(&tm, "calls");
+  int rc = write(db, &r->in, &r->rel, e);
+  tl_timer_mark(&tm, label);
   return rc;
+}
+
+int tl_runtime_rows_calls(sqlite3 *db, const tl_runtime_rows *r, tl_err *e) {
+  return runtime_part(db, r, "calls", publish_calls, e);
 }
 
 const char *const tl_runtime_relation_tables[] = {"traceloom_runtime_device_relation_shape",
                                                   "traceloom_runtime_device_relation_core", NULL};
 
 int tl_runtime_rows_relations(sqlite3 *db, const tl_runtime_rows *r, tl_err *e) {
-  tl_timer tm;
-  tl_timer_start(&tm, "runtime");
-  int rc = publish_relations(db, &r->in, &r->rel, e);
-  tl_timer_mark(&tm, "relations");
-  return rc;
+  return runtime_part(db, r, "relations", publish_relations, e);
 }
 
 int tl_runtime_rows_finish(tl_publication *pub, const tl_runtime_rows *r, tl_err *e) {
