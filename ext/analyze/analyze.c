@@ -59,7 +59,9 @@ typedef struct analysis {
   uint32_t *anchor_call;       /* per anchor: its runtime endpoint call (ext/reports), or none */
   tl_replay replay;
   tl_analysis_txn txn;
-  tl_staging *staging;         /* the second writer (threads >= 2), NULL: one writer */
+  tl_staging *staging;         /* the second writer of the trees (threads >= 2), NULL: one writer */
+  tl_staging *runtime_staging; /* the second writer of the runtime relations, likewise */
+  tl_staging *events_staging;  /* the second writer of the upper half of the events */
   tl_structure_input structure; /* what the staged trees writer reads while it runs */
   tl_classification cls;
   tl_event_classes classes;
@@ -136,18 +138,37 @@ typedef enum {
 
 static const tl_derived *derived(const analysis *a) { return &a->replay.launch_events; }
 
-/* With threads >= 2 the staging database is attached first: ATTACH is refused inside the
+/* With threads >= 2 the staging databases are attached first: ATTACH is refused inside the
 ** savepoint (staging.h). */
 static int pub_open(analysis *a, tl_err *e) {
-  if (a->opt.threads >= 2) a->staging = tl_staging_attach(a->db);
+  if (a->opt.threads >= 2) {
+    a->runtime_staging = tl_staging_attach(a->db, TL_STAGING_RUNTIME_SCHEMA);
+    a->events_staging = tl_staging_attach(a->db, TL_STAGING_EVENTS_SCHEMA);
+    a->staging = tl_staging_attach(a->db, TL_STAGING_SCHEMA);
+  }
   return tl_txn_begin(&a->txn, a->db, e);
 }
 
 static int pub_resume(analysis *a, tl_err *e) { return tl_publish_resume(&a->txn.pub, e); }
 
+static int write_relations(sqlite3 *db, void *rows, tl_err *e) {
+  return tl_runtime_rows_relations(db, rows, e);
+}
+
+/* With a staging database the relations are written there by its worker while this
+** connection writes the calls, then moved in (staging.h); the rows are the same either way. */
 static int pub_runtime(analysis *a, tl_err *e) {
   tl_runtime_input in = {&a->trace, &a->relations};
-  return tl_publish_runtime(&a->txn.pub, &in, e);
+  if (!a->runtime_staging) return tl_publish_runtime(&a->txn.pub, &in, e);
+  tl_runtime_rows *rows = NULL;
+  int rc = tl_runtime_rows_prepare(&in, &rows, e);
+  if (rc == TL_OK)
+    rc = tl_staging_start(a->runtime_staging, tl_runtime_relation_tables, write_relations, rows, e);
+  if (rc == TL_OK) rc = tl_runtime_rows_calls(a->db, rows, e);
+  rc = tl_staging_finish(a->runtime_staging, rc, tl_progress_interrupted, &a->pr, e);
+  if (rc == TL_OK) rc = tl_runtime_rows_finish(&a->txn.pub, rows, e);
+  tl_runtime_rows_free(rows); /* the worker has returned */
+  return rc;
 }
 
 static int pub_inventory(analysis *a, tl_err *e) {
@@ -155,6 +176,20 @@ static int pub_inventory(analysis *a, tl_err *e) {
   return tl_publish_inventory(a->db, &in, e);
 }
 
+/* The events [lo, hi) that the staging worker writes. */
+typedef struct event_range {
+  const tl_event_rows *rows;
+  size_t lo, hi;
+} event_range;
+
+static int write_events(sqlite3 *db, void *range, tl_err *e) {
+  const event_range *r = range;
+  return tl_event_rows_write(db, r->rows, r->lo, r->hi, e);
+}
+
+/* With a staging database the upper half of the events is written there by its worker while
+** this connection writes the lower half, then appended (staging.h); the rows are the same
+** either way. */
 static int pub_events(analysis *a, tl_err *e) {
   tl_event_input in = {.trace = &a->trace,
                        .derived = derived(a),
@@ -164,7 +199,17 @@ static int pub_events(analysis *a, tl_err *e) {
                        .role_class = a->classes.role_class,
                        .anchor_event = a->anchors.event,
                        .nanchors = a->anchors.n};
-  return tl_publish_events(&a->txn.pub, &in, e);
+  if (!a->events_staging) return tl_publish_events(&a->txn.pub, &in, e);
+  tl_event_rows *rows = NULL;
+  int rc = tl_event_rows_prepare(&a->txn.pub, &in, &rows, e);
+  size_t n = rows ? tl_event_rows_count(rows) : 0;
+  event_range upper = {rows, n / 2, n};
+  if (rc == TL_OK) rc = tl_staging_start(a->events_staging, tl_event_tables, write_events, &upper, e);
+  if (rc == TL_OK) rc = tl_event_rows_write(a->db, rows, 0, upper.lo, e);
+  rc = tl_staging_finish(a->events_staging, rc, tl_progress_interrupted, &a->pr, e);
+  tl_event_rows_free(rows); /* the worker has returned */
+  tl_publish_events_done(&a->txn.pub);
+  return rc;
 }
 
 static int pub_embedded(analysis *a, tl_err *e) {
@@ -176,13 +221,22 @@ static int pub_classification(analysis *a, tl_err *e) {
   return tl_publish_classification(a->db, &a->trace, derived(a), a->rules, &a->cls, e);
 }
 
-static int write_nodes(sqlite3 *db, void *trees, tl_err *e) {
-  return tl_structure_trees_nodes(db, trees, e);
+/* What the trees' staging worker writes: the nodes, then the occurrences from `from` on. */
+typedef struct staged_trees {
+  const tl_structure_trees *trees;
+  size_t from;
+} staged_trees;
+
+static int write_staged(sqlite3 *db, void *arg, tl_err *e) {
+  const staged_trees *st = arg;
+  return tl_structure_trees_staged(db, st->trees, st->from, e);
 }
 
-/* With a staging database the tree nodes are written there by its worker while this
-** connection writes the anchors, then moved in (staging.h), and the occurrences and trees
-** follow here; the rows are the same either way. */
+/* With a staging database the tree nodes and the upper part of the occurrences are written
+** there by its worker while this connection writes the anchors and the lower part, then
+** moved in (staging.h), and the tree rows follow here; the rows are the same either way.
+** The split gives each side about the same work: the anchors cost about what the nodes do,
+** so the occurrences are halved. */
 static int pub_structure(analysis *a, tl_err *e) {
   tl_structure_input in = {&a->trace, &a->anchors, &a->packets, &a->forest, a->anchor_call,
                            (const uint32_t *const *)a->node_names};
@@ -193,10 +247,12 @@ static int pub_structure(analysis *a, tl_err *e) {
   ** worker's (ARCHITECTURE.md Memory) */
   int rc = tl_publish_structure_summary(a->db, &a->structure, e);
   if (rc == TL_OK) rc = tl_structure_trees_prepare(a->db, &a->structure, &trees, e);
-  if (rc == TL_OK) rc = tl_staging_start(a->staging, tl_structure_node_tables, write_nodes, trees, e);
+  staged_trees st = {trees, trees ? tl_structure_trees_occurrences(trees) / 2 : 0};
+  if (rc == TL_OK) rc = tl_staging_start(a->staging, tl_structure_staged_tables, write_staged, &st, e);
   if (rc == TL_OK) rc = tl_publish_structure_anchors(a->db, &a->structure, e);
+  if (rc == TL_OK) rc = tl_structure_trees_lower(a->db, trees, st.from, e);
   rc = tl_staging_finish(a->staging, rc, tl_progress_interrupted, &a->pr, e);
-  if (rc == TL_OK) rc = tl_structure_trees_rest(a->db, trees, e);
+  if (rc == TL_OK) rc = tl_structure_trees_rows(a->db, trees, e);
   tl_structure_trees_free(trees); /* the worker has returned */
   return rc;
 }
@@ -478,7 +534,10 @@ static void write_summary(analysis *a) {
 }
 
 static void analysis_free(analysis *a) {
-  tl_staging_close(a->staging); /* stops a worker still running before what it reads is freed */
+  /* stop a worker still running before what it reads is freed */
+  tl_staging_close(a->runtime_staging);
+  tl_staging_close(a->events_staging);
+  tl_staging_close(a->staging);
   if (a->hashing) tl_hashing_join(a->hashing, TL_ERROR, &a->digests, NULL);
   tl_scope_names_free(a->node_names, a->forest.trees.n);
   tl_forest_free(&a->forest);
@@ -521,8 +580,11 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     rc = tl_txn_end(&a.txn, rc, e);
     /* Whatever failed after an interrupt (the commit included) failed because of it. */
     if (rc != TL_OK && tl_progress_interrupted(&a.pr)) tl_err_set_code(e, TL_ERR_INTERRUPTED);
-    tl_staging_close(a.staging); /* after the transaction: DETACH is refused inside one */
-    a.staging = NULL;
+    /* after the transaction: DETACH is refused inside one */
+    tl_staging_close(a.runtime_staging);
+    tl_staging_close(a.events_staging);
+    tl_staging_close(a.staging);
+    a.runtime_staging = a.events_staging = a.staging = NULL;
   }
   tl_progress_end(&a.pr); /* also finalizes the interrupt probe */
   if (rc == TL_OK) {

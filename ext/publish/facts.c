@@ -10,6 +10,7 @@
 */
 #include "publish/publish.h"
 #include "publish/rows.h"
+#include "util/timing.h"
 #include "publish/shapes.h"
 #include "util/buf.h"
 #include "util/sort.h"
@@ -57,18 +58,18 @@ typedef struct shape_pass {
   const void *ctx;
 } shape_pass;
 
-static uint32_t *assign_shapes(sqlite3 *db, const shape_pass *p, tl_err *e) {
+/* The pass itself into `shapes` (initialized by the caller); shape_of: each row's id, or NULL
+** where the rows look their shape up again (tl_shapes_intern of a known key). */
+static int intern_shapes(sqlite3 *db, const shape_pass *p, tl_shapes *shapes, uint32_t *shape_of,
+                         tl_err *e) {
   sqlite3_stmt *st;
-  if (tl_rows_prepare(db, "INSERT", p->table, p->columns, p->ncols, &st, e)) return NULL;
-  uint32_t *shape_of = malloc((p->n ? p->n : 1) * sizeof *shape_of);
-  tl_shapes shapes;
-  tl_shapes_init(&shapes, (size_t)p->width);
-  int rc = shape_of ? TL_OK : tl_nomem(e);
+  if (tl_rows_prepare(db, "INSERT", p->table, p->columns, p->ncols, &st, e)) return TL_ERROR;
+  int rc = TL_OK;
   uint64_t key[8];
   for (size_t i = 0; i < p->n && rc == TL_OK; i++) {
     p->key(p->ctx, i, key);
     int fresh;
-    int64_t id = tl_shapes_intern(&shapes, key, &fresh);
+    int64_t id = tl_shapes_intern(shapes, key, &fresh);
     if (id < 0) {
       rc = tl_nomem(e);
       break;
@@ -78,10 +79,19 @@ static uint32_t *assign_shapes(sqlite3 *db, const shape_pass *p, tl_err *e) {
       p->bind(p->ctx, st, i);
       rc = tl_pub_step(db, st, p->table, e);
     }
-    shape_of[i] = (uint32_t)id;
+    if (shape_of) shape_of[i] = (uint32_t)id;
   }
-  tl_shapes_free(&shapes);
   sqlite3_finalize(st);
+  return rc;
+}
+
+static uint32_t *assign_shapes(sqlite3 *db, const shape_pass *p, tl_err *e) {
+  uint32_t *shape_of = malloc((p->n ? p->n : 1) * sizeof *shape_of);
+  if (!shape_of) return tl_nomem(e), NULL;
+  tl_shapes shapes;
+  tl_shapes_init(&shapes, (size_t)p->width);
+  int rc = intern_shapes(db, p, &shapes, shape_of, e);
+  tl_shapes_free(&shapes);
   if (rc != TL_OK) {
     free(shape_of);
     return NULL;
@@ -177,6 +187,7 @@ typedef struct event_rows {
   const int32_t *relation;     /* per trace event: its relation_n (event_relations), or -1 */
   size_t ncall;                /* events relation covers (the trace's; derived ones after) */
   const int32_t *anchor;       /* per event: its anchor_n, or -1 (4 bytes an event) */
+  size_t first;                /* event_n of the producer's row 0 (a range of the events) */
 } event_rows;
 
 static void opt_i64(int64_t *v, unsigned char *null, int k, int64_t x, int64_t absent) {
@@ -201,9 +212,9 @@ static const tl_rows_column event_columns[EV_NCOLS] = {
     [EV_ANCHOR] = {"anchor_n", 0},
 };
 
-static int fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
+static int fill_event(void *ctx, size_t row, int64_t *v, unsigned char *null) {
   const event_rows *r = ctx;
-  size_t j = i;
+  size_t i = r->first + row, j = i;
   const tl_events *ev = tl_events_of(r->t, r->d, &j);
   memset(null, 0, EV_NCOLS);
   v[EV_N] = (int64_t)i;
@@ -229,35 +240,57 @@ static int fill_event(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   return 0;
 }
 
-static int publish_events(sqlite3 *db, const tl_event_input *in, const int32_t *event_relation,
+/* What every event row reads besides the trace: shape ids and anchors, one per event. */
+struct tl_event_rows {
+  event_rows ctx;
+  size_t n;
+  uint32_t *shape_of;
+  int32_t *anchor;
+};
+
+void tl_event_rows_free(tl_event_rows *r) {
+  if (!r) return;
+  free(r->shape_of), free(r->anchor);
+  free(r);
+}
+
+size_t tl_event_rows_count(const tl_event_rows *r) { return r->n; }
+
+const char *const tl_event_tables[] = {"traceloom_event_core", NULL};
+
+int tl_event_rows_prepare(tl_publication *pub, const tl_event_input *in, tl_event_rows **out,
                           tl_err *e) {
   const tl_trace *t = in->trace;
   size_t n = tl_event_count(t, in->derived);
-  /* The shapes first (few rows, written as they are met), then every event in one
-  ** INSERT ... SELECT (rows.h). */
+  tl_event_rows *r = calloc(1, sizeof *r);
+  *out = r;
+  if (!r) return tl_nomem(e);
+  r->n = n;
+  /* The shapes first (few rows, written as they are met), then the events in one
+  ** INSERT ... SELECT per range (rows.h). */
   shape_pass sp = {
       .n = n, .width = 7, .table = "traceloom_event_shape",
       .columns = event_shape_columns, .ncols = ES_NCOLS,
       .key = event_shape_key, .bind = bind_event_shape, .ctx = in};
-  uint32_t *shape_of = assign_shapes(db, &sp, e);
-  if (!shape_of) return TL_ERROR;
+  if (!(r->shape_of = assign_shapes(pub->db, &sp, e))) return TL_ERROR;
   /* The anchor of each event (derived launch events included), from the anchors' events. */
-  int32_t *anchor = NULL;
   if (in->anchor_event) {
     if (in->nanchors > INT32_MAX)
-      return free(shape_of), tl_fail(e, "%zu anchors: more than an event row can number",
-                                     in->nanchors);
-    anchor = malloc((n ? n : 1) * sizeof *anchor);
-    if (!anchor) return free(shape_of), tl_nomem(e);
-    for (size_t i = 0; i < n; i++) anchor[i] = -1;
-    for (size_t k = 0; k < in->nanchors; k++) anchor[in->anchor_event[k]] = (int32_t)k;
+      return tl_fail(e, "%zu anchors: more than an event row can number", in->nanchors);
+    if (!(r->anchor = malloc((n ? n : 1) * sizeof *r->anchor))) return tl_nomem(e);
+    for (size_t i = 0; i < n; i++) r->anchor[i] = -1;
+    for (size_t k = 0; k < in->nanchors; k++) r->anchor[in->anchor_event[k]] = (int32_t)k;
   }
-  event_rows ctx = {.t = t, .d = in->derived, .shape_id = shape_of, .relation = event_relation,
-                    .ncall = t->ev.n, .anchor = anchor};
-  int rc = tl_rows_publish(db, "traceloom_event_core", event_columns, EV_NCOLS, n, fill_event,
-                           NULL, &ctx, e);
-  free(shape_of), free(anchor);
-  return rc;
+  r->ctx = (event_rows){.t = t, .d = in->derived, .shape_id = r->shape_of,
+                        .relation = pub->event_relation, .ncall = t->ev.n, .anchor = r->anchor};
+  return TL_OK;
+}
+
+int tl_event_rows_write(sqlite3 *db, const tl_event_rows *r, size_t lo, size_t hi, tl_err *e) {
+  event_rows ctx = r->ctx;
+  ctx.first = lo;
+  return tl_rows_publish(db, "traceloom_event_core", event_columns, EV_NCOLS, hi - lo, fill_event,
+                         NULL, &ctx, e);
 }
 
 static const char *call_match_policy(tl_provider p) {
@@ -462,8 +495,9 @@ static int publish_calls(sqlite3 *db, const tl_runtime_input *in, const relation
 
 /* The integer columns of relation row k (call-major order), for the bulk insert. */
 typedef struct relation_rows {
-  const tl_relation *r;
-  const uint32_t *order, *shape_id;
+  const tl_runtime_input *in;
+  const uint32_t *order;
+  tl_shapes *shapes; /* every relation's shape key interned (a handful of shapes) */
 } relation_rows;
 
 enum { RE_N, RE_DB, RE_CALL, RE_EVENT, RE_SHAPE, RE_CALLS, RE_WORKS, RE_NCOLS };
@@ -474,19 +508,25 @@ static const tl_rows_column relation_columns[RE_NCOLS] = {
     [RE_WORKS] = {"device_candidate_count", 0},
 };
 
+static void relation_shape_key(const void *ctx, size_t i, uint64_t *key);
+
 static int fill_relation(void *ctx, size_t k, int64_t *v, unsigned char *null) {
   const relation_rows *x = ctx;
   uint32_t i = x->order[k];
-  const tl_relation *r = &x->r[i];
+  const tl_relation *r = &x->in->relations->v[i];
   memset(null, 0, RE_NCOLS);
   v[RE_N] = (int64_t)k;
   v[RE_DB] = r->db_idx;
   opt_i64(v, null, RE_CALL, r->call, -1);
   opt_i64(v, null, RE_EVENT, r->work, -1);
-  v[RE_SHAPE] = x->shape_id[i];
+  /* the shape pass interned this key: its id again, no 4-byte id held per relation */
+  uint64_t key[4];
+  int fresh;
+  relation_shape_key(x->in, i, key);
+  v[RE_SHAPE] = tl_shapes_intern(x->shapes, key, &fresh);
   v[RE_CALLS] = r->call_candidates;
   v[RE_WORKS] = r->work_candidates;
-  return 0;
+  return v[RE_SHAPE] > 0 && !fresh ? 0 : -1;
 }
 
 /* The four strings of a relation's shape are static literals: their addresses identify them. */
@@ -525,12 +565,14 @@ static int publish_relations(sqlite3 *db, const tl_runtime_input *in, const rela
       .n = n, .width = 4, .table = "traceloom_runtime_device_relation_shape",
       .columns = relation_shape_columns, .ncols = RS_NCOLS,
       .key = relation_shape_key, .bind = bind_relation_shape, .ctx = in};
-  uint32_t *shape_of = assign_shapes(db, &sp, e);
-  if (!shape_of) return TL_ERROR;
-  relation_rows ctx = {.r = in->relations->v, .order = rel->order, .shape_id = shape_of};
-  int rc = tl_rows_publish(db, "traceloom_runtime_device_relation_core", relation_columns,
-                           RE_NCOLS, n, fill_relation, NULL, &ctx, e);
-  free(shape_of);
+  tl_shapes shapes;
+  tl_shapes_init(&shapes, 4);
+  int rc = intern_shapes(db, &sp, &shapes, NULL, e);
+  relation_rows ctx = {.in = in, .order = rel->order, .shapes = &shapes};
+  if (rc == TL_OK)
+    rc = tl_rows_publish(db, "traceloom_runtime_device_relation_core", relation_columns,
+                         RE_NCOLS, n, fill_relation, NULL, &ctx, e);
+  tl_shapes_free(&shapes);
   return rc;
 }
 
@@ -773,21 +815,73 @@ int tl_publish_metadata(sqlite3 *db, const tl_metadata_input *in, tl_err *e) {
 
 /* ------------------------------------------------------------------ entry */
 
-int tl_publish_runtime(tl_publication *pub, const tl_runtime_input *in, tl_err *e) {
+/* The input (a copy: a worker thread reads it after the caller's frame) and the order. */
+struct tl_runtime_rows {
+  tl_runtime_input in;
   relation_order rel;
-  int rc = relation_order_build(in, &rel, e);
-  if (rc == TL_OK) {
-    rc = publish_calls(pub->db, in, &rel, e);
-    if (rc == TL_OK) rc = publish_relations(pub->db, in, &rel, e);
-    if (rc == TL_OK) rc = event_relations(pub, in, &rel, e);
-    relation_order_free(&rel);
-  }
+};
+
+int tl_runtime_rows_prepare(const tl_runtime_input *in, tl_runtime_rows **out, tl_err *e) {
+  tl_runtime_rows *r = calloc(1, sizeof *r);
+  *out = r;
+  if (!r) return tl_nomem(e);
+  r->in = *in;
+  return relation_order_build(&r->in, &r->rel, e);
+}
+
+/* One writer of the runtime rows, with its TRACELOOM_TIMING line. */
+static int runtime_part(sqlite3 *db, const tl_runtime_rows *r, const char *label,
+                        int (*write)(sqlite3 *, const tl_runtime_input *, const relation_order *,
+                                     tl_err *),
+                        tl_err *e) {
+  tl_timer tm;
+  tl_timer_start(&tm, "runtime");
+  int rc = write(db, &r->in, &r->rel, e);
+  tl_timer_mark(&tm, label);
+  return rc;
+}
+
+int tl_runtime_rows_calls(sqlite3 *db, const tl_runtime_rows *r, tl_err *e) {
+  return runtime_part(db, r, "calls", publish_calls, e);
+}
+
+const char *const tl_runtime_relation_tables[] = {"traceloom_runtime_device_relation_shape",
+                                                  "traceloom_runtime_device_relation_core", NULL};
+
+int tl_runtime_rows_relations(sqlite3 *db, const tl_runtime_rows *r, tl_err *e) {
+  return runtime_part(db, r, "relations", publish_relations, e);
+}
+
+int tl_runtime_rows_finish(tl_publication *pub, const tl_runtime_rows *r, tl_err *e) {
+  return event_relations(pub, &r->in, &r->rel, e);
+}
+
+void tl_runtime_rows_free(tl_runtime_rows *r) {
+  if (!r) return;
+  relation_order_free(&r->rel);
+  free(r);
+}
+
+int tl_publish_runtime(tl_publication *pub, const tl_runtime_input *in, tl_err *e) {
+  tl_runtime_rows *r = NULL;
+  int rc = tl_runtime_rows_prepare(in, &r, e);
+  if (rc == TL_OK) rc = tl_runtime_rows_calls(pub->db, r, e);
+  if (rc == TL_OK) rc = tl_runtime_rows_relations(pub->db, r, e);
+  if (rc == TL_OK) rc = tl_runtime_rows_finish(pub, r, e);
+  tl_runtime_rows_free(r);
   return rc;
 }
 
 int tl_publish_events(tl_publication *pub, const tl_event_input *in, tl_err *e) {
-  int rc = publish_events(pub->db, in, pub->event_relation, e);
+  tl_event_rows *r = NULL;
+  int rc = tl_event_rows_prepare(pub, in, &r, e);
+  if (rc == TL_OK) rc = tl_event_rows_write(pub->db, r, 0, r->n, e);
+  tl_event_rows_free(r);
+  tl_publish_events_done(pub);
+  return rc;
+}
+
+void tl_publish_events_done(tl_publication *pub) {
   free(pub->event_relation);
   pub->event_relation = NULL;
-  return rc;
 }

@@ -67,6 +67,28 @@ typedef struct tl_runtime_input {
 } tl_runtime_input;
 int tl_publish_runtime(tl_publication *pub, const tl_runtime_input *in, tl_err *e);
 
+/* The same in parts, for two connections at once (with threads >= 2 the driver writes the
+** relations on a staging connection, ext/analyze/staging.c, while its own writes the calls):
+**
+**   tl_runtime_rows *r;
+**   rc = tl_runtime_rows_prepare(in, &r, e);        the relations' call-major order
+**   rc = tl_runtime_rows_relations(other, r, e);    traceloom_runtime_device_relation_shape
+**                                                   and _core (tl_runtime_relation_tables)
+**   rc = tl_runtime_rows_calls(pub->db, r, e);      traceloom_runtime_call_shape and _core
+**   ... the relation tables moved into pub->db ...
+**   rc = tl_runtime_rows_finish(pub, r, e);         each event's relation_n (for the events)
+**   tl_runtime_rows_free(r);                        also after a failed prepare
+**
+** The calls and the relations share no table and only read the input and the order, so the
+** relations may be written on another thread while the calls are. */
+typedef struct tl_runtime_rows tl_runtime_rows;
+int tl_runtime_rows_prepare(const tl_runtime_input *in, tl_runtime_rows **out, tl_err *e);
+int tl_runtime_rows_calls(sqlite3 *db, const tl_runtime_rows *r, tl_err *e);
+int tl_runtime_rows_relations(sqlite3 *db, const tl_runtime_rows *r, tl_err *e);
+int tl_runtime_rows_finish(tl_publication *pub, const tl_runtime_rows *r, tl_err *e);
+void tl_runtime_rows_free(tl_runtime_rows *r);
+extern const char *const tl_runtime_relation_tables[]; /* NULL-terminated */
+
 /* traceloom_input, traceloom_raw_source_database, traceloom_profile_inventory. */
 typedef struct tl_inventory_input {
   const tl_profile *profile;
@@ -90,6 +112,29 @@ typedef struct tl_event_input {
   size_t nanchors;
 } tl_event_input;
 int tl_publish_events(tl_publication *pub, const tl_event_input *in, tl_err *e);
+
+/* The same in parts, for two connections at once (with threads >= 2 the driver writes the
+** upper half of the events on a staging connection, ext/analyze/staging.c, while its own
+** writes the lower half; the copy appends them, their event_n being larger):
+**
+**   tl_event_rows *r;
+**   rc = tl_event_rows_prepare(pub, in, &r, e);      traceloom_event_shape (written), each
+**                                                    event's shape and anchor
+**   rc = tl_event_rows_write(other, r, k, n, e);     traceloom_event_core rows [k, n)
+**   rc = tl_event_rows_write(pub->db, r, 0, k, e);   rows [0, k)  (tl_event_tables)
+**   ... the upper rows appended to pub->db's ...
+**   tl_event_rows_free(r);                           also after a failed prepare
+**   tl_publish_events_done(pub);                     frees pub->event_relation
+**
+** Two ranges share only what they read (the trace, the input, r). */
+typedef struct tl_event_rows tl_event_rows;
+int tl_event_rows_prepare(tl_publication *pub, const tl_event_input *in, tl_event_rows **out,
+                          tl_err *e);
+size_t tl_event_rows_count(const tl_event_rows *r);
+int tl_event_rows_write(sqlite3 *db, const tl_event_rows *r, size_t lo, size_t hi, tl_err *e);
+void tl_event_rows_free(tl_event_rows *r);
+void tl_publish_events_done(tl_publication *pub);
+extern const char *const tl_event_tables[]; /* NULL-terminated */
 
 /* traceloom_metadata. */
 typedef struct tl_metadata_input {

@@ -545,12 +545,14 @@ typedef struct occ_rows {
   const tl_tree *tr;
   const tree_ranks *rk;
   int64_t occurrence_base, node_base; /* occurrence_n and node_n before the tree's first */
+  size_t first;                       /* the node-major rank of the producer's row 0 */
   tl_buf path, ctx;                   /* the text columns of the row last filled */
   int with_text;
 } occ_rows;
 
-static int fill_occurrence(void *vctx, size_t row, int64_t *v, unsigned char *null) {
+static int fill_occurrence(void *vctx, size_t prow, int64_t *v, unsigned char *null) {
   occ_rows *r = vctx;
+  size_t row = r->first + prow;
   const tl_tree *tr = r->tr;
   uint32_t o = r->rk->order[row];
   const tl_tree_occ *oc = &tr->occ[o];
@@ -884,8 +886,6 @@ int tl_structure_trees_prepare(sqlite3 *db, const tl_structure_input *in,
   return rc;
 }
 
-const char *const tl_structure_node_tables[] = {"traceloom_node_core", NULL};
-
 int tl_structure_trees_nodes(sqlite3 *db, const tl_structure_trees *t, tl_err *e) {
   const tl_forest *f = t->in->forest;
   tl_timer tm;
@@ -907,28 +907,66 @@ int tl_structure_trees_nodes(sqlite3 *db, const tl_structure_trees *t, tl_err *e
   return rc;
 }
 
-int tl_structure_trees_rest(sqlite3 *db, const tl_structure_trees *t, tl_err *e) {
+/* The occurrences numbered [lo, hi) (0-based over every tree, node-major within each) and,
+** with tree_rows, the traceloom_tree_core rows, tree by tree. */
+static int publish_trees(sqlite3 *db, const tl_structure_trees *t, size_t lo, size_t hi,
+                         int tree_rows, tl_err *e) {
   const tl_forest *f = t->in->forest;
   tl_timer tm;
   tl_timer_start(&tm, "structure");
   sqlite3_stmt *tree_ins = NULL;
-  int rc = tl_rows_prepare(db, "INSERT", "traceloom_tree_core", tree_columns, TR_NCOLS,
-                           &tree_ins, e);
+  int rc = tree_rows ? tl_rows_prepare(db, "INSERT", "traceloom_tree_core", tree_columns,
+                                       TR_NCOLS, &tree_ins, e)
+                     : TL_OK;
   int64_t node_base = 0, occ_base = 0;
   for (size_t i = 0; rc == TL_OK && i < t->n; i++) {
     const tl_tree *tr = &f->trees.v[i];
-    occ_rows orows = {.in = t->in, .tr = tr, .rk = &t->rk[i], .occurrence_base = occ_base,
-                      .node_base = node_base};
-    rc = tl_rows_publish(db, "traceloom_position_occurrence_core", occurrence_columns, O_NCOLS,
-                         tr->st.noccurrences, fill_occurrence, occurrence_text, &orows, e);
-    tl_buf_free(&orows.path), tl_buf_free(&orows.ctx);
-    if (rc == TL_OK) rc = publish_tree_row(db, tree_ins, tr, (int64_t)i + 1, node_base, occ_base, e);
+    /* this tree's occurrences within [lo, hi), as ranks of the tree */
+    size_t from = (size_t)occ_base, to = from + tr->st.noccurrences;
+    from = from > lo ? from : lo, to = to < hi ? to : hi;
+    if (from < to) {
+      occ_rows orows = {.in = t->in, .tr = tr, .rk = &t->rk[i], .occurrence_base = occ_base,
+                        .node_base = node_base, .first = from - (size_t)occ_base};
+      rc = tl_rows_publish(db, "traceloom_position_occurrence_core", occurrence_columns, O_NCOLS,
+                           to - from, fill_occurrence, occurrence_text, &orows, e);
+      tl_buf_free(&orows.path), tl_buf_free(&orows.ctx);
+    }
+    if (rc == TL_OK && tree_rows)
+      rc = publish_tree_row(db, tree_ins, tr, (int64_t)i + 1, node_base, occ_base, e);
     node_base += (int64_t)tr->nnodes;
     occ_base += (int64_t)tr->st.noccurrences;
   }
   sqlite3_finalize(tree_ins);
-  tl_timer_mark(&tm, "occurrences and trees");
+  tl_timer_mark(&tm, hi > lo && tree_rows ? "occurrences and trees"
+                     : hi > lo            ? "occurrences"
+                                          : "trees");
   return rc;
+}
+
+size_t tl_structure_trees_occurrences(const tl_structure_trees *t) {
+  size_t n = 0;
+  for (size_t i = 0; i < t->n; i++) n += t->in->forest->trees.v[i].st.noccurrences;
+  return n;
+}
+
+int tl_structure_trees_rest(sqlite3 *db, const tl_structure_trees *t, tl_err *e) {
+  return publish_trees(db, t, 0, tl_structure_trees_occurrences(t), 1, e);
+}
+
+const char *const tl_structure_staged_tables[] = {"traceloom_node_core",
+                                                  "traceloom_position_occurrence_core", NULL};
+
+int tl_structure_trees_staged(sqlite3 *db, const tl_structure_trees *t, size_t from, tl_err *e) {
+  int rc = tl_structure_trees_nodes(db, t, e);
+  return rc == TL_OK ? publish_trees(db, t, from, tl_structure_trees_occurrences(t), 0, e) : rc;
+}
+
+int tl_structure_trees_lower(sqlite3 *db, const tl_structure_trees *t, size_t to, tl_err *e) {
+  return publish_trees(db, t, 0, to, 0, e);
+}
+
+int tl_structure_trees_rows(sqlite3 *db, const tl_structure_trees *t, tl_err *e) {
+  return publish_trees(db, t, 0, 0, 1, e);
 }
 
 int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {

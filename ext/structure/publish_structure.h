@@ -25,20 +25,26 @@ typedef struct tl_structure_input {
 ** connection. */
 int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e);
 
-/* The parts, for two connections at once (with threads >= 2 the driver writes the nodes on
-** a staging connection, ext/analyze/staging.c, while its own writes the anchors):
+/* The parts, for two connections at once (with threads >= 2 the driver writes the nodes and
+** the upper part of the occurrences on a staging connection, ext/analyze/staging.c, while
+** its own writes the anchors and the lower part):
 **
 **   rc = tl_publish_structure_summary(db, in, e);     the symbol summary (its sort holds 12+
 **                                                     bytes an anchor: before the trees' ranks)
 **   tl_structure_trees *t;
 **   rc = tl_structure_trees_prepare(db, in, &t, e);   node-major ranks, node shapes (written)
-**   rc = tl_structure_trees_nodes(other, t, e);       traceloom_node_core (tl_structure_node_tables)
+**   size_t n = tl_structure_trees_occurrences(t), k;  occurrences in all, a split point
+**   rc = tl_structure_trees_staged(other, t, k, e);   traceloom_node_core, then the
+**                                                     occurrences [k, n) (tl_structure_staged_tables)
 **   rc = tl_publish_structure_anchors(db, in, e);     anchors, aux links
-**   rc = tl_structure_trees_rest(db, t, e);           occurrences, traceloom_tree_core
+**   rc = tl_structure_trees_lower(db, t, k, e);       the occurrences [0, k)
+**   ... the staged rows moved into db (the occurrences appended) ...
+**   rc = tl_structure_trees_rows(db, t, e);           traceloom_tree_core
 **   tl_structure_trees_free(t);                       also after a failed prepare
 **
-** The nodes, the anchors and the rest share no table and only read `in` and `t` (the string
-** pool too), so the nodes may be written on another thread while the others are. */
+** On one connection: tl_structure_trees_nodes, then tl_structure_trees_rest (occurrences and
+** tree rows, tree by tree). Nodes, anchors, tree rows and two ranges of the occurrences share
+** only what they read (`in`, `t`, the string pool), so they may be written on two threads. */
 typedef struct tl_structure_trees tl_structure_trees;
 int tl_publish_structure_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e);
 int tl_publish_structure_summary(sqlite3 *db, const tl_structure_input *in, tl_err *e);
@@ -46,7 +52,11 @@ int tl_structure_trees_prepare(sqlite3 *db, const tl_structure_input *in,
                                tl_structure_trees **out, tl_err *e);
 int tl_structure_trees_nodes(sqlite3 *db, const tl_structure_trees *t, tl_err *e);
 int tl_structure_trees_rest(sqlite3 *db, const tl_structure_trees *t, tl_err *e);
+size_t tl_structure_trees_occurrences(const tl_structure_trees *t);
+int tl_structure_trees_staged(sqlite3 *db, const tl_structure_trees *t, size_t from, tl_err *e);
+int tl_structure_trees_lower(sqlite3 *db, const tl_structure_trees *t, size_t to, tl_err *e);
+int tl_structure_trees_rows(sqlite3 *db, const tl_structure_trees *t, tl_err *e);
 void tl_structure_trees_free(tl_structure_trees *t);
-extern const char *const tl_structure_node_tables[]; /* NULL-terminated */
+extern const char *const tl_structure_staged_tables[]; /* NULL-terminated */
 
 #endif

@@ -91,7 +91,7 @@ static int always(void *ctx) { return *(int *)ctx; }
 START_TEST(staged_rows_arrive_by_the_transfer_path) {
   char dir[] = "/tmp/tl-staging-XXXXXX", path[512];
   sqlite3 *db = open_out(dir, path, sizeof path);
-  tl_staging *s = tl_staging_attach(db);
+  tl_staging *s = tl_staging_attach(db, TL_STAGING_SCHEMA);
   ck_assert_ptr_nonnull(s);
   char *stage = strdup(tl_staging_path(s));
   ck_assert_int_eq(access(stage, F_OK), 0);
@@ -101,7 +101,7 @@ START_TEST(staged_rows_arrive_by_the_transfer_path) {
   int rc = tl_staging_finish(s, TL_OK, NULL, NULL, &e);
   ck_assert_msg(rc == TL_OK, "%s", e.msg ? e.msg : "?");
   /* the copy's program moves records as they are */
-  char *sql = tl_staging_copy_sql("t");
+  char *sql = tl_staging_copy_sql(TL_STAGING_SCHEMA, "t");
   char *explain = sqlite3_mprintf("EXPLAIN %s", sql);
   sqlite3_stmt *st;
   ck_assert_int_eq(sqlite3_prepare_v2(db, explain, -1, &st, NULL), SQLITE_OK);
@@ -129,6 +129,49 @@ START_TEST(staged_rows_arrive_by_the_transfer_path) {
 }
 END_TEST
 
+/* Count of the opcodes `op` in the program of sql on db. */
+static int opcodes(sqlite3 *db, const char *sql, const char *op) {
+  char *explain = sqlite3_mprintf("EXPLAIN %s", sql);
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(db, explain, -1, &st, NULL), SQLITE_OK);
+  int n = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) n += strcmp((const char *)sqlite3_column_text(st, 1), op) == 0;
+  sqlite3_finalize(st);
+  sqlite3_free(explain);
+  return n;
+}
+
+/* The events' split: the analysis connection wrote the lower rowids itself, the staged rows
+** (larger rowids) are appended by the transfer path all the same. */
+START_TEST(staged_rows_append_after_smaller_rowids) {
+  char dir[] = "/tmp/tl-staging-XXXXXX", path[512];
+  sqlite3 *db = open_out(dir, path, sizeof path);
+  tl_staging *s = tl_staging_attach(db, TL_STAGING_EVENTS_SCHEMA);
+  ck_assert_ptr_nonnull(s);
+  exec_ok(db, "SAVEPOINT a; " DECL);
+  tl_err e = {0};
+  ck_assert_int_eq(tl_staging_start(s, tables, write_rows, NULL, &e), TL_OK);
+  /* beside the worker: rows -99 .. 0 */
+  exec_ok(db, "WITH RECURSIVE k(n) AS (SELECT -99 UNION ALL SELECT n + 1 FROM k WHERE n < 0) "
+              "INSERT INTO t SELECT n, 1, NULL FROM k");
+  int rc = tl_staging_finish(s, TL_OK, NULL, NULL, &e);
+  ck_assert_msg(rc == TL_OK, "%s", e.msg ? e.msg : "?");
+  char *sql = tl_staging_copy_sql(TL_STAGING_EVENTS_SCHEMA, "t");
+  ck_assert_int_eq(opcodes(db, sql, "MakeRecord"), 0);
+  ck_assert_int_eq(opcodes(db, sql, "RowData"), 1);
+  sqlite3_free(sql);
+  exec_ok(db, "RELEASE a");
+  tl_staging_close(s);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM pragma_database_list"), 1);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM t"), 5100);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM t WHERE n <= 0 AND a = 1"), 100);
+  ck_assert_int_eq(tl_scalar(db, "SELECT sum(a) FROM t WHERE n > 0"), 7 * 5000 * 5001 / 2);
+  ck_assert_int_eq(other_files(dir), 0);
+  sqlite3_close(db);
+  remove_dir(dir);
+}
+END_TEST
+
 /* Earlier rows in t; the new analysis replaces t inside a savepoint; the staged writer
 ** fails (or is stopped): the step fails, the rollback leaves the earlier rows. */
 static void failed_step_keeps_earlier_rows(int (*write)(sqlite3 *, void *, tl_err *),
@@ -136,7 +179,7 @@ static void failed_step_keeps_earlier_rows(int (*write)(sqlite3 *, void *, tl_er
   char dir[] = "/tmp/tl-staging-XXXXXX", path[512];
   sqlite3 *db = open_out(dir, path, sizeof path);
   exec_ok(db, DECL "; INSERT INTO t VALUES (1, 11, 'earlier'), (2, 22, 'earlier')");
-  tl_staging *s = tl_staging_attach(db);
+  tl_staging *s = tl_staging_attach(db, TL_STAGING_SCHEMA);
   ck_assert_ptr_nonnull(s);
   exec_ok(db, "SAVEPOINT a; DROP TABLE t; " DECL);
   tl_err e = {0};
@@ -170,15 +213,15 @@ START_TEST(no_staging_inside_a_transaction_beside_a_reader_or_on_another_vfs) {
   sqlite3 *db = open_out(dir, path, sizeof path);
   exec_ok(db, DECL "; INSERT INTO t VALUES (1, 1, NULL), (2, 2, NULL)");
   exec_ok(db, "BEGIN");
-  ck_assert_ptr_null(tl_staging_attach(db));
+  ck_assert_ptr_null(tl_staging_attach(db, TL_STAGING_SCHEMA));
   exec_ok(db, "COMMIT");
   sqlite3_stmt *reader;
   ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT n FROM t", -1, &reader, NULL), SQLITE_OK);
   ck_assert_int_eq(sqlite3_step(reader), SQLITE_ROW);
-  ck_assert_ptr_null(tl_staging_attach(db)); /* DETACH would be refused after the commit */
+  ck_assert_ptr_null(tl_staging_attach(db, TL_STAGING_SCHEMA)); /* DETACH would be refused after the commit */
   sqlite3_finalize(reader);
   ck_assert_int_eq(other_files(dir), 0);
-  tl_staging *s = tl_staging_attach(db);
+  tl_staging *s = tl_staging_attach(db, TL_STAGING_SCHEMA);
   ck_assert_ptr_nonnull(s);
   tl_staging_close(s); /* never started */
   ck_assert_int_eq(other_files(dir), 0);
@@ -191,7 +234,7 @@ START_TEST(no_staging_inside_a_transaction_beside_a_reader_or_on_another_vfs) {
                                    NULL),
                    SQLITE_OK);
   exec_ok(mem, DECL);
-  ck_assert_ptr_null(tl_staging_attach(mem));
+  ck_assert_ptr_null(tl_staging_attach(mem, TL_STAGING_SCHEMA));
   sqlite3_close(mem);
 }
 END_TEST
@@ -199,7 +242,9 @@ END_TEST
 /* ------------------------------------------------------------------ whole analyses */
 
 typedef struct seen {
-  int copies;          /* statements that read the staging database */
+  int copies;          /* statements that read the trees' staging database */
+  int runtime_copies;  /* statements that read the runtime relations' staging database */
+  int event_copies;    /* statements that read the events' staging database */
   const char *trigger; /* interrupt the connection when a statement starting so runs */
   sqlite3 *db;
   int fired;
@@ -210,7 +255,9 @@ static int on_statement(unsigned type, void *ctx, void *p, void *x) {
   seen *s = ctx;
   const char *sql = sqlite3_sql((sqlite3_stmt *)p);
   if (!sql) return 0;
-  if (strstr(sql, "FROM " TL_STAGING_SCHEMA ".")) s->copies++;
+  if (strstr(sql, "FROM \"" TL_STAGING_SCHEMA "\".")) s->copies++;
+  if (strstr(sql, "FROM \"" TL_STAGING_RUNTIME_SCHEMA "\".")) s->runtime_copies++;
+  if (strstr(sql, "FROM \"" TL_STAGING_EVENTS_SCHEMA "\".")) s->event_copies++;
   if (s->trigger && !s->fired && strncmp(sql, s->trigger, strlen(s->trigger)) == 0) {
     s->fired = 1;
     sqlite3_interrupt(s->db);
@@ -297,7 +344,11 @@ START_TEST(threads_two_publish_the_rows_of_threads_one) {
     ck_assert_msg(analyze(two, fixtures[i], "{\"threads\": 2}") == SQLITE_ROW, "%s: %s",
                   fixtures[i], sqlite3_errmsg(two));
     ck_assert_int_eq(s1.copies, 0);
+    ck_assert_int_eq(s1.runtime_copies, 0);
+    ck_assert_int_eq(s1.event_copies, 0);
     ck_assert_int_gt(s2.copies, 0); /* the trees came from the staging database */
+    ck_assert_int_eq(s2.runtime_copies, 2); /* the relations' shapes and core from the other */
+    ck_assert_int_eq(s2.event_copies, 1);   /* the upper half of the events from the third */
     ck_assert_int_eq(other_files(d2), 0);
     ck_assert_int_eq(tl_scalar(two, "SELECT count(*) FROM pragma_database_list"), 1);
     same_tables(two, p1);
@@ -333,10 +384,12 @@ static void staged_analysis_fails(const char *trigger) {
   ck_assert_int_eq(other_files(dir), 0); /* the staging file is deleted */
   /* the next analysis detaches what the interrupted one could not, and succeeds */
   sn.trigger = NULL;
-  sn.copies = 0;
+  sn.copies = sn.runtime_copies = sn.event_copies = 0;
   ck_assert_msg(analyze(db, "exact_hlt/mono", "{\"threads\": 2}") == SQLITE_ROW, "%s",
                 sqlite3_errmsg(db));
   ck_assert_int_gt(sn.copies, 0);
+  ck_assert_int_eq(sn.runtime_copies, 2);
+  ck_assert_int_eq(sn.event_copies, 1);
   ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM pragma_database_list"), 1);
   ck_assert_int_eq(other_files(dir), 0);
   sqlite3_free(before), sqlite3_free(after);
@@ -354,6 +407,28 @@ START_TEST(interrupt_beside_the_staged_writer_keeps_the_earlier_analysis) {
 }
 END_TEST
 
+/* The same for the runtime step: the relations' copy, the calls written beside their writer. */
+START_TEST(failed_runtime_copy_keeps_the_earlier_analysis) {
+  staged_analysis_fails("INSERT INTO main.\"traceloom_runtime_device_relation_core\" SELECT * FROM");
+}
+END_TEST
+
+START_TEST(interrupt_beside_the_relations_writer_keeps_the_earlier_analysis) {
+  staged_analysis_fails("INSERT INTO traceloom_runtime_call_core");
+}
+END_TEST
+
+/* And for the events: their copy (an append), the lower half written beside its writer. */
+START_TEST(failed_events_copy_keeps_the_earlier_analysis) {
+  staged_analysis_fails("INSERT INTO main.\"traceloom_event_core\" SELECT * FROM");
+}
+END_TEST
+
+START_TEST(interrupt_beside_the_events_writer_keeps_the_earlier_analysis) {
+  staged_analysis_fails("INSERT INTO traceloom_event_core");
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("staging");
   TCase *tc = tcase_create("staging");
@@ -365,6 +440,11 @@ static Suite *suite(void) {
   tcase_add_test(tc, threads_two_publish_the_rows_of_threads_one);
   tcase_add_test(tc, failed_copy_keeps_the_earlier_analysis);
   tcase_add_test(tc, interrupt_beside_the_staged_writer_keeps_the_earlier_analysis);
+  tcase_add_test(tc, failed_runtime_copy_keeps_the_earlier_analysis);
+  tcase_add_test(tc, interrupt_beside_the_relations_writer_keeps_the_earlier_analysis);
+  tcase_add_test(tc, failed_events_copy_keeps_the_earlier_analysis);
+  tcase_add_test(tc, interrupt_beside_the_events_writer_keeps_the_earlier_analysis);
+  tcase_add_test(tc, staged_rows_append_after_smaller_rowids);
   suite_add_tcase(s, tc);
   return s;
 }
