@@ -800,5 +800,12 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
   if (rc == TL_OK)
     rc = tl_pub_exec(db, "CREATE INDEX traceloom_event_core_event_id "
                          "ON traceloom_event_core(event_id)", e);
+  /* Likewise the audit joins each anchor's explained idle (traceloom_anchor_idle_explanation,
+  ** 741k rows at a million anchors) to traceloom_anchor by its text id: without an index SQLite
+  ** builds an automatic one over every anchor row and column at each run (1.65 -> 0.63 s CPU
+  ** for that step; the index: 16 MB, 0.3 s). */
+  if (rc == TL_OK)
+    rc = tl_pub_exec(db, "CREATE INDEX traceloom_anchor_core_anchor_id "
+                         "ON traceloom_anchor_core(anchor_id)", e);
   return rc;
 }

@@ -189,6 +189,29 @@ def test_event_citations_are_looked_up_by_index(cli, fixtures, tmp_path):
                                  "WHERE trace_event_id IS NOT NULL").fetchone()[0] > 0
 
 
+def test_anchor_attributions_find_their_anchor_by_index(cli, fixtures, tmp_path):
+    """The audit's anchor_totals joins every row of traceloom_anchor_idle_explanation (one per
+    attributed anchor) to traceloom_anchor by anchor_id: with idle evidence on, an index on the
+    anchor's id makes that a lookup, not an automatic index over every anchor row and column
+    built at each run. Each attribution finds exactly its own anchor."""
+    con = analyse(cli, fixtures, tmp_path, "adjacent_overlap")
+    sql = ("SELECT i.anchor_id, a.anchor_n, a.db_idx, a.device_id"
+           " FROM traceloom_anchor_idle_explanation i LEFT JOIN traceloom_anchor a"
+           " ON a.anchor_id = i.anchor_id AND a.db_idx = i.db_idx AND a.device_id = i.device_id")
+    plan = " ".join(r[3] for r in con.execute("EXPLAIN QUERY PLAN " + sql))
+    assert "USING INDEX traceloom_anchor_core_anchor_id (anchor_id=?)" in plan, plan
+    assert "AUTOMATIC" not in plan, plan
+    rows = con.execute(sql).fetchall()
+    assert rows and all(n is not None and aid == "anchor-%d" % n for aid, n, _, _ in rows), rows
+    # the index is built by the opt-in stage only: an analysis without idle evidence has none
+    plain = tmp_path / "plain.db"
+    subprocess.run([str(cli), str(fixtures / "idle_evidence" / "adjacent_overlap"), "--output",
+                    str(plain)], check=True, capture_output=True)
+    with sqlite3.connect(plain) as c:
+        assert c.execute("SELECT count(*) FROM sqlite_schema WHERE name ="
+                         " 'traceloom_anchor_core_anchor_id'").fetchone() == (0,)
+
+
 IDLE_VIEWS = ["traceloom_device_interval", "traceloom_stream_state", "traceloom_idle_explanation"]
 
 
