@@ -160,11 +160,12 @@ WITH RECURSIVE enclosing(occurrence_n, ancestor_n) AS (
    AND o.occurrence_n < k.first_occurrence_n + k.occurrence_count
   WHERE k.node_kind <> 1
   UNION ALL
-  SELECT c.occurrence_n, CASE WHEN c.ancestor_n IS NULL THEN c.occurrence_n ELSE o.parent_n END
-  FROM enclosing c
+  SELECT up.occurrence_n,
+         CASE WHEN up.ancestor_n IS NULL THEN up.occurrence_n ELSE o.parent_n END
+  FROM enclosing up
   CROSS JOIN traceloom_position_occurrence_core o
-    ON o.occurrence_n = COALESCE(c.ancestor_n, c.occurrence_n)
-  WHERE c.ancestor_n IS NULL OR o.parent_n IS NOT NULL
+    ON o.occurrence_n = COALESCE(up.ancestor_n, up.occurrence_n)
+  WHERE up.ancestor_n IS NULL OR o.parent_n IS NOT NULL
 )
 SELECT covered.decision_id, 'event-' || covered.event_n AS event_id,
        (SELECT c.final_role FROM traceloom_event_core e
@@ -235,9 +236,9 @@ CROSS JOIN traceloom_graph_body_member m ON m.launch_n = l.launch_n
 WHERE l.anchor_n IS NOT NULL) placed
 CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = placed.cover_n
 CROSS JOIN traceloom_position_occurrence_core atom ON atom.occurrence_n = ca.occurrence_n
-LEFT JOIN enclosing c ON c.occurrence_n = atom.parent_n
+LEFT JOIN enclosing enc ON enc.occurrence_n = atom.parent_n
 CROSS JOIN traceloom_position_occurrence_core o
-  ON o.occurrence_n = COALESCE(c.ancestor_n, atom.occurrence_n)
+  ON o.occurrence_n = COALESCE(enc.ancestor_n, atom.occurrence_n)
 CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n) covered;
 
 -- @surface traceloom_v_evidence_role_cost_coverage | one (db, provider, policy, final role, support state) | How much retained device time each role holds, split into time that takes part in structural identity and time that does not; no observation's cost is ever dropped | SELECT final_role, event_count, retained_duration_ns, identity_duration_ns, non_identity_duration_ns FROM traceloom_v_evidence_role_cost_coverage
