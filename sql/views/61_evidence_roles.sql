@@ -151,6 +151,8 @@ WHERE l.link_type = 'retained_unplaced';
 -- computes the event and anchor ids, the node id from the occurrence's node number and device
 -- (the printf of traceloom_node_core.node_id), and the final role by event key (event ->
 -- shape -> role class, as traceloom_evidence_role_decision reads it) for the rows kept.
+-- The example (what sits at one node occurrence) walks every placement to its occurrences and
+-- keeps that one's: about 0.9 s at a million anchors.
 CREATE VIEW traceloom_v_evidence_role_structure AS
 WITH RECURSIVE enclosing(occurrence_n, ancestor_n) AS (
   SELECT o.occurrence_n, NULL
