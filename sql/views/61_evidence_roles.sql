@@ -133,7 +133,8 @@ WHERE l.link_type = 'retained_unplaced';
 -- `enclosing`, the closure of the occurrences with children (Seq and Repeat: about 11k
 -- occurrences and 34k rows at a million anchors, built in about 0.05 s per use): for each such
 -- occurrence a row with no ancestor, which stands for the atom occurrence below it, then the
--- occurrence itself and each of its ancestors. An atom with no parent (a tree of one anchor)
+-- occurrence itself and each of its ancestors, with the columns the view reads from it (node
+-- number and device, occurrence index), so that no row looks its occurrence up again. An atom with no parent (a tree of one anchor)
 -- finds no closure row and the LEFT JOIN keeps it alone. Finding the occurrences that cover
 -- an anchor by their anchor ranges instead would read every occurrence before it.
 -- The placements (`placed`: an anchor, the communication anchor representing a task, an
@@ -147,27 +148,28 @@ WHERE l.link_type = 'retained_unplaced';
 -- decisions the query keeps walk from their placements to the occurrences by key. The
 -- occurrence join is a subquery of its own (`covered`) that holds only the decision id and
 -- integers: on the right of a LEFT JOIN (evidence-role-event), where SQLite flattens no join,
--- it is what SQLite builds whole; the outer select, which SQLite flattens into the query,
--- computes the event and anchor ids, the node id from the occurrence's node number and device
--- (the printf of traceloom_node_core.node_id), and the final role by event key (event ->
--- shape -> role class, as traceloom_evidence_role_decision reads it) for the rows kept.
+-- it is what SQLite builds whole (2.8M rows, about 0.8 s CPU less than looking each
+-- occurrence and its node up again). The outer select, which SQLite flattens into the query,
+-- computes for the rows kept the event and anchor ids, the node id from the occurrence's node
+-- number and device (the printf of traceloom_node_core.node_id), and the final role by event
+-- key (event -> shape -> role class, as traceloom_evidence_role_decision reads it).
 -- The example (what sits at one node occurrence) walks every placement to its occurrences and
--- keeps that one's: about 0.9 s at a million anchors.
+-- keeps that one's: about 1.3 s CPU at a million anchors on a loaded machine.
 CREATE VIEW traceloom_v_evidence_role_structure AS
-WITH RECURSIVE enclosing(occurrence_n, ancestor_n) AS (
-  SELECT o.occurrence_n, NULL
+WITH RECURSIVE enclosing(occurrence_n, ancestor_n, node_local, node_device, occurrence_idx) AS (
+  SELECT o.occurrence_n, NULL, NULL, NULL, NULL
   FROM traceloom_node_core k
   CROSS JOIN traceloom_position_occurrence_core o
     ON o.occurrence_n >= k.first_occurrence_n
    AND o.occurrence_n < k.first_occurrence_n + k.occurrence_count
   WHERE k.node_kind <> 1
   UNION ALL
-  SELECT up.occurrence_n,
-         CASE WHEN up.ancestor_n IS NULL THEN up.occurrence_n ELSE o.parent_n END
+  SELECT up.occurrence_n, a.occurrence_n, a.node_local, a.node_device, a.occurrence_idx
   FROM enclosing up
   CROSS JOIN traceloom_position_occurrence_core o
     ON o.occurrence_n = COALESCE(up.ancestor_n, up.occurrence_n)
-  WHERE up.ancestor_n IS NULL OR o.parent_n IS NOT NULL
+  CROSS JOIN traceloom_position_occurrence_core a
+    ON a.occurrence_n = CASE WHEN up.ancestor_n IS NULL THEN o.occurrence_n ELSE o.parent_n END
 )
 SELECT covered.decision_id, 'event-' || covered.event_n AS event_id,
        (SELECT c.final_role FROM traceloom_event_core e
@@ -180,11 +182,16 @@ SELECT covered.decision_id, 'event-' || covered.event_n AS event_id,
          AS placement_id,
        printf('node-%sN%03d', COALESCE('d' || covered.node_device || '-', ''), covered.node_local)
          AS node_id,
-       covered.occurrence_idx, 'native_report_tree' AS view_name,
-       CASE WHEN covered.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind
+       covered.occurrence_idx,
+       'native_report_tree' AS view_name,
+       CASE WHEN covered.self THEN 'self' ELSE 'body' END AS coverage_kind
 FROM (
 SELECT placed.decision_id, placed.event_n, placed.placement_kind, placed.anchor_n,
-       placed.placement_id, o.node_local, o.node_device, o.occurrence_idx, k.node_kind
+       placed.placement_id, COALESCE(enc.node_local, atom.node_local) AS node_local,
+       CASE WHEN enc.ancestor_n IS NULL THEN atom.node_device ELSE enc.node_device END
+         AS node_device,
+       COALESCE(enc.occurrence_idx, atom.occurrence_idx) AS occurrence_idx,
+       enc.ancestor_n IS NULL AS self
 FROM (
 -- cover_n: the anchor whose covering occurrences hold the placement
 SELECT 'role-decision-' || a.event_n AS decision_id, a.event_n, 'anchor' AS placement_kind,
@@ -238,10 +245,7 @@ CROSS JOIN traceloom_graph_body_member m ON m.launch_n = l.launch_n
 WHERE l.anchor_n IS NOT NULL) placed
 CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = placed.cover_n
 CROSS JOIN traceloom_position_occurrence_core atom ON atom.occurrence_n = ca.occurrence_n
-LEFT JOIN enclosing enc ON enc.occurrence_n = atom.parent_n
-CROSS JOIN traceloom_position_occurrence_core o
-  ON o.occurrence_n = COALESCE(enc.ancestor_n, atom.occurrence_n)
-CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n) covered;
+LEFT JOIN enclosing enc ON enc.occurrence_n = atom.parent_n) covered;
 
 -- @surface traceloom_v_evidence_role_cost_coverage | one (db, provider, policy, final role, support state) | How much retained device time each role holds, split into time that takes part in structural identity and time that does not; no observation's cost is ever dropped | SELECT final_role, event_count, retained_duration_ns, identity_duration_ns, non_identity_duration_ns FROM traceloom_v_evidence_role_cost_coverage
 -- Summed per role class first (a handful of rows); the auxiliary events retained but placed
