@@ -134,9 +134,10 @@ WHERE l.link_type = 'retained_unplaced';
 -- occurrences and 34k rows at a million anchors, built in about 0.05 s per use): for each such
 -- occurrence a row with no ancestor, which stands for the atom occurrence below it, then the
 -- occurrence itself and each of its ancestors, with the columns the view reads from it (node
--- number and device, occurrence index), so that no row looks its occurrence up again. An atom with no parent (a tree of one anchor)
--- finds no closure row and the LEFT JOIN keeps it alone. Finding the occurrences that cover
--- an anchor by their anchor ranges instead would read every occurrence before it.
+-- number and device, occurrence index), so that no row looks its occurrence up again. An atom
+-- with no parent (a tree of one anchor) finds no closure row and the LEFT JOIN keeps it alone.
+-- Finding the occurrences that cover an anchor by their anchor ranges instead would read every
+-- occurrence before it.
 -- The placements (`placed`: an anchor, the communication anchor representing a task, an
 -- auxiliary link to its following anchor, the launch anchor of a replay unit, protected
 -- interval or graph body member) are a union whose arms' column affinities differ (anchor_n
