@@ -6,12 +6,12 @@
 -- Auxiliary links by their event: the placement of one observation and the retained_unplaced
 -- state of its decision look links up by aux_event_n.
 CREATE INDEX traceloom_aux_link_event ON traceloom_aux_link(aux_event_n);
--- ... and the structure view walks anchors and looks their auxiliary links up.
+-- ... and by their anchor (a node's auxiliary costs, sql/views/70_parity.sql).
 CREATE INDEX traceloom_aux_link_anchor ON traceloom_aux_link(anchor_n);
--- Launches by their anchor and replay unit, control events by their launch, protected intervals by
--- their replay unit: the structure view walks anchors to launches and launches to their events
--- (a launch by its number is the primary key).
-CREATE INDEX traceloom_graph_launch_anchor ON traceloom_graph_launch(anchor_n);
+-- Launches by their replay unit, control events by their launch, protected intervals by their
+-- replay unit: the placement and structure views go from a launch to the events of its unit (a
+-- launch by its number is the primary key; by its anchor, traceloom_graph_launch_anchor_n of
+-- sql/views/70_parity.sql).
 CREATE INDEX traceloom_graph_launch_unit ON traceloom_graph_launch(replay_unit_id);
 CREATE INDEX traceloom_graph_launch_control_launch ON traceloom_graph_launch_control(launch_n);
 CREATE INDEX traceloom_protected_interval_unit ON traceloom_protected_interval(replay_unit_id);
@@ -127,111 +127,126 @@ FROM traceloom_aux_link l
 WHERE l.link_type = 'retained_unplaced';
 
 -- @surface traceloom_v_evidence_role_structure | one (decision, placement, node occurrence) | Where each placed observation sits in the tree: the node occurrences covering its anchor, the anchor its auxiliary link feeds, its launch anchor (replay units, protected intervals, graph body members) | SELECT event_id, placement_kind, placement_id, final_role, coverage_kind FROM traceloom_v_evidence_role_structure WHERE node_id = 'node-N002' AND occurrence_idx = 1 ORDER BY event_id
--- The example lists what sits at one node occurrence (both terms are pushed into every arm
--- and read the occurrence's own columns, so each arm reads the occurrences once and the
--- covered anchors of that one); counting all rows builds every (occurrence, covered anchor)
--- pair, 2.8M at a million anchors.
--- Every arm walks the occurrences (in occurrence order) and the anchors each covers (the
--- range [anchor_first_n, + its node's token_len)), and looks the placements of those anchors up
--- by key (CROSS JOIN keeps that order): finding the occurrences that cover one given anchor
--- would scan them all. The represented, auxiliary link and replay arms search their own anchor
--- index for the occurrence's anchor range, so that the few anchors with one are found without
--- reading the others (+link_type: not an index of its own to build). Every join is on integers.
--- The arms are a union (placed) that SQLite builds whole wherever a query joins this view (a
--- compound is never flattened into the right side of a LEFT JOIN, nor into a join when its arms'
--- column affinities differ, as anchor_n and placement_id do here), and the evidence-role queries
--- then index it on the text decision_id they join on: so it holds only what such a join needs, the
--- decision id and a few integers (about 2.8M rows at a million anchors: 1.1 s to build instead
--- of 2.9 s with every column). The outer select, which SQLite flattens into the query, computes
--- the rest for the rows the query keeps: the event and anchor ids, the node id from the
--- occurrence's node number and device (the printf of traceloom_node_core.node_id), and the
--- final role by event key (event -> shape -> role class, as traceloom_evidence_role_decision
--- reads it). Were it flattened into a join on decision_id, that join would be an expression on
--- both sides with no index to use: keep its arms' affinities as they are.
+-- Where a placement sits: the occurrences covering its anchor are the anchor's atom occurrence
+-- (traceloom_anchor_core.occurrence_n) and that occurrence's ancestors (parent_n up to the
+-- root), so every step from a placement to its occurrences is a key. The ancestors come from
+-- `enclosing`, the closure of the occurrences with children (Seq and Repeat: about 11k
+-- occurrences and 34k rows at a million anchors, built in about 0.05 s per use): for each such
+-- occurrence a row with no ancestor, which stands for the atom occurrence below it, then the
+-- occurrence itself and each of its ancestors, with the columns the view reads from it (node
+-- number and device, occurrence index), so that no row looks its occurrence up again. An atom
+-- with no parent (a tree of one anchor) finds no closure row and the LEFT JOIN keeps it alone.
+-- Finding the occurrences that cover an anchor by their anchor ranges instead would read every
+-- occurrence before it.
+-- The placements (`placed`: an anchor, the communication anchor representing a task, an
+-- auxiliary link to its following anchor, the launch anchor of a replay unit, protected
+-- interval or graph body member) are a union whose arms' column affinities differ (anchor_n
+-- and placement_id), so SQLite never flattens it into a join on the text decision_id (that
+-- join would be an expression on both sides, with no index to use: a scan of the events per
+-- row). Where the view is joined (evidence-role-unknown), the joins after the union are
+-- flattened into the query: SQLite builds the union once per use (1.1M rows at a million
+-- events, not the 2.8M (placement, occurrence) rows), indexes it on decision_id, and the
+-- decisions the query keeps walk from their placements to the occurrences by key. The
+-- occurrence join is a subquery of its own (`covered`) that holds only the decision id and
+-- integers: on the right of a LEFT JOIN (evidence-role-event), where SQLite flattens no join,
+-- it is what SQLite builds whole (2.8M rows, about 0.8 s CPU less than looking each
+-- occurrence and its node up again). The outer select, which SQLite flattens into the query,
+-- computes for the rows kept the event and anchor ids, the node id from the occurrence's node
+-- number and device (the printf of traceloom_node_core.node_id), and the final role by event
+-- key (event -> shape -> role class, as traceloom_evidence_role_decision reads it).
+-- The example (what sits at one node occurrence) walks every placement to its occurrences and
+-- keeps that one's: about 1.3 s CPU at a million anchors on a loaded machine.
 CREATE VIEW traceloom_v_evidence_role_structure AS
-SELECT placed.decision_id, 'event-' || placed.event_n AS event_id,
+WITH RECURSIVE enclosing(occurrence_n, ancestor_n, node_local, node_device, occurrence_idx) AS (
+  SELECT o.occurrence_n, NULL, NULL, NULL, NULL
+  FROM traceloom_node_core k
+  CROSS JOIN traceloom_position_occurrence_core o
+    ON o.occurrence_n >= k.first_occurrence_n
+   AND o.occurrence_n < k.first_occurrence_n + k.occurrence_count
+  WHERE k.node_kind <> 1
+  UNION ALL
+  SELECT up.occurrence_n, a.occurrence_n, a.node_local, a.node_device, a.occurrence_idx
+  FROM enclosing up
+  CROSS JOIN traceloom_position_occurrence_core o
+    ON o.occurrence_n = COALESCE(up.ancestor_n, up.occurrence_n)
+  CROSS JOIN traceloom_position_occurrence_core a
+    ON a.occurrence_n = CASE WHEN up.ancestor_n IS NULL THEN o.occurrence_n ELSE o.parent_n END
+)
+SELECT covered.decision_id, 'event-' || covered.event_n AS event_id,
        (SELECT c.final_role FROM traceloom_event_core e
         CROSS JOIN traceloom_event_shape h ON h.shape_id = e.shape_id
         CROSS JOIN traceloom_evidence_role_class c ON c.class_id = h.role_class_id
-        WHERE e.event_n = placed.event_n) AS final_role,
-       placed.placement_kind,
-       CASE WHEN placed.placement_id IS NULL THEN 'anchor-' || placed.anchor_n
-            ELSE placed.placement_id END
+        WHERE e.event_n = covered.event_n) AS final_role,
+       covered.placement_kind,
+       CASE WHEN covered.placement_id IS NULL THEN 'anchor-' || covered.anchor_n
+            ELSE covered.placement_id END
          AS placement_id,
-       printf('node-%sN%03d', COALESCE('d' || placed.node_device || '-', ''), placed.node_local)
+       printf('node-%sN%03d', COALESCE('d' || covered.node_device || '-', ''), covered.node_local)
          AS node_id,
-       placed.occurrence_idx, 'native_report_tree' AS view_name,
-       CASE WHEN placed.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind
+       covered.occurrence_idx,
+       'native_report_tree' AS view_name,
+       CASE WHEN covered.self THEN 'self' ELSE 'body' END AS coverage_kind
 FROM (
+SELECT placed.decision_id, placed.event_n, placed.placement_kind, placed.anchor_n,
+       placed.placement_id, COALESCE(enc.node_local, atom.node_local) AS node_local,
+       CASE WHEN enc.ancestor_n IS NULL THEN atom.node_device ELSE enc.node_device END
+         AS node_device,
+       COALESCE(enc.occurrence_idx, atom.occurrence_idx) AS occurrence_idx,
+       enc.ancestor_n IS NULL AS self
+FROM (
+-- cover_n: the anchor whose covering occurrences hold the placement
 SELECT 'role-decision-' || a.event_n AS decision_id, a.event_n, 'anchor' AS placement_kind,
-       a.anchor_n, NULL AS placement_id, o.node_local, o.node_device, o.occurrence_idx, k.node_kind
-FROM traceloom_position_occurrence_core o
-CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_anchor_core a ON a.anchor_n >= o.anchor_first_n
- AND a.anchor_n < o.anchor_first_n + k.token_len
+       a.anchor_n, NULL AS placement_id, a.anchor_n AS cover_n
+FROM traceloom_anchor_core a
 UNION ALL
-SELECT 'role-decision-' || r.event_n, r.event_n, 'anchor', r.anchor_n, NULL, o.node_local,
-       o.node_device, o.occurrence_idx, k.node_kind
-FROM traceloom_position_occurrence_core o
-CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_represented_event r ON r.anchor_n >= o.anchor_first_n
- AND r.anchor_n < o.anchor_first_n + k.token_len
+SELECT 'role-decision-' || r.event_n, r.event_n, 'anchor', r.anchor_n, NULL, r.anchor_n
+FROM traceloom_represented_event r
 UNION ALL
 SELECT 'role-decision-' || l.aux_event_n, l.aux_event_n, 'auxiliary_link', NULL,
-       l.anchor_id || '/aux-' || l.aux_order, o.node_local, o.node_device, o.occurrence_idx,
-       k.node_kind
-FROM traceloom_position_occurrence_core o
-CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_aux_link l ON l.anchor_n >= o.anchor_first_n
- AND l.anchor_n < o.anchor_first_n + k.token_len AND +l.link_type = 'prelude'
+       l.anchor_id || '/aux-' || l.aux_order, l.anchor_n
+FROM traceloom_aux_link l
+WHERE l.link_type = 'prelude'
 UNION ALL
 SELECT 'role-decision-' || m.event_n, m.event_n, 'replay_unit', NULL, l.replay_unit_id,
-       o.node_local, o.node_device, o.occurrence_idx, k.node_kind
-FROM traceloom_position_occurrence_core o
-CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
- AND l.anchor_n < o.anchor_first_n + k.token_len
+       l.anchor_n
+FROM traceloom_graph_launch l
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
+WHERE l.anchor_n IS NOT NULL
 UNION ALL
 SELECT 'role-decision-' || g.event_n, g.event_n, 'replay_unit', NULL, l.replay_unit_id,
-       o.node_local, o.node_device, o.occurrence_idx, k.node_kind
-FROM traceloom_position_occurrence_core o
-CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
- AND l.anchor_n < o.anchor_first_n + k.token_len
+       l.anchor_n
+FROM traceloom_graph_launch l
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_graph_launch_control g ON g.launch_n = u.launch_n
+WHERE l.anchor_n IS NOT NULL
 UNION ALL
 SELECT 'role-decision-' || m.event_n, m.event_n, 'protected_interval', NULL,
-       p.protected_interval_id, o.node_local, o.node_device, o.occurrence_idx, k.node_kind
-FROM traceloom_position_occurrence_core o
-CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
- AND l.anchor_n < o.anchor_first_n + k.token_len
+       p.protected_interval_id, l.anchor_n
+FROM traceloom_graph_launch l
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
+WHERE l.anchor_n IS NOT NULL
 UNION ALL
 SELECT 'role-decision-' || g.event_n, g.event_n, 'protected_interval', NULL,
-       p.protected_interval_id, o.node_local, o.node_device, o.occurrence_idx, k.node_kind
-FROM traceloom_position_occurrence_core o
-CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
- AND l.anchor_n < o.anchor_first_n + k.token_len
+       p.protected_interval_id, l.anchor_n
+FROM traceloom_graph_launch l
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 CROSS JOIN traceloom_graph_launch_control g ON g.launch_n = u.launch_n
+WHERE l.anchor_n IS NOT NULL
 UNION ALL
 SELECT 'role-decision-' || m.event_n, m.event_n, 'graph_body_member', NULL, m.member_id,
-       o.node_local, o.node_device, o.occurrence_idx, k.node_kind
-FROM traceloom_position_occurrence_core o
-CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-CROSS JOIN traceloom_graph_launch l ON l.anchor_n >= o.anchor_first_n
- AND l.anchor_n < o.anchor_first_n + k.token_len
-CROSS JOIN traceloom_graph_body_member m ON m.launch_n = l.launch_n) placed;
+       l.anchor_n
+FROM traceloom_graph_launch l
+CROSS JOIN traceloom_graph_body_member m ON m.launch_n = l.launch_n
+WHERE l.anchor_n IS NOT NULL) placed
+CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = placed.cover_n
+CROSS JOIN traceloom_position_occurrence_core atom ON atom.occurrence_n = ca.occurrence_n
+LEFT JOIN enclosing enc ON enc.occurrence_n = atom.parent_n) covered;
 
 -- @surface traceloom_v_evidence_role_cost_coverage | one (db, provider, policy, final role, support state) | How much retained device time each role holds, split into time that takes part in structural identity and time that does not; no observation's cost is ever dropped | SELECT final_role, event_count, retained_duration_ns, identity_duration_ns, non_identity_duration_ns FROM traceloom_v_evidence_role_cost_coverage
 -- Summed per role class first (a handful of rows); the auxiliary events retained but placed

@@ -1,15 +1,18 @@
 """How the evidence-role queries read traceloom_v_evidence_role_structure
 (sql/views/61_evidence_roles.sql).
 
-The structure view is a union of (decision, placement, node occurrence) rows that SQLite builds
-whole wherever a query joins it, then indexes on the text decision_id the reference queries
-join on. So the union holds only the decision id and integers; the outer select, flattened
-into the query, computes the ids, the node id and the final role for the rows kept. These
-tests check the plan of the two reference queries that join it (built once per use, searched
-by an automatic index on decision_id, never scanned inside a loop, never flattened into a join
-on the text id), that the outer columns are NULL on a row a LEFT JOIN did not find (SQLite must
-not turn the constants and the printf of a missing row into values), and that every column
-equals the readable formulation over the decision view.
+The structure view joins a union of placements (decision id and integers, one row per
+placement with an anchor) to the occurrences covering the placement's anchor: its atom
+occurrence, then that occurrence's ancestors from the closure of the occurrences with children
+(which carries the columns the view reads from each ancestor).
+Where a query joins the view (evidence-role-unknown), SQLite builds the placements' union once
+per use and indexes it on the text decision_id; the joins to the occurrences are flattened into
+the query and go by key. On the right of a LEFT JOIN (evidence-role-event) SQLite flattens no
+join, so it builds the (placement, occurrence) rows, still only the decision id and integers,
+and indexes those. These tests check those plans (never a scan inside a loop, never a union
+flattened into a join on the text id), that the outer columns are NULL on a row a LEFT JOIN did
+not find (SQLite must not turn the constants and the printf of a missing row into values), and
+that every column equals the readable formulation over the decision view.
 """
 import pathlib
 import sqlite3
@@ -35,7 +38,10 @@ def plan(con, name):
 
 
 def structure_searches(steps):
-    return [d for _, _, d in steps if d.startswith(("SEARCH placed ", "SCAN placed"))]
+    """The steps that read the view's rows in the query (the union's own scan, which builds the
+    (placement, occurrence) rows on the right of a LEFT JOIN, is not one)."""
+    return [d for _, _, d in steps
+            if d.startswith(("SEARCH placed ", "SEARCH covered ", "SCAN covered"))]
 
 
 @pytest.mark.parametrize("query", ["evidence-role-unknown", "evidence-role-event"])
@@ -46,11 +52,25 @@ def test_queries_build_the_structure_union_once_per_use_and_search_it_by_decisio
     uses = structure_searches(steps)
     # -unknown joins the view twice (its parameter and its rows), -event once
     assert len(uses) == (2 if query == "evidence-role-unknown" else 1), uses
-    assert details.count("MATERIALIZE placed") == len(uses), details
-    # each use is an automatic index whose key includes decision_id: the union is never
-    # scanned inside another loop, nor flattened into a join on the text id
-    assert all(u.startswith("SEARCH placed USING AUTOMATIC ") and "decision_id=?" in u
-               for u in uses), uses
+    if query == "evidence-role-unknown":
+        # the placements' union, not the (placement, occurrence) rows, is what gets indexed;
+        # the occurrences covering each placement kept are then read by key
+        assert all(u == "SEARCH placed USING AUTOMATIC COVERING INDEX (decision_id=?)"
+                   for u in uses), uses
+        for key in ("SEARCH ca USING INTEGER PRIMARY KEY (rowid=?)",
+                    "SEARCH atom USING INTEGER PRIMARY KEY (rowid=?)"):
+            assert details.count(key) >= 2, (key, details)
+        assert "MATERIALIZE covered" not in details, details
+    else:
+        # the right side of a LEFT JOIN: the (placement, occurrence) rows are built once
+        assert details.count("MATERIALIZE covered") == 1, details
+        assert details.count("SCAN placed") == 1, details
+        assert all(u.startswith("SEARCH covered USING AUTOMATIC ") and "decision_id=?" in u
+                   for u in uses), uses
+    # the closure of the occurrences with children is searched by occurrence, never scanned
+    closure = [d for d in details if d.startswith(("SEARCH enc ", "SCAN enc"))]
+    assert closure and all(c.startswith("SEARCH enc USING AUTOMATIC COVERING INDEX "
+                                        "(occurrence_n=?)") for c in closure), closure
 
 
 def test_a_row_a_left_join_misses_is_null_in_every_column(analysis):

@@ -122,6 +122,9 @@ ALLOWED_AUTOMATIC = {
     ("traceloom_v_exact_replay_partition_status", "a"),
     ("traceloom_v_exact_replay_partition", "a"), ("traceloom_v_exact_replay_partition", "st"),
     ("traceloom_v_exact_replay_partition", "p"),
+    # the closure of the occurrences with children (a recursive CTE, ~34k rows at 1M anchors):
+    # each atom occurrence's ancestors, looked up by its parent
+    ("traceloom_v_evidence_role_structure", "enc"),
 }
 
 
