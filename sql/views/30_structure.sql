@@ -215,26 +215,14 @@ FROM traceloom_position_occurrence o
 JOIN traceloom_anchor a ON a.anchor_n >= o.anchor_first_n AND a.anchor_n < o.anchor_end_n;
 
 -- @surface traceloom_tree_node_anchor | one (node occurrence, covered anchor) pair | traceloom_viz_node_anchor with the readable local node id | SELECT local_node_id, occurrence_idx, anchor_order, anchor_id, total_us FROM traceloom_tree_node_anchor LIMIT 10
--- The columns of traceloom_viz_node_anchor, walked from the nodes (each node's occurrences and
--- each occurrence's anchors are key ranges) so that the node's readable id is read from the
--- node row itself: as a subquery per (occurrence, anchor) pair, a filter on local_node_id
--- (node-events) walked all 753k occurrences of the 1M profile and looked each one's node up.
--- The id is the expression of traceloom_node_core.local_node_id, not the generated column: on
--- that column SQLite 3.40 builds an automatic index over every node (all columns, as for any
--- generated column) and then drives the walk from the occurrences instead.
 CREATE VIEW traceloom_tree_node_anchor AS
-SELECT n.node_id, printf('N%03d', n.local_n) AS local_node_id, a.anchor_id, n.db_idx,
-       n.device_id, 'native_report_tree' AS view_name, o.occurrence_idx,
-       a.anchor_n - o.anchor_first_n + 1 AS anchor_order,
-       CASE WHEN n.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind,
-       (SELECT p.repeat_context FROM traceloom_position_occurrence p
-         WHERE p.occurrence_n = o.occurrence_n) AS repeat_context,
-       a.compute_us, a.comm_us, a.idle_us, a.total_us, a.self_us, a.aux_events, a.aux_us,
-       o.occurrence_n, o.node_n, a.anchor_n
-FROM traceloom_node_core n
-JOIN traceloom_position_occurrence_core o ON o.occurrence_n >= n.first_occurrence_n
- AND o.occurrence_n < n.first_occurrence_n + n.occurrence_count
-JOIN traceloom_anchor a ON a.anchor_n >= o.anchor_first_n AND a.anchor_n < o.anchor_first_n + n.token_len;
+SELECT na.node_id,
+       (SELECT n.local_node_id FROM traceloom_node_core n WHERE n.node_n = na.node_n) AS local_node_id,
+       na.anchor_id, na.db_idx, na.device_id, na.view_name,
+       na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context, na.compute_us,
+       na.comm_us, na.idle_us, na.total_us, na.self_us, na.aux_events, na.aux_us,
+       na.occurrence_n, na.node_n, na.anchor_n
+FROM traceloom_viz_node_anchor na;
 
 -- @surface traceloom_v_position | one node of the semantic tree | Nodes with their display parent, preorder, kind, symbol and costs | SELECT position_id, node_type, label, repeat_count, occurrence_count, total_us FROM traceloom_v_position ORDER BY preorder_idx LIMIT 20
 CREATE VIEW traceloom_v_position AS

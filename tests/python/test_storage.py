@@ -9,7 +9,6 @@ The rules (docs/ARCHITECTURE.md, Storage) and what checks them here:
 - the shipped views join on the integers: no view needs an automatic index on a stored table
   (the reviewed exceptions below are on small aggregates of the scheduler context).
 """
-import pathlib
 import re
 import sqlite3
 import subprocess
@@ -163,33 +162,6 @@ def test_tree_node_anchor_is_driven_by_the_occurrences(analysis):
     assert any(s.startswith("SEARCH a USING INTEGER PRIMARY KEY") for s in steps), steps
     rows = analysis.execute(sql).fetchall()
     assert rows and all(r[1] is not None for r in rows)
-
-
-NODE_EVENTS = (pathlib.Path(__file__).resolve().parents[3] / "shared" / "reference" /
-               "report-sql" / "node-events.sql")
-
-
-def test_tree_node_anchor_by_local_node_id_walks_that_node(analysis):
-    """A filter on local_node_id (node-events) is read on the node row, before its occurrences:
-    the walk starts at the nodes and reads only the chosen node's occurrences and anchors, never
-    every occurrence with its node looked up (753k of them on the 1M profile). The view's rows
-    are those of traceloom_viz_node_anchor with the node's readable id."""
-    steps = plan(analysis, NODE_EVENTS.read_text())
-    assert "SCAN n" in steps, steps
-    assert not any(s.startswith("SCAN o") for s in steps), steps
-    got = sorted(analysis.execute("SELECT * FROM traceloom_tree_node_anchor").fetchall(), key=repr)
-    reference = sorted(analysis.execute("""
-        SELECT na.node_id, n.local_node_id, na.anchor_id, na.db_idx, na.device_id, na.view_name,
-               na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context,
-               na.compute_us, na.comm_us, na.idle_us, na.total_us, na.self_us, na.aux_events,
-               na.aux_us, na.occurrence_n, na.node_n, na.anchor_n
-        FROM traceloom_viz_node_anchor na
-        JOIN traceloom_node_core n ON n.node_n = na.node_n""").fetchall(), key=repr)
-    assert got and got == reference
-    one = analysis.execute("SELECT local_node_id FROM traceloom_tree_node_anchor"
-                           " WHERE coverage_kind = 'body' LIMIT 1").fetchone()[0]
-    assert sorted(analysis.execute("SELECT * FROM traceloom_tree_node_anchor WHERE local_node_id = ?",
-                                   (one,)).fetchall(), key=repr) == [r for r in reference if r[1] == one]
 
 
 def test_flattened_timeline_orders_keys_before_the_wide_columns(context_analysis):
