@@ -28,6 +28,28 @@
 #include <unistd.h>
 
 
+/* A database file of its own (path: a mkstemp template) with the extension. */
+static sqlite3 *open_scratch(char *path) {
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  sqlite3 *db = NULL;
+  ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+  char *err = NULL;
+  ck_assert_int_eq(sqlite3_traceloom_init(db, &err, NULL), SQLITE_OK);
+  return db;
+}
+
+/* Closes db after checking that another connection can write: no lock was left behind. */
+static void close_scratch(sqlite3 *db, const char *path) {
+  sqlite3 *other = NULL;
+  ck_assert_int_eq(sqlite3_open(path, &other), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_exec(other, "BEGIN IMMEDIATE; ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(other);
+  ck_assert_int_eq(sqlite3_close(db), SQLITE_OK);
+  unlink(path);
+}
+
 static void begin_interrupt_abort(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc, (void)argv;
   sqlite3 *db = sqlite3_context_db_handle(ctx);
@@ -60,13 +82,7 @@ static void begin_interrupt_abort(sqlite3_context *ctx, int argc, sqlite3_value 
 
 START_TEST(interrupted_between_publication_steps_rolls_back) {
   char path[] = "/tmp/tl-abort-XXXXXX";
-  int fd = mkstemp(path);
-  ck_assert_int_ge(fd, 0);
-  close(fd);
-  sqlite3 *db = NULL;
-  ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-  char *err = NULL;
-  ck_assert_int_eq(sqlite3_traceloom_init(db, &err, NULL), SQLITE_OK);
+  sqlite3 *db = open_scratch(path);
   /* A previous analysis: the minimal fixture. */
   char *fixture = tl_fixture("minimal_smoke/mono");
   char *sql = sqlite3_mprintf("SELECT traceloom_analyze(%Q)", fixture);
@@ -88,13 +104,7 @@ START_TEST(interrupted_between_publication_steps_rolls_back) {
   ck_assert_int_eq(sqlite3_column_int(st, 0), 3);
   ck_assert_str_eq((const char *)sqlite3_column_text(st, 1), "3");
   sqlite3_finalize(st);
-  /* And another connection can write: no lock was left behind. */
-  sqlite3 *other = NULL;
-  ck_assert_int_eq(sqlite3_open(path, &other), SQLITE_OK);
-  ck_assert_int_eq(sqlite3_exec(other, "BEGIN IMMEDIATE; ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
-  sqlite3_close(other);
-  ck_assert_int_eq(sqlite3_close(db), SQLITE_OK);
-  unlink(path);
+  close_scratch(db, path);
 }
 END_TEST
 
@@ -126,12 +136,11 @@ static char *snapshot(const char *path) {
   return sqlite3_str_finish(out);
 }
 
-static char last_error[512];
-
 typedef struct interrupter {
   sqlite3 *db;
-  int calls; /* progress handler calls so far */
-  int at;    /* interrupt at this call; 0: never */
+  int calls;       /* progress handler calls so far */
+  int at;          /* interrupt at this call; 0: never */
+  char error[512]; /* the failed run's message */
 } interrupter;
 
 static int interrupt_at(void *arg) {
@@ -158,7 +167,7 @@ static int analyze_interrupted(sqlite3 *db, interrupter *it, const char *path, c
   sqlite3_progress_handler(db, 100, interrupt_at, it);
   int rc = sqlite3_step(st);
   int committed = rc == SQLITE_ROW;
-  if (!committed) snprintf(last_error, sizeof last_error, "%s", sqlite3_errmsg(db));
+  if (!committed) snprintf(it->error, sizeof it->error, "%s", sqlite3_errmsg(db));
   if (committed) {
     rc = sqlite3_step(st);
     ck_assert_msg(rc == SQLITE_DONE || rc == SQLITE_INTERRUPT, "after the summary: %s", sqlite3_errmsg(db));
@@ -173,18 +182,12 @@ static int analyze_interrupted(sqlite3 *db, interrupter *it, const char *path, c
 
 START_TEST(interrupt_anywhere_leaves_one_complete_analysis) {
   char path[] = "/tmp/tl-sweep-XXXXXX";
-  int fd = mkstemp(path);
-  ck_assert_int_ge(fd, 0);
-  close(fd);
-  sqlite3 *db = NULL;
-  ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-  char *err = NULL;
-  ck_assert_int_eq(sqlite3_traceloom_init(db, &err, NULL), SQLITE_OK);
+  sqlite3 *db = open_scratch(path);
   char *profile = tl_fixture("exact_hlt/mono");
   const char *const options[] = {"{\"threads\": 1}", "{\"threads\": 2}"};
   for (size_t o = 0; o < sizeof options / sizeof options[0]; o++) {
     /* the complete new analysis, and how many progress calls it takes */
-    interrupter it = {db, 0, 0};
+    interrupter it = {db, 0, 0, ""};
     analyze_ok(db, "minimal_smoke/mono", "{}");
     ck_assert_int_eq(analyze_interrupted(db, &it, profile, options[o]), 1);
     char *after = snapshot(path);
@@ -196,11 +199,12 @@ START_TEST(interrupt_anywhere_leaves_one_complete_analysis) {
     int stride = total / 40, committed = 0, failed = 0;
     /* the count varies by a few calls from run to run (what the drops find): the last
     ** calls one by one, and on past the end */
-    for (int k = 1; k <= total + 30; k += (k < total - 30 ? stride : 1)) {
-      it = (interrupter){db, 0, k};
+    int tail = total - 30;
+    for (int k = 1; k <= total + 30; k = k < tail ? (k + stride < tail ? k + stride : tail) : k + 1) {
+      it = (interrupter){db, 0, k, ""};
       int done = analyze_interrupted(db, &it, profile, options[o]);
       ck_assert_msg(sqlite3_get_autocommit(db), "interrupt at %d of %d (%s): a transaction is left open (%s)",
-                    k, total, options[o], last_error);
+                    k, total, options[o], it.error);
       char *now = snapshot(path);
       ck_assert_msg(strcmp(now, done ? after : before) == 0,
                     "interrupt at %d of %d (%s), %s: %s", k, total, options[o],
@@ -215,13 +219,7 @@ START_TEST(interrupt_anywhere_leaves_one_complete_analysis) {
     sqlite3_free(before), sqlite3_free(after);
   }
   free(profile);
-  /* no lock left behind: another connection can write */
-  sqlite3 *other = NULL;
-  ck_assert_int_eq(sqlite3_open(path, &other), SQLITE_OK);
-  ck_assert_int_eq(sqlite3_exec(other, "BEGIN IMMEDIATE; ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
-  sqlite3_close(other);
-  ck_assert_int_eq(sqlite3_close(db), SQLITE_OK);
-  unlink(path);
+  close_scratch(db, path);
 }
 END_TEST
 
