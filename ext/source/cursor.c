@@ -168,13 +168,8 @@ static int beside_join(beside *b, int rc, tl_strpool *pool, tl_row_sink *sink, t
   if (rc == TL_OK && b->rc != TL_OK)
     rc = tl_fail_code(e, b->err.code ? (tl_err_code)b->err.code : TL_ERR_FAILED, "%s",
                       b->err.msg ? b->err.msg : "reading the runtime calls failed");
-  uint32_t n = tl_strpool_count(b->pool);
-  uint32_t *remap = rc == TL_OK ? malloc((n ? n : 1) * sizeof *remap) : NULL;
+  uint32_t *remap = rc == TL_OK ? tl_strpool_merge(pool, b->pool) : NULL;
   if (rc == TL_OK && !remap) rc = tl_nomem(e);
-  for (uint32_t i = 0; rc == TL_OK && i < n; i++) {
-    remap[i] = tl_strpool_intern(pool, tl_strpool_str(b->pool, i), tl_strpool_len(b->pool, i));
-    if (remap[i] == TL_STR_NOMEM) rc = tl_nomem(e);
-  }
   if (sink->beside_end(sink->ctx, b->bctx, rc == TL_OK ? remap : NULL, e) && rc == TL_OK)
     rc = TL_ERROR;
   if (rc == TL_OK) sink->dropped_calls += b->dropped;
@@ -195,8 +190,9 @@ int tl_profile_read(const tl_profile *p, tl_strpool *pool, tl_row_sink *sink, tl
       continue;
     }
     beside *b = beside_start(p, (int)i, sink);
-    int rc = f->events_open(p, (int)i, NULL, pool, &c, e) || drain(c, 0, sink, e) ? TL_ERROR
-                                                                                  : TL_OK;
+    tl_event_filter all = {.threads = sink->threads};
+    int rc = f->events_open(p, (int)i, &all, pool, &c, e) || drain(c, 0, sink, e) ? TL_ERROR
+                                                                                   : TL_OK;
     if (b) rc = beside_join(b, rc, pool, sink, e), beside_ran = 1;
     else if (rc == TL_OK && (f->calls_open(p, (int)i, pool, &c, e) || drain(c, 1, sink, e)))
       rc = TL_ERROR;

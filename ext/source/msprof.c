@@ -16,6 +16,7 @@
 #include "util/i64map.h"
 #include "util/sort.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,8 +187,8 @@ typedef struct msprof_events {
   size_t next_op;
 } msprof_events;
 
-static void events_close(tl_cursor *c) {
-  msprof_events *me = (msprof_events *)c;
+/* Frees what an events reader holds, not the reader itself (a helper's is embedded). */
+static void events_free(msprof_events *me) {
   sqlite3_finalize(me->task);
   sqlite3_finalize(me->ops_stmt);
   close_db(&me->m);
@@ -199,7 +200,11 @@ static void events_close(tl_cursor *c) {
   for (size_t i = 0; i < me->ops.n; i++) free(me->ops.v[i].more);
   TL_VEC_FREE(&me->ops);
   tl_i64map_free(&me->ops_by_conn);
-  free(me);
+}
+
+static void events_close(tl_cursor *c) {
+  events_free((msprof_events *)c);
+  free(c);
 }
 
 /* 1 when keys[lo, hi) are in order. */
@@ -649,9 +654,114 @@ static int events_next(tl_cursor *c, void *row_, tl_err *e) {
   return 0;
 }
 
+/* The communication side of the events: COMMUNICATION_TASK_INFO's identities (the high half
+** of the identity pairs, appended to me->load_key) and the COMMUNICATION_OP ops. */
+static int load_comm(msprof_events *me, tl_err *e) {
+  tl_columns comm_cols, op_cols = {0};
+  if (tl_sql_columns(me->m.db, me->m.path, "COMMUNICATION_TASK_INFO", &comm_cols, e))
+    return TL_ERROR;
+  int ok = comm_cols.exists && tl_columns_have(&comm_cols, comm_task_required, 0, NULL);
+  int comm_has_type = tl_columns_find(&comm_cols, "taskType", 0) >= 0;
+  tl_columns_free(&comm_cols);
+  int fast = ok ? load_comm_runs(me, comm_has_type, e) : 0;
+  if (fast < 0) return TL_ERROR;
+  if (ok && !fast && load_identity(me,
+                          comm_has_type
+                              ? "SELECT globalTaskId, MIN(name), MIN(taskType) FROM "
+                                "COMMUNICATION_TASK_INFO GROUP BY globalTaskId ORDER BY globalTaskId"
+                              : "SELECT globalTaskId, MIN(name), NULL FROM "
+                                "COMMUNICATION_TASK_INFO GROUP BY globalTaskId ORDER BY globalTaskId",
+                          32, &me->comm, 3, e))
+    return TL_ERROR;
+  if (tl_sql_columns(me->m.db, me->m.path, "COMMUNICATION_OP", &op_cols, e)) return TL_ERROR;
+  int rc = op_cols.exists && tl_columns_have(&op_cols, comm_op_required, 0, NULL)
+               ? load_comm_ops(me, &op_cols, e) : TL_OK;
+  tl_columns_free(&op_cols);
+  return rc;
+}
+
+/* load_comm() on a helper thread, on its own read-only connection with its own string table
+** and pool, while the opening thread loads COMPUTE_TASK_INFO (ARCHITECTURE.md Threads).
+** Nothing is shared but the profile, read only. */
+typedef struct comm_helper {
+  const tl_profile *p;
+  msprof_events side;   /* the helper's reader state; only its comm fields are taken */
+  tl_strpool *pool;
+  int rc;
+  tl_err err;
+  pthread_t thread;
+} comm_helper;
+
+static void *comm_helper_run(void *arg) {
+  comm_helper *h = arg;
+  h->rc = open_db(h->p, h->side.db_idx, h->pool, &h->side.m, &h->err) ||
+                  load_comm(&h->side, &h->err) ? TL_ERROR : TL_OK;
+  return NULL;
+}
+
+/* Starts load_comm() of input db_idx on a helper thread; NULL when no thread (or memory) can
+** be had: then the opening thread loads it in turn. */
+static comm_helper *comm_helper_start(const tl_profile *p, int db_idx) {
+  comm_helper *h = calloc(1, sizeof *h);
+  if (!h) return NULL;
+  h->p = p;
+  h->side.db_idx = db_idx;
+  h->side.last_conn = TL_ABSENT, h->side.last_first = -1;
+  h->pool = tl_strpool_new();
+  if (h->pool && pthread_create(&h->thread, NULL, comm_helper_run, h) == 0) return h;
+  tl_strpool_free(h->pool);
+  free(h);
+  return NULL;
+}
+
+/* Joins the helper and moves what it loaded into me, its strings interned into me's pool in
+** the order it interned them: after COMPUTE_TASK_INFO's, as a read in turn interns them, so
+** every id is the same. rc is the opening thread's own result so far: its error comes first,
+** as in a read in turn (which would not have reached the communication tables). */
+static int comm_helper_join(comm_helper *h, msprof_events *me, int rc, tl_err *e) {
+  pthread_join(h->thread, NULL);
+  msprof_events *side = &h->side;
+  if (rc == TL_OK && h->rc != TL_OK)
+    rc = tl_fail_code(e, h->err.code ? (tl_err_code)h->err.code : TL_ERR_FAILED, "%s",
+                      h->err.msg ? h->err.msg : "reading the communication tables failed");
+  uint32_t *remap = rc == TL_OK ? tl_strpool_merge(me->m.pool, h->pool) : NULL;
+  if (rc == TL_OK && !remap) rc = tl_nomem(e);
+  size_t n = side->load_key.n;
+  if (rc == TL_OK && (TL_VEC_RESERVE(&me->load_key, me->load_key.n + n) ||
+                      TL_VEC_RESERVE(&me->load_val, me->load_val.n + n)))
+    rc = tl_nomem(e);
+  if (rc == TL_OK) {
+    if (n) {
+      memcpy(me->load_key.v + me->load_key.n, side->load_key.v, n * sizeof *side->load_key.v);
+      memcpy(me->load_val.v + me->load_val.n, side->load_val.v, n * sizeof *side->load_val.v);
+    }
+    me->load_key.n += n, me->load_val.n += n;
+    for (size_t i = 0; i < side->comm.n; i++) {
+      identity *id = &side->comm.v[i];
+      id->a = remap[id->a], id->b = remap[id->b], id->c = remap[id->c];
+    }
+    for (size_t i = 0; i < side->ops.n; i++)
+      side->ops.v[i].name = remap[side->ops.v[i].name],
+      side->ops.v[i].type = remap[side->ops.v[i].type];
+    /* me's communication fields are still empty: they are moved whole */
+    me->comm = side->comm, me->ops = side->ops, me->ops_by_conn = side->ops_by_conn;
+    me->ops_filter = side->ops_filter;
+    me->base.dropped_rows += side->base.dropped_rows;
+    memset(&side->comm, 0, sizeof side->comm), memset(&side->ops, 0, sizeof side->ops);
+    memset(&side->ops_by_conn, 0, sizeof side->ops_by_conn);
+    side->ops_filter = NULL;
+  }
+  free(remap);
+  events_free(side);
+  tl_err_clear(&h->err);
+  tl_strpool_free(h->pool);
+  free(h);
+  return rc;
+}
+
 static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f,
                        tl_strpool *pool, tl_cursor **out, tl_err *e) {
-  (void)f; /* every row is read: event ids are dense over the whole table */
+  /* every row is read (event ids are dense over the whole table): f only gives threads */
   *out = NULL;
   msprof_events *me = calloc(1, sizeof *me);
   if (!me) return tl_nomem(e);
@@ -660,8 +770,9 @@ static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f
   me->last_conn = TL_ABSENT, me->last_first = -1;
   me->db_idx = db_idx;
   me->source_id = p->inputs.v[db_idx].primary_file;
-  tl_columns task_cols = {0}, op_cols = {0};
+  tl_columns task_cols = {0};
   char *sql = NULL;
+  comm_helper *helper = NULL;
   if (open_db(p, db_idx, pool, &me->m, e)) goto fail;
   if (tl_sql_columns(me->m.db, me->m.path, "TASK", &task_cols, e)) goto fail;
   char *missing = NULL;
@@ -676,39 +787,24 @@ static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f
     free(missing);
     goto fail;
   }
+  if (f && f->threads >= 2) helper = comm_helper_start(p, db_idx);
   int ok = tl_sql_capability(me->m.db, me->m.path, "COMPUTE_TASK_INFO", compute_required, 0,
                              NULL, e);
-  if (ok < 0) goto fail;
-  if (ok && load_identity(me,
-                          "SELECT globalTaskId, name, opType, taskType FROM COMPUTE_TASK_INFO "
-                          "ORDER BY rowid",
-                          0, &me->compute, 4, e))
-    goto fail;
+  int rc = ok < 0 ? TL_ERROR : TL_OK;
+  if (rc == TL_OK && ok)
+    rc = load_identity(me,
+                       "SELECT globalTaskId, name, opType, taskType FROM COMPUTE_TASK_INFO "
+                       "ORDER BY rowid",
+                       0, &me->compute, 4, e);
   size_t ncompute = me->load_key.n;
-  tl_columns comm_cols;
-  if (tl_sql_columns(me->m.db, me->m.path, "COMMUNICATION_TASK_INFO", &comm_cols, e)) goto fail;
-  ok = comm_cols.exists && tl_columns_have(&comm_cols, comm_task_required, 0, NULL);
-  int comm_has_type = tl_columns_find(&comm_cols, "taskType", 0) >= 0;
-  tl_columns_free(&comm_cols);
-  int fast = ok ? load_comm_runs(me, comm_has_type, e) : 0;
-  if (fast < 0) goto fail;
-  if (ok && !fast && load_identity(me,
-                          comm_has_type
-                              ? "SELECT globalTaskId, MIN(name), MIN(taskType) FROM "
-                                "COMMUNICATION_TASK_INFO GROUP BY globalTaskId ORDER BY globalTaskId"
-                              : "SELECT globalTaskId, MIN(name), NULL FROM "
-                                "COMMUNICATION_TASK_INFO GROUP BY globalTaskId ORDER BY globalTaskId",
-                          32, &me->comm, 3, e))
-    goto fail;
+  if (helper) rc = comm_helper_join(helper, me, rc, e);
+  else if (rc == TL_OK) rc = load_comm(me, e);
+  if (rc) goto fail;
   me->kind_cache = calloc((size_t)SMALL_IDS * 4, 1);
   if (finish_identity(me, ncompute) || !me->kind_cache) {
     tl_nomem(e);
     goto fail;
   }
-  if (tl_sql_columns(me->m.db, me->m.path, "COMMUNICATION_OP", &op_cols, e)) goto fail;
-  if (op_cols.exists && tl_columns_have(&op_cols, comm_op_required, 0, NULL) &&
-      load_comm_ops(me, &op_cols, e))
-    goto fail;
   sql = tl_mprintf(
       "SELECT rowid, startNs, endNs, deviceId, streamId, taskId, globalTaskId, connectionId, "
       "%s, taskType, %s FROM TASK ORDER BY rowid",
@@ -720,13 +816,11 @@ static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f
   if (tl_sql_prepare(me->m.db, me->m.path, sql, &me->task, e)) goto fail;
   free(sql);
   tl_columns_free(&task_cols);
-  tl_columns_free(&op_cols);
   *out = &me->base;
   return TL_OK;
 fail:
   free(sql);
   tl_columns_free(&task_cols);
-  tl_columns_free(&op_cols);
   events_close(&me->base);
   return TL_ERROR;
 }

@@ -146,6 +146,7 @@ typedef struct tl_row_sink {
   /* The input's events are host operators of this thread (a CPU operator plane). */
   int (*plane)(void *ctx, int db_idx, int64_t global_tid, tl_err *e);
   int64_t dropped_events, dropped_calls; /* rows skipped by documented rules, summed */
+  int threads; /* threads the read may use (the analysis option); 0 or 1: this one only */
   /* Optional (NULL: calls are read in turn): an input's calls read on a second thread while
   ** this one reads its events, for families with calls_beside. beside_begin (this thread)
   ** returns the context of beside_call (NULL: read in turn), which runs on the second thread
@@ -159,10 +160,14 @@ typedef struct tl_row_sink {
   int (*beside_end)(void *ctx, void *bctx, const uint32_t *remap, tl_err *e);
 } tl_row_sink;
 
-/* Optional filter that cursors MAY use to skip work; the caller re-checks every row. */
+/* Optional filter that cursors MAY use to skip work; the caller re-checks every row. And how
+** many threads the cursor may use: with 2 or more, a family may read some tables on a helper
+** thread of its own while it opens (msprof.c: COMMUNICATION_TASK_INFO and COMMUNICATION_OP
+** beside COMPUTE_TASK_INFO); its rows are the same for any count. */
 typedef struct tl_event_filter {
   int has_device;
   uint32_t device_id;
+  int threads;        /* 0 or 1: the calling thread only */
 } tl_event_filter;
 
 /* A cursor. Families embed this as the first member of their own struct. */

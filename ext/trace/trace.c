@@ -521,7 +521,7 @@ int tl_trace_load_threads(tl_profile *profile, tl_trace *t, int threads, tl_prog
   for (size_t i = 0; i < ninputs; i++) t->plane_tid[i] = TL_ABSENT;
   loader l = {t, progress, ctx};
   tl_row_sink sink = {.ctx = &l, .event = load_event, .call = load_call, .scope = load_scope,
-                      .plane = load_plane};
+                      .plane = load_plane, .threads = threads};
   if (threads >= 2)
     sink.beside_begin = beside_begin, sink.beside_call = beside_call, sink.beside_end = beside_end;
   t->event_source.table = t->call_source.table = NULL;

@@ -148,3 +148,13 @@ size_t tl_strpool_len(const tl_strpool *p, uint32_t id) {
 }
 
 uint32_t tl_strpool_count(const tl_strpool *p) { return p->count; }
+
+uint32_t *tl_strpool_merge(tl_strpool *into, const tl_strpool *from) {
+  uint32_t n = from->count;
+  uint32_t *map = malloc((n ? n : 1) * sizeof *map);
+  for (uint32_t i = 0; map && i < n; i++) {
+    map[i] = tl_strpool_intern(into, tl_strpool_str(from, i), tl_strpool_len(from, i));
+    if (map[i] == TL_STR_NOMEM) free(map), map = NULL;
+  }
+  return map;
+}

@@ -30,5 +30,11 @@ uint32_t tl_strpool_find(const tl_strpool *p, const char *s, size_t n);
 const char *tl_strpool_str(const tl_strpool *p, uint32_t id);
 size_t tl_strpool_len(const tl_strpool *p, uint32_t id);
 uint32_t tl_strpool_count(const tl_strpool *p);
+/* Interns every string of from into into, in from's id order (the order a single reader
+** would have interned them after into's), and returns the malloc'd map from's id -> into's
+** id (tl_strpool_count(from) entries); NULL on out-of-memory. A second thread reads with a
+** pool of its own and the calling thread merges it after the join: the ids are those of one
+** thread reading in turn. */
+uint32_t *tl_strpool_merge(tl_strpool *into, const tl_strpool *from);
 
 #endif

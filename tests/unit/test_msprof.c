@@ -404,10 +404,12 @@ START_TEST(comm_identity_is_the_minimum_per_task) {
     const char *sqls[1] = {sql};
     char dir[] = "/tmp/tl-comm-XXXXXX", db_path[1][128];
     write_ranks(dir, 1, sqls, db_path);
+    /* with 2 threads COMMUNICATION_TASK_INFO is read on the events reader's helper thread */
+    for (int threads = 1; threads <= 2; threads++) {
     tl_profile p;
     tl_trace t;
     char *msg;
-    ck_assert_msg(load_threads(dir, 1, &p, &t, &msg) == TL_OK, "%s", msg);
+    ck_assert_msg(load_threads(dir, threads, &p, &t, &msg) == TL_OK, "%s", msg);
     ck_assert_uint_eq(t.ev.n, 3);
     const tl_label *l0 = tl_event_label(&t, 0), *l1 = tl_event_label(&t, 1),
                    *l2 = tl_event_label(&t, 2);
@@ -421,7 +423,111 @@ START_TEST(comm_identity_is_the_minimum_per_task) {
     ck_assert_int_eq(l2->kind, TL_KIND_DATA_MOVE); /* SDMA, no identity */
     tl_trace_free(&t);
     tl_profile_free(&p);
+    }
     remove_ranks(dir, 1, db_path);
+  }
+}
+END_TEST
+
+#define COMM_SIDE_TABLES                                                                     \
+  "CREATE TABLE STRING_IDS(id INTEGER PRIMARY KEY, value TEXT);"                            \
+  "INSERT INTO STRING_IDS VALUES (1, 'AI_CORE'), (2, 'HCCL'), (4, 'hcclA');"                 \
+  "CREATE TABLE TASK(startNs INT, endNs INT, deviceId INT, streamId INT, taskId INT, "       \
+  "  globalTaskId INT, connectionId INT, taskType INT);"                                    \
+  "INSERT INTO TASK VALUES (10, 20, 0, 1, 1, 1, 1, 1), (30, 40, 0, 2, 2, 2, 2, 2),"         \
+  "  (50, 60, 0, 2, 3, 3, 2, 2), (70, 80, 0, 2, 4, 4, 3, 2);"                               \
+  "CREATE TABLE COMPUTE_TASK_INFO(globalTaskId INT, name, opType, taskType);"
+
+/* With 2 threads the events reader loads COMMUNICATION_TASK_INFO and COMMUNICATION_OP on a
+** helper thread with a string pool of its own (msprof.c, comm_helper): strings it meets first
+** (text names, unknown ids' decimal text) and strings COMPUTE_TASK_INFO interned meanwhile
+** ('MatMul') get the ids of a read in turn, and the rows are the profile's. */
+START_TEST(threads_keep_string_ids_of_communication_names) {
+  const char *const sql[1] = {
+      COMM_SIDE_TABLES
+      "INSERT INTO COMPUTE_TASK_INFO VALUES (1, 'MatMul', 555, 1);"
+      /* text: the GROUP BY query, on the helper's connection */
+      "CREATE TABLE COMMUNICATION_TASK_INFO(name, globalTaskId INT, taskType);"
+      "INSERT INTO COMMUNICATION_TASK_INFO VALUES (4, 2, 'ringText'), ('allReduceText', 3, 777),"
+      "  ('MatMul', 4, NULL);"
+      "CREATE TABLE COMMUNICATION_OP(opName, startNs INT, endNs INT, connectionId INT, "
+      "  opId INT, deviceId INT, opType);"
+      "INSERT INTO COMMUNICATION_OP VALUES ('opText', 25, 65, 2, 1, 0, 888),"
+      "  (4, 70, 80, 3, 2, 0, 'MatMul');"};
+  char dir[] = "/tmp/tl-threads-XXXXXX", paths[1][128];
+  write_ranks(dir, 1, sql, paths);
+  tl_profile p1, p2;
+  tl_trace t1, t2;
+  char *m1, *m2;
+  ck_assert_msg(load_threads(dir, 1, &p1, &t1, &m1) == TL_OK, "%s", m1);
+  ck_assert_msg(load_threads(dir, 2, &p2, &t2, &m2) == TL_OK, "%s", m2);
+  assert_same_trace(&t1, &t2);
+  /* 4 tasks, then the 2 ops (inputs.md 9.1, 9.2) */
+  static const char *const comm_names[] = {"", "hcclA", "allReduceText", "MatMul", "opText",
+                                           "hcclA"};
+  static const char *const comm_types[] = {"", "ringText", "777", "", "888", "MatMul"};
+  ck_assert_uint_eq(t2.ev.n, 6);
+  for (size_t i = 0; i < t2.ev.n; i++) {
+    const tl_label *l = tl_event_label(&t2, i);
+    ck_assert_str_eq(tl_str(&t2, l->comm_name), comm_names[i]);
+    ck_assert_str_eq(tl_str(&t2, l->comm_task_type), comm_types[i]);
+    ck_assert_int_eq(l->kind, i ? TL_KIND_COMMUNICATION : TL_KIND_COMPUTE);
+  }
+  ck_assert_str_eq(tl_str(&t2, tl_event_label(&t2, 0)->op_name), "MatMul");
+  ck_assert_str_eq(tl_str(&t2, tl_event_label(&t2, 0)->op_type), "555");
+  /* the first op overlaps tasks 2 and 3 on stream 2 */
+  ck_assert_uint_eq(tl_events_stream_id(&t2.ev, 4), 2);
+  tl_trace_free(&t1), tl_trace_free(&t2);
+  tl_profile_free(&p1), tl_profile_free(&p2);
+  remove_ranks(dir, 1, paths);
+}
+END_TEST
+
+/* An error in a table the helper thread reads is the error of a read in turn (file, table,
+** column); an error of COMPUTE_TASK_INFO, which the opening thread reads meanwhile, comes
+** first, as a read in turn never reaches the communication tables then. */
+START_TEST(threads_report_communication_table_errors) {
+  static const char *const cases[][2] = {
+      {"INSERT INTO COMPUTE_TASK_INFO VALUES (1, 1, 1, 1);"
+       "CREATE TABLE C(name INT, globalTaskId INT);"
+       "CREATE VIEW COMMUNICATION_TASK_INFO AS SELECT name, globalTaskId, lostColumn FROM C;",
+       "failed to prepare SQLite profile query: no such column: lostColumn; "
+       "sql=PRAGMA table_info(\"COMMUNICATION_TASK_INFO\"); file=%s"},
+      {"CREATE TABLE O(opName INT, startNs INT, endNs INT, connectionId INT, opId INT, "
+       "  deviceId INT);"
+       "INSERT INTO O VALUES (1, 10, 20, 1, 1, 0);"
+       "CREATE VIEW COMMUNICATION_OP AS SELECT opName, startNs, endNs, "
+       "  abs(-9223372036854775807 - connectionId) AS connectionId, opId, deviceId FROM O;",
+       "failed to read COMMUNICATION_OP in '%s': integer overflow"},
+      /* both fail: COMPUTE_TASK_INFO's error */
+      {"DROP TABLE COMPUTE_TASK_INFO;"
+       "CREATE TABLE X(globalTaskId INT, name INT, opType INT, taskType INT);"
+       "INSERT INTO X VALUES (1, 1, 1, 1);"
+       "CREATE VIEW COMPUTE_TASK_INFO AS SELECT abs(-9223372036854775807 - globalTaskId) AS "
+       "  globalTaskId, name, opType, taskType FROM X;"
+       "CREATE TABLE C(name INT, globalTaskId INT);"
+       "CREATE VIEW COMMUNICATION_TASK_INFO AS SELECT name, globalTaskId, lostColumn FROM C;",
+       "failed to read identity rows from '%s': integer overflow (sql: SELECT globalTaskId, "
+       "name, opType, taskType FROM COMPUTE_TASK_INFO ORDER BY rowid)"}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char sql0[2048];
+    snprintf(sql0, sizeof sql0, "%s%s", COMM_SIDE_TABLES, cases[c][0]);
+    const char *const sql[1] = {sql0};
+    char dir[] = "/tmp/tl-threads-XXXXXX", paths[1][128];
+    write_ranks(dir, 1, sql, paths);
+    char want[512];
+    snprintf(want, sizeof want, cases[c][1], paths[0]);
+    for (int threads = 1; threads <= 2; threads++) {
+      tl_profile p;
+      tl_trace t;
+      char *msg;
+      ck_assert_int_eq(load_threads(dir, threads, &p, &t, &msg), TL_ERROR);
+      ck_assert_msg(msg && strcmp(msg, want) == 0, "case %zu threads %d: got '%s', want '%s'",
+                    c, threads, msg ? msg : "(none)", want);
+      free(msg);
+      tl_profile_free(&p);
+    }
+    remove_ranks(dir, 1, paths);
   }
 }
 END_TEST
@@ -439,6 +545,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, threads_keep_string_ids_of_new_call_names);
   tcase_add_test(tc, threads_report_call_table_errors);
   tcase_add_test(tc, comm_identity_is_the_minimum_per_task);
+  tcase_add_test(tc, threads_keep_string_ids_of_communication_names);
+  tcase_add_test(tc, threads_report_communication_table_errors);
   suite_add_tcase(s, tc);
   return s;
 }
