@@ -26,6 +26,7 @@
 #include "reports/reports.h"
 #include "publish/publish.h"
 #include "publish/rows.h"
+#include "util/i64map.h"
 #include "util/sort.h"
 
 #include <stdio.h>
@@ -276,13 +277,17 @@ static window decide(const calls *c, uint32_t lc, uint8_t ln, uint32_t rcall, ui
 
 /* Calls sorted by (db, domain, process, thread, start, end, call) with a running maximum of
 ** end within each (db, domain, process, thread) group: the calls of one scope key that
-** overlap [lo, hi) are found by two binary searches. A scope that ignores the thread (or the
-** process) sorts with those fields zeroed. */
+** overlap [lo, hi) are found by two binary searches inside their group. A scope that ignores
+** the thread (or the process) groups with those fields zeroed. A call's group follows from
+** its (db, shape) (the shape gives the process, thread and source, the source the domain),
+** and a profile has few of those: the groups are ranked once over the distinct pairs, then
+** every call carries its group's rank, so sorting and finding a group compare one integer. */
 typedef struct scope_index {
-  uint32_t *order;
-  int64_t *max_end;
-  size_t n;
-  int scope;
+  uint32_t *order;     /* the scope's calls in (group, start, end, call) order */
+  int64_t *max_end;    /* running maximum of end within each group, by position in order */
+  uint32_t *group;     /* call -> its group's rank, NONE when the scope leaves it out */
+  size_t *first;       /* rank -> its first position in order; [ngroups] = n */
+  size_t n, ngroups;
 } scope_index;
 
 static int64_t key_process(const calls *c, int scope, uint32_t k) {
@@ -292,68 +297,145 @@ static int64_t key_thread(const calls *c, int scope, uint32_t k) {
   return scope == SCOPE_THREAD ? call_thread(c, k) : 0;
 }
 
-static int cmp_group(const calls *c, int scope, uint32_t a, uint32_t b) {
-  if (c->db[a] != c->db[b]) return c->db[a] < c->db[b] ? -1 : 1;
-  if (c->domain[a] != c->domain[b]) return c->domain[a] < c->domain[b] ? -1 : 1;
-  int64_t pa = key_process(c, scope, a), pb = key_process(c, scope, b);
-  if (pa != pb) return pa < pb ? -1 : 1;
-  int64_t ta = key_thread(c, scope, a), tb = key_thread(c, scope, b);
-  if (ta != tb) return ta < tb ? -1 : 1;
+/* A distinct (db, shape) pair of the scope's calls, with its group key. */
+typedef struct group_key {
+  uint16_t db, domain;
+  int64_t process, thread;
+  uint32_t rank;
+} group_key;
+
+static int cmp_group_key(const void *a_, const void *b_) {
+  const group_key *a = *(const group_key *const *)a_, *b = *(const group_key *const *)b_;
+  if (a->db != b->db) return a->db < b->db ? -1 : 1;
+  if (a->domain != b->domain) return a->domain < b->domain ? -1 : 1;
+  if (a->process != b->process) return a->process < b->process ? -1 : 1;
+  if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
   return 0;
 }
 
-/* One stable pass: order by field `f` of the calls, keeping the previous order on ties. */
-enum { BY_END, BY_START, BY_THREAD, BY_PROCESS, BY_DB_DOMAIN };
-
-static uint64_t sort_key(const calls *c, int scope, int f, uint32_t k) {
-  switch (f) {
-    case BY_END: return tl_order_i64(c->end[k]);
-    case BY_START: return tl_order_i64(c->start[k]);
-    case BY_THREAD: return tl_order_i64(key_thread(c, scope, k));
-    case BY_PROCESS: return tl_order_i64(key_process(c, scope, k));
-    default: return ((uint64_t)c->db[k] << 16) | c->domain[k];
+/* s->group of every call: the rank of its (db, domain, process, thread) among the scope's
+** groups, NONE for a call without the scope's ids (seen only from wider scopes). */
+static int rank_groups(const calls *c, int scope, scope_index *s, tl_err *e) {
+  tl_i64map pairs = {0};           /* (db << 32 | shape) -> index in keys */
+  TL_VEC(group_key) keys = {0};
+  group_key **sorted = NULL;
+  int rc = TL_OK;
+  int64_t last_pair = -1, last_ix = 0; /* consecutive calls often share a pair */
+  for (size_t k = 0; rc == TL_OK && k < c->n; k++) {
+    if ((scope == SCOPE_PROCESS && call_process(c, (uint32_t)k) == TL_ABSENT) ||
+        (scope == SCOPE_THREAD && call_thread(c, (uint32_t)k) == TL_ABSENT)) {
+      s->group[k] = NONE;
+      continue;
+    }
+    int64_t pair = (int64_t)c->db[k] << 32 | c->shape[k];
+    if (pair != last_pair) {
+      int64_t *ix = tl_i64map_get(&pairs, pair);
+      if (ix) {
+        last_ix = *ix;
+      } else {
+        group_key g = {c->db[k], c->domain[k], key_process(c, scope, (uint32_t)k),
+                       key_thread(c, scope, (uint32_t)k), 0};
+        last_ix = (int64_t)keys.n;
+        if (TL_VEC_PUSH(&keys, g) || tl_i64map_put(&pairs, pair, last_ix)) rc = tl_nomem(e);
+      }
+      last_pair = pair;
+    }
+    s->group[k] = (uint32_t)last_ix; /* the pair's index for now, its rank below */
   }
+  if (rc == TL_OK && !(sorted = malloc((keys.n ? keys.n : 1) * sizeof *sorted))) rc = tl_nomem(e);
+  if (rc == TL_OK) {
+    for (size_t i = 0; i < keys.n; i++) sorted[i] = &keys.v[i];
+    qsort(sorted, keys.n, sizeof *sorted, cmp_group_key);
+    s->ngroups = 0;
+    for (size_t i = 0; i < keys.n; i++) {
+      if (i && cmp_group_key(&sorted[i - 1], &sorted[i]) != 0) s->ngroups++;
+      sorted[i]->rank = (uint32_t)s->ngroups;
+    }
+    if (keys.n) s->ngroups++;
+    for (size_t k = 0; k < c->n; k++)
+      if (s->group[k] != NONE) s->group[k] = keys.v[s->group[k]].rank;
+  }
+  free(sorted);
+  TL_VEC_FREE(&keys);
+  tl_i64map_free(&pairs);
+  return rc;
+}
+
+static void scope_free(scope_index *s) {
+  free(s->order), free(s->max_end), free(s->group), free(s->first);
+  memset(s, 0, sizeof *s);
+}
+
+static int time_before(const calls *c, uint32_t a, uint32_t b) {
+  return c->start[a] < c->start[b] || (c->start[a] == c->start[b] && c->end[a] < c->end[b]);
+}
+
+/* Sorts order[0, n) by (start, end) stably by insertion, which costs a move per inversion:
+** reader order is nearly always time order already. 0 when it gives up after about n moves
+** (the prefix it sorted stays sorted, the rest as it was: a stable sort may go on). */
+static int sort_nearly_sorted(const calls *c, uint32_t *order, size_t n) {
+  size_t budget = n + 1024;
+  for (size_t i = 1; i < n; i++) {
+    uint32_t x = order[i];
+    size_t j = i;
+    while (j > 0 && time_before(c, x, order[j - 1])) {
+      if (budget-- == 0) return order[j] = x, 0;
+      order[j] = order[j - 1], j--;
+    }
+    order[j] = x;
+  }
+  return 1;
+}
+
+/* order[0, n) by (start, end), stably: two radix passes, least significant field first. */
+static int sort_by_time(const calls *c, uint32_t *order, size_t n, tl_err *e) {
+  uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
+  if (!keys) return tl_nomem(e);
+  int rc = TL_OK;
+  for (int pass = 0; rc == TL_OK && pass < 2; pass++) {
+    const int64_t *t = pass == 0 ? c->end : c->start;
+    for (size_t i = 0; i < n; i++) keys[i] = tl_order_i64(t[order[i]]);
+    if (tl_radix_sort_u64(keys, order, n)) rc = tl_nomem(e);
+  }
+  free(keys);
+  return rc;
 }
 
 static int build_scope(const calls *c, int scope, scope_index *s, tl_err *e) {
-  s->scope = scope, s->n = 0;
+  memset(s, 0, sizeof *s);
   size_t m = c->n ? c->n : 1;
   s->order = malloc(m * sizeof *s->order);
-  uint64_t *keys = malloc(m * sizeof *keys);
-  if (!s->order || !keys) return free(keys), tl_nomem(e);
-  for (size_t k = 0; k < c->n; k++) {
-    /* a scope needs its ids: calls without them are seen only from wider scopes */
-    if (scope == SCOPE_PROCESS && call_process(c, (uint32_t)k) == TL_ABSENT) continue;
-    if (scope == SCOPE_THREAD && call_thread(c, (uint32_t)k) == TL_ABSENT) continue;
-    s->order[s->n++] = (uint32_t)k;
+  s->group = malloc(m * sizeof *s->group);
+  if (!s->order || !s->group) return tl_nomem(e);
+  if (rank_groups(c, scope, s, e)) return TL_ERROR;
+  size_t *next = malloc((s->ngroups + 1) * sizeof *next);
+  if (!next || !(s->first = calloc(s->ngroups + 1, sizeof *s->first)))
+    return free(next), tl_nomem(e);
+  /* One stable counting pass by group (first[g + 1] counts group g's calls, then holds its
+  ** end), in call number order; then each group by (start, end). Reader order is nearly
+  ** always time order already: a group only sorts when it is not. */
+  for (size_t k = 0; k < c->n; k++)
+    if (s->group[k] != NONE) s->first[s->group[k] + 1]++;
+  for (size_t g = 0; g < s->ngroups; g++) s->first[g + 1] += s->first[g];
+  s->n = s->first[s->ngroups];
+  memcpy(next, s->first, (s->ngroups + 1) * sizeof *next);
+  for (size_t k = 0; k < c->n; k++)
+    if (s->group[k] != NONE) s->order[next[s->group[k]]++] = (uint32_t)k;
+  free(next);
+  for (size_t g = 0; g < s->ngroups; g++) {
+    uint32_t *o = s->order + s->first[g];
+    size_t n = s->first[g + 1] - s->first[g];
+    if (!sort_nearly_sorted(c, o, n) && sort_by_time(c, o, n, e)) return TL_ERROR;
   }
-  /* least significant field first: the result is ordered by (db, domain, process, thread,
-  ** start, end) and by call number on ties (the input order) */
-  for (int f = BY_END; f <= BY_DB_DOMAIN; f++) {
-    for (size_t i = 0; i < s->n; i++) keys[i] = sort_key(c, scope, f, s->order[i]);
-    if (tl_radix_sort_u64(keys, s->order, s->n)) return free(keys), tl_nomem(e);
-  }
-  free(keys);
   /* after the sort's keys and scratch are gone: the peak is the larger of the two */
   if (!(s->max_end = malloc(m * sizeof *s->max_end))) return tl_nomem(e);
   for (size_t i = 0; i < s->n; i++) {
-    int64_t end = c->end[s->order[i]];
-    s->max_end[i] = i && cmp_group(c, scope, s->order[i - 1], s->order[i]) == 0 && s->max_end[i - 1] > end
-                        ? s->max_end[i - 1] : end;
+    uint32_t k = s->order[i];
+    int64_t end = c->end[k];
+    int same = i && s->group[s->order[i - 1]] == s->group[k];
+    s->max_end[i] = same && s->max_end[i - 1] > end ? s->max_end[i - 1] : end;
   }
   return TL_OK;
-}
-
-/* First index in [lo, hi) whose group key is >= probe's (or, with after, > probe's). */
-static size_t group_bound(const calls *c, const scope_index *s, uint32_t probe, int after) {
-  size_t lo = 0, hi = s->n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int g = cmp_group(c, s->scope, s->order[mid], probe);
-    if (g < 0 || (after && g == 0)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 typedef TL_VEC(uint32_t) u32vec;
@@ -361,7 +443,10 @@ typedef TL_VEC(uint32_t) u32vec;
 /* Observed calls of window w (left anchor k) appended to out as (k, order, call) triples. */
 static int observe(const calls *c, const scope_index *s, const window *w, size_t k, u32vec *out) {
   int64_t lo_t = c->end[w->left_call], hi_t = c->start[w->right_call];
-  size_t glo = group_bound(c, s, w->left_call, 0), ghi = group_bound(c, s, w->left_call, 1);
+  /* the window's scope has the left call's ids: it has a group */
+  uint32_t g = s->group[w->left_call];
+  if (g == NONE) return 0;
+  size_t glo = s->first[g], ghi = s->first[g + 1];
   /* hi: first call of the group starting at or after the window's end */
   size_t a = glo, b = ghi;
   while (a < b) {
@@ -420,7 +505,7 @@ static int observe_scope(sqlite3 *db, const calls *c, const tl_reports_input *in
         rc = tl_nomem(e);
     }
   }
-  free(index.order), free(index.max_end);
+  scope_free(&index);
   if (rc == TL_OK && observed.n) {
     tl_rows src = {observed.n / 3, 3, fill_observed, &observed, 0, NULL};
     rc = tl_rows_insert(db, "traceloom_anchor_host_window_call", "left_anchor_n, observed_order, call_n",
