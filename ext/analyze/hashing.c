@@ -59,8 +59,7 @@ int tl_hashing_join(tl_hashing *h, int rc, tl_source_digest **out, tl_err *e) {
   if (rc != TL_OK) atomic_store(&h->stop, 1);
   pthread_join(h->thread, NULL);
   if (rc == TL_OK && h->rc != TL_OK)
-    rc = tl_fail_code(e, h->err.code ? (tl_err_code)h->err.code : TL_ERR_FAILED, "%s",
-                      h->err.msg ? h->err.msg : "hashing the sources failed");
+    rc = tl_err_pass(e, &h->err, "hashing the sources failed");
   if (rc == TL_OK && !h->digests) rc = tl_nomem(e);
   if (rc == TL_OK) *out = h->digests;
   else free(h->digests);

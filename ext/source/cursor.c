@@ -166,8 +166,7 @@ static int beside_join(beside *b, int rc, tl_strpool *pool, tl_row_sink *sink, t
   if (rc != TL_OK) atomic_store(&b->stop, 1);
   pthread_join(b->thread, NULL);
   if (rc == TL_OK && b->rc != TL_OK)
-    rc = tl_fail_code(e, b->err.code ? (tl_err_code)b->err.code : TL_ERR_FAILED, "%s",
-                      b->err.msg ? b->err.msg : "reading the runtime calls failed");
+    rc = tl_err_pass(e, &b->err, "reading the runtime calls failed");
   uint32_t *remap = rc == TL_OK ? tl_strpool_merge(pool, b->pool) : NULL;
   if (rc == TL_OK && !remap) rc = tl_nomem(e);
   if (sink->beside_end(sink->ctx, b->bctx, rc == TL_OK ? remap : NULL, e) && rc == TL_OK)

@@ -722,8 +722,7 @@ static int comm_helper_join(comm_helper *h, msprof_events *me, int rc, tl_err *e
   pthread_join(h->thread, NULL);
   msprof_events *side = &h->side;
   if (rc == TL_OK && h->rc != TL_OK)
-    rc = tl_fail_code(e, h->err.code ? (tl_err_code)h->err.code : TL_ERR_FAILED, "%s",
-                      h->err.msg ? h->err.msg : "reading the communication tables failed");
+    rc = tl_err_pass(e, &h->err, "reading the communication tables failed");
   uint32_t *remap = rc == TL_OK ? tl_strpool_merge(me->m.pool, h->pool) : NULL;
   if (rc == TL_OK && !remap) rc = tl_nomem(e);
   size_t n = side->load_key.n;

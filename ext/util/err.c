@@ -82,3 +82,8 @@ char *tl_strdup(const char *s) {
   if (d) memcpy(d, s, n);
   return d;
 }
+
+int tl_err_pass(tl_err *e, const tl_err *from, const char *fallback) {
+  return tl_fail_code(e, from->code ? (tl_err_code)from->code : TL_ERR_FAILED, "%s",
+                      from->msg ? from->msg : fallback);
+}

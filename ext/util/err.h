@@ -40,6 +40,9 @@ int tl_nomem(tl_err *e);
 ** connection makes any later step fail with whatever message). */
 void tl_err_set_code(tl_err *e, tl_err_code code);
 void tl_err_clear(tl_err *e);
+/* Passes a worker thread's error on to e: its code and message (fallback when it set none).
+** Always returns TL_ERROR. */
+int tl_err_pass(tl_err *e, const tl_err *from, const char *fallback);
 /* Takes ownership of the message (caller frees with free()); the error is cleared. */
 char *tl_err_take(tl_err *e);
 

@@ -251,6 +251,35 @@ static int load_threads(const char *path, int threads, tl_profile *p, tl_trace *
   return rc;
 }
 
+/* Loads dir with 1 and 2 threads into p[0], t[0] and p[1], t[1]: the same trace. */
+static void load_one_and_two(const char *dir, tl_profile p[2], tl_trace t[2]) {
+  for (int i = 0; i < 2; i++) {
+    char *msg;
+    ck_assert_msg(load_threads(dir, i + 1, &p[i], &t[i], &msg) == TL_OK, "threads %d: %s",
+                  i + 1, msg);
+  }
+  assert_same_trace(&t[0], &t[1]);
+}
+
+static void free_one_and_two(tl_profile p[2], tl_trace t[2]) {
+  tl_trace_free(&t[0]), tl_trace_free(&t[1]);
+  tl_profile_free(&p[0]), tl_profile_free(&p[1]);
+}
+
+/* Loading dir fails with the message want, with 1 thread and with 2. */
+static void assert_same_error(const char *dir, const char *want) {
+  for (int threads = 1; threads <= 2; threads++) {
+    tl_profile p;
+    tl_trace t;
+    char *msg;
+    ck_assert_int_eq(load_threads(dir, threads, &p, &t, &msg), TL_ERROR);
+    ck_assert_msg(msg && strcmp(msg, want) == 0, "threads %d: got '%s', want '%s'", threads,
+                  msg ? msg : "(none)", want);
+    free(msg);
+    tl_profile_free(&p);
+  }
+}
+
 /* With threads >= 2 an input's runtime calls are read on a second thread with its own string
 ** pool (cursor.c, trace.c beside_*): the trace is the one of a read in turn, id for id. */
 START_TEST(threads_give_the_same_trace) {
@@ -299,12 +328,10 @@ START_TEST(threads_keep_string_ids_of_new_call_names) {
       "  (21, 29, 3, 4294967303, 3, 'otherText');"};
   char dir[] = "/tmp/tl-threads-XXXXXX", paths[2][128];
   write_ranks(dir, 2, sql, paths);
-  tl_profile p1, p2;
-  tl_trace t1, t2;
-  char *m1, *m2;
-  ck_assert_msg(load_threads(dir, 1, &p1, &t1, &m1) == TL_OK, "%s", m1);
-  ck_assert_msg(load_threads(dir, 2, &p2, &t2, &m2) == TL_OK, "%s", m2);
-  assert_same_trace(&t1, &t2);
+  tl_profile p[2];
+  tl_trace t[2];
+  load_one_and_two(dir, p, t);
+  tl_trace t2 = t[1];
   /* the calls as the profile has them (inputs.md 9.2), read with two threads */
   static const char *const names[] = {"aclnnAdd", "888", "textName", "777",
                                       "aclnnMul", "888", "otherText"};
@@ -319,8 +346,7 @@ START_TEST(threads_keep_string_ids_of_new_call_names) {
   ck_assert_str_eq(tl_trace_source_table(&t2, tl_call_shape_of(&t2, 6)->source_ref),
                    "CANN_API");
   ck_assert_int_eq(t2.dropped_call_rows, 1); /* the fractional startNs */
-  tl_trace_free(&t1), tl_trace_free(&t2);
-  tl_profile_free(&p1), tl_profile_free(&p2);
+  free_one_and_two(p, t);
   remove_ranks(dir, 2, paths);
 }
 END_TEST
@@ -357,16 +383,7 @@ START_TEST(threads_report_call_table_errors) {
     write_ranks(dir, 2, sql, paths);
     char want[512];
     snprintf(want, sizeof want, cases[c][1], paths[1]);
-    for (int threads = 1; threads <= 2; threads++) {
-      tl_profile p;
-      tl_trace t;
-      char *msg;
-      ck_assert_int_eq(load_threads(dir, threads, &p, &t, &msg), TL_ERROR);
-      ck_assert_msg(msg && strcmp(msg, want) == 0, "threads %d: got '%s', want '%s'", threads,
-                    msg ? msg : "(none)", want);
-      free(msg);
-      tl_profile_free(&p);
-    }
+    assert_same_error(dir, want);
     remove_ranks(dir, 2, paths);
   }
 }
@@ -456,12 +473,10 @@ START_TEST(threads_keep_string_ids_of_communication_names) {
       "  (4, 70, 80, 3, 2, 0, 'MatMul');"};
   char dir[] = "/tmp/tl-threads-XXXXXX", paths[1][128];
   write_ranks(dir, 1, sql, paths);
-  tl_profile p1, p2;
-  tl_trace t1, t2;
-  char *m1, *m2;
-  ck_assert_msg(load_threads(dir, 1, &p1, &t1, &m1) == TL_OK, "%s", m1);
-  ck_assert_msg(load_threads(dir, 2, &p2, &t2, &m2) == TL_OK, "%s", m2);
-  assert_same_trace(&t1, &t2);
+  tl_profile p[2];
+  tl_trace t[2];
+  load_one_and_two(dir, p, t);
+  tl_trace t2 = t[1];
   /* 4 tasks, then the 2 ops (inputs.md 9.1, 9.2) */
   static const char *const comm_names[] = {"", "hcclA", "allReduceText", "MatMul", "opText",
                                            "hcclA"};
@@ -477,8 +492,7 @@ START_TEST(threads_keep_string_ids_of_communication_names) {
   ck_assert_str_eq(tl_str(&t2, tl_event_label(&t2, 0)->op_type), "555");
   /* the first op overlaps tasks 2 and 3 on stream 2 */
   ck_assert_uint_eq(tl_events_stream_id(&t2.ev, 4), 2);
-  tl_trace_free(&t1), tl_trace_free(&t2);
-  tl_profile_free(&p1), tl_profile_free(&p2);
+  free_one_and_two(p, t);
   remove_ranks(dir, 1, paths);
 }
 END_TEST
@@ -517,16 +531,7 @@ START_TEST(threads_report_communication_table_errors) {
     write_ranks(dir, 1, sql, paths);
     char want[512];
     snprintf(want, sizeof want, cases[c][1], paths[0]);
-    for (int threads = 1; threads <= 2; threads++) {
-      tl_profile p;
-      tl_trace t;
-      char *msg;
-      ck_assert_int_eq(load_threads(dir, threads, &p, &t, &msg), TL_ERROR);
-      ck_assert_msg(msg && strcmp(msg, want) == 0, "case %zu threads %d: got '%s', want '%s'",
-                    c, threads, msg ? msg : "(none)", want);
-      free(msg);
-      tl_profile_free(&p);
-    }
+    assert_same_error(dir, want);
     remove_ranks(dir, 1, paths);
   }
 }

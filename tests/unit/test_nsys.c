@@ -222,7 +222,7 @@ END_TEST
 START_TEST(device_filter) {
   rows r;
   discover(&r, "nsys/nsys_basic.sqlite");
-  tl_event_filter f = {1, 0};
+  tl_event_filter f = {1, 0, 1};
   ck_assert_ptr_null(read_events(&r, &f));
   ck_assert_int_eq(r.ev.n, 30);
   r.ev.n = 0;
