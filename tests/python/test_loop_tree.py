@@ -103,3 +103,39 @@ def test_large_tree_read_in_two_halves_matches_one_reader(cli, build_dir, tmp_pa
     assert split == whole
     check_against_view(con, [m for m in map(LINE.match, split.split("Expanded tree")[1]
                                             .splitlines()) if m])
+
+
+def test_cli_markdown_from_memory_is_the_published_trees(cli, fixtures, build_dir, tmp_path):
+    """The CLI's <stem>.loop_tree.md is rendered by the analysis from its trees in memory while
+    the rest is published (on a thread; in line with --threads 1), not read back: its bytes
+    must be traceloom_loop_tree's over the published analysis, for every view, on a profile
+    with half-way averages and on profiles with several trees."""
+    import os
+    prof = tmp_path / "p"
+    subprocess.run(["python3", "tools/genprofile.py", "--format", "ascend", "--out", str(prof),
+                    "--rows", "20000", "--seed", "7"], check=True, capture_output=True,
+                   cwd=str(build_dir.parent))
+    env = dict(os.environ, TRACELOOM_TIMING="1")
+    cases = 0
+    for profile in (prof, fixtures / "two_ranks", fixtures / "split_golden" / "split"):
+        for view, threads in ((None, None), ("both", None), ("expanded", "1")):
+            out = tmp_path / ("a%d.db" % cases)
+            cmd = [str(cli), str(profile), "--output", str(out)]
+            cmd += ["--loop-tree-view", view] if view else []
+            cmd += ["--threads", threads] if threads else []
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+            assert r.returncode == 0, r.stderr
+            # rendered by the analysis, never read back from the file
+            assert "loop tree Markdown (thread)" in r.stderr
+            assert "loop tree read nodes" not in r.stderr
+            md = (tmp_path / ("a%d.loop_tree.md" % cases)).read_text()
+            sql = "SELECT traceloom_loop_tree(%s)" % (
+                """'{"view": "%s"}'""" % view if view else "NULL")
+            ref = subprocess.run(["sqlite3", "-bail", "-cmd", f".load {build_dir / 'traceloom'}",
+                                  str(out), sql], capture_output=True, text=True, timeout=300)
+            assert ref.returncode == 0, ref.stderr
+            assert md + "\n" == ref.stdout, (profile, view, threads)
+            cases += 1
+    multi = sqlite3.connect(tmp_path / "a3.db").execute(
+        "SELECT count(*) FROM traceloom_tree_core").fetchone()[0]
+    assert multi >= 2
