@@ -254,6 +254,13 @@ static void *loop_tree_main(void *arg) {
                           a->loop.shapes, a->loop.nshapes, &a->extra->loop_tree_md, &e) != TL_OK)
     a->extra->loop_tree_md = NULL; /* the caller reads it back from the published analysis */
   tl_err_clear(&e);
+  if (a->extra->loop_tree_md) {
+    tl_buf lines = {0};
+    tl_loop_tree_summary(a->loop.trees, a->loop.ntrees, a->loop.shapes, a->loop.nshapes, &lines);
+    if (lines.oom) tl_buf_free(&lines);
+    /* an empty summary is still one (no Repeat): "" rather than NULL */
+    else a->extra->loop_tree_summary = lines.p ? lines.p : tl_strdup("");
+  }
   tl_structure_loop_trees_free(&a->loop);
   a->loop_cpu = tl_thread_cpu_s() - cpu0;
   return NULL;
@@ -279,7 +286,10 @@ static void loop_tree_finish(analysis *a, int rc) {
   tl_timer_start(&tm, "publish");
   tl_timer_threads(&tm, "loop tree Markdown (thread)", &a->loop_cpu, 1);
   tl_structure_loop_trees_free(&a->loop);
-  if (rc != TL_OK) free(a->extra->loop_tree_md), a->extra->loop_tree_md = NULL;
+  if (rc != TL_OK) {
+    free(a->extra->loop_tree_md), free(a->extra->loop_tree_summary);
+    a->extra->loop_tree_md = a->extra->loop_tree_summary = NULL;
+  }
 }
 
 static int pub_structure(analysis *a, tl_err *e) {
@@ -627,7 +637,7 @@ int tl_analyze_ex(sqlite3 *db, const char *path, const char *options_json, tl_an
   memset(&a, 0, sizeof a);
   a.db = db;
   a.extra = extra;
-  if (extra) extra->loop_tree_md = NULL;
+  if (extra) extra->loop_tree_md = extra->loop_tree_summary = NULL;
   tl_progress_init(&a.pr, db, 0); /* the clock of the summary starts now */
   int rc = prepare(&a, path, options_json, e);
   if (rc == TL_OK) {
@@ -649,7 +659,10 @@ int tl_analyze_ex(sqlite3 *db, const char *path, const char *options_json, tl_an
     a.runtime_staging = a.events_staging = a.staging = NULL;
   }
   tl_progress_end(&a.pr); /* also finalizes the interrupt probe */
-  if (rc != TL_OK && extra) free(extra->loop_tree_md), extra->loop_tree_md = NULL;
+  if (rc != TL_OK && extra) {
+    free(extra->loop_tree_md), free(extra->loop_tree_summary);
+    extra->loop_tree_md = extra->loop_tree_summary = NULL;
+  }
   if (rc == TL_OK) {
     write_summary(&a);
     *summary = a.summary;

@@ -29,6 +29,8 @@ typedef struct tl_analyze_extra {
   const char *loop_tree_options; /* traceloom_loop_tree's options JSON; NULL: its defaults */
   char *loop_tree_md;            /* out, malloc'd; NULL when the analysis failed or the
                                     Markdown could not be rendered (read it back then) */
+  char *loop_tree_summary;       /* out, malloc'd: the CLI's short version of the same trees
+                                    (tl_loop_tree_summary); NULL with loop_tree_md */
 } tl_analyze_extra;
 
 /* tl_analyze, with extra (NULL: none). */

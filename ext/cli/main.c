@@ -365,13 +365,14 @@ typedef struct summary_job {
   const char *out;
   int old_fd;  /* the output this analysis replaced, -1: none */
   tl_buf lines;
+  int given;   /* lines came with the analysis (tl_analyze_extra): not read back */
   double cpu;  /* the thread's CPU seconds (TRACELOOM_TIMING) */
 } summary_job;
 
 static void *summary_main(void *arg) {
   summary_job *job = arg;
   double cpu0 = tl_thread_cpu_s();
-  loop_tree_summary(job->out, &job->lines);
+  if (!job->given) loop_tree_summary(job->out, &job->lines);
   /* the file system frees the replaced file's blocks on this last close: a tenth of a second
   ** of waiting for a 200 MB analysis, here beside the loop tree rather than in the rename */
   if (job->old_fd >= 0) close(job->old_fd);
@@ -386,8 +387,9 @@ static void *summary_main(void *arg) {
 ** not raise the peak of memory. What is printed, and in which order, does not depend on
 ** which finishes first. */
 static void write_loop_tree(const char *out, const char *view, long threads, const char *md,
-                            int old_fd, tl_timer *tail) {
-  summary_job sj = {out, old_fd, {0}, 0};
+                            const char *summary, int old_fd, tl_timer *tail) {
+  summary_job sj = {out, old_fd, {0}, 0, 0};
+  if (md && summary) tl_buf_puts(&sj.lines, summary), sj.given = 1;
   pthread_t th;
   int threaded = threads != 1 && pthread_create(&th, NULL, summary_main, &sj) == 0;
   loop_tree_job job = {out, view, threads, md, NULL};
@@ -1051,7 +1053,7 @@ int main(int argc, char **argv) {
 
   int status = EXIT_ANALYSIS, renamed = 0;
   sqlite3 *db = NULL;
-  tl_analyze_extra loop_md = {NULL, NULL};
+  tl_analyze_extra loop_md = {NULL, NULL, NULL};
   if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK) {
     fprintf(stderr, "traceloom: cannot create %s: %s\n", tmp, db ? sqlite3_errmsg(db) : "?");
@@ -1128,7 +1130,8 @@ int main(int argc, char **argv) {
   printf("%s\nanalysis database: %s\n", summary ? summary : "", out);
   free(summary);
   status = 0;
-  write_loop_tree(out, loop_view, threads, loop_md.loop_tree_md, replaced, &tail);
+  write_loop_tree(out, loop_view, threads, loop_md.loop_tree_md, loop_md.loop_tree_summary, replaced,
+                  &tail);
   if (rules_made) printf("rules config: %s\n", rules_made);
   if (compat_out) status = copy_analysis(out, compat_out);
   if (status == 0 && perfetto_out) status = export_perfetto(out, perfetto_out, NULL);
@@ -1143,6 +1146,6 @@ done:
   free(tmp);
   free(out);
   tl_buf_free(&opt);
-  free(loop_md.loop_tree_md);
+  free(loop_md.loop_tree_md), free(loop_md.loop_tree_summary);
   return status;
 }

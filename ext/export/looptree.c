@@ -798,3 +798,98 @@ int tl_loop_tree_render(const char *options_json, tl_loop_tree_input *trees, siz
   tl_buf_free(&b);
   return rc;
 }
+
+/* ------------------------------------------------------------------ the CLI's short version */
+
+/* A Repeat of the summary: loop depth 1 (outermost) or 2, ranked by total, then node number. */
+typedef struct sum_rep {
+  double total;
+  uint32_t idx;
+} sum_rep;
+
+static int by_total_then_node(const void *a, const void *b) {
+  const sum_rep *x = a, *y = b;
+  if (x->total != y->total) return x->total < y->total ? 1 : -1;
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* "%.3f" / "%.1f" as SQLite's printf() writes them (the SQL the summary replaces). */
+static void put_sqlf(tl_buf *b, const char *fmt, double x) {
+  char tmp[64];
+  sqlite3_snprintf((int)sizeof tmp, tmp, fmt, x);
+  tl_buf_puts(b, tmp);
+}
+
+static void summary_line(tl_buf *b, const lt_tree *t, const lt_node *nd, int sub, int64_t device,
+                         double root_total) {
+  if (sub) {
+    PUT_LIT(b, "    ");
+  } else {
+    PUT_LIT(b, "  device ");
+    tl_buf_i64(b, device);
+    PUT_LIT(b, " ");
+  }
+  put_local(b, nd);
+  PUT_LIT(b, " ");
+  put_label(b, t, nd);
+  PUT_LIT(b, ": ");
+  tl_buf_i64(b, nd->occ);
+  PUT_LIT(b, " occurrence(s), total ");
+  put_sqlf(b, "%.3f", nd->total);
+  PUT_LIT(b, " us");
+  if (!sub && root_total > 0) {
+    PUT_LIT(b, " (");
+    put_sqlf(b, "%.1f", 100.0 * nd->total / root_total);
+    PUT_LIT(b, "% of the device's time)");
+  }
+  PUT_LIT(b, ", ");
+  put_sqlf(b, "%.3f", fig(nd, F_AVG_TOTAL));
+  PUT_LIT(b, " us per iteration\n");
+}
+
+void tl_loop_tree_summary(const tl_loop_tree_input *trees, size_t ntrees,
+                          const tl_loop_tree_shape *shapes, size_t nshapes, tl_buf *lines) {
+  int shown = 0, more = 0;
+  for (size_t i = 0; i < ntrees; i++) {
+    lt_tree t = {trees[i].rows, 1, trees[i].n, NULL, 0, shapes, nshapes};
+    if (!t.n) continue;
+    /* loop depth: the Repeat nodes from the root to the node, itself included (preorder:
+    ** a parent's before its children's) */
+    uint8_t *depth = malloc(t.n);
+    sum_rep *top = malloc(t.n * sizeof *top), *sub = malloc(t.n * sizeof *sub);
+    if (!depth || !top || !sub) {
+      free(depth), free(top), free(sub);
+      lines->oom = 1;
+      return;
+    }
+    size_t ntop = 0;
+    for (size_t k = 0; k < t.n; k++) {
+      const lt_node *nd = &t.v[k];
+      int d = (nd->parent == UINT32_MAX ? 0 : depth[nd->parent]) + nd->repeat;
+      depth[k] = (uint8_t)(d > 3 ? 3 : d);
+      if (nd->repeat && d == 1) top[ntop++] = (sum_rep){nd->total, (uint32_t)k};
+    }
+    qsort(top, ntop, sizeof *top, by_total_then_node);
+    /* the root's total: the tree's first node, when it has no parent */
+    double root_total = t.v[0].parent == UINT32_MAX ? t.v[0].total : 0;
+    for (size_t r = 0; r < ntop && r < 3; r++) {
+      if (shown < 24) shown++, summary_line(lines, &t, &t.v[top[r].idx], 0, trees[i].device_id, root_total);
+      else more++;
+      /* the Repeats of loop depth 2 below it: its subtree is the preorder range after it */
+      size_t nsub = 0;
+      for (size_t k = top[r].idx + 1; k < t.n && depth[k] >= 1; k++) {
+        uint32_t x = t.v[k].parent;
+        while (x != UINT32_MAX && x != top[r].idx) x = t.v[x].parent;
+        if (x == UINT32_MAX) break;
+        if (t.v[k].repeat && depth[k] == 2) sub[nsub++] = (sum_rep){t.v[k].total, (uint32_t)k};
+      }
+      qsort(sub, nsub, sizeof *sub, by_total_then_node);
+      for (size_t q = 0; q < nsub && q < 2; q++) {
+        if (shown < 24) shown++, summary_line(lines, &t, &t.v[sub[q].idx], 1, 0, 0);
+        else more++;
+      }
+    }
+    free(depth), free(top), free(sub);
+  }
+  if (more) tl_buf_printf(lines, "  ... %d more repeat(s) in the loop tree\n", more);
+}

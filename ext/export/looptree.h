@@ -7,6 +7,7 @@
 
 #include "util/sqlite_api.h"
 #include "util/err.h"
+#include "util/buf.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -53,5 +54,12 @@ typedef struct tl_loop_tree_shape {
 ** trees once published: the CLI's Markdown, rendered while the analysis still publishes. */
 int tl_loop_tree_render(const char *options_json, tl_loop_tree_input *trees, size_t ntrees,
                         const tl_loop_tree_shape *shapes, size_t nshapes, char **out, tl_err *e);
+
+/* The CLI's short version of the loop tree, after tl_loop_tree_render linked the same trees:
+** per tree, the three outermost Repeats by the time they cover, each with the two largest
+** Repeats directly inside it, at most 24 lines (the lines the CLI's SQL over the published
+** analysis prints, byte for byte); appended to `lines`. */
+void tl_loop_tree_summary(const tl_loop_tree_input *trees, size_t ntrees,
+                          const tl_loop_tree_shape *shapes, size_t nshapes, tl_buf *lines);
 
 #endif
