@@ -801,18 +801,6 @@ int tl_loop_tree_render(const char *options_json, tl_loop_tree_input *trees, siz
 
 /* ------------------------------------------------------------------ the CLI's short version */
 
-/* A Repeat of the summary: loop depth 1 (outermost) or 2, ranked by total, then node number. */
-typedef struct sum_rep {
-  double total;
-  uint32_t idx;
-} sum_rep;
-
-static int by_total_then_node(const void *a, const void *b) {
-  const sum_rep *x = a, *y = b;
-  if (x->total != y->total) return x->total < y->total ? 1 : -1;
-  return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
 /* "%.3f" / "%.1f" as SQLite's printf() writes them (the SQL the summary replaces). */
 static void put_sqlf(tl_buf *b, const char *fmt, double x) {
   char tmp[64];
@@ -856,7 +844,7 @@ void tl_loop_tree_summary(const tl_loop_tree_input *trees, size_t ntrees,
     /* loop depth: the Repeat nodes from the root to the node, itself included (preorder:
     ** a parent's before its children's) */
     uint8_t *depth = malloc(t.n);
-    sum_rep *top = malloc(t.n * sizeof *top), *sub = malloc(t.n * sizeof *sub);
+    ranked *top = malloc(t.n * sizeof *top), *sub = malloc(t.n * sizeof *sub);
     if (!depth || !top || !sub) {
       free(depth), free(top), free(sub);
       lines->oom = 1;
@@ -867,9 +855,9 @@ void tl_loop_tree_summary(const tl_loop_tree_input *trees, size_t ntrees,
       const lt_node *nd = &t.v[k];
       int d = (nd->parent == UINT32_MAX ? 0 : depth[nd->parent]) + nd->repeat;
       depth[k] = (uint8_t)(d > 3 ? 3 : d);
-      if (nd->repeat && d == 1) top[ntop++] = (sum_rep){nd->total, (uint32_t)k};
+      if (nd->repeat && d == 1) top[ntop++] = (ranked){nd->total, (uint32_t)k};
     }
-    qsort(top, ntop, sizeof *top, by_total_then_node);
+    qsort(top, ntop, sizeof *top, by_total); /* on equal totals the earlier node first */
     /* the root's total: the tree's first node, when it has no parent */
     double root_total = t.v[0].parent == UINT32_MAX ? t.v[0].total : 0;
     for (size_t r = 0; r < ntop && r < 3; r++) {
@@ -881,9 +869,9 @@ void tl_loop_tree_summary(const tl_loop_tree_input *trees, size_t ntrees,
         uint32_t x = t.v[k].parent;
         while (x != UINT32_MAX && x != top[r].idx) x = t.v[x].parent;
         if (x == UINT32_MAX) break;
-        if (t.v[k].repeat && depth[k] == 2) sub[nsub++] = (sum_rep){t.v[k].total, (uint32_t)k};
+        if (t.v[k].repeat && depth[k] == 2) sub[nsub++] = (ranked){t.v[k].total, (uint32_t)k};
       }
-      qsort(sub, nsub, sizeof *sub, by_total_then_node);
+      qsort(sub, nsub, sizeof *sub, by_total);
       for (size_t q = 0; q < nsub && q < 2; q++) {
         if (shown < 24) shown++, summary_line(lines, &t, &t.v[sub[q].idx], 1, 0, 0);
         else more++;
