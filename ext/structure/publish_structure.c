@@ -1037,8 +1037,8 @@ void tl_structure_loop_trees_free(tl_structure_loop_trees *lt) {
   memset(lt, 0, sizeof *lt);
 }
 
-int tl_structure_loop_trees_build(const tl_structure_trees *t, tl_structure_loop_trees *out,
-                                  tl_err *e) {
+static int loop_trees_build(const tl_structure_trees *t, tl_structure_loop_trees *out,
+                            tl_err *e) {
   const tl_forest *f = t->in->forest;
   memset(out, 0, sizeof *out);
   out->trees = calloc(t->n ? t->n : 1, sizeof *out->trees);
@@ -1071,6 +1071,15 @@ int tl_structure_loop_trees_build(const tl_structure_trees *t, tl_structure_loop
     out->trees[at] = in;
   }
   return TL_OK;
+}
+
+int tl_structure_loop_trees_build(const tl_structure_trees *t, tl_structure_loop_trees *out,
+                                  tl_err *e) {
+  tl_timer tm;
+  tl_timer_start(&tm, "structure");
+  int rc = loop_trees_build(t, out, e);
+  tl_timer_mark(&tm, "loop tree rows");
+  return rc;
 }
 
 int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_structure_loop_trees *loop,
