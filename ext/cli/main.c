@@ -1082,7 +1082,20 @@ int main(int argc, char **argv) {
   tl_err aerr = {0};
   char *loop_opts = loop_tree_options(loop_view, threads);
   loop_md.loop_tree_options = loop_opts;
-  if (tl_analyze_ex(db, profile, opt.n ? opt.p : NULL, &loop_md, &summary, &aerr) != TL_OK) {
+  /* The analysis runs inside an active statement, as under SELECT traceloom_analyze(): SQLite
+  ** clears a pending sqlite3_interrupt() (Ctrl-C) whenever a statement starts while none is
+  ** active, so without one the analysis's own statements would drop it. */
+  sqlite3_stmt *guard = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT 1", -1, &guard, NULL) != SQLITE_OK ||
+      sqlite3_step(guard) != SQLITE_ROW) {
+    fprintf(stderr, "traceloom: %s\n", sqlite3_errmsg(db));
+    sqlite3_finalize(guard);
+    free(loop_opts);
+    goto done;
+  }
+  int arc = tl_analyze_ex(db, profile, opt.n ? opt.p : NULL, &loop_md, &summary, &aerr);
+  sqlite3_finalize(guard);
+  if (arc != TL_OK) {
     if (interrupted) {
       fprintf(stderr, "traceloom: interrupted; %s was not changed\n", out);
       status = EXIT_INTERRUPTED;
