@@ -18,7 +18,13 @@ and prints the analysis as a ratio to the bare copy (targets: <= 5x, goal 3x), t
 database's size as a ratio to the input (<= 1.5x, goal 1x), then, on that analysis, the time
 of the first 100 rows of every shipped view (target < 1 s) and of every catalog example
 (traceloom_analysis_surface.example_sql, the documented query of each relation; < 2 s).
-On a loaded machine the CPU ratio is the honest one: both sides are timed the same way.
+
+The 5x target is judged on the end-to-end WALL ratio (issue 18: "end to end", "use the second
+core where it pays"): each side is the best of --repeat runs by wall time, and the analysis
+uses its second thread where the bare copy has nothing to overlap. The CPU ratio (each side's
+CPU seconds in the same runs) is printed beside it: it counts the second core's work too, and
+one SQLite writer's floor alone (bare copy + a copy of the stored rows) is above 4x by CPU.
+Wall needs a quiet machine (the load average is printed); on a shared one, read the CPU ratio.
 """
 import argparse
 import datetime
@@ -53,14 +59,14 @@ def timed(cmd):
 
 
 def best(repeat, make_cmd):
-    """The run with the least CPU of `repeat` (each gets a fresh output path)."""
+    """The run with the least wall time of `repeat` (each gets a fresh output path)."""
     runs = []
     for _ in range(repeat):
         r = timed(make_cmd())
         if r[3] != 0:
             sys.exit("failed: %s\n%s" % (" ".join(make_cmd()), r[4][-2000:]))
         runs.append(r)
-    return min(runs, key=lambda r: r[1])
+    return min(runs, key=lambda r: r[0])
 
 
 def bare_copy_cmd(db, out, page_size=None):
@@ -162,28 +168,31 @@ def main():
     lines = []
     say = lines.append
     load = os.getloadavg()[0]
-    say("- machine: %d CPUs (nproc), %s; load average %.1f; best of %d by CPU time"
+    say("- machine: %d CPUs (nproc), %s; load average %.1f; best of %d by wall time"
         % (os.cpu_count(), platform.machine(), load, args.repeat))
     say("- profile: %s (%d TASK rows, %.1f MB)" % (os.path.relpath(target, ROOT),
                                                   truth.get("task_rows", 0) or args.rows,
                                                   in_bytes / 1e6))
     say("")
-    say("| measurement | wall s | CPU s | peak RSS MB | ratio to bare copy (CPU) | target |")
-    say("|---|---:|---:|---:|---:|---|")
-    say("| bare copy | %.2f | %.2f | %.0f | 1.00 | |" % (copy[0], copy[1], copy[2] / 1024))
-    say("| bare copy, 16 KiB pages (the analysis's) | %.2f | %.2f | %.0f | %.2f | |"
-        % (copy16[0], copy16[1], copy16[2] / 1024, copy16[1] / copy[1]))
-    ratio = ana[1] / copy[1]
+    say("| measurement | wall s | CPU s | peak RSS MB | ratio to bare copy: wall (judged) | "
+        "CPU | target |")
+    say("|---|---:|---:|---:|---:|---:|---|")
+    say("| bare copy | %.2f | %.2f | %.0f | 1.00 | 1.00 | |" % (copy[0], copy[1], copy[2] / 1024))
+    say("| bare copy, 16 KiB pages (the analysis's) | %.2f | %.2f | %.0f | %.2f | %.2f | |"
+        % (copy16[0], copy16[1], copy16[2] / 1024, copy16[0] / copy[0], copy16[1] / copy[1]))
+    ratio = ana[0] / copy[0]
+    ratio16 = ana[0] / copy16[0]
     say("| analysis (CLI) | %.2f | %.2f | %.0f | %.2f (%.2f against the 16 KiB copy) | "
-        "<= %.0fx (goal %.0fx): %s |"
-        % (ana[0], ana[1], ana[2] / 1024, ratio, ana[1] / copy16[1], TARGET_RATIO, GOAL_RATIO,
-           "PASS" if ratio <= TARGET_RATIO and ana[1] / copy16[1] <= TARGET_RATIO else "FAIL"))
-    say("| stored rows copy | %.2f | %.2f | %.0f | %.2f | write floor: SQLite writing the "
+        "%.2f (%.2f) | <= %.0fx by wall (goal %.0fx): %s |"
+        % (ana[0], ana[1], ana[2] / 1024, ratio, ratio16, ana[1] / copy[1], ana[1] / copy16[1],
+           TARGET_RATIO, GOAL_RATIO,
+           "PASS" if ratio <= TARGET_RATIO and ratio16 <= TARGET_RATIO else "FAIL"))
+    say("| stored rows copy | %.2f | %.2f | %.0f | %.2f | %.2f | write floor: SQLite writing the "
         "analysis's tables and indexes, nothing computed |"
-        % (stored[0], stored[1], stored[2] / 1024, stored[1] / copy[1]))
+        % (stored[0], stored[1], stored[2] / 1024, stored[0] / copy[0], stored[1] / copy[1]))
     say("")
     say("- floor of one SQLite writer (bare copy to read + stored rows copy to write): %.2f s CPU "
-        "= %.2fx the bare copy; the analysis is %.2fx that floor"
+        "= %.2fx the bare copy; the analysis is %.2fx that floor by CPU"
         % (copy[1] + stored[1], (copy[1] + stored[1]) / copy[1], ana[1] / (copy[1] + stored[1])))
     size = out_bytes / in_bytes
     say("")

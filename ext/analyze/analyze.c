@@ -32,7 +32,9 @@
 #include "reports/reports.h"
 #include "bodypattern/bodypattern.h"
 #include "scope/scope.h"
+#include "export/looptree.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +75,11 @@ typedef struct analysis {
   tl_scopes scopes;            /* the trace's host scopes: steps, host points */
   uint32_t **node_names;       /* per tree, per node: a name from the host scopes, 0 = none */
   char *summary;
+  tl_analyze_extra *extra;     /* the caller's requests beyond publication; NULL: none */
+  tl_structure_loop_trees loop; /* the loop tree's rows, rendered by loop_thread (extra) */
+  pthread_t loop_thread;
+  int loop_threaded;           /* loop_thread runs (joined by loop_tree_finish) */
+  double loop_cpu;             /* its CPU seconds (TRACELOOM_TIMING) */
 } analysis;
 
 /* ------------------------------------------------------------------ stages */
@@ -237,11 +244,64 @@ static int write_staged(sqlite3 *db, void *arg, tl_err *e) {
 ** moved in (staging.h), and the tree rows follow here; the rows are the same either way.
 ** The split gives each side about the same work: the anchors cost about what the nodes do,
 ** so the occurrences are halved. */
+/* The loop tree Markdown of the trees in memory (extra), on its own thread: it reads only the
+** rows tl_structure_loop_trees_build copied, which it frees. */
+static void *loop_tree_main(void *arg) {
+  analysis *a = arg;
+  double cpu0 = tl_thread_cpu_s();
+  tl_err e = {0};
+  if (tl_loop_tree_render(a->extra->loop_tree_options, a->loop.trees, a->loop.ntrees,
+                          a->loop.shapes, a->loop.nshapes, &a->extra->loop_tree_md, &e) != TL_OK)
+    a->extra->loop_tree_md = NULL; /* the caller reads it back from the published analysis */
+  tl_err_clear(&e);
+  if (a->extra->loop_tree_md) {
+    tl_buf lines = {0};
+    tl_loop_tree_summary(a->loop.trees, a->loop.ntrees, a->loop.shapes, a->loop.nshapes, &lines);
+    if (lines.oom) tl_buf_free(&lines);
+    /* an empty summary is still one (no Repeat): "" rather than NULL */
+    else a->extra->loop_tree_summary = lines.p ? lines.p : tl_strdup("");
+  }
+  tl_structure_loop_trees_free(&a->loop);
+  a->loop_cpu = tl_thread_cpu_s() - cpu0;
+  return NULL;
+}
+
+/* The trees' rows are built (the structure is published): render them beside the rest of the
+** publication, which is on this thread and SQLite's alone. With threads 1 they are rendered
+** when the analysis ends (loop_tree_finish). */
+static void loop_tree_start(analysis *a) {
+  if (a->extra && a->opt.threads > 1 &&
+      pthread_create(&a->loop_thread, NULL, loop_tree_main, a) == 0)
+    a->loop_threaded = 1;
+}
+
+/* The Markdown is there (or was not wanted) once this returns; not kept when the analysis
+** failed. */
+static void loop_tree_finish(analysis *a, int rc) {
+  if (!a->extra) return;
+  if (a->loop_threaded) pthread_join(a->loop_thread, NULL);
+  else if (rc == TL_OK && a->loop.trees) loop_tree_main(a);
+  a->loop_threaded = 0;
+  tl_timer tm;
+  tl_timer_start(&tm, "publish");
+  tl_timer_threads(&tm, "loop tree Markdown (thread)", &a->loop_cpu, 1);
+  tl_structure_loop_trees_free(&a->loop);
+  if (rc != TL_OK) {
+    free(a->extra->loop_tree_md), free(a->extra->loop_tree_summary);
+    a->extra->loop_tree_md = a->extra->loop_tree_summary = NULL;
+  }
+}
+
 static int pub_structure(analysis *a, tl_err *e) {
   tl_structure_input in = {&a->trace, &a->anchors, &a->packets, &a->forest, a->anchor_call,
                            (const uint32_t *const *)a->node_names};
   a->structure = in;
-  if (!a->staging) return tl_publish_structure(a->db, &a->structure, e);
+  tl_structure_loop_trees *loop = a->extra ? &a->loop : NULL;
+  if (!a->staging) {
+    int rc = tl_publish_structure(a->db, &a->structure, loop, e);
+    if (rc == TL_OK && loop) loop_tree_start(a);
+    return rc;
+  }
   tl_structure_trees *trees = NULL;
   /* the summary's sort first: its scratch is not held beside the trees' ranks and the
   ** worker's (ARCHITECTURE.md Memory) */
@@ -253,7 +313,9 @@ static int pub_structure(analysis *a, tl_err *e) {
   if (rc == TL_OK) rc = tl_structure_trees_lower(a->db, trees, st.from, e);
   rc = tl_staging_finish(a->staging, rc, tl_progress_interrupted, &a->pr, e);
   if (rc == TL_OK) rc = tl_structure_trees_rows(a->db, trees, e);
+  if (rc == TL_OK && loop) rc = tl_structure_loop_trees_build(trees, loop, e);
   tl_structure_trees_free(trees); /* the worker has returned */
+  if (rc == TL_OK && loop) loop_tree_start(a);
   return rc;
 }
 
@@ -535,6 +597,8 @@ static void write_summary(analysis *a) {
 
 static void analysis_free(analysis *a) {
   /* stop a worker still running before what it reads is freed */
+  if (a->loop_threaded) pthread_join(a->loop_thread, NULL);
+  tl_structure_loop_trees_free(&a->loop);
   tl_staging_close(a->runtime_staging);
   tl_staging_close(a->events_staging);
   tl_staging_close(a->staging);
@@ -563,10 +627,17 @@ static void analysis_free(analysis *a) {
 
 int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **summary,
                tl_err *e) {
+  return tl_analyze_ex(db, path, options_json, NULL, summary, e);
+}
+
+int tl_analyze_ex(sqlite3 *db, const char *path, const char *options_json, tl_analyze_extra *extra,
+                  char **summary, tl_err *e) {
   *summary = NULL;
   analysis a;
   memset(&a, 0, sizeof a);
   a.db = db;
+  a.extra = extra;
+  if (extra) extra->loop_tree_md = extra->loop_tree_summary = NULL;
   tl_progress_init(&a.pr, db, 0); /* the clock of the summary starts now */
   int rc = prepare(&a, path, options_json, e);
   if (rc == TL_OK) {
@@ -577,6 +648,7 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
       if (s->name) rc = tl_progress_stage(&a.pr, s->name, e);
       if (rc == TL_OK) rc = s->run(&a, e);
     }
+    loop_tree_finish(&a, rc);
     rc = tl_txn_end(&a.txn, rc, e);
     /* Whatever failed after an interrupt (the commit included) failed because of it. */
     if (rc != TL_OK && tl_progress_interrupted(&a.pr)) tl_err_set_code(e, TL_ERR_INTERRUPTED);
@@ -587,6 +659,10 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
     a.runtime_staging = a.events_staging = a.staging = NULL;
   }
   tl_progress_end(&a.pr); /* also finalizes the interrupt probe */
+  if (rc != TL_OK && extra) {
+    free(extra->loop_tree_md), free(extra->loop_tree_summary);
+    extra->loop_tree_md = extra->loop_tree_summary = NULL;
+  }
   if (rc == TL_OK) {
     write_summary(&a);
     *summary = a.summary;

@@ -21,4 +21,20 @@
 int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **summary,
                tl_err *e);
 
+/* What the CLI asks of an analysis besides publishing it: the loop tree Markdown
+** (traceloom_loop_tree with loop_tree_options, the same bytes), rendered from the trees in
+** memory on a thread while the rest of the analysis is published (in line with the option
+** threads 1), instead of read back from the published tables afterwards. */
+typedef struct tl_analyze_extra {
+  const char *loop_tree_options; /* traceloom_loop_tree's options JSON; NULL: its defaults */
+  char *loop_tree_md;            /* out, malloc'd; NULL when the analysis failed or the
+                                    Markdown could not be rendered (read it back then) */
+  char *loop_tree_summary;       /* out, malloc'd: the CLI's short version of the same trees
+                                    (tl_loop_tree_summary); NULL with loop_tree_md */
+} tl_analyze_extra;
+
+/* tl_analyze, with extra (NULL: none). */
+int tl_analyze_ex(sqlite3 *db, const char *path, const char *options_json, tl_analyze_extra *extra,
+                  char **summary, tl_err *e);
+
 #endif

@@ -232,35 +232,47 @@ static char *beside(const char *path, const char *suffix) {
   return tl_mprintf("%.*s%s", stem, path, suffix);
 }
 
-/* The loop tree Markdown of the analysis at `out`, rendered on its own read-only connection
-** while a thread writes the short version on another: the two read the same committed file,
-** and neither waits for the other. */
+/* traceloom_loop_tree's options for --loop-tree-view and --threads (NULL: its defaults):
+** --threads 1 reads on one connection only; the default (2) lets a large tree be read in
+** two halves. The bytes are the same. */
+static char *loop_tree_options(const char *view, long threads) {
+  return view && threads == 1 ? tl_mprintf("{\"view\":\"%s\",\"threads\":1}", view)
+         : view               ? tl_mprintf("{\"view\":\"%s\"}", view)
+         : threads == 1       ? tl_strdup("{\"threads\":1}")
+                              : NULL;
+}
+
+/* The loop tree Markdown of the analysis at `out` into <stem>.loop_tree.md: md when the
+** analysis rendered it from its trees in memory (tl_analyze_ex), else read back on its own
+** read-only connection (an analysis that could not render it), while a thread writes the
+** short version on another: the two read the same committed file, and neither waits for the
+** other. */
 typedef struct loop_tree_job {
   const char *out, *view;
   long threads;  /* --threads (0: not given) */
+  const char *md; /* rendered by the analysis; NULL: read it back */
   char *md_path; /* <stem>.loop_tree.md once written; NULL when it could not be */
 } loop_tree_job;
 
 static void render_loop_tree(loop_tree_job *job) {
   sqlite3 *db = NULL;
   sqlite3_stmt *st = NULL;
-  /* --threads 1 reads on this connection only; the default (2) lets a large tree be read
-  ** in two halves. The bytes are the same. */
-  char *opts = job->view && job->threads == 1
-                   ? tl_mprintf("{\"view\":\"%s\",\"threads\":1}", job->view)
-               : job->view        ? tl_mprintf("{\"view\":\"%s\"}", job->view)
-               : job->threads == 1 ? tl_strdup("{\"threads\":1}")
-                                  : NULL;
-  if (sqlite3_open_v2(job->out, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
+  char *opts = job->md ? NULL : loop_tree_options(job->view, job->threads);
+  const char *md = job->md;
+  int len = md ? (int)strlen(md) : 0;
+  if (!md && sqlite3_open_v2(job->out, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
       sqlite3_traceloom_init(db, NULL, NULL) == SQLITE_OK &&
       sqlite3_prepare_v2(db, "SELECT traceloom_loop_tree(?1)", -1, &st, NULL) == SQLITE_OK &&
       (opts ? sqlite3_bind_text(st, 1, opts, -1, SQLITE_STATIC) : sqlite3_bind_null(st, 1)) == SQLITE_OK &&
       sqlite3_step(st) == SQLITE_ROW) {
-    const char *md = (const char *)sqlite3_column_text(st, 0);
+    md = (const char *)sqlite3_column_text(st, 0);
+    len = sqlite3_column_bytes(st, 0);
+  }
+  if (md) {
     char *md_path = beside(job->out, ".loop_tree.md");
     FILE *f = md_path ? fopen(md_path, "w") : NULL;
     if (f) {
-      fwrite(md, 1, (size_t)sqlite3_column_bytes(st, 0), f);
+      fwrite(md, 1, (size_t)len, f);
       if (fclose(f) == 0) job->md_path = md_path, md_path = NULL;
     }
     free(md_path);
@@ -353,13 +365,14 @@ typedef struct summary_job {
   const char *out;
   int old_fd;  /* the output this analysis replaced, -1: none */
   tl_buf lines;
+  int given;   /* lines came with the analysis (tl_analyze_extra): not read back */
   double cpu;  /* the thread's CPU seconds (TRACELOOM_TIMING) */
 } summary_job;
 
 static void *summary_main(void *arg) {
   summary_job *job = arg;
   double cpu0 = tl_thread_cpu_s();
-  loop_tree_summary(job->out, &job->lines);
+  if (!job->given) loop_tree_summary(job->out, &job->lines);
   /* the file system frees the replaced file's blocks on this last close: a tenth of a second
   ** of waiting for a 200 MB analysis, here beside the loop tree rather than in the rename */
   if (job->old_fd >= 0) close(job->old_fd);
@@ -373,12 +386,13 @@ static void *summary_main(void *arg) {
 ** Markdown) stay in this thread's heap, where the analysis freed far more, so the tail does
 ** not raise the peak of memory. What is printed, and in which order, does not depend on
 ** which finishes first. */
-static void write_loop_tree(const char *out, const char *view, long threads, int old_fd,
-                            tl_timer *tail) {
-  summary_job sj = {out, old_fd, {0}, 0};
+static void write_loop_tree(const char *out, const char *view, long threads, const char *md,
+                            const char *summary, int old_fd, tl_timer *tail) {
+  summary_job sj = {out, old_fd, {0}, 0, 0};
+  if (md && summary) tl_buf_puts(&sj.lines, summary), sj.given = 1;
   pthread_t th;
   int threaded = threads != 1 && pthread_create(&th, NULL, summary_main, &sj) == 0;
-  loop_tree_job job = {out, view, threads, NULL};
+  loop_tree_job job = {out, view, threads, md, NULL};
   render_loop_tree(&job);
   tl_timer_mark(tail, "loop tree");
   if (!threaded) summary_main(&sj);
@@ -1039,6 +1053,7 @@ int main(int argc, char **argv) {
 
   int status = EXIT_ANALYSIS, renamed = 0;
   sqlite3 *db = NULL;
+  tl_analyze_extra loop_md = {NULL, NULL, NULL};
   if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK) {
     fprintf(stderr, "traceloom: cannot create %s: %s\n", tmp, db ? sqlite3_errmsg(db) : "?");
@@ -1061,29 +1076,37 @@ int main(int argc, char **argv) {
                NULL, NULL, NULL);
   catch_interrupts(db);
 
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, "SELECT traceloom_analyze(?1, ?2)", -1, &st, NULL) != SQLITE_OK) {
+  /* traceloom_analyze() as a C call, so that the loop tree Markdown comes back with it:
+  ** rendered from the trees in memory while the rest is published (tl_analyze_ex). */
+  char *summary = NULL;
+  tl_err aerr = {0};
+  char *loop_opts = loop_tree_options(loop_view, threads);
+  loop_md.loop_tree_options = loop_opts;
+  /* The analysis runs inside an active statement, as under SELECT traceloom_analyze(): SQLite
+  ** clears a pending sqlite3_interrupt() (Ctrl-C) whenever a statement starts while none is
+  ** active, so without one the analysis's own statements would drop it. */
+  sqlite3_stmt *guard = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT 1", -1, &guard, NULL) != SQLITE_OK ||
+      sqlite3_step(guard) != SQLITE_ROW) {
     fprintf(stderr, "traceloom: %s\n", sqlite3_errmsg(db));
+    sqlite3_finalize(guard);
+    free(loop_opts);
     goto done;
   }
-  sqlite3_bind_text(st, 1, profile, -1, SQLITE_STATIC);
-  if (opt.n)
-    sqlite3_bind_text(st, 2, opt.p, (int)opt.n, SQLITE_STATIC);
-  else
-    sqlite3_bind_null(st, 2);
-  int rc = sqlite3_step(st);
-  if (rc != SQLITE_ROW) {
+  int arc = tl_analyze_ex(db, profile, opt.n ? opt.p : NULL, &loop_md, &summary, &aerr);
+  sqlite3_finalize(guard);
+  if (arc != TL_OK) {
     if (interrupted) {
       fprintf(stderr, "traceloom: interrupted; %s was not changed\n", out);
       status = EXIT_INTERRUPTED;
     } else {
-      fprintf(stderr, "traceloom: %s\n", sqlite3_errmsg(db));
+      fprintf(stderr, "traceloom: %s\n", aerr.msg ? aerr.msg : "traceloom_analyze failed");
     }
-    sqlite3_finalize(st);
+    tl_err_clear(&aerr);
+    free(loop_opts);
     goto done;
   }
-  char *summary = tl_strdup((const char *)sqlite3_column_text(st, 0));
-  sqlite3_finalize(st);
+  free(loop_opts);
   /* TRACELOOM_TIMING=1: the CLI's tail after the analysis returned, step by step. */
   tl_timer tail;
   tl_timer_start(&tail, "cli");
@@ -1120,7 +1143,8 @@ int main(int argc, char **argv) {
   printf("%s\nanalysis database: %s\n", summary ? summary : "", out);
   free(summary);
   status = 0;
-  write_loop_tree(out, loop_view, threads, replaced, &tail);
+  write_loop_tree(out, loop_view, threads, loop_md.loop_tree_md, loop_md.loop_tree_summary, replaced,
+                  &tail);
   if (rules_made) printf("rules config: %s\n", rules_made);
   if (compat_out) status = copy_analysis(out, compat_out);
   if (status == 0 && perfetto_out) status = export_perfetto(out, perfetto_out, NULL);
@@ -1135,5 +1159,6 @@ done:
   free(tmp);
   free(out);
   tl_buf_free(&opt);
+  free(loop_md.loop_tree_md), free(loop_md.loop_tree_summary);
   return status;
 }

@@ -108,7 +108,8 @@ enum { RUN_COLLAPSE = 3, RUN_NAMES = 3 };
 enum { C_N, C_PARENT, C_LOCAL, C_SHAPE, C_REPEAT, C_OCC, C_COMPUTE, C_COMM, C_IDLE, C_DENOM };
 #define EXTRA_SQL "SELECT aux_ns, self_ns FROM traceloom_v_node_stats WHERE node_n = ?1"
 /* The nanosecond columns of a node: the first three read with it, the last two on demand. */
-enum { NS_COMPUTE, NS_COMM, NS_IDLE, NS_AUX, NS_SELF, NNS };
+enum { NS_COMPUTE = TL_LT_COMPUTE, NS_COMM = TL_LT_COMM, NS_IDLE = TL_LT_IDLE, NS_AUX = TL_LT_AUX,
+       NS_SELF = TL_LT_SELF, NNS = TL_LT_NNS };
 
 /* The figures a line may show, as traceloom_v_tree_node names them. */
 typedef enum lt_fig {
@@ -116,28 +117,13 @@ typedef enum lt_fig {
   F_AVG_SELF, NFIG
 } lt_fig;
 
-typedef struct lt_shape {
-  char *label;
-  size_t len;
-  int repeat; /* kind = 'repeat' */
-} lt_shape;
+typedef tl_loop_tree_shape lt_shape; /* repeat: kind = 'repeat' */
 
-typedef struct lt_node {
-  int64_t local_n;
-  int64_t repeat_count, occ, denom;
-  int64_t ns[NNS];            /* summed over occurrences; aux and self once extra is set */
-  double total;               /* total_us, unrounded (sums and ranking use it) */
-  uint32_t shape;             /* index into lt_tree.shapes */
-  uint32_t parent;            /* index, UINT32_MAX for the root */
-  uint32_t first_child, nchild; /* children: kids[first_child .. + nchild) in slot order */
-  uint8_t repeat;             /* a Repeat node */
-  uint8_t repeat_inside;      /* a Repeat in its subtree (itself excluded) */
-  uint8_t null_ns;            /* bit NS_*: that column is NULL */
-  uint8_t extra;              /* aux and self read (load_extra) */
-} lt_node;
+typedef tl_loop_tree_row lt_node; /* ns: aux and self once extra is set */
 
 typedef struct lt_tree {
-  lt_node *v;
+  lt_node *v;                 /* owned unless borrowed (the caller's rows) */
+  int borrowed;
   size_t n;
   uint32_t *kids;
   int64_t base;               /* node_n of v[0] */
@@ -146,7 +132,8 @@ typedef struct lt_tree {
 } lt_tree;
 
 static void tree_free(lt_tree *t) {
-  free(t->v), free(t->kids);
+  if (!t->borrowed) free(t->v);
+  free(t->kids);
   t->v = NULL, t->kids = NULL, t->n = 0;
 }
 
@@ -336,6 +323,8 @@ static void *read_half(void *arg) {
   return NULL;
 }
 
+static int tree_link(lt_tree *t, tl_err *e);
+
 /* Loads the nodes of one tree, node_n in [first, first + count) (display order: a parent
 ** before its children, children in slot order), and links them. */
 static int tree_load(sqlite3 *db, sqlite3_stmt *st, int64_t first, int64_t count, int may_split,
@@ -369,7 +358,11 @@ static int tree_load(sqlite3 *db, sqlite3_stmt *st, int64_t first, int64_t count
   }
   if (rc != TL_OK) return rc;
   t->n = got;
-  /* Children lists by counting, then the Repeat-inside flags bottom up. */
+  return tree_link(t, e);
+}
+
+/* Children lists by counting, then the Repeat-inside flags bottom up. */
+static int tree_link(lt_tree *t, tl_err *e) {
   t->kids = malloc((t->n ? t->n : 1) * sizeof *t->kids);
   if (!t->kids) return tl_nomem(e);
   for (size_t k = 0; k < t->n; k++)
@@ -679,6 +672,31 @@ static int render_tree(ctx *c, tl_err *e) {
   return TL_OK;
 }
 
+static void put_intro(tl_buf *b) {
+  tl_buf_puts(b, "# Loop tree\n\n"
+                 "Lenses: a node's total_us is its busy time (compute + communication) plus the "
+                 "idle gaps charged to its anchors (the uncovered time before each), summed over "
+                 "its occurrences; parent and child totals overlap (they are not additive across "
+                 "levels). avg_* are per iteration (per occurrence outside a Repeat). The kernel "
+                 "summary (traceloom_v_symbol_summary) is raw kernel duration instead: an overlay "
+                 "that leaves out idle time and can overlap across streams.\n");
+}
+
+static void put_heading(tl_buf *b, int64_t db_idx, int64_t device, int64_t tokens,
+                        const char *discovery) {
+  tl_buf_printf(b, "\n## db %lld, device %lld (%lld anchors, %s)\n\n", (long long)db_idx,
+                (long long)device, (long long)tokens, discovery ? discovery : "(null)");
+}
+
+/* The Markdown of b handed to *out, or the error of an allocation that failed in it. */
+static int put_end(tl_buf *b, int ntrees, char **out, tl_err *e) {
+  if (ntrees == 0) tl_buf_puts(b, "\nNo recovered tree (no anchors).\n");
+  if (b->oom) return tl_nomem(e);
+  *out = b->p;
+  b->p = NULL;
+  return TL_OK;
+}
+
 int tl_loop_tree(sqlite3 *db, const char *options_json, char **out, tl_err *e) {
   *out = NULL;
   ctx c;
@@ -706,20 +724,12 @@ int tl_loop_tree(sqlite3 *db, const char *options_json, char **out, tl_err *e) {
                     "(run traceloom_analyze first): %s", sqlite3_errmsg(db));
     goto done;
   }
-  tl_buf_puts(&b, "# Loop tree\n\n"
-                  "Lenses: a node's total_us is its busy time (compute + communication) plus the "
-                  "idle gaps charged to its anchors (the uncovered time before each), summed over "
-                  "its occurrences; parent and child totals overlap (they are not additive across "
-                  "levels). avg_* are per iteration (per occurrence outside a Repeat). The kernel "
-                  "summary (traceloom_v_symbol_summary) is raw kernel duration instead: an overlay "
-                  "that leaves out idle time and can overlap across streams.\n");
+  put_intro(&b);
   int ntrees = 0;
   while (rc == TL_OK && sqlite3_step(trees) == SQLITE_ROW) {
     ntrees++;
-    int64_t db_idx = sqlite3_column_int64(trees, 0), device = sqlite3_column_int64(trees, 1);
-    tl_buf_printf(&b, "\n## db %lld, device %lld (%lld anchors, %s)\n\n", (long long)db_idx,
-                  (long long)device, (long long)sqlite3_column_int64(trees, 2),
-                  sqlite3_column_text(trees, 3));
+    put_heading(&b, sqlite3_column_int64(trees, 0), sqlite3_column_int64(trees, 1),
+                sqlite3_column_int64(trees, 2), (const char *)sqlite3_column_text(trees, 3));
     lt_tree t;
     memset(&t, 0, sizeof t);
     t.shapes = shapes, t.nshapes = nshapes;
@@ -731,15 +741,143 @@ int tl_loop_tree(sqlite3 *db, const char *options_json, char **out, tl_err *e) {
     tl_timer_mark(&tm, "render");
     tree_free(&t);
   }
-  if (rc == TL_OK && ntrees == 0) tl_buf_puts(&b, "\nNo recovered tree (no anchors).\n");
-  if (rc == TL_OK && b.oom) rc = tl_nomem(e);
-  if (rc == TL_OK) {
-    *out = b.p;
-    b.p = NULL;
-  }
+  if (rc == TL_OK) rc = put_end(&b, ntrees, out, e);
 done:
   sqlite3_finalize(trees), sqlite3_finalize(nodes), sqlite3_finalize(c.extra);
   shapes_free(shapes, nshapes);
   tl_buf_free(&b);
   return rc;
+}
+
+/* The nodes of an in-memory tree, checked and completed as read_range completes the
+** published ones: every figure is there already (extra), so no line reads a database. */
+static int tree_from_rows(tl_loop_tree_input *in, lt_tree *t, tl_err *e) {
+  if ((uint64_t)in->n >= UINT32_MAX)
+    return tl_fail(e, "traceloom_loop_tree: a tree of %zu nodes", in->n);
+  t->v = in->rows, t->borrowed = 1;
+  for (size_t k = 0; k < in->n; k++) {
+    lt_node *nd = &t->v[k];
+    if (nd->shape >= t->nshapes)
+      return tl_fail(e, "traceloom_loop_tree: node %zu has shape %u, which is not known", k + 1,
+                     nd->shape);
+    if (nd->parent != UINT32_MAX && nd->parent >= k)
+      return tl_fail(e, "traceloom_loop_tree: a node's parent does not come before it");
+    nd->repeat = (uint8_t)t->shapes[nd->shape].repeat;
+    if (nd->denom < 1) nd->denom = 1;
+    nd->total = (double)(nd->ns[NS_COMPUTE] + nd->ns[NS_COMM] + nd->ns[NS_IDLE]) / 1000.0;
+    nd->first_child = nd->nchild = 0;
+    nd->repeat_inside = nd->null_ns = 0;
+    nd->extra = 1;
+  }
+  t->n = in->n;
+  return tree_link(t, e);
+}
+
+int tl_loop_tree_render(const char *options_json, tl_loop_tree_input *trees, size_t ntrees,
+                        const tl_loop_tree_shape *shapes, size_t nshapes, char **out, tl_err *e) {
+  *out = NULL;
+  ctx c;
+  memset(&c, 0, sizeof c);
+  if (parse_opts(options_json, &c.o, e)) return TL_ERROR;
+  tl_buf b = {0};
+  c.b = &b;
+  put_intro(&b);
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < ntrees; i++) {
+    put_heading(&b, trees[i].db_idx, trees[i].device_id, trees[i].token_count,
+                trees[i].macro_discovery);
+    lt_tree t;
+    memset(&t, 0, sizeof t);
+    t.shapes = shapes, t.nshapes = nshapes;
+    rc = tree_from_rows(&trees[i], &t, e);
+    c.t = &t;
+    if (rc == TL_OK) rc = render_tree(&c, e);
+    tree_free(&t);
+  }
+  if (rc == TL_OK) rc = put_end(&b, (int)ntrees, out, e);
+  tl_buf_free(&b);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ the CLI's short version */
+
+/* "%.3f" / "%.1f" as SQLite's printf() writes them (the SQL the summary replaces). */
+static void put_sqlf(tl_buf *b, const char *fmt, double x) {
+  char tmp[64];
+  sqlite3_snprintf((int)sizeof tmp, tmp, fmt, x);
+  tl_buf_puts(b, tmp);
+}
+
+static void summary_line(tl_buf *b, const lt_tree *t, const lt_node *nd, int sub, int64_t device,
+                         double root_total) {
+  if (sub) {
+    PUT_LIT(b, "    ");
+  } else {
+    PUT_LIT(b, "  device ");
+    tl_buf_i64(b, device);
+    PUT_LIT(b, " ");
+  }
+  put_local(b, nd);
+  PUT_LIT(b, " ");
+  put_label(b, t, nd);
+  PUT_LIT(b, ": ");
+  tl_buf_i64(b, nd->occ);
+  PUT_LIT(b, " occurrence(s), total ");
+  put_sqlf(b, "%.3f", nd->total);
+  PUT_LIT(b, " us");
+  if (!sub && root_total > 0) {
+    PUT_LIT(b, " (");
+    put_sqlf(b, "%.1f", 100.0 * nd->total / root_total);
+    PUT_LIT(b, "% of the device's time)");
+  }
+  PUT_LIT(b, ", ");
+  put_sqlf(b, "%.3f", fig(nd, F_AVG_TOTAL));
+  PUT_LIT(b, " us per iteration\n");
+}
+
+void tl_loop_tree_summary(const tl_loop_tree_input *trees, size_t ntrees,
+                          const tl_loop_tree_shape *shapes, size_t nshapes, tl_buf *lines) {
+  int shown = 0, more = 0;
+  for (size_t i = 0; i < ntrees; i++) {
+    lt_tree t = {trees[i].rows, 1, trees[i].n, NULL, 0, shapes, nshapes};
+    if (!t.n) continue;
+    /* loop depth: the Repeat nodes from the root to the node, itself included (preorder:
+    ** a parent's before its children's) */
+    uint8_t *depth = malloc(t.n);
+    ranked *top = malloc(t.n * sizeof *top), *sub = malloc(t.n * sizeof *sub);
+    if (!depth || !top || !sub) {
+      free(depth), free(top), free(sub);
+      lines->oom = 1;
+      return;
+    }
+    size_t ntop = 0;
+    for (size_t k = 0; k < t.n; k++) {
+      const lt_node *nd = &t.v[k];
+      int d = (nd->parent == UINT32_MAX ? 0 : depth[nd->parent]) + nd->repeat;
+      depth[k] = (uint8_t)(d > 3 ? 3 : d);
+      if (nd->repeat && d == 1) top[ntop++] = (ranked){nd->total, (uint32_t)k};
+    }
+    qsort(top, ntop, sizeof *top, by_total); /* on equal totals the earlier node first */
+    /* the root's total: the tree's first node, when it has no parent */
+    double root_total = t.v[0].parent == UINT32_MAX ? t.v[0].total : 0;
+    for (size_t r = 0; r < ntop && r < 3; r++) {
+      if (shown < 24) shown++, summary_line(lines, &t, &t.v[top[r].idx], 0, trees[i].device_id, root_total);
+      else more++;
+      /* the Repeats of loop depth 2 below it: its subtree is the preorder range after it */
+      size_t nsub = 0;
+      for (size_t k = top[r].idx + 1; k < t.n && depth[k] >= 1; k++) {
+        uint32_t x = t.v[k].parent;
+        while (x != UINT32_MAX && x != top[r].idx) x = t.v[x].parent;
+        if (x == UINT32_MAX) break;
+        if (t.v[k].repeat && depth[k] == 2) sub[nsub++] = (ranked){t.v[k].total, (uint32_t)k};
+      }
+      qsort(sub, nsub, sizeof *sub, by_total);
+      for (size_t q = 0; q < nsub && q < 2; q++) {
+        if (shown < 24) shown++, summary_line(lines, &t, &t.v[sub[q].idx], 1, 0, 0);
+        else more++;
+      }
+    }
+    free(depth), free(top), free(sub);
+  }
+  if (more) tl_buf_printf(lines, "  ... %d more repeat(s) in the loop tree\n", more);
 }

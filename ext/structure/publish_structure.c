@@ -706,9 +706,28 @@ static const tl_rows_column node_shape_columns[NS_NCOLS] = {
     [NS_SYMBOL] = {"symbol", 1}, [NS_LABEL] = {"label", 1}, [NS_CATEGORY] = {"category", 1},
 };
 
+/* The label and kind of each node shape by shape_id, kept for the loop tree Markdown. */
+typedef struct shape_labels {
+  tl_loop_tree_shape *v;
+  size_t n;
+} shape_labels;
+
+static int keep_label(shape_labels *l, int64_t id, const char *label, int repeat) {
+  if ((size_t)id >= l->n) {
+    size_t want = (size_t)id + 1;
+    tl_loop_tree_shape *p = realloc(l->v, want * sizeof *p);
+    if (!p) return -1;
+    memset(p + l->n, 0, (want - l->n) * sizeof *p);
+    l->v = p, l->n = want;
+  }
+  l->v[id].repeat = repeat;
+  l->v[id].len = strlen(label);
+  return (l->v[id].label = tl_strdup(label)) ? 0 : -1;
+}
+
 static int node_shapes(sqlite3 *db, const tl_structure_input *in, const tl_tree *tr,
                        const uint32_t *names, const tree_ranks *rk, sqlite3_stmt *ins,
-                       tl_shapes *shapes, uint32_t *shape_of, tl_err *e) {
+                       tl_shapes *shapes, uint32_t *shape_of, shape_labels *labels, tl_err *e) {
   const tl_anchors *a = in->anchors;
   static const char *const type[] = {"", "Atom", "Seq", "Repeat"};
   static const char *const kind[] = {"", "atom", "seq", "repeat"};
@@ -756,6 +775,7 @@ static int node_shapes(sqlite3 *db, const tl_structure_input *in, const tl_tree 
     else snprintf(symbol, sizeof symbol, "%s", label);
     sqlite3_bind_text(ins, TL_PARAM(NS_SYMBOL), symbol, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(ins, TL_PARAM(NS_LABEL), label, -1, SQLITE_TRANSIENT);
+    if (keep_label(labels, id, label, pos->kind == TL_POS_REPEAT)) return tl_nomem(e);
     tl_bind_text(ins, TL_PARAM(NS_CATEGORY), category);
     if (tl_pub_step(db, ins, "traceloom_node_shape", e)) return TL_ERROR;
   }
@@ -839,6 +859,7 @@ struct tl_structure_trees {
   size_t n;            /* trees */
   tree_ranks *rk;      /* per tree */
   uint32_t **shape_of; /* per tree, per node: its shape_id */
+  shape_labels labels; /* per shape_id */
 };
 
 void tl_structure_trees_free(tl_structure_trees *t) {
@@ -848,6 +869,8 @@ void tl_structure_trees_free(tl_structure_trees *t) {
     if (t->shape_of) free(t->shape_of[i]);
   }
   free(t->rk), free(t->shape_of);
+  for (size_t i = 0; i < t->labels.n; i++) free(t->labels.v[i].label);
+  free(t->labels.v);
   free(t);
 }
 
@@ -878,7 +901,8 @@ int tl_structure_trees_prepare(sqlite3 *db, const tl_structure_input *in,
       break;
     }
     const uint32_t *names = in->node_name ? in->node_name[i] : NULL;
-    rc = node_shapes(db, in, tr, names, &t->rk[i], shape_ins, &shapes, t->shape_of[i], e);
+    rc = node_shapes(db, in, tr, names, &t->rk[i], shape_ins, &shapes, t->shape_of[i], &t->labels,
+                     e);
   }
   tl_shapes_free(&shapes);
   sqlite3_finalize(shape_ins);
@@ -969,13 +993,104 @@ int tl_structure_trees_rows(sqlite3 *db, const tl_structure_trees *t, tl_err *e)
   return publish_trees(db, t, 0, 0, 1, e);
 }
 
-int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+/* ------------------------------------------------------------------ the loop tree's rows */
+
+/* Node k's figures as traceloom_v_node_stats gives them: a node with several occurrences is
+** the sum of its occurrences' (the node row's); with one, that occurrence's (its row), or,
+** for an atom, its anchor's packet and, as self time, its event's duration. */
+static void loop_row(const tl_structure_trees *t, size_t i, uint32_t k, tl_loop_tree_row *r) {
+  const tl_tree *tr = &t->in->forest->trees.v[i];
+  const tl_tree_node *nd = &tr->nodes[k];
+  const tl_position *pos = &tr->st.positions[nd->position];
+  memset(r, 0, sizeof *r);
+  r->local_n = (int64_t)k + 1;
+  r->parent = nd->parent == TL_RECOVER_NONE ? UINT32_MAX : nd->parent;
+  r->shape = t->shape_of[i][k];
+  r->repeat_count = pos->kind == TL_POS_REPEAT ? pos->repeat_count : 0;
+  r->occ = nd->occurrence_count;
+  r->denom = nd->occurrence_count == 0 ? 1
+             : (int64_t)nd->occurrence_count *
+                   (pos->kind == TL_POS_REPEAT && pos->repeat_count > 0 ? pos->repeat_count : 1);
+  int64_t sum[TL_SUM_COUNT] = {0};
+  for (uint32_t j = 0; j < nd->occurrence_count; j++) {
+    uint32_t o = t->rk[i].order[nd->first_rank + j];
+    tl_sums s;
+    tl_tree_sums(tr, tr->occ[o].start, tl_tree_occ_end(tr, o), &s);
+    for (int f = 0; f < TL_SUM_COUNT; f++) sum[f] += s.v[f];
+  }
+  if (nd->occurrence_count == 1 && pos->kind == TL_POS_ATOM) {
+    size_t a = tr->first_anchor + tr->occ[t->rk[i].order[nd->first_rank]].start;
+    sum[TL_SUM_SELF] = tl_anchor_end(t->in->anchors, a) - tl_anchor_start(t->in->anchors, a);
+  }
+  r->ns[TL_LT_COMPUTE] = sum[TL_SUM_COMPUTE], r->ns[TL_LT_COMM] = sum[TL_SUM_COMM];
+  r->ns[TL_LT_IDLE] = sum[TL_SUM_IDLE], r->ns[TL_LT_AUX] = sum[TL_SUM_AUX];
+  r->ns[TL_LT_SELF] = sum[TL_SUM_SELF];
+}
+
+void tl_structure_loop_trees_free(tl_structure_loop_trees *lt) {
+  for (size_t i = 0; i < lt->ntrees; i++) {
+    free((void *)lt->trees[i].rows);
+    free((void *)lt->trees[i].macro_discovery);
+  }
+  for (size_t i = 0; i < lt->nshapes; i++) free(lt->shapes[i].label);
+  free(lt->trees), free(lt->shapes);
+  memset(lt, 0, sizeof *lt);
+}
+
+static int loop_trees_build(const tl_structure_trees *t, tl_structure_loop_trees *out,
+                            tl_err *e) {
+  const tl_forest *f = t->in->forest;
+  memset(out, 0, sizeof *out);
+  out->trees = calloc(t->n ? t->n : 1, sizeof *out->trees);
+  out->shapes = calloc(t->labels.n ? t->labels.n : 1, sizeof *out->shapes);
+  if (!out->trees || !out->shapes) return tl_structure_loop_trees_free(out), tl_nomem(e);
+  out->nshapes = t->labels.n;
+  for (size_t s = 0; s < t->labels.n; s++) {
+    out->shapes[s] = t->labels.v[s];
+    if (t->labels.v[s].label && !(out->shapes[s].label = tl_strdup(t->labels.v[s].label)))
+      return tl_structure_loop_trees_free(out), tl_nomem(e);
+  }
+  /* the published order: by (db_idx, device_id); trees are few, an insertion sort */
+  for (size_t i = 0; i < t->n; i++) {
+    const tl_tree *tr = &f->trees.v[i];
+    tl_loop_tree_input in = {tr->db_idx, tr->device_id, (int64_t)tr->ntokens, NULL, NULL,
+                             tr->nnodes};
+    tl_loop_tree_row *rows = malloc((tr->nnodes ? tr->nnodes : 1) * sizeof *rows);
+    in.rows = rows;
+    if (rows && tr->macro_discovery && !(in.macro_discovery = tl_strdup(tr->macro_discovery)))
+      free(rows), rows = NULL;
+    if (!rows) return tl_structure_loop_trees_free(out), tl_nomem(e);
+    for (uint32_t k = 0; k < tr->nnodes; k++) loop_row(t, i, k, &rows[k]);
+    size_t at = out->ntrees++;
+    while (at > 0 && (out->trees[at - 1].db_idx > in.db_idx ||
+                      (out->trees[at - 1].db_idx == in.db_idx &&
+                       out->trees[at - 1].device_id > in.device_id))) {
+      out->trees[at] = out->trees[at - 1];
+      at--;
+    }
+    out->trees[at] = in;
+  }
+  return TL_OK;
+}
+
+int tl_structure_loop_trees_build(const tl_structure_trees *t, tl_structure_loop_trees *out,
+                                  tl_err *e) {
+  tl_timer tm;
+  tl_timer_start(&tm, "structure");
+  int rc = loop_trees_build(t, out, e);
+  tl_timer_mark(&tm, "loop tree rows");
+  return rc;
+}
+
+int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_structure_loop_trees *loop,
+                         tl_err *e) {
   tl_structure_trees *t = NULL;
   int rc = tl_publish_structure_anchors(db, in, e);
   if (rc == TL_OK) rc = tl_publish_structure_summary(db, in, e);
   if (rc == TL_OK) rc = tl_structure_trees_prepare(db, in, &t, e);
   if (rc == TL_OK) rc = tl_structure_trees_nodes(db, t, e);
   if (rc == TL_OK) rc = tl_structure_trees_rest(db, t, e);
+  if (rc == TL_OK && loop) rc = tl_structure_loop_trees_build(t, loop, e);
   tl_structure_trees_free(t);
   return rc;
 }

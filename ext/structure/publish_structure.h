@@ -8,6 +8,7 @@
 
 #include "util/sqlite_api.h"
 #include "structure/structure.h"
+#include "export/looptree.h"
 
 typedef struct tl_structure_input {
   const tl_trace *trace;
@@ -21,9 +22,12 @@ typedef struct tl_structure_input {
   const uint32_t *const *node_name;
 } tl_structure_input;
 
+typedef struct tl_structure_loop_trees tl_structure_loop_trees;
+
 /* Everything: the anchors, the symbol summary, then the trees (prepare, nodes, rest), on one
-** connection. */
-int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_err *e);
+** connection; with loop (NULL: none), also the loop tree's rows (tl_structure_loop_trees_build). */
+int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_structure_loop_trees *loop,
+                         tl_err *e);
 
 /* The parts, for two connections at once (with threads >= 2 the driver writes the nodes and
 ** the upper part of the occurrences on a staging connection, ext/analyze/staging.c, while
@@ -58,5 +62,19 @@ int tl_structure_trees_lower(sqlite3 *db, const tl_structure_trees *t, size_t to
 int tl_structure_trees_rows(sqlite3 *db, const tl_structure_trees *t, tl_err *e);
 void tl_structure_trees_free(tl_structure_trees *t);
 extern const char *const tl_structure_staged_tables[]; /* NULL-terminated */
+
+/* The trees as the loop tree Markdown reads them once published (export/looptree.h), built
+** from the trees in memory after tl_structure_trees_prepare, so that the Markdown can be
+** rendered while the rest of the analysis is published: the rows of traceloom_v_node_stats
+** that tl_loop_tree reads, in (db_idx, device_id) order, and the node shapes' labels. */
+struct tl_structure_loop_trees {
+  tl_loop_tree_input *trees;
+  size_t ntrees;
+  tl_loop_tree_shape *shapes;
+  size_t nshapes;
+};
+int tl_structure_loop_trees_build(const tl_structure_trees *t, tl_structure_loop_trees *out,
+                                  tl_err *e);
+void tl_structure_loop_trees_free(tl_structure_loop_trees *lt);
 
 #endif

@@ -103,3 +103,111 @@ def test_large_tree_read_in_two_halves_matches_one_reader(cli, build_dir, tmp_pa
     assert split == whole
     check_against_view(con, [m for m in map(LINE.match, split.split("Expanded tree")[1]
                                             .splitlines()) if m])
+
+
+def test_cli_markdown_from_memory_is_the_published_trees(cli, fixtures, build_dir, tmp_path):
+    """The CLI's <stem>.loop_tree.md is rendered by the analysis from its trees in memory while
+    the rest is published (on a thread; in line with --threads 1), not read back: its bytes
+    must be traceloom_loop_tree's over the published analysis, for every view, on a profile
+    with half-way averages and on profiles with several trees."""
+    import os
+    prof = tmp_path / "p"
+    subprocess.run(["python3", "tools/genprofile.py", "--format", "ascend", "--out", str(prof),
+                    "--rows", "20000", "--seed", "7"], check=True, capture_output=True,
+                   cwd=str(build_dir.parent))
+    env = dict(os.environ, TRACELOOM_TIMING="1")
+    cases = 0
+    for profile in (prof, fixtures / "two_ranks", fixtures / "split_golden" / "split"):
+        for view, threads in ((None, None), ("both", None), ("expanded", "1")):
+            out = tmp_path / ("a%d.db" % cases)
+            cmd = [str(cli), str(profile), "--output", str(out)]
+            cmd += ["--loop-tree-view", view] if view else []
+            cmd += ["--threads", threads] if threads else []
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+            assert r.returncode == 0, r.stderr
+            # rendered by the analysis, never read back from the file
+            assert "loop tree Markdown (thread)" in r.stderr
+            assert "loop tree read nodes" not in r.stderr
+            md = (tmp_path / ("a%d.loop_tree.md" % cases)).read_text()
+            sql = "SELECT traceloom_loop_tree(%s)" % (
+                """'{"view": "%s"}'""" % view if view else "NULL")
+            ref = subprocess.run(["sqlite3", "-bail", "-cmd", f".load {build_dir / 'traceloom'}",
+                                  str(out), sql], capture_output=True, text=True, timeout=300)
+            assert ref.returncode == 0, ref.stderr
+            assert md + "\n" == ref.stdout, (profile, view, threads)
+            cases += 1
+    multi = sqlite3.connect(tmp_path / "a3.db").execute(
+        "SELECT count(*) FROM traceloom_tree_core").fetchone()[0]
+    assert multi >= 2
+
+
+# The CLI's short version as SQL over the published analysis (what the CLI ran before the
+# analysis wrote it from its trees in memory): the oracle of the next test.
+SUMMARY_SQL = """
+WITH r AS (SELECT n.db_idx, n.device_id, n.node_n, n.local_node_id, s.label, n.loop_depth,
+                  COALESCE(n.path, (SELECT p.path FROM traceloom_node_core p
+                    WHERE p.node_n = n.parent_n) || '/' || n.local_node_id) AS path,
+                  n.occurrence_count, (n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 AS total_us,
+                  ROUND((n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 / n.denom, 3) AS avg_total_us
+           FROM traceloom_node_core c
+           JOIN traceloom_node_shape s ON s.shape_id = c.shape_id
+           CROSS JOIN traceloom_v_node_stats n ON n.node_n = c.node_n
+           WHERE c.node_kind = 3 AND c.loop_depth <= 2 AND s.kind = 'repeat'),
+root AS (SELECT n.db_idx, n.device_id, (n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 AS total_us
+         FROM traceloom_tree_core t JOIN traceloom_v_node_stats n ON n.node_n = t.first_node_n
+         WHERE n.parent_n IS NULL),
+top AS (SELECT r.*, row_number() OVER (PARTITION BY db_idx, device_id
+                                       ORDER BY total_us DESC, node_n) AS rk
+        FROM r WHERE loop_depth = 1),
+lines AS (SELECT t.db_idx, t.device_id, t.rk, 0 AS sub, t.node_n, t.local_node_id, t.label,
+                 t.occurrence_count, t.total_us, t.avg_total_us
+          FROM top t WHERE t.rk <= 3
+          UNION ALL
+          SELECT t.db_idx, t.device_id, t.rk, row_number() OVER (PARTITION BY t.node_n
+                 ORDER BY i.total_us DESC, i.node_n), i.node_n, i.local_node_id, i.label,
+                 i.occurrence_count, i.total_us, i.avg_total_us
+          FROM top t JOIN r i ON i.db_idx = t.db_idx AND i.device_id = t.device_id
+           AND i.loop_depth = 2 AND substr(i.path, 1, length(t.path) + 1) = t.path || '/'
+          WHERE t.rk <= 3)
+SELECT CASE WHEN l.sub > 0
+            THEN printf('    %s %s: %d occurrence(s), total %s us, %s us per iteration',
+                        l.local_node_id, l.label, l.occurrence_count, printf('%.3f', l.total_us),
+                        printf('%.3f', l.avg_total_us))
+            ELSE printf('  device %d %s %s: %d occurrence(s), total %s us%s, %s us per iteration',
+                        l.device_id, l.local_node_id, l.label, l.occurrence_count,
+                        printf('%.3f', l.total_us),
+                        CASE WHEN ro.total_us > 0 THEN ' (' || printf('%.1f', 100.0 * l.total_us
+                             / ro.total_us) || '% of the device''s time)' ELSE '' END,
+                        printf('%.3f', l.avg_total_us)) END
+FROM lines l LEFT JOIN root ro ON ro.db_idx = l.db_idx AND ro.device_id = l.device_id
+WHERE l.sub <= 2 ORDER BY l.db_idx, l.device_id, l.rk, l.sub
+"""
+
+
+def test_cli_summary_from_memory_is_the_published_trees(cli, fixtures, build_dir, tmp_path):
+    """The Repeat lines the CLI prints (the outermost three per tree by time, two inside each,
+    24 at most) come with the Markdown from the trees in memory: they must be the lines the
+    same selection over the published analysis gives, on profiles with several trees and
+    Repeats nested two deep."""
+    prof = tmp_path / "p"
+    subprocess.run(["python3", "tools/genprofile.py", "--format", "ascend", "--out", str(prof),
+                    "--rows", "20000", "--seed", "7"], check=True, capture_output=True,
+                   cwd=str(build_dir.parent))
+    nested = 0
+    for k, profile in enumerate((prof, fixtures / "two_ranks", build_dir / "demo" / "profile")):
+        if not profile.exists():
+            continue
+        out = tmp_path / ("s%d.db" % k)
+        r = subprocess.run([str(cli), str(profile), "--output", str(out)], capture_output=True,
+                           text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        got = r.stdout.split("loop tree: ", 1)[1].splitlines()[1:]
+        ref = subprocess.run(["sqlite3", "-bail", str(out), SUMMARY_SQL], capture_output=True,
+                             text=True, timeout=300)
+        assert ref.returncode == 0, ref.stderr
+        want = ref.stdout.splitlines()
+        if len(want) > 24:
+            want = want[:24] + ["  ... %d more repeat(s) in the loop tree" % (len(want) - 24)]
+        assert got == want, profile
+        nested += sum(line.startswith("    ") for line in got)
+    assert nested > 0

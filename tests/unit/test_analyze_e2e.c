@@ -168,6 +168,40 @@ START_TEST(interrupt_is_an_error_code) {
 }
 END_TEST
 
+/* The CLI's analysis renders the loop tree Markdown from its trees in memory (tl_analyze_ex,
+** on a thread beside the publication, in line with threads 1): the bytes must be those of
+** traceloom_loop_tree over what it published, for each view; the short version comes with
+** it. Under ASan this runs the rows' build, the thread and the render. */
+START_TEST(loop_tree_rendered_from_memory) {
+  static const struct {
+    const char *fixture, *options, *view;
+  } cases[] = {
+      {"exact_hlt/mono", NULL, NULL},
+      {"exact_hlt/mono", "{\"threads\": 1}", "{\"view\": \"both\"}"},
+      {"split_golden/split", NULL, "{\"view\": \"expanded\"}"},
+      {"minimal_smoke/mono", NULL, NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    sqlite3 *db = open_db();
+    char *path = tl_fixture(cases[i].fixture), *summary = NULL;
+    tl_analyze_extra x = {cases[i].view, NULL, NULL};
+    tl_err e = {0};
+    ck_assert_msg(tl_analyze_ex(db, path, cases[i].options, &x, &summary, &e) == TL_OK, "%s: %s",
+                  cases[i].fixture, e.msg ? e.msg : "?");
+    ck_assert_ptr_nonnull(x.loop_tree_md);
+    ck_assert_ptr_nonnull(x.loop_tree_summary);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT traceloom_loop_tree(?1)", -1, &st, NULL), SQLITE_OK);
+    if (cases[i].view) sqlite3_bind_text(st, 1, cases[i].view, -1, SQLITE_STATIC);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq(x.loop_tree_md, (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    free(x.loop_tree_md), free(x.loop_tree_summary), free(summary), free(path);
+    sqlite3_close(db);
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("analyze_e2e");
   TCase *tc = tcase_create("e2e");
@@ -176,6 +210,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, cuda_graph_fixture);
   tcase_add_test(tc, scheduler_context_with_step_partitions);
   tcase_add_test(tc, interrupt_is_an_error_code);
+  tcase_add_test(tc, loop_tree_rendered_from_memory);
   suite_add_tcase(s, tc);
   return s;
 }
