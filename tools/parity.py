@@ -373,9 +373,10 @@ class Side:
         # order), their issues by decision and code.
         for did, eid in self._q(
                 f"SELECT decision_id, event_id FROM traceloom_evidence_role_decision WHERE db_idx = {d}"):
-            self.ids[did] = f"RD[{self.ids.get(eid, eid)}]"
+            self.ids[decision_text(did)] = f"RD[{self.ids.get(eid, eid)}]"
         for iid, did, code in self._q(
                 "SELECT issue_id, decision_id, code FROM traceloom_evidence_role_issue"):
+            did = decision_text(did)
             if did in self.ids:
                 self.ids[iid] = f"RI[{self.ids[did]}:{code}]"
         for aid, dev, idx in self._q(
@@ -472,6 +473,7 @@ class Side:
         dev_i = cols.index("device_id") if "device_id" in cols else None
         plain = {i for i, c in enumerate(cols) if c in PLAIN_COLUMNS}
         db_i = {i for i, c in enumerate(cols) if c == "db_idx" or c.startswith("db_idx:")}
+        decision_i = {i for i, c in enumerate(cols) if c in DECISION_COLUMNS}
         out = []
         for r in self.con.execute(sql):
             dev = r[dev_i] if dev_i is not None else None
@@ -479,6 +481,8 @@ class Side:
             for i, v in enumerate(r):
                 if i in db_i and v is not None:
                     v = v - self.db
+                if i in decision_i:
+                    v = decision_text(v)
                 row.append(canon_value(v, self, dev) if i not in plain else v)
             out.append(tuple(row))
         return out
@@ -515,6 +519,15 @@ RANK_KEYS = [("anchor_id", "traceloom_anchor", "anchor_id"),
              ("interval_id", "traceloom_anchor_host_interval", "interval_id"),
              ("runtime_call_id", "traceloom_runtime_call", "runtime_call_id"),
              ("node_id", "traceloom_viz_node", "node_id")]
+
+# Evidence-role decision ids: ours is the event's integer key (event_n, docs/PARITY.md), the
+# reference's the text role-decision-<n>; both are compared as the decision's event.
+DECISION_COLUMNS = {"decision_id", "role_decision_id"}
+
+
+def decision_text(v):
+    return f"role-decision-{v}" if isinstance(v, int) else v
+
 
 # Columns compared as they are: local ids of another tree than the node tree.
 PLAIN_COLUMNS = {"local_pattern_id", "local_position_id"}
@@ -706,7 +719,9 @@ def compare_query(name, sql, ref, ours, rdb, odb, rel_status):
 
     def canon(side, cols, rows):
         dev_i = cols.index("device_id") if "device_id" in cols else None
-        return [tuple(canon_value(v, side, r[dev_i] if dev_i is not None else None) for v in r)
+        return [tuple(canon_value(decision_text(v) if c in DECISION_COLUMNS else v, side,
+                                  r[dev_i] if dev_i is not None else None)
+                      for c, v in zip(cols, r))
                 for r in rows]
     rr, oo = canon(ref, rcols, rrows), canon(ours, ocols, orows)
     if rcols != ocols:

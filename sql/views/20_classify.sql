@@ -8,15 +8,22 @@
 -- their class (fallback, provider_relation), priority 0 and the policy's fallback treatments.
 -- The decision view looks each class's rule up by id (a few dozen rules: a real index, so that
 -- no plan builds one per query).
+-- decision_id is the event's integer key (event_n; the reference writes role-decision-<n>,
+-- docs/PARITY.md): the placement, issue and structure views carry the same integer, so every
+-- join of theirs to a decision is a primary-key search. The event's shape and role class are
+-- joined tables, not correlated subqueries (those reopen their cursors on every row, a walk of
+-- every cursor the statement has open): a filter on final_role is then a key lookup checked as
+-- each event is found, and the inner join to the shape lets SQLite check it before it expands
+-- a placement to its occurrences (evidence-role-unknown). The shape is joined on +e.shape_id,
+-- so no plan builds an index on the events by shape; the role class is a LEFT JOIN (every
+-- event has one), which SQLite drops where no column of it is read (evidence-role-event's
+-- parameter sorts every decision by time). event_id is +e.event_id: a query that looks one
+-- event up by its text id scans the events once rather than indexing all of them.
 CREATE INDEX traceloom_evidence_role_rule_id ON traceloom_evidence_role_rule(rule_id);
 CREATE VIEW traceloom_evidence_role_decision AS
-SELECT 'role-decision-' || e.event_n AS decision_id, e.event_id, e.db_idx,
+SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
        e.device_id, c.policy_role,
-       -- the final role looked up from the event alone (the same class as c's): a filter on it
-       -- is then checked as each event is read, before the query joins anything else to it
-       -- (evidence-role-unknown probes the structure rows of unknown anchors only)
-       (SELECT r.final_role FROM traceloom_evidence_role_class r WHERE r.class_id = e.role_class_id)
-         AS final_role,
+       c.final_role,
        c.policy_structural_participation,
        c.effective_structural_participation,
        -- auxiliary work with no later anchor on its device is retained but placed nowhere
@@ -28,12 +35,13 @@ SELECT 'role-decision-' || e.event_n AS decision_id, e.event_id, e.db_idx,
               SELECT 1 FROM traceloom_aux_link l
                WHERE l.aux_event_n = e.event_n AND l.link_type = 'retained_unplaced')
             THEN 'omitted_event_without_auxiliary_link' ELSE c.reason_code END AS reason_code,
-       c.rule_id, e.source_table, e.source_key, e.source_id, c.source_domain, c.provider_scope,
+       c.rule_id, h.source_table, CAST(e.source_rowid_offset + e.event_n AS TEXT) AS source_key,
+       h.source_id, c.source_domain, c.provider_scope,
        c.cost_treatment,
        COALESCE(c.policy_id, (SELECT p.policy_id FROM traceloom_evidence_role_policy p)) AS policy_id,
        c.observed_symbol, c.structural_symbol, c.symbol_outcome,
        c.symbol_reason_code, c.symbol_rule_id, c.symbol_candidate_rule_ids,
-       c.class_id AS role_class_id, e.task_id, e.source_id AS source_ref_id,
+       c.class_id AS role_class_id, e.task_id, h.source_id AS source_ref_id,
        c.provider_scope AS input_provider_scope,
        (SELECT p.policy_version FROM traceloom_evidence_role_policy p) AS policy_version,
        (SELECT p.manifest_sha256 FROM traceloom_evidence_role_policy p) AS manifest_sha256,
@@ -59,9 +67,10 @@ SELECT 'role-decision-' || e.event_n AS decision_id, e.event_id, e.db_idx,
                  WHERE r.rule_id = c.rule_id),
                 (SELECT p.fallback_provenance_treatment FROM traceloom_evidence_role_policy p),
                 'retained') AS provenance_treatment,
-       e.start_ns, e.end_ns, e.end_ns - e.start_ns AS duration_ns, e.event_n
-FROM traceloom_event e
-JOIN traceloom_evidence_role_class c ON c.class_id = e.role_class_id;
+       e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.dur_ns AS duration_ns, e.event_n
+FROM traceloom_event_core e
+JOIN traceloom_event_shape h ON h.shape_id = +e.shape_id
+LEFT JOIN traceloom_evidence_role_class c ON c.class_id = h.role_class_id;
 
 -- @surface traceloom_v_evidence_role_decision | one row per event | Each observation's role decision next to its timing, names and source file: what the policy decided, by which rule, and the symbol it carries | SELECT event_id, task_type, op_type, final_role, rule_id, structural_symbol FROM traceloom_v_evidence_role_decision ORDER BY db_idx, device_id, start_ns LIMIT 20
 CREATE VIEW traceloom_v_evidence_role_decision AS

@@ -17,20 +17,23 @@ CREATE INDEX traceloom_graph_launch_control_launch ON traceloom_graph_launch_con
 CREATE INDEX traceloom_protected_interval_unit ON traceloom_protected_interval(replay_unit_id);
 
 -- @surface traceloom_evidence_role_placement | one place where an observation landed | Each decision's placements in order: 0 the normalized event, then the anchor it is or is represented by (a communication task folds into its communication-op anchor), the auxiliary link to its following anchor, the exact replay unit and protected interval that own it, the exact graph body member it is | SELECT placement_kind, reason_code, count(*) FROM traceloom_evidence_role_placement GROUP BY 1, 2
--- The arms are a union, which SQLite builds whole wherever a query joins the view (a compound is
--- never flattened into the right side of a LEFT JOIN, as in evidence-role-event, nor into a join
--- when its arms' column affinities differ) and then indexes on the text decision_id the queries
--- join on: 2.25M rows at a million events, the normalized-event arm alone one per event. So the
--- union holds only the decision id, the event, the arm's number and what differs per row (an
--- anchor number, an aux order, the stored text ids of links, replay units and intervals); the
--- outer select, which SQLite flattens into the query, turns the arm into the constant columns
--- and the ids for the rows the query keeps. A constant filter on a constant column
+-- decision_id is the event's integer key (event_n; the reference's text role-decision-<n>,
+-- docs/PARITY.md), so a join to the decisions is a primary-key search of the event core. The
+-- arms are a union, which SQLite builds whole on the right of a LEFT JOIN (evidence-role-event)
+-- and wherever a join cannot flatten it (its arms' column affinities differ): 2.25M rows at a
+-- million events, the normalized-event arm alone one per event. decision_id is exposed as
+-- +event_n, so SQLite reads that build once for the one decision of evidence-role-event
+-- rather than indexing it (an automatic index on 2.25M rows costs more than the read). The
+-- union holds only the event, the arm's number and what differs per row (an anchor number, an
+-- aux order, the stored text ids of links, replay units and intervals); the outer select,
+-- which SQLite flattens into the query, turns the arm into the constant columns and the ids
+-- for the rows the query keeps. A constant filter on a constant column
 -- (placement_kind = 'auxiliary_link') is still pushed into every arm, which it then skips.
 -- Arms: 0 normalized event, 1 direct anchor, 2 represented by a communication anchor,
 -- 3 auxiliary link, 4 and 5 replay unit (body member, launch control), 6 and 7 protected
 -- interval (body member, launch control), 8 graph body member.
 CREATE VIEW traceloom_evidence_role_placement AS
-SELECT p.decision_id,
+SELECT +p.event_n AS decision_id,
        CASE WHEN p.arm = 0 THEN 0 WHEN p.arm IN (6, 7) THEN 2 WHEN p.arm = 8 THEN 3 ELSE 1 END
          AS placement_order,
        CASE p.arm WHEN 0 THEN 'normalized_event' WHEN 1 THEN 'anchor' WHEN 2 THEN 'anchor'
@@ -59,47 +62,47 @@ SELECT p.decision_id,
                   ELSE 'exact_graph_body_membership' END AS reason_code,
        p.event_n
 FROM (
-SELECT 'role-decision-' || e.event_n AS decision_id, e.event_n, 0 AS arm, NULL AS ref_n,
+SELECT e.event_n, 0 AS arm, NULL AS ref_n,
        NULL AS ref_text, NULL AS owner_id
 FROM traceloom_event_core e
 UNION ALL
-SELECT 'role-decision-' || a.event_n, a.event_n, 1, a.anchor_n, NULL, NULL
+SELECT a.event_n, 1, a.anchor_n, NULL, NULL
 FROM traceloom_anchor_core a
 UNION ALL
-SELECT 'role-decision-' || r.event_n, r.event_n, 2, a.anchor_n, NULL, NULL
+SELECT r.event_n, 2, a.anchor_n, NULL, NULL
 FROM traceloom_represented_event r
 JOIN traceloom_anchor_core a ON a.anchor_n = r.anchor_n
 UNION ALL
-SELECT 'role-decision-' || l.aux_event_n, l.aux_event_n, 3, l.aux_order, l.anchor_id,
+SELECT l.aux_event_n, 3, l.aux_order, l.anchor_id,
        l.anchor_id
 FROM traceloom_aux_link l
 WHERE l.link_type = 'prelude'
 UNION ALL
-SELECT 'role-decision-' || m.event_n, m.event_n, 4, NULL, l.replay_unit_id, NULL
+SELECT m.event_n, 4, NULL, l.replay_unit_id, NULL
 FROM traceloom_graph_body_member m
 JOIN traceloom_graph_launch l ON l.launch_n = m.launch_n
 WHERE l.replay_unit_id IS NOT NULL
 UNION ALL
-SELECT 'role-decision-' || c.event_n, c.event_n, 5, NULL, l.replay_unit_id, NULL
+SELECT c.event_n, 5, NULL, l.replay_unit_id, NULL
 FROM traceloom_graph_launch_control c
 JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
 WHERE l.replay_unit_id IS NOT NULL
 UNION ALL
-SELECT 'role-decision-' || m.event_n, m.event_n, 6, NULL, p.protected_interval_id,
+SELECT m.event_n, 6, NULL, p.protected_interval_id,
        p.replay_unit_id
 FROM traceloom_graph_body_member m
 JOIN traceloom_graph_launch l ON l.launch_n = m.launch_n
 JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 UNION ALL
-SELECT 'role-decision-' || c.event_n, c.event_n, 7, NULL, p.protected_interval_id,
+SELECT c.event_n, 7, NULL, p.protected_interval_id,
        p.replay_unit_id
 FROM traceloom_graph_launch_control c
 JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
 JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 UNION ALL
-SELECT 'role-decision-' || m.event_n, m.event_n, 8, NULL, m.member_id, NULL
+SELECT m.event_n, 8, NULL, m.member_id, NULL
 FROM traceloom_graph_body_member m) p;
 
 -- @surface traceloom_v_evidence_role_placement | one place where an observation landed, with its decision | Placements next to the decision that produced them: event, role, policy, rule, support, retained duration and source row | SELECT event_id, placement_order, placement_kind, placement_id, owner_id, final_role, rule_id, duration_ns FROM traceloom_v_evidence_role_placement WHERE event_n = 0 ORDER BY placement_order
@@ -120,7 +123,7 @@ JOIN traceloom_evidence_role_decision d ON d.event_n = p.event_n;
 CREATE VIEW traceloom_evidence_role_issue AS
 SELECT 'role-issue-' || (ROW_NUMBER() OVER (ORDER BY l.aux_event_n) - 1)
          AS issue_id,
-       'role-decision-' || l.aux_event_n AS decision_id,
+       l.aux_event_n AS decision_id,
        'omitted_event_without_auxiliary_link' AS code, 'retained_unplaced' AS support_state,
        l.aux_event_id AS related_ids
 FROM traceloom_aux_link l
@@ -128,124 +131,120 @@ WHERE l.link_type = 'retained_unplaced';
 
 -- @surface traceloom_v_evidence_role_structure | one (decision, placement, node occurrence) | Where each placed observation sits in the tree: the node occurrences covering its anchor, the anchor its auxiliary link feeds, its launch anchor (replay units, protected intervals, graph body members) | SELECT event_id, placement_kind, placement_id, final_role, coverage_kind FROM traceloom_v_evidence_role_structure WHERE node_id = 'node-N002' AND occurrence_idx = 1 ORDER BY event_id
 -- Where a placement sits: the occurrences covering its anchor are the anchor's atom occurrence
--- (traceloom_anchor_core.occurrence_n) and that occurrence's ancestors (parent_n up to the
--- root), so every step from a placement to its occurrences is a key. The ancestors come from
--- `enclosing`, the closure of the occurrences with children (Seq and Repeat: about 11k
--- occurrences and 34k rows at a million anchors, built in about 0.05 s per use): for each such
--- occurrence a row with no ancestor, which stands for the atom occurrence below it, then the
--- occurrence itself and each of its ancestors, with the columns the view reads from it (node
--- number and device, occurrence index), so that no row looks its occurrence up again. An atom
--- with no parent (a tree of one anchor) finds no closure row and the LEFT JOIN keeps it alone.
+-- (traceloom_anchor_core.occurrence_n, carried by each arm of `placed`) and that occurrence's
+-- ancestors (parent_n up to the root), so every step from a placement to its occurrences is a
+-- key. The ancestors come from `enclosing`, the closure of the occurrences with children (Seq
+-- and Repeat: about 11k occurrences and 34k rows at a million anchors, built in about 0.05 s
+-- per use): for each such occurrence a row with no ancestor, which stands for the atom
+-- occurrence below it, then the occurrence itself and each of its ancestors. An atom with no
+-- parent (a tree of one anchor) finds no closure row and the LEFT JOIN keeps it alone.
 -- Finding the occurrences that cover an anchor by their anchor ranges instead would read every
 -- occurrence before it.
--- The placements (`placed`: an anchor, the communication anchor representing a task, an
--- auxiliary link to its following anchor, the launch anchor of a replay unit, protected
--- interval or graph body member) are a union whose arms' column affinities differ (anchor_n
--- and placement_id), so SQLite never flattens it into a join on the text decision_id (that
--- join would be an expression on both sides, with no index to use: a scan of the events per
--- row). Where the view is joined (evidence-role-unknown), the joins after the union are
--- flattened into the query: SQLite builds the union once per use (1.1M rows at a million
--- events, not the 2.8M (placement, occurrence) rows), indexes it on decision_id, and the
--- decisions the query keeps walk from their placements to the occurrences by key. The
--- occurrence join is a subquery of its own (`covered`) that holds only the decision id and
--- integers: on the right of a LEFT JOIN (evidence-role-event), where SQLite flattens no join,
--- it is what SQLite builds whole (2.8M rows, about 0.8 s CPU less than looking each
--- occurrence and its node up again). The outer select, which SQLite flattens into the query,
--- computes for the rows kept the event and anchor ids, the node id from the occurrence's node
--- number and device (the printf of traceloom_node_core.node_id), and the final role by event
--- key (event -> shape -> role class, as traceloom_evidence_role_decision reads it).
+-- decision_id is the event's integer key, exposed as +event_n. Where the view is joined to the
+-- decisions (evidence-role-unknown), SQLite reads the placements' union once per use (a
+-- co-routine, or one build when it is not the outer loop), finds each placement's decision by
+-- the event's primary key and its role class by key, and expands to the occurrences only the
+-- placements the query keeps (the union's arms' column affinities differ, so it is never
+-- flattened into that join: flattened, SQLite orders each arm's lookups worse). On the right of
+-- a LEFT JOIN (evidence-role-event), where SQLite flattens no join, `covered` is what SQLite
+-- builds whole (2.8M rows): it holds integers only (the event, the placement kind as a number,
+-- the anchor or the stored text id, the covering occurrence), and the unary plus keeps SQLite
+-- from indexing it (read once per placement of the query's one decision). The outer select,
+-- which SQLite flattens into the query, computes for the rows kept the kind, the event and
+-- placement ids, the node id and occurrence index (the printf of traceloom_node_core.node_id,
+-- from the occurrence by key), the coverage (self: an atom occurrence) and the final role by
+-- event key (event -> shape -> role class, as traceloom_evidence_role_decision reads it).
+-- Kinds: 1 anchor, 2 auxiliary link, 3 replay unit, 4 protected interval, 5 graph body member.
 -- The example (what sits at one node occurrence) walks every placement to its occurrences and
--- keeps that one's: about 1.3 s CPU at a million anchors on a loaded machine.
+-- keeps that one's.
 CREATE VIEW traceloom_v_evidence_role_structure AS
-WITH RECURSIVE enclosing(occurrence_n, ancestor_n, node_local, node_device, occurrence_idx) AS (
-  SELECT o.occurrence_n, NULL, NULL, NULL, NULL
+WITH RECURSIVE enclosing(occurrence_n, ancestor_n) AS (
+  SELECT o.occurrence_n, NULL
   FROM traceloom_node_core k
   CROSS JOIN traceloom_position_occurrence_core o
     ON o.occurrence_n >= k.first_occurrence_n
    AND o.occurrence_n < k.first_occurrence_n + k.occurrence_count
   WHERE k.node_kind <> 1
   UNION ALL
-  SELECT up.occurrence_n, a.occurrence_n, a.node_local, a.node_device, a.occurrence_idx
+  SELECT up.occurrence_n, CASE WHEN up.ancestor_n IS NULL THEN up.occurrence_n ELSE a.parent_n END
   FROM enclosing up
-  CROSS JOIN traceloom_position_occurrence_core o
-    ON o.occurrence_n = COALESCE(up.ancestor_n, up.occurrence_n)
   CROSS JOIN traceloom_position_occurrence_core a
-    ON a.occurrence_n = CASE WHEN up.ancestor_n IS NULL THEN o.occurrence_n ELSE o.parent_n END
+    ON a.occurrence_n = COALESCE(up.ancestor_n, up.occurrence_n)
+  WHERE up.ancestor_n IS NULL OR a.parent_n IS NOT NULL
 )
-SELECT covered.decision_id, 'event-' || covered.event_n AS event_id,
+SELECT +covered.event_n AS decision_id, 'event-' || covered.event_n AS event_id,
        (SELECT c.final_role FROM traceloom_event_core e
         CROSS JOIN traceloom_event_shape h ON h.shape_id = e.shape_id
         CROSS JOIN traceloom_evidence_role_class c ON c.class_id = h.role_class_id
         WHERE e.event_n = covered.event_n) AS final_role,
-       covered.placement_kind,
-       CASE WHEN covered.placement_id IS NULL THEN 'anchor-' || covered.anchor_n
-            ELSE covered.placement_id END
+       CASE covered.kind WHEN 1 THEN 'anchor' WHEN 2 THEN 'auxiliary_link' WHEN 3 THEN 'replay_unit'
+            WHEN 4 THEN 'protected_interval' ELSE 'graph_body_member' END AS placement_kind,
+       CASE WHEN covered.kind = 1 THEN 'anchor-' || covered.ref ELSE covered.ref END
          AS placement_id,
-       printf('node-%sN%03d', COALESCE('d' || covered.node_device || '-', ''), covered.node_local)
+       (SELECT printf('node-%sN%03d', COALESCE('d' || o.node_device || '-', ''), o.node_local)
+          FROM traceloom_position_occurrence_core o WHERE o.occurrence_n = covered.occurrence_n)
          AS node_id,
-       covered.occurrence_idx,
+       (SELECT o.occurrence_idx FROM traceloom_position_occurrence_core o
+         WHERE o.occurrence_n = covered.occurrence_n) AS occurrence_idx,
        'native_report_tree' AS view_name,
-       CASE WHEN covered.self THEN 'self' ELSE 'body' END AS coverage_kind
+       (SELECT CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END
+          FROM traceloom_position_occurrence_core o
+          CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
+         WHERE o.occurrence_n = covered.occurrence_n) AS coverage_kind
 FROM (
-SELECT placed.decision_id, placed.event_n, placed.placement_kind, placed.anchor_n,
-       placed.placement_id, COALESCE(enc.node_local, atom.node_local) AS node_local,
-       CASE WHEN enc.ancestor_n IS NULL THEN atom.node_device ELSE enc.node_device END
-         AS node_device,
-       COALESCE(enc.occurrence_idx, atom.occurrence_idx) AS occurrence_idx,
-       enc.ancestor_n IS NULL AS self
+SELECT placed.event_n, placed.kind, placed.ref,
+       COALESCE(enc.ancestor_n, atom.occurrence_n) AS occurrence_n
 FROM (
--- cover_n: the anchor whose covering occurrences hold the placement
-SELECT 'role-decision-' || a.event_n AS decision_id, a.event_n, 'anchor' AS placement_kind,
-       a.anchor_n, NULL AS placement_id, a.anchor_n AS cover_n
+SELECT a.event_n, 1 AS kind, a.anchor_n AS ref, a.occurrence_n AS atom_n
 FROM traceloom_anchor_core a
 UNION ALL
-SELECT 'role-decision-' || r.event_n, r.event_n, 'anchor', r.anchor_n, NULL, r.anchor_n
+SELECT r.event_n, 1, r.anchor_n, ca.occurrence_n
 FROM traceloom_represented_event r
+CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = r.anchor_n
 UNION ALL
-SELECT 'role-decision-' || l.aux_event_n, l.aux_event_n, 'auxiliary_link', NULL,
-       l.anchor_id || '/aux-' || l.aux_order, l.anchor_n
+SELECT l.aux_event_n, 2, l.anchor_id || '/aux-' || l.aux_order, ca.occurrence_n
 FROM traceloom_aux_link l
+CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = l.anchor_n
 WHERE l.link_type = 'prelude'
 UNION ALL
-SELECT 'role-decision-' || m.event_n, m.event_n, 'replay_unit', NULL, l.replay_unit_id,
-       l.anchor_n
+SELECT m.event_n, 3, l.replay_unit_id, ca.occurrence_n
 FROM traceloom_graph_launch l
+CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = l.anchor_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
 WHERE l.anchor_n IS NOT NULL
 UNION ALL
-SELECT 'role-decision-' || g.event_n, g.event_n, 'replay_unit', NULL, l.replay_unit_id,
-       l.anchor_n
+SELECT g.event_n, 3, l.replay_unit_id, ca.occurrence_n
 FROM traceloom_graph_launch l
+CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = l.anchor_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_graph_launch_control g ON g.launch_n = u.launch_n
 WHERE l.anchor_n IS NOT NULL
 UNION ALL
-SELECT 'role-decision-' || m.event_n, m.event_n, 'protected_interval', NULL,
-       p.protected_interval_id, l.anchor_n
+SELECT m.event_n, 4, p.protected_interval_id, ca.occurrence_n
 FROM traceloom_graph_launch l
+CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = l.anchor_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
 WHERE l.anchor_n IS NOT NULL
 UNION ALL
-SELECT 'role-decision-' || g.event_n, g.event_n, 'protected_interval', NULL,
-       p.protected_interval_id, l.anchor_n
+SELECT g.event_n, 4, p.protected_interval_id, ca.occurrence_n
 FROM traceloom_graph_launch l
+CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = l.anchor_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 CROSS JOIN traceloom_graph_launch_control g ON g.launch_n = u.launch_n
 WHERE l.anchor_n IS NOT NULL
 UNION ALL
-SELECT 'role-decision-' || m.event_n, m.event_n, 'graph_body_member', NULL, m.member_id,
-       l.anchor_n
+SELECT m.event_n, 5, m.member_id, ca.occurrence_n
 FROM traceloom_graph_launch l
+CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = l.anchor_n
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = l.launch_n
 WHERE l.anchor_n IS NOT NULL) placed
-CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = placed.cover_n
-CROSS JOIN traceloom_position_occurrence_core atom ON atom.occurrence_n = ca.occurrence_n
+CROSS JOIN traceloom_position_occurrence_core atom ON atom.occurrence_n = placed.atom_n
 LEFT JOIN enclosing enc ON enc.occurrence_n = atom.parent_n) covered;
 
 -- @surface traceloom_v_evidence_role_cost_coverage | one (db, provider, policy, final role, support state) | How much retained device time each role holds, split into time that takes part in structural identity and time that does not; no observation's cost is ever dropped | SELECT final_role, event_count, retained_duration_ns, identity_duration_ns, non_identity_duration_ns FROM traceloom_v_evidence_role_cost_coverage

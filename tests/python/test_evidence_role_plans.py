@@ -1,18 +1,20 @@
-"""How the evidence-role queries read traceloom_v_evidence_role_structure
-(sql/views/61_evidence_roles.sql).
+"""How the evidence-role queries read the decision, placement and structure views
+(sql/views/20_classify.sql, sql/views/61_evidence_roles.sql).
 
-The structure view joins a union of placements (decision id and integers, one row per
-placement with an anchor) to the occurrences covering the placement's anchor: its atom
-occurrence, then that occurrence's ancestors from the closure of the occurrences with children
-(which carries the columns the view reads from each ancestor).
-Where a query joins the view (evidence-role-unknown), SQLite builds the placements' union once
-per use and indexes it on the text decision_id; the joins to the occurrences are flattened into
-the query and go by key. On the right of a LEFT JOIN (evidence-role-event) SQLite flattens no
-join, so it builds the (placement, occurrence) rows, still only the decision id and integers,
-and indexes those. These tests check those plans (never a scan inside a loop, never a union
-flattened into a join on the text id), that the outer columns are NULL on a row a LEFT JOIN did
-not find (SQLite must not turn the constants and the printf of a missing row into values), and
-that every column equals the readable formulation over the decision view.
+A decision's id is its event's integer key (event_n, docs/PARITY.md), so every join of a
+placement or a structure row to its decision is a primary-key search of the event core. The
+decision view reads the event's shape and role class as joined tables (not correlated
+subqueries, which reopen their cursors on every row), so a filter on final_role is checked
+by key as each placement's event is found, before its covering occurrences are expanded.
+The placement and structure views expose the decision id as +event_n: on the right of a LEFT
+JOIN (evidence-role-event), where SQLite flattens no join and no union, each is built once and
+read once for the query's one decision, never indexed automatically (an automatic index on a
+2.8M-row union costs more than reading it). The structure rows built there hold integers only
+(event, placement kind, anchor, covering occurrence); the node id and occurrence index are
+read by key for the rows a query keeps.
+These tests check those plans, that the outer columns are NULL on a row a LEFT JOIN did not
+find (SQLite must not turn the constants and lookups of a missing row into values), and that
+every column equals the readable formulation over the decision and node views.
 """
 import pathlib
 import sqlite3
@@ -37,40 +39,74 @@ def plan(con, name):
     return [(r[0], r[1], r[3]) for r in con.execute("EXPLAIN QUERY PLAN " + path.read_text())]
 
 
-def structure_searches(steps):
-    """The steps that read the view's rows in the query (the union's own scan, which builds the
-    (placement, occurrence) rows on the right of a LEFT JOIN, is not one)."""
-    return [d for _, _, d in steps
-            if d.startswith(("SEARCH placed ", "SEARCH covered ", "SCAN covered"))]
+def automatic(details):
+    """Automatic indexes other than the closure of the occurrences with children (about 34k
+    rows at a million anchors, searched by occurrence)."""
+    return [d for d in details if "AUTOMATIC" in d
+            and d != "SEARCH enc USING AUTOMATIC COVERING INDEX (occurrence_n=?) LEFT-JOIN"]
 
 
-@pytest.mark.parametrize("query", ["evidence-role-unknown", "evidence-role-event"])
-def test_queries_build_the_structure_union_once_per_use_and_search_it_by_decision(analysis,
-                                                                                 query):
-    steps = plan(analysis, query)
-    details = [d for _, _, d in steps]
-    uses = structure_searches(steps)
-    # -unknown joins the view twice (its parameter and its rows), -event once
-    assert len(uses) == (2 if query == "evidence-role-unknown" else 1), uses
-    if query == "evidence-role-unknown":
-        # the placements' union, not the (placement, occurrence) rows, is what gets indexed;
-        # the occurrences covering each placement kept are then read by key
-        assert all(u == "SEARCH placed USING AUTOMATIC COVERING INDEX (decision_id=?)"
-                   for u in uses), uses
-        for key in ("SEARCH ca USING INTEGER PRIMARY KEY (rowid=?)",
-                    "SEARCH atom USING INTEGER PRIMARY KEY (rowid=?)"):
-            assert details.count(key) >= 2, (key, details)
-        assert "MATERIALIZE covered" not in details, details
-    else:
-        # the right side of a LEFT JOIN: the (placement, occurrence) rows are built once
-        assert details.count("MATERIALIZE covered") == 1, details
-        assert details.count("SCAN placed") == 1, details
-        assert all(u.startswith("SEARCH covered USING AUTOMATIC ") and "decision_id=?" in u
-                   for u in uses), uses
+def test_unknown_reads_placements_once_per_use_and_their_decisions_by_key(analysis):
+    details = [d for _, _, d in plan(analysis, "evidence-role-unknown")]
+    # its parameter and its rows each read the placements' union once (a co-routine or one
+    # materialization), never the (placement, occurrence) rows as a whole
+    assert details.count("SCAN placed") == 2, details
+    assert "MATERIALIZE covered" not in details, details
+    assert automatic(details) == [], details
+    # each placement's decision: the event by its integer key, its role class by key
+    for key in ("SEARCH e USING INTEGER PRIMARY KEY (rowid=?)",
+                "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)"):
+        assert details.count(key) >= 2, (key, details)
+    # the event's shape by key, or (where the planner finds it cheaper, as on this small
+    # profile) as the outer loop over the few shapes whose class passes the filter, each
+    # reading the placements once: the shape is joined on +e.shape_id, so no plan can search
+    # the events by shape through an index built for the query
+    shapes = [d for d in details if d.startswith(("SEARCH h ", "SCAN h"))]
+    assert len(shapes) == 2 and set(shapes) <= {"SEARCH h USING INTEGER PRIMARY KEY (rowid=?)",
+                                                "SCAN h"}, shapes
     # the closure of the occurrences with children is searched by occurrence, never scanned
     closure = [d for d in details if d.startswith(("SEARCH enc ", "SCAN enc"))]
-    assert closure and all(c.startswith("SEARCH enc USING AUTOMATIC COVERING INDEX "
-                                        "(occurrence_n=?)") for c in closure), closure
+    assert len(closure) == 2 and all(c.startswith("SEARCH enc USING AUTOMATIC COVERING INDEX "
+                                                  "(occurrence_n=?)") for c in closure), closure
+
+
+def test_unknown_checks_the_role_before_expanding_the_occurrences(analysis):
+    """Each use looks the role class up (the final_role filter) before it searches the closure
+    of ancestors: only the placements of unknown anchors are expanded to their occurrences."""
+    steps = plan(analysis, "evidence-role-unknown")
+    for parent in {p for _, p, d in steps if d == "SCAN placed"}:
+        level = [d for _, p, d in steps if p == parent]
+        role = max(i for i, d in enumerate(level)
+                   if d == "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)")
+        enc = level.index("SEARCH enc USING AUTOMATIC COVERING INDEX (occurrence_n=?) LEFT-JOIN")
+        assert role < enc, level
+
+
+def test_event_builds_placements_and_structure_once_and_reads_them_once(analysis):
+    details = [d for _, _, d in plan(analysis, "evidence-role-event")]
+    # the right side of a LEFT JOIN: each union is built once and scanned for the one decision
+    assert details.count("MATERIALIZE p") == 1, details
+    assert details.count("MATERIALIZE covered") == 1, details
+    assert "SCAN p LEFT-JOIN" in details and "SCAN covered LEFT-JOIN" in details, details
+    assert automatic(details) == [], details
+    # the parameter reads the events and their shape, not the role class it does not use
+    param = details[:details.index("MATERIALIZE p")]
+    assert "SCAN e" in param and not any(d.startswith("SEARCH c ") for d in param), param
+
+
+def test_decision_ids_are_event_keys(analysis):
+    rows = analysis.execute(
+        "SELECT count(*), sum(typeof(decision_id) = 'integer'),"
+        " sum(event_id = 'event-' || decision_id) FROM traceloom_evidence_role_decision"
+    ).fetchone()
+    assert rows[0] > 0 and rows == (rows[0],) * 3, rows
+    for view in ("traceloom_evidence_role_placement", "traceloom_v_evidence_role_placement",
+                 "traceloom_v_evidence_role_structure", "traceloom_evidence_role_issue"):
+        bad = analysis.execute(
+            f"SELECT count(*) FROM {view} v WHERE typeof(v.decision_id) <> 'integer'"
+            " OR NOT EXISTS (SELECT 1 FROM traceloom_event_core e"
+            "                WHERE e.event_n = v.decision_id)").fetchone()[0]
+        assert bad == 0, view
 
 
 def test_a_row_a_left_join_misses_is_null_in_every_column(analysis):
@@ -79,16 +115,22 @@ def test_a_row_a_left_join_misses_is_null_in_every_column(analysis):
     rows = analysis.execute(
         "SELECT e.event_n, s.* FROM traceloom_event_core e "
         "LEFT JOIN traceloom_v_evidence_role_structure s "
-        "ON s.decision_id = 'role-decision-' || e.event_n AND s.occurrence_idx < 0 "
+        "ON s.decision_id = e.event_n AND s.occurrence_idx < 0 "
         "WHERE e.event_n < 3").fetchall()
     assert len(rows) == 3 and len(cols) == 9
     assert all(r[1:] == (None,) * len(cols) for r in rows), rows
+    # and a row it finds has every column
+    found = analysis.execute(
+        "SELECT s.* FROM traceloom_anchor_core a "
+        "LEFT JOIN traceloom_v_evidence_role_structure s ON s.decision_id = a.event_n "
+        "WHERE a.anchor_n = 0").fetchall()
+    assert found and all(None not in r for r in found), found
 
 
 def test_every_column_is_that_of_the_decision_view(analysis):
-    """event id, final role and node id computed outside the union are those of the decision
-    and node tables for the same decision and occurrence; the anchor placements name the anchor
-    whose range covers them."""
+    """event id, final role, node id and occurrence index computed outside the union are those
+    of the decision and occurrence tables for the same decision and occurrence; the anchor
+    placements name the anchor whose range covers them."""
     got = sorted(analysis.execute(
         "SELECT decision_id, event_id, final_role, placement_kind, placement_id, node_id, "
         "occurrence_idx, view_name, coverage_kind FROM traceloom_v_evidence_role_structure"
@@ -104,24 +146,15 @@ def test_every_column_is_that_of_the_decision_view(analysis):
     # an anchor placement is the anchor of its event, or the communication op anchor that
     # represents it, and it sits at its own atom's occurrence ('self')
     anchor_of = dict(analysis.execute(
-        "SELECT 'role-decision-' || event_n, 'anchor-' || anchor_n FROM traceloom_anchor_core "
-        "UNION ALL SELECT 'role-decision-' || event_n, 'anchor-' || anchor_n "
-        "FROM traceloom_represented_event"))
+        "SELECT event_n, 'anchor-' || anchor_n FROM traceloom_anchor_core "
+        "UNION ALL SELECT event_n, 'anchor-' || anchor_n FROM traceloom_represented_event"))
     anchor_rows = [r for r in got if r[3] == "anchor"]
     assert anchor_rows and all(anchor_of[r[0]] == r[4] for r in anchor_rows)
     selfs = {r[0] for r in anchor_rows if r[8] == "self"}
     assert selfs == set(anchor_of), len(selfs ^ set(anchor_of))
-
-
-def test_unknown_anchors_are_filtered_before_the_structure_is_searched(analysis):
-    """evidence-role-unknown keeps the decisions whose final_role is unknown_anchor: the decision
-    view looks the final role up from the event, so that filter is checked as each event is
-    read (the role class by key) and only those events probe the structure index, rather than
-    every event probing it and the class being joined after."""
-    details = [d for _, _, d in plan(analysis, "evidence-role-unknown")]
-    probes = [i for i, d in enumerate(details) if d.startswith("SEARCH placed ")]
-    assert len(probes) == 2, details
-    for i in probes:
-        scan = max(j for j in range(i) if details[j] == "SCAN c")  # the events
-        between = details[scan:i]
-        assert "SEARCH r USING INTEGER PRIMARY KEY (rowid=?)" in between, details[scan:i + 1]
+    # 'self' is the anchor's atom occurrence, 'body' an occurrence of a node with children
+    kinds = dict(analysis.execute(
+        "SELECT o.position_id || '#' || o.occurrence_idx, k.node_kind"
+        " FROM traceloom_position_occurrence_core o"
+        " JOIN traceloom_node_core k ON k.node_n = o.node_n"))
+    assert all((kinds[f"{r[5]}#{r[6]}"] == 1) == (r[8] == "self") for r in got)

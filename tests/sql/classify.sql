@@ -9,11 +9,12 @@
 SELECT 'analyze aclgraph_smoke with the default rules',
   traceloom_analyze('fixtures/aclgraph_smoke/mono') LIKE 'traceloom: analysed 1 input(s)%';
 
-SELECT 'one decision per event, ids role-decision-<n> for event-<n>',
+SELECT 'one decision per event, its id the integer n of event-<n> (docs/PARITY.md)',
   (SELECT count(*) FROM traceloom_evidence_role_decision) = 10
   AND (SELECT count(*) FROM traceloom_evidence_role_decision d JOIN traceloom_event e
          ON e.event_id = d.event_id AND e.db_idx = d.db_idx AND e.device_id = d.device_id
-       WHERE d.decision_id = 'role-decision-' || substr(d.event_id, 7)
+       WHERE typeof(d.decision_id) = 'integer' AND d.decision_id = e.event_n
+         AND d.event_id = 'event-' || d.decision_id
          AND d.source_table = e.source_table AND d.source_key = e.source_key) = 10;
 
 SELECT 'MatMulV2 is an anchor with structural symbol MatMul',

@@ -598,17 +598,23 @@ static void write_events(sqlite3 *db, const tl_trace *t, const tl_classification
     sqlite3_reset(st);
   }
   sqlite3_finalize(st);
-  /* the role summaries count the event core per shape (one shape per class here) */
+  /* the decisions and role summaries read the event core and its shape (one shape per event
+     here), as sql/schema/10_events.sql stores them */
   ck_assert_msg(sqlite3_exec(db,
                              "CREATE TABLE traceloom_event_shape(shape_id INTEGER PRIMARY KEY, "
-                             "role_class_id INTEGER);"
-                             "INSERT INTO traceloom_event_shape SELECT DISTINCT role_class_id, "
-                             "role_class_id FROM traceloom_event;"
+                             "role_class_id INTEGER, source_id INTEGER, source_table TEXT);"
+                             "INSERT INTO traceloom_event_shape SELECT event_n, role_class_id, "
+                             "source_id, source_table FROM traceloom_event;"
                              "CREATE TABLE traceloom_event_core(event_n INTEGER PRIMARY KEY, "
-                             "db_idx INTEGER, device_id INTEGER, shape_id INTEGER, dur_ns INTEGER);"
-                             "INSERT INTO traceloom_event_core SELECT event_n, db_idx, device_id, "
-                             "role_class_id, CAST(round(dur_us * 1000) AS INTEGER) "
-                             "FROM traceloom_event",
+                             "db_idx INTEGER, device_id INTEGER, shape_id INTEGER, "
+                             "start_ns INTEGER, dur_ns INTEGER, source_rowid_offset INTEGER, "
+                             "task_id INTEGER, event_id TEXT GENERATED ALWAYS AS "
+                             "('event-' || event_n) VIRTUAL);"
+                             "INSERT INTO traceloom_event_core(event_n, db_idx, device_id, shape_id, "
+                             "start_ns, dur_ns, source_rowid_offset, task_id) SELECT event_n, "
+                             "db_idx, device_id, event_n, start_ns, "
+                             "CAST(round(dur_us * 1000) AS INTEGER), "
+                             "CAST(source_key AS INTEGER) - event_n, task_id FROM traceloom_event",
                              NULL, NULL, &msg) == SQLITE_OK,
                 "%s", msg);
 }
@@ -633,7 +639,8 @@ START_TEST(test_publish) {
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_decision"), 10);
   ck_assert_int_eq(q_int(db, "SELECT count(DISTINCT event_id) FROM traceloom_evidence_role_decision"), 10);
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_decision "
-                             "WHERE decision_id = 'role-decision-' || substr(event_id, 7)"), 10);
+                             "WHERE typeof(decision_id) = 'integer' "
+                             "AND event_id = 'event-' || decision_id"), 10);
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_decision WHERE "
                              "final_role = 'auxiliary' AND rule_id = "
                              "'ascend.auxiliary.task_type.model_execute' AND policy_role = "
