@@ -18,26 +18,17 @@ ALTER TABLE traceloom_anchor_core ADD COLUMN anchor_id TEXT
   GENERATED ALWAYS AS ('anchor-' || anchor_n) VIRTUAL;
 ALTER TABLE traceloom_anchor_core ADD COLUMN event_id TEXT
   GENERATED ALWAYS AS ('event-' || event_n) VIRTUAL;
--- The node ids are N<local_n> padded to three digits: printf('N%03d', local_n) written as
--- concatenation (local_n is 1-based; printf stays for a value it would not cover). printf is
--- several times slower, and reports that print the node of every anchor (the symbol
--- normalization audit, 741k rows at a million anchors) compute it once or twice per row.
 ALTER TABLE traceloom_node_core ADD COLUMN local_node_id TEXT
-  GENERATED ALWAYS AS (CASE WHEN local_n >= 100 THEN 'N' || local_n
-                            WHEN local_n >= 10 THEN 'N0' || local_n
-                            WHEN local_n >= 0 THEN 'N00' || local_n
-                            ELSE printf('N%03d', local_n) END) VIRTUAL;
+  GENERATED ALWAYS AS (printf('N%03d', local_n)) VIRTUAL;
 ALTER TABLE traceloom_node_core ADD COLUMN node_id TEXT
-  GENERATED ALWAYS AS ('node-' || COALESCE('d' || node_device || '-', '') || local_node_id)
-  VIRTUAL;
+  GENERATED ALWAYS AS (printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''),
+                              local_n)) VIRTUAL;
 ALTER TABLE traceloom_position_occurrence_core ADD COLUMN position_id TEXT
-  GENERATED ALWAYS AS ('node-' || COALESCE('d' || node_device || '-', '') ||
-                       CASE WHEN node_local >= 100 THEN 'N' || node_local
-                            WHEN node_local >= 10 THEN 'N0' || node_local
-                            WHEN node_local >= 0 THEN 'N00' || node_local
-                            ELSE printf('N%03d', node_local) END) VIRTUAL;
+  GENERATED ALWAYS AS (printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''),
+                              node_local)) VIRTUAL;
 ALTER TABLE traceloom_position_occurrence_core ADD COLUMN occurrence_id TEXT
-  GENERATED ALWAYS AS (position_id || '-occurrence-' || occurrence_idx) VIRTUAL;
+  GENERATED ALWAYS AS (printf('node-%sN%03d-occurrence-%d', COALESCE('d' || node_device || '-', ''),
+                              node_local, occurrence_idx)) VIRTUAL;
 
 -- Integer indexes, built once the rows are in (a sorted build is several times cheaper than
 -- maintaining a B-tree row by row). There is no index on a text id of a core table: the
