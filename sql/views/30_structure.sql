@@ -45,12 +45,13 @@ CREATE VIEW traceloom_anchor_cost_breakdown AS
 -- Written over the core tables, shape and event joined by key once per anchor: through
 -- traceloom_anchor each column was its own subquery (three into the shape alone), and the
 -- report reads all of them for every anchor (741k rows at a million anchors). LEFT JOINs keep
--- an anchor whose shape or event is missing, as those subqueries did. The tree stays a
--- subquery: a join would be searched for every row even where a query (ORDER BY total_us
--- LIMIT 10) reads anchor_idx of ten rows only.
-SELECT a.anchor_id, a.db_idx, a.device_id,
-       a.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
-                      WHERE t.db_idx = a.db_idx AND t.device_id = a.device_id) + 1 AS anchor_idx,
+-- an anchor whose shape, event or tree is missing, as those subqueries did. The tree is a LEFT
+-- JOIN too (one index search per anchor, on a table of one row per device): a correlated
+-- subquery costs a subprogram call per row, about a tenth of the report's time.
+-- The times are not ROUNDed: an integer number of ns / 1000.0 is already the double nearest
+-- to its 3-decimal value, which is what ROUND(.., 3) gives back after printing and reparsing
+-- it (three printf calls per anchor, another fifth of the report).
+SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_n - t.first_anchor_n + 1 AS anchor_idx,
        s.symbol,
        CASE s.role WHEN 'compute' THEN 'exec' WHEN 'comm' THEN 'collective'
             WHEN 'graph' THEN
@@ -58,11 +59,12 @@ SELECT a.anchor_id, a.db_idx, a.device_id,
                                        WHEN 'tail' THEN 'graph_t' ELSE 'graph_template' END
                  FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n)
             ELSE s.role END AS anchor_kind,
-       ROUND((a.compute_ns + a.comm_ns + a.idle_ns) / 1000.0, 3) AS total_us,
-       ROUND(e.dur_ns / 1000.0, 3) AS self_us,
-       ROUND(a.linked_aux_ns / 1000.0, 3) AS aux_us, 0.0 AS graph_child_us, 0.0 AS residual_us,
+       (a.compute_ns + a.comm_ns + a.idle_ns) / 1000.0 AS total_us,
+       e.dur_ns / 1000.0 AS self_us,
+       a.linked_aux_ns / 1000.0 AS aux_us, 0.0 AS graph_child_us, 0.0 AS residual_us,
        0 AS raw_child_task_count, NULL AS top_ops, NULL AS diagnostic_flags, a.anchor_n
 FROM traceloom_anchor_core a
+LEFT JOIN traceloom_tree_core t ON t.db_idx = a.db_idx AND t.device_id = a.device_id
 LEFT JOIN traceloom_anchor_shape s ON s.shape_id = a.shape_id
 LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n;
 

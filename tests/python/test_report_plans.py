@@ -224,13 +224,17 @@ def test_symbol_normalization_placement_reads_the_cores(analysis):
 
 
 def test_anchor_cost_breakdown_reads_the_cores(analysis):
-    """The per-anchor cost breakdown scans the anchors once and joins each anchor's shape and
-    event by key (one search each, no automatic index; the tree's first anchor is a subquery,
-    read only where anchor_idx is); its rows are those the anchor view gives: anchor_idx,
-    symbol and role, packet total, self time and linked auxiliary time."""
+    """The per-anchor cost breakdown scans the anchors once and joins each anchor's tree, shape
+    and event by key (one search each, no automatic index, no correlated subquery for
+    anchor_idx); its rows are those the anchor view gives: anchor_idx, symbol and role,
+    packet total, self time and linked auxiliary time (unrounded, equal to the rounded ones)."""
     steps = [r[3] for r in analysis.execute(
         "EXPLAIN QUERY PLAN SELECT * FROM traceloom_anchor_cost_breakdown")]
     assert steps[0] == "SCAN a", steps
+    # the tree once, as a join: no second search of it inside a correlated subquery
+    assert [s for s in steps if s.startswith(("SCAN t", "SEARCH t "))] == [
+        "SEARCH t USING INDEX sqlite_autoindex_traceloom_tree_core_1 (db_idx=? AND device_id=?)"
+        " LEFT-JOIN"], steps
     assert "SEARCH s USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
     assert "SEARCH e USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
     assert not any("AUTOMATIC" in s for s in steps), steps
