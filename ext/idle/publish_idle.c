@@ -13,6 +13,7 @@
 #include "publish/publish.h"
 #include "util/buf.h"
 #include "util/sha256.h"
+#include "util/timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -703,7 +704,8 @@ static int metadata_json(tl_buf *b, int status, const tl_idle_options *o, int db
   return b->oom ? -1 : 0;
 }
 
-static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clock_markers *markers, tl_err *e) {
+static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clock_markers *markers, tl_timer *tm,
+                  tl_err *e) {
   const tl_trace *t = in->trace;
   const tl_idle_options *o = in->options;
   const tl_input *input = &t->profile->inputs.v[db_idx];
@@ -725,6 +727,7 @@ static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clo
   int rc = ev.role && ev.rule && ev.is_op ? TL_OK : tl_nomem(e);
   if (rc == TL_OK) rc = read_events(db, n, db_idx, &src, e);
   ev.conn = src.conn;
+  tl_timer_mark(tm, "read back");
   /* E1, once per label */
   uint8_t *label_role = NULL;
   uint32_t *label_rule = NULL;
@@ -758,6 +761,7 @@ static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clo
     uint8_t unattributed = !o->clock_markers ? TL_AL_NOT_REQUIRED : m ? m->alignment : TL_AL_UNCALIBRATED;
     rc = tl_idle_explain(&ev, &devs.v[k], &host.evidence, allow, unattributed, e);
   }
+  tl_timer_mark(tm, "E1 to E4 and host evidence");
   /* the run */
   char sem_sha[65], host_sha[65], run_id[65];
   tl_idle_semantic_sha256(sem_sha);
@@ -803,6 +807,7 @@ static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clo
   if (rc == TL_OK && o->clock_markers) rc = write_clock(&w, &models, markers, e);
   if (rc == TL_OK) rc = write_anchors(&w, in, &devs, e);
   writer_close(&w);
+  tl_timer_mark(tm, "rows");
   tl_buf_free(&meta);
   for (size_t k = 0; k < apis_src.n; k++) free(apis_src.v[k].table), free(apis_src.v[k].name);
   TL_VEC_FREE(&apis_src), TL_VEC_FREE(&models), TL_VEC_FREE(&devices);
@@ -846,8 +851,11 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
   int rc = o->clock_markers ? tl_marker_rows_read(o->clock_markers, &rows, &nrows, e) : TL_OK;
   tl_clock_markers markers = {rows, nrows};
   const tl_profile *p = in->trace->profile;
+  tl_timer tm;
+  tl_timer_start(&tm, "idle");
   for (size_t d = 0; rc == TL_OK && p && d < p->inputs.n; d++) {
-    if (tl_family_provider(p->inputs.v[d].family) == TL_PROVIDER_ASCEND) rc = run_db(db, in, (int)d, &markers, e);
+    if (tl_family_provider(p->inputs.v[d].family) == TL_PROVIDER_ASCEND)
+      rc = run_db(db, in, (int)d, &markers, &tm, e);
   }
   tl_marker_rows_free(rows, nrows);
   /* The names of the codes the cores store (the views read them). */
@@ -883,5 +891,6 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
   if (rc == TL_OK)
     rc = tl_pub_exec(db, "CREATE INDEX traceloom_anchor_core_anchor_id "
                          "ON traceloom_anchor_core(anchor_id)", e);
+  tl_timer_mark(&tm, "names and indexes");
   return rc;
 }
