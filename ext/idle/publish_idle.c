@@ -186,8 +186,8 @@ static const char *SQL[] = {
     "INSERT INTO traceloom_stream_state_core(db_idx, device_id, stream_id, state_order, start_ns, end_ns, state, "
     "source_count, stream_count, scan_complete, state_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
     "INSERT INTO traceloom_idle_explanation_core(db_idx, device_id, explanation_order, gap_order, start_ns, end_ns, "
-    "category, level, relation, alignment, source_count, idle_explanation_id) "
-    "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+    "category, level, relation, alignment, source_count, idle_explanation_id, gap_interval_id) "
+    "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
     "INSERT INTO traceloom_evidence_link_core(owner_kind_n, owner_id, db_idx, evidence_ordinal, event_n, "
     "source_table, source_key, relation, level, overlap_start_ns, overlap_end_ns, stream_id, state, rule_n) "
     "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
@@ -369,8 +369,9 @@ static int write_state(writer *w, const tl_idle_device *d, size_t i, uint64_t or
 static int write_explanation(writer *w, const tl_idle_events *ev, const tl_idle_device *d, size_t i, tl_err *e) {
   const tl_trace *t = ev->t;
   const tl_idle_expl *x = &d->expl.v[i];
-  char id[96];
+  char id[96], gap_id[96];
   snprintf(id, sizeof id, "idle-explanation-d%d-dev%u-%zu", w->db_idx, d->device_id, i);
+  snprintf(gap_id, sizeof gap_id, "device-interval-d%d-dev%u-%u", w->db_idx, d->device_id, x->gap);
   sqlite3_stmt *st = w->expl;
   sqlite3_bind_int(st, 1, w->db_idx);
   sqlite3_bind_int64(st, 2, d->device_id);
@@ -383,6 +384,7 @@ static int write_explanation(writer *w, const tl_idle_events *ev, const tl_idle_
   sqlite3_bind_int(st, 10, x->alignment);
   sqlite3_bind_int64(st, 11, x->nsrc);
   bind_str(st, 12, id);
+  bind_str(st, 13, gap_id);
   int rc = tl_pub_step(w->db, st, "traceloom_idle_explanation_core", e);
   int ordinal = 0;
   for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++) {

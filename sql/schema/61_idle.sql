@@ -33,8 +33,8 @@ CREATE INDEX traceloom_run_metadata_db ON traceloom_run_metadata(db_idx, run_id,
 -- index on the id takes two (the index, then the row); the id index itself (166 MB on the 1M
 -- profile) is gone. The ids stay stored text: SQLite 3.40 rebuilds a VIRTUAL id at each read
 -- and treats no index touching a generated column as covering (measured on the 1M-task
--- profile: the audit took 40 s CPU with virtual ids, 25 s with text). An id that is only ever
--- probed with, never looked up (an explanation's gap, a link's event), is computed by the view.
+-- profile: the audit took 40 s CPU with virtual ids, 25 s with text). A link's event id, only
+-- ever probed with (never looked up, grouped or sorted by), is computed.
 
 -- @surface traceloom_device_interval_core | one productive or idle interval of a device (integers only) | Storage behind traceloom_device_interval: device, order, extent, idle flag and source count | SELECT device_id, idle, count(*), sum(end_ns - start_ns) FROM traceloom_device_interval_core GROUP BY 1, 2
 CREATE TABLE traceloom_device_interval_core(
@@ -74,7 +74,9 @@ CREATE TABLE traceloom_idle_explanation_core(
   alignment INTEGER NOT NULL,           -- tl_alignment
   source_count INTEGER NOT NULL,
   idle_explanation_id TEXT NOT NULL,    -- 'idle-explanation-d<db_idx>-dev<device_id>-<explanation_order>'
-                                        -- (its gap's interval_id follows from gap_order: the view)
+  gap_interval_id TEXT NOT NULL,        -- its gap's interval_id (stored: the audit groups and
+                                        -- windows 760k explanations by it, and spelling it in
+                                        -- the view cost 1 s CPU there on the 1M profile)
   PRIMARY KEY (idle_explanation_id)
 ) WITHOUT ROWID;
 

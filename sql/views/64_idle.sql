@@ -11,9 +11,8 @@
 -- stream states). Names come from the codes
 -- (the enums of ext/idle/idle_int.h, in order); the text ids are the cores', so a join on an
 -- id (interval_id, state_id, idle_explanation_id) is a lookup of the core's primary key, on a
--- link's owner_id one in the index the idle stage builds; an explanation's gap_interval_id
--- and a link's trace_event_id, only ever probed with, are computed from integers. An id
--- computed here is CAST to TEXT: a join on an expression without affinity cannot use an
+-- link's owner_id one in the index the idle stage builds; a link's trace_event_id, only ever
+-- probed with, is computed from its event_n. An id computed here is CAST to TEXT: a join on an expression without affinity cannot use an
 -- automatic index on a TEXT column.
 
 -- @surface traceloom_device_interval | one productive or idle interval of a device | The exact partition of each device's analysis span into productive_active (the union of productive tasks and communication ops) and visible_productive_idle | SELECT interval_kind, count(*), sum(duration_ns) FROM traceloom_device_interval GROUP BY 1
@@ -53,8 +52,7 @@ FROM traceloom_stream_state_core s;
 CREATE VIEW traceloom_idle_explanation AS
 SELECT x.idle_explanation_id,
        (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = x.db_idx) AS run_id,
-       CAST('device-interval-d' || x.db_idx || '-dev' || x.device_id || '-' || x.gap_order AS TEXT)
-         AS gap_interval_id,
+       x.gap_interval_id,
        x.db_idx, x.device_id, x.explanation_order, x.start_ns, x.end_ns,
        x.end_ns - x.start_ns AS duration_ns, (x.end_ns - x.start_ns) / 1000.0 AS duration_us,
        CASE x.category WHEN 0 THEN 'blocked_by_visible_wait' WHEN 1 THEN 'capture_control_present'

@@ -241,13 +241,13 @@ def test_view_constants_are_the_runs(cli, fixtures, tmp_path):
 
 def test_idle_cores_store_only_ids_as_text(cli, fixtures, tmp_path):
     """The large idle tables hold integers and codes; the only stored text is each row's id
-    (and a link's owner id, and the table and key of a cited host call or marker): no run id,
-    version, name or reason repeated per row, and no id that is only probed with (a gap's id,
-    a cited event's id: the views compute them from integers)."""
+    (and an explanation's gap id, a link's owner id, and the table and key of a cited host call
+    or marker): no run id, version, name or reason repeated per row, and no cited event's id
+    (only ever probed with: the view computes it from event_n)."""
     con = analyse(cli, fixtures, tmp_path, "adjacent_overlap")
     want = {"traceloom_device_interval_core": ["interval_id"],
             "traceloom_stream_state_core": ["state_id"],
-            "traceloom_idle_explanation_core": ["idle_explanation_id"],
+            "traceloom_idle_explanation_core": ["idle_explanation_id", "gap_interval_id"],
             "traceloom_evidence_link_core": ["owner_id", "source_table", "source_key"],
             "traceloom_anchor_idle_explanation_core": []}
     for core, ids in want.items():
@@ -273,7 +273,7 @@ def test_cores_are_keyed_by_their_ids(cli, fixtures, tmp_path):
         assert con.execute(f"SELECT name FROM pragma_table_info('{core}') WHERE pk > 0").fetchall() == [(key,)]
         n, = con.execute(f"SELECT count(*) FROM {core}").fetchone()
         assert n > 0 and con.execute(f"SELECT count(*) FROM {core} WHERE {key} = {spelled}").fetchone() == (n,)
-    # the gap and event ids the views compute are the ids of real rows
+    # each explanation's stored gap id is the id of its gap
     assert con.execute("SELECT count(*) FROM traceloom_idle_explanation x LEFT JOIN"
                        " traceloom_device_interval g ON g.interval_id = x.gap_interval_id"
                        " WHERE g.interval_kind IS NOT 'visible_productive_idle'"
@@ -360,7 +360,7 @@ def test_view_names_are_the_stages(cli, fixtures, tmp_path):
         con.execute("INSERT INTO traceloom_stream_state_core VALUES(0, 99, 0, ?1, 0, 1, ?1, 0, 1, 1,"
                     " 'probe-' || ?1)", (code,))
         con.execute("INSERT INTO traceloom_idle_explanation_core VALUES(0, 99, ?1, 0, 0, 1, ?2, ?3,"
-                    " ?4, 0, 0, 'probe-' || ?1)", (code, code % 7, code % 3, code % 5))
+                    " ?4, 0, 0, 'probe-' || ?1, 'gap')", (code, code % 7, code % 3, code % 5))
         con.execute("INSERT INTO traceloom_evidence_link_core(owner_kind_n, owner_id, db_idx,"
                     " evidence_ordinal, relation, level, state) VALUES(1, 'probe', 0, ?1, ?2, ?3, ?1)",
                     (code, code % 5, code % 3))
