@@ -13,6 +13,7 @@
 #include "publish/publish.h"
 #include "util/buf.h"
 #include "util/sha256.h"
+#include "util/timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,90 +267,173 @@ static int link(writer *w, int kind, const char *owner_id, int ordinal, const tl
   return tl_pub_step(w->db, st, "traceloom_evidence_link_core", e);
 }
 
-static int write_device(writer *w, const tl_idle_events *ev, const tl_idle_device *d, tl_err *e) {
-  const tl_trace *t = ev->t;
-  char id[96], gap_id[96];
-  int rc = TL_OK;
-  for (size_t i = 0; rc == TL_OK && i < d->intervals.n; i++) {
-    const tl_idle_interval *x = &d->intervals.v[i];
-    snprintf(id, sizeof id, "device-interval-d%d-dev%u-%zu", w->db_idx, d->device_id, i);
-    sqlite3_stmt *st = w->interval;
-    sqlite3_bind_int(st, 1, w->db_idx);
-    sqlite3_bind_int64(st, 2, d->device_id);
-    sqlite3_bind_int64(st, 3, (int64_t)i);
-    sqlite3_bind_int64(st, 4, x->start), sqlite3_bind_int64(st, 5, x->end);
-    sqlite3_bind_int(st, 6, x->kind);
-    sqlite3_bind_int64(st, 7, x->nsrc);
-    bind_str(st, 8, id);
-    rc = tl_pub_step(w->db, st, "traceloom_device_interval_core", e);
-    for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++)
-      rc = link(w, OWNER_INTERVAL, id, (int)k, &d->interval_src.v[x->first_src + k], REL_NONE, LEVEL_NONE, 0,
-                0, 0, -1, -1, e);
+/* The numbers 0 .. n - 1 in the order of their decimal spellings (0, 1, 10, 11, .., 2, 20, ..):
+** the order of the text ids that end in them. Intervals, stream states and explanations are
+** WITHOUT ROWID tables keyed by those ids (sql/schema/61_idle.sql): rows written in key order
+** are appended to the B-tree (full pages, no rebalancing), and their evidence links, written
+** right after each owner, follow the same order, so the audit's owner lookups walk the key
+** order too. */
+typedef struct lex_order {
+  uint64_t n, cur;
+  int started, done;
+} lex_order;
+
+static int lex_next(lex_order *o, uint64_t *out) {
+  if (o->done || !o->n) return 0;
+  if (!o->started) {
+    o->started = 1;
+    o->cur = 0;
+    *out = 0;
+    if (o->n == 1) o->done = 1;
+    return 1;
   }
-  uint32_t order = 0;
-  for (size_t i = 0; rc == TL_OK && i < d->states.n; i++) {
-    const tl_idle_state_row *x = &d->states.v[i];
-    order = i && d->states.v[i - 1].stream == x->stream ? order + 1 : 0;
-    snprintf(id, sizeof id, "stream-state-d%d-dev%u-s%u-%u", w->db_idx, d->device_id, x->stream, order);
-    sqlite3_stmt *st = w->state;
-    sqlite3_bind_int(st, 1, w->db_idx);
-    sqlite3_bind_int64(st, 2, d->device_id);
-    sqlite3_bind_int64(st, 3, x->stream);
-    sqlite3_bind_int64(st, 4, order);
-    sqlite3_bind_int64(st, 5, x->start), sqlite3_bind_int64(st, 6, x->end);
-    sqlite3_bind_int(st, 7, x->state);
-    sqlite3_bind_int64(st, 8, x->nsrc);
-    sqlite3_bind_int64(st, 9, d->stream_count);
-    sqlite3_bind_int(st, 10, d->scan_complete);
-    bind_str(st, 11, id);
-    rc = tl_pub_step(w->db, st, "traceloom_stream_state_core", e);
-    for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++) {
-      const tl_idle_src *s = &d->state_src.v[x->first_src + k];
-      rc = link(w, OWNER_STATE, id, (int)k, s, REL_NONE, LEVEL_NONE, 0, 0, 0, x->stream, s->state, e);
-    }
-  }
-  for (size_t i = 0; rc == TL_OK && i < d->expl.n; i++) {
-    const tl_idle_expl *x = &d->expl.v[i];
-    snprintf(id, sizeof id, "idle-explanation-d%d-dev%u-%zu", w->db_idx, d->device_id, i);
-    snprintf(gap_id, sizeof gap_id, "device-interval-d%d-dev%u-%u", w->db_idx, d->device_id, x->gap);
-    sqlite3_stmt *st = w->expl;
-    sqlite3_bind_int(st, 1, w->db_idx);
-    sqlite3_bind_int64(st, 2, d->device_id);
-    sqlite3_bind_int64(st, 3, (int64_t)i);
-    sqlite3_bind_int64(st, 4, x->gap);
-    sqlite3_bind_int64(st, 5, x->start), sqlite3_bind_int64(st, 6, x->end);
-    sqlite3_bind_int(st, 7, x->category);
-    sqlite3_bind_int(st, 8, x->level);
-    sqlite3_bind_int(st, 9, x->relation);
-    sqlite3_bind_int(st, 10, x->alignment);
-    sqlite3_bind_int64(st, 11, x->nsrc);
-    bind_str(st, 12, id);
-    bind_str(st, 13, gap_id);
-    rc = tl_pub_step(w->db, st, "traceloom_idle_explanation_core", e);
-    int ordinal = 0;
-    for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++) {
-      const tl_idle_src *s = &d->expl_src.v[x->first_src + k];
-      if (x->category <= TL_IC_RUNTIME) {
-        int64_t os = t->ev.start_ns[s->event] > x->start ? t->ev.start_ns[s->event] : x->start;
-        int64_t oe = tl_events_end(&t->ev, s->event) < x->end ? tl_events_end(&t->ev, s->event) : x->end;
-        rc = link(w, OWNER_EXPLANATION, id, ordinal++, s, REL_COVERAGE, LEVEL_DIRECT, 1, os, oe, -1, -1, e);
-      } else if (x->category == TL_IC_HOST_SYNC || x->category == TL_IC_QUEUED) {
-        int rel = x->category == TL_IC_HOST_SYNC ? REL_OVERLAP : REL_CONNECTION;
-        tl_idle_src host = *s;
-        host.event = NONE; /* the host call */
-        rc = link(w, OWNER_EXPLANATION, id, ordinal++, &host, rel, LEVEL_CORRELATED, 1, x->start, x->end, -1,
-                  -1, e);
-        if (rc == TL_OK && x->category == TL_IC_QUEUED && s->event != NONE) {
-          tl_idle_src task = *s;
-          task.call = NONE, task.rule = ev->rule[s->event];
-          rc = link(w, OWNER_EXPLANATION, id, ordinal++, &task, rel, LEVEL_CORRELATED, 1, x->start, x->end,
-                    -1, -1, e);
-        }
-      } else {
-        rc = link(w, OWNER_EXPLANATION, id, ordinal++, s, REL_NONE, LEVEL_NONE, 0, 0, 0, -1, -1, e);
+  uint64_t c = o->cur;
+  if (c == 0) c = 1;
+  else if (c * 10 < o->n) c *= 10;
+  else {
+    while (c % 10 == 9 || c + 1 >= o->n) {
+      c /= 10;
+      if (!c) {
+        o->done = 1;
+        return 0;
       }
     }
+    c++;
   }
+  o->cur = *out = c;
+  return 1;
+}
+
+/* Decimal spellings compared as text ("10" < "9"), for the order of ids that hold a number
+** followed by '-' (which sorts before every digit). */
+static int dec_cmp(uint64_t a, uint64_t b) {
+  char x[24], y[24];
+  snprintf(x, sizeof x, "%llu", (unsigned long long)a);
+  snprintf(y, sizeof y, "%llu", (unsigned long long)b);
+  return strcmp(x, y);
+}
+
+/* One stream's states: a run of the device's state rows (they come grouped by stream). */
+typedef struct stream_run {
+  uint32_t stream;
+  size_t first, count;
+} stream_run;
+
+static int cmp_stream_run(const void *a, const void *b) {
+  return dec_cmp(((const stream_run *)a)->stream, ((const stream_run *)b)->stream);
+}
+
+static int write_interval(writer *w, const tl_idle_device *d, size_t i, tl_err *e) {
+  const tl_idle_interval *x = &d->intervals.v[i];
+  char id[96];
+  snprintf(id, sizeof id, "device-interval-d%d-dev%u-%zu", w->db_idx, d->device_id, i);
+  sqlite3_stmt *st = w->interval;
+  sqlite3_bind_int(st, 1, w->db_idx);
+  sqlite3_bind_int64(st, 2, d->device_id);
+  sqlite3_bind_int64(st, 3, (int64_t)i);
+  sqlite3_bind_int64(st, 4, x->start), sqlite3_bind_int64(st, 5, x->end);
+  sqlite3_bind_int(st, 6, x->kind);
+  sqlite3_bind_int64(st, 7, x->nsrc);
+  bind_str(st, 8, id);
+  int rc = tl_pub_step(w->db, st, "traceloom_device_interval_core", e);
+  for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++)
+    rc = link(w, OWNER_INTERVAL, id, (int)k, &d->interval_src.v[x->first_src + k], REL_NONE, LEVEL_NONE, 0, 0,
+              0, -1, -1, e);
+  return rc;
+}
+
+static int write_state(writer *w, const tl_idle_device *d, size_t i, uint64_t order, tl_err *e) {
+  const tl_idle_state_row *x = &d->states.v[i];
+  char id[96];
+  snprintf(id, sizeof id, "stream-state-d%d-dev%u-s%u-%llu", w->db_idx, d->device_id, x->stream,
+           (unsigned long long)order);
+  sqlite3_stmt *st = w->state;
+  sqlite3_bind_int(st, 1, w->db_idx);
+  sqlite3_bind_int64(st, 2, d->device_id);
+  sqlite3_bind_int64(st, 3, x->stream);
+  sqlite3_bind_int64(st, 4, (int64_t)order);
+  sqlite3_bind_int64(st, 5, x->start), sqlite3_bind_int64(st, 6, x->end);
+  sqlite3_bind_int(st, 7, x->state);
+  sqlite3_bind_int64(st, 8, x->nsrc);
+  sqlite3_bind_int64(st, 9, d->stream_count);
+  sqlite3_bind_int(st, 10, d->scan_complete);
+  bind_str(st, 11, id);
+  int rc = tl_pub_step(w->db, st, "traceloom_stream_state_core", e);
+  for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++) {
+    const tl_idle_src *s = &d->state_src.v[x->first_src + k];
+    rc = link(w, OWNER_STATE, id, (int)k, s, REL_NONE, LEVEL_NONE, 0, 0, 0, x->stream, s->state, e);
+  }
+  return rc;
+}
+
+static int write_explanation(writer *w, const tl_idle_events *ev, const tl_idle_device *d, size_t i, tl_err *e) {
+  const tl_trace *t = ev->t;
+  const tl_idle_expl *x = &d->expl.v[i];
+  char id[96], gap_id[96];
+  snprintf(id, sizeof id, "idle-explanation-d%d-dev%u-%zu", w->db_idx, d->device_id, i);
+  snprintf(gap_id, sizeof gap_id, "device-interval-d%d-dev%u-%u", w->db_idx, d->device_id, x->gap);
+  sqlite3_stmt *st = w->expl;
+  sqlite3_bind_int(st, 1, w->db_idx);
+  sqlite3_bind_int64(st, 2, d->device_id);
+  sqlite3_bind_int64(st, 3, (int64_t)i);
+  sqlite3_bind_int64(st, 4, x->gap);
+  sqlite3_bind_int64(st, 5, x->start), sqlite3_bind_int64(st, 6, x->end);
+  sqlite3_bind_int(st, 7, x->category);
+  sqlite3_bind_int(st, 8, x->level);
+  sqlite3_bind_int(st, 9, x->relation);
+  sqlite3_bind_int(st, 10, x->alignment);
+  sqlite3_bind_int64(st, 11, x->nsrc);
+  bind_str(st, 12, id);
+  bind_str(st, 13, gap_id);
+  int rc = tl_pub_step(w->db, st, "traceloom_idle_explanation_core", e);
+  int ordinal = 0;
+  for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++) {
+    const tl_idle_src *s = &d->expl_src.v[x->first_src + k];
+    if (x->category <= TL_IC_RUNTIME) {
+      int64_t os = t->ev.start_ns[s->event] > x->start ? t->ev.start_ns[s->event] : x->start;
+      int64_t oe = tl_events_end(&t->ev, s->event) < x->end ? tl_events_end(&t->ev, s->event) : x->end;
+      rc = link(w, OWNER_EXPLANATION, id, ordinal++, s, REL_COVERAGE, LEVEL_DIRECT, 1, os, oe, -1, -1, e);
+    } else if (x->category == TL_IC_HOST_SYNC || x->category == TL_IC_QUEUED) {
+      int rel = x->category == TL_IC_HOST_SYNC ? REL_OVERLAP : REL_CONNECTION;
+      tl_idle_src host = *s;
+      host.event = NONE; /* the host call */
+      rc = link(w, OWNER_EXPLANATION, id, ordinal++, &host, rel, LEVEL_CORRELATED, 1, x->start, x->end, -1, -1,
+                e);
+      if (rc == TL_OK && x->category == TL_IC_QUEUED && s->event != NONE) {
+        tl_idle_src task = *s;
+        task.call = NONE, task.rule = ev->rule[s->event];
+        rc = link(w, OWNER_EXPLANATION, id, ordinal++, &task, rel, LEVEL_CORRELATED, 1, x->start, x->end, -1,
+                  -1, e);
+      }
+    } else {
+      rc = link(w, OWNER_EXPLANATION, id, ordinal++, s, REL_NONE, LEVEL_NONE, 0, 0, 0, -1, -1, e);
+    }
+  }
+  return rc;
+}
+
+/* A device's intervals, stream states and explanations, each in the order of its id. */
+static int write_device(writer *w, const tl_idle_events *ev, const tl_idle_device *d, tl_err *e) {
+  int rc = TL_OK;
+  uint64_t i;
+  for (lex_order o = {d->intervals.n, 0, 0, 0}; rc == TL_OK && lex_next(&o, &i);)
+    rc = write_interval(w, d, (size_t)i, e);
+  TL_VEC(stream_run) runs = {0};
+  for (size_t k = 0; rc == TL_OK && k < d->states.n; k++) {
+    if (runs.n && runs.v[runs.n - 1].stream == d->states.v[k].stream) {
+      runs.v[runs.n - 1].count++;
+      continue;
+    }
+    stream_run r = {d->states.v[k].stream, k, 1};
+    if (TL_VEC_PUSH(&runs, r)) rc = tl_nomem(e);
+  }
+  if (rc == TL_OK && runs.n) qsort(runs.v, runs.n, sizeof *runs.v, cmp_stream_run);
+  for (size_t r = 0; rc == TL_OK && r < runs.n; r++)
+    for (lex_order o = {runs.v[r].count, 0, 0, 0}; rc == TL_OK && lex_next(&o, &i);)
+      rc = write_state(w, d, runs.v[r].first + (size_t)i, i, e);
+  TL_VEC_FREE(&runs);
+  for (lex_order o = {d->expl.n, 0, 0, 0}; rc == TL_OK && lex_next(&o, &i);)
+    rc = write_explanation(w, ev, d, (size_t)i, e);
   return rc;
 }
 
@@ -622,7 +706,8 @@ static int metadata_json(tl_buf *b, int status, const tl_idle_options *o, int db
   return b->oom ? -1 : 0;
 }
 
-static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clock_markers *markers, tl_err *e) {
+static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clock_markers *markers, tl_timer *tm,
+                  tl_err *e) {
   const tl_trace *t = in->trace;
   const tl_idle_options *o = in->options;
   const tl_input *input = &t->profile->inputs.v[db_idx];
@@ -644,6 +729,7 @@ static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clo
   int rc = ev.role && ev.rule && ev.is_op ? TL_OK : tl_nomem(e);
   if (rc == TL_OK) rc = read_events(db, n, db_idx, &src, e);
   ev.conn = src.conn;
+  tl_timer_mark(tm, "read back");
   /* E1, once per label */
   uint8_t *label_role = NULL;
   uint32_t *label_rule = NULL;
@@ -677,6 +763,7 @@ static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clo
     uint8_t unattributed = !o->clock_markers ? TL_AL_NOT_REQUIRED : m ? m->alignment : TL_AL_UNCALIBRATED;
     rc = tl_idle_explain(&ev, &devs.v[k], &host.evidence, allow, unattributed, e);
   }
+  tl_timer_mark(tm, "E1 to E4 and host evidence");
   /* the run */
   char sem_sha[65], host_sha[65], run_id[65];
   tl_idle_semantic_sha256(sem_sha);
@@ -722,6 +809,7 @@ static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clo
   if (rc == TL_OK && o->clock_markers) rc = write_clock(&w, &models, markers, e);
   if (rc == TL_OK) rc = write_anchors(&w, in, &devs, e);
   writer_close(&w);
+  tl_timer_mark(tm, "rows");
   tl_buf_free(&meta);
   for (size_t k = 0; k < apis_src.n; k++) free(apis_src.v[k].table), free(apis_src.v[k].name);
   TL_VEC_FREE(&apis_src), TL_VEC_FREE(&models), TL_VEC_FREE(&devices);
@@ -765,8 +853,11 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
   int rc = o->clock_markers ? tl_marker_rows_read(o->clock_markers, &rows, &nrows, e) : TL_OK;
   tl_clock_markers markers = {rows, nrows};
   const tl_profile *p = in->trace->profile;
+  tl_timer tm;
+  tl_timer_start(&tm, "idle");
   for (size_t d = 0; rc == TL_OK && p && d < p->inputs.n; d++) {
-    if (tl_family_provider(p->inputs.v[d].family) == TL_PROVIDER_ASCEND) rc = run_db(db, in, (int)d, &markers, e);
+    if (tl_family_provider(p->inputs.v[d].family) == TL_PROVIDER_ASCEND)
+      rc = run_db(db, in, (int)d, &markers, &tm, e);
   }
   tl_marker_rows_free(rows, nrows);
   /* The names of the codes the cores store (the views read them). */
@@ -780,18 +871,13 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
       rc = tl_pub_step(db, st, "traceloom_idle_name", e);
     }
   sqlite3_finalize(st);
-  /* One unique index per text id of the cores, built once the rows are in (an index kept
-  ** while inserting costs a B-tree insert per row), makes a join on the id a lookup (the audit
-  ** looks up owners, gaps and states by id). Evidence links are looked up by owner only for
-  ** explanations (host evidence, few rows): a partial index. */
-  static const char *const INDEXES[] = {
-      "CREATE UNIQUE INDEX traceloom_device_interval_core_id ON traceloom_device_interval_core(interval_id)",
-      "CREATE UNIQUE INDEX traceloom_stream_state_core_id ON traceloom_stream_state_core(state_id)",
-      "CREATE UNIQUE INDEX traceloom_idle_explanation_core_id "
-      "ON traceloom_idle_explanation_core(idle_explanation_id)",
-      "CREATE INDEX traceloom_evidence_link_core_explanation ON traceloom_evidence_link_core(owner_id) "
-      "WHERE owner_kind = 'explanation'"};
-  for (size_t i = 0; rc == TL_OK && i < sizeof INDEXES / sizeof INDEXES[0]; i++) rc = tl_pub_exec(db, INDEXES[i], e);
+  /* Intervals, states and explanations are keyed by their text ids (WITHOUT ROWID, written in
+  ** key order): a join on the id is a key lookup. Evidence links are looked up by owner only
+  ** for explanations (host evidence, few rows): a partial index, built once the rows are in (an
+  ** index kept while inserting costs a B-tree insert per row). */
+  if (rc == TL_OK)
+    rc = tl_pub_exec(db, "CREATE INDEX traceloom_evidence_link_core_explanation "
+                         "ON traceloom_evidence_link_core(owner_id) WHERE owner_kind = 'explanation'", e);
   /* The idle evidence cites device events by their text id (traceloom_evidence_link and
   ** traceloom_task_api_link .trace_event_id), and the idle-evidence-audit report looks each
   ** citation up with a correlated EXISTS, where SQLite builds no automatic index: without this
@@ -807,5 +893,6 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
   if (rc == TL_OK)
     rc = tl_pub_exec(db, "CREATE INDEX traceloom_anchor_core_anchor_id "
                          "ON traceloom_anchor_core(anchor_id)", e);
+  tl_timer_mark(&tm, "names and indexes");
   return rc;
 }

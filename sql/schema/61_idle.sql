@@ -25,12 +25,16 @@ CREATE INDEX traceloom_run_metadata_db ON traceloom_run_metadata(db_idx, run_id,
 -- and the per-anchor attribution are stored as *_core rows of integers, codes and their text
 -- ids: what is constant per run (run id, versions, collection status, clock domain) lives
 -- once in traceloom_run_metadata, names are small codes (the enums of ext/idle/idle_int.h).
--- The public relations of the same names are views (sql/views/64_idle.sql). The text ids are
--- plain columns, indexed once the rows are in: the idle-evidence-audit report reads every
--- row's id (windows over `s.*` and `e.*`, groups by gap, each link's owner and event), and
--- SQLite 3.40 rebuilds a VIRTUAL id at each read and treats no index touching a generated
--- column as covering (so the audit's existence checks of 2.5M owners each read the row):
--- measured on the 1M-task profile, the audit took 40 s CPU with virtual ids, 25 s with text.
+-- The public relations of the same names are views (sql/views/64_idle.sql).
+-- Intervals, stream states and explanations are WITHOUT ROWID tables keyed by their text id,
+-- written by the idle stage in key order (ext/idle/publish_idle.c): the idle-evidence-audit
+-- report looks owners and gaps up by id millions of times (each evidence link's owner, twice
+-- or three times), and a key lookup is one B-tree descent where a rowid table with a unique
+-- index on the id takes two (the index, then the row); the id index itself (166 MB on the 1M
+-- profile) is gone. The ids stay stored text: SQLite 3.40 rebuilds a VIRTUAL id at each read
+-- and treats no index touching a generated column as covering (measured on the 1M-task
+-- profile: the audit took 40 s CPU with virtual ids, 25 s with text). A link's event id, only
+-- ever probed with (never looked up, grouped or sorted by), is computed.
 
 -- @surface traceloom_device_interval_core | one productive or idle interval of a device (integers only) | Storage behind traceloom_device_interval: device, order, extent, idle flag and source count | SELECT device_id, idle, count(*), sum(end_ns - start_ns) FROM traceloom_device_interval_core GROUP BY 1, 2
 CREATE TABLE traceloom_device_interval_core(
@@ -39,8 +43,9 @@ CREATE TABLE traceloom_device_interval_core(
   start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
   idle INTEGER NOT NULL,                -- 0 productive_active, 1 visible_productive_idle
   source_count INTEGER NOT NULL,
-  interval_id TEXT NOT NULL             -- 'device-interval-d<db_idx>-dev<device_id>-<interval_order>'
-);
+  interval_id TEXT NOT NULL,            -- 'device-interval-d<db_idx>-dev<device_id>-<interval_order>'
+  PRIMARY KEY (interval_id)
+) WITHOUT ROWID;
 
 -- @surface traceloom_stream_state_core | one observed state of one stream (integers only) | Storage behind traceloom_stream_state: stream, order, extent, state code, source count and the device's stream scan | SELECT state, count(*), sum(end_ns - start_ns) FROM traceloom_stream_state_core GROUP BY 1
 CREATE TABLE traceloom_stream_state_core(
@@ -52,8 +57,9 @@ CREATE TABLE traceloom_stream_state_core(
   source_count INTEGER NOT NULL,
   stream_count INTEGER NOT NULL,        -- the device's observed streams
   scan_complete INTEGER NOT NULL,       -- every event of the device had a stream
-  state_id TEXT NOT NULL                -- 'stream-state-d<db_idx>-dev<device_id>-s<stream_id>-<state_order>'
-);
+  state_id TEXT NOT NULL,               -- 'stream-state-d<db_idx>-dev<device_id>-s<stream_id>-<state_order>'
+  PRIMARY KEY (state_id)
+) WITHOUT ROWID;
 
 -- @surface traceloom_idle_explanation_core | one explained slice of a visible idle gap (integers only) | Storage behind traceloom_idle_explanation: gap, order, extent and the codes of category, evidence level, relation and alignment | SELECT category, count(*), sum(end_ns - start_ns) FROM traceloom_idle_explanation_core GROUP BY 1
 CREATE TABLE traceloom_idle_explanation_core(
@@ -68,8 +74,11 @@ CREATE TABLE traceloom_idle_explanation_core(
   alignment INTEGER NOT NULL,           -- tl_alignment
   source_count INTEGER NOT NULL,
   idle_explanation_id TEXT NOT NULL,    -- 'idle-explanation-d<db_idx>-dev<device_id>-<explanation_order>'
-  gap_interval_id TEXT NOT NULL         -- its gap's interval_id
-);
+  gap_interval_id TEXT NOT NULL,        -- its gap's interval_id (stored: the audit groups and
+                                        -- windows 760k explanations by it, and spelling it in
+                                        -- the view cost 1 s CPU there on the 1M profile)
+  PRIMARY KEY (idle_explanation_id)
+) WITHOUT ROWID;
 
 -- @surface traceloom_idle_candidate | one diagnostic host hypothesis for a gap | Host overlaps that exist only inside the clock uncertainty (possible_only) and enqueue delays that are not robustly positive (non_robust_delay); never part of an explanation | SELECT candidate_category, candidate_status, count(*) FROM traceloom_idle_candidate GROUP BY 1, 2
 CREATE TABLE traceloom_idle_candidate(
@@ -104,6 +113,10 @@ CREATE TABLE traceloom_clock_marker(
   device_id INTEGER, stream_id INTEGER, connection_id INTEGER, call_site TEXT,
   return_status INTEGER, marker_status TEXT NOT NULL
 );
+-- The audit checks each evidence link without an event against the markers by source row, a
+-- correlated EXISTS per link (no automatic index there): without this index every such link
+-- scans the markers.
+CREATE INDEX traceloom_clock_marker_source ON traceloom_clock_marker(source_table, source_key);
 
 -- @surface traceloom_host_api_event | one allowlisted host API call | Runtime calls of the host-API allowlist (host_sync and enqueue families) with their connection id and device | SELECT api_family, api_name, count(*) FROM traceloom_host_api_event GROUP BY 1, 2
 CREATE TABLE traceloom_host_api_event(
@@ -120,6 +133,9 @@ CREATE TABLE traceloom_task_api_link(
   run_id TEXT NOT NULL, api_event_id TEXT NOT NULL, trace_event_id TEXT, device_id INTEGER,
   connection_id INTEGER, link_status TEXT NOT NULL
 );
+-- The audit finds a queued explanation's task link from its host call: without this index
+-- SQLite builds an automatic one over every link at each run.
+CREATE INDEX traceloom_task_api_link_api ON traceloom_task_api_link(api_event_id);
 
 -- @surface traceloom_evidence_link_core | one source row cited by an idle-evidence owner (integers where it can) | Storage behind traceloom_evidence_link: the owner, the cited event (event_n) or host/marker row, relation and level codes, overlap extent | SELECT owner_kind, relation, count(*) FROM traceloom_evidence_link_core GROUP BY 1, 2
 CREATE TABLE traceloom_evidence_link_core(
@@ -139,8 +155,8 @@ CREATE TABLE traceloom_evidence_link_core(
   owner_kind TEXT GENERATED ALWAYS AS (CASE owner_kind_n WHEN 0 THEN 'device_interval'
     WHEN 1 THEN 'stream_state' WHEN 2 THEN 'explanation' WHEN 3 THEN 'candidate'
     ELSE 'clock_model' END) VIRTUAL,
-  trace_event_id TEXT GENERATED ALWAYS AS
-    (CASE WHEN event_n IS NULL THEN '' ELSE 'event-' || event_n END) STORED
+  trace_event_id TEXT GENERATED ALWAYS AS  -- only probed with (the event's id index): computed
+    (CASE WHEN event_n IS NULL THEN '' ELSE 'event-' || event_n END) VIRTUAL
 );
 
 -- @surface traceloom_idle_name | one name of an idle-evidence code | The names of the codes the idle cores store (kind category, level, relation, state: ext/idle's enums; rule: the E1 semantic rule ids), written by the idle stage from its own tables | SELECT kind, count(*) FROM traceloom_idle_name GROUP BY kind

@@ -10,9 +10,10 @@
 -- literals: a literal costs nothing per row, a lookup does (the audit reads `s.*` of 2M
 -- stream states). Names come from the codes
 -- (the enums of ext/idle/idle_int.h, in order); the text ids are the cores', so a join on an
--- id (interval_id, state_id, idle_explanation_id, owner_id) is a lookup in the index the idle
--- stage builds. An id computed here is CAST to TEXT: a join on an expression without
--- affinity cannot use an automatic index on a TEXT column.
+-- id (interval_id, state_id, idle_explanation_id) is a lookup of the core's primary key, on a
+-- link's owner_id one in the index the idle stage builds; a link's trace_event_id, only ever
+-- probed with, is computed from its event_n. An id computed here is CAST to TEXT: a join on an expression without affinity cannot use an
+-- automatic index on a TEXT column.
 
 -- @surface traceloom_device_interval | one productive or idle interval of a device | The exact partition of each device's analysis span into productive_active (the union of productive tasks and communication ops) and visible_productive_idle | SELECT interval_kind, count(*), sum(duration_ns) FROM traceloom_device_interval GROUP BY 1
 CREATE VIEW traceloom_device_interval AS

@@ -241,19 +241,43 @@ def test_view_constants_are_the_runs(cli, fixtures, tmp_path):
 
 def test_idle_cores_store_only_ids_as_text(cli, fixtures, tmp_path):
     """The large idle tables hold integers and codes; the only stored text is each row's id
-    (and a link's owner and event ids, and the table and key of a cited host call or marker):
-    no run id, version, name or reason repeated per row."""
+    (and an explanation's gap id, a link's owner id, and the table and key of a cited host call
+    or marker): no run id, version, name or reason repeated per row, and no cited event's id
+    (only ever probed with: the view computes it from event_n)."""
     con = analyse(cli, fixtures, tmp_path, "adjacent_overlap")
     want = {"traceloom_device_interval_core": ["interval_id"],
             "traceloom_stream_state_core": ["state_id"],
             "traceloom_idle_explanation_core": ["idle_explanation_id", "gap_interval_id"],
-            "traceloom_evidence_link_core": ["owner_id", "source_table", "source_key",
-                                             "trace_event_id"],
+            "traceloom_evidence_link_core": ["owner_id", "source_table", "source_key"],
             "traceloom_anchor_idle_explanation_core": []}
     for core, ids in want.items():
         cols = con.execute(f"SELECT name, type, hidden FROM pragma_table_xinfo('{core}')").fetchall()
         # hidden: 0 a plain column, 2 a VIRTUAL generated one, 3 a STORED generated one
         assert [n for n, t, hidden in cols if t == "TEXT" and hidden in (0, 3)] == ids, core
+
+
+def test_cores_are_keyed_by_their_ids(cli, fixtures, tmp_path):
+    """Intervals, stream states and explanations are WITHOUT ROWID tables keyed by their text
+    id (one B-tree: a lookup by id is one descent, no separate id index), and every id is the
+    one its integers spell."""
+    con = analyse(cli, fixtures, tmp_path, "clock_drift")
+    for core, key, spelled in [
+            ("traceloom_device_interval_core", "interval_id",
+             "'device-interval-d' || db_idx || '-dev' || device_id || '-' || interval_order"),
+            ("traceloom_stream_state_core", "state_id",
+             "'stream-state-d' || db_idx || '-dev' || device_id || '-s' || stream_id || '-'"
+             " || state_order"),
+            ("traceloom_idle_explanation_core", "idle_explanation_id",
+             "'idle-explanation-d' || db_idx || '-dev' || device_id || '-' || explanation_order")]:
+        assert con.execute("SELECT wr FROM pragma_table_list WHERE name = ?", (core,)).fetchone() == (1,)
+        assert con.execute(f"SELECT name FROM pragma_table_info('{core}') WHERE pk > 0").fetchall() == [(key,)]
+        n, = con.execute(f"SELECT count(*) FROM {core}").fetchone()
+        assert n > 0 and con.execute(f"SELECT count(*) FROM {core} WHERE {key} = {spelled}").fetchone() == (n,)
+    # each explanation's stored gap id is the id of its gap
+    assert con.execute("SELECT count(*) FROM traceloom_idle_explanation x LEFT JOIN"
+                       " traceloom_device_interval g ON g.interval_id = x.gap_interval_id"
+                       " WHERE g.interval_kind IS NOT 'visible_productive_idle'"
+                       " OR x.start_ns < g.start_ns OR x.end_ns > g.end_ns").fetchone() == (0,)
 
 
 def test_audit_joins_are_lookups(cli, fixtures, tmp_path):
@@ -263,14 +287,12 @@ def test_audit_joins_are_lookups(cli, fixtures, tmp_path):
 
     def plan(sql):
         return " ".join(r[3] for r in con.execute("EXPLAIN QUERY PLAN " + sql))
-    for view, key, index in [
-            ("traceloom_device_interval", "interval_id", "traceloom_device_interval_core_id"),
-            ("traceloom_stream_state", "state_id", "traceloom_stream_state_core_id"),
-            ("traceloom_idle_explanation", "idle_explanation_id",
-             "traceloom_idle_explanation_core_id")]:
+    for view, key in [("traceloom_device_interval", "interval_id"),
+                      ("traceloom_stream_state", "state_id"),
+                      ("traceloom_idle_explanation", "idle_explanation_id")]:
         p = plan(f"SELECT count(o.run_id) FROM traceloom_evidence_link l"
                  f" LEFT JOIN {view} o ON o.{key} = l.owner_id")
-        assert f"USING INDEX {index} ({key}=?)" in p, p
+        assert f"USING PRIMARY KEY ({key}=?)" in p, p
     p = plan("SELECT count(*) FROM traceloom_idle_explanation e WHERE EXISTS (SELECT 1 FROM"
              " traceloom_evidence_link l WHERE l.owner_kind = 'explanation'"
              " AND l.owner_id = e.idle_explanation_id)")
@@ -280,6 +302,47 @@ def test_audit_joins_are_lookups(cli, fixtures, tmp_path):
              " GROUP BY run_id, gap_interval_id) x ON x.run_id = g.run_id"
              " AND x.gap_interval_id = g.interval_id")
     assert "(run_id=? AND gap_interval_id=?)" in p, p
+
+
+AUDIT = ROOT.parent / "shared" / "reference" / "report-sql" / "idle-evidence-audit.sql"
+
+# The automatic indexes the audit's plan may hold: over its own per-run CTE results (one row per
+# run), over its grouped explanations per gap (a materialized aggregate, looked up per gap), and
+# over the tree's nodes (traceloom_viz_node, sql/views/30_structure.sql: not an idle relation).
+AUDIT_AUTOMATIC_ALLOWED = ("AUTOMATIC COVERING INDEX (run_id=?) LEFT-JOIN",
+                           "AUTOMATIC COVERING INDEX (run_id=? AND gap_interval_id=?) LEFT-JOIN",
+                           "AUTOMATIC COVERING INDEX (node_id=? AND db_idx=? AND device_id=?)")
+# Tables a correlated subquery of the audit may scan: the clock models (one row per device).
+AUDIT_SCAN_IN_LOOP_ALLOWED = {"SCAN m"}
+
+
+@pytest.mark.skipif(not AUDIT.exists(), reason="reference report queries not found")
+def test_audit_plan_has_no_scan_in_a_loop(cli, fixtures, tmp_path):
+    """The whole idle-evidence-audit, as shipped: every join of an idle view is a key or index
+    lookup. No automatic index but the allowed ones, and no table scanned inside a correlated
+    subquery (once per outer row) but the allowed ones."""
+    con = analyse(cli, fixtures, tmp_path, "clock_drift")
+    rows = con.execute("EXPLAIN QUERY PLAN " + AUDIT.read_text()).fetchall()
+    parent = {i: p for i, p, _, _ in rows}
+    detail = {i: d for i, _, _, d in rows}
+
+    def in_loop(i):
+        while i in parent:
+            i = parent[i]
+            if detail.get(i, "").startswith("CORRELATED"):
+                return True
+        return False
+    automatic = [d for d in detail.values() if "AUTOMATIC" in d]
+    assert all(d.endswith(AUDIT_AUTOMATIC_ALLOWED) for d in automatic), automatic
+    scans = [detail[i] for i in detail if detail[i].startswith("SCAN ") and in_loop(i)]
+    assert set(scans) <= AUDIT_SCAN_IN_LOOP_ALLOWED, scans
+    # the lookups of owners and markers it makes are the keys and indexes of the idle storage
+    plan = " ".join(detail.values())
+    for lookup in ["USING PRIMARY KEY (interval_id=?)", "USING PRIMARY KEY (state_id=?)",
+                   "USING PRIMARY KEY (idle_explanation_id=?)",
+                   "traceloom_clock_marker_source (source_table=? AND source_key=?)",
+                   "traceloom_task_api_link_api (api_event_id=?)"]:
+        assert lookup in plan, lookup
 
 
 def test_view_names_are_the_stages(cli, fixtures, tmp_path):
