@@ -515,21 +515,40 @@ static int observe_scope(sqlite3 *db, const calls *c, const tl_reports_input *in
   return rc;
 }
 
+static int fill_rejected(void *ctx, size_t i, int64_t *v, unsigned char *null) {
+  const uint32_t *t = ((const u32vec *)ctx)->v + 2 * i;
+  (void)null;
+  v[0] = t[0], v[1] = t[1];
+  return 0;
+}
+
 int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
   const tl_anchors *an = in->anchors;
   calls c;
   int rc = publish_codes(db, e);
   if (rc == TL_OK) rc = read_calls(db, in->trace->calls.n, &c, e);
   if (rc) return rc;
-  /* Which scopes have a supported window: only those get an index. */
+  /* Which scopes have a supported window: only those get an index. The windows with both
+  ** endpoints that are not supported (incompatible or nonmonotonic: few) are stored, so that
+  ** the view traceloom_anchor_host_window tells a window's state from its endpoints and this
+  ** short list without reading both endpoint calls of every window. */
   int need[3] = {0, 0, 0};
-  for (size_t g = 0; in->anchor_call && g < an->groups.n; g++) {
+  u32vec rejected = {0};
+  for (size_t g = 0; rc == TL_OK && in->anchor_call && g < an->groups.n; g++) {
     const tl_anchor_group *gr = &an->groups.v[g];
-    for (size_t k = gr->first; k + 1 < gr->first + gr->count; k++) {
+    for (size_t k = gr->first; rc == TL_OK && k + 1 < gr->first + gr->count; k++) {
       window w = window_at(&c, in->anchor_call, k);
       if (w.state == STATE_SUPPORTED) need[w.scope] = 1;
+      else if (w.state != STATE_MISSING &&
+               (TL_VEC_PUSH(&rejected, (uint32_t)k) || TL_VEC_PUSH(&rejected, (uint32_t)w.state)))
+        rc = tl_nomem(e);
     }
   }
+  if (rc == TL_OK && rejected.n) {
+    tl_rows src = {rejected.n / 2, 2, fill_rejected, &rejected, 0, NULL};
+    rc = tl_rows_insert(db, "traceloom_anchor_host_window_rejected", "left_anchor_n, state", &src, e);
+  }
+  TL_VEC_FREE(&rejected);
   for (int sc = 0; rc == TL_OK && sc < 3; sc++)
     if (need[sc]) rc = observe_scope(db, &c, in, sc, e);
   calls_free(&c);

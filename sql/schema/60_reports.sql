@@ -2,6 +2,12 @@
 -- tl_reports_publish (ext/reports/) inside the analysis savepoint. Integers only; the readable
 -- relations are the views of sql/views/60_*.sql and later.
 
+-- @surface traceloom_anchor_host_window_rejected | one host window with both endpoints that is not supported | Storage behind traceloom_anchor_host_window.state: the windows whose endpoint calls differ in input, provider or clock domain (3) or are out of order (4), by left anchor | SELECT state, count(*) FROM traceloom_anchor_host_window_rejected GROUP BY 1
+CREATE TABLE traceloom_anchor_host_window_rejected(
+  left_anchor_n INTEGER PRIMARY KEY,  -- traceloom_anchor_host_window
+  state INTEGER NOT NULL              -- 3 incompatible_host_domain, 4 nonmonotonic_host_order
+);
+
 -- @surface traceloom_anchor_host_window | one pair of adjacent anchors of a device | Storage-level host window (integers): the left anchor, each side's runtime endpoint (traceloom_anchor_core.host_call_n), the endpoint counts and the typed support state and scope as codes (traceloom_anchor_host_window_code) | SELECT state, scope, count(*) FROM traceloom_anchor_host_window GROUP BY 1, 2
 -- One rule (ext/reports/host_window.c, whose decide() applies it to find the observed calls):
 -- missing_endpoint (1) when a side has no endpoint, incompatible_host_domain (3) when the two
@@ -9,21 +15,20 @@
 -- call ends after the right one starts, else supported_ordered (0); the scope is same_thread
 -- (0) for one process (or none on both) and one thread, same_process (1), else
 -- provider_clock_domain (2). An anchor has at most one endpoint: ambiguous_endpoint (2) is
--- never derived.
+-- never derived. The windows with both endpoints that the rule rejects (3 or 4) are few and
+-- stored by decide() (traceloom_anchor_host_window_rejected): a window's state is then its
+-- endpoints' presence and one key probe, not a read of both endpoint calls (1.1 s over the
+-- 741k windows of the 1M bench profile); tests/sql/reports_host_window_state.sql checks the
+-- stored list against the rule worked out from the calls.
 CREATE VIEW traceloom_anchor_host_window AS
 SELECT l.anchor_n AS left_anchor_n, l.host_call_n AS left_call_n, r.host_call_n AS right_call_n,
        l.host_call_n IS NOT NULL AS left_endpoint_count,
        r.host_call_n IS NOT NULL AS right_endpoint_count,
-       -- provider, clock domain, process and thread are shape columns: two calls of one
-       -- shape (the usual case) share them, and the shapes are looked up only when they differ
        CASE WHEN l.host_call_n IS NULL OR r.host_call_n IS NULL THEN 1
-            WHEN lc.db_idx <> rc.db_idx THEN 3
-            WHEN lc.shape_id <> rc.shape_id
-             AND (SELECT ls.provider IS NOT rs.provider OR ls.clock_domain IS NOT rs.clock_domain
-                  FROM traceloom_runtime_call_shape ls, traceloom_runtime_call_shape rs
-                  WHERE ls.shape_id = lc.shape_id AND rs.shape_id = rc.shape_id) THEN 3
-            WHEN lc.start_ns + lc.dur_ns > rc.start_ns THEN 4
-            ELSE 0 END AS state,
+            ELSE COALESCE((SELECT x.state FROM traceloom_anchor_host_window_rejected x
+                           WHERE x.left_anchor_n = l.anchor_n), 0) END AS state,
+       -- process and thread are shape columns: two calls of one shape (the usual case) share
+       -- them, and the shapes are looked up only when they differ
        CASE WHEN l.host_call_n IS NULL OR r.host_call_n IS NULL THEN 2
             WHEN lc.shape_id = rc.shape_id
               THEN COALESCE((SELECT CASE WHEN s.thread_id IS NOT NULL THEN 0

@@ -122,14 +122,22 @@ FROM traceloom_node_core c
 JOIN traceloom_node_core p ON p.node_n = c.parent_n;
 
 -- @surface traceloom_structure_bubble_occurrence | one bubble | Uncovered device time charged to the following anchor, with its structural position and the adjacent anchors (host context: the host interval between the adjacent anchors' runtime endpoints) | SELECT right_local_node_id, right_node_symbol, bubble_us, host_observation_status FROM traceloom_structure_bubble_occurrence ORDER BY bubble_us DESC LIMIT 10
+-- A bubble's own rows are the right anchor and its left neighbour on the device; the rest is
+-- looked up only when a column asks for it. The atom occurrence and its node are LEFT JOINs by
+-- key (every published occurrence_n names an occurrence, every occurrence its node), which
+-- SQLite leaves out of a query that reads none of their columns, and the window's state and
+-- scope (traceloom_anchor_host_window) are read per row by key: the top bubble by bubble_us
+-- reads each anchor and its neighbour, not seven rows (1.0 s on the 1M bench profile).
 CREATE VIEW traceloom_structure_bubble_occurrence AS
-SELECT 'bubble-' || r.anchor_id AS bubble_id, r.db_idx, r.device_id,
+SELECT 'bubble-anchor-' || r.anchor_n AS bubble_id, r.db_idx, r.device_id,
        'native_report_tree' AS view_name, n.node_id AS right_node_id,
        n.local_node_id AS right_local_node_id,
        COALESCE(n.path, (SELECT p.path FROM traceloom_node_core p WHERE p.node_n = n.parent_n)
                         || '/' || n.local_node_id) AS right_node_path,
        'atom' AS right_node_kind, r.symbol AS right_node_symbol,
-       o.occurrence_idx AS right_occurrence_idx, o.repeat_context,
+       oc.occurrence_idx AS right_occurrence_idx,
+       (SELECT p.repeat_context FROM traceloom_position_occurrence p
+         WHERE p.occurrence_n = r.occurrence_n) AS repeat_context,
        n.node_id AS structural_position_id,
        l.anchor_id AS left_anchor_id, l.anchor_idx AS left_anchor_idx, l.symbol AS left_anchor_symbol,
        l.role AS left_anchor_role, l.start_ns AS left_anchor_start_ns, l.end_ns AS left_anchor_end_ns,
@@ -146,26 +154,40 @@ SELECT 'bubble-' || r.anchor_id AS bubble_id, r.db_idx, r.device_id,
        'anchor-host-interval-' || l.anchor_id || '-' || r.anchor_id AS host_interval_id,
        hl.provider, hl.clock_domain AS host_clock_domain,
        COALESCE((SELECT k.name FROM traceloom_anchor_host_window_code k
-                  WHERE k.kind = 'scope' AND k.code = w.scope), 'provider_clock_domain')
+                  WHERE k.kind = 'scope'
+                    AND k.code = (SELECT w.scope FROM traceloom_anchor_host_window w
+                                   WHERE w.left_anchor_n = l.anchor_n)), 'provider_clock_domain')
          AS scope_policy,
-       CASE WHEN w.scope IN (0, 1) THEN hl.process_id END AS process_id,
-       CASE WHEN w.scope = 0 THEN hl.thread_id END AS thread_id,
+       CASE WHEN (SELECT w.scope FROM traceloom_anchor_host_window w
+                   WHERE w.left_anchor_n = l.anchor_n) IN (0, 1) THEN hl.process_id END AS process_id,
+       CASE WHEN (SELECT w.scope FROM traceloom_anchor_host_window w
+                   WHERE w.left_anchor_n = l.anchor_n) = 0 THEN hl.thread_id END AS thread_id,
        COALESCE((SELECT k.name FROM traceloom_anchor_host_window_code k
-                  WHERE k.kind = 'state' AND k.code = w.state), 'missing_endpoint')
+                  WHERE k.kind = 'state'
+                    AND k.code = (SELECT w.state FROM traceloom_anchor_host_window w
+                                   WHERE w.left_anchor_n = l.anchor_n)), 'missing_endpoint')
          AS host_observation_status,
        hl.end_ns AS host_start_ns, hr.start_ns AS host_end_ns,
-       CASE WHEN w.state = 0 THEN ROUND((hr.start_ns - hl.end_ns) / 1000.0, 3) END AS host_interval_us,
+       CASE WHEN (SELECT w.state FROM traceloom_anchor_host_window w
+                   WHERE w.left_anchor_n = l.anchor_n) = 0
+            THEN ROUND((hr.start_ns - hl.end_ns) / 1000.0, 3) END AS host_interval_us,
        'upstream_between_correlated_anchor_endpoints' AS api_association_semantics,
        r.anchor_n AS right_anchor_n, n.node_n AS right_node_n
 FROM traceloom_anchor r
 JOIN traceloom_anchor l ON l.anchor_n = r.anchor_n - 1 AND l.db_idx = r.db_idx AND l.device_id = r.device_id
-JOIN traceloom_position_occurrence o ON o.occurrence_n = r.occurrence_n
-JOIN traceloom_node_core n ON n.node_n = o.node_n
--- every adjacent pair has its window: an inner join, which SQLite flattens
-JOIN traceloom_anchor_host_window w ON w.left_anchor_n = l.anchor_n
-LEFT JOIN traceloom_runtime_call hl ON hl.call_n = w.left_call_n
-LEFT JOIN traceloom_runtime_call hr ON hr.call_n = w.right_call_n
-WHERE ROUND(r.idle_us, 3) > 0;
+LEFT JOIN traceloom_position_occurrence_core oc ON oc.occurrence_n = r.occurrence_n
+-- (the node by its occurrence's key, not through oc: a join whose ON names oc would keep oc in
+-- every query)
+LEFT JOIN traceloom_node_core n
+  ON n.node_n = (SELECT q.node_n FROM traceloom_position_occurrence_core q
+                  WHERE q.occurrence_n = r.occurrence_n)
+-- the window's endpoint calls are the anchors' (traceloom_anchor_host_window.left_call_n and
+-- right_call_n), which traceloom_anchor does not show: read from the anchor rows by key
+LEFT JOIN traceloom_runtime_call hl
+  ON hl.call_n = (SELECT x.host_call_n FROM traceloom_anchor_core x WHERE x.anchor_n = l.anchor_n)
+LEFT JOIN traceloom_runtime_call hr
+  ON hr.call_n = (SELECT x.host_call_n FROM traceloom_anchor_core x WHERE x.anchor_n = r.anchor_n)
+WHERE r.occurrence_n IS NOT NULL AND ROUND(r.idle_us, 3) > 0;
 
 -- @surface traceloom_v_tree_node | one node of the report tree, walked from the roots | The primary readable map: every structural position with depth, loop depth, kind, repeat count, costs, per-iteration averages and shares | SELECT local_node_id, label, repeat_count, occurrence_count, total_us, avg_total_us FROM traceloom_v_tree_node ORDER BY db_idx, device_id, view_name, display_order
 CREATE VIEW traceloom_v_tree_node AS
@@ -345,7 +367,7 @@ SELECT * FROM traceloom_structure_bubble_occurrence;
 -- on its device, hence a host window, and idle time), aggregated from the anchors and their
 -- host windows before the position's text columns are looked up once per group. idle_us is
 -- whole nanoseconds over 1000, so it is its own ROUND(idle_us, 3) (bubble_us).
--- The window's state is a CASE over its calls that SQLite evaluates once per aggregate that
+-- The window's state is a CASE with a key probe that SQLite evaluates once per aggregate that
 -- names it, so it is named once: a single SUM counts supported windows (state 0) in the low
 -- 32 bits and nonmonotonic ones (4) in the high bits (a node has far fewer than 2^31
 -- bubbles); missing endpoints (1) are counted from the endpoint flags, and the rest (state 3;
@@ -368,8 +390,11 @@ SELECT n.db_idx, n.device_id, 'native_report_tree' AS view_name, n.node_id AS st
          AS host_observation_coverage, b.node_n AS right_node_n
 -- per atom node (an anchor's occurrence names it): the bubbles before its anchors
 FROM (SELECT o.node_n, COUNT(*) AS bubble_occurrence_count,
-             SUM(CASE w.state WHEN 0 THEN 1 WHEN 4 THEN 4294967296 ELSE 0 END) AS state_counts,
-             SUM(w.left_endpoint_count = 0 OR w.right_endpoint_count = 0)
+             SUM(CASE WHEN l.host_call_n IS NULL OR r.host_call_n IS NULL THEN 0
+                      ELSE CASE (SELECT x.state FROM traceloom_anchor_host_window_rejected x
+                                  WHERE x.left_anchor_n = l.anchor_n)
+                           WHEN 4 THEN 4294967296 WHEN 3 THEN 0 ELSE 1 END END) AS state_counts,
+             SUM(l.host_call_n IS NULL OR r.host_call_n IS NULL)
                AS missing_endpoint_occurrence_count,
              ROUND(SUM(r.idle_ns) / 1000.0, 3) AS total_bubble_us,
              ROUND(AVG(r.idle_ns) / 1000.0, 3) AS avg_bubble_us,
@@ -384,7 +409,11 @@ FROM (SELECT o.node_n, COUNT(*) AS bubble_occurrence_count,
        AND oc.occurrence_n < o.first_occurrence_n + o.occurrence_count
       CROSS JOIN traceloom_anchor_core r
         ON r.anchor_n >= oc.anchor_first_n AND r.anchor_n < oc.anchor_first_n + o.token_len
-      CROSS JOIN traceloom_anchor_host_window w ON w.left_anchor_n = r.anchor_n - 1
+      -- the window's left anchor: its state (traceloom_anchor_host_window) from the two
+      -- endpoints and the stored rejected windows, without the window view's call lookups
+      -- (which an aggregate keeps: 1.1 s over the 741k bubbles of the 1M bench profile)
+      CROSS JOIN traceloom_anchor_core l
+        ON l.anchor_n = r.anchor_n - 1 AND l.db_idx = r.db_idx AND l.device_id = r.device_id
       WHERE o.node_kind = 1 AND +r.occurrence_n = oc.occurrence_n AND r.idle_ns > 0
       GROUP BY o.node_n) b
 -- the node's text columns as traceloom_viz_node has them, from the node storage by key (the

@@ -46,7 +46,9 @@ SELECT 'anchor-host-interval-' || l.anchor_id || '-anchor-' || (w.left_anchor_n 
          WHERE k.kind = 'state' AND k.code = w.state) AS support_state,
        w.left_anchor_n, w.left_anchor_n + 1 AS right_anchor_n
 FROM traceloom_anchor_host_window w
-JOIN traceloom_anchor l ON l.anchor_n = w.left_anchor_n
+-- after the window (CROSS JOIN), by key: a view that walks to the windows from its own tables
+-- (traceloom_v_node_host_interval) does not start from this anchor table instead
+CROSS JOIN traceloom_anchor l ON l.anchor_n = w.left_anchor_n
 LEFT JOIN traceloom_runtime_call lc ON lc.call_n = w.left_call_n
 LEFT JOIN traceloom_runtime_call rc ON rc.call_n = w.right_call_n;
 
@@ -72,9 +74,12 @@ SELECT i.*, c.runtime_call_id AS observed_runtime_call_id, c.api_name, c.api_typ
        c.process_id AS observed_process_id, c.thread_id AS observed_thread_id,
        c.source_table AS observed_source_table, c.source_key AS observed_source_key,
        o.observed_order, o.call_n AS observed_call_n
-FROM traceloom_anchor_host_interval i
-JOIN traceloom_anchor_host_window_call o ON o.left_anchor_n = i.left_anchor_n
-JOIN traceloom_runtime_call c ON c.call_n = o.call_n;
+-- the observed calls, then their window and call by key, each after the one before (CROSS
+-- JOIN): a view that joins this one after its own tables (traceloom_v_node_host_activity)
+-- reads them last, by key, rather than starting from them
+FROM traceloom_anchor_host_window_call o
+CROSS JOIN traceloom_anchor_host_interval i ON i.left_anchor_n = o.left_anchor_n
+CROSS JOIN traceloom_runtime_call c ON c.call_n = o.call_n;
 
 -- @surface traceloom_v_runtime_call_family | one runtime call | Each runtime call with its API layer (public acl*/cuda*/hip* or provider internal) and family (launch, graph_launch, memory, synchronize, wait, query, event_record, event_lifecycle, graph_control, other), by name | SELECT api_layer, api_family, count(*) FROM traceloom_v_runtime_call_family GROUP BY 1, 2
 -- The layer and family are a chain of name tests: made once per call shape (a handful of
@@ -124,25 +129,38 @@ GROUP BY a.interval_id, f.api_family;
 -- anchor and for its right neighbour searched two more anchor rows for every (occurrence,
 -- anchor) pair, 741k of them for the node-level example at a million anchors. The right
 -- neighbour exists wherever the window does (its right anchor is the next one on the device).
+-- The rows of traceloom_tree_node_anchor (each node occurrence with the anchors it covers),
+-- walked from the storage as a chain of CROSS JOINs: node -> its occurrences -> their anchors
+-- (key ranges) -> the window after each anchor. SQLite keeps only the table right of a CROSS
+-- JOIN after the one left of it, so every step is one: a query that picks a node by its text
+-- id filters the node table once and reads that node's rows by key. Through the readable
+-- view, SQLite started from every anchor or from the observed calls on the 1M bench profile
+-- and built automatic indexes on the node ids and occurrences (2 to 5 s a query).
 CREATE VIEW traceloom_v_node_host_interval AS
-SELECT na.node_id,
-       na.local_node_id,
-       na.view_name, na.occurrence_idx, na.anchor_order, na.coverage_kind, na.repeat_context,
-       na.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
-                       WHERE t.db_idx = na.db_idx AND t.device_id = na.device_id) + 1 AS anchor_idx,
-       na.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
-                       WHERE t.db_idx = na.db_idx AND t.device_id = na.device_id) + 2
-         AS right_anchor_idx,
+SELECT n.node_id, n.local_node_id, 'native_report_tree' AS view_name, o.occurrence_idx,
+       a.anchor_n - o.anchor_first_n + 1 AS anchor_order,
+       CASE WHEN n.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind,
+       (SELECT p.repeat_context FROM traceloom_position_occurrence p
+         WHERE p.occurrence_n = o.occurrence_n) AS repeat_context,
+       a.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
+                      WHERE t.tree_n = n.tree_n) + 1 AS anchor_idx,
+       a.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
+                      WHERE t.tree_n = n.tree_n) + 2 AS right_anchor_idx,
        (SELECT s.symbol FROM traceloom_anchor_core x
           JOIN traceloom_anchor_shape s ON s.shape_id = x.shape_id
-         WHERE x.anchor_n = na.anchor_n + 1) AS right_anchor_symbol,
+         WHERE x.anchor_n = a.anchor_n + 1) AS right_anchor_symbol,
        (SELECT s.role FROM traceloom_anchor_core x
           JOIN traceloom_anchor_shape s ON s.shape_id = x.shape_id
-         WHERE x.anchor_n = na.anchor_n + 1) AS right_anchor_role,
+         WHERE x.anchor_n = a.anchor_n + 1) AS right_anchor_role,
        ROUND((h.host_end_ns - h.host_start_ns) / 1000.0, 3) AS host_interval_us,
-       'after_anchor_interval' AS placement_semantics, na.node_n, na.occurrence_n, h.*
-FROM traceloom_tree_node_anchor na
-CROSS JOIN traceloom_anchor_host_interval h ON h.left_anchor_n = na.anchor_n;
+       'after_anchor_interval' AS placement_semantics, n.node_n, o.occurrence_n, h.*
+FROM traceloom_node_core n
+CROSS JOIN traceloom_position_occurrence_core o
+  ON o.occurrence_n >= n.first_occurrence_n
+ AND o.occurrence_n < n.first_occurrence_n + n.occurrence_count
+CROSS JOIN traceloom_anchor_core a
+  ON a.anchor_n >= o.anchor_first_n AND a.anchor_n < o.anchor_first_n + n.token_len
+CROSS JOIN traceloom_anchor_host_interval h ON h.left_anchor_n = a.anchor_n;
 
 -- @surface traceloom_v_node_host_activity | one runtime call observed after an anchor of a node occurrence | The runtime calls inside the host interval after each anchor of a tree node occurrence; sum observed_overlap_us per API for a scheduled-call distribution, never a host busy union | SELECT node_id, api_name, count(*), round(sum(observed_overlap_us), 3) FROM traceloom_v_node_host_activity WHERE coverage_kind = 'self' GROUP BY 1, 2 ORDER BY 4 DESC LIMIT 10
 -- The node's columns of traceloom_v_node_host_interval, then the anchor's host activity.
@@ -208,9 +226,10 @@ SELECT bubble.*, call.runtime_call_id, call.api_name, call.api_type,
        call.process_id AS runtime_process_id, call.thread_id AS runtime_thread_id,
        call.source_table AS runtime_source_table, call.source_key AS runtime_source_key,
        o.observed_order, call.api_layer, call.api_family
-FROM traceloom_structure_bubble_occurrence bubble
-JOIN traceloom_anchor_host_window_call o ON o.left_anchor_n = bubble.right_anchor_n - 1
-JOIN traceloom_v_runtime_call_family call ON call.call_n = o.call_n;
+-- from the observed calls (few), each to its bubble (the window's right anchor) and call by key
+FROM traceloom_anchor_host_window_call o
+CROSS JOIN traceloom_structure_bubble_occurrence bubble ON bubble.right_anchor_n = o.left_anchor_n + 1
+CROSS JOIN traceloom_v_runtime_call_family call ON call.call_n = o.call_n;
 
 -- @surface traceloom_v_structure_bubble_api_occurrence | one (bubble, public API family) | Per bubble, the public runtime calls of each family in its host interval: count, distinct names, summed call and overlap durations (scheduled measures) | SELECT api_family, count(*), sum(call_count) FROM traceloom_v_structure_bubble_api_occurrence GROUP BY 1
 CREATE VIEW traceloom_v_structure_bubble_api_occurrence AS
