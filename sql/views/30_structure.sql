@@ -145,7 +145,7 @@ SELECT 'bubble-anchor-' || r.anchor_n AS bubble_id, r.db_idx, r.device_id,
        r.symbol AS right_anchor_symbol, r.role AS right_anchor_role,
        r.start_ns AS right_anchor_start_ns, r.end_ns AS right_anchor_end_ns,
        ROUND(MAX(0, r.start_ns - l.end_ns) / 1000.0, 3) AS adjacent_anchor_gap_us,
-       ROUND(r.idle_us, 3) AS bubble_us,
+       r.idle_us AS bubble_us, -- whole ns over 1000.0: its own ROUND(.., 3), without the printf
        r.compute_us AS transition_compute_us, r.comm_us AS transition_comm_us,
        r.total_us AS transition_total_us, r.aux_events AS transition_aux_events,
        r.aux_us AS transition_aux_us,
@@ -187,7 +187,7 @@ LEFT JOIN traceloom_runtime_call hl
   ON hl.call_n = (SELECT x.host_call_n FROM traceloom_anchor_core x WHERE x.anchor_n = l.anchor_n)
 LEFT JOIN traceloom_runtime_call hr
   ON hr.call_n = (SELECT x.host_call_n FROM traceloom_anchor_core x WHERE x.anchor_n = r.anchor_n)
-WHERE r.occurrence_n IS NOT NULL AND ROUND(r.idle_us, 3) > 0;
+WHERE r.occurrence_n IS NOT NULL AND r.idle_us > 0;
 
 -- @surface traceloom_v_tree_node | one node of the report tree, walked from the roots | The primary readable map: every structural position with depth, loop depth, kind, repeat count, costs, per-iteration averages and shares | SELECT local_node_id, label, repeat_count, occurrence_count, total_us, avg_total_us FROM traceloom_v_tree_node ORDER BY db_idx, device_id, view_name, display_order
 CREATE VIEW traceloom_v_tree_node AS
@@ -373,6 +373,30 @@ SELECT * FROM traceloom_structure_bubble_occurrence;
 -- bubbles); missing endpoints (1) are counted from the endpoint flags, and the rest (state 3;
 -- 2 is never derived) is what remains.
 CREATE VIEW traceloom_structure_bubble_position AS
+-- per atom node (an anchor's occurrence names it): the bubbles before its anchors, walked
+-- node -> its occurrences -> their anchors (key ranges; an anchor's occurrence is an atom's,
+-- within its range), so that a node's bubbles come together, in node order: no sort of every
+-- bubble. Inlined in both arms below (NOT MATERIALIZED), filtered there by node.
+WITH bubble AS NOT MATERIALIZED (
+  SELECT o.node_n, o.occurrence_count = 1 AND o.token_len = 1 AS alone,
+         CASE WHEN l.host_call_n IS NULL OR r.host_call_n IS NULL THEN 0
+              ELSE CASE (SELECT x.state FROM traceloom_anchor_host_window_rejected x
+                          WHERE x.left_anchor_n = l.anchor_n)
+                   WHEN 4 THEN 4294967296 WHEN 3 THEN 0 ELSE 1 END END AS state_count,
+         l.host_call_n IS NULL OR r.host_call_n IS NULL AS missing_endpoint, r.idle_ns
+  FROM traceloom_node_core o
+  CROSS JOIN traceloom_position_occurrence_core oc
+    ON oc.occurrence_n >= o.first_occurrence_n
+   AND oc.occurrence_n < o.first_occurrence_n + o.occurrence_count
+  CROSS JOIN traceloom_anchor_core r
+    ON r.anchor_n >= oc.anchor_first_n AND r.anchor_n < oc.anchor_first_n + o.token_len
+  -- the window's left anchor: its state (traceloom_anchor_host_window) from the two
+  -- endpoints and the stored rejected windows, without the window view's call lookups
+  -- (which an aggregate keeps: 1.1 s over the 741k bubbles of the 1M bench profile)
+  CROSS JOIN traceloom_anchor_core l
+    ON l.anchor_n = r.anchor_n - 1 AND l.db_idx = r.db_idx AND l.device_id = r.device_id
+  WHERE o.node_kind = 1 AND +r.occurrence_n = oc.occurrence_n AND r.idle_ns > 0
+)
 SELECT n.db_idx, n.device_id, 'native_report_tree' AS view_name, n.node_id AS structural_position_id,
        n.node_id AS right_node_id, n.local_node_id AS right_local_node_id,
        COALESCE(n.path, (SELECT p.path FROM traceloom_node_core p WHERE p.node_n = n.parent_n)
@@ -388,34 +412,20 @@ SELECT n.db_idx, n.device_id, 'native_report_tree' AS view_name, n.node_id AS st
        b.total_bubble_us, b.avg_bubble_us, b.min_bubble_us, b.max_bubble_us,
        ROUND(1.0 * (b.state_counts & 4294967295) / b.bubble_occurrence_count, 6)
          AS host_observation_coverage, b.node_n AS right_node_n
--- per atom node (an anchor's occurrence names it): the bubbles before its anchors
-FROM (SELECT o.node_n, COUNT(*) AS bubble_occurrence_count,
-             SUM(CASE WHEN l.host_call_n IS NULL OR r.host_call_n IS NULL THEN 0
-                      ELSE CASE (SELECT x.state FROM traceloom_anchor_host_window_rejected x
-                                  WHERE x.left_anchor_n = l.anchor_n)
-                           WHEN 4 THEN 4294967296 WHEN 3 THEN 0 ELSE 1 END END) AS state_counts,
-             SUM(l.host_call_n IS NULL OR r.host_call_n IS NULL)
-               AS missing_endpoint_occurrence_count,
-             ROUND(SUM(r.idle_ns) / 1000.0, 3) AS total_bubble_us,
-             ROUND(AVG(r.idle_ns) / 1000.0, 3) AS avg_bubble_us,
-             ROUND(MIN(r.idle_ns) / 1000.0, 3) AS min_bubble_us,
-             ROUND(MAX(r.idle_ns) / 1000.0, 3) AS max_bubble_us
-      -- walked node -> its occurrences -> their anchors (key ranges; an anchor's occurrence
-      -- is an atom's, within its range), so that the groups come in node order, each as
-      -- soon as its anchors are read: no sort of every bubble
-      FROM traceloom_node_core o
-      CROSS JOIN traceloom_position_occurrence_core oc
-        ON oc.occurrence_n >= o.first_occurrence_n
-       AND oc.occurrence_n < o.first_occurrence_n + o.occurrence_count
-      CROSS JOIN traceloom_anchor_core r
-        ON r.anchor_n >= oc.anchor_first_n AND r.anchor_n < oc.anchor_first_n + o.token_len
-      -- the window's left anchor: its state (traceloom_anchor_host_window) from the two
-      -- endpoints and the stored rejected windows, without the window view's call lookups
-      -- (which an aggregate keeps: 1.1 s over the 741k bubbles of the 1M bench profile)
-      CROSS JOIN traceloom_anchor_core l
-        ON l.anchor_n = r.anchor_n - 1 AND l.db_idx = r.db_idx AND l.device_id = r.device_id
-      WHERE o.node_kind = 1 AND +r.occurrence_n = oc.occurrence_n AND r.idle_ns > 0
-      GROUP BY o.node_n) b
+-- A node with one occurrence of one anchor (389k of the 501k positions of the 1M bench
+-- profile) has at most one bubble: its row is that bubble's, without an aggregate (whose steps
+-- and rounding were half of this view's time); the others are aggregated. A whole number of ns
+-- over 1000.0 is already the double nearest to its 3-decimal value, which is what ROUND(.., 3)
+-- returns after printing and parsing it again: only the average is rounded.
+FROM (SELECT node_n, 1 AS bubble_occurrence_count, state_count AS state_counts,
+             missing_endpoint AS missing_endpoint_occurrence_count,
+             idle_ns / 1000.0 AS total_bubble_us, idle_ns / 1000.0 AS avg_bubble_us,
+             idle_ns / 1000.0 AS min_bubble_us, idle_ns / 1000.0 AS max_bubble_us
+      FROM bubble WHERE alone
+      UNION ALL
+      SELECT node_n, COUNT(*), SUM(state_count), SUM(missing_endpoint), SUM(idle_ns) / 1000.0,
+             ROUND(AVG(idle_ns) / 1000.0, 3), MIN(idle_ns) / 1000.0, MAX(idle_ns) / 1000.0
+      FROM bubble WHERE NOT alone GROUP BY node_n) b
 -- the node's text columns as traceloom_viz_node has them, from the node storage by key (the
 -- report projection would also fill every node's span and costs: four lookups per group)
 CROSS JOIN traceloom_node_core n ON n.node_n = b.node_n;
