@@ -170,7 +170,12 @@ SELECT i.node_id, i.local_node_id, i.view_name, i.occurrence_idx, i.anchor_order
        i.right_anchor_symbol, i.right_anchor_role, i.host_interval_us, i.placement_semantics,
        i.node_n, i.occurrence_n, a.*
 FROM traceloom_v_node_host_interval i
-CROSS JOIN traceloom_v_anchor_host_activity a ON a.left_anchor_n = i.left_anchor_n;
+CROSS JOIN traceloom_v_anchor_host_activity a ON a.left_anchor_n = i.left_anchor_n
+-- implied by the join; tested as soon as the window's left anchor is read, it spares the rest
+-- of the window (its right anchor and endpoint calls) for the many anchors with no observed
+-- call, when the walk covers many nodes
+WHERE EXISTS (SELECT 1 FROM traceloom_anchor_host_window_call x
+              WHERE x.left_anchor_n = i.left_anchor_n);
 
 -- @surface traceloom_v_sync_runtime_call | one relation of a synchronization action | Profiler-visible synchronization actions with their runtime endpoints (CUDA synchronization records; Ascend EVENT_RECORD / EVENT_WAIT tasks), open and ambiguous outcomes included; action-level evidence, not record/wait pairing or causality | SELECT sync_kind, support_state, count(*) FROM traceloom_v_sync_runtime_call GROUP BY 1, 2
 CREATE VIEW traceloom_v_sync_runtime_call AS
