@@ -362,6 +362,21 @@ FROM traceloom_symbol_summary_core;
 CREATE VIEW traceloom_v_structure_bubble_occurrence AS
 SELECT * FROM traceloom_structure_bubble_occurrence;
 
+-- @surface traceloom_node_anchor_walk | one (node occurrence, covered anchor) pair (integers) | The walk node -> its occurrences -> their anchors over the storage, as key ranges and in node order: the rows of traceloom_tree_node_anchor as integers, with the node's and anchor's columns the bubble and node host views read | SELECT node_n, count(*) FROM traceloom_node_anchor_walk GROUP BY 1 LIMIT 10
+-- A chain of CROSS JOINs: SQLite keeps only the table right of a CROSS JOIN after the one left
+-- of it, so that the walk stays in this order inside the views that join it (a query that picks
+-- nodes, by number or by text id, reads just their occurrences and anchors).
+CREATE VIEW traceloom_node_anchor_walk AS
+SELECT n.node_n, n.node_id, n.local_node_id, n.node_kind, n.tree_n, n.occurrence_count,
+       n.token_len, o.occurrence_n, o.occurrence_idx, o.anchor_first_n, a.anchor_n,
+       a.occurrence_n AS anchor_occurrence_n, a.db_idx, a.device_id, a.host_call_n, a.idle_ns
+FROM traceloom_node_core n
+CROSS JOIN traceloom_position_occurrence_core o
+  ON o.occurrence_n >= n.first_occurrence_n
+ AND o.occurrence_n < n.first_occurrence_n + n.occurrence_count
+CROSS JOIN traceloom_anchor_core a
+  ON a.anchor_n >= o.anchor_first_n AND a.anchor_n < o.anchor_first_n + n.token_len;
+
 -- @surface traceloom_structure_bubble_position | one structural position with bubbles | Bubble statistics per structural position: count, host-observation coverage, total, average, min and max bubble | SELECT right_local_node_id, right_node_symbol, bubble_occurrence_count, total_bubble_us, avg_bubble_us FROM traceloom_structure_bubble_position ORDER BY total_bubble_us DESC LIMIT 10
 -- The same bubbles as traceloom_structure_bubble_occurrence (an anchor with a left neighbour
 -- on its device, hence a host window, and idle time), aggregated from the anchors and their
@@ -378,24 +393,20 @@ CREATE VIEW traceloom_structure_bubble_position AS
 -- within its range), so that a node's bubbles come together, in node order: no sort of every
 -- bubble. Inlined in both arms below (NOT MATERIALIZED), filtered there by node.
 WITH bubble AS NOT MATERIALIZED (
-  SELECT o.node_n, o.occurrence_count = 1 AND o.token_len = 1 AS alone,
-         CASE WHEN l.host_call_n IS NULL OR r.host_call_n IS NULL THEN 0
+  SELECT w.node_n, w.occurrence_count = 1 AND w.token_len = 1 AS alone,
+         CASE WHEN l.host_call_n IS NULL OR w.host_call_n IS NULL THEN 0
               ELSE CASE (SELECT x.state FROM traceloom_anchor_host_window_rejected x
                           WHERE x.left_anchor_n = l.anchor_n)
                    WHEN 4 THEN 4294967296 WHEN 3 THEN 0 ELSE 1 END END AS state_count,
-         l.host_call_n IS NULL OR r.host_call_n IS NULL AS missing_endpoint, r.idle_ns
-  FROM traceloom_node_core o
-  CROSS JOIN traceloom_position_occurrence_core oc
-    ON oc.occurrence_n >= o.first_occurrence_n
-   AND oc.occurrence_n < o.first_occurrence_n + o.occurrence_count
-  CROSS JOIN traceloom_anchor_core r
-    ON r.anchor_n >= oc.anchor_first_n AND r.anchor_n < oc.anchor_first_n + o.token_len
+         l.host_call_n IS NULL OR w.host_call_n IS NULL AS missing_endpoint, w.idle_ns
+  FROM traceloom_node_anchor_walk w
   -- the window's left anchor: its state (traceloom_anchor_host_window) from the two
   -- endpoints and the stored rejected windows, without the window view's call lookups
   -- (which an aggregate keeps: 1.1 s over the 741k bubbles of the 1M bench profile)
   CROSS JOIN traceloom_anchor_core l
-    ON l.anchor_n = r.anchor_n - 1 AND l.db_idx = r.db_idx AND l.device_id = r.device_id
-  WHERE o.node_kind = 1 AND +r.occurrence_n = oc.occurrence_n AND r.idle_ns > 0
+    ON l.anchor_n = w.anchor_n - 1 AND l.db_idx = w.db_idx AND l.device_id = w.device_id
+  -- an atom's own anchors (an anchor's occurrence is an atom's)
+  WHERE w.node_kind = 1 AND +w.anchor_occurrence_n = w.occurrence_n AND w.idle_ns > 0
 )
 SELECT n.db_idx, n.device_id, 'native_report_tree' AS view_name, n.node_id AS structural_position_id,
        n.node_id AS right_node_id, n.local_node_id AS right_local_node_id,

@@ -130,37 +130,31 @@ GROUP BY a.interval_id, f.api_family;
 -- anchor) pair, 741k of them for the node-level example at a million anchors. The right
 -- neighbour exists wherever the window does (its right anchor is the next one on the device).
 -- The rows of traceloom_tree_node_anchor (each node occurrence with the anchors it covers),
--- walked from the storage as a chain of CROSS JOINs: node -> its occurrences -> their anchors
--- (key ranges) -> the window after each anchor. SQLite keeps only the table right of a CROSS
--- JOIN after the one left of it, so every step is one: a query that picks a node by its text
+-- walked from the storage (traceloom_node_anchor_walk, a chain of CROSS JOINs), then the
+-- window after each anchor, also after it (CROSS JOIN): a query that picks a node by its text
 -- id filters the node table once and reads that node's rows by key. Through the readable
 -- view, SQLite started from every anchor or from the observed calls on the 1M bench profile
 -- and built automatic indexes on the node ids and occurrences (2 to 5 s a query).
 CREATE VIEW traceloom_v_node_host_interval AS
-SELECT n.node_id, n.local_node_id, 'native_report_tree' AS view_name, o.occurrence_idx,
-       a.anchor_n - o.anchor_first_n + 1 AS anchor_order,
-       CASE WHEN n.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind,
+SELECT w.node_id, w.local_node_id, 'native_report_tree' AS view_name, w.occurrence_idx,
+       w.anchor_n - w.anchor_first_n + 1 AS anchor_order,
+       CASE WHEN w.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind,
        (SELECT p.repeat_context FROM traceloom_position_occurrence p
-         WHERE p.occurrence_n = o.occurrence_n) AS repeat_context,
-       a.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
-                      WHERE t.tree_n = n.tree_n) + 1 AS anchor_idx,
-       a.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
-                      WHERE t.tree_n = n.tree_n) + 2 AS right_anchor_idx,
+         WHERE p.occurrence_n = w.occurrence_n) AS repeat_context,
+       w.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
+                      WHERE t.tree_n = w.tree_n) + 1 AS anchor_idx,
+       w.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
+                      WHERE t.tree_n = w.tree_n) + 2 AS right_anchor_idx,
        (SELECT s.symbol FROM traceloom_anchor_core x
           JOIN traceloom_anchor_shape s ON s.shape_id = x.shape_id
-         WHERE x.anchor_n = a.anchor_n + 1) AS right_anchor_symbol,
+         WHERE x.anchor_n = w.anchor_n + 1) AS right_anchor_symbol,
        (SELECT s.role FROM traceloom_anchor_core x
           JOIN traceloom_anchor_shape s ON s.shape_id = x.shape_id
-         WHERE x.anchor_n = a.anchor_n + 1) AS right_anchor_role,
+         WHERE x.anchor_n = w.anchor_n + 1) AS right_anchor_role,
        ROUND((h.host_end_ns - h.host_start_ns) / 1000.0, 3) AS host_interval_us,
-       'after_anchor_interval' AS placement_semantics, n.node_n, o.occurrence_n, h.*
-FROM traceloom_node_core n
-CROSS JOIN traceloom_position_occurrence_core o
-  ON o.occurrence_n >= n.first_occurrence_n
- AND o.occurrence_n < n.first_occurrence_n + n.occurrence_count
-CROSS JOIN traceloom_anchor_core a
-  ON a.anchor_n >= o.anchor_first_n AND a.anchor_n < o.anchor_first_n + n.token_len
-CROSS JOIN traceloom_anchor_host_interval h ON h.left_anchor_n = a.anchor_n;
+       'after_anchor_interval' AS placement_semantics, w.node_n, w.occurrence_n, h.*
+FROM traceloom_node_anchor_walk w
+CROSS JOIN traceloom_anchor_host_interval h ON h.left_anchor_n = w.anchor_n;
 
 -- @surface traceloom_v_node_host_activity | one runtime call observed after an anchor of a node occurrence | The runtime calls inside the host interval after each anchor of a tree node occurrence; sum observed_overlap_us per API for a scheduled-call distribution, never a host busy union | SELECT node_id, api_name, count(*), round(sum(observed_overlap_us), 3) FROM traceloom_v_node_host_activity WHERE coverage_kind = 'self' GROUP BY 1, 2 ORDER BY 4 DESC LIMIT 10
 -- The node's columns of traceloom_v_node_host_interval, then the anchor's host activity.

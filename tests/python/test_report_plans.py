@@ -35,12 +35,13 @@ def analysis(exact_hlt_db):
     con.close()
 
 
-def problems(con, view):
-    steps = con.execute(f"EXPLAIN QUERY PLAN SELECT * FROM {view}").fetchall()
+def plan_problems(steps, allowed=()):
+    """Automatic indexes (but those on the allowed aliases) and full scans nested inside another
+    loop among (parent, detail) plan steps."""
     found, loops = [], {}
-    for _, parent, _, detail in steps:
+    for parent, detail in steps:
         if "AUTOMATIC" in detail and not any(detail.startswith(f"SEARCH {alias} USING AUTOMATIC ")
-                                             for alias in AGGREGATES.get(view, ())):
+                                             for alias in allowed):
             found.append(detail)
         if detail.startswith(("SCAN ", "SEARCH ")):
             level = loops.setdefault(parent, [])
@@ -48,6 +49,12 @@ def problems(con, view):
                 found.append("nested " + detail)
             level.append(detail)
     return found
+
+
+def problems(con, view):
+    steps = con.execute(f"EXPLAIN QUERY PLAN SELECT * FROM {view}").fetchall()
+    return plan_problems([(parent, detail) for _, parent, _, detail in steps],
+                         AGGREGATES.get(view, ()))
 
 
 def test_the_report_views_are_listed():
@@ -412,22 +419,12 @@ def plan_tree(con, sql):
 
 
 def report_plan_problems(con, name, allowed=()):
-    """Automatic indexes (but those on the allowed aliases) and full scans nested in another loop in the
-    plan of a reference report query, outside the CTEs that pick its target (MATERIALIZE
-    target...: other views', run once)."""
-    found, loops = [], {}
-    for _, parent, detail, above in plan_tree(con, (REPORT_SQL / (name + ".sql")).read_text()):
-        if any(a.startswith("MATERIALIZE target") for a in above):
-            continue
-        if "AUTOMATIC" in detail and not any(detail.startswith(f"SEARCH {alias} USING AUTOMATIC ")
-                                             for alias in allowed):
-            found.append(detail)
-        if detail.startswith(("SCAN ", "SEARCH ")):
-            level = loops.setdefault(parent, [])
-            if detail.startswith("SCAN ") and level:
-                found.append("nested " + detail)
-            level.append(detail)
-    return found
+    """plan_problems of a reference report query, outside the CTEs that pick its target
+    (MATERIALIZE target...: other views', run once)."""
+    return plan_problems([(parent, detail) for _, parent, detail, above
+                          in plan_tree(con, (REPORT_SQL / (name + ".sql")).read_text())
+                          if not any(a.startswith("MATERIALIZE target") for a in above)],
+                         allowed)
 
 
 needs_reference_sql = pytest.mark.skipif(not REPORT_SQL.is_dir(),

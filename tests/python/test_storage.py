@@ -230,8 +230,9 @@ def test_bubble_position_streams_in_node_order(context_analysis):
         assert not any("AUTOMATIC" in s and not s.startswith(("SEARCH api ", "SEARCH f "))
                        for s in steps), \
             (view, steps)
-        assert "SEARCH oc USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in steps, steps
-        assert "SEARCH r USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in steps, steps
+        # (traceloom_node_anchor_walk: nodes n, occurrences o, anchors a)
+        assert "SEARCH o USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in steps, steps
+        assert "SEARCH a USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in steps, steps
     steps = plan(con, "SELECT * FROM traceloom_structure_bubble_position")
     assert not any("TEMP B-TREE" in s for s in steps), steps
     # every bubble (an anchor with idle time and a left neighbour on its device) is counted once
