@@ -204,7 +204,10 @@ SELECT c.node_n, c.tree_n, c.db_idx, c.device_id, c.node_device, c.local_n, c.pa
             ELSE c.occurrence_count * (CASE WHEN c.node_kind = 3 AND c.repeat_count > 0
                                             THEN c.repeat_count ELSE 1 END) END AS denom
 FROM traceloom_node_core c
-JOIN traceloom_tree_core t ON t.tree_n = c.tree_n
+-- A LEFT JOIN although every node has its tree: by its key, and read only for the token span,
+-- so that SQLite leaves it out of a query that names neither first_token nor end_token (the
+-- report tree, the readable tree: one search per node less).
+LEFT JOIN traceloom_tree_core t ON t.tree_n = c.tree_n
 LEFT JOIN traceloom_position_occurrence_core o ON c.compute_ns IS NULL
  AND o.occurrence_n = c.first_occurrence_n
 LEFT JOIN traceloom_anchor_core a ON c.compute_ns IS NULL AND o.compute_ns IS NULL
@@ -214,21 +217,16 @@ LEFT JOIN traceloom_event_core ae ON ae.event_n = a.event_n;
 -- @surface traceloom_viz_node | one node of the report tree | The report projection of each structural position: kind, repeat count, occurrences, anchors, costs and per-iteration averages | SELECT local_node_id, node_type, label, repeat_label, occurrence_count, total_us, avg_total_us FROM traceloom_viz_node ORDER BY db_idx, device_id, local_node_id LIMIT 20
 CREATE VIEW traceloom_viz_node AS
 SELECT n.node_id, n.db_idx, n.device_id, 'native_report_tree' AS view_name, n.local_node_id,
-       COALESCE(n.path, (SELECT p.path FROM traceloom_node_core p WHERE p.node_n = n.parent_n)
-                        || '/' || n.local_node_id) AS path,
-       (SELECT s.node_type FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS node_type,
-       (SELECT s.kind FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS kind,
-       (SELECT s.symbol FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS symbol,
-       (SELECT s.label FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS label,
-       (SELECT CASE s.category WHEN 'comm' THEN 'collective'
-                 WHEN 'graph' THEN
-                   (SELECT CASE l.slot_role WHEN 'head' THEN 'graph_h' WHEN 'layer' THEN 'graph_l'
-                                            WHEN 'tail' THEN 'graph_t' ELSE 'graph_template' END
-                      FROM traceloom_position_occurrence_core o
-                      JOIN traceloom_graph_launch l ON l.anchor_n = o.anchor_first_n
-                     WHERE o.occurrence_n = n.first_occurrence_n)
-                 ELSE s.category END
-          FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id) AS category,
+       COALESCE(n.path, p.path || '/' || n.local_node_id) AS path,
+       s.node_type, s.kind, s.symbol, s.label,
+       CASE s.category WHEN 'comm' THEN 'collective'
+         WHEN 'graph' THEN
+           (SELECT CASE l.slot_role WHEN 'head' THEN 'graph_h' WHEN 'layer' THEN 'graph_l'
+                                    WHEN 'tail' THEN 'graph_t' ELSE 'graph_template' END
+              FROM traceloom_position_occurrence_core o
+              JOIN traceloom_graph_launch l ON l.anchor_n = o.anchor_first_n
+             WHERE o.occurrence_n = n.first_occurrence_n)
+         ELSE s.category END AS category,
        n.depth, n.depth AS level,
        CASE WHEN n.node_kind = 3 THEN 'Rep x' || n.repeat_count END AS repeat_label,
        n.repeat_count, n.occurrence_count, n.occurrence_count * n.token_len AS anchor_count,
@@ -236,20 +234,34 @@ SELECT n.node_id, n.db_idx, n.device_id, 'native_report_tree' AS view_name, n.lo
        n.end_token AS last_anchor_idx,
        n.compute_ns / 1000.0 AS compute_us, n.comm_ns / 1000.0 AS comm_us,
        n.idle_ns / 1000.0 AS idle_us, (n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 AS total_us,
-       ROUND(n.compute_ns / 1000.0 / n.denom, 3) AS avg_compute_us,
-       ROUND(n.comm_ns / 1000.0 / n.denom, 3) AS avg_comm_us,
-       ROUND(n.idle_ns / 1000.0 / n.denom, 3) AS avg_idle_us,
-       ROUND((n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 / n.denom, 3) AS avg_total_us,
+       -- Per iteration, to 3 decimals. Over one iteration (most nodes: an atom that occurs
+       -- once) the value is a whole number of ns / 1000.0, already the double nearest to its
+       -- 3-decimal value, which ROUND(.., 3) gives back after printing and reparsing it: the
+       -- CASE skips that printf per node and column (tests/python/test_report_plans.py).
+       CASE WHEN n.denom = 1 THEN n.compute_ns / 1000.0
+            ELSE ROUND(n.compute_ns / 1000.0 / n.denom, 3) END AS avg_compute_us,
+       CASE WHEN n.denom = 1 THEN n.comm_ns / 1000.0
+            ELSE ROUND(n.comm_ns / 1000.0 / n.denom, 3) END AS avg_comm_us,
+       CASE WHEN n.denom = 1 THEN n.idle_ns / 1000.0
+            ELSE ROUND(n.idle_ns / 1000.0 / n.denom, 3) END AS avg_idle_us,
+       CASE WHEN n.denom = 1 THEN (n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0
+            ELSE ROUND((n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0 / n.denom, 3) END
+         AS avg_total_us,
        n.self_ns / 1000.0 AS self_us, n.aux_events, n.aux_ns / 1000.0 AS aux_us, NULL AS raw_json,
        n.node_n, n.parent_n, n.tree_n, n.start_ns, n.end_ns
-FROM traceloom_v_node_stats n;
+FROM traceloom_v_node_stats n
+-- The shape's text and the parent's path as joins by key, not a scalar subquery per column
+-- (each a subprogram that opens and closes its cursor per row: a fifth of the readable
+-- tree's time over 512k nodes). LEFT JOINs, on keys every node has, so that SQLite leaves
+-- out the ones a query does not read.
+LEFT JOIN traceloom_node_shape s ON s.shape_id = n.shape_id
+LEFT JOIN traceloom_node_core p ON p.node_n = n.parent_n;
 
 -- @surface traceloom_semantic_node | one node of the semantic tree | Structural positions in display (preorder) order, with parent, slot, loop depth, costs and per-iteration averages | SELECT local_node_id, node_type, label, repeat_count, occurrence_count, total_us FROM traceloom_semantic_node ORDER BY db_idx, device_id, preorder_idx LIMIT 20
 CREATE VIEW traceloom_semantic_node AS
 SELECT v.node_id, 'tree-db' || v.db_idx || '-dev' || v.device_id AS tree_id, v.db_idx,
        v.device_id, 'anchor_tree' AS view_name, 'semantic' AS tree_kind, v.local_node_id,
-       (SELECT p.node_id FROM traceloom_node_core p WHERE p.node_n = v.parent_n) AS parent_node_id,
-       (SELECT p.local_node_id FROM traceloom_node_core p WHERE p.node_n = v.parent_n) AS parent_local_node_id,
+       p.node_id AS parent_node_id, p.local_node_id AS parent_local_node_id,
        c.local_n - 1 AS preorder_idx, c.slot_ordinal AS sibling_order, v.path, v.depth,
        v.depth AS display_depth, c.loop_depth, v.node_type, v.kind AS semantic_kind, v.symbol,
        v.label, v.category, v.repeat_count, v.occurrence_count, v.anchor_count,
@@ -258,7 +270,8 @@ SELECT v.node_id, 'tree-db' || v.db_idx || '-dev' || v.device_id AS tree_id, v.d
        v.self_us, v.aux_events AS aux_event_count, v.aux_us, 0 AS hidden_aux_event_count,
        0.0 AS hidden_aux_us, NULL AS raw_json, v.node_n, v.parent_n, v.tree_n
 FROM traceloom_viz_node v
-JOIN traceloom_node_core c ON c.node_n = v.node_n;
+JOIN traceloom_node_core c ON c.node_n = v.node_n
+LEFT JOIN traceloom_node_core p ON p.node_n = v.parent_n;   -- by key, as in traceloom_viz_node
 
 -- @surface traceloom_position_refinement | one (parent position, slot) | Which node fills each slot of a node (Seq: ordered children; Repeat: the children of one iteration) | SELECT parent_position_id, slot_ordinal, child_position_id FROM traceloom_position_refinement LIMIT 20
 CREATE VIEW traceloom_position_refinement AS

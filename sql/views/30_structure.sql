@@ -192,10 +192,10 @@ WHERE r.occurrence_n IS NOT NULL AND r.idle_us > 0;
 -- @surface traceloom_v_tree_node | one node of the report tree, walked from the roots | The primary readable map: every structural position with depth, loop depth, kind, repeat count, costs, per-iteration averages and shares | SELECT local_node_id, label, repeat_count, occurrence_count, total_us, avg_total_us FROM traceloom_v_tree_node ORDER BY db_idx, device_id, view_name, display_order
 CREATE VIEW traceloom_v_tree_node AS
 -- In a tree the walk from the roots is the parent chain each node stores (node_core).
-SELECT n.node_id, (SELECT p.node_id FROM traceloom_node_core p WHERE p.node_n = n.parent_n) AS parent_node_id,
+SELECT n.node_id, p.node_id AS parent_node_id,
        n.db_idx, n.device_id, n.view_name, n.local_node_id,
-       c.local_n AS display_order,
-       n.path, n.depth AS tree_depth, n.level AS depth, c.loop_depth,
+       n.local_n AS display_order,
+       n.path, n.depth AS tree_depth, n.level AS depth, n.loop_depth,
        n.node_type, n.kind, n.symbol, n.label, n.category, n.repeat_label, n.repeat_count,
        n.occurrence_count, n.anchor_count, n.anchors_per_occurrence,
        n.anchors_per_occurrence AS avg_anchor,
@@ -204,16 +204,24 @@ SELECT n.node_id, (SELECT p.node_id FROM traceloom_node_core p WHERE p.node_n = 
        COALESCE(n.compute_us, 0) + COALESCE(n.comm_us, 0) AS active_us,
        ROUND((COALESCE(n.compute_us, 0) + COALESCE(n.comm_us, 0)) / n.denom, 3) AS avg_active_us,
        n.self_us, n.aux_events, n.aux_us,
-       ROUND(COALESCE(n.aux_us, 0) / n.denom, 3) AS avg_aux_us,
-       ROUND(COALESCE(n.self_us, 0) / n.denom, 3) AS avg_self_us,
+       -- aux and self time over one iteration: a whole number of ns / 1000.0, its own
+       -- ROUND(.., 3) (see traceloom_viz_node.avg_total_us)
+       CASE WHEN n.denom = 1 THEN COALESCE(n.aux_us, 0.0)
+            ELSE ROUND(COALESCE(n.aux_us, 0) / n.denom, 3) END AS avg_aux_us,
+       CASE WHEN n.denom = 1 THEN COALESCE(n.self_us, 0.0)
+            ELSE ROUND(COALESCE(n.self_us, 0) / n.denom, 3) END AS avg_self_us,
        ROUND(CASE WHEN COALESCE(n.total_us, 0) = 0 THEN 0.0 ELSE COALESCE(n.comm_us, 0) / n.total_us END, 6) AS comm_pct,
        ROUND(CASE WHEN COALESCE(n.total_us, 0) = 0 THEN 0.0 ELSE COALESCE(n.idle_us, 0) / n.total_us END, 6) AS idle_pct,
        n.node_n, n.parent_n
-FROM (SELECT v.*, CASE WHEN COALESCE(v.occurrence_count, 0) = 0 THEN 1
-                       ELSE v.occurrence_count * (CASE WHEN v.kind = 'repeat' AND COALESCE(v.repeat_count, 0) > 0
-                                                       THEN v.repeat_count ELSE 1 END) END AS denom
-      FROM traceloom_viz_node v) n
-JOIN traceloom_node_core c ON c.node_n = n.node_n;
+-- The denominator of traceloom_v_node_stats, from the node row this view reads anyway: a
+-- Repeat is node_kind 3 (the shape's kind 'repeat'), tested without a search of the shape.
+FROM (SELECT v.*, CASE WHEN c.occurrence_count = 0 THEN 1
+                       ELSE c.occurrence_count * (CASE WHEN c.node_kind = 3 AND c.repeat_count > 0
+                                                       THEN c.repeat_count ELSE 1 END) END AS denom,
+             c.local_n, c.loop_depth
+      FROM traceloom_viz_node v
+      JOIN traceloom_node_core c ON c.node_n = v.node_n) n
+LEFT JOIN traceloom_node_core p ON p.node_n = n.parent_n;   -- by key, as in traceloom_viz_node
 
 -- @surface traceloom_tree_node_occurrence | one occurrence of a report node | Per-occurrence anchors, time span and costs of every node (find outliers) | SELECT local_node_id, occurrence_idx, anchor_count, total_us, idle_us FROM traceloom_tree_node_occurrence ORDER BY total_us DESC LIMIT 10
 CREATE VIEW traceloom_tree_node_occurrence AS

@@ -481,3 +481,79 @@ def test_bubble_drilldown_target_reads_the_anchor_pair(bench_planned):
     automatic = [d for _, _, d, _ in tree if "AUTOMATIC" in d]
     assert automatic == ["SEARCH c USING AUTOMATIC COVERING INDEX (runtime_call_id=?) LEFT-JOIN"], \
         automatic
+# The tree-map and semantic-tree-readable reports (../shared/reference/report-sql), as written
+# there: every node of the report tree, printed in tree order.
+TREE_MAP = """select local_node_id as node, label, depth, occurrence_count as occ,
+  round(avg_total_us, 3) as avg_total_us, round(avg_aux_us, 3) as avg_aux_us,
+  round(total_us, 3) as total_us
+from traceloom_v_tree_node
+order by db_idx, device_id, view_name, display_order"""
+READABLE_TREE = """SELECT line FROM traceloom_v_semantic_tree_readable
+WHERE view_name = 'anchor_tree' ORDER BY db_idx, device_id, tree_kind, preorder_idx"""
+
+
+@pytest.mark.parametrize("sql", [TREE_MAP, READABLE_TREE], ids=["tree-map", "readable-tree"])
+def test_report_tree_reads_each_node_once_by_key(analysis, sql):
+    """The report tree's readable views scan the nodes once and read the node's shape, its
+    parent's path and its single occurrence or anchor by key, as joins (no correlated subquery
+    per node and column, no automatic index, no other scan), and leave the tree row out when
+    the query names no column of it."""
+    steps = [r[3] for r in analysis.execute("EXPLAIN QUERY PLAN " + sql)]
+    assert [s for s in steps if s.startswith("SCAN ")] == ["SCAN c"], steps
+    assert not any("CORRELATED" in s or "AUTOMATIC" in s for s in steps), steps
+    assert not any(s.startswith(("SEARCH t ", "SCAN t ")) for s in steps), steps
+    assert "SEARCH s USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
+
+
+def test_report_tree_lines_and_averages_are_the_readable_formulation(analysis):
+    """The per-iteration averages are the quotients of the node's summed packets by its
+    iterations, rounded to 3 decimals (the denominator as the shape's kind gives it), whether
+    or not the view skips the ROUND over one iteration; the readable line and the parent columns
+    are those read through subqueries on the node and shape tables."""
+    rows = analysis.execute("""
+        SELECT v.avg_compute_us, v.avg_comm_us, v.avg_idle_us, v.avg_total_us,
+               t.avg_aux_us, t.avg_self_us,
+               typeof(v.avg_total_us), typeof(t.avg_aux_us), typeof(t.avg_self_us),
+               ROUND(s.compute_ns / 1000.0 / d.denom, 3), ROUND(s.comm_ns / 1000.0 / d.denom, 3),
+               ROUND(s.idle_ns / 1000.0 / d.denom, 3),
+               ROUND((s.compute_ns + s.comm_ns + s.idle_ns) / 1000.0 / d.denom, 3),
+               ROUND(COALESCE(s.aux_ns / 1000.0, 0) / d.denom, 3),
+               ROUND(COALESCE(s.self_ns / 1000.0, 0) / d.denom, 3), d.denom
+        FROM traceloom_viz_node v
+        JOIN traceloom_v_node_stats s ON s.node_n = v.node_n
+        JOIN traceloom_v_tree_node t ON t.node_n = v.node_n
+        JOIN (SELECT node_n, CASE WHEN occurrence_count = 0 THEN 1
+                    ELSE occurrence_count * (CASE WHEN kind = 'repeat' AND repeat_count > 0
+                                                  THEN repeat_count ELSE 1 END) END AS denom
+              FROM traceloom_viz_node) d ON d.node_n = v.node_n""").fetchall()
+    denoms = {r[15] for r in rows}
+    assert 1 in denoms and max(denoms) > 1, denoms
+    for r in rows:
+        assert r[0:6] == r[9:15] and r[6:9] == ("real", "real", "real"), r
+    got = analysis.execute(READABLE_TREE).fetchall()
+    reference = analysis.execute("""
+        SELECT printf('%s- [%s] %s %s | %s | anchors=%d total_us=%.3f',
+                      substr('                                                                ', 1,
+                             2 * c.depth),
+                      COALESCE(c.path, (SELECT p.path FROM traceloom_node_core p
+                                         WHERE p.node_n = c.parent_n) || '/' || c.local_node_id),
+                      c.local_node_id,
+                      s.node_type || CASE WHEN s.node_type = 'Repeat' THEN ' x' || c.repeat_count ELSE '' END,
+                      COALESCE(s.label, s.node_type), c.occurrence_count * c.token_len,
+                      (n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0)
+        FROM traceloom_v_node_stats n
+        JOIN traceloom_node_core c ON c.node_n = n.node_n
+        JOIN traceloom_node_shape s ON s.shape_id = c.shape_id
+        ORDER BY c.db_idx, c.device_id, c.local_n""").fetchall()
+    assert got and got == reference
+    parents = analysis.execute("""
+        SELECT n.node_id, n.parent_node_id, n.parent_local_node_id, t.parent_node_id
+        FROM traceloom_semantic_node n JOIN traceloom_v_tree_node t ON t.node_n = n.node_n
+        ORDER BY n.node_n""").fetchall()
+    reference = analysis.execute("""
+        SELECT c.node_id,
+               (SELECT p.node_id FROM traceloom_node_core p WHERE p.node_n = c.parent_n),
+               (SELECT p.local_node_id FROM traceloom_node_core p WHERE p.node_n = c.parent_n),
+               (SELECT p.node_id FROM traceloom_node_core p WHERE p.node_n = c.parent_n)
+        FROM traceloom_node_core c ORDER BY c.node_n""").fetchall()
+    assert parents == reference and sum(p[1] is None for p in parents) >= 1
