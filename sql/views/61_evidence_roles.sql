@@ -155,6 +155,15 @@ WHERE l.link_type = 'retained_unplaced';
 -- from the occurrence by key), the coverage (self: an atom occurrence) and the final role by
 -- event key (event -> shape -> role class, as traceloom_evidence_role_decision reads it).
 -- Kinds: 1 anchor, 2 auxiliary link, 3 replay unit, 4 protected interval, 5 graph body member.
+-- The represented tasks are read from their runs here, not through traceloom_represented_event:
+-- without a hint SQLite takes a range over the event key for 1/64 of the events (17k tasks per
+-- run at a million tasks: the placements then look like billions of rows, and the query joined
+-- to the decisions scans them once per event shape whose class passes its role filter: 4.7 s
+-- for evidence-role-unknown). The run's two bounds stay plain, so SQLite searches the events
+-- between both at any size, and a third condition, true on every row of the range, carries the
+-- likelihood that brings the estimate back to a few tasks per run (0.0002 of 1/64 of 1.1M
+-- events: about 3.5, the bench profile's run length is 3); the placements are then read once
+-- as the outer loop and each one's event, shape and role class found by key (about 1.6 s).
 -- The example (what sits at one node occurrence) walks every placement to its occurrences and
 -- keeps that one's.
 CREATE VIEW traceloom_v_evidence_role_structure AS
@@ -198,9 +207,11 @@ FROM (
 SELECT a.event_n, 1 AS kind, a.anchor_n AS ref, a.occurrence_n AS atom_n
 FROM traceloom_anchor_core a
 UNION ALL
-SELECT r.event_n, 1, r.anchor_n, ca.occurrence_n
-FROM traceloom_represented_event r
+SELECT re.event_n, 1, r.anchor_n, ca.occurrence_n
+FROM traceloom_represented_event_run_core r
 CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = r.anchor_n
+CROSS JOIN traceloom_event_core re ON re.event_n >= r.first_event_n
+ AND re.event_n <= r.last_event_n AND likelihood(re.event_n - r.first_event_n >= 0, 0.0002)
 UNION ALL
 SELECT l.aux_event_n, 2, l.anchor_id || '/aux-' || l.aux_order, ca.occurrence_n
 FROM traceloom_aux_link l
