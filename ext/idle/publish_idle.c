@@ -856,17 +856,35 @@ static const struct {
 /* (category, level) pairs, as category * 3 + level: the order of their rows. */
 #define NCOMBO ((TL_IC_UNATTRIBUTED + 1) * 3)
 
-/* The running sums through entry k of one (category, level)'s attributions (anchor order)
-** before anchor a: those of the last entry with anchor < a. */
-static void sums_before(const attributions *c, uint32_t a, uint64_t *slices, int64_t *ns) {
-  size_t lo = 0, hi = c->n;
-  while (lo < hi) {
+/* The running sums of one (category, level)'s attributions (anchor order) before anchor a:
+** those of the last entry with anchor < a. The search gallops from *hint, the previous answer:
+** a node's occurrences come in anchor order, so answers are near each other. */
+static void sums_before(const attributions *c, uint32_t a, size_t *hint, uint64_t *slices, int64_t *ns) {
+  const attribution *v = c->v;
+  size_t n = c->n, h = *hint < n ? *hint : n, lo, hi, step = 1;
+  if (h < n && v[h].anchor < a) { /* the answer (entries before a) is above h */
+    lo = hi = h + 1;
+    while (hi < n && v[hi].anchor < a) {
+      lo = hi + 1;
+      hi = lo + step < n ? lo + step : n;
+      step *= 2;
+    }
+  } else { /* at or below h */
+    lo = hi = h;
+    while (lo > 0 && v[lo - 1].anchor >= a) {
+      hi = lo - 1;
+      lo = hi > step ? hi - step : 0;
+      step *= 2;
+    }
+  }
+  while (lo < hi) { /* the answer is in [lo, hi] */
     size_t mid = lo + (hi - lo) / 2;
-    if (c->v[mid].anchor < a) lo = mid + 1;
+    if (v[mid].anchor < a) lo = mid + 1;
     else hi = mid;
   }
-  *slices = lo ? c->v[lo - 1].slices : 0;
-  *ns = lo ? c->v[lo - 1].ns : 0;
+  *hint = lo;
+  *slices = lo ? v[lo - 1].slices : 0;
+  *ns = lo ? v[lo - 1].ns : 0;
 }
 
 typedef struct node_acc {
@@ -926,6 +944,7 @@ static int write_nodes(sqlite3 *db, attributions *sums, tl_err *e) {
                         e);
   node_acc acc;
   memset(&acc, 0, sizeof acc);
+  size_t hint[NCOMBO] = {0};
   acc.node_n = -1;
   int r = SQLITE_DONE;
   while (rc == TL_OK && (r = sqlite3_step(occ)) == SQLITE_ROW) {
@@ -944,8 +963,8 @@ static int write_nodes(sqlite3 *db, attributions *sums, tl_err *e) {
       if (!cum[c].n) continue;
       uint64_t s0, s1;
       int64_t n0, n1;
-      sums_before(&cum[c], (uint32_t)first, &s0, &n0);
-      sums_before(&cum[c], (uint32_t)end, &s1, &n1);
+      sums_before(&cum[c], (uint32_t)first, &hint[c], &s0, &n0);
+      sums_before(&cum[c], (uint32_t)end, &hint[c], &s1, &n1);
       acc.slices[c] += s1 - s0, acc.ns[c] += n1 - n0;
     }
   }
