@@ -641,7 +641,7 @@ static int write_anchors(writer *w, const tl_idle_input *in, const tl_idle_devic
       if (tl_anchor_end(an, k) > frontier) frontier = tl_anchor_end(an, k);
     }
   }
-  if (rc == TL_OK) qsort(acc.v, acc.n, sizeof *acc.v, cmp_attribution);
+  if (rc == TL_OK && acc.n) qsort(acc.v, acc.n, sizeof *acc.v, cmp_attribution);
   for (size_t i = 0; rc == TL_OK && i < acc.n;) {
     attribution sum = acc.v[i];
     size_t j = i + 1;
