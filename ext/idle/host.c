@@ -109,7 +109,7 @@ int tl_idle_host_build(const tl_idle_events *ev, tl_idle_host *h, const tl_clock
       conn_task x = {ev->conn[i], (uint32_t)i};
       if (TL_VEC_PUSH(&tasks, x)) rc = tl_nomem(e);
     }
-  if (rc == TL_OK) qsort(tasks.v, tasks.n, sizeof *tasks.v, cmp_conn_task);
+  if (rc == TL_OK && tasks.n) qsort(tasks.v, tasks.n, sizeof *tasks.v, cmp_conn_task);
   for (size_t k = 0; rc == TL_OK && k < h->apis.n; k++) {
     tl_idle_api *a = &h->apis.v[k];
     a->first_target = (uint32_t)h->targets.n, a->ntargets = 0, a->link_status = 3;
@@ -137,7 +137,7 @@ int tl_idle_host_build(const tl_idle_events *ev, tl_idle_host *h, const tl_clock
     if (TL_VEC_PUSH(&claims, c)) rc = tl_nomem(e);
   }
   /* several calls claiming one (connection, device) make every one of them ambiguous */
-  if (rc == TL_OK) qsort(claims.v, claims.n, sizeof *claims.v, cmp_claim);
+  if (rc == TL_OK && claims.n) qsort(claims.v, claims.n, sizeof *claims.v, cmp_claim);
   for (size_t k = 0; rc == TL_OK && k < h->apis.n; k++) {
     tl_idle_api *a = &h->apis.v[k];
     if (!a->has_device) continue;

@@ -601,6 +601,8 @@ typedef struct attribution {
   int64_t ns;
 } attribution;
 
+typedef TL_VEC(attribution) attributions;
+
 static int cmp_attribution(const void *a, const void *b) {
   const attribution *x = a, *y = b;
   if (x->anchor != y->anchor) return x->anchor < y->anchor ? -1 : 1;
@@ -608,9 +610,12 @@ static int cmp_attribution(const void *a, const void *b) {
   return (int)x->level - (int)y->level;
 }
 
-static int write_anchors(writer *w, const tl_idle_input *in, const tl_idle_devices *devs, tl_err *e) {
+/* Writes the run's anchor attributions and appends them, summed per (anchor, category, level),
+** to sums (the nodes' attributions follow from them: write_nodes). */
+static int write_anchors(writer *w, const tl_idle_input *in, const tl_idle_devices *devs, attributions *sums,
+                         tl_err *e) {
   const tl_anchors *an = in->anchors;
-  TL_VEC(attribution) acc = {0};
+  attributions acc = {0};
   int rc = TL_OK;
   for (size_t g = 0; rc == TL_OK && g < an->groups.n; g++) {
     const tl_anchor_group *gr = &an->groups.v[g];
@@ -636,7 +641,7 @@ static int write_anchors(writer *w, const tl_idle_input *in, const tl_idle_devic
       if (tl_anchor_end(an, k) > frontier) frontier = tl_anchor_end(an, k);
     }
   }
-  if (rc == TL_OK) qsort(acc.v, acc.n, sizeof *acc.v, cmp_attribution);
+  if (rc == TL_OK && acc.n) qsort(acc.v, acc.n, sizeof *acc.v, cmp_attribution);
   for (size_t i = 0; rc == TL_OK && i < acc.n;) {
     attribution sum = acc.v[i];
     size_t j = i + 1;
@@ -655,6 +660,7 @@ static int write_anchors(writer *w, const tl_idle_input *in, const tl_idle_devic
     sqlite3_bind_int64(st, 7, (int64_t)sum.slices);
     sqlite3_bind_int64(st, 8, sum.ns);
     rc = tl_pub_step(w->db, st, "traceloom_anchor_idle_explanation_core", e);
+    if (rc == TL_OK && TL_VEC_PUSH(sums, sum)) rc = tl_nomem(e);
     i = j;
   }
   TL_VEC_FREE(&acc);
@@ -706,8 +712,8 @@ static int metadata_json(tl_buf *b, int status, const tl_idle_options *o, int db
   return b->oom ? -1 : 0;
 }
 
-static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clock_markers *markers, tl_timer *tm,
-                  tl_err *e) {
+static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clock_markers *markers,
+                  attributions *sums, tl_timer *tm, tl_err *e) {
   const tl_trace *t = in->trace;
   const tl_idle_options *o = in->options;
   const tl_input *input = &t->profile->inputs.v[db_idx];
@@ -807,7 +813,7 @@ static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clo
     rc = write_device(&w, &ev, &devs.v[k], e);
   if (rc == TL_OK) rc = write_host(&w, &ev, &devs, e);
   if (rc == TL_OK && o->clock_markers) rc = write_clock(&w, &models, markers, e);
-  if (rc == TL_OK) rc = write_anchors(&w, in, &devs, e);
+  if (rc == TL_OK) rc = write_anchors(&w, in, &devs, sums, e);
   writer_close(&w);
   tl_timer_mark(tm, "rows");
   tl_buf_free(&meta);
@@ -845,6 +851,130 @@ static const struct {
     {"rule", tl_idle_rule_count, tl_idle_rule_id},
 };
 
+/* ------------------------------------------------------------------ nodes */
+
+/* (category, level) pairs, as category * 3 + level: the order of their rows. */
+#define NCOMBO ((TL_IC_UNATTRIBUTED + 1) * 3)
+
+/* The running sums of one (category, level)'s attributions (anchor order) before anchor a:
+** those of the last entry with anchor < a. The search gallops from *hint, the previous answer:
+** a node's occurrences come in anchor order, so answers are near each other. */
+static void sums_before(const attributions *c, uint32_t a, size_t *hint, uint64_t *slices, int64_t *ns) {
+  const attribution *v = c->v;
+  size_t n = c->n, h = *hint < n ? *hint : n, lo, hi, step = 1;
+  if (h < n && v[h].anchor < a) { /* the answer (entries before a) is above h */
+    lo = hi = h + 1;
+    while (hi < n && v[hi].anchor < a) {
+      lo = hi + 1;
+      hi = lo + step < n ? lo + step : n;
+      step *= 2;
+    }
+  } else { /* at or below h */
+    lo = hi = h;
+    while (lo > 0 && v[lo - 1].anchor >= a) {
+      hi = lo - 1;
+      lo = hi > step ? hi - step : 0;
+      step *= 2;
+    }
+  }
+  while (lo < hi) { /* the answer is in [lo, hi] */
+    size_t mid = lo + (hi - lo) / 2;
+    if (v[mid].anchor < a) lo = mid + 1;
+    else hi = mid;
+  }
+  *hint = lo;
+  *slices = lo ? v[lo - 1].slices : 0;
+  *ns = lo ? v[lo - 1].ns : 0;
+}
+
+typedef struct node_acc {
+  int64_t node_n, db_idx, device_id;
+  uint64_t slices[NCOMBO];
+  int64_t ns[NCOMBO];
+} node_acc;
+
+static int flush_node(sqlite3_stmt *st, sqlite3 *db, node_acc *a, tl_err *e) {
+  int rc = TL_OK;
+  for (int c = 0; rc == TL_OK && c < NCOMBO; c++) {
+    if (!a->slices[c]) continue;
+    sqlite3_bind_int64(st, 1, a->node_n);
+    sqlite3_bind_int(st, 2, c / 3);
+    sqlite3_bind_int(st, 3, c % 3);
+    sqlite3_bind_int64(st, 4, a->db_idx);
+    sqlite3_bind_int64(st, 5, a->device_id);
+    sqlite3_bind_int64(st, 6, (int64_t)a->slices[c]);
+    sqlite3_bind_int64(st, 7, a->ns[c]);
+    rc = tl_pub_step(db, st, "traceloom_node_idle_explanation_core", e);
+  }
+  memset(a->slices, 0, sizeof a->slices), memset(a->ns, 0, sizeof a->ns);
+  return rc;
+}
+
+/* traceloom_node_idle_explanation_core: per tree node, category and level, the explained idle
+** of the anchors it covers, summed over its occurrences (each covers the anchors
+** [anchor_first_n, anchor_first_n + token_len) of its tree, as traceloom_viz_node_anchor
+** lists them). A node repeats its descendants' anchors (a root holds every one), so a view
+** joining occurrences to anchors reads anchors x depth rows (3.5 s CPU on the 1M profile, most
+** of idle-evidence-audit's root totals); here an occurrence's sum is the difference of two
+** running sums per (category, level), found by binary search. Occurrences are node-major
+** (traceloom_position_occurrence_core): a node whose occurrences are not contiguous fails. */
+static int write_nodes(sqlite3 *db, attributions *sums, tl_err *e) {
+  if (!sums->n) return TL_OK;
+  attributions cum[NCOMBO];
+  memset(cum, 0, sizeof cum);
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < sums->n; i++) {
+    const attribution *x = &sums->v[i];
+    if (TL_VEC_PUSH(&cum[x->category * 3 + x->level], *x)) rc = tl_nomem(e);
+  }
+  for (int c = 0; rc == TL_OK && c < NCOMBO; c++) {
+    if (cum[c].n) qsort(cum[c].v, cum[c].n, sizeof *cum[c].v, cmp_attribution);
+    for (size_t k = 1; k < cum[c].n; k++)
+      cum[c].v[k].slices += cum[c].v[k - 1].slices, cum[c].v[k].ns += cum[c].v[k - 1].ns;
+  }
+  sqlite3_stmt *occ = NULL, *st = NULL;
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db,
+                        "SELECT o.node_n, o.anchor_first_n, n.token_len, n.db_idx, n.device_id "
+                        "FROM main.traceloom_position_occurrence_core o "
+                        "JOIN main.traceloom_node_core n ON n.node_n = o.node_n ORDER BY o.occurrence_n",
+                        &occ, e);
+  if (rc == TL_OK)
+    rc = tl_pub_prepare(db, "INSERT INTO traceloom_node_idle_explanation_core VALUES(?1,?2,?3,?4,?5,?6,?7)", &st,
+                        e);
+  node_acc acc;
+  memset(&acc, 0, sizeof acc);
+  size_t hint[NCOMBO] = {0};
+  acc.node_n = -1;
+  int r = SQLITE_DONE;
+  while (rc == TL_OK && (r = sqlite3_step(occ)) == SQLITE_ROW) {
+    int64_t node = sqlite3_column_int64(occ, 0), first = sqlite3_column_int64(occ, 1);
+    int64_t end = first + sqlite3_column_int64(occ, 2);
+    if (node != acc.node_n) {
+      if (node < acc.node_n) {
+        rc = tl_fail(e, "idle evidence: the occurrences of node %lld are not node-major", (long long)node);
+        break;
+      }
+      if (acc.node_n >= 0) rc = flush_node(st, db, &acc, e);
+      acc.node_n = node, acc.db_idx = sqlite3_column_int64(occ, 3), acc.device_id = sqlite3_column_int64(occ, 4);
+    }
+    if (first < 0 || end <= first || end > UINT32_MAX) continue;
+    for (int c = 0; c < NCOMBO; c++) {
+      if (!cum[c].n) continue;
+      uint64_t s0, s1;
+      int64_t n0, n1;
+      sums_before(&cum[c], (uint32_t)first, &hint[c], &s0, &n0);
+      sums_before(&cum[c], (uint32_t)end, &hint[c], &s1, &n1);
+      acc.slices[c] += s1 - s0, acc.ns[c] += n1 - n0;
+    }
+  }
+  if (rc == TL_OK && r != SQLITE_DONE) rc = tl_fail(e, "reading the tree's occurrences: %s", sqlite3_errmsg(db));
+  if (rc == TL_OK && acc.node_n >= 0) rc = flush_node(st, db, &acc, e);
+  sqlite3_finalize(occ), sqlite3_finalize(st);
+  for (int c = 0; c < NCOMBO; c++) TL_VEC_FREE(&cum[c]);
+  return rc;
+}
+
 int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
   const tl_idle_options *o = in->options;
   if (!o || !o->enabled) return TL_OK;
@@ -855,11 +985,15 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
   const tl_profile *p = in->trace->profile;
   tl_timer tm;
   tl_timer_start(&tm, "idle");
+  attributions sums = {0};
   for (size_t d = 0; rc == TL_OK && p && d < p->inputs.n; d++) {
     if (tl_family_provider(p->inputs.v[d].family) == TL_PROVIDER_ASCEND)
-      rc = run_db(db, in, (int)d, &markers, &tm, e);
+      rc = run_db(db, in, (int)d, &markers, &sums, &tm, e);
   }
   tl_marker_rows_free(rows, nrows);
+  if (rc == TL_OK) rc = write_nodes(db, &sums, e);
+  TL_VEC_FREE(&sums);
+  tl_timer_mark(&tm, "nodes");
   /* The names of the codes the cores store (the views read them). */
   sqlite3_stmt *st = NULL;
   if (rc == TL_OK) rc = tl_pub_prepare(db, "INSERT INTO traceloom_idle_name VALUES(?1, ?2, ?3)", &st, e);

@@ -160,8 +160,8 @@ static int productive(const tl_idle_events *ev, tl_idle_device *d, const u32vec 
     if (TL_VEC_PUSH(&cands, c)) rc = tl_nomem(e);
   }
   if (rc == TL_OK) {
-    qsort(ab->v, ab->n, sizeof *ab->v, cmp_absorption);
-    qsort(cands.v, cands.n, sizeof *cands.v, cmp_cand);
+    if (ab->n) qsort(ab->v, ab->n, sizeof *ab->v, cmp_absorption); /* qsort(NULL, 0) is UB */
+    if (cands.n) qsort(cands.v, cands.n, sizeof *cands.v, cmp_cand);
   }
   if (rc == TL_OK && !cands.n) d->status = 1; /* no_productive_span */
   if (rc == TL_OK && cands.n) {
@@ -224,7 +224,7 @@ static int push_segment(const tl_idle_events *ev, const absorptions *ab, tl_idle
   for (size_t k = 0; k < active->n; k++)
     if (event_sources(ev, ab, active->v[k], &d->state_src)) return -1;
   row.nsrc = (uint32_t)d->state_src.n - row.first_src;
-  qsort(d->state_src.v + row.first_src, row.nsrc, sizeof *d->state_src.v, cmp_src);
+  if (row.nsrc) qsort(d->state_src.v + row.first_src, row.nsrc, sizeof *d->state_src.v, cmp_src);
   tl_idle_state_row *last = d->states.n ? &d->states.v[d->states.n - 1] : NULL;
   if (last && last->stream == stream && last->end == s && last->state == row.state &&
       same_srcs(&d->state_src, last->first_src, last->nsrc, row.first_src, row.nsrc)) {
@@ -274,7 +274,7 @@ static int streams(const tl_idle_events *ev, tl_idle_device *d, const u32vec *ev
     stream_event x = {tl_events_stream_id(&t->ev, i), i};
     if (TL_VEC_PUSH(&se, x)) rc = tl_nomem(e);
   }
-  if (rc == TL_OK) qsort(se.v, se.n, sizeof *se.v, cmp_stream_event);
+  if (rc == TL_OK && se.n) qsort(se.v, se.n, sizeof *se.v, cmp_stream_event);
   for (size_t a = 0; rc == TL_OK && a < se.n;) {
     size_t b = a;
     while (b < se.n && se.v[b].stream == se.v[a].stream) b++;
@@ -287,7 +287,7 @@ static int streams(const tl_idle_events *ev, tl_idle_device *d, const u32vec *ev
       action x = {s, 1, i}, y = {f, 0, i};
       if (TL_VEC_PUSH(&acts, x) || TL_VEC_PUSH(&acts, y)) rc = tl_nomem(e);
     }
-    if (rc == TL_OK) qsort(acts.v, acts.n, sizeof *acts.v, cmp_action);
+    if (rc == TL_OK && acts.n) qsort(acts.v, acts.n, sizeof *acts.v, cmp_action);
     int64_t cursor = d->span_start;
     for (size_t k = 0; rc == TL_OK && k < acts.n; k++) {
       const action *x = &acts.v[k];
@@ -328,7 +328,7 @@ int tl_idle_timelines(const tl_idle_events *ev, tl_idle_devices *out, tl_err *e)
     for (size_t k = 0; k < devs.n && !seen; k++) seen = devs.v[k] == tl_events_device_id(&t->ev, i);
     if (!seen && TL_VEC_PUSH(&devs, tl_events_device_id(&t->ev, i))) rc = tl_nomem(e);
   }
-  if (rc == TL_OK) qsort(devs.v, devs.n, sizeof *devs.v, cmp_u32);
+  if (rc == TL_OK && devs.n) qsort(devs.v, devs.n, sizeof *devs.v, cmp_u32);
   u32vec events = {0};
   for (size_t k = 0; rc == TL_OK && k < devs.n; k++) {
     tl_idle_device d;
@@ -422,7 +422,7 @@ int tl_idle_explain(const tl_idle_events *ev, tl_idle_device *d, const tl_idle_h
   /* this device's host evidence, by start: each piece lies inside one gap */
   for (size_t h = 0; rc == TL_OK && host && h < host->n; h++)
     if (host->v[h].device_id == d->device_id && TL_VEC_PUSH(&hv, host->v[h])) rc = tl_nomem(e);
-  if (rc == TL_OK) qsort(hv.v, hv.n, sizeof *hv.v, cmp_evidence);
+  if (rc == TL_OK && hv.n) qsort(hv.v, hv.n, sizeof *hv.v, cmp_evidence);
   size_t hcur = 0;
   for (uint32_t g = 0; rc == TL_OK && g < d->intervals.n; g++) {
     const tl_idle_interval *gap = &d->intervals.v[g];
@@ -446,7 +446,7 @@ int tl_idle_explain(const tl_idle_events *ev, tl_idle_device *d, const tl_idle_h
       if (TL_VEC_PUSH(&cuts, hv.v[h].start) || TL_VEC_PUSH(&cuts, hv.v[h].end < gap->end ? hv.v[h].end : gap->end))
         rc = tl_nomem(e);
     if (rc) break;
-    qsort(cuts.v, cuts.n, sizeof *cuts.v, cmp_i64);
+    if (cuts.n) qsort(cuts.v, cuts.n, sizeof *cuts.v, cmp_i64);
     for (size_t c = 0; rc == TL_OK && c + 1 < cuts.n; c++) {
       int64_t s = cuts.v[c], f = cuts.v[c + 1];
       if (f <= s) continue;
@@ -511,7 +511,7 @@ int tl_idle_explain(const tl_idle_events *ev, tl_idle_device *d, const tl_idle_h
             rc = tl_nomem(e);
       }
       if (rc) break;
-      qsort(pick.v, pick.n, sizeof *pick.v, cmp_src);
+      if (pick.n) qsort(pick.v, pick.n, sizeof *pick.v, cmp_src);
       size_t u = 0; /* one source once */
       for (size_t k = 0; k < pick.n; k++)
         if (!u || cmp_src(&pick.v[u - 1], &pick.v[k]) != 0) pick.v[u++] = pick.v[k];

@@ -166,10 +166,24 @@ CREATE TABLE traceloom_idle_name(
 ) WITHOUT ROWID;
 
 -- @surface traceloom_anchor_idle_explanation_core | one (anchor, category, evidence level) (integers only) | Storage behind traceloom_anchor_idle_explanation: explained idle in each anchor's prelude window by category and level code | SELECT category, count(*), sum(duration_ns) FROM traceloom_anchor_idle_explanation_core GROUP BY 1
+-- Keyed (and written) in (anchor_n, category, level) order: a lookup by anchor is a key prefix.
 CREATE TABLE traceloom_anchor_idle_explanation_core(
   anchor_n INTEGER NOT NULL,            -- traceloom_anchor_core
   db_idx INTEGER NOT NULL, device_id INTEGER NOT NULL, anchor_idx INTEGER NOT NULL,
   category INTEGER NOT NULL, level INTEGER NOT NULL,
-  slice_count INTEGER NOT NULL, duration_ns INTEGER NOT NULL
-);
-CREATE INDEX traceloom_anchor_idle_explanation_core_anchor ON traceloom_anchor_idle_explanation_core(anchor_n);
+  slice_count INTEGER NOT NULL, duration_ns INTEGER NOT NULL,
+  PRIMARY KEY (anchor_n, category, level)
+) WITHOUT ROWID;
+
+-- @surface traceloom_node_idle_explanation_core | one (tree node, category, evidence level) (integers only) | Storage behind traceloom_node_idle_explanation: the anchors' explained idle summed over each node's occurrences, by category and level code | SELECT category, level, count(*), sum(duration_ns) FROM traceloom_node_idle_explanation_core GROUP BY 1, 2
+-- Stored, not a view over traceloom_viz_node_anchor: a node repeats its descendants' anchors (a
+-- root holds all of them), so the join reads anchors x depth rows (3.5 s CPU at a million
+-- anchors); the idle stage sums each occurrence's anchor range from running sums
+-- (ext/idle/publish_idle.c write_nodes).
+CREATE TABLE traceloom_node_idle_explanation_core(
+  node_n INTEGER NOT NULL,              -- traceloom_node_core
+  category INTEGER NOT NULL, level INTEGER NOT NULL,
+  db_idx INTEGER NOT NULL, device_id INTEGER NOT NULL,
+  slice_count INTEGER NOT NULL, duration_ns INTEGER NOT NULL,
+  PRIMARY KEY (node_n, category, level)
+) WITHOUT ROWID;

@@ -117,24 +117,18 @@ FROM traceloom_anchor_idle_explanation_core i;
 
 -- Idle evidence at the tree's nodes (docs/REPORTS.md "Idle evidence"): the explained idle of
 -- the anchors each node covers. Levels are not additive: a node's figure already contains its
--- descendants' (a root holds every anchor's). Grouped by integers (node, category and level
--- codes; the run follows from db_idx), named after: the audit sums it over all 512k nodes of
--- the 1M profile, and a group key with the 64-character run id and the names sorted 1.8M
--- wide rows (3.7 s against 2.9 s).
+-- descendants' (a root holds every anchor's). The sums are the idle stage's
+-- (traceloom_node_idle_explanation_core: a join of occurrences to anchors reads anchors x
+-- depth rows), named here.
 
 -- @surface traceloom_node_idle_explanation | one (tree node, category, evidence level) | Explained idle in the prelude windows of the anchors a node covers, summed per category and level (nested nodes repeat their descendants' time) | SELECT node_id, category, slice_count, duration_ns FROM traceloom_node_idle_explanation ORDER BY duration_ns DESC LIMIT 20
 CREATE VIEW traceloom_node_idle_explanation AS
 SELECT (SELECT n.node_id FROM traceloom_node_core n WHERE n.node_n = g.node_n) AS node_id,
        (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = g.db_idx) AS run_id,
-       g.db_idx, g.device_id, g.view_name,
+       g.db_idx, g.device_id, 'native_report_tree' AS view_name,
        (SELECT u.name FROM traceloom_idle_name u WHERE u.kind = 'category' AND u.code = g.category)
          AS category,
        (SELECT u.name FROM traceloom_idle_name u WHERE u.kind = 'level' AND u.code = g.level)
          AS evidence_level,
        g.slice_count, g.duration_ns, g.duration_ns / 1000.0 AS duration_us
-FROM (SELECT na.node_n, na.db_idx, na.device_id, na.view_name, i.category, i.level,
-             SUM(i.slice_count) AS slice_count, SUM(i.duration_ns) AS duration_ns
-      FROM traceloom_viz_node_anchor na
-      CROSS JOIN traceloom_anchor_idle_explanation_core i ON i.anchor_n = na.anchor_n
-       AND i.db_idx = na.db_idx AND i.device_id = na.device_id
-      GROUP BY na.node_n, na.db_idx, na.device_id, na.view_name, i.category, i.level) g;
+FROM traceloom_node_idle_explanation_core g;

@@ -212,6 +212,44 @@ def test_anchor_attributions_find_their_anchor_by_index(cli, fixtures, tmp_path)
                          " 'traceloom_anchor_core_anchor_id'").fetchone() == (0,)
 
 
+# The node attribution by its definition: every (occurrence, anchor) pair of
+# traceloom_viz_node_anchor (a node repeats its descendants' anchors), summed per node,
+# category and level over the anchors' attributions.
+NODE_BY_DEFINITION = """
+SELECT (SELECT n.node_id FROM traceloom_node_core n WHERE n.node_n = na.node_n), na.db_idx,
+       na.device_id, na.view_name, i.category, i.evidence_level, SUM(i.slice_count),
+       SUM(i.duration_ns)
+FROM traceloom_viz_node_anchor na
+JOIN traceloom_anchor_idle_explanation i ON i.anchor_id = na.anchor_id
+ AND i.db_idx = na.db_idx AND i.device_id = na.device_id
+GROUP BY na.node_n, na.db_idx, na.device_id, na.view_name, i.category, i.evidence_level"""
+
+
+@pytest.mark.parametrize("profile", ["idle_evidence/adjacent_overlap", "idle_evidence/event_loss",
+                                     "exact_hlt/mono", "aclgraph_smoke/mono"])
+def test_node_attributions_are_their_anchors_sums(cli, fixtures, tmp_path, profile):
+    """traceloom_node_idle_explanation is stored by the idle stage (summed from running sums per
+    category and level): its rows are exactly the sums over each node's (occurrence, anchor)
+    pairs, nested nodes included, and its view reads the core with key lookups only."""
+    out = tmp_path / "a.db"
+    subprocess.run([str(cli), str(fixtures / profile), "--output", str(out), "--options",
+                    json.dumps({"idle_evidence": {"collection_status": "complete"}})],
+                   check=True, capture_output=True)
+    con = sqlite3.connect(f"file:{out}?mode=ro", uri=True)
+    want = sorted(con.execute(NODE_BY_DEFINITION).fetchall())
+    got = sorted(con.execute("SELECT node_id, db_idx, device_id, view_name, category, evidence_level,"
+                             " slice_count, duration_ns FROM traceloom_node_idle_explanation").fetchall())
+    assert want and got == want
+    # an anchor's time counts at every node above it: the roots hold all the anchors' time
+    roots = con.execute("SELECT sum(i.duration_ns) FROM traceloom_node_idle_explanation i"
+                        " JOIN traceloom_node_core n ON n.node_id = i.node_id WHERE n.depth = 0").fetchone()
+    assert roots == con.execute("SELECT sum(duration_ns) FROM traceloom_anchor_idle_explanation").fetchone()
+    plan = " ".join(r[3] for r in con.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM traceloom_node_idle_explanation"))
+    assert "SCAN g" in plan and "anchor" not in plan and "AUTOMATIC" not in plan, plan
+    assert "TEMP B-TREE" not in plan, plan
+
+
 IDLE_VIEWS = ["traceloom_device_interval", "traceloom_stream_state", "traceloom_idle_explanation"]
 
 
@@ -249,7 +287,8 @@ def test_idle_cores_store_only_ids_as_text(cli, fixtures, tmp_path):
             "traceloom_stream_state_core": ["state_id"],
             "traceloom_idle_explanation_core": ["idle_explanation_id", "gap_interval_id"],
             "traceloom_evidence_link_core": ["owner_id", "source_table", "source_key"],
-            "traceloom_anchor_idle_explanation_core": []}
+            "traceloom_anchor_idle_explanation_core": [],
+            "traceloom_node_idle_explanation_core": []}
     for core, ids in want.items():
         cols = con.execute(f"SELECT name, type, hidden FROM pragma_table_xinfo('{core}')").fetchall()
         # hidden: 0 a plain column, 2 a VIRTUAL generated one, 3 a STORED generated one
@@ -338,6 +377,9 @@ def test_audit_plan_has_no_scan_in_a_loop(cli, fixtures, tmp_path):
     assert set(scans) <= AUDIT_SCAN_IN_LOOP_ALLOWED, scans
     # the lookups of owners and markers it makes are the keys and indexes of the idle storage
     plan = " ".join(detail.values())
+    # the root totals read the stored node attributions (no occurrence-to-anchor join)
+    assert "traceloom_anchor_idle_explanation_core_anchor" not in plan
+    assert "traceloom_viz_node_anchor" not in plan and "SCAN o" not in plan, plan
     for lookup in ["USING PRIMARY KEY (interval_id=?)", "USING PRIMARY KEY (state_id=?)",
                    "USING PRIMARY KEY (idle_explanation_id=?)",
                    "traceloom_clock_marker_source (source_table=? AND source_key=?)",
