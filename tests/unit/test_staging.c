@@ -141,16 +141,23 @@ static int opcodes(sqlite3 *db, const char *sql, const char *op) {
   return n;
 }
 
+/* A staging file attached as schema, t declared inside SAVEPOINT a, the worker started. */
+static tl_staging *start_staged(sqlite3 *db, const char *schema,
+                                int (*write)(sqlite3 *, void *, tl_err *), tl_err *e) {
+  tl_staging *s = tl_staging_attach(db, schema);
+  ck_assert_ptr_nonnull(s);
+  exec_ok(db, "SAVEPOINT a; " DECL);
+  ck_assert_int_eq(tl_staging_start(s, tables, write, NULL, e), TL_OK);
+  return s;
+}
+
 /* The events' split: the analysis connection wrote the lower rowids itself, the staged rows
 ** (larger rowids) are appended by the transfer path all the same. */
 START_TEST(staged_rows_append_after_smaller_rowids) {
   char dir[] = "/tmp/tl-staging-XXXXXX", path[512];
   sqlite3 *db = open_out(dir, path, sizeof path);
-  tl_staging *s = tl_staging_attach(db, TL_STAGING_EVENTS_SCHEMA);
-  ck_assert_ptr_nonnull(s);
-  exec_ok(db, "SAVEPOINT a; " DECL);
   tl_err e = {0};
-  ck_assert_int_eq(tl_staging_start(s, tables, write_rows, NULL, &e), TL_OK);
+  tl_staging *s = start_staged(db, TL_STAGING_EVENTS_SCHEMA, write_rows, &e);
   /* beside the worker: rows -99 .. 0 */
   exec_ok(db, "WITH RECURSIVE k(n) AS (SELECT -99 UNION ALL SELECT n + 1 FROM k WHERE n < 0) "
               "INSERT INTO t SELECT n, 1, NULL FROM k");
@@ -177,11 +184,8 @@ END_TEST
 START_TEST(join_then_copy_moves_the_rows_at_the_copy) {
   char dir[] = "/tmp/tl-staging-XXXXXX", path[512];
   sqlite3 *db = open_out(dir, path, sizeof path);
-  tl_staging *s = tl_staging_attach(db, TL_STAGING_RUNTIME_SCHEMA);
-  ck_assert_ptr_nonnull(s);
-  exec_ok(db, "SAVEPOINT a; " DECL);
   tl_err e = {0};
-  ck_assert_int_eq(tl_staging_start(s, tables, write_rows, NULL, &e), TL_OK);
+  tl_staging *s = start_staged(db, TL_STAGING_RUNTIME_SCHEMA, write_rows, &e);
   int rc = tl_staging_join(s, TL_OK, NULL, NULL, &e);
   ck_assert_msg(rc == TL_OK, "%s", e.msg ? e.msg : "?");
   ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM t"), 0);
@@ -197,10 +201,7 @@ START_TEST(join_then_copy_moves_the_rows_at_the_copy) {
   ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM pragma_database_list"), 1);
   /* a failed writer: the join fails, and the copy after it copies nothing */
   exec_ok(db, "DROP TABLE t");
-  s = tl_staging_attach(db, TL_STAGING_RUNTIME_SCHEMA);
-  ck_assert_ptr_nonnull(s);
-  exec_ok(db, "SAVEPOINT a; " DECL);
-  ck_assert_int_eq(tl_staging_start(s, tables, write_then_fail, NULL, &e), TL_OK);
+  s = start_staged(db, TL_STAGING_RUNTIME_SCHEMA, write_then_fail, &e);
   rc = tl_staging_join(s, TL_OK, NULL, NULL, &e);
   ck_assert_int_eq(rc, TL_ERROR);
   ck_assert_msg(e.msg && strstr(e.msg, "failed (test)"), "%s", e.msg ? e.msg : "?");
