@@ -80,6 +80,17 @@ typedef struct analysis {
   pthread_t loop_thread;
   int loop_threaded;           /* loop_thread runs (joined by loop_tree_finish) */
   double loop_cpu;             /* its CPU seconds (TRACELOOM_TIMING) */
+  struct ahead {               /* stages run beside a staging copy (run_ahead) */
+    int (*run)(struct analysis *a, tl_err *e);
+    pthread_t thread;
+    int started;               /* the thread runs, or ran and was not joined */
+    int rc;
+    tl_err err;
+    double cpu;                /* its CPU seconds (TRACELOOM_TIMING) */
+  } anchors_ahead, structure_ahead, loop_ahead;
+  const struct tl_structure_trees *trees; /* the staged trees' rows while loop_ahead reads them */
+  int calls_released;          /* the runtime calls and relations are freed */
+  int event_inputs_released;   /* what only the event rows read is freed */
 } analysis;
 
 /* ------------------------------------------------------------------ stages */
@@ -131,6 +142,58 @@ static int link_context(analysis *a, tl_err *e) {
   return tl_context_link(a->ctx, &a->trace, &a->relations, &a->profile, &a->replay, e);
 }
 
+/* ------------------------------------------------------------------ stages ahead */
+
+/* The copy that ends a staged publication step (tl_staging_copy) is SQLite's work alone on
+** the analysis connection, and the worker has returned: the second core idles. The stages
+** that follow the step read and write arrays only, never the connection, so with threads >= 2
+** they run then, on a helper thread: the same functions on the same inputs (the same result
+** for any thread count), started once the step has freed what only its rows read (so they
+** hold no more memory than in turn), joined by the stage that would have run them. */
+typedef struct ahead ahead;
+
+static int classify_and_select(analysis *a, tl_err *e);
+static int cost_and_recover(analysis *a, tl_err *e);
+static void release_calls(analysis *a);
+static void release_event_inputs(analysis *a);
+
+static void *ahead_main(void *arg) {
+  analysis *a = ((void **)arg)[0];
+  ahead *h = ((void **)arg)[1];
+  free(arg);
+  double cpu0 = tl_thread_cpu_s();
+  h->rc = h->run(a, &h->err);
+  h->cpu = tl_thread_cpu_s() - cpu0;
+  return NULL;
+}
+
+/* Starts run on a helper thread (threads >= 2); else, or when no thread starts, the stages
+** that join it run it in turn. */
+static void run_ahead(analysis *a, ahead *h, int (*run)(analysis *a, tl_err *e)) {
+  void **arg = a->opt.threads >= 2 ? malloc(2 * sizeof *arg) : NULL;
+  if (!arg) return;
+  arg[0] = a, arg[1] = h;
+  h->run = run, h->rc = TL_OK;
+  if (pthread_create(&h->thread, NULL, ahead_main, arg) == 0) h->started = 1;
+  else free(arg);
+}
+
+/* Waits for the helper; its failure is the analysis' (its message and code). */
+static int join_ahead(ahead *h, tl_err *e) {
+  if (!h->started) return TL_OK;
+  pthread_join(h->thread, NULL);
+  h->started = 0;
+  int rc = h->rc;
+  if (rc != TL_OK && e)
+    tl_fail_code(e, h->err.code ? (tl_err_code)h->err.code : TL_ERR_FAILED, "%s",
+                 h->err.msg ? h->err.msg : "a stage run ahead failed");
+  tl_err_clear(&h->err);
+  tl_timer tm;
+  tl_timer_start(&tm, "ahead");
+  tl_timer_threads(&tm, "helper thread", &h->cpu, 1);
+  return rc;
+}
+
 /* ------------------------------------------------------------------ publishers */
 
 /* Every writer of the analysis, one row each, in publication order; a stage that publishes
@@ -172,10 +235,16 @@ static int pub_runtime(analysis *a, tl_err *e) {
   if (rc == TL_OK)
     rc = tl_staging_start(a->runtime_staging, tl_runtime_relation_tables, write_relations, rows, e);
   if (rc == TL_OK) rc = tl_runtime_rows_calls(a->db, rows, e);
-  rc = tl_staging_finish(a->runtime_staging, rc, tl_progress_interrupted, &a->pr, e);
+  rc = tl_staging_join(a->runtime_staging, rc, tl_progress_interrupted, &a->pr, e);
   if (rc == TL_OK) rc = tl_runtime_rows_finish(&a->txn.pub, rows, e);
   tl_runtime_rows_free(rows); /* the worker has returned */
-  return rc;
+  /* the copy reads the staging file only: the calls and relations go first, and the next
+  ** stages run beside it */
+  if (rc == TL_OK) {
+    release_calls(a);
+    run_ahead(a, &a->anchors_ahead, classify_and_select);
+  }
+  return tl_staging_copy(a->runtime_staging, rc, e);
 }
 
 static int pub_inventory(analysis *a, tl_err *e) {
@@ -213,10 +282,16 @@ static int pub_events(analysis *a, tl_err *e) {
   event_range upper = {rows, n / 2, n};
   if (rc == TL_OK) rc = tl_staging_start(a->events_staging, tl_event_tables, write_events, &upper, e);
   if (rc == TL_OK) rc = tl_event_rows_write(a->db, rows, 0, upper.lo, e);
-  rc = tl_staging_finish(a->events_staging, rc, tl_progress_interrupted, &a->pr, e);
+  rc = tl_staging_join(a->events_staging, rc, tl_progress_interrupted, &a->pr, e);
   tl_event_rows_free(rows); /* the worker has returned */
   tl_publish_events_done(&a->txn.pub);
-  return rc;
+  /* the copy reads the staging file only: the events' inputs go first, and the next stages
+  ** run beside it */
+  if (rc == TL_OK) {
+    release_event_inputs(a);
+    run_ahead(a, &a->structure_ahead, cost_and_recover);
+  }
+  return tl_staging_copy(a->events_staging, rc, e);
 }
 
 static int pub_embedded(analysis *a, tl_err *e) {
@@ -292,11 +367,28 @@ static void loop_tree_finish(analysis *a, int rc) {
   }
 }
 
+/* The loop tree's rows (one tl_loop_tree_row a node) are built beside the structure's
+** publication, at the analysis' peak of memory, and held until the render beside the report
+** stage. Up to this budget they are; a larger forest (5M nodes for the 10M-task bench: +400
+** MB at the peak, over 1 GB) renders nothing here, and the caller reads the tree back from
+** the committed analysis, once its arrays are freed (tl_analyze_ex). */
+enum { LOOP_ROWS_BUDGET = 64 << 20 };
+
+static int loop_rows_fit(const analysis *a) {
+  size_t nodes = 0;
+  for (size_t i = 0; i < a->forest.trees.n; i++) nodes += a->forest.trees.v[i].nnodes;
+  return nodes <= LOOP_ROWS_BUDGET / sizeof(tl_loop_tree_row);
+}
+
+static int build_loop_rows(analysis *a, tl_err *e) {
+  return tl_structure_loop_trees_build(a->trees, &a->loop, e);
+}
+
 static int pub_structure(analysis *a, tl_err *e) {
   tl_structure_input in = {&a->trace, &a->anchors, &a->packets, &a->forest, a->anchor_call,
                            (const uint32_t *const *)a->node_names};
   a->structure = in;
-  tl_structure_loop_trees *loop = a->extra ? &a->loop : NULL;
+  tl_structure_loop_trees *loop = a->extra && loop_rows_fit(a) ? &a->loop : NULL;
   if (!a->staging) {
     int rc = tl_publish_structure(a->db, &a->structure, loop, e);
     if (rc == TL_OK && loop) loop_tree_start(a);
@@ -311,10 +403,18 @@ static int pub_structure(analysis *a, tl_err *e) {
   if (rc == TL_OK) rc = tl_staging_start(a->staging, tl_structure_staged_tables, write_staged, &st, e);
   if (rc == TL_OK) rc = tl_publish_structure_anchors(a->db, &a->structure, e);
   if (rc == TL_OK) rc = tl_structure_trees_lower(a->db, trees, st.from, e);
-  rc = tl_staging_finish(a->staging, rc, tl_progress_interrupted, &a->pr, e);
+  rc = tl_staging_join(a->staging, rc, tl_progress_interrupted, &a->pr, e);
+  /* the loop tree's rows read the trees as the tree rows below do: built beside the copy */
+  a->trees = trees;
+  if (rc == TL_OK && loop) run_ahead(a, &a->loop_ahead, build_loop_rows);
+  int ahead = a->loop_ahead.started;
+  rc = tl_staging_copy(a->staging, rc, e);
   if (rc == TL_OK) rc = tl_structure_trees_rows(a->db, trees, e);
-  if (rc == TL_OK && loop) rc = tl_structure_loop_trees_build(trees, loop, e);
-  tl_structure_trees_free(trees); /* the worker has returned */
+  int built = join_ahead(&a->loop_ahead, rc == TL_OK ? e : NULL);
+  if (rc == TL_OK) rc = built;
+  if (rc == TL_OK && loop && !ahead) rc = build_loop_rows(a, e);
+  a->trees = NULL;
+  tl_structure_trees_free(trees); /* the worker and the helper have returned */
   if (rc == TL_OK && loop) loop_tree_start(a);
   return rc;
 }
@@ -381,8 +481,9 @@ typedef struct publisher {
 
 static const publisher publishers[] = {
     {PUBLISH_RUNTIME, "schema", pub_open, NULL},
-    {PUBLISH_RUNTIME, "calls and relations", pub_runtime, NULL},
+    /* before the calls are released (pub_runtime, with a staging database) */
     {PUBLISH_RUNTIME, "inventory", pub_inventory, NULL},
+    {PUBLISH_RUNTIME, "calls and relations", pub_runtime, NULL},
     {PUBLISH_EVENTS, NULL, pub_resume, NULL},
     {PUBLISH_EVENTS, "events", pub_events, NULL},
     {PUBLISH_REST, NULL, pub_resume, NULL},
@@ -414,17 +515,23 @@ static int publish_step(analysis *a, publish_step_id step, tl_err *e) {
   return rc;
 }
 
+/* Nothing after the runtime publication reads the calls and relations, the largest arrays
+** after the events. */
+static void release_calls(analysis *a) {
+  if (a->calls_released) return;
+  a->calls_released = 1;
+  tl_trace_release_calls(&a->trace);
+  free(a->relations.v);
+  a->relations.v = NULL, a->relations.cap = 0; /* n stays: the metadata and summary count */
+}
+
 /* The runtime calls and relations are written now and freed: nothing after this point reads
 ** them, and they are the largest arrays after the events. */
 static int publish_calls(analysis *a, tl_err *e) {
   a->supported_relations = tl_relations_supported(&a->relations);
   int rc = tl_relations_event_call(&a->relations, a->trace.ev.n, &a->event_call, e);
   if (rc == TL_OK) rc = publish_step(a, PUBLISH_RUNTIME, e);
-  if (rc == TL_OK) {
-    tl_trace_release_calls(&a->trace);
-    free(a->relations.v);
-    a->relations.v = NULL, a->relations.cap = 0; /* n stays: the metadata and summary count */
-  }
+  if (rc == TL_OK) release_calls(a);
   return rc;
 }
 
@@ -448,6 +555,26 @@ static int select_anchors(analysis *a, tl_err *e) {
   return rc;
 }
 
+/* What only the event rows read: the provider ids and source rowids, and the per-event
+** classification. */
+static void release_event_inputs(analysis *a) {
+  if (a->event_inputs_released) return;
+  a->event_inputs_released = 1;
+  tl_trace_release_event_ids(&a->trace);
+  tl_event_classes_free(&a->classes);
+  free(a->semantic_role), free(a->semantic_reason);
+  a->semantic_role = a->semantic_reason = NULL;
+}
+
+/* Run ahead beside the runtime copy (pub_runtime), or in turn. */
+static int classify_and_select(analysis *a, tl_err *e) {
+  int rc = classify(a, e);
+  return rc == TL_OK ? select_anchors(a, e) : rc;
+}
+static int anchors_here(const analysis *a) { return !a->anchors_ahead.started; }
+static int anchors_beside(const analysis *a) { return a->anchors_ahead.started; }
+static int join_anchors(analysis *a, tl_err *e) { return join_ahead(&a->anchors_ahead, e); }
+
 /* The events are written now, and what only their rows needed is freed: the provider ids and
 ** source rowids, and the per-event classification. */
 static int publish_events(analysis *a, tl_err *e) {
@@ -457,12 +584,7 @@ static int publish_events(analysis *a, tl_err *e) {
   if (rc == TL_OK) rc = publish_step(a, PUBLISH_EVENTS, e);
   free(a->event_call);
   a->event_call = NULL;
-  if (rc == TL_OK) {
-    tl_trace_release_event_ids(&a->trace);
-    tl_event_classes_free(&a->classes);
-    free(a->semantic_role), free(a->semantic_reason);
-    a->semantic_role = a->semantic_reason = NULL;
-  }
+  if (rc == TL_OK) release_event_inputs(a);
   return rc;
 }
 
@@ -489,6 +611,15 @@ static int recover(analysis *a, tl_err *e) {
   free(unit), free(key), free(partition), free(hint);
   return rc;
 }
+
+/* Run ahead beside the events' copy (pub_events), or in turn. */
+static int cost_and_recover(analysis *a, tl_err *e) {
+  int rc = cost(a, e);
+  return rc == TL_OK ? recover(a, e) : rc;
+}
+static int structure_here(const analysis *a) { return !a->structure_ahead.started; }
+static int structure_beside(const analysis *a) { return a->structure_ahead.started; }
+static int join_structure(analysis *a, tl_err *e) { return join_ahead(&a->structure_ahead, e); }
 
 /* Repeats whose every iteration one host scope encloses exactly carry its name. */
 static int name_repeats(analysis *a, tl_err *e) {
@@ -519,11 +650,13 @@ static const stage stages[] = {
     {"linking scheduler context", link_context, with_context},
     {"linking host scopes", link_scopes, with_scopes},
     {"publishing runtime calls and relations", publish_calls, NULL},
-    {"classifying evidence roles and symbols", classify, NULL},
-    {"selecting anchors", select_anchors, NULL},
+    {"classifying evidence roles and symbols", classify, anchors_here},
+    {"selecting anchors", select_anchors, anchors_here},
+    {"classifying and selecting anchors (helper thread)", join_anchors, anchors_beside},
     {"publishing events", publish_events, NULL},
-    {"costing anchors", cost, NULL},
-    {"recovering structure", recover, NULL},
+    {"costing anchors", cost, structure_here},
+    {"recovering structure", recover, structure_here},
+    {"costing and recovering structure (helper thread)", join_structure, structure_beside},
     {"naming repeats", name_repeats, with_scopes},
     {"publishing", publish, NULL},
 };
@@ -597,6 +730,9 @@ static void write_summary(analysis *a) {
 
 static void analysis_free(analysis *a) {
   /* stop a worker still running before what it reads is freed */
+  join_ahead(&a->anchors_ahead, NULL);
+  join_ahead(&a->structure_ahead, NULL);
+  join_ahead(&a->loop_ahead, NULL);
   if (a->loop_threaded) pthread_join(a->loop_thread, NULL);
   tl_structure_loop_trees_free(&a->loop);
   tl_staging_close(a->runtime_staging);

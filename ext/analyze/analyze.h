@@ -27,8 +27,10 @@ int tl_analyze(sqlite3 *db, const char *path, const char *options_json, char **s
 ** threads 1), instead of read back from the published tables afterwards. */
 typedef struct tl_analyze_extra {
   const char *loop_tree_options; /* traceloom_loop_tree's options JSON; NULL: its defaults */
-  char *loop_tree_md;            /* out, malloc'd; NULL when the analysis failed or the
-                                    Markdown could not be rendered (read it back then) */
+  char *loop_tree_md;            /* out, malloc'd; NULL when the analysis failed, the
+                                    Markdown could not be rendered, or the trees' rows would
+                                    not fit their budget of memory (analyze.c: read it back
+                                    then) */
   char *loop_tree_summary;       /* out, malloc'd: the CLI's short version of the same trees
                                     (tl_loop_tree_summary); NULL with loop_tree_md */
 } tl_analyze_extra;

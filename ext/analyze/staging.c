@@ -51,6 +51,8 @@ struct tl_staging {
   tl_err err;
   double cpu;         /* the worker thread's CPU seconds */
   double main_cpu0;   /* the analysis thread's CPU seconds when the worker started */
+  int joined;         /* tl_staging_join returned: the copy is next */
+  tl_timer tm;        /* TRACELOOM_TIMING: from the join to the copy's end */
 };
 
 const char *tl_staging_path(const tl_staging *s) { return s ? s->path : NULL; }
@@ -205,30 +207,40 @@ static void join_worker(tl_staging *s, int (*interrupted)(void *), void *ctx) {
 #endif
 }
 
-int tl_staging_finish(tl_staging *s, int rc, int (*interrupted)(void *ctx), void *ctx,
-                      tl_err *e) {
+int tl_staging_join(tl_staging *s, int rc, int (*interrupted)(void *ctx), void *ctx, tl_err *e) {
   if (!s || !s->started) return rc;
-  tl_timer tm;
-  tl_timer_start(&tm, strcmp(s->schema, TL_STAGING_RUNTIME_SCHEMA) == 0  ? "staging (runtime)"
-                     : strcmp(s->schema, TL_STAGING_EVENTS_SCHEMA) == 0 ? "staging (events)"
-                                                                        : "staging");
+  tl_timer_start(&s->tm, strcmp(s->schema, TL_STAGING_RUNTIME_SCHEMA) == 0  ? "staging (runtime)"
+                         : strcmp(s->schema, TL_STAGING_EVENTS_SCHEMA) == 0 ? "staging (events)"
+                                                                            : "staging");
   if (rc != TL_OK) atomic_store(&s->stop, 1);
   join_worker(s, interrupted, ctx);
+  s->joined = 1;
   if (rc == TL_OK && s->rc != TL_OK)
     rc = tl_fail_code(e, s->err.code ? (tl_err_code)s->err.code : TL_ERR_FAILED, "%s",
                       s->err.msg ? s->err.msg : "the staging writer failed");
-  tl_timer_mark(&tm, "wait for the writer");
+  tl_timer_mark(&s->tm, "wait for the writer");
+  return rc;
+}
+
+int tl_staging_copy(tl_staging *s, int rc, tl_err *e) {
+  if (!s || !s->joined) return rc;
+  s->joined = 0;
   for (size_t i = 0; rc == TL_OK && i < s->ntables; i++) {
     char *sql = tl_staging_copy_sql(s->schema, s->tables[i]);
     rc = sql ? tl_pub_exec(s->db, sql, e) : tl_nomem(e);
     sqlite3_free(sql);
   }
-  tl_timer_mark(&tm, "copy (transfer)");
+  tl_timer_mark(&s->tm, "copy (transfer)");
   /* from the worker's start: the analysis thread (its own writes, the wait, the copy) and
   ** the worker; on idle cores the span takes about the larger of the two */
   double cpu[2] = {tl_thread_cpu_s() - s->main_cpu0, s->cpu};
-  tl_timer_threads(&tm, "analysis | writer", cpu, 2);
+  tl_timer_threads(&s->tm, "analysis | writer", cpu, 2);
   return rc;
+}
+
+int tl_staging_finish(tl_staging *s, int rc, int (*interrupted)(void *ctx), void *ctx,
+                      tl_err *e) {
+  return tl_staging_copy(s, tl_staging_join(s, rc, interrupted, ctx, e), e);
 }
 
 void tl_staging_close(tl_staging *s) {

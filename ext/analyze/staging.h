@@ -16,6 +16,7 @@
 **   rc = tl_staging_start(s, tables, write, arg, e);  the worker: the tables, write(its db)
 **   ... the analysis connection writes other tables (nothing that `write` reads changes) ...
 **   rc = tl_staging_finish(s, rc, interrupted, ctx, e);  waits, or stops it; copies
+**     (or tl_staging_join, then tl_staging_copy: the worker's input may be freed between)
 **   ... commit or roll back ...
 **   tl_staging_close(s);                              detaches, closes, deletes the file
 **
@@ -60,6 +61,13 @@ int tl_staging_start(tl_staging *s, const char *const *tables,
 ** row, still no MakeRecord). Returns the outcome; nothing happens when s was not started. */
 int tl_staging_finish(tl_staging *s, int rc, int (*interrupted)(void *ctx), void *ctx,
                       tl_err *e);
+
+/* tl_staging_finish in two calls, for a caller that frees what the worker read, or starts
+** work of its own on other threads, between the wait and the copy: tl_staging_join waits for
+** the worker (stopping it as tl_staging_finish does) and returns the outcome; tl_staging_copy
+** copies when the join's outcome (rc) is TL_OK. Each does nothing when s was not started. */
+int tl_staging_join(tl_staging *s, int rc, int (*interrupted)(void *ctx), void *ctx, tl_err *e);
+int tl_staging_copy(tl_staging *s, int rc, tl_err *e);
 
 /* The copy statement of one staged table of schema (sqlite3_free it); NULL when out of
 ** memory. */

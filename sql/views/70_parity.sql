@@ -133,7 +133,10 @@ WITH coll AS (
   FROM traceloom_anchor_core a
   JOIN traceloom_anchor_shape s ON s.shape_id = a.shape_id AND s.role = 'comm'
   JOIN traceloom_position_occurrence_core o ON o.occurrence_n = a.occurrence_n
-  JOIN traceloom_node_core n ON n.node_n = o.node_n),
+  JOIN traceloom_node_core n ON n.node_n = o.node_n
+  -- a link joins two trees: with one there is nothing to match, and no key is built (a
+  -- constant test, made once before the scan)
+  WHERE (SELECT count(*) FROM traceloom_tree_core) > 1),
 keyed AS (
   SELECT c.*, count(*) OVER (PARTITION BY c.k) AS members,
          count(*) OVER (PARTITION BY c.k, c.db_idx, c.device_id) AS per_tree

@@ -121,7 +121,7 @@ WITH anchor_key AS NOT MATERIALIZED (
   -- region found as it finds it; exact_position: one launch; and that launch has members),
   -- asked only of an anchor with a launch
   SELECT a.anchor_n, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS anchor_idx,
-         e.start_ns, e.start_ns + e.dur_ns AS end_ns,
+         e.start_ns, e.start_ns + e.dur_ns AS end_ns, s.support_state,
          CASE WHEN s.support_state = 'supported'
                    AND EXISTS (SELECT 1 FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n)
                    AND (SELECT count(*) FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n) = 1
@@ -142,19 +142,20 @@ WITH anchor_key AS NOT MATERIALIZED (
 member AS (
   -- an expanded anchor has exactly one launch: start from the launches
   SELECT k.db_idx, k.device_id, k.anchor_idx, k.anchor_n, l.launch_n, c.member_n,
+         k.support_state,
          c.lane_ordinal, c.task_ordinal, c.kind, c.event_n AS member_event_n
   FROM traceloom_graph_launch l
   CROSS JOIN anchor_key k
   CROSS JOIN traceloom_graph_member_core c
   WHERE k.anchor_n = l.anchor_n AND +k.expanded = 1 AND c.launch_n = l.launch_n),
-item_key AS (
-  SELECT k.db_idx, k.device_id, k.start_ns, k.end_ns, k.anchor_idx,
+item_key AS NOT MATERIALIZED (
+  SELECT k.db_idx, k.device_id, k.support_state, k.start_ns, k.end_ns, k.anchor_idx,
          'mainline_anchor' AS item_kind, NULL AS member_item_id, k.anchor_n,
          NULL AS member_n, NULL AS member_event_n, NULL AS observed_order,
          NULL AS member_kind, NULL AS lane_ordinal, NULL AS task_ordinal
   FROM anchor_key k WHERE k.expanded = 0
   UNION ALL
-  SELECT m.db_idx, m.device_id, e.start_ns, e.start_ns + e.dur_ns, m.anchor_idx,
+  SELECT m.db_idx, m.device_id, m.support_state, e.start_ns, e.start_ns + e.dur_ns, m.anchor_idx,
          'position_member', 'member:graph-body-member-' || m.member_n, m.anchor_n,
          m.member_n, m.member_event_n,
          row_number() OVER (PARTITION BY m.launch_n
@@ -165,11 +166,18 @@ item_key AS (
   CROSS JOIN traceloom_event_core e
   WHERE e.event_n = m.member_event_n),
 ordered AS (
+  -- A device without supported replay regions expands no anchor: its items are its mainline
+  -- anchors, which ext/anchor orders by start, then end, then the rest of its total key (the
+  -- order anchor_idx numbers): the sort below would give each its anchor_idx - 1, so none is
+  -- made (the window buffered and sorted every anchor of the device: 2-3 s at a million).
+  SELECT k.*, k.anchor_idx - 1 AS timeline_order
+  FROM item_key k WHERE k.support_state <> 'supported'
+  UNION ALL
   SELECT k.*,
          row_number() OVER (PARTITION BY k.db_idx, k.device_id
                             ORDER BY k.start_ns, k.end_ns, k.anchor_idx, k.item_kind,
                                      k.member_item_id) - 1 AS timeline_order
-  FROM item_key k)
+  FROM item_key k WHERE k.support_state = 'supported')
 SELECT COALESCE(o.member_item_id, 'anchor:' || a.anchor_id) AS timeline_item_id,
        o.db_idx, o.device_id, a.anchor_idx AS mainline_anchor_idx,
        a.anchor_id AS mainline_anchor_id,

@@ -190,6 +190,46 @@ def test_flattened_timeline_orders_keys_before_the_wide_columns(context_analysis
         assert sorted(orders) == list(range(len(orders)))
 
 
+@pytest.fixture(scope="module")
+def plain_analyses(cli, fixtures, tmp_path_factory):
+    """Analyses of generated profiles without replay regions (ties of start times included)."""
+    cons = []
+    for name in ("ascend_s6_l4_k6_aux", "nsys_s6_l4_k6_aux"):
+        out = tmp_path_factory.mktemp("storage_plain") / (name + ".db")
+        subprocess.run([str(cli), str(fixtures / "gen" / name), "--output", str(out)],
+                       check=True, capture_output=True)
+        cons.append(sqlite3.connect("file:%s?mode=ro" % out, uri=True))
+    yield cons
+    for con in cons:
+        con.close()
+
+
+def test_flattened_timeline_without_regions_is_anchor_order(plain_analyses):
+    # A device without supported replay regions expands nothing: its timeline is its anchors
+    # in anchor order, read without the window's sort (2-3 s for a million anchors). That
+    # order must be the one the sort gives: (start, end, anchor_idx), checked here from the
+    # anchors' own times.
+    checked = 0
+    for con in plain_analyses:
+        states = dict(((r[0], r[1]), r[2]) for r in con.execute(
+            "SELECT db_idx, device_id, support_state FROM traceloom_v_replay_region_annotation_status"))
+        rows = con.execute("SELECT db_idx, device_id, timeline_order, mainline_anchor_idx, "
+                           "start_ns, end_ns, item_kind "
+                           "FROM traceloom_v_flattened_execution_timeline").fetchall()
+        per_device = {}
+        for r in rows:
+            per_device.setdefault((r[0], r[1]), []).append(r)
+        for dev, items in per_device.items():
+            if states[dev] == "supported":
+                continue
+            assert all(r[6] == "mainline_anchor" for r in items)
+            by_time = sorted(items, key=lambda r: (r[4], r[5], r[3]))
+            assert [r[2] for r in by_time] == list(range(len(items)))
+            assert all(r[2] == r[3] - 1 for r in items)
+            checked += 1
+    assert checked
+
+
 def test_host_window_compares_call_shapes_by_key(context_analysis):
     # State and scope read the call cores; shape text is looked up only for two calls of
     # different shapes. Same codes as the rule written over the readable call view.

@@ -141,16 +141,23 @@ static int opcodes(sqlite3 *db, const char *sql, const char *op) {
   return n;
 }
 
+/* A staging file attached as schema, t declared inside SAVEPOINT a, the worker started. */
+static tl_staging *start_staged(sqlite3 *db, const char *schema,
+                                int (*write)(sqlite3 *, void *, tl_err *), tl_err *e) {
+  tl_staging *s = tl_staging_attach(db, schema);
+  ck_assert_ptr_nonnull(s);
+  exec_ok(db, "SAVEPOINT a; " DECL);
+  ck_assert_int_eq(tl_staging_start(s, tables, write, NULL, e), TL_OK);
+  return s;
+}
+
 /* The events' split: the analysis connection wrote the lower rowids itself, the staged rows
 ** (larger rowids) are appended by the transfer path all the same. */
 START_TEST(staged_rows_append_after_smaller_rowids) {
   char dir[] = "/tmp/tl-staging-XXXXXX", path[512];
   sqlite3 *db = open_out(dir, path, sizeof path);
-  tl_staging *s = tl_staging_attach(db, TL_STAGING_EVENTS_SCHEMA);
-  ck_assert_ptr_nonnull(s);
-  exec_ok(db, "SAVEPOINT a; " DECL);
   tl_err e = {0};
-  ck_assert_int_eq(tl_staging_start(s, tables, write_rows, NULL, &e), TL_OK);
+  tl_staging *s = start_staged(db, TL_STAGING_EVENTS_SCHEMA, write_rows, &e);
   /* beside the worker: rows -99 .. 0 */
   exec_ok(db, "WITH RECURSIVE k(n) AS (SELECT -99 UNION ALL SELECT n + 1 FROM k WHERE n < 0) "
               "INSERT INTO t SELECT n, 1, NULL FROM k");
@@ -167,6 +174,43 @@ START_TEST(staged_rows_append_after_smaller_rowids) {
   ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM t WHERE n <= 0 AND a = 1"), 100);
   ck_assert_int_eq(tl_scalar(db, "SELECT sum(a) FROM t WHERE n > 0"), 7 * 5000 * 5001 / 2);
   ck_assert_int_eq(other_files(dir), 0);
+  sqlite3_close(db);
+  remove_dir(dir);
+}
+END_TEST
+
+/* The step in two calls: nothing is copied at the join (the caller frees the worker's input
+** and starts other work there), the copy then moves every staged row. */
+START_TEST(join_then_copy_moves_the_rows_at_the_copy) {
+  char dir[] = "/tmp/tl-staging-XXXXXX", path[512];
+  sqlite3 *db = open_out(dir, path, sizeof path);
+  tl_err e = {0};
+  tl_staging *s = start_staged(db, TL_STAGING_RUNTIME_SCHEMA, write_rows, &e);
+  int rc = tl_staging_join(s, TL_OK, NULL, NULL, &e);
+  ck_assert_msg(rc == TL_OK, "%s", e.msg ? e.msg : "?");
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM t"), 0);
+  rc = tl_staging_copy(s, rc, &e);
+  ck_assert_msg(rc == TL_OK, "%s", e.msg ? e.msg : "?");
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM t"), 5000);
+  ck_assert_int_eq(tl_scalar(db, "SELECT sum(a) FROM t"), 7 * 5000 * 5001 / 2);
+  /* once copied, a second copy does nothing */
+  ck_assert_int_eq(tl_staging_copy(s, TL_OK, &e), TL_OK);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM t"), 5000);
+  exec_ok(db, "RELEASE a");
+  tl_staging_close(s);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM pragma_database_list"), 1);
+  /* a failed writer: the join fails, and the copy after it copies nothing */
+  exec_ok(db, "DROP TABLE t");
+  s = start_staged(db, TL_STAGING_RUNTIME_SCHEMA, write_then_fail, &e);
+  rc = tl_staging_join(s, TL_OK, NULL, NULL, &e);
+  ck_assert_int_eq(rc, TL_ERROR);
+  ck_assert_msg(e.msg && strstr(e.msg, "failed (test)"), "%s", e.msg ? e.msg : "?");
+  ck_assert_int_eq(tl_staging_copy(s, rc, &e), TL_ERROR);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM t"), 0);
+  exec_ok(db, "ROLLBACK TO a; RELEASE a");
+  tl_staging_close(s);
+  ck_assert_int_eq(other_files(dir), 0);
+  tl_err_clear(&e);
   sqlite3_close(db);
   remove_dir(dir);
 }
@@ -434,6 +478,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("staging");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, staged_rows_arrive_by_the_transfer_path);
+  tcase_add_test(tc, join_then_copy_moves_the_rows_at_the_copy);
   tcase_add_test(tc, failed_writer_fails_the_step);
   tcase_add_test(tc, interrupt_stops_the_writer);
   tcase_add_test(tc, no_staging_inside_a_transaction_beside_a_reader_or_on_another_vfs);
