@@ -931,6 +931,67 @@ int tl_structure_trees_nodes(sqlite3 *db, const tl_structure_trees *t, tl_err *e
   return rc;
 }
 
+/* ------------------------------------------------------------------ shared definitions */
+
+/* One row per definition (structural position of st.positions) that nodes of the tree use:
+** what traceloom_v_shared_definition sums over the definition's nodes, summed here over the
+** few definitions (186 at a million anchors) so that the view does not read every node's
+** packet (a search of its occurrence, anchor and event per node) to add it up. */
+enum {
+  D_TREE, D_DEFINITION, D_SHAPE, D_NODES, D_OCCURRENCES, D_ANCHORS, D_COMPUTE, D_COMM, D_IDLE,
+  D_SELF, D_NCOLS
+};
+static const tl_rows_column definition_columns[D_NCOLS] = {
+    [D_TREE] = {"tree_n", 0},           [D_DEFINITION] = {"definition_local", 0},
+    [D_SHAPE] = {"shape_id", 0},        [D_NODES] = {"node_count", 0},
+    [D_OCCURRENCES] = {"occurrence_count", 0}, [D_ANCHORS] = {"anchor_count", 0},
+    [D_COMPUTE] = {"compute_ns", 0},    [D_COMM] = {"comm_ns", 0},
+    [D_IDLE] = {"idle_ns", 0},          [D_SELF] = {"self_ns", 0},
+};
+
+typedef struct definition_sum {
+  int64_t v[D_NCOLS];
+} definition_sum;
+
+static void loop_row(const tl_structure_trees *t, size_t i, uint32_t k, tl_loop_tree_row *r);
+
+/* The definition rows of tree i (tree_n i + 1). Every node of a definition has its type,
+** kind and symbol (they follow from the position); only a Repeat's label can differ between
+** its nodes (a loop name from the trace's hierarchy), and the view shows the least label,
+** as MIN(label) did: the shape kept is that of a node with the least label (BINARY order,
+** strcmp's). A node's figures are traceloom_v_node_stats's (loop_row). */
+static int publish_definition_rows(sqlite3 *db, sqlite3_stmt *q, const tl_structure_trees *t,
+                                   size_t i, tl_err *e) {
+  const tl_tree *tr = &t->in->forest->trees.v[i];
+  size_t np = tr->st.npositions;
+  definition_sum *d = calloc(np ? np : 1, sizeof *d);
+  if (!d) return tl_nomem(e);
+  for (uint32_t k = 0; k < tr->nnodes; k++) {
+    const tl_tree_node *nd = &tr->nodes[k];
+    definition_sum *x = &d[nd->position];
+    tl_loop_tree_row r;
+    loop_row(t, i, k, &r);
+    const char *label = t->labels.v[r.shape].label;
+    if (x->v[D_NODES]++ == 0 || (label && (!t->labels.v[x->v[D_SHAPE]].label ||
+                                           strcmp(label, t->labels.v[x->v[D_SHAPE]].label) < 0)))
+      x->v[D_SHAPE] = r.shape;
+    x->v[D_OCCURRENCES] += nd->occurrence_count;
+    x->v[D_ANCHORS] +=
+        (int64_t)nd->occurrence_count * (int64_t)tr->st.positions[nd->position].token_len;
+    x->v[D_COMPUTE] += r.ns[TL_LT_COMPUTE], x->v[D_COMM] += r.ns[TL_LT_COMM];
+    x->v[D_IDLE] += r.ns[TL_LT_IDLE], x->v[D_SELF] += r.ns[TL_LT_SELF];
+  }
+  int rc = TL_OK;
+  for (size_t p = 0; rc == TL_OK && p < np; p++) {
+    if (d[p].v[D_NODES] == 0) continue; /* a definition no node uses has no row */
+    d[p].v[D_TREE] = (int64_t)i + 1, d[p].v[D_DEFINITION] = (int64_t)p + 1;
+    for (int c = 0; c < D_NCOLS; c++) sqlite3_bind_int64(q, TL_PARAM(c), d[p].v[c]);
+    rc = tl_pub_step(db, q, "traceloom_definition_core", e);
+  }
+  free(d);
+  return rc;
+}
+
 /* The occurrences numbered [lo, hi) (0-based over every tree, node-major within each) and,
 ** with tree_rows, the traceloom_tree_core rows, tree by tree. */
 static int publish_trees(sqlite3 *db, const tl_structure_trees *t, size_t lo, size_t hi,
@@ -938,10 +999,13 @@ static int publish_trees(sqlite3 *db, const tl_structure_trees *t, size_t lo, si
   const tl_forest *f = t->in->forest;
   tl_timer tm;
   tl_timer_start(&tm, "structure");
-  sqlite3_stmt *tree_ins = NULL;
+  sqlite3_stmt *tree_ins = NULL, *definition_ins = NULL;
   int rc = tree_rows ? tl_rows_prepare(db, "INSERT", "traceloom_tree_core", tree_columns,
                                        TR_NCOLS, &tree_ins, e)
                      : TL_OK;
+  if (rc == TL_OK && tree_rows)
+    rc = tl_rows_prepare(db, "INSERT", "traceloom_definition_core", definition_columns, D_NCOLS,
+                         &definition_ins, e);
   int64_t node_base = 0, occ_base = 0;
   for (size_t i = 0; rc == TL_OK && i < t->n; i++) {
     const tl_tree *tr = &f->trees.v[i];
@@ -957,10 +1021,11 @@ static int publish_trees(sqlite3 *db, const tl_structure_trees *t, size_t lo, si
     }
     if (rc == TL_OK && tree_rows)
       rc = publish_tree_row(db, tree_ins, tr, (int64_t)i + 1, node_base, occ_base, e);
+    if (rc == TL_OK && tree_rows) rc = publish_definition_rows(db, definition_ins, t, i, e);
     node_base += (int64_t)tr->nnodes;
     occ_base += (int64_t)tr->st.noccurrences;
   }
-  sqlite3_finalize(tree_ins);
+  sqlite3_finalize(tree_ins), sqlite3_finalize(definition_ins);
   tl_timer_mark(&tm, hi > lo && tree_rows ? "occurrences and trees"
                      : hi > lo            ? "occurrences"
                                           : "trees");

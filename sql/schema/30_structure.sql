@@ -180,6 +180,21 @@ CREATE TABLE traceloom_node_core(
   rooted_path TEXT                 -- 'node-N001/s2/node-N003' likewise (outputs.md 0.1)
 );
 
+-- @surface traceloom_definition_core | one shared definition used by a tree's nodes (integers) | Storage behind traceloom_v_shared_definition: per definition, its nodes, occurrences and anchors and their summed packets in ns, summed at publication | SELECT tree_n, definition_local, node_count, occurrence_count, compute_ns FROM traceloom_definition_core ORDER BY compute_ns DESC LIMIT 10
+-- A few rows (a definition is one distinct structure: 186 at a million anchors), so that the
+-- view does not fill in every node's packet (traceloom_v_node_stats) to add them up.
+CREATE TABLE traceloom_definition_core(
+  tree_n INTEGER NOT NULL,         -- traceloom_tree_core
+  definition_local INTEGER NOT NULL, -- traceloom_node_core.definition_local
+  shape_id INTEGER NOT NULL,       -- traceloom_node_shape of a node with the least label
+  node_count INTEGER NOT NULL,     -- nodes of the definition
+  occurrence_count INTEGER NOT NULL, -- their occurrences, and the anchors those cover
+  anchor_count INTEGER NOT NULL,
+  compute_ns INTEGER NOT NULL, comm_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL,
+  self_ns INTEGER NOT NULL,        -- summed as traceloom_v_node_stats has them per node
+  PRIMARY KEY (tree_n, definition_local)
+) WITHOUT ROWID;
+
 -- The node rows with their span, times and summed packets filled in: a node with one
 -- occurrence stores none of them (its occurrence does, or, for an atom, its anchor).
 -- @surface traceloom_v_node_stats | one tree node (integers, every value filled) | The node storage with span, times and summed packets in ns for every node, and the per-iteration denominator | SELECT node_n, occurrence_count, compute_ns, idle_ns FROM traceloom_v_node_stats LIMIT 20
