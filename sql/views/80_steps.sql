@@ -31,11 +31,15 @@ CROSS JOIN traceloom_position_occurrence_core o
   ON o.occurrence_n >= n.first_occurrence_n AND o.occurrence_n < n.first_occurrence_n + n.occurrence_count
 CROSS JOIN traceloom_anchor_core a
   ON a.anchor_n >= o.anchor_first_n AND a.anchor_n < o.anchor_first_n + n.token_len
+-- The launching call is the anchor's runtime endpoint (traceloom_anchor_core.host_call_n): the
+-- call of its event's supported relation, which is the relation the event's row names
+-- (traceloom_event_core.relation_n: its supported one where it has one), or, for the launch
+-- anchor of a graph replay, a derived event without a relation, its launch's host call, which
+-- the condition on relation_n leaves out as the relation's state did. No relation and no
+-- relation shape to search per (node, anchor) pair (1.8M pairs at a million anchors).
 CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
-CROSS JOIN traceloom_runtime_device_relation_core r ON r.relation_n = e.relation_n
-CROSS JOIN traceloom_runtime_call_core c ON c.call_n = r.call_n
-WHERE (SELECT rs.support_state FROM traceloom_runtime_device_relation_shape rs
-        WHERE rs.shape_id = r.shape_id) IN ('supported_exact', 'supported_deterministic')
+CROSS JOIN traceloom_runtime_call_core c ON c.call_n = a.host_call_n
+WHERE e.relation_n IS NOT NULL
 GROUP BY n.node_n;
 
 -- @surface traceloom_v_profiler_step | one profiler step on one device | Each step's device span, busy and idle time of its anchors, and its host-bound share: the idle time before anchors whose launching call started only after the previous anchor had ended (the device waited for the host), over the step's time; NULL on a CPU operator plane (no launches) | SELECT step_n, name, anchor_count, device_span_us, busy_us, idle_us, host_wait_us, host_bound_share FROM traceloom_v_profiler_step ORDER BY step_n

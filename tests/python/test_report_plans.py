@@ -11,6 +11,7 @@ serve) through the index SQLite builds on it.
 import pathlib
 import re
 import sqlite3
+import subprocess
 
 import pytest
 
@@ -231,17 +232,16 @@ def test_symbol_normalization_placement_reads_the_cores(analysis):
 
 
 def test_anchor_cost_breakdown_reads_the_cores(analysis):
-    """The per-anchor cost breakdown scans the anchors once and joins each anchor's tree, shape
-    and event by key (one search each, no automatic index, no correlated subquery for
-    anchor_idx); its rows are those the anchor view gives: anchor_idx, symbol and role,
-    packet total, self time and linked auxiliary time (unrounded, equal to the rounded ones)."""
+    """The per-anchor cost breakdown walks the anchors tree by tree, as the key range each tree
+    owns (no search of the tree's (db_idx, device_id) index per anchor, no correlated subquery
+    for anchor_idx), and joins each anchor's shape and event by key; its rows are those the
+    anchor view gives, every anchor once: anchor_idx, symbol and role, packet total, self time
+    and linked auxiliary time (unrounded, equal to the rounded ones)."""
     steps = [r[3] for r in analysis.execute(
         "EXPLAIN QUERY PLAN SELECT * FROM traceloom_anchor_cost_breakdown")]
-    assert steps[0] == "SCAN a", steps
-    # the tree once, as a join: no second search of it inside a correlated subquery
-    assert [s for s in steps if s.startswith(("SCAN t", "SEARCH t "))] == [
-        "SEARCH t USING INDEX sqlite_autoindex_traceloom_tree_core_1 (db_idx=? AND device_id=?)"
-        " LEFT-JOIN"], steps
+    assert steps[:2] == ["SCAN t", "SEARCH a USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"], \
+        steps
+    assert not any(s.startswith("SEARCH t ") for s in steps), steps
     assert "SEARCH s USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
     assert "SEARCH e USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
     assert not any("AUTOMATIC" in s for s in steps), steps
@@ -557,3 +557,122 @@ def test_report_tree_lines_and_averages_are_the_readable_formulation(analysis):
                (SELECT p.node_id FROM traceloom_node_core p WHERE p.node_n = c.parent_n)
         FROM traceloom_node_core c ORDER BY c.node_n""").fetchall()
     assert parents == reference and sum(p[1] is None for p in parents) >= 1
+
+
+# The shared definitions, the launch delay per node and the anchor cost breakdown (sql/views/
+# 30_structure.sql, 80_steps.sql) over several trees: the context_gen fixtures (five profiles,
+# eager and graph replay, whose graph launch anchors have a host call but no relation).
+@pytest.fixture(scope="module")
+def several_trees(cli, fixtures, tmp_path_factory):
+    out = tmp_path_factory.mktemp("context_gen") / "analysis.db"
+    subprocess.run([str(cli), str(fixtures / "context_gen"), "--output", str(out)],
+                   check=True, capture_output=True)
+    con = sqlite3.connect(f"file:{out}?mode=ro", uri=True)
+    yield con
+    con.close()
+
+
+# traceloom_v_shared_definition as it was written before the definitions were stored: every
+# node's packet (traceloom_v_node_stats) summed per definition, the text the least of its nodes'.
+SHARED_DEFINITION_BY_NODES = """
+SELECT n.db_idx, n.device_id, n.definition_local, MIN(s.node_type), MIN(s.kind), MIN(s.symbol),
+       MIN(s.label), COUNT(*), group_concat(n.local_node_id, ','), SUM(n.occurrence_count),
+       SUM(n.occurrence_count * n.token_len), ROUND(SUM(n.compute_ns) / 1000.0, 3),
+       ROUND(SUM(n.comm_ns) / 1000.0, 3), ROUND(SUM(n.idle_ns) / 1000.0, 3),
+       ROUND(SUM(n.compute_ns + n.comm_ns + n.idle_ns) / 1000.0, 3),
+       ROUND(SUM(n.self_ns) / 1000.0, 3)
+FROM traceloom_v_node_stats n JOIN traceloom_node_shape s ON s.shape_id = n.shape_id
+GROUP BY n.tree_n, n.definition_local"""
+
+
+@pytest.mark.parametrize("con", ["analysis", "several_trees"])
+def test_shared_definitions_are_the_sums_over_their_nodes(request, con):
+    """The stored per-definition sums (traceloom_definition_core) and the node ids grouped
+    from the node rows give the rows of the sum over every node's filled-in packet, in the
+    same order; every definition a node uses has one row."""
+    con = request.getfixturevalue(con)
+    got = con.execute("SELECT * FROM traceloom_v_shared_definition").fetchall()
+    reference = con.execute(SHARED_DEFINITION_BY_NODES).fetchall()
+    assert len(got) > 1 and got == reference
+    assert sum(r[7] for r in got) == con.execute(
+        "SELECT count(*) FROM traceloom_node_core").fetchone()[0]
+
+
+def test_shared_definitions_fill_in_no_node_packet_at_scale(bench_planned):
+    """Under the bench profile's row counts the view groups the node rows alone (their ids)
+    and reads each definition's stored sums by key: no node's occurrence, anchor or event is
+    searched (one of each per node with one occurrence: 1.3 s at a million anchors)."""
+    steps = [r[3] for r in bench_planned.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM traceloom_v_shared_definition LIMIT 100")]
+    assert "SEARCH d USING PRIMARY KEY (tree_n=? AND definition_local=?)" in steps, steps
+    assert not any(s.startswith(("SEARCH o ", "SEARCH a ", "SEARCH ae ")) for s in steps), steps
+    assert not any("AUTOMATIC" in s for s in steps), steps
+
+
+# traceloom_v_node_launch_delay as it was written before it read the anchors' endpoint calls:
+# the call of the anchor's event's relation, when that relation is in a supported state.
+NODE_LAUNCH_DELAY_BY_RELATIONS = """
+SELECT n.node_n, n.db_idx, n.device_id, 'N' || printf('%03d', n.local_n),
+       (SELECT s.label FROM traceloom_node_shape s WHERE s.shape_id = n.shape_id), count(*),
+       round(avg(e.start_ns - c.start_ns) / 1000.0, 3), min(e.start_ns - c.start_ns) / 1000.0,
+       max(e.start_ns - c.start_ns) / 1000.0
+FROM traceloom_node_core n
+JOIN traceloom_position_occurrence_core o
+  ON o.occurrence_n >= n.first_occurrence_n AND o.occurrence_n < n.first_occurrence_n + n.occurrence_count
+JOIN traceloom_anchor_core a
+  ON a.anchor_n >= o.anchor_first_n AND a.anchor_n < o.anchor_first_n + n.token_len
+JOIN traceloom_event_core e ON e.event_n = a.event_n
+JOIN traceloom_runtime_device_relation_core r ON r.relation_n = e.relation_n
+JOIN traceloom_runtime_call_core c ON c.call_n = r.call_n
+JOIN traceloom_runtime_device_relation_shape rs ON rs.shape_id = r.shape_id
+WHERE rs.support_state IN ('supported_exact', 'supported_deterministic')
+GROUP BY n.node_n ORDER BY n.node_n"""
+
+
+@pytest.mark.parametrize("con", ["analysis", "several_trees"])
+def test_node_launch_delay_is_the_supported_relations_delay(request, con):
+    """The launch delay per node, read through the anchors' endpoint calls, is the delay from
+    the call of each covered anchor's supported relation; a graph launch anchor, whose endpoint
+    is its launch's host call and whose derived event has no relation, counts as before: not."""
+    con = request.getfixturevalue(con)
+    got = con.execute("SELECT * FROM traceloom_v_node_launch_delay").fetchall()
+    assert got == con.execute(NODE_LAUNCH_DELAY_BY_RELATIONS).fetchall()
+    launches = con.execute(
+        "SELECT count(*) FROM traceloom_anchor_core a JOIN traceloom_event_core e"
+        " ON e.event_n = a.event_n WHERE a.host_call_n IS NOT NULL AND e.relation_n IS NULL"
+    ).fetchone()[0]
+    assert launches > 0  # graph launch anchors with a host call, which stay out
+    if con is request.getfixturevalue("several_trees"):
+        assert len(got) > 10
+
+
+def test_node_launch_delay_searches_no_relation_at_scale(bench_planned):
+    """Under the bench profile's row counts each (node, anchor) pair reads the anchor's event
+    and its endpoint call by key: no relation and no relation shape (two searches a pair of the
+    1.8M pairs at a million anchors)."""
+    steps = [r[3] for r in bench_planned.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM traceloom_v_node_launch_delay")]
+    assert "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)" in steps, steps
+    assert not any(s.startswith(("SEARCH r ", "SEARCH rs ")) for s in steps), steps
+    assert not any("AUTOMATIC" in s for s in steps), steps
+
+
+def test_anchor_cost_breakdown_walks_the_trees_at_scale(bench_planned):
+    """Under the bench profile's row counts the breakdown still reads the trees once and their
+    anchors as key ranges (a search of the tree's index per anchor was a sixth of the report)."""
+    steps = [r[3] for r in bench_planned.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM traceloom_anchor_cost_breakdown ORDER BY anchor_idx")]
+    assert steps[:2] == ["SCAN t", "SEARCH a USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"], \
+        steps
+    assert not any(s.startswith("SEARCH t ") or "AUTOMATIC" in s for s in steps), steps
+
+
+def test_every_anchor_is_in_its_trees_range(several_trees):
+    """The breakdown walks the trees' anchor ranges: every published anchor lies in the range
+    of the tree of its (db_idx, device_id) (a group with anchors has a tree)."""
+    assert several_trees.execute("""
+        SELECT count(*), sum(t.db_idx = a.db_idx AND t.device_id = a.device_id)
+        FROM traceloom_anchor_core a JOIN traceloom_tree_core t
+          ON a.anchor_n >= t.first_anchor_n AND a.anchor_n < t.first_anchor_n + t.anchor_count
+        """).fetchone() == several_trees.execute(
+        "SELECT count(*), count(*) FROM traceloom_anchor_core").fetchone()
