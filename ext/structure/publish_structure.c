@@ -953,13 +953,13 @@ typedef struct definition_sum {
   int64_t v[D_NCOLS];
 } definition_sum;
 
-static void loop_row(const tl_structure_trees *t, size_t i, uint32_t k, tl_loop_tree_row *r);
-
 /* The definition rows of tree i (tree_n i + 1). Every node of a definition has its type,
 ** kind and symbol (they follow from the position); only a Repeat's label can differ between
 ** its nodes (a loop name from the trace's hierarchy), and the view shows the least label,
 ** as MIN(label) did: the shape kept is that of a node with the least label (BINARY order,
-** strcmp's). A node's figures are traceloom_v_node_stats's (loop_row). */
+** strcmp's). The sums are traceloom_v_node_stats's summed over the nodes (as loop_row has
+** them per node), taken here occurrence by occurrence in storage order: a node's sums are its
+** occurrences', and a single-occurrence atom's self time is its event's duration. */
 static int publish_definition_rows(sqlite3 *db, sqlite3_stmt *q, const tl_structure_trees *t,
                                    size_t i, tl_err *e) {
   const tl_tree *tr = &t->in->forest->trees.v[i];
@@ -969,17 +969,26 @@ static int publish_definition_rows(sqlite3 *db, sqlite3_stmt *q, const tl_struct
   for (uint32_t k = 0; k < tr->nnodes; k++) {
     const tl_tree_node *nd = &tr->nodes[k];
     definition_sum *x = &d[nd->position];
-    tl_loop_tree_row r;
-    loop_row(t, i, k, &r);
-    const char *label = t->labels.v[r.shape].label;
-    if (x->v[D_NODES]++ == 0 || (label && (!t->labels.v[x->v[D_SHAPE]].label ||
-                                           strcmp(label, t->labels.v[x->v[D_SHAPE]].label) < 0)))
-      x->v[D_SHAPE] = r.shape;
+    uint32_t shape = t->shape_of[i][k];
+    const char *label = t->labels.v[shape].label, *least = t->labels.v[x->v[D_SHAPE]].label;
+    if (x->v[D_NODES]++ == 0 ||
+        ((int64_t)shape != x->v[D_SHAPE] && label && (!least || strcmp(label, least) < 0)))
+      x->v[D_SHAPE] = shape;
     x->v[D_OCCURRENCES] += nd->occurrence_count;
     x->v[D_ANCHORS] +=
         (int64_t)nd->occurrence_count * (int64_t)tr->st.positions[nd->position].token_len;
-    x->v[D_COMPUTE] += r.ns[TL_LT_COMPUTE], x->v[D_COMM] += r.ns[TL_LT_COMM];
-    x->v[D_IDLE] += r.ns[TL_LT_IDLE], x->v[D_SELF] += r.ns[TL_LT_SELF];
+  }
+  for (uint32_t o = 0; o < tr->st.noccurrences; o++) {
+    const tl_tree_node *nd = &tr->nodes[tr->occ_node[o]];
+    definition_sum *x = &d[nd->position];
+    tl_sums s;
+    tl_tree_sums(tr, tr->occ[o].start, tl_tree_occ_end(tr, o), &s);
+    if (nd->occurrence_count == 1 && tl_tree_occ_position(tr, o)->kind == TL_POS_ATOM) {
+      size_t a = tr->first_anchor + tr->occ[o].start;
+      s.v[TL_SUM_SELF] = tl_anchor_end(t->in->anchors, a) - tl_anchor_start(t->in->anchors, a);
+    }
+    x->v[D_COMPUTE] += s.v[TL_SUM_COMPUTE], x->v[D_COMM] += s.v[TL_SUM_COMM];
+    x->v[D_IDLE] += s.v[TL_SUM_IDLE], x->v[D_SELF] += s.v[TL_SUM_SELF];
   }
   int rc = TL_OK;
   for (size_t p = 0; rc == TL_OK && p < np; p++) {
