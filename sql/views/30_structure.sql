@@ -45,11 +45,9 @@ CREATE VIEW traceloom_anchor_cost_breakdown AS
 -- Written over the core tables, shape and event joined by key once per anchor: through
 -- traceloom_anchor each column was its own subquery (three into the shape alone), and the
 -- report reads all of them for every anchor (741k rows at a million anchors). LEFT JOINs keep
--- an anchor whose shape or event is missing, as those subqueries did. The anchors are walked
--- tree by tree, as the range of anchor_n each tree owns: every anchor lies in its tree's range
--- (a group with anchors has a tree, or the analysis fails: tl_forest_build), and the walk
--- reads each tree once instead of searching its (db_idx, device_id) index for every anchor
--- (two searches per row, a sixth of the report's time).
+-- an anchor whose shape, event or tree is missing, as those subqueries did. The tree is a LEFT
+-- JOIN too (one index search per anchor, on a table of one row per device): a correlated
+-- subquery costs a subprogram call per row, about a tenth of the report's time.
 -- The times are not ROUNDed: an integer number of ns / 1000.0 is already the double nearest
 -- to its 3-decimal value, which is what ROUND(.., 3) gives back after printing and reparsing
 -- it (three printf calls per anchor, another fifth of the report).
@@ -65,9 +63,8 @@ SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_n - t.first_anchor_n + 1 AS 
        e.dur_ns / 1000.0 AS self_us,
        a.linked_aux_ns / 1000.0 AS aux_us, 0.0 AS graph_child_us, 0.0 AS residual_us,
        0 AS raw_child_task_count, NULL AS top_ops, NULL AS diagnostic_flags, a.anchor_n
-FROM traceloom_tree_core t
-CROSS JOIN traceloom_anchor_core a
-  ON a.anchor_n >= t.first_anchor_n AND a.anchor_n < t.first_anchor_n + t.anchor_count
+FROM traceloom_anchor_core a
+LEFT JOIN traceloom_tree_core t ON t.db_idx = a.db_idx AND t.device_id = a.device_id
 LEFT JOIN traceloom_anchor_shape s ON s.shape_id = a.shape_id
 LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n;
 

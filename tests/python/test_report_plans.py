@@ -232,16 +232,17 @@ def test_symbol_normalization_placement_reads_the_cores(analysis):
 
 
 def test_anchor_cost_breakdown_reads_the_cores(analysis):
-    """The per-anchor cost breakdown walks the anchors tree by tree, as the key range each tree
-    owns (no search of the tree's (db_idx, device_id) index per anchor, no correlated subquery
-    for anchor_idx), and joins each anchor's shape and event by key; its rows are those the
-    anchor view gives, every anchor once: anchor_idx, symbol and role, packet total, self time
-    and linked auxiliary time (unrounded, equal to the rounded ones)."""
+    """The per-anchor cost breakdown scans the anchors once and joins each anchor's tree, shape
+    and event by key (one search each, no automatic index, no correlated subquery for
+    anchor_idx); its rows are those the anchor view gives: anchor_idx, symbol and role,
+    packet total, self time and linked auxiliary time (unrounded, equal to the rounded ones)."""
     steps = [r[3] for r in analysis.execute(
         "EXPLAIN QUERY PLAN SELECT * FROM traceloom_anchor_cost_breakdown")]
-    assert steps[:2] == ["SCAN t", "SEARCH a USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"], \
-        steps
-    assert not any(s.startswith("SEARCH t ") for s in steps), steps
+    assert steps[0] == "SCAN a", steps
+    # the tree once, as a join: no second search of it inside a correlated subquery
+    assert [s for s in steps if s.startswith(("SCAN t", "SEARCH t "))] == [
+        "SEARCH t USING INDEX sqlite_autoindex_traceloom_tree_core_1 (db_idx=? AND device_id=?)"
+        " LEFT-JOIN"], steps
     assert "SEARCH s USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
     assert "SEARCH e USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
     assert not any("AUTOMATIC" in s for s in steps), steps
@@ -559,9 +560,9 @@ def test_report_tree_lines_and_averages_are_the_readable_formulation(analysis):
     assert parents == reference and sum(p[1] is None for p in parents) >= 1
 
 
-# The shared definitions, the launch delay per node and the anchor cost breakdown (sql/views/
-# 30_structure.sql, 80_steps.sql) over several trees: the context_gen fixtures (five profiles,
-# eager and graph replay, whose graph launch anchors have a host call but no relation).
+# The shared definitions and the launch delay per node (sql/views/30_structure.sql,
+# 80_steps.sql) over several trees: the context_gen fixtures (five profiles, eager and graph
+# replay, whose graph launch anchors have a host call but no relation).
 @pytest.fixture(scope="module")
 def several_trees(cli, fixtures, tmp_path_factory):
     out = tmp_path_factory.mktemp("context_gen") / "analysis.db"
@@ -655,24 +656,3 @@ def test_node_launch_delay_searches_no_relation_at_scale(bench_planned):
     assert "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)" in steps, steps
     assert not any(s.startswith(("SEARCH r ", "SEARCH rs ")) for s in steps), steps
     assert not any("AUTOMATIC" in s for s in steps), steps
-
-
-def test_anchor_cost_breakdown_walks_the_trees_at_scale(bench_planned):
-    """Under the bench profile's row counts the breakdown still reads the trees once and their
-    anchors as key ranges (a search of the tree's index per anchor was a sixth of the report)."""
-    steps = [r[3] for r in bench_planned.execute(
-        "EXPLAIN QUERY PLAN SELECT * FROM traceloom_anchor_cost_breakdown ORDER BY anchor_idx")]
-    assert steps[:2] == ["SCAN t", "SEARCH a USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"], \
-        steps
-    assert not any(s.startswith("SEARCH t ") or "AUTOMATIC" in s for s in steps), steps
-
-
-def test_every_anchor_is_in_its_trees_range(several_trees):
-    """The breakdown walks the trees' anchor ranges: every published anchor lies in the range
-    of the tree of its (db_idx, device_id) (a group with anchors has a tree)."""
-    assert several_trees.execute("""
-        SELECT count(*), sum(t.db_idx = a.db_idx AND t.device_id = a.device_id)
-        FROM traceloom_anchor_core a JOIN traceloom_tree_core t
-          ON a.anchor_n >= t.first_anchor_n AND a.anchor_n < t.first_anchor_n + t.anchor_count
-        """).fetchone() == several_trees.execute(
-        "SELECT count(*), count(*) FROM traceloom_anchor_core").fetchone()
