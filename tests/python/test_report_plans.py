@@ -601,3 +601,31 @@ def test_evidence_role_structure_filters_an_occurrence_without_lookups(analysis)
                   if parent in subqueries and d.startswith(("SEARCH", "SCAN")))
     assert read == ["c", "e", "h"], plan
     assert analysis.execute(example).fetchall()
+
+
+def test_evidence_role_summary_groups_the_events_on_one_key(analysis, tmp_path):
+    """The role summary groups the events on one sorter key (input, device and shape packed into
+    one integer; 0.95 s -> 0.5 s CPU at a million events), and stays exact where a device id does
+    not fit the packing (the key is then text): its rows are those of the readable grouping by
+    (input, device) and the role class's columns, on devices moved past 2^16 too."""
+    sorters = [r[5] for r in analysis.execute(
+        "EXPLAIN SELECT * FROM traceloom_v_evidence_role_summary") if r[1] == "SorterOpen"]
+    assert sorters and sorters[0].startswith("k(1,"), sorters
+    copy = sqlite3.connect(tmp_path / "devices.db")
+    analysis.backup(copy)
+    copy.execute("UPDATE traceloom_event_core SET device_id = 65536 + device_id + event_n % 2 "
+                 "WHERE event_n % 3 = 0")
+    for con in (analysis, copy):
+        got = sorted(con.execute("SELECT * FROM traceloom_v_evidence_role_summary").fetchall())
+        reference = sorted(con.execute("""
+            SELECT e.db_idx, e.device_id, c.source_domain, c.final_role,
+                   c.effective_structural_participation, c.rule_id, c.reason_code,
+                   c.cost_treatment, count(*), ROUND(SUM(e.dur_ns) / 1000.0, 3)
+            FROM traceloom_event_core e
+            JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
+            JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+            GROUP BY 1, 2, 3, 4, 5, 6, 7, 8""").fetchall())
+        assert got and got == reference
+    assert copy.execute("SELECT count(*) FROM traceloom_v_evidence_role_summary "
+                        "WHERE device_id >= 65536").fetchone()[0] > 0
+    copy.close()
