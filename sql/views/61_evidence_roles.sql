@@ -376,35 +376,85 @@ CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
 CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id;
 
 -- @surface traceloom_v_symbol_variant_cost | one (recovered position, anchor order, observed lowering) | Aggregated cost of each concrete observed symbol at one recovered position: count, total, average, min and max raw anchor time | SELECT local_node_id, anchor_order, observed_symbol, occurrence_count, total_us FROM traceloom_v_symbol_variant_cost ORDER BY total_us DESC LIMIT 20
--- Grouped once, on the anchors covered by atom occurrences (coverage 'self'), by node, anchor
--- order and the symbol columns read by key from the event's shape and role class (a few dozen
--- rows), not by the readable text of every placement: a node and its ids are one node_n, and
--- the texts of a group are those of any of its anchors (the first, looked up by key). The
--- observed symbol source is grouped by the CASE of traceloom_anchor_symbol_normalization.
+-- Streamed node by node, with no sort before the first row: the atoms are scanned in node order
+-- and each atom's occurrences (a key range) summed through their one anchor each (an atom covers
+-- one anchor, so anchor_order is 1). A node whose anchors all share one event shape has one
+-- variant, read by key from the shape and its role class; that is every node of the generated
+-- profiles. A node with several shapes gives one row per distinct symbol tuple (at its first
+-- shape, in shape order), its measures summed again over that node's few occurrences. The
+-- observed symbol source is the CASE of traceloom_anchor_symbol_normalization.
 CREATE VIEW traceloom_v_symbol_variant_cost AS
-SELECT d.db_idx, d.device_id, 'native_report_tree' AS view_name, n.node_id, n.local_node_id,
-       g.anchor_order, d.structural_symbol, d.observed_symbol, d.observed_symbol_source,
-       d.rule_id, d.outcome, g.occurrence_count, ROUND(g.total_us, 3) AS total_us,
-       ROUND(g.total_us / g.occurrence_count, 3) AS avg_us, ROUND(g.min_us, 3) AS min_us,
-       ROUND(g.max_us, 3) AS max_us
-FROM (SELECT o.node_n, a.anchor_n - o.anchor_first_n + 1 AS anchor_order,
-             count(*) AS occurrence_count, SUM(e.dur_ns / 1000.0) AS total_us,
-             MIN(e.dur_ns / 1000.0) AS min_us, MAX(e.dur_ns / 1000.0) AS max_us,
-             MIN(a.anchor_n) AS anchor_n
-      FROM traceloom_position_occurrence_core o
-      CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
-      CROSS JOIN traceloom_anchor_core a ON a.anchor_n >= o.anchor_first_n
-       AND a.anchor_n < o.anchor_first_n + k.token_len
-      CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
-      CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
-      CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
-      WHERE k.node_kind = 1
-      GROUP BY o.node_n, anchor_order, c.structural_symbol, c.observed_symbol,
-               CASE WHEN c.observed_symbol IS NULL THEN 'unavailable'
-                    WHEN c.source_domain = 'communication' THEN 'communication.op_name'
-                    WHEN s.op_type IS NOT NULL THEN 'task.op_type'
-                    WHEN s.op_name IS NOT NULL THEN 'task.op_name'
-                    ELSE 'task.task_type' END,
-               c.symbol_rule_id, c.symbol_outcome) g
-CROSS JOIN traceloom_node_core n ON n.node_n = g.node_n
-CROSS JOIN traceloom_anchor_symbol_normalization d ON d.anchor_n = g.anchor_n;
+WITH shape_symbol_columns AS NOT MATERIALIZED (
+  SELECT s.shape_id, c.structural_symbol, c.observed_symbol,
+         CASE WHEN c.observed_symbol IS NULL THEN 'unavailable'
+              WHEN c.source_domain = 'communication' THEN 'communication.op_name'
+              WHEN s.op_type IS NOT NULL THEN 'task.op_type'
+              WHEN s.op_name IS NOT NULL THEN 'task.op_name'
+              ELSE 'task.task_type' END AS observed_symbol_source,
+         c.symbol_rule_id AS rule_id, c.symbol_outcome AS outcome
+  FROM traceloom_event_shape s
+  CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id),
+-- the variant's columns as one comparable value (only nodes with several shapes compare it)
+shape_symbol AS NOT MATERIALIZED (
+  SELECT t.*, json_array(t.structural_symbol, t.observed_symbol, t.observed_symbol_source,
+                         t.rule_id, t.outcome) AS variant
+  FROM shape_symbol_columns t),
+atom_anchor AS NOT MATERIALIZED (
+  SELECT o.occurrence_n, e.dur_ns, m.*
+  FROM traceloom_position_occurrence_core o
+  CROSS JOIN traceloom_anchor_core a ON a.anchor_n = o.anchor_first_n
+  CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
+  CROSS JOIN shape_symbol m ON m.shape_id = e.shape_id),
+node_atom AS NOT MATERIALIZED (
+  SELECT k.node_n, count(*) AS occurrence_count, SUM(e.dur_ns / 1000.0) AS total_us,
+         MIN(e.dur_ns) AS min_ns, MAX(e.dur_ns) AS max_ns,
+         MIN(e.shape_id) AS first_shape_id, MAX(e.shape_id) AS last_shape_id
+  FROM traceloom_node_core k
+  CROSS JOIN traceloom_position_occurrence_core o ON o.occurrence_n >= k.first_occurrence_n
+   AND o.occurrence_n < k.first_occurrence_n + k.occurrence_count
+  CROSS JOIN traceloom_anchor_core a ON a.anchor_n = o.anchor_first_n
+  CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
+  WHERE k.node_kind = 1
+  GROUP BY k.node_n),
+variant AS NOT MATERIALIZED (
+  SELECT n.db_idx, n.device_id, n.node_id, n.local_node_id, v.structural_symbol,
+         v.observed_symbol, v.observed_symbol_source, v.rule_id, v.outcome,
+         CASE WHEN g.first_shape_id = g.last_shape_id THEN g.occurrence_count
+              ELSE (SELECT count(*) FROM atom_anchor m
+                     WHERE m.occurrence_n >= n.first_occurrence_n
+                       AND m.occurrence_n < n.first_occurrence_n + n.occurrence_count
+                       AND m.variant IS v.variant) END
+           AS occurrence_count,
+         CASE WHEN g.first_shape_id = g.last_shape_id THEN g.total_us
+              ELSE (SELECT SUM(m.dur_ns / 1000.0) FROM atom_anchor m
+                     WHERE m.occurrence_n >= n.first_occurrence_n
+                       AND m.occurrence_n < n.first_occurrence_n + n.occurrence_count
+                       AND m.variant IS v.variant) END AS total_us,
+         CASE WHEN g.first_shape_id = g.last_shape_id THEN g.min_ns
+              ELSE (SELECT MIN(m.dur_ns) FROM atom_anchor m
+                     WHERE m.occurrence_n >= n.first_occurrence_n
+                       AND m.occurrence_n < n.first_occurrence_n + n.occurrence_count
+                       AND m.variant IS v.variant) END AS min_ns,
+         CASE WHEN g.first_shape_id = g.last_shape_id THEN g.max_ns
+              ELSE (SELECT MAX(m.dur_ns) FROM atom_anchor m
+                     WHERE m.occurrence_n >= n.first_occurrence_n
+                       AND m.occurrence_n < n.first_occurrence_n + n.occurrence_count
+                       AND m.variant IS v.variant) END AS max_ns
+  FROM node_atom g
+  CROSS JOIN traceloom_node_core n ON n.node_n = g.node_n
+  CROSS JOIN shape_symbol v ON v.shape_id >= g.first_shape_id AND v.shape_id <= g.last_shape_id
+  WHERE g.first_shape_id = g.last_shape_id
+     OR (EXISTS (SELECT 1 FROM atom_anchor m
+                  WHERE m.occurrence_n >= n.first_occurrence_n
+                    AND m.occurrence_n < n.first_occurrence_n + n.occurrence_count
+                    AND m.shape_id = v.shape_id)
+         AND NOT EXISTS (SELECT 1 FROM atom_anchor m
+                  WHERE m.occurrence_n >= n.first_occurrence_n
+                    AND m.occurrence_n < n.first_occurrence_n + n.occurrence_count
+                    AND m.shape_id < v.shape_id AND m.variant IS v.variant)))
+SELECT db_idx, device_id, 'native_report_tree' AS view_name, node_id, local_node_id,
+       1 AS anchor_order, structural_symbol, observed_symbol, observed_symbol_source, rule_id,
+       outcome, occurrence_count, ROUND(total_us, 3) AS total_us,
+       ROUND(total_us / occurrence_count, 3) AS avg_us, ROUND(min_ns / 1000.0, 3) AS min_us,
+       ROUND(max_ns / 1000.0, 3) AS max_us
+FROM variant;

@@ -143,33 +143,85 @@ def test_evidence_role_structure_reads_links_and_launches_once(analysis):
     assert got == reference
 
 
-def test_symbol_variant_cost_groups_anchors_by_node_and_shape_columns(analysis):
-    """The variant cost is grouped once over the anchors of the atom occurrences, by node and
-    the symbol columns of the event's shape and role class (each read by key), then each group
-    reads its texts from its first anchor: the groups and measures are those of the readable
-    formulation over traceloom_v_symbol_normalization_placement."""
+VARIANT_COST_READABLE = """
+    SELECT db_idx, device_id, view_name, node_id, local_node_id, anchor_order,
+           structural_symbol, observed_symbol, observed_symbol_source, rule_id, outcome,
+           COUNT(*), ROUND(SUM(anchor_dur_us), 3), ROUND(AVG(anchor_dur_us), 3),
+           ROUND(MIN(anchor_dur_us), 3), ROUND(MAX(anchor_dur_us), 3)
+    FROM traceloom_v_symbol_normalization_placement
+    WHERE coverage_kind = 'self'
+    GROUP BY db_idx, device_id, view_name, node_id, local_node_id, anchor_order,
+             structural_symbol, observed_symbol, observed_symbol_source, rule_id, outcome"""
+
+
+def test_symbol_variant_cost_streams_the_atoms_by_node(analysis):
+    """The variant cost is summed node by node over the atoms (a scan of the nodes, their
+    occurrences as a key range, each occurrence's one anchor and event by key), with no sort
+    before the first row, and each node's variant read from its event shape and role class by
+    key: the groups and measures are those of the readable formulation over
+    traceloom_v_symbol_normalization_placement."""
     steps = [r[3] for r in analysis.execute(
         "EXPLAIN QUERY PLAN SELECT * FROM traceloom_v_symbol_variant_cost")]
-    assert "SEARCH a USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in steps, steps
-    assert "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)" in steps, steps
+    assert steps[:5] == ["CO-ROUTINE node_atom", "SCAN k",
+                         "SEARCH o USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)",
+                         "SEARCH a USING INTEGER PRIMARY KEY (rowid=?)",
+                         "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"], steps
+    assert "SEARCH s USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in steps, steps
     assert "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)" in steps, steps
-    assert not any("AUTOMATIC" in s for s in steps), steps
+    assert not any("AUTOMATIC" in s or "TEMP B-TREE" in s for s in steps), steps
     got = sorted(analysis.execute("SELECT * FROM traceloom_v_symbol_variant_cost").fetchall(),
                  key=repr)
-    reference = sorted(analysis.execute("""
-        SELECT db_idx, device_id, view_name, node_id, local_node_id, anchor_order,
-               structural_symbol, observed_symbol, observed_symbol_source, rule_id, outcome,
-               COUNT(*), ROUND(SUM(anchor_dur_us), 3), ROUND(AVG(anchor_dur_us), 3),
-               ROUND(MIN(anchor_dur_us), 3), ROUND(MAX(anchor_dur_us), 3)
-        FROM traceloom_v_symbol_normalization_placement
-        WHERE coverage_kind = 'self'
-        GROUP BY db_idx, device_id, view_name, node_id, local_node_id, anchor_order,
-                 structural_symbol, observed_symbol, observed_symbol_source, rule_id,
-                 outcome""").fetchall(), key=repr)
+    reference = sorted(analysis.execute(VARIANT_COST_READABLE).fetchall(), key=repr)
     assert got and got == reference
     # every anchor is counted once, at its own atom
     (anchors,) = analysis.execute("SELECT count(*) FROM traceloom_anchor").fetchone()
     assert sum(r[11] for r in got) == anchors
+
+
+def test_symbol_variant_cost_splits_a_node_of_several_shapes(exact_hlt_db, tmp_path):
+    """A node whose occurrences have several event shapes gets one row per distinct symbol
+    tuple: two shapes of one tuple are summed together, a shape of another tuple apart. The
+    fixture has one shape per node, so a copy gives the three occurrences of an atom three
+    shapes: its own, a copy of it (same symbols) and another node's (other symbols)."""
+    path = tmp_path / "analysis.db"
+    src = sqlite3.connect(f"file:{exact_hlt_db}?mode=ro", uri=True)
+    con = sqlite3.connect(path)
+    src.backup(con)
+    src.close()
+    node_n, first, own = con.execute("""
+        SELECT k.node_n, k.first_occurrence_n, e.shape_id
+        FROM traceloom_node_core k
+        JOIN traceloom_position_occurrence_core o ON o.occurrence_n = k.first_occurrence_n
+        JOIN traceloom_anchor_core a ON a.anchor_n = o.anchor_first_n
+        JOIN traceloom_event_core e ON e.event_n = a.event_n
+        WHERE k.node_kind = 1 AND k.occurrence_count = 3 ORDER BY k.node_n LIMIT 1""").fetchone()
+    (other,) = con.execute("""
+        SELECT s.shape_id FROM traceloom_event_shape s
+        JOIN traceloom_event_shape m ON m.shape_id = ?
+        WHERE s.symbol <> m.symbol ORDER BY s.shape_id LIMIT 1""", (own,)).fetchone()
+    (twin,) = con.execute("SELECT max(shape_id) + 1 FROM traceloom_event_shape").fetchone()
+    con.execute("INSERT INTO traceloom_event_shape SELECT ?, source_id, source_table, kind, "
+                "category, role, semantic_role, semantic_role_reason, symbol, role_class_id, "
+                "label, raw_label, op_name, op_type, compute_task_type, comm_name, "
+                "comm_task_type, family, task_type FROM traceloom_event_shape "
+                "WHERE shape_id = ?", (twin, own))
+    for occurrence_n, shape_id in ((first + 1, twin), (first + 2, other)):
+        con.execute("""
+            UPDATE traceloom_event_core SET shape_id = ? WHERE event_n = (
+              SELECT a.event_n FROM traceloom_position_occurrence_core o
+              JOIN traceloom_anchor_core a ON a.anchor_n = o.anchor_first_n
+              WHERE o.occurrence_n = ?)""", (shape_id, occurrence_n))
+    con.commit()
+    (node_id,) = con.execute("SELECT node_id FROM traceloom_node_core WHERE node_n = ?",
+                             (node_n,)).fetchone()
+    counts = sorted(r[0] for r in con.execute(
+        "SELECT occurrence_count FROM traceloom_v_symbol_variant_cost WHERE node_id = ?",
+        (node_id,)))
+    assert counts == [1, 2], counts
+    got = sorted(con.execute("SELECT * FROM traceloom_v_symbol_variant_cost").fetchall(),
+                 key=repr)
+    assert got == sorted(con.execute(VARIANT_COST_READABLE).fetchall(), key=repr)
+    con.close()
 
 
 def test_evidence_role_structure_anchor_arms_read_the_cores(analysis):
@@ -439,6 +491,19 @@ needs_reference_sql = pytest.mark.skipif(not REPORT_SQL.is_dir(),
 def test_host_and_bubble_reports_join_by_key_at_scale(bench_planned, name):
     # the small aggregates the views look up by the index SQLite builds on them (AGGREGATES)
     assert report_plan_problems(bench_planned, name, ("api", "f")) == []
+
+
+def test_symbol_variant_cost_streams_at_scale(bench_planned):
+    """At a million anchors the variant cost still walks the atoms node by node and sorts
+    nothing: its first rows (and ORDER BY total_us LIMIT n) need no sort of every anchor. Grouped
+    by node and symbol columns it sorted all 741k atom anchors before its first row."""
+    for sql in ("SELECT * FROM traceloom_v_symbol_variant_cost LIMIT 100",
+                "SELECT local_node_id, anchor_order, observed_symbol, occurrence_count, total_us"
+                " FROM traceloom_v_symbol_variant_cost ORDER BY total_us DESC LIMIT 20"):
+        steps = [d for _, _, d, _ in plan_tree(bench_planned, sql)]
+        assert steps[:3] == ["CO-ROUTINE node_atom", "SCAN k",
+                             "SEARCH o USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"], steps
+        assert not any("AUTOMATIC" in d or "FOR GROUP BY" in d for d in steps), steps
 
 
 @needs_reference_sql
