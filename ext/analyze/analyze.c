@@ -524,13 +524,23 @@ static int publish_step(analysis *a, publish_step_id step, tl_err *e) {
   return rc;
 }
 
+/* The host windows keep the calls' times, shapes and inputs from the calls' release until
+** they are found, beside the anchors (24 bytes a call, moved out of the trace), and build a
+** scope index there (16 bytes a call, 4 more while it merges): while the anchors are
+** selected, which is not the analysis' peak for a million tasks but would raise the 10M
+** bench's by a quarter (947 MB to 1,205 MB measured). Up to this budget they do; more calls
+** (about 1.5M) are read back from their published rows by the report stage, at its end, as
+** they were before (ext/reports/host_window.c): the same rows either way. */
+enum { HOST_CALLS_BUDGET = 64 << 20, HOST_CALLS_BYTES = 44 };
+
 /* Nothing after the runtime publication reads the calls and relations, the largest arrays
-** after the events, but the host windows, which keep the calls' times, shapes and inputs
-** (moved out of the trace, not copied) until they are found beside the anchors. */
+** after the events, but the host windows (above). */
 static int release_calls(analysis *a, tl_err *e) {
   if (a->calls_released) return TL_OK;
   a->calls_released = 1;
-  int rc = tl_host_calls_take(&a->trace, &a->host_calls, e);
+  int rc = a->trace.calls.n <= HOST_CALLS_BUDGET / HOST_CALLS_BYTES
+               ? tl_host_calls_take(&a->trace, &a->host_calls, e)
+               : TL_OK;
   tl_trace_release_calls(&a->trace);
   free(a->relations.v);
   a->relations.v = NULL, a->relations.cap = 0; /* n stays: the metadata and summary count */
@@ -585,7 +595,7 @@ static int find_host_windows(analysis *a, tl_err *e) {
   double t0 = tl_now_s(), cpu0 = tl_thread_cpu_s();
   int rc = tl_reports_anchor_endpoints(&a->anchors, &a->replay, a->event_call, a->trace.ev.n,
                                        &a->anchor_call, e);
-  if (rc == TL_OK)
+  if (rc == TL_OK && a->host_calls) /* else over the budget: the report stage finds them */
     rc = tl_host_windows_find(a->host_calls, &a->anchors, a->anchor_call, &a->host_windows, e);
   tl_host_calls_free(a->host_calls);
   a->host_calls = NULL;

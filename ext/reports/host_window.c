@@ -79,6 +79,7 @@ static int publish_codes(sqlite3 *db, tl_err *e) {
 /* What a call shape gives each of its calls. */
 typedef struct call_shape {
   int64_t process, thread, source_id; /* TL_ABSENT when the source has none */
+  int known;  /* a shape of the trace, or a row of traceloom_runtime_call_shape */
 } call_shape;
 
 /* The runtime calls, as the host windows read them: 24 bytes a call. A call's process and
@@ -147,10 +148,25 @@ typedef struct source_domain {
   int code;
 } source_domain;
 
-static int source_domain_code(const tl_trace *t, size_t k, domains *d) {
-  tl_provider prov = (tl_provider)t->calls.provider[k];
-  return domain_code(d, tl_provider_name(prov),
-                     prov == TL_PROVIDER_UNKNOWN ? "unknown" : "profiler_host");
+typedef TL_VEC(source_domain) source_domains;
+
+/* The entry of (db, source) in seen, SIZE_MAX when it has none; *last, the entry of the
+** previous call, is tried first (consecutive calls share it). */
+static size_t seen_source(const source_domains *seen, size_t *last, int64_t dbi, int64_t src) {
+  size_t j = *last;
+  if (j != SIZE_MAX && seen->v[j].db_idx == dbi && seen->v[j].source_id == src) return j;
+  for (j = 0; j < seen->n; j++)
+    if (seen->v[j].db_idx == dbi && seen->v[j].source_id == src) return *last = j;
+  return SIZE_MAX;
+}
+
+static void domains_free(domains *d, source_domains *seen) {
+  for (int i = 0; i < d->n; i++) free(d->names[i]);
+  TL_VEC_FREE(seen);
+}
+
+static const char *clock_domain(tl_provider prov) {
+  return prov == TL_PROVIDER_UNKNOWN ? "unknown" : "profiler_host";
 }
 
 /* Every call's domain code, and the shapes' process, thread and source. */
@@ -159,27 +175,129 @@ static int describe_calls(const tl_trace *t, calls *c, tl_err *e) {
   int rc = TL_OK;
   for (size_t i = 0; rc == TL_OK && i < ca->shapes.n; i++) {
     const tl_call_shape *s = &ca->shapes.v[i];
-    call_shape cs = {s->process_id, s->thread_id, t->source_refs.v[s->source_ref].source_id};
+    call_shape cs = {s->process_id, s->thread_id, t->source_refs.v[s->source_ref].source_id, 1};
     if (TL_VEC_PUSH(&c->shapes, cs)) rc = tl_nomem(e);
   }
   domains d = {{0}, 0};
-  TL_VEC(source_domain) seen = {0};
-  size_t last = SIZE_MAX; /* the seen entry of the previous call: consecutive calls share it */
+  source_domains seen = {0};
+  size_t last = SIZE_MAX;
   for (size_t k = 0; rc == TL_OK && k < c->n; k++) {
     int64_t dbi = ca->db_idx[k], src = c->shapes.v[ca->shape[k]].source_id;
-    size_t j = last;
-    if (j == SIZE_MAX || seen.v[j].db_idx != dbi || seen.v[j].source_id != src) {
-      j = 0;
-      while (j < seen.n && (seen.v[j].db_idx != dbi || seen.v[j].source_id != src)) j++;
-      if (j == seen.n) {
-        source_domain sd = {dbi, src, source_domain_code(t, k, &d)};
-        if (sd.code < 0 || TL_VEC_PUSH(&seen, sd)) rc = tl_nomem(e);
-      }
+    size_t j = seen_source(&seen, &last, dbi, src);
+    if (j == SIZE_MAX) {
+      tl_provider prov = (tl_provider)ca->provider[k];
+      source_domain sd = {dbi, src, domain_code(&d, tl_provider_name(prov), clock_domain(prov))};
+      if (sd.code < 0 || TL_VEC_PUSH(&seen, sd)) rc = tl_nomem(e);
+      else j = last = seen.n - 1;
     }
-    if (rc == TL_OK) c->domain[k] = (uint16_t)seen.v[j].code, last = j;
+    if (rc == TL_OK) c->domain[k] = (uint16_t)seen.v[j].code;
   }
-  TL_VEC_FREE(&seen);
-  for (int i = 0; i < d.n; i++) free(d.names[i]);
+  domains_free(&d, &seen);
+  return rc;
+}
+
+static int64_t col_i64(sqlite3_stmt *st, int col) {
+  return sqlite3_column_type(st, col) == SQLITE_NULL ? TL_ABSENT : sqlite3_column_int64(st, col);
+}
+
+/* The (provider, clock domain) of published call call_n. */
+static int lookup_domain(sqlite3 *db, sqlite3_stmt **one, int64_t call_n, domains *d, int *code,
+                         tl_err *e) {
+  if (!*one && tl_pub_prepare(db,
+                              "SELECT provider, clock_domain FROM main.traceloom_runtime_call "
+                              "WHERE call_n = ?1",
+                              one, e))
+    return TL_ERROR;
+  sqlite3_reset(*one);
+  sqlite3_bind_int64(*one, 1, call_n);
+  if (sqlite3_step(*one) != SQLITE_ROW)
+    return tl_fail(e, "reading runtime call %lld back: %s", (long long)call_n, sqlite3_errmsg(db));
+  const unsigned char *provider = sqlite3_column_text(*one, 0), *clock = sqlite3_column_text(*one, 1);
+  *code = domain_code(d, provider ? (const char *)provider : "", clock ? (const char *)clock : "");
+  return *code < 0 ? tl_nomem(e) : TL_OK;
+}
+
+static int read_shapes(sqlite3 *db, calls *c, tl_err *e) {
+  sqlite3_stmt *st;
+  if (tl_pub_prepare(db,
+                     "SELECT shape_id, process_id, thread_id, source_id "
+                     "FROM main.traceloom_runtime_call_shape",
+                     &st, e))
+    return TL_ERROR;
+  int rc = TL_OK, s;
+  while (rc == TL_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t id = sqlite3_column_int64(st, 0);
+    if (id < 0 || id > (int64_t)UINT32_MAX) {
+      rc = tl_fail(e, "traceloom_runtime_call_shape.shape_id %lld is out of range", (long long)id);
+      break;
+    }
+    while (rc == TL_OK && c->shapes.n <= (size_t)id) {
+      call_shape none = {TL_ABSENT, TL_ABSENT, -1, 0};
+      if (TL_VEC_PUSH(&c->shapes, none)) rc = tl_nomem(e);
+    }
+    if (rc == TL_OK)
+      c->shapes.v[id] = (call_shape){col_i64(st, 1), col_i64(st, 2), sqlite3_column_int64(st, 3), 1};
+  }
+  if (rc == TL_OK && s != SQLITE_DONE)
+    rc = tl_fail(e, "reading the published runtime call shapes: %s", sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* The n published calls read back (the driver's budget left them out of memory: analyze.c):
+** their times and shapes from traceloom_runtime_call's storage (core and shape), the domain
+** of each source from its first call. */
+static int read_calls(sqlite3 *db, size_t n, calls **out, tl_err *e) {
+  size_t m = n ? n : 1;
+  calls *c = calloc(1, sizeof *c);
+  if (!c) return tl_nomem(e);
+  *out = c;
+  c->n = n;
+  c->start = malloc(m * sizeof *c->start), c->end = malloc(m * sizeof *c->end);
+  c->shape = calloc(m, sizeof *c->shape);
+  c->db = calloc(m, sizeof *c->db), c->domain = calloc(m, sizeof *c->domain);
+  if (!c->start || !c->end || !c->shape || !c->db || !c->domain) return tl_nomem(e);
+  /* The shapes first (a few rows), then the core alone: a join would probe the shape table
+  ** once per call. */
+  sqlite3_stmt *st, *one = NULL;
+  if (read_shapes(db, c, e) ||
+      tl_pub_prepare(db, "SELECT call_n, db_idx, start_ns, dur_ns, shape_id "
+                         "FROM main.traceloom_runtime_call_core", &st, e))
+    return TL_ERROR;
+  domains d = {{0}, 0};
+  source_domains seen = {0};
+  size_t last = SIZE_MAX;
+  int rc = TL_OK, s;
+  while (rc == TL_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t k = sqlite3_column_int64(st, 0), sh = sqlite3_column_int64(st, 4);
+    if (k < 0 || (size_t)k >= n) {
+      rc = tl_fail(e, "traceloom_runtime_call.call_n %lld is outside the %zu published calls",
+                   (long long)k, n);
+      break;
+    }
+    if (sh < 0 || (size_t)sh >= c->shapes.n || !c->shapes.v[sh].known) {
+      rc = tl_fail(e, "traceloom_runtime_call_core.shape_id %lld names no call shape", (long long)sh);
+      break;
+    }
+    int64_t dbi = sqlite3_column_int64(st, 1), src = c->shapes.v[sh].source_id;
+    c->db[k] = (uint16_t)dbi;
+    c->start[k] = sqlite3_column_int64(st, 2);
+    c->end[k] = c->start[k] + sqlite3_column_int64(st, 3);
+    c->shape[k] = (uint32_t)sh;
+    size_t j = seen_source(&seen, &last, dbi, src);
+    if (j == SIZE_MAX) {
+      source_domain sd = {dbi, src, 0};
+      rc = lookup_domain(db, &one, k, &d, &sd.code, e);
+      if (rc == TL_OK && TL_VEC_PUSH(&seen, sd)) rc = tl_nomem(e);
+      if (rc == TL_OK) j = last = seen.n - 1;
+    }
+    if (rc == TL_OK) c->domain[k] = (uint16_t)seen.v[j].code;
+  }
+  if (rc == TL_OK && s != SQLITE_DONE)
+    rc = tl_fail(e, "reading the published runtime calls: %s", sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  sqlite3_finalize(one);
+  domains_free(&d, &seen);
   return rc;
 }
 
@@ -561,7 +679,15 @@ static int fill_rejected(void *ctx, size_t i, int64_t *v, unsigned char *null) {
 
 int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
   const tl_host_windows *hw = in->host_windows;
+  tl_host_windows *found = NULL;
   int rc = publish_codes(db, e);
+  if (rc == TL_OK && !hw && in->anchor_call) {
+    calls *c = NULL;
+    rc = read_calls(db, in->trace->calls.n, &c, e);
+    if (rc == TL_OK) rc = tl_host_windows_find(c, in->anchors, in->anchor_call, &found, e);
+    tl_host_calls_free(c);
+    hw = found;
+  }
   if (rc == TL_OK && hw && hw->rejected.n) {
     tl_rows src = {hw->rejected.n / 2, 2, fill_rejected, (void *)&hw->rejected, 0, NULL};
     rc = tl_rows_insert(db, "traceloom_anchor_host_window_rejected", "left_anchor_n, state", &src, e);
@@ -571,5 +697,6 @@ int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e) 
     rc = tl_rows_insert(db, "traceloom_anchor_host_window_call", "left_anchor_n, observed_order, call_n",
                         &src, e);
   }
+  tl_host_windows_free(found);
   return rc;
 }
