@@ -27,7 +27,9 @@
 ** are selected tl_host_windows_find decides the windows and finds their observed calls
 ** (with threads >= 2 on the helper thread beside the runtime calls' staging copy, which
 ** leaves the second core idle otherwise); the report stage writes the result, a few
-** thousand rows.
+** thousand rows. Over the driver's budget of memory (about 1.5M calls, ext/analyze/analyze.c)
+** the calls are not kept: the report stage reads them back from traceloom_runtime_call's
+** storage (core and shape) and searches them itself, with the same code.
 */
 #include "reports/reports.h"
 #include "publish/publish.h"

@@ -70,6 +70,10 @@ int tl_reports_anchor_endpoints(const tl_anchors *an, const tl_replay *r, const 
 **   tl_host_calls_free(calls);
 **   ... in.host_windows = windows; tl_reports_publish(db, &in, e) writes them ...
 **   tl_host_windows_free(windows);
+**
+** With in.host_windows NULL (the driver kept no calls: over its budget of memory) the report
+** stage reads the published calls back (traceloom_runtime_call's core and shape) and finds
+** the windows itself.
 */
 typedef struct tl_host_calls tl_host_calls;
 int tl_host_calls_take(tl_trace *t, tl_host_calls **out, tl_err *e);
