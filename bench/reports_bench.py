@@ -6,9 +6,17 @@
 Generates (cached under bench/out/) an Ascend profile of --rows kernel rows (tools/genprofile.py,
 32 layers x 11 ops, 2 prefill steps), analyses it with the CLI under TRACELOOM_TIMING=1 and
 measures, in this run:
-  - analysis time: the report stage (ext/reports and ext/idle, its "reports ..." timings) plus
-    building the indexes the report views add (dropped and built again on the result, one by
-    one), against the rest of the analysis (target: the reports add at most 10%);
+  - analysis time: how much later the analysis finishes because of the report surfaces: the
+    report stage (ext/reports and ext/idle, its "reports ..." timings on the analysis thread)
+    plus building the indexes the report views add (dropped and built again on the result,
+    one by one), against the rest of the analysis (target: the reports add at most 10%).
+    The host windows' observed calls are found before the report stage, on the helper thread
+    beside the runtime relations' copy (threads 2, the default; ext/analyze/analyze.c,
+    find_host_windows): there they delay the analysis only by the analysis thread's wait
+    for the helper, up to their part of the helper's run ("reports host windows (waited
+    for)", counted), not by the helper's CPU seconds ("... (helper thread) threads", printed
+    beside, not counted: that core idles during the copy otherwise). With threads 1 they
+    are a stage of their own ("finding host windows", counted);
   - file size: the pages of the report tables and indexes (dbstat) against the rest of the file
     (target: at most 10%);
   - each query of ../shared/reference/report-sql run unchanged through the sqlite3 shell
@@ -153,7 +161,10 @@ def main():
         if best is None or run[0] < best[0]:
             best = run
     wall, cpu, stages = best
-    stage = sum(v for k, v in stages.items() if k.startswith("reports "))
+    # the report work on the analysis thread's path; a helper thread's CPU seconds are not
+    stage = sum(v for k, v in stages.items() if k.startswith("reports ") and not k.endswith(" threads")) \
+        + stages.get("finding host windows", 0.0)
+    helper_cpu = sum(v for k, v in stages.items() if k.startswith("reports ") and k.endswith(" threads"))
     tables, indexes = report_objects()
     mine, total = sizes(db, tables, indexes)
     idx = index_build_seconds(db, indexes)
@@ -171,10 +182,12 @@ def main():
         (os.cpu_count(), platform.processor() or platform.machine(), os.getloadavg()[0]),
         "- profile: %d kernel rows (tools/genprofile.py, 32 layers x 11 ops)" % truth["kernel_rows"],
         "- analysis (CLI): %.2f s wall, %.2f s CPU; report stage %.2f s (%s) + report indexes "
-        "built again %.2f s = %.2f s; ratio %.3f (target <= 1.10: %s)" %
+        "built again %.2f s = %.2f s; ratio %.3f (target <= 1.10: %s); beside it on the helper "
+        "thread %.2f s CPU (not counted)" %
         (wall, cpu, stage, ", ".join("%s %.2f" % (k[8:], v) for k, v in stages.items()
-                                     if k.startswith("reports ") and v >= 0.005),
-         idx, added, t_ratio, "PASS" if t_ratio <= 1.10 else "FAIL"),
+                                     if k.startswith("reports ") and not k.endswith(" threads")
+                                     and v >= 0.005),
+         idx, added, t_ratio, "PASS" if t_ratio <= 1.10 else "FAIL", helper_cpu),
         "- file: %.1f MB, report tables and indexes %.1f MB; ratio %.3f (target <= 1.10: %s)" %
         (total / 1e6, mine / 1e6, s_ratio, "PASS" if s_ratio <= 1.10 else "FAIL"),
         "- with idle evidence on: %.2f s wall, idle stage %.2f s" %

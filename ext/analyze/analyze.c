@@ -59,6 +59,10 @@ typedef struct analysis {
   size_t supported_relations;
   int32_t *event_call;         /* per trace event: the call of its supported relation, or -1 */
   uint32_t *anchor_call;       /* per anchor: its runtime endpoint call (ext/reports), or none */
+  tl_host_calls *host_calls;   /* the calls' columns the host windows read, once released */
+  tl_host_windows *host_windows; /* found once the anchors are (ext/reports) */
+  double host_windows_wall;    /* how long finding them took (TRACELOOM_TIMING) */
+  double host_windows_cpu;
   tl_replay replay;
   tl_analysis_txn txn;
   tl_staging *staging;         /* the second writer of the trees (threads >= 2), NULL: one writer */
@@ -95,15 +99,13 @@ typedef struct analysis {
 
 /* ------------------------------------------------------------------ stages */
 
-static int read_inventory(analysis *a, tl_err *e) {
-  return tl_profile_inventory(&a->profile, &a->inventory, e);
-}
-
-/* With threads >= 2 the files are hashed on a second thread while this one reads them. */
-static int start_hashing(analysis *a, tl_err *e) {
-  if (a->opt.threads >= 2) a->hashing = tl_hashing_start(&a->profile);
+/* With threads >= 2 the inventory is taken and the files hashed on a second thread while
+** this one reads them (hashing.h); else the inventory is taken here, and the files hashed
+** next. */
+static int take_inventory(analysis *a, tl_err *e) {
+  if (a->opt.threads >= 2) a->hashing = tl_hashing_start(&a->profile, &a->inventory);
   a->hashing_beside = a->hashing != NULL;
-  return TL_OK;
+  return a->hashing_beside ? TL_OK : tl_profile_inventory(&a->profile, &a->inventory, e);
 }
 static int hashing_here(const analysis *a) { return !a->hashing_beside; }
 static int hashing_beside(const analysis *a) { return a->hashing_beside; }
@@ -152,9 +154,9 @@ static int link_context(analysis *a, tl_err *e) {
 ** hold no more memory than in turn), joined by the stage that would have run them. */
 typedef struct ahead ahead;
 
-static int classify_and_select(analysis *a, tl_err *e);
+static int select_and_find_windows(analysis *a, tl_err *e);
 static int cost_and_recover(analysis *a, tl_err *e);
-static void release_calls(analysis *a);
+static int release_calls(analysis *a, tl_err *e);
 static void release_event_inputs(analysis *a);
 
 static void *ahead_main(void *arg) {
@@ -240,10 +242,8 @@ static int pub_runtime(analysis *a, tl_err *e) {
   tl_runtime_rows_free(rows); /* the worker has returned */
   /* the copy reads the staging file only: the calls and relations go first, and the next
   ** stages run beside it */
-  if (rc == TL_OK) {
-    release_calls(a);
-    run_ahead(a, &a->anchors_ahead, classify_and_select);
-  }
+  if (rc == TL_OK) rc = release_calls(a, e);
+  if (rc == TL_OK) run_ahead(a, &a->anchors_ahead, select_and_find_windows);
   return tl_staging_copy(a->runtime_staging, rc, e);
 }
 
@@ -461,9 +461,18 @@ static int pub_context(analysis *a, tl_err *e) { return tl_context_publish(a->db
 
 /* ext/reports reads back the runtime relations published above (same savepoint). */
 static int pub_reports(analysis *a, tl_err *e) {
-  tl_reports_input in = {&a->trace, &a->anchors, &a->packets, &a->replay, a->rules,
-                         a->opt.idle_evidence, a->anchor_call};
-  return tl_reports_publish(a->db, &in, e);
+  tl_reports_input in = {.trace = &a->trace,
+                         .anchors = &a->anchors,
+                         .packets = &a->packets,
+                         .replay = &a->replay,
+                         .rules = a->rules,
+                         .idle_evidence_json = a->opt.idle_evidence,
+                         .anchor_call = a->anchor_call,
+                         .host_windows = a->host_windows};
+  int rc = tl_reports_publish(a->db, &in, e);
+  tl_host_windows_free(a->host_windows);
+  a->host_windows = NULL;
+  return rc;
 }
 
 static int pub_scopes(analysis *a, tl_err *e) {
@@ -515,14 +524,27 @@ static int publish_step(analysis *a, publish_step_id step, tl_err *e) {
   return rc;
 }
 
+/* The host windows keep the calls' times, shapes and inputs from the calls' release until
+** they are found, beside the anchors (24 bytes a call, moved out of the trace), and build a
+** scope index there (16 bytes a call, 4 more while it merges): while the anchors are
+** selected, which is not the analysis' peak for a million tasks but would raise the 10M
+** bench's by a quarter (947 MB to 1,205 MB measured). Up to this budget they do; more calls
+** (about 1.5M) are read back from their published rows by the report stage, at its end, as
+** they were before (ext/reports/host_window.c): the same rows either way. */
+enum { HOST_CALLS_BUDGET = 64 << 20, HOST_CALLS_BYTES = 44 };
+
 /* Nothing after the runtime publication reads the calls and relations, the largest arrays
-** after the events. */
-static void release_calls(analysis *a) {
-  if (a->calls_released) return;
+** after the events, but the host windows (above). */
+static int release_calls(analysis *a, tl_err *e) {
+  if (a->calls_released) return TL_OK;
   a->calls_released = 1;
+  int rc = a->trace.calls.n <= HOST_CALLS_BUDGET / HOST_CALLS_BYTES
+               ? tl_host_calls_take(&a->trace, &a->host_calls, e)
+               : TL_OK;
   tl_trace_release_calls(&a->trace);
   free(a->relations.v);
   a->relations.v = NULL, a->relations.cap = 0; /* n stays: the metadata and summary count */
+  return rc;
 }
 
 /* The runtime calls and relations are written now and freed: nothing after this point reads
@@ -531,7 +553,7 @@ static int publish_calls(analysis *a, tl_err *e) {
   a->supported_relations = tl_relations_supported(&a->relations);
   int rc = tl_relations_event_call(&a->relations, a->trace.ev.n, &a->event_call, e);
   if (rc == TL_OK) rc = publish_step(a, PUBLISH_RUNTIME, e);
-  if (rc == TL_OK) release_calls(a);
+  if (rc == TL_OK) rc = release_calls(a, e);
   return rc;
 }
 
@@ -566,22 +588,51 @@ static void release_event_inputs(analysis *a) {
   a->semantic_role = a->semantic_reason = NULL;
 }
 
+/* Each anchor's runtime endpoint (from the event calls), then the host windows between
+** adjacent anchors and the calls observed inside them, from the calls' columns kept at their
+** release, which go now (ext/reports: the report stage writes the windows found here). */
+static int find_host_windows(analysis *a, tl_err *e) {
+  double t0 = tl_now_s(), cpu0 = tl_thread_cpu_s();
+  int rc = tl_reports_anchor_endpoints(&a->anchors, &a->replay, a->event_call, a->trace.ev.n,
+                                       &a->anchor_call, e);
+  if (rc == TL_OK && a->host_calls) /* else over the budget: the report stage finds them */
+    rc = tl_host_windows_find(a->host_calls, &a->anchors, a->anchor_call, &a->host_windows, e);
+  tl_host_calls_free(a->host_calls);
+  a->host_calls = NULL;
+  a->host_windows_wall = tl_now_s() - t0, a->host_windows_cpu = tl_thread_cpu_s() - cpu0;
+  return rc;
+}
+
 /* Run ahead beside the runtime copy (pub_runtime), or in turn. */
-static int classify_and_select(analysis *a, tl_err *e) {
+static int select_and_find_windows(analysis *a, tl_err *e) {
   int rc = classify(a, e);
-  return rc == TL_OK ? select_anchors(a, e) : rc;
+  if (rc == TL_OK) rc = select_anchors(a, e);
+  return rc == TL_OK ? find_host_windows(a, e) : rc;
 }
 static int anchors_here(const analysis *a) { return !a->anchors_ahead.started; }
 static int anchors_beside(const analysis *a) { return a->anchors_ahead.started; }
-static int join_anchors(analysis *a, tl_err *e) { return join_ahead(&a->anchors_ahead, e); }
+
+/* TRACELOOM_TIMING: what finding the host windows on the helper thread cost (its CPU), and
+** how much later the analysis thread went on because of it: its wait for the helper, up to
+** the windows' part of the helper's run (the helper finds them last; without them it would
+** have returned that much sooner). bench/reports_bench.py counts that wait as the report
+** surfaces' cost. */
+static int join_anchors(analysis *a, tl_err *e) {
+  double t0 = tl_now_s();
+  int rc = join_ahead(&a->anchors_ahead, e);
+  double waited = tl_now_s() - t0;
+  tl_timer tm;
+  tl_timer_start(&tm, "reports");
+  tl_timer_threads(&tm, "host windows (helper thread)", &a->host_windows_cpu, 1);
+  tl_timer_span(&tm, "host windows (waited for)",
+                waited < a->host_windows_wall ? waited : a->host_windows_wall, 0);
+  return rc;
+}
 
 /* The events are written now, and what only their rows needed is freed: the provider ids and
 ** source rowids, and the per-event classification. */
 static int publish_events(analysis *a, tl_err *e) {
-  /* each anchor's runtime endpoint, for its row and the host windows, from the event calls */
-  int rc = tl_reports_anchor_endpoints(&a->anchors, &a->replay, a->event_call, a->trace.ev.n,
-                                       &a->anchor_call, e);
-  if (rc == TL_OK) rc = publish_step(a, PUBLISH_EVENTS, e);
+  int rc = publish_step(a, PUBLISH_EVENTS, e);
   free(a->event_call);
   a->event_call = NULL;
   if (rc == TL_OK) release_event_inputs(a);
@@ -640,10 +691,9 @@ typedef struct stage {
 } stage;
 
 static const stage stages[] = {
-    {"inventory", read_inventory, NULL},
-    {NULL, start_hashing, NULL},
+    {"inventory", take_inventory, NULL},
     {"hashing sources", hash_sources, hashing_here},
-    {"reading events and calls, hashing", read_trace, hashing_beside},
+    {"reading events and calls, inventory, hashing", read_trace, hashing_beside},
     {"reading events and calls", read_trace, hashing_here},
     {"relating runtime calls to device work", relate, NULL},
     {"reconstructing graph replays", reconstruct_replays, NULL},
@@ -652,7 +702,8 @@ static const stage stages[] = {
     {"publishing runtime calls and relations", publish_calls, NULL},
     {"classifying evidence roles and symbols", classify, anchors_here},
     {"selecting anchors", select_anchors, anchors_here},
-    {"classifying and selecting anchors (helper thread)", join_anchors, anchors_beside},
+    {"finding host windows", find_host_windows, anchors_here},
+    {"classifying, selecting anchors, host windows (helper thread)", join_anchors, anchors_beside},
     {"publishing events", publish_events, NULL},
     {"costing anchors", cost, structure_here},
     {"recovering structure", recover, structure_here},
@@ -745,6 +796,8 @@ static void analysis_free(analysis *a) {
   tl_packets_free(&a->packets);
   free(a->semantic_role), free(a->semantic_reason);
   free(a->event_call), free(a->anchor_call);
+  tl_host_calls_free(a->host_calls);
+  tl_host_windows_free(a->host_windows);
   tl_anchors_free(&a->anchors);
   tl_event_classes_free(&a->classes);
   tl_classification_free(&a->cls);

@@ -20,8 +20,16 @@
 ** tests/sql/reports_host_window.sql checks the two against each other. These are observations
 ** next to the structure, never a cause and never CPU cost of the anchors.
 **
-** The calls were published (and freed) before this stage runs: their times, threads and
-** domains are read back from traceloom_runtime_call's storage (core and shape).
+** The windows are found from arrays, before the report stage: when the driver releases the
+** runtime calls, tl_host_calls_take moves their times, shapes and inputs out of the trace
+** (the published rows hold the same values: reading 747k calls back from
+** traceloom_runtime_call's storage cost 0.15 s on the 1M-task bench), and once the anchors
+** are selected tl_host_windows_find decides the windows and finds their observed calls
+** (with threads >= 2 on the helper thread beside the runtime calls' staging copy, which
+** leaves the second core idle otherwise); the report stage writes the result, a few
+** thousand rows. Over the driver's budget of memory (about 1.5M calls, ext/analyze/analyze.c)
+** the calls are not kept: the report stage reads them back from traceloom_runtime_call's
+** storage (core and shape) and searches them itself, with the same code.
 */
 #include "reports/reports.h"
 #include "publish/publish.h"
@@ -72,38 +80,51 @@ static int publish_codes(sqlite3 *db, tl_err *e) {
 
 /* What a call shape gives each of its calls. */
 typedef struct call_shape {
-  int64_t process, thread, source_id; /* TL_ABSENT when NULL */
-  int known;  /* a row of traceloom_runtime_call_shape has this shape_id */
+  int64_t process, thread, source_id; /* TL_ABSENT when the source has none */
+  int known;  /* a shape of the trace, or a row of traceloom_runtime_call_shape */
 } call_shape;
 
-/* The runtime calls, as read back: 24 bytes a call. A call's process and thread are those of
-** its shape (a handful of shapes: traceloom_runtime_call_shape), so a call keeps the shape's
-** index rather than the two ids; domain is a small code for (provider, clock domain). */
-typedef struct calls {
+/* The runtime calls, as the host windows read them: 24 bytes a call. A call's process and
+** thread are those of its shape (a handful of shapes), so a call keeps the shape's index
+** rather than the two ids; domain is a small code for (provider, clock domain). */
+struct tl_host_calls {
   size_t n;
   int64_t *start, *end;
   uint32_t *shape;
   uint16_t *db, *domain;
   TL_VEC(call_shape) shapes;
-} calls;
+};
+typedef struct tl_host_calls calls;
 
 typedef struct window {
   uint32_t left_call, right_call;
   uint8_t left_count, right_count, state, scope;
 } window;
 
-static void calls_free(calls *c) {
+typedef TL_VEC(uint32_t) u32vec;
+
+/* What tl_reports_host_windows writes besides the codes. */
+struct tl_host_windows {
+  u32vec rejected; /* (left anchor, state) pairs, by left anchor */
+  u32vec observed; /* (left anchor, order, call) triples: scope by scope, each by left anchor */
+};
+
+void tl_host_calls_free(tl_host_calls *c) {
+  if (!c) return;
   free(c->start), free(c->end), free(c->shape), free(c->db), free(c->domain);
   TL_VEC_FREE(&c->shapes);
-  memset(c, 0, sizeof *c);
+  free(c);
+}
+
+void tl_host_windows_free(tl_host_windows *w) {
+  if (!w) return;
+  TL_VEC_FREE(&w->rejected);
+  TL_VEC_FREE(&w->observed);
+  free(w);
 }
 
 static int64_t call_process(const calls *c, uint32_t k) { return c->shapes.v[c->shape[k]].process; }
 static int64_t call_thread(const calls *c, uint32_t k) { return c->shapes.v[c->shape[k]].thread; }
-
-static int64_t col_i64(sqlite3_stmt *st, int col) {
-  return sqlite3_column_type(st, col) == SQLITE_NULL ? TL_ABSENT : sqlite3_column_int64(st, col);
-}
 
 /* (provider, clock domain) pairs get codes in order of first appearance; a handful exist. */
 typedef struct domains {
@@ -111,10 +132,9 @@ typedef struct domains {
   int n;
 } domains;
 
-static int domain_code(domains *d, const unsigned char *provider, const unsigned char *clock) {
+static int domain_code(domains *d, const char *provider, const char *clock) {
   char key[256];
-  snprintf(key, sizeof key, "%s\x1f%s", provider ? (const char *)provider : "",
-           clock ? (const char *)clock : "");
+  snprintf(key, sizeof key, "%s\x1f%s", provider, clock);
   for (int i = 0; i < d->n; i++)
     if (strcmp(d->names[i], key) == 0) return i;
   if (d->n == 64) return 63; /* more than 63 pairs cannot come from the readers */
@@ -122,14 +142,67 @@ static int domain_code(domains *d, const unsigned char *provider, const unsigned
   return d->names[d->n] ? d->n++ : -1;
 }
 
-/* The (provider, clock domain) of the first published call of each source database: every
-** reader gives all the calls of one source one provider (ext/source), so the pair is looked
-** up once per source instead of once per call. */
+/* The (provider, clock domain) of the first call of each source database, as the call's
+** shape row publishes them (ext/publish/facts.c): every reader gives all the calls of one
+** source one provider (ext/source), so the pair is decided once per source. */
 typedef struct source_domain {
   int64_t db_idx, source_id;
   int code;
 } source_domain;
 
+typedef TL_VEC(source_domain) source_domains;
+
+/* The entry of (db, source) in seen, SIZE_MAX when it has none; *last, the entry of the
+** previous call, is tried first (consecutive calls share it). */
+static size_t seen_source(const source_domains *seen, size_t *last, int64_t dbi, int64_t src) {
+  size_t j = *last;
+  if (j != SIZE_MAX && seen->v[j].db_idx == dbi && seen->v[j].source_id == src) return j;
+  for (j = 0; j < seen->n; j++)
+    if (seen->v[j].db_idx == dbi && seen->v[j].source_id == src) return *last = j;
+  return SIZE_MAX;
+}
+
+static void domains_free(domains *d, source_domains *seen) {
+  for (int i = 0; i < d->n; i++) free(d->names[i]);
+  TL_VEC_FREE(seen);
+}
+
+static const char *clock_domain(tl_provider prov) {
+  return prov == TL_PROVIDER_UNKNOWN ? "unknown" : "profiler_host";
+}
+
+/* Every call's domain code, and the shapes' process, thread and source. */
+static int describe_calls(const tl_trace *t, calls *c, tl_err *e) {
+  const tl_calls *ca = &t->calls;
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < ca->shapes.n; i++) {
+    const tl_call_shape *s = &ca->shapes.v[i];
+    call_shape cs = {s->process_id, s->thread_id, t->source_refs.v[s->source_ref].source_id, 1};
+    if (TL_VEC_PUSH(&c->shapes, cs)) rc = tl_nomem(e);
+  }
+  domains d = {{0}, 0};
+  source_domains seen = {0};
+  size_t last = SIZE_MAX;
+  for (size_t k = 0; rc == TL_OK && k < c->n; k++) {
+    int64_t dbi = ca->db_idx[k], src = c->shapes.v[ca->shape[k]].source_id;
+    size_t j = seen_source(&seen, &last, dbi, src);
+    if (j == SIZE_MAX) {
+      tl_provider prov = (tl_provider)ca->provider[k];
+      source_domain sd = {dbi, src, domain_code(&d, tl_provider_name(prov), clock_domain(prov))};
+      if (sd.code < 0 || TL_VEC_PUSH(&seen, sd)) rc = tl_nomem(e);
+      else j = last = seen.n - 1;
+    }
+    if (rc == TL_OK) c->domain[k] = (uint16_t)seen.v[j].code;
+  }
+  domains_free(&d, &seen);
+  return rc;
+}
+
+static int64_t col_i64(sqlite3_stmt *st, int col) {
+  return sqlite3_column_type(st, col) == SQLITE_NULL ? TL_ABSENT : sqlite3_column_int64(st, col);
+}
+
+/* The (provider, clock domain) of published call call_n. */
 static int lookup_domain(sqlite3 *db, sqlite3_stmt **one, int64_t call_n, domains *d, int *code,
                          tl_err *e) {
   if (!*one && tl_pub_prepare(db,
@@ -141,32 +214,19 @@ static int lookup_domain(sqlite3 *db, sqlite3_stmt **one, int64_t call_n, domain
   sqlite3_bind_int64(*one, 1, call_n);
   if (sqlite3_step(*one) != SQLITE_ROW)
     return tl_fail(e, "reading runtime call %lld back: %s", (long long)call_n, sqlite3_errmsg(db));
-  *code = domain_code(d, sqlite3_column_text(*one, 0), sqlite3_column_text(*one, 1));
+  const unsigned char *provider = sqlite3_column_text(*one, 0), *clock = sqlite3_column_text(*one, 1);
+  *code = domain_code(d, provider ? (const char *)provider : "", clock ? (const char *)clock : "");
   return *code < 0 ? tl_nomem(e) : TL_OK;
 }
 
-static int read_calls(sqlite3 *db, size_t n, calls *c, tl_err *e) {
-  memset(c, 0, sizeof *c);
-  size_t m = n ? n : 1;
-  c->start = malloc(m * sizeof *c->start), c->end = malloc(m * sizeof *c->end);
-  c->shape = calloc(m, sizeof *c->shape);
-  c->db = calloc(m, sizeof *c->db), c->domain = calloc(m, sizeof *c->domain);
-  if (!c->start || !c->end || !c->shape || !c->db || !c->domain) {
-    calls_free(c);
-    return tl_nomem(e);
-  }
-  c->n = n;
-  /* The shapes first (a few rows: provider, table, API, process, thread, source), then the
-  ** core alone: a join would probe the shape table once per call. */
-  sqlite3_stmt *st, *one = NULL;
-  int rc = TL_OK, s;
+static int read_shapes(sqlite3 *db, calls *c, tl_err *e) {
+  sqlite3_stmt *st;
   if (tl_pub_prepare(db,
                      "SELECT shape_id, process_id, thread_id, source_id "
                      "FROM main.traceloom_runtime_call_shape",
-                     &st, e)) {
-    calls_free(c);
+                     &st, e))
     return TL_ERROR;
-  }
+  int rc = TL_OK, s;
   while (rc == TL_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
     int64_t id = sqlite3_column_int64(st, 0);
     if (id < 0 || id > (int64_t)UINT32_MAX) {
@@ -177,27 +237,39 @@ static int read_calls(sqlite3 *db, size_t n, calls *c, tl_err *e) {
       call_shape none = {TL_ABSENT, TL_ABSENT, -1, 0};
       if (TL_VEC_PUSH(&c->shapes, none)) rc = tl_nomem(e);
     }
-    if (rc == TL_OK) {
-      call_shape *cs = &c->shapes.v[id];
-      cs->process = col_i64(st, 1), cs->thread = col_i64(st, 2);
-      cs->source_id = sqlite3_column_int64(st, 3), cs->known = 1;
-    }
+    if (rc == TL_OK)
+      c->shapes.v[id] = (call_shape){col_i64(st, 1), col_i64(st, 2), sqlite3_column_int64(st, 3), 1};
   }
   if (rc == TL_OK && s != SQLITE_DONE)
     rc = tl_fail(e, "reading the published runtime call shapes: %s", sqlite3_errmsg(db));
   sqlite3_finalize(st);
-  if (rc == TL_OK && tl_pub_prepare(db,
-                                    "SELECT call_n, db_idx, start_ns, dur_ns, shape_id "
-                                    "FROM main.traceloom_runtime_call_core",
-                                    &st, e))
-    rc = TL_ERROR;
-  if (rc) {
-    calls_free(c);
-    return rc;
-  }
+  return rc;
+}
+
+/* The n published calls read back (the driver's budget left them out of memory: analyze.c):
+** their times and shapes from traceloom_runtime_call's storage (core and shape), the domain
+** of each source from its first call. */
+static int read_calls(sqlite3 *db, size_t n, calls **out, tl_err *e) {
+  size_t m = n ? n : 1;
+  calls *c = calloc(1, sizeof *c);
+  if (!c) return tl_nomem(e);
+  *out = c;
+  c->n = n;
+  c->start = malloc(m * sizeof *c->start), c->end = malloc(m * sizeof *c->end);
+  c->shape = calloc(m, sizeof *c->shape);
+  c->db = calloc(m, sizeof *c->db), c->domain = calloc(m, sizeof *c->domain);
+  if (!c->start || !c->end || !c->shape || !c->db || !c->domain) return tl_nomem(e);
+  /* The shapes first (a few rows), then the core alone: a join would probe the shape table
+  ** once per call. */
+  sqlite3_stmt *st, *one = NULL;
+  if (read_shapes(db, c, e) ||
+      tl_pub_prepare(db, "SELECT call_n, db_idx, start_ns, dur_ns, shape_id "
+                         "FROM main.traceloom_runtime_call_core", &st, e))
+    return TL_ERROR;
   domains d = {{0}, 0};
-  TL_VEC(source_domain) seen = {0};
-  size_t last = SIZE_MAX;  /* the seen entry of the previous call: consecutive calls share it */
+  source_domains seen = {0};
+  size_t last = SIZE_MAX;
+  int rc = TL_OK, s;
   while (rc == TL_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
     int64_t k = sqlite3_column_int64(st, 0), sh = sqlite3_column_int64(st, 4);
     if (k < 0 || (size_t)k >= n) {
@@ -209,32 +281,47 @@ static int read_calls(sqlite3 *db, size_t n, calls *c, tl_err *e) {
       rc = tl_fail(e, "traceloom_runtime_call_core.shape_id %lld names no call shape", (long long)sh);
       break;
     }
-    const call_shape *cs = &c->shapes.v[sh];
-    int64_t dbi = sqlite3_column_int64(st, 1), src = cs->source_id;
+    int64_t dbi = sqlite3_column_int64(st, 1), src = c->shapes.v[sh].source_id;
     c->db[k] = (uint16_t)dbi;
     c->start[k] = sqlite3_column_int64(st, 2);
     c->end[k] = c->start[k] + sqlite3_column_int64(st, 3);
     c->shape[k] = (uint32_t)sh;
-    size_t j = last;
-    if (j == SIZE_MAX || seen.v[j].db_idx != dbi || seen.v[j].source_id != src) {
-      j = 0;
-      while (j < seen.n && (seen.v[j].db_idx != dbi || seen.v[j].source_id != src)) j++;
-      if (j == seen.n) {
-        source_domain sd = {dbi, src, 0};
-        rc = lookup_domain(db, &one, k, &d, &sd.code, e);
-        if (rc == TL_OK && TL_VEC_PUSH(&seen, sd)) rc = tl_nomem(e);
-      }
+    size_t j = seen_source(&seen, &last, dbi, src);
+    if (j == SIZE_MAX) {
+      source_domain sd = {dbi, src, 0};
+      rc = lookup_domain(db, &one, k, &d, &sd.code, e);
+      if (rc == TL_OK && TL_VEC_PUSH(&seen, sd)) rc = tl_nomem(e);
+      if (rc == TL_OK) j = last = seen.n - 1;
     }
-    if (rc == TL_OK) c->domain[k] = (uint16_t)seen.v[j].code, last = j;
+    if (rc == TL_OK) c->domain[k] = (uint16_t)seen.v[j].code;
   }
   if (rc == TL_OK && s != SQLITE_DONE)
     rc = tl_fail(e, "reading the published runtime calls: %s", sqlite3_errmsg(db));
   sqlite3_finalize(st);
   sqlite3_finalize(one);
-  TL_VEC_FREE(&seen);
-  for (int i = 0; i < d.n; i++) free(d.names[i]);
-  if (rc) calls_free(c);
+  domains_free(&d, &seen);
   return rc;
+}
+
+int tl_host_calls_take(tl_trace *t, tl_host_calls **out, tl_err *e) {
+  *out = NULL;
+  tl_calls *ca = &t->calls;
+  calls *c = calloc(1, sizeof *c);
+  if (!c || !(c->domain = malloc((ca->n ? ca->n : 1) * sizeof *c->domain))) {
+    free(c);
+    return tl_nomem(e);
+  }
+  c->n = ca->n;
+  int rc = describe_calls(t, c, e);
+  if (rc != TL_OK) {
+    tl_host_calls_free(c);
+    return rc;
+  }
+  /* the columns the windows read move out of the trace: tl_trace_release_calls frees the rest */
+  c->start = ca->start_ns, c->end = ca->end_ns, c->shape = ca->shape, c->db = ca->db_idx;
+  ca->start_ns = ca->end_ns = NULL, ca->shape = NULL, ca->db_idx = NULL;
+  *out = c;
+  return TL_OK;
 }
 
 int tl_reports_anchor_endpoints(const tl_anchors *an, const tl_replay *r, const int32_t *event_call,
@@ -387,6 +474,52 @@ static int sort_nearly_sorted(const calls *c, uint32_t *order, size_t n) {
   return 1;
 }
 
+/* Merges the sorted ranges src[lo, mid) and src[mid, hi) into dst[lo, hi), stably. */
+static void merge_runs(const calls *c, const uint32_t *src, uint32_t *dst, size_t lo, size_t mid,
+                       size_t hi) {
+  size_t i = lo, j = mid, k = lo;
+  while (i < mid && j < hi) dst[k++] = time_before(c, src[j], src[i]) ? src[j++] : src[i++];
+  while (i < mid) dst[k++] = src[i++];
+  while (j < hi) dst[k++] = src[j++];
+}
+
+enum { MERGE_RUNS_MAX = 64 };
+
+/* Sorts order[0, n) by (start, end), stably, when it is a few ascending runs: reader order is
+** time order within a stretch of rows, so a thread's calls come as one run or a handful (the
+** 1M-task bench's 747k calls: two, the second starting 13.7 s before the first ends, which
+** the insertion sort gave up on after n moves, and two radix passes sorted). The runs are
+** merged pairwise through a scratch array (4 bytes a call). 0, nothing moved, when there are
+** more than MERGE_RUNS_MAX runs or no memory: the other sorts do it then. */
+static int sort_runs(const calls *c, uint32_t *order, size_t n) {
+  size_t b[MERGE_RUNS_MAX + 1], r = 0; /* run k is order[b[k], b[k + 1]) */
+  b[0] = 0;
+  for (size_t i = 1; i < n; i++)
+    if (time_before(c, order[i], order[i - 1])) {
+      if (r + 1 == MERGE_RUNS_MAX) return 0;
+      b[++r] = i;
+    }
+  b[++r] = n;
+  if (r == 1) return 1;
+  uint32_t *tmp = malloc(n * sizeof *tmp);
+  if (!tmp) return 0;
+  uint32_t *src = order, *dst = tmp;
+  while (r > 1) {
+    size_t w = 0; /* the runs after this pass; b[w] is never one still to be read */
+    for (size_t k = 0; k < r; k += 2) {
+      if (k + 1 < r) merge_runs(c, src, dst, b[k], b[k + 1], b[k + 2]);
+      else memcpy(dst + b[k], src + b[k], (b[k + 1] - b[k]) * sizeof *dst);
+      b[w++] = b[k];
+    }
+    b[w] = n, r = w;
+    uint32_t *t = src;
+    src = dst, dst = t;
+  }
+  if (src != order) memcpy(order, src, n * sizeof *order);
+  free(tmp);
+  return 1;
+}
+
 /* order[0, n) by (start, end), stably: two radix passes, least significant field first. */
 static int sort_by_time(const calls *c, uint32_t *order, size_t n, tl_err *e) {
   uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
@@ -413,7 +546,8 @@ static int build_scope(const calls *c, int scope, scope_index *s, tl_err *e) {
     return free(next), tl_nomem(e);
   /* One stable counting pass by group (first[g + 1] counts group g's calls, then holds its
   ** end), in call number order; then each group by (start, end). Reader order is nearly
-  ** always time order already: a group only sorts when it is not. */
+  ** always time order already: a group only sorts when it is not, by merging its runs when
+  ** they are few, else by insertion when the inversions are few, else by radix. */
   for (size_t k = 0; k < c->n; k++)
     if (s->group[k] != NONE) s->first[s->group[k] + 1]++;
   for (size_t g = 0; g < s->ngroups; g++) s->first[g + 1] += s->first[g];
@@ -425,7 +559,8 @@ static int build_scope(const calls *c, int scope, scope_index *s, tl_err *e) {
   for (size_t g = 0; g < s->ngroups; g++) {
     uint32_t *o = s->order + s->first[g];
     size_t n = s->first[g + 1] - s->first[g];
-    if (!sort_nearly_sorted(c, o, n) && sort_by_time(c, o, n, e)) return TL_ERROR;
+    if (!sort_runs(c, o, n) && !sort_nearly_sorted(c, o, n) && sort_by_time(c, o, n, e))
+      return TL_ERROR;
   }
   /* after the sort's keys and scratch are gone: the peak is the larger of the two */
   if (!(s->max_end = malloc(m * sizeof *s->max_end))) return tl_nomem(e);
@@ -437,8 +572,6 @@ static int build_scope(const calls *c, int scope, scope_index *s, tl_err *e) {
   }
   return TL_OK;
 }
-
-typedef TL_VEC(uint32_t) u32vec;
 
 /* Observed calls of window w (left anchor k) appended to out as (k, order, call) triples. */
 static int observe(const calls *c, const scope_index *s, const window *w, size_t k, u32vec *out) {
@@ -472,14 +605,7 @@ static int observe(const calls *c, const scope_index *s, const window *w, size_t
   return 0;
 }
 
-/* ------------------------------------------------------------------ publication */
-
-static int fill_observed(void *ctx, size_t i, int64_t *v, unsigned char *null) {
-  const uint32_t *t = ((const u32vec *)ctx)->v + 3 * i;
-  (void)null;
-  v[0] = t[0], v[1] = t[1], v[2] = t[2];
-  return 0;
-}
+/* ------------------------------------------------------------------ the windows */
 
 /* The window to the right of anchor k of a device (k + 1 is its right anchor). */
 static window window_at(const calls *c, const uint32_t *anchor_call, size_t k) {
@@ -487,32 +613,63 @@ static window window_at(const calls *c, const uint32_t *anchor_call, size_t k) {
   return decide(c, lc, lc != NONE, rcall, rcall != NONE);
 }
 
-/* The observed calls of the supported windows of one scope, inserted. The windows are
+/* The observed calls of the supported windows of one scope, appended to out. The windows are
 ** decided again here rather than held (12 bytes an anchor), and the scopes' indexes are
 ** built one at a time (each is 12 bytes a call, 24 more while it sorts): the rows land in
 ** the table's primary key order (left_anchor_n, observed_order) whichever scope comes first. */
-static int observe_scope(sqlite3 *db, const calls *c, const tl_reports_input *in, int scope,
-                         tl_err *e) {
-  const tl_anchors *an = in->anchors;
+static int observe_scope(const calls *c, const tl_anchors *an, const uint32_t *anchor_call,
+                         int scope, u32vec *out, tl_err *e) {
   scope_index index = {0};
-  u32vec observed = {0};
   int rc = build_scope(c, scope, &index, e);
   for (size_t g = 0; rc == TL_OK && g < an->groups.n; g++) {
     const tl_anchor_group *gr = &an->groups.v[g];
     for (size_t k = gr->first; rc == TL_OK && k + 1 < gr->first + gr->count; k++) {
-      window w = window_at(c, in->anchor_call, k);
-      if (w.state == STATE_SUPPORTED && w.scope == scope && observe(c, &index, &w, k, &observed))
+      window w = window_at(c, anchor_call, k);
+      if (w.state == STATE_SUPPORTED && w.scope == scope && observe(c, &index, &w, k, out))
         rc = tl_nomem(e);
     }
   }
   scope_free(&index);
-  if (rc == TL_OK && observed.n) {
-    tl_rows src = {observed.n / 3, 3, fill_observed, &observed, 0, NULL};
-    rc = tl_rows_insert(db, "traceloom_anchor_host_window_call", "left_anchor_n, observed_order, call_n",
-                        &src, e);
-  }
-  TL_VEC_FREE(&observed);
   return rc;
+}
+
+int tl_host_windows_find(const tl_host_calls *c, const tl_anchors *an, const uint32_t *anchor_call,
+                         tl_host_windows **out, tl_err *e) {
+  *out = NULL;
+  tl_host_windows *hw = calloc(1, sizeof *hw);
+  if (!hw) return tl_nomem(e);
+  /* Which scopes have a supported window: only those get an index. The windows with both
+  ** endpoints that are not supported (incompatible or nonmonotonic: few) are stored, so that
+  ** the view traceloom_anchor_host_window tells a window's state from its endpoints and this
+  ** short list without reading both endpoint calls of every window. */
+  int need[3] = {0, 0, 0}, rc = TL_OK;
+  for (size_t g = 0; rc == TL_OK && anchor_call && g < an->groups.n; g++) {
+    const tl_anchor_group *gr = &an->groups.v[g];
+    for (size_t k = gr->first; rc == TL_OK && k + 1 < gr->first + gr->count; k++) {
+      window w = window_at(c, anchor_call, k);
+      if (w.state == STATE_SUPPORTED) need[w.scope] = 1;
+      else if (w.state != STATE_MISSING && (TL_VEC_PUSH(&hw->rejected, (uint32_t)k) ||
+                                            TL_VEC_PUSH(&hw->rejected, (uint32_t)w.state)))
+        rc = tl_nomem(e);
+    }
+  }
+  for (int sc = 0; rc == TL_OK && sc < 3; sc++)
+    if (need[sc]) rc = observe_scope(c, an, anchor_call, sc, &hw->observed, e);
+  if (rc != TL_OK) {
+    tl_host_windows_free(hw);
+    return rc;
+  }
+  *out = hw;
+  return TL_OK;
+}
+
+/* ------------------------------------------------------------------ publication */
+
+static int fill_observed(void *ctx, size_t i, int64_t *v, unsigned char *null) {
+  const uint32_t *t = ((const u32vec *)ctx)->v + 3 * i;
+  (void)null;
+  v[0] = t[0], v[1] = t[1], v[2] = t[2];
+  return 0;
 }
 
 static int fill_rejected(void *ctx, size_t i, int64_t *v, unsigned char *null) {
@@ -523,34 +680,25 @@ static int fill_rejected(void *ctx, size_t i, int64_t *v, unsigned char *null) {
 }
 
 int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
-  const tl_anchors *an = in->anchors;
-  calls c;
+  const tl_host_windows *hw = in->host_windows;
+  tl_host_windows *found = NULL;
   int rc = publish_codes(db, e);
-  if (rc == TL_OK) rc = read_calls(db, in->trace->calls.n, &c, e);
-  if (rc) return rc;
-  /* Which scopes have a supported window: only those get an index. The windows with both
-  ** endpoints that are not supported (incompatible or nonmonotonic: few) are stored, so that
-  ** the view traceloom_anchor_host_window tells a window's state from its endpoints and this
-  ** short list without reading both endpoint calls of every window. */
-  int need[3] = {0, 0, 0};
-  u32vec rejected = {0};
-  for (size_t g = 0; rc == TL_OK && in->anchor_call && g < an->groups.n; g++) {
-    const tl_anchor_group *gr = &an->groups.v[g];
-    for (size_t k = gr->first; rc == TL_OK && k + 1 < gr->first + gr->count; k++) {
-      window w = window_at(&c, in->anchor_call, k);
-      if (w.state == STATE_SUPPORTED) need[w.scope] = 1;
-      else if (w.state != STATE_MISSING &&
-               (TL_VEC_PUSH(&rejected, (uint32_t)k) || TL_VEC_PUSH(&rejected, (uint32_t)w.state)))
-        rc = tl_nomem(e);
-    }
+  if (rc == TL_OK && !hw && in->anchor_call) {
+    calls *c = NULL;
+    rc = read_calls(db, in->trace->calls.n, &c, e);
+    if (rc == TL_OK) rc = tl_host_windows_find(c, in->anchors, in->anchor_call, &found, e);
+    tl_host_calls_free(c);
+    hw = found;
   }
-  if (rc == TL_OK && rejected.n) {
-    tl_rows src = {rejected.n / 2, 2, fill_rejected, &rejected, 0, NULL};
+  if (rc == TL_OK && hw && hw->rejected.n) {
+    tl_rows src = {hw->rejected.n / 2, 2, fill_rejected, (void *)&hw->rejected, 0, NULL};
     rc = tl_rows_insert(db, "traceloom_anchor_host_window_rejected", "left_anchor_n, state", &src, e);
   }
-  TL_VEC_FREE(&rejected);
-  for (int sc = 0; rc == TL_OK && sc < 3; sc++)
-    if (need[sc]) rc = observe_scope(db, &c, in, sc, e);
-  calls_free(&c);
+  if (rc == TL_OK && hw && hw->observed.n) {
+    tl_rows src = {hw->observed.n / 3, 3, fill_observed, (void *)&hw->observed, 0, NULL};
+    rc = tl_rows_insert(db, "traceloom_anchor_host_window_call", "left_anchor_n, observed_order, call_n",
+                        &src, e);
+  }
+  tl_host_windows_free(found);
   return rc;
 }

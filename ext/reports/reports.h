@@ -14,7 +14,8 @@
 **
 **   host windows   (host_window.c) per pair of adjacent anchors of a device, the ordered host
 **                  interval between their supported runtime endpoints, its typed support
-**                  state, and the runtime calls observed inside it;
+**                  state, and the runtime calls observed inside it (found before the calls
+**                  are freed: tl_host_windows_find below; this stage only writes them);
 **   units          (units.c) the partition of each device's anchors into exact graph units,
 **                  the structural units between them and the open trace prefix and suffix;
 **   envelopes      (envelopes.c) the device events temporally inside each graph envelope;
@@ -34,6 +35,8 @@
 #include "replay/replay.h"
 #include "classify/rules.h"
 
+typedef struct tl_host_windows tl_host_windows;
+
 typedef struct tl_reports_input {
   const tl_trace *trace;
   const tl_anchors *anchors;
@@ -43,6 +46,7 @@ typedef struct tl_reports_input {
   const char *idle_evidence_json;   /* the analyze option "idle_evidence" (JSON text) or NULL */
   const uint32_t *anchor_call;      /* per anchor: its runtime endpoint (tl_reports_anchor_
                                        endpoints), UINT32_MAX for none */
+  const tl_host_windows *host_windows; /* tl_host_windows_find's; NULL: no windows */
 } tl_reports_input;
 
 /* Each anchor's runtime endpoint: the call of its event's supported relation (event_call,
@@ -54,6 +58,29 @@ typedef struct tl_reports_input {
 ** each window's state and scope, and tl_reports_host_windows its observed calls. */
 int tl_reports_anchor_endpoints(const tl_anchors *an, const tl_replay *r, const int32_t *event_call,
                                 size_t ntrace_events, uint32_t **out, tl_err *e);
+
+/* The host windows' runtime calls (host_window.c) are found while the driver still holds
+** the calls, and beside a staging copy with threads >= 2 (ext/analyze), not read back at the
+** report stage:
+**
+**   tl_host_calls_take(&trace, &calls, e);   before tl_trace_release_calls: the start, end,
+**                                            shape and input columns move out of the trace
+**                                            (24 bytes a call with each call's domain code)
+**   tl_host_windows_find(calls, &anchors, anchor_call, &windows, e);  arrays only, no SQL
+**   tl_host_calls_free(calls);
+**   ... in.host_windows = windows; tl_reports_publish(db, &in, e) writes them ...
+**   tl_host_windows_free(windows);
+**
+** With in.host_windows NULL (the driver kept no calls: over its budget of memory) the report
+** stage reads the published calls back (traceloom_runtime_call's core and shape) and finds
+** the windows itself.
+*/
+typedef struct tl_host_calls tl_host_calls;
+int tl_host_calls_take(tl_trace *t, tl_host_calls **out, tl_err *e);
+void tl_host_calls_free(tl_host_calls *c);
+int tl_host_windows_find(const tl_host_calls *c, const tl_anchors *an, const uint32_t *anchor_call,
+                         tl_host_windows **out, tl_err *e);
+void tl_host_windows_free(tl_host_windows *w);
 
 int tl_reports_publish(sqlite3 *db, const tl_reports_input *in, tl_err *e);
 

@@ -269,7 +269,7 @@ static int inventory_file_tables(const tl_profile *p, size_t fi, tl_inventory *i
   return rc;
 }
 
-int tl_profile_inventory(tl_profile *p, tl_inventory *inv, tl_err *e) {
+int tl_profile_inventory(const tl_profile *p, tl_inventory *inv, tl_err *e) {
   memset(inv, 0, sizeof *inv);
   int rc = TL_OK;
   for (size_t i = 0; rc == TL_OK && i < p->warnings.n; i++)

@@ -204,8 +204,9 @@ int tl_inventory_add(tl_inventory *inv, int db_idx, const char *item, const char
 void tl_inventory_free(tl_inventory *inv);
 
 /* Builds the whole inventory of a discovered profile: inputs, files, tables with row
-** counts, family capabilities and warnings. */
-int tl_profile_inventory(tl_profile *p, tl_inventory *inv, tl_err *e);
+** counts, family capabilities and warnings. It reads the profile only (the driver takes it
+** on the hashing thread while the rows are read). */
+int tl_profile_inventory(const tl_profile *p, tl_inventory *inv, tl_err *e);
 
 /* ---------------------------------------------------------------- evidence beyond rows */
 

@@ -78,6 +78,14 @@ static inline void tl_timer_next(tl_timer *t, const char *next) {
   t->stage = next;
 }
 
+/* A step of the timer's stage measured by its caller (a span on another thread, a part of
+** a wait): the same line as tl_timer_mark's, with the given seconds. */
+static inline void tl_timer_span(const tl_timer *t, const char *step, double wall, double cpu) {
+  if (!t->on) return;
+  fprintf(stderr, "traceloom timing:   %s %-*s %8.3f s %8.3f s cpu\n", t->stage,
+          38 - (int)strlen(t->stage), step, wall, cpu);
+}
+
 /* CPU seconds the calling thread has used so far. */
 static inline double tl_thread_cpu_s(void) {
   struct timespec ts;

@@ -88,6 +88,26 @@ def test_results_are_identical_for_any_thread_count(cli, fixtures, tmp_path, fix
     assert "loop tree: " in printed[0] and printed[0] == printed[1] == printed[2]
 
 
+def overflow_cann_api(db):
+    """CANN_API becomes a view whose connectionId overflows when the reader reads it."""
+    cols = [r[1] for r in db.execute("PRAGMA table_info(CANN_API)")]
+    db.execute("ALTER TABLE CANN_API RENAME TO cann_rows")
+    sel = ", ".join("abs(-9223372036854775807 - 1 + 0 * connectionId) AS connectionId"
+                    if c == "connectionId" else c for c in cols)
+    db.execute("CREATE VIEW CANN_API AS SELECT %s FROM cann_rows" % sel)
+
+
+def errors_for_threads_1_and_2(cli, prof, tmp_path):
+    """The CLI's stderr for threads 1 and 2, each run failing with nothing written."""
+    errors = []
+    for threads in (1, 2):
+        out = tmp_path / ("t%d.db" % threads)
+        r = run(cli, prof, "--output", out, "--threads", threads)
+        assert r.returncode == 1 and not out.exists()
+        errors.append(r.stderr)
+    return errors
+
+
 def test_runtime_call_error_is_the_same_for_any_thread_count(cli, fixtures, tmp_path):
     # CANN_API is read on a second thread with threads >= 2: a row that fails there stops the
     # analysis with the message of a read in turn, naming the file and the table.
@@ -95,18 +115,35 @@ def test_runtime_call_error_is_the_same_for_any_thread_count(cli, fixtures, tmp_
     shutil.copytree(fixtures / "exact_hlt" / "mono", prof)
     db_path = next(prof.glob("PROF_*/msprof_*.db"))
     with sqlite3.connect(db_path) as db:
-        cols = [r[1] for r in db.execute("PRAGMA table_info(CANN_API)")]
-        db.execute("ALTER TABLE CANN_API RENAME TO cann_rows")
-        sel = ", ".join("abs(-9223372036854775807 - 1 + 0 * connectionId) AS connectionId"
-                        if c == "connectionId" else c for c in cols)
-        db.execute("CREATE VIEW CANN_API AS SELECT %s FROM cann_rows" % sel)
-    errors = []
-    for threads in (1, 2):
-        out = tmp_path / ("t%d.db" % threads)
-        r = run(cli, prof, "--output", out, "--threads", threads)
-        assert r.returncode == 1 and not out.exists()
-        errors.append(r.stderr)
+        overflow_cann_api(db)
+    errors = errors_for_threads_1_and_2(cli, prof, tmp_path)
     assert "failed to read CANN_API in '%s': integer overflow" % db_path in errors[0]
+    assert errors[0] == errors[1]
+
+
+def test_inventory_error_comes_first_for_any_thread_count(cli, fixtures, tmp_path):
+    # With threads >= 2 the inventory (a count(*) of every table) is taken on the hashing
+    # thread beside the reader: a table it cannot count stops the analysis with its message,
+    # before a failure of the reader, as in turn, where the inventory comes first.
+    prof = tmp_path / "prof"
+    shutil.copytree(fixtures / "exact_hlt" / "mono", prof)
+    db_path = next(prof.glob("PROF_*/msprof_*.db"))
+    with sqlite3.connect(db_path) as db:
+        overflow_cann_api(db)  # the reader fails too (as in the test above)
+        # a table no reader reads, with a corrupt leaf page in its middle
+        db.execute("CREATE TABLE junk(x)")
+        db.executemany("INSERT INTO junk VALUES (?)", [("y" * 200,) for _ in range(200)])
+        db.commit()
+        leaves = [r[0] for r in db.execute(
+            "SELECT pageno FROM dbstat WHERE name = 'junk' AND pagetype = 'leaf'")]
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    assert len(leaves) > 2
+    with open(db_path, "r+b") as f:
+        f.seek((leaves[len(leaves) // 2] - 1) * page_size)
+        f.write(b"\xff" * 8)
+    errors = errors_for_threads_1_and_2(cli, prof, tmp_path)
+    assert ("failed to count the rows of table junk in '%s': database disk image is malformed"
+            % db_path) in errors[0]
     assert errors[0] == errors[1]
 
 
