@@ -31,6 +31,8 @@
 #include "util/vec.h"
 #include "export/gzpar.h"
 
+#include <pthread.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -400,7 +402,36 @@ typedef struct pf_out {
   ** are written (pf_out_kick), so that the closing fsync finds little left to write. */
   int writeback;
   int64_t written, kicked; /* bytes written to fd, and handed to the disk */
+  /* One of two parts of the file written at once by two threads (pf_proto.c): its bytes
+  ** [from, written) go with pwrite to at + (byte - from), and wait in place until at is
+  ** known (the part before it is written). NULL: written in order with write(2). */
+  struct pf_place *place;
+  int64_t at, from;
 } pf_out;
+
+/* Where the later of two parts written at once starts, and what it flushed before that was
+** known (the earlier part's writer writes those bytes once it has written its own). */
+typedef struct pf_held {
+  char *p;
+  size_t n;
+  int64_t pos; /* the later part's writer's written at the flush */
+} pf_held;
+typedef struct pf_place {
+  pthread_mutex_t mu;
+  int64_t at, from; /* the later part's first byte goes to at (-1: not yet known); its
+                    ** writer's written was from when the part began */
+  TL_VEC(pf_held) held;
+} pf_place;
+
+/* Makes o the writer of the later part, from its next byte (o->b flushed); place->at -1.
+** On an error nothing is left to free. */
+int pf_place_open(pf_place *place, pf_out *o);
+/* The earlier part ends at the file offset at: the held bytes are written there (with the
+** errors of the writer of the earlier part, ew). */
+int pf_place_settle(pf_place *place, int64_t at, pf_out *ew);
+/* o's part is written (the earlier part settled): o writes in order again, at the end of
+** the file; frees place. Returns err, else the first error. */
+int pf_place_close(pf_place *place, pf_out *o, int err);
 
 /* Starts writing the bytes written since the last call to the disk (asynchronously) once
 ** there are at least min of them (0: any). */
