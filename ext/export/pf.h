@@ -410,23 +410,20 @@ typedef struct pf_out {
 } pf_out;
 
 /* Where the later of two parts written at once starts, and what it flushed before that was
-** known (the earlier part's writer writes those bytes once it has written its own). */
-typedef struct pf_held {
-  char *p;
-  size_t n;
-  int64_t pos; /* the later part's writer's written at the flush */
-} pf_held;
+** known (held in an unlinked file beside the output; the earlier part's writer copies it
+** into place once it has written its own). */
 typedef struct pf_place {
   pthread_mutex_t mu;
   int64_t at, from; /* the later part's first byte goes to at (-1: not yet known); its
                     ** writer's written was from when the part began */
-  TL_VEC(pf_held) held;
+  int fd;           /* the held bytes: the later part's first bytes, in order */
+  int64_t held;
 } pf_place;
 
 /* Makes o the writer of the later part, from its next byte (o->b flushed); place->at -1.
 ** On an error nothing is left to free. */
 int pf_place_open(pf_place *place, pf_out *o);
-/* The earlier part ends at the file offset at: the held bytes are written there (with the
+/* The earlier part ends at the file offset at: the held bytes are copied there (with the
 ** errors of the writer of the earlier part, ew). */
 int pf_place_settle(pf_place *place, int64_t at, pf_out *ew);
 /* o's part is written (the earlier part settled): o writes in order again, at the end of

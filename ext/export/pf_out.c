@@ -39,25 +39,25 @@ static int pwrite_all(int fd, const char *p, size_t n, int64_t off) {
   return 0;
 }
 
-/* o->b's bytes as a part's (o->place): written where they go, or held until that is known.
-** Held, the buffer itself is handed over (no copy); o->b starts a new one. */
+/* o->b's bytes as a part's (o->place): written where they go, or held until that is known:
+** appended to the place's unlinked file (the disk's page cache, not this process's memory,
+** however long the other part takes). */
 static int place_bytes(pf_out *o) {
   if (o->at < 0) {
     pf_place *pl = o->place;
     pthread_mutex_lock(&pl->mu);
     o->at = pl->at;
-    int held = 0;
-    if (o->at < 0) {
-      pf_held h = {o->b.p, o->b.n, o->written};
-      held = TL_VEC_PUSH(&pl->held, h) ? -1 : 1;
+    int held = o->at < 0, bad = 0;
+    if (held) { /* under the lock: the settling writer copies what is here when it takes it */
+      bad = tl_write_all(pl->fd, o->b.p, o->b.n) != 0;
+      if (!bad) pl->held += (int64_t)o->b.n;
     }
     pthread_mutex_unlock(&pl->mu);
-    if (held < 0) return tl_nomem(o->e);
+    if (bad)
+      return tl_fail(o->e, "traceloom_export_perfetto: cannot write beside '%s': %s", o->path,
+                     strerror(errno));
     if (held) {
       o->written += (int64_t)o->b.n;
-      size_t cap = o->b.cap;
-      memset(&o->b, 0, sizeof o->b);
-      (void)tl_buf_reserve(&o->b, cap - 1); /* grown once, not doubled up again */
       return TL_OK;
     }
   }
@@ -95,10 +95,22 @@ void pf_out_kick(pf_out *o, int64_t min) {
 
 int pf_place_open(pf_place *place, pf_out *o) {
   memset(place, 0, sizeof *place);
+  place->fd = -1;
   int rc = pf_out_flush(o, 1);
   if (rc) return rc;
   pf_out_kick(o, 0);
-  if (pthread_mutex_init(&place->mu, NULL) != 0) return tl_nomem(o->e);
+  char *tmp = tl_mprintf("%s.part-XXXXXX", o->path);
+  if (!tmp) return tl_nomem(o->e);
+  place->fd = mkstemp(tmp);
+  if (place->fd >= 0) unlink(tmp);
+  free(tmp);
+  if (place->fd < 0)
+    return tl_fail(o->e, "traceloom_export_perfetto: cannot create a temporary file beside "
+                         "'%s': %s", o->path, strerror(errno));
+  if (pthread_mutex_init(&place->mu, NULL) != 0) {
+    close(place->fd);
+    return tl_nomem(o->e);
+  }
   place->at = -1, place->from = o->written;
   o->place = place, o->at = -1, o->from = o->written;
   return TL_OK;
@@ -107,25 +119,40 @@ int pf_place_open(pf_place *place, pf_out *o) {
 int pf_place_settle(pf_place *place, int64_t at, pf_out *ew) {
   pthread_mutex_lock(&place->mu);
   place->at = at;
-  pf_held *h = place->held.v;
-  size_t n = place->held.n;
-  memset(&place->held, 0, sizeof place->held);
+  int64_t n = place->held;
   pthread_mutex_unlock(&place->mu);
-  int rc = TL_OK;
-  for (size_t i = 0; i < n; i++) {
-    if (rc == TL_OK && pwrite_all(ew->fd, h[i].p, h[i].n, at + (h[i].pos - place->from)) != 0)
-      rc = tl_fail(ew->e, "traceloom_export_perfetto: cannot write '%s': %s", ew->path,
-                   strerror(errno));
-    free(h[i].p);
+  /* In the kernel where it can (copy_file_range with explicit offsets: neither file's own
+  ** offset moves), else through a buffer. */
+  loff_t in = 0, out = at;
+  while (in < n) {
+    ssize_t k = copy_file_range(place->fd, &in, ew->fd, &out, (size_t)(n - in), 0);
+    if (k > 0) continue;
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0 && errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP && errno != EINVAL)
+      return tl_fail(ew->e, "traceloom_export_perfetto: cannot write '%s': %s", ew->path,
+                     strerror(errno));
+    break; /* not supported here (or the file came short: the loop below says so) */
   }
-  free(h);
-  return rc;
+  char *buf = in < n ? malloc(PF_FLUSH_BYTES) : NULL;
+  if (in < n && !buf) return tl_nomem(ew->e);
+  while (in < n) {
+    size_t want = (size_t)(n - in) < PF_FLUSH_BYTES ? (size_t)(n - in) : PF_FLUSH_BYTES;
+    ssize_t k = pread(place->fd, buf, want, in);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0 || pwrite_all(ew->fd, buf, (size_t)k, at + in) != 0) {
+      free(buf);
+      return tl_fail(ew->e, "traceloom_export_perfetto: cannot write '%s': %s", ew->path,
+                     k == 0 ? "a held part came back short" : strerror(errno));
+    }
+    in += k;
+  }
+  free(buf);
+  return TL_OK;
 }
 
-/* Frees what is still held (after a failure) and the mutex. */
+/* Closes the held part's file and frees the mutex. */
 static void place_free(pf_place *place) {
-  for (size_t i = 0; i < place->held.n; i++) free(place->held.v[i].p);
-  TL_VEC_FREE(&place->held);
+  close(place->fd);
   pthread_mutex_destroy(&place->mu);
 }
 
