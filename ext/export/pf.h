@@ -327,6 +327,11 @@ typedef struct pf_ctx {
   pf_analysis a;
   pf_ranks r;
   pf_layout l;
+  /* Once every byte is written, the analysis and the layout are freed on a thread of their
+  ** own (pf_out_write_file's written hook) while the output is fsync'ed and renamed. */
+  pthread_t freer;
+  int freeing;
+  int64_t events; /* slices + flows, counted before they are freed */
 } pf_ctx;
 
 int pf_layout_build(pf_ctx *c);
@@ -436,9 +441,10 @@ void pf_out_kick(pf_out *o, int64_t min);
 
 /* Flushes the buffer once it holds PF_FLUSH_BYTES (force: always). */
 int pf_out_flush(pf_out *o, int force);
-/* Writes path atomically (temporary sibling, fsync, rename) with write(c, out). */
+/* Writes path atomically (temporary sibling, fsync, rename) with write(c, out); written(c),
+** when given, is called once every byte is written, before the fsync. */
 int pf_out_write_file(pf_ctx *c, const char *path, int gzip,
-                      int (*write)(pf_ctx *c, pf_out *o));
+                      int (*write)(pf_ctx *c, pf_out *o), void (*written)(pf_ctx *c));
 
 int pf_write_json(pf_ctx *c, pf_out *o);
 int pf_write_proto(pf_ctx *c, pf_out *o);

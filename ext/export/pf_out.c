@@ -174,7 +174,7 @@ int pf_place_close(pf_place *place, pf_out *o, int err) {
 
 
 int pf_out_write_file(pf_ctx *c, const char *path, int gzip,
-                      int (*write)(pf_ctx *c, pf_out *o)) {
+                      int (*write)(pf_ctx *c, pf_out *o), void (*written)(pf_ctx *c)) {
   char *tmp = tl_mprintf("%s.tmp-XXXXXX", path);
   if (!tmp) return tl_nomem(c->e);
   int fd = mkstemp(tmp);
@@ -201,6 +201,7 @@ int pf_out_write_file(pf_ctx *c, const char *path, int gzip,
   if (rc == TL_OK && o.gz) rc = tl_gzpar_finish(o.gz, c->e);
   tl_gzpar_free(o.gz);
   tl_buf_free(&o.b);
+  if (rc == TL_OK && written) written(c);
   if (rc == TL_OK) pf_out_kick(&o, 0);
   if (rc == TL_OK && fsync(fd) != 0)
     rc = tl_fail(c->e, "traceloom_export_perfetto: cannot fsync '%s': %s", tmp, strerror(errno));
