@@ -31,6 +31,8 @@
 #include "util/vec.h"
 #include "export/gzpar.h"
 
+#include <pthread.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -325,6 +327,11 @@ typedef struct pf_ctx {
   pf_analysis a;
   pf_ranks r;
   pf_layout l;
+  /* Once every byte is written, the analysis and the layout are freed on a thread of their
+  ** own (pf_out_write_file's written hook) while the output is fsync'ed and renamed. */
+  pthread_t freer;
+  int freeing;
+  int64_t events; /* slices + flows, counted before they are freed */
 } pf_ctx;
 
 int pf_layout_build(pf_ctx *c);
@@ -400,7 +407,33 @@ typedef struct pf_out {
   ** are written (pf_out_kick), so that the closing fsync finds little left to write. */
   int writeback;
   int64_t written, kicked; /* bytes written to fd, and handed to the disk */
+  /* One of two parts of the file written at once by two threads (pf_proto.c): its bytes
+  ** [from, written) go with pwrite to at + (byte - from), and wait in place until at is
+  ** known (the part before it is written). NULL: written in order with write(2). */
+  struct pf_place *place;
+  int64_t at, from;
 } pf_out;
+
+/* Where the later of two parts written at once starts, and what it flushed before that was
+** known (held in an unlinked file beside the output; the earlier part's writer copies it
+** into place once it has written its own). */
+typedef struct pf_place {
+  pthread_mutex_t mu;
+  int64_t at, from; /* the later part's first byte goes to at (-1: not yet known); its
+                    ** writer's written was from when the part began */
+  int fd;           /* the held bytes: the later part's first bytes, in order */
+  int64_t held;
+} pf_place;
+
+/* Makes o the writer of the later part, from its next byte (o->b flushed); place->at -1.
+** On an error nothing is left to free. */
+int pf_place_open(pf_place *place, pf_out *o);
+/* The earlier part ends at the file offset at: the held bytes are copied there (with the
+** errors of the writer of the earlier part, ew). */
+int pf_place_settle(pf_place *place, int64_t at, pf_out *ew);
+/* o's part is written (the earlier part settled): o writes in order again, at the end of
+** the file; frees place. Returns err, else the first error. */
+int pf_place_close(pf_place *place, pf_out *o, int err);
 
 /* Starts writing the bytes written since the last call to the disk (asynchronously) once
 ** there are at least min of them (0: any). */
@@ -408,9 +441,10 @@ void pf_out_kick(pf_out *o, int64_t min);
 
 /* Flushes the buffer once it holds PF_FLUSH_BYTES (force: always). */
 int pf_out_flush(pf_out *o, int force);
-/* Writes path atomically (temporary sibling, fsync, rename) with write(c, out). */
+/* Writes path atomically (temporary sibling, fsync, rename) with write(c, out); written(c),
+** when given, is called once every byte is written, before the fsync. */
 int pf_out_write_file(pf_ctx *c, const char *path, int gzip,
-                      int (*write)(pf_ctx *c, pf_out *o));
+                      int (*write)(pf_ctx *c, pf_out *o), void (*written)(pf_ctx *c));
 
 int pf_write_json(pf_ctx *c, pf_out *o);
 int pf_write_proto(pf_ctx *c, pf_out *o);

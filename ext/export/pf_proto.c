@@ -490,17 +490,26 @@ static int writer_free(proto_w *p, int err) {
 }
 
 /*
-** The second half of the lanes, encoded by a worker thread into an unlinked temporary file
-** beside the output while the calling thread encodes the first half; the calling thread
-** then copies it after its own. Lanes are independent sequences, so the bytes are those of
-** one thread encoding them in turn. The worker reads the layout and the string pool, which
-** nobody writes meanwhile, and writes only its own buffers.
+** The lanes in two parts encoded at once, by a worker thread and the calling thread. Lanes
+** are independent sequences, so the bytes are those of one thread encoding them in turn.
+** The worker reads the layout and the string pool, which nobody writes meanwhile, and
+** writes only its own buffers.
+**
+** Written as it is, the output takes both parts in place (pf_place): the worker encodes the
+** first lanes straight into the file after the track packets; the calling thread encodes the
+** rest and holds its buffers until the worker's part ends (its length is only known then),
+** then writes at the place; the worker, done, writes what was held meanwhile. The worker's
+** part is the lighter one (split_point), so that it ends while the calling thread still
+** encodes: no copy is left after both. Through gzip (one stream, in order) the worker
+** encodes the second part into an unlinked temporary file beside the output, which the
+** calling thread reads back after its own.
 */
 typedef struct proto_part {
   proto_w p;
   pf_out o;
   tl_err e;
   size_t t0, t1;
+  pf_place *place; /* the worker writes the first part in place: settles it when done */
   int rc;
   double cpu; /* its thread's CPU seconds (TRACELOOM_TIMING) */
 } proto_part;
@@ -509,22 +518,31 @@ static void *part_main(void *arg) {
   proto_part *pt = arg;
   pt->rc = slice_packets(&pt->p, pt->t0, pt->t1);
   if (pt->rc == TL_OK) pt->rc = pf_out_flush(&pt->o, 1);
+  if (pt->rc == TL_OK && pt->place) {
+    pf_out_kick(&pt->o, 0);
+    pt->rc = pf_place_settle(pt->place, pt->o.at + pt->o.written, &pt->o);
+  }
   pt->cpu = tl_thread_cpu_s();
   return NULL;
 }
 
 /* What a slice of each source costs to encode, roughly (its args): a device slice and a
 ** seq, repeat or body slice carry twice the bytes of a structure leaf or a host call (the
-** 1M-task bench: 109-116 bytes a slice against 48-54). Only the balance of the two halves
+** 1M-task bench: 109-116 bytes a slice against 48-54). Only the balance of the two parts
 ** depends on it, never the bytes. */
 static const int64_t src_weight[] = {
     [PF_SRC_OCC] = 2, [PF_SRC_BODY] = 2, [PF_SRC_LEAF] = 1, [PF_SRC_ATOM] = 2,
     [PF_SRC_MEMBER] = 2, [PF_SRC_CALL] = 1, [PF_SRC_ROW] = 1};
 
-/* The lane index that splits the slices in two halves of about equal weight (src_weight);
-** 0: one thread (asked for with TRACELOOM_EXPORT_THREADS=1, or not worth it below 20k slices
-** unless threads are asked for explicitly). */
-static size_t split_point(const pf_layout *l) {
+/* The lane index that splits the slices in two parts, the first of about share_pct percent
+** of the weight (src_weight); 0: one thread (asked for with TRACELOOM_EXPORT_THREADS=1, or
+** not worth it below 20k slices unless threads are asked for explicitly). */
+/* The worker's share of the weight when it writes its part in place: it also writes what the
+** calling thread held meanwhile (about its own share of that thread's bytes, at some 0.4 of
+** the encoding's cost per byte), so both end together at a share s with s (1 + 0.4) = 1 - s,
+** about 40%. */
+#define PLACED_SHARE_PCT 40
+static size_t split_point(const pf_layout *l, int64_t share_pct) {
   const char *env = getenv("TRACELOOM_EXPORT_THREADS");
   int asked = env && *env ? atoi(env) : 0;
   if (asked == 1 || (!asked && l->slices.n < 20000)) return 0;
@@ -539,33 +557,19 @@ static size_t split_point(const pf_layout *l) {
   int64_t best_gap = INT64_MAX, before = 0;
   for (size_t t = 1; t < l->tracks.n; t++) {
     before += weight[t - 1];
-    int64_t gap = llabs(total - 2 * before);
+    int64_t gap = llabs(total * share_pct - 100 * before);
     if (gap < best_gap) best_gap = gap, best = t;
   }
   free(weight);
   return best;
 }
 
-/* Appends the part's file to the output: inside the kernel (copy_file_range, no copy
-** through this process) when the output is written as it is, else read back through the
-** gzip writer. */
+/* Appends the part's file to the output (through gzip), after the calling thread's own. */
 static int copy_part(pf_out *o, int fd) {
   if (lseek(fd, 0, SEEK_SET) != 0)
     return tl_fail(o->e, "traceloom_export_perfetto: cannot read back a part of '%s': %s",
                    o->path, strerror(errno));
   int err = pf_out_flush(o, 1);
-  if (!err && !o->gz) {
-    ssize_t n;
-    while ((n = copy_file_range(fd, NULL, o->fd, NULL, (size_t)1 << 30, 0)) > 0 ||
-           (n < 0 && errno == EINTR))
-      if (n > 0) o->written += n;
-    pf_out_kick(o, 0);
-    if (n == 0) return TL_OK;
-    if (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP && errno != EINVAL)
-      return tl_fail(o->e, "traceloom_export_perfetto: cannot write '%s': %s", o->path,
-                     strerror(errno));
-    /* not supported here: copy what is left through a buffer */
-  }
   char *buf = err ? NULL : malloc(PF_FLUSH_BYTES);
   if (!err && !buf) return tl_nomem(o->e);
   for (ssize_t n; !err && (n = read(fd, buf, PF_FLUSH_BYTES)) != 0;) {
@@ -587,26 +591,42 @@ int pf_write_proto(pf_ctx *c, pf_out *o) {
   proto_w p;
   int err = writer_init(&p, c, o, c->e);
   if (!err) err = track_packets(&p);
-  size_t k = err ? 0 : split_point(l);
+  int placed = !o->gz;
+  size_t k = err ? 0 : split_point(l, placed ? PLACED_SHARE_PCT : 50);
   proto_part *pt = NULL;
+  pf_place place;
   pthread_t th;
-  int fd = -1, started = 0;
-  if (k) {
+  int fd = -1, started = 0, opened = 0;
+  if (k && !placed) {
     char *tmp = tl_mprintf("%s.part-XXXXXX", o->path);
     fd = tmp ? mkstemp(tmp) : -1;
     if (fd >= 0) unlink(tmp);
     free(tmp);
-    pt = fd >= 0 ? calloc(1, sizeof *pt) : NULL;
-    if (pt && writer_init(&pt->p, c, &pt->o, &pt->e) == TL_OK) {
-      pt->o.fd = fd, pt->o.path = o->path, pt->o.e = &pt->e;
+  }
+  if (k && (placed || fd >= 0)) pt = calloc(1, sizeof *pt);
+  if (pt && writer_init(&pt->p, c, &pt->o, &pt->e) == TL_OK) {
+    pt->o.path = o->path, pt->o.e = &pt->e;
+    if (placed) {
+      err = pf_place_open(&place, o);
+      opened = !err;
+      pt->o.fd = o->fd, pt->o.writeback = o->writeback;
+      pt->o.place = pt->place = &place, pt->o.at = o->written, pt->o.from = 0;
+      pt->t0 = 0, pt->t1 = k;
+    } else {
+      pt->o.fd = fd;
       pt->t0 = k, pt->t1 = l->tracks.n;
-      started = pthread_create(&th, NULL, part_main, pt) == 0;
     }
+    started = !err && pthread_create(&th, NULL, part_main, pt) == 0;
+  }
+  if (opened && !started) { /* one thread after all: in order from where it is */
+    o->at = place.at = o->from;
+    err = pf_place_close(&place, o, err), opened = 0;
   }
   tl_timer tm;
   tl_timer_start(&tm, "export write");
   double cpu0 = tl_thread_cpu_s();
-  if (!err) err = slice_packets(&p, 0, started ? k : l->tracks.n);
+  size_t t0 = started && placed ? k : 0, t1 = started && !placed ? k : l->tracks.n;
+  if (!err) err = slice_packets(&p, t0, t1);
   double cpu[2] = {tl_thread_cpu_s() - cpu0, 0};
   if (started) {
     pthread_join(th, NULL);
@@ -614,7 +634,8 @@ int pf_write_proto(pf_ctx *c, pf_out *o) {
     tl_timer_threads(&tm, "slices", cpu, 2);
     if (!err && pt->rc != TL_OK)
       err = tl_fail(c->e, "%s", pt->e.msg ? pt->e.msg : "traceloom_export_perfetto: failed");
-    if (!err) err = copy_part(o, fd);
+    if (opened) err = pf_place_close(&place, o, err);
+    else if (!err) err = copy_part(o, fd);
   }
   if (pt) {
     writer_free(&pt->p, 0);
