@@ -3,9 +3,7 @@
 -- the runs of each scope group, stably; the observed calls are those worked out by brute
 -- force, in (start, end, call) order, the ties included.
 SELECT 'analyze', traceloom_analyze('fixtures/reports/host_activity_runs') LIKE '%4 anchors%';
-SELECT 'states', (SELECT group_concat(support_state || ':' || scope_policy, ',') FROM
-  (SELECT support_state, scope_policy FROM traceloom_anchor_host_interval ORDER BY left_anchor_n))
-  = 'supported_ordered:same_thread,supported_ordered:same_thread,supported_ordered:same_thread';
+-- include: host_window_states.inc
 -- include: host_window_observed.inc
 -- the three calls between the first MatMul and Add launches; the 100 calls, the ten with
 -- the same times as the first ten and the stream wait between the first Add and the second

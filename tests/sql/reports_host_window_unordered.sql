@@ -3,9 +3,7 @@
 -- scope group by (start, end, call) by insertion while that is cheap and by radix passes when
 -- it gives up; the observed calls are those worked out by brute force, in the same order.
 SELECT 'analyze', traceloom_analyze('fixtures/reports/host_activity_unordered') LIKE '%4 anchors%';
-SELECT 'states', (SELECT group_concat(support_state || ':' || scope_policy, ',') FROM
-  (SELECT support_state, scope_policy FROM traceloom_anchor_host_interval ORDER BY left_anchor_n))
-  = 'supported_ordered:same_thread,supported_ordered:same_thread,supported_ordered:same_thread';
+-- include: host_window_states.inc
 -- include: host_window_observed.inc
 -- the three calls between the first MatMul and Add launches; the 100 reversed calls and the
 -- stream wait between the first Add and the second MatMul
