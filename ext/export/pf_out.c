@@ -172,7 +172,6 @@ int pf_place_close(pf_place *place, pf_out *o, int err) {
   return err;
 }
 
-
 int pf_out_write_file(pf_ctx *c, const char *path, int gzip,
                       int (*write)(pf_ctx *c, pf_out *o), void (*written)(pf_ctx *c)) {
   char *tmp = tl_mprintf("%s.tmp-XXXXXX", path);
