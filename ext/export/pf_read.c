@@ -376,18 +376,23 @@ typedef struct node_row {
 } node_row;
 typedef TL_VEC(node_row) node_rows;
 
-/* Display order: (db_idx, device_id, view_name, display_order), then the order read. */
-static int cmp_node_row(const void *x, const void *y, void *ctx) {
-  const node_row *a = x, *b = y;
-  const tl_strpool *pool = ctx;
-  if (a->n.db != b->n.db) return a->n.db < b->n.db ? -1 : 1;
-  if (a->n.dev != b->n.dev) return a->n.dev < b->n.dev ? -1 : 1;
-  if (a->n.view != b->n.view) {
-    int c = strcmp(tl_strpool_str(pool, a->n.view), tl_strpool_str(pool, b->n.view));
+/* Display order of two nodes: (db_idx, device_id, view_name, display_order); 0: a tie. */
+static int cmp_display(const pf_node *a, const pf_node *b, const tl_strpool *pool) {
+  if (a->db != b->db) return a->db < b->db ? -1 : 1;
+  if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
+  if (a->view != b->view) {
+    int c = strcmp(tl_strpool_str(pool, a->view), tl_strpool_str(pool, b->view));
     if (c) return c;
   }
-  if (a->n.display_order != b->n.display_order)
-    return a->n.display_order < b->n.display_order ? -1 : 1;
+  if (a->display_order != b->display_order) return a->display_order < b->display_order ? -1 : 1;
+  return 0;
+}
+
+/* Display order, then the order read (first_child holds it until the children are linked). */
+static int cmp_node_row(const void *x, const void *y, void *ctx) {
+  const node_row *a = x, *b = y;
+  int c = cmp_display(&a->n, &b->n, ctx);
+  if (c) return c;
   return a->n.first_child < b->n.first_child ? -1 : a->n.first_child > b->n.first_child;
 }
 
@@ -590,9 +595,37 @@ typedef struct node_core_rows {
   core_shapes shp;
   pf_imap shape_by_id, first_anchor;
   sqlite3_stmt *viz;
+  /* While the rows come in display order (an analysis of this version), each goes straight
+  ** where read_nodes would copy it (the nodes, by_n, cn, parent_n), not through rows: half a
+  ** million rows of 190 bytes neither written twice nor first touched twice. The first row
+  ** out of order moves those read so far into rows, which are then sorted as before. */
+  int direct;
+  size_t first;    /* a->nodes.n before the first row */
+  i64vec *parent_n; /* read_nodes' parent_n */
   node_rows rows;
   int sorted;
 } node_core_rows;
+
+/* The rows that went straight to their places, back into x->rows (in the order read). */
+static int undo_direct(rd *r, node_core_rows *x) {
+  pf_analysis *a = r->a;
+  node_index *ix = x->ix;
+  x->direct = 0;
+  if (TL_VEC_RESERVE(&x->rows, a->nodes.n - x->first)) return tl_nomem(r->e);
+  for (size_t i = x->first, k = 0; i < a->nodes.n; i++, k++) {
+    node_row row;
+    memset(&row, 0, sizeof row);
+    row.n = a->nodes.v[i];
+    row.n.first_child = (int64_t)k;
+    row.node_n = row.n.node_n;
+    row.parent_n = x->parent_n->v[k];
+    row.cn = ix->cn.v[k];
+    x->rows.v[x->rows.n++] = row;
+  }
+  a->nodes.n = x->first, x->parent_n->n = 0, ix->cn.n = 0;
+  pf_imap_free(&ix->by_n);
+  return TL_OK;
+}
 
 static int tree_row(rd *r, void *arg, sqlite3_value **v) {
   node_core_rows *x = arg;
@@ -651,7 +684,6 @@ static int node_row_core(rd *r, void *arg, sqlite3_value **v) {
     n->kind = PF_KIND_REPEAT;
   else
     n->kind = atom ? PF_KIND_ATOM : PF_KIND_SEQ;
-  n->first_child = (int64_t)x->rows.n; /* the order read, until the children are linked */
   n->next_sibling = -1;
   n->motif = -1;
   row.node_n = sqlite3_value_int64(v[0]);
@@ -667,8 +699,23 @@ static int node_row_core(rd *r, void *arg, sqlite3_value **v) {
   row.cn.rooted = path ? tl_strpool_intern(x->ix->paths, path, (size_t)sqlite3_value_bytes(v[15]))
                        : TL_STR_NONE;
   if (n->node_id == TL_STR_NOMEM || n->local == TL_STR_NOMEM || n->label == TL_STR_NOMEM ||
-      n->category == TL_STR_NOMEM || row.cn.rooted == TL_STR_NOMEM || TL_VEC_PUSH(&x->rows, row))
+      n->category == TL_STR_NOMEM || row.cn.rooted == TL_STR_NOMEM)
     return r->e->msg ? TL_ERROR : tl_nomem(r->e);
+  if (x->direct && a->nodes.n > x->first &&
+      cmp_display(&a->nodes.v[a->nodes.n - 1], n, a->pool) > 0 && undo_direct(r, x))
+    return TL_ERROR;
+  if (x->direct) { /* as read_nodes copies a row of the native view by node_n */
+    node_index *ix = x->ix;
+    n->first_child = -1;
+    n->node_n = row.node_n;
+    if (pf_imap_put(&ix->by_n, row.node_n, (int64_t)a->nodes.n) ||
+        TL_VEC_PUSH(x->parent_n, row.parent_n) || TL_VEC_PUSH(&ix->cn, row.cn) ||
+        TL_VEC_PUSH(&a->nodes, *n))
+      return tl_nomem(r->e);
+    return TL_OK;
+  }
+  n->first_child = (int64_t)x->rows.n; /* the order read, until the children are linked */
+  if (TL_VEC_PUSH(&x->rows, row)) return tl_nomem(r->e);
   if (x->sorted && x->rows.n > 1 &&
       cmp_node_row(&x->rows.v[x->rows.n - 2], &x->rows.v[x->rows.n - 1], a->pool) > 0)
     x->sorted = 0;
@@ -676,7 +723,7 @@ static int node_row_core(rd *r, void *arg, sqlite3_value **v) {
 }
 
 static int node_rows_core(rd *r, node_index *ix, uint32_t native, node_rows *out,
-                          int *in_order) {
+                          i64vec *parent_n, int *in_order) {
   static const row_query trees = {"tree_n, first_anchor_n", "traceloom_tree_core", NULL, NULL};
   static const row_query nodes = {
       "node_n, parent_n, local_n, node_device, node_kind, shape_id, db_idx, device_id, depth, "
@@ -685,6 +732,7 @@ static int node_rows_core(rd *r, node_index *ix, uint32_t native, node_rows *out
   node_core_rows x;
   memset(&x, 0, sizeof x);
   x.ix = ix, x.native = native, x.rows = *out, x.sorted = 1;
+  x.direct = 1, x.first = r->a->nodes.n, x.parent_n = parent_n;
   x.spool = tl_strpool_new();
   int err = x.spool ? read_node_shapes(r, x.spool, &x.shp, &x.shape_by_id) : tl_nomem(r->e);
   if (!err) err = each_row(r, &trees, tree_row, &x);
@@ -706,13 +754,15 @@ static int read_nodes(rd *r, node_index *ix) {
   uint32_t native = tl_strpool_intern_cstr(a->pool, "native_report_tree");
   uint32_t before = tl_strpool_count(a->pool);
   int sorted = 1, err = native == TL_STR_NOMEM ? tl_nomem(r->e) : TL_OK;
-  if (!err) err = ix->core ? node_rows_core(r, ix, native, &rows, &sorted)
+  /* The core path puts rows that come in order straight into a->nodes, ix->by_n, ix->cn
+  ** and parent_n (rows stays empty then). */
+  i64vec parent_n = {0};
+  if (!err) err = ix->core ? node_rows_core(r, ix, native, &rows, &parent_n, &sorted)
                            : node_rows_view(r, ix, &rows, &sorted);
   if (!err && !sorted) {
     qsort_r(rows.v, rows.n, sizeof *rows.v, cmp_node_row, a->pool);
     if (reintern_in_order(a, rows.v, rows.n, before)) err = tl_nomem(r->e);
   }
-  i64vec parent_n = {0};
   for (size_t i = 0; !err && i < rows.n; i++) {
     pf_node n = rows.v[i].n;
     n.first_child = -1;

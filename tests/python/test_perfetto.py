@@ -742,6 +742,30 @@ def test_core_reads_give_what_the_views_give(cli, core_cases, tmp_path):
             assert core == views, ("two ranks", suffix)
 
 
+def test_core_nodes_out_of_display_order(cli, analyses, tmp_path):
+    """The core read puts node rows straight into place while they come in display order
+    (node_n order is local_n order in an analysis of this version) and moves those read back
+    to be sorted at the first that does not (pf_read.c undo_direct). With local_n turned so
+    that the display order drops after the 12th node, the core read gives the bytes of the
+    views read (which sorts on its own), with one thread too, and not the unturned bytes."""
+    src = analyses["gen/ascend_s5_l3_k6"]
+    db = tmp_path / "turned.db"
+    shutil.copy(src, db)
+    turn = "CASE WHEN {0} > 12 THEN {0} - 12 ELSE {0} + 100 END"
+    con = sqlite3.connect(db)
+    con.execute(f"UPDATE traceloom_node_core SET local_n = {turn.format('local_n')}, "
+                f"parent_local_n = {turn.format('parent_local_n')}")
+    con.commit()
+    con.close()
+    local = [r[0] for r in query(db, "SELECT local_n FROM traceloom_node_core ORDER BY node_n")]
+    assert len(local) > 13 and local[:12] == sorted(local[:12]) and local[12] < local[11]
+    for suffix in (".pftrace", ".json"):
+        core = export_reading(cli, db, tmp_path / f"core{suffix}", None)
+        assert core == export_reading(cli, db, tmp_path / f"views{suffix}", "views"), suffix
+        assert core == export_reading(cli, db, tmp_path / f"alone{suffix}", None, threads="1"), suffix
+        assert core != export_reading(cli, src, tmp_path / f"plain{suffix}", None), suffix
+
+
 def test_the_export_reads_the_core_not_the_views(cli, analyses, tmp_path):
     """The default export really reads the stored core: with the public occurrence, node,
     anchor and runtime call views emptied it writes the same bytes, while reading the views
