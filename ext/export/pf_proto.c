@@ -382,24 +382,62 @@ static size_t flow_cursor(const pf_layout *l, const uint32_t *order, int to, uin
   return lo;
 }
 
-/* The slices of lanes [t0, t1): BEGIN with name, category, args and flows; END when the
-** next slice starts outside it (the stack of the layout's depths). */
-static int slice_packets(proto_w *p, size_t t0, size_t t1) {
+typedef TL_VEC(uint32_t) u32stack;
+
+/* Lane ti's sequence as it stands after its slices before emission position at, which the
+** other part's writer encodes: the names, categories, arg keys and strings interned so far
+** marked as this sequence's, its incremental clock, its open slices. The args are encoded
+** as the other writer encodes them, into scratch that is dropped, so the marks are the ones
+** it makes. */
+static int resume_lane(proto_w *p, size_t ti, int64_t at, u32stack *stack) {
+  pf_ctx *c = p->c;
+  const pf_layout *l = &c->l;
+  p->seq = (uint64_t)ti + 1;
+  p->last_ts = 0;
+  stack->n = 0;
+  for (int64_t k = l->tracks.v[ti].first; k < at; k++) {
+    uint32_t si = l->order[k];
+    const pf_slice *s = &l->slices.v[si];
+    while (stack->n > (size_t)s->depth) p->last_ts = l->slices.v[stack->v[--stack->n]].end - l->origin;
+    p->name_seq[s->name] = p->seq;
+    p->cat_seq[s->cat] = p->seq;
+    p->src = s->src;
+    pf_slice_args(c, s, &p->w);
+    tl_buf_reset(&p->ev);
+    tl_buf_reset(&p->ann);
+    tl_buf_reset(&p->in);
+    p->last_ts = s->start - l->origin;
+    if (TL_VEC_PUSH(stack, si)) return tl_nomem(p->e);
+  }
+  return TL_OK;
+}
+
+/* The slices at emission positions [from, until) of lanes [t0, t1): BEGIN with name,
+** category, args and flows; END when the next slice starts outside it (the stack of the
+** layout's depths). A part that begins inside a lane takes up its sequence where the other
+** part leaves it (resume_lane); one that ends inside a lane leaves its open slices to the
+** other. */
+static int slice_packets(proto_w *p, size_t t0, size_t t1, int64_t from, int64_t until) {
   pf_ctx *c = p->c;
   const pf_layout *l = &c->l;
   const tl_strpool *pool = c->a.pool;
-  TL_VEC(uint32_t) stack = {0};
+  u32stack stack = {0};
   /* cursors in flows_by_from / flows_by_to, which follow the emission order */
-  uint32_t first = t0 < l->tracks.n ? (uint32_t)l->tracks.v[t0].first : 0;
-  size_t fo = flow_cursor(l, l->flows_by_from, 0, first);
-  size_t fi = flow_cursor(l, l->flows_by_to, 1, first);
+  size_t fo = flow_cursor(l, l->flows_by_from, 0, (uint32_t)from);
+  size_t fi = flow_cursor(l, l->flows_by_to, 1, (uint32_t)from);
   int err = TL_OK;
   for (size_t ti = t0; !err && ti < t1; ti++) {
     const pf_track *t = &l->tracks.v[ti];
-    if (t->is_box || !t->n) continue;
-    if ((err = sequence_packet(p, ti))) break;
-    stack.n = 0;
-    for (int64_t k = t->first; !err && k < t->first + t->n; k++) {
+    int64_t lo = t->first > from ? t->first : from, end = t->first + t->n;
+    int64_t hi = end < until ? end : until;
+    if (t->is_box || lo >= hi) continue;
+    if (lo > t->first) {
+      err = resume_lane(p, ti, lo, &stack);
+    } else {
+      err = sequence_packet(p, ti);
+      stack.n = 0;
+    }
+    for (int64_t k = lo; !err && k < hi; k++) {
       uint32_t si = l->order[k];
       const pf_slice *s = &l->slices.v[si];
       while (!err && stack.n > (size_t)s->depth)
@@ -428,7 +466,8 @@ static int slice_packets(proto_w *p, size_t t0, size_t t1) {
       err = event_packet(p, s->start - l->origin);
       if (!err && TL_VEC_PUSH(&stack, si)) err = tl_nomem(p->e);
     }
-    while (!err && stack.n) err = end_packet(p, l->slices.v[stack.v[--stack.n]].end - l->origin);
+    while (!err && hi == end && stack.n)
+      err = end_packet(p, l->slices.v[stack.v[--stack.n]].end - l->origin);
   }
   TL_VEC_FREE(&stack);
   return err;
@@ -508,7 +547,8 @@ typedef struct proto_part {
   proto_w p;
   pf_out o;
   tl_err e;
-  size_t t0, t1;
+  size_t t0, t1;       /* its lanes */
+  int64_t from, until; /* its emission positions */
   pf_place *place; /* the worker writes the first part in place: settles it when done */
   int rc;
   double cpu; /* its thread's CPU seconds (TRACELOOM_TIMING) */
@@ -516,7 +556,7 @@ typedef struct proto_part {
 
 static void *part_main(void *arg) {
   proto_part *pt = arg;
-  pt->rc = slice_packets(&pt->p, pt->t0, pt->t1);
+  pt->rc = slice_packets(&pt->p, pt->t0, pt->t1, pt->from, pt->until);
   if (pt->rc == TL_OK) pt->rc = pf_out_flush(&pt->o, 1);
   if (pt->rc == TL_OK && pt->place) {
     pf_out_kick(&pt->o, 0);
@@ -534,15 +574,17 @@ static const int64_t src_weight[] = {
     [PF_SRC_OCC] = 2, [PF_SRC_BODY] = 2, [PF_SRC_LEAF] = 1, [PF_SRC_ATOM] = 2,
     [PF_SRC_MEMBER] = 2, [PF_SRC_CALL] = 1, [PF_SRC_ROW] = 1};
 
-/* The lane index that splits the slices in two parts, the first of about share_pct percent
-** of the weight (src_weight); 0: one thread (asked for with TRACELOOM_EXPORT_THREADS=1, or
-** not worth it below 20k slices unless threads are asked for explicitly). */
+/* The emission position that splits the slices in two parts, the first of about share_pct
+** percent of the weight (src_weight), inside a lane where that falls there (the lanes are
+** few and large: the 1M-task bench has four, of 40, 8, 27 and 25% of the weight); 0: one
+** thread (asked for with TRACELOOM_EXPORT_THREADS=1, or not worth it below 20k slices
+** unless threads are asked for explicitly). */
 /* The worker's share of the weight when it writes its part in place: it also writes what the
-** calling thread held meanwhile (about its own share of that thread's bytes, at some 0.4 of
-** the encoding's cost per byte), so both end together at a share s with s (1 + 0.4) = 1 - s,
-** about 40%. */
-#define PLACED_SHARE_PCT 40
-static size_t split_point(const pf_layout *l, int64_t share_pct) {
+** calling thread held meanwhile (the held bytes copied in the kernel, and more of them the
+** later it ends): both ended together at about 43% on the 1M-task bench (RESULTS.md
+** perf24), where the lane boundaries at 40 and 48% left 0.08-0.15 s of CPU on one thread. */
+#define PLACED_SHARE_PCT 43
+static int64_t split_point(const pf_layout *l, int64_t share_pct) {
   const char *env = getenv("TRACELOOM_EXPORT_THREADS");
   int asked = env && *env ? atoi(env) : 0;
   if (asked == 1 || (!asked && l->slices.n < 20000)) return 0;
@@ -553,15 +595,25 @@ static size_t split_point(const pf_layout *l, int64_t share_pct) {
     int64_t w = s->src < sizeof src_weight / sizeof *src_weight ? src_weight[s->src] : 1;
     weight[s->track] += w, total += w;
   }
-  size_t best = 0;
-  int64_t best_gap = INT64_MAX, before = 0;
-  for (size_t t = 1; t < l->tracks.n; t++) {
-    before += weight[t - 1];
-    int64_t gap = llabs(total * share_pct - 100 * before);
-    if (gap < best_gap) best_gap = gap, best = t;
-  }
+  int64_t want = total * share_pct / 100, before = 0, at = 0;
+  size_t t = 0;
+  while (t < l->tracks.n && before + weight[t] <= want) before += weight[t++];
   free(weight);
-  return best;
+  if (t == l->tracks.n) return 0;
+  const pf_track *lane = &l->tracks.v[t];
+  for (at = lane->first; at < lane->first + lane->n && before < want; at++) {
+    const pf_slice *s = &l->slices.v[l->order[at]];
+    before += s->src < sizeof src_weight / sizeof *src_weight ? src_weight[s->src] : 1;
+  }
+  return at > 0 && (size_t)at < l->slices.n ? at : 0;
+}
+
+/* The lane of emission position at. */
+static size_t lane_of(const pf_layout *l, int64_t at) {
+  size_t t = 0;
+  while (t + 1 < l->tracks.n && (l->tracks.v[t].is_box || at >= l->tracks.v[t].first + l->tracks.v[t].n))
+    t++;
+  return t;
 }
 
 /* Appends the part's file to the output (through gzip), after the calling thread's own. */
@@ -592,18 +644,19 @@ int pf_write_proto(pf_ctx *c, pf_out *o) {
   int err = writer_init(&p, c, o, c->e);
   if (!err) err = track_packets(&p);
   int placed = !o->gz;
-  size_t k = err ? 0 : split_point(l, placed ? PLACED_SHARE_PCT : 50);
+  int64_t at = err ? 0 : split_point(l, placed ? PLACED_SHARE_PCT : 50), all = (int64_t)l->slices.n;
+  size_t k = at ? lane_of(l, at) : 0, nt = l->tracks.n;
   proto_part *pt = NULL;
   pf_place place;
   pthread_t th;
   int fd = -1, started = 0, opened = 0;
-  if (k && !placed) {
+  if (at && !placed) {
     char *tmp = tl_mprintf("%s.part-XXXXXX", o->path);
     fd = tmp ? mkstemp(tmp) : -1;
     if (fd >= 0) unlink(tmp);
     free(tmp);
   }
-  if (k && (placed || fd >= 0)) pt = calloc(1, sizeof *pt);
+  if (at && (placed || fd >= 0)) pt = calloc(1, sizeof *pt);
   if (pt && writer_init(&pt->p, c, &pt->o, &pt->e) == TL_OK) {
     pt->o.path = o->path, pt->o.e = &pt->e;
     if (placed) {
@@ -611,10 +664,10 @@ int pf_write_proto(pf_ctx *c, pf_out *o) {
       opened = !err;
       pt->o.fd = o->fd, pt->o.writeback = o->writeback;
       pt->o.place = pt->place = &place, pt->o.at = o->written, pt->o.from = 0;
-      pt->t0 = 0, pt->t1 = k;
+      pt->t0 = 0, pt->t1 = k + 1, pt->from = 0, pt->until = at;
     } else {
       pt->o.fd = fd;
-      pt->t0 = k, pt->t1 = l->tracks.n;
+      pt->t0 = k, pt->t1 = nt, pt->from = at, pt->until = all;
     }
     started = !err && pthread_create(&th, NULL, part_main, pt) == 0;
   }
@@ -625,8 +678,9 @@ int pf_write_proto(pf_ctx *c, pf_out *o) {
   tl_timer tm;
   tl_timer_start(&tm, "export write");
   double cpu0 = tl_thread_cpu_s();
-  size_t t0 = started && placed ? k : 0, t1 = started && !placed ? k : l->tracks.n;
-  if (!err) err = slice_packets(&p, t0, t1);
+  size_t t0 = started && placed ? k : 0, t1 = started && !placed ? k + 1 : nt;
+  int64_t from = started && placed ? at : 0, until = started && !placed ? at : all;
+  if (!err) err = slice_packets(&p, t0, t1, from, until);
   double cpu[2] = {tl_thread_cpu_s() - cpu0, 0};
   if (started) {
     pthread_join(th, NULL);
