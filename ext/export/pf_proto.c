@@ -580,9 +580,10 @@ static const int64_t src_weight[] = {
 ** thread (asked for with TRACELOOM_EXPORT_THREADS=1, or not worth it below 20k slices
 ** unless threads are asked for explicitly). */
 /* The worker's share of the weight when it writes its part in place: it also writes what the
-** calling thread held meanwhile (the held bytes copied in the kernel, and more of them the
-** later it ends): both ended together at about 43% on the 1M-task bench (RESULTS.md
-** perf24), where the lane boundaries at 40 and 48% left 0.08-0.15 s of CPU on one thread. */
+** calling thread held meanwhile (the held bytes copied in the kernel, the more of them the
+** later it ends). On the 1M-task bench (RESULTS.md perf24) the lane boundaries at 40 and
+** 48% left one thread 0.08-0.15 s of CPU more than the other; at 43% the calling thread
+** (which also replays the start of the split lane) takes 0.01-0.04 s more. */
 #define PLACED_SHARE_PCT 43
 static int64_t split_point(const pf_layout *l, int64_t share_pct) {
   const char *env = getenv("TRACELOOM_EXPORT_THREADS");
