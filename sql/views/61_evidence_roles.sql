@@ -137,9 +137,9 @@ WHERE l.link_type = 'retained_unplaced';
 -- and Repeat: about 11k occurrences and 34k rows at a million anchors, built in about 0.05 s
 -- per use): for each such occurrence a row with no ancestor, which stands for the atom
 -- occurrence below it, then the occurrence itself and each of its ancestors, each row carrying
--- what the view shows of its occurrence (node device and number, occurrence index; next_n is
--- the occurrence the next step reads). An atom with no parent (a tree of one anchor) finds no
--- closure row and the LEFT JOIN keeps it alone.
+-- what the view shows of its occurrence (its node id, formatted here once per closure row, and
+-- its occurrence index; next_n is the occurrence the next step reads). An atom with no parent
+-- (a tree of one anchor) finds no closure row and the LEFT JOIN keeps it alone.
 -- Finding the occurrences that cover an anchor by their anchor ranges instead would read every
 -- occurrence before it.
 -- decision_id is the event's integer key, exposed as +event_n. Where the view is joined to the
@@ -149,17 +149,20 @@ WHERE l.link_type = 'retained_unplaced';
 -- placements the query keeps (the union's arms' column affinities differ, so it is never
 -- flattened into that join: flattened, SQLite orders each arm's lookups worse). On the right of
 -- a LEFT JOIN (evidence-role-event), where SQLite flattens no join, `covered` is what SQLite
--- builds whole (2.8M rows): it holds integers only (the event, the placement kind as a number,
--- the anchor or the stored text id, the covering occurrence's node device, node number and
--- occurrence index, whether it is the atom), and the unary plus keeps SQLite from indexing it
+-- builds whole (2.8M rows): it holds the event, the placement kind as a number, the anchor or
+-- the stored text id, the occurrence index and either the ancestor's node id (the closure's
+-- text) or, on the atom's own row, the atom's node device and number (no 'self' flag: an atom's
+-- row is the one with no ancestor node id), and the unary plus keeps SQLite from indexing it
 -- (read once per placement of the query's one decision). The outer select, which SQLite
 -- flattens into the query, computes for the rows kept the kind, the event and placement ids,
--- the node id (the printf of traceloom_node_core.node_id), the coverage (self: an atom
+-- an atom's node id (the printf of traceloom_node_core.node_id), the coverage (self: an atom
 -- occurrence) and the final role by event key (event -> shape -> role class, as
 -- traceloom_evidence_role_decision reads it). The covering occurrence's columns come with the
 -- atom and closure rows already read, not from a subquery per row: a filter on node_id and
--- occurrence_idx (the example) is then a printf and a comparison per placement and occurrence
--- (1.6 s CPU at a million anchors, 2.6 s with two correlated lookups of the occurrence each).
+-- occurrence_idx (the example) is then a comparison per placement and occurrence, with a
+-- printf only on the atom's own row (2.8M rows at a million anchors, 1.1M of them atoms: the
+-- printf per ancestor row was about a quarter of the example's work; 2.6 s CPU with two
+-- correlated lookups of the occurrence per row, 1.6 s with a printf per row, about 1.2 s now).
 -- Kinds: 1 anchor, 2 auxiliary link, 3 replay unit, 4 protected interval, 5 graph body member.
 -- The represented tasks are read from their runs here, not through traceloom_represented_event:
 -- without a hint SQLite takes a range over the event key for 1/64 of the events (17k tasks per
@@ -175,17 +178,17 @@ WHERE l.link_type = 'retained_unplaced';
 -- it by key, but then the decisions' role filter of evidence-role-unknown is checked per
 -- (placement, occurrence) pair rather than per placement (measured: 4 s for that query).
 CREATE VIEW traceloom_v_evidence_role_structure AS
-WITH RECURSIVE enclosing(occurrence_n, ancestor_n, node_device, node_local, occurrence_idx,
-                         next_n) AS (
-  SELECT o.occurrence_n, NULL, NULL, NULL, NULL, o.occurrence_n
+WITH RECURSIVE enclosing(occurrence_n, node_id, occurrence_idx, next_n) AS (
+  SELECT o.occurrence_n, NULL, NULL, o.occurrence_n
   FROM traceloom_node_core k
   CROSS JOIN traceloom_position_occurrence_core o
     ON o.occurrence_n >= k.first_occurrence_n
    AND o.occurrence_n < k.first_occurrence_n + k.occurrence_count
   WHERE k.node_kind <> 1
   UNION ALL
-  SELECT up.occurrence_n, a.occurrence_n, a.node_device, a.node_local, a.occurrence_idx,
-         a.parent_n
+  SELECT up.occurrence_n,
+         printf('node-%sN%03d', COALESCE('d' || a.node_device || '-', ''), a.node_local),
+         a.occurrence_idx, a.parent_n
   FROM enclosing up
   CROSS JOIN traceloom_position_occurrence_core a ON a.occurrence_n = up.next_n
 )
@@ -198,18 +201,17 @@ SELECT +covered.event_n AS decision_id, 'event-' || covered.event_n AS event_id,
             WHEN 4 THEN 'protected_interval' ELSE 'graph_body_member' END AS placement_kind,
        CASE WHEN covered.kind = 1 THEN 'anchor-' || covered.ref ELSE covered.ref END
          AS placement_id,
-       printf('node-%sN%03d', COALESCE('d' || covered.node_device || '-', ''), covered.node_local)
+       COALESCE(covered.ancestor_node_id, printf('node-%sN%03d',
+                COALESCE('d' || covered.atom_node_device || '-', ''), covered.atom_node_local))
          AS node_id,
        covered.occurrence_idx,
        'native_report_tree' AS view_name,
-       CASE WHEN covered.self THEN 'self' ELSE 'body' END AS coverage_kind
+       CASE WHEN covered.ancestor_node_id IS NULL THEN 'self' ELSE 'body' END AS coverage_kind
 FROM (
-SELECT placed.event_n, placed.kind, placed.ref,
-       CASE WHEN enc.ancestor_n IS NULL THEN atom.node_device ELSE enc.node_device END
-         AS node_device,
-       COALESCE(enc.node_local, atom.node_local) AS node_local,
-       COALESCE(enc.occurrence_idx, atom.occurrence_idx) AS occurrence_idx,
-       enc.ancestor_n IS NULL AS self
+SELECT placed.event_n, placed.kind, placed.ref, enc.node_id AS ancestor_node_id,
+       CASE WHEN enc.node_id IS NULL THEN atom.node_device END AS atom_node_device,
+       CASE WHEN enc.node_id IS NULL THEN atom.node_local END AS atom_node_local,
+       COALESCE(enc.occurrence_idx, atom.occurrence_idx) AS occurrence_idx
 FROM (
 SELECT a.event_n, 1 AS kind, a.anchor_n AS ref, a.occurrence_n AS atom_n
 FROM traceloom_anchor_core a

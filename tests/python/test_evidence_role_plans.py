@@ -9,9 +9,10 @@ by key as each placement's event is found, before its covering occurrences are e
 The placement and structure views expose the decision id as +event_n: on the right of a LEFT
 JOIN (evidence-role-event), where SQLite flattens no join and no union, each is built once and
 read once for the query's one decision, never indexed automatically (an automatic index on a
-2.8M-row union costs more than reading it). The structure rows built there hold integers only
-(event, placement kind, anchor, covering occurrence); the node id and occurrence index are
-read by key for the rows a query keeps.
+2.8M-row union costs more than reading it). The structure rows built there hold the event, the
+placement kind, the anchor and the covering occurrence's node and index: an atom's as integers
+(its node id is formatted for the rows a query keeps), an ancestor's node id as the text the
+closure of the occurrences with children formatted once for every placement under it.
 These tests check those plans, that the outer columns are NULL on a row a LEFT JOIN did not
 find (SQLite must not turn the constants and lookups of a missing row into values), and that
 every column equals the readable formulation over the decision and node views.
@@ -225,3 +226,42 @@ def test_every_column_is_that_of_the_decision_view(analysis):
         " FROM traceloom_position_occurrence_core o"
         " JOIN traceloom_node_core k ON k.node_n = o.node_n"))
     assert all((kinds[f"{r[5]}#{r[6]}"] == 1) == (r[8] == "self") for r in got)
+
+
+def test_an_ancestor_node_id_is_formatted_once_per_closure_row(exact_hlt_db):
+    """The structure view's example (what sits at one node occurrence) compares every
+    (placement, occurrence) row's node id. An atom's node id is formatted for its own row; an
+    ancestor's once, in the closure of the occurrences with children, and every placement under
+    it reads that text: reading every row's node id formats it once per 'self' row and once per
+    (occurrence with children, ancestor) pair of the closure, not once per row (at a million
+    anchors a printf per 'body' row was about a quarter of the example's work)."""
+    con = sqlite3.connect(f"file:{exact_hlt_db}?mode=ro", uri=True)
+    try:
+        parent, kind = {}, {}
+        for occ, par, node_kind in con.execute(
+                "SELECT o.occurrence_n, o.parent_n, k.node_kind"
+                " FROM traceloom_position_occurrence_core o"
+                " JOIN traceloom_node_core k ON k.node_n = o.node_n"):
+            parent[occ], kind[occ] = par, node_kind
+
+        def chain(occ):
+            n = 0
+            while occ is not None:
+                n, occ = n + 1, parent[occ]
+            return n
+        closure = sum(chain(o) for o, k in kind.items() if k != 1)
+        calls = []
+
+        def printf(fmt, *args):  # the view's only format: 'node-%sN%03d'
+            calls.append(fmt)
+            return fmt % args
+        con.create_function("printf", -1, printf, deterministic=True)
+        rows = con.execute("SELECT node_id, coverage_kind"
+                           " FROM traceloom_v_evidence_role_structure").fetchall()
+        selfs = sum(1 for _, c in rows if c == "self")
+        # the fixture has more body rows than closure pairs, so the count tells the two apart
+        assert 0 < closure < len(rows) - selfs, (closure, len(rows), selfs)
+        assert len(calls) == selfs + closure, (len(calls), selfs, closure, len(rows))
+        assert set(calls) == {"node-%sN%03d"}
+    finally:
+        con.close()
