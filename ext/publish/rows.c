@@ -214,14 +214,17 @@ static int column_position(const char *columns, const char *name) {
 ** every key as given. */
 static void find_rowid(sqlite3 *db, const char *table, const char *columns, rows_source *rs) {
   rs->key_col = -1, rs->has_max = 0, rs->max_key = 0;
-  if (strchr(table, '.')) return;
+  /* temp's table of that name is the INSERT's (asked without opening a temp database) */
+  if (strchr(table, '.') ||
+      sqlite3_table_column_metadata(db, "temp", table, NULL, NULL, NULL, NULL, NULL, NULL) ==
+          SQLITE_OK)
+    return;
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(db,
                          "SELECT (SELECT count(*) FROM pragma_table_info(?1, 'main') WHERE pk > 0), "
                          "(SELECT name FROM pragma_table_info(?1, 'main') WHERE pk = 1 "
                          "AND upper(type) = 'INTEGER'), "
-                         "(SELECT sql FROM main.sqlite_schema WHERE type = 'table' AND name = ?1), "
-                         "EXISTS (SELECT 1 FROM temp.sqlite_schema WHERE name = ?1)",
+                         "(SELECT sql FROM main.sqlite_schema WHERE type = 'table' AND name = ?1)",
                          -1, &st, NULL) != SQLITE_OK) {
     sqlite3_finalize(st);
     return;
@@ -229,7 +232,7 @@ static void find_rowid(sqlite3 *db, const char *table, const char *columns, rows
   sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
   char *name = NULL;
   if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1 &&
-      sqlite3_column_text(st, 1) && sqlite3_column_text(st, 2) && !sqlite3_column_int(st, 3)) {
+      sqlite3_column_text(st, 1) && sqlite3_column_text(st, 2)) {
     const char *sql = (const char *)sqlite3_column_text(st, 2);
     if (sqlite3_strlike("%WITHOUT%ROWID%", sql, 0) != 0 && sqlite3_strlike("%DESC%", sql, 0) != 0)
       name = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(st, 1));

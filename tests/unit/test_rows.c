@@ -7,7 +7,7 @@
 ** gap, keys out of order, negative, under rows already there) as it is. A BEFORE INSERT
 ** trigger sees -1 for a key SQLite assigns, which is how the tests tell the two apart.
 ** Tables whose primary key is not the rowid (WITHOUT ROWID, DESC, INT, composite) and a temp
-** table shadowing main's get every key as given.
+** table shadowing main's get every key as given; the connection gains no temp database.
 */
 #include "tl_check.h"
 #include "publish/rows.h"
@@ -90,6 +90,8 @@ START_TEST(dense_keys_are_appended_as_sqlite_assigns_them) {
   /* 0 is given (an empty table's first rowid is 1), 1 .. 999 are SQLite's */
   ck_assert_int_eq(assigned(db), N - 1);
   ck_assert_int_eq(tl_scalar(db, "SELECT k FROM log WHERE k <> -1"), 0);
+  /* finding the rowid opened no temp database (pragma_database_list would show it) */
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM pragma_database_list"), 1);
   /* an upper range appended later: its first key follows the largest one, all assigned */
   exec_ok(db, "DELETE FROM log");
   int64_t more[N];
