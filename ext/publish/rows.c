@@ -25,7 +25,7 @@
 ** core tables are written in key order with dense keys, so tl_rows_insert finds the table's
 ** rowid column and its largest rowid, and the cursor yields NULL for a key exactly when it is
 ** that largest rowid + 1 (1 in an empty table), the rowid SQLite then assigns: the same rows,
-** the same B-tree, about 0.13 s less CPU a million rows (bench/RESULTS.md). Any other key
+** the same B-tree, 0.12-0.19 s less CPU a million rows (bench/RESULTS.md). Any other key
 ** (the first of a range, a gap, keys out of order) is given as it is.
 */
 #include "publish/rows.h"
