@@ -207,7 +207,8 @@ static int column_position(const char *columns, const char *name) {
 
 /* The target's rowid column among `columns` (-1: none, or not found out) and its largest
 ** rowid. A column is the rowid when it is the table's only primary key column, declared
-** INTEGER, in a rowid table, not DESC (SQLite's rule, lang_createtable.html#rowid). Only
+** INTEGER, and the key has no index of its own (SQLite's rule, lang_createtable.html#rowid:
+** not in a WITHOUT ROWID table, not INTEGER PRIMARY KEY DESC, which get one). Only
 ** main's schema is read (the table the INSERT names resolves there unless temp has one of
 ** that name): reading an attached staging file would hold its lock until the analysis
 ** commits (analyze/staging.h). Tables named with a schema are left alone; any doubt leaves
@@ -219,12 +220,14 @@ static void find_rowid(sqlite3 *db, const char *table, const char *columns, rows
       sqlite3_table_column_metadata(db, "temp", table, NULL, NULL, NULL, NULL, NULL, NULL) ==
           SQLITE_OK)
     return;
+  /* a primary key that is not the rowid (WITHOUT ROWID, INTEGER PRIMARY KEY DESC, INT, several
+  ** columns) has an index of origin 'pk'; the rowid has none */
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(db,
                          "SELECT (SELECT count(*) FROM pragma_table_info(?1, 'main') WHERE pk > 0), "
                          "(SELECT name FROM pragma_table_info(?1, 'main') WHERE pk = 1 "
                          "AND upper(type) = 'INTEGER'), "
-                         "(SELECT sql FROM main.sqlite_schema WHERE type = 'table' AND name = ?1)",
+                         "EXISTS (SELECT 1 FROM pragma_index_list(?1, 'main') WHERE origin = 'pk')",
                          -1, &st, NULL) != SQLITE_OK) {
     sqlite3_finalize(st);
     return;
@@ -232,11 +235,8 @@ static void find_rowid(sqlite3 *db, const char *table, const char *columns, rows
   sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
   char *name = NULL;
   if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1 &&
-      sqlite3_column_text(st, 1) && sqlite3_column_text(st, 2)) {
-    const char *sql = (const char *)sqlite3_column_text(st, 2);
-    if (sqlite3_strlike("%WITHOUT%ROWID%", sql, 0) != 0 && sqlite3_strlike("%DESC%", sql, 0) != 0)
-      name = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(st, 1));
-  }
+      sqlite3_column_text(st, 1) && !sqlite3_column_int(st, 2))
+    name = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(st, 1));
   sqlite3_finalize(st);
   st = NULL;
   if (!name) return;

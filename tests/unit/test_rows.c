@@ -129,6 +129,7 @@ START_TEST(keys_that_are_not_the_rowid_are_given) {
       "CREATE TABLE t(n INT PRIMARY KEY, a INTEGER)",
       "CREATE TABLE t(n INTEGER, a INTEGER, PRIMARY KEY (n, a))",
       "CREATE TABLE t(n INTEGER, a INTEGER)",
+      "CREATE TABLE t(n INTEGER PRIMARY KEY, a INTEGER) -- no rowid\n WITHOUT ROWID",
   };
   enum { N = 50 };
   int64_t keys[N];
@@ -140,6 +141,29 @@ START_TEST(keys_that_are_not_the_rowid_are_given) {
     insert_keys(db, "t", keys, N);
     check_rows(db, "t", keys, N);
     ck_assert_msg(assigned(db) == 0, "%s: a key was assigned", decls[d]);
+  }
+  sqlite3_close(db);
+}
+END_TEST
+
+/* The rowid's declared forms SQLite treats as the rowid, whatever else the text says. */
+START_TEST(rowid_forms_get_keys_assigned) {
+  sqlite3 *db = open_db();
+  static const char *const decls[] = {
+      "CREATE TABLE t(n INTEGER PRIMARY KEY, a INTEGER) -- keys in DESC order elsewhere",
+      "CREATE TABLE t(n integer primary key, a INTEGER)",
+      "CREATE TABLE t(n INTEGER, a INTEGER, PRIMARY KEY (n DESC))",
+  };
+  enum { N = 50 };
+  int64_t keys[N];
+  for (int i = 0; i < N; i++) keys[i] = i + 1;
+  for (size_t d = 0; d < sizeof decls / sizeof decls[0]; d++) {
+    exec_ok(db, "DROP TABLE IF EXISTS t; DROP TABLE IF EXISTS log");
+    exec_ok(db, decls[d]);
+    add_log(db, "t");
+    insert_keys(db, "t", keys, N);
+    check_rows(db, "t", keys, N);
+    ck_assert_msg(assigned(db) == N, "%s: %lld keys assigned", decls[d], (long long)assigned(db));
   }
   sqlite3_close(db);
 }
@@ -172,6 +196,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, dense_keys_are_appended_as_sqlite_assigns_them);
   tcase_add_test(tc, gaps_order_and_earlier_rows_keep_their_keys);
   tcase_add_test(tc, keys_that_are_not_the_rowid_are_given);
+  tcase_add_test(tc, rowid_forms_get_keys_assigned);
   tcase_add_test(tc, a_temp_table_of_the_same_name_gets_its_keys);
   suite_add_tcase(s, tc);
   return s;
