@@ -205,6 +205,30 @@ static int column_position(const char *columns, const char *name) {
   return -1;
 }
 
+/* Whether temp holds a table of that name, which the INSERT would name. Naming temp in a
+** query opens a temp database on the caller's connection; one that is not open (absent from
+** pragma_database_list) has no table, so it is asked only when open. (Not
+** sqlite3_table_column_metadata: hosts built without SQLITE_ENABLE_COLUMN_METADATA, the
+** default, give a loaded extension no such function.) Any failure says yes: keys as given. */
+static int temp_has(sqlite3 *db, const char *table) {
+  sqlite3_stmt *st = NULL;
+  int open = 1, has = 1;
+  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_database_list WHERE name = 'temp'", -1,
+                         &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    open = sqlite3_column_int(st, 0) != 0;
+  sqlite3_finalize(st);
+  if (!open) return 0;
+  st = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM temp.sqlite_schema WHERE name = ?1", -1, &st,
+                         NULL) == SQLITE_OK &&
+      sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    has = sqlite3_column_int(st, 0) != 0;
+  sqlite3_finalize(st);
+  return has;
+}
+
 /* The target's rowid column among `columns` (-1: none, or not found out) and its largest
 ** rowid. A column is the rowid when it is the table's only primary key column, declared
 ** INTEGER, and the key has no index of its own (SQLite's rule, lang_createtable.html#rowid:
@@ -215,11 +239,7 @@ static int column_position(const char *columns, const char *name) {
 ** every key as given. */
 static void find_rowid(sqlite3 *db, const char *table, const char *columns, rows_source *rs) {
   rs->key_col = -1, rs->has_max = 0, rs->max_key = 0;
-  /* temp's table of that name is the INSERT's (asked without opening a temp database) */
-  if (strchr(table, '.') ||
-      sqlite3_table_column_metadata(db, "temp", table, NULL, NULL, NULL, NULL, NULL, NULL) ==
-          SQLITE_OK)
-    return;
+  if (strchr(table, '.') || temp_has(db, table)) return;
   /* a primary key that is not the rowid (WITHOUT ROWID, INTEGER PRIMARY KEY DESC, INT, several
   ** columns) has an index of origin 'pk'; the rowid has none */
   sqlite3_stmt *st = NULL;
