@@ -93,6 +93,8 @@ typedef struct analysis {
     double cpu;                /* its CPU seconds (TRACELOOM_TIMING) */
   } anchors_ahead, structure_ahead, loop_ahead;
   const struct tl_structure_trees *trees; /* the staged trees' rows while loop_ahead reads them */
+  int loop_rows_wanted;        /* loop_ahead builds the loop tree's rows */
+  tl_symbol_summary *symbol_summary; /* built beside the trees' copy, written after it */
   int calls_released;          /* the runtime calls and relations are freed */
   int event_inputs_released;   /* what only the event rows read is freed */
 } analysis;
@@ -384,6 +386,29 @@ static int build_loop_rows(analysis *a, tl_err *e) {
   return tl_structure_loop_trees_build(a->trees, &a->loop, e);
 }
 
+/* The symbol summary's rows are computed from the anchors and their packets alone (two radix
+** sorts per device, 0.1 s CPU at a million tasks, while its rows are a few hundred): beside
+** the trees' copy, where the second core has only the loop tree's rows to build, rather than
+** on the analysis thread before the trees' writer starts. Its sort holds 12 bytes an anchor
+** and the radix sort's scratch; beside the trees' ranks and node shapes that raised the 10M
+** peak by 50 MB (ARCHITECTURE.md Memory), so up to this budget of anchors it is built there,
+** and a larger analysis writes it first, as before. */
+enum { SUMMARY_BESIDE_BUDGET = 64 << 20, SUMMARY_SORT_BYTES = 24 };
+
+static int summary_beside_copy(const analysis *a) {
+  return a->anchors.n <= SUMMARY_BESIDE_BUDGET / SUMMARY_SORT_BYTES;
+}
+
+/* What runs beside the trees' copy: the loop tree's rows (when wanted), the summary's rows. */
+static int build_beside_copy(analysis *a, tl_err *e) {
+  int rc = a->loop_rows_wanted ? build_loop_rows(a, e) : TL_OK;
+  tl_timer tm;
+  tl_timer_start(&tm, "structure");
+  if (rc == TL_OK) rc = tl_structure_summary_build(&a->structure, &a->symbol_summary, e);
+  tl_timer_mark(&tm, "symbol summary rows");
+  return rc;
+}
+
 static int pub_structure(analysis *a, tl_err *e) {
   tl_structure_input in = {&a->trace, &a->anchors, &a->packets, &a->forest, a->anchor_call,
                            (const uint32_t *const *)a->node_names};
@@ -395,24 +420,31 @@ static int pub_structure(analysis *a, tl_err *e) {
     return rc;
   }
   tl_structure_trees *trees = NULL;
-  /* the summary's sort first: its scratch is not held beside the trees' ranks and the
-  ** worker's (ARCHITECTURE.md Memory) */
-  int rc = tl_publish_structure_summary(a->db, &a->structure, e);
+  /* over the budget, the summary's sort first: its scratch is not held beside the trees'
+  ** ranks and the worker's (ARCHITECTURE.md Memory) */
+  int beside = summary_beside_copy(a);
+  int rc = beside ? TL_OK : tl_publish_structure_summary(a->db, &a->structure, e);
   if (rc == TL_OK) rc = tl_structure_trees_prepare(a->db, &a->structure, &trees, e);
   staged_trees st = {trees, trees ? tl_structure_trees_occurrences(trees) / 2 : 0};
   if (rc == TL_OK) rc = tl_staging_start(a->staging, tl_structure_staged_tables, write_staged, &st, e);
   if (rc == TL_OK) rc = tl_publish_structure_anchors(a->db, &a->structure, e);
   if (rc == TL_OK) rc = tl_structure_trees_lower(a->db, trees, st.from, e);
   rc = tl_staging_join(a->staging, rc, tl_progress_interrupted, &a->pr, e);
-  /* the loop tree's rows read the trees as the tree rows below do: built beside the copy */
+  /* the loop tree's rows read the trees as the tree rows below do: built beside the copy,
+  ** with the summary's rows */
   a->trees = trees;
-  if (rc == TL_OK && loop) run_ahead(a, &a->loop_ahead, build_loop_rows);
+  a->loop_rows_wanted = loop != NULL;
+  if (rc == TL_OK && (loop || beside)) run_ahead(a, &a->loop_ahead, build_beside_copy);
   int ahead = a->loop_ahead.started;
   rc = tl_staging_copy(a->staging, rc, e);
   if (rc == TL_OK) rc = tl_structure_trees_rows(a->db, trees, e);
   int built = join_ahead(&a->loop_ahead, rc == TL_OK ? e : NULL);
   if (rc == TL_OK) rc = built;
-  if (rc == TL_OK && loop && !ahead) rc = build_loop_rows(a, e);
+  if (rc == TL_OK && (loop || beside) && !ahead) rc = build_beside_copy(a, e);
+  if (rc == TL_OK && beside)
+    rc = tl_structure_summary_write(a->db, &a->structure, a->symbol_summary, e);
+  tl_structure_summary_free(a->symbol_summary);
+  a->symbol_summary = NULL;
   a->trees = NULL;
   tl_structure_trees_free(trees); /* the worker and the helper have returned */
   if (rc == TL_OK && loop) loop_tree_start(a);
@@ -786,6 +818,7 @@ static void analysis_free(analysis *a) {
   join_ahead(&a->loop_ahead, NULL);
   if (a->loop_threaded) pthread_join(a->loop_thread, NULL);
   tl_structure_loop_trees_free(&a->loop);
+  tl_structure_summary_free(a->symbol_summary);
   tl_staging_close(a->runtime_staging);
   tl_staging_close(a->events_staging);
   tl_staging_close(a->staging);

@@ -328,12 +328,30 @@ static const tl_rows_column symbol_summary_columns[SS_NCOLS] = {
     [SS_MAX] = {"max_ns", 0},
 };
 
-static int publish_symbol_summary(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+/* One row of traceloom_symbol_summary_core. */
+typedef struct symbol_summary_row {
+  uint32_t db_idx, symbol;
+  int64_t device_id, count, total, min, median, p90, max;
+} symbol_summary_row;
+
+struct tl_symbol_summary {
+  symbol_summary_row *v;
+  size_t n, cap;
+};
+
+void tl_structure_summary_free(tl_symbol_summary *s) {
+  if (!s) return;
+  free(s->v);
+  free(s);
+}
+
+/* The rows in publication order (groups in order, symbols ascending); arrays only, so that
+** they may be computed on another thread than the writer's. */
+int tl_structure_summary_build(const tl_structure_input *in, tl_symbol_summary **out, tl_err *e) {
   const tl_anchors *a = in->anchors;
-  sqlite3_stmt *st;
-  if (tl_rows_prepare(db, "INSERT", "traceloom_symbol_summary_core", symbol_summary_columns,
-                      SS_NCOLS, &st, e))
-    return TL_ERROR;
+  tl_symbol_summary *sum = calloc(1, sizeof *sum);
+  *out = sum;
+  if (!sum) return tl_nomem(e);
   int rc = TL_OK;
   uint64_t *key = NULL;
   uint32_t *idx = NULL;
@@ -368,23 +386,57 @@ static int publish_symbol_summary(sqlite3 *db, const tl_structure_input *in, tl_
       while (hi < g->count && key[hi] == key[lo])
         total += tl_packet_at(in->packets, g->first + idx[hi++]).self_ns;
       size_t n = hi - lo;
+      if (sum->n == sum->cap) {
+        size_t cap = sum->cap ? 2 * sum->cap : 64;
+        symbol_summary_row *v = realloc(sum->v, cap * sizeof *v);
+        if (!v) {
+          rc = tl_nomem(e);
+          break;
+        }
+        sum->v = v, sum->cap = cap;
+      }
 #define DUR_AT(rank) tl_packet_at(in->packets, g->first + idx[lo + (rank) - 1]).self_ns
-      sqlite3_bind_int(st, TL_PARAM(SS_DB), g->db_idx);
-      sqlite3_bind_int64(st, TL_PARAM(SS_DEVICE), g->device_id);
-      tl_bind_str(st, TL_PARAM(SS_SYMBOL), in->trace->pool, (uint32_t)key[lo]);
-      sqlite3_bind_int64(st, TL_PARAM(SS_COUNT), (int64_t)n);
-      sqlite3_bind_int64(st, TL_PARAM(SS_TOTAL), total);
-      sqlite3_bind_int64(st, TL_PARAM(SS_MIN), DUR_AT(1));
-      sqlite3_bind_int64(st, TL_PARAM(SS_MEDIAN), DUR_AT((n + 1) / 2));
-      sqlite3_bind_int64(st, TL_PARAM(SS_P90), DUR_AT((9 * n + 9) / 10));
-      sqlite3_bind_int64(st, TL_PARAM(SS_MAX), DUR_AT(n));
+      sum->v[sum->n++] = (symbol_summary_row){
+          .db_idx = g->db_idx, .symbol = (uint32_t)key[lo], .device_id = g->device_id,
+          .count = (int64_t)n, .total = total, .min = DUR_AT(1), .median = DUR_AT((n + 1) / 2),
+          .p90 = DUR_AT((9 * n + 9) / 10), .max = DUR_AT(n)};
 #undef DUR_AT
-      rc = tl_pub_step(db, st, "traceloom_symbol_summary_core", e);
       lo = hi;
     }
   }
   free(key), free(idx);
+  return rc;
+}
+
+int tl_structure_summary_write(sqlite3 *db, const tl_structure_input *in,
+                               const tl_symbol_summary *sum, tl_err *e) {
+  sqlite3_stmt *st;
+  if (tl_rows_prepare(db, "INSERT", "traceloom_symbol_summary_core", symbol_summary_columns,
+                      SS_NCOLS, &st, e))
+    return TL_ERROR;
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < sum->n; i++) {
+    const symbol_summary_row *r = &sum->v[i];
+    sqlite3_bind_int(st, TL_PARAM(SS_DB), (int)r->db_idx);
+    sqlite3_bind_int64(st, TL_PARAM(SS_DEVICE), r->device_id);
+    tl_bind_str(st, TL_PARAM(SS_SYMBOL), in->trace->pool, r->symbol);
+    sqlite3_bind_int64(st, TL_PARAM(SS_COUNT), r->count);
+    sqlite3_bind_int64(st, TL_PARAM(SS_TOTAL), r->total);
+    sqlite3_bind_int64(st, TL_PARAM(SS_MIN), r->min);
+    sqlite3_bind_int64(st, TL_PARAM(SS_MEDIAN), r->median);
+    sqlite3_bind_int64(st, TL_PARAM(SS_P90), r->p90);
+    sqlite3_bind_int64(st, TL_PARAM(SS_MAX), r->max);
+    rc = tl_pub_step(db, st, "traceloom_symbol_summary_core", e);
+  }
   sqlite3_finalize(st);
+  return rc;
+}
+
+static int publish_symbol_summary(sqlite3 *db, const tl_structure_input *in, tl_err *e) {
+  tl_symbol_summary *sum = NULL;
+  int rc = tl_structure_summary_build(in, &sum, e);
+  if (rc == TL_OK) rc = tl_structure_summary_write(db, in, sum, e);
+  tl_structure_summary_free(sum);
   return rc;
 }
 

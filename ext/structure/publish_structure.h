@@ -34,7 +34,9 @@ int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_structure
 ** its own writes the anchors and the lower part):
 **
 **   rc = tl_publish_structure_summary(db, in, e);     the symbol summary (its sort holds 12+
-**                                                     bytes an anchor: before the trees' ranks)
+**                                                     bytes an anchor: before the trees' ranks,
+**                                                     or built beside the copy below and
+**                                                     written after it, within a budget)
 **   tl_structure_trees *t;
 **   rc = tl_structure_trees_prepare(db, in, &t, e);   node-major ranks, node shapes (written)
 **   size_t n = tl_structure_trees_occurrences(t), k;  occurrences in all, a split point
@@ -52,6 +54,14 @@ int tl_publish_structure(sqlite3 *db, const tl_structure_input *in, tl_structure
 typedef struct tl_structure_trees tl_structure_trees;
 int tl_publish_structure_anchors(sqlite3 *db, const tl_structure_input *in, tl_err *e);
 int tl_publish_structure_summary(sqlite3 *db, const tl_structure_input *in, tl_err *e);
+/* tl_publish_structure_summary in two parts: the rows computed from the arrays alone (no
+** connection: the driver builds them on a helper thread beside a staging copy), then written
+** on db. The rows are the same either way. */
+typedef struct tl_symbol_summary tl_symbol_summary;
+int tl_structure_summary_build(const tl_structure_input *in, tl_symbol_summary **out, tl_err *e);
+int tl_structure_summary_write(sqlite3 *db, const tl_structure_input *in,
+                               const tl_symbol_summary *sum, tl_err *e);
+void tl_structure_summary_free(tl_symbol_summary *sum); /* NULL: nothing */
 int tl_structure_trees_prepare(sqlite3 *db, const tl_structure_input *in,
                                tl_structure_trees **out, tl_err *e);
 int tl_structure_trees_nodes(sqlite3 *db, const tl_structure_trees *t, tl_err *e);
