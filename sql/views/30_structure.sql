@@ -221,7 +221,7 @@ CREATE VIEW traceloom_v_tree_node AS
 -- whose number picks the node by key (node_n = first_node_n + display_order - 1).
 -- SQLite matches an ORDER BY term to a loop's order only when the term is that loop's
 -- column (the rowid of k here; view_name is a constant), never an expression such as
--- node_n - first_node_n + 1. A node picked by node_n finds its k by key from its local_n.
+-- node_n - first_node_n + 1. A node picked by node_n finds its tree and then its k by key.
 SELECT n.node_id, p.node_id AS parent_node_id,
        t.db_idx, t.device_id, n.view_name, n.local_node_id,
        k.node_n AS display_order,
@@ -243,22 +243,26 @@ SELECT n.node_id, p.node_id AS parent_node_id,
        ROUND(CASE WHEN COALESCE(n.total_us, 0) = 0 THEN 0.0 ELSE COALESCE(n.comm_us, 0) / n.total_us END, 6) AS comm_pct,
        ROUND(CASE WHEN COALESCE(n.total_us, 0) = 0 THEN 0.0 ELSE COALESCE(n.idle_us, 0) / n.total_us END, 6) AS idle_pct,
        n.node_n, n.parent_n
--- The denominator of traceloom_v_node_stats, from the node row this view reads anyway: a
--- Repeat is node_kind 3 (the shape's kind 'repeat'), tested without a search of the shape.
+-- The denominator of traceloom_v_node_stats, from the report row's own columns: a Repeat
+-- (node_kind 3, the shape's kind 'repeat') is the node with a repeat_label, tested without a
+-- search of the shape or a second read of the node row. loop_depth is read from the node row
+-- by key, a LEFT JOIN that SQLite leaves out of a query that does not name it (the tree map).
 -- The node after its tree (CROSS JOIN): never a scan of the nodes inside a loop over k.
 FROM traceloom_tree_core t
-CROSS JOIN (SELECT v.*, CASE WHEN c.occurrence_count = 0 THEN 1
-                             ELSE c.occurrence_count * (CASE WHEN c.node_kind = 3 AND c.repeat_count > 0
-                                                             THEN c.repeat_count ELSE 1 END) END AS denom,
-                   c.local_n, c.loop_depth
+CROSS JOIN (SELECT v.*, CASE WHEN v.occurrence_count = 0 THEN 1
+                             ELSE v.occurrence_count * (CASE WHEN v.repeat_label IS NOT NULL
+                                                              AND v.repeat_count > 0
+                                                             THEN v.repeat_count ELSE 1 END) END
+                               AS denom,
+                   c.loop_depth
             FROM traceloom_viz_node v
-            JOIN traceloom_node_core c ON c.node_n = v.node_n) n ON n.tree_n = t.tree_n
+            LEFT JOIN traceloom_node_core c ON c.node_n = v.node_n) n ON n.tree_n = t.tree_n
 -- likelihood(): a tree's nodes are a small share of the node rows as far as the planner
 -- knows; with its default guess (1/64 of them for a closed range) it would rather scan every
 -- node of the tree and sort them than walk the tree's range.
 JOIN traceloom_node_core k
   ON likelihood(k.node_n >= 1, 0.01) AND likelihood(k.node_n <= t.node_count, 0.01)
- AND n.node_n = t.first_node_n + k.node_n - 1 AND k.node_n = n.local_n
+ AND n.node_n = t.first_node_n + k.node_n - 1 AND k.node_n = n.node_n - t.first_node_n + 1
 LEFT JOIN traceloom_node_core p ON p.node_n = n.parent_n;   -- by key, as in traceloom_viz_node
 
 -- @surface traceloom_tree_node_occurrence | one occurrence of a report node | Per-occurrence anchors, time span and costs of every node (find outliers) | SELECT local_node_id, occurrence_idx, anchor_count, total_us, idle_us FROM traceloom_tree_node_occurrence ORDER BY total_us DESC LIMIT 10
