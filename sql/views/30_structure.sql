@@ -84,10 +84,11 @@ JOIN traceloom_position_occurrence_core k
 LEFT JOIN traceloom_anchor_shape s ON s.shape_id = a.shape_id
 LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n
 -- likelihood(): k's range is a small share of the occurrences as far as the planner knows;
--- with its default guess (1/64 of them for a closed range) it would rather scan every anchor
--- and sort them than walk k (as in traceloom_v_tree_node).
-WHERE likelihood(k.occurrence_n >= 1, 0.01)
-  AND likelihood(k.occurrence_n <= (SELECT max(m.anchor_count) FROM traceloom_tree_core m), 0.01);
+-- with its default guess (1/64 of them for a closed range) it would rather read every anchor
+-- and sort them than walk k (as in traceloom_v_tree_node). 0.03, not less: a query that sorts
+-- anyway (ORDER BY total_us) then walks k inside the tree, not the trees inside k.
+WHERE likelihood(k.occurrence_n >= 1, 0.03)
+  AND likelihood(k.occurrence_n <= (SELECT max(m.anchor_count) FROM traceloom_tree_core m), 0.03);
 
 -- @surface traceloom_position_member | one direct member of an occurrence | Direct children of each occurrence by (slot, member_order); atoms hold their terminal token in slot 0 | SELECT parent_occurrence_id, slot_ordinal, member_order, member_kind, child_occurrence_id, terminal_anchor_id FROM traceloom_position_member LIMIT 20
 CREATE VIEW traceloom_position_member AS
