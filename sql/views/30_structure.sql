@@ -51,7 +51,16 @@ CREATE VIEW traceloom_anchor_cost_breakdown AS
 -- The times are not ROUNDed: an integer number of ns / 1000.0 is already the double nearest
 -- to its 3-decimal value, which is what ROUND(.., 3) gives back after printing and reparsing
 -- it (three printf calls per anchor, another fifth of the report).
-SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_n - t.first_anchor_n + 1 AS anchor_idx,
+-- The rows are read in anchor_idx order, so that a query ordered by it, as the report is,
+-- sorts nothing: anchor_idx is the rowid of a row k of a table numbered densely from 1 with
+-- at least as many rows as a tree has anchors (the occurrences: each anchor of a tree is an
+-- atom occurrence of it), and for each k every tree with that many anchors gives its k-th
+-- anchor by key (anchor_n = first_anchor_n + anchor_idx - 1): the anchors of equal anchor_idx
+-- come in tree order, as the anchor_n order a sort keeps for ties. SQLite matches an ORDER BY
+-- term to a loop's order only when the term is that loop's column, never an expression such
+-- as anchor_n - first_anchor_n + 1 (anchor_n counts from 0). An anchor picked by anchor_n
+-- finds its tree by its unique index and its k by key.
+SELECT a.anchor_id, a.db_idx, a.device_id, k.occurrence_n AS anchor_idx,
        s.symbol,
        CASE s.role WHEN 'compute' THEN 'exec' WHEN 'comm' THEN 'collective'
             WHEN 'graph' THEN
@@ -63,10 +72,23 @@ SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_n - t.first_anchor_n + 1 AS 
        e.dur_ns / 1000.0 AS self_us,
        a.linked_aux_ns / 1000.0 AS aux_us, 0.0 AS graph_child_us, 0.0 AS residual_us,
        0 AS raw_child_task_count, NULL AS top_ops, NULL AS diagnostic_flags, a.anchor_n
-FROM traceloom_anchor_core a
-LEFT JOIN traceloom_tree_core t ON t.db_idx = a.db_idx AND t.device_id = a.device_id
+-- The anchor after its tree (CROSS JOIN): never a scan of the anchors inside a loop over k.
+FROM traceloom_tree_core t
+CROSS JOIN traceloom_anchor_core a ON a.db_idx = t.db_idx AND a.device_id = t.device_id
+-- (+: k's range is the same for every tree, so that k stays the outer loop: a range that
+-- depends on the tree would put the trees outside it, and the rows out of anchor_idx order)
+JOIN traceloom_position_occurrence_core k
+  ON +k.occurrence_n <= t.anchor_count
+ AND a.anchor_n = t.first_anchor_n + k.occurrence_n - 1
+ AND k.occurrence_n = a.anchor_n - t.first_anchor_n + 1
 LEFT JOIN traceloom_anchor_shape s ON s.shape_id = a.shape_id
-LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n;
+LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n
+-- likelihood(): k's range is a small share of the occurrences as far as the planner knows;
+-- with its default guess (1/64 of them for a closed range) it would rather read every anchor
+-- and sort them than walk k (as in traceloom_v_tree_node). 0.03, not less: a query that sorts
+-- anyway (ORDER BY total_us) then walks k inside the tree, not the trees inside k.
+WHERE likelihood(k.occurrence_n >= 1, 0.03)
+  AND likelihood(k.occurrence_n <= (SELECT max(m.anchor_count) FROM traceloom_tree_core m), 0.03);
 
 -- @surface traceloom_position_member | one direct member of an occurrence | Direct children of each occurrence by (slot, member_order); atoms hold their terminal token in slot 0 | SELECT parent_occurrence_id, slot_ordinal, member_order, member_kind, child_occurrence_id, terminal_anchor_id FROM traceloom_position_member LIMIT 20
 CREATE VIEW traceloom_position_member AS
@@ -192,9 +214,18 @@ WHERE r.occurrence_n IS NOT NULL AND r.idle_us > 0;
 -- @surface traceloom_v_tree_node | one node of the report tree, walked from the roots | The primary readable map: every structural position with depth, loop depth, kind, repeat count, costs, per-iteration averages and shares | SELECT local_node_id, label, repeat_count, occurrence_count, total_us, avg_total_us FROM traceloom_v_tree_node ORDER BY db_idx, device_id, view_name, display_order
 CREATE VIEW traceloom_v_tree_node AS
 -- In a tree the walk from the roots is the parent chain each node stores (node_core).
+-- The tree order (db_idx, device_id, display_order) is the order the rows are read in, so
+-- that a query ordered by it, as the tree map is, sorts nothing: the trees by their unique
+-- (db_idx, device_id) index, and in each tree its nodes by their 1-based preorder number,
+-- display_order, read as the rowid of a second node row k (node_n is dense from 1, and a
+-- tree has at most as many nodes as all trees: node k exists for every preorder number),
+-- whose number picks the node by key (node_n = first_node_n + display_order - 1).
+-- SQLite matches an ORDER BY term to a loop's order only when the term is that loop's
+-- column (the rowid of k here; view_name is a constant), never an expression such as
+-- node_n - first_node_n + 1. A node picked by node_n finds its tree and then its k by key.
 SELECT n.node_id, p.node_id AS parent_node_id,
-       n.db_idx, n.device_id, n.view_name, n.local_node_id,
-       n.local_n AS display_order,
+       t.db_idx, t.device_id, n.view_name, n.local_node_id,
+       k.node_n AS display_order,
        n.path, n.depth AS tree_depth, n.level AS depth, n.loop_depth,
        n.node_type, n.kind, n.symbol, n.label, n.category, n.repeat_label, n.repeat_count,
        n.occurrence_count, n.anchor_count, n.anchors_per_occurrence,
@@ -213,14 +244,26 @@ SELECT n.node_id, p.node_id AS parent_node_id,
        ROUND(CASE WHEN COALESCE(n.total_us, 0) = 0 THEN 0.0 ELSE COALESCE(n.comm_us, 0) / n.total_us END, 6) AS comm_pct,
        ROUND(CASE WHEN COALESCE(n.total_us, 0) = 0 THEN 0.0 ELSE COALESCE(n.idle_us, 0) / n.total_us END, 6) AS idle_pct,
        n.node_n, n.parent_n
--- The denominator of traceloom_v_node_stats, from the node row this view reads anyway: a
--- Repeat is node_kind 3 (the shape's kind 'repeat'), tested without a search of the shape.
-FROM (SELECT v.*, CASE WHEN c.occurrence_count = 0 THEN 1
-                       ELSE c.occurrence_count * (CASE WHEN c.node_kind = 3 AND c.repeat_count > 0
-                                                       THEN c.repeat_count ELSE 1 END) END AS denom,
-             c.local_n, c.loop_depth
-      FROM traceloom_viz_node v
-      JOIN traceloom_node_core c ON c.node_n = v.node_n) n
+-- The denominator of traceloom_v_node_stats, from the report row's own columns: a Repeat
+-- (node_kind 3, the shape's kind 'repeat') is the node with a repeat_label, tested without a
+-- search of the shape or a second read of the node row. loop_depth is read from the node row
+-- by key, a LEFT JOIN that SQLite leaves out of a query that does not name it (the tree map).
+-- The node after its tree (CROSS JOIN): never a scan of the nodes inside a loop over k.
+FROM traceloom_tree_core t
+CROSS JOIN (SELECT v.*, CASE WHEN v.occurrence_count = 0 THEN 1
+                             ELSE v.occurrence_count * (CASE WHEN v.repeat_label IS NOT NULL
+                                                              AND v.repeat_count > 0
+                                                             THEN v.repeat_count ELSE 1 END) END
+                               AS denom,
+                   c.loop_depth
+            FROM traceloom_viz_node v
+            LEFT JOIN traceloom_node_core c ON c.node_n = v.node_n) n ON n.tree_n = t.tree_n
+-- likelihood(): a tree's nodes are a small share of the node rows as far as the planner
+-- knows; with its default guess (1/64 of them for a closed range) it would rather scan every
+-- node of the tree and sort them than walk the tree's range.
+JOIN traceloom_node_core k
+  ON likelihood(k.node_n >= 1, 0.01) AND likelihood(k.node_n <= t.node_count, 0.01)
+ AND n.node_n = t.first_node_n + k.node_n - 1 AND k.node_n = n.node_n - t.first_node_n + 1
 LEFT JOIN traceloom_node_core p ON p.node_n = n.parent_n;   -- by key, as in traceloom_viz_node
 
 -- @surface traceloom_tree_node_occurrence | one occurrence of a report node | Per-occurrence anchors, time span and costs of every node (find outliers) | SELECT local_node_id, occurrence_idx, anchor_count, total_us, idle_us FROM traceloom_tree_node_occurrence ORDER BY total_us DESC LIMIT 10

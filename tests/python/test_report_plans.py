@@ -52,6 +52,12 @@ def plan_problems(steps, allowed=()):
     return found
 
 
+def walk_problems(steps):
+    """plan_problems, but for the scan of the trees (one row per device) inside the walk of
+    anchor_idx or around a node or anchor picked by number: the tree walk views' design."""
+    return [p for p in plan_problems(steps) if p != "nested SCAN t"]
+
+
 def problems(con, view):
     steps = con.execute(f"EXPLAIN QUERY PLAN SELECT * FROM {view}").fetchall()
     return plan_problems([(parent, detail) for _, parent, _, detail in steps],
@@ -284,17 +290,16 @@ def test_symbol_normalization_placement_reads_the_cores(analysis):
 
 
 def test_anchor_cost_breakdown_reads_the_cores(analysis):
-    """The per-anchor cost breakdown scans the anchors once and joins each anchor's tree, shape
-    and event by key (one search each, no automatic index, no correlated subquery for
-    anchor_idx); its rows are those the anchor view gives: anchor_idx, symbol and role,
-    packet total, self time and linked auxiliary time (unrounded, equal to the rounded ones)."""
-    steps = [r[3] for r in analysis.execute(
+    """The per-anchor cost breakdown reads each anchor, its shape and its event by key (one
+    search each, no automatic index, no correlated subquery for anchor_idx, no scan of the
+    anchors inside another loop); its rows are those the anchor view gives: anchor_idx, symbol
+    and role, packet total, self time and linked auxiliary time (unrounded, equal to the
+    rounded ones)."""
+    steps = [(r[1], r[3]) for r in analysis.execute(
         "EXPLAIN QUERY PLAN SELECT * FROM traceloom_anchor_cost_breakdown")]
-    assert steps[0] == "SCAN a", steps
-    # the tree once, as a join: no second search of it inside a correlated subquery
-    assert [s for s in steps if s.startswith(("SCAN t", "SEARCH t "))] == [
-        "SEARCH t USING INDEX sqlite_autoindex_traceloom_tree_core_1 (db_idx=? AND device_id=?)"
-        " LEFT-JOIN"], steps
+    assert walk_problems(steps) == [], steps
+    steps = [d for _, d in steps]
+    assert "SEARCH a USING INTEGER PRIMARY KEY (rowid=?)" in steps, steps
     assert "SEARCH s USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
     assert "SEARCH e USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
     assert not any("AUTOMATIC" in s for s in steps), steps
@@ -560,15 +565,100 @@ WHERE view_name = 'anchor_tree' ORDER BY db_idx, device_id, tree_kind, preorder_
 
 @pytest.mark.parametrize("sql", [TREE_MAP, READABLE_TREE], ids=["tree-map", "readable-tree"])
 def test_report_tree_reads_each_node_once_by_key(analysis, sql):
-    """The report tree's readable views scan the nodes once and read the node's shape, its
+    """The report tree's readable views read each node once and the node's shape, its
     parent's path and its single occurrence or anchor by key, as joins (no correlated subquery
-    per node and column, no automatic index, no other scan), and leave the tree row out when
-    the query names no column of it."""
+    per node and column, no automatic index, no other scan of the nodes); the readable tree
+    leaves the tree row out (it names no column of it), the tree map walks the trees."""
     steps = [r[3] for r in analysis.execute("EXPLAIN QUERY PLAN " + sql)]
-    assert [s for s in steps if s.startswith("SCAN ")] == ["SCAN c"], steps
+    scans = [s for s in steps if s.startswith("SCAN ")]
+    if sql == TREE_MAP:
+        assert scans == ["SCAN t USING INDEX sqlite_autoindex_traceloom_tree_core_1"], steps
+        assert not any(s.startswith("SEARCH t ") for s in steps), steps
+    else:
+        assert scans == ["SCAN c"], steps
+        assert not any(s.startswith(("SEARCH t ", "SCAN t ")) for s in steps), steps
     assert not any("CORRELATED" in s or "AUTOMATIC" in s for s in steps), steps
-    assert not any(s.startswith(("SEARCH t ", "SCAN t ")) for s in steps), steps
     assert "SEARCH s USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
+
+
+ANCHOR_COST = """select anchor_idx, symbol, anchor_kind, total_us, self_us, aux_us, graph_child_us,
+  residual_us, raw_child_task_count, top_ops, diagnostic_flags
+from traceloom_anchor_cost_breakdown
+order by anchor_idx"""
+
+
+@pytest.mark.parametrize("sql", [TREE_MAP, ANCHOR_COST], ids=["tree-map", "anchor-cost-breakdown"])
+def test_tree_and_anchor_reports_sort_nothing_at_scale(bench_planned, sql):
+    """Under the bench profile's row counts the tree map and the anchor cost breakdown read
+    their rows in the order they print them: the tree map walks the trees by their (db_idx,
+    device_id) index and each tree's nodes by preorder number (k, a rowid range), the
+    breakdown walks anchor_idx (k) and each tree's anchor at it; the nodes and anchors by key.
+    Sorting every row (512k nodes, 741k anchors) was a fifth of either report's CPU."""
+    steps = [(p, d) for _, p, d, _ in plan_tree(bench_planned, sql)]
+    assert walk_problems(steps) == [], steps
+    details = [d for _, d in steps]
+    assert not any("TEMP B-TREE" in d for d in details), details
+    k = "SEARCH k USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"
+    if sql == TREE_MAP:
+        assert details[:3] == ["SCAN t USING INDEX sqlite_autoindex_traceloom_tree_core_1", k,
+                               "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)"], details
+    else:
+        assert details[0] == k, details
+        assert "SEARCH a USING INTEGER PRIMARY KEY (rowid=?)" in details, details
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM traceloom_v_tree_node WHERE node_n = 17",
+    "SELECT count(*) FROM traceloom_node_core x JOIN traceloom_v_tree_node v ON v.node_n = x.node_n",
+    "SELECT * FROM traceloom_anchor_cost_breakdown WHERE anchor_n = 17",
+    "SELECT count(*) FROM traceloom_anchor_core x"
+    " JOIN traceloom_anchor_cost_breakdown b ON b.anchor_n = x.anchor_n"])
+def test_tree_node_and_anchor_cost_are_found_by_key_at_scale(bench_planned, sql):
+    """A node or an anchor picked by its number finds its walk position (k) by key, from the
+    node's local_n or the anchor's place in its tree (no range of k); joined by number, every
+    node or anchor is read once: no scan of the nodes or anchors inside another loop (only the
+    trees, one row per device, are scanned there)."""
+    steps = [(p, d) for _, p, d, _ in plan_tree(bench_planned, sql)]
+    assert walk_problems(steps) == [], steps
+    details = [d for _, d in steps]
+    if "= 17" in sql:
+        assert "SEARCH k USING INTEGER PRIMARY KEY (rowid=?)" in details, details
+        assert not any(d.startswith("SCAN ") and d != "SCAN t" for d in details), details
+    assert not any("AUTOMATIC" in d or "TEMP B-TREE" in d for d in details), details
+
+
+@pytest.mark.parametrize("con", ["analysis", "several_trees"])
+def test_tree_walk_orders_are_the_node_and_anchor_orders(request, con):
+    """Over one or several trees the tree map's rows are every node once, in (db_idx,
+    device_id, local_n) order with display_order its local_n, and the breakdown's rows every
+    anchor once, in anchor_idx order (anchor_n less its tree's first_anchor_n, plus 1) and at
+    equal anchor_idx in tree order, the order a sort of the anchors kept. The walk numbers k
+    are occurrence and node numbers: both count densely from 1, and a tree has at most as many
+    anchors as there are occurrences."""
+    con = request.getfixturevalue(con)
+    got = con.execute("SELECT node_n, db_idx, device_id, display_order, local_node_id"
+                      " FROM traceloom_v_tree_node"
+                      " ORDER BY db_idx, device_id, view_name, display_order").fetchall()
+    reference = con.execute("SELECT node_n, db_idx, device_id, local_n, printf('N%03d', local_n)"
+                            " FROM traceloom_node_core ORDER BY db_idx, device_id, local_n"
+                            ).fetchall()
+    assert len(got) > 1 and got == reference
+    got = con.execute("SELECT anchor_n, db_idx, device_id, anchor_idx"
+                      " FROM traceloom_anchor_cost_breakdown ORDER BY anchor_idx").fetchall()
+    reference = con.execute("""
+        SELECT a.anchor_n, a.db_idx, a.device_id, a.anchor_n - t.first_anchor_n + 1
+        FROM traceloom_anchor_core a
+        JOIN traceloom_tree_core t ON t.db_idx = a.db_idx AND t.device_id = a.device_id
+        ORDER BY 4, t.tree_n""").fetchall()
+    assert len(got) == con.execute("SELECT count(*) FROM traceloom_anchor_core").fetchone()[0]
+    assert got == reference
+    for table, key in (("traceloom_node_core", "node_n"),
+                       ("traceloom_position_occurrence_core", "occurrence_n")):
+        assert con.execute(f"SELECT min({key}), max({key}) = count(*) FROM {table}"
+                           ).fetchone() == (1, 1), table
+    assert con.execute("SELECT max(anchor_count) <= (SELECT count(*) FROM"
+                       " traceloom_position_occurrence_core) FROM traceloom_tree_core"
+                       ).fetchone() == (1,)
 
 
 def test_report_tree_lines_and_averages_are_the_readable_formulation(analysis):
