@@ -205,15 +205,42 @@ SELECT c.node_n, c.tree_n, c.db_idx, c.device_id, c.node_device, c.local_n, c.pa
        c.first_occurrence_n, c.token_len,
        COALESCE(c.first_token, o.anchor_first_n - t.first_anchor_n) AS first_token,
        COALESCE(c.end_token, o.anchor_first_n - t.first_anchor_n + c.token_len) AS end_token,
-       COALESCE(c.start_ns, ob.start_ns, ae.start_ns) AS start_ns,
-       COALESCE(c.end_ns, ob.end_ns, ae.start_ns + ae.dur_ns) AS end_ns,
-       COALESCE(c.compute_ns, ob.compute_ns, a.compute_ns) AS compute_ns,
-       COALESCE(c.comm_ns, ob.comm_ns, a.comm_ns) AS comm_ns,
-       COALESCE(c.idle_ns, ob.idle_ns, a.idle_ns) AS idle_ns,
-       COALESCE(c.self_ns, ob.self_ns, ae.dur_ns) AS self_ns,
-       COALESCE(c.aux_events, ob.aux_events, a.aux_events) AS aux_events,
-       COALESCE(c.aux_ns, ob.aux_ns, a.aux_ns) AS aux_ns,
-       COALESCE(c.linked_aux_ns, ob.linked_aux_ns, a.linked_aux_ns) AS linked_aux_ns,
+       COALESCE(c.start_ns, CASE WHEN c.node_kind <> 1 THEN
+                (SELECT ob.start_ns FROM traceloom_position_occurrence_body ob
+                  WHERE ob.occurrence_n = c.first_occurrence_n)
+                ELSE ae.start_ns END) AS start_ns,
+       COALESCE(c.end_ns, CASE WHEN c.node_kind <> 1 THEN
+                (SELECT ob.end_ns FROM traceloom_position_occurrence_body ob
+                  WHERE ob.occurrence_n = c.first_occurrence_n)
+                ELSE ae.start_ns + ae.dur_ns END) AS end_ns,
+       COALESCE(c.compute_ns, CASE WHEN c.node_kind <> 1 THEN
+                (SELECT ob.compute_ns FROM traceloom_position_occurrence_body ob
+                  WHERE ob.occurrence_n = c.first_occurrence_n)
+                ELSE a.compute_ns END) AS compute_ns,
+       COALESCE(c.comm_ns, CASE WHEN c.node_kind <> 1 THEN
+                (SELECT ob.comm_ns FROM traceloom_position_occurrence_body ob
+                  WHERE ob.occurrence_n = c.first_occurrence_n)
+                ELSE a.comm_ns END) AS comm_ns,
+       COALESCE(c.idle_ns, CASE WHEN c.node_kind <> 1 THEN
+                (SELECT ob.idle_ns FROM traceloom_position_occurrence_body ob
+                  WHERE ob.occurrence_n = c.first_occurrence_n)
+                ELSE a.idle_ns END) AS idle_ns,
+       COALESCE(c.self_ns, CASE WHEN c.node_kind <> 1 THEN
+                (SELECT ob.self_ns FROM traceloom_position_occurrence_body ob
+                  WHERE ob.occurrence_n = c.first_occurrence_n)
+                ELSE ae.dur_ns END) AS self_ns,
+       COALESCE(c.aux_events, CASE WHEN c.node_kind <> 1 THEN
+                (SELECT ob.aux_events FROM traceloom_position_occurrence_body ob
+                  WHERE ob.occurrence_n = c.first_occurrence_n)
+                ELSE a.aux_events END) AS aux_events,
+       COALESCE(c.aux_ns, CASE WHEN c.node_kind <> 1 THEN
+                (SELECT ob.aux_ns FROM traceloom_position_occurrence_body ob
+                  WHERE ob.occurrence_n = c.first_occurrence_n)
+                ELSE a.aux_ns END) AS aux_ns,
+       COALESCE(c.linked_aux_ns, CASE WHEN c.node_kind <> 1 THEN
+                (SELECT ob.linked_aux_ns FROM traceloom_position_occurrence_body ob
+                  WHERE ob.occurrence_n = c.first_occurrence_n)
+                ELSE a.linked_aux_ns END) AS linked_aux_ns,
        c.path, c.rooted_path, c.node_id, c.local_node_id,
        CASE WHEN c.occurrence_count = 0 THEN 1
             ELSE c.occurrence_count * (CASE WHEN c.node_kind = 3 AND c.repeat_count > 0
@@ -225,9 +252,10 @@ FROM traceloom_node_core c
 LEFT JOIN traceloom_tree_core t ON t.tree_n = c.tree_n
 LEFT JOIN traceloom_position_occurrence_core o ON c.compute_ns IS NULL
  AND o.occurrence_n = c.first_occurrence_n
-LEFT JOIN traceloom_position_occurrence_body ob ON c.compute_ns IS NULL
- AND ob.occurrence_n = c.first_occurrence_n
-LEFT JOIN traceloom_anchor_core a ON c.compute_ns IS NULL AND ob.compute_ns IS NULL
+-- A node not stored with its sums has one occurrence: an atom's values are its anchor's, the
+-- others' its body row's (read only when the column is: a LEFT JOIN would probe the body
+-- table for every such node, in an aggregate too).
+LEFT JOIN traceloom_anchor_core a ON c.compute_ns IS NULL AND c.node_kind = 1
  AND a.anchor_n = o.anchor_first_n
 LEFT JOIN traceloom_event_core ae ON ae.event_n = a.event_n;
 
@@ -340,8 +368,8 @@ SELECT o.occurrence_id, n.node_id AS position_id,
        -- occurrence's own under a Repeat, else the last of its repeat context
        CASE WHEN (SELECT p.node_kind FROM traceloom_node_core p WHERE p.node_n = n.parent_n) = 3
             THEN o.member_order
-            ELSE COALESCE(CAST(substr(COALESCE(b.repeat_context, CASE WHEN n.node_kind = 1 THEN (SELECT p.repeat_context FROM traceloom_position_occurrence_body p WHERE p.occurrence_n = o.parent_n) END),
-                                      length(rtrim(COALESCE(b.repeat_context, CASE WHEN n.node_kind = 1 THEN (SELECT p.repeat_context FROM traceloom_position_occurrence_body p WHERE p.occurrence_n = o.parent_n) END), '0123456789')) + 1) AS INTEGER), 0)
+            ELSE COALESCE(CAST(substr(CASE WHEN n.node_kind = 1 THEN (SELECT p.repeat_context FROM traceloom_position_occurrence_body p WHERE p.occurrence_n = o.parent_n) ELSE (SELECT p.repeat_context FROM traceloom_position_occurrence_body p WHERE p.occurrence_n = o.occurrence_n) END,
+                                      length(rtrim(CASE WHEN n.node_kind = 1 THEN (SELECT p.repeat_context FROM traceloom_position_occurrence_body p WHERE p.occurrence_n = o.parent_n) ELSE (SELECT p.repeat_context FROM traceloom_position_occurrence_body p WHERE p.occurrence_n = o.occurrence_n) END, '0123456789')) + 1) AS INTEGER), 0)
        END AS repeat_iteration,
        o.anchor_first_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
                             WHERE t.tree_n = n.tree_n) AS token_start_ordinal,
@@ -350,10 +378,12 @@ SELECT o.occurrence_id, n.node_id AS position_id,
        COALESCE(n.rooted_path,
                 (SELECT p.rooted_path FROM traceloom_node_core p WHERE p.node_n = n.parent_n)
                 || '/s' || n.slot_ordinal || '/' || n.node_id) AS rooted_position_path,
-       COALESCE(b.occurrence_path,
-                (SELECT p.occurrence_path FROM traceloom_position_occurrence_body p
-                  WHERE p.occurrence_n = o.parent_n) || '/s' || n.slot_ordinal || '/r' ||
-                o.member_order || '/' || o.occurrence_id) AS occurrence_path,
+       CASE WHEN n.node_kind <> 1 THEN
+              (SELECT p.occurrence_path FROM traceloom_position_occurrence_body p
+                WHERE p.occurrence_n = o.occurrence_n)
+            ELSE (SELECT p.occurrence_path FROM traceloom_position_occurrence_body p WHERE p.occurrence_n = o.parent_n) ||
+                 '/s' || n.slot_ordinal || '/r' || o.member_order || '/' || o.occurrence_id
+       END AS occurrence_path,
        (SELECT p.position_id FROM traceloom_position_occurrence_core p
          WHERE p.occurrence_n = o.parent_n) AS parent_position_id,
        n.slot_ordinal, o.member_order,
@@ -365,7 +395,9 @@ SELECT o.occurrence_id, n.node_id AS position_id,
        -- 'N003#2/N014#1': iteration 2 of N003, in it iteration 1 of N014 (stored as
        -- 'N003:2,N014:1' on occurrences with children, and built here for atoms)
        replace(replace(
-       CASE WHEN n.node_kind <> 1 OR o.parent_n IS NULL THEN b.repeat_context
+       CASE WHEN n.node_kind <> 1 OR o.parent_n IS NULL THEN
+              (SELECT p.repeat_context FROM traceloom_position_occurrence_body p
+                WHERE p.occurrence_n = o.occurrence_n)
             WHEN (SELECT p.node_kind FROM traceloom_node_core p WHERE p.node_n = n.parent_n) <> 3 THEN
               (SELECT p.repeat_context FROM traceloom_position_occurrence_body p
                 WHERE p.occurrence_n = o.parent_n)
@@ -374,24 +406,43 @@ SELECT o.occurrence_id, n.node_id AS position_id,
                  printf('N%03d', n.parent_local_n) || ':' || o.member_order END,
        ':', '#'), ',', '/') AS repeat_context,
        o.anchor_first_n, o.anchor_first_n + n.token_len AS anchor_end_n,
-       COALESCE(b.start_ns, ae.start_ns) AS start_ns,
-       COALESCE(b.end_ns, ae.start_ns + ae.dur_ns) AS end_ns,
-       COALESCE(b.compute_ns, a.compute_ns) / 1000.0 AS compute_us,
-       COALESCE(b.comm_ns, a.comm_ns) / 1000.0 AS comm_us,
-       COALESCE(b.idle_ns, a.idle_ns) / 1000.0 AS idle_us,
-       (COALESCE(b.compute_ns, a.compute_ns) + COALESCE(b.comm_ns, a.comm_ns) +
-        COALESCE(b.idle_ns, a.idle_ns)) / 1000.0 AS total_us,
-       COALESCE(b.self_ns, ae.dur_ns) / 1000.0 AS self_us,
-       COALESCE(b.aux_events, a.aux_events) AS aux_events,
-       COALESCE(b.aux_ns, a.aux_ns) / 1000.0 AS aux_us,
-       COALESCE(b.linked_aux_ns, a.linked_aux_ns) / 1000.0 AS linked_aux_us,
+       -- an occurrence with children: its body row's, read only when the column is (a LEFT
+       -- JOIN would probe the body table for every atom, in an aggregate too)
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.start_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE ae.start_ns END AS start_ns,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.end_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE ae.start_ns + ae.dur_ns END AS end_ns,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.compute_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE a.compute_ns END / 1000.0 AS compute_us,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.comm_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE a.comm_ns END / 1000.0 AS comm_us,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.idle_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE a.idle_ns END / 1000.0 AS idle_us,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.compute_ns + p.comm_ns + p.idle_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE a.compute_ns + a.comm_ns + a.idle_ns END / 1000.0 AS total_us,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.self_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE ae.dur_ns END / 1000.0 AS self_us,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.aux_events FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE a.aux_events END AS aux_events,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.aux_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE a.aux_ns END / 1000.0 AS aux_us,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.linked_aux_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE a.linked_aux_ns END / 1000.0 AS linked_aux_us,
        o.occurrence_n, o.parent_n, o.node_n
 -- A node's occurrences are one range of occurrence_n (node-major): the range lets a query that
 -- picks nodes (by node_n, or node_id on the small node table) read just their occurrences.
 FROM traceloom_position_occurrence_core o
 JOIN traceloom_node_core n ON n.node_n = o.node_n AND o.occurrence_n >= n.first_occurrence_n
  AND o.occurrence_n < n.first_occurrence_n + n.occurrence_count
-LEFT JOIN traceloom_position_occurrence_body b ON n.node_kind <> 1
- AND b.occurrence_n = o.occurrence_n
 LEFT JOIN traceloom_anchor_core a ON n.node_kind = 1 AND a.anchor_n = o.anchor_first_n
 LEFT JOIN traceloom_event_core ae ON ae.event_n = a.event_n;

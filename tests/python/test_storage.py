@@ -57,9 +57,9 @@ def test_lookup_by_integer_key_is_a_primary_key_search(analysis, sql):
 
 # Columns kept off the per-row core tables because they are NULL or repeated on most rows (an
 # atom occurrence's span, packet and paths: traceloom_position_occurrence_body; an event's
-# context, model and graph node ids: traceloom_event_shape) come back by key, one primary-key
-# search a row, in every view that reads them: a scan or an automatic index would make a view
-# of a million rows quadratic.
+# context, model and graph node ids: traceloom_event_shape) come back by key, a primary-key
+# search (for an occurrence only when it has children), in every view that reads them: a scan
+# or an automatic index would make a view of a million rows quadratic.
 @pytest.mark.parametrize("sql", [
     "SELECT start_ns, end_ns, compute_us, self_us, occurrence_path, repeat_context, "
     "repeat_iteration FROM traceloom_position_occurrence",
