@@ -205,42 +205,15 @@ SELECT c.node_n, c.tree_n, c.db_idx, c.device_id, c.node_device, c.local_n, c.pa
        c.first_occurrence_n, c.token_len,
        COALESCE(c.first_token, o.anchor_first_n - t.first_anchor_n) AS first_token,
        COALESCE(c.end_token, o.anchor_first_n - t.first_anchor_n + c.token_len) AS end_token,
-       COALESCE(c.start_ns, CASE WHEN c.node_kind <> 1 THEN
-                (SELECT ob.start_ns FROM traceloom_position_occurrence_body ob
-                  WHERE ob.occurrence_n = c.first_occurrence_n)
-                ELSE ae.start_ns END) AS start_ns,
-       COALESCE(c.end_ns, CASE WHEN c.node_kind <> 1 THEN
-                (SELECT ob.end_ns FROM traceloom_position_occurrence_body ob
-                  WHERE ob.occurrence_n = c.first_occurrence_n)
-                ELSE ae.start_ns + ae.dur_ns END) AS end_ns,
-       COALESCE(c.compute_ns, CASE WHEN c.node_kind <> 1 THEN
-                (SELECT ob.compute_ns FROM traceloom_position_occurrence_body ob
-                  WHERE ob.occurrence_n = c.first_occurrence_n)
-                ELSE a.compute_ns END) AS compute_ns,
-       COALESCE(c.comm_ns, CASE WHEN c.node_kind <> 1 THEN
-                (SELECT ob.comm_ns FROM traceloom_position_occurrence_body ob
-                  WHERE ob.occurrence_n = c.first_occurrence_n)
-                ELSE a.comm_ns END) AS comm_ns,
-       COALESCE(c.idle_ns, CASE WHEN c.node_kind <> 1 THEN
-                (SELECT ob.idle_ns FROM traceloom_position_occurrence_body ob
-                  WHERE ob.occurrence_n = c.first_occurrence_n)
-                ELSE a.idle_ns END) AS idle_ns,
-       COALESCE(c.self_ns, CASE WHEN c.node_kind <> 1 THEN
-                (SELECT ob.self_ns FROM traceloom_position_occurrence_body ob
-                  WHERE ob.occurrence_n = c.first_occurrence_n)
-                ELSE ae.dur_ns END) AS self_ns,
-       COALESCE(c.aux_events, CASE WHEN c.node_kind <> 1 THEN
-                (SELECT ob.aux_events FROM traceloom_position_occurrence_body ob
-                  WHERE ob.occurrence_n = c.first_occurrence_n)
-                ELSE a.aux_events END) AS aux_events,
-       COALESCE(c.aux_ns, CASE WHEN c.node_kind <> 1 THEN
-                (SELECT ob.aux_ns FROM traceloom_position_occurrence_body ob
-                  WHERE ob.occurrence_n = c.first_occurrence_n)
-                ELSE a.aux_ns END) AS aux_ns,
-       COALESCE(c.linked_aux_ns, CASE WHEN c.node_kind <> 1 THEN
-                (SELECT ob.linked_aux_ns FROM traceloom_position_occurrence_body ob
-                  WHERE ob.occurrence_n = c.first_occurrence_n)
-                ELSE a.linked_aux_ns END) AS linked_aux_ns,
+       COALESCE(c.start_ns, ob.start_ns, ae.start_ns) AS start_ns,
+       COALESCE(c.end_ns, ob.end_ns, ae.start_ns + ae.dur_ns) AS end_ns,
+       COALESCE(c.compute_ns, ob.compute_ns, a.compute_ns) AS compute_ns,
+       COALESCE(c.comm_ns, ob.comm_ns, a.comm_ns) AS comm_ns,
+       COALESCE(c.idle_ns, ob.idle_ns, a.idle_ns) AS idle_ns,
+       COALESCE(c.self_ns, ob.self_ns, ae.dur_ns) AS self_ns,
+       COALESCE(c.aux_events, ob.aux_events, a.aux_events) AS aux_events,
+       COALESCE(c.aux_ns, ob.aux_ns, a.aux_ns) AS aux_ns,
+       COALESCE(c.linked_aux_ns, ob.linked_aux_ns, a.linked_aux_ns) AS linked_aux_ns,
        c.path, c.rooted_path, c.node_id, c.local_node_id,
        CASE WHEN c.occurrence_count = 0 THEN 1
             ELSE c.occurrence_count * (CASE WHEN c.node_kind = 3 AND c.repeat_count > 0
@@ -252,10 +225,11 @@ FROM traceloom_node_core c
 LEFT JOIN traceloom_tree_core t ON t.tree_n = c.tree_n
 LEFT JOIN traceloom_position_occurrence_core o ON c.compute_ns IS NULL
  AND o.occurrence_n = c.first_occurrence_n
--- A node not stored with its sums has one occurrence: an atom's values are its anchor's, the
--- others' its body row's (read only when the column is: a LEFT JOIN would probe the body
--- table for every such node, in an aggregate too).
-LEFT JOIN traceloom_anchor_core a ON c.compute_ns IS NULL AND c.node_kind = 1
+-- (the span and packet of a node not stored with its sums, which has one occurrence: its
+-- body row's, or its anchor's for an atom; joined by key, as the report tree reads it)
+LEFT JOIN traceloom_position_occurrence_body ob ON c.compute_ns IS NULL
+ AND ob.occurrence_n = c.first_occurrence_n
+LEFT JOIN traceloom_anchor_core a ON c.compute_ns IS NULL AND ob.compute_ns IS NULL
  AND a.anchor_n = o.anchor_first_n
 LEFT JOIN traceloom_event_core ae ON ae.event_n = a.event_n;
 
