@@ -1741,16 +1741,18 @@ static void take_occurrences(pf_analysis *a, occ_reader *w) {
 
 /* ---- The stored core: occurrences ------------------------------------------------------- */
 
-/* The columns of traceloom_position_occurrence_core an atom leaves NULL (its anchor's and its
-** event's values stand in: the view's COALESCE), one bit each in occ_reader.nulls. */
+/* The stored values an atom lacks (traceloom_position_occurrence_body has no row for it: its
+** anchor's and its event's values stand in, the view's COALESCE), one bit each in
+** occ_reader.nulls. */
 enum { ON_START = 1, ON_END = 2, ON_COMPUTE = 4, ON_COMM = 8, ON_IDLE = 16, ON_SELF = 32,
-       ON_AUX_EVENTS = 64, ON_AUX = 128 };
+       ON_AUX_EVENTS = 64, ON_AUX = 128, ON_ALL = 255 };
 
 /* The occurrences as stored (traceloom_position_occurrence_core, occurrence_n order), before
-** their node is known: pf_occ.node holds node_n and anchor_first anchor_first_n, the times
-** and costs are the stored ns (w->nulls: which were NULL), repeat_context the view's text
-** (':' read as '#', ',' as '/') in the reader's own pool. merge_occurrences_core finishes
-** them once the nodes are read, resolve_atoms_core once the anchors are. */
+** their node is known: pf_occ.node holds node_n and anchor_first anchor_first_n; the times
+** and costs are the stored ns of traceloom_position_occurrence_body (w->nulls: which were not
+** stored), repeat_context the view's text (':' read as '#', ',' as '/') in the reader's own
+** pool. merge_occurrences_core finishes them once the nodes are read, resolve_atoms_core once
+** the anchors are. */
 typedef struct occ_rows {
   occ_reader *w;
   i64vec parent_n;
@@ -1769,38 +1771,61 @@ static int occ_row(rd *r, void *arg, sqlite3_value **v) {
   int64_t pn = sqlite3_value_type(v[3]) == SQLITE_NULL ? -1 : sqlite3_value_int64(v[3]);
   o.iteration = sqlite3_value_int64(v[4]);
   o.anchor_first = sqlite3_value_int64(v[5]);
-  int64_t *f[] = {&o.start, &o.end, &o.cost[PF_C_COMPUTE], &o.cost[PF_C_COMM],
-                  &o.cost[PF_C_IDLE], &o.cost[PF_C_SELF], &o.aux_events, &o.cost[PF_C_AUX]};
-  uint8_t nulls = 0;
-  for (int k = 0; k < 8; k++) {
-    if (sqlite3_value_type(v[6 + k]) == SQLITE_NULL) nulls |= (uint8_t)(1u << k);
-    else *f[k] = sqlite3_value_int64(v[6 + k]);
-  }
   o.event_n = -1;
-  const char *t = (const char *)sqlite3_value_text(v[14]);
-  if (t) {
-    tl_buf *c = &x->ctx;
-    tl_buf_reset(c);
-    tl_buf_append(c, t, (size_t)sqlite3_value_bytes(v[14]));
-    for (size_t i = 0; i < c->n; i++) c->p[i] = c->p[i] == ':' ? '#' : c->p[i] == ',' ? '/' : c->p[i];
-    o.repeat_context = c->oom ? TL_STR_NOMEM : tl_strpool_intern(a->pool, c->p, c->n);
-  }
+  uint8_t nulls = ON_ALL; /* until its body row, if any, is read */
   if (pf_imap_get(&w->occ_by_n, o.n))
     return tl_fail(r->e, "traceloom_export_perfetto: traceloom_position_occurrence lists "
                          "occurrence_n %lld twice", (long long)o.n);
-  if (o.repeat_context == TL_STR_NOMEM || pf_imap_put(&w->occ_by_n, o.n, (int64_t)a->occs.n) ||
-      TL_VEC_PUSH(&a->occs, o) || TL_VEC_PUSH(&x->parent_n, pn) || TL_VEC_PUSH(&w->nulls, nulls))
+  if (pf_imap_put(&w->occ_by_n, o.n, (int64_t)a->occs.n) || TL_VEC_PUSH(&a->occs, o) ||
+      TL_VEC_PUSH(&x->parent_n, pn) || TL_VEC_PUSH(&w->nulls, nulls))
     return tl_nomem(r->e);
+  return TL_OK;
+}
+
+/* One row of traceloom_position_occurrence_body: the times, costs and repeat context of an
+** occurrence read by occ_row. */
+static int occ_body_row(rd *r, void *arg, sqlite3_value **v) {
+  occ_rows *x = arg;
+  occ_reader *w = x->w;
+  pf_analysis *a = r->a;
+  int64_t n = sqlite3_value_int64(v[0]);
+  const int64_t *at = pf_imap_get(&w->occ_by_n, n);
+  if (!at)
+    return tl_fail(r->e, "traceloom_export_perfetto: traceloom_position_occurrence_body names "
+                         "occurrence_n %lld, which traceloom_position_occurrence_core lacks",
+                   (long long)n);
+  pf_occ *o = &a->occs.v[*at];
+  int64_t *f[] = {&o->start, &o->end, &o->cost[PF_C_COMPUTE], &o->cost[PF_C_COMM],
+                  &o->cost[PF_C_IDLE], &o->cost[PF_C_SELF], &o->aux_events, &o->cost[PF_C_AUX]};
+  uint8_t nulls = 0;
+  for (int k = 0; k < 8; k++) {
+    if (sqlite3_value_type(v[1 + k]) == SQLITE_NULL) nulls |= (uint8_t)(1u << k);
+    else *f[k] = sqlite3_value_int64(v[1 + k]);
+  }
+  w->nulls.v[*at] = nulls;
+  const char *t = (const char *)sqlite3_value_text(v[9]);
+  if (t) {
+    tl_buf *c = &x->ctx;
+    tl_buf_reset(c);
+    tl_buf_append(c, t, (size_t)sqlite3_value_bytes(v[9]));
+    for (size_t i = 0; i < c->n; i++) c->p[i] = c->p[i] == ':' ? '#' : c->p[i] == ',' ? '/' : c->p[i];
+    o->repeat_context = c->oom ? TL_STR_NOMEM : tl_strpool_intern(a->pool, c->p, c->n);
+    if (o->repeat_context == TL_STR_NOMEM) return tl_nomem(r->e);
+  }
   return TL_OK;
 }
 
 static int read_occurrences_core(rd *r, occ_reader *w) {
   static const row_query q = {
-      "occurrence_n, node_n, occurrence_idx, parent_n, member_order, anchor_first_n, start_ns, "
-      "end_ns, compute_ns, comm_ns, idle_ns, self_ns, aux_events, aux_ns, repeat_context",
+      "occurrence_n, node_n, occurrence_idx, parent_n, member_order, anchor_first_n",
       "traceloom_position_occurrence_core", NULL, "occurrence_n"};
+  static const row_query body = {
+      "occurrence_n, start_ns, end_ns, compute_ns, comm_ns, idle_ns, self_ns, aux_events, "
+      "aux_ns, repeat_context",
+      "traceloom_position_occurrence_body", NULL, "occurrence_n"};
   occ_rows x = {w, {0}, {0}};
   int err = each_row(r, &q, occ_row, &x);
+  if (!err) err = each_row(r, &body, occ_body_row, &x);
   if (!err) err = link_parents(r, &w->occ_by_n, &x.parent_n);
   TL_VEC_FREE(&x.parent_n);
   tl_buf_free(&x.ctx);
@@ -1921,7 +1946,8 @@ static int core_path(sqlite3 *db) {
       {"traceloom_node_shape", "shape_id", "node_type", "kind", "label", "category"},
       {"traceloom_tree_core", "tree_n", "first_anchor_n"},
       {"traceloom_position_occurrence_core", "occurrence_n", "node_n", "occurrence_idx",
-       "parent_n", "member_order", "anchor_first_n", "start_ns", "end_ns", "compute_ns",
+       "parent_n", "member_order", "anchor_first_n"},
+      {"traceloom_position_occurrence_body", "occurrence_n", "start_ns", "end_ns", "compute_ns",
        "comm_ns", "idle_ns", "self_ns", "aux_events", "aux_ns", "repeat_context"},
       {"traceloom_anchor_core", "anchor_n", "event_n", "compute_ns", "comm_ns", "idle_ns",
        "aux_events", "aux_ns"},

@@ -15,6 +15,7 @@
 #include "util/buf.h"
 #include "util/sort.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +48,10 @@ static const char *kind_role(tl_kind k) {
 ** shape met for the first time written into `table` (columns[0] is the shape id, the rest
 ** bound by bind, parameter TL_PARAM(k) for column k). Returns the shape id of every row
 ** (free() it), or NULL with e set. */
+#define SHAPE_KEY_MAX 12
 typedef struct shape_pass {
   size_t n;
-  int width; /* words of key */
+  int width; /* words of key, at most SHAPE_KEY_MAX */
   const char *table;
   const tl_rows_column *columns;
   int ncols;
@@ -65,7 +67,7 @@ static int intern_shapes(sqlite3 *db, const shape_pass *p, tl_shapes *shapes, ui
   sqlite3_stmt *st;
   if (tl_rows_prepare(db, "INSERT", p->table, p->columns, p->ncols, &st, e)) return TL_ERROR;
   int rc = TL_OK;
-  uint64_t key[8];
+  uint64_t key[SHAPE_KEY_MAX];
   for (size_t i = 0; i < p->n && rc == TL_OK; i++) {
     p->key(p->ctx, i, key);
     int fresh;
@@ -103,7 +105,8 @@ static uint32_t *assign_shapes(sqlite3 *db, const shape_pass *p, tl_err *e) {
 enum {
   ES_ID, ES_SOURCE_TABLE, ES_KIND, ES_CATEGORY, ES_ROLE, ES_SEMANTIC_ROLE, ES_SEMANTIC_REASON,
   ES_SYMBOL, ES_ROLE_CLASS, ES_LABEL, ES_RAW_LABEL, ES_OP_NAME, ES_OP_TYPE, ES_COMPUTE_TASK_TYPE,
-  ES_COMM_NAME, ES_COMM_TASK_TYPE, ES_FAMILY, ES_TASK_TYPE, ES_SOURCE_ID, ES_NCOLS
+  ES_COMM_NAME, ES_COMM_TASK_TYPE, ES_FAMILY, ES_TASK_TYPE, ES_SOURCE_ID, ES_CONTEXT, ES_MODEL,
+  ES_GRAPH_NODE, ES_NCOLS
 };
 static const tl_rows_column event_shape_columns[ES_NCOLS] = {
     [ES_ID] = {"shape_id", 0},
@@ -125,7 +128,26 @@ static const tl_rows_column event_shape_columns[ES_NCOLS] = {
     [ES_FAMILY] = {"family", 1},
     [ES_TASK_TYPE] = {"task_type", 1},
     [ES_SOURCE_ID] = {"source_id", 0},
+    [ES_CONTEXT] = {"context_id", 0},
+    [ES_MODEL] = {"model_id", 0},
+    [ES_GRAPH_NODE] = {"graph_node_id", 0},
 };
+
+/* The provider ids an event's shape holds (see traceloom_event_shape): its column, and the
+** events' column it comes from. */
+static const struct {
+  int col;
+  size_t field; /* offsetof a tl_i64col of tl_events */
+} event_shape_ids[] = {
+    {ES_CONTEXT, offsetof(tl_events, context_id)},
+    {ES_MODEL, offsetof(tl_events, model_id)},
+    {ES_GRAPH_NODE, offsetof(tl_events, graph_node_id)},
+};
+#define EVENT_SHAPE_IDS (int)(sizeof event_shape_ids / sizeof *event_shape_ids)
+
+static int64_t event_shape_id(const tl_events *ev, size_t j, int k) {
+  return tl_i64col_get((const tl_i64col *)((const char *)ev + event_shape_ids[k].field), j);
+}
 
 static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   const tl_event_input *in = ctx;
@@ -162,6 +184,11 @@ static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   const char *family = tl_family_source_kind(t->profile->inputs.v[tl_events_db_idx(ev, j)].family);
   sqlite3_bind_text(st, TL_PARAM(ES_FAMILY), family, -1, SQLITE_STATIC);
   tl_bind_str(st, TL_PARAM(ES_TASK_TYPE), t->pool, l->task_type);
+  for (int k = 0; k < EVENT_SHAPE_IDS; k++) {
+    int64_t id = event_shape_id(ev, j, k);
+    if (id == TL_ABSENT) sqlite3_bind_null(st, TL_PARAM(event_shape_ids[k].col));
+    else sqlite3_bind_int64(st, TL_PARAM(event_shape_ids[k].col), id);
+  }
 }
 
 /* Everything the event shape row is a function of (see bind_event_shape). */
@@ -177,6 +204,7 @@ static void event_shape_key(const void *ctx, size_t i, uint64_t *key) {
   key[4] = (uint64_t)(uintptr_t)(in->semantic_role ? in->semantic_role[i] : NULL);
   key[5] = (uint64_t)(uintptr_t)(in->semantic_role_reason ? in->semantic_role_reason[i] : NULL);
   key[6] = in->role_class ? (uint64_t)in->role_class[i] + 1 : 0;
+  for (int k = 0; k < EVENT_SHAPE_IDS; k++) key[7 + k] = (uint64_t)event_shape_id(ev, j, k);
 }
 
 /* The integer columns of event i, for the bulk insert (rows.h). */
@@ -197,8 +225,7 @@ static void opt_i64(int64_t *v, unsigned char *null, int k, int64_t x, int64_t a
 
 enum {
   EV_N, EV_DB, EV_DEVICE, EV_ROWID, EV_STREAM, EV_START, EV_DUR, EV_SHAPE, EV_TASK,
-  EV_GLOBAL_TASK, EV_CORRELATION, EV_CONTEXT, EV_MODEL, EV_GRAPH_NODE, EV_OP, EV_RELATION,
-  EV_ANCHOR, EV_NCOLS
+  EV_GLOBAL_TASK, EV_CORRELATION, EV_OP, EV_RELATION, EV_ANCHOR, EV_NCOLS
 };
 static const tl_rows_column event_columns[EV_NCOLS] = {
     [EV_N] = {"event_n", 0},          [EV_DB] = {"db_idx", 0},
@@ -206,8 +233,7 @@ static const tl_rows_column event_columns[EV_NCOLS] = {
     [EV_STREAM] = {"stream_id", 0},   [EV_START] = {"start_ns", 0},
     [EV_DUR] = {"dur_ns", 0},         [EV_SHAPE] = {"shape_id", 0},
     [EV_TASK] = {"task_id", 0},       [EV_GLOBAL_TASK] = {"global_task_id", 0},
-    [EV_CORRELATION] = {"correlation_id", 0}, [EV_CONTEXT] = {"context_id", 0},
-    [EV_MODEL] = {"model_id", 0},     [EV_GRAPH_NODE] = {"graph_node_id", 0},
+    [EV_CORRELATION] = {"correlation_id", 0},
     [EV_OP] = {"op_id", 0},           [EV_RELATION] = {"relation_n", 0},
     [EV_ANCHOR] = {"anchor_n", 0},
 };
@@ -230,9 +256,6 @@ static int fill_event(void *ctx, size_t row, int64_t *v, unsigned char *null) {
   opt_i64(v, null, EV_TASK, tl_i64col_get(&ev->task_id, j), TL_ABSENT);
   opt_i64(v, null, EV_GLOBAL_TASK, tl_i64col_get(&ev->global_task_id, j), TL_ABSENT);
   opt_i64(v, null, EV_CORRELATION, tl_i64col_get(&ev->correlation_id, j), TL_ABSENT);
-  opt_i64(v, null, EV_CONTEXT, tl_i64col_get(&ev->context_id, j), TL_ABSENT);
-  opt_i64(v, null, EV_MODEL, tl_i64col_get(&ev->model_id, j), TL_ABSENT);
-  opt_i64(v, null, EV_GRAPH_NODE, tl_i64col_get(&ev->graph_node_id, j), TL_ABSENT);
   opt_i64(v, null, EV_OP, tl_i64col_get(&ev->op_id, j), TL_ABSENT);
   /* Relations name the trace's events only: a derived launch event has no launch call. */
   opt_i64(v, null, EV_RELATION, r->relation && i < r->ncall ? r->relation[i] : -1, -1);
@@ -269,7 +292,7 @@ int tl_event_rows_prepare(tl_publication *pub, const tl_event_input *in, tl_even
   /* The shapes first (few rows, written as they are met), then the events in one
   ** INSERT ... SELECT per range (rows.h). */
   shape_pass sp = {
-      .n = n, .width = 7, .table = "traceloom_event_shape",
+      .n = n, .width = 7 + EVENT_SHAPE_IDS, .table = "traceloom_event_shape",
       .columns = event_shape_columns, .ncols = ES_NCOLS,
       .key = event_shape_key, .bind = bind_event_shape, .ctx = in};
   if (!(r->shape_of = assign_shapes(pub->db, &sp, e))) return TL_ERROR;

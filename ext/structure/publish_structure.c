@@ -574,22 +574,31 @@ static void repeat_context(const tl_tree *tr, uint32_t o, tl_buf *b) {
 
 /* ------------------------------------------------------------------ occurrences */
 
+/* An occurrence's row in traceloom_position_occurrence_core; one with children (not an atom)
+** also has one in traceloom_position_occurrence_body, its span, summed packet and paths (an
+** atom's are its anchor's, read by the view): nearly every occurrence is an atom, and eleven
+** columns NULL on each would still cost a serial-type byte each. */
 enum {
-  O_N, O_NODE, O_NODE_LOCAL, O_NODE_DEVICE, O_IDX, O_PARENT, O_MEMBER, O_ANCHOR_FIRST, O_START,
-  O_END, O_COMPUTE, O_COMM, O_IDLE, O_SELF, O_AUX_EVENTS, O_AUX, O_LINKED, O_PATH, O_CONTEXT,
-  O_NCOLS
+  O_N, O_NODE, O_NODE_LOCAL, O_NODE_DEVICE, O_IDX, O_PARENT, O_MEMBER, O_ANCHOR_FIRST, O_NCOLS
 };
 static const tl_rows_column occurrence_columns[O_NCOLS] = {
     [O_N] = {"occurrence_n", 0},          [O_NODE] = {"node_n", 0},
     [O_NODE_LOCAL] = {"node_local", 0},   [O_NODE_DEVICE] = {"node_device", 0},
     [O_IDX] = {"occurrence_idx", 0},      [O_PARENT] = {"parent_n", 0},
     [O_MEMBER] = {"member_order", 0},     [O_ANCHOR_FIRST] = {"anchor_first_n", 0},
-    [O_START] = {"start_ns", 0},          [O_END] = {"end_ns", 0},
-    [O_COMPUTE] = {"compute_ns", 0},      [O_COMM] = {"comm_ns", 0},
-    [O_IDLE] = {"idle_ns", 0},            [O_SELF] = {"self_ns", 0},
-    [O_AUX_EVENTS] = {"aux_events", 0},   [O_AUX] = {"aux_ns", 0},
-    [O_LINKED] = {"linked_aux_ns", 0},    [O_PATH] = {"occurrence_path", 1},
-    [O_CONTEXT] = {"repeat_context", 1},
+};
+
+enum {
+  OB_N, OB_START, OB_END, OB_COMPUTE, OB_COMM, OB_IDLE, OB_SELF, OB_AUX_EVENTS, OB_AUX,
+  OB_LINKED, OB_PATH, OB_CONTEXT, OB_NCOLS
+};
+static const tl_rows_column occurrence_body_columns[OB_NCOLS] = {
+    [OB_N] = {"occurrence_n", 0},         [OB_START] = {"start_ns", 0},
+    [OB_END] = {"end_ns", 0},             [OB_COMPUTE] = {"compute_ns", 0},
+    [OB_COMM] = {"comm_ns", 0},           [OB_IDLE] = {"idle_ns", 0},
+    [OB_SELF] = {"self_ns", 0},           [OB_AUX_EVENTS] = {"aux_events", 0},
+    [OB_AUX] = {"aux_ns", 0},             [OB_LINKED] = {"linked_aux_ns", 0},
+    [OB_PATH] = {"occurrence_path", 1},   [OB_CONTEXT] = {"repeat_context", 1},
 };
 
 typedef struct occ_rows {
@@ -598,9 +607,13 @@ typedef struct occ_rows {
   const tree_ranks *rk;
   int64_t occurrence_base, node_base; /* occurrence_n and node_n before the tree's first */
   size_t first;                       /* the node-major rank of the producer's row 0 */
-  tl_buf path, ctx;                   /* the text columns of the row last filled */
-  int with_text;
+  const uint32_t *body;               /* body rows: the node-major rank of each, ascending */
+  tl_buf path, ctx;                   /* the text columns of the body row last filled */
 } occ_rows;
+
+static int occ_is_atom(const tl_tree *tr, uint32_t o) {
+  return tl_tree_occ_position(tr, o)->kind == TL_POS_ATOM;
+}
 
 static int fill_occurrence(void *vctx, size_t prow, int64_t *v, unsigned char *null) {
   occ_rows *r = vctx;
@@ -609,7 +622,6 @@ static int fill_occurrence(void *vctx, size_t prow, int64_t *v, unsigned char *n
   uint32_t o = r->rk->order[row];
   const tl_tree_occ *oc = &tr->occ[o];
   uint32_t nd = tr->occ_node[o];
-  int atom = tl_tree_occ_position(tr, o)->kind == TL_POS_ATOM;
   /* row is the occurrence's node-major rank */
   uint32_t idx = (uint32_t)row - tr->nodes[nd].first_rank + 1;
   memset(null, 0, O_NCOLS);
@@ -625,31 +637,59 @@ static int fill_occurrence(void *vctx, size_t prow, int64_t *v, unsigned char *n
     null[O_PARENT] = 1;
   v[O_MEMBER] = tl_tree_occ_member(tr, o);
   v[O_ANCHOR_FIRST] = (int64_t)(tr->first_anchor + oc->start);
-  /* An atom is its anchor: its values are read from the anchor by the view. */
-  r->with_text = !atom;
-  if (atom) {
-    for (int k = O_START; k < O_NCOLS; k++) null[k] = 1;
-    return 0;
-  }
+  return 0;
+}
+
+static int fill_occurrence_body(void *vctx, size_t prow, int64_t *v, unsigned char *null) {
+  occ_rows *r = vctx;
+  size_t row = r->body[prow];
+  const tl_tree *tr = r->tr;
+  uint32_t o = r->rk->order[row];
+  const tl_tree_occ *oc = &tr->occ[o];
+  uint32_t idx = (uint32_t)row - tr->nodes[tr->occ_node[o]].first_rank + 1;
+  memset(null, 0, OB_NCOLS);
+  v[OB_N] = r->occurrence_base + (int64_t)row + 1;
   tl_sums s;
   uint32_t end = tl_tree_occ_end(tr, o);
   tl_tree_sums(tr, oc->start, end, &s);
-  span_times(r->in, tr, oc->start, end, &v[O_START], &v[O_END]);
-  v[O_COMPUTE] = s.v[TL_SUM_COMPUTE], v[O_COMM] = s.v[TL_SUM_COMM];
-  v[O_IDLE] = s.v[TL_SUM_IDLE], v[O_SELF] = s.v[TL_SUM_SELF];
-  v[O_AUX_EVENTS] = s.v[TL_SUM_AUX_EVENTS], v[O_AUX] = s.v[TL_SUM_AUX];
-  v[O_LINKED] = s.v[TL_SUM_LINKED_AUX];
+  span_times(r->in, tr, oc->start, end, &v[OB_START], &v[OB_END]);
+  v[OB_COMPUTE] = s.v[TL_SUM_COMPUTE], v[OB_COMM] = s.v[TL_SUM_COMM];
+  v[OB_IDLE] = s.v[TL_SUM_IDLE], v[OB_SELF] = s.v[TL_SUM_SELF];
+  v[OB_AUX_EVENTS] = s.v[TL_SUM_AUX_EVENTS], v[OB_AUX] = s.v[TL_SUM_AUX];
+  v[OB_LINKED] = s.v[TL_SUM_LINKED_AUX];
   occurrence_path(tr, o, idx, &r->path);
   repeat_context(tr, o, &r->ctx);
   if (r->path.oom || r->ctx.oom) return -1;
-  null[O_CONTEXT] = r->ctx.n == 0;
+  null[OB_CONTEXT] = r->ctx.n == 0;
   return 0;
 }
 
 static void occurrence_text(void *vctx, int col, const char **p, int *n) {
   const occ_rows *r = vctx;
-  const tl_buf *b = col == O_PATH ? &r->path : &r->ctx;
+  const tl_buf *b = col == OB_PATH ? &r->path : &r->ctx;
   *p = b->p, *n = (int)b->n;
+}
+
+/* The occurrences of tree ranks [from, to): every one into the core, then those with
+** children into the body table (both in occurrence_n order, each at SQLite's append path). */
+static int publish_occurrences(sqlite3 *db, occ_rows *r, size_t from, size_t to, tl_err *e) {
+  int rc = tl_rows_publish(db, "traceloom_position_occurrence_core", occurrence_columns,
+                           O_NCOLS, to - from, fill_occurrence, NULL, r, e);
+  if (rc != TL_OK) return rc;
+  size_t nbody = 0;
+  for (size_t row = from; row < to; row++) nbody += !occ_is_atom(r->tr, r->rk->order[row]);
+  if (!nbody) return TL_OK;
+  uint32_t *body = malloc(nbody * sizeof *body);
+  if (!body) return tl_nomem(e);
+  nbody = 0;
+  for (size_t row = from; row < to; row++)
+    if (!occ_is_atom(r->tr, r->rk->order[row])) body[nbody++] = (uint32_t)row;
+  r->body = body;
+  rc = tl_rows_publish(db, "traceloom_position_occurrence_body", occurrence_body_columns,
+                       OB_NCOLS, nbody, fill_occurrence_body, occurrence_text, r, e);
+  r->body = NULL;
+  free(body);
+  return rc;
 }
 
 /* ------------------------------------------------------------------ nodes */
@@ -1076,8 +1116,7 @@ static int publish_trees(sqlite3 *db, const tl_structure_trees *t, size_t lo, si
     if (from < to) {
       occ_rows orows = {.in = t->in, .tr = tr, .rk = &t->rk[i], .occurrence_base = occ_base,
                         .node_base = node_base, .first = from - (size_t)occ_base};
-      rc = tl_rows_publish(db, "traceloom_position_occurrence_core", occurrence_columns, O_NCOLS,
-                           to - from, fill_occurrence, occurrence_text, &orows, e);
+      rc = publish_occurrences(db, &orows, from - (size_t)occ_base, to - (size_t)occ_base, e);
       tl_buf_free(&orows.path), tl_buf_free(&orows.ctx);
     }
     if (rc == TL_OK && tree_rows)
@@ -1104,7 +1143,8 @@ int tl_structure_trees_rest(sqlite3 *db, const tl_structure_trees *t, tl_err *e)
 }
 
 const char *const tl_structure_staged_tables[] = {"traceloom_node_core",
-                                                  "traceloom_position_occurrence_core", NULL};
+                                                  "traceloom_position_occurrence_core",
+                                                  "traceloom_position_occurrence_body", NULL};
 
 int tl_structure_trees_staged(sqlite3 *db, const tl_structure_trees *t, size_t from, tl_err *e) {
   int rc = tl_structure_trees_nodes(db, t, e);

@@ -29,7 +29,14 @@ CREATE TABLE traceloom_event_shape(
   comm_name TEXT,
   comm_task_type TEXT,
   family TEXT,
-  task_type TEXT
+  task_type TEXT,
+  -- Provider identifiers that few events carry or that repeat with the event's text (Ascend:
+  -- one context id on every task, no model or graph node outside graph mode; CUDA: a context
+  -- per device, a graph node id per graph kernel): kept here, not as a serial-type byte on
+  -- every event row (traceloom_event_core), at the price of one shape per distinct value.
+  context_id INTEGER,
+  model_id INTEGER,
+  graph_node_id INTEGER
 );
 
 -- @surface traceloom_event_core | one device event (integers only) | Storage behind traceloom_event: ids, times, stream and provider identifiers, and the shape of its text columns | SELECT device_id, count(*), min(start_ns), max(start_ns + dur_ns) FROM traceloom_event_core GROUP BY device_id
@@ -45,10 +52,7 @@ CREATE TABLE traceloom_event_core(
   shape_id INTEGER NOT NULL,       -- traceloom_event_shape
   task_id INTEGER,
   global_task_id INTEGER,
-  correlation_id INTEGER,
-  context_id INTEGER,
-  model_id INTEGER,
-  graph_node_id INTEGER,
+  correlation_id INTEGER,          -- (context_id, model_id, graph_node_id: in the shape)
   op_id INTEGER,
   relation_n INTEGER,              -- its relation (traceloom_runtime_device_relation_core): the
                                    -- supported one where it has one, else its only one; NULL:
@@ -80,7 +84,10 @@ SELECT c.event_id, c.db_idx, c.device_id, NULL AS step_idx,
        (SELECT s.comm_task_type FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS comm_task_type,
        (SELECT s.family FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS family,
        (SELECT s.task_type FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS task_type,
-       c.task_id, c.global_task_id, c.correlation_id, c.context_id, c.model_id, c.graph_node_id,
+       c.task_id, c.global_task_id, c.correlation_id,
+       (SELECT s.context_id FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS context_id,
+       (SELECT s.model_id FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS model_id,
+       (SELECT s.graph_node_id FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS graph_node_id,
        c.op_id, NULL AS raw_json, c.event_n,
        -- the runtime call of its supported relation, if any
        (SELECT r.call_n FROM traceloom_runtime_device_relation_core r

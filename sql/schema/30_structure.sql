@@ -45,7 +45,7 @@ SELECT 'tree-db' || t.db_idx || '-dev' || t.device_id AS tree_id, t.db_idx, t.de
        'node-' || COALESCE('d' || t.node_device || '-', '') || 'N001' AS root_node_id,
        'compat-v1' AS schema_version, 'native_report_tree' AS semantic_projection,
        t.macro_discovery, 'native_report_tree' AS readable_macro_mode,
-       CASE WHEN (SELECT o.aux_events FROM traceloom_position_occurrence_core o
+       CASE WHEN (SELECT o.aux_events FROM traceloom_position_occurrence_body o
                    WHERE o.occurrence_n = t.first_occurrence_n) > 0
             THEN 'native_aux_attribution' ELSE 'none' END AS auxiliary_attribution,
        t.anchor_count AS token_count, t.node_count AS position_count,
@@ -205,15 +205,15 @@ SELECT c.node_n, c.tree_n, c.db_idx, c.device_id, c.node_device, c.local_n, c.pa
        c.first_occurrence_n, c.token_len,
        COALESCE(c.first_token, o.anchor_first_n - t.first_anchor_n) AS first_token,
        COALESCE(c.end_token, o.anchor_first_n - t.first_anchor_n + c.token_len) AS end_token,
-       COALESCE(c.start_ns, o.start_ns, ae.start_ns) AS start_ns,
-       COALESCE(c.end_ns, o.end_ns, ae.start_ns + ae.dur_ns) AS end_ns,
-       COALESCE(c.compute_ns, o.compute_ns, a.compute_ns) AS compute_ns,
-       COALESCE(c.comm_ns, o.comm_ns, a.comm_ns) AS comm_ns,
-       COALESCE(c.idle_ns, o.idle_ns, a.idle_ns) AS idle_ns,
-       COALESCE(c.self_ns, o.self_ns, ae.dur_ns) AS self_ns,
-       COALESCE(c.aux_events, o.aux_events, a.aux_events) AS aux_events,
-       COALESCE(c.aux_ns, o.aux_ns, a.aux_ns) AS aux_ns,
-       COALESCE(c.linked_aux_ns, o.linked_aux_ns, a.linked_aux_ns) AS linked_aux_ns,
+       COALESCE(c.start_ns, ob.start_ns, ae.start_ns) AS start_ns,
+       COALESCE(c.end_ns, ob.end_ns, ae.start_ns + ae.dur_ns) AS end_ns,
+       COALESCE(c.compute_ns, ob.compute_ns, a.compute_ns) AS compute_ns,
+       COALESCE(c.comm_ns, ob.comm_ns, a.comm_ns) AS comm_ns,
+       COALESCE(c.idle_ns, ob.idle_ns, a.idle_ns) AS idle_ns,
+       COALESCE(c.self_ns, ob.self_ns, ae.dur_ns) AS self_ns,
+       COALESCE(c.aux_events, ob.aux_events, a.aux_events) AS aux_events,
+       COALESCE(c.aux_ns, ob.aux_ns, a.aux_ns) AS aux_ns,
+       COALESCE(c.linked_aux_ns, ob.linked_aux_ns, a.linked_aux_ns) AS linked_aux_ns,
        c.path, c.rooted_path, c.node_id, c.local_node_id,
        CASE WHEN c.occurrence_count = 0 THEN 1
             ELSE c.occurrence_count * (CASE WHEN c.node_kind = 3 AND c.repeat_count > 0
@@ -225,7 +225,11 @@ FROM traceloom_node_core c
 LEFT JOIN traceloom_tree_core t ON t.tree_n = c.tree_n
 LEFT JOIN traceloom_position_occurrence_core o ON c.compute_ns IS NULL
  AND o.occurrence_n = c.first_occurrence_n
-LEFT JOIN traceloom_anchor_core a ON c.compute_ns IS NULL AND o.compute_ns IS NULL
+-- (the span and packet of a node not stored with its sums, which has one occurrence: its
+-- body row's, or its anchor's for an atom; joined by key, as the report tree reads it)
+LEFT JOIN traceloom_position_occurrence_body ob ON c.compute_ns IS NULL
+ AND ob.occurrence_n = c.first_occurrence_n
+LEFT JOIN traceloom_anchor_core a ON c.compute_ns IS NULL AND ob.compute_ns IS NULL
  AND a.anchor_n = o.anchor_first_n
 LEFT JOIN traceloom_event_core ae ON ae.event_n = a.event_n;
 
@@ -300,8 +304,11 @@ FROM traceloom_node_core c WHERE c.parent_n IS NOT NULL;
 
 -- traceloom_position_occurrence is a view over integer rows, one per occurrence
 -- (traceloom_position_occurrence_core), node-major. An atom's costs and times are its
--- anchor's; an occurrence with children stores its summed packet, span and paths.
--- @surface traceloom_position_occurrence_core | one occurrence (integers, and paths of occurrences with children) | Storage behind traceloom_position_occurrence: node, index, parent, iteration, anchors covered, and for occurrences with children times, summed packets in ns and paths | SELECT node_n, count(*) FROM traceloom_position_occurrence_core GROUP BY 1 LIMIT 20
+-- anchor's; an occurrence with children stores its summed packet, span and paths in a second
+-- table (traceloom_position_occurrence_body) by the same key: nearly every occurrence is an
+-- atom (741k of 753k at 1M tasks), and SQLite writes a serial-type byte for every column of
+-- every row, NULL included, so eleven columns NULL on every atom cost 11 bytes a row (8 MB).
+-- @surface traceloom_position_occurrence_core | one occurrence (integers) | Storage behind traceloom_position_occurrence: node, index, parent, iteration and anchors covered (the times, costs and paths of occurrences with children: traceloom_position_occurrence_body) | SELECT node_n, count(*) FROM traceloom_position_occurrence_core GROUP BY 1 LIMIT 20
 CREATE TABLE traceloom_position_occurrence_core(
   occurrence_n INTEGER PRIMARY KEY,   -- node-major (see above)
   node_n INTEGER NOT NULL,            -- traceloom_node_core
@@ -310,13 +317,18 @@ CREATE TABLE traceloom_position_occurrence_core(
   occurrence_idx INTEGER NOT NULL,    -- 1-based per node, in time order
   parent_n INTEGER,                   -- occurrence_n of the parent occurrence; NULL for the root
   member_order INTEGER NOT NULL,      -- 1 under a Seq, the iteration under a Repeat, 0 root
-  anchor_first_n INTEGER NOT NULL,    -- anchors covered: [anchor_first_n, + node token_len)
-  -- NULL on atoms (the anchor's own values), set on occurrences with children:
-  start_ns INTEGER, end_ns INTEGER,
-  compute_ns INTEGER, comm_ns INTEGER, idle_ns INTEGER,
-  self_ns INTEGER, aux_events INTEGER, aux_ns INTEGER, linked_aux_ns INTEGER,
-  occurrence_path TEXT,
-  repeat_context TEXT                 -- NULL also when no repeat encloses it
+  anchor_first_n INTEGER NOT NULL     -- anchors covered: [anchor_first_n, + node token_len)
+);
+
+-- @surface traceloom_position_occurrence_body | one occurrence with children (a Seq or Repeat occurrence) | Storage behind traceloom_position_occurrence: the span, summed packet in ns and paths of each occurrence that is not an atom (an atom's are its anchor's) | SELECT b.occurrence_n, o.node_n, b.start_ns, b.end_ns, b.compute_ns FROM traceloom_position_occurrence_body b JOIN traceloom_position_occurrence_core o USING (occurrence_n) LIMIT 20
+CREATE TABLE traceloom_position_occurrence_body(
+  occurrence_n INTEGER PRIMARY KEY,   -- traceloom_position_occurrence_core (no row: an atom)
+  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
+  compute_ns INTEGER NOT NULL, comm_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL,
+  self_ns INTEGER NOT NULL, aux_events INTEGER NOT NULL, aux_ns INTEGER NOT NULL,
+  linked_aux_ns INTEGER NOT NULL,
+  occurrence_path TEXT NOT NULL,
+  repeat_context TEXT                 -- NULL when no repeat encloses it
 );
 
 -- @surface traceloom_position_occurrence | one occurrence of a position | Every measured realization of every node, with its token span, repeat iteration, paths and summed costs | SELECT occurrence_id, repeat_iteration, token_start_ordinal, token_end_exclusive FROM traceloom_position_occurrence LIMIT 20
@@ -330,8 +342,8 @@ SELECT o.occurrence_id, n.node_id AS position_id,
        -- occurrence's own under a Repeat, else the last of its repeat context
        CASE WHEN (SELECT p.node_kind FROM traceloom_node_core p WHERE p.node_n = n.parent_n) = 3
             THEN o.member_order
-            ELSE COALESCE(CAST(substr(COALESCE(o.repeat_context, CASE WHEN n.node_kind = 1 THEN (SELECT p.repeat_context FROM traceloom_position_occurrence_core p WHERE p.occurrence_n = o.parent_n) END),
-                                      length(rtrim(COALESCE(o.repeat_context, CASE WHEN n.node_kind = 1 THEN (SELECT p.repeat_context FROM traceloom_position_occurrence_core p WHERE p.occurrence_n = o.parent_n) END), '0123456789')) + 1) AS INTEGER), 0)
+            ELSE COALESCE(CAST(substr(CASE WHEN n.node_kind = 1 THEN (SELECT p.repeat_context FROM traceloom_position_occurrence_body p WHERE p.occurrence_n = o.parent_n) ELSE (SELECT p.repeat_context FROM traceloom_position_occurrence_body p WHERE p.occurrence_n = o.occurrence_n) END,
+                                      length(rtrim(CASE WHEN n.node_kind = 1 THEN (SELECT p.repeat_context FROM traceloom_position_occurrence_body p WHERE p.occurrence_n = o.parent_n) ELSE (SELECT p.repeat_context FROM traceloom_position_occurrence_body p WHERE p.occurrence_n = o.occurrence_n) END, '0123456789')) + 1) AS INTEGER), 0)
        END AS repeat_iteration,
        o.anchor_first_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
                             WHERE t.tree_n = n.tree_n) AS token_start_ordinal,
@@ -340,10 +352,12 @@ SELECT o.occurrence_id, n.node_id AS position_id,
        COALESCE(n.rooted_path,
                 (SELECT p.rooted_path FROM traceloom_node_core p WHERE p.node_n = n.parent_n)
                 || '/s' || n.slot_ordinal || '/' || n.node_id) AS rooted_position_path,
-       COALESCE(o.occurrence_path,
-                (SELECT p.occurrence_path FROM traceloom_position_occurrence_core p
-                  WHERE p.occurrence_n = o.parent_n) || '/s' || n.slot_ordinal || '/r' ||
-                o.member_order || '/' || o.occurrence_id) AS occurrence_path,
+       CASE WHEN n.node_kind <> 1 THEN
+              (SELECT p.occurrence_path FROM traceloom_position_occurrence_body p
+                WHERE p.occurrence_n = o.occurrence_n)
+            ELSE (SELECT p.occurrence_path FROM traceloom_position_occurrence_body p WHERE p.occurrence_n = o.parent_n) ||
+                 '/s' || n.slot_ordinal || '/r' || o.member_order || '/' || o.occurrence_id
+       END AS occurrence_path,
        (SELECT p.position_id FROM traceloom_position_occurrence_core p
          WHERE p.occurrence_n = o.parent_n) AS parent_position_id,
        n.slot_ordinal, o.member_order,
@@ -355,26 +369,49 @@ SELECT o.occurrence_id, n.node_id AS position_id,
        -- 'N003#2/N014#1': iteration 2 of N003, in it iteration 1 of N014 (stored as
        -- 'N003:2,N014:1' on occurrences with children, and built here for atoms)
        replace(replace(
-       CASE WHEN n.node_kind <> 1 OR o.parent_n IS NULL THEN o.repeat_context
+       CASE WHEN n.node_kind <> 1 OR o.parent_n IS NULL THEN
+              (SELECT p.repeat_context FROM traceloom_position_occurrence_body p
+                WHERE p.occurrence_n = o.occurrence_n)
             WHEN (SELECT p.node_kind FROM traceloom_node_core p WHERE p.node_n = n.parent_n) <> 3 THEN
-              (SELECT p.repeat_context FROM traceloom_position_occurrence_core p
+              (SELECT p.repeat_context FROM traceloom_position_occurrence_body p
                 WHERE p.occurrence_n = o.parent_n)
-            ELSE COALESCE((SELECT p.repeat_context FROM traceloom_position_occurrence_core p
+            ELSE COALESCE((SELECT p.repeat_context FROM traceloom_position_occurrence_body p
                             WHERE p.occurrence_n = o.parent_n) || ',', '') ||
                  printf('N%03d', n.parent_local_n) || ':' || o.member_order END,
        ':', '#'), ',', '/') AS repeat_context,
        o.anchor_first_n, o.anchor_first_n + n.token_len AS anchor_end_n,
-       COALESCE(o.start_ns, ae.start_ns) AS start_ns,
-       COALESCE(o.end_ns, ae.start_ns + ae.dur_ns) AS end_ns,
-       COALESCE(o.compute_ns, a.compute_ns) / 1000.0 AS compute_us,
-       COALESCE(o.comm_ns, a.comm_ns) / 1000.0 AS comm_us,
-       COALESCE(o.idle_ns, a.idle_ns) / 1000.0 AS idle_us,
-       (COALESCE(o.compute_ns, a.compute_ns) + COALESCE(o.comm_ns, a.comm_ns) +
-        COALESCE(o.idle_ns, a.idle_ns)) / 1000.0 AS total_us,
-       COALESCE(o.self_ns, ae.dur_ns) / 1000.0 AS self_us,
-       COALESCE(o.aux_events, a.aux_events) AS aux_events,
-       COALESCE(o.aux_ns, a.aux_ns) / 1000.0 AS aux_us,
-       COALESCE(o.linked_aux_ns, a.linked_aux_ns) / 1000.0 AS linked_aux_us,
+       -- an occurrence with children: its body row's, read only when the column is (a LEFT
+       -- JOIN would probe the body table for every atom, in an aggregate too)
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.start_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE ae.start_ns END AS start_ns,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.end_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE ae.start_ns + ae.dur_ns END AS end_ns,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.compute_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE a.compute_ns END / 1000.0 AS compute_us,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.comm_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE a.comm_ns END / 1000.0 AS comm_us,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.idle_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE a.idle_ns END / 1000.0 AS idle_us,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.compute_ns + p.comm_ns + p.idle_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE a.compute_ns + a.comm_ns + a.idle_ns END / 1000.0 AS total_us,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.self_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE ae.dur_ns END / 1000.0 AS self_us,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.aux_events FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE a.aux_events END AS aux_events,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.aux_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE a.aux_ns END / 1000.0 AS aux_us,
+       CASE WHEN n.node_kind <> 1 THEN (SELECT p.linked_aux_ns FROM traceloom_position_occurrence_body p
+                                         WHERE p.occurrence_n = o.occurrence_n)
+            ELSE a.linked_aux_ns END / 1000.0 AS linked_aux_us,
        o.occurrence_n, o.parent_n, o.node_n
 -- A node's occurrences are one range of occurrence_n (node-major): the range lets a query that
 -- picks nodes (by node_n, or node_id on the small node table) read just their occurrences.

@@ -33,7 +33,7 @@ SELECT n.node_id, n.db_idx, n.device_id, 'native_report_tree' AS view_name,
        (SELECT CASE WHEN r.compute_ns + r.comm_ns + r.idle_ns > 0
                     THEN ROUND(1.0 * (n.compute_ns + n.comm_ns + n.idle_ns)
                                / (r.compute_ns + r.comm_ns + r.idle_ns), 6) ELSE 0.0 END
-          FROM traceloom_tree_core t JOIN traceloom_position_occurrence_core r
+          FROM traceloom_tree_core t JOIN traceloom_position_occurrence_body r
             ON r.occurrence_n = t.first_occurrence_n
          WHERE t.tree_n = n.tree_n) AS loop_total_pct,
        NULL AS raw_json, n.node_n

@@ -41,6 +41,7 @@ def analysis(exact_hlt_db):
 MILLION_ROWS = {
     "traceloom_event_core": 1127082, "traceloom_anchor_core": 741604,
     "traceloom_represented_event_run_core": 127169, "traceloom_position_occurrence_core": 752985,
+    "traceloom_position_occurrence_body": 11380,
     "traceloom_node_core": 512346, "traceloom_event_shape": 20,
     "traceloom_evidence_role_class": 19, "traceloom_evidence_role_rule": 69,
     "traceloom_aux_link": 3975, "traceloom_tree_core": 2,

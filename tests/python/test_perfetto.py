@@ -794,7 +794,8 @@ def test_core_damage_is_named(cli, analyses, tmp_path):
     cases = [("DELETE FROM traceloom_node_core WHERE node_n = (SELECT max(node_n) FROM traceloom_node_core)",
               r"traceloom_position_occurrence \d+ \(node_n \d+\) has no traceloom_v_tree_node row"),
              ("DELETE FROM traceloom_anchor_core WHERE anchor_n = (SELECT max(anchor_first_n) FROM "
-              "traceloom_position_occurrence_core WHERE start_ns IS NULL)",
+              "traceloom_position_occurrence_core WHERE occurrence_n NOT IN "
+              "(SELECT occurrence_n FROM traceloom_position_occurrence_body))",
               r"occurrence_n \d+ \(node_n \d+\) has no start_ns/end_ns")]
     for k, (sql, msg) in enumerate(cases):
         db = tmp_path / f"d{k}.db"

@@ -209,7 +209,8 @@ def test_symbol_variant_cost_splits_a_node_of_several_shapes(exact_hlt_db, tmp_p
     con.execute("INSERT INTO traceloom_event_shape SELECT ?, source_id, source_table, kind, "
                 "category, role, semantic_role, semantic_role_reason, symbol, role_class_id, "
                 "label, raw_label, op_name, op_type, compute_task_type, comm_name, "
-                "comm_task_type, family, task_type FROM traceloom_event_shape "
+                "comm_task_type, family, task_type, context_id, model_id, graph_node_id "
+                "FROM traceloom_event_shape "
                 "WHERE shape_id = ?", (twin, own))
     for occurrence_n, shape_id in ((first + 1, twin), (first + 2, other)):
         con.execute("""
@@ -433,7 +434,8 @@ def test_evidence_role_placement_names_its_arms_outside_the_union(analysis):
 # the fixture's own statistics describe a few rows, under which SQLite picks other plans than
 # it does at scale. The host activity and bubble reports are planned here under these counts.
 BENCH_ROWS = {"traceloom_anchor_core": 741604, "traceloom_node_core": 512346,
-              "traceloom_position_occurrence_core": 752985, "traceloom_event_core": 1127082,
+              "traceloom_position_occurrence_core": 752985,
+              "traceloom_position_occurrence_body": 11380, "traceloom_event_core": 1127082,
               "traceloom_runtime_call_core": 747565,
               "traceloom_runtime_device_relation_core": 1002481,
               "traceloom_anchor_host_window_call": 6252,

@@ -55,6 +55,47 @@ def test_lookup_by_integer_key_is_a_primary_key_search(analysis, sql):
     assert analysis.execute(sql).fetchall(), "the key exists in exact_hlt"
 
 
+# Columns kept off the per-row core tables because they are NULL or repeated on most rows (an
+# atom occurrence's span, packet and paths: traceloom_position_occurrence_body; an event's
+# context, model and graph node ids: traceloom_event_shape) come back by key, a primary-key
+# search (for an occurrence only when it has children), in every view that reads them: a scan
+# or an automatic index would make a view of a million rows quadratic.
+@pytest.mark.parametrize("sql", [
+    "SELECT start_ns, end_ns, compute_us, self_us, occurrence_path, repeat_context, "
+    "repeat_iteration FROM traceloom_position_occurrence",
+    "SELECT start_ns, end_ns, compute_ns, self_ns, linked_aux_ns FROM traceloom_v_node_stats",
+    "SELECT auxiliary_attribution FROM traceloom_semantic_tree",
+    "SELECT loop_total_pct FROM traceloom_loop_node",
+    "SELECT context_id, model_id, graph_node_id FROM traceloom_event",
+])
+def test_columns_kept_off_the_core_rows_are_read_by_key(analysis, sql):
+    steps = plan(analysis, sql)
+    reads = [s for s in steps if s.startswith(("SCAN", "SEARCH"))]
+    # one scan of a stored table (the others read a view's or a subquery's co-routine)
+    scans = [s for s in reads if s.startswith("SCAN") and
+             not s.startswith(("SCAN (subquery", "SCAN traceloom_"))]
+    assert len(scans) == 1, steps
+    assert all("USING INTEGER PRIMARY KEY" in s for s in reads if s.startswith("SEARCH")), steps
+
+
+def test_occurrence_body_holds_exactly_the_occurrences_with_children(analysis):
+    # an atom's values are its anchor's (and its event's): no body row; every other
+    # occurrence has one, whose stored values the view shows
+    rows = analysis.execute(
+        "SELECT n.node_kind = 1, b.occurrence_n IS NULL, v.start_ns = b.start_ns, "
+        "v.compute_us = b.compute_ns / 1000.0, v.occurrence_path = b.occurrence_path "
+        "FROM traceloom_position_occurrence_core o "
+        "JOIN traceloom_node_core n ON n.node_n = o.node_n "
+        "JOIN traceloom_position_occurrence v ON v.occurrence_n = o.occurrence_n "
+        "LEFT JOIN traceloom_position_occurrence_body b ON b.occurrence_n = o.occurrence_n"
+    ).fetchall()
+    atoms = [r for r in rows if r[0]]
+    others = [r for r in rows if not r[0]]
+    assert atoms and others
+    assert all(r[1] for r in atoms), "an atom has a body row"
+    assert all(r[1:] == (0, 1, 1, 1) for r in others), others[:5]
+
+
 @pytest.mark.parametrize("sql, expected", [
     ("SELECT event_n FROM traceloom_event WHERE event_id = 'event-5'", 5),
     ("SELECT call_n FROM traceloom_runtime_call WHERE runtime_call_id = 'runtime-call-3'", 3),

@@ -105,12 +105,12 @@ CREATE TEMP TABLE captured AS SELECT traceloom_compare('compare-base.db') AS lin
 -- A damaged base analysis is refused with the occurrence and the column.
 VACUUM INTO 'compare-other.db';
 ATTACH 'compare-other.db' AS other;
-UPDATE other.traceloom_position_occurrence_core SET compute_ns = -5 WHERE occurrence_n = 3;
+UPDATE other.traceloom_position_occurrence_body SET compute_ns = -5 WHERE occurrence_n = 3;
 DETACH other;
 -- expect-error: traceloom_position_occurrence compute_us of occurrence 3 is -0.005 us (expected a duration from 0 to 2^46 ns)
 SELECT traceloom_compare('compare-other.db');
 ATTACH 'compare-other.db' AS other;
-UPDATE other.traceloom_position_occurrence_core SET compute_ns = 5 WHERE occurrence_n = 3;
+UPDATE other.traceloom_position_occurrence_body SET compute_ns = 5 WHERE occurrence_n = 3;
 UPDATE other.traceloom_node_core SET slot_ordinal = 99 WHERE node_n = 3;
 DETACH other;
 -- expect-error: the slots of position node-N001 in traceloom_position_refinement are not 1..n

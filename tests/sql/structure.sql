@@ -54,7 +54,11 @@ SELECT 'ascend_s8_l4_k5: a node is one structural position: all its occurrences 
 SELECT 'ascend_s8_l4_k5: atoms under a parent store no path (their parent''s plus one step)',
   (SELECT count(*) FROM traceloom_position_occurrence_core o
      JOIN traceloom_node_core n ON n.node_n = o.node_n
-    WHERE n.node_kind = 1 AND o.parent_n IS NOT NULL AND o.occurrence_path IS NULL) = 216;
+     LEFT JOIN traceloom_position_occurrence_body b ON b.occurrence_n = o.occurrence_n
+    WHERE n.node_kind = 1 AND o.parent_n IS NOT NULL AND b.occurrence_n IS NULL) = 216
+  AND (SELECT count(*) FROM traceloom_position_occurrence_body b
+         JOIN traceloom_position_occurrence_core o ON o.occurrence_n = b.occurrence_n
+         JOIN traceloom_node_core n ON n.node_n = o.node_n WHERE n.node_kind = 1) = 0;
 
 SELECT 'analyze ascend_s3_l6_k8', traceloom_analyze('fixtures/gen/ascend_s3_l6_k8') LIKE '%1 tree(s)%';
 -- include: structure_invariants.inc
