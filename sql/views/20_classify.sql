@@ -87,7 +87,7 @@ JOIN traceloom_event e ON e.event_n = d.event_n;
 CREATE VIEW traceloom_v_evidence_role_summary AS
 -- counted per event shape first (integers: the count and the exact nanosecond sum), then per
 -- role class, whose text is read once per shape. The grouping sorts every event; its key is one
--- integer where it can be (a 16-bit input index, a device id under 2^16 and a 32-bit shape id
+-- integer where it can be (a 16-bit input index, a device id in [0, 2^16) and a 32-bit shape id
 -- packed), else the three as text (never equal to an integer key), so each group is one
 -- (input, device, shape) and its bare columns are that group's: a sorter key of one value
 -- sorts in about half the time of three columns (0.5 s against 0.95 s CPU at a million events).
@@ -96,7 +96,8 @@ SELECT g.db_idx, g.device_id, c.source_domain, c.final_role, c.effective_structu
        ROUND(SUM(g.dur_ns) / 1000.0, 3) AS total_us
 FROM (SELECT e.db_idx, e.device_id, e.shape_id, count(*) AS n, SUM(e.dur_ns) AS dur_ns
       FROM traceloom_event_core e
-      GROUP BY CASE WHEN e.device_id < 65536 THEN e.db_idx << 48 | e.device_id << 32 | e.shape_id
+      GROUP BY CASE WHEN e.device_id BETWEEN 0 AND 65535
+                    THEN e.db_idx << 48 | e.device_id << 32 | e.shape_id
                     ELSE e.db_idx || ':' || e.device_id || ':' || e.shape_id END) g
 CROSS JOIN traceloom_event_shape s ON s.shape_id = g.shape_id
 CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
@@ -110,8 +111,12 @@ SELECT g.db_idx, g.device_id, c.source_domain, c.observed_symbol, c.structural_s
        c.symbol_outcome AS outcome, c.symbol_reason_code AS reason_code,
        c.symbol_rule_id AS rule_id, c.symbol_candidate_rule_ids AS candidate_rule_ids,
        SUM(g.n) AS event_count
+-- (grouped on one packed integer key where it can be, as traceloom_v_evidence_role_summary)
 FROM (SELECT e.db_idx, e.device_id, e.shape_id, count(*) AS n
-      FROM traceloom_event_core e GROUP BY e.db_idx, e.device_id, e.shape_id) g
+      FROM traceloom_event_core e
+      GROUP BY CASE WHEN e.device_id BETWEEN 0 AND 65535
+                    THEN e.db_idx << 48 | e.device_id << 32 | e.shape_id
+                    ELSE e.db_idx || ':' || e.device_id || ':' || e.shape_id END) g
 CROSS JOIN traceloom_event_shape s ON s.shape_id = g.shape_id
 CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
 GROUP BY g.db_idx, g.device_id, c.source_domain, c.observed_symbol, c.structural_symbol,
