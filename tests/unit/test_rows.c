@@ -121,8 +121,26 @@ START_TEST(gaps_order_and_earlier_rows_keep_their_keys) {
 }
 END_TEST
 
-START_TEST(keys_that_are_not_the_rowid_are_given) {
+/* Each declaration of t in turn: the 50 keys 1..50 inserted through tl_rows_insert come out
+** as given, and SQLite assigned none of them (assign 0) or all of them (assign 1). */
+static void check_declarations(const char *const *decls, size_t ndecls, int assign) {
   sqlite3 *db = open_db();
+  enum { N = 50 };
+  int64_t keys[N];
+  for (int i = 0; i < N; i++) keys[i] = i + 1;
+  for (size_t d = 0; d < ndecls; d++) {
+    exec_ok(db, "DROP TABLE IF EXISTS t; DROP TABLE IF EXISTS log");
+    exec_ok(db, decls[d]);
+    add_log(db, "t");
+    insert_keys(db, "t", keys, N);
+    check_rows(db, "t", keys, N);
+    ck_assert_msg(assigned(db) == (assign ? N : 0), "%s: %lld keys assigned", decls[d],
+                  (long long)assigned(db));
+  }
+  sqlite3_close(db);
+}
+
+START_TEST(keys_that_are_not_the_rowid_are_given) {
   static const char *const decls[] = {
       "CREATE TABLE t(n INTEGER PRIMARY KEY, a INTEGER) WITHOUT ROWID",
       "CREATE TABLE t(n INTEGER PRIMARY KEY DESC, a INTEGER)",
@@ -131,41 +149,18 @@ START_TEST(keys_that_are_not_the_rowid_are_given) {
       "CREATE TABLE t(n INTEGER, a INTEGER)",
       "CREATE TABLE t(n INTEGER PRIMARY KEY, a INTEGER) -- no rowid\n WITHOUT ROWID",
   };
-  enum { N = 50 };
-  int64_t keys[N];
-  for (int i = 0; i < N; i++) keys[i] = i + 1;
-  for (size_t d = 0; d < sizeof decls / sizeof decls[0]; d++) {
-    exec_ok(db, "DROP TABLE IF EXISTS t; DROP TABLE IF EXISTS log");
-    exec_ok(db, decls[d]);
-    add_log(db, "t");
-    insert_keys(db, "t", keys, N);
-    check_rows(db, "t", keys, N);
-    ck_assert_msg(assigned(db) == 0, "%s: a key was assigned", decls[d]);
-  }
-  sqlite3_close(db);
+  check_declarations(decls, sizeof decls / sizeof decls[0], 0);
 }
 END_TEST
 
 /* The rowid's declared forms SQLite treats as the rowid, whatever else the text says. */
 START_TEST(rowid_forms_get_keys_assigned) {
-  sqlite3 *db = open_db();
   static const char *const decls[] = {
       "CREATE TABLE t(n INTEGER PRIMARY KEY, a INTEGER) -- keys in DESC order elsewhere",
       "CREATE TABLE t(n integer primary key, a INTEGER)",
       "CREATE TABLE t(n INTEGER, a INTEGER, PRIMARY KEY (n DESC))",
   };
-  enum { N = 50 };
-  int64_t keys[N];
-  for (int i = 0; i < N; i++) keys[i] = i + 1;
-  for (size_t d = 0; d < sizeof decls / sizeof decls[0]; d++) {
-    exec_ok(db, "DROP TABLE IF EXISTS t; DROP TABLE IF EXISTS log");
-    exec_ok(db, decls[d]);
-    add_log(db, "t");
-    insert_keys(db, "t", keys, N);
-    check_rows(db, "t", keys, N);
-    ck_assert_msg(assigned(db) == N, "%s: %lld keys assigned", decls[d], (long long)assigned(db));
-  }
-  sqlite3_close(db);
+  check_declarations(decls, sizeof decls / sizeof decls[0], 1);
 }
 END_TEST
 
