@@ -380,43 +380,48 @@ SELECT o.occurrence_id, n.node_id AS position_id,
                  printf('N%03d', n.parent_local_n) || ':' || o.member_order END,
        ':', '#'), ',', '/') AS repeat_context,
        o.anchor_first_n, o.anchor_first_n + n.token_len AS anchor_end_n,
-       -- an occurrence with children: its body row's, read only when the column is (a LEFT
-       -- JOIN would probe the body table for every atom, in an aggregate too)
+       -- an occurrence with children: its body row's; an atom: its anchor's (and the anchor's
+       -- event's), each read only when the column is. Not LEFT JOINs: SQLite 3.40 leaves no
+       -- LEFT JOIN out of an aggregate, nor an anchor join whose event join reads it, so every
+       -- GROUP BY over occurrences or edges (traceloom_execution_tree_edge: two occurrences a
+       -- row) would probe the anchor and its event per row, reading none of their columns.
        CASE WHEN n.node_kind <> 1 THEN (SELECT p.start_ns FROM traceloom_position_occurrence_body p
                                          WHERE p.occurrence_n = o.occurrence_n)
-            ELSE ae.start_ns END AS start_ns,
+            ELSE (SELECT ae.start_ns FROM traceloom_anchor_core a JOIN traceloom_event_core ae ON ae.event_n = a.event_n
+                  WHERE a.anchor_n = o.anchor_first_n) END AS start_ns,
        CASE WHEN n.node_kind <> 1 THEN (SELECT p.end_ns FROM traceloom_position_occurrence_body p
                                          WHERE p.occurrence_n = o.occurrence_n)
-            ELSE ae.start_ns + ae.dur_ns END AS end_ns,
+            ELSE (SELECT ae.start_ns + ae.dur_ns FROM traceloom_anchor_core a JOIN traceloom_event_core ae ON ae.event_n = a.event_n
+                  WHERE a.anchor_n = o.anchor_first_n) END AS end_ns,
        CASE WHEN n.node_kind <> 1 THEN (SELECT p.compute_ns FROM traceloom_position_occurrence_body p
                                          WHERE p.occurrence_n = o.occurrence_n)
-            ELSE a.compute_ns END / 1000.0 AS compute_us,
+            ELSE (SELECT a.compute_ns FROM traceloom_anchor_core a WHERE a.anchor_n = o.anchor_first_n) END / 1000.0 AS compute_us,
        CASE WHEN n.node_kind <> 1 THEN (SELECT p.comm_ns FROM traceloom_position_occurrence_body p
                                          WHERE p.occurrence_n = o.occurrence_n)
-            ELSE a.comm_ns END / 1000.0 AS comm_us,
+            ELSE (SELECT a.comm_ns FROM traceloom_anchor_core a WHERE a.anchor_n = o.anchor_first_n) END / 1000.0 AS comm_us,
        CASE WHEN n.node_kind <> 1 THEN (SELECT p.idle_ns FROM traceloom_position_occurrence_body p
                                          WHERE p.occurrence_n = o.occurrence_n)
-            ELSE a.idle_ns END / 1000.0 AS idle_us,
+            ELSE (SELECT a.idle_ns FROM traceloom_anchor_core a WHERE a.anchor_n = o.anchor_first_n) END / 1000.0 AS idle_us,
        CASE WHEN n.node_kind <> 1 THEN (SELECT p.compute_ns + p.comm_ns + p.idle_ns FROM traceloom_position_occurrence_body p
                                          WHERE p.occurrence_n = o.occurrence_n)
-            ELSE a.compute_ns + a.comm_ns + a.idle_ns END / 1000.0 AS total_us,
+            ELSE (SELECT a.compute_ns + a.comm_ns + a.idle_ns FROM traceloom_anchor_core a
+                  WHERE a.anchor_n = o.anchor_first_n) END / 1000.0 AS total_us,
        CASE WHEN n.node_kind <> 1 THEN (SELECT p.self_ns FROM traceloom_position_occurrence_body p
                                          WHERE p.occurrence_n = o.occurrence_n)
-            ELSE ae.dur_ns END / 1000.0 AS self_us,
+            ELSE (SELECT ae.dur_ns FROM traceloom_anchor_core a JOIN traceloom_event_core ae ON ae.event_n = a.event_n
+                  WHERE a.anchor_n = o.anchor_first_n) END / 1000.0 AS self_us,
        CASE WHEN n.node_kind <> 1 THEN (SELECT p.aux_events FROM traceloom_position_occurrence_body p
                                          WHERE p.occurrence_n = o.occurrence_n)
-            ELSE a.aux_events END AS aux_events,
+            ELSE (SELECT a.aux_events FROM traceloom_anchor_core a WHERE a.anchor_n = o.anchor_first_n) END AS aux_events,
        CASE WHEN n.node_kind <> 1 THEN (SELECT p.aux_ns FROM traceloom_position_occurrence_body p
                                          WHERE p.occurrence_n = o.occurrence_n)
-            ELSE a.aux_ns END / 1000.0 AS aux_us,
+            ELSE (SELECT a.aux_ns FROM traceloom_anchor_core a WHERE a.anchor_n = o.anchor_first_n) END / 1000.0 AS aux_us,
        CASE WHEN n.node_kind <> 1 THEN (SELECT p.linked_aux_ns FROM traceloom_position_occurrence_body p
                                          WHERE p.occurrence_n = o.occurrence_n)
-            ELSE a.linked_aux_ns END / 1000.0 AS linked_aux_us,
+            ELSE (SELECT a.linked_aux_ns FROM traceloom_anchor_core a WHERE a.anchor_n = o.anchor_first_n) END / 1000.0 AS linked_aux_us,
        o.occurrence_n, o.parent_n, o.node_n
 -- A node's occurrences are one range of occurrence_n (node-major): the range lets a query that
 -- picks nodes (by node_n, or node_id on the small node table) read just their occurrences.
 FROM traceloom_position_occurrence_core o
 JOIN traceloom_node_core n ON n.node_n = o.node_n AND o.occurrence_n >= n.first_occurrence_n
- AND o.occurrence_n < n.first_occurrence_n + n.occurrence_count
-LEFT JOIN traceloom_anchor_core a ON n.node_kind = 1 AND a.anchor_n = o.anchor_first_n
-LEFT JOIN traceloom_event_core ae ON ae.event_n = a.event_n;
+ AND o.occurrence_n < n.first_occurrence_n + n.occurrence_count;

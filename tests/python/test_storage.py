@@ -96,6 +96,34 @@ def test_occurrence_body_holds_exactly_the_occurrences_with_children(analysis):
     assert all(r[1:] == (0, 1, 1, 1) for r in others), others[:5]
 
 
+def opened_tables(con, sql):
+    """The stored tables (and indexes) a statement opens, by name: its OpenRead root pages."""
+    roots = dict(con.execute("SELECT rootpage, name FROM sqlite_schema WHERE rootpage > 0"))
+    return {roots.get(r[3]) for r in con.execute("EXPLAIN " + sql) if r[1] == "OpenRead" and r[4] == 0}
+
+
+# An atom occurrence's packet and span are its anchor's (and its event's), read per column by
+# key: SQLite 3.40 leaves no LEFT JOIN out of an aggregate (nor an anchor join that an event
+# join reads), so a GROUP BY over occurrences or edges that reads none of those columns would
+# still probe the anchor and its event per occurrence (753k edges at a million anchors, two
+# occurrences each). The columns themselves still come back (the body test above; every row
+# of these views: tools/analysis_digest.py).
+@pytest.mark.parametrize("sql", [
+    "SELECT edge_role_id, count(*) FROM traceloom_execution_tree_edge GROUP BY 1",
+    "SELECT parent_label, edge_label, count(*) FROM traceloom_v_tree_edge GROUP BY 1, 2",
+    "SELECT coverage_kind, count(*) FROM traceloom_position_occurrence GROUP BY 1",
+])
+def test_aggregates_over_occurrences_read_no_anchor(analysis, sql):
+    opened = opened_tables(analysis, sql)
+    assert "traceloom_position_occurrence_core" in opened, opened
+    assert not opened & {"traceloom_anchor_core", "traceloom_event_core"}, opened
+    assert analysis.execute(sql).fetchall()
+    # the atom's columns, where read, are still its anchor's
+    assert {"traceloom_anchor_core", "traceloom_event_core"} <= opened_tables(
+        analysis, "SELECT coverage_kind, sum(compute_us), max(end_ns) "
+                  "FROM traceloom_position_occurrence GROUP BY 1")
+
+
 @pytest.mark.parametrize("sql, expected", [
     ("SELECT event_n FROM traceloom_event WHERE event_id = 'event-5'", 5),
     ("SELECT call_n FROM traceloom_runtime_call WHERE runtime_call_id = 'runtime-call-3'", 3),
