@@ -9,7 +9,10 @@
 -- so joins on event_id, inner or LEFT, are index searches. The view is one table: the shape's
 -- text comes from scalar subqueries, not a join, because SQLite cannot flatten a view that is
 -- a join into the right side of a LEFT JOIN and would materialize all of it instead.
--- @surface traceloom_event_shape | one distinct combination of an event's text columns | Storage behind traceloom_event: kind, names, symbol and role, stored once and shared by every event with the same values | SELECT kind, label, count(*) AS events FROM traceloom_event_core c JOIN traceloom_event_shape s USING (shape_id) GROUP BY s.shape_id ORDER BY events DESC LIMIT 10
+-- The example counts events per shape_id first, then names the shapes: the join written
+-- first (shapes x events) scans the million event rows once per shape (19 at a million
+-- kernels: 1.8 s CPU against 0.5).
+-- @surface traceloom_event_shape | one distinct combination of an event's text columns | Storage behind traceloom_event: kind, names, symbol and role, stored once and shared by every event with the same values | SELECT s.kind, s.label, n.events FROM (SELECT shape_id, count(*) AS events FROM traceloom_event_core GROUP BY shape_id) n JOIN traceloom_event_shape s USING (shape_id) ORDER BY n.events DESC LIMIT 10
 CREATE TABLE traceloom_event_shape(
   shape_id INTEGER PRIMARY KEY,
   source_id INTEGER NOT NULL,      -- traceloom_raw_source_database.source_id

@@ -2,7 +2,10 @@
 -- symbols"). Decisions are made per distinct identity (traceloom_evidence_role_class); these
 -- views give them back per event through traceloom_event.role_class_id.
 
--- @surface traceloom_evidence_role_decision | one row per event | The evidence role of every observation: the policy's role and rule, the final role, whether it takes part in structure, and its observed and structural symbols | SELECT final_role, rule_id, count(*) AS events FROM traceloom_evidence_role_decision GROUP BY final_role, rule_id ORDER BY events DESC
+-- The example counts the events per role class first (an integer: a class has one final role
+-- and rule), then per role and rule: a grouping on the two texts sorts every event's (a
+-- million at a million kernels: 2.1 s CPU against 1.25).
+-- @surface traceloom_evidence_role_decision | one row per event | The evidence role of every observation: the policy's role and rule, the final role, whether it takes part in structure, and its observed and structural symbols | SELECT final_role, rule_id, sum(events) AS events FROM (SELECT final_role, rule_id, count(*) AS events FROM traceloom_evidence_role_decision GROUP BY role_class_id) GROUP BY 1, 2 ORDER BY events DESC
 -- Rule columns (class, priority, required fields, treatments) come from the effective rule;
 -- the fallback and the system communication rule are not rules of the manifest: they carry
 -- their class (fallback, provider_relation), priority 0 and the policy's fallback treatments.
