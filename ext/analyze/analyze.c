@@ -602,10 +602,20 @@ static int select_anchors(analysis *a, tl_err *e) {
   tl_anchor_input in = {&a->trace, launches, a->classes.role, a->classes.cost, a->classes.symbol,
                         a->replay.owned};
   int rc = tl_anchors_build(&in, &a->anchors, e);
+  size_t n = tl_event_count(&a->trace, launches);
   if (rc == TL_OK)
-    rc = tl_anchor_semantic_roles(&a->anchors, a->classes.role,
-                                  tl_event_count(&a->trace, launches), &a->semantic_role,
+    rc = tl_anchor_semantic_roles(&a->anchors, a->classes.role, n, &a->semantic_role,
                                   &a->semantic_reason, e);
+  /* a task a communication op represents is decided by the system rule (classify.h) */
+  uint8_t *represented = rc == TL_OK ? malloc(n ? n : 1) : NULL;
+  if (rc == TL_OK && !represented) rc = tl_nomem(e);
+  if (rc == TL_OK) {
+    for (size_t i = 0; i < n; i++)
+      represented[i] = a->anchors.non_anchor[i] == TL_NA_REPRESENTED_BY_COMM_OP;
+    rc = tl_classification_represent(&a->cls, &a->trace, launches, represented,
+                                     a->classes.role_class, e);
+  }
+  free(represented);
   return rc;
 }
 

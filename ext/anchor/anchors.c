@@ -34,9 +34,11 @@ void tl_anchors_free(tl_anchors *a) {
   memset(a, 0, sizeof *a);
 }
 
-static tl_anchor_role anchor_role_of(const tl_trace *t, const tl_derived *d, size_t i,
-                                     uint8_t role) {
-  if (role == TL_ROLE_UNKNOWN_ANCHOR) return TL_ANCHOR_UNKNOWN;
+/* The anchor role is the kind of work the event is (recovery.md section 3: compute, comm,
+** sync, graph), whatever rule made it an anchor: an unknown_anchor kernel is still compute
+** work, as the reference publishes it. That no rule matched it is the role decision's
+** (`final_role` unknown_anchor), not the anchor's. */
+static tl_anchor_role anchor_role_of(const tl_trace *t, const tl_derived *d, size_t i) {
   switch ((tl_kind)tl_event_label_of(t, d, i)->kind) {
     case TL_KIND_COMMUNICATION: return TL_ANCHOR_COMM;
     case TL_KIND_SYNC: return TL_ANCHOR_SYNC;
@@ -46,12 +48,12 @@ static tl_anchor_role anchor_role_of(const tl_trace *t, const tl_derived *d, siz
 }
 
 /* Kind rank of the sort key: Communication 0 < GraphReplayUnit 1 < DeviceEvent 2 <
-** Synchronization 3 < GraphH/L/T 4 < Unknown 5. */
-static int kind_rank(tl_anchor_role r) {
+** Synchronization 3 < GraphH/L/T 4 < Unknown 5 (an unknown_anchor: no rule matched it). */
+static int kind_rank(tl_anchor_role r, uint8_t role) {
+  if (role == TL_ROLE_UNKNOWN_ANCHOR) return 5;
   switch (r) {
     case TL_ANCHOR_COMM: return 0;
     case TL_ANCHOR_SYNC: return 3;
-    case TL_ANCHOR_UNKNOWN: return 5;
     default: return 2;
   }
 }
@@ -202,7 +204,7 @@ int tl_anchors_build(const tl_anchor_input *in, tl_anchors *a, tl_err *e) {
     else if (a->non_anchor[i] == TL_NA_NONE &&
              (role == TL_ROLE_AUXILIARY || role == TL_ROLE_TRANSPARENT))
       a->non_anchor[i] = TL_NA_ROLE;
-    rank[i] = (uint8_t)kind_rank(anchor_role_of(t, d, i, role));
+    rank[i] = (uint8_t)kind_rank(anchor_role_of(t, d, i), role);
     if (a->non_anchor[i] == TL_NA_NONE)
       nanchors++;
     else if (!in->cost_treatment || in->cost_treatment[i] == TL_COST_ELIGIBLE)
@@ -241,7 +243,7 @@ int tl_anchors_build(const tl_anchor_input *in, tl_anchors *a, tl_err *e) {
       if (a->non_anchor[k] == TL_NA_NONE) {
         a->event[a->n] = k;
         a->symbol[a->n] = in->event_symbol[k];
-        a->role[a->n] = (uint8_t)anchor_role_of(t, d, k, in->event_role[k]);
+        a->role[a->n] = (uint8_t)anchor_role_of(t, d, k);
         a->n++;
       } else if (!in->cost_treatment || in->cost_treatment[k] == TL_COST_ELIGIBLE) {
         a->other[a->nother++] = k;

@@ -26,6 +26,7 @@ void tl_classification_free(tl_classification *c) {
   if (c->cls)
     for (size_t i = 0; i < c->nlabels * TL_SCOPE_COUNT; i++) free(c->cls[i].candidates);
   free(c->cls);
+  free(c->rep), free(c->rep_of); /* a variant shares its class's candidates */
   free(c->db_scope);
   memset(c, 0, sizeof *c);
 }
@@ -216,6 +217,43 @@ int tl_event_classes_build(const tl_classification *c, const tl_trace *t, const 
 void tl_event_classes_free(tl_event_classes *x) {
   free(x->role), free(x->cost), free(x->symbol), free(x->role_class);
   memset(x, 0, sizeof *x);
+}
+
+int tl_classification_represent(tl_classification *c, const tl_trace *t, const tl_derived *d,
+                                const uint8_t *represented, uint32_t *role_class, tl_err *e) {
+  size_t n = tl_event_count(t, d), nrep = 0;
+  for (size_t i = 0; i < n; i++)
+    if (represented[i] && c->cls[class_index(c, t, d, i)].domain == TL_OBS_TASK) nrep++;
+  if (!nrep) return TL_OK;
+  /* variant of each class, +1 (0: none yet); at most one per represented event */
+  uint32_t *variant = calloc(c->nlabels * TL_SCOPE_COUNT, sizeof *variant);
+  c->rep = calloc(nrep, sizeof *c->rep);
+  c->rep_of = calloc(nrep, sizeof *c->rep_of);
+  if (!variant || !c->rep || !c->rep_of) {
+    free(variant);
+    return tl_nomem(e);
+  }
+  for (size_t i = 0; i < n; i++) {
+    size_t ci = class_index(c, t, d, i);
+    tl_label_class *k = &c->cls[ci];
+    if (!represented[i] || k->domain != TL_OBS_TASK) continue;
+    if (!variant[ci]) {
+      tl_label_class *v = &c->rep[c->nrep];
+      *v = *k;
+      v->final_role = TL_EVIDENCE_ANCHOR;
+      v->rule = TL_CLASS_RULE_SYSTEM_COMM;
+      v->class_id = (uint32_t)c->nclasses++;
+      v->events = 0;
+      c->rep_of[c->nrep] = (uint32_t)ci;
+      variant[ci] = (uint32_t)++c->nrep;
+    }
+    tl_label_class *v = &c->rep[variant[ci] - 1];
+    k->events--, v->events++;
+    c->events_by_role[k->final_role]--, c->events_by_role[v->final_role]++;
+    role_class[i] = v->class_id;
+  }
+  free(variant);
+  return TL_OK;
 }
 
 /* ------------------------------------------------------------------ per-event vocabulary */
@@ -439,9 +477,13 @@ static int publish_classes(sqlite3 *db, const tl_trace *t, const tl_derived *d, 
                      &st, e))
     return TL_ERROR;
   int rc = TL_OK;
-  for (size_t i = 0; rc == TL_OK && i < c->nlabels * TL_SCOPE_COUNT; i++) {
-    const tl_label_class *k = &c->cls[i];
-    if (!k->used) continue;
+  /* the classes, then their represented variants (each described by its class's label) */
+  for (size_t x = 0; rc == TL_OK && x < c->nlabels * TL_SCOPE_COUNT + c->nrep; x++) {
+    int base = x < c->nlabels * TL_SCOPE_COUNT;
+    const tl_label_class *k = base ? &c->cls[x] : &c->rep[x - c->nlabels * TL_SCOPE_COUNT];
+    size_t i = base ? x : c->rep_of[x - c->nlabels * TL_SCOPE_COUNT];
+    /* a class all of whose events a communication op represents has no decision left */
+    if (!k->used || !k->events) continue;
     const tl_label *l = tl_label_at(t, d, (uint32_t)(i / TL_SCOPE_COUNT));
     int task = k->domain == TL_OBS_TASK;
     sqlite3_bind_int64(st, 1, k->class_id);
@@ -508,12 +550,12 @@ static int publish_rule_metadata(sqlite3 *db, const tl_rules *r, tl_err *e) {
 
 int tl_publish_classification(sqlite3 *db, const tl_trace *t, const tl_derived *d,
                               const tl_rules *r, const tl_classification *c, tl_err *e) {
+  /* the events each rule decided: its classes' counts (a represented task's variant is
+  ** decided by the system rule, not by its policy rule) */
   size_t *rule_events = calloc(r->cls.rules.n + 1, sizeof *rule_events);
   if (!rule_events) return tl_nomem(e);
-  for (size_t i = 0; i < tl_event_count(t, d); i++) {
-    int rule = c->cls[class_index(c, t, d, i)].rule;
-    if (rule >= 0) rule_events[rule]++;
-  }
+  for (size_t i = 0; i < c->nlabels * TL_SCOPE_COUNT; i++)
+    if (c->cls[i].used && c->cls[i].rule >= 0) rule_events[c->cls[i].rule] += c->cls[i].events;
   int rc = publish_class_policy(db, r, rule_events, e);
   free(rule_events);
   if (rc == TL_OK) rc = publish_symbol_rules(db, r, e);

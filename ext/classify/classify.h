@@ -153,6 +153,11 @@ typedef struct tl_classification {
   size_t ndb;
   size_t nclasses;          /* used (label, scope) pairs; class ids are 0..nclasses-1 */
   size_t events_by_role[TL_EVIDENCE_NONE + 1]; /* final roles over all events */
+  /* Represented variants (tl_classification_represent): class rep[k] is the task class
+  ** cls[rep_of[k]] decided by system.communication_anchor, its class id after the others. */
+  size_t nrep;
+  tl_label_class *rep;
+  uint32_t *rep_of;
 } tl_classification;
 
 /* Classifies every label the events use, the trace's and those of its derived events d
@@ -194,6 +199,18 @@ void tl_event_classes_free(tl_event_classes *x);
 ** t->ev.n entries and freed by the caller. */
 int tl_classification_event_arrays(const tl_classification *c, const tl_trace *t, uint8_t **role,
                                    uint8_t **cost, uint32_t **symbol, tl_err *e);
+
+/* Tasks a communication op represents (anchors.h: the op is their anchor). Whatever the
+** policy said of the task (anchor, auxiliary, unknown_anchor), its final decision is the
+** system rule system.communication_anchor: final role anchor, identity through the op's anchor,
+** reason represented_by_communication_anchor, supported; the policy role, cost treatment and
+** symbol stay the policy's. This is the reference's decision (0.1.4, checked on tasks of each
+** policy role; docs/PARITY.md). Such a task gets a variant of its class (one per class that
+** has any): for every event i < n with represented[i] != 0, role_class[i] becomes the variant's
+** id and the event moves from its class's counts to the variant's. Call after the anchors,
+** before the events and the classes are published. */
+int tl_classification_represent(tl_classification *c, const tl_trace *t, const tl_derived *d,
+                                const uint8_t *represented, uint32_t *role_class, tl_err *e);
 
 /* traceloom_event.semantic_role: anchor, aux, transparent, or raw (unknown_anchor). */
 const char *tl_class_semantic_role(const tl_label_class *c);

@@ -16,10 +16,13 @@
 **
 ** A kernel's name is STR_TABLE[Name] (a Name that is not an id is used as it is), else
 ** hip_kernel_<id>. Its compute identity is the lifted label: a fixed list of known kernel
-** families (reference behaviour) maps the name to an operator (MatMul, FlashAttention, ...;
-** task type HIP_KERNEL) or to an auxiliary family (HygonAux:Copy, ...; HIP_KERNEL_AUX).
-** An unclassified kernel keeps its own name as op_type and stays HIP_KERNEL: an unknown
-** kernel is real work, not noise.
+** families (reference behaviour) maps the name to an operator (MatMul, FlashAttention, ...).
+** Every kernel is task type HIP_KERNEL. Helper kernels (copies, fills, index, pointwise, the
+** Tensile GEMM epilogue Cijk_B_PostGSU, ...) are not lifted to an auxiliary family: the
+** reference 0.1.4 keeps each of them a HIP_KERNEL under its own name, an anchor (checked by
+** running it on such names; docs/PARITY.md), and so does this reader. An unclassified kernel
+** keeps its own name as op_type: an unknown kernel is real work, not noise. A rules config
+** that wants helpers out of the structure can match them (classification rule on the blob).
 **
 ** Usage: through tl_hygon_family (source.h).
 */
@@ -59,50 +62,31 @@ static int table_group(const char *name) {
 /* ---------------------------------------------------------------- kernel labels */
 
 typedef struct lift_rule {
-  const char *label; /* operator, or auxiliary family when aux */
-  int aux;
+  const char *label;       /* operator */
   const char *needles[10]; /* lower-case substrings, NULL-terminated */
 } lift_rule;
 
 /* Reference behaviour, tried in order on the lower-cased kernel name. */
 static const lift_rule lift_rules[] = {
-    {"GemmEpilogue", 1, {"cijk_b_postgsu"}},
-    {"MatMul", 0, {"cijk_alik_bljk_bbh", "cijk_alik_bjlk_sb", "cijk_ailk_bljk_i8ii_"}},
-    {"MambaDeltaRule", 0, {"qwen35_gdn_decode_kernel"}},
-    {"MambaStatePrep", 1, {"qwen35_gdn_qk_state_kernel"}},
-    {"FlashAttention", 0, {"flash_fwd_kernel"}},
-    {"Attention", 0, {"kernel_unified_attention"}},
-    {"KVCacheUpdate", 0, {"reshape_and_cache_kernel_flash"}},
-    {"Rope", 0, {"rotary_kernel", "_triton_mrope_forward"}},
-    {"Norm", 0, {"layer_norm_fwd_kernel", "l2norm_fwd_kernel2", "vectorized_layer_norm_kernel"}},
-    {"RmsNorm", 0, {"triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0"}},
-    {"Activation", 0, {"act_and_mul_kernel", "gelucudakernelimpl"}},
-    {"MambaConv", 0, {"_causal_conv1d_fwd_kernel", "_causal_conv1d_update_kernel"}},
-    {"MambaChunk", 0, {"chunk_scaled_dot_kkt_fwd_kernel"}},
-    {"MambaDeltaRule", 0, {"chunk_gated_delta_rule_fwd_kernel", "fused_recurrent_gated_delta_rule"}},
-    {"MambaChunkOut", 0, {"chunk_fwd_kernel_o"}},
-    {"MambaScan", 0, {"chunk_local_cumsum_scalar_kernel"}},
-    {"MambaLayout", 0, {"merge_16x16_to_64x64_inverse_kernel"}},
-    {"MambaRecompute", 0, {"recompute_w_u_fwd_kernel"}},
-    {"MambaSegmentReduce", 0, {"reduce_segments"}},
-    {"MambaGate", 0, {"fused_gdn_gating_kernel"}},
-    {"KVCacheInit", 1, {"_zero_kv_blocks_kernel"}},
-    {"Fill", 1, {"fillfunctor", "fill_reverse_indices"}},
-    {"Copy", 1, {"direct_copy_kernel", "copy_kernel_cuda", "catarraybatchedcopy", "tensorcopy"}},
-    {"Index", 1,
-     {"index_elementwise_kernel", "indexselectsmallindex", "vectorized_gather_kernel",
-      "scatter_gather"}},
-    {"Mask", 1,
-     {"masked_fill_kernel", "where_kernel_impl", "compare_scalar_kernel", "bitwise_not_kernel"}},
-    {"Random", 1, {"distribution_elementwise_grid_stride_kernel", "distribution_nullary_kernel"}},
-    {"ScanHelper", 1,
-     {"rocprim::detail::single_scan_kernel", "rocprim::detail::lookback_scan_kernel",
-      "rocprim::detail::init_lookback_scan_state_kernel"}},
-    {"Pointwise", 1,
-     {"binaryfunctor", "aunaryfunctor", "bunaryfunctor", "cudafunctor", "divfunctor",
-      "mulfunctor", "pow_tensor_tensor_kernel", "reciprocal_kernel_cuda", "sigmoid_kernel_cuda"}},
-    {"Range", 1, {"arange_cuda_out", "linspace_cuda_out", "launch_clamp_scalar"}},
-    {"ReductionHelper", 1, {"argmaxops", "sum_functor", "reduceop"}},
+    {"MatMul", {"cijk_alik_bljk_bbh", "cijk_alik_bjlk_sb", "cijk_ailk_bljk_i8ii_"}},
+    {"MambaDeltaRule", {"qwen35_gdn_decode_kernel"}},
+    {"MambaStatePrep", {"qwen35_gdn_qk_state_kernel"}},
+    {"FlashAttention", {"flash_fwd_kernel"}},
+    {"Attention", {"kernel_unified_attention"}},
+    {"KVCacheUpdate", {"reshape_and_cache_kernel_flash"}},
+    {"Rope", {"rotary_kernel", "_triton_mrope_forward"}},
+    {"Norm", {"layer_norm_fwd_kernel", "l2norm_fwd_kernel2", "vectorized_layer_norm_kernel"}},
+    {"RmsNorm", {"triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0"}},
+    {"Activation", {"act_and_mul_kernel", "gelucudakernelimpl"}},
+    {"MambaConv", {"_causal_conv1d_fwd_kernel", "_causal_conv1d_update_kernel"}},
+    {"MambaChunk", {"chunk_scaled_dot_kkt_fwd_kernel"}},
+    {"MambaDeltaRule", {"chunk_gated_delta_rule_fwd_kernel", "fused_recurrent_gated_delta_rule"}},
+    {"MambaChunkOut", {"chunk_fwd_kernel_o"}},
+    {"MambaScan", {"chunk_local_cumsum_scalar_kernel"}},
+    {"MambaLayout", {"merge_16x16_to_64x64_inverse_kernel"}},
+    {"MambaRecompute", {"recompute_w_u_fwd_kernel"}},
+    {"MambaSegmentReduce", {"reduce_segments"}},
+    {"MambaGate", {"fused_gdn_gating_kernel"}},
 };
 
 /* The first rule whose needle occurs in the (lower-cased) name, or NULL. */
@@ -234,7 +218,7 @@ typedef struct hygon_events {
   size_t next;      /* next table index in h.tables for the group */
   const char *table;
   sqlite3_stmt *st;
-  uint32_t hip_kernel, hip_kernel_aux, memcpy_type, data_move;
+  uint32_t hip_kernel, memcpy_type, data_move;
 } hygon_events;
 
 static void events_close(tl_cursor *c) {
@@ -317,13 +301,11 @@ static int events_next(tl_cursor *c, void *row, tl_err *e) {
       const char *label = tl_strpool_str(he->h.pool, r->name);
       const lift_rule *rule = lift(label, tl_strpool_len(he->h.pool, r->name));
       r->kind = TL_KIND_COMPUTE;
-      r->task_type = rule && rule->aux ? he->hip_kernel_aux : he->hip_kernel;
+      r->task_type = he->hip_kernel;
       if (!rule) {
         r->op_type = r->name;
       } else {
-        char buf[64];
-        int n = snprintf(buf, sizeof buf, "%s%s", rule->aux ? "HygonAux:" : "", rule->label);
-        r->op_type = tl_strpool_intern(he->h.pool, buf, (size_t)n);
+        r->op_type = tl_strpool_intern_cstr(he->h.pool, rule->label);
         if (r->op_type == TL_STR_NOMEM) return tl_nomem(e), -1;
       }
     } else {
@@ -354,10 +336,9 @@ static int events_open(const tl_profile *p, int db_idx, const tl_event_filter *f
   he->group = H_OPS;
   if (hygon_open(p, db_idx, pool, 1, &he->h, e)) goto fail;
   he->hip_kernel = tl_strpool_intern_cstr(pool, "HIP_KERNEL");
-  he->hip_kernel_aux = tl_strpool_intern_cstr(pool, "HIP_KERNEL_AUX");
   he->memcpy_type = tl_strpool_intern_cstr(pool, "MEMCPY");
   he->data_move = tl_strpool_intern_cstr(pool, "DataMove");
-  if (he->hip_kernel == TL_STR_NOMEM || he->hip_kernel_aux == TL_STR_NOMEM ||
+  if (he->hip_kernel == TL_STR_NOMEM ||
       he->memcpy_type == TL_STR_NOMEM || he->data_move == TL_STR_NOMEM) {
     tl_nomem(e);
     goto fail;

@@ -37,8 +37,7 @@ COMPARED = [
     ("host", "structure-bubble-statistics", ()),
     # sync_action_id names the device event, numbered in reader order here, in time order there
     ("host", "synchronization-actions", (0,)),
-    # right_anchor_role: the reference classifies the unknown operator Add as compute
-    ("host", "node-host-activity", (7,)),
+    ("host", "node-host-activity", ()),
     ("minimal", "runtime-device-relations", ()),
     ("minimal", "structure-bubble-statistics", ()),
     ("minimal", "structure-bubble-drilldown", ()),

@@ -74,6 +74,15 @@ SELECT 'readable semantic tree', (SELECT count(*) FROM (
 SELECT 'ascend: unfamiliar small kernels stay unknown anchors',
   (SELECT count(*) FROM traceloom_event WHERE op_type IN ('Cast', 'TransData', 'ZerosLike')
       AND semantic_role = 'anchor' AND semantic_role_reason = 'unmatched_observation_unknown_first') > 0;
+-- ... and each such anchor's role is the kind of work it is (a kernel: compute), as the
+-- reference has it: that no rule matched is the decision's final_role, not the anchor role.
+SELECT 'ascend: an unknown anchor kernel is a compute anchor',
+  (SELECT count(*) FROM traceloom_anchor a JOIN traceloom_evidence_role_decision d
+      ON d.event_id = a.event_id
+    WHERE d.final_role = 'unknown_anchor') > 0
+  AND NOT EXISTS (SELECT 1 FROM traceloom_anchor a JOIN traceloom_evidence_role_decision d
+      ON d.event_id = a.event_id
+    WHERE d.final_role = 'unknown_anchor' AND (a.role <> 'compute' OR a.family <> 'compute'));
 SELECT 'ascend: copies are auxiliary and linked to the following anchor',
   (SELECT count(*) FROM traceloom_aux_link l JOIN traceloom_event e ON e.event_id = l.aux_event_id
     WHERE l.link_type = 'prelude' AND e.kind = 'data_move') > 0;

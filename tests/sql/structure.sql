@@ -102,6 +102,19 @@ SELECT 'minimal: the compute task and the comm op are the anchors; the linked co
   (SELECT group_concat(symbol, ',') FROM (SELECT symbol FROM traceloom_anchor ORDER BY anchor_idx)) = 'MatMul,AllReduce';
 SELECT 'minimal: represented comm task is aux',
   (SELECT semantic_role || ':' || semantic_role_reason FROM traceloom_event WHERE event_id = 'event-1') = 'aux:represented_by_communication_op';
+-- Its policy rule is the collective anchor rule (its name comm_task_hccl_allreduce contains
+-- allreduce), but the op represents it, so the system rule decides it (the reference's
+-- decision; ext/classify/classify.h, tl_classification_represent), and the policy rule
+-- decided no event.
+SELECT 'minimal: the represented comm task is decided by system.communication_anchor',
+  (SELECT policy_role || ':' || final_role || ':' || policy_structural_participation || ':'
+          || effective_structural_participation || ':' || support_state || ':' || reason_code
+          || ':' || rule_id
+     FROM traceloom_evidence_role_decision WHERE event_id = 'event-1')
+  = 'anchor:anchor:identity:identity:supported:represented_by_communication_anchor:system.communication_anchor'
+  AND (SELECT decided_event_count FROM traceloom_evidence_role_rule
+        WHERE rule_id = 'any.anchor.blob.collective.allreduce') = 0
+  AND (SELECT sum(event_count) FROM traceloom_evidence_role_class) = 3;
 -- The cost example of outputs.md 3.1 on real rows: MatMul [100,160), comm op [165,215).
 SELECT 'minimal: the comm op pays the 5 ns gap as idle and its own 50 ns as comm',
   (SELECT comm_us = 0.05 AND idle_us = 0.005 AND total_us = 0.055 FROM traceloom_anchor WHERE anchor_idx = 2);

@@ -403,6 +403,28 @@ START_TEST(test_fixture_minimal_smoke) {
   ck_assert_int_eq(k2->symbol_outcome, TL_SYM_NORMALIZED);
   ck_assert_int_eq(c.events_by_role[TL_EVIDENCE_ANCHOR], 3);
   check_per_event(t, r, &c);
+  /* The comm op represents the EVENT_WAIT task (event 1): the task moves to a variant of its
+  ** class decided by the system rule; the op's own class (already system) and the MatMul's
+  ** stay. An event marked but of the communication domain (event 2) gets no variant. */
+  size_t nclasses = c.nclasses;
+  uint8_t represented[3] = {0, 1, 1};
+  uint32_t role_class[3] = {k0->class_id, k1->class_id, k2->class_id};
+  tl_err e = {0};
+  ck_assert_int_eq(tl_classification_represent(&c, t, NULL, represented, role_class, &e), TL_OK);
+  ck_assert_uint_eq(c.nrep, 1);
+  ck_assert_uint_eq(c.nclasses, nclasses + 1);
+  const tl_label_class *v = &c.rep[0];
+  ck_assert_uint_eq(role_class[1], v->class_id);
+  ck_assert_uint_eq(role_class[0], k0->class_id);
+  ck_assert_uint_eq(role_class[2], k2->class_id);
+  ck_assert_str_eq(tl_class_rule_id(r, v), "system.communication_anchor");
+  ck_assert_str_eq(tl_class_reason_code(v), "represented_by_communication_anchor");
+  ck_assert_int_eq(v->policy_role, k1->policy_role);
+  ck_assert_int_eq(v->final_role, TL_EVIDENCE_ANCHOR);
+  ck_assert_uint_eq(v->symbol, k1->symbol);
+  ck_assert_uint_eq(v->events, 1);
+  ck_assert_uint_eq(k1->events, 0);
+  ck_assert_int_eq(c.events_by_role[TL_EVIDENCE_ANCHOR], 3);
   tl_classification_free(&c);
   unload(&l);
   tl_rules_free(r);

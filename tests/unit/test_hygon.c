@@ -7,11 +7,11 @@
 **   HIPOPS_4242 rows (rowid: begin, end, dev, queue, Name -> STR_TABLE, _Index)
 **     1: B+2000..B+2500  0/0  Cijk_Alik_Bljk_BBH_MT256x256x16_MI250  1  -> MatMul, HIP_KERNEL
 **     2: B+2600..B+2900  0/0  flash_fwd_kernel_bf16                  2  -> FlashAttention
-**     3: B+2950..B+3000  0/1  Cijk_B_PostGSU                         2  -> HygonAux:GemmEpilogue
+**     3: B+2950..B+3000  0/1  Cijk_B_PostGSU                         2  -> unlifted (helper)
 **     4: B+3100..B+3150  1/0  my_custom_decode_kernel                4  -> unclassified
 **     5: end = start, 6: end < start                                    -> dropped
 **     7: B+3400..B+3450  0/0  Name 99 (no STR_TABLE row)            6  -> hip_kernel_99
-**     8: B+3500..B+3520  0/0  direct_copy_kernel                     7  -> HygonAux:Copy
+**     8: B+3500..B+3520  0/0  direct_copy_kernel                     7  -> unlifted (helper)
 **   HIPCOPY_4242 row 1: B+1500..B+1600 0/2 Kind 1 _Index 3 Bytes 4096 MemoryType 2;
 **                row 2: end < start -> dropped
 **   HIP_4242: 3 calls (hipLaunchKernel x2, hipMemcpyAsync), a 4th of zero length dropped.
@@ -110,14 +110,15 @@ START_TEST(events) {
                "MatMul", "HIP_KERNEL", 1);
   check_kernel(&v[1], 2, 0, 0, B + 2600, B + 2900, "flash_fwd_kernel_bf16", "FlashAttention",
                "HIP_KERNEL", 2);
-  check_kernel(&v[2], 3, 0, 1, B + 2950, B + 3000, "Cijk_B_PostGSU", "HygonAux:GemmEpilogue",
-               "HIP_KERNEL_AUX", 2);
+  /* helper kernels are not lifted: a HIP_KERNEL under its own name, as the reference reads it */
+  check_kernel(&v[2], 3, 0, 1, B + 2950, B + 3000, "Cijk_B_PostGSU", "Cijk_B_PostGSU",
+               "HIP_KERNEL", 2);
   check_kernel(&v[3], 4, 1, 0, B + 3100, B + 3150, "my_custom_decode_kernel",
                "my_custom_decode_kernel", "HIP_KERNEL", 4);
   check_kernel(&v[4], 7, 0, 0, B + 3400, B + 3450, "hip_kernel_99", "hip_kernel_99",
                "HIP_KERNEL", 6);
-  check_kernel(&v[5], 8, 0, 0, B + 3500, B + 3520, "direct_copy_kernel", "HygonAux:Copy",
-               "HIP_KERNEL_AUX", 7);
+  check_kernel(&v[5], 8, 0, 0, B + 3500, B + 3520, "direct_copy_kernel", "direct_copy_kernel",
+               "HIP_KERNEL", 7);
   ck_assert_str_eq(v[6].table, "HIPCOPY_4242");
   ck_assert_int_eq(v[6].rowid, 1);
   ck_assert_uint_eq(v[6].device, 0);
