@@ -170,7 +170,10 @@ static int read_apis(sqlite3 *db, int db_idx, tl_idle_host *h, api_sources *src,
 static const char *const STATUS_NAME[] = {"ok", "no_productive_span", "invalid_input", "empty_input"};
 static const char *const CANDIDATE_STATUS[] = {"possible_only", "non_robust_delay"};
 
-/* One run's prepared statements. */
+/* One run's prepared statements. The ids of the millions of intervals, stream states and
+** explanations (and their links' owner ids) are spelled into owner and gap, which live as long
+** as the statements: they are bound SQLITE_STATIC (no copy per bind; every step binds them
+** again, with the current length). */
 typedef struct writer {
   sqlite3 *db;
   sqlite3_stmt *interval, *state, *expl, *link, *cand, *model, *marker, *api, *tlink, *anchor, *meta;
@@ -178,14 +181,15 @@ typedef struct writer {
   int db_idx;
   const api_sources *apis_src;
   const tl_idle_host *host;
+  char owner[96], gap[96];
 } writer;
 
 static const char *SQL[] = {
-    "INSERT INTO traceloom_device_interval_core(db_idx, device_id, interval_order, start_ns, end_ns, idle, "
+    "INSERT INTO traceloom_device_interval_core(db_idx, device_id, interval_order, start_ns, duration_ns, idle, "
     "source_count, interval_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
-    "INSERT INTO traceloom_stream_state_core(db_idx, device_id, stream_id, state_order, start_ns, end_ns, state, "
+    "INSERT INTO traceloom_stream_state_core(db_idx, device_id, stream_id, state_order, start_ns, duration_ns, state, "
     "source_count, stream_count, scan_complete, state_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
-    "INSERT INTO traceloom_idle_explanation_core(db_idx, device_id, explanation_order, gap_order, start_ns, end_ns, "
+    "INSERT INTO traceloom_idle_explanation_core(db_idx, device_id, explanation_order, gap_order, start_ns, duration_ns, "
     "category, level, relation, alignment, source_count, idle_explanation_id, gap_interval_id) "
     "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
     "INSERT INTO traceloom_evidence_link_core(owner_kind_n, owner_id, db_idx, evidence_ordinal, event_n, "
@@ -224,6 +228,34 @@ static void bind_str(sqlite3_stmt *st, int col, const char *s) {
   else sqlite3_bind_null(st, col);
 }
 
+/* The text of w->owner or w->gap (see writer), any other text copied. */
+static void bind_id(const writer *w, sqlite3_stmt *st, int col, const char *s, int len) {
+  sqlite3_bind_text(st, col, s, len, s == w->owner || s == w->gap ? SQLITE_STATIC : SQLITE_TRANSIENT);
+}
+
+/* Ids are spelled per row (millions): by hand, at a fraction of snprintf's cost. */
+static char *put_s(char *p, const char *s) {
+  while (*s) *p++ = *s++;
+  return p;
+}
+
+static char *put_u(char *p, uint64_t v) {
+  char t[20];
+  int n = 0;
+  do t[n++] = (char)('0' + v % 10), v /= 10;
+  while (v);
+  while (n) *p++ = t[--n];
+  return p;
+}
+
+/* "<kind>-d<db_idx>-dev<device_id>-" into out (96 bytes hold every id: the longest is a
+** stream state's, 14 + 4 numbers of at most 20 digits and 5 separators), the end returned. */
+static char *put_device(char *out, const char *kind, int db_idx, uint32_t device_id) {
+  char *p = put_s(out, kind);
+  p = put_u(put_s(p, "-d"), (uint64_t)db_idx);
+  return put_s(put_u(put_s(p, "-dev"), device_id), "-");
+}
+
 /* The owners of evidence links (traceloom_evidence_link_core.owner_kind_n), the levels and the
 ** relations, as the views name them (sql/views/64_idle.sql). */
 enum { OWNER_INTERVAL = 0, OWNER_STATE, OWNER_EXPLANATION, OWNER_CANDIDATE, OWNER_CLOCK_MODEL };
@@ -241,7 +273,7 @@ static int link(writer *w, int kind, const char *owner_id, int ordinal, const tl
                 int level, int extent, int64_t os, int64_t oe, int64_t stream, int state, tl_err *e) {
   sqlite3_stmt *st = w->link;
   sqlite3_bind_int(st, 1, kind);
-  bind_str(st, 2, owner_id);
+  bind_id(w, st, 2, owner_id, -1);
   sqlite3_bind_int(st, 3, w->db_idx);
   sqlite3_bind_int(st, 4, ordinal);
   if (s->event != NONE) {
@@ -325,16 +357,16 @@ static int cmp_stream_run(const void *a, const void *b) {
 
 static int write_interval(writer *w, const tl_idle_device *d, size_t i, tl_err *e) {
   const tl_idle_interval *x = &d->intervals.v[i];
-  char id[96];
-  snprintf(id, sizeof id, "device-interval-d%d-dev%u-%zu", w->db_idx, d->device_id, i);
+  char *id = w->owner;
+  *put_u(put_device(id, "device-interval", w->db_idx, d->device_id), i) = 0;
   sqlite3_stmt *st = w->interval;
   sqlite3_bind_int(st, 1, w->db_idx);
   sqlite3_bind_int64(st, 2, d->device_id);
   sqlite3_bind_int64(st, 3, (int64_t)i);
-  sqlite3_bind_int64(st, 4, x->start), sqlite3_bind_int64(st, 5, x->end);
+  sqlite3_bind_int64(st, 4, x->start), sqlite3_bind_int64(st, 5, x->end - x->start);
   sqlite3_bind_int(st, 6, x->kind);
   sqlite3_bind_int64(st, 7, x->nsrc);
-  bind_str(st, 8, id);
+  bind_id(w, st, 8, id, -1);
   int rc = tl_pub_step(w->db, st, "traceloom_device_interval_core", e);
   for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++)
     rc = link(w, OWNER_INTERVAL, id, (int)k, &d->interval_src.v[x->first_src + k], REL_NONE, LEVEL_NONE, 0, 0,
@@ -344,20 +376,20 @@ static int write_interval(writer *w, const tl_idle_device *d, size_t i, tl_err *
 
 static int write_state(writer *w, const tl_idle_device *d, size_t i, uint64_t order, tl_err *e) {
   const tl_idle_state_row *x = &d->states.v[i];
-  char id[96];
-  snprintf(id, sizeof id, "stream-state-d%d-dev%u-s%u-%llu", w->db_idx, d->device_id, x->stream,
-           (unsigned long long)order);
+  char *id = w->owner;
+  *put_u(put_s(put_u(put_s(put_device(id, "stream-state", w->db_idx, d->device_id), "s"), x->stream), "-"),
+         order) = 0;
   sqlite3_stmt *st = w->state;
   sqlite3_bind_int(st, 1, w->db_idx);
   sqlite3_bind_int64(st, 2, d->device_id);
   sqlite3_bind_int64(st, 3, x->stream);
   sqlite3_bind_int64(st, 4, (int64_t)order);
-  sqlite3_bind_int64(st, 5, x->start), sqlite3_bind_int64(st, 6, x->end);
+  sqlite3_bind_int64(st, 5, x->start), sqlite3_bind_int64(st, 6, x->end - x->start);
   sqlite3_bind_int(st, 7, x->state);
   sqlite3_bind_int64(st, 8, x->nsrc);
   sqlite3_bind_int64(st, 9, d->stream_count);
   sqlite3_bind_int(st, 10, d->scan_complete);
-  bind_str(st, 11, id);
+  bind_id(w, st, 11, id, -1);
   int rc = tl_pub_step(w->db, st, "traceloom_stream_state_core", e);
   for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++) {
     const tl_idle_src *s = &d->state_src.v[x->first_src + k];
@@ -369,22 +401,22 @@ static int write_state(writer *w, const tl_idle_device *d, size_t i, uint64_t or
 static int write_explanation(writer *w, const tl_idle_events *ev, const tl_idle_device *d, size_t i, tl_err *e) {
   const tl_trace *t = ev->t;
   const tl_idle_expl *x = &d->expl.v[i];
-  char id[96], gap_id[96];
-  snprintf(id, sizeof id, "idle-explanation-d%d-dev%u-%zu", w->db_idx, d->device_id, i);
-  snprintf(gap_id, sizeof gap_id, "device-interval-d%d-dev%u-%u", w->db_idx, d->device_id, x->gap);
+  char *id = w->owner, *gap_id = w->gap;
+  *put_u(put_device(id, "idle-explanation", w->db_idx, d->device_id), i) = 0;
+  *put_u(put_device(gap_id, "device-interval", w->db_idx, d->device_id), x->gap) = 0;
   sqlite3_stmt *st = w->expl;
   sqlite3_bind_int(st, 1, w->db_idx);
   sqlite3_bind_int64(st, 2, d->device_id);
   sqlite3_bind_int64(st, 3, (int64_t)i);
   sqlite3_bind_int64(st, 4, x->gap);
-  sqlite3_bind_int64(st, 5, x->start), sqlite3_bind_int64(st, 6, x->end);
+  sqlite3_bind_int64(st, 5, x->start), sqlite3_bind_int64(st, 6, x->end - x->start);
   sqlite3_bind_int(st, 7, x->category);
   sqlite3_bind_int(st, 8, x->level);
   sqlite3_bind_int(st, 9, x->relation);
   sqlite3_bind_int(st, 10, x->alignment);
   sqlite3_bind_int64(st, 11, x->nsrc);
-  bind_str(st, 12, id);
-  bind_str(st, 13, gap_id);
+  bind_id(w, st, 12, id, -1);
+  bind_id(w, st, 13, gap_id, -1);
   int rc = tl_pub_step(w->db, st, "traceloom_idle_explanation_core", e);
   int ordinal = 0;
   for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++) {
@@ -985,6 +1017,14 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
   const tl_profile *p = in->trace->profile;
   tl_timer tm;
   tl_timer_start(&tm, "idle");
+  /* Intervals, states and explanations are keyed by their text ids (WITHOUT ROWID, written in
+  ** key order): a join on the id is a key lookup. Evidence links are looked up by owner only
+  ** for explanations (host evidence: 15k of 2.5M links at a million tasks): a partial index,
+  ** made before the rows, so that each explanation link enters it as it is written and no
+  ** pass reads the other links again (built afterwards, it scanned all 146 MB of them). */
+  if (rc == TL_OK)
+    rc = tl_pub_exec(db, "CREATE INDEX traceloom_evidence_link_core_explanation "
+                         "ON traceloom_evidence_link_core(owner_id) WHERE owner_kind = 'explanation'", e);
   attributions sums = {0};
   for (size_t d = 0; rc == TL_OK && p && d < p->inputs.n; d++) {
     if (tl_family_provider(p->inputs.v[d].family) == TL_PROVIDER_ASCEND)
@@ -1005,13 +1045,6 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
       rc = tl_pub_step(db, st, "traceloom_idle_name", e);
     }
   sqlite3_finalize(st);
-  /* Intervals, states and explanations are keyed by their text ids (WITHOUT ROWID, written in
-  ** key order): a join on the id is a key lookup. Evidence links are looked up by owner only
-  ** for explanations (host evidence, few rows): a partial index, built once the rows are in (an
-  ** index kept while inserting costs a B-tree insert per row). */
-  if (rc == TL_OK)
-    rc = tl_pub_exec(db, "CREATE INDEX traceloom_evidence_link_core_explanation "
-                         "ON traceloom_evidence_link_core(owner_id) WHERE owner_kind = 'explanation'", e);
   /* The idle evidence cites device events by their text id (traceloom_evidence_link and
   ** traceloom_task_api_link .trace_event_id), and the idle-evidence-audit report looks each
   ** citation up with a correlated EXISTS, where SQLite builds no automatic index: without this
