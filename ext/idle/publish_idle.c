@@ -170,22 +170,50 @@ static int read_apis(sqlite3 *db, int db_idx, tl_idle_host *h, api_sources *src,
 static const char *const STATUS_NAME[] = {"ok", "no_productive_span", "invalid_input", "empty_input"};
 static const char *const CANDIDATE_STATUS[] = {"possible_only", "non_robust_delay"};
 
-/* One run's prepared statements. */
+/* The millions of intervals, stream states, explanations and evidence links are written BATCH
+** rows to an INSERT (a VALUES list of BATCH rows): SQLite's cost per statement (the cursor
+** opened and closed, the program started and halted, the reset) is paid once per batch, not
+** per row (on the 1M-task profile a 64-row INSERT into a WITHOUT ROWID table took about 0.55 of
+** the one-row statement's CPU per row; bench/RESULTS.md, "idle25"). A row's values wait in
+** cells until the batch is full; the rows left at the end are written one by one. A text cell
+** points at a string that outlives the batch (a host call's table, a marker id) or at the row's
+** own copy (ids, keys: at most two per row, each under 96 bytes). */
+#define BATCH 64
+#define BATCH_COLS 14
+
+typedef struct bcell {
+  int64_t i;
+  const char *s;
+  int len;
+  uint8_t kind; /* 0 NULL, 1 integer, 2 text */
+} bcell;
+
+typedef struct batch {
+  sqlite3_stmt *many, *one;
+  const char *table;
+  int ncol, n;
+  bcell cell[BATCH][BATCH_COLS];
+  char text[BATCH][2][96];
+} batch;
+
+/* One run's prepared statements and batches. */
 typedef struct writer {
   sqlite3 *db;
   sqlite3_stmt *interval, *state, *expl, *link, *cand, *model, *marker, *api, *tlink, *anchor, *meta;
+  batch *b_interval, *b_state, *b_expl, *b_link;
   const char *run_id, *source_kind;
   int db_idx;
   const api_sources *apis_src;
   const tl_idle_host *host;
+  char owner[96], gap[96]; /* the ids being spelled (copied into the batches) */
 } writer;
 
 static const char *SQL[] = {
-    "INSERT INTO traceloom_device_interval_core(db_idx, device_id, interval_order, start_ns, end_ns, idle, "
+    "INSERT INTO traceloom_device_interval_core(db_idx, device_id, interval_order, start_ns, duration_ns, idle, "
     "source_count, interval_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
-    "INSERT INTO traceloom_stream_state_core(db_idx, device_id, stream_id, state_order, start_ns, end_ns, state, "
+    "INSERT INTO traceloom_stream_state_core(db_idx, device_id, stream_id, state_order, start_ns, duration_ns, state, "
     "source_count, stream_count, scan_complete, state_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
-    "INSERT INTO traceloom_idle_explanation_core(db_idx, device_id, explanation_order, gap_order, start_ns, end_ns, "
+    "INSERT INTO traceloom_idle_explanation_core(db_idx, device_id, explanation_order, gap_order, start_ns, duration_ns, "
     "category, level, relation, alignment, source_count, idle_explanation_id, gap_interval_id) "
     "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
     "INSERT INTO traceloom_evidence_link_core(owner_kind_n, owner_id, db_idx, evidence_ordinal, event_n, "
@@ -205,23 +233,136 @@ static const char *SQL[] = {
     "',?7,?8,?9,?10,?11,?12,?13)",
 };
 
+/* The batch of one-row statement sql (an INSERT .. VALUES(?1, .., ?ncol)) into table. */
+static int batch_open(sqlite3 *db, const char *sql, sqlite3_stmt *one, const char *table, int ncol, batch **out,
+                      tl_err *e) {
+  batch *b = calloc(1, sizeof *b);
+  if (!b) return tl_nomem(e);
+  *out = b;
+  b->one = one, b->table = table, b->ncol = ncol;
+  const char *values = strstr(sql, "VALUES");
+  tl_buf q = {0};
+  tl_buf_append(&q, sql, (size_t)(values - sql));
+  tl_buf_puts(&q, "VALUES");
+  for (int r = 0; r < BATCH; r++)
+    for (int c = 0; c < ncol; c++) tl_buf_puts(&q, c == 0 ? (r ? ",(?" : "(?") : c + 1 == ncol ? ",?)" : ",?");
+  tl_buf_append(&q, "", 1);
+  int rc = q.oom ? tl_nomem(e) : tl_pub_prepare(db, q.p, &b->many, e);
+  tl_buf_free(&q);
+  return rc;
+}
+
+static bcell *bc(batch *b, int col) { return &b->cell[b->n][col - 1]; }
+static void b_null(batch *b, int col) { bc(b, col)->kind = 0; }
+static void b_int(batch *b, int col, int64_t v) {
+  bcell *c = bc(b, col);
+  c->kind = 1, c->i = v;
+}
+static void b_opt(batch *b, int col, int64_t v) {
+  if (v >= 0) b_int(b, col, v);
+  else b_null(b, col);
+}
+/* A text that outlives the batch. */
+static void b_text(batch *b, int col, const char *s) {
+  bcell *c = bc(b, col);
+  c->kind = 2, c->s = s, c->len = -1;
+}
+/* A text copied into the row's slot (0 or 1). */
+static void b_copy(batch *b, int col, int slot, const char *s) {
+  bcell *c = bc(b, col);
+  size_t n = strlen(s);
+  if (n >= sizeof b->text[0][0]) n = sizeof b->text[0][0] - 1; /* never: ids and keys are shorter */
+  memcpy(b->text[b->n][slot], s, n);
+  c->kind = 2, c->s = b->text[b->n][slot], c->len = (int)n;
+}
+
+static void bind_cell(sqlite3_stmt *st, int param, const bcell *c) {
+  if (c->kind == 1) sqlite3_bind_int64(st, param, c->i);
+  else if (c->kind == 2) sqlite3_bind_text(st, param, c->s, c->len, SQLITE_STATIC);
+  else sqlite3_bind_null(st, param);
+}
+
+/* The rows pending, written: a whole batch by its statement, fewer one by one. */
+static int batch_flush(sqlite3 *db, batch *b, tl_err *e) {
+  int rc = TL_OK;
+  if (b->n == BATCH) {
+    for (int r = 0; r < BATCH; r++)
+      for (int c = 0; c < b->ncol; c++) bind_cell(b->many, r * b->ncol + c + 1, &b->cell[r][c]);
+    rc = tl_pub_step(db, b->many, b->table, e);
+  } else {
+    for (int r = 0; rc == TL_OK && r < b->n; r++) {
+      for (int c = 0; c < b->ncol; c++) bind_cell(b->one, c + 1, &b->cell[r][c]);
+      rc = tl_pub_step(db, b->one, b->table, e);
+    }
+  }
+  b->n = 0;
+  return rc;
+}
+
+/* The current row is complete. */
+static int batch_row(sqlite3 *db, batch *b, tl_err *e) {
+  return ++b->n == BATCH ? batch_flush(db, b, e) : TL_OK;
+}
+
 static int writer_open(writer *w, tl_err *e) {
   sqlite3_stmt **st[] = {&w->interval, &w->state, &w->expl, &w->link, &w->cand, &w->model,
                          &w->marker, &w->api, &w->tlink, &w->anchor, &w->meta};
   for (size_t i = 0; i < sizeof st / sizeof st[0]; i++)
     if (tl_pub_prepare(w->db, SQL[i], st[i], e)) return TL_ERROR;
+  if (batch_open(w->db, SQL[0], w->interval, "traceloom_device_interval_core", 8, &w->b_interval, e) ||
+      batch_open(w->db, SQL[1], w->state, "traceloom_stream_state_core", 11, &w->b_state, e) ||
+      batch_open(w->db, SQL[2], w->expl, "traceloom_idle_explanation_core", 13, &w->b_expl, e) ||
+      batch_open(w->db, SQL[3], w->link, "traceloom_evidence_link_core", 14, &w->b_link, e))
+    return TL_ERROR;
   return TL_OK;
+}
+
+/* Every batch's pending rows written (before the run's rows are done). */
+static int writer_flush(writer *w, tl_err *e) {
+  batch *b[] = {w->b_interval, w->b_state, w->b_expl, w->b_link};
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < sizeof b / sizeof b[0]; i++) rc = batch_flush(w->db, b[i], e);
+  return rc;
 }
 
 static void writer_close(writer *w) {
   sqlite3_stmt *st[] = {w->interval, w->state, w->expl, w->link, w->cand, w->model,
                         w->marker, w->api, w->tlink, w->anchor, w->meta};
   for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) sqlite3_finalize(st[i]);
+  batch *b[] = {w->b_interval, w->b_state, w->b_expl, w->b_link};
+  for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) {
+    if (b[i]) sqlite3_finalize(b[i]->many);
+    free(b[i]);
+  }
 }
 
 static void bind_str(sqlite3_stmt *st, int col, const char *s) {
   if (s) sqlite3_bind_text(st, col, s, -1, SQLITE_TRANSIENT);
   else sqlite3_bind_null(st, col);
+}
+
+
+/* Ids are spelled per row (millions): by hand, at a fraction of snprintf's cost. */
+static char *put_s(char *p, const char *s) {
+  while (*s) *p++ = *s++;
+  return p;
+}
+
+static char *put_u(char *p, uint64_t v) {
+  char t[20];
+  int n = 0;
+  do t[n++] = (char)('0' + v % 10), v /= 10;
+  while (v);
+  while (n) *p++ = t[--n];
+  return p;
+}
+
+/* "<kind>-d<db_idx>-dev<device_id>-" into out (96 bytes hold every id: the longest is a
+** stream state's, 14 + 4 numbers of at most 20 digits and 5 separators), the end returned. */
+static char *put_device(char *out, const char *kind, int db_idx, uint32_t device_id) {
+  char *p = put_s(out, kind);
+  p = put_u(put_s(p, "-d"), (uint64_t)db_idx);
+  return put_s(put_u(put_s(p, "-dev"), device_id), "-");
 }
 
 /* The owners of evidence links (traceloom_evidence_link_core.owner_kind_n), the levels and the
@@ -230,41 +371,36 @@ enum { OWNER_INTERVAL = 0, OWNER_STATE, OWNER_EXPLANATION, OWNER_CANDIDATE, OWNE
 enum { LEVEL_DIRECT = 0, LEVEL_CORRELATED, LEVEL_NONE };
 enum { REL_COVERAGE = 0, REL_ABSENCE, REL_CONNECTION, REL_OVERLAP, REL_NONE };
 
-static void bind_opt(sqlite3_stmt *st, int col, int64_t v) {
-  if (v >= 0) sqlite3_bind_int64(st, col, v);
-  else sqlite3_bind_null(st, col);
-}
-
 /* A link of owner (kind, id) citing device event s->event (or, with it NONE, host call
 ** s->call). */
 static int link(writer *w, int kind, const char *owner_id, int ordinal, const tl_idle_src *s, int relation,
                 int level, int extent, int64_t os, int64_t oe, int64_t stream, int state, tl_err *e) {
-  sqlite3_stmt *st = w->link;
-  sqlite3_bind_int(st, 1, kind);
-  bind_str(st, 2, owner_id);
-  sqlite3_bind_int(st, 3, w->db_idx);
-  sqlite3_bind_int(st, 4, ordinal);
+  batch *b = w->b_link;
+  b_int(b, 1, kind);
+  b_copy(b, 2, 0, owner_id);
+  b_int(b, 3, w->db_idx);
+  b_int(b, 4, ordinal);
   if (s->event != NONE) {
-    sqlite3_bind_int64(st, 5, s->event); /* table and key follow from the event */
-    sqlite3_bind_null(st, 6), sqlite3_bind_null(st, 7);
+    b_int(b, 5, s->event); /* table and key follow from the event */
+    b_null(b, 6), b_null(b, 7);
   } else {
     const api_source *x = NULL;
     for (size_t k = 0; k < w->host->apis.n; k++)
       if (w->host->apis.v[k].call == s->call) x = &w->apis_src->v[k];
     char key[32];
     snprintf(key, sizeof key, "%lld", (long long)(x ? x->key : -1));
-    sqlite3_bind_null(st, 5);
-    bind_str(st, 6, x ? x->table : "");
-    bind_str(st, 7, key);
+    b_null(b, 5);
+    b_text(b, 6, x ? x->table : ""); /* the host calls' tables live as long as the run */
+    b_copy(b, 7, 1, key);
   }
-  sqlite3_bind_int(st, 8, relation);
-  sqlite3_bind_int(st, 9, level);
-  if (extent && oe > os) sqlite3_bind_int64(st, 10, os), sqlite3_bind_int64(st, 11, oe);
-  else sqlite3_bind_null(st, 10), sqlite3_bind_null(st, 11);
-  bind_opt(st, 12, stream);
-  bind_opt(st, 13, state);
-  bind_opt(st, 14, s->event != NONE && s->rule != NONE ? (int64_t)s->rule : -1);
-  return tl_pub_step(w->db, st, "traceloom_evidence_link_core", e);
+  b_int(b, 8, relation);
+  b_int(b, 9, level);
+  if (extent && oe > os) b_int(b, 10, os), b_int(b, 11, oe);
+  else b_null(b, 10), b_null(b, 11);
+  b_opt(b, 12, stream);
+  b_opt(b, 13, state);
+  b_opt(b, 14, s->event != NONE && s->rule != NONE ? (int64_t)s->rule : -1);
+  return batch_row(w->db, b, e);
 }
 
 /* The numbers 0 .. n - 1 in the order of their decimal spellings (0, 1, 10, 11, .., 2, 20, ..):
@@ -325,17 +461,17 @@ static int cmp_stream_run(const void *a, const void *b) {
 
 static int write_interval(writer *w, const tl_idle_device *d, size_t i, tl_err *e) {
   const tl_idle_interval *x = &d->intervals.v[i];
-  char id[96];
-  snprintf(id, sizeof id, "device-interval-d%d-dev%u-%zu", w->db_idx, d->device_id, i);
-  sqlite3_stmt *st = w->interval;
-  sqlite3_bind_int(st, 1, w->db_idx);
-  sqlite3_bind_int64(st, 2, d->device_id);
-  sqlite3_bind_int64(st, 3, (int64_t)i);
-  sqlite3_bind_int64(st, 4, x->start), sqlite3_bind_int64(st, 5, x->end);
-  sqlite3_bind_int(st, 6, x->kind);
-  sqlite3_bind_int64(st, 7, x->nsrc);
-  bind_str(st, 8, id);
-  int rc = tl_pub_step(w->db, st, "traceloom_device_interval_core", e);
+  char *id = w->owner;
+  *put_u(put_device(id, "device-interval", w->db_idx, d->device_id), i) = 0;
+  batch *b = w->b_interval;
+  b_int(b, 1, w->db_idx);
+  b_int(b, 2, d->device_id);
+  b_int(b, 3, (int64_t)i);
+  b_int(b, 4, x->start), b_int(b, 5, x->end - x->start);
+  b_int(b, 6, x->kind);
+  b_int(b, 7, x->nsrc);
+  b_copy(b, 8, 0, id);
+  int rc = batch_row(w->db, b, e);
   for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++)
     rc = link(w, OWNER_INTERVAL, id, (int)k, &d->interval_src.v[x->first_src + k], REL_NONE, LEVEL_NONE, 0, 0,
               0, -1, -1, e);
@@ -344,21 +480,21 @@ static int write_interval(writer *w, const tl_idle_device *d, size_t i, tl_err *
 
 static int write_state(writer *w, const tl_idle_device *d, size_t i, uint64_t order, tl_err *e) {
   const tl_idle_state_row *x = &d->states.v[i];
-  char id[96];
-  snprintf(id, sizeof id, "stream-state-d%d-dev%u-s%u-%llu", w->db_idx, d->device_id, x->stream,
-           (unsigned long long)order);
-  sqlite3_stmt *st = w->state;
-  sqlite3_bind_int(st, 1, w->db_idx);
-  sqlite3_bind_int64(st, 2, d->device_id);
-  sqlite3_bind_int64(st, 3, x->stream);
-  sqlite3_bind_int64(st, 4, (int64_t)order);
-  sqlite3_bind_int64(st, 5, x->start), sqlite3_bind_int64(st, 6, x->end);
-  sqlite3_bind_int(st, 7, x->state);
-  sqlite3_bind_int64(st, 8, x->nsrc);
-  sqlite3_bind_int64(st, 9, d->stream_count);
-  sqlite3_bind_int(st, 10, d->scan_complete);
-  bind_str(st, 11, id);
-  int rc = tl_pub_step(w->db, st, "traceloom_stream_state_core", e);
+  char *id = w->owner;
+  *put_u(put_s(put_u(put_s(put_device(id, "stream-state", w->db_idx, d->device_id), "s"), x->stream), "-"),
+         order) = 0;
+  batch *b = w->b_state;
+  b_int(b, 1, w->db_idx);
+  b_int(b, 2, d->device_id);
+  b_int(b, 3, x->stream);
+  b_int(b, 4, (int64_t)order);
+  b_int(b, 5, x->start), b_int(b, 6, x->end - x->start);
+  b_int(b, 7, x->state);
+  b_int(b, 8, x->nsrc);
+  b_int(b, 9, d->stream_count);
+  b_int(b, 10, d->scan_complete);
+  b_copy(b, 11, 0, id);
+  int rc = batch_row(w->db, b, e);
   for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++) {
     const tl_idle_src *s = &d->state_src.v[x->first_src + k];
     rc = link(w, OWNER_STATE, id, (int)k, s, REL_NONE, LEVEL_NONE, 0, 0, 0, x->stream, s->state, e);
@@ -369,23 +505,23 @@ static int write_state(writer *w, const tl_idle_device *d, size_t i, uint64_t or
 static int write_explanation(writer *w, const tl_idle_events *ev, const tl_idle_device *d, size_t i, tl_err *e) {
   const tl_trace *t = ev->t;
   const tl_idle_expl *x = &d->expl.v[i];
-  char id[96], gap_id[96];
-  snprintf(id, sizeof id, "idle-explanation-d%d-dev%u-%zu", w->db_idx, d->device_id, i);
-  snprintf(gap_id, sizeof gap_id, "device-interval-d%d-dev%u-%u", w->db_idx, d->device_id, x->gap);
-  sqlite3_stmt *st = w->expl;
-  sqlite3_bind_int(st, 1, w->db_idx);
-  sqlite3_bind_int64(st, 2, d->device_id);
-  sqlite3_bind_int64(st, 3, (int64_t)i);
-  sqlite3_bind_int64(st, 4, x->gap);
-  sqlite3_bind_int64(st, 5, x->start), sqlite3_bind_int64(st, 6, x->end);
-  sqlite3_bind_int(st, 7, x->category);
-  sqlite3_bind_int(st, 8, x->level);
-  sqlite3_bind_int(st, 9, x->relation);
-  sqlite3_bind_int(st, 10, x->alignment);
-  sqlite3_bind_int64(st, 11, x->nsrc);
-  bind_str(st, 12, id);
-  bind_str(st, 13, gap_id);
-  int rc = tl_pub_step(w->db, st, "traceloom_idle_explanation_core", e);
+  char *id = w->owner, *gap_id = w->gap;
+  *put_u(put_device(id, "idle-explanation", w->db_idx, d->device_id), i) = 0;
+  *put_u(put_device(gap_id, "device-interval", w->db_idx, d->device_id), x->gap) = 0;
+  batch *b = w->b_expl;
+  b_int(b, 1, w->db_idx);
+  b_int(b, 2, d->device_id);
+  b_int(b, 3, (int64_t)i);
+  b_int(b, 4, x->gap);
+  b_int(b, 5, x->start), b_int(b, 6, x->end - x->start);
+  b_int(b, 7, x->category);
+  b_int(b, 8, x->level);
+  b_int(b, 9, x->relation);
+  b_int(b, 10, x->alignment);
+  b_int(b, 11, x->nsrc);
+  b_copy(b, 12, 0, id);
+  b_copy(b, 13, 1, gap_id);
+  int rc = batch_row(w->db, b, e);
   int ordinal = 0;
   for (uint32_t k = 0; rc == TL_OK && k < x->nsrc; k++) {
     const tl_idle_src *s = &d->expl_src.v[x->first_src + k];
@@ -559,18 +695,18 @@ static int write_clock(writer *w, const tl_clock_models *models, const tl_clock_
     for (size_t i = 0; rc == TL_OK && i < markers->n; i++) {
       const tl_marker_row *r = &markers->v[i];
       if (r->device_id != (int64_t)m->device_id) continue;
-      sqlite3_stmt *ls = w->link; /* the marker row; its source kind is the view's */
-      sqlite3_bind_int(ls, 1, OWNER_CLOCK_MODEL);
-      bind_str(ls, 2, id);
-      sqlite3_bind_int(ls, 3, w->db_idx);
-      sqlite3_bind_int(ls, 4, ordinal++);
-      sqlite3_bind_null(ls, 5);
-      bind_str(ls, 6, "clock_markers");
-      bind_str(ls, 7, r->marker_id);
-      sqlite3_bind_int(ls, 8, REL_NONE);
-      sqlite3_bind_int(ls, 9, LEVEL_NONE);
-      for (int c = 10; c <= 14; c++) sqlite3_bind_null(ls, c);
-      rc = tl_pub_step(w->db, ls, "traceloom_evidence_link_core", e);
+      batch *b = w->b_link; /* the marker row; its source kind is the view's */
+      b_int(b, 1, OWNER_CLOCK_MODEL);
+      b_copy(b, 2, 0, id);
+      b_int(b, 3, w->db_idx);
+      b_int(b, 4, ordinal++);
+      b_null(b, 5);
+      b_text(b, 6, "clock_markers");
+      b_text(b, 7, r->marker_id); /* the markers live as long as the stage */
+      b_int(b, 8, REL_NONE);
+      b_int(b, 9, LEVEL_NONE);
+      for (int c = 10; c <= 14; c++) b_null(b, c);
+      rc = batch_row(w->db, b, e);
     }
   }
   for (size_t i = 0; rc == TL_OK && i < markers->n; i++) {
@@ -814,6 +950,7 @@ static int run_db(sqlite3 *db, const tl_idle_input *in, int db_idx, const tl_clo
   if (rc == TL_OK) rc = write_host(&w, &ev, &devs, e);
   if (rc == TL_OK && o->clock_markers) rc = write_clock(&w, &models, markers, e);
   if (rc == TL_OK) rc = write_anchors(&w, in, &devs, sums, e);
+  if (rc == TL_OK) rc = writer_flush(&w, e);
   writer_close(&w);
   tl_timer_mark(tm, "rows");
   tl_buf_free(&meta);
@@ -985,6 +1122,14 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
   const tl_profile *p = in->trace->profile;
   tl_timer tm;
   tl_timer_start(&tm, "idle");
+  /* Intervals, states and explanations are keyed by their text ids (WITHOUT ROWID, written in
+  ** key order): a join on the id is a key lookup. Evidence links are looked up by owner only
+  ** for explanations (host evidence: 15k of 2.5M links at a million tasks): a partial index,
+  ** made before the rows, so that each explanation link enters it as it is written and no
+  ** pass reads the other links again (built afterwards, it scanned all 146 MB of them). */
+  if (rc == TL_OK)
+    rc = tl_pub_exec(db, "CREATE INDEX traceloom_evidence_link_core_explanation "
+                         "ON traceloom_evidence_link_core(owner_id) WHERE owner_kind = 'explanation'", e);
   attributions sums = {0};
   for (size_t d = 0; rc == TL_OK && p && d < p->inputs.n; d++) {
     if (tl_family_provider(p->inputs.v[d].family) == TL_PROVIDER_ASCEND)
@@ -1005,13 +1150,6 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
       rc = tl_pub_step(db, st, "traceloom_idle_name", e);
     }
   sqlite3_finalize(st);
-  /* Intervals, states and explanations are keyed by their text ids (WITHOUT ROWID, written in
-  ** key order): a join on the id is a key lookup. Evidence links are looked up by owner only
-  ** for explanations (host evidence, few rows): a partial index, built once the rows are in (an
-  ** index kept while inserting costs a B-tree insert per row). */
-  if (rc == TL_OK)
-    rc = tl_pub_exec(db, "CREATE INDEX traceloom_evidence_link_core_explanation "
-                         "ON traceloom_evidence_link_core(owner_id) WHERE owner_kind = 'explanation'", e);
   /* The idle evidence cites device events by their text id (traceloom_evidence_link and
   ** traceloom_task_api_link .trace_event_id), and the idle-evidence-audit report looks each
   ** citation up with a correlated EXISTS, where SQLite builds no automatic index: without this

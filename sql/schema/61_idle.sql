@@ -36,22 +36,26 @@ CREATE INDEX traceloom_run_metadata_db ON traceloom_run_metadata(db_idx, run_id,
 -- profile: the audit took 40 s CPU with virtual ids, 25 s with text). A link's event id, only
 -- ever probed with (never looked up, grouped or sorted by), is computed.
 
--- @surface traceloom_device_interval_core | one productive or idle interval of a device (integers only) | Storage behind traceloom_device_interval: device, order, extent, idle flag and source count | SELECT device_id, idle, count(*), sum(end_ns - start_ns) FROM traceloom_device_interval_core GROUP BY 1, 2
+-- Each extent is its start and its duration (the views add them up to end_ns): a duration takes
+-- 2 to 4 bytes where an end timestamp takes 8 (19 MB over the three cores at a million tasks),
+-- and the views' duration_ns is then the stored column.
+
+-- @surface traceloom_device_interval_core | one productive or idle interval of a device (integers only) | Storage behind traceloom_device_interval: device, order, extent, idle flag and source count | SELECT device_id, idle, count(*), sum(duration_ns) FROM traceloom_device_interval_core GROUP BY 1, 2
 CREATE TABLE traceloom_device_interval_core(
   db_idx INTEGER NOT NULL, device_id INTEGER NOT NULL,
   interval_order INTEGER NOT NULL,      -- 0-based per device, in time order
-  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL,
   idle INTEGER NOT NULL,                -- 0 productive_active, 1 visible_productive_idle
   source_count INTEGER NOT NULL,
   interval_id TEXT NOT NULL,            -- 'device-interval-d<db_idx>-dev<device_id>-<interval_order>'
   PRIMARY KEY (interval_id)
 ) WITHOUT ROWID;
 
--- @surface traceloom_stream_state_core | one observed state of one stream (integers only) | Storage behind traceloom_stream_state: stream, order, extent, state code, source count and the device's stream scan | SELECT state, count(*), sum(end_ns - start_ns) FROM traceloom_stream_state_core GROUP BY 1
+-- @surface traceloom_stream_state_core | one observed state of one stream (integers only) | Storage behind traceloom_stream_state: stream, order, extent, state code, source count and the device's stream scan | SELECT state, count(*), sum(duration_ns) FROM traceloom_stream_state_core GROUP BY 1
 CREATE TABLE traceloom_stream_state_core(
   db_idx INTEGER NOT NULL, device_id INTEGER NOT NULL, stream_id INTEGER NOT NULL,
   state_order INTEGER NOT NULL,         -- 0-based per stream, in time order
-  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL,
   state INTEGER NOT NULL,               -- tl_idle_state: 0-6 running_<role>, 7 unknown,
                                         -- 8 empty_observed, 9 ambiguous_overlap
   source_count INTEGER NOT NULL,
@@ -61,12 +65,12 @@ CREATE TABLE traceloom_stream_state_core(
   PRIMARY KEY (state_id)
 ) WITHOUT ROWID;
 
--- @surface traceloom_idle_explanation_core | one explained slice of a visible idle gap (integers only) | Storage behind traceloom_idle_explanation: gap, order, extent and the codes of category, evidence level, relation and alignment | SELECT category, count(*), sum(end_ns - start_ns) FROM traceloom_idle_explanation_core GROUP BY 1
+-- @surface traceloom_idle_explanation_core | one explained slice of a visible idle gap (integers only) | Storage behind traceloom_idle_explanation: gap, order, extent and the codes of category, evidence level, relation and alignment | SELECT category, count(*), sum(duration_ns) FROM traceloom_idle_explanation_core GROUP BY 1
 CREATE TABLE traceloom_idle_explanation_core(
   db_idx INTEGER NOT NULL, device_id INTEGER NOT NULL,
   explanation_order INTEGER NOT NULL,   -- 0-based per device
   gap_order INTEGER NOT NULL,           -- interval_order of its gap
-  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL,
   category INTEGER NOT NULL,            -- tl_idle_category, in priority order
   level INTEGER NOT NULL,               -- 0 direct, 1 correlated, 2 none
   relation INTEGER NOT NULL,            -- 0 device_event_coverage, 1 complete_absence_observation,
@@ -154,10 +158,12 @@ CREATE TABLE traceloom_evidence_link_core(
   rule_n INTEGER,                       -- the event's semantic rule (traceloom_idle_name 'rule')
   owner_kind TEXT GENERATED ALWAYS AS (CASE owner_kind_n WHEN 0 THEN 'device_interval'
     WHEN 1 THEN 'stream_state' WHEN 2 THEN 'explanation' WHEN 3 THEN 'candidate'
-    ELSE 'clock_model' END) VIRTUAL,
-  trace_event_id TEXT GENERATED ALWAYS AS  -- only probed with (the event's id index): computed
-    (CASE WHEN event_n IS NULL THEN '' ELSE 'event-' || event_n END) VIRTUAL
+    ELSE 'clock_model' END) VIRTUAL   -- a column: the partial owner index's WHERE names it
 );
+-- A link's trace_event_id ('event-' || event_n), only ever probed with (the event's id index),
+-- is the view's expression, not a generated column here: SQLite computes every generated
+-- column, VIRTUAL ones too, at each INSERT (a text concatenation per link, 2.5M at a million
+-- tasks), and no index or constraint reads it.
 
 -- @surface traceloom_idle_name | one name of an idle-evidence code | The names of the codes the idle cores store (kind category, level, relation, state: ext/idle's enums; rule: the E1 semantic rule ids), written by the idle stage from its own tables | SELECT kind, count(*) FROM traceloom_idle_name GROUP BY kind
 CREATE TABLE traceloom_idle_name(

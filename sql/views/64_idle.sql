@@ -19,8 +19,8 @@
 CREATE VIEW traceloom_device_interval AS
 SELECT d.interval_id,
        (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = d.db_idx) AS run_id,
-       d.db_idx, d.device_id, d.interval_order, d.start_ns, d.end_ns,
-       d.end_ns - d.start_ns AS duration_ns, (d.end_ns - d.start_ns) / 1000.0 AS duration_us,
+       d.db_idx, d.device_id, d.interval_order, d.start_ns, d.start_ns + d.duration_ns AS end_ns,
+       d.duration_ns, d.duration_ns / 1000.0 AS duration_us,
        CASE d.idle WHEN 0 THEN 'productive_active' ELSE 'visible_productive_idle' END AS interval_kind,
        d.source_count, 'device' AS clock_domain,
        'idle-evidence-contract-v4.4' AS contract_version,
@@ -32,8 +32,8 @@ FROM traceloom_device_interval_core d;
 CREATE VIEW traceloom_stream_state AS
 SELECT s.state_id,
        (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = s.db_idx) AS run_id,
-       s.db_idx, s.device_id, s.stream_id, s.state_order, s.start_ns, s.end_ns,
-       s.end_ns - s.start_ns AS duration_ns, (s.end_ns - s.start_ns) / 1000.0 AS duration_us,
+       s.db_idx, s.device_id, s.stream_id, s.state_order, s.start_ns, s.start_ns + s.duration_ns AS end_ns,
+       s.duration_ns, s.duration_ns / 1000.0 AS duration_us,
        CASE s.state WHEN 0 THEN 'running_compute' WHEN 1 THEN 'running_comm'
          WHEN 2 THEN 'running_data_move' WHEN 3 THEN 'running_wait'
          WHEN 4 THEN 'running_capture_control' WHEN 5 THEN 'running_record'
@@ -53,8 +53,8 @@ CREATE VIEW traceloom_idle_explanation AS
 SELECT x.idle_explanation_id,
        (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = x.db_idx) AS run_id,
        x.gap_interval_id,
-       x.db_idx, x.device_id, x.explanation_order, x.start_ns, x.end_ns,
-       x.end_ns - x.start_ns AS duration_ns, (x.end_ns - x.start_ns) / 1000.0 AS duration_us,
+       x.db_idx, x.device_id, x.explanation_order, x.start_ns, x.start_ns + x.duration_ns AS end_ns,
+       x.duration_ns, x.duration_ns / 1000.0 AS duration_us,
        CASE x.category WHEN 0 THEN 'blocked_by_visible_wait' WHEN 1 THEN 'capture_control_present'
          WHEN 2 THEN 'runtime_control_present' WHEN 3 THEN 'queued_visible_task_delay'
          WHEN 4 THEN 'host_sync_api_present' WHEN 5 THEN 'no_observed_device_work'
@@ -98,7 +98,7 @@ SELECT l.owner_kind, l.owner_id, l.evidence_ordinal,
          AS evidence_level,
        l.overlap_start_ns, l.overlap_end_ns, l.stream_id,
        (SELECT u.name FROM traceloom_idle_name u WHERE u.kind = 'state' AND u.code = l.state) AS state,
-       l.trace_event_id,
+       CAST(CASE WHEN l.event_n IS NULL THEN '' ELSE 'event-' || l.event_n END AS TEXT) AS trace_event_id,
        (SELECT u.name FROM traceloom_idle_name u WHERE u.kind = 'rule' AND u.code = l.rule_n)
          AS matched_rule_id
 FROM traceloom_evidence_link_core l;

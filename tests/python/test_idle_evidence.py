@@ -293,6 +293,21 @@ def test_idle_cores_store_only_ids_as_text(cli, fixtures, tmp_path):
         cols = con.execute(f"SELECT name, type, hidden FROM pragma_table_xinfo('{core}')").fetchall()
         # hidden: 0 a plain column, 2 a VIRTUAL generated one, 3 a STORED generated one
         assert [n for n, t, hidden in cols if t == "TEXT" and hidden in (0, 3)] == ids, core
+    # SQLite computes every generated column, VIRTUAL ones too, at each INSERT: the link core
+    # keeps only the one its partial owner index names (the cited event's id is the view's)
+    gen = con.execute("SELECT name FROM pragma_table_xinfo('traceloom_evidence_link_core')"
+                      " WHERE hidden IN (2, 3)").fetchall()
+    assert gen == [("owner_kind",)]
+    # extents are stored as start and duration, and the views add them up
+    for view, core, key in [("traceloom_device_interval", "traceloom_device_interval_core", "interval_id"),
+                            ("traceloom_stream_state", "traceloom_stream_state_core", "state_id"),
+                            ("traceloom_idle_explanation", "traceloom_idle_explanation_core",
+                             "idle_explanation_id")]:
+        assert "end_ns" not in [r[1] for r in con.execute(f"PRAGMA table_info('{core}')")]
+        n, bad = con.execute(f"SELECT count(*), sum(v.end_ns != c.start_ns + c.duration_ns"
+                             f" OR v.duration_ns != v.end_ns - v.start_ns) FROM {view} v"
+                             f" JOIN {core} c ON c.{key} = v.{key}").fetchone()
+        assert n > 0 and bad == 0, view
 
 
 def test_cores_are_keyed_by_their_ids(cli, fixtures, tmp_path):
