@@ -262,14 +262,18 @@ def test_evidence_role_structure_anchor_arms_read_the_cores(analysis):
     assert len(got) >= 2 * anchors and got == reference
 
 
-def test_symbol_normalization_placement_reads_the_cores(analysis):
-    """The symbol lineage per covering occurrence walks occurrences and anchor ranges and reads
-    event, shape and role class by key (no automatic index); its rows are those of
-    traceloom_tree_node_anchor joined to traceloom_anchor_symbol_normalization by anchor."""
+@pytest.mark.parametrize("con", ["analysis", "several_trees"])
+def test_symbol_normalization_placement_reads_the_cores(request, con):
+    """The symbol lineage per covering occurrence walks the trees, their nodes, occurrences and
+    anchors as key ranges and reads event, shape and role class by key (no automatic index);
+    its rows are those of traceloom_tree_node_anchor joined to
+    traceloom_anchor_symbol_normalization by anchor, over one tree or several."""
+    analysis = request.getfixturevalue(con)
     steps = [r[3] for r in analysis.execute(
         "EXPLAIN QUERY PLAN SELECT * FROM traceloom_v_symbol_normalization_placement")]
-    assert steps[0] == "SCAN o", steps
-    assert "SEARCH a USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in steps, steps
+    assert steps[0] == "SCAN t", steps
+    for alias in "koa":
+        assert f"SEARCH {alias} USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in steps, steps
     assert not any("AUTOMATIC" in s for s in steps), steps
     got = sorted(analysis.execute(
         "SELECT * FROM traceloom_v_symbol_normalization_placement").fetchall(), key=repr)
@@ -607,6 +611,24 @@ def test_tree_and_anchor_reports_sort_nothing_at_scale(bench_planned, sql):
     else:
         assert details[0] == k, details
         assert "SEARCH a USING INTEGER PRIMARY KEY (rowid=?)" in details, details
+
+
+@needs_reference_sql
+def test_symbol_normalization_audit_sorts_within_a_tree_at_scale(bench_planned):
+    """Under the bench profile's row counts the symbol-normalization audit walks the trees by
+    their (db_idx, device_id) index, each tree's nodes, occurrences and anchors as key ranges,
+    and sorts its rows only within a tree, node_id first (text order, which no walk gives):
+    scanning the occurrences first it sorted every row on (db_idx, device_id, node_id, ...),
+    two equal integers compared before the text, and read the occurrences of every Seq and
+    Repeat node, which the audit's coverage_kind = 'self' drops."""
+    details = [d for _, _, d, _ in plan_tree(
+        bench_planned, (REPORT_SQL / "symbol-normalization-audit.sql").read_text())]
+    range_ = "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"
+    assert details[:4] == ["SCAN t USING INDEX sqlite_autoindex_traceloom_tree_core_1",
+                           f"SEARCH k {range_}", f"SEARCH o {range_}",
+                           f"SEARCH a {range_}"], details
+    assert [d for d in details if "TEMP B-TREE" in d] == [
+        "USE TEMP B-TREE FOR RIGHT PART OF ORDER BY"], details
 
 
 @pytest.mark.parametrize("sql", [
