@@ -223,14 +223,20 @@ FROM traceloom_node_core c
 -- so that SQLite leaves it out of a query that names neither first_token nor end_token (the
 -- report tree, the readable tree: one search per node less).
 LEFT JOIN traceloom_tree_core t ON t.tree_n = c.tree_n
-LEFT JOIN traceloom_position_occurrence_core o ON c.compute_ns IS NULL
- AND o.occurrence_n = c.first_occurrence_n
 -- (the span and packet of a node not stored with its sums, which has one occurrence: its
 -- body row's, or its anchor's for an atom; joined by key, as the report tree reads it)
-LEFT JOIN traceloom_position_occurrence_body ob ON c.compute_ns IS NULL
- AND ob.occurrence_n = c.first_occurrence_n
-LEFT JOIN traceloom_anchor_core a ON c.compute_ns IS NULL AND ob.compute_ns IS NULL
- AND a.anchor_n = o.anchor_first_n
+-- The condition is inside the key: SQLite searches the right table of a LEFT JOIN before it
+-- tests an ON term on the left one, and a NULL key is no search at all. So a node with stored
+-- sums (112k of 512k at a million anchors) reads no occurrence, body or anchor, and an atom
+-- (which has no body row) no body: about 740k b-tree searches less over every node.
+LEFT JOIN traceloom_position_occurrence_core o
+  ON o.occurrence_n = CASE WHEN c.compute_ns IS NULL THEN c.first_occurrence_n END
+LEFT JOIN traceloom_position_occurrence_body ob
+  ON ob.occurrence_n = CASE WHEN c.compute_ns IS NULL AND c.node_kind <> 1
+                            THEN c.first_occurrence_n END
+LEFT JOIN traceloom_anchor_core a
+  ON a.anchor_n = CASE WHEN c.compute_ns IS NULL AND ob.compute_ns IS NULL
+                       THEN o.anchor_first_n END
 LEFT JOIN traceloom_event_core ae ON ae.event_n = a.event_n;
 
 -- @surface traceloom_viz_node | one node of the report tree | The report projection of each structural position: kind, repeat count, occurrences, anchors, costs and per-iteration averages | SELECT local_node_id, node_type, label, repeat_label, occurrence_count, total_us, avg_total_us FROM traceloom_viz_node ORDER BY db_idx, device_id, local_node_id LIMIT 20
@@ -277,19 +283,28 @@ LEFT JOIN traceloom_node_shape s ON s.shape_id = n.shape_id
 LEFT JOIN traceloom_node_core p ON p.node_n = n.parent_n;
 
 -- @surface traceloom_semantic_node | one node of the semantic tree | Structural positions in display (preorder) order, with parent, slot, loop depth, costs and per-iteration averages | SELECT local_node_id, node_type, label, repeat_count, occurrence_count, total_us FROM traceloom_semantic_node ORDER BY db_idx, device_id, preorder_idx LIMIT 20
+-- The trees first, by their unique (db_idx, device_id) index, and each tree's nodes as a key
+-- range in preorder: a query ordered by db_idx, device_id and preorder_idx (the readable
+-- tree) sorts only within a tree, on the integer preorder_idx, rows that come in that order
+-- ("TEMP B-TREE FOR RIGHT PART OF ORDER BY"; no walk gives preorder_idx as a column: it
+-- counts from 0). preorder_idx is the node's place in its tree's node range, so the node row
+-- is read again (c, by key) only for sibling_order and loop_depth: a LEFT JOIN on a key every
+-- node has, which SQLite leaves out of a query that names neither.
 CREATE VIEW traceloom_semantic_node AS
-SELECT v.node_id, 'tree-db' || v.db_idx || '-dev' || v.device_id AS tree_id, v.db_idx,
-       v.device_id, 'anchor_tree' AS view_name, 'semantic' AS tree_kind, v.local_node_id,
+SELECT v.node_id, 'tree-db' || t.db_idx || '-dev' || t.device_id AS tree_id, t.db_idx,
+       t.device_id, 'anchor_tree' AS view_name, 'semantic' AS tree_kind, v.local_node_id,
        p.node_id AS parent_node_id, p.local_node_id AS parent_local_node_id,
-       c.local_n - 1 AS preorder_idx, c.slot_ordinal AS sibling_order, v.path, v.depth,
+       v.node_n - t.first_node_n AS preorder_idx, c.slot_ordinal AS sibling_order, v.path, v.depth,
        v.depth AS display_depth, c.loop_depth, v.node_type, v.kind AS semantic_kind, v.symbol,
        v.label, v.category, v.repeat_count, v.occurrence_count, v.anchor_count,
        v.first_anchor_idx, v.last_anchor_idx, v.start_ns, v.end_ns, v.compute_us, v.comm_us,
        v.idle_us, v.total_us, v.avg_compute_us, v.avg_comm_us, v.avg_idle_us, v.avg_total_us,
        v.self_us, v.aux_events AS aux_event_count, v.aux_us, 0 AS hidden_aux_event_count,
        0.0 AS hidden_aux_us, NULL AS raw_json, v.node_n, v.parent_n, v.tree_n
-FROM traceloom_viz_node v
-JOIN traceloom_node_core c ON c.node_n = v.node_n
+FROM traceloom_tree_core t
+CROSS JOIN traceloom_viz_node v ON v.node_n >= t.first_node_n
+ AND v.node_n < t.first_node_n + t.node_count
+LEFT JOIN traceloom_node_core c ON c.node_n = v.node_n
 LEFT JOIN traceloom_node_core p ON p.node_n = v.parent_n;   -- by key, as in traceloom_viz_node
 
 -- @surface traceloom_position_refinement | one (parent position, slot) | Which node fills each slot of a node (Seq: ordered children; Repeat: the children of one iteration) | SELECT parent_position_id, slot_ordinal, child_position_id FROM traceloom_position_refinement LIMIT 20

@@ -341,14 +341,20 @@ JOIN traceloom_evidence_role_decision d ON d.event_n = a.event_n
 JOIN traceloom_event e ON e.event_n = a.event_n;
 
 -- @surface traceloom_v_symbol_normalization_placement | one (anchor, node occurrence covering it) | The symbol lineage of each anchor at every recovered position covering it: observed symbol, structural symbol, rule and outcome next to node, occurrence and anchor order (equal structural symbols alone never make positions correspond) | SELECT local_node_id, anchor_order, observed_symbol, structural_symbol, outcome FROM traceloom_v_symbol_normalization_placement WHERE coverage_kind = 'self' LIMIT 20
--- Read from the core tables (occurrence, node, covered anchors by key range, event, shape, role
--- class by key), the columns of traceloom_anchor_symbol_normalization written out: its decision
--- and event views look each column up through a subquery of their own, and the audit reads
--- every atom's anchor (741k rows at a million anchors).
+-- Read from the core tables (tree, its nodes and each node's occurrences and covered anchors by
+-- key range, event, shape, role class by key), the columns of
+-- traceloom_anchor_symbol_normalization written out: its decision and event views look each
+-- column up through a subquery of their own, and the audit reads every atom's anchor (741k rows
+-- at a million anchors).
+-- The trees come first, by their unique (db_idx, device_id) index, and db_idx and device_id are
+-- the tree's: a query ordered by db_idx, device_id, node_id, ... (the audit) then sorts only
+-- within a tree, on node_id first ("TEMP B-TREE FOR RIGHT PART OF ORDER BY"), which SQLite
+-- compares as text at once instead of two equal integers and then the text; and the coverage
+-- kind is known at the node, so that the audit's 'self' skips the occurrences of the Seq and
+-- Repeat nodes unread. No walk gives node_id's order without a sort: it is text order
+-- ('N1000' < 'N999'), which only an index on the text (11.4 MB at a million anchors) holds.
 CREATE VIEW traceloom_v_symbol_normalization_placement AS
-SELECT a.anchor_id, a.db_idx, a.device_id,
-       a.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
-                      WHERE t.db_idx = a.db_idx AND t.device_id = a.device_id) + 1 AS anchor_idx,
+SELECT a.anchor_id, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS anchor_idx,
        a.event_id, c.observed_symbol,
        CASE WHEN c.observed_symbol IS NULL THEN 'unavailable'
             WHEN c.source_domain = 'communication' THEN 'communication.op_name'
@@ -369,8 +375,11 @@ SELECT a.anchor_id, a.db_idx, a.device_id,
        (SELECT p.repeat_context FROM traceloom_position_occurrence p
          WHERE p.occurrence_n = o.occurrence_n) AS repeat_context,
        e.dur_ns / 1000.0 AS anchor_dur_us
-FROM traceloom_position_occurrence_core o
-CROSS JOIN traceloom_node_core k ON k.node_n = o.node_n
+FROM traceloom_tree_core t
+CROSS JOIN traceloom_node_core k ON k.node_n >= t.first_node_n
+ AND k.node_n < t.first_node_n + t.node_count
+CROSS JOIN traceloom_position_occurrence_core o ON o.occurrence_n >= k.first_occurrence_n
+ AND o.occurrence_n < k.first_occurrence_n + k.occurrence_count
 CROSS JOIN traceloom_anchor_core a ON a.anchor_n >= o.anchor_first_n
  AND a.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n

@@ -262,14 +262,18 @@ def test_evidence_role_structure_anchor_arms_read_the_cores(analysis):
     assert len(got) >= 2 * anchors and got == reference
 
 
-def test_symbol_normalization_placement_reads_the_cores(analysis):
-    """The symbol lineage per covering occurrence walks occurrences and anchor ranges and reads
-    event, shape and role class by key (no automatic index); its rows are those of
-    traceloom_tree_node_anchor joined to traceloom_anchor_symbol_normalization by anchor."""
+@pytest.mark.parametrize("con", ["analysis", "several_trees"])
+def test_symbol_normalization_placement_reads_the_cores(request, con):
+    """The symbol lineage per covering occurrence walks the trees, their nodes, occurrences and
+    anchors as key ranges and reads event, shape and role class by key (no automatic index);
+    its rows are those of traceloom_tree_node_anchor joined to
+    traceloom_anchor_symbol_normalization by anchor, over one tree or several."""
+    analysis = request.getfixturevalue(con)
     steps = [r[3] for r in analysis.execute(
         "EXPLAIN QUERY PLAN SELECT * FROM traceloom_v_symbol_normalization_placement")]
-    assert steps[0] == "SCAN o", steps
-    assert "SEARCH a USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in steps, steps
+    assert steps[0] == "SCAN t", steps
+    for alias in "koa":
+        assert f"SEARCH {alias} USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in steps, steps
     assert not any("AUTOMATIC" in s for s in steps), steps
     got = sorted(analysis.execute(
         "SELECT * FROM traceloom_v_symbol_normalization_placement").fetchall(), key=repr)
@@ -569,16 +573,16 @@ WHERE view_name = 'anchor_tree' ORDER BY db_idx, device_id, tree_kind, preorder_
 def test_report_tree_reads_each_node_once_by_key(analysis, sql):
     """The report tree's readable views read each node once and the node's shape, its
     parent's path and its single occurrence or anchor by key, as joins (no correlated subquery
-    per node and column, no automatic index, no other scan of the nodes); the readable tree
-    leaves the tree row out (it names no column of it), the tree map walks the trees."""
+    per node and column, no automatic index, no other scan of the nodes); both walk the trees,
+    the readable tree each tree's node rows as one key range, read once (its preorder_idx is
+    the place in that range, not the node row read again by key)."""
     steps = [r[3] for r in analysis.execute("EXPLAIN QUERY PLAN " + sql)]
     scans = [s for s in steps if s.startswith("SCAN ")]
-    if sql == TREE_MAP:
-        assert scans == ["SCAN t USING INDEX sqlite_autoindex_traceloom_tree_core_1"], steps
-        assert not any(s.startswith("SEARCH t ") for s in steps), steps
-    else:
-        assert scans == ["SCAN c"], steps
-        assert not any(s.startswith(("SEARCH t ", "SCAN t ")) for s in steps), steps
+    assert scans == ["SCAN t USING INDEX sqlite_autoindex_traceloom_tree_core_1"], steps
+    assert not any(s.startswith("SEARCH t ") for s in steps), steps
+    if sql == READABLE_TREE:
+        assert [s for s in steps if s.startswith("SEARCH c ")] == [
+            "SEARCH c USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"], steps
     assert not any("CORRELATED" in s or "AUTOMATIC" in s for s in steps), steps
     assert "SEARCH s USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
 
@@ -607,6 +611,59 @@ def test_tree_and_anchor_reports_sort_nothing_at_scale(bench_planned, sql):
     else:
         assert details[0] == k, details
         assert "SEARCH a USING INTEGER PRIMARY KEY (rowid=?)" in details, details
+
+
+@needs_reference_sql
+def test_symbol_normalization_audit_sorts_within_a_tree_at_scale(bench_planned):
+    """Under the bench profile's row counts the symbol-normalization audit walks the trees by
+    their (db_idx, device_id) index, each tree's nodes, occurrences and anchors as key ranges,
+    and sorts its rows only within a tree, node_id first (text order, which no walk gives):
+    scanning the occurrences first it sorted every row on (db_idx, device_id, node_id, ...),
+    two equal integers compared before the text, and read the occurrences of every Seq and
+    Repeat node, which the audit's coverage_kind = 'self' drops."""
+    details = [d for _, _, d, _ in plan_tree(
+        bench_planned, (REPORT_SQL / "symbol-normalization-audit.sql").read_text())]
+    range_ = "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"
+    assert details[:4] == ["SCAN t USING INDEX sqlite_autoindex_traceloom_tree_core_1",
+                           f"SEARCH k {range_}", f"SEARCH o {range_}",
+                           f"SEARCH a {range_}"], details
+    assert [d for d in details if "TEMP B-TREE" in d] == [
+        "USE TEMP B-TREE FOR RIGHT PART OF ORDER BY"], details
+
+
+def test_readable_tree_sorts_within_a_tree_at_scale(bench_planned):
+    """Under the bench profile's row counts the readable tree walks the trees by their
+    (db_idx, device_id) index and sorts only within a tree, on preorder_idx, the rows coming
+    in that order: from a scan of the nodes it sorted all 512k lines on (db_idx, device_id,
+    tree_kind, preorder_idx), two equal integers and a constant compared before the number."""
+    details = [d for _, _, d, _ in plan_tree(bench_planned, READABLE_TREE)]
+    assert details[:2] == ["SCAN t USING INDEX sqlite_autoindex_traceloom_tree_core_1",
+                           "SEARCH c USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"], details
+    assert [d for d in details if "TEMP B-TREE" in d] == [
+        "USE TEMP B-TREE FOR RIGHT PART OF ORDER BY"], details
+
+
+def test_node_stats_reads_no_body_row_for_an_atom(exact_hlt_db, tmp_path):
+    """A node's span and packet come from its stored sums, else its one occurrence's body row,
+    else (an atom, which has no body row) its anchor: the view searches the body only for a
+    Seq or Repeat node, so a body row planted under an atom's occurrence in a copy is not
+    read, and the atom keeps its anchor's packet (a search per atom that always missed)."""
+    path = tmp_path / "analysis.db"
+    src = sqlite3.connect(f"file:{exact_hlt_db}?mode=ro", uri=True)
+    con = sqlite3.connect(path)
+    src.backup(con)
+    src.close()
+    node_n, first = con.execute(
+        "SELECT node_n, first_occurrence_n FROM traceloom_node_core"
+        " WHERE node_kind = 1 AND compute_ns IS NULL ORDER BY node_n LIMIT 1").fetchone()
+    before = con.execute("SELECT start_ns, end_ns, compute_ns, self_ns FROM traceloom_v_node_stats"
+                         " WHERE node_n = ?", (node_n,)).fetchone()
+    assert before[2] is not None
+    con.execute("INSERT INTO traceloom_position_occurrence_body VALUES"
+                " (?, -1, -1, -1, -1, -1, -1, -1, -1, -1, 'planted', NULL)", (first,))
+    assert con.execute("SELECT start_ns, end_ns, compute_ns, self_ns FROM traceloom_v_node_stats"
+                       " WHERE node_n = ?", (node_n,)).fetchone() == before
+    con.close()
 
 
 @pytest.mark.parametrize("sql", [
