@@ -511,8 +511,13 @@ int tl_replay_body_patterns(sqlite3 *db, int64_t *supported_domains, tl_err *e) 
     const char *reason = NULL;
     if (rc == TL_OK && nsup == 0) {
       sqlite3_bind_int(units, 1, db_idx);
-      int64_t nunits = sqlite3_step(units) == SQLITE_ROW ? sqlite3_column_int64(units, 0) : 0;
+      int got = tl_pub_probe(db, units, "traceloom_replay_cost_unit", e);
+      int64_t nunits = got == 1 ? sqlite3_column_int64(units, 0) : 0;
       sqlite3_reset(units);
+      if (got < 0) {
+        rc = TL_ERROR;
+        break;
+      }
       reason = ndom ? "no_supported_domain"
                     : nunits ? "no_replay_cost_aggregates" : "no_replay_units";
       rc = issue(&w, run_n, -1, db_idx, NULL, reason,

@@ -47,14 +47,15 @@ int tl_drop_previous_embedded(sqlite3 *db, tl_err *e) {
   return out;
 }
 
-static int table_exists(sqlite3 *db, const char *name) {
+/* 1 when main has a table of that name, 0 when not, -1 (e filled) when SQLite failed to say
+** (tl_pub_probe: the failure may have ended the transaction). */
+static int table_exists(sqlite3 *db, const char *name, tl_err *e) {
   sqlite3_stmt *st;
-  int found = 0;
-  if (sqlite3_prepare_v2(db, "SELECT 1 FROM main.sqlite_schema WHERE name = ?1 COLLATE NOCASE",
-                         -1, &st, NULL) == SQLITE_OK) {
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    found = sqlite3_step(st) == SQLITE_ROW;
-  }
+  if (tl_pub_prepare(db, "SELECT 1 FROM main.sqlite_schema WHERE name = ?1 COLLATE NOCASE", &st,
+                     e) != TL_OK)
+    return -1;
+  sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+  int found = tl_pub_probe(db, st, "the schema", e);
   sqlite3_finalize(st);
   return found;
 }
@@ -132,7 +133,10 @@ int tl_publish_embed_raw(sqlite3 *db, const tl_profile *p, tl_err *e) {
         rc = tl_nomem(e);
         break;
       }
-      if (table_exists(db, target) || strncmp(target, "traceloom", 9) == 0)
+      int exists = table_exists(db, target, e);
+      if (exists < 0)
+        rc = TL_ERROR;
+      else if (exists || strncmp(target, "traceloom", 9) == 0)
         rc = tl_fail(e,
                      "cannot embed table %s of '%s': a table named %s already exists in the "
                      "analysis database (embed into a fresh database, or drop it first)",

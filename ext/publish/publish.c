@@ -42,6 +42,14 @@ int tl_pub_step(sqlite3 *db, sqlite3_stmt *st, const char *table, tl_err *e) {
   return TL_OK;
 }
 
+int tl_pub_probe(sqlite3 *db, sqlite3_stmt *st, const char *what, tl_err *e) {
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) return 1;
+  if (rc == SQLITE_DONE) return 0;
+  tl_fail(e, "failed to read %s: %s", what, sqlite3_errmsg(db));
+  return -1;
+}
+
 void tl_bind_i64_or_null(sqlite3_stmt *st, int col, int64_t v, int64_t absent) {
   if (v == absent)
     sqlite3_bind_null(st, col);
@@ -149,7 +157,8 @@ int tl_publish_planner_stats(sqlite3 *db, tl_err *e) {
   if (rc == TL_OK)
     rc = tl_pub_prepare(db, "INSERT INTO main.sqlite_stat1(tbl, idx, stat) VALUES (?1, NULL, ?2)",
                         &insert, e);
-  while (rc == TL_OK && sqlite3_step(tables) == SQLITE_ROW) {
+  int more = 0;
+  while (rc == TL_OK && (more = tl_pub_probe(db, tables, "the table list", e)) == 1) {
     const char *name = (const char *)sqlite3_column_text(tables, 0);
     sqlite3_stmt *count = NULL;
     char *sql = sqlite3_mprintf("SELECT max(rowid) FROM main.\"%w\"", name);
@@ -162,7 +171,9 @@ int tl_publish_planner_stats(sqlite3 *db, tl_err *e) {
       rc = tl_pub_prepare(db, sql, &count, e);
     }
     sqlite3_free(sql);
-    if (rc == TL_OK && sqlite3_step(count) == SQLITE_ROW) {
+    int got = rc == TL_OK ? tl_pub_probe(db, count, name, e) : 0;
+    if (got < 0) rc = TL_ERROR;
+    if (got == 1) {
       char stat[24];
       /* at least 1: SQLite reads a 0 as "no estimate" */
       sqlite3_int64 n = sqlite3_column_int64(count, 0) + 1;
@@ -173,6 +184,7 @@ int tl_publish_planner_stats(sqlite3 *db, tl_err *e) {
     }
     sqlite3_finalize(count);
   }
+  if (more < 0) rc = TL_ERROR;
   sqlite3_finalize(tables);
   sqlite3_finalize(insert);
   if (rc == TL_OK) rc = tl_pub_exec(db, "ANALYZE main.sqlite_schema", e);
@@ -183,8 +195,9 @@ int tl_publish_planner_table(sqlite3 *db, tl_err *e) {
   sqlite3_stmt *st = NULL;
   if (tl_pub_prepare(db, "SELECT 1 FROM main.sqlite_schema WHERE name = 'sqlite_stat1'", &st, e))
     return TL_ERROR;
-  int exists = sqlite3_step(st) == SQLITE_ROW;
+  int exists = tl_pub_probe(db, st, "the schema", e);
   sqlite3_finalize(st);
+  if (exists < 0) return TL_ERROR;
   /* "ANALYZE sqlite_schema" creates sqlite_stat1 empty (CREATE TABLE may not name it) and
   ** analyses no table */
   return exists ? TL_OK : tl_pub_exec(db, "ANALYZE main.sqlite_schema", e);
@@ -231,9 +244,10 @@ int tl_publish_catalog(sqlite3 *db, tl_err *e) {
         break;
       }
       sqlite3_bind_text(exists, 1, field[0], (int)flen[0], SQLITE_STATIC);
-      int present = sqlite3_step(exists) == SQLITE_ROW;
+      int present = tl_pub_probe(db, exists, "the schema", e);
       sqlite3_reset(exists);
-      if (!present) continue;
+      if (present < 0) rc = TL_ERROR;
+      if (present != 1) continue;
       for (int k = 0; k < 4; k++) sqlite3_bind_text(ins, k + 1, field[k], (int)flen[k], SQLITE_STATIC);
       rc = tl_pub_step(db, ins, "traceloom_analysis_surface", e);
     }

@@ -167,6 +167,11 @@ int tl_pub_exec(sqlite3 *db, const char *sql, tl_err *e);
 int tl_pub_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, tl_err *e);
 /* Steps and resets an INSERT; reports the table on error. */
 int tl_pub_step(sqlite3 *db, sqlite3_stmt *st, const char *table, tl_err *e);
+/* Steps a query that reads at most one row inside the publication: 1 when it gave a row, 0
+** when it gave none, -1 (e filled, naming `what`) when SQLite failed. Never take a failure for
+** "no row": after an out-of-memory or I/O error in any statement, even a read, SQLite may
+** have rolled the whole transaction back, and the next write would land outside it. */
+int tl_pub_probe(sqlite3 *db, sqlite3_stmt *st, const char *what, tl_err *e);
 /* Binds an int64 or NULL when v == absent. */
 void tl_bind_i64_or_null(sqlite3_stmt *st, int col, int64_t v, int64_t absent);
 /* Binds a pool string or NULL for the empty string. */

@@ -29,6 +29,7 @@
 ** (the first of a range, a gap, keys out of order) is given as it is.
 */
 #include "publish/rows.h"
+#include "publish/publish.h"
 #include "util/buf.h"
 #include "vtab/vtab_common.h"
 
@@ -205,28 +206,48 @@ static int column_position(const char *columns, const char *name) {
   return -1;
 }
 
-/* Whether temp holds a table of that name, which the INSERT would name. Naming temp in a
-** query opens a temp database on the caller's connection; one that is not open (absent from
-** pragma_database_list) has no table, so it is asked only when open. (Not
-** sqlite3_table_column_metadata: hosts built without SQLITE_ENABLE_COLUMN_METADATA, the
-** default, give a loaded extension no such function.) Any failure says yes: keys as given. */
-static int temp_has(sqlite3 *db, const char *table) {
-  sqlite3_stmt *st = NULL;
-  int open = 1, has = 1;
-  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_database_list WHERE name = 'temp'", -1,
-                         &st, NULL) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    open = sqlite3_column_int(st, 0) != 0;
+/* Prepares one of find_rowid's probes: 1 prepared, 0 not (a host whose SQLite cannot: the keys
+** are then given as they are), -1 out of memory (e filled), an error like any other. */
+static int probe_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, tl_err *e) {
+  *st = NULL;
+  if (sqlite3_prepare_v2(db, sql, -1, st, NULL) == SQLITE_OK) return 1;
+  sqlite3_finalize(*st);
+  *st = NULL;
+  if (sqlite3_errcode(db) == SQLITE_NOMEM) return tl_nomem(e), -1;
+  return 0;
+}
+
+/* Whether temp holds a table of that name, which the INSERT would name (*has; 1 when it
+** cannot be told: keys as given). Naming temp in a query opens a temp database on the caller's
+** connection; one that is not open (absent from pragma_database_list) has no table, so it is
+** asked only when open. (Not sqlite3_table_column_metadata: hosts built without
+** SQLITE_ENABLE_COLUMN_METADATA, the default, give a loaded extension no such function.) A
+** probe that SQLite fails to step is an error (TL_ERROR, e filled), not an answer: the
+** failure may have rolled the analysis's transaction back (tl_pub_probe). */
+static int temp_has(sqlite3 *db, const char *table, int *has, tl_err *e) {
+  sqlite3_stmt *st;
+  *has = 1;
+  int p = probe_prepare(db, "SELECT count(*) FROM pragma_database_list WHERE name = 'temp'", &st,
+                        e);
+  if (p <= 0) return p < 0 ? TL_ERROR : TL_OK;
+  int row = tl_pub_probe(db, st, "the database list", e);
+  int open = row != 1 || sqlite3_column_int(st, 0) != 0;
   sqlite3_finalize(st);
-  if (!open) return 0;
-  st = NULL;
-  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM temp.sqlite_schema WHERE name = ?1", -1, &st,
-                         NULL) == SQLITE_OK &&
-      sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    has = sqlite3_column_int(st, 0) != 0;
+  if (row < 0) return TL_ERROR;
+  if (!open) {
+    *has = 0;
+    return TL_OK;
+  }
+  p = probe_prepare(db, "SELECT count(*) FROM temp.sqlite_schema WHERE name = ?1", &st, e);
+  if (p <= 0) return p < 0 ? TL_ERROR : TL_OK;
+  if (sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) != SQLITE_OK) {
+    sqlite3_finalize(st);
+    return tl_nomem(e);
+  }
+  row = tl_pub_probe(db, st, "the temp schema", e);
+  if (row == 1) *has = sqlite3_column_int(st, 0) != 0;
   sqlite3_finalize(st);
-  return has;
+  return row < 0 ? TL_ERROR : TL_OK;
 }
 
 /* The target's rowid column among `columns` (-1: none, or not found out) and its largest
@@ -236,41 +257,52 @@ static int temp_has(sqlite3 *db, const char *table) {
 ** main's schema is read (the table the INSERT names resolves there unless temp has one of
 ** that name): reading an attached staging file would hold its lock until the analysis
 ** commits (analyze/staging.h). Tables named with a schema are left alone; any doubt leaves
-** every key as given. */
-static void find_rowid(sqlite3 *db, const char *table, const char *columns, rows_source *rs) {
+** every key as given. TL_ERROR (e filled) when SQLite fails a probe (see temp_has). */
+static int find_rowid(sqlite3 *db, const char *table, const char *columns, rows_source *rs,
+                      tl_err *e) {
   rs->key_col = -1, rs->has_max = 0, rs->max_key = 0;
-  if (strchr(table, '.') || temp_has(db, table)) return;
+  if (strchr(table, '.')) return TL_OK;
+  int has = 1;
+  if (temp_has(db, table, &has, e) != TL_OK) return TL_ERROR;
+  if (has) return TL_OK;
   /* a primary key that is not the rowid (WITHOUT ROWID, INTEGER PRIMARY KEY DESC, INT, several
   ** columns) has an index of origin 'pk'; the rowid has none */
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db,
-                         "SELECT (SELECT count(*) FROM pragma_table_info(?1, 'main') WHERE pk > 0), "
-                         "(SELECT name FROM pragma_table_info(?1, 'main') WHERE pk = 1 "
-                         "AND upper(type) = 'INTEGER'), "
-                         "EXISTS (SELECT 1 FROM pragma_index_list(?1, 'main') WHERE origin = 'pk')",
-                         -1, &st, NULL) != SQLITE_OK) {
+  sqlite3_stmt *st;
+  int p = probe_prepare(db,
+                        "SELECT (SELECT count(*) FROM pragma_table_info(?1, 'main') WHERE pk > 0), "
+                        "(SELECT name FROM pragma_table_info(?1, 'main') WHERE pk = 1 "
+                        "AND upper(type) = 'INTEGER'), "
+                        "EXISTS (SELECT 1 FROM pragma_index_list(?1, 'main') WHERE origin = 'pk')",
+                        &st, e);
+  if (p <= 0) return p < 0 ? TL_ERROR : TL_OK;
+  if (sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) != SQLITE_OK) {
     sqlite3_finalize(st);
-    return;
+    return tl_nomem(e);
   }
-  sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
   char *name = NULL;
-  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1 &&
-      sqlite3_column_text(st, 1) && !sqlite3_column_int(st, 2))
+  int row = tl_pub_probe(db, st, "the table's columns", e);
+  if (row == 1 && sqlite3_column_int(st, 0) == 1 && sqlite3_column_text(st, 1) &&
+      !sqlite3_column_int(st, 2))
     name = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(st, 1));
   sqlite3_finalize(st);
-  st = NULL;
-  if (!name) return;
+  if (row < 0) return TL_ERROR;
+  if (!name) return TL_OK;
   int k = column_position(columns, name);
-  char *max = k >= 0 ? sqlite3_mprintf("SELECT max(rowid) FROM main.\"%w\"", table) : NULL;
   sqlite3_free(name);
-  if (max && sqlite3_prepare_v2(db, max, -1, &st, NULL) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW) {
+  if (k < 0) return TL_OK;
+  char *max = sqlite3_mprintf("SELECT max(rowid) FROM main.\"%w\"", table);
+  if (!max) return tl_nomem(e);
+  p = probe_prepare(db, max, &st, e);
+  sqlite3_free(max);
+  if (p <= 0) return p < 0 ? TL_ERROR : TL_OK;
+  row = tl_pub_probe(db, st, table, e);
+  if (row == 1) {
     rs->key_col = k;
     rs->has_max = sqlite3_column_type(st, 0) != SQLITE_NULL;
     rs->max_key = sqlite3_column_int64(st, 0);
   }
   sqlite3_finalize(st);
-  sqlite3_free(max);
+  return row < 0 ? TL_ERROR : TL_OK;
 }
 
 int tl_rows_insert(sqlite3 *db, const char *table, const char *columns, const tl_rows *src,
@@ -295,7 +327,10 @@ int tl_rows_insert(sqlite3 *db, const char *table, const char *columns, const tl
   if (rc != SQLITE_OK)
     return tl_fail(e, "failed to prepare the insert into %s: %s", table, sqlite3_errmsg(db));
   rows_source rs = {src, -1, 0, 0};
-  find_rowid(db, table, columns, &rs);
+  if (find_rowid(db, table, columns, &rs, e) != TL_OK) {
+    sqlite3_finalize(st);
+    return TL_ERROR;
+  }
   sqlite3_bind_pointer(st, 1, &rs, TL_ROWS_POINTER_TYPE, NULL);
   rc = sqlite3_step(st);
   sqlite3_finalize(st);
