@@ -533,6 +533,27 @@ def test_node_host_activity_starts_from_the_node_at_scale(bench_planned):
 
 
 @needs_reference_sql
+def test_sync_actions_test_the_event_shape_before_the_event(bench_planned):
+    """synchronization-actions keeps a relation by its device event's shape (source table and
+    symbol), read through the event's key in one subquery (x, s) before the event view's LEFT
+    JOIN: filtered on traceloom_v_runtime_device's columns, every relation's event was joined
+    first and the shape's table and symbol columns were each looked up by a subquery of their
+    own, once for each OR'ed condition (1M relations at a million tasks)."""
+    tree = plan_tree(bench_planned, (REPORT_SQL / "synchronization-actions.sql").read_text())
+    top = [(i, d) for i, _, d, above in tree if not above]
+    assert top[0][1] == "SCAN r", top
+    joins = [k for k, (_, d) in enumerate(top) if d.endswith("LEFT-JOIN")]
+    subqueries = [k for k, (_, d) in enumerate(top) if d.startswith("CORRELATED SCALAR SUBQUERY")]
+    assert len(joins) == 2 and subqueries, top
+    first = top[subqueries[0]][0]
+    assert [d for _, p, d, _ in tree if p == first] == [
+        "SEARCH x USING INTEGER PRIMARY KEY (rowid=?)",
+        "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"], tree
+    # the call's join (its provider) before the test, the event's after it
+    assert joins[0] < subqueries[0] < joins[1], top
+
+
+@needs_reference_sql
 def test_bubble_positions_read_no_endpoint_calls(bench_planned):
     """The per-position bubble aggregate reads each bubble's anchor and its left neighbour and
     probes the stored rejected windows; it does not read the two endpoint calls of every
