@@ -136,6 +136,41 @@ def test_lookup_by_text_id_answers(analysis, sql, expected):
     assert analysis.execute(sql).fetchall() == [(expected,)]
 
 
+def test_node_and_occurrence_ids_are_the_padded_format(analysis):
+    """The node and occurrence ids concatenate the local number from N100 on and printf() it
+    below (sql/views/00_indexes.sql): on every side of 100, with and without a device in the
+    id, each is the text of the one format, 'node-%sN%03d' ('N%03d', and
+    '-occurrence-%d' after it). The fixture's trees are small, so a copy of its rows is
+    renumbered across the boundary (1 to several thousand) with a device on every other row."""
+    con = sqlite3.connect(":memory:")
+    try:
+        analysis.backup(con)
+        con.execute("UPDATE traceloom_node_core SET local_n = node_n * node_n * 7 - 6,"
+                    " node_device = CASE WHEN node_n % 2 = 0 THEN node_n % 5 END")
+        con.execute("UPDATE traceloom_position_occurrence_core"
+                    " SET node_local = occurrence_n * occurrence_n * 7 - 6,"
+                    " node_device = CASE WHEN occurrence_n % 2 = 0 THEN occurrence_n % 5 END")
+        nodes = con.execute(
+            "SELECT local_n, local_node_id, printf('N%03d', local_n), node_id,"
+            " printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''), local_n)"
+            " FROM traceloom_node_core").fetchall()
+        occurrences = con.execute(
+            "SELECT node_local, position_id,"
+            " printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''), node_local),"
+            " occurrence_id,"
+            " printf('node-%sN%03d-occurrence-%d', COALESCE('d' || node_device || '-', ''),"
+            "        node_local, occurrence_idx)"
+            " FROM traceloom_position_occurrence_core").fetchall()
+    finally:
+        con.close()
+    for rows in (nodes, occurrences):
+        locals_ = [r[0] for r in rows]
+        assert min(locals_) < 10 and any(10 <= n < 100 for n in locals_) and max(locals_) >= 1000
+        assert any(r[0] >= 100 and "-d" in r[3] for r in rows)
+        assert any(r[0] >= 100 and "-d" not in r[3] for r in rows)
+        assert [(r[1], r[3]) for r in rows] == [(r[2], r[4]) for r in rows]
+
+
 @pytest.mark.parametrize("sql, column", [
     ("SELECT a.anchor_id, e.kind FROM traceloom_anchor a "
      "JOIN traceloom_event e ON e.event_id = a.event_id", "event_id"),
