@@ -20,27 +20,28 @@ ALTER TABLE traceloom_anchor_core ADD COLUMN event_id TEXT
   GENERATED ALWAYS AS ('event-' || event_n) VIRTUAL;
 -- The node and occurrence ids pad the local number to three digits (N007), which only printf()
 -- does; from N100 on (every node but the first 99 of a tree) the padded number is the number
--- itself, and a concatenation gives the same text at a fraction of printf()'s cost (a format
--- parse and a string builder per value: about 1,100 instructions, against some 300), which a
--- report printing an id per row pays once per row (the tree map, 512k nodes; the symbol
--- normalization audit, two per anchor). Below 100 printf() still pads.
+-- itself, and on a tree without a device in its ids (node_device NULL: one device per
+-- database) a concatenation onto a constant gives the same text at a fraction of printf()'s
+-- cost (a format parse, the device's COALESCE and a string builder per value): under callgrind
+-- about 1,460 instructions less per node_id and 615 per local_node_id, which a report printing
+-- an id per row pays once per row (the tree map: 512k nodes; the symbol normalization audit:
+-- both per anchor). printf() stays below N100 and for the ids with a device, where it pads and
+-- a chain of concatenations (one allocation each) would cost more than it.
 ALTER TABLE traceloom_node_core ADD COLUMN local_node_id TEXT
   GENERATED ALWAYS AS (CASE WHEN local_n >= 100 THEN 'N' || local_n
                             ELSE printf('N%03d', local_n) END) VIRTUAL;
 ALTER TABLE traceloom_node_core ADD COLUMN node_id TEXT
-  GENERATED ALWAYS AS (CASE WHEN local_n >= 100
-                            THEN 'node-' || COALESCE('d' || node_device || '-', '') || 'N' || local_n
+  GENERATED ALWAYS AS (CASE WHEN local_n >= 100 AND node_device IS NULL THEN 'node-N' || local_n
                             ELSE printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''),
                                         local_n) END) VIRTUAL;
 ALTER TABLE traceloom_position_occurrence_core ADD COLUMN position_id TEXT
-  GENERATED ALWAYS AS (CASE WHEN node_local >= 100
-                            THEN 'node-' || COALESCE('d' || node_device || '-', '') || 'N' || node_local
+  GENERATED ALWAYS AS (CASE WHEN node_local >= 100 AND node_device IS NULL
+                            THEN 'node-N' || node_local
                             ELSE printf('node-%sN%03d', COALESCE('d' || node_device || '-', ''),
                                         node_local) END) VIRTUAL;
 ALTER TABLE traceloom_position_occurrence_core ADD COLUMN occurrence_id TEXT
-  GENERATED ALWAYS AS (CASE WHEN node_local >= 100
-                            THEN 'node-' || COALESCE('d' || node_device || '-', '') || 'N' || node_local
-                                 || '-occurrence-' || occurrence_idx
+  GENERATED ALWAYS AS (CASE WHEN node_local >= 100 AND node_device IS NULL
+                            THEN 'node-N' || node_local || '-occurrence-' || occurrence_idx
                             ELSE printf('node-%sN%03d-occurrence-%d',
                                         COALESCE('d' || node_device || '-', ''), node_local,
                                         occurrence_idx) END) VIRTUAL;

@@ -137,9 +137,9 @@ def test_lookup_by_text_id_answers(analysis, sql, expected):
 
 
 def test_node_and_occurrence_ids_are_the_padded_format(analysis):
-    """The node and occurrence ids concatenate the local number from N100 on and printf() it
-    below (sql/views/00_indexes.sql): on every side of 100, with and without a device in the
-    id, each is the text of the one format, 'node-%sN%03d' ('N%03d', and
+    """The node and occurrence ids concatenate the local number from N100 on when they name no
+    device, and printf() it otherwise (sql/views/00_indexes.sql): on every side of 100, with
+    and without a device in the id, each is the text of the one format, 'node-%sN%03d' ('N%03d', and
     '-occurrence-%d' after it). The fixture's trees are small, so a copy of its rows is
     renumbered across the boundary (1 to several thousand) with a device on every other row."""
     con = sqlite3.connect(":memory:")
