@@ -449,7 +449,12 @@ def test_audit_plan_has_no_scan_in_a_loop(cli, fixtures, tmp_path):
         return False
     automatic = [d for d in detail.values() if "AUTOMATIC" in d]
     assert all(d.endswith(AUDIT_AUTOMATIC_ALLOWED) for d in automatic), automatic
-    scans = [detail[i] for i in detail if detail[i].startswith("SCAN ") and in_loop(i)]
+    # an uncorrelated subquery inside a correlated one (the views' sole run: its id, status,
+    # source kind) is evaluated once per statement, not per outer row: it may scan the runs
+    once = {i for i in detail if detail[i].startswith("SCAN traceloom_run_metadata")
+            and detail.get(parent[i], "").startswith("SCALAR SUBQUERY")}
+    scans = [detail[i] for i in detail
+             if detail[i].startswith("SCAN ") and in_loop(i) and i not in once]
     assert set(scans) <= AUDIT_SCAN_IN_LOOP_ALLOWED, scans
     # the lookups of owners and markers it makes are the keys and indexes of the idle storage
     plan = " ".join(detail.values())
