@@ -264,6 +264,12 @@ static int device_slices(device_work *w) {
   pf_layout *l = &c->l;
   tl_err *e = &w->e;
   int distributed = c->opts.ranks.n > 0, err = TL_OK;
+  /* Room for every device and call slice at once (at most one per occurrence, member and
+  ** call; what is not used is never touched), not array doublings that copy. */
+  if (!distributed && (TL_VEC_RESERVE(L->slices, L->slices->n + a->occs.n + a->members.n +
+                                                     a->calls.n) ||
+                       pf_imap_reserve(&w->call_slice, a->calls.n + 1)))
+    err = tl_nomem(e);
   for (size_t i = 0; !err && !distributed && i < a->occs.n; i++) {
     const pf_occ *o = &a->occs.v[i];
     const pf_node *n = &a->nodes.v[o->node];
@@ -358,6 +364,9 @@ static int structure_slices(lay *S) {
     if ((node_name[i] = node_slice_name(a, &a->nodes.v[i])) == TL_STR_NOMEM) err = tl_nomem(c->e);
   if (!err) err = make_bodies(S, child_body);
   int64_t *body_slice = err ? NULL : malloc((l->bodies.n + 1) * sizeof *body_slice);
+  /* a slice per occurrence, body and row at most: one reservation, no doublings */
+  if (!err && TL_VEC_RESERVE(S->slices, S->slices->n + no + l->bodies.n + a->rows.n))
+    err = tl_nomem(c->e);
   if (!err && !body_slice) err = tl_nomem(c->e);
   for (size_t b = 0; !err && b < l->bodies.n; b++) body_slice[b] = -1;
   for (size_t i = 0; !err && i < no; i++) {
