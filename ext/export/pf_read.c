@@ -67,6 +67,7 @@ int pf_imap_reserve(pf_imap *m, size_t cap) {
   if (m->sparse || cap <= m->cap) return 0;
   int64_t *g = realloc(m->v, cap * sizeof *g);
   if (!g) return -1;
+  tl_vec_prefault_(g, cap, m->cap, cap, sizeof *g); /* every slot is written just below */
   for (size_t k = m->cap; k < cap; k++) g[k] = PF_IMAP_NONE;
   m->v = g, m->cap = cap;
   return 0;
@@ -769,6 +770,11 @@ static int node_rows_core(rd *r, node_index *ix, uint32_t native, node_rows *out
              TL_VEC_RESERVE(parent_n, parent_n->n + nn) || TL_VEC_RESERVE(&ix->cn, ix->cn.n + nn) ||
              pf_imap_reserve(&ix->by_n, nn) || tl_strpool_reserve(r->a->pool, nn + nn / 8, 16 * nn)))
     err = tl_nomem(r->e);
+  if (nn && !err) { /* a node a key, less those without a tree row (none in this version) */
+    TL_VEC_PREFAULT(&r->a->nodes, r->a->nodes.n + nn);
+    TL_VEC_PREFAULT(parent_n, parent_n->n + nn);
+    TL_VEC_PREFAULT(&ix->cn, ix->cn.n + nn);
+  }
   if (!err) err = each_row(r, &nodes, node_row_core, &x);
   sqlite3_finalize(x.viz);
   TL_VEC_FREE(&x.shp);
@@ -1476,6 +1482,8 @@ static int read_core_maps(rd *r, core_maps *m) {
   if (TL_VEC_RESERVE(&m->anchors, na) || pf_imap_reserve(&m->anchor_row, na) ||
       TL_VEC_RESERVE(&m->events, ne) || pf_imap_reserve(&m->event_row, ne))
     return tl_nomem(r->e);
+  TL_VEC_PREFAULT(&m->anchors, na);
+  TL_VEC_PREFAULT(&m->events, ne);
   int err = each_row(r, &anchors, anchor_row, m);
   return err ? err : each_row(r, &events, event_row, m);
 }
@@ -1549,6 +1557,7 @@ static int read_calls_core(rd *r) {
   if (!err) err = each_row(r, &shapes, call_shape_row, &x);
   size_t nc = err ? 0 : dense_rows(r, "traceloom_runtime_call_core", "call_n");
   if (nc && TL_VEC_RESERVE(&r->a->calls, r->a->calls.n + nc)) err = tl_nomem(r->e);
+  if (nc && !err) TL_VEC_PREFAULT(&r->a->calls, r->a->calls.n + nc);
   if (!err) err = each_row(r, &calls, call_row, &x);
   TL_VEC_FREE(&x.shp);
   tl_strpool_free(x.spool);
@@ -1870,6 +1879,7 @@ static int read_occurrences_core(rd *r, occ_reader *w) {
   int err = no && (TL_VEC_RESERVE(&r->a->occs, no) || TL_VEC_RESERVE(&x.parent_n, no) ||
                    TL_VEC_RESERVE(&w->nulls, no) || pf_imap_reserve(&w->occ_by_n, no))
                 ? tl_nomem(r->e) : TL_OK;
+  if (!err) TL_VEC_PREFAULT(&r->a->occs, no); /* each key a row: all of it is filled */
   if (!err) err = each_row(r, &q, occ_row, &x);
   if (!err) err = each_row(r, &body, occ_body_row, &x);
   if (!err) err = link_parents(r, &w->occ_by_n, &x.parent_n);
