@@ -449,6 +449,7 @@ static int append_slices(lay *L, lay *S) {
   int err = group && base + n < UINT32_MAX - 1 && !TL_VEC_RESERVE(L->slices, base + n)
                 ? TL_OK
                 : tl_nomem(L->c->e);
+  if (!err) TL_VEC_PREFAULT(L->slices, base + n); /* all n are copied in just below */
   for (size_t g = 0; !err && g < S->groups->n; g++)
     if ((group[g] = group_of(L, S->keys.v[g], S->groups->v[g].pack)) < 0) err = tl_nomem(L->c->e);
   for (size_t i = 0; !err && i < n; i++) {
