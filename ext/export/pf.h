@@ -68,6 +68,9 @@ typedef struct pf_imap {
 #define PF_IMAP_NONE INT64_MIN
 /* Sets key -> val (replacing). 0, or -1 on out-of-memory. */
 int pf_imap_put(pf_imap *m, int64_t key, int64_t val);
+/* Room for the keys [0, cap) while dense, before they are put (a hint: no doubling). 0, or
+** -1 on out-of-memory. */
+int pf_imap_reserve(pf_imap *m, size_t cap);
 /* The value of key, or NULL. */
 int64_t *pf_imap_get(const pf_imap *m, int64_t key);
 void pf_imap_free(pf_imap *m);

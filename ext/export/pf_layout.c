@@ -264,6 +264,19 @@ static int device_slices(device_work *w) {
   pf_layout *l = &c->l;
   tl_err *e = &w->e;
   int distributed = c->opts.ranks.n > 0, err = TL_OK;
+  /* Room for every device and call slice at once (at most one per occurrence, member and
+  ** call; what is not used is never touched), not array doublings that copy. */
+  if (!distributed && (TL_VEC_RESERVE(L->slices, L->slices->n + a->occs.n + a->members.n +
+                                                     a->calls.n) ||
+                       pf_imap_reserve(&w->call_slice, a->calls.n + 1)))
+    err = tl_nomem(e);
+  if (!err && !distributed) { /* what is surely filled: a slice a call, and without replay
+                              ** members one an atom */
+    size_t atoms = 0;
+    for (size_t i = 0; !a->members.n && i < a->occs.n; i++)
+      atoms += a->nodes.v[a->occs.v[i].node].kind == PF_KIND_ATOM;
+    TL_VEC_PREFAULT(L->slices, L->slices->n + atoms + a->calls.n);
+  }
   for (size_t i = 0; !err && !distributed && i < a->occs.n; i++) {
     const pf_occ *o = &a->occs.v[i];
     const pf_node *n = &a->nodes.v[o->node];
@@ -358,6 +371,10 @@ static int structure_slices(lay *S) {
     if ((node_name[i] = node_slice_name(a, &a->nodes.v[i])) == TL_STR_NOMEM) err = tl_nomem(c->e);
   if (!err) err = make_bodies(S, child_body);
   int64_t *body_slice = err ? NULL : malloc((l->bodies.n + 1) * sizeof *body_slice);
+  /* a slice per occurrence, body and row at most: one reservation, no doublings */
+  if (!err && TL_VEC_RESERVE(S->slices, S->slices->n + no + l->bodies.n + a->rows.n))
+    err = tl_nomem(c->e);
+  if (!err) TL_VEC_PREFAULT(S->slices, S->slices->n + no); /* a slice an occurrence */
   if (!err && !body_slice) err = tl_nomem(c->e);
   for (size_t b = 0; !err && b < l->bodies.n; b++) body_slice[b] = -1;
   for (size_t i = 0; !err && i < no; i++) {
@@ -432,6 +449,7 @@ static int append_slices(lay *L, lay *S) {
   int err = group && base + n < UINT32_MAX - 1 && !TL_VEC_RESERVE(L->slices, base + n)
                 ? TL_OK
                 : tl_nomem(L->c->e);
+  if (!err) TL_VEC_PREFAULT(L->slices, base + n); /* all n are copied in just below */
   for (size_t g = 0; !err && g < S->groups->n; g++)
     if ((group[g] = group_of(L, S->keys.v[g], S->groups->v[g].pack)) < 0) err = tl_nomem(L->c->e);
   for (size_t i = 0; !err && i < n; i++) {
@@ -894,6 +912,10 @@ int pf_layout_build(pf_ctx *c) {
   size_t *at = err ? NULL : calloc(l->groups.n + 1, sizeof *at);
   int32_t *nlanes = err ? NULL : calloc(l->groups.n + 1, sizeof *nlanes);
   if (!err && (!idx || !level || !at || !nlanes)) err = tl_nomem(c->e);
+  if (!err) { /* filled in full (a slot a slice): mapped at once */
+    tl_vec_prefault_(idx, n + 1, 0, n + 1, sizeof *idx);
+    tl_vec_prefault_(level, n + 1, 0, n + 1, sizeof *level);
+  }
   if (!err) err = group_runs(c, idx, level, at);
   /* Each group sorted into import order and packed into lanes; the groups split between
   ** this thread and a worker (same lanes either way). */
@@ -930,6 +952,10 @@ int pf_layout_build(pf_ctx *c) {
     l->order = malloc((n + 1) * sizeof *l->order);
     l->pos = malloc((n + 1) * sizeof *l->pos);
     if (!count || !l->order || !l->pos) err = tl_nomem(c->e);
+    if (!err) {
+      tl_vec_prefault_(l->order, n + 1, 0, n + 1, sizeof *l->order);
+      tl_vec_prefault_(l->pos, n + 1, 0, n + 1, sizeof *l->pos);
+    }
     for (size_t i = 0; !err && i < n; i++) {
       pf_slice *s = &l->slices.v[i];
       s->track += l->groups.v[s->group].first_track;

@@ -63,6 +63,16 @@ int pf_imap_put(pf_imap *m, int64_t key, int64_t val) {
   return 0;
 }
 
+int pf_imap_reserve(pf_imap *m, size_t cap) {
+  if (m->sparse || cap <= m->cap) return 0;
+  int64_t *g = realloc(m->v, cap * sizeof *g);
+  if (!g) return -1;
+  tl_vec_prefault_(g, cap, m->cap, cap, sizeof *g); /* every slot is written just below */
+  for (size_t k = m->cap; k < cap; k++) g[k] = PF_IMAP_NONE;
+  m->v = g, m->cap = cap;
+  return 0;
+}
+
 int64_t *pf_imap_get(const pf_imap *m, int64_t key) {
   if (m->sparse) return tl_i64map_get(&m->map, key);
   if (key < 0 || (size_t)key >= m->cap || m->v[key] == PF_IMAP_NONE) return NULL;
@@ -255,6 +265,24 @@ static int need_columns(rd *r, const char *rel, const char *const *cols) {
                            "written by another TraceLoom version; re-run the analysis",
                      rel, *cols);
   return TL_OK;
+}
+
+/* At most how many rows table holds, its INTEGER PRIMARY KEY key dense from 0 or 1 (the
+** core tables' *_n): max(key) + 1, one b-tree descent; 0 when empty, unknown or beyond
+** DENSE_ROWS_MAX. A capacity hint for the arrays filled row by row, reserved once instead of
+** doubling: below glibc's mmap threshold each doubling copies an array into fresh pages
+** (on the 1M-task bench, realloc's copies were 16% of the export's page faults). */
+#define DENSE_ROWS_MAX ((int64_t)1 << 27)
+static size_t dense_rows(rd *r, const char *table, const char *key) {
+  char *sql = tl_mprintf("SELECT max(%s) FROM %s", key, table);
+  sqlite3_stmt *st = NULL;
+  int64_t n = 0;
+  if (sql && sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER)
+    n = sqlite3_column_int64(st, 0) + 1;
+  sqlite3_finalize(st);
+  free(sql);
+  return n > 0 && n <= DENSE_ROWS_MAX ? (size_t)n : 0;
 }
 
 static uint32_t col_intern(rd *r, sqlite3_stmt *st, int col) {
@@ -736,6 +764,17 @@ static int node_rows_core(rd *r, node_index *ix, uint32_t native, node_rows *out
   x.spool = tl_strpool_new();
   int err = x.spool ? read_node_shapes(r, x.spool, &x.shp, &x.shape_by_id) : tl_nomem(r->e);
   if (!err) err = each_row(r, &trees, tree_row, &x);
+  /* Each node interns its node_id (unique), a few their local_node_id or label. */
+  size_t nn = err ? 0 : dense_rows(r, "traceloom_node_core", "node_n");
+  if (nn && (TL_VEC_RESERVE(&r->a->nodes, r->a->nodes.n + nn) ||
+             TL_VEC_RESERVE(parent_n, parent_n->n + nn) || TL_VEC_RESERVE(&ix->cn, ix->cn.n + nn) ||
+             pf_imap_reserve(&ix->by_n, nn) || tl_strpool_reserve(r->a->pool, nn + nn / 8, 16 * nn)))
+    err = tl_nomem(r->e);
+  if (nn && !err) { /* a node a key, less those without a tree row (none in this version) */
+    TL_VEC_PREFAULT(&r->a->nodes, r->a->nodes.n + nn);
+    TL_VEC_PREFAULT(parent_n, parent_n->n + nn);
+    TL_VEC_PREFAULT(&ix->cn, ix->cn.n + nn);
+  }
   if (!err) err = each_row(r, &nodes, node_row_core, &x);
   sqlite3_finalize(x.viz);
   TL_VEC_FREE(&x.shp);
@@ -1438,6 +1477,13 @@ static int read_core_maps(rd *r, core_maps *m) {
       "traceloom_anchor_core", NULL, NULL};
   static const row_query events = {"event_n, start_ns, dur_ns, stream_id", "traceloom_event_core",
                                    NULL, NULL};
+  size_t na = dense_rows(r, "traceloom_anchor_core", "anchor_n");
+  size_t ne = dense_rows(r, "traceloom_event_core", "event_n");
+  if (TL_VEC_RESERVE(&m->anchors, na) || pf_imap_reserve(&m->anchor_row, na) ||
+      TL_VEC_RESERVE(&m->events, ne) || pf_imap_reserve(&m->event_row, ne))
+    return tl_nomem(r->e);
+  TL_VEC_PREFAULT(&m->anchors, na);
+  TL_VEC_PREFAULT(&m->events, ne);
   int err = each_row(r, &anchors, anchor_row, m);
   return err ? err : each_row(r, &events, event_row, m);
 }
@@ -1509,6 +1555,9 @@ static int read_calls_core(rd *r) {
   x.last_shape = INT64_MIN, x.last_api = TL_STR_NONE;
   int err = (x.spool = tl_strpool_new()) ? TL_OK : tl_nomem(r->e);
   if (!err) err = each_row(r, &shapes, call_shape_row, &x);
+  size_t nc = err ? 0 : dense_rows(r, "traceloom_runtime_call_core", "call_n");
+  if (nc && TL_VEC_RESERVE(&r->a->calls, r->a->calls.n + nc)) err = tl_nomem(r->e);
+  if (nc && !err) TL_VEC_PREFAULT(&r->a->calls, r->a->calls.n + nc);
   if (!err) err = each_row(r, &calls, call_row, &x);
   TL_VEC_FREE(&x.shp);
   tl_strpool_free(x.spool);
@@ -1545,7 +1594,9 @@ static int read_relations_core(rd *r, pf_relations *out) {
   relation_rows x;
   memset(&x, 0, sizeof x);
   x.out = out;
-  int err = each_row(r, &shapes, exact_shape_row, &x);
+  size_t nr = dense_rows(r, "traceloom_runtime_device_relation_core", "relation_n");
+  int err = TL_VEC_RESERVE(out, out->n + nr) ? tl_nomem(r->e) : TL_OK;
+  if (!err) err = each_row(r, &shapes, exact_shape_row, &x);
   if (!err) err = each_row(r, &relations, relation_row, &x);
   pf_imap_free(&x.exact);
   return err;
@@ -1824,7 +1875,12 @@ static int read_occurrences_core(rd *r, occ_reader *w) {
       "aux_ns, repeat_context",
       "traceloom_position_occurrence_body", NULL, "occurrence_n"};
   occ_rows x = {w, {0}, {0}};
-  int err = each_row(r, &q, occ_row, &x);
+  size_t no = dense_rows(r, "traceloom_position_occurrence_core", "occurrence_n");
+  int err = no && (TL_VEC_RESERVE(&r->a->occs, no) || TL_VEC_RESERVE(&x.parent_n, no) ||
+                   TL_VEC_RESERVE(&w->nulls, no) || pf_imap_reserve(&w->occ_by_n, no))
+                ? tl_nomem(r->e) : TL_OK;
+  if (!err) TL_VEC_PREFAULT(&r->a->occs, no); /* each key a row: all of it is filled */
+  if (!err) err = each_row(r, &q, occ_row, &x);
   if (!err) err = each_row(r, &body, occ_body_row, &x);
   if (!err) err = link_parents(r, &w->occ_by_n, &x.parent_n);
   TL_VEC_FREE(&x.parent_n);
@@ -1857,7 +1913,7 @@ static uint32_t core_rooted_path(pf_analysis *a, const node_index *ix, int64_t k
 static int merge_occurrences_core(pf_analysis *a, occ_reader *w, const node_index *ix,
                                   i64vec *atoms, tl_err *e) {
   tl_buf path = {0};
-  int err = TL_OK;
+  int err = TL_VEC_RESERVE(atoms, 2 * w->a.occs.n) ? tl_nomem(e) : TL_OK;
   for (size_t i = 0; !err && i < w->a.occs.n; i++) {
     pf_occ *o = &w->a.occs.v[i];
     const int64_t *node = occ_node_index(ix, o, e);

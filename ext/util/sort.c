@@ -8,6 +8,7 @@
 ** do not. One read of the keys counts every pass's digits.
 */
 #include "util/sort.h"
+#include "util/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,9 @@ int tl_radix_sort_u64(uint64_t *keys, uint32_t *vals, size_t n) {
     free(k2), free(v2), free(count);
     return -1;
   }
+  /* every slot is written by the first pass: mapped at once, not a page fault a page */
+  tl_vec_prefault_(k2, n, 0, n, sizeof *k2);
+  tl_vec_prefault_(v2, n, 0, n, sizeof *v2);
   for (size_t i = 0; i < n; i++)
     for (int p = 0; p < passes; p++) count[(size_t)p * buckets + ((keys[i] >> (lo + p * bits)) & mask)]++;
   uint64_t *src_k = keys, *dst_k = k2;

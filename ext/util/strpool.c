@@ -61,8 +61,8 @@ void tl_strpool_free(tl_strpool *p) {
   free(p);
 }
 
-static int rehash(tl_strpool *p) {
-  size_t nslots = p->nslots * 2;
+/* Moves the slots into a table of nslots (a power of two, more than twice the count). */
+static int rehash_to(tl_strpool *p, size_t nslots) {
   uint64_t *slots = calloc(nslots, sizeof *slots);
   if (!slots) return -1;
   for (size_t k = 0; k < p->nslots; k++) {
@@ -76,6 +76,31 @@ static int rehash(tl_strpool *p) {
   p->slots = slots;
   p->nslots = nslots;
   return 0;
+}
+
+static int rehash(tl_strpool *p) { return rehash_to(p, p->nslots * 2); }
+
+int tl_strpool_reserve(tl_strpool *p, size_t nstr, size_t nbytes) {
+  if (nstr > UINT32_MAX - 1 - (size_t)p->count) return -1;
+  size_t ids = (size_t)p->count + nstr, bytes = p->nbytes + nbytes + nstr;
+  if (ids > p->capids) {
+    size_t *off = realloc(p->offset, ids * sizeof *off);
+    if (!off) return -1;
+    p->offset = off;
+    uint32_t *len = realloc(p->len, ids * sizeof *len);
+    if (!len) return -1;
+    p->len = len;
+    p->capids = (uint32_t)ids;
+  }
+  if (bytes > p->capbytes) {
+    char *b = realloc(p->bytes, bytes);
+    if (!b) return -1;
+    p->bytes = b;
+    p->capbytes = bytes;
+  }
+  size_t nslots = p->nslots;
+  while (ids * 2 > nslots) nslots *= 2;
+  return nslots > p->nslots ? rehash_to(p, nslots) : 0;
 }
 
 /* The slot of s: where it is, or the empty slot where it would go. */

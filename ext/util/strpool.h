@@ -25,6 +25,11 @@ void tl_strpool_free(tl_strpool *p);
 /* Interns n bytes of s (need not be NUL-terminated). Returns the id or TL_STR_NOMEM. */
 uint32_t tl_strpool_intern(tl_strpool *p, const char *s, size_t n);
 uint32_t tl_strpool_intern_cstr(tl_strpool *p, const char *s);
+/* Makes room for nstr more strings of nbytes bytes in all (NULs aside) before they are
+** interned: the arrays and the hash table are sized once instead of doubling as they fill
+** (each doubling copies them into fresh memory). A hint: the ids never depend on it.
+** 0, or -1 on out-of-memory (the pool unchanged). */
+int tl_strpool_reserve(tl_strpool *p, size_t nstr, size_t nbytes);
 /* Looks up without inserting; returns TL_STR_NOMEM when absent. */
 uint32_t tl_strpool_find(const tl_strpool *p, const char *s, size_t n);
 const char *tl_strpool_str(const tl_strpool *p, uint32_t id);

@@ -14,11 +14,21 @@
 -- link's owner_id one in the index the idle stage builds; a link's trace_event_id, only ever
 -- probed with, is computed from its event_n. An id computed here is CAST to TEXT: a join on an expression without affinity cannot use an
 -- automatic index on a TEXT column.
+-- A row's run id, collection status and source kind: when the analysis holds exactly one run
+-- (one Ascend input, the usual case) and the row is that run's, the run's own columns through
+-- uncorrelated subqueries, which SQLite evaluates once per statement; otherwise the lookup by
+-- db_idx. Same values either way. The audit's windows and GROUP BYs compute the run id two or
+-- three times per row over millions of rows (2M stream states, 2.5M links), and a seek per
+-- evaluation was 15% of them (idle26, bench/RESULTS.md). Under SQLite 3.40 nothing cheaper
+-- orders by the run id: a join in these views would stop their flattening under the audit's
+-- LEFT JOINs (materialized with an automatic index), and a constant ORDER BY term still sorts.
 
 -- @surface traceloom_device_interval | one productive or idle interval of a device | The exact partition of each device's analysis span into productive_active (the union of productive tasks and communication ops) and visible_productive_idle | SELECT interval_kind, count(*), sum(duration_ns) FROM traceloom_device_interval GROUP BY 1
 CREATE VIEW traceloom_device_interval AS
 SELECT d.interval_id,
-       (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = d.db_idx) AS run_id,
+       CASE WHEN d.db_idx = (SELECT CASE count(*) WHEN 1 THEN max(db_idx) END FROM traceloom_run_metadata)
+         THEN (SELECT run_id FROM traceloom_run_metadata)
+         ELSE (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = d.db_idx) END AS run_id,
        d.db_idx, d.device_id, d.interval_order, d.start_ns, d.start_ns + d.duration_ns AS end_ns,
        d.duration_ns, d.duration_ns / 1000.0 AS duration_us,
        CASE d.idle WHEN 0 THEN 'productive_active' ELSE 'visible_productive_idle' END AS interval_kind,
@@ -31,7 +41,9 @@ FROM traceloom_device_interval_core d;
 -- @surface traceloom_stream_state | one observed state of one stream | Per stream, the mutually exclusive partition of the span into running_<role>, unknown, empty_observed and ambiguous_overlap states, with the observed stream universe | SELECT state, count(*), sum(duration_ns) FROM traceloom_stream_state GROUP BY 1
 CREATE VIEW traceloom_stream_state AS
 SELECT s.state_id,
-       (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = s.db_idx) AS run_id,
+       CASE WHEN s.db_idx = (SELECT CASE count(*) WHEN 1 THEN max(db_idx) END FROM traceloom_run_metadata)
+         THEN (SELECT run_id FROM traceloom_run_metadata)
+         ELSE (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = s.db_idx) END AS run_id,
        s.db_idx, s.device_id, s.stream_id, s.state_order, s.start_ns, s.start_ns + s.duration_ns AS end_ns,
        s.duration_ns, s.duration_ns / 1000.0 AS duration_us,
        CASE s.state WHEN 0 THEN 'running_compute' WHEN 1 THEN 'running_comm'
@@ -41,7 +53,9 @@ SELECT s.state_id,
          ELSE 'ambiguous_overlap' END AS state,
        s.source_count, 'observed' AS stream_universe_kind, s.stream_count AS stream_universe_size,
        s.stream_count AS observed_stream_count, s.scan_complete AS observed_universe_scan_complete,
-       (SELECT r.collection_status FROM traceloom_run_metadata r WHERE r.db_idx = s.db_idx) AS collection_status,
+       CASE WHEN s.db_idx = (SELECT CASE count(*) WHEN 1 THEN max(db_idx) END FROM traceloom_run_metadata)
+         THEN (SELECT collection_status FROM traceloom_run_metadata)
+         ELSE (SELECT r.collection_status FROM traceloom_run_metadata r WHERE r.db_idx = s.db_idx) END AS collection_status,
        'device' AS clock_domain,
        'idle-evidence-contract-v4.4' AS contract_version,
        'idle-evidence-semantic-v1' AS semantic_rules_version,
@@ -51,7 +65,9 @@ FROM traceloom_stream_state_core s;
 -- @surface traceloom_idle_explanation | one explained slice of a visible idle gap | Each gap split into slices explained by priority (blocked_by_visible_wait, capture_control_present, runtime_control_present, queued_visible_task_delay, host_sync_api_present, no_observed_device_work, unattributed_visible_idle) with evidence level, relation and clock alignment | SELECT category, evidence_level, count(*), sum(duration_ns) FROM traceloom_idle_explanation GROUP BY 1, 2
 CREATE VIEW traceloom_idle_explanation AS
 SELECT x.idle_explanation_id,
-       (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = x.db_idx) AS run_id,
+       CASE WHEN x.db_idx = (SELECT CASE count(*) WHEN 1 THEN max(db_idx) END FROM traceloom_run_metadata)
+         THEN (SELECT run_id FROM traceloom_run_metadata)
+         ELSE (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = x.db_idx) END AS run_id,
        x.gap_interval_id,
        x.db_idx, x.device_id, x.explanation_order, x.start_ns, x.start_ns + x.duration_ns AS end_ns,
        x.duration_ns, x.duration_ns / 1000.0 AS duration_us,
@@ -65,7 +81,9 @@ SELECT x.idle_explanation_id,
          AS evidence_relation,
        CASE x.alignment WHEN 0 THEN 'not_required' WHEN 1 THEN 'calibrated' WHEN 2 THEN 'synthetic_only'
          WHEN 3 THEN 'uncalibrated' ELSE 'invalid' END AS alignment_status,
-       (SELECT r.collection_status FROM traceloom_run_metadata r WHERE r.db_idx = x.db_idx) AS collection_status,
+       CASE WHEN x.db_idx = (SELECT CASE count(*) WHEN 1 THEN max(db_idx) END FROM traceloom_run_metadata)
+         THEN (SELECT collection_status FROM traceloom_run_metadata)
+         ELSE (SELECT r.collection_status FROM traceloom_run_metadata r WHERE r.db_idx = x.db_idx) END AS collection_status,
        CASE x.category
          WHEN 0 THEN 'profiler-visible wait task covers this interval'
          WHEN 1 THEN 'capture/control task covers this interval'
@@ -84,7 +102,9 @@ FROM traceloom_idle_explanation_core x;
 CREATE VIEW traceloom_evidence_link AS
 SELECT l.owner_kind, l.owner_id, l.evidence_ordinal,
        CASE l.owner_kind_n WHEN 4 THEN 'clock_marker_tsv'
-         ELSE (SELECT r.source_kind FROM traceloom_run_metadata r WHERE r.db_idx = l.db_idx) END AS source_kind,
+         ELSE CASE WHEN l.db_idx = (SELECT CASE count(*) WHEN 1 THEN max(db_idx) END FROM traceloom_run_metadata)
+         THEN (SELECT source_kind FROM traceloom_run_metadata)
+         ELSE (SELECT r.source_kind FROM traceloom_run_metadata r WHERE r.db_idx = l.db_idx) END END AS source_kind,
        COALESCE(l.source_table,
                 (SELECT s.source_table FROM traceloom_event_core c
                    JOIN traceloom_event_shape s ON s.shape_id = c.shape_id
@@ -106,7 +126,9 @@ FROM traceloom_evidence_link_core l;
 -- @surface traceloom_anchor_idle_explanation | one (anchor, category, evidence level) | Explained idle inside each anchor's prelude window (the uncovered time before it); per level, never additive with other levels | SELECT category, count(*), sum(duration_ns) FROM traceloom_anchor_idle_explanation GROUP BY 1
 CREATE VIEW traceloom_anchor_idle_explanation AS
 SELECT CAST('anchor-' || i.anchor_n AS TEXT) AS anchor_id,
-       (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = i.db_idx) AS run_id,
+       CASE WHEN i.db_idx = (SELECT CASE count(*) WHEN 1 THEN max(db_idx) END FROM traceloom_run_metadata)
+         THEN (SELECT run_id FROM traceloom_run_metadata)
+         ELSE (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = i.db_idx) END AS run_id,
        i.db_idx, i.device_id, i.anchor_idx,
        (SELECT u.name FROM traceloom_idle_name u WHERE u.kind = 'category' AND u.code = i.category)
          AS category,
@@ -124,7 +146,9 @@ FROM traceloom_anchor_idle_explanation_core i;
 -- @surface traceloom_node_idle_explanation | one (tree node, category, evidence level) | Explained idle in the prelude windows of the anchors a node covers, summed per category and level (nested nodes repeat their descendants' time) | SELECT node_id, category, slice_count, duration_ns FROM traceloom_node_idle_explanation ORDER BY duration_ns DESC LIMIT 20
 CREATE VIEW traceloom_node_idle_explanation AS
 SELECT (SELECT n.node_id FROM traceloom_node_core n WHERE n.node_n = g.node_n) AS node_id,
-       (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = g.db_idx) AS run_id,
+       CASE WHEN g.db_idx = (SELECT CASE count(*) WHEN 1 THEN max(db_idx) END FROM traceloom_run_metadata)
+         THEN (SELECT run_id FROM traceloom_run_metadata)
+         ELSE (SELECT r.run_id FROM traceloom_run_metadata r WHERE r.db_idx = g.db_idx) END AS run_id,
        g.db_idx, g.device_id, 'native_report_tree' AS view_name,
        (SELECT u.name FROM traceloom_idle_name u WHERE u.kind = 'category' AND u.code = g.category)
          AS category,

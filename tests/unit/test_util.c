@@ -97,6 +97,38 @@ START_TEST(strpool_interns_once_and_zero_is_empty) {
 }
 END_TEST
 
+START_TEST(strpool_reserve_keeps_ids) {
+  /* Reserving is a hint: a pool reserved up front (here for fewer strings than come, so it
+  ** also grows past the reservation) gives every string the id an unreserved pool gives,
+  ** and finds each one again. */
+  tl_strpool *plain = tl_strpool_new(), *reserved = tl_strpool_new();
+  ck_assert_ptr_nonnull(plain);
+  ck_assert_ptr_nonnull(reserved);
+  ck_assert_uint_eq(tl_strpool_intern_cstr(reserved, "first"), 1);
+  ck_assert_int_eq(tl_strpool_reserve(reserved, 3000, 3000 * 12), 0);
+  ck_assert_uint_eq(tl_strpool_intern_cstr(plain, "first"), 1);
+  char s[32];
+  for (int i = 0; i < 5000; i++) {
+    snprintf(s, sizeof s, "node-N%03d", i % 4000); /* repeats after 4000 */
+    uint32_t a = tl_strpool_intern_cstr(plain, s), b = tl_strpool_intern_cstr(reserved, s);
+    ck_assert_uint_eq(a, b);
+    ck_assert_uint_ne(a, TL_STR_NOMEM);
+  }
+  ck_assert_uint_eq(tl_strpool_count(reserved), tl_strpool_count(plain));
+  ck_assert_uint_eq(tl_strpool_count(reserved), 4002); /* "", "first", 4000 ids */
+  for (int i = 0; i < 4000; i++) {
+    snprintf(s, sizeof s, "node-N%03d", i);
+    ck_assert_uint_eq(tl_strpool_find(reserved, s, strlen(s)), (uint32_t)i + 2);
+    ck_assert_str_eq(tl_strpool_str(reserved, (uint32_t)i + 2), s);
+  }
+  /* a reservation below what the pool holds changes nothing */
+  ck_assert_int_eq(tl_strpool_reserve(reserved, 0, 0), 0);
+  ck_assert_uint_eq(tl_strpool_find(reserved, "first", 5), 1);
+  tl_strpool_free(plain);
+  tl_strpool_free(reserved);
+}
+END_TEST
+
 START_TEST(strpool_survives_growth) {
   tl_strpool *p = tl_strpool_new();
   char buf[32];
@@ -396,6 +428,7 @@ static Suite *suite(void) {
   ** 4 s limit would fail on load, not on a wrong result. */
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, strpool_interns_once_and_zero_is_empty);
+  tcase_add_test(tc, strpool_reserve_keeps_ids);
   tcase_add_test(tc, strpool_survives_growth);
   tcase_add_test(tc, i64map_put_get_replace);
   tcase_add_test(tc, radix_sort_is_stable_and_ordered);
