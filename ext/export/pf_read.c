@@ -1425,97 +1425,67 @@ static int read_calls(rd *r) {
 
 /* ---- The stored core: anchors, events, runtime calls and relations ----------------------- */
 
-/* An anchor's values an atom occurrence takes (traceloom_anchor_core) and its event's
-** (traceloom_event_core: start, duration, stream; EV_NULL_STREAM: NULL), kept in the anchor's
-** record: the export needs no event but an anchor's (a third of the events are not). */
+/* An anchor's values an atom occurrence takes (traceloom_anchor_core), and an event's
+** (traceloom_event_core; stream EV_NULL_STREAM: NULL). */
 typedef struct core_anchor {
   int64_t event_n, compute, comm, idle, aux_events, aux;
-  int64_t start, dur, stream;
-  int has_event; /* its event row was read */
 } core_anchor;
+typedef struct core_event {
+  int64_t start, dur, stream;
+} core_event;
 
-/* The core path's anchors: anchor_n -> index into anchors. */
+/* The core path's event maps: anchor_n -> index into anchors, event_n -> into events. */
 typedef struct core_maps {
   TL_VEC(core_anchor) anchors;
-  pf_imap anchor_row;
+  TL_VEC(core_event) events;
+  pf_imap anchor_row, event_row;
 } core_maps;
 
 static void core_maps_free(core_maps *m) {
   TL_VEC_FREE(&m->anchors);
+  TL_VEC_FREE(&m->events);
   pf_imap_free(&m->anchor_row);
+  pf_imap_free(&m->event_row);
 }
 
 static int anchor_row(rd *r, void *arg, sqlite3_value **v) {
   core_maps *m = arg;
   core_anchor x = {sqlite3_value_int64(v[1]), sqlite3_value_int64(v[2]),
                    sqlite3_value_int64(v[3]), sqlite3_value_int64(v[4]),
-                   sqlite3_value_int64(v[5]), sqlite3_value_int64(v[6]), 0, 0, 0, 0};
+                   sqlite3_value_int64(v[5]), sqlite3_value_int64(v[6])};
   if (pf_imap_put(&m->anchor_row, sqlite3_value_int64(v[0]), (int64_t)m->anchors.n) ||
       TL_VEC_PUSH(&m->anchors, x))
     return tl_nomem(r->e);
   return TL_OK;
 }
 
-static void set_event(core_anchor *an, sqlite3_value **v) {
-  an->start = sqlite3_value_int64(v[0]);
-  an->dur = sqlite3_value_int64(v[1]);
-  an->stream = sqlite3_value_type(v[2]) == SQLITE_NULL ? EV_NULL_STREAM : sqlite3_value_int64(v[2]);
-  an->has_event = 1;
-}
-
-/* An event row that names its anchor (anchor_n): its values go to that anchor when the anchor
-** names it back (its event_n); any other event is not the export's. */
 static int event_row(rd *r, void *arg, sqlite3_value **v) {
   core_maps *m = arg;
-  (void)r;
-  const int64_t *at = pf_imap_get(&m->anchor_row, sqlite3_value_int64(v[4]));
-  core_anchor *an = at ? &m->anchors.v[*at] : NULL;
-  if (an && an->event_n == sqlite3_value_int64(v[0])) set_event(an, v + 1);
+  core_event x = {sqlite3_value_int64(v[1]), sqlite3_value_int64(v[2]),
+                  sqlite3_value_type(v[3]) == SQLITE_NULL ? EV_NULL_STREAM
+                                                          : sqlite3_value_int64(v[3])};
+  if (pf_imap_put(&m->event_row, sqlite3_value_int64(v[0]), (int64_t)m->events.n) ||
+      TL_VEC_PUSH(&m->events, x))
+    return tl_nomem(r->e);
   return TL_OK;
 }
 
-/* The event of each anchor that none of the events naming an anchor gave (none in an analysis
-** of this version, whose events name their anchor): looked up by its key, as a map of every
-** event would find it. */
-static int events_by_key(rd *r, core_maps *m) {
-  sqlite3_stmt *st = NULL;
-  int err = TL_OK;
-  for (size_t i = 0; !err && i < m->anchors.n; i++) {
-    core_anchor *an = &m->anchors.v[i];
-    if (an->has_event) continue;
-    if (!st && prep(r, "SELECT start_ns, dur_ns, stream_id FROM traceloom_event_core "
-                       "WHERE event_n = ?1", &st))
-      return TL_ERROR;
-    sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, an->event_n);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-      sqlite3_value *v[3] = {sqlite3_column_value(st, 0), sqlite3_column_value(st, 1),
-                             sqlite3_column_value(st, 2)};
-      set_event(an, v);
-    } else if (rc != SQLITE_DONE) {
-      err = step_done(r, rc);
-    }
-  }
-  sqlite3_finalize(st);
-  return err;
-}
-
-/* Every anchor, then the events that name an anchor (each table read once, by key: any
-** order), then by key any anchor's event not among them. */
+/* Every anchor and every event, each table read once (by key: any order). */
 static int read_core_maps(rd *r, core_maps *m) {
   static const row_query anchors = {
       "anchor_n, event_n, compute_ns, comm_ns, idle_ns, aux_events, aux_ns",
       "traceloom_anchor_core", NULL, NULL};
-  static const row_query events = {"event_n, start_ns, dur_ns, stream_id, anchor_n",
-                                   "traceloom_event_core", "anchor_n IS NOT NULL", NULL};
+  static const row_query events = {"event_n, start_ns, dur_ns, stream_id", "traceloom_event_core",
+                                   NULL, NULL};
   size_t na = dense_rows(r, "traceloom_anchor_core", "anchor_n");
-  if (TL_VEC_RESERVE(&m->anchors, na) || pf_imap_reserve(&m->anchor_row, na))
+  size_t ne = dense_rows(r, "traceloom_event_core", "event_n");
+  if (TL_VEC_RESERVE(&m->anchors, na) || pf_imap_reserve(&m->anchor_row, na) ||
+      TL_VEC_RESERVE(&m->events, ne) || pf_imap_reserve(&m->event_row, ne))
     return tl_nomem(r->e);
   TL_VEC_PREFAULT(&m->anchors, na);
+  TL_VEC_PREFAULT(&m->events, ne);
   int err = each_row(r, &anchors, anchor_row, m);
-  if (!err) err = each_row(r, &events, event_row, m);
-  return err ? err : events_by_key(r, m);
+  return err ? err : each_row(r, &events, event_row, m);
 }
 
 /* A runtime call shape's values (traceloom_runtime_call_shape). */
@@ -1998,7 +1968,8 @@ static int resolve_atoms_core(pf_analysis *a, const core_maps *m, const uint8_t 
     uint8_t nl = nulls[atom_anchor[2 * i]];
     const int64_t *ar = pf_imap_get(&m->anchor_row, atom_anchor[2 * i + 1]);
     const core_anchor *an = ar ? &m->anchors.v[*ar] : NULL;
-    const core_anchor *ev = an && an->has_event ? an : NULL; /* its event's values */
+    const int64_t *er = an ? pf_imap_get(&m->event_row, an->event_n) : NULL;
+    const core_event *ev = er ? &m->events.v[*er] : NULL;
     if ((nl & (ON_START | ON_END)) && !ev)
       return tl_fail(e, "traceloom_export_perfetto: occurrence_n %lld (node_n %lld) has no "
                         "start_ns/end_ns in traceloom_position_occurrence",

@@ -800,30 +800,6 @@ def test_the_export_reads_the_core_not_the_views(cli, analyses, tmp_path):
     assert r.returncode != 0 or (tmp_path / "v.pftrace").read_bytes() != want
 
 
-def test_anchor_events_are_found_by_the_anchor(cli, analyses, tmp_path):
-    """The core read takes only the events that name an anchor (traceloom_event_core.anchor_n,
-    a third of the 1M-task bench's events name none) into that anchor, and looks up by key
-    the event of any anchor none of them gave (pf_read.c read_core_maps). An atom's event is
-    the one its anchor names (event_n), as the views join it: with a third of the anchors'
-    events naming no anchor and another third naming the wrong one, the export is unchanged,
-    and equal to the views read and to the read in turn."""
-    db = tmp_path / "a.db"
-    shutil.copy(analyses["gen/ascend_s5_l3_k6"], db)
-    want = {s: export_reading(cli, db, tmp_path / f"want{s}", None) for s in (".pftrace", ".json")}
-    con = sqlite3.connect(db)
-    top = con.execute("SELECT max(anchor_n) FROM traceloom_anchor_core").fetchone()[0]
-    unnamed = con.execute("UPDATE traceloom_event_core SET anchor_n = NULL WHERE anchor_n % 3 = 0").rowcount
-    wrong = con.execute("UPDATE traceloom_event_core SET anchor_n = (anchor_n + 1) % (? + 1) "
-                        "WHERE anchor_n % 3 = 1", (top,)).rowcount
-    con.commit()
-    con.close()
-    assert unnamed > 10 and wrong > 10
-    for suffix in (".pftrace", ".json"):
-        assert export_reading(cli, db, tmp_path / f"core{suffix}", None) == want[suffix], suffix
-        assert export_reading(cli, db, tmp_path / f"alone{suffix}", None, threads="1") == want[suffix]
-        assert export_reading(cli, db, tmp_path / f"views{suffix}", "views") == want[suffix], suffix
-
-
 def test_core_damage_is_named(cli, analyses, tmp_path):
     """A core that breaks its own conventions fails the export with the row it names: an
     occurrence whose node row is gone, an atom whose anchor is gone (no time to draw)."""
