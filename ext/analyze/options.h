@@ -26,6 +26,7 @@ typedef struct tl_options {
   int progress;         /* -1 = auto (stderr is a TTY), 0 = off, 1 = on */
   char *rules_config;   /* rules config file or bundled name; NULL = built-in rules */
   int embed_raw;        /* copy the raw source tables into the analysis database */
+  int text_id_indexes;  /* index the event and anchor text ids (option "text_id_indexes") */
   char **context;       /* scheduler context JSONL paths (option "context") */
   size_t ncontext;
   int no_graph_replay;  /* {"graph_replay": false}: skip exact graph replay reconstruction */

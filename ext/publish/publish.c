@@ -146,6 +146,19 @@ static int run_embedded(sqlite3 *db, const char *prefix, tl_err *e) {
 ** sqlite_schema" makes this connection's planner read the new rows. It expires every
 ** prepared statement, the rollback's canary included: the guard's held write covers it
 ** (guard.h). */
+int tl_publish_text_id_indexes(sqlite3 *db, tl_err *e) {
+  /* The text ids are virtual generated columns over the integer keys: stored nowhere, so a
+  ** join on them otherwise makes SQLite build an automatic index over every row of the core
+  ** at each query (1M events: about 1.5 s for the anchors, 2 s for the events). Opt-in:
+  ** together they are 22% of a default analysis' file. */
+  int rc = tl_pub_exec(db, "CREATE INDEX IF NOT EXISTS traceloom_event_core_event_id "
+                           "ON traceloom_event_core(event_id)", e);
+  if (rc == TL_OK)
+    rc = tl_pub_exec(db, "CREATE INDEX IF NOT EXISTS traceloom_anchor_core_anchor_id "
+                         "ON traceloom_anchor_core(anchor_id)", e);
+  return rc;
+}
+
 int tl_publish_planner_stats(sqlite3 *db, tl_err *e) {
   int rc = tl_pub_exec(db, "DELETE FROM main.sqlite_stat1 WHERE tbl LIKE 'traceloom\\_%' ESCAPE '\\'", e);
   sqlite3_stmt *tables = NULL, *insert = NULL;

@@ -149,6 +149,13 @@ typedef struct tl_metadata_input {
 } tl_metadata_input;
 int tl_publish_metadata(sqlite3 *db, const tl_metadata_input *in, tl_err *e);
 
+/* The indexes of the event and anchor text ids (traceloom_event_core(event_id),
+** traceloom_anchor_core(anchor_id)): for queries that join those views by their text ids,
+** such as the reference's node-events report. Written by the analyze option
+** text_id_indexes and by the idle evidence, which cites events by text id; IF NOT EXISTS, so
+** both together build each once. 1M events: about 40 MB and 1 s. */
+int tl_publish_text_id_indexes(sqlite3 *db, tl_err *e);
+
 /* The planner's table sizes: tl_publish_planner_table, before the savepoint, creates
 ** sqlite_stat1 where the database has none (empty: the one change a failed analysis can
 ** leave, a planner table); tl_publish_planner_stats, once every table is written, puts the

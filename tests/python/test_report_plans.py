@@ -8,6 +8,7 @@ role structure looks the ancestors of an atom occurrence up in the closure of th
 with children (a recursive CTE of about 34k rows at a million anchors, which no stored index can
 serve) through the index SQLite builds on it.
 """
+import json
 import pathlib
 import re
 import sqlite3
@@ -447,10 +448,10 @@ BENCH_ROWS = {"traceloom_anchor_core": 741604, "traceloom_node_core": 512346,
 REPORT_SQL = ROOT.parent / "shared" / "reference" / "report-sql"
 
 
-@pytest.fixture(scope="module")
-def bench_planned(exact_hlt_db, tmp_path_factory):
-    path = tmp_path_factory.mktemp("bench_planned") / "analysis.db"
-    src = sqlite3.connect(f"file:{exact_hlt_db}?mode=ro", uri=True)
+def with_bench_statistics(analysis_db, path):
+    """A copy of analysis_db at path whose planner statistics are the 1M bench profile's,
+    opened read-only (so SQLite reads them afresh)."""
+    src = sqlite3.connect(f"file:{analysis_db}?mode=ro", uri=True)
     dst = sqlite3.connect(path)
     src.backup(dst)
     src.close()
@@ -461,9 +462,28 @@ def bench_planned(exact_hlt_db, tmp_path_factory):
                         (" ".join([str(n)] + stat.split()[1:]), table, idx))
     dst.commit()
     dst.close()
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)  # reads the statistics afresh
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     assert con.execute("SELECT stat FROM sqlite_stat1 WHERE tbl = 'traceloom_node_core'"
                        " AND idx IS NULL").fetchone() == ("512346",)
+    return con
+
+
+@pytest.fixture(scope="module")
+def bench_planned(exact_hlt_db, tmp_path_factory):
+    con = with_bench_statistics(exact_hlt_db,
+                                tmp_path_factory.mktemp("bench_planned") / "analysis.db")
+    yield con
+    con.close()
+
+
+@pytest.fixture(scope="module")
+def text_id_planned(cli, fixtures, tmp_path_factory):
+    """exact_hlt analysed with {"text_id_indexes": true}, with the bench's statistics."""
+    here = tmp_path_factory.mktemp("text_id_planned")
+    subprocess.run([str(cli), str(fixtures / "exact_hlt" / "mono"), "--output",
+                    str(here / "indexed.db"), "--options", '{"text_id_indexes": true}'],
+                   check=True, capture_output=True)
+    con = with_bench_statistics(here / "indexed.db", here / "analysis.db")
     yield con
     con.close()
 
@@ -493,6 +513,42 @@ def report_plan_problems(con, name, allowed=()):
 
 needs_reference_sql = pytest.mark.skipif(not REPORT_SQL.is_dir(),
                                          reason="reference report queries not found")
+
+
+TEXT_ID_INDEXES = ("traceloom_anchor_core_anchor_id", "traceloom_event_core_event_id")
+
+
+def test_text_id_indexes_only_with_the_option(bench_planned, text_id_planned):
+    """The analyze option text_id_indexes adds the two text-id indexes (and says so in the
+    recorded options); a default analysis has neither (they are 22% of its file at 1M)."""
+    def indexes(con):
+        return sorted(r[0] for r in con.execute(
+            "SELECT name FROM sqlite_schema WHERE type = 'index' AND name IN (?, ?)",
+            TEXT_ID_INDEXES))
+    assert indexes(bench_planned) == []
+    assert indexes(text_id_planned) == sorted(TEXT_ID_INDEXES)
+    (options,) = text_id_planned.execute(
+        "SELECT value FROM traceloom_metadata WHERE key = 'analysis_options'").fetchone()
+    assert json.loads(options)["text_id_indexes"] is True
+
+
+@needs_reference_sql
+def test_text_id_indexes_serve_node_events_at_scale(bench_planned, text_id_planned):
+    """node-events joins a node's anchors to traceloom_anchor by anchor_id and those to
+    traceloom_event by event_id. At the bench's sizes a default analysis has SQLite build an
+    automatic index over every anchor and every event for that (3.4 s at 1M); with the
+    option both are searched by the stored indexes, and the rows are the same."""
+    default = report_plan_problems(bench_planned, "node-events")
+    assert any("AUTOMATIC" in p and "anchor_id" in p for p in default), default
+    assert any("AUTOMATIC" in p and "event_id" in p for p in default), default
+    assert report_plan_problems(text_id_planned, "node-events") == []
+    plan = " | ".join(d for _, _, d, _ in plan_tree(
+        text_id_planned, (REPORT_SQL / "node-events.sql").read_text()))
+    for name in TEXT_ID_INDEXES:
+        assert f"USING INDEX {name} " in plan, plan
+    sql = (REPORT_SQL / "node-events.sql").read_text()
+    rows = text_id_planned.execute(sql).fetchall()
+    assert rows and rows == bench_planned.execute(sql).fetchall()
 
 
 @needs_reference_sql
