@@ -203,8 +203,10 @@ def test_evidence_role_issues(dbs):
     rows = run(dbs["hlt"], "evidence-role-issues")
     assert [(r[1], r[2], r[4], r[6], r[11], r[12]) for r in rows] == [
         ("omitted_event_without_auxiliary_link", "retained_unplaced", "auxiliary",
-         f"ascend.auxiliary.task_type.{kind}", "TASK", key)
-        for kind, key in (("notify_wait", "67"), ("notify_record", "70"))]
+         rule, "TASK", key)
+        # the rules/classification.yaml rules of task types NOTIFY_WAIT and NOTIFY_RECORD
+        for rule, key in (("ascend.aux.task.type.notify.wait.717e33e3", "67"),
+                          ("ascend.aux.task.type.notify.record.21a93893", "70"))]
 
 
 def test_evidence_role_cost_coverage(dbs):
