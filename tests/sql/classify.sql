@@ -24,6 +24,15 @@ SELECT 'MatMulV2 is an anchor with structural symbol MatMul',
      AND final_role = 'anchor' AND rule_id = 'any.anchor.blob.matmul.b362963b'
      AND reason_code = 'matched_positive_rule') = 3;
 
+-- The candidates are the rules at the winning priority (as in the reference): a canonicalized
+-- symbol lists its one rule, an identity symbol none.
+SELECT 'a canonicalized symbol names its rule as its one candidate',
+  (SELECT count(*) FROM traceloom_anchor_symbol_normalization
+   WHERE outcome = 'canonicalized' AND candidate_rule_ids = rule_id) > 0
+  AND (SELECT count(*) FROM traceloom_anchor_symbol_normalization
+       WHERE (outcome = 'canonicalized' AND candidate_rule_ids IS NOT rule_id)
+          OR (outcome = 'identity' AND candidate_rule_ids IS NOT NULL)) = 0;
+
 SELECT 'traceloom_event carries the structural symbol and its role class',
   (SELECT count(*) FROM traceloom_event e JOIN traceloom_evidence_role_class c
      ON c.class_id = e.role_class_id

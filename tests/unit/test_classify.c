@@ -228,7 +228,11 @@ START_TEST(test_symbols_defaults) {
     ck_assert_msg(strcmp(d.symbol, c->symbol) == 0, "case %zu: symbol %s, want %s", i, d.symbol,
                   c->symbol);
     ck_assert_str_eq(tl_symbol_rule_id(&r->sym, d.outcome, d.rule), c->rule);
-    ck_assert_ptr_null(d.candidates);
+    /* a canonicalized symbol names its one rule as the candidate; identity has none */
+    if (c->outcome == TL_SYM_NORMALIZED)
+      ck_assert_str_eq(d.candidates, c->rule);
+    else
+      ck_assert_ptr_null(d.candidates);
     tl_symbol_decision_free(&d);
   }
   /* nothing observed at all */
@@ -279,12 +283,14 @@ START_TEST(test_symbol_conflict) {
   ck_assert_int_eq(tl_normalize_symbol(&r->sym, &in, &d, &e), TL_OK);
   ck_assert_int_eq(d.outcome, TL_SYM_NORMALIZED);
   ck_assert_str_eq(d.symbol, "A");
+  ck_assert_str_eq(d.candidates, "t.exact"); /* the one rule at the winning priority */
   tl_symbol_decision_free(&d);
   /* only the low rule matches Bar */
   in.provider = "ascend", in.op_type = "Bar";
   ck_assert_int_eq(tl_normalize_symbol(&r->sym, &in, &d, &e), TL_OK);
   ck_assert_int_eq(d.outcome, TL_SYM_NORMALIZED);
   ck_assert_str_eq(d.symbol, "C");
+  ck_assert_str_eq(d.candidates, "t.low");
   tl_symbol_decision_free(&d);
   tl_rules_free(r);
 }
