@@ -110,7 +110,8 @@ typedef struct tl_symbol_decision {
   const char *observed;     /* the selected field of the input; NULL when none */
   char *symbol;             /* structural symbol, malloc'd; NULL only when unsupported */
   int rule;                 /* index into policy->rules when normalized, else -1 */
-  char *candidates;         /* conflict: the tied rule ids joined by '|', malloc'd */
+  char *candidates;         /* rule ids at the winning priority joined by '|', malloc'd: a
+                            ** canonicalized symbol's rule, a conflict's tied rules; else NULL */
 } tl_symbol_decision;
 
 int tl_normalize_symbol(const tl_symbol_policy *p, const tl_symbol_input *in,
@@ -143,7 +144,7 @@ typedef struct tl_label_class {
   int32_t symbol_rule;      /* index into rules->sym.rules, -1 when none matched alone */
   uint32_t observed_symbol; /* pool id (TL_STR_NONE when none) */
   uint32_t symbol;          /* structural symbol, pool id of the trace */
-  char *candidates;         /* conflict candidates ('|' joined), else NULL */
+  char *candidates;         /* the symbol's candidate rules ('|' joined), else NULL */
 } tl_label_class;
 
 typedef struct tl_classification {

@@ -207,7 +207,12 @@ int tl_normalize_symbol(const tl_symbol_policy *p, const tl_symbol_input *in,
     } else {
       d->symbol = tl_strdup(r->structural_symbol);
     }
-    if (!d->symbol) return tl_nomem(e);
+    /* The candidates are the rules at the winning priority, so a canonicalized symbol lists
+    ** its one rule (as the reference does, docs/PARITY.md); a conflict lists the tied ones. */
+    if (!d->symbol || !(d->candidates = tl_strdup(r->rule_id))) {
+      tl_symbol_decision_free(d);
+      return tl_nomem(e);
+    }
     return TL_OK;
   }
   d->outcome = TL_SYM_CONFLICT;

@@ -28,7 +28,9 @@ CREATE TABLE traceloom_evidence_role_class(
   symbol_outcome TEXT NOT NULL,               -- identity, canonicalized (recovery.md), conflict, unsupported
   symbol_reason_code TEXT NOT NULL,
   symbol_rule_id TEXT NOT NULL,
-  symbol_candidate_rule_ids TEXT,             -- conflict only: the tied rule ids, '|'-joined
+  symbol_candidate_rule_ids TEXT,             -- the rules at the winning priority, '|'-joined:
+                                              -- a canonicalized symbol's one rule, a conflict's
+                                              -- tied rules; NULL for identity
   event_count INTEGER NOT NULL
 );
 

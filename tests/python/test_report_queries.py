@@ -167,7 +167,7 @@ def test_evidence_role_event(dbs):
     rows = run(dbs["host"], "evidence-role-event")
     assert {tuple(r[2:4] + r[8:12] + [r[19]]) for r in rows} == {
         ("TASK", "1", "anchor", "identity", "supported", "matched_positive_rule", "100")}
-    assert rows[0][6] == "any.anchor.blob.model_op.matmul"
+    assert rows[0][6] == "any.anchor.blob.matmul.b362963b"
     assert [(r[20], r[21], r[24]) for r in rows] == [
         ("normalized_event", "event-0", "")] + [("anchor", "anchor-0", "1")] * 3
 
@@ -176,7 +176,7 @@ def test_evidence_role_member(dbs):
     # The first placement by (kind, id) is anchor-0, the MatMul task TASK row 1 (100 ns).
     assert [r[:2] + r[4:] for r in run(dbs["host"], "evidence-role-member")] == [[
         "anchor", "anchor-0", "anchor", "traceloom.default.accelerator-task-projection",
-        "any.anchor.blob.model_op.matmul", "supported", "matched_positive_rule", "100",
+        "any.anchor.blob.matmul.b362963b", "supported", "matched_positive_rule", "100",
         "TASK", "1"]]
 
 
@@ -184,7 +184,7 @@ def test_evidence_role_omissions(dbs):
     # The EVENT_WAIT task [1720,1760) is auxiliary work linked to the next anchor (the second
     # MatMul, anchor-2).
     assert [r[0:1] + r[2:] for r in run(dbs["host"], "evidence-role-omissions")] == [[
-        "anchor-2", "auxiliary", "ascend.auxiliary.task_type.event_wait", "supported",
+        "anchor-2", "auxiliary", "ascend.aux.task.type.event.wait.28ab0f94", "supported",
         "matched_positive_rule", "40", "TASK", "3"]]
 
 
@@ -203,8 +203,10 @@ def test_evidence_role_issues(dbs):
     rows = run(dbs["hlt"], "evidence-role-issues")
     assert [(r[1], r[2], r[4], r[6], r[11], r[12]) for r in rows] == [
         ("omitted_event_without_auxiliary_link", "retained_unplaced", "auxiliary",
-         f"ascend.auxiliary.task_type.{kind}", "TASK", key)
-        for kind, key in (("notify_wait", "67"), ("notify_record", "70"))]
+         rule, "TASK", key)
+        # the rules/classification.yaml rules of task types NOTIFY_WAIT and NOTIFY_RECORD
+        for rule, key in (("ascend.aux.task.type.notify.wait.717e33e3", "67"),
+                          ("ascend.aux.task.type.notify.record.21a93893", "70"))]
 
 
 def test_evidence_role_cost_coverage(dbs):
@@ -229,7 +231,7 @@ def test_symbol_normalization_audit(dbs):
         ["anchor-0", "MatMul", "task.op_type", "MatMul", "fallback.identity-preserve",
          "identity", "no_explicit_rule_identity_preserved", "0.06", "TASK", "1"],
         ["anchor-1", "hcom_allReduce_", "communication.op_name", "AllReduce",
-         "communication.allreduce", "canonicalized", "explicit_rule_match", "0.05",
+         "collective.communication.allreduce-alias", "canonicalized", "explicit_rule_match", "0.05",
          "COMMUNICATION_OP", "1"]]
 
 

@@ -20,9 +20,18 @@ SELECT 'one decision per event, its id the integer n of event-<n> (docs/PARITY.m
 SELECT 'MatMulV2 is an anchor with structural symbol MatMul',
   (SELECT count(*) FROM traceloom_evidence_role_decision
    WHERE observed_symbol = 'MatMulV2' AND structural_symbol = 'MatMul'
-     AND symbol_outcome = 'canonicalized' AND symbol_rule_id = 'ascend.task.matmul-variant'
-     AND final_role = 'anchor' AND rule_id = 'any.anchor.blob.model_op.matmul'
+     AND symbol_outcome = 'canonicalized' AND symbol_rule_id = 'ascend.task.matmul-backend-variant'
+     AND final_role = 'anchor' AND rule_id = 'any.anchor.blob.matmul.b362963b'
      AND reason_code = 'matched_positive_rule') = 3;
+
+-- The candidates are the rules at the winning priority (as in the reference): a canonicalized
+-- symbol lists its one rule, an identity symbol none.
+SELECT 'a canonicalized symbol names its rule as its one candidate',
+  (SELECT count(*) FROM traceloom_anchor_symbol_normalization
+   WHERE outcome = 'canonicalized' AND candidate_rule_ids = rule_id) > 0
+  AND (SELECT count(*) FROM traceloom_anchor_symbol_normalization
+       WHERE (outcome = 'canonicalized' AND candidate_rule_ids IS NOT rule_id)
+          OR (outcome = 'identity' AND candidate_rule_ids IS NOT NULL)) = 0;
 
 SELECT 'traceloom_event carries the structural symbol and its role class',
   (SELECT count(*) FROM traceloom_event e JOIN traceloom_evidence_role_class c
@@ -43,7 +52,7 @@ SELECT 'unmatched GatherV2 stays an identity-bearing unknown_anchor',
 
 SELECT 'MODEL_EXECUTE launches are auxiliary, kept with their cost',
   (SELECT count(*) FROM traceloom_evidence_role_decision
-   WHERE final_role = 'auxiliary' AND rule_id = 'ascend.auxiliary.task_type.model_execute'
+   WHERE final_role = 'auxiliary' AND rule_id = 'ascend.aux.task.type.model.execute.85a30ce3'
      AND policy_structural_participation = 'excluded'
      AND cost_treatment = 'retained_for_attribution') = 4;
 
@@ -83,7 +92,7 @@ SELECT 'symbol normalization view',
 
 SELECT 'role summary view',
   (SELECT event_count FROM traceloom_v_evidence_role_summary
-   WHERE final_role = 'auxiliary' AND rule_id = 'ascend.auxiliary.task_type.model_execute') = 4
+   WHERE final_role = 'auxiliary' AND rule_id = 'ascend.aux.task.type.model.execute.85a30ce3') = 4
   AND (SELECT sum(event_count) FROM traceloom_v_evidence_role_summary) = 10
   AND (SELECT count(*) FROM traceloom_v_evidence_role_decision) = 10;
 
@@ -128,7 +137,10 @@ SELECT 'NOTIFY_* control tasks are auxiliary and excluded from identity',
   (SELECT count(*) FROM traceloom_v_evidence_role_decision
    WHERE task_type IN ('NOTIFY_WAIT', 'NOTIFY_RECORD') AND final_role = 'auxiliary'
      AND effective_structural_participation = 'excluded'
-     AND rule_id = 'ascend.auxiliary.task_type.' || lower(task_type)) = 28;
+     -- decided by the manifest's rule for that task type (ids are the reference's, hashed)
+     AND rule_id = (SELECT r.rule_id FROM traceloom_evidence_role_rule r
+                     WHERE r.provider_scope = 'ascend' AND r.field = 'task_type'
+                       AND r.match_mode = 'exact' AND r.pattern = task_type)) = 28;
 
 SELECT 'unknown KERNEL_AIVEC kernels stay unknown_anchor (unknown first)',
   (SELECT count(*) FROM traceloom_v_evidence_role_decision
@@ -161,6 +173,6 @@ SELECT 'a config file: extend, override and replace',
   AND (SELECT policy_mode FROM traceloom_event_reconciliation_policy) = 'replace'
   AND (SELECT count(*) FROM traceloom_event_reconciliation_rule) = 0
   AND (SELECT rule_origin FROM traceloom_symbol_normalization_rule
-       WHERE rule_id = 'ascend.task.matmul-variant') LIKE '%good_stages.yaml'
+       WHERE rule_id = 'ascend.task.matmul-backend-variant') LIKE '%good_stages.yaml'
   AND (SELECT rule_origin FROM traceloom_symbol_normalization_rule
-       WHERE rule_id = 'communication.allreduce') = 'bundled:rules/symbol_normalization.yaml';
+       WHERE rule_id = 'collective.communication.allreduce-alias') = 'bundled:rules/symbol_normalization.yaml';

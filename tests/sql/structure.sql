@@ -113,7 +113,7 @@ SELECT 'minimal: the represented comm task is decided by system.communication_an
      FROM traceloom_evidence_role_decision WHERE event_id = 'event-1')
   = 'anchor:anchor:identity:identity:supported:represented_by_communication_anchor:system.communication_anchor'
   AND (SELECT decided_event_count FROM traceloom_evidence_role_rule
-        WHERE rule_id = 'any.anchor.blob.collective.allreduce') = 0
+        WHERE rule_id = 'any.anchor.blob.allreduce.2167e26c') = 0
   AND (SELECT sum(event_count) FROM traceloom_evidence_role_class) = 3;
 -- The cost example of outputs.md 3.1 on real rows: MatMul [100,160), comm op [165,215).
 SELECT 'minimal: the comm op pays the 5 ns gap as idle and its own 50 ns as comm',

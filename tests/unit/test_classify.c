@@ -72,50 +72,50 @@ START_TEST(test_roles_defaults) {
   tl_rules *r = defaults();
   /* A bare AI_CORE container is transparent ... */
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "AI_CORE", "AI_CORE", "", "", "", ""),
-             TL_EVIDENCE_TRANSPARENT, "ascend.transparent.task_type.ai_core");
+             TL_EVIDENCE_TRANSPARENT, "ascend.transparent.task.type.ai.core.7897ff1d");
   /* ... with a concrete operator the rule defers: an unfamiliar one stays an unknown anchor */
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "AI_CORE", "AI_CORE", "", "FooOp", "", ""),
              TL_EVIDENCE_UNKNOWN_ANCHOR, "fallback.unknown_observation");
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "AI_CORE", "AI_CORE", "layer0", "MatMul", "MIX_AIC", ""),
-             TL_EVIDENCE_ANCHOR, "any.anchor.blob.model_op.matmul");
+             TL_EVIDENCE_ANCHOR, "any.anchor.blob.matmul.b362963b");
   /* compute_task_type alone is not a concrete operator */
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "AI_CORE", "AI_CORE", "", "", "MIX_AIV", ""),
-             TL_EVIDENCE_TRANSPARENT, "ascend.transparent.task_type.ai_core");
+             TL_EVIDENCE_TRANSPARENT, "ascend.transparent.task.type.ai.core.7897ff1d");
   /* Ascend control tasks; the provider must match */
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "NOTIFY_WAIT", "NOTIFY_WAIT", "", "", "", ""),
-             TL_EVIDENCE_AUXILIARY, "ascend.auxiliary.task_type.notify_wait");
+             TL_EVIDENCE_AUXILIARY, "ascend.aux.task.type.notify.wait.717e33e3");
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "NOTIFY_WAIT", "notify-wait", "", "", "", ""),
-             TL_EVIDENCE_AUXILIARY, "ascend.auxiliary.task_type.notify_wait");
+             TL_EVIDENCE_AUXILIARY, "ascend.aux.task.type.notify.wait.717e33e3");
   CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "NOTIFY_WAIT", "NOTIFY_WAIT", "", "", "", ""),
              TL_EVIDENCE_UNKNOWN_ANCHOR, "fallback.unknown_observation");
   /* an unknown provider ("any") matches rules of every scope */
   CHECK_ROLE(decide(r, TL_SCOPE_ANY, "NOTIFY_WAIT", "NOTIFY_WAIT", "", "", "", ""),
-             TL_EVIDENCE_AUXILIARY, "ascend.auxiliary.task_type.notify_wait");
+             TL_EVIDENCE_AUXILIARY, "ascend.aux.task.type.notify.wait.717e33e3");
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "MODEL_MAINTAINCE", "MODEL_MAINTAINCE", "", "", "", ""),
-             TL_EVIDENCE_AUXILIARY, "ascend.auxiliary.task_type.model_maintaince");
+             TL_EVIDENCE_AUXILIARY, "ascend.aux.task.type.model.maintaince.9af5400a");
   /* sync helpers (90) beat the collective blob rules (80) */
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "KERNEL_AIVEC", "KERNEL_AIVEC", "hccl_aiv_sync_allreduce",
                     "", "", ""),
-             TL_EVIDENCE_AUXILIARY, "ascend.auxiliary.blob.hccl_aiv_sync");
+             TL_EVIDENCE_AUXILIARY, "ascend.aux.blob.hccl.aiv.sync.002d332c");
   /* operator anchor (85) beats the ffn blob (60); operators compare case-insensitively */
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "MIX_AIC", "MIX_AIC", "", "dispatchFFNcombineBF16", "", ""),
-             TL_EVIDENCE_ANCHOR, "ascend.anchor.operator.dispatchffncombinebf16");
+             TL_EVIDENCE_ANCHOR, "ascend.anchor.operator.dispatchffncombinebf16.dccb9f76");
   /* a collective name on an EVENT_WAIT task: the blob rule (80) beats the task type (70) */
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "EVENT_WAIT", "EVENT_WAIT", "", "", "", "hccl_allreduce_x"),
-             TL_EVIDENCE_ANCHOR, "any.anchor.blob.collective.allreduce");
+             TL_EVIDENCE_ANCHOR, "any.anchor.blob.allreduce.2167e26c");
   /* CUDA and Hygon task types from the adapters */
   CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CUDA_KERNEL", "CUDA_KERNEL", "gemm_kernel", "CudaMatMul", "", ""),
-             TL_EVIDENCE_ANCHOR, "cuda.anchor.task_type.cuda_kernel");
+             TL_EVIDENCE_ANCHOR, "cuda.anchor.task.type.cuda.kernel.51cc7472");
   CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CUDA_KERNEL_AUX", "CUDA_KERNEL_AUX", "fill", "CudaAux:Fill", "", ""),
-             TL_EVIDENCE_AUXILIARY, "cuda.auxiliary.task_type.cuda_kernel_aux");
+             TL_EVIDENCE_AUXILIARY, "cuda.aux.task.type.cuda.kernel.aux.c4ce98bf");
   CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CUDA_MEMSET_AUX", "CUDA_MEMSET_AUX", "CudaMemset bytes=4", "", "", ""),
              TL_EVIDENCE_UNKNOWN_ANCHOR, "fallback.unknown_observation"); /* not in the list */
   CHECK_ROLE(decide(r, TL_SCOPE_HYGON, "MEMCPY", "MEMCPY", "", "DataMove", "", ""),
-             TL_EVIDENCE_AUXILIARY, "hygon.auxiliary.task_type.memcpy");
+             TL_EVIDENCE_AUXILIARY, "hygon.aux.task.type.memcpy.5aa0fdd9");
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "MEMCPY", "MEMCPY", "", "", "", ""),
-             TL_EVIDENCE_AUXILIARY, "ascend.auxiliary.task_type.memcpy");
+             TL_EVIDENCE_AUXILIARY, "ascend.aux.task.type.memcpy.5aa0fdd9");
   CHECK_ROLE(decide(r, TL_SCOPE_HYGON, "HIP_KERNEL", "HIP_KERNEL", "k", "", "", ""),
-             TL_EVIDENCE_ANCHOR, "hygon.anchor.task_type.hip_kernel");
+             TL_EVIDENCE_ANCHOR, "hygon.anchor.task.type.hip.kernel");
   /* PyTorch CPU operators (Kineto's CPU plane: op_name = op_type = the operator), one
   ** alternative of each exact_any list, then the CPU_OP fallback for the rest; exact_any
   ** compares whole alternatives, so a prefix of one (aten::lin) is no match */
@@ -139,7 +139,7 @@ START_TEST(test_roles_defaults) {
     CHECK_ROLE(decide(r, TL_SCOPE_CUDA, "CPU_OP", "CPU_OP", cpu_ops[i].op, cpu_ops[i].op, "", ""),
                cpu_ops[i].role, cpu_ops[i].rule);
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "AI_VECTOR_CORE", "AI_VECTOR_CORE", "", "RmsNorm", "", ""),
-             TL_EVIDENCE_ANCHOR, "any.anchor.blob.model_op.rmsnorm");
+             TL_EVIDENCE_ANCHOR, "any.anchor.blob.rmsnorm.eb7e4edc");
   CHECK_ROLE(decide(r, TL_SCOPE_ASCEND, "", "", "", "", "", ""), TL_EVIDENCE_UNKNOWN_ANCHOR,
              "fallback.unknown_observation");
   tl_rules_free(r);
@@ -184,38 +184,38 @@ START_TEST(test_symbols_defaults) {
   tl_rules *r = defaults();
   const sym_case cases[] = {
       {TL_SD_TASK, "ascend", "", "MatMulV2", "MIX_AIC", "", TL_SYM_NORMALIZED, "MatMul",
-       "ascend.task.matmul-variant"},
+       "ascend.task.matmul-backend-variant"},
       {TL_SD_TASK, "ascend", "", "MatMulV3_ND", "AI_CORE", "", TL_SYM_NORMALIZED, "MatMul",
-       "ascend.task.matmul-variant"},
+       "ascend.task.matmul-backend-variant"},
       {TL_SD_TASK, "ascend", "BatchMatMulV2_NZ", "", "AI_CORE", "", TL_SYM_NORMALIZED, "MatMul",
-       "ascend.task.matmul-variant"},
+       "ascend.task.matmul-backend-variant"},
       {TL_SD_TASK, "ascend", "", "Add_0123456789abcdef0123456789abcdef", "AI_CORE", "",
-       TL_SYM_NORMALIZED, "Add", "ascend.task.decorated-kernel"},
+       TL_SYM_NORMALIZED, "Add", "ascend.task.decorated-kernel-base"},
       {TL_SD_TASK, "ascend", "", "Fused_Norm_v2", "AI_CORE", "", TL_SYM_IDENTITY, "Fused_Norm_v2",
        "fallback.identity-preserve"},
       {TL_SD_TASK, "cuda", "", "MatMulV2", "CUDA_KERNEL", "", TL_SYM_IDENTITY, "MatMulV2",
        "fallback.identity-preserve"}, /* Ascend rules do not apply to CUDA */
       {TL_SD_TASK, "ascend", "", "", "KERNEL_AIVEC", "aiv_allreduce_kernel_1", TL_SYM_NORMALIZED,
-       "AIV_AllReduce", "ascend.task.device-allreduce"},
+       "AIV_AllReduce", "ascend.task.aiv-allreduce"},
       {TL_SD_TASK, "ascend", "", "", "EVENT_WAIT", "", TL_SYM_IDENTITY, "EVENT_WAIT",
        "fallback.identity-preserve"},
       {TL_SD_COMMUNICATION, "ascend", "hcclAllReduce", "hcom_allReduce_", "", "", TL_SYM_NORMALIZED,
-       "AllReduce", "communication.allreduce"},
+       "AllReduce", "collective.communication.allreduce-alias"},
       {TL_SD_COMMUNICATION, "ascend", "12_34", "", "", "", TL_SYM_NORMALIZED, "AllReduce",
-       "ascend.communication.opaque-numeric-allreduce"},
+       "ascend.communication.opaque-allreduce-instance"},
       {TL_SD_COMMUNICATION, "cuda", "12_34", "", "", "", TL_SYM_IDENTITY, "12_34",
        "fallback.identity-preserve"},
       {TL_SD_COMMUNICATION, "", "hcclReduceScatter", "hcom_reduceScatter_", "", "",
-       TL_SYM_NORMALIZED, "ReduceScatter", "communication.reduce-scatter"},
+       TL_SYM_NORMALIZED, "ReduceScatter", "collective.communication.reduce-scatter-alias"},
       {TL_SD_COMMUNICATION, "ascend", "hcclAllGather", "hcom_allGather_", "", "",
-       TL_SYM_NORMALIZED, "AllGather", "communication.all-gather"},
+       TL_SYM_NORMALIZED, "AllGather", "collective.communication.allgather-alias"},
       {TL_SD_COMMUNICATION, "cuda", "ncclBroadcast", "", "", "", TL_SYM_NORMALIZED, "Broadcast",
-       "communication.broadcast"},
+       "collective.communication.broadcast-alias"},
       {TL_SD_COMMUNICATION, "cuda", "moe_a2a_dispatch", "", "", "", TL_SYM_NORMALIZED, "AllToAll",
-       "communication.all-to-all"},
+       "collective.communication.alltoall-alias"},
       /* the highest matching priority wins: all-reduce (100) over reduce-scatter (90) */
       {TL_SD_COMMUNICATION, "ascend", "allreduce_then_reducescatter", "", "", "",
-       TL_SYM_NORMALIZED, "AllReduce", "communication.allreduce"},
+       TL_SYM_NORMALIZED, "AllReduce", "collective.communication.allreduce-alias"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const sym_case *c = &cases[i];
@@ -228,7 +228,11 @@ START_TEST(test_symbols_defaults) {
     ck_assert_msg(strcmp(d.symbol, c->symbol) == 0, "case %zu: symbol %s, want %s", i, d.symbol,
                   c->symbol);
     ck_assert_str_eq(tl_symbol_rule_id(&r->sym, d.outcome, d.rule), c->rule);
-    ck_assert_ptr_null(d.candidates);
+    /* a canonicalized symbol names its one rule as the candidate; identity has none */
+    if (c->outcome == TL_SYM_NORMALIZED)
+      ck_assert_str_eq(d.candidates, c->rule);
+    else
+      ck_assert_ptr_null(d.candidates);
     tl_symbol_decision_free(&d);
   }
   /* nothing observed at all */
@@ -279,12 +283,14 @@ START_TEST(test_symbol_conflict) {
   ck_assert_int_eq(tl_normalize_symbol(&r->sym, &in, &d, &e), TL_OK);
   ck_assert_int_eq(d.outcome, TL_SYM_NORMALIZED);
   ck_assert_str_eq(d.symbol, "A");
+  ck_assert_str_eq(d.candidates, "t.exact"); /* the one rule at the winning priority */
   tl_symbol_decision_free(&d);
   /* only the low rule matches Bar */
   in.provider = "ascend", in.op_type = "Bar";
   ck_assert_int_eq(tl_normalize_symbol(&r->sym, &in, &d, &e), TL_OK);
   ck_assert_int_eq(d.outcome, TL_SYM_NORMALIZED);
   ck_assert_str_eq(d.symbol, "C");
+  ck_assert_str_eq(d.candidates, "t.low");
   tl_symbol_decision_free(&d);
   tl_rules_free(r);
 }
@@ -384,13 +390,13 @@ START_TEST(test_fixture_minimal_smoke) {
   const tl_label_class *k0 = tl_event_class(&c, t, 0), *k1 = tl_event_class(&c, t, 1),
                        *k2 = tl_event_class(&c, t, 2);
   /* AI_CORE with a concrete MatMul operator: not transparent, anchored by the matmul blob */
-  ck_assert_str_eq(tl_class_rule_id(r, k0), "any.anchor.blob.model_op.matmul");
+  ck_assert_str_eq(tl_class_rule_id(r, k0), "any.anchor.blob.matmul.b362963b");
   ck_assert_int_eq(k0->final_role, TL_EVIDENCE_ANCHOR);
   ck_assert_str_eq(S(t, k0->symbol), "MatMul");
   ck_assert_int_eq(k0->symbol_outcome, TL_SYM_IDENTITY);
   ck_assert_str_eq(tl_class_reason_code(k0), "matched_positive_rule");
   /* EVENT_WAIT carrying the all-reduce comm identity */
-  ck_assert_str_eq(tl_class_rule_id(r, k1), "any.anchor.blob.collective.allreduce");
+  ck_assert_str_eq(tl_class_rule_id(r, k1), "any.anchor.blob.allreduce.2167e26c");
   ck_assert_str_eq(S(t, k1->symbol), "comm_task_hccl_allreduce");
   /* the communication op */
   ck_assert_int_eq(k2->domain, TL_OBS_COMMUNICATION);
@@ -445,11 +451,11 @@ START_TEST(test_fixture_aclgraph_smoke) {
     if (strcmp(op, "MatMulV2") == 0) {
       matmul++;
       ck_assert_int_eq(k->final_role, TL_EVIDENCE_ANCHOR);
-      ck_assert_str_eq(tl_class_rule_id(r, k), "any.anchor.blob.model_op.matmul");
+      ck_assert_str_eq(tl_class_rule_id(r, k), "any.anchor.blob.matmul.b362963b");
       ck_assert_str_eq(S(t, k->observed_symbol), "MatMulV2");
       ck_assert_str_eq(S(t, k->symbol), "MatMul"); /* structural MatMul */
       ck_assert_int_eq(k->symbol_outcome, TL_SYM_NORMALIZED);
-      ck_assert_str_eq(r->sym.rules.v[k->symbol_rule].rule_id, "ascend.task.matmul-variant");
+      ck_assert_str_eq(r->sym.rules.v[k->symbol_rule].rule_id, "ascend.task.matmul-backend-variant");
     } else if (strcmp(op, "GatherV2") == 0) {
       gather++;
       ck_assert_int_eq(k->final_role, TL_EVIDENCE_UNKNOWN_ANCHOR);
@@ -460,7 +466,7 @@ START_TEST(test_fixture_aclgraph_smoke) {
     } else if (strcmp(tt, "MODEL_EXECUTE") == 0) {
       model_execute++;
       ck_assert_int_eq(k->final_role, TL_EVIDENCE_AUXILIARY);
-      ck_assert_str_eq(tl_class_rule_id(r, k), "ascend.auxiliary.task_type.model_execute");
+      ck_assert_str_eq(tl_class_rule_id(r, k), "ascend.aux.task.type.model.execute.85a30ce3");
       ck_assert_str_eq(tl_class_semantic_role(k), "aux");
       ck_assert_int_eq(k->cost, TL_COSTP_RETAINED_FOR_ATTRIBUTION);
     } else if (strcmp(tt, "COMMUNICATION_OP") == 0) {
@@ -500,8 +506,8 @@ START_TEST(test_fixture_exact_hlt) {
         ck_assert_int_eq(k->final_role, TL_EVIDENCE_AUXILIARY);
         ck_assert_str_eq(tl_class_effective_participation(k), "excluded");
         ck_assert_str_eq(tl_class_rule_id(r, k), strcmp(tt, "NOTIFY_WAIT") == 0
-                                                     ? "ascend.auxiliary.task_type.notify_wait"
-                                                     : "ascend.auxiliary.task_type.notify_record");
+                                                     ? "ascend.aux.task.type.notify.wait.717e33e3"
+                                                     : "ascend.aux.task.type.notify.record.21a93893");
       } else if (strcmp(tt, "KERNEL_AIVEC") == 0) {
         kernels++;
         ck_assert_int_eq(k->final_role, TL_EVIDENCE_UNKNOWN_ANCHOR);
@@ -665,7 +671,7 @@ START_TEST(test_publish) {
                              "AND event_id = 'event-' || decision_id"), 10);
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_decision WHERE "
                              "final_role = 'auxiliary' AND rule_id = "
-                             "'ascend.auxiliary.task_type.model_execute' AND policy_role = "
+                             "'ascend.aux.task.type.model.execute.85a30ce3' AND policy_role = "
                              "'auxiliary' AND effective_structural_participation = 'excluded' AND "
                              "source_table = 'TASK'"), 4);
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_decision WHERE "
@@ -675,7 +681,7 @@ START_TEST(test_publish) {
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_decision WHERE "
                              "observed_symbol = 'MatMulV2' AND structural_symbol = 'MatMul' AND "
                              "symbol_outcome = 'canonicalized' AND symbol_rule_id = "
-                             "'ascend.task.matmul-variant'"), 3);
+                             "'ascend.task.matmul-backend-variant'"), 3);
   ck_assert_int_eq(q_int(db, "SELECT event_count FROM traceloom_evidence_role_class WHERE "
                              "op_type = 'GatherV2' AND final_role = 'unknown_anchor' AND "
                              "provider_scope = 'ascend' AND kind = 'compute'"), 1);
@@ -686,7 +692,7 @@ START_TEST(test_publish) {
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_rule"), 68);
   ck_assert_int_eq(q_int(db, "SELECT sum(decided_event_count) FROM traceloom_evidence_role_rule"), 7);
   ck_assert_int_eq(q_int(db, "SELECT decided_event_count FROM traceloom_evidence_role_rule WHERE "
-                             "rule_id = 'any.anchor.blob.model_op.matmul'"), 3);
+                             "rule_id = 'any.anchor.blob.matmul.b362963b'"), 3);
   ck_assert_int_eq(q_int(db, "SELECT min(decision_order) = 1 AND max(decision_order) = 68 FROM "
                              "traceloom_evidence_role_rule"), 1);
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_policy WHERE "

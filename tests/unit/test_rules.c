@@ -126,12 +126,12 @@ START_TEST(test_defaults) {
   ck_assert_int_eq(r->cls.rules.v[62].priority, 60);
 
   size_t pos;
-  const tl_class_rule *ai = class_rule(r, "ascend.transparent.task_type.ai_core", &pos);
+  const tl_class_rule *ai = class_rule(r, "ascend.transparent.task.type.ai.core.7897ff1d", &pos);
   ck_assert_ptr_nonnull(ai);
   ck_assert_int_eq(ai->role, TL_EVIDENCE_TRANSPARENT);
   ck_assert_int_eq(ai->defer, 1);
   ck_assert_int_eq(ai->priority, 70);
-  const tl_class_rule *ffn = class_rule(r, "ascend.anchor.operator.dispatchffncombinebf16", NULL);
+  const tl_class_rule *ffn = class_rule(r, "ascend.anchor.operator.dispatchffncombinebf16.dccb9f76", NULL);
   ck_assert_ptr_nonnull(ffn);
   ck_assert_int_eq(ffn->field, TL_CF_OPERATOR);
   ck_assert_str_eq(ffn->key, "dispatchffncombinebf16"); /* operator compares lower-cased */
@@ -153,7 +153,7 @@ START_TEST(test_defaults) {
 
   /* The decorated-kernel rule gives {kernel_base}. */
   const tl_symbol_rule *last = &r->sym.rules.v[8];
-  ck_assert_str_eq(last->rule_id, "ascend.task.decorated-kernel");
+  ck_assert_str_eq(last->rule_id, "ascend.task.decorated-kernel-base");
   ck_assert_int_eq(last->kernel_base, 1);
   ck_assert_int_eq(last->priority, 10);
   ck_assert_int_eq(r->rec.rules.v[0].min_contained_ppm, 990000);
@@ -300,7 +300,7 @@ START_TEST(test_stage_modes) {
 
   /* override: same count, same place, new body. */
   ck_assert_int_eq(r->sym.rules.n, 9);
-  ck_assert_str_eq(r->sym.rules.v[1].rule_id, "ascend.task.matmul-variant");
+  ck_assert_str_eq(r->sym.rules.v[1].rule_id, "ascend.task.matmul-backend-variant");
   ck_assert_str_eq(r->sym.rules.v[1].structural_symbol, "Gemm");
   ck_assert_int_eq(r->sym.rules.v[1].nalts, 2);
   ck_assert_str_eq(r->sym.meta.policy_id, "traceloom.default-structural-symbols+test.symbols");
@@ -337,7 +337,7 @@ START_TEST(test_override_keeps_position) {
       "  mode: override\n"
       "  metadata: {policy_id: t.o, policy_version: \"1\"}\n"
       "  rules:\n"
-      "    - {rule_id: ascend.auxiliary.task_type.notify_wait, priority: 70,\n"
+      "    - {rule_id: ascend.aux.task.type.notify.wait.717e33e3, priority: 70,\n"
       "       provider_scope: ascend, source_domain: task, field: task_type, match: exact,\n"
       "       pattern: NOTIFY_WAIT, role: transparent, required_fields: task_type,\n"
       "       structural_participation: excluded, cost_treatment: retained_as_evidence,\n"
@@ -346,10 +346,10 @@ START_TEST(test_override_keeps_position) {
       "       concrete_identity_behavior: apply, note: overridden}\n";
   tl_rules *base = load_ok(NULL);
   size_t before, after;
-  ck_assert_ptr_nonnull(class_rule(base, "ascend.auxiliary.task_type.notify_wait", &before));
+  ck_assert_ptr_nonnull(class_rule(base, "ascend.aux.task.type.notify.wait.717e33e3", &before));
   char *path = tmp_yaml(text);
   tl_rules *r = load_ok(path);
-  const tl_class_rule *n = class_rule(r, "ascend.auxiliary.task_type.notify_wait", &after);
+  const tl_class_rule *n = class_rule(r, "ascend.aux.task.type.notify.wait.717e33e3", &after);
   ck_assert_int_eq(before, after);
   ck_assert_int_eq(n->role, TL_EVIDENCE_TRANSPARENT);
   ck_assert_int_eq(r->cls.rules.n, 68);
@@ -608,7 +608,7 @@ START_TEST(test_config_errors) {
       "       cost_treatment: retained_for_attribution, context_treatment: retained,\n"
       "       provenance_treatment: retained, missing_evidence_behavior: continue_or_fallback,\n"
       "       concrete_identity_behavior: apply}\n";
-  expect_inline_err(eq, 6, "pattern", "ascend.auxiliary.task_type.notify_wait");
+  expect_inline_err(eq, 6, "pattern", "ascend.aux.task.type.notify.wait.717e33e3");
 
   /* symbol rules */
   static const char sym[] =
@@ -642,7 +642,7 @@ START_TEST(test_config_errors) {
       "       field: selected, match: ascend_kernel_base_exact_any, structural_symbol: M,\n"
       "       pattern: matmulv1|matmulv2|matmulv3|batchmatmulv1|batchmatmulv2|batchmatmulv3,\n"
       "       note: n}\n";
-  expect_inline_err(dup, 6, "pattern", "ascend.task.matmul-variant");
+  expect_inline_err(dup, 6, "pattern", "ascend.task.matmul-backend-variant");
 }
 END_TEST
 
