@@ -567,31 +567,45 @@ def compare(rel, ref, ours, prof, intended):
     strict_equal = collections.Counter(rr) == collections.Counter(orows) and not missing_cols
     if strict_equal:
         return Result("equal", f"{len(rr)} rows")
-    skip = set()
-    rw, ow, masks, tol = [], [], [], {}
-    for e in entries:
-        if e.kind == "columns" and e.within is not None:
-            tol.update((c, e.within) for c in e.arg)
-        elif e.kind == "columns" and e.where:
-            masks.extend((c, e.where) for c in e.arg)
-        elif e.kind == "columns":
-            skip.update(e.arg)
-        elif e.kind == "ref rows":
-            rw.append(e.arg)
-        elif e.kind == "our rows":
-            ow.append(e.arg)
-    missing_left = [c for c in missing_cols if c not in skip]
+    def applied(ents):
+        """(equal, cols, ref rows, our rows, columns missing) once ents are applied."""
+        skip = set()
+        rw, ow, masks, tol = [], [], [], {}
+        for e in ents:
+            if e.kind == "columns" and e.within is not None:
+                tol.update((c, e.within) for c in e.arg)
+            elif e.kind == "columns" and e.where:
+                masks.extend((c, e.where) for c in e.arg)
+            elif e.kind == "columns":
+                skip.update(e.arg)
+            elif e.kind == "ref rows":
+                rw.append(e.arg)
+            elif e.kind == "our rows":
+                ow.append(e.arg)
+        left = [c for c in missing_cols if c not in skip]
+        c2, r2, o2 = side_rows(skip, " AND ".join(f"NOT ({w})" for w in rw) or None,
+                               " AND ".join(f"NOT ({w})" for w in ow) or None, masks)
+        same = r2 is not None and (collections.Counter(r2) == collections.Counter(o2)
+                                   or (tol and equal_within(c2, r2, o2, tol))) and not left
+        return same, c2, r2, o2, left
+
+    missing_left = missing_cols
     if entries:
-        cols, rr2, or2 = side_rows(skip, " AND ".join(f"NOT ({w})" for w in rw) or None,
-                                   " AND ".join(f"NOT ({w})" for w in ow) or None, masks)
-        if rr2 is None:
-            return Result("different", f"query failed with the intended exclusions: {or2}")
-        if (collections.Counter(rr2) == collections.Counter(or2)
-                or (tol and equal_within(cols, rr2, or2, tol))) and not missing_left:
-            for e in entries:
-                e.used = True
-            st = "known" if any(e.status == "known" for e in entries) else "intended"
-            return Result(st, f"{len(rr2)} rows after exclusions")
+        # A relation is known only where a known entry is needed: one that the intended
+        # entries alone make equal is intended, whatever known entry also names it.
+        groups = [entries]
+        intended_only = [e for e in entries if e.status != "known"]
+        if intended_only and len(intended_only) < len(entries):
+            groups.insert(0, intended_only)
+        for ents in groups:
+            same, cols, rr2, or2, missing_left = applied(ents)
+            if rr2 is None:
+                return Result("different", f"query failed with the intended exclusions: {or2}")
+            if same:
+                for e in ents:
+                    e.used = True
+                st = "known" if any(e.status == "known" for e in ents) else "intended"
+                return Result(st, f"{len(rr2)} rows after exclusions")
         rr, orows = rr2, or2
     return Result("different", describe(cols, rr, orows, missing_left))
 

@@ -273,7 +273,9 @@ static int publish_host(sqlite3 *db, const tl_context *c, tl_err *e) {
 }
 
 /* Launch candidates, then the distinct steps per device work (over direct and member
-** candidates), from the published relations through the views. */
+** candidates), from the published relations through the views. A launch candidate is work
+** whose event is the launch's execute control (its MODEL_EXECUTE task): work_kind is the
+** reference's 'event' for every item, so the launch is told by its control. */
 static int publish_derived(sqlite3 *db, tl_err *e) {
   static const char *const sql =
       "INSERT INTO traceloom_context_replay_launch_candidate "
@@ -283,9 +285,9 @@ static int publish_derived(sqlite3 *db, tl_err *e) {
       "d.provider_support_state, d.association_basis, gl.launch_id, gl.db_idx, "
       "gl.replay_unit_id, gl.anchor_id, gl.graph_launch_occurrence_id "
       "FROM d CROSS JOIN traceloom_device_work w ON w.event_id = d.event_id "
-      " AND w.device_id = d.device_id AND w.work_kind = 'graph_launch' "
+      " AND w.device_id = d.device_id "
       "CROSS JOIN traceloom_graph_launch_control lc ON lc.event_id = w.event_id "
-      " AND lc.db_idx = w.db_idx AND lc.device_id = w.device_id "
+      " AND lc.db_idx = w.db_idx AND lc.device_id = w.device_id AND lc.control_kind = 'execute' "
       "CROSS JOIN traceloom_graph_launch gl ON gl.launch_id = lc.launch_id AND gl.db_idx = lc.db_idx "
       " AND gl.device_id = lc.device_id "
       "ORDER BY gl.graph_launch_occurrence_id, d.run_id, d.step_id, d.execution_id, "

@@ -22,27 +22,55 @@
 
 /* ------------------------------------------------------------------ tables */
 
-static const char *kind_category(tl_kind k) {
-  switch (k) {
-    case TL_KIND_COMPUTE: return "compute";
-    case TL_KIND_COMMUNICATION: return "comm";
-    case TL_KIND_SYNC: return "wait";
-    case TL_KIND_CONTROL: return "event";
-    case TL_KIND_GRAPH_LAUNCH: return "graph";
-    default: return "aux";
-  }
+/* The event words of the reference TraceLoom 0.1.4 (docs/PARITY.md), so that SQL written
+** against its traceloom_event reads the same values here. They are derived from the label at
+** publication only: classification, anchors and recovery read the label itself (tl_label),
+** and `kind` keeps the finer normalized kind (inputs.md 9.1) these words fold together. */
+typedef struct event_words {
+  const char *family;                     /* category, role and family alike */
+  uint32_t label, op_type, compute_task_type;
+} event_words;
+
+static int str_is(const tl_strpool *pool, uint32_t id, const char *s) {
+  return id != TL_STR_NONE && strcmp(tl_strpool_str(pool, id), s) == 0;
 }
 
-static const char *kind_role(tl_kind k) {
-  switch (k) {
-    case TL_KIND_COMPUTE:
-    case TL_KIND_GRAPH_LAUNCH: return "compute";
-    case TL_KIND_COMMUNICATION: return "comm";
-    case TL_KIND_DATA_MOVE: return "data_move";
-    case TL_KIND_CONTROL: return "event";
-    default: return "aux";
-  }
+static int str_ends(const tl_strpool *pool, uint32_t id, const char *suffix) {
+  if (id == TL_STR_NONE) return 0;
+  size_t n = tl_strpool_len(pool, id), k = strlen(suffix);
+  return n >= k && memcmp(tl_strpool_str(pool, id) + n - k, suffix, k) == 0;
 }
+
+static event_words event_words_of(const tl_label *l, tl_provider provider, const tl_strpool *pool) {
+  event_words w = {.op_type = l->op_type, .compute_task_type = l->compute_task_type};
+  int cuda_aux = provider == TL_PROVIDER_CUDA && str_ends(pool, l->task_type, "_AUX");
+  /* A communication-op envelope's operation type is communication identity, published as
+  ** comm_task_type; op_type is compute identity (inputs.md 9.1), which it has none of. */
+  if (str_is(pool, l->task_type, "COMMUNICATION_OP")) w.op_type = TL_STR_NONE;
+  /* CUDA and Hygon have no compute task type of their own: the reference repeats the task
+  ** type there. */
+  if (provider == TL_PROVIDER_CUDA || provider == TL_PROVIDER_HYGON)
+    if (w.compute_task_type == TL_STR_NONE) w.compute_task_type = l->task_type;
+  /* The label is the operator's short name: the collective, else the compute identity
+  ** (MatMulV2, not the full aclnnMm_MatMulCommon_MatMulV2 of op_name), else for a CUDA
+  ** auxiliary row (a copy, fill, sync or event: no operator) its task type, else the raw name.
+  ** op_type itself stays compute identity (NULL for a copy), which replay identities and the
+  ** observed symbol's source read. */
+  w.label = l->comm_name != TL_STR_NONE ? l->comm_name
+            : w.op_type != TL_STR_NONE  ? w.op_type
+            : cuda_aux                  ? l->task_type
+                                        : l->name;
+  /* The role family: comm for communication, aux for a CUDA auxiliary row (task type
+  ** ..._AUX: copies, fills, syncs, events, helper kernels), comm for a Hygon copy (the
+  ** reference's word), compute for the rest, every Ascend task (NOTIFY_*, MODEL_EXECUTE,
+  ** MEMCPY_ASYNC) included. */
+  if (l->kind == TL_KIND_COMMUNICATION) w.family = "comm";
+  else if (cuda_aux) w.family = "aux";
+  else if (provider == TL_PROVIDER_HYGON && l->kind == TL_KIND_DATA_MOVE) w.family = "comm";
+  else w.family = "compute";
+  return w;
+}
+
 
 /* The shape pass before a bulk insert: the shape key of each of n rows, interned, and each
 ** shape met for the first time written into `table` (columns[0] is the shape id, the rest
@@ -159,9 +187,11 @@ static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   const tl_source_ref *ref = tl_source_ref_at(t, d, tl_events_source_ref(ev, j));
   sqlite3_bind_int64(st, TL_PARAM(ES_SOURCE_ID), ref->source_id);
   tl_bind_str(st, TL_PARAM(ES_SOURCE_TABLE), t->pool, ref->table);
+  const tl_family_def *family = t->profile->inputs.v[tl_events_db_idx(ev, j)].family;
+  event_words w = event_words_of(l, tl_family_provider(family), t->pool);
   sqlite3_bind_text(st, TL_PARAM(ES_KIND), tl_kind_name((tl_kind)l->kind), -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, TL_PARAM(ES_CATEGORY), kind_category((tl_kind)l->kind), -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, TL_PARAM(ES_ROLE), kind_role((tl_kind)l->kind), -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(ES_CATEGORY), w.family, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(ES_ROLE), w.family, -1, SQLITE_STATIC);
   /* Role strings are static literals: bound without a copy. */
   const char *role = in->semantic_role ? in->semantic_role[i] : NULL;
   const char *reason = in->semantic_role_reason ? in->semantic_role_reason[i] : NULL;
@@ -173,16 +203,14 @@ static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   else sqlite3_bind_null(st, TL_PARAM(ES_SYMBOL));
   if (in->role_class) sqlite3_bind_int64(st, TL_PARAM(ES_ROLE_CLASS), in->role_class[i]);
   else sqlite3_bind_null(st, TL_PARAM(ES_ROLE_CLASS));
-  uint32_t label = tl_label_display(l);
-  tl_bind_str(st, TL_PARAM(ES_LABEL), t->pool, label);
+  tl_bind_str(st, TL_PARAM(ES_LABEL), t->pool, w.label);
   tl_bind_str(st, TL_PARAM(ES_RAW_LABEL), t->pool, l->name);
   tl_bind_str(st, TL_PARAM(ES_OP_NAME), t->pool, l->op_name);
-  tl_bind_str(st, TL_PARAM(ES_OP_TYPE), t->pool, l->op_type);
-  tl_bind_str(st, TL_PARAM(ES_COMPUTE_TASK_TYPE), t->pool, l->compute_task_type);
+  tl_bind_str(st, TL_PARAM(ES_OP_TYPE), t->pool, w.op_type);
+  tl_bind_str(st, TL_PARAM(ES_COMPUTE_TASK_TYPE), t->pool, w.compute_task_type);
   tl_bind_str(st, TL_PARAM(ES_COMM_NAME), t->pool, l->comm_name);
   tl_bind_str(st, TL_PARAM(ES_COMM_TASK_TYPE), t->pool, l->comm_task_type);
-  const char *family = tl_family_source_kind(t->profile->inputs.v[tl_events_db_idx(ev, j)].family);
-  sqlite3_bind_text(st, TL_PARAM(ES_FAMILY), family, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(ES_FAMILY), w.family, -1, SQLITE_STATIC);
   tl_bind_str(st, TL_PARAM(ES_TASK_TYPE), t->pool, l->task_type);
   for (int k = 0; k < EVENT_SHAPE_IDS; k++) {
     int64_t id = event_shape_id(ev, j, k);

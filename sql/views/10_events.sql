@@ -6,13 +6,16 @@ SELECT event_id, 0 AS source_ordinal, db_idx, device_id, source_table, source_ke
        'primary' AS source_role, source_id, NULL AS raw_json
 FROM traceloom_event;
 
--- @surface traceloom_device_work | one device work item | Device-side work that runtime calls can launch (every task-level event; communication-op envelopes, task type COMMUNICATION_OP, excluded) | SELECT work_kind, count(*) FROM traceloom_device_work GROUP BY work_kind
+-- The reference's words (docs/PARITY.md): every item is an event's work (work_kind 'event';
+-- the event's kind tells compute from copies and launches), named as traceloom_v_runtime_device
+-- names it: the operator's full name, else the raw label.
+-- @surface traceloom_device_work | one device work item | Device-side work that runtime calls can launch (every task-level event; communication-op envelopes, task type COMMUNICATION_OP, excluded) | SELECT e.kind, count(*) FROM traceloom_device_work w JOIN traceloom_event e ON e.event_n = w.event_n GROUP BY e.kind
 CREATE VIEW traceloom_device_work AS
 SELECT 'device-work-' || e.event_id AS device_work_id, e.db_idx,
-       i.provider, e.device_id, e.kind AS work_kind, e.event_id, e.task_id,
+       i.provider, e.device_id, 'event' AS work_kind, e.event_id, e.task_id,
        NULL AS graph_launch_occurrence_id, e.source_table, e.source_key,
-       e.start_ns, e.end_ns, e.dur_us, e.symbol, NULL AS raw_json, e.event_n, e.launch_call_n,
-       e.anchor_n
+       e.start_ns, e.end_ns, e.dur_us, COALESCE(e.op_name, e.raw_label, e.task_type) AS symbol,
+       NULL AS raw_json, e.event_n, e.launch_call_n, e.anchor_n
 FROM traceloom_event e
 JOIN traceloom_input i ON i.db_idx = e.db_idx
 WHERE e.task_type IS NOT 'COMMUNICATION_OP';

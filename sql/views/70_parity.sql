@@ -89,8 +89,12 @@ LEFT JOIN traceloom_raw_table t ON t.source_id = x.source_id AND t.source_table 
 
 -- One row per operator identity: the events of one name and task type, however many
 -- shapes they have. Events and graph members are counted per shape first (a few thousand
--- rows), in one grouping of both.
--- @surface traceloom_operator_audit | one observed operator identity (name, task type) | Every concrete device operator without an allowlist: events, summed raw duration, how many are exact graph-body members and how many anchors | SELECT operator_name, task_type, occurrence_count, total_duration_ns, anchor_event_count FROM traceloom_operator_audit ORDER BY total_duration_ns DESC LIMIT 20
+-- rows), in one grouping of both. An operator is an event with an operator identity, a
+-- compute one (op_type) or a collective (comm_name), or a CUDA auxiliary row (family aux:
+-- copies, fills, syncs, events, named by their task type, its label), as the reference counts
+-- them: Ascend tasks without one (NOTIFY_*, MODEL_EXECUTE, an unnamed kernel, a copy task)
+-- are not operators and stay in traceloom_event.
+-- @surface traceloom_operator_audit | one observed operator identity (name, task type) | Every concrete device operator (an event with a compute or collective identity) without an allowlist: events, summed raw duration, how many are exact graph-body members and how many anchors | SELECT operator_name, task_type, occurrence_count, total_duration_ns, anchor_event_count FROM traceloom_operator_audit ORDER BY total_duration_ns DESC LIMIT 20
 CREATE VIEW traceloom_operator_audit AS
 WITH counted AS (
   SELECT c.shape_id, 1 AS n, c.dur_ns, c.anchor_n IS NOT NULL AS anchor, 0 AS member
@@ -109,6 +113,8 @@ SELECT COALESCE(NULLIF(s.op_type, ''), NULLIF(s.comm_name, ''), s.label) AS oper
 FROM per_shape p
 JOIN traceloom_event_shape s ON s.shape_id = p.shape_id
 WHERE s.task_type IS NOT 'COMMUNICATION_OP' AND s.source_table <> 'graph_replay'
+  AND (NULLIF(s.op_type, '') IS NOT NULL OR NULLIF(s.comm_name, '') IS NOT NULL
+       OR s.family = 'aux')
 GROUP BY 1, 2;
 
 -- @surface traceloom_symbol_normalization_policy | one row (the effective structural-symbol policy) | Which structural-symbol policy named the anchors: id, version, kind, manifest and digest | SELECT policy_id, policy_version, policy_kind, manifest_sha256 FROM traceloom_symbol_normalization_policy
