@@ -462,7 +462,9 @@ static int release_forest(analysis *a, tl_err *e) {
 }
 
 static int pub_replay(analysis *a, tl_err *e) {
-  return tl_publish_replay(a->db, &a->trace, &a->replay, a->anchors.event, a->anchors.n, e);
+  /* NULL when the reconstruction was switched off: no "no replay units" issue then */
+  return tl_publish_replay(a->db, &a->trace, a->opt.no_graph_replay ? NULL : &a->replay,
+                           a->anchors.event, a->anchors.n, e);
 }
 
 static int pub_views(analysis *a, tl_err *e) {

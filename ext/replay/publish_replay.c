@@ -727,7 +727,7 @@ static const tl_rows_column replay_cost_issue_columns[CI_NCOLS] = {
 };
 
 static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
-                         const tl_replay_costs *c, tl_err *e) {
+                         const tl_replay_costs *c, uint64_t *issues, tl_err *e) {
   sqlite3_stmt *unit = NULL, *launch = NULL, *lane = NULL, *agg = NULL, *issue = NULL;
   int rc = tl_rows_prepare(db, "INSERT", "traceloom_replay_cost_unit", replay_cost_unit_columns,
                            CU_NCOLS, &unit, e);
@@ -890,12 +890,58 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   sqlite3_finalize(lane);
   sqlite3_finalize(agg);
   sqlite3_finalize(issue);
+  *issues = nissue;
+  return rc;
+}
+
+/* An input (db_idx) in which no graph launch was observed at all says so with one
+** no_replay_units issue, as the reference does for an input without exact replay-unit
+** occurrences, so that "no replay here" is a row, not an empty table (a device whose launches
+** were all left unpromoted has its own issue above, with their count). The device is the
+** input's lowest (0 on the inputs the reference reads); the issue ids follow the others. */
+static int publish_inputs_without_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
+                                           uint64_t nissue, tl_err *e) {
+  size_t ninputs = t->profile ? t->profile->inputs.n : 0;
+  if (!ninputs) return TL_OK;
+  /* per input: 1 + its lowest device (0: no event), and whether a launch was seen */
+  int64_t *device = calloc(ninputs, sizeof *device);
+  unsigned char *launched = calloc(ninputs, 1);
+  if (!device || !launched) {
+    free(device), free(launched);
+    return tl_nomem(e);
+  }
+  for (size_t k = 0; k < t->ev.places.n; k++) {
+    const tl_event_place *pl = &t->ev.places.v[k];
+    if (pl->db_idx < ninputs && (!device[pl->db_idx] || pl->device_id + 1 < device[pl->db_idx]))
+      device[pl->db_idx] = (int64_t)pl->device_id + 1;
+  }
+  for (size_t i = 0; i < r->launches.n; i++)
+    if (r->launches.v[i].db_idx < ninputs) launched[r->launches.v[i].db_idx] = 1;
+  sqlite3_stmt *issue = NULL;
+  int rc = tl_rows_prepare(db, "INSERT", "traceloom_replay_cost_issue", replay_cost_issue_columns,
+                           CI_NCOLS, &issue, e);
+  for (size_t d = 0; rc == TL_OK && d < ninputs; d++) {
+    if (launched[d]) continue;
+    bind_id(issue, TL_PARAM(CI_ISSUE_ID), "replay-cost-issue-%llu", nissue++, 1);
+    sqlite3_bind_int64(issue, TL_PARAM(CI_DB_IDX), (int64_t)d);
+    sqlite3_bind_int64(issue, TL_PARAM(CI_DEVICE_ID), device[d] ? device[d] - 1 : 0);
+    sqlite3_bind_text(issue, TL_PARAM(CI_CODE), "no_replay_units", -1, SQLITE_STATIC);
+    sqlite3_bind_null(issue, TL_PARAM(CI_REPLAY_UNIT_ID));
+    sqlite3_bind_null(issue, TL_PARAM(CI_LAUNCH_ID));
+    sqlite3_bind_text(issue, TL_PARAM(CI_DETAIL), "input contains no exact replay-unit occurrences",
+                      -1, SQLITE_STATIC);
+    rc = tl_pub_step(db, issue, "traceloom_replay_cost_issue", e);
+  }
+  sqlite3_finalize(issue);
+  free(device);
+  free(launched);
   return rc;
 }
 
 int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r,
                       const uint32_t *anchor_event, size_t nanchors, tl_err *e) {
-  if (!r || (!r->launches.n && !r->envelopes.n)) return TL_OK;
+  if (!r) return TL_OK; /* {"graph_replay": false}: nothing was looked for, nothing to say */
+  if (!r->launches.n && !r->envelopes.n) return publish_inputs_without_launches(db, t, r, 0, e);
   size_t nev = tl_event_count(t, &r->launch_events); /* launch anchors included */
   uint32_t *anchor_of_event = malloc((nev + 1) * sizeof *anchor_of_event);
   if (!anchor_of_event) return tl_nomem(e);
@@ -914,7 +960,9 @@ int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   tl_timer_mark(&tm, "launches");
   if (rc == TL_OK) rc = publish_members(db, t, r, &costs, e);
   tl_timer_mark(&tm, "members");
-  if (rc == TL_OK) rc = publish_costs(db, t, r, &costs, e);
+  uint64_t issues = 0;
+  if (rc == TL_OK) rc = publish_costs(db, t, r, &costs, &issues, e);
+  if (rc == TL_OK) rc = publish_inputs_without_launches(db, t, r, issues, e);
   tl_timer_mark(&tm, "costs");
   if (rc == TL_OK) rc = publish_regions(db, r, e);
   if (rc == TL_OK) rc = publish_protected(db, r, anchor_of_event, e);

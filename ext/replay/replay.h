@@ -260,7 +260,9 @@ void tl_replay_costs_free(tl_replay_costs *c);
 
 /* Publication (publish_replay.c): the replay relations of sql/schema/40_replay.sql, inside
 ** the caller's savepoint. anchor_event[k] is the event of anchor k (anchor-<k>), n of them,
-** for the anchor ids of launch anchors (NULL, 0: no anchors). */
+** for the anchor ids of launch anchors (NULL, 0: no anchors). r NULL: the reconstruction was
+** switched off (nothing published); an input with no graph launch gets one no_replay_units
+** issue. */
 int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r,
                       const uint32_t *anchor_event, size_t nanchors, tl_err *e);
 

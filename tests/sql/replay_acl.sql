@@ -154,3 +154,17 @@ SELECT 'no event is owned by a replay unit',
   (SELECT count(*) FROM traceloom_event WHERE semantic_role_reason = 'owned_by_exact_replay_unit') = 0;
 SELECT 'the member tasks are anchors',
   (SELECT count(*) FROM traceloom_event WHERE task_type = 'KERNEL_AIVEC' AND semantic_role = 'anchor') = 14 * 2;
+
+-- An input without any graph launch says so in one issue (the reference's row), on its lowest
+-- device; a device whose launches were all left unpromoted has its own (above). With the
+-- reconstruction switched off nothing was looked for, so there is no issue.
+SELECT 'no launches', traceloom_analyze('fixtures/minimal_smoke/mono') LIKE '%3 events%';
+SELECT 'no launches: one input-level issue',
+  coalesce((SELECT group_concat(db_idx || '/' || device_id || '/' || code || '/' || coalesce(replay_unit_id, 'null') || '/' || coalesce(launch_id, 'null') || '/' || detail, ';')
+     FROM traceloom_replay_cost_issue), '')
+  = '0/' || (SELECT min(device_id) FROM traceloom_event) || '/no_replay_units/null/null/input contains no exact replay-unit occurrences';
+SELECT 'no launches: nothing else about replays', (SELECT count(*) FROM traceloom_graph_launch) = 0 AND (SELECT count(*) FROM traceloom_replay_cost_unit) = 0;
+SELECT 'reconstruction off', traceloom_analyze('fixtures/minimal_smoke/mono', '{"graph_replay": false}') LIKE '%3 events%';
+SELECT 'reconstruction off: no issue', (SELECT count(*) FROM traceloom_replay_cost_issue) = 0;
+SELECT 'launches, some promoted', traceloom_analyze('fixtures/exact_hlt/mono') LIKE '%70 events%';
+SELECT 'launches, some promoted: no input-level issue', (SELECT count(*) FROM traceloom_replay_cost_issue WHERE detail LIKE 'input contains no%') = 0;
