@@ -726,6 +726,21 @@ static const tl_rows_column replay_cost_issue_columns[CI_NCOLS] = {
     [CI_DETAIL] = {"detail", 1},
 };
 
+/* One traceloom_replay_cost_issue row, numbered from *nissue; unit and launch are indexes
+** (replay-unit-<u>, graph-launch-<i>) or TL_REPLAY_NONE for none. */
+static int write_issue(sqlite3 *db, sqlite3_stmt *st, uint64_t *nissue, int64_t db_idx,
+                       int64_t device_id, const char *code, size_t unit, size_t launch,
+                       const char *detail, tl_err *e) {
+  bind_id(st, TL_PARAM(CI_ISSUE_ID), "replay-cost-issue-%llu", (*nissue)++, 1);
+  sqlite3_bind_int64(st, TL_PARAM(CI_DB_IDX), db_idx);
+  sqlite3_bind_int64(st, TL_PARAM(CI_DEVICE_ID), device_id);
+  sqlite3_bind_text(st, TL_PARAM(CI_CODE), code, -1, SQLITE_STATIC);
+  bind_id(st, TL_PARAM(CI_REPLAY_UNIT_ID), "replay-unit-%llu", unit, unit != TL_REPLAY_NONE);
+  bind_id(st, TL_PARAM(CI_LAUNCH_ID), "graph-launch-%llu", launch, launch != TL_REPLAY_NONE);
+  sqlite3_bind_text(st, TL_PARAM(CI_DETAIL), detail, -1, SQLITE_TRANSIENT);
+  return tl_pub_step(db, st, "traceloom_replay_cost_issue", e);
+}
+
 static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
                          const tl_replay_costs *c, uint64_t *issues, tl_err *e) {
   sqlite3_stmt *unit = NULL, *launch = NULL, *lane = NULL, *agg = NULL, *issue = NULL;
@@ -794,17 +809,9 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     sqlite3_bind_int64(launch, TL_PARAM(CL_FIRST_MEMBER_START_NS), lc->first_start);
     sqlite3_bind_int64(launch, TL_PARAM(CL_LAUNCH_N), (int64_t)i);
     rc = tl_pub_step(db, launch, "traceloom_replay_cost_launch", e);
-    if (rc == TL_OK && !ok) {
-      bind_id(issue, TL_PARAM(CI_ISSUE_ID), "replay-cost-issue-%llu", nissue++, 1);
-      sqlite3_bind_int(issue, TL_PARAM(CI_DB_IDX), l->db_idx);
-      sqlite3_bind_int64(issue, TL_PARAM(CI_DEVICE_ID), l->device_id);
-      sqlite3_bind_text(issue, TL_PARAM(CI_CODE), "missing_graph_launch_body", -1, SQLITE_STATIC);
-      bind_id(issue, TL_PARAM(CI_REPLAY_UNIT_ID), "replay-unit-%llu", l->unit, 1);
-      bind_id(issue, TL_PARAM(CI_LAUNCH_ID), "graph-launch-%llu", i, 1);
-      sqlite3_bind_text(issue, TL_PARAM(CI_DETAIL), "promoted launch without exact members", -1,
-                        SQLITE_STATIC);
-      rc = tl_pub_step(db, issue, "traceloom_replay_cost_issue", e);
-    }
+    if (rc == TL_OK && !ok)
+      rc = write_issue(db, issue, &nissue, l->db_idx, l->device_id, "missing_graph_launch_body",
+                       l->unit, i, "promoted launch without exact members", e);
   }
   for (size_t k = 0; rc == TL_OK && k < c->lanes.n; k++) {
     const tl_lane_cost *lc = &c->lanes.v[k];
@@ -874,14 +881,8 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
       char detail[96];
       snprintf(detail, sizeof detail,
                "%zu graph launch(es) observed, none promoted to an exact replay unit", j - i);
-      bind_id(issue, TL_PARAM(CI_ISSUE_ID), "replay-cost-issue-%llu", nissue++, 1);
-      sqlite3_bind_int(issue, TL_PARAM(CI_DB_IDX), r->launches.v[i].db_idx);
-      sqlite3_bind_int64(issue, TL_PARAM(CI_DEVICE_ID), r->launches.v[i].device_id);
-      sqlite3_bind_text(issue, TL_PARAM(CI_CODE), "no_replay_units", -1, SQLITE_STATIC);
-      sqlite3_bind_null(issue, TL_PARAM(CI_REPLAY_UNIT_ID));
-      sqlite3_bind_null(issue, TL_PARAM(CI_LAUNCH_ID));
-      sqlite3_bind_text(issue, TL_PARAM(CI_DETAIL), detail, -1, SQLITE_TRANSIENT);
-      rc = tl_pub_step(db, issue, "traceloom_replay_cost_issue", e);
+      rc = write_issue(db, issue, &nissue, r->launches.v[i].db_idx, r->launches.v[i].device_id,
+                       "no_replay_units", TL_REPLAY_NONE, TL_REPLAY_NONE, detail, e);
     }
     i = j;
   }
@@ -922,15 +923,9 @@ static int publish_inputs_without_launches(sqlite3 *db, const tl_trace *t, const
                            CI_NCOLS, &issue, e);
   for (size_t d = 0; rc == TL_OK && d < ninputs; d++) {
     if (launched[d]) continue;
-    bind_id(issue, TL_PARAM(CI_ISSUE_ID), "replay-cost-issue-%llu", nissue++, 1);
-    sqlite3_bind_int64(issue, TL_PARAM(CI_DB_IDX), (int64_t)d);
-    sqlite3_bind_int64(issue, TL_PARAM(CI_DEVICE_ID), device[d] ? device[d] - 1 : 0);
-    sqlite3_bind_text(issue, TL_PARAM(CI_CODE), "no_replay_units", -1, SQLITE_STATIC);
-    sqlite3_bind_null(issue, TL_PARAM(CI_REPLAY_UNIT_ID));
-    sqlite3_bind_null(issue, TL_PARAM(CI_LAUNCH_ID));
-    sqlite3_bind_text(issue, TL_PARAM(CI_DETAIL), "input contains no exact replay-unit occurrences",
-                      -1, SQLITE_STATIC);
-    rc = tl_pub_step(db, issue, "traceloom_replay_cost_issue", e);
+    rc = write_issue(db, issue, &nissue, (int64_t)d, device[d] ? device[d] - 1 : 0,
+                     "no_replay_units", TL_REPLAY_NONE, TL_REPLAY_NONE,
+                     "input contains no exact replay-unit occurrences", e);
   }
   sqlite3_finalize(issue);
   free(device);
