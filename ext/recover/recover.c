@@ -401,11 +401,20 @@ static int recover_build(const tl_recover_input *in, rc_job *j, tl_structure *ou
       const unit_rec *u = &j->ps.unit[k];
       if (u->tmpl <= done_tmpl) continue; /* templates appear first in position order */
       kids.n = 0;
-      for (uint32_t i = u->first; i <= u->last; i++)
-        if (TL_VEC_PUSH(&kids, j->defs_of_sym[sym[i]])) {
+      /* The unit's launches are its children; adjacent equal ones (the layers of a head +
+      ** layer x N + tail unit) fold into one Repeat (recovery.md 5: adjacent equal visible
+      ** siblings fold), so a unit reads ACLH, Rep x35 ACLL, ACLT. */
+      for (uint32_t i = u->first; i <= u->last;) {
+        uint32_t r = i + 1;
+        while (r <= u->last && sym[r] == sym[i]) r++;
+        uint32_t kid = j->defs_of_sym[sym[i]];
+        if (r - i >= 2) kid = tl_rc_def_intern(g, RC_REPEAT, r - i, &kid, 1);
+        if (kid == RC_NONE || TL_VEC_PUSH(&kids, kid)) {
           TL_VEC_FREE(&kids);
           return nomem(e, "units");
         }
+        i = r;
+      }
       uint32_t d = tl_rc_def_intern(g, RC_SEQ, u->tmpl, kids.v, (uint32_t)kids.n);
       uint32_t id = nsym + u->tmpl - 1;
       j->item0[id] = d == RC_NONE ? RC_NONE : tl_rc_list_add(g, &d, 1);

@@ -388,10 +388,23 @@ static int make_unit(tl_replay *r, const device_ctx *d, size_t first, size_t n,
   return TL_VEC_PUSH(&r->units, u) ? tl_nomem(e) : TL_OK;
 }
 
-static void shape_roles(const int64_t *ids, size_t p, uint8_t *roles, uint8_t *shape) {
-  if (p == 1) {
-    roles[0] = TL_SLOT_SINGLE, *shape = 2;
-  } else if (is_hlt(ids, p)) {
+/* 1 when the slots [0, n) have the head + layer x N + tail shape, by their captured
+** instances or by their bodies: a model that captures one graph per layer (a distinct
+** instance per layer) still replays the same layer body in every middle slot, and those
+** slots are its layers (the reference's ACLH, ACLL x N, ACLT). bodies[k] is 0 when the
+** slot's body is unknown; unknown bodies decide nothing. */
+static int slots_hlt(const int64_t *ids, const int64_t *bodies, size_t n) {
+  if (is_hlt(ids, n)) return 1;
+  for (size_t k = 0; k < n; k++)
+    if (!bodies[k]) return 0;
+  return is_hlt(bodies, n);
+}
+
+/* Roles of a composition of p slots. A period of one launch is a generic slot (ACLG,
+** shape unclassified): the single_graph shape is the direct single-graph path's. */
+static void shape_roles(const int64_t *ids, const int64_t *bodies, size_t p, uint8_t *roles,
+                        uint8_t *shape) {
+  if (slots_hlt(ids, bodies, p)) {
     for (size_t k = 0; k < p; k++)
       roles[k] = k == 0 ? TL_SLOT_HEAD : k == p - 1 ? TL_SLOT_TAIL : TL_SLOT_LAYER;
     *shape = 1;
@@ -405,12 +418,14 @@ static void shape_roles(const int64_t *ids, size_t p, uint8_t *roles, uint8_t *s
 static int compose_segment(tl_replay *r, const device_ctx *d, size_t first, size_t n,
                            uint8_t order, uint32_t *candidate, tl_err *e) {
   int64_t *ids = malloc((n ? n : 1) * sizeof *ids);
+  int64_t *bodies = malloc((n ? n : 1) * sizeof *bodies);
   uint8_t *roles = malloc((n ? n : 1) * sizeof *roles);
-  if (!ids || !roles) {
-    free(ids), free(roles);
+  if (!ids || !bodies || !roles) {
+    free(ids), free(bodies), free(roles);
     return tl_nomem(e);
   }
-  for (size_t i = 0; i < n; i++) ids[i] = r->launches.v[first + i].graph_id;
+  for (size_t i = 0; i < n; i++)
+    ids[i] = r->launches.v[first + i].graph_id, bodies[i] = r->launches.v[first + i].body_template;
   /* Best exact periodic suffix: longest covered, then more repeats, then smaller period. */
   size_t best_p = 0, best_s = 0, best_cover = 0, best_reps = 0;
   for (size_t p = 1; p * 3 <= n; p++) {
@@ -430,21 +445,21 @@ static int compose_segment(tl_replay *r, const device_ctx *d, size_t first, size
     ** still leaves three full repeats; else the suffix start. */
     if (p >= 3)
       for (size_t k = 0; k < p; k++)
-        if (is_hlt(ids + s + k, p) && (n - s - k) / p >= 3) {
+        if (slots_hlt(ids + s + k, bodies + s + k, p) && (n - s - k) / p >= 3) {
           s += k;
           break;
         }
     uint8_t shape;
-    shape_roles(ids + s, p, roles, &shape);
+    shape_roles(ids + s, bodies + s, p, roles, &shape);
     uint32_t cand = ++*candidate;
     /* Leading launches: one period long with its own H+L+T shape is a one-shot leading
     ** composition; otherwise unrecognized leading context. */
     if (s > 0) {
       uint8_t lshape;
       uint8_t lroles[1024];
-      int one_shot = s == p && p >= 3 && p <= 1024 && is_hlt(ids, s);
+      int one_shot = s == p && p >= 3 && p <= 1024 && slots_hlt(ids, bodies, s);
       uint8_t st = one_shot ? stretch_status(r, first, s) : TL_REGION_LEADING_CONTEXT;
-      if (one_shot) shape_roles(ids, s, lroles, &lshape);
+      if (one_shot) shape_roles(ids, bodies, s, lroles, &lshape);
       rc = push_region(r, d, st, order, one_shot ? lshape : 0, one_shot ? 1 : 0, cand, first,
                        s, one_shot ? (uint32_t)s : 0, NULL, e);
       if (rc == TL_OK && one_shot && st == TL_REGION_RECOGNIZED)
@@ -486,7 +501,7 @@ static int compose_segment(tl_replay *r, const device_ctx *d, size_t first, size
       if (rc == TL_OK && ok) rc = make_unit(r, d, first + i, 1, &role, e);
     }
   }
-  free(ids), free(roles);
+  free(ids), free(bodies), free(roles);
   return rc;
 }
 

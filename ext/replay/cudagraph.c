@@ -540,7 +540,7 @@ static int publish_launches(cuda_pass *x) {
       if (!u.graph_template) goto nomem_sorted;
       L.unit = (uint32_t)r->units.n;
       L.member_order = L.slot_order = 0;
-      L.slot_role = TL_SLOT_SINGLE;
+      L.slot_role = TL_SLOT_CUDA;
       if (TL_VEC_PUSH(&r->units, u)) goto nomem_sorted;
     }
     if (TL_VEC_PUSH(&r->launches, L) || TL_VEC_RESERVE(&r->members, r->members.n + w->n))

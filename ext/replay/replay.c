@@ -48,7 +48,7 @@ int tl_replay_build(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err
   return TL_OK;
 }
 
-const char *tl_replay_launch_symbol(const tl_graph_launch *l, char *buf) {
+const char *tl_replay_launch_symbol(const tl_replay *r, const tl_graph_launch *l, char *buf) {
   if (l->provider == TL_GRAPH_CUDA) return "CUDAGraph";
   switch (l->slot_role) {
     case TL_SLOT_HEAD: return "ACLH";
@@ -56,6 +56,9 @@ const char *tl_replay_launch_symbol(const tl_graph_launch *l, char *buf) {
     case TL_SLOT_TAIL: return "ACLT";
     case TL_SLOT_SINGLE: return "ACLGraph";
     default:
+      /* A generic slot is numbered only when its unit has several (recovery.md 3: ACLG or
+      ** ACLG<k>): a unit of one generic launch is ACLG. */
+      if (l->unit != TL_REPLAY_NONE && r->units.v[l->unit].nlaunches == 1) return "ACLG";
       snprintf(buf, 24, "ACLG%u", (unsigned)(l->slot_order + 1));
       return buf;
   }
@@ -82,9 +85,13 @@ int tl_replay_anchor_tokens(const tl_replay *r, const uint32_t *anchor_event, si
     if (x < r->n_real_events) continue;
     const tl_graph_launch *gl = &r->launches.v[r->launch_of_synthetic[x - r->n_real_events]];
     u[i] = gl->unit + 1;
-    /* token identity (graph template, body template, slot): negative, never a symbol id */
+    /* token identity (graph template, body template, launch symbol; recovery.md 4.2):
+    ** negative, never a symbol id. The symbol is the slot, but for the layers of a head +
+    ** layer x N + tail unit, which share one (ACLL): equal layers are one token, so the
+    ** layers of a unit fold into a repeat. */
+    uint32_t slot = gl->slot_role == TL_SLOT_LAYER ? 0 : gl->slot_order + 1;
     k[i] = -(((int64_t)r->units.v[gl->unit].graph_template << 40) |
-             ((int64_t)gl->body_template << 16) | (int64_t)(gl->slot_order + 1));
+             ((int64_t)gl->body_template << 16) | (int64_t)slot);
   }
   *unit = u, *key = k;
   return TL_OK;
@@ -114,7 +121,7 @@ int tl_replay_promote(const tl_trace *t, tl_replay *r, tl_err *e) {
     if (src == TL_REPLAY_NONE)
       return tl_fail(e, "exact replay launch graph-launch-%zu has neither controls nor members", i);
     char buf[24];
-    const char *sym = tl_replay_launch_symbol(l, buf);
+    const char *sym = tl_replay_launch_symbol(r, l, buf);
     uint32_t name = tl_strpool_intern_cstr(t->pool, sym);
     if (name == TL_STR_NOMEM) return tl_nomem(e);
     const tl_source_ref *ref = &t->source_refs.v[tl_events_source_ref(&t->ev, src)];
@@ -157,8 +164,9 @@ const char *tl_assoc_policy_name(int a) {
   return a >= 0 && a < 4 ? names[a] : "none";
 }
 const char *tl_slot_role_name(int r) {
-  static const char *const names[] = {"none", "single", "head", "layer", "tail", "generic_slot"};
-  return r >= 0 && r < 6 ? names[r] : "none";
+  static const char *const names[] = {"none", "single",       "head",      "layer",
+                                      "tail", "generic_slot", "cuda_graph"};
+  return r >= 0 && r < 7 ? names[r] : "none";
 }
 const char *tl_member_kind_name(int k) {
   static const char *const names[] = {"compute", "communication", "data_move"};

@@ -18,7 +18,7 @@
 **
 ** Downstream: tl_replay_promote() derives one launch anchor event per promoted launch
 ** (tl_replay.launch_events, numbered after the trace's events; label kind graph_launch,
-** name the symbol ACLH/ACLL/ACLT/ACLGraph/ACLG<k>/CUDAGraph), marks the events an exact
+** name the symbol ACLH/ACLL/ACLT/ACLGraph/ACLG/ACLG<k>/CUDAGraph), marks the events an exact
 ** unit owns (members and controls); anchor selection merges the launch anchors, and
 ** classification makes them anchors by construction. The publication writes
 ** traceloom_graph_launch, traceloom_graph_body_member, the reconstruction regions, the
@@ -53,11 +53,12 @@ typedef enum tl_assoc_policy {
 /* Role of a launch in its unit's composition. */
 typedef enum tl_slot_role {
   TL_SLOT_NONE = 0,
-  TL_SLOT_SINGLE,   /* single_graph: ACLGraph / CUDAGraph */
+  TL_SLOT_SINGLE,   /* single_graph: ACLGraph (a direct single ACL graph) */
   TL_SLOT_HEAD,     /* ACLH */
   TL_SLOT_LAYER,    /* ACLL */
   TL_SLOT_TAIL,     /* ACLT */
-  TL_SLOT_GENERIC   /* ACLG<k> */
+  TL_SLOT_GENERIC,  /* ACLG / ACLG<k> */
+  TL_SLOT_CUDA      /* cuda_graph: the one launch of a CUDA graph unit (CUDAGraph) */
 } tl_slot_role;
 
 /* Member kinds (traceloom_graph_body_member.kind). */
@@ -210,9 +211,9 @@ size_t tl_replay_exact_launches(const tl_replay *r);
 int tl_replay_anchor_tokens(const tl_replay *r, const uint32_t *anchor_event, size_t n,
                             uint32_t **unit, int64_t **key, tl_err *e);
 
-/* Symbol text of a promoted launch's anchor (ACLH, ACLL, ACLT, ACLGraph, ACLG<k>,
-** CUDAGraph); buf must hold 24 bytes. */
-const char *tl_replay_launch_symbol(const tl_graph_launch *l, char *buf);
+/* Symbol text of a promoted launch's anchor (ACLH, ACLL, ACLT, ACLGraph, ACLG for a unit
+** of one generic launch, ACLG<k>, CUDAGraph); buf must hold 24 bytes. */
+const char *tl_replay_launch_symbol(const tl_replay *r, const tl_graph_launch *l, char *buf);
 
 const char *tl_match_policy_name(int m);
 const char *tl_assoc_policy_name(int a);

@@ -227,7 +227,9 @@ static int flat_structure(const uint32_t *tok, size_t n, uint32_t nsym, tl_struc
 }
 
 /* Protected intervals of a group: maximal runs of anchors of one replay unit, when the
-** unit's launch anchors are all in that one run. */
+** unit's launch anchors are all in that one run. A unit of one launch is protected too:
+** every unit is its own `ReplayUnit T<k>` Seq with its launches inside (recovery.md 5),
+** so a single CUDA graph or ACL graph launch reads as the unit it is. */
 static int group_protect(const tl_forest_constraints *c, size_t first, size_t n,
                          tl_protected **out, size_t *nout) {
   *out = NULL, *nout = 0;
@@ -244,7 +246,7 @@ static int group_protect(const tl_forest_constraints *c, size_t first, size_t n,
     uint32_t u = c->anchor_unit[first + k];
     size_t j = k + 1;
     while (j < n && c->anchor_unit[first + j] == u) j++;
-    if (u != 0 && count[u] == j - k && j - k >= 2) {
+    if (u != 0 && count[u] == j - k) {
       tl_protected pr = {k, j - 1, TL_PROTECT_UNIT};
       if (TL_VEC_PUSH(&v, pr)) {
         free(v.v);

@@ -101,12 +101,21 @@ SELECT 'missing communication schema: missing body capability, with a reason',
      AND json_extract(raw_json, '$.detail') LIKE '%no compute or communication identity%') = 4;
 SELECT 'cost issue: no replay units', (SELECT code FROM traceloom_replay_cost_issue) = 'no_replay_units';
 
--- body_mismatch: 7 launches of instance 7, each with one Add task: 7 single-graph units.
+-- body_mismatch: 7 launches of instance 7, each with one Add task: a periodic composition of
+-- period 1, so 7 units of one generic slot (ACLG; the single_graph shape and ACLGraph are the
+-- direct single-graph path's, recovery.md 7.1 step 5).
 SELECT 'body_mismatch base', traceloom_analyze('fixtures/body_mismatch/mono') LIKE '%7 exact graph launch(es)%';
-SELECT 'base: 7 single-graph regions and units',
-  (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'recognized_complete_pattern' AND shape_policy = 'single_graph') = 7
-  AND (SELECT count(*) FROM traceloom_anchor WHERE symbol = 'ACLGraph') = 7;
+SELECT 'base: 7 one-slot periodic regions and units',
+  (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'recognized_complete_pattern'
+     AND boundary_policy = 'exact_periodic_suffix' AND shape_policy = 'unclassified' AND expected_launch_count = 1) = 7
+  AND (SELECT count(*) FROM traceloom_anchor WHERE symbol = 'ACLG') = 7
+  AND (SELECT count(*) FROM traceloom_replay_cost_launch WHERE slot_role = 'generic_slot') = 7;
 SELECT 'base: 7 equal units fold into one Repeat x7', (SELECT count(*) FROM traceloom_v_position WHERE node_type = 'Repeat' AND repeat_count = 7) = 1;
+-- Every unit is its own ReplayUnit Seq, also a unit of one launch: Rep x7 > Seq > Atom ACLG.
+SELECT 'base: the repeat holds one ReplayUnit Seq holding the ACLG atom',
+  (SELECT group_concat(node_type || ':' || label || ':' || COALESCE(category, ''), ' > ')
+     FROM (SELECT node_type, label, category FROM traceloom_viz_node ORDER BY depth))
+  = 'Seq:Seq: > Repeat:Rep x7: > Seq:ReplayUnit T1:graph_unit > Atom:ACLG:graph_template';
 -- The mutation gives the 4th launch a Sub body: one instance, two bodies -> mismatch, nothing promoted.
 SELECT 'body sequence mismatch', traceloom_analyze('fixtures/body_mismatch/mut_body_sequence_mismatch') LIKE '%0 exact graph launch(es)%';
 SELECT 'mismatch: every region reports the mismatch',

@@ -125,7 +125,7 @@ START_TEST(promotes_repeated_graph) {
     ck_assert_uint_eq(L->unit, l);
     ck_assert_uint_eq(L->member_order, 0);
     ck_assert_uint_eq(L->slot_order, 0);
-    ck_assert_int_eq(L->slot_role, TL_SLOT_SINGLE);
+    ck_assert_int_eq(L->slot_role, TL_SLOT_CUDA); /* the reference's cuda_graph slot */
     ck_assert_uint_eq(L->region, NONE);
     ck_assert_uint_eq(L->anchor_event, NONE);
     ck_assert_uint_eq(L->control[0], NONE);

@@ -189,13 +189,17 @@ START_TEST(hint_chooses_the_rotation) {
 END_TEST
 
 /* No occurrence other than an atom or the root may start or end strictly inside a
-** protected unit, nor span a seam between units alone. */
+** protected unit, nor span a seam between units alone; only the unit's own children (its
+** folded layers) lie wholly inside it. */
 static void assert_units_intact(const tl_structure *st, const tl_protected *pr, size_t np) {
   for (size_t i = 1; i < st->noccurrences; i++) {
     const tl_occurrence *o = &st->occurrences[i];
     if (pos(st, o->position)->kind == TL_POS_ATOM) continue;
     for (size_t k = 0; k < np; k++) {
       if (pr[k].kind == TL_PROTECT_AMBIGUOUS) continue;
+      if (o->start >= pr[k].first && o->end <= pr[k].last + 1 &&
+          pos(st, st->occurrences[o->parent].position)->unit_template)
+        continue; /* a child of the unit's Seq */
       ck_assert_msg(!(o->start > pr[k].first && o->start <= pr[k].last), "occurrence %zu starts inside a unit", i);
       ck_assert_msg(!(o->end > pr[k].first && o->end <= pr[k].last), "occurrence %zu ends inside a unit", i);
     }
@@ -251,6 +255,47 @@ START_TEST(f4_unit_enclosing) {
   ck_assert_uint_eq(pos(&st, 0)->nslots, 6);
   ck_assert_uint_eq(slot(&st, 0, 2), slot(&st, 0, 5));
   ck_assert_uint_eq(pos(&st, slot(&st, 0, 2))->unit_template, 1);
+  tl_structure_free(&st);
+}
+END_TEST
+
+/* The layers of a unit fold: two units H L L L T read Rep x2 [unit T1 [H, Rep x3 [L], T]],
+** and a unit of one token is still its own Seq (recovery.md 5: every replay unit is a
+** ReplayUnit Seq; adjacent equal siblings fold into a Repeat). */
+START_TEST(unit_layers_fold_and_single_token_units) {
+  const uint32_t s[] = {H, LL, LL, LL, T, H, LL, LL, LL, T};
+  const tl_protected pr[] = {{0, 4, TL_PROTECT_UNIT}, {5, 9, TL_PROTECT_UNIT}};
+  tl_structure st = recover_ok(s, 10, NULL, pr, 2);
+  verify(&st, s, 10);
+  assert_units_intact(&st, pr, 2);
+  ck_assert_uint_eq(pos(&st, 0)->nslots, 1);
+  ck_assert_uint_eq(pos(&st, 1)->kind, TL_POS_REPEAT);
+  ck_assert_uint_eq(pos(&st, 1)->repeat_count, 2);
+  uint32_t u = slot(&st, 1, 1);
+  ck_assert_uint_eq(pos(&st, u)->unit_template, 1);
+  ck_assert_uint_eq(pos(&st, u)->nslots, 3);
+  ck_assert(is_atom(&st, slot(&st, u, 1), H) && is_atom(&st, slot(&st, u, 3), T));
+  uint32_t layers = slot(&st, u, 2);
+  ck_assert_uint_eq(pos(&st, layers)->kind, TL_POS_REPEAT);
+  ck_assert_uint_eq(pos(&st, layers)->repeat_count, 3);
+  ck_assert_uint_eq(pos(&st, layers)->nslots, 1);
+  ck_assert(is_atom(&st, slot(&st, layers, 1), LL));
+  ck_assert_uint_eq(pos(&st, slot(&st, layers, 1))->occurrence_count, 6);
+  tl_structure_free(&st);
+
+  /* X U X U with U a unit of one token: Rep x2 [X, unit T1 [U]]. */
+  const uint32_t s1[] = {X, H, X, H};
+  const tl_protected p1[] = {{1, 1, TL_PROTECT_UNIT}, {3, 3, TL_PROTECT_UNIT}};
+  st = recover_ok(s1, 4, NULL, p1, 2);
+  verify(&st, s1, 4);
+  ck_assert_uint_eq(pos(&st, 1)->kind, TL_POS_REPEAT);
+  ck_assert_uint_eq(pos(&st, 1)->nslots, 2);
+  ck_assert(is_atom(&st, slot(&st, 1, 1), X));
+  u = slot(&st, 1, 2);
+  ck_assert_uint_eq(pos(&st, u)->kind, TL_POS_SEQ);
+  ck_assert_uint_eq(pos(&st, u)->unit_template, 1);
+  ck_assert_uint_eq(pos(&st, u)->nslots, 1);
+  ck_assert(is_atom(&st, slot(&st, u, 1), H));
   tl_structure_free(&st);
 }
 END_TEST
@@ -749,6 +794,7 @@ static Suite *suite(void) {
   tcase_add_test(t, f1_abab_c);
   tcase_add_test(t, f2_units_never_seam);
   tcase_add_test(t, f4_unit_enclosing);
+  tcase_add_test(t, unit_layers_fold_and_single_token_units);
   tcase_add_test(t, f5_ambiguous_blocks_key_everywhere);
   tcase_add_test(t, f6_determinism);
   tcase_add_test(t, transformer_clean);
