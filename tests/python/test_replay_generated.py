@@ -70,22 +70,32 @@ def test_one_replay_unit_per_decode_step(analysed):
 
 
 def test_shape_and_tree(analysed):
-    mode, truth, con = analysed
+    _, truth, con = analysed
     shapes = {r[0] for r in con.execute("SELECT DISTINCT shape_policy FROM traceloom_aclgraph_reconstruction_region")}
     statuses = {r[0] for r in con.execute("SELECT DISTINCT status FROM traceloom_aclgraph_reconstruction_region")}
     assert statuses == {"recognized_complete_pattern"}
-    if mode == "shared":
-        assert shapes == {"head_repeated_layer_tail"}
-        roles = [r[0] for r in con.execute(
-            "SELECT slot_role FROM traceloom_graph_launch WHERE db_idx = 0 AND replay_unit_id = 'replay-unit-0' "
-            "ORDER BY member_order")]
-        assert roles == ["head"] + ["layer"] * LAYERS + ["tail"]
-        # role_collapsed aggregates: every layer slot of every replay, per rank
-        counts = {r[0] for r in con.execute(
-            "SELECT member_occurrence_count FROM traceloom_replay_cost_aggregate WHERE slot_role = 'layer'")}
-        assert counts == {STEPS * LAYERS}
-    else:
-        assert shapes == {"unclassified"}
+    # Both modes replay head, one layer body per model layer, tail (the generator's roles):
+    # shared captures the layer once; per-layer captures one instance per layer, whose middle
+    # slots still run one layer body, so they are layers too (ACLH, Rep xN ACLL, ACLT).
+    assert shapes == {"head_repeated_layer_tail"}
+    first_step = min(l["step"] for l in truth["ranks"][0]["graph"]["launch_list"])
+    truth_roles = [l["role"] for l in truth["ranks"][0]["graph"]["launch_list"] if l["step"] == first_step]
+    roles = [r[0] for r in con.execute(
+        "SELECT slot_role FROM traceloom_graph_launch WHERE db_idx = 0 AND replay_unit_id = 'replay-unit-0' "
+        "ORDER BY member_order")]
+    assert roles == truth_roles
+    assert truth_roles == ["head"] + ["layer"] * LAYERS + ["tail"]
+    # role_collapsed aggregates: every layer slot of every replay, per rank
+    counts = {r[0] for r in con.execute(
+        "SELECT member_occurrence_count FROM traceloom_replay_cost_aggregate WHERE slot_role = 'layer'")}
+    assert counts == {STEPS * LAYERS}
+    # The unit's layers fold inside its ReplayUnit Seq: one Repeat of ACLL per device.
+    layer_reps = con.execute(
+        "SELECT count(*) FROM traceloom_viz_node c JOIN traceloom_viz_node p "
+        "ON p.db_idx = c.db_idx AND p.device_id = c.device_id AND c.path LIKE p.path || '/%' "
+        "AND c.depth = p.depth + 1 WHERE p.category = 'graph_unit' AND c.node_type = 'Repeat' "
+        "AND c.repeat_count = ?", (LAYERS,)).fetchone()[0]
+    assert layer_reps == 2
     # All decode steps have one body: the tree folds them into one Repeat per device.
     reps = con.execute("SELECT db_idx, repeat_count FROM traceloom_v_position WHERE node_type = 'Repeat' "
                        "AND label LIKE 'Rep x%' AND repeat_count = ?", (STEPS,)).fetchall()
