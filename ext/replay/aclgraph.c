@@ -718,25 +718,21 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
       if (w->record != TL_REPLAY_NONE) rc = collect_body(d, w, (uint32_t)(r->launches.n - 1), e);
     }
     free(order);
-    /* One identity, one body: otherwise every launch of the identity mismatches. The map
-    ** holds the identity's body template, or 0 once two bodies were seen. */
+    /* One identity, one body: the body of an identity's first launch (composition order) is
+    ** the one it captured, and a later launch that replays another body is a mismatch, that
+    ** launch alone (the reference's rule: its other launches are still exact replays of the
+    ** captured graph, and the odd one keeps its tasks as eager work). */
     size_t n = r->launches.n - first;
     tl_i64map body_of = {0};
     for (size_t i = 0; rc == TL_OK && i < n; i++) {
-      const tl_graph_launch *a = &r->launches.v[first + i];
+      tl_graph_launch *a = &r->launches.v[first + i];
       if (!a->body_template) continue;
       int64_t *have = tl_i64map_get(&body_of, a->graph_id);
       if (!have) {
         if (tl_i64map_put(&body_of, a->graph_id, a->body_template)) rc = tl_nomem(e);
       } else if (*have != a->body_template) {
-        *have = 0;
+        a->status = TL_LAUNCH_BODY_MISMATCH;
       }
-    }
-    for (size_t i = 0; rc == TL_OK && i < n; i++) {
-      tl_graph_launch *a = &r->launches.v[first + i];
-      if (!a->body_template) continue;
-      int64_t *have = tl_i64map_get(&body_of, a->graph_id);
-      if (have && *have == 0) a->status = TL_LAUNCH_BODY_MISMATCH;
     }
     tl_i64map_free(&body_of);
     /* Segments broken by launches without completion evidence. */

@@ -4,8 +4,8 @@
 ** (traceloom_replay_cost_*) comes from costmap.c; its per-member relations are views.
 **
 ** Ids: graph-launch-<n> (n = launch index in composition order), graph-body-member-<n>
-** (dense over published members), replay-unit-<n>, graph-template-<n>,
-** replay-body-template-<n>, graph-body-<n> (the body of launch n),
+** (numbered over every collected body, published for promoted launches), replay-unit-<n>,
+** graph-template-<n>, replay-body-template-<n>, graph-body-<n> (the body of launch n),
 ** aclgraph-reconstruction-region-<n>, protected-interval-<n>.
 */
 #include "replay/replay.h"
@@ -104,7 +104,11 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   }
   static const char *const ctl_kind[] = {"execute", "wait", "record"};
   int rc = TL_OK;
-  int64_t next_member = 0; /* members are numbered densely over promoted launches */
+  /* Members are numbered over every launch whose body was collected, in launch order, and
+  ** only a promoted launch's are published: an unpromoted body (a launch whose body differs
+  ** from its instance's, a trailing launch) keeps its numbers, so the members of the other
+  ** launches are named as the reference names them. */
+  int64_t next_member = 0;
   for (size_t i = 0; rc == TL_OK && i < r->launches.n; i++) {
     const tl_graph_launch *l = &r->launches.v[i];
     int promoted = l->unit != TL_REPLAY_NONE;
@@ -161,7 +165,7 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     else sqlite3_bind_null(st, TL_PARAM(GL_ANCHOR_N));
     if (gev != TL_REPLAY_NONE) sqlite3_bind_int64(st, TL_PARAM(GL_GRAPH_EVENT_N), gev);
     else sqlite3_bind_null(st, TL_PARAM(GL_GRAPH_EVENT_N));
-    if (promoted) next_member += l->nmembers;
+    next_member += l->nmembers;
     rc = tl_pub_step(db, st, "traceloom_graph_launch", e);
     for (int k = 0; rc == TL_OK && k < 3; k++) {
       if (l->control[k] == TL_REPLAY_NONE) continue;

@@ -116,12 +116,22 @@ SELECT 'base: the repeat holds one ReplayUnit Seq holding the ACLG atom',
   (SELECT group_concat(node_type || ':' || label || ':' || COALESCE(category, ''), ' > ')
      FROM (SELECT node_type, label, category FROM traceloom_viz_node ORDER BY depth))
   = 'Seq:Seq: > Repeat:Rep x7: > Seq:ReplayUnit T1:graph_unit > Atom:ACLG:graph_template';
--- The mutation gives the 4th launch a Sub body: one instance, two bodies -> mismatch, nothing promoted.
-SELECT 'body sequence mismatch', traceloom_analyze('fixtures/body_mismatch/mut_body_sequence_mismatch') LIKE '%0 exact graph launch(es)%';
-SELECT 'mismatch: every region reports the mismatch',
-  (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_body_mismatch') = 7
-  AND (SELECT count(*) FROM traceloom_graph_launch WHERE reconstruction_status = 'body_template_mismatch') = 7
-  AND (SELECT count(*) FROM traceloom_graph_body_member) = 0;
+-- The mutation gives the 4th launch a Sub body: instance 7 captured Add (its first launch's
+-- body), so the 4th launch alone is a mismatch and the other six are promoted; the Sub task
+-- stays an eager anchor between two Rep x3 of the unit.
+SELECT 'body sequence mismatch', traceloom_analyze('fixtures/body_mismatch/mut_body_sequence_mismatch') LIKE '%6 exact graph launch(es)%';
+SELECT 'mismatch: only the odd launch and its region report it',
+  (SELECT group_concat(status, ' ') FROM (SELECT status FROM traceloom_aclgraph_reconstruction_region ORDER BY region_order))
+    = 'recognized_complete_pattern recognized_complete_pattern recognized_complete_pattern unrecognized_body_mismatch recognized_complete_pattern recognized_complete_pattern recognized_complete_pattern'
+  AND (SELECT group_concat(correlation_id) FROM traceloom_graph_launch WHERE reconstruction_status = 'body_template_mismatch') = '1003'
+  AND (SELECT count(*) FROM traceloom_graph_body_member) = 6;
+SELECT 'mismatch: the odd body keeps its member number, so the later members are numbered as in the reference',
+  (SELECT group_concat(member_id, ' ') FROM (SELECT member_id FROM traceloom_graph_body_member ORDER BY start_ns))
+    = 'graph-body-member-0 graph-body-member-1 graph-body-member-2 graph-body-member-4 graph-body-member-5 graph-body-member-6';
+SELECT 'mismatch: Rep x3 unit, the eager Sub, Rep x3 unit',
+  (SELECT group_concat(label, ' ') FROM (SELECT label FROM traceloom_viz_node WHERE depth = 1 ORDER BY local_node_id))
+    = 'Rep x3 Sub Rep x3'
+  AND (SELECT count(*) FROM traceloom_anchor WHERE symbol = 'ACLG') = 6;
 
 -- aclgraph_smoke: MODEL_EXECUTE launches without NOTIFY_WAIT / NOTIFY_RECORD.
 SELECT 'aclgraph_smoke', traceloom_analyze('fixtures/aclgraph_smoke/mono') LIKE '%0 exact graph launch(es)%';
