@@ -360,7 +360,7 @@ static const tl_rows_column aclgraph_reconstruction_region_columns[RG_NCOLS] = {
     [RG_REGION_ID] = {"region_id", 1},
     [RG_DB_IDX] = {"db_idx", 0},
     [RG_DEVICE_ID] = {"device_id", 0},
-    [RG_GRAPH_PROVIDER] = {"graph_provider", 1, "'aclgraph'"},
+    [RG_GRAPH_PROVIDER] = {"graph_provider", 1},
     [RG_CANDIDATE_ID] = {"candidate_id", 1},
     [RG_REGION_ORDER] = {"region_order", 0},
     [RG_STATUS] = {"status", 1},
@@ -396,6 +396,7 @@ static int publish_regions(sqlite3 *db, const tl_replay *r, tl_err *e) {
       per_device = 0;
     const tl_graph_launch *f = &r->launches.v[g->first_launch];
     bind_id(st, TL_PARAM(RG_REGION_ID), "aclgraph-reconstruction-region-%llu", i, 1);
+    sqlite3_bind_text(st, TL_PARAM(RG_GRAPH_PROVIDER), "aclgraph", -1, SQLITE_STATIC);
     sqlite3_bind_int(st, TL_PARAM(RG_DB_IDX), g->db_idx);
     sqlite3_bind_int64(st, TL_PARAM(RG_DEVICE_ID), g->device_id);
     bind_id(st, TL_PARAM(RG_CANDIDATE_ID), "aclgraph-composition-candidate-%llu", g->candidate,
@@ -421,6 +422,42 @@ static int publish_regions(sqlite3 *db, const tl_replay *r, tl_err *e) {
     sqlite3_bind_int64(st, TL_PARAM(RG_END_NS), g->end_ns);
     sqlite3_bind_double(st, TL_PARAM(RG_DUR_US), tl_ns_to_us(g->end_ns - g->start_ns));
     tl_bind_text(st, TL_PARAM(RG_RAW_JSON), g->detail);
+    rc = tl_pub_step(db, st, "traceloom_aclgraph_reconstruction_region", e);
+  }
+  /* A promoted CUDA graph unit is one launch recognized on its own (a direct single graph,
+  ** its identity the graph's node set): one region each, after the ACL regions, as the
+  ** reference lists them, so one relation answers which launches became units. */
+  size_t next = r->regions.n;
+  uint32_t candidate = 0;
+  for (size_t u = 0; rc == TL_OK && u < r->units.n; u++) {
+    const tl_replay_unit *un = &r->units.v[u];
+    if (un->provider != TL_GRAPH_CUDA) continue;
+    if (u == 0 || un->db_idx != r->units.v[u - 1].db_idx ||
+        un->device_id != r->units.v[u - 1].device_id)
+      candidate = 0;
+    const tl_graph_launch *f = &r->launches.v[un->first_launch];
+    const tl_graph_launch *l = &r->launches.v[un->first_launch + un->nlaunches - 1];
+    bind_id(st, TL_PARAM(RG_REGION_ID), "aclgraph-reconstruction-region-%llu", next++, 1);
+    sqlite3_bind_text(st, TL_PARAM(RG_GRAPH_PROVIDER), "cuda", -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, TL_PARAM(RG_DB_IDX), un->db_idx);
+    sqlite3_bind_int64(st, TL_PARAM(RG_DEVICE_ID), un->device_id);
+    bind_id(st, TL_PARAM(RG_CANDIDATE_ID), "aclgraph-composition-candidate-%llu", candidate++, 1);
+    sqlite3_bind_int64(st, TL_PARAM(RG_REGION_ORDER), 0);
+    sqlite3_bind_text(st, TL_PARAM(RG_STATUS), tl_region_status_name(TL_REGION_RECOGNIZED), -1,
+                      SQLITE_STATIC);
+    sqlite3_bind_text(st, TL_PARAM(RG_BOUNDARY_POLICY), boundary[2], -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, TL_PARAM(RG_ORDER_POLICY), order[0], -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, TL_PARAM(RG_IDENTITY_POLICY), "cuda_graph_node_set", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, TL_PARAM(RG_SHAPE_POLICY), shape[2], -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, TL_PARAM(RG_FIRST_LAUNCH_OCCURRENCE_ID), un->first_launch);
+    sqlite3_bind_int64(st, TL_PARAM(RG_LAST_LAUNCH_OCCURRENCE_ID),
+                       un->first_launch + un->nlaunches - 1);
+    sqlite3_bind_int64(st, TL_PARAM(RG_OBSERVED_LAUNCH_COUNT), un->nlaunches);
+    sqlite3_bind_int64(st, TL_PARAM(RG_EXPECTED_LAUNCH_COUNT), un->nlaunches);
+    sqlite3_bind_int64(st, TL_PARAM(RG_START_NS), f->start_ns);
+    sqlite3_bind_int64(st, TL_PARAM(RG_END_NS), l->end_ns);
+    sqlite3_bind_double(st, TL_PARAM(RG_DUR_US), tl_ns_to_us(l->end_ns - f->start_ns));
+    sqlite3_bind_null(st, TL_PARAM(RG_RAW_JSON));
     rc = tl_pub_step(db, st, "traceloom_aclgraph_reconstruction_region", e);
   }
   sqlite3_finalize(st);

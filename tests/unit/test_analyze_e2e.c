@@ -77,6 +77,17 @@ START_TEST(cuda_graph_fixture) {
                               "AND anchor_id IS NOT NULL"), 0);
   ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_graph_body_member m JOIN traceloom_anchor a "
                               "ON a.event_id = m.event_id"), 0);
+  /* Each promoted CUDA launch is a recognized single-graph region of its own. */
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_aclgraph_reconstruction_region r "
+                              "JOIN traceloom_graph_launch l ON l.graph_launch_occurrence_id = "
+                              "r.first_launch_occurrence_id WHERE r.graph_provider = 'cuda' AND "
+                              "r.status = 'recognized_complete_pattern' AND r.shape_policy = "
+                              "'single_graph' AND r.observed_launch_count = 1 AND l.anchor_id IS NOT NULL "
+                              "AND r.start_ns = l.start_ns AND r.end_ns = l.end_ns"),
+                   tl_scalar(db, "SELECT count(*) FROM traceloom_graph_launch WHERE graph_provider = "
+                              "'cuda' AND anchor_id IS NOT NULL"));
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_aclgraph_reconstruction_region"),
+                   tl_scalar(db, "SELECT count(*) FROM traceloom_graph_launch WHERE anchor_id IS NOT NULL"));
   ck_assert_msg(analyze(db, "nsys/nsys_graphtrace.sqlite", NULL, &msg), "%s", msg);
   ck_assert_int_gt(tl_scalar(db, "SELECT count(*) FROM traceloom_cuda_graph_replay WHERE graph_kind = "
                               "'cuda_graph_trace'"), 0);
