@@ -56,12 +56,18 @@ SELECT 'MODEL_EXECUTE launches are auxiliary, kept with their cost',
      AND policy_structural_participation = 'excluded'
      AND cost_treatment = 'retained_for_attribution') = 4;
 
+-- The system rule applies to every provider and is no rule of the task domain: the decision
+-- has provider scope any and no source domain (the reference's; docs/PARITY.md).
 SELECT 'communication ops are anchors by the system rule, outside the task policy',
   (SELECT count(*) FROM traceloom_evidence_role_decision
    WHERE source_table = 'COMMUNICATION_OP' AND policy_role IS NULL AND final_role = 'anchor'
-     AND rule_id = 'system.communication_anchor' AND source_domain = 'communication'
+     AND rule_id = 'system.communication_anchor' AND source_domain IS NULL
+     AND input_provider_scope = 'any'
      AND policy_structural_participation = 'not_applicable'
-     AND structural_symbol = 'AllGather') = 2;
+     AND structural_symbol = 'AllGather') = 2
+  AND (SELECT count(*) FROM traceloom_evidence_role_decision
+       WHERE source_table <> 'COMMUNICATION_OP'
+         AND (source_domain IS NOT 'task' OR input_provider_scope IS NOT 'ascend')) = 0;
 
 SELECT 'no role deletes an event: every event has a decision',
   (SELECT count(*) FROM traceloom_event e WHERE NOT EXISTS (
@@ -87,8 +93,13 @@ SELECT 'policy and rule provenance',
 SELECT 'symbol normalization view',
   (SELECT event_count FROM traceloom_v_symbol_normalization
    WHERE observed_symbol = 'MatMulV2' AND outcome = 'canonicalized') = 3
+  -- a communication op is observed by its name (opName hcclAllGather), not its operation
+  -- type hcom_allGather_ (recovery.md 2.4; the reference's choice, symbols.c)
   AND (SELECT event_count FROM traceloom_v_symbol_normalization
-       WHERE observed_symbol = 'hcom_allGather_' AND structural_symbol = 'AllGather') = 2;
+       WHERE observed_symbol = 'hcclAllGather' AND structural_symbol = 'AllGather'
+         AND source_domain = 'communication') = 2
+  AND (SELECT count(*) FROM traceloom_v_symbol_normalization
+       WHERE observed_symbol = 'hcom_allGather_') = 0;
 
 SELECT 'role summary view',
   (SELECT event_count FROM traceloom_v_evidence_role_summary
