@@ -442,8 +442,9 @@ static int publish_reconcile_policy(sqlite3 *db, const tl_rules *r, tl_err *e) {
     tl_bind_text(st, 5, x->provider_scope);
     tl_bind_text(st, 6, x->source_domain);
     tl_bind_text(st, 7, *x->task_type ? x->task_type : NULL);
-    tl_bind_i64_or_null(st, 8, x->generic_context_id, -1);
-    tl_bind_i64_or_null(st, 9, x->concrete_context_id, -1);
+    /* the manifest's value as written: -1 (no context: the MC2 rule) is the reference's too */
+    sqlite3_bind_int64(st, 8, x->generic_context_id);
+    sqlite3_bind_int64(st, 9, x->concrete_context_id);
     tl_bind_text(st, 10, x->min_contained_fraction);
     tl_bind_text(st, 11, *x->task_op_type ? x->task_op_type : NULL);
     tl_bind_text(st, 12, *x->communication_op_name_prefix ? x->communication_op_name_prefix : NULL);
@@ -488,7 +489,11 @@ static int publish_classes(sqlite3 *db, const tl_trace *t, const tl_derived *d, 
     int task = k->domain == TL_OBS_TASK;
     sqlite3_bind_int64(st, 1, k->class_id);
     sqlite3_bind_text(st, 2, task ? "task" : "communication", -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, tl_scope_name((tl_scope)(i % TL_SCOPE_COUNT)), -1, SQLITE_STATIC);
+    /* A communication op is decided by the system rule, which applies to every provider:
+    ** its decision's scope is any (the reference's). Its symbol was still normalized under the
+    ** input's provider (an Ascend-only symbol rule applies to an Ascend op). */
+    sqlite3_bind_text(st, 3, task ? tl_scope_name((tl_scope)(i % TL_SCOPE_COUNT)) : "any", -1,
+                      SQLITE_STATIC);
     sqlite3_bind_text(st, 4, tl_kind_name((tl_kind)l->kind), -1, SQLITE_STATIC);
     tl_bind_str(st, 5, t->pool, l->task_type);
     tl_bind_str(st, 6, t->pool, l->op_name);

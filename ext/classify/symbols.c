@@ -2,7 +2,9 @@
 ** symbols.c: structural-symbol normalization for one observation (recovery.md section 2.4).
 **
 ** The observed symbol is the "selected" field (task: first of op_type, op_name, comm_name,
-** task_type; communication: first of op_type, linked_task_type, linked_task_name, op_name).
+** task_type; communication: first of linked_task_type, linked_task_name, op_name, op_type: the
+** spec's order puts op_type first, but the reference observes a communication op by its name
+** and its op has no op_type, see field_values).
 ** Rules of another domain, or whose provider scope is neither provider-neutral nor a
 ** case-insensitive substring of the provider, are skipped. Of the rules that match, only
 ** those at the highest priority count: one gives the structural symbol, several are a
@@ -25,8 +27,12 @@ static size_t field_values(const tl_symbol_input *in, tl_sym_field f, const char
   switch (f) {
     case TL_SF_SELECTED: {
       const char *order_task[] = {in->op_type, in->op_name, in->comm_name, in->task_type};
-      const char *order_comm[] = {in->op_type, in->linked_task_type, in->linked_task_name,
-                                  in->op_name};
+      /* A communication op's observed symbol is its name, as the reference's: its operation
+      ** type (COMMUNICATION_OP.opType, hcom_allReduce_) is no operator identity of the op's
+      ** event (traceloom_event.op_type is empty), so selected skips it; op_type and
+      ** any_identity rules still match it, so no structural symbol depends on the choice. */
+      const char *order_comm[] = {in->linked_task_type, in->linked_task_name, in->op_name,
+                                  in->op_type};
       const char **order = comm ? order_comm : order_task;
       for (int i = 0; i < 4; i++)
         if (present(order[i])) {

@@ -121,8 +121,8 @@ CREATE TABLE traceloom_event_reconciliation_rule(
   provider_scope TEXT NOT NULL,
   source_domain TEXT NOT NULL,                -- task, task+communication_op
   task_type TEXT,
-  generic_context_id INTEGER,                 -- NULL = not applicable
-  concrete_context_id INTEGER,
+  generic_context_id INTEGER NOT NULL,        -- -1 = not applicable (the MC2 rule)
+  concrete_context_id INTEGER NOT NULL,
   min_contained_fraction TEXT NOT NULL,       -- as written, e.g. 0.99
   task_op_type TEXT,
   communication_op_name_prefix TEXT,

@@ -39,7 +39,11 @@ SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
                WHERE l.aux_event_n = e.event_n AND l.link_type = 'retained_unplaced')
             THEN 'omitted_event_without_auxiliary_link' ELSE c.reason_code END AS reason_code,
        c.rule_id, h.source_table, CAST(e.source_rowid_offset + e.event_n AS TEXT) AS source_key,
-       h.source_id, c.source_domain, c.provider_scope,
+       -- the domain of the classification rule that decided: a communication op is decided by
+       -- no manifest rule (system.communication_anchor) and has none, as in the reference (its
+       -- symbol domain, communication, stays in traceloom_evidence_role_class)
+       h.source_id, CASE WHEN c.source_domain = 'task' THEN 'task' END AS source_domain,
+       c.provider_scope,
        c.cost_treatment,
        COALESCE(c.policy_id, (SELECT p.policy_id FROM traceloom_evidence_role_policy p)) AS policy_id,
        c.observed_symbol, c.structural_symbol, c.symbol_outcome,

@@ -327,7 +327,7 @@ SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.event_id,
          AS source_path,
        d.source_table, d.source_key, d.observed_symbol,
        CASE WHEN d.observed_symbol IS NULL THEN 'unavailable'
-            WHEN d.source_domain = 'communication' THEN 'communication.op_name'
+            WHEN e.task_type = 'COMMUNICATION_OP' THEN 'communication.op_name'
             WHEN e.op_type IS NOT NULL THEN 'task.op_type'
             WHEN e.op_name IS NOT NULL THEN 'task.op_name'
             ELSE 'task.task_type' END AS observed_symbol_source,

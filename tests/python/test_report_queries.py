@@ -223,14 +223,15 @@ def test_evidence_role_cost_coverage(dbs):
 
 def test_symbol_normalization_audit(dbs):
     # minimal_smoke: MatMul keeps its operator type; the communication op hcclAllReduce
-    # (type hcom_allReduce_) is normalized to AllReduce by the communication rule. The reason
+    # (type hcom_allReduce_) is normalized to AllReduce by the communication rule, and is
+    # observed by its name (the reference's; recovery.md 2.4 `selected`). The reason
     # codes are the reference's vocabulary (traceloom 0.1.4): an anchor no rule matched keeps
     # its symbol with `no_explicit_rule_identity_preserved`.
     rows = run(dbs["minimal"], "symbol-normalization-audit")
     assert [r[4:] for r in rows] == [
         ["anchor-0", "MatMul", "task.op_type", "MatMul", "fallback.identity-preserve",
          "identity", "no_explicit_rule_identity_preserved", "0.06", "TASK", "1"],
-        ["anchor-1", "hcom_allReduce_", "communication.op_name", "AllReduce",
+        ["anchor-1", "hcclAllReduce", "communication.op_name", "AllReduce",
          "collective.communication.allreduce-alias", "canonicalized", "explicit_rule_match", "0.05",
          "COMMUNICATION_OP", "1"]]
 

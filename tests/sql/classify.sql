@@ -56,12 +56,18 @@ SELECT 'MODEL_EXECUTE launches are auxiliary, kept with their cost',
      AND policy_structural_participation = 'excluded'
      AND cost_treatment = 'retained_for_attribution') = 4;
 
+-- The system rule applies to every provider and is no rule of the task domain: the decision
+-- has provider scope any and no source domain (the reference's; docs/PARITY.md).
 SELECT 'communication ops are anchors by the system rule, outside the task policy',
   (SELECT count(*) FROM traceloom_evidence_role_decision
    WHERE source_table = 'COMMUNICATION_OP' AND policy_role IS NULL AND final_role = 'anchor'
-     AND rule_id = 'system.communication_anchor' AND source_domain = 'communication'
+     AND rule_id = 'system.communication_anchor' AND source_domain IS NULL
+     AND input_provider_scope = 'any'
      AND policy_structural_participation = 'not_applicable'
-     AND structural_symbol = 'AllGather') = 2;
+     AND structural_symbol = 'AllGather') = 2
+  AND (SELECT count(*) FROM traceloom_evidence_role_decision
+       WHERE source_table <> 'COMMUNICATION_OP'
+         AND (source_domain IS NOT 'task' OR input_provider_scope IS NOT 'ascend')) = 0;
 
 SELECT 'no role deletes an event: every event has a decision',
   (SELECT count(*) FROM traceloom_event e WHERE NOT EXISTS (
@@ -87,8 +93,38 @@ SELECT 'policy and rule provenance',
 SELECT 'symbol normalization view',
   (SELECT event_count FROM traceloom_v_symbol_normalization
    WHERE observed_symbol = 'MatMulV2' AND outcome = 'canonicalized') = 3
+  -- a communication op is observed by its name (opName hcclAllGather), not its operation
+  -- type hcom_allGather_ (recovery.md 2.4; the reference's choice, symbols.c)
   AND (SELECT event_count FROM traceloom_v_symbol_normalization
-       WHERE observed_symbol = 'hcom_allGather_' AND structural_symbol = 'AllGather') = 2;
+       WHERE observed_symbol = 'hcclAllGather' AND structural_symbol = 'AllGather'
+         AND source_domain = 'communication') = 2
+  AND (SELECT count(*) FROM traceloom_v_symbol_normalization
+       WHERE observed_symbol = 'hcom_allGather_') = 0;
+
+-- Each lineage row names the deciding rule's audit columns (rules/symbol_normalization.yaml:
+-- allgather-alias priority 80 on any_identity, matmul-backend-variant 90 on selected; the
+-- built-in identity fallback -1000) and carries its anchor's role and times.
+SELECT 'symbol lineage: the deciding rule and the anchor',
+  (SELECT count(*) FROM traceloom_v_anchor_symbol_lineage
+   WHERE rule_id = 'collective.communication.allgather-alias' AND observed_symbol = 'hcclAllGather'
+     AND observed_symbol_source = 'communication.op_name' AND structural_symbol = 'AllGather'
+     AND reason_code = 'explicit_rule_match' AND precedence = 80
+     AND provider_scope = 'provider-neutral' AND source_domain = 'communication'
+     AND match_mode = 'contains_any_ci' AND match_expression = 'allgather|all_gather'
+     AND required_fields = 'any_identity' AND anchor_role = 'comm') = 2
+  AND (SELECT count(*) FROM traceloom_v_anchor_symbol_lineage
+       WHERE rule_id = 'ascend.task.matmul-backend-variant' AND observed_symbol = 'MatMulV2'
+         AND observed_symbol_source = 'task.op_type' AND precedence = 90
+         AND provider_scope = 'ascend' AND source_domain = 'task' AND required_fields = 'selected'
+         AND anchor_role = 'compute') = 3
+  AND (SELECT count(*) FROM traceloom_v_anchor_symbol_lineage
+       WHERE rule_id = 'fallback.identity-preserve' AND structural_symbol = 'GatherV2'
+         AND precedence = -1000 AND match_mode = 'identity_fallback'
+         AND rule_description IS NOT NULL) = 1
+  AND (SELECT count(*) FROM traceloom_v_anchor_symbol_lineage l
+       JOIN traceloom_anchor a ON a.anchor_id = l.anchor_id
+       WHERE l.start_ns = a.start_ns AND l.end_ns = a.end_ns AND l.dur_us = a.dur_us
+         AND l.policy_id = 'traceloom.default-structural-symbols') = 6;
 
 SELECT 'role summary view',
   (SELECT event_count FROM traceloom_v_evidence_role_summary

@@ -213,6 +213,9 @@ START_TEST(test_symbols_defaults) {
        "collective.communication.broadcast-alias"},
       {TL_SD_COMMUNICATION, "cuda", "moe_a2a_dispatch", "", "", "", TL_SYM_NORMALIZED, "AllToAll",
        "collective.communication.alltoall-alias"},
+      /* a name without the collective's word: the operation type still names it */
+      {TL_SD_COMMUNICATION, "ascend", "hcclOp_7", "hcom_allReduce_", "", "", TL_SYM_NORMALIZED,
+       "AllReduce", "collective.communication.allreduce-alias"},
       /* the highest matching priority wins: all-reduce (100) over reduce-scatter (90) */
       {TL_SD_COMMUNICATION, "ascend", "allreduce_then_reducescatter", "", "", "",
        TL_SYM_NORMALIZED, "AllReduce", "collective.communication.allreduce-alias"},
@@ -228,6 +231,8 @@ START_TEST(test_symbols_defaults) {
     ck_assert_msg(strcmp(d.symbol, c->symbol) == 0, "case %zu: symbol %s, want %s", i, d.symbol,
                   c->symbol);
     ck_assert_str_eq(tl_symbol_rule_id(&r->sym, d.outcome, d.rule), c->rule);
+    /* a communication op is observed by its name, not its operation type (symbols.c) */
+    if (c->domain == TL_SD_COMMUNICATION) ck_assert_str_eq(d.observed, c->op_name);
     /* a canonicalized symbol names its one rule as the candidate; identity has none */
     if (c->outcome == TL_SYM_NORMALIZED)
       ck_assert_str_eq(d.candidates, c->rule);
@@ -404,7 +409,7 @@ START_TEST(test_fixture_minimal_smoke) {
   ck_assert_str_eq(tl_class_reason_code(k2), "represented_by_communication_anchor");
   ck_assert_str_eq(tl_class_policy_participation(k2), "not_applicable");
   ck_assert_str_eq(tl_class_effective_participation(k2), "identity");
-  ck_assert_str_eq(S(t, k2->observed_symbol), "hcom_allReduce_");
+  ck_assert_str_eq(S(t, k2->observed_symbol), "hcclAllReduce"); /* its name, not its type */
   ck_assert_str_eq(S(t, k2->symbol), "AllReduce");
   ck_assert_int_eq(k2->symbol_outcome, TL_SYM_NORMALIZED);
   ck_assert_int_eq(c.events_by_role[TL_EVIDENCE_ANCHOR], 3);
