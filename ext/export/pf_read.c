@@ -615,13 +615,22 @@ static size_t node_id_text(char *out, int has_device, int64_t device, int64_t lo
   return (size_t)(p - out);
 }
 
+/* A tree's values its nodes take (traceloom_tree_core): a node's db_idx, device_id and
+** node_device are its tree's (ext/structure writes both rows from the tree), so the half a
+** million node rows are read without those three columns. */
+typedef struct core_tree {
+  int64_t first_anchor, db, dev, node_device;
+  int has_node_device;
+} core_tree;
+
 /* What node_row needs while traceloom_node_core streams by. */
 typedef struct node_core_rows {
   node_index *ix;
   uint32_t native;
   tl_strpool *spool; /* the shapes' text */
   core_shapes shp;
-  pf_imap shape_by_id, first_anchor;
+  pf_imap shape_by_id, tree_row; /* tree_n -> index into trees */
+  TL_VEC(core_tree) trees;
   sqlite3_stmt *viz;
   /* While the rows come in display order (an analysis of this version), each goes straight
   ** where read_nodes would copy it (the nodes, by_n, cn, parent_n), not through rows: half a
@@ -657,7 +666,10 @@ static int undo_direct(rd *r, node_core_rows *x) {
 
 static int tree_row(rd *r, void *arg, sqlite3_value **v) {
   node_core_rows *x = arg;
-  if (pf_imap_put(&x->first_anchor, sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1])))
+  core_tree t = {sqlite3_value_int64(v[1]), sqlite3_value_int64(v[2]), sqlite3_value_int64(v[3]),
+                 sqlite3_value_int64(v[4]), sqlite3_value_type(v[4]) != SQLITE_NULL};
+  if (pf_imap_put(&x->tree_row, sqlite3_value_int64(v[0]), (int64_t)x->trees.n) ||
+      TL_VEC_PUSH(&x->trees, t))
     return tl_nomem(r->e);
   return TL_OK;
 }
@@ -665,12 +677,15 @@ static int tree_row(rd *r, void *arg, sqlite3_value **v) {
 static int node_row_core(rd *r, void *arg, sqlite3_value **v) {
   node_core_rows *x = arg;
   pf_analysis *a = r->a;
-  const int64_t *fa = pf_imap_get(&x->first_anchor, sqlite3_value_int64(v[10]));
-  if (!fa) return TL_OK; /* no tree row: the view's inner join leaves it out */
+  /* v: node_n, parent_n, local_n, node_kind, shape_id, depth, repeat_count, tree_n,
+  ** token_len, first_occurrence_n, occurrence_count, slot_ordinal, rooted_path */
+  const int64_t *ti = pf_imap_get(&x->tree_row, sqlite3_value_int64(v[7]));
+  if (!ti) return TL_OK; /* no tree row: the view's inner join leaves it out */
+  const core_tree *tr = &x->trees.v[*ti];
   node_row row;
   memset(&row, 0, sizeof row);
   pf_node *n = &row.n;
-  const int64_t *si = pf_imap_get(&x->shape_by_id, sqlite3_value_int64(v[5]));
+  const int64_t *si = pf_imap_get(&x->shape_by_id, sqlite3_value_int64(v[4]));
   core_shape *sh = si ? &x->shp.v[*si] : NULL;
   const char *type = sh ? pool_text(x->spool, sh->type) : NULL;
   const char *kind = sh ? pool_text(x->spool, sh->kind) : NULL;
@@ -679,8 +694,7 @@ static int node_row_core(rd *r, void *arg, sqlite3_value **v) {
                   : kind && strcmp(kind, "seq") != 0 && strcmp(kind, "repeat") != 0;
   int64_t local = sqlite3_value_int64(v[2]);
   char id[96];
-  size_t len = node_id_text(id, sqlite3_value_type(v[3]) != SQLITE_NULL,
-                            sqlite3_value_int64(v[3]), local);
+  size_t len = node_id_text(id, tr->has_node_device, tr->node_device, local);
   n->node_id = tl_strpool_intern(a->pool, id, len);
   n->parent = TL_STR_NONE;
   if (atom && label && *label) {
@@ -703,11 +717,11 @@ static int node_row_core(rd *r, void *arg, sqlite3_value **v) {
     n->category = TL_STR_NONE;
   }
   n->view = x->native;
-  n->db = sqlite3_value_int64(v[6]);
-  n->dev = sqlite3_value_int64(v[7]);
-  n->tree_depth = sqlite3_value_int64(v[8]);
+  n->db = tr->db;
+  n->dev = tr->dev;
+  n->tree_depth = sqlite3_value_int64(v[5]);
   n->display_order = local;
-  n->repeat_count = sqlite3_value_type(v[9]) == SQLITE_NULL ? -1 : sqlite3_value_int64(v[9]);
+  n->repeat_count = sqlite3_value_type(v[6]) == SQLITE_NULL ? -1 : sqlite3_value_int64(v[6]);
   if ((type && strcmp(type, "Repeat") == 0) || (!type && kind && strcmp(kind, "repeat") == 0))
     n->kind = PF_KIND_REPEAT;
   else
@@ -716,15 +730,15 @@ static int node_row_core(rd *r, void *arg, sqlite3_value **v) {
   n->motif = -1;
   row.node_n = sqlite3_value_int64(v[0]);
   row.parent_n = sqlite3_value_type(v[1]) == SQLITE_NULL ? -1 : sqlite3_value_int64(v[1]);
-  row.cn.first_anchor = *fa;
-  row.cn.token_len = sqlite3_value_int64(v[11]);
-  row.cn.first_occ = sqlite3_value_int64(v[12]);
-  row.cn.occ_count = sqlite3_value_int64(v[13]);
-  row.cn.slot = sqlite3_value_int64(v[14]);
+  row.cn.first_anchor = tr->first_anchor;
+  row.cn.token_len = sqlite3_value_int64(v[8]);
+  row.cn.first_occ = sqlite3_value_int64(v[9]);
+  row.cn.occ_count = sqlite3_value_int64(v[10]);
+  row.cn.slot = sqlite3_value_int64(v[11]);
   row.cn.parent = -1;
-  row.cn.node_kind = sqlite3_value_int(v[4]);
-  const char *path = (const char *)sqlite3_value_text(v[15]);
-  row.cn.rooted = path ? tl_strpool_intern(x->ix->paths, path, (size_t)sqlite3_value_bytes(v[15]))
+  row.cn.node_kind = sqlite3_value_int(v[3]);
+  const char *path = (const char *)sqlite3_value_text(v[12]);
+  row.cn.rooted = path ? tl_strpool_intern(x->ix->paths, path, (size_t)sqlite3_value_bytes(v[12]))
                        : TL_STR_NONE;
   if (n->node_id == TL_STR_NOMEM || n->local == TL_STR_NOMEM || n->label == TL_STR_NOMEM ||
       n->category == TL_STR_NOMEM || row.cn.rooted == TL_STR_NOMEM)
@@ -752,11 +766,12 @@ static int node_row_core(rd *r, void *arg, sqlite3_value **v) {
 
 static int node_rows_core(rd *r, node_index *ix, uint32_t native, node_rows *out,
                           i64vec *parent_n, int *in_order) {
-  static const row_query trees = {"tree_n, first_anchor_n", "traceloom_tree_core", NULL, NULL};
+  static const row_query trees = {"tree_n, first_anchor_n, db_idx, device_id, node_device",
+                                  "traceloom_tree_core", NULL, NULL};
   static const row_query nodes = {
-      "node_n, parent_n, local_n, node_device, node_kind, shape_id, db_idx, device_id, depth, "
-      "repeat_count, tree_n, token_len, first_occurrence_n, occurrence_count, slot_ordinal, "
-      "rooted_path", "traceloom_node_core", NULL, "node_n"};
+      "node_n, parent_n, local_n, node_kind, shape_id, depth, repeat_count, tree_n, token_len, "
+      "first_occurrence_n, occurrence_count, slot_ordinal, rooted_path", "traceloom_node_core",
+      NULL, "node_n"};
   node_core_rows x;
   memset(&x, 0, sizeof x);
   x.ix = ix, x.native = native, x.rows = *out, x.sorted = 1;
@@ -780,7 +795,8 @@ static int node_rows_core(rd *r, node_index *ix, uint32_t native, node_rows *out
   TL_VEC_FREE(&x.shp);
   tl_strpool_free(x.spool);
   pf_imap_free(&x.shape_by_id);
-  pf_imap_free(&x.first_anchor);
+  pf_imap_free(&x.tree_row);
+  TL_VEC_FREE(&x.trees);
   *out = x.rows, *in_order = x.sorted;
   return err;
 }
@@ -1580,7 +1596,9 @@ static int exact_shape_row(rd *r, void *arg, sqlite3_value **v) {
 
 static int relation_row(rd *r, void *arg, sqlite3_value **v) {
   relation_rows *x = arg;
-  if (!pf_imap_get(&x->exact, sqlite3_value_int64(v[2]))) return TL_OK;
+  if (sqlite3_value_type(v[0]) == SQLITE_NULL || sqlite3_value_type(v[1]) == SQLITE_NULL ||
+      !pf_imap_get(&x->exact, sqlite3_value_int64(v[2])))
+    return TL_OK;
   pf_relation rel = {sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1])};
   return TL_VEC_PUSH(x->out, rel) ? tl_nomem(r->e) : TL_OK;
 }
@@ -1588,9 +1606,11 @@ static int relation_row(rd *r, void *arg, sqlite3_value **v) {
 static int read_relations_core(rd *r, pf_relations *out) {
   static const row_query shapes = {"shape_id", "traceloom_runtime_device_relation_shape",
                                    "support_state = 'supported_exact'", NULL};
+  /* A relation without a call or without device work is skipped by relation_row, not by a
+  ** WHERE: SQLite would fetch both columns once for the WHERE and again for the row (1M
+  ** relations at 1M tasks, under 1% of them without either end). */
   static const row_query relations = {"call_n, event_n, shape_id",
-                                      "traceloom_runtime_device_relation_core",
-                                      "call_n IS NOT NULL AND event_n IS NOT NULL", NULL};
+                                      "traceloom_runtime_device_relation_core", NULL, NULL};
   relation_rows x;
   memset(&x, 0, sizeof x);
   x.out = out;
@@ -1996,11 +2016,11 @@ static int resolve_atoms_core(pf_analysis *a, const core_maps *m, const uint8_t 
 ** public views instead: the tests compare the two). */
 static int core_path(sqlite3 *db) {
   static const char *const cols[][17] = {
-      {"traceloom_node_core", "node_n", "parent_n", "local_n", "node_device", "node_kind",
-       "shape_id", "db_idx", "device_id", "depth", "repeat_count", "tree_n", "token_len",
-       "first_occurrence_n", "occurrence_count", "slot_ordinal", "rooted_path"},
+      {"traceloom_node_core", "node_n", "parent_n", "local_n", "node_kind", "shape_id",
+       "depth", "repeat_count", "tree_n", "token_len", "first_occurrence_n",
+       "occurrence_count", "slot_ordinal", "rooted_path"},
       {"traceloom_node_shape", "shape_id", "node_type", "kind", "label", "category"},
-      {"traceloom_tree_core", "tree_n", "first_anchor_n"},
+      {"traceloom_tree_core", "tree_n", "first_anchor_n", "db_idx", "device_id", "node_device"},
       {"traceloom_position_occurrence_core", "occurrence_n", "node_n", "occurrence_idx",
        "parent_n", "member_order", "anchor_first_n"},
       {"traceloom_position_occurrence_body", "occurrence_n", "start_ns", "end_ns", "compute_ns",
