@@ -174,13 +174,16 @@ static void intern_entry(proto_w *p, unsigned f, uint64_t iid, const char *s, si
   pb_bytes(&p->in, f, b->p, b->n);
 }
 
+/* Interns arg key k in this sequence (once per key and sequence: out of the args' way). */
+static __attribute__((noinline)) void intern_key(proto_w *p, int k) {
+  intern_entry(p, F_ID_DEBUG_ANNOTATION_NAMES, (uint64_t)k + 1, pf_key_names[k],
+               strlen(pf_key_names[k]));
+  p->key_seq[k] = p->seq;
+}
+
 /* The iid of arg key k in this sequence (interned on first use). */
-static uint64_t key_iid(proto_w *p, int k) {
-  if (p->key_seq[k] != p->seq) {
-    intern_entry(p, F_ID_DEBUG_ANNOTATION_NAMES, (uint64_t)k + 1, pf_key_names[k],
-                 strlen(pf_key_names[k]));
-    p->key_seq[k] = p->seq;
-  }
+static inline uint64_t key_iid(proto_w *p, int k) {
+  if (p->key_seq[k] != p->seq) intern_key(p, k);
   return (uint64_t)k + 1;
 }
 
