@@ -42,7 +42,7 @@ static int imap_to_sparse(pf_imap *m) {
   return 0;
 }
 
-int pf_imap_put(pf_imap *m, int64_t key, int64_t val) {
+int pf_imap_put_slow(pf_imap *m, int64_t key, int64_t val) {
   if (!m->sparse && (key < 0 || (uint64_t)key >= DENSE_SLACK * (uint64_t)m->n + DENSE_FLOOR) &&
       (key < 0 || (size_t)key >= m->cap) && imap_to_sparse(m))
     return -1;
@@ -71,12 +71,6 @@ int pf_imap_reserve(pf_imap *m, size_t cap) {
   for (size_t k = m->cap; k < cap; k++) g[k] = PF_IMAP_NONE;
   m->v = g, m->cap = cap;
   return 0;
-}
-
-int64_t *pf_imap_get(const pf_imap *m, int64_t key) {
-  if (m->sparse) return tl_i64map_get(&m->map, key);
-  if (key < 0 || (size_t)key >= m->cap || m->v[key] == PF_IMAP_NONE) return NULL;
-  return &m->v[key];
 }
 
 void pf_imap_free(pf_imap *m) {
