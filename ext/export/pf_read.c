@@ -1501,6 +1501,7 @@ static int read_core_maps(rd *r, core_maps *m) {
 /* A runtime call shape's values (traceloom_runtime_call_shape). */
 typedef struct call_shape {
   uint32_t api; /* api_name in the shapes' own pool; TL_STR_NONE: NULL */
+  uint32_t api_a; /* api interned in the analysis pool (TL_STR_NOMEM: not yet) */
   int has_tid;
   int64_t tid;  /* COALESCE(global_tid, thread_id) */
 } call_shape;
@@ -1512,13 +1513,12 @@ typedef struct call_rows {
   tl_strpool *spool;
   TL_VEC(call_shape) shp;
   pf_imap shape_row;
-  int64_t last_shape;
-  uint32_t last_api;
 } call_rows;
 
 static int call_shape_row(rd *r, void *arg, sqlite3_value **v) {
   call_rows *x = arg;
-  call_shape s = {TL_STR_NONE, sqlite3_value_type(v[2]) != SQLITE_NULL, sqlite3_value_int64(v[2])};
+  call_shape s = {TL_STR_NONE, TL_STR_NOMEM, sqlite3_value_type(v[2]) != SQLITE_NULL,
+                  sqlite3_value_int64(v[2])};
   const char *api = (const char *)sqlite3_value_text(v[1]);
   if (api) s.api = tl_strpool_intern(x->spool, api, (size_t)sqlite3_value_bytes(v[1]));
   if (s.api == TL_STR_NOMEM ||
@@ -1540,15 +1540,18 @@ static int call_row(rd *r, void *arg, sqlite3_value **v) {
   if (k.end < k.start) k.end = k.start;
   int64_t shape = sqlite3_value_int64(v[4]);
   const int64_t *row = pf_imap_get(&x->shape_row, shape);
-  if (row) k.has_tid = x->shp.v[*row].has_tid, k.tid = x->shp.v[*row].tid;
-  if (shape != x->last_shape) { /* neighbouring calls share a shape */
-    uint32_t api = row ? x->shp.v[*row].api : TL_STR_NONE;
-    x->last_api = api == TL_STR_NONE ? TL_STR_NONE
-                                     : tl_strpool_intern(a->pool, tl_strpool_str(x->spool, api),
-                                                         tl_strpool_len(x->spool, api));
-    x->last_shape = shape;
+  k.api = TL_STR_NONE;
+  if (row) {
+    call_shape *cs = &x->shp.v[*row];
+    k.has_tid = cs->has_tid, k.tid = cs->tid;
+    /* The api name is interned at the shape's first call, not at every call (at 1M tasks
+    ** nearly every call has another shape than the call before it): the pool's ids are
+    ** the same, a string keeping the id of its first interning. */
+    if (cs->api_a == TL_STR_NOMEM && cs->api != TL_STR_NONE)
+      cs->api_a = tl_strpool_intern(a->pool, tl_strpool_str(x->spool, cs->api),
+                                    tl_strpool_len(x->spool, cs->api));
+    if (cs->api != TL_STR_NONE) k.api = cs->api_a;
   }
-  k.api = x->last_api;
   k.has_correlation = sqlite3_value_type(v[5]) != SQLITE_NULL;
   k.correlation = sqlite3_value_int64(v[5]);
   if (k.api == TL_STR_NOMEM || TL_VEC_PUSH(&a->calls, k)) return tl_nomem(r->e);
@@ -1562,7 +1565,6 @@ static int read_calls_core(rd *r) {
                                   "traceloom_runtime_call_core", NULL, "call_n"};
   call_rows x;
   memset(&x, 0, sizeof x);
-  x.last_shape = INT64_MIN, x.last_api = TL_STR_NONE;
   int err = (x.spool = tl_strpool_new()) ? TL_OK : tl_nomem(r->e);
   if (!err) err = each_row(r, &shapes, call_shape_row, &x);
   size_t nc = err ? 0 : dense_rows(r, "traceloom_runtime_call_core", "call_n");
