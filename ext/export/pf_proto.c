@@ -487,7 +487,7 @@ static int slice_packets(proto_w *p, size_t t0, size_t t1, int64_t from, int64_t
         p->cat_seq[s->cat] = p->seq;
       }
       tl_buf *e = &p->ev;
-      char *q = pb_room(e, 16); /* type, name and category: at most 9 bytes */
+      char *q = pb_room(e, 16); /* type, name and category: at most 10 bytes */
       if (q) {
         *q++ = (char)(F_TE_TYPE << 3 | WT_VARINT);
         *q++ = TYPE_SLICE_BEGIN;
