@@ -66,13 +66,25 @@ typedef struct pf_imap {
   tl_i64map map;
 } pf_imap;
 #define PF_IMAP_NONE INT64_MIN
-/* Sets key -> val (replacing). 0, or -1 on out-of-memory. */
-int pf_imap_put(pf_imap *m, int64_t key, int64_t val);
+/* Sets key -> val (replacing). 0, or -1 on out-of-memory. A key inside the dense array is
+** set inline (the readers and the layout put some five million keys at 1M tasks); the rest,
+** growing the array or going sparse, is pf_imap_put_slow's. */
+int pf_imap_put_slow(pf_imap *m, int64_t key, int64_t val);
+static inline int pf_imap_put(pf_imap *m, int64_t key, int64_t val) {
+  if (m->sparse || key < 0 || (uint64_t)key >= m->cap) return pf_imap_put_slow(m, key, val);
+  m->n += m->v[key] == PF_IMAP_NONE;
+  m->v[key] = val;
+  return 0;
+}
 /* Room for the keys [0, cap) while dense, before they are put (a hint: no doubling). 0, or
 ** -1 on out-of-memory. */
 int pf_imap_reserve(pf_imap *m, size_t cap);
 /* The value of key, or NULL. */
-int64_t *pf_imap_get(const pf_imap *m, int64_t key);
+static inline int64_t *pf_imap_get(const pf_imap *m, int64_t key) {
+  if (m->sparse) return tl_i64map_get(&m->map, key);
+  if (key < 0 || (uint64_t)key >= m->cap || m->v[key] == PF_IMAP_NONE) return NULL;
+  return &m->v[key];
+}
 void pf_imap_free(pf_imap *m);
 
 enum { PF_KIND_SEQ, PF_KIND_REPEAT, PF_KIND_ATOM };

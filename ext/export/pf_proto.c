@@ -154,6 +154,12 @@ typedef struct proto_w {
   tl_buf pkt;  /* the TracePacket */
   uint64_t seq;     /* the current sequence; interned entries are per sequence */
   int src;          /* PF_SRC_* of the slice whose args are being written */
+  const uint8_t *skip; /* skips[src]: the keys proto_skips leaves out for that source */
+  /* Per key, computed once (writer_init): 1 where proto_skips leaves it out, by source; the
+  ** *_ns key of a *_us key and the *_n key of an id key (pf_ns_key, pf_n_key). About 14M
+  ** args are written at 1M tasks: a table look-up each instead of two calls into switches. */
+  uint8_t skips[PF_SRC_ROW + 1][PF_NKEYS];
+  uint8_t ns_key[PF_NKEYS], n_key[PF_NKEYS];
   int64_t last_ts;  /* the sequence's previous timestamp (the clock is incremental) */
   /* per strpool id / category / key: the sequence that last interned it */
   uint64_t *name_seq, *str_seq, cat_seq[PF_NCAT], key_seq[PF_NKEYS];
@@ -168,13 +174,16 @@ static void intern_entry(proto_w *p, unsigned f, uint64_t iid, const char *s, si
   pb_bytes(&p->in, f, b->p, b->n);
 }
 
+/* Interns arg key k in this sequence (once per key and sequence: out of the args' way). */
+static __attribute__((noinline)) void intern_key(proto_w *p, int k) {
+  intern_entry(p, F_ID_DEBUG_ANNOTATION_NAMES, (uint64_t)k + 1, pf_key_names[k],
+               strlen(pf_key_names[k]));
+  p->key_seq[k] = p->seq;
+}
+
 /* The iid of arg key k in this sequence (interned on first use). */
-static uint64_t key_iid(proto_w *p, int k) {
-  if (p->key_seq[k] != p->seq) {
-    intern_entry(p, F_ID_DEBUG_ANNOTATION_NAMES, (uint64_t)k + 1, pf_key_names[k],
-                 strlen(pf_key_names[k]));
-    p->key_seq[k] = p->seq;
-  }
+static inline uint64_t key_iid(proto_w *p, int k) {
+  if (p->key_seq[k] != p->seq) intern_key(p, k);
   return (uint64_t)k + 1;
 }
 
@@ -211,6 +220,12 @@ static int proto_skips(const proto_w *p, int key) {
   }
 }
 
+/* The slice source whose args are written next (the skips of its keys). */
+static inline void set_src(proto_w *p, int src) {
+  p->src = src;
+  p->skip = p->skips[src >= 0 && src <= PF_SRC_ROW ? src : PF_SRC_OCC];
+}
+
 /* Starts annotation key (built in p->ann, which interning also uses: intern first). */
 static void ann_start(proto_w *p, int key) {
   uint64_t iid = key_iid(p, key);
@@ -223,30 +238,33 @@ static void put_annotation(proto_w *p) {
 }
 
 /* An integer annotation, written straight into the event: {name_iid, int_value} is at most
-** 22 bytes, so its length is one byte. */
+** 13 bytes (a key's iid is one byte: PF_NKEYS < 127), so its length is one byte, set once
+** the value is written. */
+_Static_assert(PF_NKEYS < 127, "an arg key's iid must fit one varint byte");
 static void pa_i64(pf_argw *w, int key, int64_t v) {
   proto_w *p = (proto_w *)w;
-  if (proto_skips(p, key)) return;
+  if (p->skip[key]) return;
   uint64_t iid = key_iid(p, key);
-  size_t len = 2 + varint_size(iid) + varint_size((uint64_t)v);
-  char *q = pb_room(&p->ev, 2 + len);
+  char *q = pb_room(&p->ev, 16);
   if (!q) return;
-  *q++ = (char)(F_TE_DEBUG_ANNOTATIONS << 3 | WT_LEN);
-  *q++ = (char)len;
-  *q++ = (char)(F_DA_NAME_IID << 3 | WT_VARINT);
-  q = put_varint(q, iid);
-  *q++ = (char)(F_DA_INT << 3 | WT_VARINT);
-  pb_done(&p->ev, put_varint(q, (uint64_t)v));
+  char *start = q;
+  q[0] = (char)(F_TE_DEBUG_ANNOTATIONS << 3 | WT_LEN);
+  q[2] = (char)(F_DA_NAME_IID << 3 | WT_VARINT);
+  q[3] = (char)iid;
+  q[4] = (char)(F_DA_INT << 3 | WT_VARINT);
+  q = put_varint(q + 5, (uint64_t)v);
+  start[1] = (char)(q - start - 2);
+  pb_done(&p->ev, q);
 }
 
 static void pa_us(pf_argw *w, int key, int64_t ns) {
-  pa_i64(w, pf_ns_key(key), ns);
+  pa_i64(w, ((proto_w *)w)->ns_key[key], ns);
 }
 
 static void pa_pool(pf_argw *w, int key, uint32_t id) {
   proto_w *p = (proto_w *)w;
   /* null: no annotation (the JSON import keeps none either) */
-  if (id == TL_STR_NONE || proto_skips(p, key)) return;
+  if (id == TL_STR_NONE || p->skip[key]) return;
   uint64_t iid = str_iid(p, id);
   ann_start(p, key);
   pb_uint(&p->ann, F_DA_STRING_IID, iid);
@@ -255,7 +273,7 @@ static void pa_pool(pf_argw *w, int key, uint32_t id) {
 
 static void pa_text(pf_argw *w, int key, const char *s, size_t n) {
   proto_w *p = (proto_w *)w;
-  if (proto_skips(p, key)) return;
+  if (p->skip[key]) return;
   ann_start(p, key);
   pb_bytes(&p->ann, F_DA_STRING, s, n);
   put_annotation(p);
@@ -263,7 +281,7 @@ static void pa_text(pf_argw *w, int key, const char *s, size_t n) {
 
 static void pa_bool(pf_argw *w, int key, int v) {
   proto_w *p = (proto_w *)w;
-  if (proto_skips(p, key)) return;
+  if (p->skip[key]) return;
   ann_start(p, key);
   pb_uint(&p->ann, F_DA_BOOL, v ? 1 : 0);
   put_annotation(p);
@@ -273,11 +291,11 @@ static void pa_null(pf_argw *w, int key) { (void)w, (void)key; }
 
 static void pa_id(pf_argw *w, int key, const char *prefix, int64_t n) {
   (void)prefix;
-  pa_i64(w, pf_n_key(key), n);
+  pa_i64(w, ((proto_w *)w)->n_key[key], n);
 }
 
 static void pa_ref(pf_argw *w, int key, uint32_t text, int64_t n) {
-  if (n >= 0) pa_i64(w, pf_n_key(key), n);
+  if (n >= 0) pa_i64(w, ((proto_w *)w)->n_key[key], n);
   else pa_pool(w, key, text);
 }
 
@@ -304,16 +322,31 @@ static int event_packet(proto_w *p, int64_t ts) {
   size_t len = 1 + varint_size(dt) + 1 + varint_size(p->seq) + 1 + varint_size(p->ev.n) +
                p->ev.n;
   if (p->in.n) len += 1 + varint_size(p->in.n) + p->in.n;
+  /* One reservation for the whole packet, its fields written in place. */
   tl_buf *o = &p->o->b;
-  pb_tag(o, F_TRACE_PACKET, WT_LEN);
-  pb_varint(o, len);
-  pb_uint(o, F_PKT_TIMESTAMP, dt);
-  pb_uint(o, F_PKT_SEQ_ID, p->seq);
+  char *q = pb_room(o, len + 11);
+  if (!q) { /* out of memory: the flush says so */
+    tl_buf_reset(&p->in);
+    tl_buf_reset(&p->ev);
+    return pf_out_flush(p->o, 0);
+  }
+  *q++ = (char)(F_TRACE_PACKET << 3 | WT_LEN);
+  q = put_varint(q, len);
+  *q++ = (char)(F_PKT_TIMESTAMP << 3 | WT_VARINT);
+  q = put_varint(q, dt);
+  *q++ = (char)(F_PKT_SEQ_ID << 3 | WT_VARINT);
+  q = put_varint(q, p->seq);
   if (p->in.n) {
-    pb_bytes(o, F_PKT_INTERNED, p->in.p, p->in.n);
+    *q++ = (char)(F_PKT_INTERNED << 3 | WT_LEN);
+    q = put_varint(q, p->in.n);
+    memcpy(q, p->in.p, p->in.n);
+    q += p->in.n;
     tl_buf_reset(&p->in);
   }
-  pb_bytes(o, F_PKT_TRACK_EVENT, p->ev.p, p->ev.n);
+  *q++ = (char)(F_PKT_TRACK_EVENT << 3 | WT_LEN);
+  q = put_varint(q, p->ev.n);
+  memcpy(q, p->ev.p, p->ev.n);
+  pb_done(o, q + p->ev.n);
   tl_buf_reset(&p->ev);
   if (o->n >= PF_FLUSH_BYTES) return pf_out_flush(p->o, 0);
   return TL_OK;
@@ -401,7 +434,7 @@ static int resume_lane(proto_w *p, size_t ti, int64_t at, u32stack *stack) {
     while (stack->n > (size_t)s->depth) p->last_ts = l->slices.v[stack->v[--stack->n]].end - l->origin;
     p->name_seq[s->name] = p->seq;
     p->cat_seq[s->cat] = p->seq;
-    p->src = s->src;
+    set_src(p, s->src);
     pf_slice_args(c, s, &p->w);
     tl_buf_reset(&p->ev);
     tl_buf_reset(&p->ann);
@@ -454,10 +487,17 @@ static int slice_packets(proto_w *p, size_t t0, size_t t1, int64_t from, int64_t
         p->cat_seq[s->cat] = p->seq;
       }
       tl_buf *e = &p->ev;
-      pb_uint(e, F_TE_TYPE, TYPE_SLICE_BEGIN);
-      pb_uint(e, F_TE_NAME_IID, (uint64_t)s->name + 1);
-      pb_uint(e, F_TE_CATEGORY_IIDS, (uint64_t)s->cat + 1);
-      p->src = s->src;
+      char *q = pb_room(e, 16); /* type, name and category: at most 10 bytes */
+      if (q) {
+        *q++ = (char)(F_TE_TYPE << 3 | WT_VARINT);
+        *q++ = TYPE_SLICE_BEGIN;
+        *q++ = (char)(F_TE_NAME_IID << 3 | WT_VARINT);
+        q = put_varint(q, (uint64_t)s->name + 1);
+        *q++ = (char)(F_TE_CATEGORY_IIDS << 3 | WT_VARINT);
+        q = put_varint(q, (uint64_t)s->cat + 1);
+        pb_done(e, q);
+      }
+      set_src(p, s->src);
       pf_slice_args(c, s, &p->w);
       for (; fo < l->flows.n && l->pos[l->flows.v[l->flows_by_from[fo]].from] == (uint32_t)k; fo++)
         pb_fixed64(e, F_TE_FLOW_IDS, (uint64_t)l->flows_by_from[fo] + 1);
@@ -511,6 +551,13 @@ static int writer_init(proto_w *p, pf_ctx *c, pf_out *o, tl_err *e) {
   memset(p, 0, sizeof *p);
   p->w = (pf_argw){pa_i64, pa_us, pa_pool, pa_text, pa_bool, pa_null, pa_id, pa_ref};
   p->c = c, p->o = o, p->e = e;
+  for (int src = 0; src <= PF_SRC_ROW; src++) {
+    p->src = src;
+    for (int k = 0; k < PF_NKEYS; k++) p->skips[src][k] = (uint8_t)proto_skips(p, k);
+  }
+  p->src = 0, p->skip = p->skips[0];
+  for (int k = 0; k < PF_NKEYS; k++)
+    p->ns_key[k] = (uint8_t)pf_ns_key(k), p->n_key[k] = (uint8_t)pf_n_key(k);
   size_t nstr = tl_strpool_count(c->a.pool);
   p->name_seq = calloc(nstr + 1, sizeof *p->name_seq);
   p->str_seq = calloc(nstr + 1, sizeof *p->str_seq);

@@ -42,7 +42,7 @@ static int imap_to_sparse(pf_imap *m) {
   return 0;
 }
 
-int pf_imap_put(pf_imap *m, int64_t key, int64_t val) {
+int pf_imap_put_slow(pf_imap *m, int64_t key, int64_t val) {
   if (!m->sparse && (key < 0 || (uint64_t)key >= DENSE_SLACK * (uint64_t)m->n + DENSE_FLOOR) &&
       (key < 0 || (size_t)key >= m->cap) && imap_to_sparse(m))
     return -1;
@@ -71,12 +71,6 @@ int pf_imap_reserve(pf_imap *m, size_t cap) {
   for (size_t k = m->cap; k < cap; k++) g[k] = PF_IMAP_NONE;
   m->v = g, m->cap = cap;
   return 0;
-}
-
-int64_t *pf_imap_get(const pf_imap *m, int64_t key) {
-  if (m->sparse) return tl_i64map_get(&m->map, key);
-  if (key < 0 || (size_t)key >= m->cap || m->v[key] == PF_IMAP_NONE) return NULL;
-  return &m->v[key];
 }
 
 void pf_imap_free(pf_imap *m) {
@@ -615,13 +609,22 @@ static size_t node_id_text(char *out, int has_device, int64_t device, int64_t lo
   return (size_t)(p - out);
 }
 
+/* A tree's values its nodes take (traceloom_tree_core): a node's db_idx, device_id and
+** node_device are its tree's (ext/structure writes both rows from the tree), so the half a
+** million node rows are read without those three columns. */
+typedef struct core_tree {
+  int64_t first_anchor, db, dev, node_device;
+  int has_node_device;
+} core_tree;
+
 /* What node_row needs while traceloom_node_core streams by. */
 typedef struct node_core_rows {
   node_index *ix;
   uint32_t native;
   tl_strpool *spool; /* the shapes' text */
   core_shapes shp;
-  pf_imap shape_by_id, first_anchor;
+  pf_imap shape_by_id, tree_row; /* tree_n -> index into trees */
+  TL_VEC(core_tree) trees;
   sqlite3_stmt *viz;
   /* While the rows come in display order (an analysis of this version), each goes straight
   ** where read_nodes would copy it (the nodes, by_n, cn, parent_n), not through rows: half a
@@ -657,7 +660,10 @@ static int undo_direct(rd *r, node_core_rows *x) {
 
 static int tree_row(rd *r, void *arg, sqlite3_value **v) {
   node_core_rows *x = arg;
-  if (pf_imap_put(&x->first_anchor, sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1])))
+  core_tree t = {sqlite3_value_int64(v[1]), sqlite3_value_int64(v[2]), sqlite3_value_int64(v[3]),
+                 sqlite3_value_int64(v[4]), sqlite3_value_type(v[4]) != SQLITE_NULL};
+  if (pf_imap_put(&x->tree_row, sqlite3_value_int64(v[0]), (int64_t)x->trees.n) ||
+      TL_VEC_PUSH(&x->trees, t))
     return tl_nomem(r->e);
   return TL_OK;
 }
@@ -665,12 +671,15 @@ static int tree_row(rd *r, void *arg, sqlite3_value **v) {
 static int node_row_core(rd *r, void *arg, sqlite3_value **v) {
   node_core_rows *x = arg;
   pf_analysis *a = r->a;
-  const int64_t *fa = pf_imap_get(&x->first_anchor, sqlite3_value_int64(v[10]));
-  if (!fa) return TL_OK; /* no tree row: the view's inner join leaves it out */
+  /* v: node_n, parent_n, local_n, node_kind, shape_id, depth, repeat_count, tree_n,
+  ** token_len, first_occurrence_n, occurrence_count, slot_ordinal, rooted_path */
+  const int64_t *ti = pf_imap_get(&x->tree_row, sqlite3_value_int64(v[7]));
+  if (!ti) return TL_OK; /* no tree row: the view's inner join leaves it out */
+  const core_tree *tr = &x->trees.v[*ti];
   node_row row;
   memset(&row, 0, sizeof row);
   pf_node *n = &row.n;
-  const int64_t *si = pf_imap_get(&x->shape_by_id, sqlite3_value_int64(v[5]));
+  const int64_t *si = pf_imap_get(&x->shape_by_id, sqlite3_value_int64(v[4]));
   core_shape *sh = si ? &x->shp.v[*si] : NULL;
   const char *type = sh ? pool_text(x->spool, sh->type) : NULL;
   const char *kind = sh ? pool_text(x->spool, sh->kind) : NULL;
@@ -679,8 +688,7 @@ static int node_row_core(rd *r, void *arg, sqlite3_value **v) {
                   : kind && strcmp(kind, "seq") != 0 && strcmp(kind, "repeat") != 0;
   int64_t local = sqlite3_value_int64(v[2]);
   char id[96];
-  size_t len = node_id_text(id, sqlite3_value_type(v[3]) != SQLITE_NULL,
-                            sqlite3_value_int64(v[3]), local);
+  size_t len = node_id_text(id, tr->has_node_device, tr->node_device, local);
   n->node_id = tl_strpool_intern(a->pool, id, len);
   n->parent = TL_STR_NONE;
   if (atom && label && *label) {
@@ -703,11 +711,11 @@ static int node_row_core(rd *r, void *arg, sqlite3_value **v) {
     n->category = TL_STR_NONE;
   }
   n->view = x->native;
-  n->db = sqlite3_value_int64(v[6]);
-  n->dev = sqlite3_value_int64(v[7]);
-  n->tree_depth = sqlite3_value_int64(v[8]);
+  n->db = tr->db;
+  n->dev = tr->dev;
+  n->tree_depth = sqlite3_value_int64(v[5]);
   n->display_order = local;
-  n->repeat_count = sqlite3_value_type(v[9]) == SQLITE_NULL ? -1 : sqlite3_value_int64(v[9]);
+  n->repeat_count = sqlite3_value_type(v[6]) == SQLITE_NULL ? -1 : sqlite3_value_int64(v[6]);
   if ((type && strcmp(type, "Repeat") == 0) || (!type && kind && strcmp(kind, "repeat") == 0))
     n->kind = PF_KIND_REPEAT;
   else
@@ -716,15 +724,15 @@ static int node_row_core(rd *r, void *arg, sqlite3_value **v) {
   n->motif = -1;
   row.node_n = sqlite3_value_int64(v[0]);
   row.parent_n = sqlite3_value_type(v[1]) == SQLITE_NULL ? -1 : sqlite3_value_int64(v[1]);
-  row.cn.first_anchor = *fa;
-  row.cn.token_len = sqlite3_value_int64(v[11]);
-  row.cn.first_occ = sqlite3_value_int64(v[12]);
-  row.cn.occ_count = sqlite3_value_int64(v[13]);
-  row.cn.slot = sqlite3_value_int64(v[14]);
+  row.cn.first_anchor = tr->first_anchor;
+  row.cn.token_len = sqlite3_value_int64(v[8]);
+  row.cn.first_occ = sqlite3_value_int64(v[9]);
+  row.cn.occ_count = sqlite3_value_int64(v[10]);
+  row.cn.slot = sqlite3_value_int64(v[11]);
   row.cn.parent = -1;
-  row.cn.node_kind = sqlite3_value_int(v[4]);
-  const char *path = (const char *)sqlite3_value_text(v[15]);
-  row.cn.rooted = path ? tl_strpool_intern(x->ix->paths, path, (size_t)sqlite3_value_bytes(v[15]))
+  row.cn.node_kind = sqlite3_value_int(v[3]);
+  const char *path = (const char *)sqlite3_value_text(v[12]);
+  row.cn.rooted = path ? tl_strpool_intern(x->ix->paths, path, (size_t)sqlite3_value_bytes(v[12]))
                        : TL_STR_NONE;
   if (n->node_id == TL_STR_NOMEM || n->local == TL_STR_NOMEM || n->label == TL_STR_NOMEM ||
       n->category == TL_STR_NOMEM || row.cn.rooted == TL_STR_NOMEM)
@@ -752,11 +760,12 @@ static int node_row_core(rd *r, void *arg, sqlite3_value **v) {
 
 static int node_rows_core(rd *r, node_index *ix, uint32_t native, node_rows *out,
                           i64vec *parent_n, int *in_order) {
-  static const row_query trees = {"tree_n, first_anchor_n", "traceloom_tree_core", NULL, NULL};
+  static const row_query trees = {"tree_n, first_anchor_n, db_idx, device_id, node_device",
+                                  "traceloom_tree_core", NULL, NULL};
   static const row_query nodes = {
-      "node_n, parent_n, local_n, node_device, node_kind, shape_id, db_idx, device_id, depth, "
-      "repeat_count, tree_n, token_len, first_occurrence_n, occurrence_count, slot_ordinal, "
-      "rooted_path", "traceloom_node_core", NULL, "node_n"};
+      "node_n, parent_n, local_n, node_kind, shape_id, depth, repeat_count, tree_n, token_len, "
+      "first_occurrence_n, occurrence_count, slot_ordinal, rooted_path", "traceloom_node_core",
+      NULL, "node_n"};
   node_core_rows x;
   memset(&x, 0, sizeof x);
   x.ix = ix, x.native = native, x.rows = *out, x.sorted = 1;
@@ -780,7 +789,8 @@ static int node_rows_core(rd *r, node_index *ix, uint32_t native, node_rows *out
   TL_VEC_FREE(&x.shp);
   tl_strpool_free(x.spool);
   pf_imap_free(&x.shape_by_id);
-  pf_imap_free(&x.first_anchor);
+  pf_imap_free(&x.tree_row);
+  TL_VEC_FREE(&x.trees);
   *out = x.rows, *in_order = x.sorted;
   return err;
 }
@@ -1491,6 +1501,7 @@ static int read_core_maps(rd *r, core_maps *m) {
 /* A runtime call shape's values (traceloom_runtime_call_shape). */
 typedef struct call_shape {
   uint32_t api; /* api_name in the shapes' own pool; TL_STR_NONE: NULL */
+  uint32_t api_a; /* api interned in the analysis pool (TL_STR_NOMEM: not yet) */
   int has_tid;
   int64_t tid;  /* COALESCE(global_tid, thread_id) */
 } call_shape;
@@ -1502,13 +1513,12 @@ typedef struct call_rows {
   tl_strpool *spool;
   TL_VEC(call_shape) shp;
   pf_imap shape_row;
-  int64_t last_shape;
-  uint32_t last_api;
 } call_rows;
 
 static int call_shape_row(rd *r, void *arg, sqlite3_value **v) {
   call_rows *x = arg;
-  call_shape s = {TL_STR_NONE, sqlite3_value_type(v[2]) != SQLITE_NULL, sqlite3_value_int64(v[2])};
+  call_shape s = {TL_STR_NONE, TL_STR_NOMEM, sqlite3_value_type(v[2]) != SQLITE_NULL,
+                  sqlite3_value_int64(v[2])};
   const char *api = (const char *)sqlite3_value_text(v[1]);
   if (api) s.api = tl_strpool_intern(x->spool, api, (size_t)sqlite3_value_bytes(v[1]));
   if (s.api == TL_STR_NOMEM ||
@@ -1530,15 +1540,18 @@ static int call_row(rd *r, void *arg, sqlite3_value **v) {
   if (k.end < k.start) k.end = k.start;
   int64_t shape = sqlite3_value_int64(v[4]);
   const int64_t *row = pf_imap_get(&x->shape_row, shape);
-  if (row) k.has_tid = x->shp.v[*row].has_tid, k.tid = x->shp.v[*row].tid;
-  if (shape != x->last_shape) { /* neighbouring calls share a shape */
-    uint32_t api = row ? x->shp.v[*row].api : TL_STR_NONE;
-    x->last_api = api == TL_STR_NONE ? TL_STR_NONE
-                                     : tl_strpool_intern(a->pool, tl_strpool_str(x->spool, api),
-                                                         tl_strpool_len(x->spool, api));
-    x->last_shape = shape;
+  k.api = TL_STR_NONE;
+  if (row) {
+    call_shape *cs = &x->shp.v[*row];
+    k.has_tid = cs->has_tid, k.tid = cs->tid;
+    /* The api name is interned at the shape's first call, not at every call (at 1M tasks
+    ** nearly every call has another shape than the call before it): the pool's ids are
+    ** the same, a string keeping the id of its first interning. */
+    if (cs->api_a == TL_STR_NOMEM && cs->api != TL_STR_NONE)
+      cs->api_a = tl_strpool_intern(a->pool, tl_strpool_str(x->spool, cs->api),
+                                    tl_strpool_len(x->spool, cs->api));
+    if (cs->api != TL_STR_NONE) k.api = cs->api_a;
   }
-  k.api = x->last_api;
   k.has_correlation = sqlite3_value_type(v[5]) != SQLITE_NULL;
   k.correlation = sqlite3_value_int64(v[5]);
   if (k.api == TL_STR_NOMEM || TL_VEC_PUSH(&a->calls, k)) return tl_nomem(r->e);
@@ -1552,7 +1565,6 @@ static int read_calls_core(rd *r) {
                                   "traceloom_runtime_call_core", NULL, "call_n"};
   call_rows x;
   memset(&x, 0, sizeof x);
-  x.last_shape = INT64_MIN, x.last_api = TL_STR_NONE;
   int err = (x.spool = tl_strpool_new()) ? TL_OK : tl_nomem(r->e);
   if (!err) err = each_row(r, &shapes, call_shape_row, &x);
   size_t nc = err ? 0 : dense_rows(r, "traceloom_runtime_call_core", "call_n");
@@ -1580,7 +1592,9 @@ static int exact_shape_row(rd *r, void *arg, sqlite3_value **v) {
 
 static int relation_row(rd *r, void *arg, sqlite3_value **v) {
   relation_rows *x = arg;
-  if (!pf_imap_get(&x->exact, sqlite3_value_int64(v[2]))) return TL_OK;
+  if (sqlite3_value_type(v[0]) == SQLITE_NULL || sqlite3_value_type(v[1]) == SQLITE_NULL ||
+      !pf_imap_get(&x->exact, sqlite3_value_int64(v[2])))
+    return TL_OK;
   pf_relation rel = {sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1])};
   return TL_VEC_PUSH(x->out, rel) ? tl_nomem(r->e) : TL_OK;
 }
@@ -1588,9 +1602,11 @@ static int relation_row(rd *r, void *arg, sqlite3_value **v) {
 static int read_relations_core(rd *r, pf_relations *out) {
   static const row_query shapes = {"shape_id", "traceloom_runtime_device_relation_shape",
                                    "support_state = 'supported_exact'", NULL};
+  /* A relation without a call or without device work is skipped by relation_row, not by a
+  ** WHERE: SQLite would fetch both columns once for the WHERE and again for the row (1M
+  ** relations at 1M tasks, under 1% of them without either end). */
   static const row_query relations = {"call_n, event_n, shape_id",
-                                      "traceloom_runtime_device_relation_core",
-                                      "call_n IS NOT NULL AND event_n IS NOT NULL", NULL};
+                                      "traceloom_runtime_device_relation_core", NULL, NULL};
   relation_rows x;
   memset(&x, 0, sizeof x);
   x.out = out;
@@ -1996,11 +2012,11 @@ static int resolve_atoms_core(pf_analysis *a, const core_maps *m, const uint8_t 
 ** public views instead: the tests compare the two). */
 static int core_path(sqlite3 *db) {
   static const char *const cols[][17] = {
-      {"traceloom_node_core", "node_n", "parent_n", "local_n", "node_device", "node_kind",
-       "shape_id", "db_idx", "device_id", "depth", "repeat_count", "tree_n", "token_len",
-       "first_occurrence_n", "occurrence_count", "slot_ordinal", "rooted_path"},
+      {"traceloom_node_core", "node_n", "parent_n", "local_n", "node_kind", "shape_id",
+       "depth", "repeat_count", "tree_n", "token_len", "first_occurrence_n",
+       "occurrence_count", "slot_ordinal", "rooted_path"},
       {"traceloom_node_shape", "shape_id", "node_type", "kind", "label", "category"},
-      {"traceloom_tree_core", "tree_n", "first_anchor_n"},
+      {"traceloom_tree_core", "tree_n", "first_anchor_n", "db_idx", "device_id", "node_device"},
       {"traceloom_position_occurrence_core", "occurrence_n", "node_n", "occurrence_idx",
        "parent_n", "member_order", "anchor_first_n"},
       {"traceloom_position_occurrence_body", "occurrence_n", "start_ns", "end_ns", "compute_ns",
