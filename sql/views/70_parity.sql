@@ -9,7 +9,11 @@
 -- anchor_n, made with the evidence-role views). A launch table has one row per graph launch.
 CREATE INDEX traceloom_graph_launch_anchor_n ON traceloom_graph_launch(anchor_n);
 
--- @surface traceloom_v_semantic_tree_node | one node of the semantic tree | Every structural position with its parent's local id and label and its communication and idle shares of its total | SELECT local_node_id, parent_local_id, parent_label, label, total_us, comm_pct, idle_pct FROM traceloom_v_semantic_tree_node ORDER BY db_idx, device_id, preorder_idx LIMIT 20
+-- The example orders by node_n, the integer key, which numbers each tree's nodes in preorder
+-- (preorder_idx is node_n less the tree's first): the same rows as ORDER BY preorder_idx, read
+-- in key order, where sorting by the computed preorder_idx builds every node row first (2.2-2.6
+-- s CPU at a million tasks, 0.01 s by key).
+-- @surface traceloom_v_semantic_tree_node | one node of the semantic tree | Every structural position with its parent's local id and label and its communication and idle shares of its total | SELECT local_node_id, parent_local_id, parent_label, label, total_us, comm_pct, idle_pct FROM traceloom_v_semantic_tree_node ORDER BY db_idx, device_id, node_n LIMIT 20
 CREATE VIEW traceloom_v_semantic_tree_node AS
 SELECT n.*,
        (SELECT printf('N%03d', p.local_n) FROM traceloom_node_core p WHERE p.node_n = n.parent_n) AS parent_local_id,
