@@ -378,11 +378,44 @@ static const tl_rows_column aclgraph_reconstruction_region_columns[RG_NCOLS] = {
     [RG_RAW_JSON] = {"raw_json", 1, "json_object('detail', ?)"},
 };
 
-static int publish_regions(sqlite3 *db, const tl_replay *r, tl_err *e) {
+/* One traceloom_aclgraph_reconstruction_region row: region g numbered id, its candidate
+** bound only where has_candidate, order its place among its device's regions, provider and
+** identity the graph family's words. */
+static int write_region(sqlite3 *db, sqlite3_stmt *st, size_t id, const tl_graph_region *g,
+                        int has_candidate, uint32_t order_in_device, const char *provider,
+                        const char *identity, tl_err *e) {
   static const char *const order[] = {"host_submission_order", "device_execution_order"};
   static const char *const shape[] = {"unclassified", "head_repeated_layer_tail", "single_graph"};
   static const char *const boundary[] = {"exact_periodic_suffix", "one_shot_leading_composition",
                                          "direct_observed_graph_launch", "launch_segment"};
+  bind_id(st, TL_PARAM(RG_REGION_ID), "aclgraph-reconstruction-region-%llu", id, 1);
+  sqlite3_bind_text(st, TL_PARAM(RG_GRAPH_PROVIDER), provider, -1, SQLITE_STATIC);
+  sqlite3_bind_int(st, TL_PARAM(RG_DB_IDX), g->db_idx);
+  sqlite3_bind_int64(st, TL_PARAM(RG_DEVICE_ID), g->device_id);
+  bind_id(st, TL_PARAM(RG_CANDIDATE_ID), "aclgraph-composition-candidate-%llu", g->candidate,
+          has_candidate);
+  sqlite3_bind_int64(st, TL_PARAM(RG_REGION_ORDER), order_in_device);
+  sqlite3_bind_text(st, TL_PARAM(RG_STATUS), tl_region_status_name(g->status), -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(RG_BOUNDARY_POLICY), boundary[g->boundary_policy & 3], -1,
+                    SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(RG_ORDER_POLICY), order[g->order_policy & 1], -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(RG_IDENTITY_POLICY), identity, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(RG_SHAPE_POLICY), shape[g->shape_policy % 3], -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, TL_PARAM(RG_FIRST_LAUNCH_OCCURRENCE_ID), g->first_launch);
+  sqlite3_bind_int64(st, TL_PARAM(RG_LAST_LAUNCH_OCCURRENCE_ID),
+                     g->first_launch + g->nlaunches - 1);
+  sqlite3_bind_int64(st, TL_PARAM(RG_OBSERVED_LAUNCH_COUNT), g->nlaunches);
+  if (g->expected_launches)
+    sqlite3_bind_int64(st, TL_PARAM(RG_EXPECTED_LAUNCH_COUNT), g->expected_launches);
+  else sqlite3_bind_null(st, TL_PARAM(RG_EXPECTED_LAUNCH_COUNT));
+  sqlite3_bind_int64(st, TL_PARAM(RG_START_NS), g->start_ns);
+  sqlite3_bind_int64(st, TL_PARAM(RG_END_NS), g->end_ns);
+  sqlite3_bind_double(st, TL_PARAM(RG_DUR_US), tl_ns_to_us(g->end_ns - g->start_ns));
+  tl_bind_text(st, TL_PARAM(RG_RAW_JSON), g->detail);
+  return tl_pub_step(db, st, "traceloom_aclgraph_reconstruction_region", e);
+}
+
+static int publish_regions(sqlite3 *db, const tl_replay *r, tl_err *e) {
   sqlite3_stmt *st;
   if (tl_rows_prepare(db, "INSERT", "traceloom_aclgraph_reconstruction_region",
                       aclgraph_reconstruction_region_columns, RG_NCOLS, &st, e))
@@ -395,34 +428,10 @@ static int publish_regions(sqlite3 *db, const tl_replay *r, tl_err *e) {
         g->device_id != r->regions.v[i - 1].device_id)
       per_device = 0;
     const tl_graph_launch *f = &r->launches.v[g->first_launch];
-    bind_id(st, TL_PARAM(RG_REGION_ID), "aclgraph-reconstruction-region-%llu", i, 1);
-    sqlite3_bind_text(st, TL_PARAM(RG_GRAPH_PROVIDER), "aclgraph", -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, TL_PARAM(RG_DB_IDX), g->db_idx);
-    sqlite3_bind_int64(st, TL_PARAM(RG_DEVICE_ID), g->device_id);
-    bind_id(st, TL_PARAM(RG_CANDIDATE_ID), "aclgraph-composition-candidate-%llu", g->candidate,
-            g->candidate != 0);
-    sqlite3_bind_int64(st, TL_PARAM(RG_REGION_ORDER), per_device++);
-    sqlite3_bind_text(st, TL_PARAM(RG_STATUS), tl_region_status_name(g->status), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, TL_PARAM(RG_BOUNDARY_POLICY), boundary[g->boundary_policy & 3], -1,
-                      SQLITE_STATIC);
-    sqlite3_bind_text(st, TL_PARAM(RG_ORDER_POLICY), order[g->order_policy & 1], -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, TL_PARAM(RG_IDENTITY_POLICY),
+    rc = write_region(db, st, i, g, g->candidate != 0, per_device++, "aclgraph",
                       f->association_policy == TL_ASSOC_NONE ? "graph_connection"
                                                              : "captured_instance",
-                      -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, TL_PARAM(RG_SHAPE_POLICY), shape[g->shape_policy % 3], -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, TL_PARAM(RG_FIRST_LAUNCH_OCCURRENCE_ID), g->first_launch);
-    sqlite3_bind_int64(st, TL_PARAM(RG_LAST_LAUNCH_OCCURRENCE_ID),
-                       g->first_launch + g->nlaunches - 1);
-    sqlite3_bind_int64(st, TL_PARAM(RG_OBSERVED_LAUNCH_COUNT), g->nlaunches);
-    if (g->expected_launches)
-      sqlite3_bind_int64(st, TL_PARAM(RG_EXPECTED_LAUNCH_COUNT), g->expected_launches);
-    else sqlite3_bind_null(st, TL_PARAM(RG_EXPECTED_LAUNCH_COUNT));
-    sqlite3_bind_int64(st, TL_PARAM(RG_START_NS), g->start_ns);
-    sqlite3_bind_int64(st, TL_PARAM(RG_END_NS), g->end_ns);
-    sqlite3_bind_double(st, TL_PARAM(RG_DUR_US), tl_ns_to_us(g->end_ns - g->start_ns));
-    tl_bind_text(st, TL_PARAM(RG_RAW_JSON), g->detail);
-    rc = tl_pub_step(db, st, "traceloom_aclgraph_reconstruction_region", e);
+                      e);
   }
   /* A promoted CUDA graph unit is one launch recognized on its own (a direct single graph,
   ** its identity the graph's node set): one region each, after the ACL regions, as the
@@ -435,30 +444,15 @@ static int publish_regions(sqlite3 *db, const tl_replay *r, tl_err *e) {
     if (u == 0 || un->db_idx != r->units.v[u - 1].db_idx ||
         un->device_id != r->units.v[u - 1].device_id)
       candidate = 0;
-    const tl_graph_launch *f = &r->launches.v[un->first_launch];
     const tl_graph_launch *l = &r->launches.v[un->first_launch + un->nlaunches - 1];
-    bind_id(st, TL_PARAM(RG_REGION_ID), "aclgraph-reconstruction-region-%llu", next++, 1);
-    sqlite3_bind_text(st, TL_PARAM(RG_GRAPH_PROVIDER), "cuda", -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, TL_PARAM(RG_DB_IDX), un->db_idx);
-    sqlite3_bind_int64(st, TL_PARAM(RG_DEVICE_ID), un->device_id);
-    bind_id(st, TL_PARAM(RG_CANDIDATE_ID), "aclgraph-composition-candidate-%llu", candidate++, 1);
-    sqlite3_bind_int64(st, TL_PARAM(RG_REGION_ORDER), 0);
-    sqlite3_bind_text(st, TL_PARAM(RG_STATUS), tl_region_status_name(TL_REGION_RECOGNIZED), -1,
-                      SQLITE_STATIC);
-    sqlite3_bind_text(st, TL_PARAM(RG_BOUNDARY_POLICY), boundary[2], -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, TL_PARAM(RG_ORDER_POLICY), order[0], -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, TL_PARAM(RG_IDENTITY_POLICY), "cuda_graph_node_set", -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, TL_PARAM(RG_SHAPE_POLICY), shape[2], -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, TL_PARAM(RG_FIRST_LAUNCH_OCCURRENCE_ID), un->first_launch);
-    sqlite3_bind_int64(st, TL_PARAM(RG_LAST_LAUNCH_OCCURRENCE_ID),
-                       un->first_launch + un->nlaunches - 1);
-    sqlite3_bind_int64(st, TL_PARAM(RG_OBSERVED_LAUNCH_COUNT), un->nlaunches);
-    sqlite3_bind_int64(st, TL_PARAM(RG_EXPECTED_LAUNCH_COUNT), un->nlaunches);
-    sqlite3_bind_int64(st, TL_PARAM(RG_START_NS), f->start_ns);
-    sqlite3_bind_int64(st, TL_PARAM(RG_END_NS), l->end_ns);
-    sqlite3_bind_double(st, TL_PARAM(RG_DUR_US), tl_ns_to_us(l->end_ns - f->start_ns));
-    sqlite3_bind_null(st, TL_PARAM(RG_RAW_JSON));
-    rc = tl_pub_step(db, st, "traceloom_aclgraph_reconstruction_region", e);
+    const tl_graph_region g = {
+        .db_idx = un->db_idx, .status = TL_REGION_RECOGNIZED, .order_policy = 0,
+        .shape_policy = 2, .boundary_policy = 2, .device_id = un->device_id,
+        .candidate = candidate++, .first_launch = un->first_launch, .nlaunches = un->nlaunches,
+        .expected_launches = un->nlaunches,
+        .start_ns = r->launches.v[un->first_launch].start_ns, .end_ns = l->end_ns,
+        .detail = NULL};
+    rc = write_region(db, st, next++, &g, 1, 0, "cuda", "cuda_graph_node_set", e);
   }
   sqlite3_finalize(st);
   return rc;
