@@ -632,6 +632,24 @@ def test_runtime_device_joins_the_storage_by_key_at_scale(bench_planned):
     assert plan_problems([(p, d) for _, p, d, _ in tree]) == []
 
 
+def test_context_device_coverage_reads_the_cores_by_key_at_scale(bench_planned):
+    """traceloom_v_context_device_coverage reads every event once and its shape, relation and
+    relation state by integer key, with no correlated subquery: through traceloom_device_work
+    each item looked its task type and its supported relation's call (launch_call_n: a
+    subquery on the relation around one on its shape) up per evaluation, half of the catalog
+    example's CPU at a million tasks. The step assignment is searched by its key."""
+    example = bench_planned.execute(
+        "SELECT example_sql FROM traceloom_analysis_surface"
+        " WHERE relation_name = 'traceloom_v_context_device_coverage'").fetchone()[0]
+    tree = plan_tree(bench_planned, example)
+    steps = [d for _, _, d, _ in tree]
+    assert steps[0] == "SCAN e", steps
+    for alias in ("s", "r", "rs"):
+        assert f"SEARCH {alias} USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
+    assert "SEARCH a USING PRIMARY KEY (device_work_id=?) LEFT-JOIN" in steps, steps
+    assert not any("SUBQUERY" in d or "AUTOMATIC" in d for d in steps), steps
+
+
 @needs_reference_sql
 def test_bubble_positions_read_no_endpoint_calls(bench_planned):
     """The per-position bubble aggregate reads each bubble's anchor and its left neighbour and
