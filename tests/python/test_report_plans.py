@@ -650,6 +650,22 @@ def test_context_device_coverage_reads_the_cores_by_key_at_scale(bench_planned):
     assert not any("SUBQUERY" in d or "AUTOMATIC" in d for d in steps), steps
 
 
+def test_launch_delay_reads_the_shapes_by_key_at_scale(bench_planned):
+    """traceloom_v_launch_delay's example groups every launched event: the events are scanned
+    once, their relation, its state, the call and the event's shape searched by integer key,
+    and no correlated subquery is run (the state and the symbol were one each per event)."""
+    example = bench_planned.execute(
+        "SELECT example_sql FROM traceloom_analysis_surface"
+        " WHERE relation_name = 'traceloom_v_launch_delay'").fetchone()[0]
+    steps = [d for _, _, d, _ in plan_tree(bench_planned, example)]
+    assert steps[0] == "SCAN e", steps
+    for alias in ("r", "rs", "c", "es"):
+        assert any(d.startswith(f"SEARCH {alias} USING INTEGER PRIMARY KEY (rowid=?)")
+                   for d in steps), (alias, steps)
+    assert not any("SUBQUERY" in d or "AUTOMATIC" in d for d in steps), steps
+    assert plan_problems([(0, d) for d in steps]) == []
+
+
 @needs_reference_sql
 def test_bubble_positions_read_no_endpoint_calls(bench_planned):
     """The per-position bubble aggregate reads each bubble's anchor and its left neighbour and
