@@ -998,12 +998,16 @@ def test_node_launch_delay_is_the_supported_relations_delay(request, con):
 def test_node_launch_delay_searches_no_relation_at_scale(bench_planned):
     """Under the bench profile's row counts each (node, anchor) pair reads the anchor's event
     and its endpoint call by key: no relation and no relation shape (two searches a pair of the
-    1.8M pairs at a million anchors)."""
+    1.8M pairs at a million anchors); each node's label is read once, by key."""
     steps = [r[3] for r in bench_planned.execute(
         "EXPLAIN QUERY PLAN SELECT * FROM traceloom_v_node_launch_delay")]
     assert "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)" in steps, steps
     assert not any(s.startswith(("SEARCH r ", "SEARCH rs ")) for s in steps), steps
     assert not any("AUTOMATIC" in s for s in steps), steps
+    # the node's label by key once per node, before its occurrences, and no subquery per node
+    walk = [s for s in steps if s.startswith(("SCAN ", "SEARCH "))]
+    assert walk[:2] == ["SCAN n", "SEARCH sh USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN"], steps
+    assert not any("SUBQUERY" in s for s in steps), steps
 def test_evidence_role_cost_coverage_groups_the_event_core_once(analysis):
     """The cost coverage reads the events once from traceloom_event_core, grouped on one integer
     key (input and event shape), and reads each shape's role class once per group: no subquery
