@@ -75,17 +75,34 @@ FROM traceloom_v_context_device_candidate c
 JOIN traceloom_context_device_assignment a ON a.device_work_id = c.device_work_id
 WHERE a.step_count = 1;
 
+-- Every device work item, read on the storage tables: traceloom_device_work's rows (an event
+-- with its input, not a COMMUNICATION_OP envelope) and columns, and the state of the event's
+-- relation by LEFT JOIN on integer keys. Through traceloom_device_work each item paid the
+-- event view's subqueries (its task type, then launch_call_n: a subquery on the relation
+-- nested around one on its shape, each opening its cursor per evaluation); at a million
+-- tasks (1.1M items) the example spent 1.1 s of its 2.2 s CPU there. tests/sql/
+-- context_states.sql checks the rows against the formulation over traceloom_device_work.
 -- @surface traceloom_v_context_device_coverage | one device work item (every one) | Global denominator of step identity: supported_step, ambiguous_step, outside_supported_execution_scope or no_supported_provider_relation | SELECT support_state, count(*), round(sum(dur_us), 3) FROM traceloom_v_context_device_coverage GROUP BY 1
 CREATE VIEW traceloom_v_context_device_coverage AS
-SELECT w.device_work_id, w.device_id, w.event_id, w.symbol, w.start_ns, w.end_ns, w.dur_us,
+SELECT 'device-work-event-' || e.event_n AS device_work_id, e.device_id, e.event_id,
+       COALESCE(s.op_name, s.raw_label, s.task_type) AS symbol, e.start_ns,
+       e.start_ns + e.dur_ns AS end_ns, e.dur_ns / 1000.0 AS dur_us,
        coalesce(a.step_count, 0) AS candidate_steps,
        CASE WHEN a.step_count = 1 THEN 'supported_step'
             WHEN a.step_count > 1 THEN 'ambiguous_step'
-            -- launch_call_n: the call of the work's supported provider relation
-            WHEN w.launch_call_n IS NOT NULL THEN 'outside_supported_execution_scope'
+            -- the work's event has a supported provider relation with a call (launch_call_n)
+            WHEN r.call_n IS NOT NULL
+             AND rs.support_state IN ('supported_exact', 'supported_deterministic')
+            THEN 'outside_supported_execution_scope'
             ELSE 'no_supported_provider_relation' END AS support_state
-FROM traceloom_device_work w
-LEFT JOIN traceloom_context_device_assignment a ON a.device_work_id = w.device_work_id;
+FROM traceloom_event_core e
+CROSS JOIN traceloom_input i ON i.db_idx = e.db_idx
+LEFT JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
+LEFT JOIN traceloom_runtime_device_relation_core r ON r.relation_n = e.relation_n
+LEFT JOIN traceloom_runtime_device_relation_shape rs ON rs.shape_id = r.shape_id
+LEFT JOIN traceloom_context_device_assignment a
+  ON a.device_work_id = 'device-work-event-' || e.event_n
+WHERE s.task_type IS NOT 'COMMUNICATION_OP';
 
 -- @surface traceloom_v_context_replay_launch | one graph launch with exactly one step | Exact launches mapped to their one step through the launch call and the launch's MODEL_EXECUTE | SELECT run_id, step_id, count(*) AS launches FROM traceloom_v_context_replay_launch GROUP BY 1, 2 LIMIT 20
 CREATE VIEW traceloom_v_context_replay_launch AS

@@ -176,7 +176,7 @@ WHERE EXISTS (SELECT 1 FROM traceloom_anchor_host_window_call x
 -- and symbol: the shape's columns behind device_source_table and device_symbol), read once per
 -- relation through the event's key and tested first: the provider, which the matching shape
 -- names, is compared next. Written as the view's two OR'ed conditions, the filter looked each
--- column up again through traceloom_v_runtime_device's subqueries (four to six for most
+-- column up again through traceloom_v_runtime_device's subqueries (then; four to six for most
 -- relations) and joined every relation's event before testing it (1M relations at a million
 -- tasks, a quarter of them synchronization actions: about a fifth of synchronization-actions'
 -- CPU).

@@ -591,8 +591,8 @@ def test_node_host_activity_starts_from_the_node_at_scale(bench_planned):
 @needs_reference_sql
 def test_sync_actions_test_the_event_shape_before_the_event(bench_planned):
     """synchronization-actions keeps a relation by its device event's shape (source table and
-    symbol), read through the event's key in one subquery (x, s) before the event view's LEFT
-    JOIN: filtered on traceloom_v_runtime_device's columns, every relation's event was joined
+    symbol), read through the event's key in one subquery (x, s) before the event's LEFT JOIN:
+    filtered on traceloom_v_runtime_device's columns, every relation's event was joined
     first and the shape's table and symbol columns were each looked up by a subquery of their
     own, once for each OR'ed condition (1M relations at a million tasks)."""
     tree = plan_tree(bench_planned, (REPORT_SQL / "synchronization-actions.sql").read_text())
@@ -600,13 +600,70 @@ def test_sync_actions_test_the_event_shape_before_the_event(bench_planned):
     assert top[0][1] == "SCAN r", top
     joins = [k for k, (_, d) in enumerate(top) if d.endswith("LEFT-JOIN")]
     subqueries = [k for k, (_, d) in enumerate(top) if d.startswith("CORRELATED SCALAR SUBQUERY")]
-    assert len(joins) == 2 and subqueries, top
+    assert subqueries, top
     first = top[subqueries[0]][0]
     assert [d for _, p, d, _ in tree if p == first] == [
         "SEARCH x USING INTEGER PRIMARY KEY (rowid=?)",
         "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"], tree
-    # the call's join (its provider) before the test, the event's after it
-    assert joins[0] < subqueries[0] < joins[1], top
+    # the relation's state and the call's joins (its provider) before the test, the event's
+    # and its shape's after it
+    alias = {k: top[k][1].split()[1] for k in joins}
+    assert [alias[k] for k in joins if k < subqueries[0]] == ["rs", "c", "cs"], top
+    assert [alias[k] for k in joins if k > subqueries[0]] == ["e", "es"], top
+
+
+def test_runtime_device_joins_the_storage_by_key_at_scale(bench_planned):
+    """traceloom_v_runtime_device reads the relation, its state, call and event and their
+    shapes as LEFT JOINs by integer key, not through the relation, call and event views, whose
+    text columns are one scalar subquery each (a cursor opened per evaluation): its catalog
+    example (a count per provider and support state over 1M relations) read two to four
+    of them per relation. The one subquery left is the input's provider, for a relation
+    without a call."""
+    example = bench_planned.execute(
+        "SELECT example_sql FROM traceloom_analysis_surface"
+        " WHERE relation_name = 'traceloom_v_runtime_device'").fetchone()[0]
+    tree = plan_tree(bench_planned, example)
+    top = [d for _, _, d, above in tree if not above]
+    assert top[:6] == ["SCAN r"] + [f"SEARCH {a} USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN"
+                                     for a in ("rs", "c", "cs", "e", "es")], top
+    searched = {d.split()[1] for _, _, d, above in tree
+                if above and d.startswith(("SEARCH ", "SCAN "))}
+    assert searched == {"i"}, tree
+    assert plan_problems([(p, d) for _, p, d, _ in tree]) == []
+
+
+def test_context_device_coverage_reads_the_cores_by_key_at_scale(bench_planned):
+    """traceloom_v_context_device_coverage reads every event once and its shape, relation and
+    relation state by integer key, with no correlated subquery: through traceloom_device_work
+    each item looked its task type and its supported relation's call (launch_call_n: a
+    subquery on the relation around one on its shape) up per evaluation, half of the catalog
+    example's CPU at a million tasks. The step assignment is searched by its key."""
+    example = bench_planned.execute(
+        "SELECT example_sql FROM traceloom_analysis_surface"
+        " WHERE relation_name = 'traceloom_v_context_device_coverage'").fetchone()[0]
+    tree = plan_tree(bench_planned, example)
+    steps = [d for _, _, d, _ in tree]
+    assert steps[0] == "SCAN e", steps
+    for alias in ("s", "r", "rs"):
+        assert f"SEARCH {alias} USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
+    assert "SEARCH a USING PRIMARY KEY (device_work_id=?) LEFT-JOIN" in steps, steps
+    assert not any("SUBQUERY" in d or "AUTOMATIC" in d for d in steps), steps
+
+
+def test_launch_delay_reads_the_shapes_by_key_at_scale(bench_planned):
+    """traceloom_v_launch_delay's example groups every launched event: the events are scanned
+    once, their relation, its state, the call and the event's shape searched by integer key,
+    and no correlated subquery is run (the state and the symbol were one each per event)."""
+    example = bench_planned.execute(
+        "SELECT example_sql FROM traceloom_analysis_surface"
+        " WHERE relation_name = 'traceloom_v_launch_delay'").fetchone()[0]
+    steps = [d for _, _, d, _ in plan_tree(bench_planned, example)]
+    assert steps[0] == "SCAN e", steps
+    for alias in ("r", "rs", "c", "es"):
+        assert any(d.startswith(f"SEARCH {alias} USING INTEGER PRIMARY KEY (rowid=?)")
+                   for d in steps), (alias, steps)
+    assert not any("SUBQUERY" in d or "AUTOMATIC" in d for d in steps), steps
+    assert plan_problems([(0, d) for d in steps]) == []
 
 
 @needs_reference_sql
@@ -941,12 +998,16 @@ def test_node_launch_delay_is_the_supported_relations_delay(request, con):
 def test_node_launch_delay_searches_no_relation_at_scale(bench_planned):
     """Under the bench profile's row counts each (node, anchor) pair reads the anchor's event
     and its endpoint call by key: no relation and no relation shape (two searches a pair of the
-    1.8M pairs at a million anchors)."""
+    1.8M pairs at a million anchors); each node's label is read once, by key."""
     steps = [r[3] for r in bench_planned.execute(
         "EXPLAIN QUERY PLAN SELECT * FROM traceloom_v_node_launch_delay")]
     assert "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)" in steps, steps
     assert not any(s.startswith(("SEARCH r ", "SEARCH rs ")) for s in steps), steps
     assert not any("AUTOMATIC" in s for s in steps), steps
+    # the node's label by key once per node, before its occurrences, and no subquery per node
+    walk = [s for s in steps if s.startswith(("SCAN ", "SEARCH "))]
+    assert walk[:2] == ["SCAN n", "SEARCH sh USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN"], steps
+    assert not any("SUBQUERY" in s for s in steps), steps
 def test_evidence_role_cost_coverage_groups_the_event_core_once(analysis):
     """The cost coverage reads the events once from traceloom_event_core, grouped on one integer
     key (input and event shape), and reads each shape's role class once per group: no subquery

@@ -60,6 +60,21 @@ SELECT 'competing steps are excluded, not split',
    WHERE e.global_task_id = json_extract((SELECT j FROM expect), '$.ambiguous_member_global_task_id')) = 0
   AND (SELECT count(*) FROM traceloom_v_context_replay_member m JOIN traceloom_event e ON e.event_id = m.event_id
        WHERE e.global_task_id = json_extract((SELECT j FROM expect), '$.ambiguous_member_global_task_id')) = 0;
+-- The coverage view reads the storage tables; its rows are those of the formulation over
+-- traceloom_device_work (every state present here, ambiguous_step included).
+CREATE TEMP VIEW coverage_by_work AS
+SELECT w.device_work_id, w.device_id, w.event_id, w.symbol, w.start_ns, w.end_ns, w.dur_us,
+       coalesce(a.step_count, 0) AS candidate_steps,
+       CASE WHEN a.step_count = 1 THEN 'supported_step' WHEN a.step_count > 1 THEN 'ambiguous_step'
+            WHEN w.launch_call_n IS NOT NULL THEN 'outside_supported_execution_scope'
+            ELSE 'no_supported_provider_relation' END AS support_state
+FROM traceloom_device_work w
+LEFT JOIN traceloom_context_device_assignment a ON a.device_work_id = w.device_work_id;
+SELECT 'coverage rows are the device work formulation''s',
+  (SELECT count(*) FROM traceloom_v_context_device_coverage) = (SELECT count(*) FROM coverage_by_work)
+  AND NOT EXISTS (SELECT * FROM traceloom_v_context_device_coverage EXCEPT SELECT * FROM coverage_by_work)
+  AND NOT EXISTS (SELECT * FROM coverage_by_work EXCEPT SELECT * FROM traceloom_v_context_device_coverage)
+  AND (SELECT count(DISTINCT support_state) FROM coverage_by_work) = 4;
 SELECT 'launches of steps 4 and 5 stay linked; the others are not',
   (SELECT group_concat(ordinal || '=' || n, ',') FROM (SELECT s.ordinal, count(*) AS n FROM traceloom_v_context_replay_launch l
      JOIN traceloom_scheduler_step s ON s.run_id = l.run_id AND s.step_id = l.step_id GROUP BY 1 ORDER BY 1)) = '4=5,5=5';
