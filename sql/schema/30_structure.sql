@@ -79,6 +79,15 @@ CREATE TABLE traceloom_anchor_core(
                                    -- relation, or its graph launch's host call; NULL: none
 );
 
+-- @surface traceloom_anchor_extent_core | one anchor a reconciled pair merged into | Storage behind traceloom_anchor: the canonical anchor of each reconciled pair of event reconciliation and its interval (the timing envelope's, which may not be its event's), sparse, read by key | SELECT anchor_n, start_ns, end_ns FROM traceloom_anchor_extent_core
+-- Written by the report stage (ext/reports/reconcile.c); no row on a profile without a
+-- reconciled pair, so the views' lookup by key finds nothing and the event's times stand.
+CREATE TABLE traceloom_anchor_extent_core(
+  anchor_n INTEGER PRIMARY KEY,    -- traceloom_anchor_core
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL
+);
+
 -- @surface traceloom_anchor | one anchor (structural token) | The semantically significant device events in linear order per (db_idx, device_id), with their structural symbol and cost packet | SELECT device_id, symbol, count(*) AS n, round(sum(dur_us), 3) AS self_us FROM traceloom_anchor GROUP BY 1, 2 ORDER BY self_us DESC LIMIT 10
 CREATE VIEW traceloom_anchor AS
 SELECT a.anchor_id, a.db_idx, a.device_id,
@@ -89,13 +98,14 @@ SELECT a.anchor_id, a.db_idx, a.device_id,
        (SELECT s.role FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS role,
        (SELECT s.symbol FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS label,
        (SELECT s.role FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS family,
-       (SELECT e.start_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n) AS start_ns,
-       (SELECT e.start_ns + e.dur_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n) AS end_ns,
-       (SELECT e.dur_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n) / 1000.0 AS dur_us,
+       -- a reconciled pair's canonical anchor has the envelope's interval (extent, by key)
+       COALESCE(x.start_ns, (SELECT e.start_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n)) AS start_ns,
+       COALESCE(x.end_ns, (SELECT e.start_ns + e.dur_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n)) AS end_ns,
+       COALESCE(x.end_ns - x.start_ns, (SELECT e.dur_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n)) / 1000.0 AS dur_us,
        a.compute_ns / 1000.0 AS compute_us, a.comm_ns / 1000.0 AS comm_us,
        a.idle_ns / 1000.0 AS idle_us,
        (a.compute_ns + a.comm_ns + a.idle_ns) / 1000.0 AS total_us,
-       (SELECT e.dur_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n) / 1000.0 AS self_us,
+       COALESCE(x.end_ns - x.start_ns, (SELECT e.dur_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n)) / 1000.0 AS self_us,
        a.aux_events, a.aux_ns / 1000.0 AS aux_us,
        a.linked_aux_events, a.linked_aux_ns / 1000.0 AS linked_aux_us,
        (SELECT o.position_id FROM traceloom_position_occurrence_core o
@@ -105,7 +115,8 @@ SELECT a.anchor_id, a.db_idx, a.device_id,
        a.anchor_n, a.event_n, a.occurrence_n,
        (SELECT s.label FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS event_label,
        (SELECT s.family FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS source_family
-FROM traceloom_anchor_core a;
+FROM traceloom_anchor_core a
+LEFT JOIN traceloom_anchor_extent_core x ON x.anchor_n = a.anchor_n;
 
 -- @surface traceloom_symbol_summary_core | one (db_idx, device_id, structural symbol) | Storage behind traceloom_v_symbol_summary: count, total, min, median, p90 and max anchor duration in ns, computed at publication (percentiles need each symbol's durations sorted) | SELECT symbol, anchor_count, median_ns FROM traceloom_symbol_summary_core ORDER BY total_ns DESC LIMIT 10
 CREATE TABLE traceloom_symbol_summary_core(

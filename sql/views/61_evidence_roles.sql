@@ -34,15 +34,19 @@ CREATE INDEX traceloom_protected_interval_unit ON traceloom_protected_interval(r
 -- interval (body member, launch control), 8 graph body member.
 CREATE VIEW traceloom_evidence_role_placement AS
 SELECT +p.event_n AS decision_id,
-       CASE WHEN p.arm = 0 THEN 0 WHEN p.arm IN (6, 7) THEN 2 WHEN p.arm = 8 THEN 3 ELSE 1 END
+       -- a reconciled pair's canonical anchor comes after its reconciliation membership
+       CASE WHEN p.arm = 0 THEN 0 WHEN p.arm IN (6, 7) THEN 2 WHEN p.arm = 8 THEN 3
+            WHEN p.arm = 1 AND p.ref_text IS NOT NULL THEN 2 ELSE 1 END
          AS placement_order,
        CASE p.arm WHEN 0 THEN 'normalized_event' WHEN 1 THEN 'anchor' WHEN 2 THEN 'anchor'
                   WHEN 3 THEN 'auxiliary_link' WHEN 4 THEN 'replay_unit'
                   WHEN 5 THEN 'replay_unit' WHEN 6 THEN 'protected_interval'
-                  WHEN 7 THEN 'protected_interval' ELSE 'graph_body_member' END
+                  WHEN 7 THEN 'protected_interval' WHEN 9 THEN 'reconciliation_member'
+                  ELSE 'graph_body_member' END
          AS placement_kind,
        CASE p.arm WHEN 0 THEN 'event-' || p.event_n WHEN 1 THEN 'anchor-' || p.ref_n
                   WHEN 2 THEN 'anchor-' || p.ref_n WHEN 3 THEN p.ref_text || '/aux-' || p.ref_n
+                  WHEN 9 THEN 'reconciliation-decision-' || p.ref_n
                   ELSE p.ref_text END AS placement_id,
        p.owner_id,
        CASE p.arm WHEN 0 THEN 'traceloom_event' WHEN 1 THEN 'traceloom_anchor'
@@ -50,6 +54,7 @@ SELECT +p.event_n AS decision_id,
                   WHEN 4 THEN 'traceloom_graph_launch' WHEN 5 THEN 'traceloom_graph_launch'
                   WHEN 6 THEN 'traceloom_protected_interval'
                   WHEN 7 THEN 'traceloom_protected_interval'
+                  WHEN 9 THEN 'traceloom_event_reconciliation_member'
                   ELSE 'traceloom_graph_body_member' END AS relation_name,
        'supported' AS support_state,
        CASE p.arm WHEN 0 THEN 'normalized_event_retained' WHEN 1 THEN 'direct_event_anchor'
@@ -59,6 +64,9 @@ SELECT +p.event_n AS decision_id,
                   WHEN 5 THEN 'exact_composite_membership'
                   WHEN 6 THEN 'generic_discovery_no_cross_boundary'
                   WHEN 7 THEN 'generic_discovery_no_cross_boundary'
+                  WHEN 9 THEN CASE p.ref_text WHEN 0 THEN 'timing_envelope_for_canonical_anchor'
+                                              WHEN 1 THEN 'semantic_detail_for_canonical_anchor'
+                                              ELSE 'provider_detail_for_canonical_anchor' END
                   ELSE 'exact_graph_body_membership' END AS reason_code,
        p.event_n
 FROM (
@@ -66,7 +74,8 @@ SELECT e.event_n, 0 AS arm, NULL AS ref_n,
        NULL AS ref_text, NULL AS owner_id
 FROM traceloom_event_core e
 UNION ALL
-SELECT a.event_n, 1, a.anchor_n, NULL, NULL
+SELECT a.event_n, 1, a.anchor_n,
+       (SELECT 1 FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n), NULL
 FROM traceloom_anchor_core a
 UNION ALL
 SELECT r.event_n, 2, a.anchor_n, NULL, NULL
@@ -103,7 +112,13 @@ JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 UNION ALL
 SELECT m.event_n, 8, NULL, m.member_id, NULL
-FROM traceloom_graph_body_member m) p;
+FROM traceloom_graph_body_member m
+UNION ALL
+-- the members of a reconciled pair, owned by its canonical anchor (ref_text: the member role)
+SELECT m.event_n, 9, m.decision_n, m.member_role, 'anchor-' || d.canonical_anchor_n
+FROM traceloom_event_reconciliation_member_core m
+JOIN traceloom_event_reconciliation_decision_core d ON d.decision_n = m.decision_n
+WHERE d.status = 0 AND d.canonical_anchor_n IS NOT NULL) p;
 
 -- @surface traceloom_v_evidence_role_placement | one place where an observation landed, with its decision | Placements next to the decision that produced them: event, role, policy, rule, support, retained duration and source row | SELECT event_id, placement_order, placement_kind, placement_id, owner_id, final_role, rule_id, duration_ns FROM traceloom_v_evidence_role_placement WHERE event_n = 0 ORDER BY placement_order
 -- The example looks one observation up (SQLite pushes event_n = 0 into each arm of the union);
