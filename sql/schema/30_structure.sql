@@ -216,12 +216,12 @@ SELECT c.node_n, c.tree_n, c.db_idx, c.device_id, c.node_device, c.local_n, c.pa
        c.first_occurrence_n, c.token_len,
        COALESCE(c.first_token, o.anchor_first_n - t.first_anchor_n) AS first_token,
        COALESCE(c.end_token, o.anchor_first_n - t.first_anchor_n + c.token_len) AS end_token,
-       COALESCE(c.start_ns, ob.start_ns, ae.start_ns) AS start_ns,
-       COALESCE(c.end_ns, ob.end_ns, ae.start_ns + ae.dur_ns) AS end_ns,
+       COALESCE(c.start_ns, ob.start_ns, ax.start_ns, ae.start_ns) AS start_ns,
+       COALESCE(c.end_ns, ob.end_ns, ax.end_ns, ae.start_ns + ae.dur_ns) AS end_ns,
        COALESCE(c.compute_ns, ob.compute_ns, a.compute_ns) AS compute_ns,
        COALESCE(c.comm_ns, ob.comm_ns, a.comm_ns) AS comm_ns,
        COALESCE(c.idle_ns, ob.idle_ns, a.idle_ns) AS idle_ns,
-       COALESCE(c.self_ns, ob.self_ns, ae.dur_ns) AS self_ns,
+       COALESCE(c.self_ns, ob.self_ns, ax.end_ns - ax.start_ns, ae.dur_ns) AS self_ns,
        COALESCE(c.aux_events, ob.aux_events, a.aux_events) AS aux_events,
        COALESCE(c.aux_ns, ob.aux_ns, a.aux_ns) AS aux_ns,
        COALESCE(c.linked_aux_ns, ob.linked_aux_ns, a.linked_aux_ns) AS linked_aux_ns,
@@ -248,7 +248,9 @@ LEFT JOIN traceloom_position_occurrence_body ob
 LEFT JOIN traceloom_anchor_core a
   ON a.anchor_n = CASE WHEN c.compute_ns IS NULL AND ob.compute_ns IS NULL
                        THEN o.anchor_first_n END
-LEFT JOIN traceloom_event_core ae ON ae.event_n = a.event_n;
+LEFT JOIN traceloom_event_core ae ON ae.event_n = a.event_n
+-- an atom's anchor that a reconciled pair merged into has the pair's extent (sparse, by key)
+LEFT JOIN traceloom_anchor_extent_core ax ON ax.anchor_n = a.anchor_n;
 
 -- @surface traceloom_viz_node | one node of the report tree | The report projection of each structural position: kind, repeat count, occurrences, anchors, costs and per-iteration averages | SELECT local_node_id, node_type, label, repeat_label, occurrence_count, total_us, avg_total_us FROM traceloom_viz_node ORDER BY db_idx, device_id, local_node_id LIMIT 20
 CREATE VIEW traceloom_viz_node AS
@@ -413,12 +415,15 @@ SELECT o.occurrence_id, n.node_id AS position_id,
        -- row) would probe the anchor and its event per row, reading none of their columns.
        CASE WHEN n.node_kind <> 1 THEN (SELECT p.start_ns FROM traceloom_position_occurrence_body p
                                          WHERE p.occurrence_n = o.occurrence_n)
-            ELSE (SELECT ae.start_ns FROM traceloom_anchor_core a JOIN traceloom_event_core ae ON ae.event_n = a.event_n
-                  WHERE a.anchor_n = o.anchor_first_n) END AS start_ns,
+            -- (a reconciled pair's merged anchor: its extent, by key)
+            ELSE COALESCE((SELECT x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = o.anchor_first_n),
+                          (SELECT ae.start_ns FROM traceloom_anchor_core a JOIN traceloom_event_core ae ON ae.event_n = a.event_n
+                  WHERE a.anchor_n = o.anchor_first_n)) END AS start_ns,
        CASE WHEN n.node_kind <> 1 THEN (SELECT p.end_ns FROM traceloom_position_occurrence_body p
                                          WHERE p.occurrence_n = o.occurrence_n)
-            ELSE (SELECT ae.start_ns + ae.dur_ns FROM traceloom_anchor_core a JOIN traceloom_event_core ae ON ae.event_n = a.event_n
-                  WHERE a.anchor_n = o.anchor_first_n) END AS end_ns,
+            ELSE COALESCE((SELECT x.end_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = o.anchor_first_n),
+                          (SELECT ae.start_ns + ae.dur_ns FROM traceloom_anchor_core a JOIN traceloom_event_core ae ON ae.event_n = a.event_n
+                  WHERE a.anchor_n = o.anchor_first_n)) END AS end_ns,
        CASE WHEN n.node_kind <> 1 THEN (SELECT p.compute_ns FROM traceloom_position_occurrence_body p
                                          WHERE p.occurrence_n = o.occurrence_n)
             ELSE (SELECT a.compute_ns FROM traceloom_anchor_core a WHERE a.anchor_n = o.anchor_first_n) END / 1000.0 AS compute_us,
@@ -434,8 +439,9 @@ SELECT o.occurrence_id, n.node_id AS position_id,
                   WHERE a.anchor_n = o.anchor_first_n) END / 1000.0 AS total_us,
        CASE WHEN n.node_kind <> 1 THEN (SELECT p.self_ns FROM traceloom_position_occurrence_body p
                                          WHERE p.occurrence_n = o.occurrence_n)
-            ELSE (SELECT ae.dur_ns FROM traceloom_anchor_core a JOIN traceloom_event_core ae ON ae.event_n = a.event_n
-                  WHERE a.anchor_n = o.anchor_first_n) END / 1000.0 AS self_us,
+            ELSE COALESCE((SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = o.anchor_first_n),
+                          (SELECT ae.dur_ns FROM traceloom_anchor_core a JOIN traceloom_event_core ae ON ae.event_n = a.event_n
+                  WHERE a.anchor_n = o.anchor_first_n)) END / 1000.0 AS self_us,
        CASE WHEN n.node_kind <> 1 THEN (SELECT p.aux_events FROM traceloom_position_occurrence_body p
                                          WHERE p.occurrence_n = o.occurrence_n)
             ELSE (SELECT a.aux_events FROM traceloom_anchor_core a WHERE a.anchor_n = o.anchor_first_n) END AS aux_events,

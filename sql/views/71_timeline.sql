@@ -121,7 +121,8 @@ WITH anchor_key AS NOT MATERIALIZED (
   -- region found as it finds it; exact_position: one launch; and that launch has members),
   -- asked only of an anchor with a launch
   SELECT a.anchor_n, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS anchor_idx,
-         e.start_ns, e.start_ns + e.dur_ns AS end_ns, s.support_state,
+         COALESCE(x.start_ns, e.start_ns) AS start_ns,
+         COALESCE(x.end_ns, e.start_ns + e.dur_ns) AS end_ns, s.support_state,
          CASE WHEN s.support_state = 'supported'
                    AND EXISTS (SELECT 1 FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n)
                    AND (SELECT count(*) FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n) = 1
@@ -137,6 +138,8 @@ WITH anchor_key AS NOT MATERIALIZED (
   CROSS JOIN traceloom_tree_core t
   CROSS JOIN traceloom_anchor_core a
   LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n
+  -- a reconciled pair's merged anchor: its extent (sparse, by key)
+  LEFT JOIN traceloom_anchor_extent_core x ON x.anchor_n = a.anchor_n
   WHERE t.db_idx = s.db_idx AND t.device_id = s.device_id
     AND a.anchor_n >= t.first_anchor_n AND a.anchor_n < t.first_anchor_n + t.anchor_count),
 member AS (
@@ -198,7 +201,8 @@ SELECT COALESCE(o.member_item_id, 'anchor:' || a.anchor_id) AS timeline_item_id,
        (SELECT s.category FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS category,
        (SELECT s.semantic_role FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS semantic_role,
        (SELECT s.task_type FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS task_type,
-       o.start_ns, o.end_ns, x.dur_ns / 1000.0 AS dur_us,
+       -- (o's interval: the anchor's, a reconciled pair's extent included, or the member's)
+       o.start_ns, o.end_ns, (o.end_ns - o.start_ns) / 1000.0 AS dur_us,
        o.member_kind, o.lane_ordinal, o.task_ordinal,
        CASE WHEN o.member_n IS NOT NULL THEN x.global_task_id END AS raw_task_id,
        o.observed_order AS observed_position_member_order,
