@@ -98,14 +98,19 @@ SELECT a.anchor_id, a.db_idx, a.device_id,
        (SELECT s.role FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS role,
        (SELECT s.symbol FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS label,
        (SELECT s.role FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS family,
-       -- a reconciled pair's canonical anchor has the envelope's interval (extent, by key)
-       COALESCE(x.start_ns, (SELECT e.start_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n)) AS start_ns,
-       COALESCE(x.end_ns, (SELECT e.start_ns + e.dur_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n)) AS end_ns,
-       COALESCE(x.end_ns - x.start_ns, (SELECT e.dur_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n)) / 1000.0 AS dur_us,
+       -- a reconciled pair's canonical anchor has the envelope's interval (its extent, by key;
+       -- a correlated search, not a join, so that the view stays flattened into a query)
+       COALESCE((SELECT x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n),
+                (SELECT e.start_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n)) AS start_ns,
+       COALESCE((SELECT x.end_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n),
+                (SELECT e.start_ns + e.dur_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n)) AS end_ns,
+       COALESCE((SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n),
+                (SELECT e.dur_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n)) / 1000.0 AS dur_us,
        a.compute_ns / 1000.0 AS compute_us, a.comm_ns / 1000.0 AS comm_us,
        a.idle_ns / 1000.0 AS idle_us,
        (a.compute_ns + a.comm_ns + a.idle_ns) / 1000.0 AS total_us,
-       COALESCE(x.end_ns - x.start_ns, (SELECT e.dur_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n)) / 1000.0 AS self_us,
+       COALESCE((SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n),
+                (SELECT e.dur_ns FROM traceloom_event_core e WHERE e.event_n = a.event_n)) / 1000.0 AS self_us,
        a.aux_events, a.aux_ns / 1000.0 AS aux_us,
        a.linked_aux_events, a.linked_aux_ns / 1000.0 AS linked_aux_us,
        (SELECT o.position_id FROM traceloom_position_occurrence_core o
@@ -115,8 +120,7 @@ SELECT a.anchor_id, a.db_idx, a.device_id,
        a.anchor_n, a.event_n, a.occurrence_n,
        (SELECT s.label FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS event_label,
        (SELECT s.family FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS source_family
-FROM traceloom_anchor_core a
-LEFT JOIN traceloom_anchor_extent_core x ON x.anchor_n = a.anchor_n;
+FROM traceloom_anchor_core a;
 
 -- @surface traceloom_symbol_summary_core | one (db_idx, device_id, structural symbol) | Storage behind traceloom_v_symbol_summary: count, total, min, median, p90 and max anchor duration in ns, computed at publication (percentiles need each symbol's durations sorted) | SELECT symbol, anchor_count, median_ns FROM traceloom_symbol_summary_core ORDER BY total_ns DESC LIMIT 10
 CREATE TABLE traceloom_symbol_summary_core(
@@ -216,12 +220,16 @@ SELECT c.node_n, c.tree_n, c.db_idx, c.device_id, c.node_device, c.local_n, c.pa
        c.first_occurrence_n, c.token_len,
        COALESCE(c.first_token, o.anchor_first_n - t.first_anchor_n) AS first_token,
        COALESCE(c.end_token, o.anchor_first_n - t.first_anchor_n + c.token_len) AS end_token,
-       COALESCE(c.start_ns, ob.start_ns, ax.start_ns, ae.start_ns) AS start_ns,
-       COALESCE(c.end_ns, ob.end_ns, ax.end_ns, ae.start_ns + ae.dur_ns) AS end_ns,
+       -- (an atom's anchor that a reconciled pair merged into: the pair's extent, by key)
+       COALESCE(c.start_ns, ob.start_ns, (SELECT x.start_ns FROM traceloom_anchor_extent_core x
+                                          WHERE x.anchor_n = a.anchor_n), ae.start_ns) AS start_ns,
+       COALESCE(c.end_ns, ob.end_ns, (SELECT x.end_ns FROM traceloom_anchor_extent_core x
+                                      WHERE x.anchor_n = a.anchor_n), ae.start_ns + ae.dur_ns) AS end_ns,
        COALESCE(c.compute_ns, ob.compute_ns, a.compute_ns) AS compute_ns,
        COALESCE(c.comm_ns, ob.comm_ns, a.comm_ns) AS comm_ns,
        COALESCE(c.idle_ns, ob.idle_ns, a.idle_ns) AS idle_ns,
-       COALESCE(c.self_ns, ob.self_ns, ax.end_ns - ax.start_ns, ae.dur_ns) AS self_ns,
+       COALESCE(c.self_ns, ob.self_ns, (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x
+                                        WHERE x.anchor_n = a.anchor_n), ae.dur_ns) AS self_ns,
        COALESCE(c.aux_events, ob.aux_events, a.aux_events) AS aux_events,
        COALESCE(c.aux_ns, ob.aux_ns, a.aux_ns) AS aux_ns,
        COALESCE(c.linked_aux_ns, ob.linked_aux_ns, a.linked_aux_ns) AS linked_aux_ns,
@@ -248,9 +256,7 @@ LEFT JOIN traceloom_position_occurrence_body ob
 LEFT JOIN traceloom_anchor_core a
   ON a.anchor_n = CASE WHEN c.compute_ns IS NULL AND ob.compute_ns IS NULL
                        THEN o.anchor_first_n END
-LEFT JOIN traceloom_event_core ae ON ae.event_n = a.event_n
--- an atom's anchor that a reconciled pair merged into has the pair's extent (sparse, by key)
-LEFT JOIN traceloom_anchor_extent_core ax ON ax.anchor_n = a.anchor_n;
+LEFT JOIN traceloom_event_core ae ON ae.event_n = a.event_n;
 
 -- @surface traceloom_viz_node | one node of the report tree | The report projection of each structural position: kind, repeat count, occurrences, anchors, costs and per-iteration averages | SELECT local_node_id, node_type, label, repeat_label, occurrence_count, total_us, avg_total_us FROM traceloom_viz_node ORDER BY db_idx, device_id, local_node_id LIMIT 20
 CREATE VIEW traceloom_viz_node AS

@@ -69,7 +69,8 @@ SELECT a.anchor_id, a.db_idx, a.device_id, k.occurrence_n AS anchor_idx,
                  FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n)
             ELSE s.role END AS anchor_kind,
        (a.compute_ns + a.comm_ns + a.idle_ns) / 1000.0 AS total_us,
-       COALESCE(x.end_ns - x.start_ns, e.dur_ns) / 1000.0 AS self_us,
+       -- (a reconciled pair's merged anchor: its extent, by key)
+       COALESCE((SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n), e.dur_ns) / 1000.0 AS self_us,
        a.linked_aux_ns / 1000.0 AS aux_us, 0.0 AS graph_child_us, 0.0 AS residual_us,
        0 AS raw_child_task_count, NULL AS top_ops, NULL AS diagnostic_flags, a.anchor_n
 -- The anchor after its tree (CROSS JOIN): never a scan of the anchors inside a loop over k.
@@ -83,8 +84,6 @@ JOIN traceloom_position_occurrence_core k
  AND k.occurrence_n = a.anchor_n - t.first_anchor_n + 1
 LEFT JOIN traceloom_anchor_shape s ON s.shape_id = a.shape_id
 LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n
--- a reconciled pair's merged anchor: its extent (sparse, by key)
-LEFT JOIN traceloom_anchor_extent_core x ON x.anchor_n = a.anchor_n
 -- likelihood(): k's range is a small share of the occurrences as far as the planner knows;
 -- with its default guess (1/64 of them for a closed range) it would rather read every anchor
 -- and sort them than walk k (as in traceloom_v_tree_node). 0.03, not less: a query that sorts

@@ -121,8 +121,9 @@ WITH anchor_key AS NOT MATERIALIZED (
   -- region found as it finds it; exact_position: one launch; and that launch has members),
   -- asked only of an anchor with a launch
   SELECT a.anchor_n, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS anchor_idx,
-         COALESCE(x.start_ns, e.start_ns) AS start_ns,
-         COALESCE(x.end_ns, e.start_ns + e.dur_ns) AS end_ns, s.support_state,
+         -- (a reconciled pair's merged anchor: its extent, by key)
+         COALESCE((SELECT x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n), e.start_ns) AS start_ns,
+         COALESCE((SELECT x.end_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n), e.start_ns + e.dur_ns) AS end_ns, s.support_state,
          CASE WHEN s.support_state = 'supported'
                    AND EXISTS (SELECT 1 FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n)
                    AND (SELECT count(*) FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n) = 1
@@ -138,8 +139,6 @@ WITH anchor_key AS NOT MATERIALIZED (
   CROSS JOIN traceloom_tree_core t
   CROSS JOIN traceloom_anchor_core a
   LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n
-  -- a reconciled pair's merged anchor: its extent (sparse, by key)
-  LEFT JOIN traceloom_anchor_extent_core x ON x.anchor_n = a.anchor_n
   WHERE t.db_idx = s.db_idx AND t.device_id = s.device_id
     AND a.anchor_n >= t.first_anchor_n AND a.anchor_n < t.first_anchor_n + t.anchor_count),
 member AS (
