@@ -70,7 +70,7 @@ SELECT a.anchor_id, a.db_idx, a.device_id, k.occurrence_n AS anchor_idx,
             ELSE s.role END AS anchor_kind,
        (a.compute_ns + a.comm_ns + a.idle_ns) / 1000.0 AS total_us,
        -- (a reconciled pair's merged anchor: its extent, by key)
-       COALESCE(CASE WHEN (SELECT 1 FROM traceloom_anchor_extent_core LIMIT 1) THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.dur_ns) / 1000.0 AS self_us,
+       COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.dur_ns) / 1000.0 AS self_us,
        a.linked_aux_ns / 1000.0 AS aux_us, 0.0 AS graph_child_us, 0.0 AS residual_us,
        0 AS raw_child_task_count, NULL AS top_ops, NULL AS diagnostic_flags, a.anchor_n
 -- The anchor after its tree (CROSS JOIN): never a scan of the anchors inside a loop over k.

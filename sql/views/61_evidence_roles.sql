@@ -75,7 +75,7 @@ SELECT e.event_n, 0 AS arm, NULL AS ref_n,
 FROM traceloom_event_core e
 UNION ALL
 SELECT a.event_n, 1, a.anchor_n,
-       CASE WHEN (SELECT 1 FROM traceloom_anchor_extent_core LIMIT 1) THEN (SELECT 1 FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, NULL
+       CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT 1 FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, NULL
 FROM traceloom_anchor_core a
 UNION ALL
 SELECT r.event_n, 2, a.anchor_n, NULL, NULL
@@ -389,7 +389,7 @@ SELECT a.anchor_id, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS 
        CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind,
        (SELECT p.repeat_context FROM traceloom_position_occurrence p
          WHERE p.occurrence_n = o.occurrence_n) AS repeat_context,
-       COALESCE(CASE WHEN (SELECT 1 FROM traceloom_anchor_extent_core LIMIT 1) THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x
+       COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x
                   WHERE x.anchor_n = a.anchor_n) END, e.dur_ns) / 1000.0 AS anchor_dur_us
 FROM traceloom_tree_core t
 CROSS JOIN traceloom_node_core k ON k.node_n >= t.first_node_n
@@ -428,7 +428,7 @@ shape_symbol AS NOT MATERIALIZED (
   FROM shape_symbol_columns t),
 atom_anchor AS NOT MATERIALIZED (
   SELECT o.occurrence_n,
-         COALESCE(CASE WHEN (SELECT 1 FROM traceloom_anchor_extent_core LIMIT 1) THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x
+         COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x
                     WHERE x.anchor_n = a.anchor_n) END, e.dur_ns) AS dur_ns, m.*
   FROM traceloom_position_occurrence_core o
   CROSS JOIN traceloom_anchor_core a ON a.anchor_n = o.anchor_first_n
@@ -437,9 +437,9 @@ atom_anchor AS NOT MATERIALIZED (
 node_atom AS NOT MATERIALIZED (
   -- (a reconciled pair's merged anchor: its extent, by key)
   SELECT k.node_n, count(*) AS occurrence_count,
-         SUM(COALESCE(CASE WHEN (SELECT 1 FROM traceloom_anchor_extent_core LIMIT 1) THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.dur_ns) / 1000.0) AS total_us,
-         MIN(COALESCE(CASE WHEN (SELECT 1 FROM traceloom_anchor_extent_core LIMIT 1) THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.dur_ns)) AS min_ns,
-         MAX(COALESCE(CASE WHEN (SELECT 1 FROM traceloom_anchor_extent_core LIMIT 1) THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.dur_ns)) AS max_ns,
+         SUM(COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.dur_ns) / 1000.0) AS total_us,
+         MIN(COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.dur_ns)) AS min_ns,
+         MAX(COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.dur_ns)) AS max_ns,
          MIN(e.shape_id) AS first_shape_id, MAX(e.shape_id) AS last_shape_id
   FROM traceloom_node_core k
   CROSS JOIN traceloom_position_occurrence_core o ON o.occurrence_n >= k.first_occurrence_n

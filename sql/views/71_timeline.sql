@@ -122,8 +122,8 @@ WITH anchor_key AS NOT MATERIALIZED (
   -- asked only of an anchor with a launch
   SELECT a.anchor_n, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS anchor_idx,
          -- (a reconciled pair's merged anchor: its extent, by key)
-         COALESCE(CASE WHEN (SELECT 1 FROM traceloom_anchor_extent_core LIMIT 1) THEN (SELECT x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.start_ns) AS start_ns,
-         COALESCE(CASE WHEN (SELECT 1 FROM traceloom_anchor_extent_core LIMIT 1) THEN (SELECT x.end_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.start_ns + e.dur_ns) AS end_ns, s.support_state,
+         COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.start_ns) AS start_ns,
+         COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.start_ns + e.dur_ns) AS end_ns, s.support_state,
          CASE WHEN s.support_state = 'supported'
                    AND EXISTS (SELECT 1 FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n)
                    AND (SELECT count(*) FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n) = 1
