@@ -64,6 +64,8 @@ typedef struct analysis {
   double host_windows_wall;    /* how long finding them took (TRACELOOM_TIMING) */
   double host_windows_cpu;
   tl_replay replay;
+  tl_reconciliation *reconciliation; /* event reconciliation's decisions (ext/reports) */
+  tl_anchor_merges merges;     /* the reconciled pairs anchor selection folds */
   tl_analysis_txn txn;
   tl_staging *staging;         /* the second writer of the trees (threads >= 2), NULL: one writer */
   tl_staging *runtime_staging; /* the second writer of the runtime relations, likewise */
@@ -131,6 +133,18 @@ static int relate(analysis *a, tl_err *e) { return tl_relate(&a->trace, &a->rela
 static int reconstruct_replays(analysis *a, tl_err *e) {
   int rc = a->opt.no_graph_replay ? TL_OK : tl_replay_build(&a->trace, &a->profile, &a->replay, e);
   return rc == TL_OK ? tl_replay_promote(&a->trace, &a->replay, e) : rc;
+}
+
+/* Event reconciliation (recovery.md S2): duplicate observations of one device action are
+** decided after the replays (a pair never straddles an exact replay) and before the roles and
+** anchors, from the trace's provider ids in memory; anchor selection folds the reconciled
+** pairs, the report stage writes the decisions. */
+static int reconcile(analysis *a, tl_err *e) {
+  int rc = tl_reconcile_decide(&a->trace, &a->replay, a->rules, &a->reconciliation, e);
+  return rc == TL_OK ? tl_reconcile_merges(a->reconciliation,
+                                           tl_event_count(&a->trace, &a->replay.launch_events),
+                                           &a->merges, e)
+                     : rc;
 }
 
 static int with_context(const analysis *a) { return a->ctx != NULL; }
@@ -502,7 +516,8 @@ static int pub_reports(analysis *a, tl_err *e) {
                          .rules = a->rules,
                          .idle_evidence_json = a->opt.idle_evidence,
                          .anchor_call = a->anchor_call,
-                         .host_windows = a->host_windows};
+                         .host_windows = a->host_windows,
+                         .reconciliation = a->reconciliation};
   int rc = tl_reports_publish(a->db, &in, e);
   tl_host_windows_free(a->host_windows);
   a->host_windows = NULL;
@@ -608,18 +623,21 @@ static int classify(analysis *a, tl_err *e) {
 static int select_anchors(analysis *a, tl_err *e) {
   const tl_derived *launches = &a->replay.launch_events;
   tl_anchor_input in = {&a->trace, launches, a->classes.role, a->classes.cost, a->classes.symbol,
-                        a->replay.owned};
+                        a->replay.owned, &a->merges};
   int rc = tl_anchors_build(&in, &a->anchors, e);
   size_t n = tl_event_count(&a->trace, launches);
   if (rc == TL_OK)
     rc = tl_anchor_semantic_roles(&a->anchors, a->classes.role, n, &a->semantic_role,
                                   &a->semantic_reason, e);
-  /* a task a communication op represents is decided by the system rule (classify.h) */
+  /* a task a communication op represents, and a reconciled pair's non-canonical member, are
+  ** decided by a system rule (classify.h) */
   uint8_t *represented = rc == TL_OK ? malloc(n ? n : 1) : NULL;
   if (rc == TL_OK && !represented) rc = tl_nomem(e);
   if (rc == TL_OK) {
     for (size_t i = 0; i < n; i++)
-      represented[i] = a->anchors.non_anchor[i] == TL_NA_REPRESENTED_BY_COMM_OP;
+      represented[i] = a->anchors.non_anchor[i] == TL_NA_REPRESENTED_BY_COMM_OP ? TL_REPRESENTED_BY_COMM
+                       : a->anchors.non_anchor[i] == TL_NA_RECONCILED           ? TL_REPRESENTED_BY_RECONCILED
+                                                                                : 0;
     rc = tl_classification_represent(&a->cls, &a->trace, launches, represented,
                                      a->classes.role_class, e);
   }
@@ -747,6 +765,7 @@ static const stage stages[] = {
     {"reading events and calls", read_trace, hashing_here},
     {"relating runtime calls to device work", relate, NULL},
     {"reconstructing graph replays", reconstruct_replays, NULL},
+    {"reconciling duplicate observations", reconcile, NULL},
     {"linking scheduler context", link_context, with_context},
     {"linking host scopes", link_scopes, with_scopes},
     {"publishing runtime calls and relations", publish_calls, NULL},
@@ -850,6 +869,8 @@ static void analysis_free(analysis *a) {
   tl_host_calls_free(a->host_calls);
   tl_host_windows_free(a->host_windows);
   tl_anchors_free(&a->anchors);
+  tl_anchor_merges_free(&a->merges);
+  tl_reconciliation_free(a->reconciliation);
   tl_event_classes_free(&a->classes);
   tl_classification_free(&a->cls);
   tl_replay_free(&a->replay);

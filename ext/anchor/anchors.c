@@ -29,6 +29,7 @@ int tl_label_is_wait(const tl_trace *t, const tl_label *l) {
 void tl_anchors_free(tl_anchors *a) {
   free(a->event), free(a->symbol), free(a->role), free(a->other);
   free(a->link_event), free(a->link_anchor), free(a->link_order), free(a->non_anchor);
+  free(a->ext_start), free(a->ext_end);
   TL_VEC_FREE(&a->groups);
   TL_VEC_FREE(&a->unplaced);
   memset(a, 0, sizeof *a);
@@ -63,6 +64,7 @@ typedef struct sort_ctx {
   const tl_derived *d;
   const uint8_t *rank;
   const uint32_t *symbol;
+  const int64_t *merged_end;  /* per event: the end it sorts by (merged_interval); NULL: its own */
 } sort_ctx;
 
 #define CMP(a, b) \
@@ -76,7 +78,8 @@ static int cmp_tail(const void *pa, const void *pb, void *pctx) {
   uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
   size_t ia = a, ib = b;
   const tl_events *ea = tl_events_of(c->t, c->d, &ia), *eb = tl_events_of(c->t, c->d, &ib);
-  CMP(tl_events_end(ea, ia), tl_events_end(eb, ib));
+  if (c->merged_end) CMP(c->merged_end[a], c->merged_end[b]);
+  else CMP(tl_events_end(ea, ia), tl_events_end(eb, ib));
   CMP(tl_events_stream_id(ea, ia), tl_events_stream_id(eb, ib));
   CMP(c->rank[a], c->rank[b]);
   CMP(c->symbol[a], c->symbol[b]);
@@ -162,6 +165,10 @@ int tl_anchor_semantic_roles(const tl_anchors *a, const uint8_t *role, size_t n,
         sr[i] = "aux";
         why[i] = "owned_by_exact_replay_unit";
         break;
+      case TL_NA_RECONCILED:
+        sr[i] = "aux";
+        why[i] = "represented_by_reconciled_canonical_anchor";
+        break;
       default:
         sr[i] = role[i] == TL_ROLE_TRANSPARENT ? "transparent" : "aux";
         why[i] = "matched_positive_rule";
@@ -183,6 +190,44 @@ static size_t first_anchor_at_or_after(const tl_anchors *a, size_t lo, size_t hi
   return lo;
 }
 
+void tl_anchor_merges_free(tl_anchor_merges *m) {
+  free(m->member), free(m->canonical), free(m->envelope);
+  memset(m, 0, sizeof *m);
+}
+
+/* Reconciled pairs (recovery.md 2.5): the non-canonical members are no anchors, and the
+** canonical event sorts and counts by the envelope's interval. *start and *end are per event
+** (its own interval but for a canonical event), malloc'd; both NULL when there is no pair. */
+static int merged_interval(const tl_anchor_input *in, size_t n, uint8_t *non_anchor, int64_t **start,
+                           int64_t **end, tl_err *e) {
+  const tl_anchor_merges *m = in->merges;
+  *start = *end = NULL;
+  if (!m || !m->n) return TL_OK;
+  for (size_t i = 0; m->member && i < n; i++)
+    if (m->member[i]) non_anchor[i] = TL_NA_RECONCILED;
+  int64_t *s = malloc(n * sizeof *s), *en = malloc(n * sizeof *en);
+  if (!s || !en) {
+    free(s), free(en);
+    return tl_nomem(e);
+  }
+  for (size_t i = 0; i < n; i++) s[i] = tl_event_start(in->t, in->derived, i), en[i] = tl_event_end(in->t, in->derived, i);
+  for (size_t k = 0; k < m->n; k++)
+    if (m->canonical[k] < n && m->envelope[k] < n)
+      s[m->canonical[k]] = s[m->envelope[k]], en[m->canonical[k]] = en[m->envelope[k]];
+  *start = s, *end = en;
+  return TL_OK;
+}
+
+/* Each anchor's interval when some pair merged (ext_start/ext_end of tl_anchors). */
+static int merged_anchor_extents(tl_anchors *a, const int64_t *start, const int64_t *end, tl_err *e) {
+  if (!start) return TL_OK;
+  a->ext_start = malloc((a->n ? a->n : 1) * sizeof *a->ext_start);
+  a->ext_end = malloc((a->n ? a->n : 1) * sizeof *a->ext_end);
+  if (!a->ext_start || !a->ext_end) return tl_nomem(e);
+  for (size_t k = 0; k < a->n; k++) a->ext_start[k] = start[a->event[k]], a->ext_end[k] = end[a->event[k]];
+  return TL_OK;
+}
+
 int tl_anchors_build(const tl_anchor_input *in, tl_anchors *a, tl_err *e) {
   const tl_trace *t = in->t;
   const tl_derived *d = in->derived;
@@ -193,9 +238,11 @@ int tl_anchors_build(const tl_anchor_input *in, tl_anchors *a, tl_err *e) {
   uint32_t *order = malloc((n ? n : 1) * sizeof *order);
   uint8_t *rank = malloc(n ? n : 1);
   uint32_t *count = NULL;
+  int64_t *mstart = NULL, *mend = NULL;
   a->non_anchor = calloc(n ? n : 1, 1);
   if (!keys || !order || !rank || !a->non_anchor) goto nomem;
   if (mark_represented(t, d, a->non_anchor, e)) goto fail;
+  if (merged_interval(in, n, a->non_anchor, &mstart, &mend, e)) goto fail;
   size_t nanchors = 0, nother = 0;
   for (size_t i = 0; i < n; i++) {
     uint8_t role = in->event_role[i];
@@ -207,12 +254,13 @@ int tl_anchors_build(const tl_anchor_input *in, tl_anchors *a, tl_err *e) {
     rank[i] = (uint8_t)kind_rank(anchor_role_of(t, d, i), role);
     if (a->non_anchor[i] == TL_NA_NONE)
       nanchors++;
-    else if (!in->cost_treatment || in->cost_treatment[i] == TL_COST_ELIGIBLE)
+    else if (a->non_anchor[i] != TL_NA_RECONCILED &&
+             (!in->cost_treatment || in->cost_treatment[i] == TL_COST_ELIGIBLE))
       nother++;
   }
   /* Total order: radix by start, then stably by (db_idx, device_id), then the tail key. */
   for (size_t i = 0; i < n; i++)
-    keys[i] = tl_order_i64(tl_event_start(t, d, i)), order[i] = (uint32_t)i;
+    keys[i] = tl_order_i64(mstart ? mstart[i] : tl_event_start(t, d, i)), order[i] = (uint32_t)i;
   if (tl_radix_sort_u64(keys, order, n)) goto nomem;
   for (size_t i = 0; i < n; i++) {
     size_t j = order[i];
@@ -220,11 +268,12 @@ int tl_anchors_build(const tl_anchor_input *in, tl_anchors *a, tl_err *e) {
     keys[i] = ((uint64_t)tl_events_db_idx(ev, j) << 32) | tl_events_device_id(ev, j);
   }
   if (tl_radix_sort_u64(keys, order, n)) goto nomem;
-  sort_ctx ctx = {t, d, rank, in->event_symbol};
+  sort_ctx ctx = {t, d, rank, in->event_symbol, mend};
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
     while (j < n && keys[j] == keys[i] &&
-           tl_event_start(t, d, order[j]) == tl_event_start(t, d, order[i]))
+           (mstart ? mstart[order[j]] == mstart[order[i]]
+                   : tl_event_start(t, d, order[j]) == tl_event_start(t, d, order[i])))
       j++;
     if (j - i > 1) qsort_r(order + i, j - i, sizeof *order, cmp_tail, &ctx);
     i = j;
@@ -245,7 +294,8 @@ int tl_anchors_build(const tl_anchor_input *in, tl_anchors *a, tl_err *e) {
         a->symbol[a->n] = in->event_symbol[k];
         a->role[a->n] = (uint8_t)anchor_role_of(t, d, k);
         a->n++;
-      } else if (!in->cost_treatment || in->cost_treatment[k] == TL_COST_ELIGIBLE) {
+      } else if (a->non_anchor[k] != TL_NA_RECONCILED &&
+                 (!in->cost_treatment || in->cost_treatment[k] == TL_COST_ELIGIBLE)) {
         a->other[a->nother++] = k;
       }
     }
@@ -254,6 +304,7 @@ int tl_anchors_build(const tl_anchor_input *in, tl_anchors *a, tl_err *e) {
     if (TL_VEC_PUSH(&a->groups, g)) goto nomem;
     i = j;
   }
+  if (merged_anchor_extents(a, mstart, mend, e)) goto fail;
   /* Aux links: each eligible non-anchor event (not represented by a comm op or a replay
   ** unit) links to the earliest anchor starting at or after its end. */
   a->link_event = malloc((a->nother ? a->nother : 1) * sizeof *a->link_event);
@@ -278,12 +329,12 @@ int tl_anchors_build(const tl_anchor_input *in, tl_anchors *a, tl_err *e) {
       a->nlinks++;
     }
   }
-  free(count), free(keys), free(order), free(rank);
+  free(count), free(keys), free(order), free(rank), free(mstart), free(mend);
   return TL_OK;
 nomem:
   tl_nomem(e);
 fail:
-  free(count), free(keys), free(order), free(rank);
+  free(count), free(keys), free(order), free(rank), free(mstart), free(mend);
   tl_anchors_free(a);
   return TL_ERROR;
 }

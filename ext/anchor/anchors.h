@@ -35,7 +35,9 @@ typedef enum tl_non_anchor {
   TL_NA_NONE = 0,                /* it is an anchor */
   TL_NA_ROLE,                    /* auxiliary or transparent role */
   TL_NA_REPRESENTED_BY_COMM_OP,  /* a communication op on its (device, connection) is the anchor */
-  TL_NA_OWNED_BY_REPLAY          /* an exact replay unit owns it */
+  TL_NA_OWNED_BY_REPLAY,         /* an exact replay unit owns it */
+  TL_NA_RECONCILED               /* a reconciled non-canonical member: its canonical event's
+                                    anchor stands for it (never an anchor, aux link or cost) */
 } tl_non_anchor;
 
 typedef struct tl_anchor_group {
@@ -63,6 +65,9 @@ typedef struct tl_anchors {
   TL_VEC(uint32_t) unplaced;
   /* Per event: the reason it is not an anchor (tl_non_anchor). */
   uint8_t *non_anchor;
+  /* Per anchor: its interval, where a reconciled pair merged into it (tl_anchor_merges) gives
+  ** some anchor another interval than its event's; NULL (every anchor its event's) else. */
+  int64_t *ext_start, *ext_end;
 } tl_anchors;
 
 typedef enum tl_anchor_role {
@@ -75,6 +80,17 @@ typedef enum tl_anchor_role {
 
 const char *tl_anchor_role_name(tl_anchor_role r);
 
+/* Reconciled duplicates (event reconciliation, ext/reports/reconcile.c, decided before the
+** anchors): pair k merges into the anchor of event canonical[k], whose interval becomes the
+** one of event envelope[k] (the timing envelope; the canonical event itself for an MC2 op
+** folded into its task); member[i] is 1 for every other member (per event, NULL: none). */
+typedef struct tl_anchor_merges {
+  uint8_t *member;
+  size_t n;
+  uint32_t *canonical, *envelope;
+} tl_anchor_merges;
+void tl_anchor_merges_free(tl_anchor_merges *m);
+
 typedef struct tl_anchor_input {
   const tl_trace *t;
   const tl_derived *derived;      /* derived events (replay's launch anchors), NULL: none */
@@ -82,6 +98,7 @@ typedef struct tl_anchor_input {
   const uint8_t *cost_treatment;  /* tl_cost_treatment per event (NULL: all eligible) */
   const uint32_t *event_symbol;   /* structural symbol per event */
   const uint8_t *replay_owned;    /* 1 when an exact replay unit owns the event (NULL: none) */
+  const tl_anchor_merges *merges; /* reconciled pairs (NULL or n 0: none) */
 } tl_anchor_input;
 
 int tl_anchors_build(const tl_anchor_input *in, tl_anchors *out, tl_err *e);
@@ -95,12 +112,13 @@ int tl_anchor_semantic_roles(const tl_anchors *a, const uint8_t *role, size_t n,
                              const char ***semantic_role, const char ***reason, tl_err *e);
 
 
-/* Start and end of the event of anchor k (a trace event or a derived one). */
+/* Start and end of anchor k: of its event (a trace event or a derived one), or the merged
+** interval of a reconciled pair. */
 static inline int64_t tl_anchor_start(const tl_anchors *a, size_t k) {
-  return tl_event_start(a->t, a->derived, a->event[k]);
+  return a->ext_start ? a->ext_start[k] : tl_event_start(a->t, a->derived, a->event[k]);
 }
 static inline int64_t tl_anchor_end(const tl_anchors *a, size_t k) {
-  return tl_event_end(a->t, a->derived, a->event[k]);
+  return a->ext_end ? a->ext_end[k] : tl_event_end(a->t, a->derived, a->event[k]);
 }
 
 /* 1 for the label of communication-op envelope events (COMMUNICATION_OP rows). */

@@ -219,14 +219,20 @@ void tl_event_classes_free(tl_event_classes *x) {
   memset(x, 0, sizeof *x);
 }
 
+/* represented[i]: TL_REPRESENTED_BY_COMM (tasks only) or TL_REPRESENTED_BY_RECONCILED (any
+** event). A class gets one variant per kind of representation it has. */
+static int represents(const tl_label_class *k, uint8_t why) {
+  return why == TL_REPRESENTED_BY_RECONCILED || (why == TL_REPRESENTED_BY_COMM && k->domain == TL_OBS_TASK);
+}
+
 int tl_classification_represent(tl_classification *c, const tl_trace *t, const tl_derived *d,
                                 const uint8_t *represented, uint32_t *role_class, tl_err *e) {
   size_t n = tl_event_count(t, d), nrep = 0;
   for (size_t i = 0; i < n; i++)
-    if (represented[i] && c->cls[class_index(c, t, d, i)].domain == TL_OBS_TASK) nrep++;
+    if (represented[i] && represents(&c->cls[class_index(c, t, d, i)], represented[i])) nrep++;
   if (!nrep) return TL_OK;
-  /* variant of each class, +1 (0: none yet); at most one per represented event */
-  uint32_t *variant = calloc(c->nlabels * TL_SCOPE_COUNT, sizeof *variant);
+  /* variant of each (class, kind), +1 (0: none yet); at most one per represented event */
+  uint32_t *variant = calloc(c->nlabels * TL_SCOPE_COUNT * 2, sizeof *variant);
   c->rep = calloc(nrep, sizeof *c->rep);
   c->rep_of = calloc(nrep, sizeof *c->rep_of);
   if (!variant || !c->rep || !c->rep_of) {
@@ -236,18 +242,20 @@ int tl_classification_represent(tl_classification *c, const tl_trace *t, const t
   for (size_t i = 0; i < n; i++) {
     size_t ci = class_index(c, t, d, i);
     tl_label_class *k = &c->cls[ci];
-    if (!represented[i] || k->domain != TL_OBS_TASK) continue;
-    if (!variant[ci]) {
+    if (!represented[i] || !represents(k, represented[i])) continue;
+    size_t vi = ci * 2 + (represented[i] == TL_REPRESENTED_BY_RECONCILED);
+    if (!variant[vi]) {
       tl_label_class *v = &c->rep[c->nrep];
       *v = *k;
       v->final_role = TL_EVIDENCE_ANCHOR;
-      v->rule = TL_CLASS_RULE_SYSTEM_COMM;
+      v->rule = represented[i] == TL_REPRESENTED_BY_RECONCILED ? TL_CLASS_RULE_SYSTEM_RECONCILED
+                                                               : TL_CLASS_RULE_SYSTEM_COMM;
       v->class_id = (uint32_t)c->nclasses++;
       v->events = 0;
       c->rep_of[c->nrep] = (uint32_t)ci;
-      variant[ci] = (uint32_t)++c->nrep;
+      variant[vi] = (uint32_t)++c->nrep;
     }
-    tl_label_class *v = &c->rep[variant[ci] - 1];
+    tl_label_class *v = &c->rep[variant[vi] - 1];
     k->events--, v->events++;
     c->events_by_role[k->final_role]--, c->events_by_role[v->final_role]++;
     role_class[i] = v->class_id;
@@ -269,14 +277,16 @@ const char *tl_class_semantic_role(const tl_label_class *c) {
 
 const char *tl_class_rule_id(const tl_rules *r, const tl_label_class *c) {
   if (c->rule >= 0) return r->cls.rules.v[c->rule].rule_id;
-  return c->rule == TL_CLASS_RULE_SYSTEM_COMM ? "system.communication_anchor"
-                                              : "fallback.unknown_observation";
+  return c->rule == TL_CLASS_RULE_SYSTEM_COMM        ? "system.communication_anchor"
+         : c->rule == TL_CLASS_RULE_SYSTEM_RECONCILED ? "system.event_reconciliation"
+                                                      : "fallback.unknown_observation";
 }
 
 const char *tl_class_reason_code(const tl_label_class *c) {
   if (c->rule >= 0) return "matched_positive_rule";
-  return c->rule == TL_CLASS_RULE_SYSTEM_COMM ? "represented_by_communication_anchor"
-                                              : "unmatched_observation_unknown_first";
+  return c->rule == TL_CLASS_RULE_SYSTEM_COMM        ? "represented_by_communication_anchor"
+         : c->rule == TL_CLASS_RULE_SYSTEM_RECONCILED ? "represented_by_reconciled_canonical_anchor"
+                                                      : "unmatched_observation_unknown_first";
 }
 
 static const char *participation(tl_evidence_role role) {

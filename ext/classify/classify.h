@@ -129,6 +129,7 @@ typedef enum tl_obs_domain { TL_OBS_TASK = 0, TL_OBS_COMMUNICATION } tl_obs_doma
 
 #define TL_CLASS_RULE_FALLBACK (-1)   /* fallback.unknown_observation */
 #define TL_CLASS_RULE_SYSTEM_COMM (-2) /* system.communication_anchor */
+#define TL_CLASS_RULE_SYSTEM_RECONCILED (-3) /* system.event_reconciliation */
 
 /* The decision for one (label, provider scope). */
 typedef struct tl_label_class {
@@ -209,7 +210,12 @@ int tl_classification_event_arrays(const tl_classification *c, const tl_trace *t
 ** policy role; docs/PARITY.md). Such a task gets a variant of its class (one per class that
 ** has any): for every event i < n with represented[i] != 0, role_class[i] becomes the variant's
 ** id and the event moves from its class's counts to the variant's. Call after the anchors,
-** before the events and the classes are published. */
+** before the events and the classes are published.
+** A reconciled non-canonical member (represented[i] == TL_REPRESENTED_BY_RECONCILED, a task or
+** a communication op) is decided likewise by system.event_reconciliation, reason
+** represented_by_reconciled_canonical_anchor: its reconciliation's canonical anchor stands for
+** it (recovery.md 2.5; the reference's decision). */
+enum { TL_REPRESENTED_BY_COMM = 1, TL_REPRESENTED_BY_RECONCILED = 2 };
 int tl_classification_represent(tl_classification *c, const tl_trace *t, const tl_derived *d,
                                 const uint8_t *represented, uint32_t *role_class, tl_err *e);
 

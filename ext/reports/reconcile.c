@@ -18,8 +18,14 @@
 **                   such task (touching no other op of the rule), containing the op at least
 **                   min_contained_fraction and in the same replays, reconciles (the task is
 **                   canonical); none is independent, several ambiguous.
-** Unmatched observations stay independent: no decision row. The decisions are evidence next to
-** the structure; anchor selection does not consult them yet.
+** Unmatched observations stay independent: no decision row.
+**
+** The decisions are taken before the anchors (recovery.md section 1: S2, after graph replay,
+** before classification and anchor selection), in memory from the trace's task, connection and
+** context ids (tl_reconcile_decide): a reconciled pair is one anchor, the canonical event's,
+** with the envelope's interval (tl_reconcile_merges hands anchor selection what to fold), and
+** its other members are never anchors, aux links or cost. The report stage writes the rows
+** (tl_reports_reconcile), with each decision's canonical anchor.
 */
 #include "reports/reports.h"
 #include "publish/publish.h"
@@ -56,32 +62,14 @@ typedef struct ids {
   int64_t task_id, conn, context;
 } ids;
 
-/* The provider ids of the candidate events, read back one by one (they are few). */
-static int read_ids(sqlite3 *db, const u32vec *events, ids *out, tl_err *e) {
-  sqlite3_stmt *st;
-  if (tl_pub_prepare(db, "SELECT task_id, correlation_id, context_id FROM main.traceloom_event "
-                         "WHERE event_n = ?1", &st, e))
-    return TL_ERROR;
-  int rc = TL_OK;
-  for (size_t k = 0; rc == TL_OK && k < events->n; k++) {
-    sqlite3_bind_int64(st, 1, events->v[k]);
-    ids x = {TL_ABSENT, TL_ABSENT, TL_ABSENT};
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW) {
-      for (int c = 0; c < 3; c++) {
-        int64_t v = sqlite3_column_type(st, c) == SQLITE_NULL ? TL_ABSENT : sqlite3_column_int64(st, c);
-        if (c == 0) x.task_id = v;
-        else if (c == 1) x.conn = v;
-        else x.context = v;
-      }
-    } else if (s != SQLITE_DONE) {
-      rc = tl_fail(e, "reading event %u for reconciliation: %s", events->v[k], sqlite3_errmsg(db));
-    }
+/* The provider ids of the candidate events, from the trace (read before they are released). */
+static void read_ids(const tl_trace *t, const u32vec *events, ids *out) {
+  for (size_t k = 0; k < events->n; k++) {
+    uint32_t ev = events->v[k];
+    ids x = {tl_i64col_get(&t->ev.task_id, ev), tl_i64col_get(&t->ev.correlation_id, ev),
+             tl_i64col_get(&t->ev.context_id, ev)};
     out[k] = x;
-    sqlite3_reset(st);
   }
-  sqlite3_finalize(st);
-  return rc;
 }
 
 /* String id 0 is "absent" in the trace's pool. */
@@ -97,8 +85,7 @@ static int provider_matches(const tl_trace *t, uint32_t ev, const char *scope) {
 }
 
 /* The exact replay unit whose body holds event ev (NONE: none). */
-static uint32_t replay_of(const tl_reports_input *in, const uint32_t *unit_of_event, uint32_t ev) {
-  (void)in;
+static uint32_t replay_of(const uint32_t *unit_of_event, uint32_t ev) {
   return unit_of_event ? unit_of_event[ev] : NONE;
 }
 
@@ -143,10 +130,8 @@ static int same_group(const group_key *x, const group_key *y) {
 
 /* Every task of a task rule's task_type (the first rule by priority decides) is grouped by
 ** (rule, source, device, stream, raw task id, connection); groups come out in rule-id order. */
-static int task_rules(const tl_reports_input *in, sqlite3 *db, const tl_reconcile_policy *p, const uint32_t *order,
+static int task_rules(const tl_trace *t, size_t nreal, const tl_reconcile_policy *p, const uint32_t *order,
                       size_t norder, const uint32_t *unit_of_event, decision_vec *dv, member_vec *mv, tl_err *e) {
-  const tl_trace *t = in->trace;
-  size_t nreal = in->replay && in->replay->launch_of_synthetic ? in->replay->n_real_events : t->ev.n;
   u32vec events = {0}, rules = {0};
   int rc = TL_OK;
   for (size_t i = 0; rc == TL_OK && i < nreal; i++) {
@@ -160,7 +145,8 @@ static int task_rules(const tl_reports_input *in, sqlite3 *db, const tl_reconcil
   }
   ids *x = malloc((events.n ? events.n : 1) * sizeof *x);
   group_key *g = malloc((events.n ? events.n : 1) * sizeof *g);
-  if (rc == TL_OK) rc = x && g ? read_ids(db, &events, x, e) : tl_nomem(e);
+  if (rc == TL_OK && (!x || !g)) rc = tl_nomem(e);
+  if (rc == TL_OK) read_ids(t, &events, x);
   size_t ng = 0;
   for (size_t k = 0; rc == TL_OK && k < events.n; k++) {
     uint32_t ev = events.v[k];
@@ -192,7 +178,7 @@ static int task_rules(const tl_reports_input *in, sqlite3 *db, const tl_reconcil
     else {
       d.contained_ppm = contained_ppm(t, generic, detail);
       if (d.contained_ppm < rule->min_contained_ppm) d.status = ST_CONFLICT, d.reason = R_CONTAINMENT;
-      else if (replay_of(in, unit_of_event, generic) != replay_of(in, unit_of_event, detail))
+      else if (replay_of(unit_of_event, generic) != replay_of(unit_of_event, detail))
         d.status = ST_CONFLICT, d.reason = R_REPLAY_MISMATCH;
       else d.canonical = detail, d.envelope = generic;
     }
@@ -216,10 +202,8 @@ static int touches(const tl_trace *t, uint32_t a, uint32_t b) {
          t->ev.start_ns[a] <= tl_events_end(&t->ev, b) && tl_events_end(&t->ev, a) >= t->ev.start_ns[b];
 }
 
-static int op_rule(const tl_reports_input *in, uint32_t r, const tl_reconcile_rule *rule, const uint32_t *unit_of_event,
+static int op_rule(const tl_trace *t, size_t nreal, uint32_t r, const tl_reconcile_rule *rule, const uint32_t *unit_of_event,
                    uint8_t *claimed, decision_vec *dv, member_vec *mv, tl_err *e) {
-  const tl_trace *t = in->trace;
-  size_t nreal = in->replay && in->replay->launch_of_synthetic ? in->replay->n_real_events : t->ev.n;
   u32vec tasks = {0}, ops = {0};
   size_t plen = strlen(rule->communication_op_name_prefix);
   int rc = TL_OK;
@@ -252,7 +236,7 @@ static int op_rule(const tl_reports_input *in, uint32_t r, const tl_reconcile_ru
       else {
         d.contained_ppm = contained_ppm(t, cand, op);
         if (d.contained_ppm < rule->min_contained_ppm) d.status = ST_CONFLICT, d.reason = R_CONTAINMENT;
-        else if (replay_of(in, unit_of_event, cand) != replay_of(in, unit_of_event, op))
+        else if (replay_of(unit_of_event, cand) != replay_of(unit_of_event, op))
           d.status = ST_CONFLICT, d.reason = R_REPLAY_MISMATCH;
         else d.canonical = d.envelope = cand;
       }
@@ -309,16 +293,25 @@ static int fill_member(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   return 0;
 }
 
-int tl_reports_reconcile(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
-  if (!in->rules) return TL_OK;
-  const tl_reconcile_policy *p = &in->rules->rec;
-  const tl_trace *t = in->trace;
-  decision_vec dv = {0};
-  member_vec mv = {0};
+struct tl_reconciliation {
+  const tl_reconcile_policy *p;
+  decision_vec d;
+  member_vec m;
+};
+
+int tl_reconcile_decide(const tl_trace *t, const tl_replay *r, const tl_rules *rules,
+                        tl_reconciliation **out, tl_err *e) {
+  *out = NULL;
+  if (!rules) return TL_OK;
+  tl_reconciliation *x = calloc(1, sizeof *x);
+  if (!x) return tl_nomem(e);
+  x->p = &rules->rec;
+  const tl_reconcile_policy *p = x->p;
+  /* replay's derived events come after the trace's and are never observations of their own */
+  size_t nreal = r && r->launch_of_synthetic ? r->n_real_events : t->ev.n;
   uint8_t *claimed = calloc(t->ev.n ? t->ev.n : 1, 1);
   uint32_t *unit_of_event = NULL;
   int rc = claimed ? TL_OK : tl_nomem(e);
-  const tl_replay *r = in->replay;
   if (rc == TL_OK && r && r->units.n) {
     unit_of_event = malloc((t->ev.n ? t->ev.n : 1) * sizeof *unit_of_event);
     if (!unit_of_event) rc = tl_nomem(e);
@@ -344,15 +337,61 @@ int tl_reports_reconcile(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
   for (size_t k = 0; rc == TL_OK && k < order.n; k++)
     if (strcmp(p->rules.v[order.v[k]].source_domain, "task") == 0 && TL_VEC_PUSH(&task_order, order.v[k]))
       rc = tl_nomem(e);
-  if (rc == TL_OK) rc = task_rules(in, db, p, task_order.v, task_order.n, unit_of_event, &dv, &mv, e);
+  if (rc == TL_OK) rc = task_rules(t, nreal, p, task_order.v, task_order.n, unit_of_event, &x->d, &x->m, e);
   for (size_t k = 0; rc == TL_OK && k < order.n; k++)
     if (strcmp(p->rules.v[order.v[k]].source_domain, "task+communication_op") == 0)
-      rc = op_rule(in, order.v[k], &p->rules.v[order.v[k]], unit_of_event, claimed, &dv, &mv, e);
+      rc = op_rule(t, nreal, order.v[k], &p->rules.v[order.v[k]], unit_of_event, claimed, &x->d, &x->m, e);
   TL_VEC_FREE(&order), TL_VEC_FREE(&task_order);
+  free(claimed), free(unit_of_event);
+  if (rc != TL_OK) {
+    tl_reconciliation_free(x);
+    return rc;
+  }
+  *out = x;
+  return TL_OK;
+}
+
+void tl_reconciliation_free(tl_reconciliation *x) {
+  if (!x) return;
+  TL_VEC_FREE(&x->d), TL_VEC_FREE(&x->m);
+  free(x);
+}
+
+/* A reconciled decision folds every member but its canonical event into the canonical event's
+** anchor, which takes the envelope's interval (the one charged: recovery.md 2.5). */
+int tl_reconcile_merges(const tl_reconciliation *x, size_t nevents, tl_anchor_merges *out, tl_err *e) {
+  memset(out, 0, sizeof *out);
+  size_t npairs = 0;
+  for (size_t k = 0; x && k < x->d.n; k++) npairs += x->d.v[k].status == ST_RECONCILED;
+  if (!npairs) return TL_OK;
+  out->member = calloc(nevents ? nevents : 1, 1);
+  out->canonical = malloc(npairs * sizeof *out->canonical);
+  out->envelope = malloc(npairs * sizeof *out->envelope);
+  if (!out->member || !out->canonical || !out->envelope) {
+    tl_anchor_merges_free(out);
+    return tl_nomem(e);
+  }
+  for (size_t k = 0; k < x->d.n; k++) {
+    const decision *d = &x->d.v[k];
+    if (d->status != ST_RECONCILED) continue;
+    out->canonical[out->n] = d->canonical, out->envelope[out->n] = d->envelope, out->n++;
+  }
+  for (size_t k = 0; k < x->m.n; k++) {
+    const member *m = &x->m.v[k];
+    const decision *d = &x->d.v[m->decision];
+    if (d->status == ST_RECONCILED && m->event != d->canonical && m->event < nevents) out->member[m->event] = 1;
+  }
+  return TL_OK;
+}
+
+int tl_reports_reconcile(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
+  const tl_reconciliation *x = in->reconciliation;
+  if (!x) return TL_OK;
+  int rc = TL_OK;
   uint32_t *anchor_of = NULL;
-  if (rc == TL_OK && dv.n) {
+  if (x->d.n) {
     /* anchors' events include replay's derived launch events, numbered after the trace's */
-    size_t nall = tl_event_count(t, in->anchors->derived);
+    size_t nall = tl_event_count(in->trace, in->anchors->derived);
     anchor_of = malloc((nall ? nall : 1) * sizeof *anchor_of);
     if (!anchor_of) rc = tl_nomem(e);
     else {
@@ -360,21 +399,37 @@ int tl_reports_reconcile(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
       for (size_t k = 0; k < in->anchors->n; k++) anchor_of[in->anchors->event[k]] = (uint32_t)k;
     }
   }
-  rows_ctx c = {&dv, &mv, p, anchor_of, 0};
-  if (rc == TL_OK && dv.n) {
-    tl_rows src = {dv.n, 10, fill_decision, &c, 1u << 2, decision_text};
+  rows_ctx c = {&x->d, &x->m, x->p, anchor_of, 0};
+  if (rc == TL_OK && x->d.n) {
+    tl_rows src = {x->d.n, 10, fill_decision, &c, 1u << 2, decision_text};
     rc = tl_rows_insert(db, "traceloom_event_reconciliation_decision_core",
                         "decision_n, db_idx, rule_id, status, reason, canonical_event_n, "
                         "envelope_event_n, contained_ppm, member_count, canonical_anchor_n", &src, e);
   }
+  /* every anchor a reconciled pair merged into, with its interval (the envelope's), read by
+  ** key by the anchor views and the placements (sparse: only these) */
+  if (rc == TL_OK && in->anchors->ext_start) {
+    sqlite3_stmt *st = NULL;
+    rc = tl_pub_prepare(db, "INSERT INTO main.traceloom_anchor_extent_core(anchor_n, start_ns, end_ns) "
+                            "VALUES (?1, ?2, ?3)", &st, e);
+    for (size_t k = 0; rc == TL_OK && k < x->d.n; k++) {
+      const decision *d = &x->d.v[k];
+      uint32_t an = d->status == ST_RECONCILED ? anchor_of[d->canonical] : NONE;
+      if (an == NONE) continue;
+      sqlite3_bind_int64(st, 1, an);
+      sqlite3_bind_int64(st, 2, tl_anchor_start(in->anchors, an));
+      sqlite3_bind_int64(st, 3, tl_anchor_end(in->anchors, an));
+      if (sqlite3_step(st) != SQLITE_DONE) rc = tl_fail(e, "anchor extent: %s", sqlite3_errmsg(db));
+      sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+  }
   free(anchor_of);
-  if (rc == TL_OK && mv.n) {
-    tl_rows src = {mv.n, 7, fill_member, &c, 0, NULL};
+  if (rc == TL_OK && x->m.n) {
+    tl_rows src = {x->m.n, 7, fill_member, &c, 0, NULL};
     rc = tl_rows_insert(db, "traceloom_event_reconciliation_member_core",
                         "decision_n, member_order, event_n, member_role, contributes_timing, "
                         "contributes_symbol, contributes_cost", &src, e);
   }
-  TL_VEC_FREE(&dv), TL_VEC_FREE(&mv);
-  free(claimed), free(unit_of_event);
   return rc;
 }

@@ -21,7 +21,8 @@
 **   envelopes      (envelopes.c) the device events temporally inside each graph envelope;
 **   placements     (placements.c) the anchor that represents each communication task;
 **   reconciliation (reconcile.c) duplicate observations of one device action, decided by the
-**                  event-reconciliation rules;
+**                  event-reconciliation rules before the anchors (tl_reconcile_decide below);
+**                  this stage writes the decisions and the merged anchors' extents;
 **   idle evidence  (ext/idle, only with the analyze option "idle_evidence").
 */
 #ifndef TL_REPORTS_H
@@ -37,6 +38,22 @@
 
 typedef struct tl_host_windows tl_host_windows;
 
+/* Event reconciliation (reconcile.c) is decided before the anchors, from the trace in memory
+** (its provider ids, before tl_trace_release_event_ids) and the exact replays:
+**
+**   tl_reconcile_decide(&trace, &replay, rules, &rec, e);    after graph replay
+**   tl_reconcile_merges(rec, nevents, &merges, e);           what anchor selection folds
+**   ... anchor input .merges = &merges; tl_anchors_build ...
+**   in.reconciliation = rec; tl_reports_publish(db, &in, e)  writes the decisions' rows
+**   tl_reconciliation_free(rec);
+*/
+typedef struct tl_reconciliation tl_reconciliation;
+int tl_reconcile_decide(const tl_trace *t, const tl_replay *r, const tl_rules *rules,
+                        tl_reconciliation **out, tl_err *e);
+/* Empty (all NULL, n 0) when no pair is reconciled; else out->member has nevents entries. */
+int tl_reconcile_merges(const tl_reconciliation *x, size_t nevents, tl_anchor_merges *out, tl_err *e);
+void tl_reconciliation_free(tl_reconciliation *x);
+
 typedef struct tl_reports_input {
   const tl_trace *trace;
   const tl_anchors *anchors;
@@ -47,6 +64,7 @@ typedef struct tl_reports_input {
   const uint32_t *anchor_call;      /* per anchor: its runtime endpoint (tl_reports_anchor_
                                        endpoints), UINT32_MAX for none */
   const tl_host_windows *host_windows; /* tl_host_windows_find's; NULL: no windows */
+  const tl_reconciliation *reconciliation; /* tl_reconcile_decide's; NULL: no policy */
 } tl_reports_input;
 
 /* Each anchor's runtime endpoint: the call of its event's supported relation (event_call,

@@ -62,7 +62,8 @@ SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
                  WHERE r.rule_id = c.rule_id), 0) AS declaration_order,
        CASE WHEN c.source_domain = 'communication' THEN 'provider_scope,source_domain'
             ELSE 'blob,operator,provider_scope,source_domain,task_type' END AS available_fields,
-       CASE WHEN c.rule_id LIKE 'system.%' THEN 'communication_membership'
+       CASE WHEN c.rule_id = 'system.event_reconciliation' THEN 'event_reconciliation_membership'
+            WHEN c.rule_id LIKE 'system.%' THEN 'communication_membership'
             ELSE COALESCE((SELECT r.required_fields FROM traceloom_evidence_role_rule r
                            WHERE r.rule_id = c.rule_id), '') END AS required_fields,
        '' AS missing_required_fields, '' AS missing_capability_rule_ids,

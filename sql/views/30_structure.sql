@@ -69,7 +69,8 @@ SELECT a.anchor_id, a.db_idx, a.device_id, k.occurrence_n AS anchor_idx,
                  FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n)
             ELSE s.role END AS anchor_kind,
        (a.compute_ns + a.comm_ns + a.idle_ns) / 1000.0 AS total_us,
-       e.dur_ns / 1000.0 AS self_us,
+       -- (a reconciled pair's merged anchor: its extent, by key)
+       COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.dur_ns) / 1000.0 AS self_us,
        a.linked_aux_ns / 1000.0 AS aux_us, 0.0 AS graph_child_us, 0.0 AS residual_us,
        0 AS raw_child_task_count, NULL AS top_ops, NULL AS diagnostic_flags, a.anchor_n
 -- The anchor after its tree (CROSS JOIN): never a scan of the anchors inside a loop over k.
@@ -387,7 +388,22 @@ JOIN traceloom_viz_node cn ON cn.node_n = r.child_node_n;
 -- @surface traceloom_v_node_cost | one report node with its raw anchor and linked aux time | Report nodes with the raw anchor time and the linked aux time of the anchors they cover (cross-checks the packet costs) | SELECT local_node_id, repeat_count, total_us, sql_anchor_us, sql_aux_us FROM traceloom_v_node_cost WHERE repeat_count IS NOT NULL
 CREATE VIEW traceloom_v_node_cost AS
 SELECT n.*,
-       ROUND(c.self_ns / 1000.0, 3) AS sql_anchor_us, ROUND(c.linked_aux_ns / 1000.0, 3) AS sql_aux_us
+       -- the raw time of the anchors' own events: an anchor a reconciled pair merged into
+       -- counts its event's duration here, not the pair's extent (the reference sums the
+       -- anchors' events). Its occurrences' anchor ranges are searched by key, and only when
+       -- some anchor was merged (the guard: once per statement).
+       ROUND((c.self_ns - CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL
+                              THEN COALESCE((SELECT SUM(x.end_ns - x.start_ns - e.dur_ns)
+                                             FROM traceloom_position_occurrence_core o
+                                             CROSS JOIN traceloom_anchor_extent_core x
+                                               ON x.anchor_n >= o.anchor_first_n
+                                              AND x.anchor_n < o.anchor_first_n + c.token_len
+                                             CROSS JOIN traceloom_anchor_core a ON a.anchor_n = x.anchor_n
+                                             CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
+                                             WHERE o.occurrence_n >= c.first_occurrence_n
+                                               AND o.occurrence_n < c.first_occurrence_n + c.occurrence_count), 0)
+                              ELSE 0 END) / 1000.0, 3) AS sql_anchor_us,
+       ROUND(c.linked_aux_ns / 1000.0, 3) AS sql_aux_us
 FROM traceloom_viz_node n
 JOIN traceloom_v_node_stats c ON c.node_n = n.node_n;
 

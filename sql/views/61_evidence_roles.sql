@@ -34,15 +34,19 @@ CREATE INDEX traceloom_protected_interval_unit ON traceloom_protected_interval(r
 -- interval (body member, launch control), 8 graph body member.
 CREATE VIEW traceloom_evidence_role_placement AS
 SELECT +p.event_n AS decision_id,
-       CASE WHEN p.arm = 0 THEN 0 WHEN p.arm IN (6, 7) THEN 2 WHEN p.arm = 8 THEN 3 ELSE 1 END
+       -- a reconciled pair's canonical anchor comes after its reconciliation membership
+       CASE WHEN p.arm = 0 THEN 0 WHEN p.arm IN (6, 7) THEN 2 WHEN p.arm = 8 THEN 3
+            WHEN p.arm = 1 AND p.ref_text IS NOT NULL THEN 2 ELSE 1 END
          AS placement_order,
        CASE p.arm WHEN 0 THEN 'normalized_event' WHEN 1 THEN 'anchor' WHEN 2 THEN 'anchor'
                   WHEN 3 THEN 'auxiliary_link' WHEN 4 THEN 'replay_unit'
                   WHEN 5 THEN 'replay_unit' WHEN 6 THEN 'protected_interval'
-                  WHEN 7 THEN 'protected_interval' ELSE 'graph_body_member' END
+                  WHEN 7 THEN 'protected_interval' WHEN 9 THEN 'reconciliation_member'
+                  ELSE 'graph_body_member' END
          AS placement_kind,
        CASE p.arm WHEN 0 THEN 'event-' || p.event_n WHEN 1 THEN 'anchor-' || p.ref_n
                   WHEN 2 THEN 'anchor-' || p.ref_n WHEN 3 THEN p.ref_text || '/aux-' || p.ref_n
+                  WHEN 9 THEN 'reconciliation-decision-' || p.ref_n
                   ELSE p.ref_text END AS placement_id,
        p.owner_id,
        CASE p.arm WHEN 0 THEN 'traceloom_event' WHEN 1 THEN 'traceloom_anchor'
@@ -50,6 +54,7 @@ SELECT +p.event_n AS decision_id,
                   WHEN 4 THEN 'traceloom_graph_launch' WHEN 5 THEN 'traceloom_graph_launch'
                   WHEN 6 THEN 'traceloom_protected_interval'
                   WHEN 7 THEN 'traceloom_protected_interval'
+                  WHEN 9 THEN 'traceloom_event_reconciliation_member'
                   ELSE 'traceloom_graph_body_member' END AS relation_name,
        'supported' AS support_state,
        CASE p.arm WHEN 0 THEN 'normalized_event_retained' WHEN 1 THEN 'direct_event_anchor'
@@ -59,6 +64,9 @@ SELECT +p.event_n AS decision_id,
                   WHEN 5 THEN 'exact_composite_membership'
                   WHEN 6 THEN 'generic_discovery_no_cross_boundary'
                   WHEN 7 THEN 'generic_discovery_no_cross_boundary'
+                  WHEN 9 THEN CASE p.ref_text WHEN 0 THEN 'timing_envelope_for_canonical_anchor'
+                                              WHEN 1 THEN 'semantic_detail_for_canonical_anchor'
+                                              ELSE 'provider_detail_for_canonical_anchor' END
                   ELSE 'exact_graph_body_membership' END AS reason_code,
        p.event_n
 FROM (
@@ -66,7 +74,8 @@ SELECT e.event_n, 0 AS arm, NULL AS ref_n,
        NULL AS ref_text, NULL AS owner_id
 FROM traceloom_event_core e
 UNION ALL
-SELECT a.event_n, 1, a.anchor_n, NULL, NULL
+SELECT a.event_n, 1, a.anchor_n,
+       CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT 1 FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, NULL
 FROM traceloom_anchor_core a
 UNION ALL
 SELECT r.event_n, 2, a.anchor_n, NULL, NULL
@@ -103,7 +112,13 @@ JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 UNION ALL
 SELECT m.event_n, 8, NULL, m.member_id, NULL
-FROM traceloom_graph_body_member m) p;
+FROM traceloom_graph_body_member m
+UNION ALL
+-- the members of a reconciled pair, owned by its canonical anchor (ref_text: the member role)
+SELECT m.event_n, 9, m.decision_n, m.member_role, 'anchor-' || d.canonical_anchor_n
+FROM traceloom_event_reconciliation_member_core m
+JOIN traceloom_event_reconciliation_decision_core d ON d.decision_n = m.decision_n
+WHERE d.status = 0 AND d.canonical_anchor_n IS NOT NULL) p;
 
 -- @surface traceloom_v_evidence_role_placement | one place where an observation landed, with its decision | Placements next to the decision that produced them: event, role, policy, rule, support, retained duration and source row | SELECT event_id, placement_order, placement_kind, placement_id, owner_id, final_role, rule_id, duration_ns FROM traceloom_v_evidence_role_placement WHERE event_n = 0 ORDER BY placement_order
 -- The example looks one observation up (SQLite pushes event_n = 0 into each arm of the union);
@@ -374,7 +389,8 @@ SELECT a.anchor_id, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS 
        CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind,
        (SELECT p.repeat_context FROM traceloom_position_occurrence p
          WHERE p.occurrence_n = o.occurrence_n) AS repeat_context,
-       e.dur_ns / 1000.0 AS anchor_dur_us
+       COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x
+                  WHERE x.anchor_n = a.anchor_n) END, e.dur_ns) / 1000.0 AS anchor_dur_us
 FROM traceloom_tree_core t
 CROSS JOIN traceloom_node_core k ON k.node_n >= t.first_node_n
  AND k.node_n < t.first_node_n + t.node_count
@@ -411,14 +427,19 @@ shape_symbol AS NOT MATERIALIZED (
                          t.rule_id, t.outcome) AS variant
   FROM shape_symbol_columns t),
 atom_anchor AS NOT MATERIALIZED (
-  SELECT o.occurrence_n, e.dur_ns, m.*
+  SELECT o.occurrence_n,
+         COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x
+                    WHERE x.anchor_n = a.anchor_n) END, e.dur_ns) AS dur_ns, m.*
   FROM traceloom_position_occurrence_core o
   CROSS JOIN traceloom_anchor_core a ON a.anchor_n = o.anchor_first_n
   CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
   CROSS JOIN shape_symbol m ON m.shape_id = e.shape_id),
 node_atom AS NOT MATERIALIZED (
-  SELECT k.node_n, count(*) AS occurrence_count, SUM(e.dur_ns / 1000.0) AS total_us,
-         MIN(e.dur_ns) AS min_ns, MAX(e.dur_ns) AS max_ns,
+  -- (a reconciled pair's merged anchor: its extent, by key)
+  SELECT k.node_n, count(*) AS occurrence_count,
+         SUM(COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.dur_ns) / 1000.0) AS total_us,
+         MIN(COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.dur_ns)) AS min_ns,
+         MAX(COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.dur_ns)) AS max_ns,
          MIN(e.shape_id) AS first_shape_id, MAX(e.shape_id) AS last_shape_id
   FROM traceloom_node_core k
   CROSS JOIN traceloom_position_occurrence_core o ON o.occurrence_n >= k.first_occurrence_n

@@ -121,7 +121,9 @@ WITH anchor_key AS NOT MATERIALIZED (
   -- region found as it finds it; exact_position: one launch; and that launch has members),
   -- asked only of an anchor with a launch
   SELECT a.anchor_n, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS anchor_idx,
-         e.start_ns, e.start_ns + e.dur_ns AS end_ns, s.support_state,
+         -- (a reconciled pair's merged anchor: its extent, by key)
+         COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.start_ns) AS start_ns,
+         COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.start_ns + e.dur_ns) AS end_ns, s.support_state,
          CASE WHEN s.support_state = 'supported'
                    AND EXISTS (SELECT 1 FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n)
                    AND (SELECT count(*) FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n) = 1
@@ -198,7 +200,8 @@ SELECT COALESCE(o.member_item_id, 'anchor:' || a.anchor_id) AS timeline_item_id,
        (SELECT s.category FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS category,
        (SELECT s.semantic_role FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS semantic_role,
        (SELECT s.task_type FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS task_type,
-       o.start_ns, o.end_ns, x.dur_ns / 1000.0 AS dur_us,
+       -- (o's interval: the anchor's, a reconciled pair's extent included, or the member's)
+       o.start_ns, o.end_ns, (o.end_ns - o.start_ns) / 1000.0 AS dur_us,
        o.member_kind, o.lane_ordinal, o.task_ordinal,
        CASE WHEN o.member_n IS NOT NULL THEN x.global_task_id END AS raw_task_id,
        o.observed_order AS observed_position_member_order,

@@ -29,7 +29,7 @@ typedef struct built {
   tl_packet *p; /* packets, unpacked: p[k] = tl_packet_at(&packets, k) */
 } built;
 
-static void build(built *b, const ev_spec *spec, size_t n) {
+static void build_merged(built *b, const ev_spec *spec, size_t n, const tl_anchor_merges *merges) {
   tl_err e = {0};
   ck_assert_int_eq(tl_trace_init(&b->t, NULL, &e), TL_OK);
   b->role = malloc(n);
@@ -51,13 +51,15 @@ static void build(built *b, const ev_spec *spec, size_t n) {
     b->role[i] = spec[i].role;
     b->symbol[i] = r.name;
   }
-  tl_anchor_input in = {&b->t, NULL, b->role, NULL, b->symbol, NULL};
+  tl_anchor_input in = {&b->t, NULL, b->role, NULL, b->symbol, NULL, merges};
   ck_assert_int_eq(tl_anchors_build(&in, &b->a, &e), TL_OK);
   ck_assert_int_eq(tl_packets_build(&b->t, &b->a, &b->packets, &e), TL_OK);
   ck_assert_uint_eq(b->packets.n, b->a.n);
   b->p = malloc((b->a.n ? b->a.n : 1) * sizeof *b->p);
   for (size_t k = 0; k < b->a.n; k++) b->p[k] = tl_packet_at(&b->packets, k);
 }
+
+static void build(built *b, const ev_spec *spec, size_t n) { build_merged(b, spec, n, NULL); }
 
 static void release(built *b) {
   free(b->p);
@@ -289,6 +291,39 @@ START_TEST(comm_op_represents_its_tasks) {
 }
 END_TEST
 
+/* recovery.md 2.5: a reconciled pair (envelope 0 [1000,1100), detail 1 [1000,1099)) is one
+** anchor, the detail's, with the envelope's interval; the envelope is no anchor, aux link or
+** cost. The window before the next anchor starts at the merged end (1100): 50 ns of the aux
+** kernel [1200,1250) are execution, the other 150 idle (151 if it started at the detail's end). */
+START_TEST(reconciled_pair_is_one_anchor) {
+  ev_spec s[] = {
+      {0, 1000, 1100, TL_KIND_COMPUTE, "KERNEL_MIX_AIV", TL_ROLE_UNKNOWN_ANCHOR, 0, "TASK"},
+      {0, 1000, 1099, TL_KIND_COMPUTE, "Add", TL_ROLE_UNKNOWN_ANCHOR, 0, "TASK"},
+      {0, 1200, 1250, TL_KIND_COMPUTE, "small", TL_ROLE_AUXILIARY, 0, "TASK"},
+      {0, 1300, 1400, TL_KIND_COMPUTE, "MatMul", TL_ROLE_ANCHOR, 0, "TASK"},
+  };
+  uint8_t member[4] = {1, 0, 0, 0};
+  uint32_t canonical = 1, envelope = 0;
+  tl_anchor_merges m = {member, 1, &canonical, &envelope};
+  built b;
+  build_merged(&b, s, 4, &m);
+  ck_assert_uint_eq(b.a.n, 2);
+  ck_assert_int_eq(b.a.non_anchor[0], TL_NA_RECONCILED);
+  ck_assert_uint_eq(b.a.event[0], 1);
+  ck_assert_int_eq(tl_anchor_start(&b.a, 0), 1000);
+  ck_assert_int_eq(tl_anchor_end(&b.a, 0), 1100);
+  ck_assert_int_eq(tl_anchor_end(&b.a, 1), 1400);
+  ck_assert_uint_eq(b.a.nother, 1); /* the aux kernel only */
+  ck_assert_uint_eq(b.a.nlinks, 1);
+  ck_assert_uint_eq(b.a.link_event[0], 2);
+  ck_assert_int_eq(b.p[0].compute_ns, 100);
+  ck_assert_int_eq(b.p[0].self_ns, 100);
+  ck_assert_int_eq(b.p[1].compute_ns, 150);
+  ck_assert_int_eq(b.p[1].idle_ns, 150);
+  release(&b);
+}
+END_TEST
+
 /* Aux events after the last anchor are unplaced; devices never mix. */
 START_TEST(unplaced_and_devices) {
   ev_spec s[] = {
@@ -349,6 +384,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, tree_occurrences_derive_their_fields);
   tcase_add_test(tc, prelude_window_classes);
   tcase_add_test(tc, comm_op_represents_its_tasks);
+  tcase_add_test(tc, reconciled_pair_is_one_anchor);
   tcase_add_test(tc, unplaced_and_devices);
   tcase_add_test(tc, random_traces_conserve_time);
   suite_add_tcase(s, tc);
