@@ -18,7 +18,26 @@ SELECT 'device-work-' || e.event_id AS device_work_id, e.db_idx,
        NULL AS raw_json, e.event_n, e.launch_call_n, e.anchor_n
 FROM traceloom_event e
 JOIN traceloom_input i ON i.db_idx = e.db_idx
-WHERE e.task_type IS NOT 'COMMUNICATION_OP';
+WHERE e.task_type IS NOT 'COMMUNICATION_OP' AND e.source_table IS NOT 'graph_replay'
+UNION ALL
+-- Every observed graph launch is device work of its own (inputs.md 10, graph-launch
+-- relations), promoted or not: the launch interval, no event (a launch anchor's derived
+-- event, source_table 'graph_replay', is the tree's token, not work), its source the row that
+-- shows the launch on the device side (Ascend: its MODEL_EXECUTE task; CUDA: the
+-- cudaGraphLaunch call's runtime row, the only row of the launch itself).
+SELECT 'device-work-graph-launch-' || g.launch_n, g.db_idx, i.provider, g.device_id,
+       'graph_launch', NULL, NULL, g.graph_launch_occurrence_id,
+       COALESCE(x.source_table, c.source_table), COALESCE(x.source_key, c.source_key),
+       g.start_ns, g.end_ns, g.dur_us, 'graph_launch', NULL, NULL,
+       -- launch_call_n: the call of a supported provider relation, which a launch's work has
+       -- none of (the launch call is its graph_launch's host_call_id)
+       NULL, g.anchor_n
+FROM traceloom_graph_launch g
+JOIN traceloom_input i ON i.db_idx = g.db_idx
+LEFT JOIN traceloom_graph_launch_control k
+  ON k.launch_n = g.launch_n AND k.control_kind = 'execute'
+LEFT JOIN traceloom_event x ON x.event_n = k.event_n
+LEFT JOIN traceloom_runtime_call c ON c.call_n = CAST(substr(g.host_call_id, 14) AS INTEGER);
 
 -- @surface traceloom_v_event_source_locator | one source row per event | Where each event's raw row lives: path, table and rowid, and whether it is embedded in this database | SELECT event_id, source_path, source_table, source_key, resolution_status FROM traceloom_v_event_source_locator LIMIT 5
 CREATE VIEW traceloom_v_event_source_locator AS
