@@ -6,6 +6,10 @@ SELECT event_id, 0 AS source_ordinal, db_idx, device_id, source_table, source_ke
        'primary' AS source_role, source_id, NULL AS raw_json
 FROM traceloom_event;
 
+-- A graph_launch relation's launch, by the relation (traceloom_runtime_device_relation,
+-- traceloom_v_runtime_device).
+CREATE INDEX traceloom_graph_launch_relation ON traceloom_graph_launch(relation_n);
+
 -- The reference's words (docs/PARITY.md): every item is an event's work (work_kind 'event';
 -- the event's kind tells compute from copies and launches), named as traceloom_v_runtime_device
 -- names it: the operator's full name, else the raw label.
@@ -69,14 +73,34 @@ SELECT r.*, COALESCE(c.provider, (SELECT i.provider FROM traceloom_input i WHERE
        c.clock_domain, c.source_table AS runtime_source_table, c.source_key AS runtime_source_key,
        c.start_ns AS runtime_start_ns, c.end_ns AS runtime_end_ns, c.dur_us AS runtime_dur_us,
        c.api_name, c.api_type, c.process_id, c.thread_id, c.global_tid,
-       c.context_id AS runtime_context_id, e.device_id,
-       CASE WHEN e.event_n IS NOT NULL THEN 'event' END AS work_kind, e.event_id,
-       e.task_id, NULL AS graph_launch_occurrence_id, e.source_table AS device_source_table,
-       e.source_key AS device_source_key, e.start_ns AS device_start_ns,
-       e.end_ns AS device_end_ns, e.dur_us AS device_dur_us,
-       COALESCE(e.op_name, e.raw_label, e.task_type) AS device_symbol, e.kind AS device_kind,
-       c.start_ns AS call_start_ns, c.end_ns AS call_end_ns, e.start_ns AS work_start_ns,
-       e.end_ns AS work_end_ns
+       c.context_id AS runtime_context_id, COALESCE(e.device_id, g.device_id) AS device_id,
+       CASE WHEN e.event_n IS NOT NULL THEN 'event'
+            WHEN g.launch_n IS NOT NULL THEN 'graph_launch' END AS work_kind, e.event_id,
+       e.task_id, g.graph_launch_occurrence_id,
+       -- a launch's work is shown by its MODEL_EXECUTE task (Ascend) or its call's row (CUDA),
+       -- as in traceloom_device_work
+       CASE WHEN g.launch_n IS NULL THEN e.source_table
+            WHEN g.graph_provider = 'cuda' THEN c.source_table
+            ELSE (SELECT x.source_table FROM traceloom_graph_launch_control k
+                  CROSS JOIN traceloom_event x ON x.event_n = k.event_n
+                  WHERE k.launch_n = g.launch_n AND k.control_kind = 'execute') END
+         AS device_source_table,
+       CASE WHEN g.launch_n IS NULL THEN e.source_key
+            WHEN g.graph_provider = 'cuda' THEN c.source_key
+            ELSE (SELECT x.source_key FROM traceloom_graph_launch_control k
+                  CROSS JOIN traceloom_event x ON x.event_n = k.event_n
+                  WHERE k.launch_n = g.launch_n AND k.control_kind = 'execute') END
+         AS device_source_key,
+       COALESCE(e.start_ns, g.start_ns) AS device_start_ns,
+       COALESCE(e.end_ns, g.end_ns) AS device_end_ns,
+       COALESCE(e.dur_us, g.dur_us) AS device_dur_us,
+       CASE WHEN g.launch_n IS NOT NULL THEN 'graph_launch'
+            ELSE COALESCE(e.op_name, e.raw_label, e.task_type) END AS device_symbol,
+       CASE WHEN g.launch_n IS NOT NULL THEN 'graph_launch' ELSE e.kind END AS device_kind,
+       c.start_ns AS call_start_ns, c.end_ns AS call_end_ns,
+       COALESCE(e.start_ns, g.start_ns) AS work_start_ns,
+       COALESCE(e.end_ns, g.end_ns) AS work_end_ns
 FROM traceloom_runtime_device_relation r
 LEFT JOIN traceloom_runtime_call c ON c.call_n = r.call_n
-LEFT JOIN traceloom_event e ON e.event_n = r.event_n;
+LEFT JOIN traceloom_event e ON e.event_n = r.event_n
+LEFT JOIN traceloom_graph_launch g ON g.relation_n = r.relation_n;

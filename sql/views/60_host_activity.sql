@@ -14,7 +14,7 @@ CREATE INDEX traceloom_runtime_device_relation_candidates
   ON traceloom_runtime_device_relation_core(event_n)
   WHERE runtime_candidate_count > 1 AND event_n IS NOT NULL;
 
--- @surface traceloom_anchor_runtime_relation | one (anchor, runtime relation) endpoint | The supported and unsupported runtime relations of each anchor's device event (endpoint_kind event), and the host call of the launch an exact replay anchor stands for (endpoint_kind graph_launch) | SELECT endpoint_kind, count(*) FROM traceloom_anchor_runtime_relation GROUP BY 1
+-- @surface traceloom_anchor_runtime_relation | one (anchor, runtime relation) endpoint | The supported and unsupported runtime relations of each anchor's device event (endpoint_kind event), and the graph_launch relation of the launch an exact replay anchor stands for, with its call where one was matched (endpoint_kind graph_launch) | SELECT endpoint_kind, count(*) FROM traceloom_anchor_runtime_relation GROUP BY 1
 CREATE VIEW traceloom_anchor_runtime_relation AS
 SELECT a.anchor_id, r.relation_id, r.runtime_call_id, r.device_work_id, 'event' AS endpoint_kind,
        a.anchor_n, r.relation_n
@@ -23,12 +23,12 @@ CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
 CROSS JOIN traceloom_runtime_device_relation r
   ON r.relation_n = e.relation_n OR (r.event_n = a.event_n AND r.runtime_candidate_count > 1)
 UNION ALL
-SELECT l.anchor_id, NULL AS relation_id, l.host_call_id AS runtime_call_id,
-       'device-work-' || l.graph_event_id AS device_work_id, 'graph_launch' AS endpoint_kind,
-       a.anchor_n, NULL AS relation_n
+SELECT l.anchor_id, 'runtime-device-relation-' || l.relation_n AS relation_id,
+       l.host_call_id AS runtime_call_id,
+       'device-work-graph-launch-' || l.launch_n AS device_work_id,
+       'graph_launch' AS endpoint_kind, a.anchor_n, l.relation_n
 FROM traceloom_graph_launch l
-JOIN traceloom_anchor a ON a.anchor_n = l.anchor_n
-WHERE l.host_call_id IS NOT NULL;
+JOIN traceloom_anchor a ON a.anchor_n = l.anchor_n;
 
 -- @surface traceloom_anchor_host_interval | one pair of adjacent anchors of a device | The ordered host interval between the left anchor's runtime endpoint (its end) and the right anchor's (its start), with a typed support state: supported_ordered, missing_endpoint, ambiguous_endpoint, incompatible_host_domain, nonmonotonic_host_order | SELECT support_state, scope_policy, count(*) FROM traceloom_anchor_host_interval GROUP BY 1, 2
 CREATE VIEW traceloom_anchor_host_interval AS
