@@ -73,34 +73,55 @@ SELECT r.*, COALESCE(c.provider, (SELECT i.provider FROM traceloom_input i WHERE
        c.clock_domain, c.source_table AS runtime_source_table, c.source_key AS runtime_source_key,
        c.start_ns AS runtime_start_ns, c.end_ns AS runtime_end_ns, c.dur_us AS runtime_dur_us,
        c.api_name, c.api_type, c.process_id, c.thread_id, c.global_tid,
-       c.context_id AS runtime_context_id, COALESCE(e.device_id, g.device_id) AS device_id,
+       c.context_id AS runtime_context_id,
+       -- A graph_launch relation's work is its launch (no event): read by the relation's key
+       -- only where the relation has no event, so a provider relation (a million at a million
+       -- tasks) pays one test per column, not a join
+       COALESCE(e.device_id, (SELECT g.device_id FROM traceloom_graph_launch g
+                              WHERE g.relation_n = r.relation_n)) AS device_id,
        CASE WHEN e.event_n IS NOT NULL THEN 'event'
-            WHEN g.launch_n IS NOT NULL THEN 'graph_launch' END AS work_kind, e.event_id,
-       e.task_id, g.graph_launch_occurrence_id,
+            ELSE (SELECT 'graph_launch' FROM traceloom_graph_launch g
+                  WHERE g.relation_n = r.relation_n) END AS work_kind, e.event_id,
+       e.task_id,
+       CASE WHEN e.event_n IS NULL THEN (SELECT g.graph_launch_occurrence_id
+                                         FROM traceloom_graph_launch g
+                                         WHERE g.relation_n = r.relation_n) END
+         AS graph_launch_occurrence_id,
        -- a launch's work is shown by its MODEL_EXECUTE task (Ascend) or its call's row (CUDA),
        -- as in traceloom_device_work
-       CASE WHEN g.launch_n IS NULL THEN e.source_table
-            WHEN g.graph_provider = 'cuda' THEN c.source_table
-            ELSE (SELECT x.source_table FROM traceloom_graph_launch_control k
-                  CROSS JOIN traceloom_event x ON x.event_n = k.event_n
-                  WHERE k.launch_n = g.launch_n AND k.control_kind = 'execute') END
+       CASE WHEN e.event_n IS NOT NULL THEN e.source_table
+            ELSE (SELECT CASE WHEN g.graph_provider = 'cuda' THEN c.source_table
+                              ELSE (SELECT x.source_table FROM traceloom_graph_launch_control k
+                                    CROSS JOIN traceloom_event x ON x.event_n = k.event_n
+                                    WHERE k.launch_n = g.launch_n
+                                      AND k.control_kind = 'execute') END
+                  FROM traceloom_graph_launch g WHERE g.relation_n = r.relation_n) END
          AS device_source_table,
-       CASE WHEN g.launch_n IS NULL THEN e.source_key
-            WHEN g.graph_provider = 'cuda' THEN c.source_key
-            ELSE (SELECT x.source_key FROM traceloom_graph_launch_control k
-                  CROSS JOIN traceloom_event x ON x.event_n = k.event_n
-                  WHERE k.launch_n = g.launch_n AND k.control_kind = 'execute') END
+       CASE WHEN e.event_n IS NOT NULL THEN e.source_key
+            ELSE (SELECT CASE WHEN g.graph_provider = 'cuda' THEN c.source_key
+                              ELSE (SELECT x.source_key FROM traceloom_graph_launch_control k
+                                    CROSS JOIN traceloom_event x ON x.event_n = k.event_n
+                                    WHERE k.launch_n = g.launch_n
+                                      AND k.control_kind = 'execute') END
+                  FROM traceloom_graph_launch g WHERE g.relation_n = r.relation_n) END
          AS device_source_key,
-       COALESCE(e.start_ns, g.start_ns) AS device_start_ns,
-       COALESCE(e.end_ns, g.end_ns) AS device_end_ns,
-       COALESCE(e.dur_us, g.dur_us) AS device_dur_us,
-       CASE WHEN g.launch_n IS NOT NULL THEN 'graph_launch'
-            ELSE COALESCE(e.op_name, e.raw_label, e.task_type) END AS device_symbol,
-       CASE WHEN g.launch_n IS NOT NULL THEN 'graph_launch' ELSE e.kind END AS device_kind,
+       COALESCE(e.start_ns, (SELECT g.start_ns FROM traceloom_graph_launch g
+                             WHERE g.relation_n = r.relation_n)) AS device_start_ns,
+       COALESCE(e.end_ns, (SELECT g.end_ns FROM traceloom_graph_launch g
+                           WHERE g.relation_n = r.relation_n)) AS device_end_ns,
+       COALESCE(e.dur_us, (SELECT g.dur_us FROM traceloom_graph_launch g
+                           WHERE g.relation_n = r.relation_n)) AS device_dur_us,
+       CASE WHEN e.event_n IS NOT NULL THEN COALESCE(e.op_name, e.raw_label, e.task_type)
+            ELSE (SELECT 'graph_launch' FROM traceloom_graph_launch g
+                  WHERE g.relation_n = r.relation_n) END AS device_symbol,
+       CASE WHEN e.event_n IS NOT NULL THEN e.kind
+            ELSE (SELECT 'graph_launch' FROM traceloom_graph_launch g
+                  WHERE g.relation_n = r.relation_n) END AS device_kind,
        c.start_ns AS call_start_ns, c.end_ns AS call_end_ns,
-       COALESCE(e.start_ns, g.start_ns) AS work_start_ns,
-       COALESCE(e.end_ns, g.end_ns) AS work_end_ns
+       COALESCE(e.start_ns, (SELECT g.start_ns FROM traceloom_graph_launch g
+                             WHERE g.relation_n = r.relation_n)) AS work_start_ns,
+       COALESCE(e.end_ns, (SELECT g.end_ns FROM traceloom_graph_launch g
+                           WHERE g.relation_n = r.relation_n)) AS work_end_ns
 FROM traceloom_runtime_device_relation r
 LEFT JOIN traceloom_runtime_call c ON c.call_n = r.call_n
-LEFT JOIN traceloom_event e ON e.event_n = r.event_n
-LEFT JOIN traceloom_graph_launch g ON g.relation_n = r.relation_n;
+LEFT JOIN traceloom_event e ON e.event_n = r.event_n;
