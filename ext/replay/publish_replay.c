@@ -43,7 +43,7 @@ enum {
   GL_REPLAY_BODY_TEMPLATE_ID, GL_BODY_ID, GL_MEMBER_ORDER, GL_SLOT_ORDER, GL_CORRELATION_ID,
   GL_MATCH_POLICY, GL_ASSOCIATION_POLICY, GL_START_NS, GL_END_NS, GL_DUR_US, GL_EVIDENCE_LEVEL,
   GL_SLOT_ROLE, GL_RECONSTRUCTION_STATUS, GL_REGION_ID, GL_HOST_CALL_ID, GL_MEMBER_COUNT,
-  GL_FIRST_MEMBER_N, GL_LAUNCH_N, GL_ANCHOR_N, GL_GRAPH_EVENT_N, GL_NCOLS
+  GL_FIRST_MEMBER_N, GL_LAUNCH_N, GL_ANCHOR_N, GL_GRAPH_EVENT_N, GL_RELATION_N, GL_NCOLS
 };
 static const tl_rows_column graph_launch_columns[GL_NCOLS] = {
     [GL_LAUNCH_ID] = {"launch_id", 1},
@@ -75,6 +75,7 @@ static const tl_rows_column graph_launch_columns[GL_NCOLS] = {
     [GL_LAUNCH_N] = {"launch_n", 0},
     [GL_ANCHOR_N] = {"anchor_n", 0},
     [GL_GRAPH_EVENT_N] = {"graph_event_n", 0},
+    [GL_RELATION_N] = {"relation_n", 0},
 };
 
 enum {
@@ -103,7 +104,20 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     return TL_ERROR;
   }
   static const char *const ctl_kind[] = {"execute", "wait", "record"};
-  int rc = TL_OK;
+  /* Launch i's graph_launch relation is relation base + i: numbered after the provider
+  ** relations, already published (publish_launch_relations writes the rows). */
+  int64_t base = 0;
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(db, "SELECT COALESCE(max(relation_n) + 1, 0) FROM "
+                                  "main.traceloom_runtime_device_relation_core", -1, &q, NULL);
+  if (rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW) base = sqlite3_column_int64(q, 0);
+  else rc = SQLITE_ERROR;
+  sqlite3_finalize(q);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(st), sqlite3_finalize(ctl);
+    return tl_fail(e, "cannot number the graph_launch relations: %s", sqlite3_errmsg(db));
+  }
+  rc = TL_OK;
   /* Members are numbered over every launch whose body was collected, in launch order, and
   ** only a promoted launch's are published: an unpromoted body (a launch whose body differs
   ** from its instance's, a trailing launch) keeps its numbers, so the members of the other
@@ -161,6 +175,7 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     if (promoted) sqlite3_bind_int64(st, TL_PARAM(GL_FIRST_MEMBER_N), next_member);
     else sqlite3_bind_null(st, TL_PARAM(GL_FIRST_MEMBER_N));
     sqlite3_bind_int64(st, TL_PARAM(GL_LAUNCH_N), (int64_t)i);
+    sqlite3_bind_int64(st, TL_PARAM(GL_RELATION_N), base + (int64_t)i);
     if (an != TL_REPLAY_NONE) sqlite3_bind_int64(st, TL_PARAM(GL_ANCHOR_N), an);
     else sqlite3_bind_null(st, TL_PARAM(GL_ANCHOR_N));
     if (gev != TL_REPLAY_NONE) sqlite3_bind_int64(st, TL_PARAM(GL_GRAPH_EVENT_N), gev);
@@ -973,7 +988,8 @@ static int publish_inputs_without_launches(sqlite3 *db, const tl_trace *t, const
 ** the notify completion, supported_deterministic; no call, unmatched_graph_launch, under the
 ** policy the launch was matched by, as the reference writes it). The work
 ** is the launch's own device work (traceloom_device_work, work_kind graph_launch), not an
-** event: event_n is NULL, and traceloom_graph_launch.relation_n names the relation. They are
+** event: event_n is NULL, and traceloom_graph_launch.relation_n (publish_launches) names the
+** relation. They are
 ** numbered after the provider relations, in launch order (so the call-major ranges of
 ** traceloom_runtime_call_core, which hold provider relations only, do not move), and their
 ** few shapes are added to the provider relations' shapes. */
@@ -1000,8 +1016,6 @@ static int publish_launch_relations(sqlite3 *db, tl_err *e) {
       " + row_number() OVER (ORDER BY policy, evidence, state, cardinality), 'graph_launch', "
       " policy, evidence, state, cardinality "
       "FROM (SELECT DISTINCT policy, evidence, state, cardinality FROM k);"
-      "UPDATE main.traceloom_graph_launch SET relation_n = launch_n + (SELECT "
-      " COALESCE(max(relation_n) + 1, 0) FROM main.traceloom_runtime_device_relation_core);"
       TL_LAUNCH_RELATION
       "INSERT INTO main.traceloom_runtime_device_relation_core(relation_n, db_idx, call_n, "
       " event_n, shape_id, runtime_candidate_count, device_candidate_count) "
