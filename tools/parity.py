@@ -321,7 +321,7 @@ def load_intended(path):
 ID_RE = re.compile(
     r"replay-body-domain-\d+(?:-(?:pattern|occurrence|position)-\d+)?|replay-cost-aggregate-\d+"
     r"|replay-body-pattern-(?:run|issue)-\d+"
-    r"|device-work-event-\d+|runtime-device-relation-\d+|runtime-call-\d+|graph-body-member-\d+"
+    r"|device-work-event-\d+|device-work-graph-launch-\d+|runtime-device-relation-\d+|runtime-call-\d+|graph-body-member-\d+"
     r"|graph-launch-\d+|node-(?:d\d+-)?N\d+(?:-occurrence-\d+)?|event-\d+|anchor-\d+"
     r"|role-decision-\d+|role-issue-\d+"
     r"|tree-db\d+-dev\d+|native-report-tree(?:-d\d+)?|(?<![A-Za-z0-9_])N\d{3,}(?![0-9])")
@@ -363,6 +363,12 @@ class Side:
                 f"SELECT event_id, source_table, source_key FROM traceloom_event WHERE db_idx = {d}"):
             self.ids[eid] = f"E[{tab}:{key}]"
             self.ids["device-work-" + str(eid)] = f"W[{tab}:{key}]"
+        # A graph launch's own device work (no event) by the row that shows it: the same
+        # naming scheme in both (device-work-graph-launch-<n>), numbered differently.
+        for wid, tab, key in self._q(
+                f"SELECT device_work_id, source_table, source_key FROM traceloom_device_work "
+                f"WHERE db_idx = {d} AND work_kind = 'graph_launch'"):
+            self.ids[wid] = f"W[{tab}:{key}]"
         for cid, tab, key in self._q(
                 f"SELECT runtime_call_id, source_table, source_key FROM traceloom_runtime_call WHERE db_idx = {d}"):
             self.ids[cid] = f"C[{tab}:{key}]"

@@ -274,8 +274,9 @@ static int publish_host(sqlite3 *db, const tl_context *c, tl_err *e) {
 
 /* Launch candidates, then the distinct steps per device work (over direct and member
 ** candidates), from the published relations through the views. A launch candidate is work
-** whose event is the launch's execute control (its MODEL_EXECUTE task): work_kind is the
-** reference's 'event' for every item, so the launch is told by its control. */
+** whose event is the launch's execute control (its MODEL_EXECUTE task), found through the
+** event itself (traceloom_device_work is a compound view, which a join could only search
+** through an automatic index). */
 static int publish_derived(sqlite3 *db, tl_err *e) {
   static const char *const sql =
       "INSERT INTO traceloom_context_replay_launch_candidate "
@@ -284,7 +285,7 @@ static int publish_derived(sqlite3 *db, tl_err *e) {
       "d.device_work_id, d.device_id, d.event_id, d.start_ns, d.end_ns, d.dur_us, d.symbol, "
       "d.provider_support_state, d.association_basis, gl.launch_id, gl.db_idx, "
       "gl.replay_unit_id, gl.anchor_id, gl.graph_launch_occurrence_id "
-      "FROM d CROSS JOIN traceloom_device_work w ON w.event_id = d.event_id "
+      "FROM d CROSS JOIN traceloom_event w ON w.event_id = d.event_id "
       " AND w.device_id = d.device_id "
       "CROSS JOIN traceloom_graph_launch_control lc ON lc.event_id = w.event_id "
       " AND lc.db_idx = w.db_idx AND lc.device_id = w.device_id AND lc.control_kind = 'execute' "

@@ -43,7 +43,7 @@ enum {
   GL_REPLAY_BODY_TEMPLATE_ID, GL_BODY_ID, GL_MEMBER_ORDER, GL_SLOT_ORDER, GL_CORRELATION_ID,
   GL_MATCH_POLICY, GL_ASSOCIATION_POLICY, GL_START_NS, GL_END_NS, GL_DUR_US, GL_EVIDENCE_LEVEL,
   GL_SLOT_ROLE, GL_RECONSTRUCTION_STATUS, GL_REGION_ID, GL_HOST_CALL_ID, GL_MEMBER_COUNT,
-  GL_FIRST_MEMBER_N, GL_LAUNCH_N, GL_ANCHOR_N, GL_GRAPH_EVENT_N, GL_NCOLS
+  GL_FIRST_MEMBER_N, GL_LAUNCH_N, GL_ANCHOR_N, GL_GRAPH_EVENT_N, GL_RELATION_N, GL_NCOLS
 };
 static const tl_rows_column graph_launch_columns[GL_NCOLS] = {
     [GL_LAUNCH_ID] = {"launch_id", 1},
@@ -75,6 +75,7 @@ static const tl_rows_column graph_launch_columns[GL_NCOLS] = {
     [GL_LAUNCH_N] = {"launch_n", 0},
     [GL_ANCHOR_N] = {"anchor_n", 0},
     [GL_GRAPH_EVENT_N] = {"graph_event_n", 0},
+    [GL_RELATION_N] = {"relation_n", 0},
 };
 
 enum {
@@ -103,7 +104,20 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     return TL_ERROR;
   }
   static const char *const ctl_kind[] = {"execute", "wait", "record"};
-  int rc = TL_OK;
+  /* Launch i's graph_launch relation is relation base + i: numbered after the provider
+  ** relations, already published (publish_launch_relations writes the rows). */
+  int64_t base = 0;
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(db, "SELECT COALESCE(max(relation_n) + 1, 0) FROM "
+                                  "main.traceloom_runtime_device_relation_core", -1, &q, NULL);
+  if (rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW) base = sqlite3_column_int64(q, 0);
+  else rc = SQLITE_ERROR;
+  sqlite3_finalize(q);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(st), sqlite3_finalize(ctl);
+    return tl_fail(e, "cannot number the graph_launch relations: %s", sqlite3_errmsg(db));
+  }
+  rc = TL_OK;
   /* Members are numbered over every launch whose body was collected, in launch order, and
   ** only a promoted launch's are published: an unpromoted body (a launch whose body differs
   ** from its instance's, a trailing launch) keeps its numbers, so the members of the other
@@ -161,6 +175,7 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     if (promoted) sqlite3_bind_int64(st, TL_PARAM(GL_FIRST_MEMBER_N), next_member);
     else sqlite3_bind_null(st, TL_PARAM(GL_FIRST_MEMBER_N));
     sqlite3_bind_int64(st, TL_PARAM(GL_LAUNCH_N), (int64_t)i);
+    sqlite3_bind_int64(st, TL_PARAM(GL_RELATION_N), base + (int64_t)i);
     if (an != TL_REPLAY_NONE) sqlite3_bind_int64(st, TL_PARAM(GL_ANCHOR_N), an);
     else sqlite3_bind_null(st, TL_PARAM(GL_ANCHOR_N));
     if (gev != TL_REPLAY_NONE) sqlite3_bind_int64(st, TL_PARAM(GL_GRAPH_EVENT_N), gev);
@@ -968,6 +983,52 @@ static int publish_inputs_without_launches(sqlite3 *db, const tl_trace *t, const
   return rc;
 }
 
+/* Each observed launch and its launch call are one runtime-device relation of kind
+** graph_launch (inputs.md 10: CUDA by the call's correlation id, supported_exact; Ascend by
+** the notify completion, supported_deterministic; no call, unmatched_graph_launch, under the
+** policy the launch was matched by, as the reference writes it). The work
+** is the launch's own device work (traceloom_device_work, work_kind graph_launch), not an
+** event: event_n is NULL, and traceloom_graph_launch.relation_n (publish_launches) names the
+** relation. They are
+** numbered after the provider relations, in launch order (so the call-major ranges of
+** traceloom_runtime_call_core, which hold provider relations only, do not move), and their
+** few shapes are added to the provider relations' shapes. */
+static int publish_launch_relations(sqlite3 *db, tl_err *e) {
+#define TL_LAUNCH_RELATION                                                                     \
+  "WITH k AS (SELECT launch_n, db_idx, relation_n, "                                           \
+  " CAST(substr(host_call_id, 14) AS INTEGER) AS call_n, host_call_id IS NOT NULL AS calls, "  \
+  " CASE WHEN match_policy = 'unmatched' THEN 'unmatched_graph_launch' "                      \
+  "      WHEN graph_provider = 'cuda' THEN 'cuda_graph_launch_correlation' "                   \
+  "      ELSE 'ascend_' || match_policy END AS policy, "                                       \
+  " CASE WHEN host_call_id IS NULL THEN 'open' "                                               \
+  "      WHEN graph_provider = 'cuda' THEN 'exact_provider_identifier' "                       \
+  "      ELSE 'validated_adapter_relation' END AS evidence, "                                  \
+  " CASE WHEN host_call_id IS NULL THEN 'unmatched_graph_launch' "                             \
+  "      WHEN graph_provider = 'cuda' THEN 'supported_exact' "                                 \
+  "      ELSE 'supported_deterministic' END AS state, "                                        \
+  " CASE WHEN host_call_id IS NULL THEN 'open' ELSE 'one_to_one' END AS cardinality "          \
+  "FROM main.traceloom_graph_launch) "
+  static const char *const sql =
+      TL_LAUNCH_RELATION
+      "INSERT INTO main.traceloom_runtime_device_relation_shape(shape_id, relation_kind, "
+      " match_policy, evidence_level, support_state, cardinality) "
+      "SELECT (SELECT COALESCE(max(shape_id), 0) FROM main.traceloom_runtime_device_relation_shape)"
+      " + row_number() OVER (ORDER BY policy, evidence, state, cardinality), 'graph_launch', "
+      " policy, evidence, state, cardinality "
+      "FROM (SELECT DISTINCT policy, evidence, state, cardinality FROM k);"
+      TL_LAUNCH_RELATION
+      "INSERT INTO main.traceloom_runtime_device_relation_core(relation_n, db_idx, call_n, "
+      " event_n, shape_id, runtime_candidate_count, device_candidate_count) "
+      "SELECT k.relation_n, k.db_idx, k.call_n, NULL, s.shape_id, k.calls, 1 "
+      "FROM k CROSS JOIN main.traceloom_runtime_device_relation_shape s "
+      " ON s.relation_kind = 'graph_launch' AND s.match_policy = k.policy "
+      " AND s.evidence_level = k.evidence AND s.support_state = k.state "
+      " AND s.cardinality = k.cardinality "
+      "ORDER BY k.relation_n;";
+#undef TL_LAUNCH_RELATION
+  return tl_pub_exec(db, sql, e);
+}
+
 int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r,
                       const uint32_t *anchor_event, size_t nanchors, tl_err *e) {
   if (!r) return TL_OK; /* {"graph_replay": false}: nothing was looked for, nothing to say */
@@ -987,6 +1048,7 @@ int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   }
   tl_timer_mark(&tm, "cost map");
   rc = publish_launches(db, t, r, anchor_of_event, e);
+  if (rc == TL_OK) rc = publish_launch_relations(db, e);
   tl_timer_mark(&tm, "launches");
   if (rc == TL_OK) rc = publish_members(db, t, r, &costs, e);
   tl_timer_mark(&tm, "members");

@@ -156,7 +156,7 @@ FROM traceloom_runtime_call_core c;
 -- @surface traceloom_runtime_device_relation_shape | one distinct combination of a relation's policy and states | Storage behind traceloom_runtime_device_relation: match policy, evidence level, support state and cardinality, stored once | SELECT * FROM traceloom_runtime_device_relation_shape
 CREATE TABLE traceloom_runtime_device_relation_shape(
   shape_id INTEGER PRIMARY KEY,
-  relation_kind TEXT NOT NULL,     -- provider_correlation (a call and its device work joined by the provider's correlation or connection id), graph_launch
+  relation_kind TEXT NOT NULL,     -- provider_correlation (a call and its device work joined by the provider's correlation or connection id), graph_launch (a launch and its call: ext/replay/publish_replay.c)
   match_policy TEXT NOT NULL,
   evidence_level TEXT NOT NULL,
   support_state TEXT NOT NULL,
@@ -165,7 +165,8 @@ CREATE TABLE traceloom_runtime_device_relation_shape(
 
 -- @surface traceloom_runtime_device_relation_core | one relation (integers only) | Storage behind traceloom_runtime_device_relation: the call, the device event and candidate counts | SELECT count(*), count(call_n), count(event_n) FROM traceloom_runtime_device_relation_core
 CREATE TABLE traceloom_runtime_device_relation_core(
-  relation_n INTEGER PRIMARY KEY,  -- n of runtime-device-relation-<n>: call-major order
+  relation_n INTEGER PRIMARY KEY,  -- n of runtime-device-relation-<n>: call-major order, then
+                                   -- the graph_launch relations in launch order
   db_idx INTEGER NOT NULL,
   call_n INTEGER,                  -- traceloom_runtime_call_core; NULL = no call
   event_n INTEGER,                 -- traceloom_event_core of the device work; NULL = none
@@ -176,7 +177,11 @@ CREATE TABLE traceloom_runtime_device_relation_core(
 
 -- @surface traceloom_runtime_device_relation | one relation (or typed non-relation) between a runtime call and device work | Host-to-device links found by provider identifiers only; unmatched, missing and ambiguous cases stay as typed rows | SELECT support_state, count(*) FROM traceloom_runtime_device_relation GROUP BY support_state
 CREATE VIEW traceloom_runtime_device_relation AS
-SELECT r.relation_id, r.db_idx, r.runtime_call_id, r.device_work_id,
+SELECT r.relation_id, r.db_idx, r.runtime_call_id,
+       -- a graph_launch relation's work is its launch's (no event: traceloom_device_work)
+       COALESCE(r.device_work_id, (SELECT 'device-work-graph-launch-' || g.launch_n
+                                   FROM traceloom_graph_launch g
+                                   WHERE g.relation_n = r.relation_n)) AS device_work_id,
        (SELECT s.relation_kind FROM traceloom_runtime_device_relation_shape s WHERE s.shape_id = r.shape_id) AS relation_kind,
        (SELECT s.match_policy FROM traceloom_runtime_device_relation_shape s WHERE s.shape_id = r.shape_id) AS match_policy,
        (SELECT s.evidence_level FROM traceloom_runtime_device_relation_shape s WHERE s.shape_id = r.shape_id) AS evidence_level,
@@ -187,8 +192,11 @@ SELECT r.relation_id, r.db_idx, r.runtime_call_id, r.device_work_id,
        CASE WHEN r.event_n IS NOT NULL
             THEN (SELECT CASE WHEN e.correlation_id >= 0 THEN e.correlation_id END
                     FROM traceloom_event_core e WHERE e.event_n = r.event_n)
-            ELSE (SELECT CASE WHEN c.correlation_id >= 0 THEN c.correlation_id END
-                    FROM traceloom_runtime_call_core c WHERE c.call_n = r.call_n)
+            -- a call's, else a graph_launch relation's launch's (one without a call)
+            ELSE COALESCE((SELECT CASE WHEN c.correlation_id >= 0 THEN c.correlation_id END
+                             FROM traceloom_runtime_call_core c WHERE c.call_n = r.call_n),
+                          (SELECT CAST(g.correlation_id AS INTEGER) FROM traceloom_graph_launch g
+                            WHERE g.relation_n = r.relation_n))
        END AS correlation_id, NULL AS raw_json,
        r.relation_n, r.call_n, r.event_n
 FROM traceloom_runtime_device_relation_core r;

@@ -87,7 +87,8 @@ CREATE TABLE traceloom_graph_launch(
   first_member_n INTEGER,          -- its members: traceloom_graph_member_core.member_n range
   launch_n INTEGER PRIMARY KEY,    -- n of graph-launch-<n>
   anchor_n INTEGER,                -- anchor_id as an integer (traceloom_anchor_core)
-  graph_event_n INTEGER            -- graph_event_id as an integer (traceloom_event_core)
+  graph_event_n INTEGER,           -- graph_event_id as an integer (traceloom_event_core)
+  relation_n INTEGER               -- its graph_launch relation (traceloom_runtime_device_relation_core)
 );
 
 -- @surface traceloom_graph_launch_control | one control task a launch owns | MODEL_EXECUTE, NOTIFY_WAIT and NOTIFY_RECORD tasks of ACL graph launches, by identity | SELECT control_kind, count(*) FROM traceloom_graph_launch_control GROUP BY 1

@@ -6,6 +6,10 @@ SELECT event_id, 0 AS source_ordinal, db_idx, device_id, source_table, source_ke
        'primary' AS source_role, source_id, NULL AS raw_json
 FROM traceloom_event;
 
+-- A graph_launch relation's launch, by the relation (traceloom_runtime_device_relation,
+-- traceloom_v_runtime_device).
+CREATE INDEX traceloom_graph_launch_relation ON traceloom_graph_launch(relation_n);
+
 -- The reference's words (docs/PARITY.md): every item is an event's work (work_kind 'event';
 -- the event's kind tells compute from copies and launches), named as traceloom_v_runtime_device
 -- names it: the operator's full name, else the raw label.
@@ -18,7 +22,26 @@ SELECT 'device-work-' || e.event_id AS device_work_id, e.db_idx,
        NULL AS raw_json, e.event_n, e.launch_call_n, e.anchor_n
 FROM traceloom_event e
 JOIN traceloom_input i ON i.db_idx = e.db_idx
-WHERE e.task_type IS NOT 'COMMUNICATION_OP';
+WHERE e.task_type IS NOT 'COMMUNICATION_OP' AND e.source_table IS NOT 'graph_replay'
+UNION ALL
+-- Every observed graph launch is device work of its own (inputs.md 10, graph-launch
+-- relations), promoted or not: the launch interval, no event (a launch anchor's derived
+-- event, source_table 'graph_replay', is the tree's token, not work), its source the row that
+-- shows the launch on the device side (Ascend: its MODEL_EXECUTE task; CUDA: the
+-- cudaGraphLaunch call's runtime row, the only row of the launch itself).
+SELECT 'device-work-graph-launch-' || g.launch_n, g.db_idx, i.provider, g.device_id,
+       'graph_launch', NULL, NULL, g.graph_launch_occurrence_id,
+       COALESCE(x.source_table, c.source_table), COALESCE(x.source_key, c.source_key),
+       g.start_ns, g.end_ns, g.dur_us, 'graph_launch', NULL, NULL,
+       -- launch_call_n: the call of a supported provider relation, which a launch's work has
+       -- none of (the launch call is its graph_launch's host_call_id)
+       NULL, g.anchor_n
+FROM traceloom_graph_launch g
+JOIN traceloom_input i ON i.db_idx = g.db_idx
+LEFT JOIN traceloom_graph_launch_control k
+  ON k.launch_n = g.launch_n AND k.control_kind = 'execute'
+LEFT JOIN traceloom_event x ON x.event_n = k.event_n
+LEFT JOIN traceloom_runtime_call c ON c.call_n = CAST(substr(g.host_call_id, 14) AS INTEGER);
 
 -- @surface traceloom_v_event_source_locator | one source row per event | Where each event's raw row lives: path, table and rowid, and whether it is embedded in this database | SELECT event_id, source_path, source_table, source_key, resolution_status FROM traceloom_v_event_source_locator LIMIT 5
 CREATE VIEW traceloom_v_event_source_locator AS
@@ -52,12 +75,19 @@ LEFT JOIN traceloom_raw_table t ON t.source_id = c.source_id AND t.source_table 
 -- at a million tasks: 1.55 -> 1.14 s CPU). The columns are the views' expressions, unchanged.
 -- @surface traceloom_v_runtime_device | one runtime-to-device relation or typed non-relation | Every relation next to its runtime call and device work, with the provider; open, ambiguous and rejected rows are results too | SELECT provider, support_state, count(*) FROM traceloom_v_runtime_device GROUP BY 1, 2
 CREATE VIEW traceloom_v_runtime_device AS
-SELECT r.relation_id, r.db_idx, r.runtime_call_id, r.device_work_id,
+SELECT r.relation_id, r.db_idx, r.runtime_call_id,
+       -- a graph_launch relation's work is its launch's (no event: traceloom_device_work)
+       COALESCE(r.device_work_id, (SELECT 'device-work-graph-launch-' || g.launch_n
+                                   FROM traceloom_graph_launch g
+                                   WHERE g.relation_n = r.relation_n)) AS device_work_id,
        rs.relation_kind, rs.match_policy, rs.evidence_level, rs.support_state, rs.cardinality,
        r.runtime_candidate_count, r.device_candidate_count,
        -- the id the relation was found under: the device work's, else the call's
        CASE WHEN r.event_n IS NOT NULL THEN CASE WHEN e.correlation_id >= 0 THEN e.correlation_id END
-            ELSE CASE WHEN c.correlation_id >= 0 THEN c.correlation_id END END AS correlation_id,
+            -- a call's, else a graph_launch relation's launch's (one without a call)
+            ELSE COALESCE(CASE WHEN c.correlation_id >= 0 THEN c.correlation_id END,
+                          (SELECT CAST(g.correlation_id AS INTEGER) FROM traceloom_graph_launch g
+                            WHERE g.relation_n = r.relation_n)) END AS correlation_id,
        NULL AS raw_json, r.relation_n, r.call_n, r.event_n,
        COALESCE(cs.provider, (SELECT i.provider FROM traceloom_input i WHERE i.db_idx = r.db_idx))
          AS provider,
@@ -66,15 +96,56 @@ SELECT r.relation_id, r.db_idx, r.runtime_call_id, r.device_work_id,
        c.start_ns AS runtime_start_ns, c.start_ns + c.dur_ns AS runtime_end_ns,
        c.dur_ns / 1000.0 AS runtime_dur_us,
        cs.api_name, cs.api_type, cs.process_id, cs.thread_id, cs.global_tid,
-       c.context_id AS runtime_context_id, e.device_id,
-       CASE WHEN e.event_n IS NOT NULL THEN 'event' END AS work_kind, e.event_id,
-       e.task_id, NULL AS graph_launch_occurrence_id, es.source_table AS device_source_table,
-       CAST(e.source_rowid_offset + e.event_n AS TEXT) AS device_source_key,
-       e.start_ns AS device_start_ns, e.start_ns + e.dur_ns AS device_end_ns,
-       e.dur_ns / 1000.0 AS device_dur_us,
-       COALESCE(es.op_name, es.raw_label, es.task_type) AS device_symbol, es.kind AS device_kind,
+       c.context_id AS runtime_context_id,
+       -- A graph_launch relation's work is its launch (no event): read by the relation's key
+       -- only where the relation has no event, so a provider relation (a million at a million
+       -- tasks) pays one test per column, not a join
+       COALESCE(e.device_id, (SELECT g.device_id FROM traceloom_graph_launch g
+                              WHERE g.relation_n = r.relation_n)) AS device_id,
+       CASE WHEN e.event_n IS NOT NULL THEN 'event'
+            ELSE (SELECT 'graph_launch' FROM traceloom_graph_launch g
+                  WHERE g.relation_n = r.relation_n) END AS work_kind, e.event_id,
+       e.task_id,
+       CASE WHEN e.event_n IS NULL THEN (SELECT g.graph_launch_occurrence_id
+                                         FROM traceloom_graph_launch g
+                                         WHERE g.relation_n = r.relation_n) END
+         AS graph_launch_occurrence_id,
+       -- a launch's work is shown by its MODEL_EXECUTE task (Ascend) or its call's row (CUDA),
+       -- as in traceloom_device_work
+       CASE WHEN e.event_n IS NOT NULL THEN es.source_table
+            ELSE (SELECT CASE WHEN g.graph_provider = 'cuda' THEN cs.source_table
+                              ELSE (SELECT x.source_table FROM traceloom_graph_launch_control k
+                                    CROSS JOIN traceloom_event x ON x.event_n = k.event_n
+                                    WHERE k.launch_n = g.launch_n
+                                      AND k.control_kind = 'execute') END
+                  FROM traceloom_graph_launch g WHERE g.relation_n = r.relation_n) END
+         AS device_source_table,
+       CASE WHEN e.event_n IS NOT NULL THEN CAST(e.source_rowid_offset + e.event_n AS TEXT)
+            ELSE (SELECT CASE WHEN g.graph_provider = 'cuda'
+                              THEN CAST(c.source_rowid_offset + c.call_n AS TEXT)
+                              ELSE (SELECT x.source_key FROM traceloom_graph_launch_control k
+                                    CROSS JOIN traceloom_event x ON x.event_n = k.event_n
+                                    WHERE k.launch_n = g.launch_n
+                                      AND k.control_kind = 'execute') END
+                  FROM traceloom_graph_launch g WHERE g.relation_n = r.relation_n) END
+         AS device_source_key,
+       COALESCE(e.start_ns, (SELECT g.start_ns FROM traceloom_graph_launch g
+                             WHERE g.relation_n = r.relation_n)) AS device_start_ns,
+       COALESCE(e.start_ns + e.dur_ns, (SELECT g.end_ns FROM traceloom_graph_launch g
+                                        WHERE g.relation_n = r.relation_n)) AS device_end_ns,
+       COALESCE(e.dur_ns / 1000.0, (SELECT g.dur_us FROM traceloom_graph_launch g
+                                    WHERE g.relation_n = r.relation_n)) AS device_dur_us,
+       CASE WHEN e.event_n IS NOT NULL THEN COALESCE(es.op_name, es.raw_label, es.task_type)
+            ELSE (SELECT 'graph_launch' FROM traceloom_graph_launch g
+                  WHERE g.relation_n = r.relation_n) END AS device_symbol,
+       CASE WHEN e.event_n IS NOT NULL THEN es.kind
+            ELSE (SELECT 'graph_launch' FROM traceloom_graph_launch g
+                  WHERE g.relation_n = r.relation_n) END AS device_kind,
        c.start_ns AS call_start_ns, c.start_ns + c.dur_ns AS call_end_ns,
-       e.start_ns AS work_start_ns, e.start_ns + e.dur_ns AS work_end_ns
+       COALESCE(e.start_ns, (SELECT g.start_ns FROM traceloom_graph_launch g
+                             WHERE g.relation_n = r.relation_n)) AS work_start_ns,
+       COALESCE(e.start_ns + e.dur_ns, (SELECT g.end_ns FROM traceloom_graph_launch g
+                                        WHERE g.relation_n = r.relation_n)) AS work_end_ns
 FROM traceloom_runtime_device_relation_core r
 LEFT JOIN traceloom_runtime_device_relation_shape rs ON rs.shape_id = r.shape_id
 LEFT JOIN traceloom_runtime_call_core c ON c.call_n = r.call_n

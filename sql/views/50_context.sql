@@ -31,7 +31,8 @@ LEFT JOIN (SELECT execution_id, count(*) AS n FROM traceloom_context_marker GROU
 -- @surface traceloom_v_context_direct_device_candidate | one (step, device work) through a runtime call | Device work reached from a step by host scope and a supported provider relation, before the one-step rule | SELECT association_basis, provider_support_state, count(*) FROM traceloom_v_context_direct_device_candidate GROUP BY 1, 2
 CREATE VIEW traceloom_v_context_direct_device_candidate AS
 SELECT x.run_id, x.step_id, x.execution_id, x.worker_rank, x.phase, rc.runtime_call_id,
-       w.device_work_id, w.device_id, w.event_id, w.start_ns, w.end_ns, w.dur_us, w.symbol,
+       'device-work-' || w.event_id AS device_work_id, w.device_id, w.event_id, w.start_ns,
+       w.end_ns, w.dur_us, COALESCE(w.op_name, w.raw_label, w.task_type) AS symbol,
        r.support_state AS provider_support_state,
        rc.association_basis || '_then_provider_relation' AS association_basis
 FROM traceloom_context_runtime_call rc
@@ -40,19 +41,22 @@ CROSS JOIN traceloom_runtime_call_core cc ON cc.call_n = CAST(substr(rc.runtime_
 CROSS JOIN traceloom_runtime_device_relation r
   ON r.relation_n >= cc.first_relation_n AND r.relation_n < cc.first_relation_n + cc.relation_count
  AND r.support_state IN ('supported_exact', 'supported_deterministic')
-CROSS JOIN traceloom_device_work w ON w.event_n = r.event_n
+-- the event's device work (traceloom_device_work's first branch, by key: that view is a
+-- compound, which a join could only search through an automatic index)
+CROSS JOIN traceloom_event w ON w.event_n = r.event_n AND w.task_type IS NOT 'COMMUNICATION_OP'
 WHERE rc.support_state = 'supported_host_scope';
 
 -- @surface traceloom_v_context_replay_member_candidate | one (step, exact replay member) | Every body member of a launch candidate, with the member's own device work | SELECT launch_id, count(*) FROM traceloom_v_context_replay_member_candidate GROUP BY 1 LIMIT 20
 CREATE VIEW traceloom_v_context_replay_member_candidate AS
 SELECT lc.run_id, lc.step_id, lc.execution_id, lc.worker_rank, lc.phase, lc.runtime_call_id,
-       w.device_work_id, w.device_id, w.event_id, w.start_ns, w.end_ns, w.dur_us, w.symbol,
+       'device-work-' || w.event_id AS device_work_id, w.device_id, w.event_id, w.start_ns,
+       w.end_ns, w.dur_us, COALESCE(w.op_name, w.raw_label, w.task_type) AS symbol,
        lc.provider_support_state,
        lc.association_basis || '_then_exact_replay_member' AS association_basis,
        lc.launch_id, m.member_id, m.db_idx, m.lane_ordinal, m.task_ordinal
 FROM traceloom_context_replay_launch_candidate lc
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = CAST(substr(lc.launch_id, 14) AS INTEGER)
-CROSS JOIN traceloom_device_work w ON w.event_n = m.event_n;
+CROSS JOIN traceloom_event w ON w.event_n = m.event_n AND w.task_type IS NOT 'COMMUNICATION_OP';
 
 -- @surface traceloom_v_context_device_candidate | one (step, device work) candidate | Direct candidates and exact replay member candidates together, before the one-step rule | SELECT association_basis, count(*) FROM traceloom_v_context_device_candidate GROUP BY 1
 CREATE VIEW traceloom_v_context_device_candidate AS

@@ -14,7 +14,7 @@ CREATE INDEX traceloom_runtime_device_relation_candidates
   ON traceloom_runtime_device_relation_core(event_n)
   WHERE runtime_candidate_count > 1 AND event_n IS NOT NULL;
 
--- @surface traceloom_anchor_runtime_relation | one (anchor, runtime relation) endpoint | The supported and unsupported runtime relations of each anchor's device event (endpoint_kind event), and the host call of the launch an exact replay anchor stands for (endpoint_kind graph_launch) | SELECT endpoint_kind, count(*) FROM traceloom_anchor_runtime_relation GROUP BY 1
+-- @surface traceloom_anchor_runtime_relation | one (anchor, runtime relation) endpoint | The supported and unsupported runtime relations of each anchor's device event (endpoint_kind event), and the graph_launch relation of the launch an exact replay anchor stands for, with its call where one was matched (endpoint_kind graph_launch) | SELECT endpoint_kind, count(*) FROM traceloom_anchor_runtime_relation GROUP BY 1
 CREATE VIEW traceloom_anchor_runtime_relation AS
 SELECT a.anchor_id, r.relation_id, r.runtime_call_id, r.device_work_id, 'event' AS endpoint_kind,
        a.anchor_n, r.relation_n
@@ -23,12 +23,12 @@ CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
 CROSS JOIN traceloom_runtime_device_relation r
   ON r.relation_n = e.relation_n OR (r.event_n = a.event_n AND r.runtime_candidate_count > 1)
 UNION ALL
-SELECT l.anchor_id, NULL AS relation_id, l.host_call_id AS runtime_call_id,
-       'device-work-' || l.graph_event_id AS device_work_id, 'graph_launch' AS endpoint_kind,
-       a.anchor_n, NULL AS relation_n
+SELECT l.anchor_id, 'runtime-device-relation-' || l.relation_n AS relation_id,
+       l.host_call_id AS runtime_call_id,
+       'device-work-graph-launch-' || l.launch_n AS device_work_id,
+       'graph_launch' AS endpoint_kind, a.anchor_n, l.relation_n
 FROM traceloom_graph_launch l
-JOIN traceloom_anchor a ON a.anchor_n = l.anchor_n
-WHERE l.host_call_id IS NOT NULL;
+JOIN traceloom_anchor a ON a.anchor_n = l.anchor_n;
 
 -- @surface traceloom_anchor_host_interval | one pair of adjacent anchors of a device | The ordered host interval between the left anchor's runtime endpoint (its end) and the right anchor's (its start), with a typed support state: supported_ordered, missing_endpoint, ambiguous_endpoint, incompatible_host_domain, nonmonotonic_host_order | SELECT support_state, scope_policy, count(*) FROM traceloom_anchor_host_interval GROUP BY 1, 2
 CREATE VIEW traceloom_anchor_host_interval AS
@@ -192,7 +192,7 @@ WHERE CASE (SELECT CASE WHEN s.source_table = 'CUPTI_ACTIVITY_KIND_SYNCHRONIZATI
             WHERE x.event_n = traceloom_v_runtime_device.event_n)
         WHEN 'cuda' THEN provider = 'cuda' WHEN 'ascend' THEN provider = 'ascend' ELSE 0 END;
 
--- @surface traceloom_v_anchor_runtime_call | one (anchor, runtime relation) endpoint | Each anchor's runtime endpoints with the full relation, call and work columns | SELECT anchor_symbol, api_name, support_state, count(*) FROM traceloom_v_anchor_runtime_call GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 10
+-- @surface traceloom_v_anchor_runtime_call | one (anchor, runtime relation) endpoint | Each anchor's runtime endpoints with the full relation, call and work columns (an exact replay anchor's graph_launch relation as endpoint_kind graph_launch) | SELECT anchor_symbol, api_name, support_state, count(*) FROM traceloom_v_anchor_runtime_call GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 10
 CREATE VIEW traceloom_v_anchor_runtime_call AS
 SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.symbol AS anchor_symbol,
        a.role AS anchor_role, a.start_ns AS anchor_start_ns, a.end_ns AS anchor_end_ns,
@@ -200,7 +200,16 @@ SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.symbol AS anchor_symb
 FROM traceloom_anchor a
 CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
 CROSS JOIN traceloom_v_runtime_device d
-  ON d.relation_n = e.relation_n OR (d.event_n = a.event_n AND d.runtime_candidate_count > 1);
+  ON d.relation_n = e.relation_n OR (d.event_n = a.event_n AND d.runtime_candidate_count > 1)
+UNION ALL
+-- an exact replay anchor's launch: its graph_launch relation (traceloom_anchor_runtime_relation's
+-- graph_launch endpoint), from the launches (few), by keys
+SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.symbol AS anchor_symbol,
+       a.role AS anchor_role, a.start_ns AS anchor_start_ns, a.end_ns AS anchor_end_ns,
+       'graph_launch' AS endpoint_kind, d.*
+FROM traceloom_graph_launch l
+CROSS JOIN traceloom_anchor a ON a.anchor_n = l.anchor_n
+CROSS JOIN traceloom_v_runtime_device d ON d.relation_n = l.relation_n;
 
 -- @surface traceloom_v_node_runtime_call | one (node occurrence, covered anchor, runtime relation) | Walk from a tree node to the runtime calls of its anchors, or from one call back to every structural placement | SELECT node_id, occurrence_idx, anchor_order, runtime_call_id, api_name, support_state FROM traceloom_v_node_runtime_call WHERE coverage_kind = 'self' LIMIT 20
 CREATE VIEW traceloom_v_node_runtime_call AS

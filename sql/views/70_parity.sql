@@ -80,16 +80,25 @@ JOIN traceloom_aux_link l ON l.anchor_n = na.anchor_n
 JOIN traceloom_event e ON e.event_n = l.aux_event_n;
 
 -- @surface traceloom_v_device_work_source_locator | one device work item | Where each device work item's raw row lives: path, table and rowid, and whether it is embedded in this database | SELECT device_work_id, source_table, source_key, resolution_status FROM traceloom_v_device_work_source_locator LIMIT 5
+-- A graph launch's work has no event: its source is the input's file that has its source
+-- table (the MODEL_EXECUTE task's or the launch call's, sql/views/10_events.sql).
 CREATE VIEW traceloom_v_device_work_source_locator AS
-SELECT w.*, x.source_id, d.source_path, t.embedded_table_name, t.source_rowid_column,
+SELECT w.*, COALESCE(x.source_id, d.source_id) AS source_id, d.source_path,
+       t.embedded_table_name, t.source_rowid_column,
        CASE WHEN t.embedded_table_name IS NOT NULL THEN 'embedded_raw'
             WHEN d.source_id IS NOT NULL THEN 'external_raw'
             ELSE 'unresolved' END AS resolution_status
 FROM traceloom_device_work w
-JOIN traceloom_event_core c ON c.event_n = w.event_n
-JOIN traceloom_event_shape x ON x.shape_id = c.shape_id
-LEFT JOIN traceloom_raw_source_database d ON d.source_id = x.source_id
-LEFT JOIN traceloom_raw_table t ON t.source_id = x.source_id AND t.source_table = x.source_table;
+LEFT JOIN traceloom_event_core c ON c.event_n = w.event_n
+LEFT JOIN traceloom_event_shape x ON x.shape_id = c.shape_id
+LEFT JOIN traceloom_raw_source_database d
+  ON d.source_id = COALESCE(x.source_id,
+                            (SELECT r.source_id FROM traceloom_raw_table r
+                             JOIN traceloom_raw_source_database rd ON rd.source_id = r.source_id
+                             WHERE r.source_table = w.source_table AND rd.db_idx = w.db_idx
+                             ORDER BY r.source_id LIMIT 1))
+LEFT JOIN traceloom_raw_table t
+  ON t.source_id = COALESCE(x.source_id, d.source_id) AND t.source_table = w.source_table;
 
 -- One row per operator identity: the events of one name and task type, however many
 -- shapes they have. Events and graph members are counted per shape first (a few thousand

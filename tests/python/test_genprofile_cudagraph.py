@@ -189,13 +189,20 @@ def check_cli(con, truth):
         if rank["cuda_graph"]["expected"]["exact_units"]:
             want["graph_launch"] = want.get("graph_launch", 0) + rank["cuda_graph"]["expected"]["exact_units"]
     assert kinds == want
-    states = dict(con.execute("SELECT support_state, count(*) FROM traceloom_runtime_device_relation GROUP BY 1"))
+    states = dict(con.execute("SELECT support_state, count(*) FROM traceloom_runtime_device_relation "
+                              "WHERE relation_kind = 'provider_correlation' GROUP BY 1"))
     want = {}
     for rank in truth["ranks"]:
         for state, n in rank["relation_rows"].items():
             if state != "total" and n:
                 want[state] = want.get(state, 0) + n
     assert states == want
+    # each cudaGraphLaunch found by its correlation id is a supported_exact graph_launch
+    # relation (inputs.md 10); the graph-level mode has no launch to relate
+    launches = dict(con.execute("SELECT support_state, count(*) FROM traceloom_runtime_device_relation "
+                                "WHERE relation_kind = 'graph_launch' GROUP BY 1"))
+    n = sum(r["cuda_graph"]["expected"]["launches"] for r in truth["ranks"])
+    assert launches == ({"supported_exact": n} if n else {})
     for rank in truth["ranks"]:
         g, dev = rank["cuda_graph"], rank["device_id"]
         exp = g["expected"]

@@ -127,10 +127,16 @@ def test_cli_sees_the_graph_ground_truth(graph, tmp_path):
         for kind, n in rank["events"]["by_kind"].items():
             want[kind] = want.get(kind, 0) + n
     assert kinds == want
-    states = dict(con.execute("SELECT support_state, count(*) FROM traceloom_runtime_device_relation GROUP BY 1"))
+    states = dict(con.execute("SELECT support_state, count(*) FROM traceloom_runtime_device_relation "
+                              "WHERE relation_kind = 'provider_correlation' GROUP BY 1"))
     want = {}
     for rank in truth["ranks"]:
         for state, n in rank["relation_rows"].items():
             if state != "total":
                 want[state] = want.get(state, 0) + n
     assert states == want
+    # every generated launch has its aclmdlRIExecuteAsync call and notify completion: one
+    # supported_deterministic graph_launch relation each (inputs.md 10)
+    launches = dict(con.execute("SELECT support_state, count(*) FROM traceloom_runtime_device_relation "
+                                "WHERE relation_kind = 'graph_launch' GROUP BY 1"))
+    assert launches == {"supported_deterministic": sum(r["graph"]["launches"] for r in truth["ranks"])}

@@ -21,7 +21,20 @@ SELECT 'relations: body and record tasks have no runtime call',
 SELECT 'relations: the blocking sync has no device work',
   (SELECT count(*) = 1 AND max(correlation_id) = 9999 FROM traceloom_runtime_device_relation WHERE support_state = 'unmatched_runtime_call');
 SELECT 'relations: each exact link joins a launch call to MODEL_EXECUTE or NOTIFY_WAIT',
-  (SELECT count(*) FROM traceloom_v_runtime_device WHERE api_name = 'aclmdlRIExecuteAsync' AND device_kind IN ('graph_launch', 'control')) = 28;
+  (SELECT count(*) FROM traceloom_v_runtime_device WHERE api_name = 'aclmdlRIExecuteAsync' AND relation_kind = 'provider_correlation' AND device_kind IN ('graph_launch', 'control')) = 28;
+-- The fixture's 14 aclmdlRIExecuteAsync calls launch 14 graphs (inputs.md 10): one graph_launch
+-- relation each, to the launch's own work (no event), shown by its MODEL_EXECUTE task.
+SELECT 'relations: each launch call has one graph_launch relation to its launch',
+  (SELECT count(DISTINCT r.runtime_call_id) FROM traceloom_v_runtime_device r
+   JOIN traceloom_graph_launch g ON g.host_call_id = r.runtime_call_id
+    AND r.device_work_id = 'device-work-graph-launch-' || g.launch_n
+   WHERE r.relation_kind = 'graph_launch' AND r.api_name = 'aclmdlRIExecuteAsync'
+     AND r.work_kind = 'graph_launch' AND r.event_id IS NULL
+     AND r.support_state = 'supported_deterministic' AND r.cardinality = 'one_to_one'
+     AND r.device_start_ns = g.start_ns AND r.device_end_ns = g.end_ns
+     AND EXISTS (SELECT 1 FROM traceloom_event e WHERE e.task_type = 'MODEL_EXECUTE'
+                 AND e.source_table = r.device_source_table AND e.source_key = r.device_source_key)) = 14
+  AND (SELECT count(*) FROM traceloom_runtime_device_relation WHERE relation_kind = 'graph_launch') = 14;
 SELECT 'metadata: required keys',
   (SELECT count(*) FROM traceloom_metadata WHERE key IN ('schema_version','tool_version','artifact_kind','source_kind','source_path','source_size_bytes','source_sha256','source_embedded','analysis_options','analysis_status')) = 10;
 SELECT 'metadata: artifact kind and status', (SELECT group_concat(value, ',') FROM (SELECT value FROM traceloom_metadata WHERE key IN ('artifact_kind','analysis_status') ORDER BY key)) = 'complete,queryable_database_timeline';

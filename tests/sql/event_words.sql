@@ -61,11 +61,22 @@ SELECT 'the operator audit lists the 28 named operators, no launch or notify tas
   AND NOT EXISTS (SELECT 1 FROM traceloom_operator_audit
                   WHERE task_type IN ('MODEL_EXECUTE', 'NOTIFY_WAIT', 'NOTIFY_RECORD'));
 
-SELECT 'a launch control is still found for its launch (work_kind is event everywhere)',
-  (SELECT count(DISTINCT work_kind) FROM traceloom_device_work) = 1
+SELECT 'a launch control is still found for its launch (work_kind is event for every event)',
+  (SELECT count(DISTINCT work_kind) FROM traceloom_device_work WHERE event_id IS NOT NULL) = 1
+  AND (SELECT min(work_kind) FROM traceloom_device_work WHERE event_id IS NOT NULL) = 'event'
   AND (SELECT count(*) FROM traceloom_device_work w
        JOIN traceloom_graph_launch_control c ON c.event_n = w.event_n
        WHERE c.control_kind = 'execute') = 14;
+
+-- The 14 MODEL_EXECUTE tasks are 14 launches: each is device work of its own (the reference's
+-- graph_launch work, no event), at its MODEL_EXECUTE task's source row; no derived launch
+-- event (source_table graph_replay) is device work.
+SELECT 'every graph launch is device work at its MODEL_EXECUTE row',
+  (SELECT count(*) FROM traceloom_device_work w
+   JOIN traceloom_event e ON e.source_table = w.source_table AND e.source_key = w.source_key
+    AND e.task_type = 'MODEL_EXECUTE'
+   WHERE w.work_kind = 'graph_launch' AND w.event_id IS NULL AND w.symbol = 'graph_launch') = 14
+  AND NOT EXISTS (SELECT 1 FROM traceloom_device_work WHERE source_table = 'graph_replay');
 
 SELECT 'analyze nsys_basic', traceloom_analyze('fixtures/nsys/nsys_basic.sqlite') LIKE 'traceloom: analysed 1 input(s)%';
 
