@@ -80,7 +80,8 @@ JOIN traceloom_context_device_assignment a ON a.device_work_id = c.device_work_i
 WHERE a.step_count = 1;
 
 -- Every device work item, read on the storage tables: traceloom_device_work's rows (an event
--- with its input, not a COMMUNICATION_OP envelope) and columns, and the state of the event's
+-- with its input, not a COMMUNICATION_OP envelope nor a launch anchor's derived graph_replay
+-- event; then each observed graph launch) and columns, and the state of the event's
 -- relation by LEFT JOIN on integer keys. Through traceloom_device_work each item paid the
 -- event view's subqueries (its task type, then launch_call_n: a subquery on the relation
 -- nested around one on its shape, each opening its cursor per evaluation); at a million
@@ -106,7 +107,19 @@ LEFT JOIN traceloom_runtime_device_relation_core r ON r.relation_n = e.relation_
 LEFT JOIN traceloom_runtime_device_relation_shape rs ON rs.shape_id = r.shape_id
 LEFT JOIN traceloom_context_device_assignment a
   ON a.device_work_id = 'device-work-event-' || e.event_n
-WHERE s.task_type IS NOT 'COMMUNICATION_OP';
+WHERE s.task_type IS NOT 'COMMUNICATION_OP' AND s.source_table IS NOT 'graph_replay'
+UNION ALL
+-- a graph launch's work (no event; its call is its graph_launch relation's, not a supported
+-- provider relation's: launch_call_n NULL in traceloom_device_work)
+SELECT 'device-work-graph-launch-' || g.launch_n, g.device_id, NULL, 'graph_launch', g.start_ns,
+       g.end_ns, g.dur_us, coalesce(a.step_count, 0),
+       CASE WHEN a.step_count = 1 THEN 'supported_step'
+            WHEN a.step_count > 1 THEN 'ambiguous_step'
+            ELSE 'no_supported_provider_relation' END
+FROM traceloom_graph_launch g
+CROSS JOIN traceloom_input i ON i.db_idx = g.db_idx
+LEFT JOIN traceloom_context_device_assignment a
+  ON a.device_work_id = 'device-work-graph-launch-' || g.launch_n;
 
 -- @surface traceloom_v_context_replay_launch | one graph launch with exactly one step | Exact launches mapped to their one step through the launch call and the launch's MODEL_EXECUTE | SELECT run_id, step_id, count(*) AS launches FROM traceloom_v_context_replay_launch GROUP BY 1, 2 LIMIT 20
 CREATE VIEW traceloom_v_context_replay_launch AS
