@@ -29,6 +29,7 @@
 #include "cost/packets.h"
 #include "structure/structure.h"
 #include "structure/publish_structure.h"
+#include "reconcile/reconcile.h"
 #include "reports/reports.h"
 #include "bodypattern/bodypattern.h"
 #include "scope/scope.h"
@@ -64,7 +65,7 @@ typedef struct analysis {
   double host_windows_wall;    /* how long finding them took (TRACELOOM_TIMING) */
   double host_windows_cpu;
   tl_replay replay;
-  tl_reconciliation *reconciliation; /* event reconciliation's decisions (ext/reports) */
+  tl_reconciliation *reconciliation; /* event reconciliation's decisions (ext/reconcile) */
   tl_anchor_merges merges;     /* the reconciled pairs anchor selection folds */
   tl_analysis_txn txn;
   tl_staging *staging;         /* the second writer of the trees (threads >= 2), NULL: one writer */

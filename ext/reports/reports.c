@@ -9,6 +9,11 @@
 #include "idle/idle.h"
 #include "util/json.h"
 
+/* Event reconciliation's rows: its decisions were taken before the anchors (ext/reconcile). */
+static int reconciliation(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
+  return tl_reconcile_publish(db, in->reconciliation, in->trace, in->anchors, e);
+}
+
 /* Idle evidence, when the analyze option asks for it (ext/idle). */
 static int idle_evidence(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
   if (!in->idle_evidence_json) return TL_OK;
@@ -35,7 +40,7 @@ static const struct {
     {"graph envelopes", tl_reports_envelopes},
     {"represented events", tl_reports_placements},
     {"structural units", tl_reports_units},
-    {"event reconciliation", tl_reports_reconcile},
+    {"event reconciliation", reconciliation},
     {"idle evidence", idle_evidence},
 };
 

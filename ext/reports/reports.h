@@ -20,9 +20,8 @@
 **                  the structural units between them and the open trace prefix and suffix;
 **   envelopes      (envelopes.c) the device events temporally inside each graph envelope;
 **   placements     (placements.c) the anchor that represents each communication task;
-**   reconciliation (reconcile.c) duplicate observations of one device action, decided by the
-**                  event-reconciliation rules before the anchors (tl_reconcile_decide below);
-**                  this stage writes the decisions and the merged anchors' extents;
+**   reconciliation the decisions of ext/reconcile (taken before the anchors) and the merged
+**                  anchors' extents, written here (tl_reconcile_publish);
 **   idle evidence  (ext/idle, only with the analyze option "idle_evidence").
 */
 #ifndef TL_REPORTS_H
@@ -35,24 +34,9 @@
 #include "cost/packets.h"
 #include "replay/replay.h"
 #include "classify/rules.h"
+#include "reconcile/reconcile.h"
 
 typedef struct tl_host_windows tl_host_windows;
-
-/* Event reconciliation (reconcile.c) is decided before the anchors, from the trace in memory
-** (its provider ids, before tl_trace_release_event_ids) and the exact replays:
-**
-**   tl_reconcile_decide(&trace, &replay, rules, &rec, e);    after graph replay
-**   tl_reconcile_merges(rec, nevents, &merges, e);           what anchor selection folds
-**   ... anchor input .merges = &merges; tl_anchors_build ...
-**   in.reconciliation = rec; tl_reports_publish(db, &in, e)  writes the decisions' rows
-**   tl_reconciliation_free(rec);
-*/
-typedef struct tl_reconciliation tl_reconciliation;
-int tl_reconcile_decide(const tl_trace *t, const tl_replay *r, const tl_rules *rules,
-                        tl_reconciliation **out, tl_err *e);
-/* Empty (all NULL, n 0) when no pair is reconciled; else out->member has nevents entries. */
-int tl_reconcile_merges(const tl_reconciliation *x, size_t nevents, tl_anchor_merges *out, tl_err *e);
-void tl_reconciliation_free(tl_reconciliation *x);
 
 typedef struct tl_reports_input {
   const tl_trace *trace;
@@ -107,6 +91,5 @@ int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e);
 int tl_reports_units(sqlite3 *db, const tl_reports_input *in, tl_err *e);
 int tl_reports_envelopes(sqlite3 *db, const tl_reports_input *in, tl_err *e);
 int tl_reports_placements(sqlite3 *db, const tl_reports_input *in, tl_err *e);
-int tl_reports_reconcile(sqlite3 *db, const tl_reports_input *in, tl_err *e);
 
 #endif

@@ -80,7 +80,7 @@ CREATE TABLE traceloom_anchor_core(
 );
 
 -- @surface traceloom_anchor_extent_core | one anchor a reconciled pair merged into | Storage behind traceloom_anchor: the canonical anchor of each reconciled pair of event reconciliation and its interval (the timing envelope's, which may not be its event's), sparse, read by key | SELECT anchor_n, start_ns, end_ns FROM traceloom_anchor_extent_core
--- Written by the report stage (ext/reports/reconcile.c); no row on a profile without a
+-- Written by the report stage (ext/reconcile/reconcile.c); no row on a profile without a
 -- reconciled pair, where the event's times stand. The views read it by key behind a guard,
 -- `CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN
 -- (<search by key>) END`: the guard is not correlated, so SQLite evaluates it once per

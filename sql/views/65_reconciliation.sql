@@ -1,5 +1,5 @@
 -- Event reconciliation (docs/REPORTS.md "Event reconciliation"): duplicate observations of one
--- device action decided by the event-reconciliation rules (ext/reports/reconcile.c). Sparse:
+-- device action decided by the event-reconciliation rules (ext/reconcile/reconcile.c). Sparse:
 -- only observations some rule names appear; everything else is independent.
 
 -- @surface traceloom_event_reconciliation_decision | one reconciliation decision | Each group of observations a rule names, with its status (reconciled, independent, ambiguous, conflict), reason, canonical and envelope events, the canonical anchor and the charged interval | SELECT status, reason_code, count(*) FROM traceloom_event_reconciliation_decision GROUP BY 1, 2

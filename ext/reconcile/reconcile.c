@@ -25,9 +25,9 @@
 ** context ids (tl_reconcile_decide): a reconciled pair is one anchor, the canonical event's,
 ** with the envelope's interval (tl_reconcile_merges hands anchor selection what to fold), and
 ** its other members are never anchors, aux links or cost. The report stage writes the rows
-** (tl_reports_reconcile), with each decision's canonical anchor.
+** (tl_reconcile_publish, called by ext/reports), with each decision's canonical anchor.
 */
-#include "reports/reports.h"
+#include "reconcile/reconcile.h"
 #include "publish/publish.h"
 #include "publish/rows.h"
 
@@ -384,19 +384,19 @@ int tl_reconcile_merges(const tl_reconciliation *x, size_t nevents, tl_anchor_me
   return TL_OK;
 }
 
-int tl_reports_reconcile(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
-  const tl_reconciliation *x = in->reconciliation;
+int tl_reconcile_publish(sqlite3 *db, const tl_reconciliation *x, const tl_trace *t,
+                         const tl_anchors *an_in, tl_err *e) {
   if (!x) return TL_OK;
   int rc = TL_OK;
   uint32_t *anchor_of = NULL;
   if (x->d.n) {
     /* anchors' events include replay's derived launch events, numbered after the trace's */
-    size_t nall = tl_event_count(in->trace, in->anchors->derived);
+    size_t nall = tl_event_count(t, an_in->derived);
     anchor_of = malloc((nall ? nall : 1) * sizeof *anchor_of);
     if (!anchor_of) rc = tl_nomem(e);
     else {
       memset(anchor_of, 0xff, (nall ? nall : 1) * sizeof *anchor_of);
-      for (size_t k = 0; k < in->anchors->n; k++) anchor_of[in->anchors->event[k]] = (uint32_t)k;
+      for (size_t k = 0; k < an_in->n; k++) anchor_of[an_in->event[k]] = (uint32_t)k;
     }
   }
   rows_ctx c = {&x->d, &x->m, x->p, anchor_of, 0};
@@ -408,7 +408,7 @@ int tl_reports_reconcile(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
   }
   /* every anchor a reconciled pair merged into, with its interval (the envelope's), read by
   ** key by the anchor views and the placements (sparse: only these) */
-  if (rc == TL_OK && in->anchors->ext_start) {
+  if (rc == TL_OK && an_in->ext_start) {
     sqlite3_stmt *st = NULL;
     rc = tl_pub_prepare(db, "INSERT INTO main.traceloom_anchor_extent_core(anchor_n, start_ns, end_ns) "
                             "VALUES (?1, ?2, ?3)", &st, e);
@@ -417,8 +417,8 @@ int tl_reports_reconcile(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
       uint32_t an = d->status == ST_RECONCILED ? anchor_of[d->canonical] : NONE;
       if (an == NONE) continue;
       sqlite3_bind_int64(st, 1, an);
-      sqlite3_bind_int64(st, 2, tl_anchor_start(in->anchors, an));
-      sqlite3_bind_int64(st, 3, tl_anchor_end(in->anchors, an));
+      sqlite3_bind_int64(st, 2, tl_anchor_start(an_in, an));
+      sqlite3_bind_int64(st, 3, tl_anchor_end(an_in, an));
       if (sqlite3_step(st) != SQLITE_DONE) rc = tl_fail(e, "anchor extent: %s", sqlite3_errmsg(db));
       sqlite3_reset(st);
     }
