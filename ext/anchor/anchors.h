@@ -80,7 +80,7 @@ typedef enum tl_anchor_role {
 
 const char *tl_anchor_role_name(tl_anchor_role r);
 
-/* Reconciled duplicates (event reconciliation, ext/reports/reconcile.c, decided before the
+/* Reconciled duplicates (event reconciliation, ext/reconcile/reconcile.c, decided before the
 ** anchors): pair k merges into the anchor of event canonical[k], whose interval becomes the
 ** one of event envelope[k] (the timing envelope; the canonical event itself for an MC2 op
 ** folded into its task); member[i] is 1 for every other member (per event, NULL: none). */
