@@ -211,7 +211,7 @@ FROM traceloom_graph_launch l
 CROSS JOIN traceloom_anchor a ON a.anchor_n = l.anchor_n
 CROSS JOIN traceloom_v_runtime_device d ON d.relation_n = l.relation_n;
 
--- @surface traceloom_v_node_runtime_call | one (node occurrence, covered anchor, runtime relation) | Walk from a tree node to the runtime calls of its anchors, or from one call back to every structural placement | SELECT node_id, occurrence_idx, anchor_order, runtime_call_id, api_name, support_state FROM traceloom_v_node_runtime_call WHERE coverage_kind = 'self' LIMIT 20
+-- @surface traceloom_v_node_runtime_call | one (node occurrence, covered anchor, runtime relation) | Walk from a tree node to the runtime calls of its anchors (an exact replay anchor's graph_launch relation included), or from one call back to every structural placement | SELECT node_id, occurrence_idx, anchor_order, runtime_call_id, api_name, support_state FROM traceloom_v_node_runtime_call WHERE coverage_kind = 'self' LIMIT 20
 CREATE VIEW traceloom_v_node_runtime_call AS
 SELECT na.node_id,
        na.local_node_id,
@@ -220,8 +220,15 @@ SELECT na.node_id,
 FROM traceloom_tree_node_anchor na
 CROSS JOIN traceloom_anchor a ON a.anchor_n = na.anchor_n
 CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
+-- an exact replay anchor's launch (traceloom_anchor_runtime_relation's graph_launch endpoint):
+-- the node anchors cannot be searched by anchor, so each one looks its launch up by the anchor
+-- key (traceloom_graph_launch_anchor_n; none on a profile without replays) and the launch's
+-- graph_launch relation is a third key of the one OR join (MULTI-INDEX OR), rather than a
+-- second walk of every node anchor in a UNION ALL arm
+LEFT JOIN traceloom_graph_launch l ON l.anchor_n = na.anchor_n
 CROSS JOIN traceloom_v_runtime_device d
-  ON d.relation_n = e.relation_n OR (d.event_n = a.event_n AND d.runtime_candidate_count > 1);
+  ON d.relation_n = e.relation_n OR (d.event_n = a.event_n AND d.runtime_candidate_count > 1)
+  OR d.relation_n = l.relation_n;
 
 -- @surface traceloom_v_aux_runtime_call | one (auxiliary link, runtime relation) | The runtime calls behind the auxiliary work linked to each anchor | SELECT anchor_id, aux_kind, api_name, support_state FROM traceloom_v_aux_runtime_call LIMIT 20
 CREATE VIEW traceloom_v_aux_runtime_call AS
