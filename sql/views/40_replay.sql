@@ -148,53 +148,62 @@ FROM traceloom_semantic_tree t
 LEFT JOIN agg a ON a.db_idx = t.db_idx AND a.device_id = t.device_id
 WHERE t.view_name = 'anchor_tree';
 
--- @surface traceloom_v_exact_replay_partition | one root segment between or at exact replays | The root's anchors split at exact replays: X (open boundary), R (a replay), U (between replays), with costs | SELECT segment_label, coordinate_kind, first_anchor_idx, last_anchor_idx, total_us FROM traceloom_v_exact_replay_partition ORDER BY db_idx, device_id, segment_order
+-- @surface traceloom_v_exact_replay_partition | one root segment between or at exact replays | The root's anchors split at exact replays: X1, R1, U1, R2, ..., Rn, X2 (open boundary, replay, between replays), each kept with its costs, an empty one with no anchor range and zero costs | SELECT segment_label, coordinate_kind, first_anchor_idx, last_anchor_idx, total_us FROM traceloom_v_exact_replay_partition ORDER BY db_idx, device_id, segment_order
 CREATE VIEW traceloom_v_exact_replay_partition AS
 -- Segments are ranges of anchor_n (the anchors of one device are consecutive numbers), so
 -- the costs are a rowid range of the anchors; anchor_idx is anchor_n less the tree's first.
+-- n exact replays always cut the root into the 2n + 1 segments X1, R1, U1, ..., Rn, X2 in
+-- segment_order 0 .. 2n (coordinate_index counts each kind from 0), as the reference does: a
+-- segment with no anchor (replays back to back, a replay at the root's edge) is still a
+-- coordinate of the partition, with no anchor range, anchor_count 0 and zero costs.
 WITH st AS (SELECT s.*, t.first_anchor_n AS base, t.anchor_count
             FROM traceloom_v_exact_replay_partition_status s
             JOIN traceloom_tree_core t ON t.db_idx = s.db_idx AND t.device_id = s.device_id
             WHERE s.support_state = 'supported'),
 iv AS (
-  SELECT p.db_idx, p.device_id, p.protected_interval_id, p.replay_unit_id,
+  SELECT p.db_idx, p.device_id, st.tree_id, st.base, p.protected_interval_id, p.replay_unit_id,
          p.first_anchor_n - st.base + 1 AS lo, p.last_anchor_n - st.base + 1 AS hi,
          row_number() OVER (PARTITION BY p.db_idx, p.device_id ORDER BY p.first_anchor_n) AS k,
          count(*) OVER (PARTITION BY p.db_idx, p.device_id) AS cnt
   FROM traceloom_protected_interval p
   JOIN st ON st.db_idx = p.db_idx AND st.device_id = p.device_id),
 ext AS (SELECT db_idx, device_id, anchor_count AS n FROM st),
+-- each segment carries its tree (id, first anchor) from its replay, so the anchors are read
+-- straight from the segments, without joining the trees again
 seg AS (
-  SELECT i.db_idx, i.device_id, 'replay' AS kind, i.k AS idx, 'R' || i.k AS label,
+  SELECT i.db_idx, i.device_id, i.tree_id, i.base, 2 * i.k - 1 AS segment_order, 'replay' AS kind,
+         i.k - 1 AS idx, 'R' || i.k AS label,
          i.protected_interval_id AS lpi, i.protected_interval_id AS rpi,
          i.replay_unit_id AS lru, i.replay_unit_id AS rru, i.lo, i.hi
   FROM iv i
   UNION ALL
-  SELECT i.db_idx, i.device_id,
+  -- the segment before each replay: X1 before the first, U(k-1) between replays k-1 and k
+  SELECT i.db_idx, i.device_id, i.tree_id, i.base, 2 * i.k - 2,
          CASE WHEN i.k = 1 THEN 'open_boundary' ELSE 'between_replays' END,
-         CASE WHEN i.k = 1 THEN 1 ELSE i.k - 1 END,
+         CASE WHEN i.k = 1 THEN 0 ELSE i.k - 2 END,
          CASE WHEN i.k = 1 THEN 'X1' ELSE 'U' || (i.k - 1) END,
          p.protected_interval_id, i.protected_interval_id, p.replay_unit_id, i.replay_unit_id,
          coalesce(p.hi, 0) + 1, i.lo - 1
   FROM iv i LEFT JOIN iv p ON p.db_idx = i.db_idx AND p.device_id = i.device_id AND p.k = i.k - 1
   UNION ALL
-  SELECT i.db_idx, i.device_id, 'open_boundary', 2, 'X2', i.protected_interval_id, NULL,
-         i.replay_unit_id, NULL, i.hi + 1, x.n
-  FROM iv i JOIN ext x ON x.db_idx = i.db_idx AND x.device_id = i.device_id WHERE i.k = i.cnt),
-nz AS (
-  SELECT s.*, row_number() OVER (PARTITION BY s.db_idx, s.device_id ORDER BY s.lo, s.hi) AS segment_order
-  FROM seg s WHERE s.hi >= s.lo)
-SELECT printf('db%06d:d%06d:%s:replay-partition:%06d', z.db_idx, z.device_id, st.tree_id,
+  SELECT i.db_idx, i.device_id, i.tree_id, i.base, 2 * i.cnt, 'open_boundary', 1, 'X2', i.protected_interval_id,
+         NULL, i.replay_unit_id, NULL, i.hi + 1, x.n
+  FROM iv i JOIN ext x ON x.db_idx = i.db_idx AND x.device_id = i.device_id WHERE i.k = i.cnt)
+SELECT printf('db%06d:d%06d:%s:replay-partition:%06d', z.db_idx, z.device_id, z.tree_id,
               z.segment_order) AS partition_id,
-       st.tree_id, z.db_idx, z.device_id, z.segment_order, z.kind AS coordinate_kind,
+       z.tree_id, z.db_idx, z.device_id, z.segment_order, z.kind AS coordinate_kind,
        z.idx AS coordinate_index, z.label AS segment_label, 'supported' AS support_state,
        z.lpi AS left_protected_interval_id, z.rpi AS right_protected_interval_id,
        z.lru AS left_replay_unit_id, z.rru AS right_replay_unit_id,
-       z.lo AS first_anchor_idx, z.hi AS last_anchor_idx, z.hi - z.lo + 1 AS anchor_count,
-       round(sum(a.compute_us), 3) AS compute_us, round(sum(a.comm_us), 3) AS comm_us,
-       round(sum(a.idle_us), 3) AS idle_us, round(sum(a.total_us), 3) AS total_us,
-       round(sum(a.aux_us), 3) AS aux_us
-FROM nz z
-JOIN st ON st.db_idx = z.db_idx AND st.device_id = z.device_id
-JOIN traceloom_anchor a ON a.anchor_n BETWEEN st.base + z.lo - 1 AND st.base + z.hi - 1
+       CASE WHEN z.hi >= z.lo THEN z.lo END AS first_anchor_idx,
+       CASE WHEN z.hi >= z.lo THEN z.hi END AS last_anchor_idx,
+       max(z.hi - z.lo + 1, 0) AS anchor_count,
+       round(coalesce(sum(a.compute_us), 0.0), 3) AS compute_us,
+       round(coalesce(sum(a.comm_us), 0.0), 3) AS comm_us,
+       round(coalesce(sum(a.idle_us), 0.0), 3) AS idle_us,
+       round(coalesce(sum(a.total_us), 0.0), 3) AS total_us,
+       round(coalesce(sum(a.aux_us), 0.0), 3) AS aux_us
+FROM seg z
+-- an empty segment (hi < lo) matches no anchor and keeps its row
+LEFT JOIN traceloom_anchor a ON a.anchor_n BETWEEN z.base + z.lo - 1 AND z.base + z.hi - 1
 GROUP BY z.db_idx, z.device_id, z.segment_order;

@@ -210,7 +210,7 @@ CROSS JOIN traceloom_v_runtime_device d
                          THEN (SELECT l.relation_n FROM traceloom_graph_launch l
                                WHERE l.anchor_n = a.anchor_n) END;
 
--- @surface traceloom_v_node_runtime_call | one (node occurrence, covered anchor, runtime relation) | Walk from a tree node to the runtime calls of its anchors, or from one call back to every structural placement | SELECT node_id, occurrence_idx, anchor_order, runtime_call_id, api_name, support_state FROM traceloom_v_node_runtime_call WHERE coverage_kind = 'self' LIMIT 20
+-- @surface traceloom_v_node_runtime_call | one (node occurrence, covered anchor, runtime relation) | Walk from a tree node to the runtime calls of its anchors (an exact replay anchor's graph_launch relation included), or from one call back to every structural placement | SELECT node_id, occurrence_idx, anchor_order, runtime_call_id, api_name, support_state FROM traceloom_v_node_runtime_call WHERE coverage_kind = 'self' LIMIT 20
 CREATE VIEW traceloom_v_node_runtime_call AS
 SELECT na.node_id,
        na.local_node_id,
@@ -219,8 +219,17 @@ SELECT na.node_id,
 FROM traceloom_tree_node_anchor na
 CROSS JOIN traceloom_anchor a ON a.anchor_n = na.anchor_n
 CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
+-- an exact replay anchor's launch (traceloom_anchor_runtime_relation's graph_launch endpoint):
+-- a launch anchor's event has no relation of its own, so where the event has none its launch
+-- is looked up by the anchor key (traceloom_graph_launch_anchor_n, only then: COALESCE reads
+-- its arguments in turn) and the launch's graph_launch relation takes the event's place in
+-- the one OR join. The node anchors cannot be searched by anchor, so a UNION ALL arm from the
+-- launches is not possible, and one from the node anchors walks them all twice. A third OR
+-- term with a LEFT JOIN of the launches cost +24% VM steps on a full read at 1M anchors.
 CROSS JOIN traceloom_v_runtime_device d
-  ON d.relation_n = e.relation_n OR (d.event_n = a.event_n AND d.runtime_candidate_count > 1);
+  ON d.relation_n = coalesce(e.relation_n, (SELECT l.relation_n FROM traceloom_graph_launch l
+                                            WHERE l.anchor_n = a.anchor_n))
+  OR (d.event_n = a.event_n AND d.runtime_candidate_count > 1);
 
 -- @surface traceloom_v_aux_runtime_call | one (auxiliary link, runtime relation) | The runtime calls behind the auxiliary work linked to each anchor | SELECT anchor_id, aux_kind, api_name, support_state FROM traceloom_v_aux_runtime_call LIMIT 20
 CREATE VIEW traceloom_v_aux_runtime_call AS

@@ -35,6 +35,26 @@ SELECT 'relations: each launch call has one graph_launch relation to its launch'
      AND EXISTS (SELECT 1 FROM traceloom_event e WHERE e.task_type = 'MODEL_EXECUTE'
                  AND e.source_table = r.device_source_table AND e.source_key = r.device_source_key)) = 14
   AND (SELECT count(*) FROM traceloom_runtime_device_relation WHERE relation_kind = 'graph_launch') = 14;
+-- A node's runtime calls include, for each placement of a promoted launch's anchor, that
+-- launch's graph_launch relation (the anchor's graph_launch endpoint): the 12 launch anchors
+-- (4 units x head, layer, tail) once each as a self placement, and every placement of them.
+SELECT 'node runtime calls: each placement of a launch anchor walks to its graph_launch relation',
+  (SELECT count(*) FROM traceloom_v_node_runtime_call
+    WHERE relation_kind = 'graph_launch' AND coverage_kind = 'self') = 12
+  AND (SELECT count(*) FROM traceloom_v_node_runtime_call WHERE relation_kind = 'graph_launch')
+      = (SELECT count(*) FROM traceloom_tree_node_anchor na
+          JOIN traceloom_anchor_runtime_relation r ON r.anchor_id = na.anchor_id
+         WHERE r.endpoint_kind = 'graph_launch')
+  AND NOT EXISTS (
+    SELECT na.node_id, na.occurrence_idx, na.anchor_order, r.relation_id, r.runtime_call_id,
+           r.device_work_id
+    FROM traceloom_tree_node_anchor na
+    JOIN traceloom_anchor_runtime_relation r ON r.anchor_id = na.anchor_id
+    WHERE r.endpoint_kind = 'graph_launch'
+    EXCEPT
+    SELECT node_id, occurrence_idx, anchor_order, relation_id, runtime_call_id, device_work_id
+    FROM traceloom_v_node_runtime_call
+    WHERE relation_kind = 'graph_launch' AND work_kind = 'graph_launch');
 SELECT 'metadata: required keys',
   (SELECT count(*) FROM traceloom_metadata WHERE key IN ('schema_version','tool_version','artifact_kind','source_kind','source_path','source_size_bytes','source_sha256','source_embedded','analysis_options','analysis_status')) = 10;
 SELECT 'metadata: artifact kind and status', (SELECT group_concat(value, ',') FROM (SELECT value FROM traceloom_metadata WHERE key IN ('artifact_kind','analysis_status') ORDER BY key)) = 'complete,queryable_database_timeline';

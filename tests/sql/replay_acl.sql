@@ -64,8 +64,24 @@ SELECT 'member shares: 500000 ppm each', (SELECT count(*) FROM traceloom_replay_
 SELECT 'aggregates: decode positions over 3 units, prefill over 1',
   (SELECT group_concat(replay_unit_count || 'x' || n, ',') FROM (SELECT replay_unit_count, count(*) n FROM traceloom_replay_cost_aggregate GROUP BY 1 ORDER BY 1)) = '1x6,3x6'
   AND (SELECT count(*) FROM traceloom_replay_cost_aggregate_member) = 24;
-SELECT 'partition: R1..R4 then the open boundary X2',
-  (SELECT group_concat(segment_label, ',') FROM (SELECT segment_label FROM traceloom_v_exact_replay_partition ORDER BY segment_order)) = 'R1,R2,R3,R4,X2';
+-- 4 replay units cut the root into the 2 x 4 + 1 coordinates X1 R1 U1 ... R4 X2 (0 .. 8). The
+-- prefill unit's head is the root's first anchor and the units follow back to back, so X1 and
+-- U1..U3 hold no anchor (kept, with no range and zero costs); the incomplete tail's 2 launches
+-- and whatever else follows the last unit are X2. Together the segments are every anchor once.
+SELECT 'partition: X1 R1 U1 .. R4 X2 in order 0..8, the empty ones kept without a range',
+  (SELECT group_concat(segment_order || segment_label || ':' || anchor_count, ',')
+     FROM (SELECT * FROM traceloom_v_exact_replay_partition ORDER BY segment_order))
+    LIKE '0X1:0,1R1:3,2U1:0,3R2:3,4U2:0,5R3:3,6U3:0,7R4:3,8X2:%'
+  AND (SELECT count(*) FROM traceloom_v_exact_replay_partition WHERE anchor_count = 0
+        AND first_anchor_idx IS NULL AND last_anchor_idx IS NULL AND total_us = 0.0
+        AND compute_us = 0.0 AND idle_us = 0.0) = 4
+  AND (SELECT group_concat(coordinate_kind || coordinate_index, ',')
+         FROM (SELECT * FROM traceloom_v_exact_replay_partition ORDER BY segment_order))
+    = 'open_boundary0,replay0,between_replays0,replay1,between_replays1,replay2,between_replays2,replay3,open_boundary1'
+  AND (SELECT sum(anchor_count) FROM traceloom_v_exact_replay_partition)
+    = (SELECT count(*) FROM traceloom_anchor)
+  AND (SELECT round(sum(total_us), 3) FROM traceloom_v_exact_replay_partition)
+    = (SELECT round(sum(total_us), 3) FROM traceloom_anchor);
 SELECT 'partition status: ordered disjoint exact replays',
   (SELECT reason_code FROM traceloom_v_exact_replay_partition_status) = 'ordered_disjoint_exact_replays';
 SELECT 'node view: every member under the atom node of its launch anchor',
