@@ -193,11 +193,12 @@ WHERE CASE (SELECT CASE WHEN s.source_table = 'CUPTI_ACTIVITY_KIND_SYNCHRONIZATI
         WHEN 'cuda' THEN provider = 'cuda' WHEN 'ascend' THEN provider = 'ascend' ELSE 0 END;
 
 -- @surface traceloom_v_anchor_runtime_call | one (anchor, runtime relation) endpoint | Each anchor's runtime endpoints with the full relation, call and work columns (an exact replay anchor's graph_launch relation as endpoint_kind graph_launch) | SELECT anchor_symbol, api_name, support_state, count(*) FROM traceloom_v_anchor_runtime_call GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 10
--- An exact replay anchor's launch is a third arm of the one join (its graph_launch relation,
--- traceloom_anchor_runtime_relation's graph_launch endpoint, searched by the anchor's key
--- only where the analysis has a graph launch: the guard is one search per statement), not a
--- UNION ALL: a compound view is read as a co-routine that computes every column of every
--- row, 2.5x the CPU of the example at a million tasks (4.1-4.5 s against 1.5).
+-- An exact replay anchor's launch: its event has no relation of its own, so its launch's
+-- graph_launch relation (traceloom_anchor_runtime_relation's graph_launch endpoint) takes the
+-- event's place in the one join, looked up by the anchor key only where the event has none
+-- (as traceloom_v_node_runtime_call does), not a UNION ALL arm: a compound view is read as a
+-- co-routine that computes every column of every row, 2.5x the CPU of the example at a
+-- million tasks (3.4-4.5 s against 1.3-1.4).
 CREATE VIEW traceloom_v_anchor_runtime_call AS
 SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.symbol AS anchor_symbol,
        a.role AS anchor_role, a.start_ns AS anchor_start_ns, a.end_ns AS anchor_end_ns,
@@ -205,10 +206,9 @@ SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.symbol AS anchor_symb
 FROM traceloom_anchor a
 CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
 CROSS JOIN traceloom_v_runtime_device d
-  ON d.relation_n = e.relation_n OR (d.event_n = a.event_n AND d.runtime_candidate_count > 1)
-  OR d.relation_n = CASE WHEN (SELECT max(g.anchor_n) FROM traceloom_graph_launch g) IS NOT NULL
-                         THEN (SELECT l.relation_n FROM traceloom_graph_launch l
-                               WHERE l.anchor_n = a.anchor_n) END;
+  ON d.relation_n = COALESCE(e.relation_n, (SELECT l.relation_n FROM traceloom_graph_launch l
+                                              WHERE l.anchor_n = a.anchor_n))
+  OR (d.event_n = a.event_n AND d.runtime_candidate_count > 1);
 
 -- @surface traceloom_v_node_runtime_call | one (node occurrence, covered anchor, runtime relation) | Walk from a tree node to the runtime calls of its anchors (an exact replay anchor's graph_launch relation included), or from one call back to every structural placement | SELECT node_id, occurrence_idx, anchor_order, runtime_call_id, api_name, support_state FROM traceloom_v_node_runtime_call WHERE coverage_kind = 'self' LIMIT 20
 CREATE VIEW traceloom_v_node_runtime_call AS

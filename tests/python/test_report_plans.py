@@ -1090,9 +1090,9 @@ def test_evidence_role_summary_groups_the_events_on_one_key(analysis, tmp_path):
 
 
 def test_anchor_runtime_call_is_one_join_at_scale(bench_planned):
-    """traceloom_v_anchor_runtime_call finds an exact replay anchor's graph_launch relation as a
-    third arm of its one join (an OR the planner serves with three key searches), not as a
-    UNION ALL arm: a compound view is read as a co-routine that computes every column of
+    """traceloom_v_anchor_runtime_call finds an exact replay anchor's graph_launch relation in
+    its one join (where the anchor's event has no relation, its launch's by the anchor key),
+    not as a UNION ALL arm: a compound view is read as a co-routine that computes every column of
     every anchor's row, 2.5x the CPU of the catalog example at a million tasks."""
     example = bench_planned.execute(
         "SELECT example_sql FROM traceloom_analysis_surface"
