@@ -34,7 +34,8 @@ SELECT 'device-work-' || e.event_id AS device_work_id, e.db_idx,
        -- searched per event
        r.call_n AS launch_call_n, e.anchor_n
 FROM traceloom_event_core e
-JOIN traceloom_input i ON i.db_idx = e.db_idx
+-- after the event, by key (CROSS JOIN): the events are not scanned once per input
+CROSS JOIN traceloom_input i ON i.db_idx = e.db_idx
 LEFT JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
 LEFT JOIN traceloom_runtime_device_relation_core r
   ON r.relation_n = e.relation_n

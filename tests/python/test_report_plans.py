@@ -441,7 +441,7 @@ def test_evidence_role_placement_names_its_arms_outside_the_union(analysis):
 BENCH_ROWS = {"traceloom_anchor_core": 741604, "traceloom_node_core": 512346,
               "traceloom_position_occurrence_core": 752985,
               "traceloom_position_occurrence_body": 11380, "traceloom_event_core": 1127082,
-              "traceloom_runtime_call_core": 747565,
+              "traceloom_runtime_call_core": 747565, "traceloom_runtime_call_shape": 18,
               "traceloom_runtime_device_relation_core": 1002481,
               "traceloom_anchor_host_window_call": 6252,
               "traceloom_anchor_host_window_rejected": 1}
@@ -648,6 +648,26 @@ def test_context_device_coverage_reads_the_cores_by_key_at_scale(bench_planned):
         assert f"SEARCH {alias} USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
     assert "SEARCH a USING PRIMARY KEY (device_work_id=?) LEFT-JOIN" in steps, steps
     assert not any("SUBQUERY" in d or "AUTOMATIC" in d for d in steps), steps
+
+
+def test_device_work_reads_the_event_core_by_key_at_scale(bench_planned):
+    """traceloom_device_work's event items (the compound's first arm) read the event core once
+    and its shape and relation by integer key, the relation's support state tested against a
+    list of the supported shapes made once: through traceloom_event every item ran six
+    correlated subqueries (task type, source table, symbol columns, the supported relation's
+    call and its state), most of the catalog example's CPU at a million tasks."""
+    example = bench_planned.execute(
+        "SELECT example_sql FROM traceloom_analysis_surface"
+        " WHERE relation_name = 'traceloom_device_work'").fetchone()[0]
+    arm = [(p, d) for _, p, d, above in plan_tree(bench_planned, example)
+           if "LEFT-MOST SUBQUERY" in above]
+    steps = [d for _, d in arm]
+    assert steps[0] == "SCAN e", steps
+    for alias in ("s", "r"):
+        assert f"SEARCH {alias} USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
+    assert not any("CORRELATED" in d or "AUTOMATIC" in d for d in steps), steps
+    # the input (one row per profile database) is read after the event, scanned or by key
+    assert plan_problems([(p, d) for p, d in arm if d != "SCAN i"]) == []
 
 
 def test_launch_delay_reads_the_shapes_by_key_at_scale(bench_planned):
