@@ -13,16 +13,35 @@ CREATE INDEX traceloom_graph_launch_relation ON traceloom_graph_launch(relation_
 -- The reference's words (docs/PARITY.md): every item is an event's work (work_kind 'event';
 -- the event's kind tells compute from copies and launches), named as traceloom_v_runtime_device
 -- names it: the operator's full name, else the raw label.
+-- Written on the storage tables (the event core and shape, the relation core), joined by
+-- integer key, not on traceloom_event: its text columns are scalar subqueries, each opening its
+-- cursor again per event, and its launch_call_n a subquery on the relation around one on the
+-- relation's shape; per event this view read six of them (1M events at a million tasks).
+-- The columns are the event view's expressions, unchanged.
 -- @surface traceloom_device_work | one device work item | Device-side work that runtime calls can launch (every task-level event; communication-op envelopes, task type COMMUNICATION_OP, excluded) | SELECT e.kind, count(*) FROM traceloom_device_work w JOIN traceloom_event e ON e.event_n = w.event_n GROUP BY e.kind
 CREATE VIEW traceloom_device_work AS
 SELECT 'device-work-' || e.event_id AS device_work_id, e.db_idx,
        i.provider, e.device_id, 'event' AS work_kind, e.event_id, e.task_id,
-       NULL AS graph_launch_occurrence_id, e.source_table, e.source_key,
-       e.start_ns, e.end_ns, e.dur_us, COALESCE(e.op_name, e.raw_label, e.task_type) AS symbol,
-       NULL AS raw_json, e.event_n, e.launch_call_n, e.anchor_n
-FROM traceloom_event e
-JOIN traceloom_input i ON i.db_idx = e.db_idx
-WHERE e.task_type IS NOT 'COMMUNICATION_OP' AND e.source_table IS NOT 'graph_replay'
+       NULL AS graph_launch_occurrence_id, s.source_table,
+       CAST(e.source_rowid_offset + e.event_n AS TEXT) AS source_key,
+       e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.dur_ns / 1000.0 AS dur_us,
+       COALESCE(s.op_name, s.raw_label, s.task_type) AS symbol,
+       NULL AS raw_json, e.event_n,
+       -- traceloom_event's launch_call_n: the call of the event's relation when that relation
+       -- is supported. The state test sits in the join's ON as a non-correlated IN (the
+       -- supported shapes, a list built once per statement and probed per event), so the
+       -- column stays r.call_n (declared INTEGER, as the event view's) and no shape row is
+       -- searched per event
+       r.call_n AS launch_call_n, e.anchor_n
+FROM traceloom_event_core e
+-- after the event, by key (CROSS JOIN): the events are not scanned once per input
+CROSS JOIN traceloom_input i ON i.db_idx = e.db_idx
+LEFT JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
+LEFT JOIN traceloom_runtime_device_relation_core r
+  ON r.relation_n = e.relation_n
+ AND r.shape_id IN (SELECT rs.shape_id FROM traceloom_runtime_device_relation_shape rs
+                    WHERE rs.support_state IN ('supported_exact', 'supported_deterministic'))
+WHERE s.task_type IS NOT 'COMMUNICATION_OP' AND s.source_table IS NOT 'graph_replay'
 UNION ALL
 -- Every observed graph launch is device work of its own (inputs.md 10, graph-launch
 -- relations), promoted or not: the launch interval, no event (a launch anchor's derived

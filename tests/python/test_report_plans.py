@@ -659,6 +659,26 @@ def test_context_device_coverage_reads_the_cores_by_key_at_scale(bench_planned):
     assert not any("CORRELATED" in d or "AUTOMATIC" in d for d in steps), steps
 
 
+def test_device_work_reads_the_event_core_by_key_at_scale(bench_planned):
+    """traceloom_device_work's event items (the compound's first arm) read the event core once
+    and its shape and relation by integer key, the relation's support state tested against a
+    list of the supported shapes made once: through traceloom_event every item ran six
+    correlated subqueries (task type, source table, symbol columns, the supported relation's
+    call and its state), most of the catalog example's CPU at a million tasks."""
+    example = bench_planned.execute(
+        "SELECT example_sql FROM traceloom_analysis_surface"
+        " WHERE relation_name = 'traceloom_device_work'").fetchone()[0]
+    arm = [(p, d) for _, p, d, above in plan_tree(bench_planned, example)
+           if "LEFT-MOST SUBQUERY" in above]
+    steps = [d for _, d in arm]
+    assert steps[0] == "SCAN e", steps
+    for alias in ("s", "r"):
+        assert f"SEARCH {alias} USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN" in steps, steps
+    assert not any("CORRELATED" in d or "AUTOMATIC" in d for d in steps), steps
+    # the input (one row per profile database) is read after the event, scanned or by key
+    assert plan_problems([(p, d) for p, d in arm if d != "SCAN i"]) == []
+
+
 def test_launch_delay_reads_the_shapes_by_key_at_scale(bench_planned):
     """traceloom_v_launch_delay's example groups every launched event: the events are scanned
     once, their relation, its state, the call and the event's shape searched by integer key,
