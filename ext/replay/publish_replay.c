@@ -92,6 +92,12 @@ static const tl_rows_column graph_launch_control_columns[GC_NCOLS] = {
     [GC_EVENT_N] = {"event_n", 0},
 };
 
+/* The event of replay unit u: the units' events are numbered after every event the
+** analysis keeps, the trace's and the launch anchors' (tl_replay.launch_events). */
+static uint32_t unit_event_n(const tl_trace *t, const tl_replay *r, size_t u) {
+  return (uint32_t)(tl_event_count(t, &r->launch_events) + u);
+}
+
 static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
                             const uint32_t *anchor_of_event, tl_err *e) {
   sqlite3_stmt *st, *ctl;
@@ -133,7 +139,9 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     sqlite3_bind_int64(st, TL_PARAM(GL_DEVICE_ID), l->device_id);
     sqlite3_bind_text(st, TL_PARAM(GL_GRAPH_PROVIDER), provider_name(l->provider), -1,
                       SQLITE_STATIC);
-    uint32_t gev = promoted ? l->anchor_event : l->control[0];
+    /* a promoted launch's graph event is its unit's (publish_unit_events), as the
+    ** reference's; an unpromoted ACL launch's its MODEL_EXECUTE task */
+    uint32_t gev = promoted ? unit_event_n(t, r, l->unit) : l->control[0];
     bind_id(st, TL_PARAM(GL_GRAPH_EVENT_ID), "event-%llu", gev, gev != TL_REPLAY_NONE);
     uint32_t an = promoted && anchor_of_event ? anchor_of_event[l->anchor_event] : TL_REPLAY_NONE;
     bind_id(st, TL_PARAM(GL_ANCHOR_ID), "anchor-%llu", an, an != TL_REPLAY_NONE);
@@ -194,7 +202,6 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
       rc = tl_pub_step(db, ctl, "traceloom_graph_launch_control", e);
     }
   }
-  (void)t;
   sqlite3_finalize(st);
   sqlite3_finalize(ctl);
   return rc;
@@ -1029,6 +1036,92 @@ static int publish_launch_relations(sqlite3 *db, tl_err *e) {
   return tl_pub_exec(db, sql, e);
 }
 
+/* One event per promoted replay unit (outputs.md section 5), as the reference publishes
+** it: source table ACLGRAPH_REPLAY_UNIT / CUDA_GRAPH_REPLAY_UNIT, source key the unit's
+** ordinal (an ACL unit's reconstruction region + 1, so a region left unpromoted keeps its
+** number; a CUDA unit's place among the CUDA units + 1), the interval from its first
+** launch's start to its last launch's end, the stream of its first launch's completion
+** record (the captured model's) or first member, symbol, label
+** and raw label `GraphReplayUnit ExactT<k>` / `CUDAGraph ExactT<k>` (k: its graph
+** template), category, role and family `event`. It is no device work and no anchor: the
+** launches are the anchors (their derived events are the anchors' intervals, not events:
+** traceloom_event leaves them out, sql/schema/10_events.sql), and the unit event is what
+** traceloom_graph_launch.graph_event_id and the unit's envelope name. Its shape is written
+** here, after the events' (the shapes are few; a unit shape is shared by the units of one
+** template and source). */
+static int publish_unit_events(sqlite3 *db, const tl_trace *t, const tl_replay *r, tl_err *e) {
+  if (!r->units.n) return TL_OK;
+  sqlite3_stmt *shape = NULL, *core = NULL;
+  int rc = sqlite3_prepare_v2(
+      db,
+      "INSERT INTO main.traceloom_event_shape(shape_id, source_id, source_table, kind, "
+      "category, role, symbol, label, raw_label, family) "
+      "SELECT COALESCE((SELECT max(shape_id) FROM main.traceloom_event_shape), 0) + 1, "
+      "?1, ?2, 'graph_launch', 'event', 'event', ?3, ?3, ?3, 'event' "
+      "WHERE NOT EXISTS (SELECT 1 FROM main.traceloom_event_shape s WHERE s.source_id = ?1 "
+      "AND s.source_table = ?2 AND s.symbol = ?3 AND s.category = 'event')",
+      -1, &shape, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v2(
+        db,
+        "INSERT INTO main.traceloom_event_core(event_n, db_idx, device_id, "
+        "source_rowid_offset, stream_id, start_ns, dur_ns, shape_id) "
+        "SELECT ?1, ?2, ?3, ?4 - ?1, ?5, ?6, ?7, s.shape_id FROM main.traceloom_event_shape s "
+        "WHERE s.source_id = ?8 AND s.source_table = ?9 AND s.symbol = ?10 "
+        "AND s.category = 'event'",
+        -1, &core, NULL);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(shape), sqlite3_finalize(core);
+    return tl_fail(e, "cannot publish the replay units' events: %s", sqlite3_errmsg(db));
+  }
+  rc = TL_OK;
+  uint32_t cuda_units = 0;
+  for (size_t u = 0; rc == TL_OK && u < r->units.n; u++) {
+    const tl_replay_unit *un = &r->units.v[u];
+    const tl_graph_launch *first = &r->launches.v[un->first_launch];
+    const tl_graph_launch *last = &r->launches.v[un->first_launch + un->nlaunches - 1];
+    int cuda = un->provider == TL_GRAPH_CUDA;
+    int64_t key = cuda ? (int64_t)++cuda_units
+                       : (un->region != TL_REPLAY_NONE ? (int64_t)un->region + 1 : (int64_t)u + 1);
+    /* its first launch's completion record (ACL: on the captured model's stream), else its
+    ** first member (CUDA): the unit's stream and source database */
+    uint32_t x = first->control[2] != TL_REPLAY_NONE ? first->control[2]
+                 : first->nmembers ? r->members.v[first->first_member].event : first->control[0];
+    int64_t source_id = x == TL_REPLAY_NONE ? 0
+                        : tl_source_ref_at(t, NULL, tl_events_source_ref(&t->ev, x))->source_id;
+    uint32_t stream = x == TL_REPLAY_NONE ? TL_NO_STREAM : tl_events_stream_id(&t->ev, x);
+    int64_t lo = first->start_ns, hi = last->end_ns;
+    for (uint32_t k = 0; k < un->nlaunches; k++) {
+      const tl_graph_launch *l = &r->launches.v[un->first_launch + k];
+      if (l->start_ns < lo) lo = l->start_ns;
+      if (l->end_ns > hi) hi = l->end_ns;
+    }
+    const char *table = cuda ? "CUDA_GRAPH_REPLAY_UNIT" : "ACLGRAPH_REPLAY_UNIT";
+    char sym[64];
+    snprintf(sym, sizeof sym, "%s ExactT%u", cuda ? "CUDAGraph" : "GraphReplayUnit",
+             (unsigned)un->graph_template);
+    sqlite3_bind_int64(shape, 1, source_id);
+    sqlite3_bind_text(shape, 2, table, -1, SQLITE_STATIC);
+    sqlite3_bind_text(shape, 3, sym, -1, SQLITE_TRANSIENT);
+    if ((rc = tl_pub_step(db, shape, "traceloom_event_shape", e))) break;
+    sqlite3_bind_int64(core, 1, (int64_t)unit_event_n(t, r, u));
+    sqlite3_bind_int(core, 2, un->db_idx);
+    sqlite3_bind_int64(core, 3, un->device_id);
+    sqlite3_bind_int64(core, 4, key);
+    if (stream == TL_NO_STREAM) sqlite3_bind_null(core, 5);
+    else sqlite3_bind_int64(core, 5, stream);
+    sqlite3_bind_int64(core, 6, lo);
+    sqlite3_bind_int64(core, 7, hi - lo);
+    sqlite3_bind_int64(core, 8, source_id);
+    sqlite3_bind_text(core, 9, table, -1, SQLITE_STATIC);
+    sqlite3_bind_text(core, 10, sym, -1, SQLITE_TRANSIENT);
+    rc = tl_pub_step(db, core, "traceloom_event_core", e);
+  }
+  sqlite3_finalize(shape);
+  sqlite3_finalize(core);
+  return rc;
+}
+
 int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r,
                       const uint32_t *anchor_event, size_t nanchors, tl_err *e) {
   if (!r) return TL_OK; /* {"graph_replay": false}: nothing was looked for, nothing to say */
@@ -1047,7 +1140,8 @@ int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     return rc;
   }
   tl_timer_mark(&tm, "cost map");
-  rc = publish_launches(db, t, r, anchor_of_event, e);
+  rc = publish_unit_events(db, t, r, e);
+  if (rc == TL_OK) rc = publish_launches(db, t, r, anchor_of_event, e);
   if (rc == TL_OK) rc = publish_launch_relations(db, e);
   tl_timer_mark(&tm, "launches");
   if (rc == TL_OK) rc = publish_members(db, t, r, &costs, e);

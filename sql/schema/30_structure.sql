@@ -97,7 +97,10 @@ CREATE VIEW traceloom_anchor AS
 SELECT a.anchor_id, a.db_idx, a.device_id,
        a.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
                       WHERE t.db_idx = a.db_idx AND t.device_id = a.device_id) + 1 AS anchor_idx,
-       a.event_id, NULL AS step_idx,
+       -- a promoted graph launch's anchor has no event (its unit's event stands for the
+       -- launches; traceloom_event): its interval is its derived row's (event_n)
+       CASE WHEN NOT EXISTS (SELECT 1 FROM traceloom_graph_launch g WHERE g.anchor_n = a.anchor_n)
+            THEN a.event_id END AS event_id, NULL AS step_idx,
        (SELECT s.symbol FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS symbol,
        (SELECT s.role FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS role,
        (SELECT s.symbol FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS label,
