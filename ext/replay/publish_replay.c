@@ -92,10 +92,36 @@ static const tl_rows_column graph_launch_control_columns[GC_NCOLS] = {
     [GC_EVENT_N] = {"event_n", 0},
 };
 
-/* The event of replay unit u: the units' events are numbered after every event the
-** analysis keeps, the trace's and the launch anchors' (tl_replay.launch_events). */
+/* The event of replay unit u: the units' events are numbered after the trace's (the launch
+** anchors' rows have negative keys: tl_event_stored_n). */
 static uint32_t unit_event_n(const tl_trace *t, const tl_replay *r, size_t u) {
-  return (uint32_t)(tl_event_count(t, &r->launch_events) + u);
+  (void)r;
+  return (uint32_t)(t->ev.n + u);
+}
+
+/* Replay unit u's interval (its first launch's start to its last launch's end), stream and
+** source database: those of its first launch's completion record (ACL: on the captured
+** model's stream), else of its first member (CUDA). */
+typedef struct unit_place {
+  int64_t start_ns, end_ns, source_id;
+  uint32_t stream;
+} unit_place;
+
+static unit_place unit_place_of(const tl_trace *t, const tl_replay *r, const tl_replay_unit *un) {
+  const tl_graph_launch *first = &r->launches.v[un->first_launch];
+  unit_place p = {first->start_ns, first->end_ns, 0, TL_NO_STREAM};
+  for (uint32_t k = 0; k < un->nlaunches; k++) {
+    const tl_graph_launch *l = &r->launches.v[un->first_launch + k];
+    if (l->start_ns < p.start_ns) p.start_ns = l->start_ns;
+    if (l->end_ns > p.end_ns) p.end_ns = l->end_ns;
+  }
+  uint32_t x = first->control[2] != TL_REPLAY_NONE ? first->control[2]
+               : first->nmembers ? r->members.v[first->first_member].event : first->control[0];
+  if (x != TL_REPLAY_NONE) {
+    p.source_id = tl_source_ref_at(t, NULL, tl_events_source_ref(&t->ev, x))->source_id;
+    p.stream = tl_events_stream_id(&t->ev, x);
+  }
+  return p;
 }
 
 static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
@@ -576,46 +602,53 @@ static int publish_envelopes(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     return TL_ERROR;
   int rc = TL_OK;
   uint64_t idx = 0;
-  /* Promoted launches first (their envelope is the launch interval, their enclosed work
-  ** the exact members), then graph-level envelopes without members. */
-  for (size_t i = 0; rc == TL_OK && i < r->launches.n; i++) {
-    const tl_graph_launch *l = &r->launches.v[i];
-    if (l->unit == TL_REPLAY_NONE) continue;
-    int64_t kern_ns = 0, all_ns = 0, nk = 0;
-    for (uint32_t k = 0; k < l->nmembers; k++) {
-      const tl_graph_member *m = &r->members.v[l->first_member + k];
-      int64_t d = tl_events_end(&t->ev, m->event) - t->ev.start_ns[m->event];
-      all_ns += d;
-      if (m->kind != TL_MEMBER_DATA_MOVE) kern_ns += d, nk++;
+  /* Replay units first, one envelope each as in the reference: the unit's event and interval
+  ** (publish_unit_events), its enclosed work the exact members of its launches; then
+  ** graph-level envelopes without members. */
+  for (size_t u = 0; rc == TL_OK && u < r->units.n; u++) {
+    const tl_replay_unit *un = &r->units.v[u];
+    const tl_graph_launch *first = &r->launches.v[un->first_launch];
+    int64_t kern_ns = 0, all_ns = 0, nk = 0, nall = 0;
+    for (uint32_t j = 0; j < un->nlaunches; j++) {
+      const tl_graph_launch *l = &r->launches.v[un->first_launch + j];
+      for (uint32_t k = 0; k < l->nmembers; k++) {
+        const tl_graph_member *m = &r->members.v[l->first_member + k];
+        int64_t d = tl_events_end(&t->ev, m->event) - t->ev.start_ns[m->event];
+        all_ns += d, nall++;
+        if (m->kind != TL_MEMBER_DATA_MOVE) kern_ns += d, nk++;
+      }
     }
-    bind_id(st, TL_PARAM(CG_GRAPH_EVENT_ID), "event-%llu", l->anchor_event, 1);
-    sqlite3_bind_int(st, TL_PARAM(CG_DB_IDX), l->db_idx);
-    sqlite3_bind_int64(st, TL_PARAM(CG_DEVICE_ID), l->device_id);
-    sqlite3_bind_text(st, TL_PARAM(CG_GRAPH_PROVIDER), provider_name(l->provider), -1,
+    unit_place pl = unit_place_of(t, r, un);
+    uint32_t ev = unit_event_n(t, r, u);
+    bind_id(st, TL_PARAM(CG_GRAPH_EVENT_ID), "event-%llu", ev, 1);
+    sqlite3_bind_int(st, TL_PARAM(CG_DB_IDX), un->db_idx);
+    sqlite3_bind_int64(st, TL_PARAM(CG_DEVICE_ID), un->device_id);
+    sqlite3_bind_text(st, TL_PARAM(CG_GRAPH_PROVIDER), provider_name(un->provider), -1,
                       SQLITE_STATIC);
     sqlite3_bind_text(st, TL_PARAM(CG_GRAPH_KIND),
-                      l->provider == TL_GRAPH_CUDA ? "cuda_graph_node_replay" : "aclgraph_graph_replay",
+                      un->provider == TL_GRAPH_CUDA ? "cuda_graph_node_replay" : "aclgraph_graph_replay",
                       -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, TL_PARAM(CG_GRAPH_EVENT_IDX), (int64_t)idx++);
-    bind_id(st, TL_PARAM(CG_EVENT_ID), "event-%llu", l->anchor_event, 1);
-    if (l->stream_id == TL_NO_STREAM) sqlite3_bind_null(st, TL_PARAM(CG_STREAM_ID));
-    else sqlite3_bind_int64(st, TL_PARAM(CG_STREAM_ID), l->stream_id);
-    bind_id(st, TL_PARAM(CG_CORRELATION_ID), "%llu", (uint64_t)l->correlation_id,
-            l->correlation_id != TL_ABSENT);
-    tl_bind_i64_or_null(st, TL_PARAM(CG_GRAPH_ID), l->graph_id, TL_ABSENT);
+    bind_id(st, TL_PARAM(CG_EVENT_ID), "event-%llu", ev, 1);
+    if (pl.stream == TL_NO_STREAM) sqlite3_bind_null(st, TL_PARAM(CG_STREAM_ID));
+    else sqlite3_bind_int64(st, TL_PARAM(CG_STREAM_ID), pl.stream);
+    /* a CUDA unit is one launch: its correlation id; an ACL unit's launches have one each */
+    bind_id(st, TL_PARAM(CG_CORRELATION_ID), "%llu", (uint64_t)first->correlation_id,
+            un->provider == TL_GRAPH_CUDA && first->correlation_id != TL_ABSENT);
+    tl_bind_i64_or_null(st, TL_PARAM(CG_GRAPH_ID), first->graph_id, TL_ABSENT);
     sqlite3_bind_null(st, TL_PARAM(CG_GRAPH_EXEC_ID));
     sqlite3_bind_null(st, TL_PARAM(CG_CONTEXT_ID));
-    sqlite3_bind_int64(st, TL_PARAM(CG_START_NS), l->start_ns);
-    sqlite3_bind_int64(st, TL_PARAM(CG_END_NS), l->end_ns);
-    sqlite3_bind_double(st, TL_PARAM(CG_DUR_US), tl_ns_to_us(l->end_ns - l->start_ns));
-    sqlite3_bind_int64(st, TL_PARAM(CG_ENCLOSED_EVENT_COUNT), l->nmembers);
+    sqlite3_bind_int64(st, TL_PARAM(CG_START_NS), pl.start_ns);
+    sqlite3_bind_int64(st, TL_PARAM(CG_END_NS), pl.end_ns);
+    sqlite3_bind_double(st, TL_PARAM(CG_DUR_US), tl_ns_to_us(pl.end_ns - pl.start_ns));
+    sqlite3_bind_int64(st, TL_PARAM(CG_ENCLOSED_EVENT_COUNT), nall);
     sqlite3_bind_double(st, TL_PARAM(CG_ENCLOSED_EVENT_US), tl_ns_to_us(all_ns));
     sqlite3_bind_int64(st, TL_PARAM(CG_ENCLOSED_KERNEL_COUNT), nk);
     sqlite3_bind_double(st, TL_PARAM(CG_ENCLOSED_KERNEL_US), tl_ns_to_us(kern_ns));
-    char js[96];
-    snprintf(js, sizeof js, "{\"reconstruction\":\"exact_replay_composition\",\"launch_id\":\"graph-launch-%zu\"}", i);
+    char js[128];
+    snprintf(js, sizeof js, "{\"reconstruction\":\"exact_replay_composition\",\"replay_unit_id\":\"replay-unit-%zu\",\"launch_count\":%u}", u, (unsigned)un->nlaunches);
     sqlite3_bind_text(st, TL_PARAM(CG_RAW_JSON), js, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, TL_PARAM(CG_EVENT_N), (int64_t)l->anchor_event);
+    sqlite3_bind_int64(st, TL_PARAM(CG_EVENT_N), (int64_t)ev);
     rc = tl_pub_step(db, st, "traceloom_cuda_graph_replay", e);
   }
   for (size_t i = 0; rc == TL_OK && i < r->envelopes.n; i++) {
@@ -1078,24 +1111,12 @@ static int publish_unit_events(sqlite3 *db, const tl_trace *t, const tl_replay *
   uint32_t cuda_units = 0;
   for (size_t u = 0; rc == TL_OK && u < r->units.n; u++) {
     const tl_replay_unit *un = &r->units.v[u];
-    const tl_graph_launch *first = &r->launches.v[un->first_launch];
-    const tl_graph_launch *last = &r->launches.v[un->first_launch + un->nlaunches - 1];
     int cuda = un->provider == TL_GRAPH_CUDA;
     int64_t key = cuda ? (int64_t)++cuda_units
                        : (un->region != TL_REPLAY_NONE ? (int64_t)un->region + 1 : (int64_t)u + 1);
-    /* its first launch's completion record (ACL: on the captured model's stream), else its
-    ** first member (CUDA): the unit's stream and source database */
-    uint32_t x = first->control[2] != TL_REPLAY_NONE ? first->control[2]
-                 : first->nmembers ? r->members.v[first->first_member].event : first->control[0];
-    int64_t source_id = x == TL_REPLAY_NONE ? 0
-                        : tl_source_ref_at(t, NULL, tl_events_source_ref(&t->ev, x))->source_id;
-    uint32_t stream = x == TL_REPLAY_NONE ? TL_NO_STREAM : tl_events_stream_id(&t->ev, x);
-    int64_t lo = first->start_ns, hi = last->end_ns;
-    for (uint32_t k = 0; k < un->nlaunches; k++) {
-      const tl_graph_launch *l = &r->launches.v[un->first_launch + k];
-      if (l->start_ns < lo) lo = l->start_ns;
-      if (l->end_ns > hi) hi = l->end_ns;
-    }
+    unit_place pl = unit_place_of(t, r, un);
+    int64_t source_id = pl.source_id, lo = pl.start_ns, hi = pl.end_ns;
+    uint32_t stream = pl.stream;
     const char *table = cuda ? "CUDA_GRAPH_REPLAY_UNIT" : "ACLGRAPH_REPLAY_UNIT";
     char sym[64];
     snprintf(sym, sizeof sym, "%s ExactT%u", cuda ? "CUDAGraph" : "GraphReplayUnit",

@@ -100,12 +100,12 @@ SELECT c.event_id, c.db_idx, c.device_id, NULL AS step_idx,
          AS launch_call_n,
        c.anchor_n, c.relation_n
 FROM traceloom_event_core c
--- A promoted graph launch's derived row (source_table graph_replay) is its anchor's interval,
--- not an event: the replay unit's event stands for the launches (ext/replay/publish_replay.c
--- publish_unit_events), as in the reference. The test is a non-correlated IN (the few
--- shapes, a list built once per statement and probed per row), so the view stays one table.
-WHERE c.shape_id NOT IN (SELECT s.shape_id FROM traceloom_event_shape s
-                          WHERE s.source_table = 'graph_replay');
+-- A promoted graph launch's derived row (source_table graph_replay, a negative event_n:
+-- ext/trace/trace.h tl_event_stored_n) is its launch anchor's interval, not an event: the
+-- replay unit's event stands for the launches (ext/replay/publish_replay.c
+-- publish_unit_events), as in the reference. A key range, so a search by event_n stays one
+-- primary-key search and a scan one range.
+WHERE c.event_n >= 0;
 
 -- Runtime calls and relations follow the same pattern: integers per row in *_core, repeated
 -- text once per combination in *_shape, the public name a view with computed ids.

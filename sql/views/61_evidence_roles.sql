@@ -73,6 +73,7 @@ FROM (
 SELECT e.event_n, 0 AS arm, NULL AS ref_n,
        NULL AS ref_text, NULL AS owner_id
 FROM traceloom_event_core e
+WHERE e.event_n >= 0
 UNION ALL
 SELECT a.event_n, 1, a.anchor_n,
        CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT 1 FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, NULL
@@ -306,7 +307,7 @@ WITH unplaced AS (
   SELECT g.k >> 32 AS db_idx, h.role_class_id AS class_id, NULL AS support_state,
          SUM(g.n) AS events, SUM(g.dur_ns) AS duration_ns
   FROM (SELECT e.db_idx << 32 | e.shape_id AS k, COUNT(*) AS n, SUM(e.dur_ns) AS dur_ns
-        FROM traceloom_event_core e GROUP BY 1) g
+        FROM traceloom_event_core e WHERE e.event_n >= 0 GROUP BY 1) g
   CROSS JOIN traceloom_event_shape h ON h.shape_id = g.k & 4294967295
   GROUP BY 1, 2
   UNION ALL

@@ -3,12 +3,12 @@
 SELECT 'analyze exact_hlt/mono', traceloom_analyze('fixtures/exact_hlt/mono') LIKE 'traceloom: analysed 1 input(s) (ascend_sqlite_hot_path): 70 events, 15 runtime calls%';
 SELECT 'event ids are event-0 .. event-69', (SELECT count(DISTINCT event_id) = 70 AND min(CAST(substr(event_id, 7) AS INT)) = 0 AND max(CAST(substr(event_id, 7) AS INT)) = 69 FROM traceloom_event WHERE source_table = 'TASK');
 -- 12 exact graph launches (4 replay units x head, layer, tail): the launches' anchor rows
--- (70 .. 81) are no events; each unit is one, event-82 .. event-85, from the first
+-- are no events; each unit is one, event-70 .. event-73 after the 70 tasks, from the first
 -- launch's start to the last one's end (the prefill unit 100 .. 320).
-SELECT 'replay unit events are event-82 .. event-85, no launch is an event',
-  (SELECT count(*) = 4 AND min(CAST(substr(event_id, 7) AS INT)) = 82 AND max(CAST(substr(event_id, 7) AS INT)) = 85
+SELECT 'replay unit events are event-70 .. event-73, no launch is an event',
+  (SELECT count(*) = 4 AND min(CAST(substr(event_id, 7) AS INT)) = 70 AND max(CAST(substr(event_id, 7) AS INT)) = 73
    FROM traceloom_event WHERE source_table = 'ACLGRAPH_REPLAY_UNIT')
-  AND (SELECT start_ns || '-' || end_ns FROM traceloom_event WHERE event_id = 'event-82') = '100-320'
+  AND (SELECT start_ns || '-' || end_ns FROM traceloom_event WHERE event_id = 'event-70') = '100-320'
   AND NOT EXISTS (SELECT 1 FROM traceloom_event WHERE source_table = 'graph_replay');
 SELECT 'absent values are NULL, never -1 or empty',
   (SELECT count(*) FROM traceloom_event WHERE stream_id = 4294967295 OR correlation_id = -1 OR model_id = -1 OR op_type = '') = 0;
