@@ -78,6 +78,8 @@ UNION ALL
 SELECT a.event_n, 1, a.anchor_n,
        CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT 1 FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, NULL
 FROM traceloom_anchor_core a
+-- (an event's: a promoted launch anchor, event_n < 0, has none to place)
+WHERE a.event_n >= 0
 UNION ALL
 SELECT r.event_n, 2, a.anchor_n, NULL, NULL
 FROM traceloom_represented_event r
@@ -231,6 +233,7 @@ SELECT placed.event_n, placed.kind, placed.ref, enc.node_id AS ancestor_node_id,
 FROM (
 SELECT a.event_n, 1 AS kind, a.anchor_n AS ref, a.occurrence_n AS atom_n
 FROM traceloom_anchor_core a
+WHERE a.event_n >= 0
 UNION ALL
 SELECT re.event_n, 1, r.anchor_n, ca.occurrence_n
 FROM traceloom_represented_event_run_core r
