@@ -79,8 +79,9 @@ SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
 FROM traceloom_event_core e
 JOIN traceloom_event_shape h ON h.shape_id = +e.shape_id
 LEFT JOIN traceloom_evidence_role_class c ON c.class_id = h.role_class_id
--- the events (a promoted launch anchor's row, event_n < 0, is none: traceloom_event)
-WHERE e.event_n >= 0;
+-- the events (a promoted launch anchor's row, event_n < 0, is none: traceloom_event) the
+-- policy decides: a replay unit's event is the analysis's, decided by no rule (no role class)
+WHERE e.event_n >= 0 AND h.role_class_id IS NOT NULL;
 
 -- @surface traceloom_v_evidence_role_decision | one row per event | Each observation's role decision next to its timing, names and source file: what the policy decided, by which rule, and the symbol it carries | SELECT event_id, task_type, op_type, final_role, rule_id, structural_symbol FROM traceloom_v_evidence_role_decision ORDER BY db_idx, device_id, start_ns LIMIT 20
 CREATE VIEW traceloom_v_evidence_role_decision AS

@@ -192,9 +192,9 @@ def test_every_fixture_analyses_and_inputs_stay_unchanged(cli, fixtures, tmp_pat
         assert status == "complete"
         n = db.execute("SELECT count(*) FROM traceloom_event").fetchone()[0]
         assert n > 0
-        # Every event reaches its raw row through the locator.
+        # Every event reaches its raw row through the locator (a replay unit's is the analysis's).
         unresolved = db.execute(
-            "SELECT count(*) FROM traceloom_v_event_source_locator WHERE resolution_status NOT IN ('external_raw', 'derived_exact_replay_launch')").fetchone()[0]
+            "SELECT count(*) FROM traceloom_v_event_source_locator WHERE resolution_status NOT IN ('external_raw', 'analysis_synthetic')").fetchone()[0]
         assert unresolved == 0
 
 
