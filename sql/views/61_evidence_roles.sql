@@ -341,23 +341,30 @@ GROUP BY t.db_idx, c.provider_scope, 3, 4, c.final_role, t.support_state;
 
 -- @surface traceloom_anchor_symbol_normalization | one anchor | How each anchor's structural symbol was derived from its observed one: source, policy, rule, outcome (identity, normalized, conflict) and reason | SELECT outcome, rule_id, count(*) FROM traceloom_anchor_symbol_normalization GROUP BY 1, 2
 CREATE VIEW traceloom_anchor_symbol_normalization AS
+-- Every anchor, a promoted launch's included: its row (event_n < 0, the launch's interval, no
+-- event) carries the shape and role class its symbol was decided by; it names no event and no
+-- source row. Read from the core rows by key, as traceloom_v_symbol_normalization_placement.
 SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.event_id,
-       (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = d.source_id)
+       (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = s.source_id)
          AS source_path,
-       d.source_table, d.source_key, d.observed_symbol,
-       CASE WHEN d.observed_symbol IS NULL THEN 'unavailable'
-            WHEN e.task_type = 'COMMUNICATION_OP' THEN 'communication.op_name'
-            WHEN e.op_type IS NOT NULL THEN 'task.op_type'
-            WHEN e.op_name IS NOT NULL THEN 'task.op_name'
+       CASE WHEN e.event_n >= 0 THEN s.source_table END AS source_table,
+       CASE WHEN e.event_n >= 0 THEN CAST(e.source_rowid_offset + e.event_n AS TEXT) END
+         AS source_key,
+       c.observed_symbol,
+       CASE WHEN c.observed_symbol IS NULL THEN 'unavailable'
+            WHEN s.task_type = 'COMMUNICATION_OP' THEN 'communication.op_name'
+            WHEN s.op_type IS NOT NULL THEN 'task.op_type'
+            WHEN s.op_name IS NOT NULL THEN 'task.op_name'
             ELSE 'task.task_type' END AS observed_symbol_source,
-       d.structural_symbol,
+       c.structural_symbol,
        (SELECT r.policy_id FROM traceloom_symbol_normalization_rule r LIMIT 1) AS policy_id,
        (SELECT r.policy_version FROM traceloom_symbol_normalization_rule r LIMIT 1) AS policy_version,
-       d.symbol_rule_id AS rule_id, d.symbol_candidate_rule_ids AS candidate_rule_ids,
-       d.symbol_outcome AS outcome, d.symbol_reason_code AS reason_code, a.anchor_n
+       c.symbol_rule_id AS rule_id, c.symbol_candidate_rule_ids AS candidate_rule_ids,
+       c.symbol_outcome AS outcome, c.symbol_reason_code AS reason_code, a.anchor_n
 FROM traceloom_anchor a
-JOIN traceloom_evidence_role_decision d ON d.event_n = a.event_n
-JOIN traceloom_event e ON e.event_n = a.event_n;
+CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
+CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
+CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id;
 
 -- @surface traceloom_v_symbol_normalization_placement | one (anchor, node occurrence covering it) | The symbol lineage of each anchor at every recovered position covering it: observed symbol, structural symbol, rule and outcome next to node, occurrence and anchor order (equal structural symbols alone never make positions correspond) | SELECT local_node_id, anchor_order, observed_symbol, structural_symbol, outcome FROM traceloom_v_symbol_normalization_placement WHERE coverage_kind = 'self' LIMIT 20
 -- Read from the core tables (tree, its nodes and each node's occurrences and covered anchors by
@@ -387,7 +394,11 @@ SELECT a.anchor_id, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS 
        c.symbol_reason_code AS reason_code, c.symbol_candidate_rule_ids AS candidate_rule_ids,
        (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = s.source_id)
          AS source_path,
-       s.source_table, CAST(e.source_rowid_offset + e.event_n AS TEXT) AS source_key,
+       -- (no event, so no source row, for a promoted launch's anchor: its row, event_n < 0,
+       -- is the launch's interval)
+       CASE WHEN e.event_n >= 0 THEN s.source_table END AS source_table,
+       CASE WHEN e.event_n >= 0 THEN CAST(e.source_rowid_offset + e.event_n AS TEXT) END
+         AS source_key,
        k.node_id, k.local_node_id, 'native_report_tree' AS view_name, o.occurrence_idx,
        a.anchor_n - o.anchor_first_n + 1 AS anchor_order,
        CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind,
