@@ -103,9 +103,11 @@ FROM traceloom_event_core c
 -- A promoted graph launch's derived row (source_table graph_replay, a negative event_n:
 -- ext/trace/trace.h tl_event_stored_n) is its launch anchor's interval, not an event: the
 -- replay unit's event stands for the launches (ext/replay/publish_replay.c
--- publish_unit_events), as in the reference. A key range, so a search by event_n stays one
--- primary-key search and a scan one range.
-WHERE c.event_n >= 0;
+-- publish_unit_events), as in the reference. A filter, not a key range (the unary +): a
+-- search by event_n stays one primary-key search, and the planner does not take the events'
+-- range as a cheaper outer loop (a join on event_id then scanned the anchors per event on a
+-- small analysis instead of building its automatic index).
+WHERE +c.event_n >= 0;
 
 -- Runtime calls and relations follow the same pattern: integers per row in *_core, repeated
 -- text once per combination in *_shape, the public name a view with computed ids.
