@@ -18,7 +18,11 @@ CREATE INDEX traceloom_graph_launch_relation ON traceloom_graph_launch(relation_
 -- cursor again per event, and its launch_call_n a subquery on the relation around one on the
 -- relation's shape; per event this view read six of them (1M events at a million tasks).
 -- The columns are the event view's expressions, unchanged.
--- @surface traceloom_device_work | one device work item | Device-side work that runtime calls can launch (every task-level event; communication-op envelopes, task type COMMUNICATION_OP, excluded) | SELECT e.kind, count(*) FROM traceloom_device_work w JOIN traceloom_event e ON e.event_n = w.event_n GROUP BY e.kind
+-- The example joins the events with CROSS JOIN: SQLite 3.40 runs a FROM-clause subquery (this
+-- union) as a co-routine only when it comes first and the next table is CROSS or LEFT JOINed;
+-- after a plain JOIN it writes all of it, every column of 1M rows, to a temporary table first
+-- (the example 88.4M -> 87.4M VM steps, about a quarter less CPU).
+-- @surface traceloom_device_work | one device work item | Device-side work that runtime calls can launch (every task-level event; communication-op envelopes, task type COMMUNICATION_OP, excluded) | SELECT e.kind, count(*) FROM traceloom_device_work w CROSS JOIN traceloom_event e ON e.event_n = w.event_n GROUP BY e.kind
 CREATE VIEW traceloom_device_work AS
 SELECT 'device-work-' || e.event_id AS device_work_id, e.db_idx,
        i.provider, e.device_id, 'event' AS work_kind, e.event_id, e.task_id,
