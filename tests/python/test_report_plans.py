@@ -700,6 +700,27 @@ def test_device_work_example_streams_the_union_at_scale(bench_planned):
         sorted(bench_planned.execute(plain).fetchall())
 
 
+def test_bubble_example_joins_no_endpoint_call_at_scale(bench_planned):
+    """traceloom_v_structure_bubble_occurrence's example (every column, ORDER BY bubble_us DESC
+    LIMIT 10) joins per bubble only what its rows are made of (the right anchor, its left
+    neighbour, the atom occurrence and node): SQLite computes the other columns only for a row
+    that can enter the top ten, but runs every join for every row. The window's endpoint
+    calls are read in the columns that name them; joined as traceloom_runtime_call by the
+    anchors' host_call_n (an anchor and a call searched per side) they were 40% of the
+    example's VM steps at a million anchors."""
+    example = bench_planned.execute(
+        "SELECT example_sql FROM traceloom_analysis_surface"
+        " WHERE relation_name = 'traceloom_v_structure_bubble_occurrence'").fetchone()[0]
+    tree = plan_tree(bench_planned, example)
+    loops = [d.split()[1] for _, _, d, above in tree
+             if not above and d.startswith(("SCAN ", "SEARCH "))]
+    assert loops == ["a", "a", "oc", "n"], loops
+    # the endpoint calls by key inside the columns' subqueries
+    inner = [d for _, _, d, above in tree if above and d.startswith("SEARCH c ")]
+    assert inner and all(d == "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)" for d in inner), tree
+    assert plan_problems([(p, d) for _, p, d, _ in tree]) == []
+
+
 def test_launch_delay_reads_the_shapes_by_key_at_scale(bench_planned):
     """traceloom_v_launch_delay's example groups every launched event: the events are scanned
     once, their relation, its state, the call and the event's shape searched by integer key,
