@@ -31,26 +31,40 @@ FROM traceloom_graph_launch l
 JOIN traceloom_anchor a ON a.anchor_n = l.anchor_n;
 
 -- @surface traceloom_anchor_host_interval | one pair of adjacent anchors of a device | The ordered host interval between the left anchor's runtime endpoint (its end) and the right anchor's (its start), with a typed support state: supported_ordered, missing_endpoint, ambiguous_endpoint, incompatible_host_domain, nonmonotonic_host_order | SELECT support_state, scope_policy, count(*) FROM traceloom_anchor_host_interval GROUP BY 1, 2
+-- The endpoint calls' columns are read in the columns that name them, by the call's key (and
+-- its shape's), not by a LEFT JOIN of traceloom_runtime_call per side: SQLite keeps every LEFT
+-- JOIN of an aggregate query and runs it for every row, so a count per state or per node
+-- (this relation's and traceloom_v_node_host_interval's catalog examples, 741k windows at a
+-- million anchors) searched both calls of every window without reading them; a LIMIT query
+-- filtered on the state reads them only for its rows.
 CREATE VIEW traceloom_anchor_host_interval AS
 SELECT 'anchor-host-interval-' || l.anchor_id || '-anchor-' || (w.left_anchor_n + 1) AS interval_id,
        l.db_idx, l.device_id, l.anchor_id AS left_anchor_id,
        'anchor-' || (w.left_anchor_n + 1) AS right_anchor_id,
-       lc.runtime_call_id AS left_runtime_call_id, rc.runtime_call_id AS right_runtime_call_id,
-       w.left_endpoint_count, w.right_endpoint_count, lc.provider, lc.clock_domain,
-       lc.end_ns AS host_start_ns, rc.start_ns AS host_end_ns,
+       'runtime-call-' || w.left_call_n AS left_runtime_call_id,
+       'runtime-call-' || w.right_call_n AS right_runtime_call_id,
+       w.left_endpoint_count, w.right_endpoint_count,
+       (SELECT s.provider FROM traceloom_runtime_call_core c CROSS JOIN traceloom_runtime_call_shape s ON s.shape_id = c.shape_id
+         WHERE c.call_n = w.left_call_n) AS provider,
+       (SELECT s.clock_domain FROM traceloom_runtime_call_core c CROSS JOIN traceloom_runtime_call_shape s ON s.shape_id = c.shape_id
+         WHERE c.call_n = w.left_call_n) AS clock_domain,
+       (SELECT c.start_ns + c.dur_ns FROM traceloom_runtime_call_core c
+         WHERE c.call_n = w.left_call_n) AS host_start_ns,
+       (SELECT c.start_ns FROM traceloom_runtime_call_core c
+         WHERE c.call_n = w.right_call_n) AS host_end_ns,
        (SELECT k.name FROM traceloom_anchor_host_window_code k
          WHERE k.kind = 'scope' AND k.code = w.scope) AS scope_policy,
-       CASE WHEN w.scope IN (0, 1) THEN lc.process_id END AS process_id,
-       CASE WHEN w.scope = 0 THEN lc.thread_id END AS thread_id,
+       CASE WHEN w.scope IN (0, 1) THEN (SELECT s.process_id FROM traceloom_runtime_call_core c CROSS JOIN traceloom_runtime_call_shape s ON s.shape_id = c.shape_id
+         WHERE c.call_n = w.left_call_n) END AS process_id,
+       CASE WHEN w.scope = 0 THEN (SELECT s.thread_id FROM traceloom_runtime_call_core c CROSS JOIN traceloom_runtime_call_shape s ON s.shape_id = c.shape_id
+         WHERE c.call_n = w.left_call_n) END AS thread_id,
        (SELECT k.name FROM traceloom_anchor_host_window_code k
          WHERE k.kind = 'state' AND k.code = w.state) AS support_state,
        w.left_anchor_n, w.left_anchor_n + 1 AS right_anchor_n
 FROM traceloom_anchor_host_window w
 -- after the window (CROSS JOIN), by key: a view that walks to the windows from its own tables
 -- (traceloom_v_node_host_interval) does not start from this anchor table instead
-CROSS JOIN traceloom_anchor l ON l.anchor_n = w.left_anchor_n
-LEFT JOIN traceloom_runtime_call lc ON lc.call_n = w.left_call_n
-LEFT JOIN traceloom_runtime_call rc ON rc.call_n = w.right_call_n;
+CROSS JOIN traceloom_anchor l ON l.anchor_n = w.left_anchor_n;
 
 -- @surface traceloom_v_anchor_host_interval | one pair of adjacent anchors of a device | Every host interval, supported or not (audit the unsupported ones with WHERE support_state <> 'supported_ordered') | SELECT * FROM traceloom_v_anchor_host_interval WHERE support_state <> 'supported_ordered' LIMIT 10
 CREATE VIEW traceloom_v_anchor_host_interval AS
