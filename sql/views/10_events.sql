@@ -170,8 +170,11 @@ SELECT r.relation_id, r.db_idx, r.runtime_call_id,
        COALESCE(e.start_ns + e.dur_ns, (SELECT g.end_ns FROM traceloom_graph_launch g
                                         WHERE g.relation_n = r.relation_n)) AS work_end_ns
 FROM traceloom_runtime_device_relation_core r
+-- the device work first: a filter on its columns (traceloom_v_sync_runtime_call keeps the
+-- synchronization actions, a quarter of the relations) is tested before the state and the
+-- call are searched (SQLite joins LEFT JOINs in the order written)
+LEFT JOIN traceloom_event_core e ON e.event_n = r.event_n
+LEFT JOIN traceloom_event_shape es ON es.shape_id = e.shape_id
 LEFT JOIN traceloom_runtime_device_relation_shape rs ON rs.shape_id = r.shape_id
 LEFT JOIN traceloom_runtime_call_core c ON c.call_n = r.call_n
-LEFT JOIN traceloom_runtime_call_shape cs ON cs.shape_id = c.shape_id
-LEFT JOIN traceloom_event_core e ON e.event_n = r.event_n
-LEFT JOIN traceloom_event_shape es ON es.shape_id = e.shape_id;
+LEFT JOIN traceloom_runtime_call_shape cs ON cs.shape_id = c.shape_id;

@@ -592,27 +592,57 @@ def test_node_host_activity_starts_from_the_node_at_scale(bench_planned):
 
 
 @needs_reference_sql
-def test_sync_actions_test_the_event_shape_before_the_event(bench_planned):
+def test_sync_actions_test_the_event_shape_before_the_call(bench_planned):
     """synchronization-actions keeps a relation by its device event's shape (source table and
-    symbol), read through the event's key in one subquery (x, s) before the event's LEFT JOIN:
-    filtered on traceloom_v_runtime_device's columns, every relation's event was joined
-    first and the shape's table and symbol columns were each looked up by a subquery of their
-    own, once for each OR'ed condition (1M relations at a million tasks)."""
+    symbol), the view's device columns, tested where the event and its shape are joined,
+    which traceloom_v_runtime_device does first (SQLite codes a WHERE term at the loop that
+    gives its last table): the relation's state, its call and the call's shape are searched
+    for the kept relations only, and no subquery reads the event or its shape again. Through
+    a subquery on the event and its shape, tested with the provider after the call's joins,
+    every relation (1M at a million tasks) was joined to its state, call and call shape."""
     tree = plan_tree(bench_planned, (REPORT_SQL / "synchronization-actions.sql").read_text())
-    top = [(i, d) for i, _, d, above in tree if not above]
-    assert top[0][1] == "SCAN r", top
-    joins = [k for k, (_, d) in enumerate(top) if d.endswith("LEFT-JOIN")]
-    subqueries = [k for k, (_, d) in enumerate(top) if d.startswith("CORRELATED SCALAR SUBQUERY")]
-    assert subqueries, top
-    first = top[subqueries[0]][0]
-    assert [d for _, p, d, _ in tree if p == first] == [
-        "SEARCH x USING INTEGER PRIMARY KEY (rowid=?)",
-        "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"], tree
-    # the relation's state and the call's joins (its provider) before the test, the event's
-    # and its shape's after it
-    alias = {k: top[k][1].split()[1] for k in joins}
-    assert [alias[k] for k in joins if k < subqueries[0]] == ["rs", "c", "cs"], top
-    assert [alias[k] for k in joins if k > subqueries[0]] == ["e", "es"], top
+    top = [d for _, _, d, above in tree if not above]
+    loops = [d.split()[1] for d in top if d.startswith(("SCAN ", "SEARCH "))]
+    assert loops == ["r", "e", "es", "rs", "c", "cs"], top
+    # (the graph launch's columns keep their subqueries, run for a relation without an event)
+    event_shape = ["SEARCH x USING INTEGER PRIMARY KEY (rowid=?)",
+                   "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"]
+    for i, _, d, above in tree:
+        if not above and d.startswith("CORRELATED SCALAR SUBQUERY"):
+            assert [c for _, p, c, _ in tree if p == i] != event_shape, tree
+
+
+# The synchronization actions worked out from the storage: the relations whose device event's
+# shape is a CUDA synchronization record or an Ascend EVENT_RECORD / EVENT_WAIT task, of that
+# provider (the call shape's, else the input's).
+SYNC_RELATIONS = """
+SELECT r.relation_n FROM traceloom_runtime_device_relation_core r
+JOIN traceloom_event_core e ON e.event_n = r.event_n
+JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
+JOIN traceloom_input i ON i.db_idx = r.db_idx
+LEFT JOIN traceloom_runtime_call_core c ON c.call_n = r.call_n
+LEFT JOIN traceloom_runtime_call_shape cs ON cs.shape_id = c.shape_id
+WHERE COALESCE(cs.provider, i.provider) =
+      CASE WHEN s.source_table = 'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION' THEN 'cuda'
+           WHEN s.source_table IN ('TASK', 'AscendTask')
+            AND COALESCE(s.op_name, s.raw_label, s.task_type) IN ('EVENT_RECORD', 'EVENT_WAIT')
+           THEN 'ascend' END
+ORDER BY 1"""
+
+
+@pytest.mark.parametrize("profile", ["gen/ascend_s3_l6_k8", "nsys/nsys_basic.sqlite"])
+def test_sync_actions_are_the_relations_of_synchronization_records(cli, fixtures, tmp_path,
+                                                                    profile):
+    """traceloom_v_sync_runtime_call keeps the relations of the synchronization records of
+    their provider (Ascend EVENT_RECORD / EVENT_WAIT tasks, CUDA synchronization records)."""
+    out = tmp_path / "analysis.db"
+    subprocess.run([str(cli), str(fixtures / profile), "--output", str(out)],
+                   check=True, capture_output=True)
+    con = sqlite3.connect(f"file:{out}?mode=ro", uri=True)
+    got = con.execute("SELECT relation_n FROM traceloom_v_sync_runtime_call"
+                      " ORDER BY 1").fetchall()
+    assert got and got == con.execute(SYNC_RELATIONS).fetchall()
+    con.close()
 
 
 def test_runtime_device_joins_the_storage_by_key_at_scale(bench_planned):
@@ -628,7 +658,7 @@ def test_runtime_device_joins_the_storage_by_key_at_scale(bench_planned):
     tree = plan_tree(bench_planned, example)
     top = [d for _, _, d, above in tree if not above]
     assert top[:6] == ["SCAN r"] + [f"SEARCH {a} USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN"
-                                     for a in ("rs", "c", "cs", "e", "es")], top
+                                     for a in ("e", "es", "rs", "c", "cs")], top
     searched = {d.split()[1] for _, _, d, above in tree
                 if above and d.startswith(("SEARCH ", "SCAN "))}
     assert searched == {"i"}, tree
