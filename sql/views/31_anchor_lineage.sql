@@ -2,7 +2,9 @@
 -- A replay-unit anchor (an exact replay's launch, traceloom_graph_launch.anchor_n) is named by
 -- its composition slot (ACLH, ACLL, ACLT, ACLG, CUDAGraph), which no rule derived from an
 -- observed name: outcome 'synthetic', the slot as observed and structural symbol, the built-in
--- rule 'analysis.replay-composition-slot' (as traceloom_anchor_symbol_normalization says).
+-- rule 'analysis.replay-composition-slot' (as traceloom_anchor_symbol_normalization says). The
+-- launch and the slot (its anchor shape's symbol) are LEFT JOINs by key, so that the slot is a
+-- column read once per row (the outer select names rule_id and outcome a dozen times).
 -- Each row also carries the audit columns of the rule that decided (the reference's lineage
 -- columns): a manifest rule's from traceloom_symbol_normalization_rule, looked up by its id,
 -- and for a built-in outcome (no rule matched, a conflict, no observed symbol, a replay slot)
@@ -76,11 +78,11 @@ SELECT a.anchor_id, COALESCE(a.slot_symbol, c.observed_symbol) AS observed_symbo
          AS candidate_rule_ids, s.source_path, e.source_table,
        e.source_key, a.db_idx, a.device_id, a.anchor_idx, a.event_id, c.symbol_reason_code,
        e.task_type, e.op_type, e.op_name, a.role, a.start_ns, a.end_ns, a.dur_us
-FROM (SELECT x.*,
-             CASE WHEN (SELECT max(g.anchor_n) FROM traceloom_graph_launch g) IS NOT NULL
-                   AND EXISTS (SELECT 1 FROM traceloom_graph_launch g WHERE g.anchor_n = x.anchor_n)
-                  THEN x.symbol END AS slot_symbol
-      FROM traceloom_anchor x) a
+FROM (SELECT x.*, h.symbol AS slot_symbol
+      FROM traceloom_anchor x
+      LEFT JOIN traceloom_graph_launch g ON g.anchor_n = x.anchor_n
+      LEFT JOIN traceloom_anchor_core b ON b.anchor_n = g.anchor_n
+      LEFT JOIN traceloom_anchor_shape h ON h.shape_id = b.shape_id) a
 LEFT JOIN traceloom_event e ON e.event_n = a.event_n AND e.db_idx = a.db_idx
  AND e.device_id = a.device_id
 LEFT JOIN traceloom_evidence_role_class c ON c.class_id = e.role_class_id
