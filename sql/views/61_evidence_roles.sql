@@ -340,39 +340,43 @@ GROUP BY t.db_idx, c.provider_scope, 3, 4, c.final_role, t.support_state;
 -- its composition slot (ACLH, ACLL, ACLT, ACLG, CUDAGraph: its anchor symbol, recovery.md
 -- section 3), which no rule derived from an observed name: outcome 'synthetic' (section 2.4),
 -- the slot as observed and structural symbol, the built-in rule
--- 'analysis.replay-composition-slot' (the reference's id), whatever the launch event's own
--- decision says. slot_symbol is NULL for every other anchor. The launch and the slot are LEFT
--- JOINs by key (one search of an empty index per anchor on a profile without a promoted
--- launch: 0.03 s CPU at a million anchors), so that the slot is a column read once per row,
--- not a subquery run once per column that names it.
+-- 'analysis.replay-composition-slot' (the reference's id), whatever its launch row's own
+-- decision says. Read from the core tables, as traceloom_v_symbol_normalization_placement is
+-- (the anchor, its event row, shape and role class by key), every anchor once: the launch and
+-- the slot (the anchor shape's symbol) are LEFT JOINs by key, so that the slot is a column read
+-- once per row (one search of an empty index per anchor on a profile without a promoted
+-- launch), and an anchor keeps its row whatever its event row is (a launch anchor's is no
+-- event of traceloom_event's).
 CREATE VIEW traceloom_anchor_symbol_normalization AS
-SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.event_id,
-       (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = d.source_id)
+SELECT a.anchor_id, a.db_idx, a.device_id,
+       a.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
+                      WHERE t.db_idx = a.db_idx AND t.device_id = a.device_id) + 1 AS anchor_idx,
+       a.event_id,
+       (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = s.source_id)
          AS source_path,
-       d.source_table, d.source_key, COALESCE(a.slot_symbol, d.observed_symbol) AS observed_symbol,
-       CASE WHEN a.slot_symbol IS NOT NULL THEN 'analysis.replay_composition_slot'
-            WHEN d.observed_symbol IS NULL THEN 'unavailable'
-            WHEN e.task_type = 'COMMUNICATION_OP' THEN 'communication.op_name'
-            WHEN e.op_type IS NOT NULL THEN 'task.op_type'
-            WHEN e.op_name IS NOT NULL THEN 'task.op_name'
+       s.source_table, CAST(e.source_rowid_offset + e.event_n AS TEXT) AS source_key,
+       COALESCE(h.symbol, c.observed_symbol) AS observed_symbol,
+       CASE WHEN h.symbol IS NOT NULL THEN 'analysis.replay_composition_slot'
+            WHEN c.observed_symbol IS NULL THEN 'unavailable'
+            WHEN c.source_domain = 'communication' THEN 'communication.op_name'
+            WHEN s.op_type IS NOT NULL THEN 'task.op_type'
+            WHEN s.op_name IS NOT NULL THEN 'task.op_name'
             ELSE 'task.task_type' END AS observed_symbol_source,
-       COALESCE(a.slot_symbol, d.structural_symbol) AS structural_symbol,
+       COALESCE(h.symbol, c.structural_symbol) AS structural_symbol,
        (SELECT r.policy_id FROM traceloom_symbol_normalization_rule r LIMIT 1) AS policy_id,
        (SELECT r.policy_version FROM traceloom_symbol_normalization_rule r LIMIT 1) AS policy_version,
-       CASE WHEN a.slot_symbol IS NOT NULL THEN 'analysis.replay-composition-slot'
-            ELSE d.symbol_rule_id END AS rule_id,
-       CASE WHEN a.slot_symbol IS NULL THEN d.symbol_candidate_rule_ids END
-         AS candidate_rule_ids,
-       CASE WHEN a.slot_symbol IS NOT NULL THEN 'synthetic' ELSE d.symbol_outcome END AS outcome,
-       CASE WHEN a.slot_symbol IS NOT NULL THEN 'analysis_generated_structural_symbol'
-            ELSE d.symbol_reason_code END AS reason_code, a.anchor_n
-FROM (SELECT x.*, h.symbol AS slot_symbol
-      FROM traceloom_anchor x
-      LEFT JOIN traceloom_graph_launch g ON g.anchor_n = x.anchor_n
-      LEFT JOIN traceloom_anchor_core b ON b.anchor_n = g.anchor_n
-      LEFT JOIN traceloom_anchor_shape h ON h.shape_id = b.shape_id) a
-JOIN traceloom_evidence_role_decision d ON d.event_n = a.event_n
-JOIN traceloom_event e ON e.event_n = a.event_n;
+       CASE WHEN h.symbol IS NOT NULL THEN 'analysis.replay-composition-slot'
+            ELSE c.symbol_rule_id END AS rule_id,
+       CASE WHEN h.symbol IS NULL THEN c.symbol_candidate_rule_ids END AS candidate_rule_ids,
+       CASE WHEN h.symbol IS NOT NULL THEN 'synthetic' ELSE c.symbol_outcome END AS outcome,
+       CASE WHEN h.symbol IS NOT NULL THEN 'analysis_generated_structural_symbol'
+            ELSE c.symbol_reason_code END AS reason_code, a.anchor_n
+FROM traceloom_anchor_core a
+LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n
+LEFT JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
+LEFT JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+LEFT JOIN traceloom_graph_launch g ON g.anchor_n = a.anchor_n
+LEFT JOIN traceloom_anchor_shape h ON g.launch_n IS NOT NULL AND h.shape_id = a.shape_id;
 
 -- @surface traceloom_v_symbol_normalization_placement | one (anchor, node occurrence covering it) | The symbol lineage of each anchor at every recovered position covering it: observed symbol, structural symbol, rule and outcome next to node, occurrence and anchor order (equal structural symbols alone never make positions correspond) | SELECT local_node_id, anchor_order, observed_symbol, structural_symbol, outcome FROM traceloom_v_symbol_normalization_placement WHERE coverage_kind = 'self' LIMIT 20
 -- Read from the core tables (tree, its nodes and each node's occurrences and covered anchors by
