@@ -381,9 +381,9 @@ LEFT JOIN traceloom_anchor_shape h ON g.launch_n IS NOT NULL AND h.shape_id = a.
 -- @surface traceloom_v_symbol_normalization_placement | one (anchor, node occurrence covering it) | The symbol lineage of each anchor at every recovered position covering it: observed symbol, structural symbol, rule and outcome next to node, occurrence and anchor order (equal structural symbols alone never make positions correspond) | SELECT local_node_id, anchor_order, observed_symbol, structural_symbol, outcome FROM traceloom_v_symbol_normalization_placement WHERE coverage_kind = 'self' LIMIT 20
 -- Read from the core tables (tree, its nodes and each node's occurrences and covered anchors by
 -- key range, event, shape, role class by key), the columns of
--- traceloom_anchor_symbol_normalization written out: its decision and event views look each
--- column up through a subquery of their own, and the audit reads every atom's anchor (741k rows
--- at a million anchors).
+-- traceloom_anchor_symbol_normalization written out as it reads them (the decision and event
+-- views look each column up through a subquery of their own, and the audit reads every atom's
+-- anchor: 741k rows at a million anchors).
 -- The trees come first, by their unique (db_idx, device_id) index, and db_idx and device_id are
 -- the tree's: a query ordered by db_idx, device_id, node_id, ... (the audit) then sorts only
 -- within a tree, on node_id first ("TEMP B-TREE FOR RIGHT PART OF ORDER BY"), which SQLite
