@@ -185,23 +185,23 @@ def test_symbol_variant_cost_streams_the_atoms_by_node(analysis):
     assert sum(r[11] for r in got) == anchors
 
 
-def test_symbol_variant_cost_splits_a_node_of_several_shapes(exact_hlt_db, tmp_path):
-    """A node whose occurrences have several event shapes gets one row per distinct symbol
-    tuple: two shapes of one tuple are summed together, a shape of another tuple apart. The
-    fixture has one shape per node, so a copy gives the three occurrences of an atom three
-    shapes: its own, a copy of it (same symbols) and another node's (other symbols)."""
-    path = tmp_path / "analysis.db"
-    src = sqlite3.connect(f"file:{exact_hlt_db}?mode=ro", uri=True)
+def _give_a_node_three_shapes(src, path, replay):
+    """A copy of the analysis src at path whose first atom node of at least 3 occurrences
+    (of replay-unit anchors or of eager ones) has three event shapes: occurrence 1 its own,
+    2 a copy of it (same symbols), 3 another node's (other symbols). Returns the connection,
+    the node (id, db_idx, device_id: a node id is unique within its tree) and its occurrence
+    count."""
     con = sqlite3.connect(path)
     src.backup(con)
-    src.close()
-    node_n, first, own = con.execute("""
-        SELECT k.node_n, k.first_occurrence_n, e.shape_id
+    node_n, first, count, own = con.execute("""
+        SELECT k.node_n, k.first_occurrence_n, k.occurrence_count, e.shape_id
         FROM traceloom_node_core k
         JOIN traceloom_position_occurrence_core o ON o.occurrence_n = k.first_occurrence_n
         JOIN traceloom_anchor_core a ON a.anchor_n = o.anchor_first_n
         JOIN traceloom_event_core e ON e.event_n = a.event_n
-        WHERE k.node_kind = 1 AND k.occurrence_count = 3 ORDER BY k.node_n LIMIT 1""").fetchone()
+        WHERE k.node_kind = 1 AND k.occurrence_count >= 3
+          AND EXISTS (SELECT 1 FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n) = ?
+        ORDER BY k.node_n LIMIT 1""", (replay,)).fetchone()
     (other,) = con.execute("""
         SELECT s.shape_id FROM traceloom_event_shape s
         JOIN traceloom_event_shape m ON m.shape_id = ?
@@ -220,12 +220,38 @@ def test_symbol_variant_cost_splits_a_node_of_several_shapes(exact_hlt_db, tmp_p
               JOIN traceloom_anchor_core a ON a.anchor_n = o.anchor_first_n
               WHERE o.occurrence_n = ?)""", (shape_id, occurrence_n))
     con.commit()
-    (node_id,) = con.execute("SELECT node_id FROM traceloom_node_core WHERE node_n = ?",
-                             (node_n,)).fetchone()
+    node = con.execute("SELECT node_id, db_idx, device_id FROM traceloom_node_core "
+                       "WHERE node_n = ?", (node_n,)).fetchone()
+    return con, node, count
+
+
+def test_symbol_variant_cost_splits_a_node_of_several_shapes(several_trees, tmp_path):
+    """A node whose occurrences have several event shapes gets one row per distinct symbol
+    tuple: two shapes of one tuple are summed together, a shape of another tuple apart. The
+    profiles have one shape per node, so a copy gives three occurrences of an eager atom three
+    shapes: its own, a copy of it (same symbols) and another node's (other symbols)."""
+    con, node, count = _give_a_node_three_shapes(several_trees, tmp_path / "a.db", False)
     counts = sorted(r[0] for r in con.execute(
-        "SELECT occurrence_count FROM traceloom_v_symbol_variant_cost WHERE node_id = ?",
-        (node_id,)))
-    assert counts == [1, 2], counts
+        "SELECT occurrence_count FROM traceloom_v_symbol_variant_cost "
+        "WHERE node_id = ? AND db_idx = ? AND device_id = ?", node))
+    assert counts == [1, count - 1], counts
+    got = sorted(con.execute("SELECT * FROM traceloom_v_symbol_variant_cost").fetchall(),
+                 key=repr)
+    assert got == sorted(con.execute(VARIANT_COST_READABLE).fetchall(), key=repr)
+    con.close()
+
+
+def test_symbol_variant_cost_names_a_replay_node_by_its_slot(analysis, tmp_path):
+    """A node of replay-unit anchors has one variant, its composition slot, whatever shapes
+    its launch events have: the same surgery on exact_hlt's first repeated slot (ACLH, one per
+    decode unit) leaves one row of all its occurrences."""
+    con, node, count = _give_a_node_three_shapes(analysis, tmp_path / "a.db", True)
+    assert count == 3
+    assert con.execute(
+        "SELECT structural_symbol, observed_symbol, rule_id, outcome, occurrence_count "
+        "FROM traceloom_v_symbol_variant_cost WHERE node_id = ? AND db_idx = ? AND device_id = ?",
+        node).fetchall() == [
+            ("ACLH", "ACLH", "analysis.replay-composition-slot", "synthetic", 3)]
     got = sorted(con.execute("SELECT * FROM traceloom_v_symbol_variant_cost").fetchall(),
                  key=repr)
     assert got == sorted(con.execute(VARIANT_COST_READABLE).fetchall(), key=repr)
