@@ -756,6 +756,16 @@ def test_device_work_example_streams_the_union_at_scale(bench_planned):
         sorted(bench_planned.execute(plain).fetchall())
 
 
+def example_plan_loops(con, relation):
+    """The plan tree of a relation's catalog example and its top-level loops' table aliases."""
+    example = con.execute("SELECT example_sql FROM traceloom_analysis_surface"
+                          " WHERE relation_name = ?", (relation,)).fetchone()[0]
+    tree = plan_tree(con, example)
+    loops = [d.split()[1] for _, _, d, above in tree
+             if not above and d.startswith(("SCAN ", "SEARCH "))]
+    return tree, loops
+
+
 def test_bubble_example_joins_no_endpoint_call_at_scale(bench_planned):
     """traceloom_v_structure_bubble_occurrence's example (every column, ORDER BY bubble_us DESC
     LIMIT 10) joins per bubble only what its rows are made of (the right anchor, its left
@@ -764,12 +774,7 @@ def test_bubble_example_joins_no_endpoint_call_at_scale(bench_planned):
     calls are read in the columns that name them; joined as traceloom_runtime_call by the
     anchors' host_call_n (an anchor and a call searched per side) they were 40% of the
     example's VM steps at a million anchors."""
-    example = bench_planned.execute(
-        "SELECT example_sql FROM traceloom_analysis_surface"
-        " WHERE relation_name = 'traceloom_v_structure_bubble_occurrence'").fetchone()[0]
-    tree = plan_tree(bench_planned, example)
-    loops = [d.split()[1] for _, _, d, above in tree
-             if not above and d.startswith(("SCAN ", "SEARCH "))]
+    tree, loops = example_plan_loops(bench_planned, "traceloom_v_structure_bubble_occurrence")
     assert loops == ["a", "a", "oc", "n"], loops
     # the endpoint calls by key inside the columns' subqueries
     inner = [d for _, _, d, above in tree if above and d.startswith("SEARCH c ")]
@@ -785,12 +790,7 @@ def test_node_host_interval_example_searches_no_call_at_scale(bench_planned):
     window's two call cores, the interval's two traceloom_runtime_call rows) SQLite kept them
     in the aggregate and searched four calls per pair (741k pairs at a million anchors), a
     fifth of the example's VM steps."""
-    example = bench_planned.execute(
-        "SELECT example_sql FROM traceloom_analysis_surface"
-        " WHERE relation_name = 'traceloom_v_node_host_interval'").fetchone()[0]
-    tree = plan_tree(bench_planned, example)
-    loops = [d.split()[1] for _, _, d, above in tree
-             if not above and d.startswith(("SCAN ", "SEARCH "))]
+    tree, loops = example_plan_loops(bench_planned, "traceloom_v_node_host_interval")
     assert loops == ["n", "o", "a", "l", "r", "a"], loops
     assert plan_problems([(p, d) for _, p, d, _ in tree]) == []
 
