@@ -21,7 +21,8 @@ CREATE INDEX traceloom_graph_launch_relation ON traceloom_graph_launch(relation_
 -- The example joins the events with CROSS JOIN: SQLite 3.40 runs a FROM-clause subquery (this
 -- union) as a co-routine only when it comes first and the next table is CROSS or LEFT JOINed;
 -- after a plain JOIN it writes all of it, every column of 1M rows, to a temporary table first
--- (the example 88.4M -> 87.4M VM steps, about a quarter less CPU).
+-- (the example's VM steps barely change, 88.4M -> 87.4M, but the temporary table's writes are
+-- not VM steps: 17.57 -> 14.00 G instructions, 1.91 -> 1.23 s CPU at 1M, bench/RESULTS.md q31).
 -- @surface traceloom_device_work | one device work item | Device-side work that runtime calls can launch (every task-level event; communication-op envelopes, task type COMMUNICATION_OP, excluded) | SELECT e.kind, count(*) FROM traceloom_device_work w CROSS JOIN traceloom_event e ON e.event_n = w.event_n GROUP BY e.kind
 CREATE VIEW traceloom_device_work AS
 SELECT 'device-work-' || e.event_id AS device_work_id, e.db_idx,
