@@ -1252,3 +1252,30 @@ def test_anchor_runtime_call_is_one_join_at_scale(bench_planned):
         "SELECT count(*) FROM traceloom_graph_launch WHERE anchor_n IS NOT NULL"
         " AND relation_n IS NOT NULL").fetchone()[0]
     assert launches > 0 and ("graph_launch", launches) in rows, rows
+
+
+def test_text_id_join_with_a_condition_under_a_bloom_filter(cli, fixtures, tmp_path):
+    """With the option, a join on the event's text id plus any other condition on the events
+    gives the rows of the same join by integer key, also where SQLite builds a Bloom filter
+    on the event index (the outer loop estimated larger than the events). SQLite 3.40 reads
+    an indexed generated column from the index cursor, unpositioned while the filter is
+    built: with the index on the generated event_id this query returned no row."""
+    path = tmp_path / "indexed.db"
+    subprocess.run([str(cli), str(fixtures / "exact_hlt" / "mono"), "--output", str(path),
+                    "--options", '{"text_id_indexes": true}'], check=True, capture_output=True)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE sqlite_stat1 SET stat = '10000000' WHERE tbl = 'traceloom_anchor_core'"
+                " AND idx IS NULL")
+    con.commit()
+    con.close()
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    by_text = ("SELECT count(*), total(a.anchor_idx) FROM traceloom_anchor a"
+               " JOIN traceloom_event e ON e.event_id = a.event_id WHERE e.end_ns > e.start_ns")
+    plan = " | ".join(r[3] for r in con.execute("EXPLAIN QUERY PLAN " + by_text))
+    assert "BLOOM FILTER" in plan and "traceloom_event_core_event_id" in plan, plan
+    # anchor_idx is anchor_n + 1 (the 1-based anchor order)
+    by_key = ("SELECT count(*), total(a.anchor_n + 1) FROM traceloom_anchor_core a"
+              " CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n WHERE e.dur_ns > 0")
+    expected = con.execute(by_key).fetchone()
+    assert expected[0] > 0 and con.execute(by_text).fetchone() == expected
+    con.close()
