@@ -483,7 +483,8 @@ static int pub_replay(analysis *a, tl_err *e) {
 }
 
 static int pub_views(analysis *a, tl_err *e) {
-  return tl_publish_views(&a->txn.pub, a->opt.threads, e);
+  int stored_text_ids = a->opt.text_id_indexes || a->opt.idle_evidence != NULL;
+  return tl_publish_views(&a->txn.pub, a->opt.threads, stored_text_ids, e);
 }
 
 static int pub_metadata(analysis *a, tl_err *e) {
@@ -529,11 +530,6 @@ static int pub_scopes(analysis *a, tl_err *e) {
   return tl_scope_publish(a->db, &a->scopes, &a->trace, &a->anchors, e);
 }
 
-static int pub_text_id_indexes(analysis *a, tl_err *e) {
-  return tl_publish_text_id_indexes(a->db, e);
-}
-static int with_text_id_indexes(const analysis *a) { return a->opt.text_id_indexes; }
-
 static int pub_stats(analysis *a, tl_err *e) { return tl_txn_stats(&a->txn, e); }
 
 typedef struct publisher {
@@ -562,7 +558,6 @@ static const publisher publishers[] = {
     {PUBLISH_REST, "context", pub_context, with_context},
     {PUBLISH_REST, "reports", pub_reports, NULL},
     {PUBLISH_REST, "host scopes", pub_scopes, NULL},
-    {PUBLISH_REST, "text id indexes", pub_text_id_indexes, with_text_id_indexes},
     {PUBLISH_REST, "planner statistics", pub_stats, NULL},
 };
 

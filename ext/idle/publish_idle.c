@@ -1152,12 +1152,12 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
   sqlite3_finalize(st);
   /* The idle evidence cites device events by their text id (traceloom_evidence_link and
   ** traceloom_task_api_link .trace_event_id), and the idle-evidence-audit report looks each
-  ** citation up with a correlated EXISTS, where SQLite builds no automatic index: without the
+  ** citation up with a correlated EXISTS, where SQLite builds no automatic index: without an
   ** event index every one of the millions of links scans the event core. The audit also joins
   ** each anchor's explained idle (741k rows at a million anchors) to traceloom_anchor by its
-  ** text id (1.65 -> 0.63 s CPU for that step with the anchor index). So this opt-in analysis
-  ** always builds the text-id indexes (1M events: 0.6 s, 40 MB). */
-  if (rc == TL_OK) rc = tl_publish_text_id_indexes(db, e);
-  tl_timer_mark(&tm, "names and indexes");
+  ** text id (1.65 -> 0.63 s CPU for that step with the anchor index). So an analysis with idle
+  ** evidence always stores and indexes the two text ids (ext/analyze passes it to
+  ** tl_publish_views, before the views). */
+  tl_timer_mark(&tm, "names");
   return rc;
 }

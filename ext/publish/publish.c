@@ -146,19 +146,6 @@ static int run_embedded(sqlite3 *db, const char *prefix, tl_err *e) {
 ** sqlite_schema" makes this connection's planner read the new rows. It expires every
 ** prepared statement, the rollback's canary included: the guard's held write covers it
 ** (guard.h). */
-int tl_publish_text_id_indexes(sqlite3 *db, tl_err *e) {
-  /* The text ids are virtual generated columns over the integer keys: stored nowhere, so a
-  ** join on them otherwise makes SQLite build an automatic index over every row of the core
-  ** at each query (1M events: about 1.5 s for the anchors, 2 s for the events). Opt-in:
-  ** together they are 22% of a default analysis' file. */
-  int rc = tl_pub_exec(db, "CREATE INDEX IF NOT EXISTS traceloom_event_core_event_id "
-                           "ON traceloom_event_core(event_id)", e);
-  if (rc == TL_OK)
-    rc = tl_pub_exec(db, "CREATE INDEX IF NOT EXISTS traceloom_anchor_core_anchor_id "
-                         "ON traceloom_anchor_core(anchor_id)", e);
-  return rc;
-}
-
 int tl_publish_planner_stats(sqlite3 *db, tl_err *e) {
   int rc = tl_pub_exec(db, "DELETE FROM main.sqlite_stat1 WHERE tbl LIKE 'traceloom\\_%' ESCAPE '\\'", e);
   sqlite3_stmt *tables = NULL, *insert = NULL;
@@ -298,7 +285,48 @@ int tl_publish_embedded(tl_publication *pub, const tl_profile *p, tl_err *e) {
   return tl_publish_embed_raw(pub->db, p, e);
 }
 
-int tl_publish_views(tl_publication *pub, int threads, tl_err *e) {
+/* The text ids of the events and anchors, the two a user's query most often joins on (the
+** reference's node-events report, the idle audit's citations): a VIRTUAL generated column by
+** default, stored nowhere (a join on it gets an automatic index), or, with the analyze option
+** text_id_indexes or idle evidence, a stored column with an index.
+**
+** Stored, not an index on the generated column: SQLite 3.40 reads an indexed virtual column
+** (and an indexed expression) from the index cursor wherever the index serves the loop, and
+** the Bloom filter it builds before such a loop walks the table with the index cursor
+** unpositioned, so a join on the text id with any other condition on that table returned
+** no row once sqlite_stat1 made the filter worth building (bench/RESULTS.md, "Bloom";
+** tests/python/test_report_plans.py). An index on a stored column is read like any other.
+** A million tasks (1.1M events, 741k anchors): 75 MB of ids and index, 1.7 s CPU. */
+typedef struct text_id_column {
+  const char *table, *column, *expr, *index;
+} text_id_column;
+
+static const text_id_column TEXT_ID_COLUMNS[] = {
+    {"traceloom_event_core", "event_id", "'event-' || event_n", "traceloom_event_core_event_id"},
+    {"traceloom_anchor_core", "anchor_id", "'anchor-' || anchor_n",
+     "traceloom_anchor_core_anchor_id"},
+};
+
+static int add_text_id_columns(sqlite3 *db, int stored, tl_err *e) {
+  int rc = TL_OK;
+  for (size_t i = 0; rc == TL_OK && i < sizeof TEXT_ID_COLUMNS / sizeof TEXT_ID_COLUMNS[0]; i++) {
+    const text_id_column *c = &TEXT_ID_COLUMNS[i];
+    char *sql = stored ? sqlite3_mprintf("ALTER TABLE %s ADD COLUMN %s TEXT;"
+                                         "UPDATE %s SET %s = %s;"
+                                         "CREATE INDEX %s ON %s(%s);",
+                                         c->table, c->column, c->table, c->column, c->expr,
+                                         c->index, c->table, c->column)
+                       : sqlite3_mprintf("ALTER TABLE %s ADD COLUMN %s TEXT "
+                                         "GENERATED ALWAYS AS (%s) VIRTUAL",
+                                         c->table, c->column, c->expr);
+    if (!sql) return tl_nomem(e);
+    rc = tl_pub_exec(db, sql, e);
+    sqlite3_free(sql);
+  }
+  return rc;
+}
+
+int tl_publish_views(tl_publication *pub, int threads, int stored_text_ids, tl_err *e) {
   sqlite3 *db = pub->db;
   /* The index builds of sql/views/00_indexes.sql sort millions of keys: SQLite's sorter
   ** merges its runs on helper threads when allowed (PRAGMA threads). Same index, any count;
@@ -306,7 +334,8 @@ int tl_publish_views(tl_publication *pub, int threads, tl_err *e) {
   int helpers = threads > 1 ? threads - 1 : 0;
   int old_helpers = sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, -1);
   if (helpers > old_helpers) sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, helpers);
-  int rc = run_embedded(db, "sql/views/", e);
+  int rc = add_text_id_columns(db, stored_text_ids, e);
+  if (rc == TL_OK) rc = run_embedded(db, "sql/views/", e);
   sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, old_helpers);
   return rc;
 }

@@ -20,7 +20,7 @@
 **   tl_publish_resume(&pub, e);            an interrupt noticed in between stops here
 **   tl_publish_events(&pub, &ev, e);       events (then free the per-event arrays)
 **   ... the stages' writers ...
-**   tl_publish_views(&pub, threads, e);    sql/views (indexes, views)
+**   tl_publish_views(&pub, threads, 0, e); sql/views (indexes, views)
 **   tl_publish_metadata(db, &md, e), tl_publish_catalog(db, e);
 **   tl_publish_abort(&pub);                what it still holds (after a failure too)
 */
@@ -52,8 +52,10 @@ int tl_publish_open(tl_publication *pub, sqlite3 *db, tl_txn_guard *guard, tl_er
 /* An interrupt that came while the caller computed between two writers stops the
 ** publication here. */
 int tl_publish_resume(tl_publication *pub, tl_err *e);
-/* sql/views (the index builds may use threads - 1 sorter helpers). */
-int tl_publish_views(tl_publication *pub, int threads, tl_err *e);
+/* sql/views (the index builds may use threads - 1 sorter helpers), after the event and
+** anchor text ids: generated, or stored and indexed where stored_text_ids is set (the analyze
+** option text_id_indexes and the idle evidence, which cites events by text id). */
+int tl_publish_views(tl_publication *pub, int threads, int stored_text_ids, tl_err *e);
 /* traceloom_analysis_surface from the `-- @surface` lines, for the relations that exist. */
 int tl_publish_catalog(sqlite3 *db, tl_err *e);
 /* Frees what the publication still holds; the rows written stay the caller's transaction's
@@ -148,13 +150,6 @@ typedef struct tl_metadata_input {
   const char *partition_by;       /* candidate_partition_by: "scheduler_step" or "none" */
 } tl_metadata_input;
 int tl_publish_metadata(sqlite3 *db, const tl_metadata_input *in, tl_err *e);
-
-/* The indexes of the event and anchor text ids (traceloom_event_core(event_id),
-** traceloom_anchor_core(anchor_id)): for queries that join those views by their text ids,
-** such as the reference's node-events report. Written by the analyze option
-** text_id_indexes and by the idle evidence, which cites events by text id; IF NOT EXISTS, so
-** both together build each once. 1M events: about 40 MB and 1 s. */
-int tl_publish_text_id_indexes(sqlite3 *db, tl_err *e);
 
 /* The planner's table sizes: tl_publish_planner_table, before the savepoint, creates
 ** sqlite_stat1 where the database has none (empty: the one change a failed analysis can

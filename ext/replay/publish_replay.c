@@ -398,6 +398,55 @@ static int publish_members(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   return rc;
 }
 
+/* The collected bodies that were not promoted (a launch whose body differs from its
+** instance's, a launch a composition leaves out): one row per member task, (launch, member
+** order, event), so that the operator audit counts them as the graph-body members they are
+** (traceloom_operator_audit.graph_body_member_count, as the reference counts them) while the
+** graph-body relations keep the members of promoted launches only. Such launches are few (a
+** body mismatch, the trailing launches of a profile), so a row each costs little; the
+** promoted members stay slots. */
+enum { GU_LAUNCH, GU_ORDER, GU_EVENT, GU_NCOLS };
+static const tl_rows_column unpromoted_member_columns[GU_NCOLS] = {
+    [GU_LAUNCH] = {"launch_n", 0}, [GU_ORDER] = {"member_order", 0}, [GU_EVENT] = {"event_n", 0},
+};
+
+typedef struct unpromoted_rows {
+  const tl_replay *r;
+  size_t launch;  /* the launch of the next row */
+  uint32_t k;     /* its next member */
+} unpromoted_rows;
+
+static int unpromoted_launch(const tl_graph_launch *l) {
+  return l->unit == TL_REPLAY_NONE && l->nmembers > 0;
+}
+
+static int fill_unpromoted(void *ctx, size_t row, int64_t *v, unsigned char *null) {
+  unpromoted_rows *x = ctx;
+  (void)row; /* rows are the unpromoted launches' members, in launch and member order */
+  while (x->launch < x->r->launches.n &&
+         (!unpromoted_launch(&x->r->launches.v[x->launch]) ||
+          x->k >= x->r->launches.v[x->launch].nmembers))
+    x->launch++, x->k = 0;
+  if (x->launch >= x->r->launches.n) return -1;
+  const tl_graph_launch *l = &x->r->launches.v[x->launch];
+  memset(null, 0, GU_NCOLS);
+  v[GU_LAUNCH] = (int64_t)x->launch;
+  v[GU_ORDER] = x->k;
+  v[GU_EVENT] = x->r->members.v[l->first_member + x->k].event;
+  x->k++;
+  return 0;
+}
+
+static int publish_unpromoted_members(sqlite3 *db, const tl_replay *r, tl_err *e) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->launches.n; i++)
+    if (unpromoted_launch(&r->launches.v[i])) n += r->launches.v[i].nmembers;
+  if (!n) return TL_OK;
+  unpromoted_rows x = {.r = r};
+  return tl_rows_publish(db, "traceloom_graph_unpromoted_member_core", unpromoted_member_columns,
+                         GU_NCOLS, n, fill_unpromoted, NULL, &x, e);
+}
+
 enum {
   RG_REGION_ID, RG_DB_IDX, RG_DEVICE_ID, RG_GRAPH_PROVIDER, RG_CANDIDATE_ID, RG_REGION_ORDER,
   RG_STATUS, RG_BOUNDARY_POLICY, RG_ORDER_POLICY, RG_IDENTITY_POLICY, RG_SHAPE_POLICY,
@@ -1166,6 +1215,7 @@ int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   if (rc == TL_OK) rc = publish_launch_relations(db, e);
   tl_timer_mark(&tm, "launches");
   if (rc == TL_OK) rc = publish_members(db, t, r, &costs, e);
+  if (rc == TL_OK) rc = publish_unpromoted_members(db, r, e);
   tl_timer_mark(&tm, "members");
   uint64_t issues = 0;
   if (rc == TL_OK) rc = publish_costs(db, t, r, &costs, &issues, e);

@@ -133,6 +133,14 @@ CREATE TABLE traceloom_graph_member_range_core(
   contributor_order INTEGER NOT NULL  -- its members' 0-based time order within their aggregates
 );
 
+-- @surface traceloom_graph_unpromoted_member_core | one task of a collected body whose launch was not promoted | The members of the bodies collected for launches left unpromoted (traceloom_graph_launch.reconstruction_status says why: a body that differs from its instance's, a launch a composition leaves out), which no graph-body relation lists; the operator audit counts them as graph-body members | SELECT l.reconstruction_status, count(*) FROM traceloom_graph_unpromoted_member_core u JOIN traceloom_graph_launch l ON l.launch_n = u.launch_n GROUP BY 1
+CREATE TABLE traceloom_graph_unpromoted_member_core(
+  launch_n INTEGER NOT NULL,       -- traceloom_graph_launch (anchor_id NULL: not promoted)
+  member_order INTEGER NOT NULL,   -- 0-based, in the collected body's order
+  event_n INTEGER NOT NULL,        -- the member task (traceloom_event_core)
+  PRIMARY KEY (launch_n, member_order)
+) WITHOUT ROWID;
+
 -- The replay cost map (outputs.md 3.3, recovery.md 7.3), computed by ext/replay/costmap.c.
 -- Lenses stay separate: task_sum_ns, busy_union_ns, envelope_ns are never added together.
 -- Per-member rows (traceloom_replay_cost_member, _aggregate_member) are views.

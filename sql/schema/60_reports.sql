@@ -28,27 +28,30 @@ SELECT l.anchor_n AS left_anchor_n, l.host_call_n AS left_call_n, r.host_call_n 
             ELSE COALESCE((SELECT x.state FROM traceloom_anchor_host_window_rejected x
                            WHERE x.left_anchor_n = l.anchor_n), 0) END AS state,
        -- process and thread are shape columns: two calls of one shape (the usual case) share
-       -- them, and the shapes are looked up only when they differ
+       -- them, and the shapes are looked up only when they differ. The calls are read here,
+       -- by key, only when the scope is: as LEFT JOINs of the view, SQLite searched both for
+       -- every window of an aggregate over the windows that never reads the scope (it keeps
+       -- every LEFT JOIN of an aggregate query), 741k windows at a million anchors.
        CASE WHEN l.host_call_n IS NULL OR r.host_call_n IS NULL THEN 2
-            WHEN lc.shape_id = rc.shape_id
-              THEN COALESCE((SELECT CASE WHEN s.thread_id IS NOT NULL THEN 0
-                                         WHEN s.process_id IS NOT NULL THEN 1 ELSE 2 END
-                             FROM traceloom_runtime_call_shape s WHERE s.shape_id = lc.shape_id), 2)
-            ELSE COALESCE((SELECT CASE WHEN ls.thread_id IS NOT NULL AND ls.thread_id = rs.thread_id
-                                        AND (ls.process_id = rs.process_id
-                                             OR (ls.process_id IS NULL AND rs.process_id IS NULL))
-                                         THEN 0
-                                       WHEN ls.process_id = rs.process_id THEN 1
-                                       ELSE 2 END
-                           FROM traceloom_runtime_call_shape ls, traceloom_runtime_call_shape rs
-                           WHERE ls.shape_id = lc.shape_id AND rs.shape_id = rc.shape_id), 2)
+            ELSE COALESCE((
+              SELECT CASE WHEN lc.shape_id = rc.shape_id
+                THEN (SELECT CASE WHEN s.thread_id IS NOT NULL THEN 0
+                                  WHEN s.process_id IS NOT NULL THEN 1 ELSE 2 END
+                      FROM traceloom_runtime_call_shape s WHERE s.shape_id = lc.shape_id)
+                ELSE (SELECT CASE WHEN ls.thread_id IS NOT NULL AND ls.thread_id = rs.thread_id
+                                   AND (ls.process_id = rs.process_id
+                                        OR (ls.process_id IS NULL AND rs.process_id IS NULL))
+                                    THEN 0
+                                  WHEN ls.process_id = rs.process_id THEN 1
+                                  ELSE 2 END
+                      FROM traceloom_runtime_call_shape ls, traceloom_runtime_call_shape rs
+                      WHERE ls.shape_id = lc.shape_id AND rs.shape_id = rc.shape_id) END
+              FROM traceloom_runtime_call_core lc, traceloom_runtime_call_core rc
+              WHERE lc.call_n = l.host_call_n AND rc.call_n = r.host_call_n), 2)
        END AS scope
 FROM traceloom_anchor_core l
 JOIN traceloom_anchor_core r ON r.anchor_n = l.anchor_n + 1 AND r.db_idx = l.db_idx
- AND r.device_id = l.device_id
--- the call cores, by key
-LEFT JOIN traceloom_runtime_call_core lc ON lc.call_n = l.host_call_n
-LEFT JOIN traceloom_runtime_call_core rc ON rc.call_n = r.host_call_n;
+ AND r.device_id = l.device_id;
 
 -- @surface traceloom_anchor_host_window_code | one code of a host window's state or scope | The names of the state and scope codes of traceloom_anchor_host_window (kind state or scope), written from the descriptor table of ext/reports/host_window.c | SELECT kind, code, name FROM traceloom_anchor_host_window_code ORDER BY 1, 2
 CREATE TABLE traceloom_anchor_host_window_code(

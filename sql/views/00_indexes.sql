@@ -3,9 +3,11 @@
 -- checks) but adding a VIRTUAL one to a full table only changes the schema. They take no
 -- space. The public views pass them through as plain columns, so a user's join on a text
 -- id, inner or LEFT, can use an automatic index on the column: an expression in a flattened
--- view gets none and would make that join a scan per outer row.
-ALTER TABLE traceloom_event_core ADD COLUMN event_id TEXT
-  GENERATED ALWAYS AS ('event-' || event_n) VIRTUAL;
+-- view gets none and would make that join a scan per outer row. The event's and the anchor's
+-- own ids (traceloom_event_core.event_id, traceloom_anchor_core.anchor_id) are added before
+-- this file, by ext/publish/publish.c: generated like these, or stored with an index under the
+-- analyze option text_id_indexes and with idle evidence (why not an index on a generated
+-- column: the comment there).
 ALTER TABLE traceloom_runtime_call_core ADD COLUMN runtime_call_id TEXT
   GENERATED ALWAYS AS ('runtime-call-' || call_n) VIRTUAL;
 ALTER TABLE traceloom_runtime_device_relation_core ADD COLUMN relation_id TEXT
@@ -14,9 +16,7 @@ ALTER TABLE traceloom_runtime_device_relation_core ADD COLUMN runtime_call_id TE
   GENERATED ALWAYS AS ('runtime-call-' || call_n) VIRTUAL;
 ALTER TABLE traceloom_runtime_device_relation_core ADD COLUMN device_work_id TEXT
   GENERATED ALWAYS AS ('device-work-event-' || event_n) VIRTUAL;
-ALTER TABLE traceloom_anchor_core ADD COLUMN anchor_id TEXT
-  GENERATED ALWAYS AS ('anchor-' || anchor_n) VIRTUAL;
--- (none for a promoted graph launch's anchor: its row, event_n < 0, is no event)
+-- (a promoted graph launch's anchor has no event id: its row, event_n < 0, is no event)
 ALTER TABLE traceloom_anchor_core ADD COLUMN event_id TEXT
   GENERATED ALWAYS AS (CASE WHEN event_n >= 0 THEN 'event-' || event_n END) VIRTUAL;
 -- The node and occurrence ids pad the local number to three digits (N007), which only printf()
@@ -52,7 +52,7 @@ ALTER TABLE traceloom_position_occurrence_core ADD COLUMN occurrence_id TEXT
 -- shipped views join on the integer keys (event_n, call_n, anchor_n, node_n, occurrence_n),
 -- and a user's join on a text id gets an automatic index on its generated column
 -- (docs/ARCHITECTURE.md; the small link table's stored aux_event_id has one, in
--- sql/views/30_structure.sql).
+-- sql/views/30_structure.sql), but for the event and anchor ids stored by the option above.
 -- None is needed either between the integers: the relations of a runtime call are a range
 -- (traceloom_runtime_call_core.first_relation_n), the occurrences of a node too
 -- (traceloom_node_core.first_occurrence_n), a child occurrence is found by arithmetic from

@@ -18,7 +18,12 @@ CREATE INDEX traceloom_graph_launch_relation ON traceloom_graph_launch(relation_
 -- cursor again per event, and its launch_call_n a subquery on the relation around one on the
 -- relation's shape; per event this view read six of them (1M events at a million tasks).
 -- The columns are the event view's expressions, unchanged.
--- @surface traceloom_device_work | one device work item | Device-side work that runtime calls can launch (every task-level event; communication-op envelopes, task type COMMUNICATION_OP, excluded) | SELECT e.kind, count(*) FROM traceloom_device_work w JOIN traceloom_event e ON e.event_n = w.event_n GROUP BY e.kind
+-- The example joins the events with CROSS JOIN: SQLite 3.40 runs a FROM-clause subquery (this
+-- union) as a co-routine only when it comes first and the next table is CROSS or LEFT JOINed;
+-- after a plain JOIN it writes all of it, every column of 1M rows, to a temporary table first
+-- (the example's VM steps barely change, 88.4M -> 87.4M, but the temporary table's writes are
+-- not VM steps: 17.57 -> 14.00 G instructions, 1.91 -> 1.23 s CPU at 1M, bench/RESULTS.md q31).
+-- @surface traceloom_device_work | one device work item | Device-side work that runtime calls can launch (every task-level event; communication-op envelopes, task type COMMUNICATION_OP, excluded) | SELECT e.kind, count(*) FROM traceloom_device_work w CROSS JOIN traceloom_event e ON e.event_n = w.event_n GROUP BY e.kind
 CREATE VIEW traceloom_device_work AS
 SELECT 'device-work-' || e.event_id AS device_work_id, e.db_idx,
        i.provider, e.device_id, 'event' AS work_kind, e.event_id, e.task_id,
@@ -170,8 +175,11 @@ SELECT r.relation_id, r.db_idx, r.runtime_call_id,
        COALESCE(e.start_ns + e.dur_ns, (SELECT g.end_ns FROM traceloom_graph_launch g
                                         WHERE g.relation_n = r.relation_n)) AS work_end_ns
 FROM traceloom_runtime_device_relation_core r
+-- the device work first: a filter on its columns (traceloom_v_sync_runtime_call keeps the
+-- synchronization actions, a quarter of the relations) is tested before the state and the
+-- call are searched (SQLite joins LEFT JOINs in the order written)
+LEFT JOIN traceloom_event_core e ON e.event_n = r.event_n
+LEFT JOIN traceloom_event_shape es ON es.shape_id = e.shape_id
 LEFT JOIN traceloom_runtime_device_relation_shape rs ON rs.shape_id = r.shape_id
 LEFT JOIN traceloom_runtime_call_core c ON c.call_n = r.call_n
-LEFT JOIN traceloom_runtime_call_shape cs ON cs.shape_id = c.shape_id
-LEFT JOIN traceloom_event_core e ON e.event_n = r.event_n
-LEFT JOIN traceloom_event_shape es ON es.shape_id = e.shape_id;
+LEFT JOIN traceloom_runtime_call_shape cs ON cs.shape_id = c.shape_id;

@@ -155,6 +155,13 @@ JOIN traceloom_node_core p ON p.node_n = c.parent_n;
 -- SQLite leaves out of a query that reads none of their columns, and the window's state and
 -- scope (traceloom_anchor_host_window) are read per row by key: the top bubble by bubble_us
 -- reads each anchor and its neighbour, not seven rows (1.0 s on the 1M bench profile).
+-- The window's endpoint calls (traceloom_anchor_host_window.left_call_n and right_call_n, the
+-- anchors' host_call_n, which traceloom_anchor does not show) are read in the columns that name
+-- them, by the anchor's and the call's keys, not joined: SQLite computes a row's ORDER BY key
+-- before its other columns and skips those of a row that cannot enter the LIMIT's top rows, but
+-- runs every join for every row. Joined (two anchor and two call searches per bubble), they
+-- were 40% of the VM steps of the catalog example (ORDER BY bubble_us DESC LIMIT 10, 741k
+-- bubbles); a full read searches each endpoint anchor and call once per column instead.
 CREATE VIEW traceloom_structure_bubble_occurrence AS
 SELECT 'bubble-anchor-' || r.anchor_n AS bubble_id, r.db_idx, r.device_id,
        'native_report_tree' AS view_name, n.node_id AS right_node_id,
@@ -179,25 +186,50 @@ SELECT 'bubble-anchor-' || r.anchor_n AS bubble_id, r.db_idx, r.device_id,
        CASE WHEN r.total_us > 0 THEN ROUND(r.idle_us / r.total_us, 6) ELSE 0.0 END AS bubble_fraction_of_transition,
        -- host context: the host window between the two anchors (sql/views/60_host_activity.sql)
        'anchor-host-interval-' || l.anchor_id || '-' || r.anchor_id AS host_interval_id,
-       hl.provider, hl.clock_domain AS host_clock_domain,
+       (SELECT s.provider FROM traceloom_anchor_core x
+                  CROSS JOIN traceloom_runtime_call_core c ON c.call_n = x.host_call_n
+                  CROSS JOIN traceloom_runtime_call_shape s ON s.shape_id = c.shape_id
+                 WHERE x.anchor_n = l.anchor_n) AS provider,
+       (SELECT s.clock_domain FROM traceloom_anchor_core x
+                  CROSS JOIN traceloom_runtime_call_core c ON c.call_n = x.host_call_n
+                  CROSS JOIN traceloom_runtime_call_shape s ON s.shape_id = c.shape_id
+                 WHERE x.anchor_n = l.anchor_n) AS host_clock_domain,
        COALESCE((SELECT k.name FROM traceloom_anchor_host_window_code k
                   WHERE k.kind = 'scope'
                     AND k.code = (SELECT w.scope FROM traceloom_anchor_host_window w
                                    WHERE w.left_anchor_n = l.anchor_n)), 'provider_clock_domain')
          AS scope_policy,
        CASE WHEN (SELECT w.scope FROM traceloom_anchor_host_window w
-                   WHERE w.left_anchor_n = l.anchor_n) IN (0, 1) THEN hl.process_id END AS process_id,
+                   WHERE w.left_anchor_n = l.anchor_n) IN (0, 1)
+            THEN (SELECT s.process_id FROM traceloom_anchor_core x
+                  CROSS JOIN traceloom_runtime_call_core c ON c.call_n = x.host_call_n
+                  CROSS JOIN traceloom_runtime_call_shape s ON s.shape_id = c.shape_id
+                 WHERE x.anchor_n = l.anchor_n) END AS process_id,
        CASE WHEN (SELECT w.scope FROM traceloom_anchor_host_window w
-                   WHERE w.left_anchor_n = l.anchor_n) = 0 THEN hl.thread_id END AS thread_id,
+                   WHERE w.left_anchor_n = l.anchor_n) = 0
+            THEN (SELECT s.thread_id FROM traceloom_anchor_core x
+                  CROSS JOIN traceloom_runtime_call_core c ON c.call_n = x.host_call_n
+                  CROSS JOIN traceloom_runtime_call_shape s ON s.shape_id = c.shape_id
+                 WHERE x.anchor_n = l.anchor_n) END AS thread_id,
        COALESCE((SELECT k.name FROM traceloom_anchor_host_window_code k
                   WHERE k.kind = 'state'
                     AND k.code = (SELECT w.state FROM traceloom_anchor_host_window w
                                    WHERE w.left_anchor_n = l.anchor_n)), 'missing_endpoint')
          AS host_observation_status,
-       hl.end_ns AS host_start_ns, hr.start_ns AS host_end_ns,
+       (SELECT c.start_ns + c.dur_ns FROM traceloom_anchor_core x
+                  CROSS JOIN traceloom_runtime_call_core c ON c.call_n = x.host_call_n
+                 WHERE x.anchor_n = l.anchor_n) AS host_start_ns,
+       (SELECT c.start_ns FROM traceloom_anchor_core x
+                  CROSS JOIN traceloom_runtime_call_core c ON c.call_n = x.host_call_n
+                 WHERE x.anchor_n = r.anchor_n) AS host_end_ns,
        CASE WHEN (SELECT w.state FROM traceloom_anchor_host_window w
                    WHERE w.left_anchor_n = l.anchor_n) = 0
-            THEN ROUND((hr.start_ns - hl.end_ns) / 1000.0, 3) END AS host_interval_us,
+            THEN ROUND(((SELECT c.start_ns FROM traceloom_anchor_core x
+                  CROSS JOIN traceloom_runtime_call_core c ON c.call_n = x.host_call_n
+                 WHERE x.anchor_n = r.anchor_n)
+                        - (SELECT c.start_ns + c.dur_ns FROM traceloom_anchor_core x
+                  CROSS JOIN traceloom_runtime_call_core c ON c.call_n = x.host_call_n
+                 WHERE x.anchor_n = l.anchor_n)) / 1000.0, 3) END AS host_interval_us,
        'upstream_between_correlated_anchor_endpoints' AS api_association_semantics,
        r.anchor_n AS right_anchor_n, n.node_n AS right_node_n
 FROM traceloom_anchor r
@@ -208,12 +240,6 @@ LEFT JOIN traceloom_position_occurrence_core oc ON oc.occurrence_n = r.occurrenc
 LEFT JOIN traceloom_node_core n
   ON n.node_n = (SELECT q.node_n FROM traceloom_position_occurrence_core q
                   WHERE q.occurrence_n = r.occurrence_n)
--- the window's endpoint calls are the anchors' (traceloom_anchor_host_window.left_call_n and
--- right_call_n), which traceloom_anchor does not show: read from the anchor rows by key
-LEFT JOIN traceloom_runtime_call hl
-  ON hl.call_n = (SELECT x.host_call_n FROM traceloom_anchor_core x WHERE x.anchor_n = l.anchor_n)
-LEFT JOIN traceloom_runtime_call hr
-  ON hr.call_n = (SELECT x.host_call_n FROM traceloom_anchor_core x WHERE x.anchor_n = r.anchor_n)
 WHERE r.occurrence_n IS NOT NULL AND r.idle_us > 0;
 
 -- @surface traceloom_v_tree_node | one node of the report tree, walked from the roots | The primary readable map: every structural position with depth, loop depth, kind, repeat count, costs, per-iteration averages and shares | SELECT local_node_id, label, repeat_count, occurrence_count, total_us, avg_total_us FROM traceloom_v_tree_node ORDER BY db_idx, device_id, view_name, display_order

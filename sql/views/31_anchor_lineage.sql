@@ -1,6 +1,10 @@
 -- Symbol lineage per anchor (outputs.md section 2).
--- An anchor whose symbol differs from its event's structural symbol got it from a later
--- stage (replay slot symbols): its outcome is 'synthetic'.
+-- A replay-unit anchor (an exact replay's launch, traceloom_graph_launch.anchor_n) is named by
+-- its composition slot (ACLH, ACLL, ACLT, ACLG, CUDAGraph), which no rule derived from an
+-- observed name: outcome 'synthetic', the slot as observed and structural symbol, the built-in
+-- rule 'analysis.replay-composition-slot' (as traceloom_anchor_symbol_normalization says). The
+-- launch and the slot (its anchor shape's symbol) are LEFT JOINs by key, so that the slot is a
+-- column read once per row (the outer select names rule_id and outcome a dozen times).
 -- Each row also carries the audit columns of the rule that decided (the reference's lineage
 -- columns): a manifest rule's from traceloom_symbol_normalization_rule, looked up by its id,
 -- and for a built-in outcome (no rule matched, a conflict, no observed symbol, a replay slot)
@@ -31,7 +35,7 @@ SELECT l.anchor_id, l.observed_symbol, l.structural_symbol, l.rule_id, l.outcome
        CASE l.rule_id WHEN 'fallback.identity-preserve' THEN -1000
                       WHEN 'fallback.missing-observed-symbol' THEN -1010
                       WHEN 'fallback.rule-conflict' THEN -1020
-                      WHEN 'synthetic.replay-slot' THEN -100
+                      WHEN 'analysis.replay-composition-slot' THEN -100
                       ELSE r.precedence END AS precedence,
        CASE WHEN r.rule_id IS NULL THEN 'provider-neutral' ELSE r.provider_scope END
          AS provider_scope,
@@ -41,18 +45,18 @@ SELECT l.anchor_id, l.observed_symbol, l.structural_symbol, l.rule_id, l.outcome
        CASE l.rule_id WHEN 'fallback.identity-preserve' THEN 'identity_fallback'
                       WHEN 'fallback.missing-observed-symbol' THEN 'typed_unsupported'
                       WHEN 'fallback.rule-conflict' THEN 'typed_conflict'
-                      WHEN 'synthetic.replay-slot' THEN 'typed_synthesis'
+                      WHEN 'analysis.replay-composition-slot' THEN 'typed_synthesis'
                       ELSE r.match_mode END AS match_mode,
        CASE l.rule_id WHEN 'fallback.identity-preserve' THEN 'no explicit rule matched'
                       WHEN 'fallback.missing-observed-symbol' THEN 'no observed symbol available'
                       WHEN 'fallback.rule-conflict' THEN 'multiple equal-precedence rules matched'
-                      WHEN 'synthetic.replay-slot' THEN 'committed replay composition slot'
+                      WHEN 'analysis.replay-composition-slot' THEN 'committed replay composition slot'
                       ELSE r.match_expression END AS match_expression,
        CASE l.rule_id WHEN 'fallback.identity-preserve' THEN 'one observed symbol'
                       WHEN 'fallback.missing-observed-symbol' THEN 'none'
                       WHEN 'fallback.rule-conflict'
                         THEN 'one observed symbol and multiple rule matches'
-                      WHEN 'synthetic.replay-slot' THEN 'recognized replay composition slot'
+                      WHEN 'analysis.replay-composition-slot' THEN 'recognized replay composition slot'
                       ELSE r.field END AS required_fields,
        CASE l.rule_id WHEN 'fallback.identity-preserve'
                         THEN 'No rule matched: the observed symbol is kept as structural.'
@@ -60,20 +64,25 @@ SELECT l.anchor_id, l.observed_symbol, l.structural_symbol, l.rule_id, l.outcome
                         THEN 'No observed symbol: the structural identity is unsupported.'
                       WHEN 'fallback.rule-conflict'
                         THEN 'Rules of equal precedence matched: the observed symbol is kept.'
-                      WHEN 'synthetic.replay-slot'
+                      WHEN 'analysis.replay-composition-slot'
                         THEN 'The replay composition slot the anchor stands for.'
                       ELSE r.note END AS rule_description,
        l.role AS anchor_role, l.start_ns, l.end_ns, l.dur_us
 FROM (
-SELECT a.anchor_id, c.observed_symbol, a.symbol AS structural_symbol,
-       CASE WHEN c.class_id IS NULL OR a.symbol IS NOT c.structural_symbol
-            THEN 'synthetic.replay-slot' ELSE c.symbol_rule_id END AS rule_id,
-       CASE WHEN c.class_id IS NULL OR a.symbol IS NOT c.structural_symbol
-            THEN 'synthetic' ELSE c.symbol_outcome END AS outcome,
-       c.symbol_candidate_rule_ids AS candidate_rule_ids, s.source_path, e.source_table,
+SELECT a.anchor_id, COALESCE(a.slot_symbol, c.observed_symbol) AS observed_symbol,
+       a.symbol AS structural_symbol,
+       CASE WHEN a.slot_symbol IS NOT NULL THEN 'analysis.replay-composition-slot'
+            ELSE c.symbol_rule_id END AS rule_id,
+       CASE WHEN a.slot_symbol IS NOT NULL THEN 'synthetic' ELSE c.symbol_outcome END AS outcome,
+       CASE WHEN a.slot_symbol IS NULL THEN c.symbol_candidate_rule_ids END
+         AS candidate_rule_ids, s.source_path, e.source_table,
        e.source_key, a.db_idx, a.device_id, a.anchor_idx, a.event_id, c.symbol_reason_code,
        e.task_type, e.op_type, e.op_name, a.role, a.start_ns, a.end_ns, a.dur_us
-FROM traceloom_anchor a
+FROM (SELECT x.*, h.symbol AS slot_symbol
+      FROM traceloom_anchor x
+      LEFT JOIN traceloom_graph_launch g ON g.anchor_n = x.anchor_n
+      LEFT JOIN traceloom_anchor_core b ON b.anchor_n = g.anchor_n
+      LEFT JOIN traceloom_anchor_shape h ON h.shape_id = b.shape_id) a
 LEFT JOIN traceloom_event e ON e.event_n = a.event_n AND e.db_idx = a.db_idx
  AND e.device_id = a.device_id
 LEFT JOIN traceloom_evidence_role_class c ON c.class_id = e.role_class_id

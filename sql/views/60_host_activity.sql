@@ -31,26 +31,40 @@ FROM traceloom_graph_launch l
 JOIN traceloom_anchor a ON a.anchor_n = l.anchor_n;
 
 -- @surface traceloom_anchor_host_interval | one pair of adjacent anchors of a device | The ordered host interval between the left anchor's runtime endpoint (its end) and the right anchor's (its start), with a typed support state: supported_ordered, missing_endpoint, ambiguous_endpoint, incompatible_host_domain, nonmonotonic_host_order | SELECT support_state, scope_policy, count(*) FROM traceloom_anchor_host_interval GROUP BY 1, 2
+-- The endpoint calls' columns are read in the columns that name them, by the call's key (and
+-- its shape's), not by a LEFT JOIN of traceloom_runtime_call per side: SQLite keeps every LEFT
+-- JOIN of an aggregate query and runs it for every row, so a count per state or per node
+-- (this relation's and traceloom_v_node_host_interval's catalog examples, 741k windows at a
+-- million anchors) searched both calls of every window without reading them; a LIMIT query
+-- filtered on the state reads them only for its rows.
 CREATE VIEW traceloom_anchor_host_interval AS
 SELECT 'anchor-host-interval-' || l.anchor_id || '-anchor-' || (w.left_anchor_n + 1) AS interval_id,
        l.db_idx, l.device_id, l.anchor_id AS left_anchor_id,
        'anchor-' || (w.left_anchor_n + 1) AS right_anchor_id,
-       lc.runtime_call_id AS left_runtime_call_id, rc.runtime_call_id AS right_runtime_call_id,
-       w.left_endpoint_count, w.right_endpoint_count, lc.provider, lc.clock_domain,
-       lc.end_ns AS host_start_ns, rc.start_ns AS host_end_ns,
+       'runtime-call-' || w.left_call_n AS left_runtime_call_id,
+       'runtime-call-' || w.right_call_n AS right_runtime_call_id,
+       w.left_endpoint_count, w.right_endpoint_count,
+       (SELECT s.provider FROM traceloom_runtime_call_core c CROSS JOIN traceloom_runtime_call_shape s ON s.shape_id = c.shape_id
+         WHERE c.call_n = w.left_call_n) AS provider,
+       (SELECT s.clock_domain FROM traceloom_runtime_call_core c CROSS JOIN traceloom_runtime_call_shape s ON s.shape_id = c.shape_id
+         WHERE c.call_n = w.left_call_n) AS clock_domain,
+       (SELECT c.start_ns + c.dur_ns FROM traceloom_runtime_call_core c
+         WHERE c.call_n = w.left_call_n) AS host_start_ns,
+       (SELECT c.start_ns FROM traceloom_runtime_call_core c
+         WHERE c.call_n = w.right_call_n) AS host_end_ns,
        (SELECT k.name FROM traceloom_anchor_host_window_code k
          WHERE k.kind = 'scope' AND k.code = w.scope) AS scope_policy,
-       CASE WHEN w.scope IN (0, 1) THEN lc.process_id END AS process_id,
-       CASE WHEN w.scope = 0 THEN lc.thread_id END AS thread_id,
+       CASE WHEN w.scope IN (0, 1) THEN (SELECT s.process_id FROM traceloom_runtime_call_core c CROSS JOIN traceloom_runtime_call_shape s ON s.shape_id = c.shape_id
+         WHERE c.call_n = w.left_call_n) END AS process_id,
+       CASE WHEN w.scope = 0 THEN (SELECT s.thread_id FROM traceloom_runtime_call_core c CROSS JOIN traceloom_runtime_call_shape s ON s.shape_id = c.shape_id
+         WHERE c.call_n = w.left_call_n) END AS thread_id,
        (SELECT k.name FROM traceloom_anchor_host_window_code k
          WHERE k.kind = 'state' AND k.code = w.state) AS support_state,
        w.left_anchor_n, w.left_anchor_n + 1 AS right_anchor_n
 FROM traceloom_anchor_host_window w
 -- after the window (CROSS JOIN), by key: a view that walks to the windows from its own tables
 -- (traceloom_v_node_host_interval) does not start from this anchor table instead
-CROSS JOIN traceloom_anchor l ON l.anchor_n = w.left_anchor_n
-LEFT JOIN traceloom_runtime_call lc ON lc.call_n = w.left_call_n
-LEFT JOIN traceloom_runtime_call rc ON rc.call_n = w.right_call_n;
+CROSS JOIN traceloom_anchor l ON l.anchor_n = w.left_anchor_n;
 
 -- @surface traceloom_v_anchor_host_interval | one pair of adjacent anchors of a device | Every host interval, supported or not (audit the unsupported ones with WHERE support_state <> 'supported_ordered') | SELECT * FROM traceloom_v_anchor_host_interval WHERE support_state <> 'supported_ordered' LIMIT 10
 CREATE VIEW traceloom_v_anchor_host_interval AS
@@ -173,24 +187,22 @@ WHERE EXISTS (SELECT 1 FROM traceloom_anchor_host_window_call x
 
 -- @surface traceloom_v_sync_runtime_call | one relation of a synchronization action | Profiler-visible synchronization actions with their runtime endpoints (CUDA synchronization records; Ascend EVENT_RECORD / EVENT_WAIT tasks), open and ambiguous outcomes included; action-level evidence, not record/wait pairing or causality | SELECT sync_kind, support_state, count(*) FROM traceloom_v_sync_runtime_call GROUP BY 1, 2
 -- Which device work is a synchronization action is a property of its event shape (source table
--- and symbol: the shape's columns behind device_source_table and device_symbol), read once per
--- relation through the event's key and tested first: the provider, which the matching shape
--- names, is compared next. Written as the view's two OR'ed conditions, the filter looked each
--- column up again through traceloom_v_runtime_device's subqueries (then; four to six for most
--- relations) and joined every relation's event before testing it (1M relations at a million
--- tasks, a quarter of them synchronization actions: about a fifth of synchronization-actions'
--- CPU).
+-- and symbol: device_source_table and device_symbol, the event shape's columns where the
+-- relation has an event), tested on the view's columns as soon as the event and its shape are
+-- joined, which traceloom_v_runtime_device does before the relation's state, the call and its
+-- shape: those are searched only for the synchronization actions (a quarter of 1M relations
+-- at a million tasks), whose provider (the call shape's) is compared last. Through a subquery
+-- on the event and its shape, tested with the provider after the call's joins, every relation
+-- was joined to its state and call first (synchronization-actions 7.58 -> 6.20 G instructions).
 CREATE VIEW traceloom_v_sync_runtime_call AS
 SELECT device_work_id AS sync_action_id, device_symbol AS sync_kind, *
 FROM traceloom_v_runtime_device
-WHERE CASE (SELECT CASE WHEN s.source_table = 'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION' THEN 'cuda'
-                        WHEN s.source_table IN ('TASK', 'AscendTask')
-                         AND COALESCE(s.op_name, s.raw_label, s.task_type)
-                             IN ('EVENT_RECORD', 'EVENT_WAIT') THEN 'ascend' END
-            FROM traceloom_event_core x
-            CROSS JOIN traceloom_event_shape s ON s.shape_id = x.shape_id
-            WHERE x.event_n = traceloom_v_runtime_device.event_n)
-        WHEN 'cuda' THEN provider = 'cuda' WHEN 'ascend' THEN provider = 'ascend' ELSE 0 END;
+WHERE event_n IS NOT NULL
+  AND (device_source_table = 'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION'
+       OR (device_source_table IN ('TASK', 'AscendTask')
+           AND device_symbol IN ('EVENT_RECORD', 'EVENT_WAIT')))
+  AND provider = CASE WHEN device_source_table = 'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION'
+                      THEN 'cuda' ELSE 'ascend' END;
 
 -- @surface traceloom_v_anchor_runtime_call | one (anchor, runtime relation) endpoint | Each anchor's runtime endpoints with the full relation, call and work columns (an exact replay anchor's graph_launch relation as endpoint_kind graph_launch) | SELECT anchor_symbol, api_name, support_state, count(*) FROM traceloom_v_anchor_runtime_call GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 10
 -- An exact replay anchor's launch: its event has no relation of its own, so its launch's

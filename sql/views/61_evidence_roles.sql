@@ -340,38 +340,58 @@ WHERE t.events > 0
 GROUP BY t.db_idx, c.provider_scope, 3, 4, c.final_role, t.support_state;
 
 -- @surface traceloom_anchor_symbol_normalization | one anchor | How each anchor's structural symbol was derived from its observed one: source, policy, rule, outcome (identity, normalized, conflict) and reason | SELECT outcome, rule_id, count(*) FROM traceloom_anchor_symbol_normalization GROUP BY 1, 2
+-- A replay-unit anchor (an exact replay's launch, traceloom_graph_launch.anchor_n) is named by
+-- its composition slot (ACLH, ACLL, ACLT, ACLG, CUDAGraph: its anchor symbol, recovery.md
+-- section 3), which no rule derived from an observed name: outcome 'synthetic' (section 2.4),
+-- the slot as observed and structural symbol, the built-in rule
+-- 'analysis.replay-composition-slot' (the reference's id), whatever its launch row's own
+-- decision says. Read from the core tables, as traceloom_v_symbol_normalization_placement is
+-- (the anchor, its event row, shape and role class by key), every anchor once: the launch and
+-- the slot (the anchor shape's symbol) are LEFT JOINs by key, so that the slot is a column read
+-- once per row (one search of an empty index per anchor on a profile without a promoted
+-- launch), and an anchor keeps its row whatever its event row is (a launch anchor's is no
+-- event of traceloom_event's).
 CREATE VIEW traceloom_anchor_symbol_normalization AS
--- Every anchor, a promoted launch's included: its row (event_n < 0, the launch's interval, no
--- event) carries the shape and role class its symbol was decided by; it names no event and no
--- source row. Read from the core rows by key, as traceloom_v_symbol_normalization_placement.
-SELECT a.anchor_id, a.db_idx, a.device_id, a.anchor_idx, a.event_id,
+SELECT a.anchor_id, a.db_idx, a.device_id,
+       a.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
+                      WHERE t.db_idx = a.db_idx AND t.device_id = a.device_id) + 1 AS anchor_idx,
+       a.event_id,
        (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = s.source_id)
          AS source_path,
+       -- (no source row for a promoted launch's anchor: its row, event_n < 0, is the launch's
+       -- interval, no event; its event_id is NULL too)
        CASE WHEN e.event_n >= 0 THEN s.source_table END AS source_table,
        CASE WHEN e.event_n >= 0 THEN CAST(e.source_rowid_offset + e.event_n AS TEXT) END
          AS source_key,
-       c.observed_symbol,
-       CASE WHEN c.observed_symbol IS NULL THEN 'unavailable'
-            WHEN s.task_type = 'COMMUNICATION_OP' THEN 'communication.op_name'
+       COALESCE(h.symbol, c.observed_symbol) AS observed_symbol,
+       CASE WHEN h.symbol IS NOT NULL THEN 'analysis.replay_composition_slot'
+            WHEN c.observed_symbol IS NULL THEN 'unavailable'
+            WHEN c.source_domain = 'communication' THEN 'communication.op_name'
             WHEN s.op_type IS NOT NULL THEN 'task.op_type'
             WHEN s.op_name IS NOT NULL THEN 'task.op_name'
             ELSE 'task.task_type' END AS observed_symbol_source,
-       c.structural_symbol,
+       COALESCE(h.symbol, c.structural_symbol) AS structural_symbol,
        (SELECT r.policy_id FROM traceloom_symbol_normalization_rule r LIMIT 1) AS policy_id,
        (SELECT r.policy_version FROM traceloom_symbol_normalization_rule r LIMIT 1) AS policy_version,
-       c.symbol_rule_id AS rule_id, c.symbol_candidate_rule_ids AS candidate_rule_ids,
-       c.symbol_outcome AS outcome, c.symbol_reason_code AS reason_code, a.anchor_n
-FROM traceloom_anchor a
-CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
-CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
-CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id;
+       CASE WHEN h.symbol IS NOT NULL THEN 'analysis.replay-composition-slot'
+            ELSE c.symbol_rule_id END AS rule_id,
+       CASE WHEN h.symbol IS NULL THEN c.symbol_candidate_rule_ids END AS candidate_rule_ids,
+       CASE WHEN h.symbol IS NOT NULL THEN 'synthetic' ELSE c.symbol_outcome END AS outcome,
+       CASE WHEN h.symbol IS NOT NULL THEN 'analysis_generated_structural_symbol'
+            ELSE c.symbol_reason_code END AS reason_code, a.anchor_n
+FROM traceloom_anchor_core a
+LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n
+LEFT JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
+LEFT JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+LEFT JOIN traceloom_graph_launch g ON g.anchor_n = a.anchor_n
+LEFT JOIN traceloom_anchor_shape h ON g.launch_n IS NOT NULL AND h.shape_id = a.shape_id;
 
 -- @surface traceloom_v_symbol_normalization_placement | one (anchor, node occurrence covering it) | The symbol lineage of each anchor at every recovered position covering it: observed symbol, structural symbol, rule and outcome next to node, occurrence and anchor order (equal structural symbols alone never make positions correspond) | SELECT local_node_id, anchor_order, observed_symbol, structural_symbol, outcome FROM traceloom_v_symbol_normalization_placement WHERE coverage_kind = 'self' LIMIT 20
 -- Read from the core tables (tree, its nodes and each node's occurrences and covered anchors by
 -- key range, event, shape, role class by key), the columns of
--- traceloom_anchor_symbol_normalization written out: its decision and event views look each
--- column up through a subquery of their own, and the audit reads every atom's anchor (741k rows
--- at a million anchors).
+-- traceloom_anchor_symbol_normalization written out as it reads them (the decision and event
+-- views look each column up through a subquery of their own, and the audit reads every atom's
+-- anchor: 741k rows at a million anchors).
 -- The trees come first, by their unique (db_idx, device_id) index, and db_idx and device_id are
 -- the tree's: a query ordered by db_idx, device_id, node_id, ... (the audit) then sorts only
 -- within a tree, on node_id first ("TEMP B-TREE FOR RIGHT PART OF ORDER BY"), which SQLite
@@ -379,7 +399,26 @@ CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id;
 -- kind is known at the node, so that the audit's 'self' skips the occurrences of the Seq and
 -- Repeat nodes unread. No walk gives node_id's order without a sort: it is text order
 -- ('N1000' < 'N999'), which only an index on the text (11.4 MB at a million anchors) holds.
+-- A replay-unit anchor's columns are its composition slot's, as in
+-- traceloom_anchor_symbol_normalization: the slot is its anchor shape's symbol, looked up by key
+-- behind the guard (no search per anchor on a profile without a promoted launch), and the outer
+-- select, which SQLite flattens, picks it or the role class's column.
 CREATE VIEW traceloom_v_symbol_normalization_placement AS
+SELECT w.anchor_id, w.db_idx, w.device_id, w.anchor_idx, w.event_id,
+       COALESCE(w.slot_symbol, w.observed_symbol) AS observed_symbol,
+       CASE WHEN w.slot_symbol IS NOT NULL THEN 'analysis.replay_composition_slot'
+            ELSE w.observed_symbol_source END AS observed_symbol_source,
+       COALESCE(w.slot_symbol, w.structural_symbol) AS structural_symbol,
+       w.policy_id, w.policy_version,
+       CASE WHEN w.slot_symbol IS NOT NULL THEN 'analysis.replay-composition-slot'
+            ELSE w.rule_id END AS rule_id,
+       CASE WHEN w.slot_symbol IS NOT NULL THEN 'synthetic' ELSE w.outcome END AS outcome,
+       CASE WHEN w.slot_symbol IS NOT NULL THEN 'analysis_generated_structural_symbol'
+            ELSE w.reason_code END AS reason_code,
+       CASE WHEN w.slot_symbol IS NULL THEN w.candidate_rule_ids END AS candidate_rule_ids,
+       w.source_path, w.source_table, w.source_key, w.node_id, w.local_node_id, w.view_name,
+       w.occurrence_idx, w.anchor_order, w.coverage_kind, w.repeat_context, w.anchor_dur_us
+FROM (
 SELECT a.anchor_id, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS anchor_idx,
        a.event_id, c.observed_symbol,
        CASE WHEN c.observed_symbol IS NULL THEN 'unavailable'
@@ -392,6 +431,10 @@ SELECT a.anchor_id, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS 
        (SELECT r.policy_version FROM traceloom_symbol_normalization_rule r LIMIT 1) AS policy_version,
        c.symbol_rule_id AS rule_id, c.symbol_outcome AS outcome,
        c.symbol_reason_code AS reason_code, c.symbol_candidate_rule_ids AS candidate_rule_ids,
+       CASE WHEN (SELECT max(g.anchor_n) FROM traceloom_graph_launch g) IS NOT NULL
+            THEN (SELECT h.symbol FROM traceloom_graph_launch g
+                  CROSS JOIN traceloom_anchor_shape h ON h.shape_id = a.shape_id
+                  WHERE g.anchor_n = a.anchor_n LIMIT 1) END AS slot_symbol,
        (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = s.source_id)
          AS source_path,
        -- (no event, so no source row, for a promoted launch's anchor: its row, event_n < 0,
@@ -415,7 +458,7 @@ CROSS JOIN traceloom_anchor_core a ON a.anchor_n >= o.anchor_first_n
  AND a.anchor_n < o.anchor_first_n + k.token_len
 CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
 CROSS JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
-CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id;
+CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id) w;
 
 -- @surface traceloom_v_symbol_variant_cost | one (recovered position, anchor order, observed lowering) | Aggregated cost of each concrete observed symbol at one recovered position: count, total, average, min and max raw anchor time | SELECT local_node_id, anchor_order, observed_symbol, occurrence_count, total_us FROM traceloom_v_symbol_variant_cost ORDER BY total_us DESC LIMIT 20
 -- Streamed node by node, with no sort before the first row: the atoms are scanned in node order
@@ -425,6 +468,11 @@ CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id;
 -- profiles. A node with several shapes gives one row per distinct symbol tuple (at its first
 -- shape, in shape order), its measures summed again over that node's few occurrences. The
 -- observed symbol source is the CASE of traceloom_anchor_symbol_normalization.
+-- A node of replay-unit anchors (traceloom_graph_launch.anchor_n) has one variant, its
+-- composition slot (outcome 'synthetic', as in traceloom_anchor_symbol_normalization), whatever
+-- its launch events' shapes: a node's anchors are all replay-unit anchors or none (a unit's
+-- anchors lie inside its ReplayUnit Seq), so its first occurrence's anchor decides, once per
+-- node and behind the guard (no search on a profile without a promoted launch).
 CREATE VIEW traceloom_v_symbol_variant_cost AS
 WITH shape_symbol_columns AS NOT MATERIALIZED (
   SELECT s.shape_id, c.structural_symbol, c.observed_symbol,
@@ -455,7 +503,13 @@ node_atom AS NOT MATERIALIZED (
          SUM(COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.dur_ns) / 1000.0) AS total_us,
          MIN(COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.dur_ns)) AS min_ns,
          MAX(COALESCE(CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT x.end_ns - x.start_ns FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, e.dur_ns)) AS max_ns,
-         MIN(e.shape_id) AS first_shape_id, MAX(e.shape_id) AS last_shape_id
+         MIN(e.shape_id) AS first_shape_id, MAX(e.shape_id) AS last_shape_id,
+         CASE WHEN (SELECT max(l.anchor_n) FROM traceloom_graph_launch l) IS NOT NULL
+              THEN (SELECT h.symbol FROM traceloom_position_occurrence_core f
+                    CROSS JOIN traceloom_graph_launch l ON l.anchor_n = f.anchor_first_n
+                    CROSS JOIN traceloom_anchor_core b ON b.anchor_n = l.anchor_n
+                    CROSS JOIN traceloom_anchor_shape h ON h.shape_id = b.shape_id
+                    WHERE f.occurrence_n = k.first_occurrence_n LIMIT 1) END AS slot_symbol
   FROM traceloom_node_core k
   CROSS JOIN traceloom_position_occurrence_core o ON o.occurrence_n >= k.first_occurrence_n
    AND o.occurrence_n < k.first_occurrence_n + k.occurrence_count
@@ -464,25 +518,31 @@ node_atom AS NOT MATERIALIZED (
   WHERE k.node_kind = 1
   GROUP BY k.node_n),
 variant AS NOT MATERIALIZED (
-  SELECT n.db_idx, n.device_id, n.node_id, n.local_node_id, v.structural_symbol,
-         v.observed_symbol, v.observed_symbol_source, v.rule_id, v.outcome,
-         CASE WHEN g.first_shape_id = g.last_shape_id THEN g.occurrence_count
+  SELECT n.db_idx, n.device_id, n.node_id, n.local_node_id,
+         COALESCE(g.slot_symbol, v.structural_symbol) AS structural_symbol,
+         COALESCE(g.slot_symbol, v.observed_symbol) AS observed_symbol,
+         CASE WHEN g.slot_symbol IS NOT NULL THEN 'analysis.replay_composition_slot'
+              ELSE v.observed_symbol_source END AS observed_symbol_source,
+         CASE WHEN g.slot_symbol IS NOT NULL THEN 'analysis.replay-composition-slot'
+              ELSE v.rule_id END AS rule_id,
+         CASE WHEN g.slot_symbol IS NOT NULL THEN 'synthetic' ELSE v.outcome END AS outcome,
+         CASE WHEN g.first_shape_id = g.last_shape_id OR g.slot_symbol IS NOT NULL THEN g.occurrence_count
               ELSE (SELECT count(*) FROM atom_anchor m
                      WHERE m.occurrence_n >= n.first_occurrence_n
                        AND m.occurrence_n < n.first_occurrence_n + n.occurrence_count
                        AND m.variant IS v.variant) END
            AS occurrence_count,
-         CASE WHEN g.first_shape_id = g.last_shape_id THEN g.total_us
+         CASE WHEN g.first_shape_id = g.last_shape_id OR g.slot_symbol IS NOT NULL THEN g.total_us
               ELSE (SELECT SUM(m.dur_ns / 1000.0) FROM atom_anchor m
                      WHERE m.occurrence_n >= n.first_occurrence_n
                        AND m.occurrence_n < n.first_occurrence_n + n.occurrence_count
                        AND m.variant IS v.variant) END AS total_us,
-         CASE WHEN g.first_shape_id = g.last_shape_id THEN g.min_ns
+         CASE WHEN g.first_shape_id = g.last_shape_id OR g.slot_symbol IS NOT NULL THEN g.min_ns
               ELSE (SELECT MIN(m.dur_ns) FROM atom_anchor m
                      WHERE m.occurrence_n >= n.first_occurrence_n
                        AND m.occurrence_n < n.first_occurrence_n + n.occurrence_count
                        AND m.variant IS v.variant) END AS min_ns,
-         CASE WHEN g.first_shape_id = g.last_shape_id THEN g.max_ns
+         CASE WHEN g.first_shape_id = g.last_shape_id OR g.slot_symbol IS NOT NULL THEN g.max_ns
               ELSE (SELECT MAX(m.dur_ns) FROM atom_anchor m
                      WHERE m.occurrence_n >= n.first_occurrence_n
                        AND m.occurrence_n < n.first_occurrence_n + n.occurrence_count
@@ -491,7 +551,8 @@ variant AS NOT MATERIALIZED (
   CROSS JOIN traceloom_node_core n ON n.node_n = g.node_n
   CROSS JOIN shape_symbol v ON v.shape_id >= g.first_shape_id AND v.shape_id <= g.last_shape_id
   WHERE g.first_shape_id = g.last_shape_id
-     OR (EXISTS (SELECT 1 FROM atom_anchor m
+     OR (g.slot_symbol IS NOT NULL AND v.shape_id = g.first_shape_id)
+     OR (g.slot_symbol IS NULL AND EXISTS (SELECT 1 FROM atom_anchor m
                   WHERE m.occurrence_n >= n.first_occurrence_n
                     AND m.occurrence_n < n.first_occurrence_n + n.occurrence_count
                     AND m.shape_id = v.shape_id)

@@ -106,7 +106,9 @@ LEFT JOIN traceloom_raw_table t
 -- compute one (op_type) or a collective (comm_name), or a CUDA auxiliary row (family aux:
 -- copies, fills, syncs, events, named by their task type, its label), as the reference counts
 -- them: Ascend tasks without one (NOTIFY_*, MODEL_EXECUTE, an unnamed kernel, a copy task)
--- are not operators and stay in traceloom_event.
+-- are not operators and stay in traceloom_event. A graph-body member is a task of a collected
+-- body, its launch promoted (traceloom_graph_member_core) or not
+-- (traceloom_graph_unpromoted_member_core), as the reference counts them.
 -- @surface traceloom_operator_audit | one observed operator identity (name, task type) | Every concrete device operator (an event with a compute or collective identity) without an allowlist: events, summed raw duration, how many are exact graph-body members and how many anchors | SELECT operator_name, task_type, occurrence_count, total_duration_ns, anchor_event_count FROM traceloom_operator_audit ORDER BY total_duration_ns DESC LIMIT 20
 CREATE VIEW traceloom_operator_audit AS
 WITH counted AS (
@@ -114,7 +116,10 @@ WITH counted AS (
   FROM traceloom_event_core c
   UNION ALL
   SELECT e.shape_id, 0, 0, 0, 1
-  FROM traceloom_graph_member_core m JOIN traceloom_event_core e ON e.event_n = m.event_n),
+  FROM traceloom_graph_member_core m JOIN traceloom_event_core e ON e.event_n = m.event_n
+  UNION ALL
+  SELECT e.shape_id, 0, 0, 0, 1
+  FROM traceloom_graph_unpromoted_member_core u JOIN traceloom_event_core e ON e.event_n = u.event_n),
 per_shape AS (
   SELECT shape_id, sum(n) AS n, sum(dur_ns) AS dur_ns, sum(anchor) AS anchors,
          sum(member) AS members

@@ -104,11 +104,87 @@ def test_exact_hlt_loops_order_and_primary_nodes(hlt):
 
 
 def test_exact_hlt_operator_audit(hlt):
-    # Every launch's body is (its op, AuxGraphOp): 14 AuxGraphOp tasks, 12 of them members of
-    # promoted launches, 2 (the unpromoted tail launches) anchors of their own.
+    # Every launch's body is (its op, AuxGraphOp): 14 AuxGraphOp tasks, each a member of its
+    # launch's collected body: 12 of promoted launches, 2 of the two trailing launches, which
+    # are not promoted, so their tasks are also anchors of their own.
     assert hlt.execute("SELECT occurrence_count, total_duration_ns, graph_body_member_count, "
                        "anchor_event_count FROM traceloom_operator_audit "
-                       "WHERE operator_name = 'AuxGraphOp'").fetchone() == (14, 14, 12, 2)
+                       "WHERE operator_name = 'AuxGraphOp'").fetchone() == (14, 14, 14, 2)
+    # The trailing launches' bodies are (HeadOp, AuxGraphOp) and (LayerOp, AuxGraphOp): their
+    # 4 tasks are stored apart from the promoted members, which the graph-body relations list
+    # (12 launches x 2).
+    assert hlt.execute("""
+        SELECT l.reconstruction_status, e.op_type, count(*)
+        FROM traceloom_graph_unpromoted_member_core u
+        JOIN traceloom_graph_launch l ON l.launch_n = u.launch_n
+        JOIN traceloom_event e ON e.event_n = u.event_n
+        WHERE l.anchor_id IS NULL GROUP BY 1, 2 ORDER BY 2""").fetchall() == [
+            ("not_promoted", "AuxGraphOp", 2), ("not_promoted", "HeadOp", 1),
+            ("not_promoted", "LayerOp", 1)]
+    assert hlt.execute("SELECT count(*) FROM traceloom_graph_body_member").fetchone() == (24,)
+    assert hlt.execute("SELECT operator_name, graph_body_member_count, anchor_event_count "
+                       "FROM traceloom_operator_audit WHERE operator_name IN ('HeadOp', 'LayerOp') "
+                       "ORDER BY 1").fetchall() == [("HeadOp", 4, 1), ("LayerOp", 4, 1)]
+
+
+SLOT_DECISION = ("analysis.replay_composition_slot", "analysis.replay-composition-slot",
+                 "synthetic", "analysis_generated_structural_symbol")
+
+
+def test_exact_hlt_replay_anchors_are_named_by_their_slot(hlt):
+    # 4 exact replay units of (head, layer, tail) launches: 12 launch anchors, each named by its
+    # composition slot (recovery.md 3) with the built-in outcome 'synthetic' (2.4), in every
+    # symbol view; the 4 tasks of the unpromoted launches keep their rule decisions.
+    slots = [(sym, sym) + SLOT_DECISION + (4,) for sym in ("ACLH", "ACLL", "ACLT")]
+    assert hlt.execute("""
+        SELECT structural_symbol, observed_symbol, observed_symbol_source, rule_id, outcome,
+               reason_code, count(*)
+        FROM traceloom_anchor_symbol_normalization WHERE outcome = 'synthetic'
+        GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1""").fetchall() == slots
+    # exactly the promoted launches' anchors, with no candidate rules
+    assert hlt.execute("""
+        SELECT count(*), count(l.launch_n), count(d.candidate_rule_ids)
+        FROM traceloom_anchor_symbol_normalization d
+        LEFT JOIN traceloom_graph_launch l ON l.anchor_n = d.anchor_n
+        WHERE d.outcome = 'synthetic'""").fetchone() == (12, 12, 0)
+    assert hlt.execute("""
+        SELECT count(*) FROM traceloom_anchor_symbol_normalization d
+        JOIN traceloom_graph_launch l ON l.anchor_n = d.anchor_n
+        WHERE d.outcome <> 'synthetic'""").fetchone() == (0,)
+    assert hlt.execute("""
+        SELECT structural_symbol, observed_symbol, observed_symbol_source, rule_id, outcome,
+               reason_code, count(*)
+        FROM traceloom_v_symbol_normalization_placement
+        WHERE outcome = 'synthetic' AND coverage_kind = 'self'
+        GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1""").fetchall() == slots
+    assert hlt.execute("""
+        SELECT structural_symbol, observed_symbol, observed_symbol_source, rule_id, outcome,
+               reason_code, precedence, match_mode, count(*)
+        FROM traceloom_v_anchor_symbol_lineage WHERE outcome = 'synthetic'
+        GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1""").fetchall() == [
+            s[:6] + (-100, "typed_synthesis", 4) for s in slots]
+    assert hlt.execute("""
+        SELECT structural_symbol, observed_symbol, observed_symbol_source, rule_id, outcome,
+               sum(occurrence_count)
+        FROM traceloom_v_symbol_variant_cost WHERE outcome = 'synthetic'
+        GROUP BY 1, 2, 3, 4, 5 ORDER BY 1""").fetchall() == [s[:5] + (4,) for s in slots]
+
+
+def test_cuda_graph_replay_anchors_are_named_by_their_slot(cuda_graph):
+    # A CUDA graph launch's anchor is the slot CUDAGraph (recovery.md 3), one per promoted launch.
+    con, _ = cuda_graph
+    (launches,) = con.execute("SELECT count(*) FROM traceloom_graph_launch "
+                              "WHERE anchor_n IS NOT NULL").fetchone()
+    assert launches > 0
+    assert con.execute("""
+        SELECT structural_symbol, observed_symbol, observed_symbol_source, rule_id, outcome,
+               reason_code, count(*)
+        FROM traceloom_anchor_symbol_normalization d
+        JOIN traceloom_graph_launch l ON l.anchor_n = d.anchor_n
+        GROUP BY 1, 2, 3, 4, 5, 6""").fetchall() == [("CUDAGraph", "CUDAGraph") + SLOT_DECISION
+                                                       + (launches,)]
+    assert con.execute("SELECT count(*) FROM traceloom_anchor_symbol_normalization "
+                       "WHERE outcome = 'synthetic'").fetchone() == (launches,)
 
 
 def test_exact_hlt_timelines(hlt):

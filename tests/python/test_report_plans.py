@@ -185,23 +185,23 @@ def test_symbol_variant_cost_streams_the_atoms_by_node(analysis):
     assert sum(r[11] for r in got) == anchors
 
 
-def test_symbol_variant_cost_splits_a_node_of_several_shapes(exact_hlt_db, tmp_path):
-    """A node whose occurrences have several event shapes gets one row per distinct symbol
-    tuple: two shapes of one tuple are summed together, a shape of another tuple apart. The
-    fixture has one shape per node, so a copy gives the three occurrences of an atom three
-    shapes: its own, a copy of it (same symbols) and another node's (other symbols)."""
-    path = tmp_path / "analysis.db"
-    src = sqlite3.connect(f"file:{exact_hlt_db}?mode=ro", uri=True)
+def _give_a_node_three_shapes(src, path, replay):
+    """A copy of the analysis src at path whose first atom node of at least 3 occurrences
+    (of replay-unit anchors or of eager ones) has three event shapes: occurrence 1 its own,
+    2 a copy of it (same symbols), 3 another node's (other symbols). Returns the connection,
+    the node (id, db_idx, device_id: a node id is unique within its tree) and its occurrence
+    count."""
     con = sqlite3.connect(path)
     src.backup(con)
-    src.close()
-    node_n, first, own = con.execute("""
-        SELECT k.node_n, k.first_occurrence_n, e.shape_id
+    node_n, first, count, own = con.execute("""
+        SELECT k.node_n, k.first_occurrence_n, k.occurrence_count, e.shape_id
         FROM traceloom_node_core k
         JOIN traceloom_position_occurrence_core o ON o.occurrence_n = k.first_occurrence_n
         JOIN traceloom_anchor_core a ON a.anchor_n = o.anchor_first_n
         JOIN traceloom_event_core e ON e.event_n = a.event_n
-        WHERE k.node_kind = 1 AND k.occurrence_count = 3 ORDER BY k.node_n LIMIT 1""").fetchone()
+        WHERE k.node_kind = 1 AND k.occurrence_count >= 3
+          AND EXISTS (SELECT 1 FROM traceloom_graph_launch l WHERE l.anchor_n = a.anchor_n) = ?
+        ORDER BY k.node_n LIMIT 1""", (replay,)).fetchone()
     (other,) = con.execute("""
         SELECT s.shape_id FROM traceloom_event_shape s
         JOIN traceloom_event_shape m ON m.shape_id = ?
@@ -220,12 +220,38 @@ def test_symbol_variant_cost_splits_a_node_of_several_shapes(exact_hlt_db, tmp_p
               JOIN traceloom_anchor_core a ON a.anchor_n = o.anchor_first_n
               WHERE o.occurrence_n = ?)""", (shape_id, occurrence_n))
     con.commit()
-    (node_id,) = con.execute("SELECT node_id FROM traceloom_node_core WHERE node_n = ?",
-                             (node_n,)).fetchone()
+    node = con.execute("SELECT node_id, db_idx, device_id FROM traceloom_node_core "
+                       "WHERE node_n = ?", (node_n,)).fetchone()
+    return con, node, count
+
+
+def test_symbol_variant_cost_splits_a_node_of_several_shapes(several_trees, tmp_path):
+    """A node whose occurrences have several event shapes gets one row per distinct symbol
+    tuple: two shapes of one tuple are summed together, a shape of another tuple apart. The
+    profiles have one shape per node, so a copy gives three occurrences of an eager atom three
+    shapes: its own, a copy of it (same symbols) and another node's (other symbols)."""
+    con, node, count = _give_a_node_three_shapes(several_trees, tmp_path / "a.db", False)
     counts = sorted(r[0] for r in con.execute(
-        "SELECT occurrence_count FROM traceloom_v_symbol_variant_cost WHERE node_id = ?",
-        (node_id,)))
-    assert counts == [1, 2], counts
+        "SELECT occurrence_count FROM traceloom_v_symbol_variant_cost "
+        "WHERE node_id = ? AND db_idx = ? AND device_id = ?", node))
+    assert counts == [1, count - 1], counts
+    got = sorted(con.execute("SELECT * FROM traceloom_v_symbol_variant_cost").fetchall(),
+                 key=repr)
+    assert got == sorted(con.execute(VARIANT_COST_READABLE).fetchall(), key=repr)
+    con.close()
+
+
+def test_symbol_variant_cost_names_a_replay_node_by_its_slot(analysis, tmp_path):
+    """A node of replay-unit anchors has one variant, its composition slot, whatever shapes
+    its launch events have: the same surgery on exact_hlt's first repeated slot (ACLH, one per
+    decode unit) leaves one row of all its occurrences."""
+    con, node, count = _give_a_node_three_shapes(analysis, tmp_path / "a.db", True)
+    assert count == 3
+    assert con.execute(
+        "SELECT structural_symbol, observed_symbol, rule_id, outcome, occurrence_count "
+        "FROM traceloom_v_symbol_variant_cost WHERE node_id = ? AND db_idx = ? AND device_id = ?",
+        node).fetchall() == [
+            ("ACLH", "ACLH", "analysis.replay-composition-slot", "synthetic", 3)]
     got = sorted(con.execute("SELECT * FROM traceloom_v_symbol_variant_cost").fetchall(),
                  key=repr)
     assert got == sorted(con.execute(VARIANT_COST_READABLE).fetchall(), key=repr)
@@ -594,27 +620,57 @@ def test_node_host_activity_starts_from_the_node_at_scale(bench_planned):
 
 
 @needs_reference_sql
-def test_sync_actions_test_the_event_shape_before_the_event(bench_planned):
+def test_sync_actions_test_the_event_shape_before_the_call(bench_planned):
     """synchronization-actions keeps a relation by its device event's shape (source table and
-    symbol), read through the event's key in one subquery (x, s) before the event's LEFT JOIN:
-    filtered on traceloom_v_runtime_device's columns, every relation's event was joined
-    first and the shape's table and symbol columns were each looked up by a subquery of their
-    own, once for each OR'ed condition (1M relations at a million tasks)."""
+    symbol), the view's device columns, tested where the event and its shape are joined,
+    which traceloom_v_runtime_device does first (SQLite codes a WHERE term at the loop that
+    gives its last table): the relation's state, its call and the call's shape are searched
+    for the kept relations only, and no subquery reads the event or its shape again. Through
+    a subquery on the event and its shape, tested with the provider after the call's joins,
+    every relation (1M at a million tasks) was joined to its state, call and call shape."""
     tree = plan_tree(bench_planned, (REPORT_SQL / "synchronization-actions.sql").read_text())
-    top = [(i, d) for i, _, d, above in tree if not above]
-    assert top[0][1] == "SCAN r", top
-    joins = [k for k, (_, d) in enumerate(top) if d.endswith("LEFT-JOIN")]
-    subqueries = [k for k, (_, d) in enumerate(top) if d.startswith("CORRELATED SCALAR SUBQUERY")]
-    assert subqueries, top
-    first = top[subqueries[0]][0]
-    assert [d for _, p, d, _ in tree if p == first] == [
-        "SEARCH x USING INTEGER PRIMARY KEY (rowid=?)",
-        "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"], tree
-    # the relation's state and the call's joins (its provider) before the test, the event's
-    # and its shape's after it
-    alias = {k: top[k][1].split()[1] for k in joins}
-    assert [alias[k] for k in joins if k < subqueries[0]] == ["rs", "c", "cs"], top
-    assert [alias[k] for k in joins if k > subqueries[0]] == ["e", "es"], top
+    top = [d for _, _, d, above in tree if not above]
+    loops = [d.split()[1] for d in top if d.startswith(("SCAN ", "SEARCH "))]
+    assert loops == ["r", "e", "es", "rs", "c", "cs"], top
+    # (the graph launch's columns keep their subqueries, run for a relation without an event)
+    event_shape = ["SEARCH x USING INTEGER PRIMARY KEY (rowid=?)",
+                   "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"]
+    for i, _, d, above in tree:
+        if not above and d.startswith("CORRELATED SCALAR SUBQUERY"):
+            assert [c for _, p, c, _ in tree if p == i] != event_shape, tree
+
+
+# The synchronization actions worked out from the storage: the relations whose device event's
+# shape is a CUDA synchronization record or an Ascend EVENT_RECORD / EVENT_WAIT task, of that
+# provider (the call shape's, else the input's).
+SYNC_RELATIONS = """
+SELECT r.relation_n FROM traceloom_runtime_device_relation_core r
+JOIN traceloom_event_core e ON e.event_n = r.event_n
+JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
+JOIN traceloom_input i ON i.db_idx = r.db_idx
+LEFT JOIN traceloom_runtime_call_core c ON c.call_n = r.call_n
+LEFT JOIN traceloom_runtime_call_shape cs ON cs.shape_id = c.shape_id
+WHERE COALESCE(cs.provider, i.provider) =
+      CASE WHEN s.source_table = 'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION' THEN 'cuda'
+           WHEN s.source_table IN ('TASK', 'AscendTask')
+            AND COALESCE(s.op_name, s.raw_label, s.task_type) IN ('EVENT_RECORD', 'EVENT_WAIT')
+           THEN 'ascend' END
+ORDER BY 1"""
+
+
+@pytest.mark.parametrize("profile", ["gen/ascend_s3_l6_k8", "nsys/nsys_basic.sqlite"])
+def test_sync_actions_are_the_relations_of_synchronization_records(cli, fixtures, tmp_path,
+                                                                    profile):
+    """traceloom_v_sync_runtime_call keeps the relations of the synchronization records of
+    their provider (Ascend EVENT_RECORD / EVENT_WAIT tasks, CUDA synchronization records)."""
+    out = tmp_path / "analysis.db"
+    subprocess.run([str(cli), str(fixtures / profile), "--output", str(out)],
+                   check=True, capture_output=True)
+    con = sqlite3.connect(f"file:{out}?mode=ro", uri=True)
+    got = con.execute("SELECT relation_n FROM traceloom_v_sync_runtime_call"
+                      " ORDER BY 1").fetchall()
+    assert got and got == con.execute(SYNC_RELATIONS).fetchall()
+    con.close()
 
 
 def test_runtime_device_joins_the_storage_by_key_at_scale(bench_planned):
@@ -630,7 +686,7 @@ def test_runtime_device_joins_the_storage_by_key_at_scale(bench_planned):
     tree = plan_tree(bench_planned, example)
     top = [d for _, _, d, above in tree if not above]
     assert top[:6] == ["SCAN r"] + [f"SEARCH {a} USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN"
-                                     for a in ("rs", "c", "cs", "e", "es")], top
+                                     for a in ("e", "es", "rs", "c", "cs")], top
     searched = {d.split()[1] for _, _, d, above in tree
                 if above and d.startswith(("SEARCH ", "SCAN "))}
     assert searched == {"i"}, tree
@@ -679,6 +735,66 @@ def test_device_work_reads_the_event_core_by_key_at_scale(bench_planned):
     assert not any("CORRELATED" in d or "AUTOMATIC" in d for d in steps), steps
     # the input (one row per profile database) is read after the event, scanned or by key
     assert plan_problems([(p, d) for p, d in arm if d != "SCAN i"]) == []
+
+
+def test_device_work_example_streams_the_union_at_scale(bench_planned):
+    """The catalog example joins the events to the device work with CROSS JOIN, so that SQLite
+    runs the union as a co-routine read once in the outer loop; after a plain JOIN it wrote all
+    of it (every column of each of 1M items) to a temporary table before the join, about a
+    quarter of the example's CPU at a million tasks. Each item's event is searched by key."""
+    example = bench_planned.execute(
+        "SELECT example_sql FROM traceloom_analysis_surface"
+        " WHERE relation_name = 'traceloom_device_work'").fetchone()[0]
+    tree = plan_tree(bench_planned, example)
+    top = [d for _, _, d, above in tree if not above]
+    assert top[0] == "CO-ROUTINE traceloom_device_work", top
+    assert not any(d.startswith("MATERIALIZE") for _, _, d, _ in tree), top
+    assert top[1:3] == ["SCAN w",
+                        "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)"], top
+    # the example's words: the same rows as the plain JOIN of the two public relations
+    plain = example.replace(" CROSS JOIN ", " JOIN ")
+    assert plain != example
+    assert sorted(bench_planned.execute(example).fetchall()) == \
+        sorted(bench_planned.execute(plain).fetchall())
+
+
+def example_plan_loops(con, relation):
+    """The plan tree of a relation's catalog example and its top-level loops' table aliases."""
+    example = con.execute("SELECT example_sql FROM traceloom_analysis_surface"
+                          " WHERE relation_name = ?", (relation,)).fetchone()[0]
+    tree = plan_tree(con, example)
+    loops = [d.split()[1] for _, _, d, above in tree
+             if not above and d.startswith(("SCAN ", "SEARCH "))]
+    return tree, loops
+
+
+def test_bubble_example_joins_no_endpoint_call_at_scale(bench_planned):
+    """traceloom_v_structure_bubble_occurrence's example (every column, ORDER BY bubble_us DESC
+    LIMIT 10) joins per bubble only what its rows are made of (the right anchor, its left
+    neighbour, the atom occurrence and node): SQLite computes the other columns only for a row
+    that can enter the top ten, but runs every join for every row. The window's endpoint
+    calls are read in the columns that name them; joined as traceloom_runtime_call by the
+    anchors' host_call_n (an anchor and a call searched per side) they were 40% of the
+    example's VM steps at a million anchors."""
+    tree, loops = example_plan_loops(bench_planned, "traceloom_v_structure_bubble_occurrence")
+    assert loops == ["a", "a", "oc", "n"], loops
+    # the endpoint calls by key inside the columns' subqueries
+    inner = [d for _, _, d, above in tree if above and d.startswith("SEARCH c ")]
+    assert inner and all(d == "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)" for d in inner), tree
+    assert plan_problems([(p, d) for _, p, d, _ in tree]) == []
+
+
+def test_node_host_interval_example_searches_no_call_at_scale(bench_planned):
+    """traceloom_v_node_host_interval's example counts the windows after each atom's anchors
+    per node and state: per (occurrence, anchor) pair it reads the window's two anchors (the
+    state) and the anchor's row, and no runtime call. The window's scope and the interval's
+    endpoint columns read the calls inside the columns that name them: as LEFT JOINs (the
+    window's two call cores, the interval's two traceloom_runtime_call rows) SQLite kept them
+    in the aggregate and searched four calls per pair (741k pairs at a million anchors), a
+    fifth of the example's VM steps."""
+    tree, loops = example_plan_loops(bench_planned, "traceloom_v_node_host_interval")
+    assert loops == ["n", "o", "a", "l", "r", "a"], loops
+    assert plan_problems([(p, d) for _, p, d, _ in tree]) == []
 
 
 def test_launch_delay_reads_the_shapes_by_key_at_scale(bench_planned):
@@ -1035,9 +1151,15 @@ def test_node_launch_delay_searches_no_relation_at_scale(bench_planned):
     assert "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)" in steps, steps
     assert not any(s.startswith(("SEARCH r ", "SEARCH rs ")) for s in steps), steps
     assert not any("AUTOMATIC" in s for s in steps), steps
-    # the node's label by key once per node, before its occurrences, and no subquery per node
-    walk = [s for s in steps if s.startswith(("SCAN ", "SEARCH "))]
-    assert walk[:2] == ["SCAN n", "SEARCH sh USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN"], steps
+    # the pairs are grouped by node reading integers only; each node's row and label are read
+    # by key once per node, after its group (read inside the group, the generated id and the
+    # label text were copied for every pair, 1.8M at a million anchors)
+    tree = plan_tree(bench_planned, "SELECT * FROM traceloom_v_node_launch_delay")
+    inner = [d for _, _, d, above in tree if above == ["CO-ROUTINE d"]]
+    assert inner[0] == "SCAN n" and not any(d.startswith("SEARCH sh ") for d in inner), inner
+    outer = [d for _, _, d, above in tree if not above]
+    assert outer[1:] == ["SCAN d", "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)",
+                         "SEARCH sh USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN"], outer
     assert not any("SUBQUERY" in s for s in steps), steps
 def test_evidence_role_cost_coverage_groups_the_event_core_once(analysis):
     """The cost coverage reads the events once from traceloom_event_core, grouped on one integer
@@ -1136,3 +1258,33 @@ def test_anchor_runtime_call_is_one_join_at_scale(bench_planned):
         "SELECT count(*) FROM traceloom_graph_launch WHERE anchor_n IS NOT NULL"
         " AND relation_n IS NOT NULL").fetchone()[0]
     assert launches > 0 and ("graph_launch", launches) in rows, rows
+
+
+def test_text_id_join_with_a_condition_under_a_bloom_filter(cli, fixtures, tmp_path):
+    """With the option, a join on the event's text id plus any other condition on the events
+    gives the rows of the same join by integer key, also where SQLite builds a Bloom filter
+    on the event index (the outer loop estimated larger than the events). SQLite 3.40 reads
+    an indexed generated column from the index cursor, unpositioned while the filter is
+    built: with the index on the generated event_id this query returned no row."""
+    path = tmp_path / "indexed.db"
+    subprocess.run([str(cli), str(fixtures / "exact_hlt" / "mono"), "--output", str(path),
+                    "--options", '{"text_id_indexes": true}'], check=True, capture_output=True)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE sqlite_stat1 SET stat = '10000000' WHERE tbl = 'traceloom_anchor_core'"
+                " AND idx IS NULL")
+    con.commit()
+    con.close()
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    by_text = ("SELECT count(*), total(a.anchor_idx) FROM traceloom_anchor a"
+               " JOIN traceloom_event e ON e.event_id = a.event_id WHERE e.end_ns > e.start_ns")
+    plan = " | ".join(r[3] for r in con.execute("EXPLAIN QUERY PLAN " + by_text))
+    assert "BLOOM FILTER" in plan and "traceloom_event_core_event_id" in plan, plan
+    # anchor_idx is anchor_n + 1 (the 1-based anchor order); a promoted launch's anchor has no
+    # event (its interval row has a negative key, event_id NULL), so only the anchors
+    # with an event join
+    by_key = ("SELECT count(*), total(a.anchor_n + 1) FROM traceloom_anchor_core a"
+              " CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n"
+              " WHERE e.dur_ns > 0 AND e.event_n >= 0")
+    expected = con.execute(by_key).fetchone()
+    assert expected[0] > 0 and con.execute(by_text).fetchone() == expected
+    con.close()
