@@ -106,7 +106,12 @@ FROM traceloom_event_core c
 -- publish_unit_events), as in the reference. A filter, not a key range (the unary +): a
 -- search by event_n stays one primary-key search, and the planner does not take the events'
 -- range as a cheaper outer loop (a join on event_id then scanned the anchors per event on a
--- small analysis instead of building its automatic index).
+-- small analysis instead of building its automatic index). Under text_id_indexes (and idle
+-- evidence) this term on the events alone lets SQLite 3.40 check a Bloom filter on the
+-- event_id index in a join by event_id (node-events); that is right only because the option
+-- stores event_id (ext/publish/publish.c): built on an index of the generated column the
+-- filter held wrong keys and the join gave no row (tests/python/test_report_plans.py,
+-- test_node_events_same_rows_with_and_without_text_id_indexes).
 WHERE +c.event_n >= 0;
 
 -- Runtime calls and relations follow the same pattern: integers per row in *_core, repeated
