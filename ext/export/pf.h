@@ -115,7 +115,9 @@ typedef struct pf_occ {
   int64_t iteration;                /* repeat_iteration; 0 when NULL */
   int64_t cost[PF_NCOST];
   int64_t aux_events;
-  int64_t event_n;         /* atoms: event_n of the anchor's event; -1 unknown */
+  int64_t event_n;         /* atoms: event_n of the anchor's event; -1 unknown or none (a
+                              promoted launch's anchor has no event) */
+  int64_t anchor_n;        /* atoms: the anchor (anchor_n); -1 unknown */
   int64_t stream;          /* atoms: stream_id of that event */
   uint32_t repeat_context; /* non-atoms (atoms: TL_STR_NONE) */
   uint32_t rooted_path;    /* non-atoms (atoms: TL_STR_NONE) */
@@ -127,7 +129,8 @@ typedef struct pf_occ {
 typedef struct pf_member {
   int64_t db, device, start, end, stream_id, lane, task, order, aggregate;
   int64_t event_n;      /* of event_id; -1 when not "event-<n>" */
-  int64_t launch_event_n; /* of the launch's graph_event_id; -1 when not "event-<n>" */
+  int64_t launch_event_n; /* of the launch's graph_event_id (its unit's event); -1 when not "event-<n>" */
+  int64_t launch_anchor_n; /* the launch's anchor (anchor_n), whose atom the members replace */
   int64_t host_call_n;  /* the launch's host call (runtime-call-<n>); -1 none */
   uint32_t launch_event, member_id, launch_id, unit_id, event_id, kind, identity, anchor_id;
   int has_stream;

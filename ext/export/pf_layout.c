@@ -245,7 +245,7 @@ static uint32_t atom_name(const pf_node *n) {
 */
 typedef struct device_work {
   lay *L;                /* the layout's slices and groups */
-  const pf_imap *launch; /* launch event_n -> first member (read only) */
+  const pf_imap *launch; /* launch anchor_n -> first member (read only) */
   pf_imap device_slice;  /* event_n -> the device slice drawing it (atoms and members) */
   pf_imap call_slice;    /* call_n -> its slice */
   int unnamed_calls;     /* calls without an api name (named after the join) */
@@ -281,13 +281,14 @@ static int device_slices(device_work *w) {
     const pf_occ *o = &a->occs.v[i];
     const pf_node *n = &a->nodes.v[o->node];
     if (n->kind != PF_KIND_ATOM) continue;
-    const int64_t *first = a->members.n ? pf_imap_get(w->launch, o->event_n) : NULL;
+    const int64_t *first =
+        a->members.n && o->anchor_n >= 0 ? pf_imap_get(w->launch, o->anchor_n) : NULL;
     if (first && a->members.v[*first].db != n->db) first = NULL;
     if (first) {
-      int64_t le = a->members.v[*first].launch_event_n;
+      int64_t la = a->members.v[*first].launch_anchor_n;
       for (size_t k = (size_t)*first;
            !err && k < a->members.n && a->members.v[k].db == n->db &&
-           a->members.v[k].launch_event_n == le;
+           a->members.v[k].launch_anchor_n == la;
            k++) {
         pf_member *m = &a->members.v[k];
         m->occ = (int64_t)i;
@@ -476,14 +477,15 @@ static int make_slices(lay *L, tl_timer *tm) {
   pf_ctx *c = L->c;
   pf_analysis *a = &c->a;
   pf_layout *l = &c->l;
-  /* launch event_n -> first member (of that db) */
+  /* launch anchor_n -> first member: a launch anchor has no event (its unit's event is the
+  ** launch's graph_event_id), so the members find their atom by the anchor */
   pf_imap launch;
   memset(&launch, 0, sizeof launch);
   int err = TL_OK;
   for (size_t k = 0; !err && k < a->members.n; k++) {
     const pf_member *m = &a->members.v[k];
-    if (m->launch_event_n >= 0 && !pf_imap_get(&launch, m->launch_event_n) &&
-        pf_imap_put(&launch, m->launch_event_n, (int64_t)k))
+    if (m->launch_anchor_n >= 0 && !pf_imap_get(&launch, m->launch_anchor_n) &&
+        pf_imap_put(&launch, m->launch_anchor_n, (int64_t)k))
       err = tl_nomem(c->e);
   }
   device_work w;

@@ -1216,7 +1216,7 @@ static int read_occurrences_pass(rd *r, node_index *ix, const tl_i64map *slots, 
     o.cost[PF_C_SELF] = col_us_ns(st, 14);
     o.cost[PF_C_AUX] = col_us_ns(st, 15);
     o.aux_events = sqlite3_column_int64(st, 16);
-    o.event_n = -1;
+    o.event_n = -1, o.anchor_n = -1;
     if (sqlite3_column_int(st, 17)) {
       if (TL_VEC_PUSH(atoms, (int64_t)a->occs.n) || TL_VEC_PUSH(atoms, sqlite3_column_int64(st, 20))) {
         err = tl_nomem(r->e);
@@ -1307,6 +1307,7 @@ static void resolve_atom_events(pf_analysis *a, const event_maps *m, const int64
                                 size_t npairs) {
   for (size_t i = 0; i < npairs; i++) {
     pf_occ *o = &a->occs.v[atom_anchor[2 * i]];
+    o->anchor_n = atom_anchor[2 * i + 1];
     const int64_t *ev = pf_imap_get(&m->anchor_event, atom_anchor[2 * i + 1]);
     if (!ev || *ev < 0) continue;
     o->event_n = *ev;
@@ -1327,7 +1328,7 @@ static int read_members(rd *r) {
   if (prep(r, "SELECT m.db_idx, l.graph_event_id, m.member_id, m.launch_id, m.replay_unit_id, "
               "m.event_id, m.kind, m.identity, m.stream_id, m.start_ns, m.end_ns, m.lane_ordinal, "
               "m.task_ordinal, m.member_order, l.anchor_id, m.aggregate_n, m.device_id, "
-              "l.host_call_id "
+              "l.host_call_id, l.anchor_n "
               "FROM traceloom_graph_body_member m "
               "JOIN traceloom_graph_launch l ON l.launch_id = m.launch_id "
               "WHERE l.anchor_id IS NOT NULL ORDER BY m.db_idx, l.graph_launch_occurrence_id, "
@@ -1362,6 +1363,7 @@ static int read_members(rd *r) {
     m.device = sqlite3_column_int64(st, 16);
     m.host_call_n =
         id_number(sqlite3_column_text(st, 17), sqlite3_column_bytes(st, 17), "runtime-call-");
+    m.launch_anchor_n = sqlite3_column_int64(st, 18);
     m.occ = -1;
     if (m.launch_event == TL_STR_NOMEM || m.member_id == TL_STR_NOMEM ||
         m.launch_id == TL_STR_NOMEM || m.unit_id == TL_STR_NOMEM || m.event_id == TL_STR_NOMEM ||
@@ -1449,6 +1451,8 @@ typedef struct core_maps {
   TL_VEC(core_anchor) anchors;
   TL_VEC(core_event) events;
   pf_imap anchor_row, event_row;
+  pf_imap launch_row; /* -event_n (> 0) of a promoted launch anchor's interval row: kept
+                      ** apart, so that event_row stays dense over the events */
 } core_maps;
 
 static void core_maps_free(core_maps *m) {
@@ -1456,6 +1460,7 @@ static void core_maps_free(core_maps *m) {
   TL_VEC_FREE(&m->events);
   pf_imap_free(&m->anchor_row);
   pf_imap_free(&m->event_row);
+  pf_imap_free(&m->launch_row);
 }
 
 static int anchor_row(rd *r, void *arg, sqlite3_value **v) {
@@ -1474,7 +1479,9 @@ static int event_row(rd *r, void *arg, sqlite3_value **v) {
   core_event x = {sqlite3_value_int64(v[1]), sqlite3_value_int64(v[2]),
                   sqlite3_value_type(v[3]) == SQLITE_NULL ? EV_NULL_STREAM
                                                           : sqlite3_value_int64(v[3])};
-  if (pf_imap_put(&m->event_row, sqlite3_value_int64(v[0]), (int64_t)m->events.n) ||
+  int64_t k = sqlite3_value_int64(v[0]);
+  if ((k >= 0 ? pf_imap_put(&m->event_row, k, (int64_t)m->events.n)
+              : pf_imap_put(&m->launch_row, -k, (int64_t)m->events.n)) ||
       TL_VEC_PUSH(&m->events, x))
     return tl_nomem(r->e);
   return TL_OK;
@@ -1838,7 +1845,7 @@ static int occ_row(rd *r, void *arg, sqlite3_value **v) {
   int64_t pn = sqlite3_value_type(v[3]) == SQLITE_NULL ? -1 : sqlite3_value_int64(v[3]);
   o.iteration = sqlite3_value_int64(v[4]);
   o.anchor_first = sqlite3_value_int64(v[5]);
-  o.event_n = -1;
+  o.event_n = -1, o.anchor_n = -1;
   uint8_t nulls = ON_ALL; /* until its body row, if any, is read */
   if (pf_imap_get(&w->occ_by_n, o.n))
     return tl_fail(r->e, "traceloom_export_perfetto: traceloom_position_occurrence lists "
@@ -1981,10 +1988,13 @@ static int resolve_atoms_core(pf_analysis *a, const core_maps *m, const uint8_t 
                               const int64_t *atom_anchor, size_t npairs, tl_err *e) {
   for (size_t i = 0; i < npairs; i++) {
     pf_occ *o = &a->occs.v[atom_anchor[2 * i]];
+    o->anchor_n = atom_anchor[2 * i + 1];
     uint8_t nl = nulls[atom_anchor[2 * i]];
     const int64_t *ar = pf_imap_get(&m->anchor_row, atom_anchor[2 * i + 1]);
     const core_anchor *an = ar ? &m->anchors.v[*ar] : NULL;
-    const int64_t *er = an ? pf_imap_get(&m->event_row, an->event_n) : NULL;
+    const int64_t *er = !an ? NULL
+                        : an->event_n >= 0 ? pf_imap_get(&m->event_row, an->event_n)
+                                           : pf_imap_get(&m->launch_row, -an->event_n);
     const core_event *ev = er ? &m->events.v[*er] : NULL;
     if ((nl & (ON_START | ON_END)) && !ev)
       return tl_fail(e, "traceloom_export_perfetto: occurrence_n %lld (node_n %lld) has no "

@@ -271,7 +271,7 @@ static int fill_event(void *ctx, size_t row, int64_t *v, unsigned char *null) {
   size_t i = r->first + row, j = i;
   const tl_events *ev = tl_events_of(r->t, r->d, &j);
   memset(null, 0, EV_NCOLS);
-  v[EV_N] = (int64_t)i;
+  v[EV_N] = tl_event_stored_n(r->t, i);
   v[EV_DB] = tl_events_db_idx(ev, j);
   v[EV_DEVICE] = tl_events_device_id(ev, j);
   /* the rows of one source table are consecutive events with consecutive rowids: one offset

@@ -92,6 +92,38 @@ static const tl_rows_column graph_launch_control_columns[GC_NCOLS] = {
     [GC_EVENT_N] = {"event_n", 0},
 };
 
+/* The event of replay unit u: the units' events are numbered after the trace's (the launch
+** anchors' rows have negative keys: tl_event_stored_n). */
+static uint32_t unit_event_n(const tl_trace *t, const tl_replay *r, size_t u) {
+  (void)r;
+  return (uint32_t)(t->ev.n + u);
+}
+
+/* Replay unit u's interval (its first launch's start to its last launch's end), stream and
+** source database: those of its first launch's completion record (ACL: on the captured
+** model's stream), else of its first member (CUDA). */
+typedef struct unit_place {
+  int64_t start_ns, end_ns, source_id;
+  uint32_t stream;
+} unit_place;
+
+static unit_place unit_place_of(const tl_trace *t, const tl_replay *r, const tl_replay_unit *un) {
+  const tl_graph_launch *first = &r->launches.v[un->first_launch];
+  unit_place p = {first->start_ns, first->end_ns, 0, TL_NO_STREAM};
+  for (uint32_t k = 0; k < un->nlaunches; k++) {
+    const tl_graph_launch *l = &r->launches.v[un->first_launch + k];
+    if (l->start_ns < p.start_ns) p.start_ns = l->start_ns;
+    if (l->end_ns > p.end_ns) p.end_ns = l->end_ns;
+  }
+  uint32_t x = first->control[2] != TL_REPLAY_NONE ? first->control[2]
+               : first->nmembers ? r->members.v[first->first_member].event : first->control[0];
+  if (x != TL_REPLAY_NONE) {
+    p.source_id = tl_source_ref_at(t, NULL, tl_events_source_ref(&t->ev, x))->source_id;
+    p.stream = tl_events_stream_id(&t->ev, x);
+  }
+  return p;
+}
+
 static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
                             const uint32_t *anchor_of_event, tl_err *e) {
   sqlite3_stmt *st, *ctl;
@@ -133,7 +165,9 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     sqlite3_bind_int64(st, TL_PARAM(GL_DEVICE_ID), l->device_id);
     sqlite3_bind_text(st, TL_PARAM(GL_GRAPH_PROVIDER), provider_name(l->provider), -1,
                       SQLITE_STATIC);
-    uint32_t gev = promoted ? l->anchor_event : l->control[0];
+    /* a promoted launch's graph event is its unit's (publish_unit_events), as the
+    ** reference's; an unpromoted ACL launch's its MODEL_EXECUTE task */
+    uint32_t gev = promoted ? unit_event_n(t, r, l->unit) : l->control[0];
     bind_id(st, TL_PARAM(GL_GRAPH_EVENT_ID), "event-%llu", gev, gev != TL_REPLAY_NONE);
     uint32_t an = promoted && anchor_of_event ? anchor_of_event[l->anchor_event] : TL_REPLAY_NONE;
     bind_id(st, TL_PARAM(GL_ANCHOR_ID), "anchor-%llu", an, an != TL_REPLAY_NONE);
@@ -194,7 +228,6 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
       rc = tl_pub_step(db, ctl, "traceloom_graph_launch_control", e);
     }
   }
-  (void)t;
   sqlite3_finalize(st);
   sqlite3_finalize(ctl);
   return rc;
@@ -618,46 +651,53 @@ static int publish_envelopes(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     return TL_ERROR;
   int rc = TL_OK;
   uint64_t idx = 0;
-  /* Promoted launches first (their envelope is the launch interval, their enclosed work
-  ** the exact members), then graph-level envelopes without members. */
-  for (size_t i = 0; rc == TL_OK && i < r->launches.n; i++) {
-    const tl_graph_launch *l = &r->launches.v[i];
-    if (l->unit == TL_REPLAY_NONE) continue;
-    int64_t kern_ns = 0, all_ns = 0, nk = 0;
-    for (uint32_t k = 0; k < l->nmembers; k++) {
-      const tl_graph_member *m = &r->members.v[l->first_member + k];
-      int64_t d = tl_events_end(&t->ev, m->event) - t->ev.start_ns[m->event];
-      all_ns += d;
-      if (m->kind != TL_MEMBER_DATA_MOVE) kern_ns += d, nk++;
+  /* Replay units first, one envelope each as in the reference: the unit's event and interval
+  ** (publish_unit_events), its enclosed work the exact members of its launches; then
+  ** graph-level envelopes without members. */
+  for (size_t u = 0; rc == TL_OK && u < r->units.n; u++) {
+    const tl_replay_unit *un = &r->units.v[u];
+    const tl_graph_launch *first = &r->launches.v[un->first_launch];
+    int64_t kern_ns = 0, all_ns = 0, nk = 0, nall = 0;
+    for (uint32_t j = 0; j < un->nlaunches; j++) {
+      const tl_graph_launch *l = &r->launches.v[un->first_launch + j];
+      for (uint32_t k = 0; k < l->nmembers; k++) {
+        const tl_graph_member *m = &r->members.v[l->first_member + k];
+        int64_t d = tl_events_end(&t->ev, m->event) - t->ev.start_ns[m->event];
+        all_ns += d, nall++;
+        if (m->kind != TL_MEMBER_DATA_MOVE) kern_ns += d, nk++;
+      }
     }
-    bind_id(st, TL_PARAM(CG_GRAPH_EVENT_ID), "event-%llu", l->anchor_event, 1);
-    sqlite3_bind_int(st, TL_PARAM(CG_DB_IDX), l->db_idx);
-    sqlite3_bind_int64(st, TL_PARAM(CG_DEVICE_ID), l->device_id);
-    sqlite3_bind_text(st, TL_PARAM(CG_GRAPH_PROVIDER), provider_name(l->provider), -1,
+    unit_place pl = unit_place_of(t, r, un);
+    uint32_t ev = unit_event_n(t, r, u);
+    bind_id(st, TL_PARAM(CG_GRAPH_EVENT_ID), "event-%llu", ev, 1);
+    sqlite3_bind_int(st, TL_PARAM(CG_DB_IDX), un->db_idx);
+    sqlite3_bind_int64(st, TL_PARAM(CG_DEVICE_ID), un->device_id);
+    sqlite3_bind_text(st, TL_PARAM(CG_GRAPH_PROVIDER), provider_name(un->provider), -1,
                       SQLITE_STATIC);
     sqlite3_bind_text(st, TL_PARAM(CG_GRAPH_KIND),
-                      l->provider == TL_GRAPH_CUDA ? "cuda_graph_node_replay" : "aclgraph_graph_replay",
+                      un->provider == TL_GRAPH_CUDA ? "cuda_graph_node_replay" : "aclgraph_graph_replay",
                       -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, TL_PARAM(CG_GRAPH_EVENT_IDX), (int64_t)idx++);
-    bind_id(st, TL_PARAM(CG_EVENT_ID), "event-%llu", l->anchor_event, 1);
-    if (l->stream_id == TL_NO_STREAM) sqlite3_bind_null(st, TL_PARAM(CG_STREAM_ID));
-    else sqlite3_bind_int64(st, TL_PARAM(CG_STREAM_ID), l->stream_id);
-    bind_id(st, TL_PARAM(CG_CORRELATION_ID), "%llu", (uint64_t)l->correlation_id,
-            l->correlation_id != TL_ABSENT);
-    tl_bind_i64_or_null(st, TL_PARAM(CG_GRAPH_ID), l->graph_id, TL_ABSENT);
+    bind_id(st, TL_PARAM(CG_EVENT_ID), "event-%llu", ev, 1);
+    if (pl.stream == TL_NO_STREAM) sqlite3_bind_null(st, TL_PARAM(CG_STREAM_ID));
+    else sqlite3_bind_int64(st, TL_PARAM(CG_STREAM_ID), pl.stream);
+    /* a CUDA unit is one launch: its correlation id; an ACL unit's launches have one each */
+    bind_id(st, TL_PARAM(CG_CORRELATION_ID), "%llu", (uint64_t)first->correlation_id,
+            un->provider == TL_GRAPH_CUDA && first->correlation_id != TL_ABSENT);
+    tl_bind_i64_or_null(st, TL_PARAM(CG_GRAPH_ID), first->graph_id, TL_ABSENT);
     sqlite3_bind_null(st, TL_PARAM(CG_GRAPH_EXEC_ID));
     sqlite3_bind_null(st, TL_PARAM(CG_CONTEXT_ID));
-    sqlite3_bind_int64(st, TL_PARAM(CG_START_NS), l->start_ns);
-    sqlite3_bind_int64(st, TL_PARAM(CG_END_NS), l->end_ns);
-    sqlite3_bind_double(st, TL_PARAM(CG_DUR_US), tl_ns_to_us(l->end_ns - l->start_ns));
-    sqlite3_bind_int64(st, TL_PARAM(CG_ENCLOSED_EVENT_COUNT), l->nmembers);
+    sqlite3_bind_int64(st, TL_PARAM(CG_START_NS), pl.start_ns);
+    sqlite3_bind_int64(st, TL_PARAM(CG_END_NS), pl.end_ns);
+    sqlite3_bind_double(st, TL_PARAM(CG_DUR_US), tl_ns_to_us(pl.end_ns - pl.start_ns));
+    sqlite3_bind_int64(st, TL_PARAM(CG_ENCLOSED_EVENT_COUNT), nall);
     sqlite3_bind_double(st, TL_PARAM(CG_ENCLOSED_EVENT_US), tl_ns_to_us(all_ns));
     sqlite3_bind_int64(st, TL_PARAM(CG_ENCLOSED_KERNEL_COUNT), nk);
     sqlite3_bind_double(st, TL_PARAM(CG_ENCLOSED_KERNEL_US), tl_ns_to_us(kern_ns));
-    char js[96];
-    snprintf(js, sizeof js, "{\"reconstruction\":\"exact_replay_composition\",\"launch_id\":\"graph-launch-%zu\"}", i);
+    char js[128];
+    snprintf(js, sizeof js, "{\"reconstruction\":\"exact_replay_composition\",\"replay_unit_id\":\"replay-unit-%zu\",\"launch_count\":%u}", u, (unsigned)un->nlaunches);
     sqlite3_bind_text(st, TL_PARAM(CG_RAW_JSON), js, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, TL_PARAM(CG_EVENT_N), (int64_t)l->anchor_event);
+    sqlite3_bind_int64(st, TL_PARAM(CG_EVENT_N), (int64_t)ev);
     rc = tl_pub_step(db, st, "traceloom_cuda_graph_replay", e);
   }
   for (size_t i = 0; rc == TL_OK && i < r->envelopes.n; i++) {
@@ -1078,6 +1118,80 @@ static int publish_launch_relations(sqlite3 *db, tl_err *e) {
   return tl_pub_exec(db, sql, e);
 }
 
+/* One event per promoted replay unit (outputs.md section 5), as the reference publishes
+** it: source table ACLGRAPH_REPLAY_UNIT / CUDA_GRAPH_REPLAY_UNIT, source key the unit's
+** ordinal (an ACL unit's reconstruction region + 1, so a region left unpromoted keeps its
+** number; a CUDA unit's place among the CUDA units + 1), the interval from its first
+** launch's start to its last launch's end, the stream of its first launch's completion
+** record (the captured model's) or first member, symbol, label
+** and raw label `GraphReplayUnit ExactT<k>` / `CUDAGraph ExactT<k>` (k: its graph
+** template), category, role and family `event`. It is no device work and no anchor: the
+** launches are the anchors (their derived events are the anchors' intervals, not events:
+** traceloom_event leaves them out, sql/schema/10_events.sql), and the unit event is what
+** traceloom_graph_launch.graph_event_id and the unit's envelope name. Its shape is written
+** here, after the events' (the shapes are few; a unit shape is shared by the units of one
+** template and source). */
+static int publish_unit_events(sqlite3 *db, const tl_trace *t, const tl_replay *r, tl_err *e) {
+  if (!r->units.n) return TL_OK;
+  sqlite3_stmt *shape = NULL, *core = NULL;
+  int rc = sqlite3_prepare_v2(
+      db,
+      "INSERT INTO main.traceloom_event_shape(shape_id, source_id, source_table, kind, "
+      "category, role, symbol, label, raw_label, family) "
+      "SELECT COALESCE((SELECT max(shape_id) FROM main.traceloom_event_shape), 0) + 1, "
+      "?1, ?2, 'graph_launch', 'event', 'event', ?3, ?3, ?3, 'event' "
+      "WHERE NOT EXISTS (SELECT 1 FROM main.traceloom_event_shape s WHERE s.source_id = ?1 "
+      "AND s.source_table = ?2 AND s.symbol = ?3 AND s.category = 'event')",
+      -1, &shape, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v2(
+        db,
+        "INSERT INTO main.traceloom_event_core(event_n, db_idx, device_id, "
+        "source_rowid_offset, stream_id, start_ns, dur_ns, shape_id) "
+        "SELECT ?1, ?2, ?3, ?4 - ?1, ?5, ?6, ?7, s.shape_id FROM main.traceloom_event_shape s "
+        "WHERE s.source_id = ?8 AND s.source_table = ?9 AND s.symbol = ?10 "
+        "AND s.category = 'event'",
+        -1, &core, NULL);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(shape), sqlite3_finalize(core);
+    return tl_fail(e, "cannot publish the replay units' events: %s", sqlite3_errmsg(db));
+  }
+  rc = TL_OK;
+  uint32_t cuda_units = 0;
+  for (size_t u = 0; rc == TL_OK && u < r->units.n; u++) {
+    const tl_replay_unit *un = &r->units.v[u];
+    int cuda = un->provider == TL_GRAPH_CUDA;
+    int64_t key = cuda ? (int64_t)++cuda_units
+                       : (un->region != TL_REPLAY_NONE ? (int64_t)un->region + 1 : (int64_t)u + 1);
+    unit_place pl = unit_place_of(t, r, un);
+    int64_t source_id = pl.source_id, lo = pl.start_ns, hi = pl.end_ns;
+    uint32_t stream = pl.stream;
+    const char *table = cuda ? "CUDA_GRAPH_REPLAY_UNIT" : "ACLGRAPH_REPLAY_UNIT";
+    char sym[64];
+    snprintf(sym, sizeof sym, "%s ExactT%u", cuda ? "CUDAGraph" : "GraphReplayUnit",
+             (unsigned)un->graph_template);
+    sqlite3_bind_int64(shape, 1, source_id);
+    sqlite3_bind_text(shape, 2, table, -1, SQLITE_STATIC);
+    sqlite3_bind_text(shape, 3, sym, -1, SQLITE_TRANSIENT);
+    if ((rc = tl_pub_step(db, shape, "traceloom_event_shape", e))) break;
+    sqlite3_bind_int64(core, 1, (int64_t)unit_event_n(t, r, u));
+    sqlite3_bind_int(core, 2, un->db_idx);
+    sqlite3_bind_int64(core, 3, un->device_id);
+    sqlite3_bind_int64(core, 4, key);
+    if (stream == TL_NO_STREAM) sqlite3_bind_null(core, 5);
+    else sqlite3_bind_int64(core, 5, stream);
+    sqlite3_bind_int64(core, 6, lo);
+    sqlite3_bind_int64(core, 7, hi - lo);
+    sqlite3_bind_int64(core, 8, source_id);
+    sqlite3_bind_text(core, 9, table, -1, SQLITE_STATIC);
+    sqlite3_bind_text(core, 10, sym, -1, SQLITE_TRANSIENT);
+    rc = tl_pub_step(db, core, "traceloom_event_core", e);
+  }
+  sqlite3_finalize(shape);
+  sqlite3_finalize(core);
+  return rc;
+}
+
 int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r,
                       const uint32_t *anchor_event, size_t nanchors, tl_err *e) {
   if (!r) return TL_OK; /* {"graph_replay": false}: nothing was looked for, nothing to say */
@@ -1096,7 +1210,8 @@ int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     return rc;
   }
   tl_timer_mark(&tm, "cost map");
-  rc = publish_launches(db, t, r, anchor_of_event, e);
+  rc = publish_unit_events(db, t, r, e);
+  if (rc == TL_OK) rc = publish_launches(db, t, r, anchor_of_event, e);
   if (rc == TL_OK) rc = publish_launch_relations(db, e);
   tl_timer_mark(&tm, "launches");
   if (rc == TL_OK) rc = publish_members(db, t, r, &costs, e);

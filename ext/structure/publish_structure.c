@@ -160,7 +160,7 @@ static int fill_anchor(void *ctx, size_t n, int64_t *v, unsigned char *null) {
   v[A_N] = (int64_t)n;
   v[A_DB] = g->db_idx;
   v[A_DEVICE] = g->device_id;
-  v[A_EVENT] = x;
+  v[A_EVENT] = tl_event_stored_n(r->in->trace, x);
   v[A_SHAPE] = shape_id;
   if (tr) {
     if (tl_tree_next_atom(tr, &r->atom_cursor) == UINT32_MAX)

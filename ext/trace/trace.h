@@ -170,6 +170,14 @@ void tl_derived_free(tl_derived *d);
 static inline size_t tl_event_count(const tl_trace *t, const tl_derived *d) {
   return t->ev.n + (d ? d->ev.n : 0);
 }
+/* The stored key of event i (traceloom_event_core.event_n, event-<n>): a trace event's is
+** its number; derived event k's is -1 - k. A derived launch event is its launch anchor's
+** interval, not an event of the profile: the published events are those with a key >= 0
+** (traceloom_event), and the numbers after the trace's are the replay units' events, as the
+** reference numbers them (ext/replay/publish_replay.c). */
+static inline int64_t tl_event_stored_n(const tl_trace *t, size_t i) {
+  return i < t->ev.n ? (int64_t)i : -1 - (int64_t)(i - t->ev.n);
+}
 /* The end of event i of block v (start plus duration, exactly). */
 static inline int64_t tl_events_end(const tl_events *v, size_t i) {
   uint64_t d = v->dur_ns[i];

@@ -99,7 +99,20 @@ SELECT c.event_id, c.db_idx, c.device_id, NULL AS step_idx,
                  WHERE s.shape_id = r.shape_id) IN ('supported_exact', 'supported_deterministic'))
          AS launch_call_n,
        c.anchor_n, c.relation_n
-FROM traceloom_event_core c;
+FROM traceloom_event_core c
+-- A promoted graph launch's derived row (source_table graph_replay, a negative event_n:
+-- ext/trace/trace.h tl_event_stored_n) is its launch anchor's interval, not an event: the
+-- replay unit's event stands for the launches (ext/replay/publish_replay.c
+-- publish_unit_events), as in the reference. A filter, not a key range (the unary +): a
+-- search by event_n stays one primary-key search, and the planner does not take the events'
+-- range as a cheaper outer loop (a join on event_id then scanned the anchors per event on a
+-- small analysis instead of building its automatic index). Under text_id_indexes (and idle
+-- evidence) this term on the events alone lets SQLite 3.40 check a Bloom filter on the
+-- event_id index in a join by event_id (node-events); that is right only because the option
+-- stores event_id (ext/publish/publish.c): built on an index of the generated column the
+-- filter held wrong keys and the join gave no row (tests/python/test_report_plans.py,
+-- test_node_events_same_rows_with_and_without_text_id_indexes).
+WHERE +c.event_n >= 0;
 
 -- Runtime calls and relations follow the same pattern: integers per row in *_core, repeated
 -- text once per combination in *_shape, the public name a view with computed ids.

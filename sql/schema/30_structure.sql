@@ -69,7 +69,8 @@ CREATE TABLE traceloom_anchor_core(
   anchor_n INTEGER PRIMARY KEY,    -- n of anchor-<n>, dense over (db_idx, device_id, anchor_idx)
   db_idx INTEGER NOT NULL,         -- (anchor_idx is anchor_n - the tree's first_anchor_n + 1)
   device_id INTEGER NOT NULL,
-  event_n INTEGER NOT NULL,        -- traceloom_event_core (its start_ns is the anchor's)
+  event_n INTEGER NOT NULL,        -- traceloom_event_core (its start_ns is the anchor's); < 0:
+                                   -- a promoted graph launch's interval row, no event
   shape_id INTEGER NOT NULL,       -- traceloom_anchor_shape
   occurrence_n INTEGER,            -- its atom occurrence; NULL when it has no tree
   compute_ns INTEGER NOT NULL, comm_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL,
@@ -97,6 +98,8 @@ CREATE VIEW traceloom_anchor AS
 SELECT a.anchor_id, a.db_idx, a.device_id,
        a.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
                       WHERE t.db_idx = a.db_idx AND t.device_id = a.device_id) + 1 AS anchor_idx,
+       -- NULL for a promoted graph launch's anchor: no event (its unit's event stands for
+       -- the launches); its interval is the row its negative event_n names
        a.event_id, NULL AS step_idx,
        (SELECT s.symbol FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS symbol,
        (SELECT s.role FROM traceloom_anchor_shape s WHERE s.shape_id = a.shape_id) AS role,

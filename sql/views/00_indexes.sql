@@ -16,8 +16,9 @@ ALTER TABLE traceloom_runtime_device_relation_core ADD COLUMN runtime_call_id TE
   GENERATED ALWAYS AS ('runtime-call-' || call_n) VIRTUAL;
 ALTER TABLE traceloom_runtime_device_relation_core ADD COLUMN device_work_id TEXT
   GENERATED ALWAYS AS ('device-work-event-' || event_n) VIRTUAL;
+-- (a promoted graph launch's anchor has no event id: its row, event_n < 0, is no event)
 ALTER TABLE traceloom_anchor_core ADD COLUMN event_id TEXT
-  GENERATED ALWAYS AS ('event-' || event_n) VIRTUAL;
+  GENERATED ALWAYS AS (CASE WHEN event_n >= 0 THEN 'event-' || event_n END) VIRTUAL;
 -- The node and occurrence ids pad the local number to three digits (N007), which only printf()
 -- does; from N100 on (every node but the first 99 of a tree) the padded number is the number
 -- itself, and on a tree without a device in its ids (node_device NULL: one device per

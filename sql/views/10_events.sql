@@ -46,7 +46,9 @@ LEFT JOIN traceloom_runtime_device_relation_core r
   ON r.relation_n = e.relation_n
  AND r.shape_id IN (SELECT rs.shape_id FROM traceloom_runtime_device_relation_shape rs
                     WHERE rs.support_state IN ('supported_exact', 'supported_deterministic'))
-WHERE s.task_type IS NOT 'COMMUNICATION_OP' AND s.source_table IS NOT 'graph_replay'
+-- (nor a replay unit's event: its launches are the work, below)
+WHERE s.task_type IS NOT 'COMMUNICATION_OP'
+  AND s.source_table NOT IN ('graph_replay', 'ACLGRAPH_REPLAY_UNIT', 'CUDA_GRAPH_REPLAY_UNIT')
 UNION ALL
 -- Every observed graph launch is device work of its own (inputs.md 10, graph-launch
 -- relations), promoted or not: the launch interval, no event (a launch anchor's derived
@@ -72,7 +74,9 @@ CREATE VIEW traceloom_v_event_source_locator AS
 SELECT s.event_id, s.source_ordinal, s.db_idx, s.device_id, s.source_id AS source_ref_id,
        d.source_path, s.source_table, s.source_key, s.source_role, s.source_id,
        t.embedded_table_name, t.source_rowid_column,
-       CASE WHEN s.source_table = 'graph_replay' THEN 'derived_exact_replay_launch'
+       -- a replay unit's event is the analysis's, not a raw row's (the reference's word)
+       CASE WHEN s.source_table IN ('ACLGRAPH_REPLAY_UNIT', 'CUDA_GRAPH_REPLAY_UNIT')
+            THEN 'analysis_synthetic'
             WHEN t.embedded_table_name IS NOT NULL THEN 'embedded_raw'
             WHEN d.source_id IS NOT NULL THEN 'external_raw'
             ELSE 'unresolved' END AS resolution_status

@@ -78,7 +78,10 @@ SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
        e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.dur_ns AS duration_ns, e.event_n
 FROM traceloom_event_core e
 JOIN traceloom_event_shape h ON h.shape_id = +e.shape_id
-LEFT JOIN traceloom_evidence_role_class c ON c.class_id = h.role_class_id;
+LEFT JOIN traceloom_evidence_role_class c ON c.class_id = h.role_class_id
+-- the events (a promoted launch anchor's row, event_n < 0, is none: traceloom_event) the
+-- policy decides: a replay unit's event is the analysis's, decided by no rule (no role class)
+WHERE e.event_n >= 0 AND h.role_class_id IS NOT NULL;
 
 -- @surface traceloom_v_evidence_role_decision | one row per event | Each observation's role decision next to its timing, names and source file: what the policy decided, by which rule, and the symbol it carries | SELECT event_id, task_type, op_type, final_role, rule_id, structural_symbol FROM traceloom_v_evidence_role_decision ORDER BY db_idx, device_id, start_ns LIMIT 20
 CREATE VIEW traceloom_v_evidence_role_decision AS
@@ -104,6 +107,7 @@ SELECT g.db_idx, g.device_id, c.source_domain, c.final_role, c.effective_structu
        ROUND(SUM(g.dur_ns) / 1000.0, 3) AS total_us
 FROM (SELECT e.db_idx, e.device_id, e.shape_id, count(*) AS n, SUM(e.dur_ns) AS dur_ns
       FROM traceloom_event_core e
+      WHERE e.event_n >= 0
       GROUP BY CASE WHEN e.device_id BETWEEN 0 AND 65535
                     THEN e.db_idx << 48 | e.device_id << 32 | e.shape_id
                     ELSE e.db_idx || ':' || e.device_id || ':' || e.shape_id END) g
@@ -122,6 +126,7 @@ SELECT g.db_idx, g.device_id, c.source_domain, c.observed_symbol, c.structural_s
 -- (grouped on one packed integer key where it can be, as traceloom_v_evidence_role_summary)
 FROM (SELECT e.db_idx, e.device_id, e.shape_id, count(*) AS n
       FROM traceloom_event_core e
+      WHERE e.event_n >= 0
       GROUP BY CASE WHEN e.device_id BETWEEN 0 AND 65535
                     THEN e.db_idx << 48 | e.device_id << 32 | e.shape_id
                     ELSE e.db_idx || ':' || e.device_id || ':' || e.shape_id END) g

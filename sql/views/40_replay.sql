@@ -28,17 +28,26 @@ SELECT 'graph-body-member-' || c.member_n AS member_id, l.launch_id, l.db_idx, l
        l.graph_provider, l.graph_event_id, l.replay_unit_id, l.graph_template_id,
        l.graph_launch_occurrence_id, l.body_id, l.replay_body_template_id, c.member_order,
        l.slot_order, c.lane_ordinal, c.task_ordinal, c.kind, e.event_id, e.task_id,
-       e.source_table, CAST(e.source_key AS INTEGER) AS source_row_id,
-       e.global_task_id AS raw_task_id, e.start_ns, e.end_ns, e.dur_us,
+       (SELECT s.source_table FROM traceloom_event_shape s WHERE s.shape_id = e.shape_id)
+         AS source_table,
+       e.source_rowid_offset + e.event_n AS source_row_id,
+       e.global_task_id AS raw_task_id, e.start_ns, e.start_ns + e.dur_ns AS end_ns,
+       e.dur_ns / 1000.0 AS dur_us,
        CAST(e.correlation_id AS TEXT) AS correlation_id,
-       CASE WHEN l.graph_provider = 'cuda' THEN e.graph_node_id END AS graph_node_id,
+       CASE WHEN l.graph_provider = 'cuda'
+            THEN (SELECT s.graph_node_id FROM traceloom_event_shape s WHERE s.shape_id = e.shape_id)
+       END AS graph_node_id,
        c.original_graph_node_id, l.match_policy, l.association_policy, l.evidence_level,
-       e.stream_id, coalesce(e.comm_name, e.op_type, e.op_name, e.raw_label) AS identity,
+       e.stream_id,
+       (SELECT coalesce(s.comm_name, s.op_type, s.op_name, s.raw_label)
+          FROM traceloom_event_shape s WHERE s.shape_id = e.shape_id) AS identity,
        c.scheduled_work_share_ppm, c.aggregate_n, c.contributor_order, c.member_n, l.launch_n,
        c.event_n
+-- (a member is an event: its core row by key and its shape's text by key, as traceloom_event
+-- reads them, without that view's filter on the key, which only leaves out rows no member is)
 FROM traceloom_graph_member_core c
 JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
-JOIN traceloom_event e ON e.event_n = c.event_n;
+JOIN traceloom_event_core e ON e.event_n = c.event_n;
 
 -- @surface traceloom_replay_cost_member | one exact member with its share of the body | Member timing relative to its launch and its scheduled-work share (ppm of the body task-sum) | SELECT identity, count(*), avg(duration_ns), avg(scheduled_work_share_ppm) FROM traceloom_replay_cost_member GROUP BY 1 ORDER BY 3 DESC LIMIT 10
 CREATE VIEW traceloom_replay_cost_member AS

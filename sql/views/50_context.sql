@@ -107,7 +107,9 @@ LEFT JOIN traceloom_runtime_device_relation_core r ON r.relation_n = e.relation_
 LEFT JOIN traceloom_runtime_device_relation_shape rs ON rs.shape_id = r.shape_id
 LEFT JOIN traceloom_context_device_assignment a
   ON a.device_work_id = 'device-work-event-' || e.event_n
-WHERE s.task_type IS NOT 'COMMUNICATION_OP' AND s.source_table IS NOT 'graph_replay'
+-- (nor a replay unit's event: its launches are the work, below)
+WHERE s.task_type IS NOT 'COMMUNICATION_OP'
+  AND s.source_table NOT IN ('graph_replay', 'ACLGRAPH_REPLAY_UNIT', 'CUDA_GRAPH_REPLAY_UNIT')
 UNION ALL
 -- a graph launch's work (no event; its call is its graph_launch relation's, not a supported
 -- provider relation's: launch_call_n NULL in traceloom_device_work)

@@ -73,10 +73,13 @@ FROM (
 SELECT e.event_n, 0 AS arm, NULL AS ref_n,
        NULL AS ref_text, NULL AS owner_id
 FROM traceloom_event_core e
+WHERE e.event_n >= 0
 UNION ALL
 SELECT a.event_n, 1, a.anchor_n,
        CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL THEN (SELECT 1 FROM traceloom_anchor_extent_core x WHERE x.anchor_n = a.anchor_n) END, NULL
 FROM traceloom_anchor_core a
+-- (an event's: a promoted launch anchor, event_n < 0, has none to place)
+WHERE a.event_n >= 0
 UNION ALL
 SELECT r.event_n, 2, a.anchor_n, NULL, NULL
 FROM traceloom_represented_event r
@@ -230,6 +233,7 @@ SELECT placed.event_n, placed.kind, placed.ref, enc.node_id AS ancestor_node_id,
 FROM (
 SELECT a.event_n, 1 AS kind, a.anchor_n AS ref, a.occurrence_n AS atom_n
 FROM traceloom_anchor_core a
+WHERE a.event_n >= 0
 UNION ALL
 SELECT re.event_n, 1, r.anchor_n, ca.occurrence_n
 FROM traceloom_represented_event_run_core r
@@ -306,7 +310,7 @@ WITH unplaced AS (
   SELECT g.k >> 32 AS db_idx, h.role_class_id AS class_id, NULL AS support_state,
          SUM(g.n) AS events, SUM(g.dur_ns) AS duration_ns
   FROM (SELECT e.db_idx << 32 | e.shape_id AS k, COUNT(*) AS n, SUM(e.dur_ns) AS dur_ns
-        FROM traceloom_event_core e GROUP BY 1) g
+        FROM traceloom_event_core e WHERE e.event_n >= 0 GROUP BY 1) g
   CROSS JOIN traceloom_event_shape h ON h.shape_id = g.k & 4294967295
   GROUP BY 1, 2
   UNION ALL
@@ -354,7 +358,11 @@ SELECT a.anchor_id, a.db_idx, a.device_id,
        a.event_id,
        (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = s.source_id)
          AS source_path,
-       s.source_table, CAST(e.source_rowid_offset + e.event_n AS TEXT) AS source_key,
+       -- (no source row for a promoted launch's anchor: its row, event_n < 0, is the launch's
+       -- interval, no event; its event_id is NULL too)
+       CASE WHEN e.event_n >= 0 THEN s.source_table END AS source_table,
+       CASE WHEN e.event_n >= 0 THEN CAST(e.source_rowid_offset + e.event_n AS TEXT) END
+         AS source_key,
        COALESCE(h.symbol, c.observed_symbol) AS observed_symbol,
        CASE WHEN h.symbol IS NOT NULL THEN 'analysis.replay_composition_slot'
             WHEN c.observed_symbol IS NULL THEN 'unavailable'
@@ -429,7 +437,11 @@ SELECT a.anchor_id, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS 
                   WHERE g.anchor_n = a.anchor_n LIMIT 1) END AS slot_symbol,
        (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = s.source_id)
          AS source_path,
-       s.source_table, CAST(e.source_rowid_offset + e.event_n AS TEXT) AS source_key,
+       -- (no event, so no source row, for a promoted launch's anchor: its row, event_n < 0,
+       -- is the launch's interval)
+       CASE WHEN e.event_n >= 0 THEN s.source_table END AS source_table,
+       CASE WHEN e.event_n >= 0 THEN CAST(e.source_rowid_offset + e.event_n AS TEXT) END
+         AS source_key,
        k.node_id, k.local_node_id, 'native_report_tree' AS view_name, o.occurrence_idx,
        a.anchor_n - o.anchor_first_n + 1 AS anchor_order,
        CASE WHEN k.node_kind = 1 THEN 'self' ELSE 'body' END AS coverage_kind,

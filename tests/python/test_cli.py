@@ -46,7 +46,7 @@ def test_default_output_beside_the_profile(cli, fixtures, tmp_path):
     out = prof / "traceloom" / "analysis.db"
     assert out.exists() and str(out) in r.stdout
     with sqlite3.connect(out) as db:
-        assert db.execute("SELECT count(*) FROM traceloom_event WHERE source_table <> 'graph_replay'").fetchone()[0] == 70
+        assert db.execute("SELECT count(*) FROM traceloom_event WHERE source_table NOT IN ('ACLGRAPH_REPLAY_UNIT', 'CUDA_GRAPH_REPLAY_UNIT')").fetchone()[0] == 70
     # Analysing the same directory again must not pick up its own output as input.
     r = run(cli, prof)
     assert r.returncode == 0 and "1 input(s)" in r.stdout
@@ -192,9 +192,9 @@ def test_every_fixture_analyses_and_inputs_stay_unchanged(cli, fixtures, tmp_pat
         assert status == "complete"
         n = db.execute("SELECT count(*) FROM traceloom_event").fetchone()[0]
         assert n > 0
-        # Every event reaches its raw row through the locator.
+        # Every event reaches its raw row through the locator (a replay unit's is the analysis's).
         unresolved = db.execute(
-            "SELECT count(*) FROM traceloom_v_event_source_locator WHERE resolution_status NOT IN ('external_raw', 'derived_exact_replay_launch')").fetchone()[0]
+            "SELECT count(*) FROM traceloom_v_event_source_locator WHERE resolution_status NOT IN ('external_raw', 'analysis_synthetic')").fetchone()[0]
         assert unresolved == 0
 
 

@@ -218,7 +218,7 @@ def test_two_cli_runs_writing_one_output(cli, fixtures, tmp_path):
         m = meta(out)
         assert m["analysis_status"] == "complete"
         db = ro(out)
-        events = db.execute("SELECT count(*) FROM traceloom_event WHERE source_table <> 'graph_replay'").fetchone()[0]
+        events = db.execute("SELECT count(*) FROM traceloom_event WHERE source_table NOT IN ('ACLGRAPH_REPLAY_UNIT', 'CUDA_GRAPH_REPLAY_UNIT')").fetchone()[0]
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         db.close()
         winner = [p for p in profiles if str(p) in m["source_path"]]
@@ -245,7 +245,7 @@ def test_reader_sees_old_or_new_analysis_never_a_mix(fixtures, medium_profile, t
             try:
                 db.execute("BEGIN")
                 m = dict(db.execute("SELECT key, value FROM traceloom_metadata"))
-                n = db.execute("SELECT count(*) FROM traceloom_event WHERE source_table <> 'graph_replay'").fetchone()[0]
+                n = db.execute("SELECT count(*) FROM traceloom_event WHERE source_table NOT IN ('ACLGRAPH_REPLAY_UNIT', 'CUDA_GRAPH_REPLAY_UNIT')").fetchone()[0]
                 calls = db.execute("SELECT count(*) FROM traceloom_runtime_call").fetchone()[0]
                 db.execute("COMMIT")
                 seen.append((m["source_path"], m["analysis_status"], int(m["event_count"]), n,

@@ -160,14 +160,15 @@ def check_trace(db, trace, raw):
             by_track[(e["pid"], e["tid"])].append(e)
 
     # Device plane (stream tracks): every published anchor exactly once, at its exact
-    # interval; an exact graph launch anchor is replaced by its exact members.
+    # interval; an exact graph launch anchor (no event: its unit's event stands for the
+    # launches) is replaced by its exact members.
     anchors = {r[0]: (r[1], r[2]) for r in query(
-        db, "SELECT event_id, start_ns, end_ns FROM traceloom_anchor")}
+        db, "SELECT event_id, start_ns, end_ns FROM traceloom_anchor WHERE event_id IS NOT NULL")}
+    launch_anchors = query(db, "SELECT count(*) FROM traceloom_anchor WHERE event_id IS NULL")[0][0]
     members = {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in query(
         db, "SELECT m.member_id, m.start_ns, m.end_ns, l.graph_event_id, m.launch_id, m.event_id "
             "FROM traceloom_graph_body_member m "
             "JOIN traceloom_graph_launch l ON l.launch_id = m.launch_id WHERE l.anchor_id IS NOT NULL")}
-    spliced = {v[2] for v in members.values()}
     seen, seen_members = defaultdict(int), defaultdict(int)
     device_slice = {}
     for e in events:
@@ -188,7 +189,9 @@ def check_trace(db, trace, raw):
             assert a["replay_unit_id"].startswith("replay-unit-") and a["anchor_id"].startswith("anchor-")
         assert origin + ns(e["ts"]) == s and ns(e["dur"]) == max(0, t - s)
         device_slice[a["event_id"]] = e
-    assert set(seen) == set(anchors) - spliced and set(seen.values()) <= {1}
+    assert set(seen) == set(anchors) and set(seen.values()) <= {1}
+    assert launch_anchors == query(db, "SELECT count(*) FROM traceloom_graph_launch "
+                                       "WHERE anchor_id IS NOT NULL")[0][0]
     assert set(seen_members) == set(members) and set(seen_members.values()) <= {1}
     assert meta["replay_member_slices"] == len(members)
 

@@ -212,13 +212,14 @@ def test_evidence_role_issues(dbs):
 def test_evidence_role_cost_coverage(dbs):
     # exact_hlt: 42 auxiliary tasks (14 launches x MODEL_EXECUTE 10 + NOTIFY_WAIT 5 +
     # NOTIFY_RECORD 2 ns = 238 ns), of which the last wait and record (7 ns) are unplaced;
-    # 28 KERNEL_AIVEC tasks of 1 ns plus 12 graph-replay events of 20 ns are unknown anchors,
-    # supported as unknown-first (no rule matched them; the reference's word).
+    # 28 KERNEL_AIVEC tasks of 1 ns are unknown anchors, supported as unknown-first (no rule
+    # matched them; the reference's word); the 12 promoted launches' anchors are no events,
+    # and the 4 replay units' events are decided by no rule.
     rows = run(dbs["hlt"], "evidence-role-cost-coverage")
     assert [r[3:] for r in rows] == [
         ["auxiliary", "retained_unplaced", "2", "7", "0", "7"],
         ["auxiliary", "supported", "40", "231", "0", "231"],
-        ["unknown_anchor", "supported_unknown_first", "40", "268", "268", "0"]]
+        ["unknown_anchor", "supported_unknown_first", "28", "28", "28", "0"]]
 
 
 def test_symbol_normalization_audit(dbs):
@@ -281,11 +282,16 @@ def test_event_reconciliation_audit(dbs):
 
 def test_cuda_graph_envelope(dbs):
     rows = run(dbs["hlt"], "cuda-graph-envelope")
-    # the 12 launches of the two recognized templates, each replay envelope [s+10, s+30)
-    # enclosing its two body tasks and its record (3 events), both body tasks 1 ns
-    assert len(rows) == 12
-    assert [r[5] for r in rows] == ["10", "11", "12"] + ["7", "8", "9"] * 3
-    assert {tuple(r[6:12]) for r in rows} == {("3", "0.02", "2", "0.002", "2", "0.002")}
+    # one envelope per replay unit, as the reference: the prefill unit (models 10, 11, 12) and
+    # three decode units (7, 8, 9), each from its first launch's start to its last launch's
+    # end (3 launches 100 ns apart, 20 ns each: 0.22 us), on its first completion record's
+    # stream (42 for the prefill model, 36 for decode), enclosing the exact members of its
+    # three launches (2 body tasks of 1 ns each: 6, 0.006 us, all kernels)
+    assert len(rows) == 4
+    assert [r[2] for r in rows] == ["0", "1", "2", "3"]
+    assert [r[5] for r in rows] == ["10", "7", "7", "7"]
+    assert [r[6] for r in rows] == ["42", "36", "36", "36"]
+    assert {tuple(r[7:12]) for r in rows} == {("0.22", "6", "0.006", "6", "0.006")}
 
 
 def test_cuda_graph_envelope_nsys(dbs):

@@ -2,10 +2,14 @@
 
 SELECT 'analyze exact_hlt/mono', traceloom_analyze('fixtures/exact_hlt/mono') LIKE 'traceloom: analysed 1 input(s) (ascend_sqlite_hot_path): 70 events, 15 runtime calls%';
 SELECT 'event ids are event-0 .. event-69', (SELECT count(DISTINCT event_id) = 70 AND min(CAST(substr(event_id, 7) AS INT)) = 0 AND max(CAST(substr(event_id, 7) AS INT)) = 69 FROM traceloom_event WHERE source_table = 'TASK');
--- 12 exact graph launches (4 replay units x head, layer, tail) follow as launch anchor events.
-SELECT 'launch anchor events are event-70 .. event-81',
-  (SELECT count(*) = 12 AND min(CAST(substr(event_id, 7) AS INT)) = 70 AND max(CAST(substr(event_id, 7) AS INT)) = 81
-   FROM traceloom_event WHERE source_table = 'graph_replay' AND kind = 'graph_launch');
+-- 12 exact graph launches (4 replay units x head, layer, tail): the launches' anchor rows
+-- are no events; each unit is one, event-70 .. event-73 after the 70 tasks, from the first
+-- launch's start to the last one's end (the prefill unit 100 .. 320).
+SELECT 'replay unit events are event-70 .. event-73, no launch is an event',
+  (SELECT count(*) = 4 AND min(CAST(substr(event_id, 7) AS INT)) = 70 AND max(CAST(substr(event_id, 7) AS INT)) = 73
+   FROM traceloom_event WHERE source_table = 'ACLGRAPH_REPLAY_UNIT')
+  AND (SELECT start_ns || '-' || end_ns FROM traceloom_event WHERE event_id = 'event-70') = '100-320'
+  AND NOT EXISTS (SELECT 1 FROM traceloom_event WHERE source_table = 'graph_replay');
 SELECT 'absent values are NULL, never -1 or empty',
   (SELECT count(*) FROM traceloom_event WHERE stream_id = 4294967295 OR correlation_id = -1 OR model_id = -1 OR op_type = '') = 0;
 SELECT 'dur_us is ns / 1000 with 3 decimals', (SELECT dur_us FROM traceloom_event WHERE event_id = 'event-0') = 0.01;
@@ -74,7 +78,7 @@ SELECT 'rerun: tasks without host API are unmatched device work, comm op is not 
 
 -- Two ranks in one directory: one db_idx each, in sorted order.
 SELECT 'analyze two_ranks', traceloom_analyze('fixtures/two_ranks') LIKE '%2 input(s)%';
-SELECT 'two ranks: events per db_idx', (SELECT group_concat(db_idx || ':' || n, ',') FROM (SELECT db_idx, count(*) n FROM traceloom_event GROUP BY db_idx ORDER BY db_idx)) = '0:3,1:82';
+SELECT 'two ranks: events per db_idx', (SELECT group_concat(db_idx || ':' || n, ',') FROM (SELECT db_idx, count(*) n FROM traceloom_event GROUP BY db_idx ORDER BY db_idx)) = '0:3,1:74';
 SELECT 'two ranks: correlation is per db_idx', (SELECT count(*) FROM traceloom_runtime_device_relation WHERE support_state = 'supported_exact' AND db_idx = 1) = 28;
 SELECT 'two ranks: source_paths lists both', (SELECT json_array_length(value) FROM traceloom_metadata WHERE key = 'source_paths') = 2;
 
@@ -82,7 +86,7 @@ SELECT 'two ranks: source_paths lists both', (SELECT json_array_length(value) FR
 CREATE TABLE before_run AS SELECT count(*) AS n, group_concat(event_id) AS ids FROM traceloom_event;
 -- expect-error: profile path does not exist
 SELECT traceloom_analyze('fixtures/does/not/exist.db');
-SELECT 'atomic: previous events kept after a failed run', (SELECT n = 85 FROM before_run) AND (SELECT count(*) FROM traceloom_event) = 85;
+SELECT 'atomic: previous events kept after a failed run', (SELECT n = 77 FROM before_run) AND (SELECT count(*) FROM traceloom_event) = 77;
 -- expect-error: unknown analyze option "bogus"
 SELECT traceloom_analyze('fixtures/minimal_smoke/mono', '{"bogus": 1}');
-SELECT 'atomic: previous events kept after bad options', (SELECT count(*) FROM traceloom_event) = 85;
+SELECT 'atomic: previous events kept after bad options', (SELECT count(*) FROM traceloom_event) = 77;

@@ -87,8 +87,12 @@ SELECT 'partition status: ordered disjoint exact replays',
 SELECT 'node view: every member under the atom node of its launch anchor',
   (SELECT count(DISTINCT member_id) FROM traceloom_v_node_graph_body_member) = 24
   AND (SELECT count(*) FROM traceloom_v_node_replay_cost_member) = 24;
-SELECT 'envelopes: one per promoted launch, enclosing exactly its members',
-  (SELECT count(*) FROM traceloom_cuda_graph_replay WHERE graph_kind = 'aclgraph_graph_replay' AND enclosed_event_count = 2) = 12;
+-- (4 units of 3 launches, each launch 2 members: 6 a unit; the prefill unit 100 .. 320)
+SELECT 'envelopes: one per replay unit, its event and interval, enclosing exactly its members',
+  (SELECT count(*) FROM traceloom_cuda_graph_replay WHERE graph_kind = 'aclgraph_graph_replay' AND enclosed_event_count = 6) = 4
+  AND (SELECT count(*) FROM traceloom_cuda_graph_replay g JOIN traceloom_event e ON e.event_id = g.event_id
+       WHERE e.source_table = 'ACLGRAPH_REPLAY_UNIT' AND e.start_ns = g.start_ns AND e.end_ns = g.end_ns) = 4
+  AND (SELECT start_ns || '-' || end_ns FROM traceloom_cuda_graph_replay WHERE graph_event_idx = 0) = '100-320';
 -- include: structure_invariants.inc
 
 -- The split layout reconstructs the same composition.

@@ -6,11 +6,12 @@ SELECT 'analyse with the indexes', traceloom_analyze('fixtures/exact_hlt/mono', 
 SELECT 'both indexes stored', (SELECT count(*) FROM sqlite_schema WHERE type = 'index'
   AND name IN ('traceloom_event_core_event_id', 'traceloom_anchor_core_anchor_id')) = 2;
 SELECT 'the options record it', (SELECT json_extract(value, '$.text_id_indexes') FROM traceloom_metadata WHERE key = 'analysis_options') = 1;
--- every anchor finds its one event by text id, and each event its anchor back
+-- every anchor with an event (not the 12 promoted launches' of 16: their unit's event
+-- stands for them) finds its one event by text id, and each event its anchor back
 SELECT 'anchor to event by text id', (SELECT count(*) FROM traceloom_anchor a JOIN traceloom_event e ON e.event_id = a.event_id WHERE e.event_n = a.event_n)
-  = (SELECT count(*) FROM traceloom_anchor_core) AND (SELECT count(*) FROM traceloom_anchor_core) > 0;
+  = (SELECT count(*) FROM traceloom_anchor_core) - 12 AND (SELECT count(*) FROM traceloom_anchor_core) = 16;
 SELECT 'event to anchor by text id', (SELECT count(*) FROM traceloom_event e JOIN traceloom_anchor a ON a.anchor_id = 'anchor-' || e.anchor_n WHERE a.event_n = e.event_n)
-  = (SELECT count(*) FROM traceloom_anchor_core);
+  = (SELECT count(*) FROM traceloom_anchor_core) - 12;
 SELECT 'index lookups', (SELECT event_n FROM traceloom_event WHERE event_id = 'event-5') = 5
   AND (SELECT anchor_n FROM traceloom_anchor WHERE anchor_id = 'anchor-2') = 2;
 
