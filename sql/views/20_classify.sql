@@ -23,55 +23,79 @@
 -- parameter sorts every decision by time). event_id is +e.event_id: a query that looks one
 -- event up by its text id scans the events once rather than indexing all of them.
 CREATE INDEX traceloom_evidence_role_rule_id ON traceloom_evidence_role_rule(rule_id);
+-- Protected boundaries (the reference's system.protected_composite): every event wholly inside
+-- a promoted replay unit's span on its device (start >= the span's start, end <= its end), the
+-- unit's own event included, members or not, whatever its role class said. The span that holds
+-- an event is the latest-starting one among those starting no earlier than the event's end less
+-- the longest span (a constant subquery), found by this index: a few spans read per event, none
+-- on a profile without replay units, where the guard (max(rowid) of the spans, read once per
+-- statement) leaves the lookup key NULL and every column reads its role class.
+CREATE INDEX traceloom_protected_interval_span
+  ON traceloom_protected_interval(db_idx, device_id, start_ns);
 CREATE VIEW traceloom_evidence_role_decision AS
 SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
        e.device_id, c.policy_role,
-       c.final_role,
-       c.policy_structural_participation,
-       c.effective_structural_participation,
+       CASE WHEN pu.rowid IS NOT NULL THEN 'protected_boundary' ELSE c.final_role END
+         AS final_role,
+       COALESCE(c.policy_structural_participation, 'not_applicable')
+         AS policy_structural_participation,
+       CASE WHEN pu.rowid IS NOT NULL THEN 'atomic_boundary'
+            ELSE c.effective_structural_participation END AS effective_structural_participation,
        -- auxiliary work with no later anchor on its device is retained but placed nowhere
-       CASE WHEN c.final_role IN ('auxiliary', 'transparent') AND EXISTS (
+       CASE WHEN pu.rowid IS NOT NULL THEN 'supported'
+            WHEN c.final_role IN ('auxiliary', 'transparent') AND EXISTS (
               SELECT 1 FROM traceloom_aux_link l
                WHERE l.aux_event_n = e.event_n AND l.link_type = 'retained_unplaced')
             THEN 'retained_unplaced' ELSE c.support_state END AS support_state,
-       CASE WHEN c.final_role IN ('auxiliary', 'transparent') AND EXISTS (
+       CASE WHEN pu.rowid IS NOT NULL THEN 'provider_composite_membership'
+            WHEN c.final_role IN ('auxiliary', 'transparent') AND EXISTS (
               SELECT 1 FROM traceloom_aux_link l
                WHERE l.aux_event_n = e.event_n AND l.link_type = 'retained_unplaced')
             THEN 'omitted_event_without_auxiliary_link' ELSE c.reason_code END AS reason_code,
-       c.rule_id, h.source_table, CAST(e.source_rowid_offset + e.event_n AS TEXT) AS source_key,
+       CASE WHEN pu.rowid IS NOT NULL THEN 'system.protected_composite' ELSE c.rule_id END
+         AS rule_id, h.source_table, CAST(e.source_rowid_offset + e.event_n AS TEXT) AS source_key,
        -- the domain of the classification rule that decided: a communication op is decided by
        -- no manifest rule (system.communication_anchor) and has none, as in the reference (its
        -- symbol domain, communication, stays in traceloom_evidence_role_class)
        h.source_id, CASE WHEN c.source_domain = 'task' THEN 'task' END AS source_domain,
-       c.provider_scope,
-       c.cost_treatment,
+       COALESCE(c.provider_scope, 'any') AS provider_scope,
+       CASE WHEN pu.rowid IS NOT NULL THEN 'retained_for_attribution' ELSE c.cost_treatment END
+         AS cost_treatment,
        COALESCE(c.policy_id, (SELECT p.policy_id FROM traceloom_evidence_role_policy p)) AS policy_id,
        c.observed_symbol, c.structural_symbol, c.symbol_outcome,
        c.symbol_reason_code, c.symbol_rule_id, c.symbol_candidate_rule_ids,
        c.class_id AS role_class_id, e.task_id, h.source_id AS source_ref_id,
-       c.provider_scope AS input_provider_scope,
+       COALESCE(c.provider_scope, 'any') AS input_provider_scope,
        (SELECT p.policy_version FROM traceloom_evidence_role_policy p) AS policy_version,
        (SELECT p.manifest_sha256 FROM traceloom_evidence_role_policy p) AS manifest_sha256,
-       CASE WHEN c.rule_id LIKE 'fallback.%' THEN 'fallback'
+       CASE WHEN pu.rowid IS NOT NULL THEN 'protected_membership'
+            WHEN c.rule_id LIKE 'fallback.%' THEN 'fallback'
             WHEN c.rule_id LIKE 'system.%' THEN 'provider_relation'
             ELSE 'positive_policy' END AS rule_class,
-       c.rule_id NOT LIKE 'fallback.%' AS matched_rule,
-       COALESCE((SELECT r.priority FROM traceloom_evidence_role_rule r WHERE r.rule_id = c.rule_id), 0)
+       pu.rowid IS NOT NULL OR c.rule_id NOT LIKE 'fallback.%' AS matched_rule,
+       CASE WHEN pu.rowid IS NULL THEN COALESCE((SELECT r.priority FROM traceloom_evidence_role_rule r
+                                                WHERE r.rule_id = c.rule_id), 0) ELSE 0 END
          AS priority,
-       COALESCE((SELECT r.declaration_order FROM traceloom_evidence_role_rule r
-                 WHERE r.rule_id = c.rule_id), 0) AS declaration_order,
-       CASE WHEN c.source_domain = 'communication' THEN 'provider_scope,source_domain'
+       CASE WHEN pu.rowid IS NULL THEN COALESCE((SELECT r.declaration_order
+                                                FROM traceloom_evidence_role_rule r
+                                                WHERE r.rule_id = c.rule_id), 0) ELSE 0 END
+         AS declaration_order,
+       CASE WHEN c.source_domain = 'communication' OR c.class_id IS NULL
+            THEN 'provider_scope,source_domain'
             ELSE 'blob,operator,provider_scope,source_domain,task_type' END AS available_fields,
-       CASE WHEN c.rule_id = 'system.event_reconciliation' THEN 'event_reconciliation_membership'
+       CASE WHEN pu.rowid IS NOT NULL THEN 'replay_unit_membership'
+            WHEN c.rule_id = 'system.event_reconciliation' THEN 'event_reconciliation_membership'
             WHEN c.rule_id LIKE 'system.%' THEN 'communication_membership'
             ELSE COALESCE((SELECT r.required_fields FROM traceloom_evidence_role_rule r
                            WHERE r.rule_id = c.rule_id), '') END AS required_fields,
        '' AS missing_required_fields, '' AS missing_capability_rule_ids,
-       COALESCE((SELECT r.context_treatment FROM traceloom_evidence_role_rule r
+       COALESCE(CASE WHEN pu.rowid IS NOT NULL THEN 'retained' END,
+                (SELECT r.context_treatment FROM traceloom_evidence_role_rule r
                  WHERE r.rule_id = c.rule_id),
                 (SELECT p.fallback_context_treatment FROM traceloom_evidence_role_policy p),
                 'retained') AS context_treatment,
-       COALESCE((SELECT r.provenance_treatment FROM traceloom_evidence_role_rule r
+       COALESCE(CASE WHEN pu.rowid IS NOT NULL THEN 'retained' END,
+                (SELECT r.provenance_treatment FROM traceloom_evidence_role_rule r
                  WHERE r.rule_id = c.rule_id),
                 (SELECT p.fallback_provenance_treatment FROM traceloom_evidence_role_policy p),
                 'retained') AS provenance_treatment,
@@ -79,9 +103,20 @@ SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
 FROM traceloom_event_core e
 JOIN traceloom_event_shape h ON h.shape_id = +e.shape_id
 LEFT JOIN traceloom_evidence_role_class c ON c.class_id = h.role_class_id
+LEFT JOIN traceloom_protected_interval pu ON pu.rowid = CASE
+  WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
+  THEN (SELECT p.rowid FROM traceloom_protected_interval p
+        WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id AND p.start_ns <= e.start_ns
+          AND p.start_ns >= e.start_ns + e.dur_ns
+                            - (SELECT max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
+          AND p.end_ns >= e.start_ns + e.dur_ns
+        ORDER BY p.start_ns DESC LIMIT 1) END
 -- the events (a promoted launch anchor's row, event_n < 0, is none: traceloom_event) the
--- policy decides: a replay unit's event is the analysis's, decided by no rule (no role class)
-WHERE e.event_n >= 0 AND h.role_class_id IS NOT NULL;
+-- policy decides, and a replay unit's event, which no rule decides (no role class): it is the
+-- protected boundary of its own span
+WHERE e.event_n >= 0
+  AND (h.role_class_id IS NOT NULL
+       OR h.source_table IN ('ACLGRAPH_REPLAY_UNIT', 'CUDA_GRAPH_REPLAY_UNIT'));
 
 -- @surface traceloom_v_evidence_role_decision | one row per event | Each observation's role decision next to its timing, names and source file: what the policy decided, by which rule, and the symbol it carries | SELECT event_id, task_type, op_type, final_role, rule_id, structural_symbol FROM traceloom_v_evidence_role_decision ORDER BY db_idx, device_id, start_ns LIMIT 20
 CREATE VIEW traceloom_v_evidence_role_decision AS
@@ -102,19 +137,42 @@ CREATE VIEW traceloom_v_evidence_role_summary AS
 -- packed), else the three as text (never equal to an integer key), so each group is one
 -- (input, device, shape) and its bare columns are that group's: a sorter key of one value
 -- sorts in about half the time of three columns (0.5 s against 0.95 s CPU at a million events).
-SELECT g.db_idx, g.device_id, c.source_domain, c.final_role, c.effective_structural_participation,
-       c.rule_id, c.reason_code, c.cost_treatment, SUM(g.n) AS event_count,
-       ROUND(SUM(g.dur_ns) / 1000.0, 3) AS total_us
-FROM (SELECT e.db_idx, e.device_id, e.shape_id, count(*) AS n, SUM(e.dur_ns) AS dur_ns
-      FROM traceloom_event_core e
-      WHERE e.event_n >= 0
+-- An event inside a promoted replay unit's span is a protected boundary (the span lookup of
+-- traceloom_evidence_role_decision, behind its guard: no search on a profile without replay
+-- units); its group is apart from its shape's others (the key negated: -1 - key is never a key),
+-- and a unit's own event (no role class) counts there too.
+SELECT g.db_idx, g.device_id, c.source_domain,
+       CASE WHEN g.protected THEN 'protected_boundary' ELSE c.final_role END AS final_role,
+       CASE WHEN g.protected THEN 'atomic_boundary' ELSE c.effective_structural_participation END
+         AS effective_structural_participation,
+       CASE WHEN g.protected THEN 'system.protected_composite' ELSE c.rule_id END AS rule_id,
+       CASE WHEN g.protected THEN 'provider_composite_membership' ELSE c.reason_code END
+         AS reason_code,
+       CASE WHEN g.protected THEN 'retained_for_attribution' ELSE c.cost_treatment END
+         AS cost_treatment,
+       SUM(g.n) AS event_count, ROUND(SUM(g.dur_ns) / 1000.0, 3) AS total_us
+FROM (SELECT e.db_idx, e.device_id, e.shape_id, e.protected, count(*) AS n,
+             SUM(e.dur_ns) AS dur_ns
+      FROM (SELECT e.db_idx, e.device_id, e.shape_id, e.dur_ns,
+                   CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
+            THEN EXISTS (SELECT 1 FROM traceloom_protected_interval p
+                         WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id
+                           AND p.start_ns <= e.start_ns
+                           AND p.start_ns >= e.start_ns + e.dur_ns - (SELECT
+                               max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
+                           AND p.end_ns >= e.start_ns + e.dur_ns)
+            ELSE 0 END AS protected
+            FROM traceloom_event_core e
+            WHERE e.event_n >= 0) e
       GROUP BY CASE WHEN e.device_id BETWEEN 0 AND 65535
-                    THEN e.db_idx << 48 | e.device_id << 32 | e.shape_id
-                    ELSE e.db_idx || ':' || e.device_id || ':' || e.shape_id END) g
+                    THEN CASE WHEN e.protected THEN -1 - (e.db_idx << 48 | e.device_id << 32 | e.shape_id)
+                              ELSE e.db_idx << 48 | e.device_id << 32 | e.shape_id END
+                    ELSE e.db_idx || ':' || e.device_id || ':' || e.shape_id || ':'
+                         || e.protected END) g
 CROSS JOIN traceloom_event_shape s ON s.shape_id = g.shape_id
-CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
-GROUP BY g.db_idx, g.device_id, c.source_domain, c.final_role,
-         c.effective_structural_participation, c.rule_id, c.reason_code, c.cost_treatment;
+LEFT JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+WHERE c.class_id IS NOT NULL OR g.protected
+GROUP BY g.db_idx, g.device_id, c.source_domain, 4, 5, 6, 7, 8;
 
 -- @surface traceloom_v_symbol_normalization | one row per (db_idx, device_id, observed symbol, structural symbol) | Which observed names were folded into which structural symbols, by which rule, and conflicts between equal-precedence rules | SELECT observed_symbol, structural_symbol, outcome, rule_id, event_count FROM traceloom_v_symbol_normalization WHERE outcome <> 'identity'
 CREATE VIEW traceloom_v_symbol_normalization AS
