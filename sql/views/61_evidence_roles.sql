@@ -300,6 +300,8 @@ LEFT JOIN enclosing enc ON enc.occurrence_n = atom.parent_n) covered;
 -- Summed per role class first (a handful of rows); the auxiliary events retained but placed
 -- nowhere then move from their class's support state to retained_unplaced (a negative and a
 -- positive part, so that no aggregate is joined to another), as the decisions say.
+-- The events inside a promoted replay unit's span move the same way from their class to
+-- protected_boundary (supported, not identity-bearing; a unit's own event, no class, too).
 -- The events are counted over the core table by (input, event shape), the shape's role class
 -- read once per shape: the grouping sorts every event, and a sorter key of one integer
 -- (db_idx << 32 | shape_id: a 16-bit input index and a 32-bit shape id, so no two groups share
@@ -324,25 +326,37 @@ WITH unplaced AS (
                            AND p.end_ns >= e.start_ns + e.dur_ns)
             ELSE 0 END
   GROUP BY e.db_idx, h.role_class_id
-), part AS (
-  SELECT (g.k >> 32) & 65535 AS db_idx, h.role_class_id AS class_id, g.k >> 48 AS protected,
-         NULL AS support_state, SUM(g.n) AS events, SUM(g.dur_ns) AS duration_ns
-  FROM (SELECT (e.db_idx << 32) | e.shape_id | ((CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
+), protected AS (
+  -- the events inside a promoted replay unit's span (the decisions' span lookup): read only
+  -- where a unit was promoted (the constant guard, checked once before the scan)
+  SELECT e.db_idx, h.role_class_id AS class_id, COUNT(*) AS events, SUM(e.dur_ns) AS duration_ns
+  FROM traceloom_event_core e
+  CROSS JOIN traceloom_event_shape h ON h.shape_id = e.shape_id
+  WHERE (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
+    AND e.event_n >= 0 AND CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
             THEN EXISTS (SELECT 1 FROM traceloom_protected_interval p
                          WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id
                            AND p.start_ns <= e.start_ns
                            AND p.start_ns >= e.start_ns + e.dur_ns - (SELECT
                                max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
                            AND p.end_ns >= e.start_ns + e.dur_ns)
-            ELSE 0 END) << 48) AS k,
-               COUNT(*) AS n, SUM(e.dur_ns) AS dur_ns
+            ELSE 0 END
+  GROUP BY 1, 2
+), part AS (
+  SELECT g.k >> 32 AS db_idx, h.role_class_id AS class_id, 0 AS protected,
+         NULL AS support_state, SUM(g.n) AS events, SUM(g.dur_ns) AS duration_ns
+  FROM (SELECT e.db_idx << 32 | e.shape_id AS k, COUNT(*) AS n, SUM(e.dur_ns) AS dur_ns
         FROM traceloom_event_core e WHERE e.event_n >= 0 GROUP BY 1) g
   CROSS JOIN traceloom_event_shape h ON h.shape_id = g.k & 4294967295
-  GROUP BY 1, 2, 3
+  GROUP BY 1, 2
   UNION ALL
   SELECT db_idx, class_id, 0, NULL, -events, -duration_ns FROM unplaced
   UNION ALL
   SELECT db_idx, class_id, 0, 'retained_unplaced', events, duration_ns FROM unplaced
+  UNION ALL
+  SELECT db_idx, class_id, 0, NULL, -events, -duration_ns FROM protected
+  UNION ALL
+  SELECT db_idx, class_id, 1, NULL, events, duration_ns FROM protected
 ), total AS (
   SELECT t.db_idx, t.class_id, t.protected,
          CASE WHEN t.protected THEN 'supported'
