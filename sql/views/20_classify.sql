@@ -177,7 +177,7 @@ CREATE VIEW traceloom_v_evidence_role_summary AS
 -- class to protected_boundary: a negative and a positive part per (input, device, shape), read
 -- only where a unit was promoted (the constant guard, checked once before the scan); a unit's
 -- own event (no role class) is counted there too.
-SELECT g.db_idx, g.device_id, c.source_domain,
+SELECT g.db_idx, g.device_id, COALESCE(c.source_domain, 'replay_unit') AS source_domain,
        CASE WHEN g.protected THEN 'protected_boundary' ELSE c.final_role END AS final_role,
        CASE WHEN g.protected THEN 'atomic_boundary' ELSE c.effective_structural_participation END
          AS effective_structural_participation,
@@ -213,7 +213,7 @@ FROM (SELECT e.db_idx, e.device_id, e.shape_id, 0 AS protected, count(*) AS n,
 CROSS JOIN traceloom_event_shape s ON s.shape_id = g.shape_id
 LEFT JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
 WHERE c.class_id IS NOT NULL OR g.protected
-GROUP BY g.db_idx, g.device_id, c.source_domain, 4, 5, 6, 7, 8
+GROUP BY g.db_idx, g.device_id, 3, 4, 5, 6, 7, 8
 HAVING SUM(g.n) > 0;
 
 -- @surface traceloom_v_symbol_normalization | one row per (db_idx, device_id, observed symbol, structural symbol) | Which observed names were folded into which structural symbols, by which rule, and conflicts between equal-precedence rules | SELECT observed_symbol, structural_symbol, outcome, rule_id, event_count FROM traceloom_v_symbol_normalization WHERE outcome <> 'identity'
