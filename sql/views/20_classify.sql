@@ -118,14 +118,15 @@ SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
 FROM traceloom_event_core e
 JOIN traceloom_event_shape h ON h.shape_id = +e.shape_id
 -- (the class, or inside a promoted replay unit's span its protected twin)
-LEFT JOIN traceloom_evidence_role_class c ON c.class_id = CASE WHEN CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
-              THEN EXISTS (SELECT 1 FROM traceloom_protected_interval p
-                           WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id
-                             AND p.start_ns <= e.start_ns
-                             AND p.start_ns >= e.start_ns + e.dur_ns - (SELECT
-                                 max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
-                             AND p.end_ns >= e.start_ns + e.dur_ns)
-              ELSE 0 END
+LEFT JOIN traceloom_evidence_role_class c ON c.class_id = CASE
+  WHEN CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
+            THEN EXISTS (SELECT 1 FROM traceloom_protected_interval p
+                         WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id
+                           AND p.start_ns <= e.start_ns
+                           AND p.start_ns >= e.start_ns + e.dur_ns - (SELECT
+                               max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
+                           AND p.end_ns >= e.start_ns + e.dur_ns)
+            ELSE 0 END
   THEN -2 - COALESCE(h.role_class_id, -1) ELSE h.role_class_id END
 -- the events (a promoted launch anchor's row, event_n < 0, is none: traceloom_event) the
 -- policy decides, and a replay unit's event, which no rule decides (no role class): it is the
