@@ -557,7 +557,8 @@ static int publish_regions(sqlite3 *db, const tl_replay *r, tl_err *e) {
 
 enum {
   PI_PROTECTED_INTERVAL_ID, PI_DB_IDX, PI_DEVICE_ID, PI_KIND, PI_REPLAY_UNIT_ID, PI_SUPPORT_STATE,
-  PI_FIRST_ANCHOR_ID, PI_LAST_ANCHOR_ID, PI_FIRST_ANCHOR_N, PI_LAST_ANCHOR_N, PI_NCOLS
+  PI_FIRST_ANCHOR_ID, PI_LAST_ANCHOR_ID, PI_FIRST_ANCHOR_N, PI_LAST_ANCHOR_N, PI_START_NS,
+  PI_END_NS, PI_NCOLS
 };
 static const tl_rows_column protected_interval_columns[PI_NCOLS] = {
     [PI_PROTECTED_INTERVAL_ID] = {"protected_interval_id", 1},
@@ -570,10 +571,14 @@ static const tl_rows_column protected_interval_columns[PI_NCOLS] = {
     [PI_LAST_ANCHOR_ID] = {"last_anchor_id", 1},
     [PI_FIRST_ANCHOR_N] = {"first_anchor_n", 0},
     [PI_LAST_ANCHOR_N] = {"last_anchor_n", 0},
+    [PI_START_NS] = {"start_ns", 0},
+    [PI_END_NS] = {"end_ns", 0},
 };
 
-static int publish_protected(sqlite3 *db, const tl_replay *r, const uint32_t *anchor_of_event,
-                             tl_err *e) {
+/* The span is the unit event's interval (publish_unit_events): the events wholly inside it on
+** its device are the unit's protected boundary (traceloom_evidence_role_decision). */
+static int publish_protected(sqlite3 *db, const tl_trace *t, const tl_replay *r,
+                             const uint32_t *anchor_of_event, tl_err *e) {
   sqlite3_stmt *st;
   if (tl_rows_prepare(db, "INSERT", "traceloom_protected_interval", protected_interval_columns,
                       PI_NCOLS, &st, e))
@@ -606,6 +611,9 @@ static int publish_protected(sqlite3 *db, const tl_replay *r, const uint32_t *an
       sqlite3_bind_null(st, TL_PARAM(PI_FIRST_ANCHOR_N));
       sqlite3_bind_null(st, TL_PARAM(PI_LAST_ANCHOR_N));
     }
+    unit_place pl = unit_place_of(t, r, un);
+    sqlite3_bind_int64(st, TL_PARAM(PI_START_NS), pl.start_ns);
+    sqlite3_bind_int64(st, TL_PARAM(PI_END_NS), pl.end_ns);
     rc = tl_pub_step(db, st, "traceloom_protected_interval", e);
   }
   sqlite3_finalize(st);
@@ -1222,7 +1230,7 @@ int tl_publish_replay(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   if (rc == TL_OK) rc = publish_inputs_without_launches(db, t, r, issues, e);
   tl_timer_mark(&tm, "costs");
   if (rc == TL_OK) rc = publish_regions(db, r, e);
-  if (rc == TL_OK) rc = publish_protected(db, r, anchor_of_event, e);
+  if (rc == TL_OK) rc = publish_protected(db, t, r, anchor_of_event, e);
   if (rc == TL_OK) rc = publish_envelopes(db, t, r, e);
   tl_timer_mark(&tm, "regions, protected units, envelopes");
   free(anchor_of_event);

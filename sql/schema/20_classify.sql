@@ -1,11 +1,14 @@
 -- Evidence roles, structural symbols and the rule policies behind them
 -- (outputs.md section 2 "Evidence roles and symbols", recovery.md sections 2.1-2.5).
--- Written by tl_publish_classification (ext/classify/classify.c).
+-- Written by tl_publish_classification (ext/classify/classify.c); where a replay unit was
+-- promoted, sql/views/20_classify.sql adds each class's protected twin (class_id -2 - class_id,
+-- -1 for the unit events: final_role protected_boundary, event_count 0; the decisions say
+-- which events inside a unit's span read a twin).
 
 -- @surface traceloom_evidence_role_class | one row per distinct decision (label and provider) | The evidence-role and symbol decision for each distinct observation identity: classification works per identity, and traceloom_event.role_class_id points every event at its row | SELECT final_role, rule_id, structural_symbol, event_count FROM traceloom_evidence_role_class ORDER BY event_count DESC
 CREATE TABLE traceloom_evidence_role_class(
-  class_id INTEGER PRIMARY KEY,               -- traceloom_event.role_class_id
-  source_domain TEXT NOT NULL,                -- task, communication
+  class_id INTEGER PRIMARY KEY,               -- traceloom_event.role_class_id (< 0: a protected twin)
+  source_domain TEXT NOT NULL,                -- task, communication (replay_unit: the unit events' twin)
   provider_scope TEXT NOT NULL,               -- ascend, cuda, hygon, any
   kind TEXT NOT NULL,                         -- the identity the decision is about:
   task_type TEXT,                             --   kind and name fields shared by its events

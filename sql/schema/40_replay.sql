@@ -14,7 +14,10 @@ CREATE TABLE traceloom_protected_interval(
   first_anchor_id TEXT,
   last_anchor_id TEXT,
   first_anchor_n INTEGER,          -- the same anchors as integers (traceloom_anchor_core)
-  last_anchor_n INTEGER
+  last_anchor_n INTEGER,
+  start_ns INTEGER NOT NULL,       -- the unit's span: its event's interval (first launch's start
+  end_ns INTEGER NOT NULL          -- to last launch's end); every event wholly inside it on the
+                                   -- device is a protected boundary of the unit
 );
 
 -- @surface traceloom_aclgraph_reconstruction_region | one stretch of ACL graph launches and what the evidence supports | recognized_complete_pattern regions become replay units; unrecognized_* rows are auditable negative results | SELECT device_id, status, count(*), sum(observed_launch_count) FROM traceloom_aclgraph_reconstruction_region GROUP BY 1, 2

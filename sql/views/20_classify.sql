@@ -23,6 +23,42 @@
 -- parameter sorts every decision by time). event_id is +e.event_id: a query that looks one
 -- event up by its text id scans the events once rather than indexing all of them.
 CREATE INDEX traceloom_evidence_role_rule_id ON traceloom_evidence_role_rule(rule_id);
+-- Protected boundaries (the reference's system.protected_composite): every event wholly inside
+-- a promoted replay unit's span on its device (start >= the span's start, end <= its end,
+-- traceloom_protected_interval), the unit's own event included, members or not, whatever its
+-- role class said. Each role class has a protected twin, class_id -2 - class_id (and the unit
+-- events, which no rule decides, the twin -1 of no class), its role protected_boundary, rule
+-- system.protected_composite, participation atomic_boundary, its other columns (policy role
+-- and participation, provider scope, symbols) the class's; an event's decision reads its
+-- class or, inside a span, the twin. Twins exist only where a replay unit was promoted (the
+-- INSERT's guard), one per class; a twin's event_count is 0 and the class's stays the events
+-- the rules decided with it (which of them lie inside a span the decisions say: counting them
+-- here read every event once more, +0.9 s CPU on a 1M-task replay analysis).
+-- The decision picks the twin by key, so final_role stays a column of the class: a filter on it
+-- is checked at the class's key lookup, as before (evidence-role-unknown). The span lookup is
+-- guarded by max(rowid) of the spans (read once per statement: no search of the spans on a
+-- profile without replay units) and reads the spans starting between the event's end less the
+-- longest span and its start (a few, by the index on start_ns).
+CREATE INDEX traceloom_protected_interval_span
+  ON traceloom_protected_interval(start_ns, end_ns, db_idx, device_id);
+INSERT INTO traceloom_evidence_role_class(class_id, source_domain, provider_scope, kind, task_type,
+  op_name, op_type, compute_task_type, comm_name, raw_label, policy_role, final_role,
+  policy_structural_participation, effective_structural_participation, support_state,
+  reason_code, rule_id, policy_id, cost_treatment, observed_symbol, structural_symbol,
+  symbol_outcome, symbol_reason_code, symbol_rule_id, symbol_candidate_rule_ids, event_count)
+SELECT CASE WHEN c.class_id IS NULL THEN -1 ELSE -2 - c.class_id END,
+       COALESCE(c.source_domain, 'replay_unit'), COALESCE(c.provider_scope, 'any'),
+       COALESCE(c.kind, 'replay_unit'), c.task_type, c.op_name, c.op_type, c.compute_task_type,
+       c.comm_name, c.raw_label, c.policy_role, 'protected_boundary',
+       COALESCE(c.policy_structural_participation, 'not_applicable'), 'atomic_boundary',
+       'supported', 'provider_composite_membership', 'system.protected_composite',
+       COALESCE(c.policy_id, (SELECT p.policy_id FROM traceloom_evidence_role_policy p)),
+       'retained_for_attribution', c.observed_symbol, c.structural_symbol,
+       COALESCE(c.symbol_outcome, 'identity'), COALESCE(c.symbol_reason_code, 'analysis_event'),
+       COALESCE(c.symbol_rule_id, 'none'), c.symbol_candidate_rule_ids, 0
+FROM (SELECT NULL AS class_id UNION ALL SELECT class_id FROM traceloom_evidence_role_class) k
+LEFT JOIN traceloom_evidence_role_class c ON c.class_id = k.class_id
+WHERE EXISTS (SELECT 1 FROM traceloom_protected_interval);
 CREATE VIEW traceloom_evidence_role_decision AS
 SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
        e.device_id, c.policy_role,
@@ -52,7 +88,8 @@ SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
        c.provider_scope AS input_provider_scope,
        (SELECT p.policy_version FROM traceloom_evidence_role_policy p) AS policy_version,
        (SELECT p.manifest_sha256 FROM traceloom_evidence_role_policy p) AS manifest_sha256,
-       CASE WHEN c.rule_id LIKE 'fallback.%' THEN 'fallback'
+       CASE WHEN c.class_id < 0 THEN 'protected_membership'
+            WHEN c.rule_id LIKE 'fallback.%' THEN 'fallback'
             WHEN c.rule_id LIKE 'system.%' THEN 'provider_relation'
             ELSE 'positive_policy' END AS rule_class,
        c.rule_id NOT LIKE 'fallback.%' AS matched_rule,
@@ -60,9 +97,11 @@ SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
          AS priority,
        COALESCE((SELECT r.declaration_order FROM traceloom_evidence_role_rule r
                  WHERE r.rule_id = c.rule_id), 0) AS declaration_order,
-       CASE WHEN c.source_domain = 'communication' THEN 'provider_scope,source_domain'
+       CASE WHEN c.source_domain IN ('communication', 'replay_unit')
+            THEN 'provider_scope,source_domain'
             ELSE 'blob,operator,provider_scope,source_domain,task_type' END AS available_fields,
-       CASE WHEN c.rule_id = 'system.event_reconciliation' THEN 'event_reconciliation_membership'
+       CASE WHEN c.class_id < 0 THEN 'replay_unit_membership'
+            WHEN c.rule_id = 'system.event_reconciliation' THEN 'event_reconciliation_membership'
             WHEN c.rule_id LIKE 'system.%' THEN 'communication_membership'
             ELSE COALESCE((SELECT r.required_fields FROM traceloom_evidence_role_rule r
                            WHERE r.rule_id = c.rule_id), '') END AS required_fields,
@@ -78,10 +117,23 @@ SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
        e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.dur_ns AS duration_ns, e.event_n
 FROM traceloom_event_core e
 JOIN traceloom_event_shape h ON h.shape_id = +e.shape_id
-LEFT JOIN traceloom_evidence_role_class c ON c.class_id = h.role_class_id
+-- (the class, or inside a promoted replay unit's span its protected twin)
+LEFT JOIN traceloom_evidence_role_class c ON c.class_id = CASE
+  WHEN CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
+            THEN EXISTS (SELECT 1 FROM traceloom_protected_interval p
+                         WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id
+                           AND p.start_ns <= e.start_ns
+                           AND p.start_ns >= e.start_ns + e.dur_ns - (SELECT
+                               max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
+                           AND p.end_ns >= e.start_ns + e.dur_ns)
+            ELSE 0 END
+  THEN -2 - COALESCE(h.role_class_id, -1) ELSE h.role_class_id END
 -- the events (a promoted launch anchor's row, event_n < 0, is none: traceloom_event) the
--- policy decides: a replay unit's event is the analysis's, decided by no rule (no role class)
-WHERE e.event_n >= 0 AND h.role_class_id IS NOT NULL;
+-- policy decides, and a replay unit's event, which no rule decides (no role class): it is the
+-- protected boundary of its own span (the twin -1)
+WHERE e.event_n >= 0
+  AND (h.role_class_id IS NOT NULL
+       OR h.source_table IN ('ACLGRAPH_REPLAY_UNIT', 'CUDA_GRAPH_REPLAY_UNIT'));
 
 -- @surface traceloom_v_evidence_role_decision | one row per event | Each observation's role decision next to its timing, names and source file: what the policy decided, by which rule, and the symbol it carries | SELECT event_id, task_type, op_type, final_role, rule_id, structural_symbol FROM traceloom_v_evidence_role_decision ORDER BY db_idx, device_id, start_ns LIMIT 20
 CREATE VIEW traceloom_v_evidence_role_decision AS
@@ -102,19 +154,48 @@ CREATE VIEW traceloom_v_evidence_role_summary AS
 -- packed), else the three as text (never equal to an integer key), so each group is one
 -- (input, device, shape) and its bare columns are that group's: a sorter key of one value
 -- sorts in about half the time of three columns (0.5 s against 0.95 s CPU at a million events).
-SELECT g.db_idx, g.device_id, c.source_domain, c.final_role, c.effective_structural_participation,
-       c.rule_id, c.reason_code, c.cost_treatment, SUM(g.n) AS event_count,
-       ROUND(SUM(g.dur_ns) / 1000.0, 3) AS total_us
-FROM (SELECT e.db_idx, e.device_id, e.shape_id, count(*) AS n, SUM(e.dur_ns) AS dur_ns
+-- The events inside a promoted replay unit's span (the decisions' span lookup) move from their
+-- class to protected_boundary: a negative and a positive part per (input, device, shape), read
+-- only where a unit was promoted (the constant guard, checked once before the scan); a unit's
+-- own event (no role class) is counted there too.
+SELECT g.db_idx, g.device_id, COALESCE(c.source_domain, 'replay_unit') AS source_domain,
+       CASE WHEN g.protected THEN 'protected_boundary' ELSE c.final_role END AS final_role,
+       CASE WHEN g.protected THEN 'atomic_boundary' ELSE c.effective_structural_participation END
+         AS effective_structural_participation,
+       CASE WHEN g.protected THEN 'system.protected_composite' ELSE c.rule_id END AS rule_id,
+       CASE WHEN g.protected THEN 'provider_composite_membership' ELSE c.reason_code END
+         AS reason_code,
+       CASE WHEN g.protected THEN 'retained_for_attribution' ELSE c.cost_treatment END
+         AS cost_treatment,
+       SUM(g.n) AS event_count, ROUND(SUM(g.dur_ns) / 1000.0, 3) AS total_us
+FROM (SELECT e.db_idx, e.device_id, e.shape_id, 0 AS protected, count(*) AS n,
+             SUM(e.dur_ns) AS dur_ns
       FROM traceloom_event_core e
       WHERE e.event_n >= 0
       GROUP BY CASE WHEN e.device_id BETWEEN 0 AND 65535
                     THEN e.db_idx << 48 | e.device_id << 32 | e.shape_id
-                    ELSE e.db_idx || ':' || e.device_id || ':' || e.shape_id END) g
+                    ELSE e.db_idx || ':' || e.device_id || ':' || e.shape_id END
+      UNION ALL
+      SELECT e.db_idx, e.device_id, e.shape_id, x.protected,
+             CASE WHEN x.protected THEN count(*) ELSE -count(*) END,
+             CASE WHEN x.protected THEN SUM(e.dur_ns) ELSE -SUM(e.dur_ns) END
+      FROM traceloom_event_core e
+      CROSS JOIN (SELECT 0 AS protected UNION ALL SELECT 1) x
+      WHERE (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
+        AND e.event_n >= 0 AND CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
+            THEN EXISTS (SELECT 1 FROM traceloom_protected_interval p
+                         WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id
+                           AND p.start_ns <= e.start_ns
+                           AND p.start_ns >= e.start_ns + e.dur_ns - (SELECT
+                               max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
+                           AND p.end_ns >= e.start_ns + e.dur_ns)
+            ELSE 0 END
+      GROUP BY e.db_idx, e.device_id, e.shape_id, x.protected) g
 CROSS JOIN traceloom_event_shape s ON s.shape_id = g.shape_id
-CROSS JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
-GROUP BY g.db_idx, g.device_id, c.source_domain, c.final_role,
-         c.effective_structural_participation, c.rule_id, c.reason_code, c.cost_treatment;
+LEFT JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
+WHERE c.class_id IS NOT NULL OR g.protected
+GROUP BY g.db_idx, g.device_id, 3, 4, 5, 6, 7, 8
+HAVING SUM(g.n) > 0;
 
 -- @surface traceloom_v_symbol_normalization | one row per (db_idx, device_id, observed symbol, structural symbol) | Which observed names were folded into which structural symbols, by which rule, and conflicts between equal-precedence rules | SELECT observed_symbol, structural_symbol, outcome, rule_id, event_count FROM traceloom_v_symbol_normalization WHERE outcome <> 'identity'
 CREATE VIEW traceloom_v_symbol_normalization AS

@@ -211,7 +211,17 @@ WITH RECURSIVE enclosing(occurrence_n, node_id, occurrence_idx, next_n) AS (
   CROSS JOIN traceloom_position_occurrence_core a ON a.occurrence_n = up.next_n
 )
 SELECT +covered.event_n AS decision_id, 'event-' || covered.event_n AS event_id,
-       (SELECT c.final_role FROM traceloom_event_core e
+       -- (protected_boundary inside a promoted replay unit's span: the decision's span lookup)
+       (SELECT CASE WHEN CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
+            THEN EXISTS (SELECT 1 FROM traceloom_protected_interval p
+                         WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id
+                           AND p.start_ns <= e.start_ns
+                           AND p.start_ns >= e.start_ns + e.dur_ns - (SELECT
+                               max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
+                           AND p.end_ns >= e.start_ns + e.dur_ns)
+            ELSE 0 END
+                    THEN 'protected_boundary' ELSE c.final_role END
+        FROM traceloom_event_core e
         CROSS JOIN traceloom_event_shape h ON h.shape_id = e.shape_id
         CROSS JOIN traceloom_evidence_role_class c ON c.class_id = h.role_class_id
         WHERE e.event_n = covered.event_n) AS final_role,
@@ -290,6 +300,8 @@ LEFT JOIN enclosing enc ON enc.occurrence_n = atom.parent_n) covered;
 -- Summed per role class first (a handful of rows); the auxiliary events retained but placed
 -- nowhere then move from their class's support state to retained_unplaced (a negative and a
 -- positive part, so that no aggregate is joined to another), as the decisions say.
+-- The events inside a promoted replay unit's span move the same way from their class to
+-- protected_boundary (supported, not identity-bearing; a unit's own event, no class, too).
 -- The events are counted over the core table by (input, event shape), the shape's role class
 -- read once per shape: the grouping sorts every event, and a sorter key of one integer
 -- (db_idx << 32 | shape_id: a 16-bit input index and a 32-bit shape id, so no two groups share
@@ -305,39 +317,71 @@ WITH unplaced AS (
   CROSS JOIN traceloom_event_shape h ON h.shape_id = e.shape_id
   CROSS JOIN traceloom_evidence_role_class c ON c.class_id = h.role_class_id
   WHERE l.link_type = 'retained_unplaced' AND c.final_role IN ('auxiliary', 'transparent')
+    AND NOT CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
+            THEN EXISTS (SELECT 1 FROM traceloom_protected_interval p
+                         WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id
+                           AND p.start_ns <= e.start_ns
+                           AND p.start_ns >= e.start_ns + e.dur_ns - (SELECT
+                               max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
+                           AND p.end_ns >= e.start_ns + e.dur_ns)
+            ELSE 0 END
   GROUP BY e.db_idx, h.role_class_id
+), protected AS (
+  -- the events inside a promoted replay unit's span (the decisions' span lookup): read only
+  -- where a unit was promoted (the constant guard, checked once before the scan)
+  SELECT e.db_idx, h.role_class_id AS class_id, COUNT(*) AS events, SUM(e.dur_ns) AS duration_ns
+  FROM traceloom_event_core e
+  CROSS JOIN traceloom_event_shape h ON h.shape_id = e.shape_id
+  WHERE (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
+    AND e.event_n >= 0 AND CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
+            THEN EXISTS (SELECT 1 FROM traceloom_protected_interval p
+                         WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id
+                           AND p.start_ns <= e.start_ns
+                           AND p.start_ns >= e.start_ns + e.dur_ns - (SELECT
+                               max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
+                           AND p.end_ns >= e.start_ns + e.dur_ns)
+            ELSE 0 END
+  GROUP BY 1, 2
 ), part AS (
-  SELECT g.k >> 32 AS db_idx, h.role_class_id AS class_id, NULL AS support_state,
-         SUM(g.n) AS events, SUM(g.dur_ns) AS duration_ns
+  SELECT g.k >> 32 AS db_idx, h.role_class_id AS class_id, 0 AS protected,
+         NULL AS support_state, SUM(g.n) AS events, SUM(g.dur_ns) AS duration_ns
   FROM (SELECT e.db_idx << 32 | e.shape_id AS k, COUNT(*) AS n, SUM(e.dur_ns) AS dur_ns
         FROM traceloom_event_core e WHERE e.event_n >= 0 GROUP BY 1) g
   CROSS JOIN traceloom_event_shape h ON h.shape_id = g.k & 4294967295
   GROUP BY 1, 2
   UNION ALL
-  SELECT db_idx, class_id, NULL, -events, -duration_ns FROM unplaced
+  SELECT db_idx, class_id, 0, NULL, -events, -duration_ns FROM unplaced
   UNION ALL
-  SELECT db_idx, class_id, 'retained_unplaced', events, duration_ns FROM unplaced
+  SELECT db_idx, class_id, 0, 'retained_unplaced', events, duration_ns FROM unplaced
+  UNION ALL
+  SELECT db_idx, class_id, 0, NULL, -events, -duration_ns FROM protected
+  UNION ALL
+  SELECT db_idx, class_id, 1, NULL, events, duration_ns FROM protected
 ), total AS (
-  SELECT t.db_idx, t.class_id, COALESCE(t.support_state, c.support_state) AS support_state,
+  SELECT t.db_idx, t.class_id, t.protected,
+         CASE WHEN t.protected THEN 'supported'
+              ELSE COALESCE(t.support_state, c.support_state) END AS support_state,
          SUM(t.events) AS events, SUM(t.duration_ns) AS duration_ns
   FROM part t
-  JOIN traceloom_evidence_role_class c ON c.class_id = t.class_id
-  GROUP BY 1, 2, 3
+  LEFT JOIN traceloom_evidence_role_class c ON c.class_id = t.class_id
+  WHERE c.class_id IS NOT NULL OR t.protected
+  GROUP BY 1, 2, 3, 4
 )
-SELECT t.db_idx, c.provider_scope AS input_provider_scope,
+SELECT t.db_idx, COALESCE(c.provider_scope, 'any') AS input_provider_scope,
        COALESCE(c.policy_id, (SELECT p.policy_id FROM traceloom_evidence_role_policy p))
          AS policy_id,
        (SELECT p.policy_version FROM traceloom_evidence_role_policy p) AS policy_version,
-       c.final_role, t.support_state, SUM(t.events) AS event_count,
+       CASE WHEN t.protected THEN 'protected_boundary' ELSE c.final_role END AS final_role,
+       t.support_state, SUM(t.events) AS event_count,
        SUM(t.duration_ns) AS retained_duration_ns,
-       SUM(CASE WHEN c.effective_structural_participation = 'identity' THEN t.duration_ns
-                ELSE 0 END) AS identity_duration_ns,
-       SUM(CASE WHEN c.effective_structural_participation <> 'identity' THEN t.duration_ns
-                ELSE 0 END) AS non_identity_duration_ns
+       SUM(CASE WHEN NOT t.protected AND c.effective_structural_participation = 'identity'
+                THEN t.duration_ns ELSE 0 END) AS identity_duration_ns,
+       SUM(CASE WHEN t.protected OR c.effective_structural_participation <> 'identity'
+                THEN t.duration_ns ELSE 0 END) AS non_identity_duration_ns
 FROM total t
-JOIN traceloom_evidence_role_class c ON c.class_id = t.class_id
+LEFT JOIN traceloom_evidence_role_class c ON c.class_id = t.class_id
 WHERE t.events > 0
-GROUP BY t.db_idx, c.provider_scope, 3, 4, c.final_role, t.support_state;
+GROUP BY t.db_idx, 2, 3, 4, 5, t.support_state;
 
 -- @surface traceloom_anchor_symbol_normalization | one anchor | How each anchor's structural symbol was derived from its observed one: source, policy, rule, outcome (identity, normalized, conflict) and reason | SELECT outcome, rule_id, count(*) FROM traceloom_anchor_symbol_normalization GROUP BY 1, 2
 -- A replay-unit anchor (an exact replay's launch, traceloom_graph_launch.anchor_n) is named by

@@ -68,9 +68,15 @@ def test_extend_classification_rules(cli, fixtures, tmp_path):
     config = tmp_path / "a.rules.yaml"
     assert "rules config: %s" % config in r.stdout and config.read_text().startswith("# Written by traceloom")
     with sqlite3.connect(out) as con:
-        # the 14 AuxGraphOp tasks of the fixture take the added rule
+        # the 14 AuxGraphOp tasks of the fixture (one per launch) take the added rule: the 2 of
+        # the unpromoted tail launches keep its decision, the 12 inside the 4 replay units'
+        # spans are protected boundaries, their policy role the rule's
         assert con.execute("SELECT final_role, count(*) FROM traceloom_evidence_role_decision "
-                           "WHERE rule_id = 'test.auxgraph-aux' GROUP BY 1").fetchall() == [("auxiliary", 14)]
+                           "WHERE rule_id = 'test.auxgraph-aux' GROUP BY 1").fetchall() == [("auxiliary", 2)]
+        assert con.execute("SELECT final_role, policy_role, count(*) "
+                           "FROM traceloom_v_evidence_role_decision WHERE op_type = 'AuxGraphOp' "
+                           "GROUP BY 1, 2 ORDER BY 1").fetchall() == [
+            ("auxiliary", "auxiliary", 2), ("protected_boundary", "auxiliary", 12)]
         assert con.execute("SELECT policy_mode FROM traceloom_evidence_role_policy").fetchone() == ("extend",)
     # a file that cannot be read, or a rules config besides: usage errors, nothing written
     bad = tmp_path / "bad"

@@ -1167,15 +1167,24 @@ def test_evidence_role_cost_coverage_groups_the_event_core_once(analysis):
     per event (traceloom_event's role class is one, which made the coverage 1 s CPU at a million
     events), and it gives the rows of the readable formulation, every decision grouped by its
     input, provider, policy, final role and support state."""
-    steps = [r[3] for r in analysis.execute(
-        "EXPLAIN QUERY PLAN SELECT * FROM traceloom_v_evidence_role_cost_coverage")]
-    assert not [s for s in steps if "CORRELATED" in s], steps
+    plan = analysis.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM traceloom_v_evidence_role_cost_coverage").fetchall()
+    steps = [r[3] for r in plan]
+    # The only subqueries per row are the replay units' span lookups (a search of the spans, p,
+    # by start): over the few auxiliary events placed nowhere, and in `protected`, which reads
+    # the events again only where a unit was promoted (its constant guard, checked once).
+    correlated = {i for i, _, _, d in plan if d.startswith("CORRELATED")}
+    assert correlated and all(
+        d.startswith("SEARCH p USING COVERING INDEX traceloom_protected_interval_span")
+        for i, parent, _, d in plan
+        if parent in correlated and d.startswith(("SEARCH", "SCAN"))), plan
     # (the events: their key range from 0, a promoted launch anchor's row below it being none)
     full = "SEARCH e USING INTEGER PRIMARY KEY (rowid>?)"
     steps = ["SCAN e" if s == full else s for s in steps]
-    assert steps.count("SCAN e") == 1, steps
+    assert steps.count("SCAN e") == 2, steps
     at = steps.index("SCAN e")
     assert steps[at - 1] == "CO-ROUTINE g" and steps[at + 1] == "USE TEMP B-TREE FOR GROUP BY", steps
+    assert steps[steps.index("SCAN e", at + 1) - 1] == "MATERIALIZE protected", steps
     got = sorted(analysis.execute(
         "SELECT * FROM traceloom_v_evidence_role_cost_coverage").fetchall(), key=repr)
     reference = sorted(analysis.execute("""
@@ -1204,7 +1213,9 @@ def test_evidence_role_structure_filters_an_occurrence_without_lookups(analysis)
     subqueries = {i for i, _, _, d in plan if d.startswith("CORRELATED SCALAR SUBQUERY")}
     read = sorted(d.split()[1] for _, parent, _, d in plan
                   if parent in subqueries and d.startswith(("SEARCH", "SCAN")))
-    assert read == ["c", "e", "h"], plan
+    # (p: the replay units' spans, searched by start for an event inside one, whose final role is
+    # then protected_boundary; only where a unit was promoted)
+    assert read == ["c", "e", "h", "p"], plan
     assert analysis.execute(example).fetchall()
 
 
@@ -1222,14 +1233,14 @@ def test_evidence_role_summary_groups_the_events_on_one_key(analysis, tmp_path):
                  "WHERE event_n % 3 = 0")
     for con in (analysis, copy):
         got = sorted(con.execute("SELECT * FROM traceloom_v_evidence_role_summary").fetchall())
+        # (per decision: its role class, or inside a replay unit's span the class's protected
+        # twin, sql/views/20_classify.sql)
         reference = sorted(con.execute("""
-            SELECT e.db_idx, e.device_id, c.source_domain, c.final_role,
+            SELECT d.db_idx, d.device_id, c.source_domain, c.final_role,
                    c.effective_structural_participation, c.rule_id, c.reason_code,
-                   c.cost_treatment, count(*), ROUND(SUM(e.dur_ns) / 1000.0, 3)
-            FROM traceloom_event_core e
-            JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
-            JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
-            WHERE e.event_n >= 0
+                   c.cost_treatment, count(*), ROUND(SUM(d.duration_ns) / 1000.0, 3)
+            FROM traceloom_evidence_role_decision d
+            JOIN traceloom_evidence_role_class c ON c.class_id = d.role_class_id
             GROUP BY 1, 2, 3, 4, 5, 6, 7, 8""").fetchall())
         assert got and got == reference
     assert copy.execute("SELECT count(*) FROM traceloom_v_evidence_role_summary "

@@ -210,16 +210,20 @@ def test_evidence_role_issues(dbs):
 
 
 def test_evidence_role_cost_coverage(dbs):
-    # exact_hlt: 42 auxiliary tasks (14 launches x MODEL_EXECUTE 10 + NOTIFY_WAIT 5 +
-    # NOTIFY_RECORD 2 ns = 238 ns), of which the last wait and record (7 ns) are unplaced;
-    # 28 KERNEL_AIVEC tasks of 1 ns are unknown anchors, supported as unknown-first (no rule
-    # matched them; the reference's word); the 12 promoted launches' anchors are no events,
-    # and the 4 replay units' events are decided by no rule.
+    # exact_hlt: 14 launches of 5 tasks (MODEL_EXECUTE 10, NOTIFY_WAIT 5, NOTIFY_RECORD 2 ns,
+    # auxiliary by the rules; 2 KERNEL_AIVEC of 1 ns, unknown anchors, no rule matched them).
+    # The 12 launches of the 4 promoted replay units lie inside their units' spans: their 60
+    # tasks (12 x 19 = 228 ns) and the 4 unit events (220 ns each) are protected boundaries,
+    # never identity-bearing. Of the 2 tail launches' tasks, the 6 auxiliary ones are supported
+    # (20 + 5 + 2 = 27 ns) but the last wait and record (7 ns), after the last anchor, unplaced;
+    # the 4 kernels stay unknown anchors (supported as unknown-first, the reference's word).
     rows = run(dbs["hlt"], "evidence-role-cost-coverage")
-    assert [r[3:] for r in rows] == [
-        ["auxiliary", "retained_unplaced", "2", "7", "0", "7"],
-        ["auxiliary", "supported", "40", "231", "0", "231"],
-        ["unknown_anchor", "supported_unknown_first", "28", "28", "28", "0"]]
+    assert [r[:1] + r[3:] for r in rows] == [
+        ["any", "protected_boundary", "supported", "4", "880", "0", "880"],
+        ["ascend", "auxiliary", "retained_unplaced", "2", "7", "0", "7"],
+        ["ascend", "auxiliary", "supported", "4", "27", "0", "27"],
+        ["ascend", "protected_boundary", "supported", "60", "228", "0", "228"],
+        ["ascend", "unknown_anchor", "supported_unknown_first", "4", "4", "4", "0"]]
 
 
 def test_symbol_normalization_audit(dbs):

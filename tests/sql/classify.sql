@@ -169,20 +169,31 @@ SELECT 'a rejected config changed nothing: the aclgraph_smoke analysis is intact
 SELECT 'analyze exact_hlt',
   traceloom_analyze('fixtures/exact_hlt/mono') LIKE 'traceloom: analysed 1 input(s)%';
 
+-- The policy decides the 14 launches' tasks (2 NOTIFY_* and 2 kernels each); the 12 launches of
+-- the 4 promoted replay units lie inside their units' spans, so their tasks' final role is
+-- protected_boundary (tests/sql/replay_acl.sql), and the 2 unpromoted tail launches' keep the
+-- policy's: 4 NOTIFY_* tasks and 4 kernels.
 SELECT 'NOTIFY_* control tasks are auxiliary and excluded from identity',
   (SELECT count(*) FROM traceloom_v_evidence_role_decision
+   WHERE task_type IN ('NOTIFY_WAIT', 'NOTIFY_RECORD') AND policy_role = 'auxiliary'
+     AND policy_structural_participation = 'excluded') = 28
+  AND (SELECT count(*) FROM traceloom_v_evidence_role_decision
    WHERE task_type IN ('NOTIFY_WAIT', 'NOTIFY_RECORD') AND final_role = 'auxiliary'
      AND effective_structural_participation = 'excluded'
      -- decided by the manifest's rule for that task type (ids are the reference's, hashed)
      AND rule_id = (SELECT r.rule_id FROM traceloom_evidence_role_rule r
                      WHERE r.provider_scope = 'ascend' AND r.field = 'task_type'
-                       AND r.match_mode = 'exact' AND r.pattern = task_type)) = 28;
+                       AND r.match_mode = 'exact' AND r.pattern = task_type)) = 4
+  AND (SELECT count(*) FROM traceloom_v_evidence_role_decision
+   WHERE task_type IN ('NOTIFY_WAIT', 'NOTIFY_RECORD') AND final_role = 'protected_boundary') = 24;
 
 SELECT 'unknown KERNEL_AIVEC kernels stay unknown_anchor (unknown first)',
   (SELECT count(*) FROM traceloom_v_evidence_role_decision
+   WHERE task_type = 'KERNEL_AIVEC' AND policy_role = 'unknown_anchor'
+     AND structural_symbol = op_type) = 28
+  AND (SELECT count(*) FROM traceloom_v_evidence_role_decision
    WHERE task_type = 'KERNEL_AIVEC' AND final_role = 'unknown_anchor'
-     AND reason_code = 'unmatched_observation_unknown_first'
-     AND structural_symbol = op_type) = 28;
+     AND reason_code = 'unmatched_observation_unknown_first') = 4;
 
 -- ------------------------------------------------------------------ bundled and file configs
 SELECT 'analyze with the bundled deepseekv4 config',

@@ -52,6 +52,36 @@ SELECT 'protected intervals: one supported interval of 3 launch anchors per unit
   (SELECT count(*) FROM traceloom_protected_interval p JOIN traceloom_anchor f ON f.anchor_id = p.first_anchor_id
      JOIN traceloom_anchor l ON l.anchor_id = p.last_anchor_id
      WHERE p.support_state = 'supported' AND l.anchor_idx - f.anchor_idx = 2) = 4;
+-- Protected boundaries: the 4 units span launches 1-3, 4-6, 7-9 and 10-12 of the fixture's 14
+-- (each launch at 100 * k: MODEL_EXECUTE, NOTIFY_WAIT, NOTIFY_RECORD and 2 kernels, done by
+-- 100 * k + 20): 100..320, 400..620, 700..920, 1000..1220. Every task of the 12 promoted
+-- launches lies inside one (12 * 5 = 60: the 3 control tasks the rules call auxiliary, 36, and
+-- the 2 kernels unknown_anchor, 24) and is decided protected_boundary, as are the 4 unit events;
+-- the 2 unpromoted tail launches' 10 tasks (1300.., 1400..) keep the rules' decision.
+SELECT 'protected intervals carry their unit spans',
+  (SELECT group_concat(start_ns || '..' || end_ns, ',') FROM (SELECT * FROM traceloom_protected_interval
+     ORDER BY start_ns)) = '100..320,400..620,700..920,1000..1220';
+SELECT 'protected decisions: the 60 tasks inside a unit span and the 4 unit events',
+  (SELECT group_concat(source_table || ':' || policy_role || ':' || n, ',') FROM (
+     SELECT source_table, coalesce(policy_role, '-') AS policy_role, count(*) AS n
+     FROM traceloom_evidence_role_decision WHERE final_role = 'protected_boundary'
+     GROUP BY 1, 2 ORDER BY 1, 2)) = 'ACLGRAPH_REPLAY_UNIT:-:4,TASK:auxiliary:36,TASK:unknown_anchor:24'
+  AND (SELECT count(*) FROM traceloom_evidence_role_decision WHERE final_role = 'protected_boundary'
+         AND rule_id = 'system.protected_composite' AND rule_class = 'protected_membership'
+         AND effective_structural_participation = 'atomic_boundary' AND support_state = 'supported'
+         AND reason_code = 'provider_composite_membership' AND required_fields = 'replay_unit_membership'
+         AND matched_rule = 1 AND priority = 0 AND declaration_order = 0
+         AND cost_treatment = 'retained_for_attribution') = 64
+  AND (SELECT count(*) FROM traceloom_evidence_role_decision WHERE final_role = 'protected_boundary'
+         AND source_table = 'ACLGRAPH_REPLAY_UNIT' AND policy_structural_participation = 'not_applicable'
+         AND input_provider_scope = 'any' AND available_fields = 'provider_scope,source_domain') = 4
+  AND (SELECT count(*) FROM traceloom_evidence_role_decision WHERE final_role <> 'protected_boundary') = 10
+  AND (SELECT min(start_ns) FROM traceloom_evidence_role_decision WHERE final_role <> 'protected_boundary') = 1300;
+SELECT 'cost coverage and summary count the protected boundaries apart, none identity-bearing',
+  (SELECT group_concat(input_provider_scope || ':' || event_count || ':' || retained_duration_ns || ':' || identity_duration_ns, ',')
+     FROM (SELECT * FROM traceloom_v_evidence_role_cost_coverage WHERE final_role = 'protected_boundary'
+           ORDER BY 1, 2)) = 'any:4:880:0,ascend:60:228:0'
+  AND (SELECT sum(event_count) FROM traceloom_v_evidence_role_summary WHERE final_role = 'protected_boundary') = 64;
 SELECT 'tree: prefill unit, then Repeat x3 of the decode unit (units never split)',
   (SELECT count(*) FROM traceloom_v_position WHERE node_type = 'Repeat' AND repeat_count = 3) = 1
   AND (SELECT count(*) FROM traceloom_v_position WHERE label LIKE 'ReplayUnit T%') = 2;

@@ -663,6 +663,8 @@ START_TEST(test_publish) {
   ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
   exec_embedded(db, "sql/schema/00_core.sql");
   exec_embedded(db, "sql/schema/20_classify.sql");
+  /* (the replay units' spans: the decisions read the protected intervals, empty here) */
+  exec_embedded(db, "sql/schema/40_replay.sql");
   write_events(db, &l.trace, &c);
   tl_err e = {0};
   ck_assert_msg(tl_publish_classification(db, &l.trace, NULL, r, &c, &e) == TL_OK, "%s", e.msg ? e.msg : "?");
