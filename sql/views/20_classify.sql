@@ -38,7 +38,11 @@ CREATE INDEX traceloom_evidence_role_rule_id ON traceloom_evidence_role_rule(rul
 -- is checked at the class's key lookup, as before (evidence-role-unknown). The span lookup is
 -- guarded by max(rowid) of the spans (read once per statement: no search of the spans on a
 -- profile without replay units) and reads the spans starting between the event's end less the
--- longest span and its start (a few, by the index on start_ns).
+-- longest span and its start (a few, by the index on start_ns). The same lookup is spelled out
+-- in the summary below and in the cost coverage and structure views (61_evidence_roles.sql):
+-- each reads the event's columns from the row it already has; a shared view of it, read by
+-- key, searched the event core a second time per event (tried: the plan tests that count the
+-- reads of the event core fail), and SQLite has no expression to name.
 CREATE INDEX traceloom_protected_interval_span
   ON traceloom_protected_interval(start_ns, end_ns, db_idx, device_id);
 INSERT INTO traceloom_evidence_role_class(class_id, source_domain, provider_scope, kind, task_type,
