@@ -365,6 +365,17 @@ static uint8_t stretch_status(const tl_replay *r, size_t first, size_t n) {
   return worst;
 }
 
+/* 1 when some launch of a stretch lacks body capability (recovery.md 7.1 step 3: an unnamed
+** task that is no known control). That is a launch's own gate, decided before composition:
+** a stretch with such a launch is unrecognized_missing_body_capability wherever it lies, a
+** leading or trailing part included (as the reference has it), and is no one-shot leading
+** composition, which needs full capability (step 5). */
+static int lacks_capability(const tl_replay *r, size_t first, size_t n) {
+  for (size_t i = first; i < first + n; i++)
+    if (r->launches.v[i].status == TL_LAUNCH_MISSING_BODY_CAPABILITY) return 1;
+  return 0;
+}
+
 static int make_unit(tl_replay *r, const device_ctx *d, size_t first, size_t n,
                      const uint8_t *roles, tl_err *e) {
   tl_buf sig = {0};
@@ -452,13 +463,17 @@ static int compose_segment(tl_replay *r, const device_ctx *d, size_t first, size
     uint8_t shape;
     shape_roles(ids + s, bodies + s, p, roles, &shape);
     uint32_t cand = ++*candidate;
-    /* Leading launches: one period long with its own H+L+T shape is a one-shot leading
-    ** composition; otherwise unrecognized leading context. */
+    /* Leading launches: one period long with its own H+L+T shape and full capability is a
+    ** one-shot leading composition; otherwise unrecognized leading context, or missing
+    ** capability where a launch lacks it. */
     if (s > 0) {
       uint8_t lshape;
       uint8_t lroles[1024];
-      int one_shot = s == p && p >= 3 && p <= 1024 && slots_hlt(ids, bodies, s);
-      uint8_t st = one_shot ? stretch_status(r, first, s) : TL_REGION_LEADING_CONTEXT;
+      int nocap = lacks_capability(r, first, s);
+      int one_shot = !nocap && s == p && p >= 3 && p <= 1024 && slots_hlt(ids, bodies, s);
+      uint8_t st = one_shot ? stretch_status(r, first, s)
+                   : nocap  ? TL_REGION_MISSING_BODY_CAPABILITY
+                            : TL_REGION_LEADING_CONTEXT;
       if (one_shot) shape_roles(ids, bodies, s, lroles, &lshape);
       rc = push_region(r, d, st, order, one_shot ? lshape : 0, one_shot ? 1 : 0, cand, first,
                        s, one_shot ? (uint32_t)s : 0, NULL, e);
@@ -472,8 +487,10 @@ static int compose_segment(tl_replay *r, const device_ctx *d, size_t first, size
       if (rc == TL_OK && st == TL_REGION_RECOGNIZED) rc = make_unit(r, d, first + at, p, roles, e);
     }
     if (rc == TL_OK && at < n)
-      rc = push_region(r, d, TL_REGION_INCOMPLETE_TAIL, order, shape, 0, cand, first + at,
-                       n - at, (uint32_t)p, NULL, e);
+      rc = push_region(r, d,
+                       lacks_capability(r, first + at, n - at) ? TL_REGION_MISSING_BODY_CAPABILITY
+                                                               : TL_REGION_INCOMPLETE_TAIL,
+                       order, shape, 0, cand, first + at, n - at, (uint32_t)p, NULL, e);
   } else {
     /* Direct single graphs: every launch completes adjacently, names its instance by
     ** modelId, does not overlap the previous launch and has one valid body; otherwise no

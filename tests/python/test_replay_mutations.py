@@ -115,8 +115,10 @@ def test_second_sibling_container_is_refused(cli, fixtures, tmp_path):
     (capture / "PROF_second").mkdir()
     con = analyse(cli, dst, tmp_path)
     assert promoted(con) == 0
+    # no companion, so no launch has body capability: all 5 regions of the 14 launches (the
+    # prefix, the three periods and the two-launch tail) say so, and why
     details = [r[3] for r in regions(con) if r[0] == "unrecognized_missing_body_capability"]
-    assert len(details) == 4 and all("sibling PROF_* containers" in d for d in details)
+    assert len(details) == 5 and all("sibling PROF_* containers" in d for d in details)
 
 
 def test_input_is_never_modified(cli, profile, tmp_path):

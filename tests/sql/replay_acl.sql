@@ -136,19 +136,26 @@ SELECT 'split: same regions and 24 members',
 SELECT 'device order', traceloom_analyze('fixtures/exact_hlt/mut_device_order_without_host_api') LIKE '%12 exact graph launch(es)%';
 SELECT 'device order: all regions say so', (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE order_policy = 'device_execution_order') = 5;
 
--- Missing identity schemas: body tasks cannot be named, so nothing is exact.
+-- Missing identity schemas: body tasks cannot be named, so nothing is exact. Every launch
+-- lacks body capability (recovery.md 7.1 step 3), a launch's own gate before composition: all
+-- 5 regions of the 14 launches say so, the two-launch tail included (as the reference has it),
+-- and the prefill prefix is no one-shot composition, which needs full capability (step 5):
+-- leading launches (no expected count) that lack capability.
 SELECT 'incomplete compute schema', traceloom_analyze('fixtures/exact_hlt/mut_incomplete_compute_schema') LIKE '%0 exact graph launch(es)%';
-SELECT 'incomplete compute schema: 4 regions lack body capability, the tail stays incomplete',
+SELECT 'incomplete compute schema: all 5 regions lack body capability, the tail included',
   (SELECT group_concat(status || '=' || n, ',') FROM (SELECT status, count(*) n FROM traceloom_aclgraph_reconstruction_region GROUP BY 1 ORDER BY 1))
-   = 'unrecognized_incomplete_tail=1,unrecognized_missing_body_capability=4'
+   = 'unrecognized_missing_body_capability=5'
+  AND (SELECT group_concat(observed_launch_count || '/' || COALESCE(expected_launch_count, 'none') || '/' || boundary_policy, ',')
+       FROM (SELECT * FROM traceloom_aclgraph_reconstruction_region ORDER BY region_order))
+   = '3/none/exact_periodic_suffix,3/3/exact_periodic_suffix,3/3/exact_periodic_suffix,3/3/exact_periodic_suffix,2/3/exact_periodic_suffix'
   AND (SELECT count(*) FROM traceloom_graph_body_member) = 0 AND (SELECT count(*) FROM traceloom_protected_interval) = 0;
 SELECT 'incomplete compute schema: body tasks stay eager anchors', (SELECT count(*) FROM traceloom_anchor WHERE role = 'graph') = 0;
 SELECT 'incomplete split task info', traceloom_analyze('fixtures/exact_hlt/mut_incomplete_split_task_info') LIKE '%0 exact graph launch(es)%';
-SELECT 'incomplete split task info: missing body capability', (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_missing_body_capability') = 4;
+SELECT 'incomplete split task info: missing body capability', (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_missing_body_capability') = 5;
 SELECT 'missing communication schema (unnamed SDMA tasks)', traceloom_analyze('fixtures/exact_hlt/mut_missing_communication_schema') LIKE '%0 exact graph launch(es)%';
 SELECT 'missing communication schema: missing body capability, with a reason',
   (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_missing_body_capability'
-     AND json_extract(raw_json, '$.detail') LIKE '%no compute or communication identity%') = 4;
+     AND json_extract(raw_json, '$.detail') LIKE '%no compute or communication identity%') = 5;
 SELECT 'cost issue: no replay units', (SELECT code FROM traceloom_replay_cost_issue) = 'no_replay_units';
 
 -- body_mismatch: 7 launches of instance 7, each with one Add task: a periodic composition of
@@ -198,11 +205,11 @@ SELECT 'torch-npu single sibling', traceloom_analyze('fixtures/torchnpu/single')
 SELECT 'torch-npu no sibling', traceloom_analyze('fixtures/torchnpu/none') LIKE '%0 exact graph launch(es)%';
 SELECT 'no sibling: missing body capability with the msprof advice',
   (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_missing_body_capability'
-     AND json_extract(raw_json, '$.detail') LIKE '%msprof --parse=on%') = 4;
+     AND json_extract(raw_json, '$.detail') LIKE '%msprof --parse=on%') = 5;
 SELECT 'torch-npu two siblings', traceloom_analyze('fixtures/torchnpu/ambiguous') LIKE '%0 exact graph launch(es)%';
 SELECT 'two siblings: refused explicitly',
   (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_missing_body_capability'
-     AND json_extract(raw_json, '$.detail') LIKE '%2 sibling PROF_* containers%') = 4;
+     AND json_extract(raw_json, '$.detail') LIKE '%2 sibling PROF_* containers%') = 5;
 
 -- Non-graph profiles still get the (empty) replay tables.
 SELECT 'minimal smoke', traceloom_analyze('fixtures/minimal_smoke/mono') LIKE '%0 exact graph launch(es)%';
