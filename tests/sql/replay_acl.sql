@@ -15,6 +15,9 @@ SELECT 'regions in order: one-shot leading, 3 periodic, incomplete tail',
   (SELECT group_concat(status || '/' || boundary_policy || '/' || observed_launch_count || '/' || coalesce(expected_launch_count, 'NULL'), ',')
      FROM (SELECT * FROM traceloom_aclgraph_reconstruction_region ORDER BY region_order)) =
   'recognized_complete_pattern/one_shot_leading_composition/3/3,recognized_complete_pattern/exact_periodic_suffix/3/3,recognized_complete_pattern/exact_periodic_suffix/3/3,recognized_complete_pattern/exact_periodic_suffix/3/3,unrecognized_incomplete_tail/exact_periodic_suffix/2/3';
+-- (host submission order: every aclmdlRIExecuteAsync call of thread 1, 90 .. 1395, comes before
+-- its aclrtSynchronizeStreamWithTimeout at 1490, so each launch is in that one host-blocking
+-- sync activity, recovery.md 7.1 step 5)
 SELECT 'shape is head + layer + tail in host submission order',
   (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE shape_policy = 'head_repeated_layer_tail'
      AND order_policy = 'host_submission_order') = 5;
@@ -162,6 +165,11 @@ SELECT 'cost issue: no replay units', (SELECT code FROM traceloom_replay_cost_is
 -- period 1, so 7 units of one generic slot (ACLG; the single_graph shape and ACLGraph are the
 -- direct single-graph path's, recovery.md 7.1 step 5).
 SELECT 'body_mismatch base', traceloom_analyze('fixtures/body_mismatch/mono') LIKE '%7 exact graph launch(es)%';
+-- (its 7 aclmdlRIExecuteAsync calls have no synchronization after them: no host-blocking sync
+-- activity, so the launches compose in device execution order, recovery.md 7.1 step 5)
+SELECT 'base: composed in device order (no host synchronization)',
+  (SELECT group_concat(DISTINCT order_policy) FROM traceloom_aclgraph_reconstruction_region) = 'device_execution_order'
+  AND (SELECT count(*) FROM traceloom_graph_launch WHERE host_call_id IS NOT NULL) = 7;
 SELECT 'base: 7 one-slot periodic regions and units',
   (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'recognized_complete_pattern'
      AND boundary_policy = 'exact_periodic_suffix' AND shape_policy = 'unclassified' AND expected_launch_count = 1) = 7
