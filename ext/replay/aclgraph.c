@@ -365,6 +365,17 @@ static uint8_t stretch_status(const tl_replay *r, size_t first, size_t n) {
   return worst;
 }
 
+/* 1 when some launch of a stretch lacks body capability (recovery.md 7.1 step 3: an unnamed
+** task that is no known control). That is a launch's own gate, decided before composition:
+** a stretch with such a launch is unrecognized_missing_body_capability wherever it lies, a
+** leading or trailing part included (as the reference has it), and is no one-shot leading
+** composition, which needs full capability (step 5). */
+static int lacks_capability(const tl_replay *r, size_t first, size_t n) {
+  for (size_t i = first; i < first + n; i++)
+    if (r->launches.v[i].status == TL_LAUNCH_MISSING_BODY_CAPABILITY) return 1;
+  return 0;
+}
+
 static int make_unit(tl_replay *r, const device_ctx *d, size_t first, size_t n,
                      const uint8_t *roles, tl_err *e) {
   tl_buf sig = {0};
@@ -452,13 +463,17 @@ static int compose_segment(tl_replay *r, const device_ctx *d, size_t first, size
     uint8_t shape;
     shape_roles(ids + s, bodies + s, p, roles, &shape);
     uint32_t cand = ++*candidate;
-    /* Leading launches: one period long with its own H+L+T shape is a one-shot leading
-    ** composition; otherwise unrecognized leading context. */
+    /* Leading launches: one period long with its own H+L+T shape and full capability is a
+    ** one-shot leading composition; otherwise unrecognized leading context, or missing
+    ** capability where a launch lacks it. */
     if (s > 0) {
       uint8_t lshape;
       uint8_t lroles[1024];
-      int one_shot = s == p && p >= 3 && p <= 1024 && slots_hlt(ids, bodies, s);
-      uint8_t st = one_shot ? stretch_status(r, first, s) : TL_REGION_LEADING_CONTEXT;
+      int nocap = lacks_capability(r, first, s);
+      int one_shot = !nocap && s == p && p >= 3 && p <= 1024 && slots_hlt(ids, bodies, s);
+      uint8_t st = one_shot ? stretch_status(r, first, s)
+                   : nocap  ? TL_REGION_MISSING_BODY_CAPABILITY
+                            : TL_REGION_LEADING_CONTEXT;
       if (one_shot) shape_roles(ids, bodies, s, lroles, &lshape);
       rc = push_region(r, d, st, order, one_shot ? lshape : 0, one_shot ? 1 : 0, cand, first,
                        s, one_shot ? (uint32_t)s : 0, NULL, e);
@@ -472,8 +487,10 @@ static int compose_segment(tl_replay *r, const device_ctx *d, size_t first, size
       if (rc == TL_OK && st == TL_REGION_RECOGNIZED) rc = make_unit(r, d, first + at, p, roles, e);
     }
     if (rc == TL_OK && at < n)
-      rc = push_region(r, d, TL_REGION_INCOMPLETE_TAIL, order, shape, 0, cand, first + at,
-                       n - at, (uint32_t)p, NULL, e);
+      rc = push_region(r, d,
+                       lacks_capability(r, first + at, n - at) ? TL_REGION_MISSING_BODY_CAPABILITY
+                                                               : TL_REGION_INCOMPLETE_TAIL,
+                       order, shape, 0, cand, first + at, n - at, (uint32_t)p, NULL, e);
   } else {
     /* Direct single graphs: every launch completes adjacently, names its instance by
     ** modelId, does not overlap the previous launch and has one valid body; otherwise no
@@ -506,6 +523,44 @@ static int compose_segment(tl_replay *r, const device_ctx *d, size_t first, size
 }
 
 /* ------------------------------------------------------------------ one device */
+
+/* 1 when every launch's host call (all present) lies in a host-blocking-sync activity: the
+** submissions of one host thread up to its next blocking synchronization (aclrtSynchronize*:
+** Stream, StreamWithTimeout, Device, Event), so that each launch is in exactly one, the one
+** its thread's next synchronization closes. A launch submitted after its thread's last
+** synchronization, or on a thread that never synchronizes, is in none (the reference's
+** rule: a profile without a synchronization composes in device order). One pass over the
+** calls (the last synchronization start per thread), one per launch. */
+static int in_sync_activities(const tl_trace *t, int db_idx, const launch_work *work,
+                              size_t n, int *rc, tl_err *e) {
+  tl_i64map last_sync;
+  memset(&last_sync, 0, sizeof last_sync);
+  const tl_calls *c = &t->calls;
+  for (size_t k = 0; k < c->n; k++) {
+    if (c->db_idx[k] != db_idx) continue;
+    const char *name = tl_str(t, c->api_name[k]);
+    if (!name || strncmp(name, "aclrtSynchronize", 16) != 0) continue;
+    const tl_call_shape *sh = &c->shapes.v[c->shape[k]];
+    int64_t tid = sh->global_tid != TL_ABSENT ? sh->global_tid : sh->thread_id;
+    int64_t *have = tl_i64map_get(&last_sync, tid);
+    if (have) {
+      if (c->start_ns[k] > *have) *have = c->start_ns[k];
+    } else if (tl_i64map_put(&last_sync, tid, c->start_ns[k])) {
+      *rc = tl_nomem(e);
+      break;
+    }
+  }
+  int all = *rc == TL_OK;
+  for (size_t i = 0; all && i < n; i++) {
+    uint32_t h = work[i].host_call;
+    const tl_call_shape *sh = &c->shapes.v[c->shape[h]];
+    int64_t tid = sh->global_tid != TL_ABSENT ? sh->global_tid : sh->thread_id;
+    int64_t *sync = tl_i64map_get(&last_sync, tid);
+    all = sync && *sync >= c->end_ns[h];
+  }
+  tl_i64map_free(&last_sync);
+  return all;
+}
 
 typedef struct pair {
   uint64_t delta;
@@ -663,11 +718,15 @@ static int process_device(device_ctx *d, const uint32_t *dev_events, size_t ndev
       }
     }
   }
-  /* Instances; then the launches in composition order. */
+  /* Instances; then the launches in composition order: host submission order when every
+  ** launch has its host call inside a host-blocking-sync activity (recovery.md 7.1 step 5),
+  ** else device order. */
   int host_order = 1;
+  for (size_t i = 0; i < execs.n; i++)
+    if (work[i].host_call == TL_REPLAY_NONE) host_order = 0;
+  if (rc == TL_OK && host_order) host_order = in_sync_activities(t, d->db_idx, work, execs.n, &rc, e);
   for (size_t i = 0; rc == TL_OK && i < execs.n; i++) {
     launch_work *w = &work[i];
-    if (w->host_call == TL_REPLAY_NONE) host_order = 0;
     if (w->wait != TL_REPLAY_NONE) w->wait = waits.v[w->wait];
     if (w->record == TL_REPLAY_NONE) continue;
     w->record = records.v[w->record];

@@ -31,9 +31,19 @@ static void bind_id(sqlite3_stmt *st, int col, const char *fmt, uint64_t n, int 
 
 static const char *provider_name(int p) { return p == TL_GRAPH_CUDA ? "cuda" : "aclgraph"; }
 
-static const char *member_identity(const tl_trace *t, uint32_t x) {
+/* A member's identity is the name its body signature compares, so that every contributor of
+** an aggregate has it: an Ascend task's communication name or operator type (or name; the lane
+** tokens, recovery.md 7.1 step 4), a CUDA graph child's own name, the raw kernel name or a
+** copy's label (the body lines, 7.2), as the reference names a CUDA member (not by the
+** normalized symbol its operator type carries, CudaMatMul). traceloom_graph_body_member
+** (sql/views/40_replay.sql) says the same. */
+static const char *member_identity(const tl_trace *t, uint32_t x, int provider) {
   const tl_label *l = tl_event_label(t, x);
-  uint32_t id = l->comm_name ? l->comm_name : l->op_type ? l->op_type : l->op_name ? l->op_name : l->name;
+  uint32_t id = provider == TL_GRAPH_CUDA ? l->name
+                : l->comm_name            ? l->comm_name
+                : l->op_type              ? l->op_type
+                : l->op_name              ? l->op_name
+                                          : l->name;
   return id ? tl_str(t, id) : NULL;
 }
 
@@ -992,7 +1002,7 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     if (stream == TL_NO_STREAM) sqlite3_bind_null(agg, TL_PARAM(CA_STREAM_ID));
     else sqlite3_bind_int64(agg, TL_PARAM(CA_STREAM_ID), stream);
     sqlite3_bind_int64(agg, TL_PARAM(CA_TASK_ORDINAL), m->task_ordinal);
-    tl_bind_text(agg, TL_PARAM(CA_IDENTITY), member_identity(t, m->event));
+    tl_bind_text(agg, TL_PARAM(CA_IDENTITY), member_identity(t, m->event, l->provider));
     sqlite3_bind_text(agg, TL_PARAM(CA_KIND), tl_member_kind_name(m->kind), -1, SQLITE_STATIC);
     sqlite3_bind_int64(agg, TL_PARAM(CA_MEMBER_OCCURRENCE_COUNT), g->count);
     sqlite3_bind_int64(agg, TL_PARAM(CA_REPLAY_UNIT_COUNT), g->units);

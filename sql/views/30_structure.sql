@@ -417,8 +417,23 @@ SELECT n.*,
        -- the raw time of the anchors' own events: an anchor a reconciled pair merged into
        -- counts its event's duration here, not the pair's extent (the reference sums the
        -- anchors' events). Its occurrences' anchor ranges are searched by key, and only when
-       -- some anchor was merged (the guard: once per statement).
-       ROUND((c.self_ns - CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL
+       -- some anchor was merged (the guard: once per statement). A replay-unit anchor (a
+       -- promoted launch's, traceloom_graph_launch.anchor_n) has no event, so it adds nothing
+       -- (the reference's node cost sums its anchor events, which leave it out): its interval
+       -- is taken back off the node's self time, the launches in its occurrences' anchor
+       -- ranges searched by key, and only where some launch was promoted (a second guard).
+       ROUND((c.self_ns - CASE WHEN (SELECT max(anchor_n) FROM traceloom_graph_launch) IS NOT NULL
+                              THEN COALESCE((SELECT SUM(e.dur_ns)
+                                             FROM traceloom_position_occurrence_core o
+                                             CROSS JOIN traceloom_graph_launch g
+                                               ON g.anchor_n >= o.anchor_first_n
+                                              AND g.anchor_n < o.anchor_first_n + c.token_len
+                                             CROSS JOIN traceloom_anchor_core a ON a.anchor_n = g.anchor_n
+                                             CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
+                                             WHERE o.occurrence_n >= c.first_occurrence_n
+                                               AND o.occurrence_n < c.first_occurrence_n + c.occurrence_count), 0)
+                              ELSE 0 END
+                         - CASE WHEN (SELECT max(anchor_n) FROM traceloom_anchor_extent_core) IS NOT NULL
                               THEN COALESCE((SELECT SUM(x.end_ns - x.start_ns - e.dur_ns)
                                              FROM traceloom_position_occurrence_core o
                                              CROSS JOIN traceloom_anchor_extent_core x

@@ -75,10 +75,12 @@ SELECT a.anchor_id, COALESCE(a.slot_symbol, c.observed_symbol) AS observed_symbo
             ELSE c.symbol_rule_id END AS rule_id,
        CASE WHEN a.slot_symbol IS NOT NULL THEN 'synthetic' ELSE c.symbol_outcome END AS outcome,
        CASE WHEN a.slot_symbol IS NULL THEN c.symbol_candidate_rule_ids END
-         AS candidate_rule_ids, s.source_path, e.source_table,
-       e.source_key, a.db_idx, a.device_id, a.anchor_idx, a.event_id, c.symbol_reason_code,
+         AS candidate_rule_ids, COALESCE(s.source_path, us.source_path) AS source_path,
+       COALESCE(e.source_table, u.source_table) AS source_table,
+       COALESCE(e.source_key, CASE WHEN u.event_n IS NOT NULL THEN '0' END) AS source_key,
+       a.db_idx, a.device_id, a.anchor_idx, a.event_id, c.symbol_reason_code,
        e.task_type, e.op_type, e.op_name, a.role, a.start_ns, a.end_ns, a.dur_us
-FROM (SELECT x.*, h.symbol AS slot_symbol
+FROM (SELECT x.*, h.symbol AS slot_symbol, g.graph_event_n
       FROM traceloom_anchor x
       LEFT JOIN traceloom_graph_launch g ON g.anchor_n = x.anchor_n
       LEFT JOIN traceloom_anchor_core b ON b.anchor_n = g.anchor_n
@@ -86,5 +88,9 @@ FROM (SELECT x.*, h.symbol AS slot_symbol
 LEFT JOIN traceloom_event e ON e.event_n = a.event_n AND e.db_idx = a.db_idx
  AND e.device_id = a.device_id
 LEFT JOIN traceloom_evidence_role_class c ON c.class_id = e.role_class_id
-LEFT JOIN traceloom_raw_source_database s ON s.source_id = e.source_id) l
+LEFT JOIN traceloom_raw_source_database s ON s.source_id = e.source_id
+-- a replay-unit anchor has no event: its source is its unit's event (table and file) with key
+-- '0', no row of that table, as traceloom_anchor_symbol_normalization has it
+LEFT JOIN traceloom_event u ON a.slot_symbol IS NOT NULL AND u.event_n = a.graph_event_n
+LEFT JOIN traceloom_raw_source_database us ON us.source_id = u.source_id) l
 LEFT JOIN traceloom_symbol_normalization_rule r ON r.rule_id = l.rule_id;

@@ -39,7 +39,10 @@ SELECT 'graph-body-member-' || c.member_n AS member_id, l.launch_id, l.db_idx, l
        END AS graph_node_id,
        c.original_graph_node_id, l.match_policy, l.association_policy, l.evidence_level,
        e.stream_id,
-       (SELECT coalesce(s.comm_name, s.op_type, s.op_name, s.raw_label)
+       -- the name its body signature compares (ext/replay/publish_replay.c member_identity):
+       -- a CUDA child's own name (the kernel's, a copy's label), an Ascend task's operator
+       (SELECT CASE WHEN l.graph_provider = 'cuda' THEN s.raw_label
+                    ELSE coalesce(s.comm_name, s.op_type, s.op_name, s.raw_label) END
           FROM traceloom_event_shape s WHERE s.shape_id = e.shape_id) AS identity,
        c.scheduled_work_share_ppm, c.aggregate_n, c.contributor_order, c.member_n, l.launch_n,
        c.event_n

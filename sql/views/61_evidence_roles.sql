@@ -400,13 +400,16 @@ SELECT a.anchor_id, a.db_idx, a.device_id,
        a.anchor_n - (SELECT t.first_anchor_n FROM traceloom_tree_core t
                       WHERE t.db_idx = a.db_idx AND t.device_id = a.device_id) + 1 AS anchor_idx,
        a.event_id,
-       (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = s.source_id)
-         AS source_path,
-       -- (no source row for a promoted launch's anchor: its row, event_n < 0, is the launch's
-       -- interval, no event; its event_id is NULL too)
-       CASE WHEN e.event_n >= 0 THEN s.source_table END AS source_table,
-       CASE WHEN e.event_n >= 0 THEN CAST(e.source_rowid_offset + e.event_n AS TEXT) END
-         AS source_key,
+       (SELECT r.source_path FROM traceloom_raw_source_database r
+         WHERE r.source_id = COALESCE(us.source_id, s.source_id)) AS source_path,
+       -- (a promoted launch's anchor has no event of its own: its row, event_n < 0, is the
+       -- launch's interval, and its event_id is NULL. Its source is its replay unit's event,
+       -- traceloom_graph_launch.graph_event_n: that event's table (ACLGRAPH_REPLAY_UNIT /
+       -- CUDA_GRAPH_REPLAY_UNIT) and file, and key '0', no row of that table (a unit's event
+       -- is keyed from 1), as the reference names every replay-unit anchor's source)
+       CASE WHEN e.event_n >= 0 THEN s.source_table ELSE us.source_table END AS source_table,
+       CASE WHEN e.event_n >= 0 THEN CAST(e.source_rowid_offset + e.event_n AS TEXT)
+            WHEN us.source_table IS NOT NULL THEN '0' END AS source_key,
        COALESCE(h.symbol, c.observed_symbol) AS observed_symbol,
        CASE WHEN h.symbol IS NOT NULL THEN 'analysis.replay_composition_slot'
             WHEN c.observed_symbol IS NULL THEN 'unavailable'
@@ -428,7 +431,9 @@ LEFT JOIN traceloom_event_core e ON e.event_n = a.event_n
 LEFT JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
 LEFT JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id
 LEFT JOIN traceloom_graph_launch g ON g.anchor_n = a.anchor_n
-LEFT JOIN traceloom_anchor_shape h ON g.launch_n IS NOT NULL AND h.shape_id = a.shape_id;
+LEFT JOIN traceloom_anchor_shape h ON g.launch_n IS NOT NULL AND h.shape_id = a.shape_id
+LEFT JOIN traceloom_event_core ue ON ue.event_n = g.graph_event_n
+LEFT JOIN traceloom_event_shape us ON us.shape_id = ue.shape_id;
 
 -- @surface traceloom_v_symbol_normalization_placement | one (anchor, node occurrence covering it) | The symbol lineage of each anchor at every recovered position covering it: observed symbol, structural symbol, rule and outcome next to node, occurrence and anchor order (equal structural symbols alone never make positions correspond) | SELECT local_node_id, anchor_order, observed_symbol, structural_symbol, outcome FROM traceloom_v_symbol_normalization_placement WHERE coverage_kind = 'self' LIMIT 20
 -- Read from the core tables (tree, its nodes and each node's occurrences and covered anchors by
@@ -479,12 +484,23 @@ SELECT a.anchor_id, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS 
             THEN (SELECT h.symbol FROM traceloom_graph_launch g
                   CROSS JOIN traceloom_anchor_shape h ON h.shape_id = a.shape_id
                   WHERE g.anchor_n = a.anchor_n LIMIT 1) END AS slot_symbol,
-       (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = s.source_id)
-         AS source_path,
-       -- (no event, so no source row, for a promoted launch's anchor: its row, event_n < 0,
-       -- is the launch's interval)
-       CASE WHEN e.event_n >= 0 THEN s.source_table END AS source_table,
-       CASE WHEN e.event_n >= 0 THEN CAST(e.source_rowid_offset + e.event_n AS TEXT) END
+       -- (a promoted launch's anchor, event_n < 0, has no event: its source is its replay
+       -- unit's event, by key, as in traceloom_anchor_symbol_normalization; looked up only
+       -- for such an anchor, so no search at all on a profile without one)
+       (SELECT r.source_path FROM traceloom_raw_source_database r
+         WHERE r.source_id = CASE WHEN e.event_n >= 0 THEN s.source_id
+                                  ELSE (SELECT us.source_id FROM traceloom_graph_launch g
+                                        CROSS JOIN traceloom_event_core ue ON ue.event_n = g.graph_event_n
+                                        CROSS JOIN traceloom_event_shape us ON us.shape_id = ue.shape_id
+                                        WHERE g.anchor_n = a.anchor_n) END) AS source_path,
+       CASE WHEN e.event_n >= 0 THEN s.source_table
+            ELSE (SELECT us.source_table FROM traceloom_graph_launch g
+                  CROSS JOIN traceloom_event_core ue ON ue.event_n = g.graph_event_n
+                  CROSS JOIN traceloom_event_shape us ON us.shape_id = ue.shape_id
+                  WHERE g.anchor_n = a.anchor_n) END AS source_table,
+       CASE WHEN e.event_n >= 0 THEN CAST(e.source_rowid_offset + e.event_n AS TEXT)
+            ELSE (SELECT '0' FROM traceloom_graph_launch g
+                  WHERE g.anchor_n = a.anchor_n AND g.graph_event_n IS NOT NULL) END
          AS source_key,
        k.node_id, k.local_node_id, 'native_report_tree' AS view_name, o.occurrence_idx,
        a.anchor_n - o.anchor_first_n + 1 AS anchor_order,

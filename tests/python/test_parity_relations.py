@@ -170,6 +170,24 @@ def test_exact_hlt_replay_anchors_are_named_by_their_slot(hlt):
         GROUP BY 1, 2, 3, 4, 5 ORDER BY 1""").fetchall() == [s[:5] + (4,) for s in slots]
 
 
+def test_replay_anchor_symbol_source_is_its_unit(hlt):
+    # A launch anchor has no event: the source of its symbol decision is its replay unit's
+    # event, the unit's table ACLGRAPH_REPLAY_UNIT with key 0 (no row of it: the 4 unit events
+    # are keyed 1..4) in the one raw database of the monolithic profile, as TraceLoom 0.1.4
+    # names it; in every symbol view alike, the event itself still absent.
+    (path,) = hlt.execute("SELECT source_path FROM traceloom_raw_source_database "
+                          "WHERE source_path LIKE '%msprof_0.db'").fetchone()
+    for view, where in (("traceloom_anchor_symbol_normalization", ""),
+                        ("traceloom_v_symbol_normalization_placement", " AND coverage_kind = 'self'"),
+                        ("traceloom_v_anchor_symbol_lineage", "")):
+        assert hlt.execute(f"""
+            SELECT source_table, source_key, source_path, count(event_id), count(*) FROM {view}
+            WHERE outcome = 'synthetic'{where} GROUP BY 1, 2, 3""").fetchall() == [
+                ("ACLGRAPH_REPLAY_UNIT", "0", path, 0, 12)], view
+    assert hlt.execute("SELECT group_concat(source_key) FROM traceloom_event "
+                       "WHERE source_table = 'ACLGRAPH_REPLAY_UNIT'").fetchone() == ("1,2,3,4",)
+
+
 def test_cuda_graph_replay_anchors_are_named_by_their_slot(cuda_graph):
     # A CUDA graph launch's anchor is the slot CUDAGraph (recovery.md 3), one per promoted launch.
     con, _ = cuda_graph
@@ -185,6 +203,10 @@ def test_cuda_graph_replay_anchors_are_named_by_their_slot(cuda_graph):
                                                        + (launches,)]
     assert con.execute("SELECT count(*) FROM traceloom_anchor_symbol_normalization "
                        "WHERE outcome = 'synthetic'").fetchone() == (launches,)
+    # their source: the replay unit's table, key 0, as on Ascend
+    assert con.execute("SELECT DISTINCT source_table, source_key FROM "
+                       "traceloom_anchor_symbol_normalization WHERE outcome = 'synthetic'"
+                       ).fetchall() == [("CUDA_GRAPH_REPLAY_UNIT", "0")]
 
 
 def test_exact_hlt_timelines(hlt):

@@ -108,6 +108,20 @@ def test_extra_unknown_executable_task(cli, profile, tmp_path):
     assert promoted(con) == 12
 
 
+def test_launch_after_the_last_synchronization_means_device_order(cli, profile, tmp_path):
+    # exact_hlt's host thread synchronizes once (1490), after all 14 aclmdlRIExecuteAsync calls
+    # (90 .. 1395): host submission order. Moved before the last call, that launch is in no
+    # host-blocking-sync activity, so the composition follows device execution order
+    # (recovery.md 7.1 step 5); the same 4 units, as both orders agree on this profile.
+    mutate(db_path(profile), """
+        UPDATE CANN_API SET startNs = 1300, endNs = 1310 WHERE name =
+          (SELECT id FROM STRING_IDS WHERE value = 'aclrtSynchronizeStreamWithTimeout');""")
+    con = analyse(cli, profile, tmp_path)
+    assert con.execute("SELECT group_concat(DISTINCT order_policy) "
+                       "FROM traceloom_aclgraph_reconstruction_region").fetchone() == ("device_execution_order",)
+    assert promoted(con) == 12
+
+
 def test_second_sibling_container_is_refused(cli, fixtures, tmp_path):
     dst = tmp_path / "torchnpu"
     shutil.copytree(fixtures / "torchnpu" / "single", dst)
@@ -115,8 +129,10 @@ def test_second_sibling_container_is_refused(cli, fixtures, tmp_path):
     (capture / "PROF_second").mkdir()
     con = analyse(cli, dst, tmp_path)
     assert promoted(con) == 0
+    # no companion, so no launch has body capability: all 5 regions of the 14 launches (the
+    # prefix, the three periods and the two-launch tail) say so, and why
     details = [r[3] for r in regions(con) if r[0] == "unrecognized_missing_body_capability"]
-    assert len(details) == 4 and all("sibling PROF_* containers" in d for d in details)
+    assert len(details) == 5 and all("sibling PROF_* containers" in d for d in details)
 
 
 def test_input_is_never_modified(cli, profile, tmp_path):

@@ -30,6 +30,7 @@ PROFILES = {
     "idle": ("idle_evidence/adjacent_overlap", {"idle_evidence": {"collection_status": "complete"}}),
     # the other layouts and providers: every query must run on them too
     "split": ("exact_hlt/split", None),
+    "hlt_nocap": ("exact_hlt/mut_incomplete_compute_schema", None),
     "split_golden": ("split_golden/split", None),
     "nsys_graph": ("nsys/nsys_graph.sqlite", None),
     "nsys_graphtrace": ("nsys/nsys_graphtrace.sqlite", None),
@@ -241,6 +242,20 @@ def test_symbol_normalization_audit(dbs):
          "COMMUNICATION_OP", "1"]]
 
 
+def test_symbol_normalization_audit_replay_units(dbs):
+    # exact_hlt promotes 12 launches (the prefill composition and three decode ones, head /
+    # layer / tail each): their anchors are named by composition slot (ACLH, ACLL, ACLT), no rule
+    # derived that from an observed name (outcome synthetic), and they have no event: the
+    # source is the replay unit's table, ACLGRAPH_REPLAY_UNIT, key 0 (no row of it: the unit
+    # events are keyed from 1), as in TraceLoom 0.1.4. Each launch anchor lasts 20 ns
+    # (MODEL_EXECUTE 100..120, 200..220, ...).
+    rows = [r for r in run(dbs["hlt"], "symbol-normalization-audit") if r[9] == "synthetic"]
+    assert sorted(r[5] for r in rows) == sorted(["ACLH", "ACLL", "ACLT"] * 4)
+    assert {(r[5] == r[7], r[6], r[8], r[10], r[11], r[12], r[13]) for r in rows} == {
+        (True, "analysis.replay_composition_slot", "analysis.replay-composition-slot",
+         "analysis_generated_structural_symbol", "0.02", "ACLGRAPH_REPLAY_UNIT", "0")}
+
+
 # ---- event reconciliation (tests/fixtures/reports/reconcile.sql) ----
 
 def test_event_reconciliation_audit(dbs):
@@ -331,6 +346,25 @@ def test_node_replay_cost_members(dbs):
         ("graph-body-member-1", "overlaps_previous", "PrefillHeadOp", "500000", "TASK", "3")]
 
 
+def test_node_replay_cost_members_cuda(dbs):
+    # nsys_graph: the first launch (correlation 500) replays the kernels of graph nodes 201-203,
+    # sm90_xmma_gemm..., rms_norm_kernel, vectorized_elementwise_kernel (25 us each), then the
+    # memcpy of node 204 (DtoD, 2048 bytes, 5 us): a CUDA member is named by its own name, the
+    # kernel's short name as Nsight records it (the name its body signature compares), as in
+    # TraceLoom 0.1.4; the copy by its label (recovery.md 7.2). The body's task-sum is 80 us.
+    rows = run(dbs["nsys_graph"], "node-replay-cost-members")
+    assert [(r[11], r[12], r[15], r[16]) for r in rows] == [
+        ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_"
+         "execute_segment_k_off_kernel__5x_cublas", "compute", "25000", "312500"),
+        ("rms_norm_kernel", "compute", "25000", "312500"),
+        ("vectorized_elementwise_kernel", "compute", "25000", "312500"),
+        ("CudaMemcpy kind=8 bytes=2048", "data_move", "5000", "62500")]
+    # the cost aggregates (one per body position, over the 3 launches) carry the same names
+    assert [(r[5], r[6], r[8]) for r in run(dbs["nsys_graph"], "replay-cost-hotspots")] == [
+        ("0", rows[0][11], "3"), ("1", "rms_norm_kernel", "3"),
+        ("2", "vectorized_elementwise_kernel", "3"), ("3", "CudaMemcpy kind=8 bytes=2048", "3")]
+
+
 def test_replay_cost_hotspots(dbs):
     # 12 aggregates: per (template, slot) the operator and AuxGraphOp; the decode template's
     # run three times (3 members each), the prefill one once; each member is half its body
@@ -372,6 +406,13 @@ def test_reconstruction_capability_matrix(dbs):
     assert row[0] == "ascend_sqlite_hot_path" and row[2:6] == ["not_observed"] * 4
     row, = run(dbs["hlt"], "reconstruction-capability-matrix")
     assert row[2:5] == ["evidence_incomplete", "available", "available"]
+    # exact_hlt without TaskInfo's compute identity: no body task can be named, so every one of
+    # the 14 launches lacks body capability, and each of the 5 regions (the prefill prefix, the
+    # three decode periods, the two-launch tail) is missing body capability, none an incomplete
+    # tail: the launch's own gate comes first (recovery.md 7.1 step 3), as in TraceLoom 0.1.4
+    row, = run(dbs["hlt_nocap"], "reconstruction-capability-matrix")
+    assert row[2:] == ["capability_incomplete", "unavailable", "available", "host_submission_order",
+                       "5", "0", "5", "5", "0", "0", "0", "0", "0", "0", "0"]
 
 
 # ---- tree queries (minimal_smoke and host_activity) ----
@@ -406,6 +447,15 @@ def test_repeat_overview_and_children(dbs):
         # kind atom for a leaf position, as in TraceLoom 0.1.4
         ["2", "atom", "Atom", "", "2", "2", "0.8", "0.4"],
         ["2", "atom", "Atom", "", "2", "2", "0.6", "0.3"]]
+
+
+def test_repeat_overview_replay_units(dbs):
+    # exact_hlt: the three decode units repeat (Repeat x3, one occurrence, 9 launch anchors of
+    # 3 launches each); a replay-unit anchor has no event, so the raw anchor time the node sums
+    # is 0 (TraceLoom 0.1.4 sums the anchors' events), and no auxiliary event is linked.
+    rows = run(dbs["hlt"], "repeat-overview")
+    assert [(r[2], r[3], r[4], r[5], r[6], r[9], r[10]) for r in rows] == [
+        ("repeat", "Repeat", "3", "1", "9", "0.0", "0.0")]
 
 
 def test_node_occurrences_and_events(dbs):

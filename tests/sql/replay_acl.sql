@@ -15,6 +15,9 @@ SELECT 'regions in order: one-shot leading, 3 periodic, incomplete tail',
   (SELECT group_concat(status || '/' || boundary_policy || '/' || observed_launch_count || '/' || coalesce(expected_launch_count, 'NULL'), ',')
      FROM (SELECT * FROM traceloom_aclgraph_reconstruction_region ORDER BY region_order)) =
   'recognized_complete_pattern/one_shot_leading_composition/3/3,recognized_complete_pattern/exact_periodic_suffix/3/3,recognized_complete_pattern/exact_periodic_suffix/3/3,recognized_complete_pattern/exact_periodic_suffix/3/3,unrecognized_incomplete_tail/exact_periodic_suffix/2/3';
+-- (host submission order: every aclmdlRIExecuteAsync call of thread 1, 90 .. 1395, comes before
+-- its aclrtSynchronizeStreamWithTimeout at 1490, so each launch is in that one host-blocking
+-- sync activity, recovery.md 7.1 step 5)
 SELECT 'shape is head + layer + tail in host submission order',
   (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE shape_policy = 'head_repeated_layer_tail'
      AND order_policy = 'host_submission_order') = 5;
@@ -136,25 +139,37 @@ SELECT 'split: same regions and 24 members',
 SELECT 'device order', traceloom_analyze('fixtures/exact_hlt/mut_device_order_without_host_api') LIKE '%12 exact graph launch(es)%';
 SELECT 'device order: all regions say so', (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE order_policy = 'device_execution_order') = 5;
 
--- Missing identity schemas: body tasks cannot be named, so nothing is exact.
+-- Missing identity schemas: body tasks cannot be named, so nothing is exact. Every launch
+-- lacks body capability (recovery.md 7.1 step 3), a launch's own gate before composition: all
+-- 5 regions of the 14 launches say so, the two-launch tail included (as the reference has it),
+-- and the prefill prefix is no one-shot composition, which needs full capability (step 5):
+-- leading launches (no expected count) that lack capability.
 SELECT 'incomplete compute schema', traceloom_analyze('fixtures/exact_hlt/mut_incomplete_compute_schema') LIKE '%0 exact graph launch(es)%';
-SELECT 'incomplete compute schema: 4 regions lack body capability, the tail stays incomplete',
+SELECT 'incomplete compute schema: all 5 regions lack body capability, the tail included',
   (SELECT group_concat(status || '=' || n, ',') FROM (SELECT status, count(*) n FROM traceloom_aclgraph_reconstruction_region GROUP BY 1 ORDER BY 1))
-   = 'unrecognized_incomplete_tail=1,unrecognized_missing_body_capability=4'
+   = 'unrecognized_missing_body_capability=5'
+  AND (SELECT group_concat(observed_launch_count || '/' || COALESCE(expected_launch_count, 'none') || '/' || boundary_policy, ',')
+       FROM (SELECT * FROM traceloom_aclgraph_reconstruction_region ORDER BY region_order))
+   = '3/none/exact_periodic_suffix,3/3/exact_periodic_suffix,3/3/exact_periodic_suffix,3/3/exact_periodic_suffix,2/3/exact_periodic_suffix'
   AND (SELECT count(*) FROM traceloom_graph_body_member) = 0 AND (SELECT count(*) FROM traceloom_protected_interval) = 0;
 SELECT 'incomplete compute schema: body tasks stay eager anchors', (SELECT count(*) FROM traceloom_anchor WHERE role = 'graph') = 0;
 SELECT 'incomplete split task info', traceloom_analyze('fixtures/exact_hlt/mut_incomplete_split_task_info') LIKE '%0 exact graph launch(es)%';
-SELECT 'incomplete split task info: missing body capability', (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_missing_body_capability') = 4;
+SELECT 'incomplete split task info: missing body capability', (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_missing_body_capability') = 5;
 SELECT 'missing communication schema (unnamed SDMA tasks)', traceloom_analyze('fixtures/exact_hlt/mut_missing_communication_schema') LIKE '%0 exact graph launch(es)%';
 SELECT 'missing communication schema: missing body capability, with a reason',
   (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_missing_body_capability'
-     AND json_extract(raw_json, '$.detail') LIKE '%no compute or communication identity%') = 4;
+     AND json_extract(raw_json, '$.detail') LIKE '%no compute or communication identity%') = 5;
 SELECT 'cost issue: no replay units', (SELECT code FROM traceloom_replay_cost_issue) = 'no_replay_units';
 
 -- body_mismatch: 7 launches of instance 7, each with one Add task: a periodic composition of
 -- period 1, so 7 units of one generic slot (ACLG; the single_graph shape and ACLGraph are the
 -- direct single-graph path's, recovery.md 7.1 step 5).
 SELECT 'body_mismatch base', traceloom_analyze('fixtures/body_mismatch/mono') LIKE '%7 exact graph launch(es)%';
+-- (its 7 aclmdlRIExecuteAsync calls have no synchronization after them: no host-blocking sync
+-- activity, so the launches compose in device execution order, recovery.md 7.1 step 5)
+SELECT 'base: composed in device order (no host synchronization)',
+  (SELECT group_concat(DISTINCT order_policy) FROM traceloom_aclgraph_reconstruction_region) = 'device_execution_order'
+  AND (SELECT count(*) FROM traceloom_graph_launch WHERE host_call_id IS NOT NULL) = 7;
 SELECT 'base: 7 one-slot periodic regions and units',
   (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'recognized_complete_pattern'
      AND boundary_policy = 'exact_periodic_suffix' AND shape_policy = 'unclassified' AND expected_launch_count = 1) = 7
@@ -198,11 +213,11 @@ SELECT 'torch-npu single sibling', traceloom_analyze('fixtures/torchnpu/single')
 SELECT 'torch-npu no sibling', traceloom_analyze('fixtures/torchnpu/none') LIKE '%0 exact graph launch(es)%';
 SELECT 'no sibling: missing body capability with the msprof advice',
   (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_missing_body_capability'
-     AND json_extract(raw_json, '$.detail') LIKE '%msprof --parse=on%') = 4;
+     AND json_extract(raw_json, '$.detail') LIKE '%msprof --parse=on%') = 5;
 SELECT 'torch-npu two siblings', traceloom_analyze('fixtures/torchnpu/ambiguous') LIKE '%0 exact graph launch(es)%';
 SELECT 'two siblings: refused explicitly',
   (SELECT count(*) FROM traceloom_aclgraph_reconstruction_region WHERE status = 'unrecognized_missing_body_capability'
-     AND json_extract(raw_json, '$.detail') LIKE '%2 sibling PROF_* containers%') = 4;
+     AND json_extract(raw_json, '$.detail') LIKE '%2 sibling PROF_* containers%') = 5;
 
 -- Non-graph profiles still get the (empty) replay tables.
 SELECT 'minimal smoke', traceloom_analyze('fixtures/minimal_smoke/mono') LIKE '%0 exact graph launch(es)%';
