@@ -301,11 +301,13 @@ def test_cuda_graph_envelope(dbs):
 def test_cuda_graph_envelope_nsys(dbs):
     # nsys_graph: three launches (correlation 500-502) each replay kernels of graph nodes
     # 201-203 (25 us each) then a memcpy of node 204 (5 us) on stream 13: each envelope spans
-    # the first kernel's start to the memcpy's end (95 us) and encloses 4 events (80 us), of
-    # which 3 kernels (75 us)
+    # the first kernel's start to the memcpy's end (95 us) and encloses 4 events (80 us), all
+    # device work (the 3 kernels and the memcpy, as the reference counts them); a unit's
+    # execution id is its graph template (the three launches replay one graph: template 0)
     rows = run(dbs["nsys_graph"], "cuda-graph-envelope")
-    assert rows and {tuple(r[6:12]) for r in rows} == {("13", "95.0", "4", "80.0", "3", "75.0")}
-    assert [(r[1], r[2]) for r in rows] == [("cuda_graph_node_replay", str(i)) for i in range(3)]
+    assert rows and {tuple(r[6:12]) for r in rows} == {("13", "95.0", "4", "80.0", "4", "80.0")}
+    assert [(r[1], r[2]) for r in rows] == [("cuda_graph_replay", str(i)) for i in range(3)]
+    assert {r[4] for r in rows} == {"native-graph-template-0"}
 
 
 def test_event_graph_node_occurrences(dbs):
