@@ -88,6 +88,9 @@ int tl_reports_envelopes(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
     return TL_ERROR;
   uint32_t *order = NULL, *anchor_of = NULL;
   u32vec children = {0}, anchors = {0};
+  /* child orders run 1.. over every envelope's children in envelope order, as the reference
+  ** numbers its envelope rows (envelope_idx, envelope_id) */
+  uint32_t k = 0;
   int rc = TL_OK, s;
   while (rc == TL_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
     if (!order) {
@@ -116,7 +119,6 @@ int tl_reports_envelopes(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
       if (before(t, order[mid], dbi, dev, start)) lo = mid + 1;
       else hi = mid;
     }
-    uint32_t k = 0;
     for (size_t i = lo; i < nreal; i++) {
       uint32_t ev = order[i];
       if (tl_events_db_idx(&t->ev, ev) != dbi || tl_events_device_id(&t->ev, ev) != dev || t->ev.start_ns[ev] > end) break;

@@ -55,8 +55,10 @@ LEFT JOIN traceloom_event e ON e.event_n = g.event_n;
 
 -- @surface traceloom_cuda_graph_envelope | one device event inside a graph replay envelope | Temporal containment of device events in a replay envelope (relation contains; stream_relation same_stream or cross_stream), with offsets from the envelope's ends; never used as membership | SELECT graph_kind, stream_relation, count(*) FROM traceloom_cuda_graph_envelope GROUP BY 1, 2
 CREATE VIEW traceloom_cuda_graph_envelope AS
+-- envelope_idx numbers the rows of every envelope from 1 in envelope order, the reference's
+-- envelope_idx and envelope_id
 SELECT CASE WHEN g.graph_provider = 'aclgraph' THEN 'aclgraph-graph-envelope-'
-            ELSE 'cuda-graph-envelope-' END || c.graph_event_idx || '-' || (c.order_base + ch.event_n) AS envelope_id,
+            ELSE 'cuda-graph-envelope-' END || (c.order_base + ch.event_n) AS envelope_id,
        g.db_idx, g.device_id, g.graph_provider, g.graph_kind, (c.order_base + ch.event_n) AS envelope_idx,
        -- the step indexes are the envelope's and the child's event ordinals (the reference's
        -- step_idx of an event), the envelope's NULL where it has no event of its own

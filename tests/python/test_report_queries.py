@@ -335,14 +335,15 @@ def test_node_replay_cost_members(dbs):
 
 def test_replay_cost_hotspots(dbs):
     # 12 aggregates: per (template, slot) the operator and AuxGraphOp; the decode template's
-    # run three times (3 members each), the prefill one once; each member is half its body
+    # run three times (3 members each), the prefill one once; each member is half its body.
+    # Templates are numbered from 0 in the order their units first run: prefill 0, decode 1
     rows = run(dbs["hlt"], "replay-cost-hotspots")
     assert len(rows) == 12
     assert sorted((r[1], r[2], r[6], r[8]) for r in rows) == sorted(
-        [("graph-template-1", slot, op, "1") for slot, ops in
+        [("0", slot, op, "1") for slot, ops in
          (("head", "PrefillHeadOp"), ("layer", "PrefillLayerOp"), ("tail", "PrefillTailOp"))
          for op in (ops, "AuxGraphOp")] +
-        [("graph-template-2", slot, op, "3") for slot, ops in
+        [("1", slot, op, "3") for slot, ops in
          (("head", "HeadOp"), ("layer", "LayerOp"), ("tail", "TailOp"))
          for op in (ops, "AuxGraphOp")])
     assert {r[13] for r in rows} == {"500000"}
@@ -360,8 +361,8 @@ def test_structural_composition(dbs):
     # not replayed and leave their 4 body tasks as anchors: an open suffix
     rows = run(dbs["hlt"], "structural-composition")
     assert [(r[0], r[2], r[3], r[6], r[7], r[8], r[14], r[15]) for r in rows] == [
-        ("0", "graph_unit", "1", "3", "3", "graph-template-1", "exact", "direct_exact_graph_unit"),
-        ("1", "graph_unit", "3", "9", "9", "graph-template-2", "exact", "direct_exact_graph_unit"),
+        ("0", "graph_unit", "1", "3", "3", "graph-template-0", "exact", "direct_exact_graph_unit"),
+        ("1", "graph_unit", "3", "9", "9", "graph-template-1", "exact", "direct_exact_graph_unit"),
         ("2", "unrecognized", "1", "4", "4", "unavailable", "unrecognized_open_suffix",
          "open_trace_suffix")]
     audit, = run(dbs["hlt"], "structural-composition-audit")
