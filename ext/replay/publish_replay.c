@@ -904,7 +904,8 @@ static int write_issue(sqlite3 *db, sqlite3_stmt *st, uint64_t *nissue, int64_t 
   sqlite3_bind_int64(st, TL_PARAM(CI_DB_IDX), db_idx);
   sqlite3_bind_int64(st, TL_PARAM(CI_DEVICE_ID), device_id);
   sqlite3_bind_text(st, TL_PARAM(CI_CODE), code, -1, SQLITE_STATIC);
-  bind_n(st, TL_PARAM(CI_REPLAY_UNIT_ID), unit, unit != TL_REPLAY_NONE);
+  /* an issue of no unit (no_replay_units) names unit -1, as the reference writes it */
+  sqlite3_bind_int64(st, TL_PARAM(CI_REPLAY_UNIT_ID), unit != TL_REPLAY_NONE ? (int64_t)unit : -1);
   bind_id(st, TL_PARAM(CI_LAUNCH_ID), "graph-launch-%llu", launch, launch != TL_REPLAY_NONE);
   sqlite3_bind_text(st, TL_PARAM(CI_DETAIL), detail, -1, SQLITE_TRANSIENT);
   return tl_pub_step(db, st, "traceloom_replay_cost_issue", e);

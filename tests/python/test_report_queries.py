@@ -289,13 +289,16 @@ def test_cuda_graph_envelope(dbs):
     # one envelope per replay unit, as the reference: the prefill unit (models 10, 11, 12) and
     # three decode units (7, 8, 9), each from its first launch's start to its last launch's
     # end (3 launches 100 ns apart, 20 ns each: 0.22 us), on its first completion record's
-    # stream (42 for the prefill model, 36 for decode), enclosing the exact members of its
-    # three launches (2 body tasks of 1 ns each: 6, 0.006 us, all kernels)
+    # stream (42 for the prefill model, 36 for decode), named by its graph template (prefill
+    # 0, decode 1) and itself, enclosing every task of its interval: per launch MODEL_EXECUTE
+    # (10 ns), NOTIFY_WAIT (5), NOTIFY_RECORD (2) and 2 body kernels (1 ns each), 15 tasks and
+    # 0.057 us, of which the 6 kernels (0.006 us) are device work
     assert len(rows) == 4
     assert [r[2] for r in rows] == ["0", "1", "2", "3"]
-    assert [r[5] for r in rows] == ["10", "7", "7", "7"]
+    assert [r[4] for r in rows] == ["aclgraph-replay-unit-%d" % u for u in range(4)]
+    assert [r[5] for r in rows] == ["aclgraph-template-0"] + ["aclgraph-template-1"] * 3
     assert [r[6] for r in rows] == ["42", "36", "36", "36"]
-    assert {tuple(r[7:12]) for r in rows} == {("0.22", "6", "0.006", "6", "0.006")}
+    assert {tuple(r[7:12]) for r in rows} == {("0.22", "15", "0.057", "6", "0.006")}
 
 
 def test_cuda_graph_envelope_nsys(dbs):
