@@ -287,10 +287,11 @@ SELECT 'the member tasks are anchors',
 -- device; a device whose launches were all left unpromoted has its own (above). With the
 -- reconstruction switched off nothing was looked for, so there is no issue.
 SELECT 'no launches', traceloom_analyze('fixtures/minimal_smoke/mono') LIKE '%3 events%';
+-- (an issue of no replay unit names unit -1, as the reference writes it)
 SELECT 'no launches: one input-level issue',
   coalesce((SELECT group_concat(db_idx || '/' || device_id || '/' || code || '/' || coalesce(replay_unit_id, 'null') || '/' || coalesce(launch_id, 'null') || '/' || detail, ';')
      FROM traceloom_replay_cost_issue), '')
-  = '0/' || (SELECT min(device_id) FROM traceloom_event) || '/no_replay_units/null/null/input contains no exact replay-unit occurrences';
+  = '0/' || (SELECT min(device_id) FROM traceloom_event) || '/no_replay_units/-1/null/input contains no exact replay-unit occurrences';
 SELECT 'no launches: nothing else about replays', (SELECT count(*) FROM traceloom_graph_launch) = 0 AND (SELECT count(*) FROM traceloom_replay_cost_unit) = 0;
 SELECT 'reconstruction off', traceloom_analyze('fixtures/minimal_smoke/mono', '{"graph_replay": false}') LIKE '%3 events%';
 SELECT 'reconstruction off: no issue', (SELECT count(*) FROM traceloom_replay_cost_issue) = 0;
