@@ -132,7 +132,8 @@ typedef struct pf_member {
   int64_t launch_event_n; /* of the launch's graph_event_id (its unit's event); -1 when not "event-<n>" */
   int64_t launch_anchor_n; /* the launch's anchor (anchor_n), whose atom the members replace */
   int64_t host_call_n;  /* the launch's host call (runtime-call-<n>); -1 none */
-  uint32_t launch_event, member_id, launch_id, unit_id, event_id, kind, identity, anchor_id;
+  int64_t unit;         /* its replay unit: traceloom_graph_launch.replay_unit_id, an integer */
+  uint32_t launch_event, member_id, launch_id, event_id, kind, identity, anchor_id;
   int has_stream;
   int64_t occ; /* the atom occurrence of the launch anchor, set by the layout */
 } pf_member;

@@ -170,7 +170,7 @@ static void member_args(const pf_ctx *c, const pf_slice *s, pf_argw *w) {
   if (m->has_stream) w->i64(w, PF_K_stream_id, m->stream_id);
   else w->null(w, PF_K_stream_id);
   w->pool(w, PF_K_anchor_id, m->anchor_id);
-  w->pool(w, PF_K_replay_unit_id, m->unit_id);
+  w->i64(w, PF_K_replay_unit_id, m->unit); /* the relation's integer id */
   w->pool(w, PF_K_geometry, a->strs[PF_STR_GEOMETRY]);
   w->pool(w, PF_K_member_id, m->member_id);
   if (m->event_n >= 0) put_id(w, PF_K_event_id, "event-", m->event_n);

@@ -1343,7 +1343,7 @@ static int read_members(rd *r) {
     m.launch_event = col_intern(r, st, 1);
     m.member_id = col_intern(r, st, 2);
     m.launch_id = col_intern(r, st, 3);
-    m.unit_id = col_intern(r, st, 4);
+    m.unit = sqlite3_column_int64(st, 4);
     m.event_id = col_intern(r, st, 5);
     m.event_n = id_number(sqlite3_column_text(st, 5), sqlite3_column_bytes(st, 5), "event-");
     m.launch_event_n =
@@ -1366,7 +1366,7 @@ static int read_members(rd *r) {
     m.launch_anchor_n = sqlite3_column_int64(st, 18);
     m.occ = -1;
     if (m.launch_event == TL_STR_NOMEM || m.member_id == TL_STR_NOMEM ||
-        m.launch_id == TL_STR_NOMEM || m.unit_id == TL_STR_NOMEM || m.event_id == TL_STR_NOMEM ||
+        m.launch_id == TL_STR_NOMEM || m.event_id == TL_STR_NOMEM ||
         m.kind == TL_STR_NOMEM || m.identity == TL_STR_NOMEM || m.anchor_id == TL_STR_NOMEM ||
         TL_VEC_PUSH(&a->members, m))
       break;

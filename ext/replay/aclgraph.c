@@ -462,21 +462,24 @@ static int compose_segment(tl_replay *r, const device_ctx *d, size_t first, size
         }
     uint8_t shape;
     shape_roles(ids + s, bodies + s, p, roles, &shape);
-    uint32_t cand = ++*candidate;
     /* Leading launches: one period long with its own H+L+T shape and full capability is a
-    ** one-shot leading composition; otherwise unrecognized leading context, or missing
-    ** capability where a launch lacks it. */
+    ** one-shot leading composition, a candidate of its own (numbered before the periodic
+    ** one, as the reference numbers them: the prefill and the decode compositions are two
+    ** candidates); otherwise unrecognized leading context, or missing capability where a
+    ** launch lacks it, under the periodic candidate. */
+    int nocap = s > 0 && lacks_capability(r, first, s);
+    int one_shot = !nocap && s > 0 && s == p && p >= 3 && p <= 1024 && slots_hlt(ids, bodies, s);
+    uint32_t lead_cand = one_shot ? ++*candidate : 0;
+    uint32_t cand = ++*candidate;
     if (s > 0) {
       uint8_t lshape;
       uint8_t lroles[1024];
-      int nocap = lacks_capability(r, first, s);
-      int one_shot = !nocap && s == p && p >= 3 && p <= 1024 && slots_hlt(ids, bodies, s);
       uint8_t st = one_shot ? stretch_status(r, first, s)
                    : nocap  ? TL_REGION_MISSING_BODY_CAPABILITY
                             : TL_REGION_LEADING_CONTEXT;
       if (one_shot) shape_roles(ids, bodies, s, lroles, &lshape);
-      rc = push_region(r, d, st, order, one_shot ? lshape : 0, one_shot ? 1 : 0, cand, first,
-                       s, one_shot ? (uint32_t)s : 0, NULL, e);
+      rc = push_region(r, d, st, order, one_shot ? lshape : 0, one_shot ? 1 : 0,
+                       one_shot ? lead_cand : cand, first, s, one_shot ? (uint32_t)s : 0, NULL, e);
       if (rc == TL_OK && one_shot && st == TL_REGION_RECOGNIZED)
         rc = make_unit(r, d, first, s, lroles, e);
     }

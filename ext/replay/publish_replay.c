@@ -4,9 +4,13 @@
 ** (traceloom_replay_cost_*) comes from costmap.c; its per-member relations are views.
 **
 ** Ids: graph-launch-<n> (n = launch index in composition order), graph-body-member-<n>
-** (numbered over every collected body, published for promoted launches), replay-unit-<n>,
-** graph-template-<n>, replay-body-template-<n>, graph-body-<n> (the body of launch n),
-** aclgraph-reconstruction-region-<n>, protected-interval-<n>.
+** (numbered over every collected body, published for promoted launches),
+** aclgraph-reconstruction-region-<n>, protected-interval-<n>. The replay unit, graph template,
+** body template, body (the body of launch n: n) and composition slot are bare integers from 0
+** in the launch, member and cost relations, as the reference writes them (and integer keys to
+** join on); the protected interval and the cost unit name their unit as text
+** (replay-unit-<n>, replay-cost-unit-<n>), as the reference does there. Templates are 1-based
+** in tl_replay (0: none), so their published id is the index less one.
 */
 #include "replay/replay.h"
 #include "publish/publish.h"
@@ -27,6 +31,12 @@ static void bind_id(sqlite3_stmt *st, int col, const char *fmt, uint64_t n, int 
   char b[64];
   snprintf(b, sizeof b, fmt, (unsigned long long)n);
   sqlite3_bind_text(st, col, b, -1, SQLITE_TRANSIENT);
+}
+
+/* An integer id, or NULL where absent. */
+static void bind_n(sqlite3_stmt *st, int col, uint64_t n, int present) {
+  if (present) sqlite3_bind_int64(st, col, (int64_t)n);
+  else sqlite3_bind_null(st, col);
 }
 
 static const char *provider_name(int p) { return p == TL_GRAPH_CUDA ? "cuda" : "aclgraph"; }
@@ -62,11 +72,11 @@ static const tl_rows_column graph_launch_columns[GL_NCOLS] = {
     [GL_GRAPH_PROVIDER] = {"graph_provider", 1},
     [GL_GRAPH_EVENT_ID] = {"graph_event_id", 1},
     [GL_ANCHOR_ID] = {"anchor_id", 1},
-    [GL_REPLAY_UNIT_ID] = {"replay_unit_id", 1},
-    [GL_GRAPH_TEMPLATE_ID] = {"graph_template_id", 1},
+    [GL_REPLAY_UNIT_ID] = {"replay_unit_id", 0},
+    [GL_GRAPH_TEMPLATE_ID] = {"graph_template_id", 0},
     [GL_GRAPH_LAUNCH_OCCURRENCE_ID] = {"graph_launch_occurrence_id", 0},
-    [GL_REPLAY_BODY_TEMPLATE_ID] = {"replay_body_template_id", 1},
-    [GL_BODY_ID] = {"body_id", 1},
+    [GL_REPLAY_BODY_TEMPLATE_ID] = {"replay_body_template_id", 0},
+    [GL_BODY_ID] = {"body_id", 0},
     [GL_MEMBER_ORDER] = {"member_order", 0},
     [GL_SLOT_ORDER] = {"slot_order", 0},
     [GL_CORRELATION_ID] = {"correlation_id", 1},
@@ -181,13 +191,12 @@ static int publish_launches(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     bind_id(st, TL_PARAM(GL_GRAPH_EVENT_ID), "event-%llu", gev, gev != TL_REPLAY_NONE);
     uint32_t an = promoted && anchor_of_event ? anchor_of_event[l->anchor_event] : TL_REPLAY_NONE;
     bind_id(st, TL_PARAM(GL_ANCHOR_ID), "anchor-%llu", an, an != TL_REPLAY_NONE);
-    bind_id(st, TL_PARAM(GL_REPLAY_UNIT_ID), "replay-unit-%llu", l->unit, promoted);
-    bind_id(st, TL_PARAM(GL_GRAPH_TEMPLATE_ID), "graph-template-%llu",
-            promoted ? r->units.v[l->unit].graph_template : 0, promoted);
+    bind_n(st, TL_PARAM(GL_REPLAY_UNIT_ID), l->unit, promoted);
+    bind_n(st, TL_PARAM(GL_GRAPH_TEMPLATE_ID),
+           promoted ? r->units.v[l->unit].graph_template - 1 : 0, promoted);
     sqlite3_bind_int64(st, TL_PARAM(GL_GRAPH_LAUNCH_OCCURRENCE_ID), (int64_t)i);
-    bind_id(st, TL_PARAM(GL_REPLAY_BODY_TEMPLATE_ID), "replay-body-template-%llu",
-            l->body_template, l->body_template != 0);
-    bind_id(st, TL_PARAM(GL_BODY_ID), "graph-body-%llu", i, l->body_template != 0);
+    bind_n(st, TL_PARAM(GL_REPLAY_BODY_TEMPLATE_ID), l->body_template - 1, l->body_template != 0);
+    bind_n(st, TL_PARAM(GL_BODY_ID), i, l->body_template != 0);
     if (promoted) {
       sqlite3_bind_int64(st, TL_PARAM(GL_MEMBER_ORDER), l->member_order);
       sqlite3_bind_int64(st, TL_PARAM(GL_SLOT_ORDER), l->slot_order);
@@ -535,7 +544,9 @@ static int publish_regions(sqlite3 *db, const tl_replay *r, tl_err *e) {
         g->device_id != r->regions.v[i - 1].device_id)
       per_device = 0;
     const tl_graph_launch *f = &r->launches.v[g->first_launch];
-    rc = write_region(db, st, i, g, g->candidate != 0, per_device++, "aclgraph",
+    tl_graph_region g0 = *g;
+    if (g0.candidate) g0.candidate--; /* 1-based in tl_replay (0: none), published from 0 */
+    rc = write_region(db, st, i, &g0, g->candidate != 0, per_device++, "aclgraph",
                       f->association_policy == TL_ASSOC_NONE ? "graph_connection"
                                                              : "captured_instance",
                       e);
@@ -568,7 +579,7 @@ static int publish_regions(sqlite3 *db, const tl_replay *r, tl_err *e) {
 enum {
   PI_PROTECTED_INTERVAL_ID, PI_DB_IDX, PI_DEVICE_ID, PI_KIND, PI_REPLAY_UNIT_ID, PI_SUPPORT_STATE,
   PI_FIRST_ANCHOR_ID, PI_LAST_ANCHOR_ID, PI_FIRST_ANCHOR_N, PI_LAST_ANCHOR_N, PI_START_NS,
-  PI_END_NS, PI_NCOLS
+  PI_END_NS, PI_REPLAY_UNIT_N, PI_NCOLS
 };
 static const tl_rows_column protected_interval_columns[PI_NCOLS] = {
     [PI_PROTECTED_INTERVAL_ID] = {"protected_interval_id", 1},
@@ -583,6 +594,7 @@ static const tl_rows_column protected_interval_columns[PI_NCOLS] = {
     [PI_LAST_ANCHOR_N] = {"last_anchor_n", 0},
     [PI_START_NS] = {"start_ns", 0},
     [PI_END_NS] = {"end_ns", 0},
+    [PI_REPLAY_UNIT_N] = {"replay_unit_n", 0},
 };
 
 /* The span is the unit event's interval (publish_unit_events): the events wholly inside it on
@@ -624,6 +636,7 @@ static int publish_protected(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     unit_place pl = unit_place_of(t, r, un);
     sqlite3_bind_int64(st, TL_PARAM(PI_START_NS), pl.start_ns);
     sqlite3_bind_int64(st, TL_PARAM(PI_END_NS), pl.end_ns);
+    sqlite3_bind_int64(st, TL_PARAM(PI_REPLAY_UNIT_N), (int64_t)u);
     rc = tl_pub_step(db, st, "traceloom_protected_interval", e);
   }
   sqlite3_finalize(st);
@@ -633,8 +646,7 @@ static int publish_protected(sqlite3 *db, const tl_trace *t, const tl_replay *r,
 enum {
   CG_GRAPH_EVENT_ID, CG_DB_IDX, CG_DEVICE_ID, CG_GRAPH_PROVIDER, CG_GRAPH_KIND,
   CG_GRAPH_EVENT_IDX, CG_EVENT_ID, CG_STEP_IDX, CG_STREAM_ID, CG_CORRELATION_ID, CG_GRAPH_ID,
-  CG_GRAPH_EXEC_ID, CG_CONTEXT_ID, CG_START_NS, CG_END_NS, CG_DUR_US, CG_ENCLOSED_EVENT_COUNT,
-  CG_ENCLOSED_EVENT_US, CG_ENCLOSED_KERNEL_COUNT, CG_ENCLOSED_KERNEL_US, CG_RAW_JSON, CG_EVENT_N,
+  CG_GRAPH_EXEC_ID, CG_CONTEXT_ID, CG_START_NS, CG_END_NS, CG_DUR_US, CG_RAW_JSON, CG_EVENT_N,
   CG_NCOLS
 };
 static const tl_rows_column cuda_graph_replay_columns[CG_NCOLS] = {
@@ -648,43 +660,30 @@ static const tl_rows_column cuda_graph_replay_columns[CG_NCOLS] = {
     [CG_STEP_IDX] = {"step_idx", 0, "NULL"},
     [CG_STREAM_ID] = {"stream_id", 0},
     [CG_CORRELATION_ID] = {"correlation_id", 1},
-    [CG_GRAPH_ID] = {"graph_id", 0},
+    [CG_GRAPH_ID] = {"graph_id", 0},      /* bound as text or integer (publish_envelopes) */
     [CG_GRAPH_EXEC_ID] = {"graph_exec_id", 0},
     [CG_CONTEXT_ID] = {"context_id", 0},
     [CG_START_NS] = {"start_ns", 0},
     [CG_END_NS] = {"end_ns", 0},
     [CG_DUR_US] = {"dur_us", 0},
-    [CG_ENCLOSED_EVENT_COUNT] = {"enclosed_event_count", 0},
-    [CG_ENCLOSED_EVENT_US] = {"enclosed_event_us", 0},
-    [CG_ENCLOSED_KERNEL_COUNT] = {"enclosed_kernel_count", 0},
-    [CG_ENCLOSED_KERNEL_US] = {"enclosed_kernel_us", 0},
     [CG_RAW_JSON] = {"raw_json", 1},
     [CG_EVENT_N] = {"event_n", 0},
 };
 
 static int publish_envelopes(sqlite3 *db, const tl_trace *t, const tl_replay *r, tl_err *e) {
   sqlite3_stmt *st;
-  if (tl_rows_prepare(db, "INSERT", "traceloom_cuda_graph_replay", cuda_graph_replay_columns,
+  if (tl_rows_prepare(db, "INSERT", "traceloom_cuda_graph_replay_core", cuda_graph_replay_columns,
                       CG_NCOLS, &st, e))
     return TL_ERROR;
   int rc = TL_OK;
-  uint64_t idx = 0;
+  uint64_t idx = 0, cuda_ordinal = 0;
   /* Replay units first, one envelope each as in the reference: the unit's event and interval
-  ** (publish_unit_events), its enclosed work the exact members of its launches; then
-  ** graph-level envelopes without members. */
+  ** (publish_unit_events); then graph-level envelopes. What an envelope encloses (every event
+  ** of its device wholly inside its interval) is not stored here: the view
+  ** traceloom_cuda_graph_replay counts it from the envelope's children (ext/reports/envelopes.c). */
   for (size_t u = 0; rc == TL_OK && u < r->units.n; u++) {
     const tl_replay_unit *un = &r->units.v[u];
     const tl_graph_launch *first = &r->launches.v[un->first_launch];
-    int64_t kern_ns = 0, all_ns = 0, nk = 0, nall = 0;
-    for (uint32_t j = 0; j < un->nlaunches; j++) {
-      const tl_graph_launch *l = &r->launches.v[un->first_launch + j];
-      for (uint32_t k = 0; k < l->nmembers; k++) {
-        const tl_graph_member *m = &r->members.v[l->first_member + k];
-        int64_t d = tl_events_end(&t->ev, m->event) - t->ev.start_ns[m->event];
-        all_ns += d, nall++;
-        if (m->kind != TL_MEMBER_DATA_MOVE) kern_ns += d, nk++;
-      }
-    }
     unit_place pl = unit_place_of(t, r, un);
     uint32_t ev = unit_event_n(t, r, u);
     bind_id(st, TL_PARAM(CG_GRAPH_EVENT_ID), "event-%llu", ev, 1);
@@ -693,7 +692,7 @@ static int publish_envelopes(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     sqlite3_bind_text(st, TL_PARAM(CG_GRAPH_PROVIDER), provider_name(un->provider), -1,
                       SQLITE_STATIC);
     sqlite3_bind_text(st, TL_PARAM(CG_GRAPH_KIND),
-                      un->provider == TL_GRAPH_CUDA ? "cuda_graph_node_replay" : "aclgraph_graph_replay",
+                      un->provider == TL_GRAPH_CUDA ? "cuda_graph_replay" : "aclgraph_graph_replay",
                       -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, TL_PARAM(CG_GRAPH_EVENT_IDX), (int64_t)idx++);
     bind_id(st, TL_PARAM(CG_EVENT_ID), "event-%llu", ev, 1);
@@ -702,18 +701,43 @@ static int publish_envelopes(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     /* a CUDA unit is one launch: its correlation id; an ACL unit's launches have one each */
     bind_id(st, TL_PARAM(CG_CORRELATION_ID), "%llu", (uint64_t)first->correlation_id,
             un->provider == TL_GRAPH_CUDA && first->correlation_id != TL_ABSENT);
-    tl_bind_i64_or_null(st, TL_PARAM(CG_GRAPH_ID), first->graph_id, TL_ABSENT);
-    sqlite3_bind_null(st, TL_PARAM(CG_GRAPH_EXEC_ID));
+    /* The unit's graph and its execution, as the reference names them: an ACL unit's graph
+    ** template (aclgraph-template-<n>) and the unit itself (aclgraph-replay-unit-<n>); a CUDA
+    ** unit's graph identity (the ordinal of its node set: its own launch's graph) and its
+    ** template (native-graph-template-<n>). Templates from 0, as traceloom_graph_launch. */
+    uint32_t gt = un->graph_template - 1;
+    if (un->provider == TL_GRAPH_CUDA) {
+      tl_bind_i64_or_null(st, TL_PARAM(CG_GRAPH_ID), first->graph_id, TL_ABSENT);
+      bind_id(st, TL_PARAM(CG_GRAPH_EXEC_ID), "native-graph-template-%llu", gt, 1);
+    } else {
+      bind_id(st, TL_PARAM(CG_GRAPH_ID), "aclgraph-template-%llu", gt, 1);
+      bind_id(st, TL_PARAM(CG_GRAPH_EXEC_ID), "aclgraph-replay-unit-%llu", u, 1);
+    }
     sqlite3_bind_null(st, TL_PARAM(CG_CONTEXT_ID));
     sqlite3_bind_int64(st, TL_PARAM(CG_START_NS), pl.start_ns);
     sqlite3_bind_int64(st, TL_PARAM(CG_END_NS), pl.end_ns);
     sqlite3_bind_double(st, TL_PARAM(CG_DUR_US), tl_ns_to_us(pl.end_ns - pl.start_ns));
-    sqlite3_bind_int64(st, TL_PARAM(CG_ENCLOSED_EVENT_COUNT), nall);
-    sqlite3_bind_double(st, TL_PARAM(CG_ENCLOSED_EVENT_US), tl_ns_to_us(all_ns));
-    sqlite3_bind_int64(st, TL_PARAM(CG_ENCLOSED_KERNEL_COUNT), nk);
-    sqlite3_bind_double(st, TL_PARAM(CG_ENCLOSED_KERNEL_US), tl_ns_to_us(kern_ns));
-    char js[128];
-    snprintf(js, sizeof js, "{\"reconstruction\":\"exact_replay_composition\",\"replay_unit_id\":\"replay-unit-%zu\",\"launch_count\":%u}", u, (unsigned)un->nlaunches);
+    /* raw_json: the reference's keys where they are facts here (the template, the unit's
+    ** reconstruction region: an ACL unit's region, a CUDA unit's own region after the ACL
+    ** ones, publish_regions; its launches, and how many distinct captured graphs they
+    ** replay); not its body_sequence_hash, a hash of its own (docs/PARITY.md). */
+    uint32_t graphs = 0;
+    for (uint32_t j = 0; j < un->nlaunches; j++) {
+      const tl_graph_launch *l = &r->launches.v[un->first_launch + j];
+      int seen = 0;
+      for (uint32_t k = 0; k < j && !seen; k++)
+        seen = r->launches.v[un->first_launch + k].graph_id == l->graph_id;
+      graphs += !seen;
+    }
+    char js[256];
+    snprintf(js, sizeof js,
+             "{\"reconstruction\":\"exact_replay_composition\",\"graph_template_id\":%u,"
+             "\"capture_group_size\":%u,\"replay_composition_region_id\":%llu,"
+             "\"launch_member_count\":%u}",
+             (unsigned)gt, (unsigned)graphs,
+             (unsigned long long)(un->region != TL_REPLAY_NONE ? un->region
+                                                               : r->regions.n + cuda_ordinal++),
+             (unsigned)un->nlaunches);
     sqlite3_bind_text(st, TL_PARAM(CG_RAW_JSON), js, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, TL_PARAM(CG_EVENT_N), (int64_t)ev);
     rc = tl_pub_step(db, st, "traceloom_cuda_graph_replay", e);
@@ -739,8 +763,6 @@ static int publish_envelopes(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     sqlite3_bind_int64(st, TL_PARAM(CG_START_NS), g->start_ns);
     sqlite3_bind_int64(st, TL_PARAM(CG_END_NS), g->end_ns);
     sqlite3_bind_double(st, TL_PARAM(CG_DUR_US), tl_ns_to_us(g->end_ns - g->start_ns));
-    for (int c = CG_ENCLOSED_EVENT_COUNT; c <= CG_ENCLOSED_KERNEL_US; c++)
-      sqlite3_bind_null(st, TL_PARAM(c)); /* temporal only: no members */
     sqlite3_bind_text(st, TL_PARAM(CG_RAW_JSON),
                       "{\"reconstruction\":\"graph_level_envelope_only\",\"members\":null}",
                       -1, SQLITE_STATIC);
@@ -764,8 +786,8 @@ static const tl_rows_column replay_cost_unit_columns[CU_NCOLS] = {
     [CU_COST_UNIT_ID] = {"cost_unit_id", 1},
     [CU_DB_IDX] = {"db_idx", 0},
     [CU_DEVICE_ID] = {"device_id", 0},
-    [CU_REPLAY_UNIT_ID] = {"replay_unit_id", 1},
-    [CU_GRAPH_TEMPLATE_ID] = {"graph_template_id", 1},
+    [CU_REPLAY_UNIT_ID] = {"replay_unit_id", 0},
+    [CU_GRAPH_TEMPLATE_ID] = {"graph_template_id", 0},
     [CU_LAUNCH_MEMBER_COUNT] = {"launch_member_count", 0},
     [CU_RESOLVED_LAUNCH_COUNT] = {"resolved_launch_count", 0},
     [CU_SUPPORT_STATUS] = {"support_status", 1},
@@ -787,11 +809,11 @@ static const tl_rows_column replay_cost_launch_columns[CL_NCOLS] = {
     [CL_DEVICE_ID] = {"device_id", 0},
     [CL_MEMBER_ORDER] = {"member_order", 0},
     [CL_GRAPH_LAUNCH_OCCURRENCE_ID] = {"graph_launch_occurrence_id", 0},
-    [CL_COMPOSITION_SLOT_ID] = {"composition_slot_id", 1},
+    [CL_COMPOSITION_SLOT_ID] = {"composition_slot_id", 0},
     [CL_SLOT_ROLE] = {"slot_role", 1},
     [CL_SLOT_ORDER] = {"slot_order", 0},
-    [CL_REPLAY_BODY_TEMPLATE_ID] = {"replay_body_template_id", 1},
-    [CL_BODY_ID] = {"body_id", 1},
+    [CL_REPLAY_BODY_TEMPLATE_ID] = {"replay_body_template_id", 0},
+    [CL_BODY_ID] = {"body_id", 0},
     [CL_SUPPORT_STATUS] = {"support_status", 1},
     [CL_REASON_CODE] = {"reason_code", 1},
     [CL_MEMBER_COUNT] = {"member_count", 0},
@@ -801,8 +823,8 @@ static const tl_rows_column replay_cost_launch_columns[CL_NCOLS] = {
     [CL_COMPUTE_NS] = {"compute_ns", 0},
     [CL_COMMUNICATION_NS] = {"communication_ns", 0},
     [CL_DATA_MOVE_NS] = {"data_move_ns", 0},
-    [CL_REPLAY_UNIT_ID] = {"replay_unit_id", 1},
-    [CL_GRAPH_TEMPLATE_ID] = {"graph_template_id", 1},
+    [CL_REPLAY_UNIT_ID] = {"replay_unit_id", 0},
+    [CL_GRAPH_TEMPLATE_ID] = {"graph_template_id", 0},
     [CL_FIRST_MEMBER_START_NS] = {"first_member_start_ns", 0},
     [CL_LAUNCH_N] = {"launch_n", 0},
 };
@@ -841,10 +863,10 @@ static const tl_rows_column replay_cost_aggregate_columns[CA_NCOLS] = {
     [CA_AGGREGATE_ID] = {"aggregate_id", 1},
     [CA_DB_IDX] = {"db_idx", 0},
     [CA_DEVICE_ID] = {"device_id", 0},
-    [CA_GRAPH_TEMPLATE_ID] = {"graph_template_id", 1},
+    [CA_GRAPH_TEMPLATE_ID] = {"graph_template_id", 0},
     [CA_SLOT_ROLE] = {"slot_role", 1},
     [CA_AGGREGATION_SCOPE] = {"aggregation_scope", 1, "'role_collapsed'"},
-    [CA_REPLAY_BODY_TEMPLATE_ID] = {"replay_body_template_id", 1},
+    [CA_REPLAY_BODY_TEMPLATE_ID] = {"replay_body_template_id", 0},
     [CA_STREAM_ID] = {"stream_id", 0},
     [CA_TASK_ORDINAL] = {"task_ordinal", 0},
     [CA_IDENTITY] = {"identity", 1},
@@ -878,7 +900,7 @@ static const tl_rows_column replay_cost_issue_columns[CI_NCOLS] = {
     [CI_DB_IDX] = {"db_idx", 0},
     [CI_DEVICE_ID] = {"device_id", 0},
     [CI_CODE] = {"code", 1},
-    [CI_REPLAY_UNIT_ID] = {"replay_unit_id", 1},
+    [CI_REPLAY_UNIT_ID] = {"replay_unit_id", 0},
     [CI_LAUNCH_ID] = {"launch_id", 1},
     [CI_DETAIL] = {"detail", 1},
 };
@@ -892,14 +914,49 @@ static int write_issue(sqlite3 *db, sqlite3_stmt *st, uint64_t *nissue, int64_t 
   sqlite3_bind_int64(st, TL_PARAM(CI_DB_IDX), db_idx);
   sqlite3_bind_int64(st, TL_PARAM(CI_DEVICE_ID), device_id);
   sqlite3_bind_text(st, TL_PARAM(CI_CODE), code, -1, SQLITE_STATIC);
-  bind_id(st, TL_PARAM(CI_REPLAY_UNIT_ID), "replay-unit-%llu", unit, unit != TL_REPLAY_NONE);
+  /* an issue of no unit (no_replay_units) names unit -1, as the reference writes it */
+  sqlite3_bind_int64(st, TL_PARAM(CI_REPLAY_UNIT_ID), unit != TL_REPLAY_NONE ? (int64_t)unit : -1);
   bind_id(st, TL_PARAM(CI_LAUNCH_ID), "graph-launch-%llu", launch, launch != TL_REPLAY_NONE);
   sqlite3_bind_text(st, TL_PARAM(CI_DETAIL), detail, -1, SQLITE_TRANSIENT);
   return tl_pub_step(db, st, "traceloom_replay_cost_issue", e);
 }
 
+/* Composition slot ids (traceloom_replay_cost_launch.composition_slot_id), as the reference
+** numbers them: one per (composition, slot order), from 0 in launch order, where a composition
+** is an ACL composition candidate of its device (the launches of every unit of one periodic
+** candidate share its slots; a one-shot prefill composition is a candidate of its own) and,
+** for a CUDA unit or a direct single ACL graph (no candidate), the unit itself. Within a
+** device a candidate's launches come after the previous candidate's, so a slot id is the
+** composition's base plus the launch's slot order, the base allocated when the composition is
+** first seen. Returns per launch its slot id (unpromoted launches: unused), NULL on
+** out-of-memory. */
+static uint32_t *composition_slots(const tl_replay *r) {
+  uint32_t *slot = calloc(r->launches.n ? r->launches.n : 1, sizeof *slot);
+  if (!slot) return NULL;
+  uint32_t next = 0, base = 0, width = 0;
+  uint64_t key = UINT64_MAX;
+  uint32_t key_db = 0, key_dev = 0;
+  for (size_t i = 0; i < r->launches.n; i++) {
+    const tl_graph_launch *l = &r->launches.v[i];
+    if (l->unit == TL_REPLAY_NONE) continue;
+    uint32_t cand = l->provider == TL_GRAPH_ACL && l->region != TL_REPLAY_NONE
+                        ? r->regions.v[l->region].candidate : 0;
+    /* a candidate (1-based) or, without one, the unit (above every candidate number) */
+    uint64_t k = cand ? cand : (uint64_t)UINT32_MAX + 1 + l->unit;
+    if (k != key || l->db_idx != key_db || l->device_id != key_dev) {
+      next = base + width, base = next, width = 0;
+      key = k, key_db = l->db_idx, key_dev = l->device_id;
+    }
+    if (l->slot_order + 1 > width) width = l->slot_order + 1;
+    slot[i] = base + l->slot_order;
+  }
+  return slot;
+}
+
 static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
                          const tl_replay_costs *c, uint64_t *issues, tl_err *e) {
+  uint32_t *slot_id = composition_slots(r);
+  if (!slot_id) return tl_nomem(e);
   sqlite3_stmt *unit = NULL, *launch = NULL, *lane = NULL, *agg = NULL, *issue = NULL;
   int rc = tl_rows_prepare(db, "INSERT", "traceloom_replay_cost_unit", replay_cost_unit_columns,
                            CU_NCOLS, &unit, e);
@@ -924,8 +981,8 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     bind_id(unit, TL_PARAM(CU_COST_UNIT_ID), "replay-cost-unit-%llu", u, 1);
     sqlite3_bind_int(unit, TL_PARAM(CU_DB_IDX), un->db_idx);
     sqlite3_bind_int64(unit, TL_PARAM(CU_DEVICE_ID), un->device_id);
-    bind_id(unit, TL_PARAM(CU_REPLAY_UNIT_ID), "replay-unit-%llu", u, 1);
-    bind_id(unit, TL_PARAM(CU_GRAPH_TEMPLATE_ID), "graph-template-%llu", un->graph_template, 1);
+    bind_n(unit, TL_PARAM(CU_REPLAY_UNIT_ID), u, 1);
+    bind_n(unit, TL_PARAM(CU_GRAPH_TEMPLATE_ID), un->graph_template - 1, 1);
     sqlite3_bind_int64(unit, TL_PARAM(CU_LAUNCH_MEMBER_COUNT), un->nlaunches);
     sqlite3_bind_int64(unit, TL_PARAM(CU_RESOLVED_LAUNCH_COUNT), resolved);
     sqlite3_bind_text(unit, TL_PARAM(CU_SUPPORT_STATUS), ok ? "supported" : "unsupported", -1,
@@ -944,15 +1001,13 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     sqlite3_bind_int64(launch, TL_PARAM(CL_DEVICE_ID), l->device_id);
     sqlite3_bind_int64(launch, TL_PARAM(CL_MEMBER_ORDER), l->member_order);
     sqlite3_bind_int64(launch, TL_PARAM(CL_GRAPH_LAUNCH_OCCURRENCE_ID), (int64_t)i);
-    char slot[64];
-    snprintf(slot, sizeof slot, "graph-template-%u:slot-%u", (unsigned)gt, (unsigned)l->slot_order);
-    sqlite3_bind_text(launch, TL_PARAM(CL_COMPOSITION_SLOT_ID), slot, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(launch, TL_PARAM(CL_COMPOSITION_SLOT_ID), slot_id[i]);
     sqlite3_bind_text(launch, TL_PARAM(CL_SLOT_ROLE), tl_slot_role_name(l->slot_role), -1,
                       SQLITE_STATIC);
     sqlite3_bind_int64(launch, TL_PARAM(CL_SLOT_ORDER), l->slot_order);
-    bind_id(launch, TL_PARAM(CL_REPLAY_BODY_TEMPLATE_ID), "replay-body-template-%llu",
-            l->body_template, l->body_template != 0);
-    bind_id(launch, TL_PARAM(CL_BODY_ID), "graph-body-%llu", i, l->body_template != 0);
+    bind_n(launch, TL_PARAM(CL_REPLAY_BODY_TEMPLATE_ID), l->body_template - 1,
+           l->body_template != 0);
+    bind_n(launch, TL_PARAM(CL_BODY_ID), i, l->body_template != 0);
     int ok = l->nmembers > 0;
     sqlite3_bind_text(launch, TL_PARAM(CL_SUPPORT_STATUS), ok ? "supported" : "unsupported", -1,
                       SQLITE_STATIC);
@@ -961,8 +1016,8 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     int64_t v[6] = {lc->task_sum, lc->busy_union, lc->envelope, lc->compute, lc->communication,
                     lc->data_move};
     bind_i64s(launch, TL_PARAM(CL_TASK_SUM_NS), v, 6);
-    bind_id(launch, TL_PARAM(CL_REPLAY_UNIT_ID), "replay-unit-%llu", l->unit, 1);
-    bind_id(launch, TL_PARAM(CL_GRAPH_TEMPLATE_ID), "graph-template-%llu", gt, 1);
+    bind_n(launch, TL_PARAM(CL_REPLAY_UNIT_ID), l->unit, 1);
+    bind_n(launch, TL_PARAM(CL_GRAPH_TEMPLATE_ID), gt - 1, 1);
     sqlite3_bind_int64(launch, TL_PARAM(CL_FIRST_MEMBER_START_NS), lc->first_start);
     sqlite3_bind_int64(launch, TL_PARAM(CL_LAUNCH_N), (int64_t)i);
     rc = tl_pub_step(db, launch, "traceloom_replay_cost_launch", e);
@@ -992,12 +1047,10 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     bind_id(agg, TL_PARAM(CA_AGGREGATE_ID), "replay-cost-aggregate-%llu", k, 1);
     sqlite3_bind_int(agg, TL_PARAM(CA_DB_IDX), l->db_idx);
     sqlite3_bind_int64(agg, TL_PARAM(CA_DEVICE_ID), l->device_id);
-    bind_id(agg, TL_PARAM(CA_GRAPH_TEMPLATE_ID), "graph-template-%llu",
-            r->units.v[l->unit].graph_template, 1);
+    bind_n(agg, TL_PARAM(CA_GRAPH_TEMPLATE_ID), r->units.v[l->unit].graph_template - 1, 1);
     sqlite3_bind_text(agg, TL_PARAM(CA_SLOT_ROLE), tl_slot_role_name(l->slot_role), -1,
                       SQLITE_STATIC);
-    bind_id(agg, TL_PARAM(CA_REPLAY_BODY_TEMPLATE_ID), "replay-body-template-%llu",
-            l->body_template, 1);
+    bind_n(agg, TL_PARAM(CA_REPLAY_BODY_TEMPLATE_ID), l->body_template - 1, 1);
     uint32_t stream = tl_events_stream_id(&t->ev, m->event);
     if (stream == TL_NO_STREAM) sqlite3_bind_null(agg, TL_PARAM(CA_STREAM_ID));
     else sqlite3_bind_int64(agg, TL_PARAM(CA_STREAM_ID), stream);
@@ -1048,6 +1101,7 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
   sqlite3_finalize(lane);
   sqlite3_finalize(agg);
   sqlite3_finalize(issue);
+  free(slot_id);
   *issues = nissue;
   return rc;
 }

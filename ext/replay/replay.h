@@ -151,7 +151,7 @@ typedef struct tl_graph_region {
   char *detail;                /* owned, may be NULL: what is missing, in words */
 } tl_graph_region;
 
-/* Graph-level envelopes (traceloom_cuda_graph_replay): temporal evidence only. */
+/* Graph-level envelopes (traceloom_cuda_graph_replay_core): temporal evidence only. */
 typedef struct tl_graph_envelope {
   uint16_t db_idx;
   uint8_t provider;

@@ -1,10 +1,12 @@
 /*
 ** envelopes.c: the device events inside each graph replay envelope
 ** (traceloom_graph_envelope_child_run_core, traceloom_graph_envelope_anchor; views
-** traceloom_graph_envelope_child, traceloom_cuda_graph_envelope, traceloom_v_cuda_graph_envelope, traceloom_v_cuda_graph_replay).
+** traceloom_graph_envelope_child, traceloom_cuda_graph_envelope, traceloom_v_cuda_graph_envelope,
+** traceloom_cuda_graph_replay, whose enclosed_* counts are these children, and
+** traceloom_v_cuda_graph_replay).
 **
-** An envelope is a row of traceloom_cuda_graph_replay (the interval of a promoted launch or a
-** graph-level GRAPH_TRACE row). Its children are the real device events of its (db, device)
+** An envelope is a row of traceloom_cuda_graph_replay_core (the interval of a promoted replay
+** unit or a graph-level GRAPH_TRACE row). Its children are the real device events of its (db, device)
 ** whose [start, end) lies inside [start, end] of the envelope, the envelope's own event
 ** excepted, by one binary search into the device's events sorted by start. Containment in
 ** time is temporal evidence only: exact membership is traceloom_graph_body_member.
@@ -79,13 +81,16 @@ int tl_reports_envelopes(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
   sqlite3_stmt *st;
   if (tl_pub_prepare(db,
                      "SELECT graph_event_idx, db_idx, device_id, CAST(substr(event_id, 7) AS INTEGER), "
-                     "start_ns, end_ns FROM main.traceloom_cuda_graph_replay "
+                     "start_ns, end_ns FROM main.traceloom_cuda_graph_replay_core "
                      "WHERE event_id LIKE 'event-%' AND start_ns IS NOT NULL AND end_ns IS NOT NULL "
                      "ORDER BY graph_event_idx",
                      &st, e))
     return TL_ERROR;
   uint32_t *order = NULL, *anchor_of = NULL;
   u32vec children = {0}, anchors = {0};
+  /* child orders run 1.. over every envelope's children in envelope order, as the reference
+  ** numbers its envelope rows (envelope_idx, envelope_id) */
+  uint32_t k = 0;
   int rc = TL_OK, s;
   while (rc == TL_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
     if (!order) {
@@ -114,7 +119,6 @@ int tl_reports_envelopes(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
       if (before(t, order[mid], dbi, dev, start)) lo = mid + 1;
       else hi = mid;
     }
-    uint32_t k = 0;
     for (size_t i = lo; i < nreal; i++) {
       uint32_t ev = order[i];
       if (tl_events_db_idx(&t->ev, ev) != dbi || tl_events_device_id(&t->ev, ev) != dev || t->ev.start_ns[ev] > end) break;

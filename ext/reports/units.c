@@ -207,7 +207,9 @@ static int insert_units(sqlite3 *db, const tl_reports_input *in, unit_vec *units
     char id[32], fam[32], shape[48];
     snprintf(id, sizeof id, "%c%u", KIND_PREFIX[u->kind], ++next_unit[u->kind]);
     snprintf(fam, sizeof fam, "%cF%u", KIND_PREFIX[u->kind], family[i]);
-    if (u->kind == KIND_GRAPH) snprintf(shape, sizeof shape, "graph-template-%u", u->graph_template);
+    /* the template as traceloom_graph_launch.graph_template_id numbers it (from 0; 1-based
+    ** here, as in tl_replay) */
+    if (u->kind == KIND_GRAPH) snprintf(shape, sizeof shape, "graph-template-%u", u->graph_template - 1);
     else snprintf(shape, sizeof shape, "unavailable");
     sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 2, u->db_idx);

@@ -9,15 +9,16 @@ CREATE TABLE traceloom_protected_interval(
   db_idx INTEGER NOT NULL,
   device_id INTEGER NOT NULL,
   kind TEXT NOT NULL,              -- graph_replay_unit
-  replay_unit_id TEXT,
+  replay_unit_id TEXT,              -- replay-unit-<n>, as the reference names it here
   support_state TEXT NOT NULL,     -- supported | split_by_eager_work (each launch atomic)
   first_anchor_id TEXT,
   last_anchor_id TEXT,
   first_anchor_n INTEGER,          -- the same anchors as integers (traceloom_anchor_core)
   last_anchor_n INTEGER,
   start_ns INTEGER NOT NULL,       -- the unit's span: its event's interval (first launch's start
-  end_ns INTEGER NOT NULL          -- to last launch's end); every event wholly inside it on the
+  end_ns INTEGER NOT NULL,         -- to last launch's end); every event wholly inside it on the
                                    -- device is a protected boundary of the unit
+  replay_unit_n INTEGER NOT NULL   -- the unit as traceloom_graph_launch.replay_unit_id names it
 );
 
 -- @surface traceloom_aclgraph_reconstruction_region | one stretch of ACL graph launches and what the evidence supports | recognized_complete_pattern regions become replay units; unrecognized_* rows are auditable negative results | SELECT device_id, status, count(*), sum(observed_launch_count) FROM traceloom_aclgraph_reconstruction_region GROUP BY 1, 2
@@ -42,22 +43,26 @@ CREATE TABLE traceloom_aclgraph_reconstruction_region(
   raw_json TEXT
 );
 
--- @surface traceloom_cuda_graph_replay | one graph replay envelope (temporal evidence) | Best-effort replay envelopes of ACL and CUDA graphs, including graph-level GRAPH_TRACE rows that have no members; never used as membership | SELECT graph_provider, graph_kind, count(*), sum(enclosed_kernel_count) FROM traceloom_cuda_graph_replay GROUP BY 1, 2
-CREATE TABLE traceloom_cuda_graph_replay(
+-- The envelopes' own facts; the view traceloom_cuda_graph_replay (sql/views/62_replay_reports.sql)
+-- adds what each encloses, counted from its children (traceloom_graph_envelope_child_run_core).
+-- @surface traceloom_cuda_graph_replay_core | one graph replay envelope (storage) | Storage behind traceloom_cuda_graph_replay: each envelope's provider, kind, event, stream, ids and interval | SELECT graph_provider, graph_kind, count(*) FROM traceloom_cuda_graph_replay_core GROUP BY 1, 2
+CREATE TABLE traceloom_cuda_graph_replay_core(
   graph_event_id TEXT NOT NULL,
   db_idx INTEGER NOT NULL,
   device_id INTEGER NOT NULL,
   graph_provider TEXT NOT NULL,    -- cuda | aclgraph
-  graph_kind TEXT NOT NULL,        -- aclgraph_graph_replay, cuda_graph_node_replay, cuda_graph_trace
+  graph_kind TEXT NOT NULL,        -- aclgraph_graph_replay, cuda_graph_replay (a promoted unit),
+                                   -- cuda_graph_trace (a graph-level GRAPH_TRACE row)
   graph_event_idx INTEGER NOT NULL,
   event_id TEXT,
   step_idx INTEGER,
   stream_id INTEGER,
   correlation_id TEXT,
-  graph_id INTEGER, graph_exec_id INTEGER, context_id INTEGER,
+  -- a replay unit's graph and execution as the reference names them (ACL: aclgraph-template-<n>
+  -- and aclgraph-replay-unit-<n>; CUDA: its node set's ordinal and native-graph-template-<n>);
+  -- a graph-level row's CUDA graphId and graphExecId. No declared type: text or integer.
+  graph_id, graph_exec_id, context_id INTEGER,
   start_ns INTEGER, end_ns INTEGER, dur_us REAL,
-  enclosed_event_count INTEGER, enclosed_event_us REAL,
-  enclosed_kernel_count INTEGER, enclosed_kernel_us REAL,
   raw_json TEXT,
   event_n INTEGER                  -- event_id as an integer (traceloom_event_core)
 );
@@ -70,11 +75,13 @@ CREATE TABLE traceloom_graph_launch(
   graph_provider TEXT NOT NULL,
   graph_event_id TEXT,
   anchor_id TEXT,                  -- NULL when not promoted
-  replay_unit_id TEXT,
-  graph_template_id TEXT,
+  -- the replay unit, its graph template, the body template and the body (the launch's own:
+  -- its graph_launch_occurrence_id) as bare integers from 0, as the reference writes them
+  replay_unit_id INTEGER,
+  graph_template_id INTEGER,
   graph_launch_occurrence_id INTEGER NOT NULL,
-  replay_body_template_id TEXT,
-  body_id TEXT,
+  replay_body_template_id INTEGER,
+  body_id INTEGER,
   member_order INTEGER,
   slot_order INTEGER,
   correlation_id TEXT,
@@ -151,7 +158,7 @@ CREATE TABLE traceloom_graph_unpromoted_member_core(
 -- @surface traceloom_replay_cost_unit | one exact replay unit | Whether every launch of the unit has a resolved exact body | SELECT support_status, count(*), sum(launch_member_count) FROM traceloom_replay_cost_unit GROUP BY 1
 CREATE TABLE traceloom_replay_cost_unit(
   cost_unit_id TEXT NOT NULL, db_idx INTEGER NOT NULL, device_id INTEGER NOT NULL,
-  replay_unit_id TEXT NOT NULL, graph_template_id TEXT, launch_member_count INTEGER NOT NULL,
+  replay_unit_id INTEGER NOT NULL, graph_template_id INTEGER, launch_member_count INTEGER NOT NULL,
   resolved_launch_count INTEGER NOT NULL, support_status TEXT NOT NULL, reason_codes TEXT
 );
 
@@ -159,10 +166,12 @@ CREATE TABLE traceloom_replay_cost_unit(
 CREATE TABLE traceloom_replay_cost_launch(
   launch_id TEXT NOT NULL, cost_unit_id TEXT NOT NULL, db_idx INTEGER NOT NULL,
   device_id INTEGER NOT NULL, member_order INTEGER, graph_launch_occurrence_id INTEGER,
-  composition_slot_id TEXT, slot_role TEXT, slot_order INTEGER, replay_body_template_id TEXT,
-  body_id TEXT, support_status TEXT NOT NULL, reason_code TEXT, member_count INTEGER NOT NULL,
+  -- composition_slot_id: one per (composition, slot order) from 0 (a composition: an ACL
+  -- composition candidate, whose units share its slots, or a CUDA unit), as the reference
+  composition_slot_id INTEGER, slot_role TEXT, slot_order INTEGER, replay_body_template_id INTEGER,
+  body_id INTEGER, support_status TEXT NOT NULL, reason_code TEXT, member_count INTEGER NOT NULL,
   task_sum_ns INTEGER, busy_union_ns INTEGER, envelope_ns INTEGER, compute_ns INTEGER,
-  communication_ns INTEGER, data_move_ns INTEGER, replay_unit_id TEXT, graph_template_id TEXT,
+  communication_ns INTEGER, data_move_ns INTEGER, replay_unit_id INTEGER, graph_template_id INTEGER,
   first_member_start_ns INTEGER,
   launch_n INTEGER PRIMARY KEY
 );
@@ -178,8 +187,8 @@ CREATE TABLE traceloom_replay_cost_stream(
 -- @surface traceloom_replay_cost_aggregate | one body position across all launches of a template slot | Duration distribution (p25, median, p75) of one member position over every replay of the same graph template, slot and body | SELECT slot_role, identity, member_occurrence_count, duration_median_ns FROM traceloom_replay_cost_aggregate ORDER BY duration_median_ns DESC LIMIT 10
 CREATE TABLE traceloom_replay_cost_aggregate(
   aggregate_id TEXT NOT NULL, db_idx INTEGER NOT NULL, device_id INTEGER NOT NULL,
-  graph_template_id TEXT, slot_role TEXT, aggregation_scope TEXT NOT NULL,
-  replay_body_template_id TEXT, stream_id INTEGER, task_ordinal INTEGER, identity TEXT, kind TEXT,
+  graph_template_id INTEGER, slot_role TEXT, aggregation_scope TEXT NOT NULL,
+  replay_body_template_id INTEGER, stream_id INTEGER, task_ordinal INTEGER, identity TEXT, kind TEXT,
   member_occurrence_count INTEGER NOT NULL, replay_unit_count INTEGER NOT NULL,
   launch_member_count INTEGER NOT NULL, kind_consistent INTEGER NOT NULL,
   lane_consistent INTEGER NOT NULL, distribution_supported INTEGER NOT NULL,
@@ -198,5 +207,5 @@ CREATE TABLE traceloom_replay_cost_aggregate(
 -- @surface traceloom_replay_cost_issue | one reason the replay cost map is incomplete | Typed issues (no_replay_units, empty_replay_unit, missing_graph_launch_body, ...) | SELECT code, count(*) FROM traceloom_replay_cost_issue GROUP BY 1
 CREATE TABLE traceloom_replay_cost_issue(
   issue_id TEXT NOT NULL, db_idx INTEGER NOT NULL, device_id INTEGER NOT NULL, code TEXT NOT NULL,
-  replay_unit_id TEXT, launch_id TEXT, detail TEXT
+  replay_unit_id INTEGER, launch_id TEXT, detail TEXT
 );

@@ -156,7 +156,7 @@ CREATE TABLE traceloom_context_replay_launch_candidate(
   association_basis TEXT NOT NULL,
   launch_id TEXT NOT NULL,
   db_idx INTEGER NOT NULL,
-  replay_unit_id TEXT,
+  replay_unit_id INTEGER,
   anchor_id TEXT,
   graph_launch_occurrence_id INTEGER
 );

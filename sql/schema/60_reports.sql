@@ -74,8 +74,9 @@ CREATE TABLE traceloom_anchor_host_window_call(
 -- traceloom_event_core.
 -- @surface traceloom_graph_envelope_child_run_core | one run of consecutive events inside a graph replay envelope | Storage behind traceloom_graph_envelope_child: child orders first_child_order + i are events first_event_n + i, i < run_length | SELECT count(*), sum(run_length) FROM traceloom_graph_envelope_child_run_core
 CREATE TABLE traceloom_graph_envelope_child_run_core(
-  graph_event_idx INTEGER NOT NULL,  -- traceloom_cuda_graph_replay.graph_event_idx
-  first_child_order INTEGER NOT NULL, -- 1-based within the envelope
+  graph_event_idx INTEGER NOT NULL,  -- traceloom_cuda_graph_replay_core.graph_event_idx
+  first_child_order INTEGER NOT NULL, -- 1-based over every envelope's children, in envelope
+                                      -- order (the reference's envelope_idx)
   first_event_n INTEGER NOT NULL,    -- traceloom_event.event_n
   run_length INTEGER NOT NULL,
   PRIMARY KEY(graph_event_idx, first_child_order)

@@ -25,10 +25,10 @@ CREATE TABLE traceloom_replay_body_pattern_domain(
   run_id TEXT NOT NULL,
   db_idx INTEGER NOT NULL,
   device_id INTEGER NOT NULL,
-  graph_template_id TEXT,
+  graph_template_id INTEGER,
   slot_role TEXT,
   aggregation_scope TEXT,
-  replay_body_template_id TEXT,
+  replay_body_template_id INTEGER,
   stream_id INTEGER,                 -- NULL: rejected (no order is claimed across streams)
   support_status TEXT NOT NULL,
   reason_code TEXT,

@@ -11,10 +11,12 @@ CREATE INDEX traceloom_aux_link_anchor ON traceloom_aux_link(anchor_n);
 -- Launches by their replay unit, control events by their launch, protected intervals by their
 -- replay unit: the placement and structure views go from a launch to the events of its unit (a
 -- launch by its number is the primary key; by its anchor, traceloom_graph_launch_anchor_n of
--- sql/views/70_parity.sql).
+-- sql/views/70_parity.sql). A launch's replay_unit_id is the unit's integer; a protected
+-- interval names its unit as text (replay-unit-<n>, as the reference) and by that integer
+-- (replay_unit_n), which the joins use.
 CREATE INDEX traceloom_graph_launch_unit ON traceloom_graph_launch(replay_unit_id);
 CREATE INDEX traceloom_graph_launch_control_launch ON traceloom_graph_launch_control(launch_n);
-CREATE INDEX traceloom_protected_interval_unit ON traceloom_protected_interval(replay_unit_id);
+CREATE INDEX traceloom_protected_interval_unit ON traceloom_protected_interval(replay_unit_n);
 
 -- @surface traceloom_evidence_role_placement | one place where an observation landed | Each decision's placements in order: 0 the normalized event, then the anchor it is or is represented by (a communication task folds into its communication-op anchor), the auxiliary link to its following anchor, the exact replay unit and protected interval that own it, the exact graph body member it is | SELECT placement_kind, reason_code, count(*) FROM traceloom_evidence_role_placement GROUP BY 1, 2
 -- decision_id is the event's integer key (event_n; the reference's text role-decision-<n>,
@@ -25,7 +27,7 @@ CREATE INDEX traceloom_protected_interval_unit ON traceloom_protected_interval(r
 -- +event_n, so SQLite reads that build once for the one decision of evidence-role-event
 -- rather than indexing it (an automatic index on 2.25M rows costs more than the read). The
 -- union holds only the event, the arm's number and what differs per row (an anchor number, an
--- aux order, the stored text ids of links, replay units and intervals); the outer select,
+-- aux order, the stored text ids of links and intervals, a replay unit's number); the outer select,
 -- which SQLite flattens into the query, turns the arm into the constant columns and the ids
 -- for the rows the query keeps. A constant filter on a constant column
 -- (placement_kind = 'auxiliary_link') is still pushed into every arm, which it then skips.
@@ -47,6 +49,7 @@ SELECT +p.event_n AS decision_id,
        CASE p.arm WHEN 0 THEN 'event-' || p.event_n WHEN 1 THEN 'anchor-' || p.ref_n
                   WHEN 2 THEN 'anchor-' || p.ref_n WHEN 3 THEN p.ref_text || '/aux-' || p.ref_n
                   WHEN 9 THEN 'reconciliation-decision-' || p.ref_n
+                  WHEN 4 THEN 'replay-unit-' || p.ref_n WHEN 5 THEN 'replay-unit-' || p.ref_n
                   ELSE p.ref_text END AS placement_id,
        p.owner_id,
        CASE p.arm WHEN 0 THEN 'traceloom_event' WHEN 1 THEN 'traceloom_anchor'
@@ -90,12 +93,12 @@ SELECT l.aux_event_n, 3, l.aux_order, l.anchor_id,
 FROM traceloom_aux_link l
 WHERE l.link_type = 'prelude'
 UNION ALL
-SELECT m.event_n, 4, NULL, l.replay_unit_id, NULL
+SELECT m.event_n, 4, l.replay_unit_id, NULL, NULL
 FROM traceloom_graph_body_member m
 JOIN traceloom_graph_launch l ON l.launch_n = m.launch_n
 WHERE l.replay_unit_id IS NOT NULL
 UNION ALL
-SELECT c.event_n, 5, NULL, l.replay_unit_id, NULL
+SELECT c.event_n, 5, l.replay_unit_id, NULL, NULL
 FROM traceloom_graph_launch_control c
 JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
 WHERE l.replay_unit_id IS NOT NULL
@@ -104,14 +107,14 @@ SELECT m.event_n, 6, NULL, p.protected_interval_id,
        p.replay_unit_id
 FROM traceloom_graph_body_member m
 JOIN traceloom_graph_launch l ON l.launch_n = m.launch_n
-JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+JOIN traceloom_protected_interval p ON p.replay_unit_n = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 UNION ALL
 SELECT c.event_n, 7, NULL, p.protected_interval_id,
        p.replay_unit_id
 FROM traceloom_graph_launch_control c
 JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
-JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+JOIN traceloom_protected_interval p ON p.replay_unit_n = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 UNION ALL
 SELECT m.event_n, 8, NULL, m.member_id, NULL
@@ -256,14 +259,14 @@ FROM traceloom_aux_link l
 CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = l.anchor_n
 WHERE l.link_type = 'prelude'
 UNION ALL
-SELECT m.event_n, 3, l.replay_unit_id, ca.occurrence_n
+SELECT m.event_n, 3, 'replay-unit-' || l.replay_unit_id, ca.occurrence_n
 FROM traceloom_graph_launch l
 CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = l.anchor_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
 WHERE l.anchor_n IS NOT NULL
 UNION ALL
-SELECT g.event_n, 3, l.replay_unit_id, ca.occurrence_n
+SELECT g.event_n, 3, 'replay-unit-' || l.replay_unit_id, ca.occurrence_n
 FROM traceloom_graph_launch l
 CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = l.anchor_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
@@ -274,7 +277,7 @@ SELECT m.event_n, 4, p.protected_interval_id, ca.occurrence_n
 FROM traceloom_graph_launch l
 CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = l.anchor_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
-CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+CROSS JOIN traceloom_protected_interval p ON p.replay_unit_n = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 CROSS JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
 WHERE l.anchor_n IS NOT NULL
@@ -283,7 +286,7 @@ SELECT g.event_n, 4, p.protected_interval_id, ca.occurrence_n
 FROM traceloom_graph_launch l
 CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = l.anchor_n
 CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
-CROSS JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+CROSS JOIN traceloom_protected_interval p ON p.replay_unit_n = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 CROSS JOIN traceloom_graph_launch_control g ON g.launch_n = u.launch_n
 WHERE l.anchor_n IS NOT NULL

@@ -3,7 +3,46 @@
 -- of each promoted launch in observed order.
 
 -- Replays by their index: the envelope rows look their replay up.
-CREATE INDEX traceloom_cuda_graph_replay_idx ON traceloom_cuda_graph_replay(graph_event_idx);
+CREATE INDEX traceloom_cuda_graph_replay_idx ON traceloom_cuda_graph_replay_core(graph_event_idx);
+
+-- What an envelope encloses is its children (every event of its device wholly inside its
+-- interval but its own, ext/reports/envelopes.c), counted here rather than stored: the events
+-- (enclosed_event_*) and, of them, the device work (enclosed_kernel_*: kind compute,
+-- communication or data_move, so a CUDA graph's copies count, as in the reference, and an ACL
+-- launch's MODEL_EXECUTE and notify controls do not). Each count reads the envelope's runs by
+-- their key and the runs' events as key ranges of the event core; a query that selects none
+-- of these columns computes none of them.
+-- @surface traceloom_cuda_graph_replay | one graph replay envelope (temporal evidence) | Best-effort replay envelopes of ACL and CUDA graphs, one per promoted replay unit and one per graph-level GRAPH_TRACE row, with the events and device work each encloses in time; never used as membership | SELECT graph_provider, graph_kind, count(*), sum(enclosed_kernel_count) FROM traceloom_cuda_graph_replay GROUP BY 1, 2
+CREATE VIEW traceloom_cuda_graph_replay AS
+SELECT g.graph_event_id, g.db_idx, g.device_id, g.graph_provider, g.graph_kind,
+       g.graph_event_idx, g.event_id, g.step_idx, g.stream_id, g.correlation_id, g.graph_id,
+       g.graph_exec_id, g.context_id, g.start_ns, g.end_ns, g.dur_us,
+       CASE WHEN g.event_n IS NOT NULL THEN
+         (SELECT coalesce(sum(r.run_length), 0) FROM traceloom_graph_envelope_child_run_core r
+          WHERE r.graph_event_idx = g.graph_event_idx) END AS enclosed_event_count,
+       CASE WHEN g.event_n IS NOT NULL THEN
+         (SELECT coalesce(sum(e.dur_ns), 0) / 1000.0 FROM traceloom_graph_envelope_child_run_core r
+          JOIN traceloom_event_core e ON e.event_n >= r.first_event_n
+           AND e.event_n < r.first_event_n + r.run_length
+          WHERE r.graph_event_idx = g.graph_event_idx) END AS enclosed_event_us,
+       CASE WHEN g.event_n IS NOT NULL THEN
+         (SELECT count(*) FROM traceloom_graph_envelope_child_run_core r
+          JOIN traceloom_event_core e ON e.event_n >= r.first_event_n
+           AND e.event_n < r.first_event_n + r.run_length
+          JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
+          WHERE r.graph_event_idx = g.graph_event_idx
+            AND s.kind IN ('compute', 'communication', 'data_move')) END
+         AS enclosed_kernel_count,
+       CASE WHEN g.event_n IS NOT NULL THEN
+         (SELECT coalesce(sum(e.dur_ns), 0) / 1000.0
+          FROM traceloom_graph_envelope_child_run_core r
+          JOIN traceloom_event_core e ON e.event_n >= r.first_event_n
+           AND e.event_n < r.first_event_n + r.run_length
+          JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
+          WHERE r.graph_event_idx = g.graph_event_idx
+            AND s.kind IN ('compute', 'communication', 'data_move')) END AS enclosed_kernel_us,
+       g.raw_json, g.event_n
+FROM traceloom_cuda_graph_replay_core g;
 
 -- @surface traceloom_v_cuda_graph_replay | one graph replay envelope | Each envelope with its event's symbol, label and role, and the anchor it is (anchor_idx, NULL when it is none) | SELECT graph_provider, graph_kind, count(*), count(anchor_idx) FROM traceloom_v_cuda_graph_replay GROUP BY 1, 2
 CREATE VIEW traceloom_v_cuda_graph_replay AS
@@ -16,10 +55,14 @@ LEFT JOIN traceloom_event e ON e.event_n = g.event_n;
 
 -- @surface traceloom_cuda_graph_envelope | one device event inside a graph replay envelope | Temporal containment of device events in a replay envelope (relation contains; stream_relation same_stream or cross_stream), with offsets from the envelope's ends; never used as membership | SELECT graph_kind, stream_relation, count(*) FROM traceloom_cuda_graph_envelope GROUP BY 1, 2
 CREATE VIEW traceloom_cuda_graph_envelope AS
+-- envelope_idx numbers the rows of every envelope from 1 in envelope order, the reference's
+-- envelope_idx and envelope_id
 SELECT CASE WHEN g.graph_provider = 'aclgraph' THEN 'aclgraph-graph-envelope-'
-            ELSE 'cuda-graph-envelope-' END || c.graph_event_idx || '-' || (c.order_base + ch.event_n) AS envelope_id,
+            ELSE 'cuda-graph-envelope-' END || (c.order_base + ch.event_n) AS envelope_id,
        g.db_idx, g.device_id, g.graph_provider, g.graph_kind, (c.order_base + ch.event_n) AS envelope_idx,
-       g.graph_event_id, ch.event_id AS child_event_id, g.graph_event_idx AS graph_step_idx,
+       -- the step indexes are the envelope's and the child's event ordinals (the reference's
+       -- step_idx of an event), the envelope's NULL where it has no event of its own
+       g.graph_event_id, ch.event_id AS child_event_id, g.event_n AS graph_step_idx,
        ch.event_n AS child_step_idx, 'contains' AS relation,
        CASE WHEN ch.stream_id IS g.stream_id THEN 'same_stream' ELSE 'cross_stream' END
          AS stream_relation,
@@ -29,13 +72,14 @@ SELECT CASE WHEN g.graph_provider = 'aclgraph' THEN 'aclgraph-graph-envelope-'
        ROUND((g.end_ns - ch.end_ns) / 1000.0, 3) AS end_offset_us, ch.dur_us AS child_dur_us,
        NULL AS raw_json, ch.event_n AS child_event_n,
        -- the envelope's own event where its id names one (a promoted launch's event-<n>)
-       CASE WHEN g.graph_event_id = g.event_id THEN g.event_n END AS graph_event_n
+       CASE WHEN g.graph_event_id = g.event_id THEN g.event_n END AS graph_event_n,
+       g.graph_event_idx
 -- the children's runs (sql/schema/60_reports.sql) read as event ranges directly, not through
 -- traceloom_graph_envelope_child, which would walk each range once more
 FROM (SELECT r.graph_event_idx, r.first_child_order - r.first_event_n AS order_base,
              r.first_event_n, r.run_length
       FROM traceloom_graph_envelope_child_run_core r) c
-JOIN traceloom_cuda_graph_replay g ON g.graph_event_idx = c.graph_event_idx
+JOIN traceloom_cuda_graph_replay_core g ON g.graph_event_idx = c.graph_event_idx
 JOIN traceloom_event ch ON ch.event_n >= c.first_event_n
  AND ch.event_n < c.first_event_n + c.run_length;
 
@@ -44,7 +88,7 @@ CREATE VIEW traceloom_v_cuda_graph_envelope AS
 SELECT ge.*,
        (SELECT a.anchor_idx FROM traceloom_graph_envelope_anchor x
           JOIN traceloom_anchor a ON a.anchor_n = x.anchor_n
-         WHERE x.graph_event_idx = ge.graph_step_idx) AS graph_anchor_idx,
+         WHERE x.graph_event_idx = ge.graph_event_idx) AS graph_anchor_idx,
        graph.label AS graph_label, graph.stream_id AS graph_stream_id, child.label AS child_label,
        child.task_type AS child_task_type, child.source_table AS child_source_table,
        child.stream_id AS child_stream_id, child.symbol AS child_symbol,
@@ -55,7 +99,7 @@ JOIN traceloom_event child ON child.event_n = ge.child_event_n;
 
 -- @surface traceloom_replay_unit_anchor | one launch anchor of an exact replay unit | Which anchors an exact replay unit's launches became | SELECT replay_unit_id, count(*) FROM traceloom_replay_unit_anchor GROUP BY 1 LIMIT 10
 CREATE VIEW traceloom_replay_unit_anchor AS
-SELECT l.replay_unit_id, l.anchor_id, l.db_idx, l.device_id
+SELECT 'replay-unit-' || l.replay_unit_id AS replay_unit_id, l.anchor_id, l.db_idx, l.device_id
 FROM traceloom_graph_launch l
 WHERE l.anchor_id IS NOT NULL AND l.replay_unit_id IS NOT NULL;
 

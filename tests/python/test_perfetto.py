@@ -169,6 +169,8 @@ def check_trace(db, trace, raw):
         db, "SELECT m.member_id, m.start_ns, m.end_ns, l.graph_event_id, m.launch_id, m.event_id "
             "FROM traceloom_graph_body_member m "
             "JOIN traceloom_graph_launch l ON l.launch_id = m.launch_id WHERE l.anchor_id IS NOT NULL")}
+    units = dict(query(db, "SELECT launch_id, replay_unit_id FROM traceloom_graph_launch "
+                           "WHERE anchor_id IS NOT NULL"))
     seen, seen_members = defaultdict(int), defaultdict(int)
     device_slice = {}
     for e in events:
@@ -186,7 +188,8 @@ def check_trace(db, trace, raw):
             s, t, launch_event, launch_id, _ = members[a["member_id"]]
             assert a["launch_event_id"] == launch_event and a["launch_id"] == launch_id
             assert a["geometry"] == "exact_launch_members; envelopes_include_gaps; non_additive"
-            assert a["replay_unit_id"].startswith("replay-unit-") and a["anchor_id"].startswith("anchor-")
+            # the unit as traceloom_graph_launch names it: a bare integer from 0
+            assert a["replay_unit_id"] == units[launch_id] and a["anchor_id"].startswith("anchor-")
         assert origin + ns(e["ts"]) == s and ns(e["dur"]) == max(0, t - s)
         device_slice[a["event_id"]] = e
     assert set(seen) == set(anchors) and set(seen.values()) <= {1}

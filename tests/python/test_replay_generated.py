@@ -81,7 +81,7 @@ def test_shape_and_tree(analysed):
     first_step = min(l["step"] for l in truth["ranks"][0]["graph"]["launch_list"])
     truth_roles = [l["role"] for l in truth["ranks"][0]["graph"]["launch_list"] if l["step"] == first_step]
     roles = [r[0] for r in con.execute(
-        "SELECT slot_role FROM traceloom_graph_launch WHERE db_idx = 0 AND replay_unit_id = 'replay-unit-0' "
+        "SELECT slot_role FROM traceloom_graph_launch WHERE db_idx = 0 AND replay_unit_id = 0 "
         "ORDER BY member_order")]
     assert roles == truth_roles
     assert truth_roles == ["head"] + ["layer"] * LAYERS + ["tail"]

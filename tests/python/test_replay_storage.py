@@ -107,15 +107,19 @@ def test_envelope_children_are_runs_of_events(generated):
     children = one(generated, "SELECT count(*) FROM traceloom_graph_envelope_child")
     envelopes = one(generated, "SELECT count(DISTINCT graph_event_idx) FROM traceloom_graph_envelope_child")
     assert envelopes > 0 and runs < children
-    # child orders are 1..n per envelope, each child inside its envelope, in start order
+    # child orders number every envelope's children 1..n over all envelopes in envelope
+    # order (as the reference numbers envelope rows), each envelope's a contiguous stretch,
+    # each child inside its envelope
     bad = generated.execute("""
         SELECT c.graph_event_idx FROM traceloom_graph_envelope_child c
         JOIN traceloom_cuda_graph_replay g ON g.graph_event_idx = c.graph_event_idx
         JOIN traceloom_event e ON e.event_n = c.child_event_n
         GROUP BY c.graph_event_idx
-        HAVING min(c.child_order) <> 1 OR max(c.child_order) <> count(*)
+        HAVING max(c.child_order) - min(c.child_order) + 1 <> count(*)
+            OR min(c.child_order) <> 1 + (SELECT count(*) FROM traceloom_graph_envelope_child p
+                                          WHERE p.graph_event_idx < c.graph_event_idx)
             OR sum(e.start_ns < g.start_ns OR e.end_ns > g.end_ns) > 0""").fetchall()
-    assert bad == []
+    assert bad == [] and one(generated, "SELECT max(child_order) FROM traceloom_graph_envelope_child") == children
 
 
 VIEWS = ["traceloom_graph_member_core", "traceloom_graph_body_member",

@@ -108,14 +108,14 @@ def test_evidence_role_structure_reads_links_and_launches_once(analysis):
         FROM traceloom_viz_node_anchor n
         JOIN traceloom_aux_link l ON l.anchor_n = n.anchor_n AND l.link_type = 'prelude'
         UNION ALL
-        SELECT m.event_n, 'replay_unit', l.replay_unit_id, n.node_id,
+        SELECT m.event_n, 'replay_unit', 'replay-unit-' || l.replay_unit_id, n.node_id,
                n.occurrence_idx, n.coverage_kind
         FROM traceloom_viz_node_anchor n
         JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
         JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
         JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
         UNION ALL
-        SELECT c.event_n, 'replay_unit', l.replay_unit_id, n.node_id,
+        SELECT c.event_n, 'replay_unit', 'replay-unit-' || l.replay_unit_id, n.node_id,
                n.occurrence_idx, n.coverage_kind
         FROM traceloom_viz_node_anchor n
         JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
@@ -127,7 +127,7 @@ def test_evidence_role_structure_reads_links_and_launches_once(analysis):
         FROM traceloom_viz_node_anchor n
         JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
         JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
-        JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+        JOIN traceloom_protected_interval p ON p.replay_unit_n = l.replay_unit_id
          AND p.db_idx = l.db_idx AND p.device_id = l.device_id
         JOIN traceloom_graph_body_member m ON m.launch_n = u.launch_n
         UNION ALL
@@ -136,7 +136,7 @@ def test_evidence_role_structure_reads_links_and_launches_once(analysis):
         FROM traceloom_viz_node_anchor n
         JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
         JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
-        JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+        JOIN traceloom_protected_interval p ON p.replay_unit_n = l.replay_unit_id
          AND p.db_idx = l.db_idx AND p.device_id = l.device_id
         JOIN traceloom_graph_launch_control c ON c.launch_n = u.launch_n
         UNION ALL
@@ -409,12 +409,12 @@ def test_evidence_role_placement_names_its_arms_outside_the_union(analysis):
                'supported', 'retained_between_anchor_evidence', l.aux_event_n
         FROM traceloom_aux_link l WHERE l.link_type = 'prelude'
         UNION ALL
-        SELECT m.event_n, 1, 'replay_unit', l.replay_unit_id, NULL,
+        SELECT m.event_n, 1, 'replay_unit', 'replay-unit-' || l.replay_unit_id, NULL,
                'traceloom_graph_launch', 'supported', 'exact_composite_membership', m.event_n
         FROM traceloom_graph_body_member m JOIN traceloom_graph_launch l ON l.launch_n = m.launch_n
         WHERE l.replay_unit_id IS NOT NULL
         UNION ALL
-        SELECT c.event_n, 1, 'replay_unit', l.replay_unit_id, NULL,
+        SELECT c.event_n, 1, 'replay_unit', 'replay-unit-' || l.replay_unit_id, NULL,
                'traceloom_graph_launch', 'supported', 'exact_composite_membership', c.event_n
         FROM traceloom_graph_launch_control c
         JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
@@ -424,7 +424,7 @@ def test_evidence_role_placement_names_its_arms_outside_the_union(analysis):
                p.replay_unit_id, 'traceloom_protected_interval', 'supported',
                'generic_discovery_no_cross_boundary', m.event_n
         FROM traceloom_graph_body_member m JOIN traceloom_graph_launch l ON l.launch_n = m.launch_n
-        JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+        JOIN traceloom_protected_interval p ON p.replay_unit_n = l.replay_unit_id
          AND p.db_idx = l.db_idx AND p.device_id = l.device_id
         UNION ALL
         SELECT c.event_n, 2, 'protected_interval', p.protected_interval_id,
@@ -432,7 +432,7 @@ def test_evidence_role_placement_names_its_arms_outside_the_union(analysis):
                'generic_discovery_no_cross_boundary', c.event_n
         FROM traceloom_graph_launch_control c
         JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
-        JOIN traceloom_protected_interval p ON p.replay_unit_id = l.replay_unit_id
+        JOIN traceloom_protected_interval p ON p.replay_unit_n = l.replay_unit_id
          AND p.db_idx = l.db_idx AND p.device_id = l.device_id
         UNION ALL
         SELECT m.event_n, 3, 'graph_body_member', m.member_id, NULL,

@@ -304,23 +304,28 @@ def test_cuda_graph_envelope(dbs):
     # one envelope per replay unit, as the reference: the prefill unit (models 10, 11, 12) and
     # three decode units (7, 8, 9), each from its first launch's start to its last launch's
     # end (3 launches 100 ns apart, 20 ns each: 0.22 us), on its first completion record's
-    # stream (42 for the prefill model, 36 for decode), enclosing the exact members of its
-    # three launches (2 body tasks of 1 ns each: 6, 0.006 us, all kernels)
+    # stream (42 for the prefill model, 36 for decode), named by its graph template (prefill
+    # 0, decode 1) and itself, enclosing every task of its interval: per launch MODEL_EXECUTE
+    # (10 ns), NOTIFY_WAIT (5), NOTIFY_RECORD (2) and 2 body kernels (1 ns each), 15 tasks and
+    # 0.057 us, of which the 6 kernels (0.006 us) are device work
     assert len(rows) == 4
     assert [r[2] for r in rows] == ["0", "1", "2", "3"]
-    assert [r[5] for r in rows] == ["10", "7", "7", "7"]
+    assert [r[4] for r in rows] == ["aclgraph-replay-unit-%d" % u for u in range(4)]
+    assert [r[5] for r in rows] == ["aclgraph-template-0"] + ["aclgraph-template-1"] * 3
     assert [r[6] for r in rows] == ["42", "36", "36", "36"]
-    assert {tuple(r[7:12]) for r in rows} == {("0.22", "6", "0.006", "6", "0.006")}
+    assert {tuple(r[7:12]) for r in rows} == {("0.22", "15", "0.057", "6", "0.006")}
 
 
 def test_cuda_graph_envelope_nsys(dbs):
     # nsys_graph: three launches (correlation 500-502) each replay kernels of graph nodes
     # 201-203 (25 us each) then a memcpy of node 204 (5 us) on stream 13: each envelope spans
-    # the first kernel's start to the memcpy's end (95 us) and encloses 4 events (80 us), of
-    # which 3 kernels (75 us)
+    # the first kernel's start to the memcpy's end (95 us) and encloses 4 events (80 us), all
+    # device work (the 3 kernels and the memcpy, as the reference counts them); a unit's
+    # execution id is its graph template (the three launches replay one graph: template 0)
     rows = run(dbs["nsys_graph"], "cuda-graph-envelope")
-    assert rows and {tuple(r[6:12]) for r in rows} == {("13", "95.0", "4", "80.0", "3", "75.0")}
-    assert [(r[1], r[2]) for r in rows] == [("cuda_graph_node_replay", str(i)) for i in range(3)]
+    assert rows and {tuple(r[6:12]) for r in rows} == {("13", "95.0", "4", "80.0", "4", "80.0")}
+    assert [(r[1], r[2]) for r in rows] == [("cuda_graph_replay", str(i)) for i in range(3)]
+    assert {r[4] for r in rows} == {"native-graph-template-0"}
 
 
 def test_event_graph_node_occurrences(dbs):
@@ -367,14 +372,15 @@ def test_node_replay_cost_members_cuda(dbs):
 
 def test_replay_cost_hotspots(dbs):
     # 12 aggregates: per (template, slot) the operator and AuxGraphOp; the decode template's
-    # run three times (3 members each), the prefill one once; each member is half its body
+    # run three times (3 members each), the prefill one once; each member is half its body.
+    # Templates are numbered from 0 in the order their units first run: prefill 0, decode 1
     rows = run(dbs["hlt"], "replay-cost-hotspots")
     assert len(rows) == 12
     assert sorted((r[1], r[2], r[6], r[8]) for r in rows) == sorted(
-        [("graph-template-1", slot, op, "1") for slot, ops in
+        [("0", slot, op, "1") for slot, ops in
          (("head", "PrefillHeadOp"), ("layer", "PrefillLayerOp"), ("tail", "PrefillTailOp"))
          for op in (ops, "AuxGraphOp")] +
-        [("graph-template-2", slot, op, "3") for slot, ops in
+        [("1", slot, op, "3") for slot, ops in
          (("head", "HeadOp"), ("layer", "LayerOp"), ("tail", "TailOp"))
          for op in (ops, "AuxGraphOp")])
     assert {r[13] for r in rows} == {"500000"}
@@ -392,8 +398,8 @@ def test_structural_composition(dbs):
     # not replayed and leave their 4 body tasks as anchors: an open suffix
     rows = run(dbs["hlt"], "structural-composition")
     assert [(r[0], r[2], r[3], r[6], r[7], r[8], r[14], r[15]) for r in rows] == [
-        ("0", "graph_unit", "1", "3", "3", "graph-template-1", "exact", "direct_exact_graph_unit"),
-        ("1", "graph_unit", "3", "9", "9", "graph-template-2", "exact", "direct_exact_graph_unit"),
+        ("0", "graph_unit", "1", "3", "3", "graph-template-0", "exact", "direct_exact_graph_unit"),
+        ("1", "graph_unit", "3", "9", "9", "graph-template-1", "exact", "direct_exact_graph_unit"),
         ("2", "unrecognized", "1", "4", "4", "unavailable", "unrecognized_open_suffix",
          "open_trace_suffix")]
     audit, = run(dbs["hlt"], "structural-composition-audit")

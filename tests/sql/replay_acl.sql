@@ -120,12 +120,71 @@ SELECT 'partition status: ordered disjoint exact replays',
 SELECT 'node view: every member under the atom node of its launch anchor',
   (SELECT count(DISTINCT member_id) FROM traceloom_v_node_graph_body_member) = 24
   AND (SELECT count(*) FROM traceloom_v_node_replay_cost_member) = 24;
--- (4 units of 3 launches, each launch 2 members: 6 a unit; the prefill unit 100 .. 320)
-SELECT 'envelopes: one per replay unit, its event and interval, enclosing exactly its members',
-  (SELECT count(*) FROM traceloom_cuda_graph_replay WHERE graph_kind = 'aclgraph_graph_replay' AND enclosed_event_count = 6) = 4
+-- (4 units of 3 launches, each launch 2 members: 6 a unit; the prefill unit 100 .. 320. A
+-- unit encloses every task of its interval on the device: per launch its MODEL_EXECUTE,
+-- NOTIFY_WAIT and NOTIFY_RECORD and its 2 kernels, 15 tasks of which 6 kernels)
+SELECT 'envelopes: one per replay unit, its event and interval, enclosing its launches'' tasks',
+  (SELECT count(*) FROM traceloom_cuda_graph_replay WHERE graph_kind = 'aclgraph_graph_replay'
+     AND enclosed_event_count = 15 AND enclosed_kernel_count = 6) = 4
   AND (SELECT count(*) FROM traceloom_cuda_graph_replay g JOIN traceloom_event e ON e.event_id = g.event_id
        WHERE e.source_table = 'ACLGRAPH_REPLAY_UNIT' AND e.start_ns = g.start_ns AND e.end_ns = g.end_ns) = 4
   AND (SELECT start_ns || '-' || end_ns FROM traceloom_cuda_graph_replay WHERE graph_event_idx = 0) = '100-320';
+-- The replay ids as the reference writes them (docs/PARITY.md): bare integers from 0 in the
+-- launch and cost relations. Units 0 (prefill: launches 0-2) and 1-3 (decode: 3-5, 6-8, 9-11);
+-- graph templates in the order their units first run (prefill 0, decode 1); body templates in
+-- the order bodies are first seen (the prefill H/L/T bodies 0-2, the decode ones 3-5, which
+-- the two trailing unpromoted launches 12-13 replay as 3 and 4); a launch's body is its own
+-- ordinal; composition candidates: the one-shot prefill composition 0, the periodic decode
+-- composition 1, whose three units share its slots (composition slots 0-2, then 3-5).
+SELECT 'replay ids: integers from 0, per unit, template, body, slot and candidate',
+  (SELECT group_concat(launch_n || ':' || coalesce(replay_unit_id, '-') || '/'
+                       || coalesce(graph_template_id, '-') || '/' || replay_body_template_id || '/'
+                       || body_id, ' ')
+     FROM (SELECT * FROM traceloom_graph_launch ORDER BY launch_n))
+    = '0:0/0/0/0 1:0/0/1/1 2:0/0/2/2 3:1/1/3/3 4:1/1/4/4 5:1/1/5/5 6:2/1/3/6 7:2/1/4/7 8:2/1/5/8 '
+      || '9:3/1/3/9 10:3/1/4/10 11:3/1/5/11 12:-/-/3/12 13:-/-/4/13'
+  AND (SELECT group_concat(composition_slot_id, ',')
+         FROM (SELECT composition_slot_id FROM traceloom_replay_cost_launch ORDER BY launch_n))
+    = '0,1,2,3,4,5,3,4,5,3,4,5'
+  AND (SELECT group_concat(replay_unit_id || '/' || graph_template_id, ',')
+         FROM (SELECT * FROM traceloom_replay_cost_unit ORDER BY replay_unit_id)) = '0/0,1/1,2/1,3/1'
+  AND (SELECT group_concat(DISTINCT typeof(replay_unit_id) || typeof(graph_template_id)
+                           || typeof(replay_body_template_id) || typeof(body_id))
+         FROM traceloom_graph_body_member) = 'integerintegerintegerinteger'
+  AND (SELECT group_concat(candidate_id, ',')
+         FROM (SELECT candidate_id FROM traceloom_aclgraph_reconstruction_region ORDER BY region_order))
+    = 'aclgraph-composition-candidate-0,aclgraph-composition-candidate-1,'
+      || 'aclgraph-composition-candidate-1,aclgraph-composition-candidate-1,'
+      || 'aclgraph-composition-candidate-1'
+  -- ... and as text where the reference names a unit so: protected intervals, unit anchors
+  AND (SELECT group_concat(replay_unit_id, ',')
+         FROM (SELECT replay_unit_id FROM traceloom_protected_interval ORDER BY replay_unit_n))
+    = 'replay-unit-0,replay-unit-1,replay-unit-2,replay-unit-3'
+  AND (SELECT count(*) FROM traceloom_replay_unit_anchor WHERE replay_unit_id = 'replay-unit-1') = 3;
+-- The unit envelopes: a unit's graph is its template, its execution the unit; it encloses
+-- every task of its interval on the device but its own event (per launch MODEL_EXECUTE 10 ns,
+-- NOTIFY_WAIT 5 ns, its 2 kernels 1 ns each and NOTIFY_RECORD 2 ns: 5 tasks, 19 ns; 3 launches:
+-- 15 tasks, 57 ns, of which the 6 kernels, 6 ns, are device work); envelope rows are
+-- numbered 1.. over all envelopes (unit 1's from 16).
+SELECT 'replay envelopes: ids and what each unit encloses',
+  (SELECT group_concat(graph_event_idx || ':' || graph_id || '/' || graph_exec_id || '/'
+                       || enclosed_event_count || '/' || enclosed_event_us || '/'
+                       || enclosed_kernel_count || '/' || enclosed_kernel_us, ' ')
+     FROM (SELECT * FROM traceloom_cuda_graph_replay ORDER BY graph_event_idx))
+    = '0:aclgraph-template-0/aclgraph-replay-unit-0/15/0.057/6/0.006 '
+      || '1:aclgraph-template-1/aclgraph-replay-unit-1/15/0.057/6/0.006 '
+      || '2:aclgraph-template-1/aclgraph-replay-unit-2/15/0.057/6/0.006 '
+      || '3:aclgraph-template-1/aclgraph-replay-unit-3/15/0.057/6/0.006'
+  AND (SELECT min(envelope_idx) || '-' || max(envelope_idx) || ' ' || min(envelope_id)
+         FROM traceloom_cuda_graph_envelope WHERE graph_event_idx = 1)
+    = '16-30 aclgraph-graph-envelope-16'
+  AND (SELECT DISTINCT graph_step_idx FROM traceloom_cuda_graph_envelope WHERE graph_event_idx = 0)
+    = (SELECT event_n FROM traceloom_cuda_graph_replay WHERE graph_event_idx = 0)
+  AND (SELECT json_extract(raw_json, '$.graph_template_id') || '/'
+              || json_extract(raw_json, '$.capture_group_size') || '/'
+              || json_extract(raw_json, '$.replay_composition_region_id') || '/'
+              || json_extract(raw_json, '$.launch_member_count')
+         FROM traceloom_cuda_graph_replay WHERE graph_event_idx = 2) = '1/3/2/3';
 -- include: structure_invariants.inc
 
 -- The split layout reconstructs the same composition.
@@ -243,10 +302,11 @@ SELECT 'the member tasks are anchors',
 -- device; a device whose launches were all left unpromoted has its own (above). With the
 -- reconstruction switched off nothing was looked for, so there is no issue.
 SELECT 'no launches', traceloom_analyze('fixtures/minimal_smoke/mono') LIKE '%3 events%';
+-- (an issue of no replay unit names unit -1, as the reference writes it)
 SELECT 'no launches: one input-level issue',
   coalesce((SELECT group_concat(db_idx || '/' || device_id || '/' || code || '/' || coalesce(replay_unit_id, 'null') || '/' || coalesce(launch_id, 'null') || '/' || detail, ';')
      FROM traceloom_replay_cost_issue), '')
-  = '0/' || (SELECT min(device_id) FROM traceloom_event) || '/no_replay_units/null/null/input contains no exact replay-unit occurrences';
+  = '0/' || (SELECT min(device_id) FROM traceloom_event) || '/no_replay_units/-1/null/input contains no exact replay-unit occurrences';
 SELECT 'no launches: nothing else about replays', (SELECT count(*) FROM traceloom_graph_launch) = 0 AND (SELECT count(*) FROM traceloom_replay_cost_unit) = 0;
 SELECT 'reconstruction off', traceloom_analyze('fixtures/minimal_smoke/mono', '{"graph_replay": false}') LIKE '%3 events%';
 SELECT 'reconstruction off: no issue', (SELECT count(*) FROM traceloom_replay_cost_issue) = 0;
