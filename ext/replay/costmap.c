@@ -11,8 +11,8 @@
 ** Aggregates collapse one body position over every replay of a graph template role
 ** ("role_collapsed": all layer slots of a head + layer x N + tail composition together):
 ** key (db, device, graph template, slot role, body template, lane, task ordinal), so every
-** contributor has the same identity by construction; nearest-rank p25 / median / p75 of
-** durations and shares. The three lenses are kept apart: nothing adds an envelope to
+** contributor has the same identity by construction; p25 / median / p75 of durations and
+** shares by the reference's rule (quartile(), median()). The three lenses are kept apart: nothing adds an envelope to
 ** member durations.
 */
 #include "replay/replay.h"
@@ -143,16 +143,26 @@ static int64_t kth_smallest(int64_t *v, size_t n, size_t k) {
   return v[k];
 }
 
-/* Nearest-rank percentile q (0..100) of v[0..n), n > 0 (v is reordered). */
-static int64_t nearest_rank(int64_t *v, size_t n, int q) {
-  size_t rank = (n * (size_t)q + 99) / 100;
-  if (rank < 1) rank = 1;
-  return kth_smallest(v, n, rank - 1);
+/* The quartiles and median of a replay position's samples v[0..n), n > 0 (v is reordered),
+** as the reference TraceLoom computes them, so that both publish the same numbers: the
+** lower and upper quartile (k = 1, 3) is the sample nearest to k quarters of the way along
+** the n - 1 gaps of the sorted samples, a tie going up (0-based index ((n - 1) k + 2) / 4);
+** the median is the middle sample, or for an even n the floor of the two middle samples'
+** mean. Durations and shares are never negative, so lo + (hi - lo) / 2 is that floor. */
+static int64_t quartile(int64_t *v, size_t n, size_t k) {
+  return kth_smallest(v, n, ((n - 1) * k + 2) / 4);
+}
+
+static int64_t median(int64_t *v, size_t n) {
+  int64_t hi = kth_smallest(v, n, n / 2);
+  if (n % 2) return hi;
+  int64_t lo = kth_smallest(v, n, n / 2 - 1);
+  return lo + (hi - lo) / 2;
 }
 
 /* One aggregate from its contributors list[0..n) in contributor (start, member) order:
-** numbers them, sums their work and their launches' task-sums, and takes the nearest-rank
-** p25 / median / p75 of durations and shares (vals: scratch of n). 0, or -1 on out-of-memory. */
+** numbers them, sums their work and their launches' task-sums, and takes the quartiles and
+** median (above) of durations and shares (vals: scratch of n). 0, or -1 on out-of-memory. */
 static int add_aggregate(const tl_trace *t, const tl_replay *r, tl_replay_costs *c,
                          const uint32_t *list, size_t n, int64_t *vals) {
   const tl_events *ev = &t->ev;
@@ -177,13 +187,13 @@ static int add_aggregate(const tl_trace *t, const tl_replay *r, tl_replay_costs 
   /* members of one launch are never in one aggregate twice: lane and task ordinal are
   ** unique within a launch */
   g.launches = g.count;
-  g.dur_p25 = nearest_rank(vals, n, 25);
-  g.dur_p50 = nearest_rank(vals, n, 50);
-  g.dur_p75 = nearest_rank(vals, n, 75);
+  g.dur_p25 = quartile(vals, n, 1);
+  g.dur_p50 = median(vals, n);
+  g.dur_p75 = quartile(vals, n, 3);
   for (size_t k = 0; k < n; k++) vals[k] = c->member_share_ppm[list[k]];
-  g.share_p25 = nearest_rank(vals, n, 25);
-  g.share_p50 = nearest_rank(vals, n, 50);
-  g.share_p75 = nearest_rank(vals, n, 75);
+  g.share_p25 = quartile(vals, n, 1);
+  g.share_p50 = median(vals, n);
+  g.share_p75 = quartile(vals, n, 3);
   return TL_VEC_PUSH(&c->aggregates, g) ? -1 : 0;
 }
 

@@ -4,7 +4,9 @@
 ** A small trace and a hand-made reconstruction: launches of one graph template, slot role
 ** and body template, whose members are given by hand. The aggregate of a body position
 ** collects that position's member of every launch, in (start, member) order; its
-** percentiles are nearest-rank. Expected numbers, contributor orders and percentiles are
+** quartiles are the samples nearest to a quarter and three quarters of the way along the
+** sorted samples' n - 1 gaps (a tie going up), its median the middle sample or the floor of
+** the two middle samples' mean (the reference's rule). Expected numbers, contributor orders and percentiles are
 ** worked out by hand from the intervals below. The first case has launches with identical
 ** bodies (every launch group uniform: the aggregates are found by slot); the second adds a
 ** launch of the same group with another body layout (the general path that orders every
@@ -116,18 +118,18 @@ START_TEST(uniform_bodies) {
   ck_assert_uint_eq(c.aggregates.n, 3);
   check_aggregate(&c.aggregates.v[0], 6, 1, 7, 7, 7, 7, 7);
   /* slot 0: launch 1 (start 500, 30), launch 0 (1000, 10), launch 2 (2000, 20); task sums
-  ** 50, 50, 30 */
-  check_aggregate(&c.aggregates.v[1], 2, 3, 10, 20, 30, 60, 130);
-  /* slot 1: launch 1 (530, 20), launch 0 (1010, 40), launch 2 (2020, 10) */
-  check_aggregate(&c.aggregates.v[2], 3, 3, 10, 20, 40, 70, 130);
+  ** 50, 50, 30; sorted 10, 20, 30: quartile indexes (2 + 2) / 4 = 1 and (6 + 2) / 4 = 2 */
+  check_aggregate(&c.aggregates.v[1], 2, 3, 20, 20, 30, 60, 130);
+  /* slot 1: launch 1 (530, 20), launch 0 (1010, 40), launch 2 (2020, 10): 10, 20, 40 */
+  check_aggregate(&c.aggregates.v[2], 3, 3, 20, 20, 40, 70, 130);
   static const uint32_t aggregate[7] = {1, 2, 1, 2, 1, 2, 0};
   static const uint32_t contributor[7] = {1, 1, 0, 0, 2, 2, 0};
   check_members(&c, aggregate, contributor, 7);
   /* shares: trunc(dur * 10^6 / task sum): 10/50, 40/50, 30/50, 20/50, 20/30, 10/30, 7/7 */
   static const int64_t share[7] = {200000, 800000, 600000, 400000, 666666, 333333, 1000000};
   for (int m = 0; m < 7; m++) ck_assert_int_eq(c.member_share_ppm[m], share[m]);
-  /* slot 0's shares 600000, 200000, 666666: nearest ranks 1, 2, 3 */
-  ck_assert_int_eq(c.aggregates.v[1].share_p25, 200000);
+  /* slot 0's shares 600000, 200000, 666666: the middle one twice, then the largest */
+  ck_assert_int_eq(c.aggregates.v[1].share_p25, 600000);
   ck_assert_int_eq(c.aggregates.v[1].share_p50, 600000);
   ck_assert_int_eq(c.aggregates.v[1].share_p75, 666666);
   tl_replay_costs_free(&c);
@@ -149,14 +151,36 @@ START_TEST(mixed_body_layouts) {
   /* head; layer (lane 0, task 0); (0, 1); (1, 0) */
   ck_assert_uint_eq(c.aggregates.n, 4);
   check_aggregate(&c.aggregates.v[0], 6, 1, 7, 7, 7, 7, 7);
-  /* (0, 0): 30, 10, 20, 5 by start 500, 1000, 2000, 3000: nearest ranks 1, 2, 3 of
-  ** 5, 10, 20, 30; task sums 50 + 50 + 30 + 110 */
-  check_aggregate(&c.aggregates.v[1], 2, 4, 5, 10, 20, 65, 240);
-  check_aggregate(&c.aggregates.v[2], 3, 4, 5, 10, 20, 75, 240);
+  /* (0, 0): 30, 10, 20, 5 by start 500, 1000, 2000, 3000; sorted 5, 10, 20, 30: quartile
+  ** indexes (3 + 2) / 4 = 1 and (9 + 2) / 4 = 2, median (10 + 20) / 2; task sums
+  ** 50 + 50 + 30 + 110 */
+  check_aggregate(&c.aggregates.v[1], 2, 4, 10, 15, 20, 65, 240);
+  /* (0, 1): 20, 40, 10, 5: sorted 5, 10, 20, 40 */
+  check_aggregate(&c.aggregates.v[2], 3, 4, 10, 15, 20, 75, 240);
   check_aggregate(&c.aggregates.v[3], 9, 1, 100, 100, 100, 100, 110);
   static const uint32_t aggregate[10] = {1, 2, 1, 2, 1, 2, 0, 1, 2, 3};
   static const uint32_t contributor[10] = {1, 1, 0, 0, 2, 2, 0, 3, 3, 0};
   check_members(&c, aggregate, contributor, 10);
+  tl_replay_costs_free(&c);
+  tl_replay_free(&r);
+  tl_trace_free(&t);
+}
+END_TEST
+
+/* Two samples, 10 and 13: the lower quartile is the first ((1 + 2) / 4 = 0), the upper the
+** second ((3 + 2) / 4 = 1), the median the floor of 23 / 2. */
+START_TEST(two_samples_median_floors) {
+  tl_trace t;
+  tl_replay r;
+  setup(&t, &r);
+  static const int64_t a[1][4] = {{0, 0, 1000, 1010}};
+  static const int64_t b[1][4] = {{0, 0, 2000, 2013}};
+  launch(&t, &r, TL_SLOT_LAYER, 1, 1, a);
+  launch(&t, &r, TL_SLOT_LAYER, 1, 1, b);
+  tl_replay_costs c;
+  build(&t, &r, &c);
+  ck_assert_uint_eq(c.aggregates.n, 1);
+  check_aggregate(&c.aggregates.v[0], 0, 2, 10, 11, 13, 23, 23);
   tl_replay_costs_free(&c);
   tl_replay_free(&r);
   tl_trace_free(&t);
@@ -168,6 +192,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("aggregates");
   tcase_add_test(tc, uniform_bodies);
   tcase_add_test(tc, mixed_body_layouts);
+  tcase_add_test(tc, two_samples_median_floors);
   suite_add_tcase(s, tc);
   return s;
 }
