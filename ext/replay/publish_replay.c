@@ -48,12 +48,7 @@ static const char *provider_name(int p) { return p == TL_GRAPH_CUDA ? "cuda" : "
 ** normalized symbol its operator type carries, CudaMatMul). traceloom_graph_body_member
 ** (sql/views/40_replay.sql) says the same. */
 static const char *member_identity(const tl_trace *t, uint32_t x, int provider) {
-  const tl_label *l = tl_event_label(t, x);
-  uint32_t id = provider == TL_GRAPH_CUDA ? l->name
-                : l->comm_name            ? l->comm_name
-                : l->op_type              ? l->op_type
-                : l->op_name              ? l->op_name
-                                          : l->name;
+  uint32_t id = tl_replay_member_identity(t, x, provider);
   return id ? tl_str(t, id) : NULL;
 }
 
@@ -1061,12 +1056,14 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     sqlite3_bind_int64(agg, TL_PARAM(CA_REPLAY_UNIT_COUNT), g->units);
     sqlite3_bind_int64(agg, TL_PARAM(CA_LAUNCH_MEMBER_COUNT), g->launches);
     sqlite3_bind_int(agg, TL_PARAM(CA_KIND_CONSISTENT), !g->kind_mixed);
-    sqlite3_bind_int(agg, TL_PARAM(CA_LANE_CONSISTENT),
-                     1); /* one lane ordinal by the aggregate key */
-    sqlite3_bind_int(agg, TL_PARAM(CA_DISTRIBUTION_SUPPORTED), !g->kind_mixed);
+    /* keyed by stream, an aggregate's contributors may sit on different lane ordinals: a
+    ** kind or lane disagreement suppresses the distribution (recovery.md 7.3) */
+    int supported = !g->kind_mixed && !g->lane_mixed;
+    sqlite3_bind_int(agg, TL_PARAM(CA_LANE_CONSISTENT), !g->lane_mixed);
+    sqlite3_bind_int(agg, TL_PARAM(CA_DISTRIBUTION_SUPPORTED), supported);
     int64_t v[6] = {g->dur_p25, g->dur_p50, g->dur_p75, g->share_p25, g->share_p50, g->share_p75};
     for (int q = 0; q < 6; q++) {
-      if (g->kind_mixed) sqlite3_bind_null(agg, TL_PARAM(CA_DURATION_P25_NS) + q);
+      if (!supported) sqlite3_bind_null(agg, TL_PARAM(CA_DURATION_P25_NS) + q);
       else sqlite3_bind_int64(agg, TL_PARAM(CA_DURATION_P25_NS) + q, v[q]);
     }
     sqlite3_bind_int64(agg, TL_PARAM(CA_LANE_ORDINAL), m->lane_ordinal);
