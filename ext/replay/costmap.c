@@ -57,7 +57,7 @@ static void sort_intervals(int64_t (*iv)[2], size_t n) {
     }
 }
 
-/* identity: its string id, so two identities at one (stream, position) order by interning
+/* slot: slot_rank; identity: its string id, so two identities at one (stream, position) order by interning
 ** order, not by text (the reference's text order; they tie only on inconsistent bodies) */
 typedef struct agg_key {
   uint16_t db_idx;
@@ -90,12 +90,22 @@ uint32_t tl_replay_member_identity(const tl_trace *t, uint32_t event, int provid
                                    : l->name;
 }
 
+/* A slot role's rank in the order of its name (tl_slot_role_name), the order the reference's
+** key sorts its slot_role text in: cuda_graph, generic_slot, head, layer, none, single, tail
+** (the enum puts generic_slot after tail). */
+static uint32_t slot_rank(uint8_t role) {
+  static const uint8_t rank[] = {[TL_SLOT_CUDA] = 0, [TL_SLOT_GENERIC] = 1, [TL_SLOT_HEAD] = 2,
+                                 [TL_SLOT_LAYER] = 3, [TL_SLOT_NONE] = 4, [TL_SLOT_SINGLE] = 5,
+                                 [TL_SLOT_TAIL] = 6};
+  return role < sizeof rank ? rank[role] : UINT8_MAX;
+}
+
 /* A member's aggregate key (start and member: its contributor order). */
 static agg_key member_key(const tl_trace *t, const tl_replay *r, uint32_t mi) {
   const tl_graph_member *m = &r->members.v[mi];
   const tl_graph_launch *l = &r->launches.v[m->launch];
-  return (agg_key){l->db_idx, r->units.v[l->unit].graph_template, l->device_id, l->slot_role,
-                   l->body_template, tl_events_stream_id(&t->ev, m->event), m->task_ordinal,
+  return (agg_key){l->db_idx, r->units.v[l->unit].graph_template, l->device_id,
+                   slot_rank(l->slot_role), l->body_template, tl_events_stream_id(&t->ev, m->event), m->task_ordinal,
                    tl_replay_member_identity(t, m->event, l->provider),
                    t->ev.start_ns[m->event], mi};
 }

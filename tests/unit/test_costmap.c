@@ -297,6 +297,28 @@ START_TEST(swapped_lanes_are_lane_mixed) {
 }
 END_TEST
 
+/* Slot roles order by their names, as the reference's key sorts its slot_role text: a generic
+** slot (generic_slot) before a head, though the head's role number is the smaller. Launch 0
+** is the head (member 0), launch 1 the generic slot (member 1). */
+START_TEST(slot_roles_by_name) {
+  tl_trace t;
+  tl_replay r;
+  setup(&t, &r);
+  static const int64_t a[1][5] = {{0, 0, 100, 110, 5}};
+  static const int64_t b[1][5] = {{0, 0, 200, 203, 5}};
+  launch(&t, &r, TL_SLOT_HEAD, 1, 1, a);
+  launch(&t, &r, TL_SLOT_GENERIC, 2, 1, b);
+  tl_replay_costs c;
+  build(&t, &r, &c);
+  ck_assert_uint_eq(c.aggregates.n, 2);
+  check_aggregate(&c.aggregates.v[0], 1, 1, 3, 3, 3, 3, 3);
+  check_aggregate(&c.aggregates.v[1], 0, 1, 10, 10, 10, 10, 10);
+  tl_replay_costs_free(&c);
+  tl_replay_free(&r);
+  tl_trace_free(&t);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("costmap");
   TCase *tc = tcase_create("aggregates");
@@ -307,6 +329,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, aggregates_by_stream_general_path);
   tcase_add_test(tc, layer_slots_on_two_streams);
   tcase_add_test(tc, swapped_lanes_are_lane_mixed);
+  tcase_add_test(tc, slot_roles_by_name);
   suite_add_tcase(s, tc);
   return s;
 }
