@@ -10,8 +10,12 @@
 ** trunc(duration * 10^6 / body task_sum) (0 and unsupported when the sum is 0).
 ** Aggregates collapse one body position over every replay of a graph template role
 ** ("role_collapsed": all layer slots of a head + layer x N + tail composition together):
-** key (db, device, graph template, slot role, body template, lane, task ordinal), so every
-** contributor has the same identity by construction; p25 / median / p75 of durations and
+** key (db, graph template, device, slot role, body template, stream, task ordinal, identity):
+** the spec's key (recovery.md 7.3), in the order the reference numbers its aggregates, so
+** that ties between aggregates (replay-cost-explain takes the first by aggregate_id) break
+** alike. By stream, not lane: the layer slots of one role may run on different streams, each
+** stream's position its own aggregate. A position whose contributors sit on different lane
+** ordinals is lane-inconsistent (no distribution); p25 / median / p75 of durations and
 ** shares by the reference's rule (quartile(), median()). The three lenses are kept apart: nothing adds an envelope to
 ** member durations.
 */
@@ -53,9 +57,11 @@ static void sort_intervals(int64_t (*iv)[2], size_t n) {
     }
 }
 
+/* slot: slot_rank; identity: its string id, so two identities at one (stream, position) order by interning
+** order, not by text (the reference's text order; they tie only on inconsistent bodies) */
 typedef struct agg_key {
   uint16_t db_idx;
-  uint32_t device_id, graph_template, slot, body, lane, task;
+  uint32_t graph_template, device_id, slot, body, stream, task, identity;
   int64_t start;
   uint32_t member;
 } agg_key;
@@ -63,16 +69,45 @@ typedef struct agg_key {
 static int agg_cmp(const void *a, const void *b) {
   const agg_key *x = a, *y = b;
 #define C(f) if (x->f != y->f) return x->f < y->f ? -1 : 1
-  C(db_idx); C(device_id); C(graph_template); C(slot); C(body); C(lane); C(task); C(start);
-  C(member);
+  C(db_idx); C(graph_template); C(device_id); C(slot); C(body); C(stream); C(task);
+  C(identity); C(start); C(member);
 #undef C
   return 0;
 }
 
 static int same_group(const agg_key *x, const agg_key *y) {
-  return x->db_idx == y->db_idx && x->device_id == y->device_id &&
-         x->graph_template == y->graph_template && x->slot == y->slot && x->body == y->body &&
-         x->lane == y->lane && x->task == y->task;
+  return x->db_idx == y->db_idx && x->graph_template == y->graph_template &&
+         x->device_id == y->device_id && x->slot == y->slot && x->body == y->body &&
+         x->stream == y->stream && x->task == y->task && x->identity == y->identity;
+}
+
+uint32_t tl_replay_member_identity(const tl_trace *t, uint32_t event, int provider) {
+  const tl_label *l = tl_event_label(t, event);
+  return provider == TL_GRAPH_CUDA ? l->name
+         : l->comm_name            ? l->comm_name
+         : l->op_type              ? l->op_type
+         : l->op_name              ? l->op_name
+                                   : l->name;
+}
+
+/* A slot role's rank in the order of its name (tl_slot_role_name), the order the reference's
+** key sorts its slot_role text in: cuda_graph, generic_slot, head, layer, none, single, tail
+** (the enum puts generic_slot after tail). */
+static uint32_t slot_rank(uint8_t role) {
+  static const uint8_t rank[] = {[TL_SLOT_CUDA] = 0, [TL_SLOT_GENERIC] = 1, [TL_SLOT_HEAD] = 2,
+                                 [TL_SLOT_LAYER] = 3, [TL_SLOT_NONE] = 4, [TL_SLOT_SINGLE] = 5,
+                                 [TL_SLOT_TAIL] = 6};
+  return role < sizeof rank ? rank[role] : UINT8_MAX;
+}
+
+/* A member's aggregate key (start and member: its contributor order). */
+static agg_key member_key(const tl_trace *t, const tl_replay *r, uint32_t mi) {
+  const tl_graph_member *m = &r->members.v[mi];
+  const tl_graph_launch *l = &r->launches.v[m->launch];
+  return (agg_key){l->db_idx, r->units.v[l->unit].graph_template, l->device_id,
+                   slot_rank(l->slot_role), l->body_template, tl_events_stream_id(&t->ev, m->event), m->task_ordinal,
+                   tl_replay_member_identity(t, m->event, l->provider),
+                   t->ev.start_ns[m->event], mi};
 }
 
 /* Orders keys by agg_cmp without comparing 40-byte keys n log n times: each distinct
@@ -81,14 +116,14 @@ static int same_group(const agg_key *x, const agg_key *y) {
 ** order[k] is the index into keys of the k-th key. 0, or -1 on out-of-memory. */
 static int order_keys(const agg_key *keys, size_t n, uint32_t *order) {
   tl_shapes groups;
-  tl_shapes_init(&groups, 7);
+  tl_shapes_init(&groups, 8);
   uint64_t *sk = malloc((n ? n : 1) * sizeof *sk);
   uint32_t *gid = malloc((n ? n : 1) * sizeof *gid);
   int rc = sk && gid ? 0 : -1;
   for (size_t k = 0; rc == 0 && k < n; k++) {
     const agg_key *x = &keys[k];
-    uint64_t w[7] = {x->db_idx, x->device_id, x->graph_template, x->slot, x->body, x->lane,
-                     x->task};
+    uint64_t w[8] = {x->db_idx, x->graph_template, x->device_id, x->slot, x->body, x->stream,
+                     x->task, x->identity};
     int fresh;
     int64_t id = tl_shapes_intern(&groups, w, &fresh);
     if (id < 0) rc = -1;
@@ -180,12 +215,13 @@ static int add_aggregate(const tl_trace *t, const tl_replay *r, tl_replay_costs 
     g.work_ns += vals[k];
     g.body_task_sum_ns += c->launch[m->launch].task_sum;
     if (m->kind != r->members.v[g.first_member].kind) g.kind_mixed = 1;
+    if (m->lane_ordinal != r->members.v[g.first_member].lane_ordinal) g.lane_mixed = 1;
     /* members are in time order, so one unit's members are adjacent */
     uint32_t u = r->launches.v[m->launch].unit;
     if (u != last_unit) g.units++, last_unit = u;
   }
-  /* members of one launch are never in one aggregate twice: lane and task ordinal are
-  ** unique within a launch */
+  /* members of one launch are never in one aggregate twice: a launch's lanes are its
+  ** streams, and lane and task ordinal are unique within a launch */
   g.launches = g.count;
   g.dur_p25 = quartile(vals, n, 1);
   g.dur_p50 = median(vals, n);
@@ -209,28 +245,31 @@ static int timed_cmp(const void *a, const void *b) {
 }
 
 /* The aggregates without a key per member, when every launch group (db, device, graph
-** template, slot role, body template: the aggregate key less lane and task) is uniform: its
-** launches all have its first launch's (lane, task) sequence, which is strictly increasing.
-** Then a group's aggregates are its slots, in agg_cmp order (groups in key order, then slot
-** k), and the contributors of slot k are member k of each of its launches, in (start,
-** member) order: launch order, unless the times say otherwise. Returns 1 when it applied, 0
-** when a group is not uniform (nothing written), -1 on out-of-memory. */
+** template, slot role, body template and the stream of the launch's first member) is
+** uniform: its launches all have its first launch's (lane, task, stream) sequence. Then slot
+** k of a group (member k of each of its launches, in (start, member) order: launch order,
+** unless the times say otherwise) is one aggregate, and the aggregates are the groups'
+** slots in key order (agg_cmp), unless two slots of different groups share a key (their
+** members are one aggregate: the general path). Returns 1 when it applied, 0 when not
+** (nothing written), -1 on out-of-memory. */
 static int aggregates_by_slot(const tl_trace *t, const tl_replay *r, tl_replay_costs *c,
                               uint32_t *list, int64_t *vals) {
-  size_t nl = r->launches.n;
+  const tl_events *ev = &t->ev;
+  size_t nl = r->launches.n, nslots = 0;
   tl_shapes groups;
-  tl_shapes_init(&groups, 5);
+  tl_shapes_init(&groups, 6);
   uint32_t *gid = malloc((nl ? nl : 1) * sizeof *gid), *bucket = NULL, *first = NULL;
-  uint32_t *rep = NULL, *count = NULL;
-  agg_key *rank = NULL;
+  uint32_t *rep = NULL, *count = NULL, *slot_group = NULL, *slot_k = NULL;
+  agg_key *slots = NULL;
   timed_member *timed = NULL;
   int rc = gid ? 1 : -1;
   for (size_t i = 0; rc == 1 && i < nl; i++) {
     const tl_graph_launch *l = &r->launches.v[i];
     gid[i] = UINT32_MAX;
     if (l->unit == TL_REPLAY_NONE || !l->nmembers) continue;
-    uint64_t w[5] = {l->db_idx, l->device_id, r->units.v[l->unit].graph_template, l->slot_role,
-                     l->body_template};
+    uint64_t w[6] = {l->db_idx, l->device_id, r->units.v[l->unit].graph_template, l->slot_role,
+                     l->body_template,
+                     tl_events_stream_id(ev, r->members.v[l->first_member].event)};
     int fresh;
     int64_t id = tl_shapes_intern(&groups, w, &fresh);
     if (id < 0) rc = -1;
@@ -241,24 +280,16 @@ static int aggregates_by_slot(const tl_trace *t, const tl_replay *r, tl_replay_c
     rep = malloc((ng ? ng : 1) * sizeof *rep);
     count = calloc(ng ? ng : 1, sizeof *count);
     first = malloc((ng ? ng : 1) * sizeof *first);
-    rank = malloc((ng ? ng : 1) * sizeof *rank);
     bucket = malloc((nl ? nl : 1) * sizeof *bucket);
     timed = malloc((nl ? nl : 1) * sizeof *timed);
-    if (!rep || !count || !first || !rank || !bucket || !timed) rc = -1;
+    if (!rep || !count || !first || !bucket || !timed) rc = -1;
   }
   for (size_t i = 0; rc == 1 && i < nl; i++) {
     if (gid[i] == UINT32_MAX) continue;
     const tl_graph_launch *l = &r->launches.v[i];
     if (!count[gid[i]]++) {
       rep[gid[i]] = (uint32_t)i;
-      rank[gid[i]] = (agg_key){l->db_idx, l->device_id, r->units.v[l->unit].graph_template,
-                               l->slot_role, l->body_template, 0, 0, 0, gid[i]};
-      for (uint32_t k = 1; rc == 1 && k < l->nmembers; k++) {
-        const tl_graph_member *p = &r->members.v[l->first_member + k - 1], *m = p + 1;
-        if (p->lane_ordinal > m->lane_ordinal ||
-            (p->lane_ordinal == m->lane_ordinal && p->task_ordinal >= m->task_ordinal))
-          rc = 0;
-      }
+      nslots += l->nmembers;
       continue;
     }
     const tl_graph_launch *l0 = &r->launches.v[rep[gid[i]]];
@@ -266,34 +297,52 @@ static int aggregates_by_slot(const tl_trace *t, const tl_replay *r, tl_replay_c
     for (uint32_t k = 0; rc == 1 && k < l->nmembers; k++) {
       const tl_graph_member *m = &r->members.v[l->first_member + k];
       const tl_graph_member *m0 = &r->members.v[l0->first_member + k];
-      if (m->lane_ordinal != m0->lane_ordinal || m->task_ordinal != m0->task_ordinal) rc = 0;
+      if (m->lane_ordinal != m0->lane_ordinal || m->task_ordinal != m0->task_ordinal ||
+          tl_events_stream_id(ev, m->event) != tl_events_stream_id(ev, m0->event))
+        rc = 0;
     }
   }
-  if (rc == 1) { /* each group's launches, in launch order */
+  if (rc == 1) { /* each group's launches, in launch order; every group's slots, by key */
     uint32_t sum = 0;
     for (size_t g = 0; g < ng; g++) first[g] = sum, sum += count[g];
     for (size_t i = 0; i < nl; i++)
       if (gid[i] != UINT32_MAX) bucket[first[gid[i]]++] = (uint32_t)i;
     for (size_t g = 0; g < ng; g++) first[g] -= count[g];
-    qsort(rank, ng, sizeof *rank, agg_cmp);
+    slots = malloc((nslots ? nslots : 1) * sizeof *slots);
+    slot_group = malloc((nslots ? nslots : 1) * sizeof *slot_group);
+    slot_k = malloc((nslots ? nslots : 1) * sizeof *slot_k);
+    if (!slots || !slot_group || !slot_k) rc = -1;
   }
-  for (size_t j = 0; rc == 1 && j < ng; j++) {
-    uint32_t g = rank[j].member, n = count[g];
-    const uint32_t *launches = bucket + first[g];
-    for (uint32_t k = 0; rc == 1 && k < r->launches.v[rep[g]].nmembers; k++) {
-      int ordered = 1;
-      for (uint32_t x = 0; x < n; x++) {
-        uint32_t mi = r->launches.v[launches[x]].first_member + k;
-        timed[x] = (timed_member){t->ev.start_ns[r->members.v[mi].event], mi};
-        if (x && timed_cmp(&timed[x - 1], &timed[x]) > 0) ordered = 0;
+  if (rc == 1) {
+    size_t j = 0;
+    for (size_t g = 0; g < ng; g++) {
+      const tl_graph_launch *l0 = &r->launches.v[rep[g]];
+      for (uint32_t k = 0; k < l0->nmembers; k++, j++) {
+        slots[j] = member_key(t, r, l0->first_member + k);
+        slots[j].start = 0, slots[j].member = (uint32_t)j;
+        slot_group[j] = (uint32_t)g, slot_k[j] = k;
       }
-      if (!ordered) qsort(timed, n, sizeof *timed, timed_cmp);
-      for (uint32_t x = 0; x < n; x++) list[x] = timed[x].member;
-      if (add_aggregate(t, r, c, list, n, vals)) rc = -1;
     }
+    qsort(slots, nslots, sizeof *slots, agg_cmp);
+    for (size_t x = 1; rc == 1 && x < nslots; x++)
+      if (same_group(&slots[x - 1], &slots[x])) rc = 0;
+  }
+  for (size_t j = 0; rc == 1 && j < nslots; j++) {
+    uint32_t g = slot_group[slots[j].member], k = slot_k[slots[j].member], n = count[g];
+    const uint32_t *launches = bucket + first[g];
+    int ordered = 1;
+    for (uint32_t x = 0; x < n; x++) {
+      uint32_t mi = r->launches.v[launches[x]].first_member + k;
+      timed[x] = (timed_member){ev->start_ns[r->members.v[mi].event], mi};
+      if (x && timed_cmp(&timed[x - 1], &timed[x]) > 0) ordered = 0;
+    }
+    if (!ordered) qsort(timed, n, sizeof *timed, timed_cmp);
+    for (uint32_t x = 0; x < n; x++) list[x] = timed[x].member;
+    if (add_aggregate(t, r, c, list, n, vals)) rc = -1;
   }
   tl_shapes_free(&groups);
-  free(gid), free(bucket), free(first), free(rep), free(count), free(rank), free(timed);
+  free(gid), free(bucket), free(first), free(rep), free(count), free(timed);
+  free(slots), free(slot_group), free(slot_k);
   return rc;
 }
 
@@ -388,12 +437,7 @@ int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs
     const tl_graph_launch *l = &r->launches.v[i];
     if (l->unit == TL_REPLAY_NONE) continue;
     for (uint32_t k = 0; k < l->nmembers; k++) {
-      uint32_t mi = l->first_member + k;
-      const tl_graph_member *m = &r->members.v[mi];
-      agg_key key = {l->db_idx, l->device_id, r->units.v[l->unit].graph_template, l->slot_role,
-                     l->body_template, m->lane_ordinal, m->task_ordinal,
-                     ev->start_ns[m->event], mi};
-      keys[nk++] = key;
+      keys[nk++] = member_key(t, r, l->first_member + k);
     }
   }
   order = malloc((nk ? nk : 1) * sizeof *order);

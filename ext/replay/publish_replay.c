@@ -48,12 +48,7 @@ static const char *provider_name(int p) { return p == TL_GRAPH_CUDA ? "cuda" : "
 ** normalized symbol its operator type carries, CudaMatMul). traceloom_graph_body_member
 ** (sql/views/40_replay.sql) says the same. */
 static const char *member_identity(const tl_trace *t, uint32_t x, int provider) {
-  const tl_label *l = tl_event_label(t, x);
-  uint32_t id = provider == TL_GRAPH_CUDA ? l->name
-                : l->comm_name            ? l->comm_name
-                : l->op_type              ? l->op_type
-                : l->op_name              ? l->op_name
-                                          : l->name;
+  uint32_t id = tl_replay_member_identity(t, x, provider);
   return id ? tl_str(t, id) : NULL;
 }
 
@@ -263,14 +258,20 @@ typedef struct member_plan {
   size_t nslots;
 } member_plan;
 
-/* What the view gives member k of launch l from its first member: aggregate m0's + k, m0's
-** contributor order, and trunc(dur * 10^6 / task_sum) in 64-bit SQL arithmetic. */
+/* The aggregate of member k of the launch whose first member is m0, less member 0's. */
+static int64_t aggregate_offset(const tl_replay_costs *c, uint32_t m0, uint32_t k) {
+  return (int64_t)c->member_aggregate[m0 + k] - (int64_t)c->member_aggregate[m0];
+}
+
+/* What the view gives member k of the launch whose first member is m0 from that member and
+** the slots made from the launch whose first member is s0: aggregate m0's + the slot's offset
+** (s0's), m0's contributor order, and trunc(dur * 10^6 / task_sum) in 64-bit SQL arithmetic. */
 static int member_derived(const tl_trace *t, const tl_replay *r, const tl_replay_costs *c,
-                          uint32_t m0, uint32_t k) {
+                          uint32_t m0, uint32_t k, uint32_t s0) {
   uint32_t mi = m0 + k;
   const tl_graph_member *m = &r->members.v[mi];
   int64_t dur = tl_events_end(&t->ev, m->event) - t->ev.start_ns[m->event];
-  return c->member_aggregate[mi] == c->member_aggregate[m0] + k &&
+  return aggregate_offset(c, m0, k) == aggregate_offset(c, s0, k) &&
          c->member_contributor[mi] == c->member_contributor[m0] &&
          dur >= -INT64_MAX / 1000000 && dur <= INT64_MAX / 1000000; /* dur * 10^6 is exact */
 }
@@ -284,7 +285,7 @@ static int launch_fits(const tl_trace *t, const tl_replay *r, const tl_replay_co
     if (m->lane_ordinal != s->lane_ordinal || m->task_ordinal != s->task_ordinal ||
         m->kind != s->kind || m->original_graph_node_id != s->original_graph_node_id ||
         (int64_t)m->event != (int64_t)r->members.v[l->first_member].event + offset ||
-        !member_derived(t, r, c, l->first_member, k))
+        !member_derived(t, r, c, l->first_member, k, (uint32_t)(slot0 - r->members.v)))
       return 0;
   }
   return 1;
@@ -328,13 +329,14 @@ static int plan_members(const tl_trace *t, const tl_replay *r, const tl_replay_c
 }
 
 enum {
-  GS_N, GS_LANE, GS_TASK, GS_KIND, GS_NODE, GS_OFFSET, GS_AGGREGATE, GS_CONTRIBUTOR, GS_SHARE,
-  GS_NCOLS
+  GS_N, GS_LANE, GS_TASK, GS_KIND, GS_NODE, GS_OFFSET, GS_AGGREGATE_OFFSET, GS_AGGREGATE,
+  GS_CONTRIBUTOR, GS_SHARE, GS_NCOLS
 };
 static const tl_rows_column slot_columns[GS_NCOLS] = {
     [GS_N] = {"slot_n", 0},          [GS_LANE] = {"lane_ordinal", 0},
     [GS_TASK] = {"task_ordinal", 0}, [GS_KIND] = {"kind", 1},
     [GS_NODE] = {"original_graph_node_id", 0}, [GS_OFFSET] = {"event_offset", 0},
+    [GS_AGGREGATE_OFFSET] = {"aggregate_offset", 0},
     [GS_AGGREGATE] = {"aggregate_n", 0}, [GS_CONTRIBUTOR] = {"contributor_order", 0},
     [GS_SHARE] = {"scheduled_work_share_ppm", 0},
 };
@@ -367,8 +369,9 @@ static int fill_slot(void *ctx, size_t row, int64_t *v, unsigned char *null) {
   x->kind = tl_member_kind_name(m->kind), null[GS_KIND] = 0;
   v[GS_NODE] = m->original_graph_node_id, null[GS_NODE] = m->original_graph_node_id == TL_ABSENT;
   v[GS_OFFSET] = (int64_t)m->event - (int64_t)x->r->members.v[m0].event, null[GS_OFFSET] = 0;
+  v[GS_AGGREGATE_OFFSET] = aggregate_offset(x->c, m0, mi - m0), null[GS_AGGREGATE_OFFSET] = 0;
   /* the corrections: NULL where the launch's first member gives the value */
-  int derived = member_derived(x->t, x->r, x->c, m0, mi - m0);
+  int derived = member_derived(x->t, x->r, x->c, m0, mi - m0, m0);
   v[GS_AGGREGATE] = x->c->member_aggregate[mi], null[GS_AGGREGATE] = (unsigned char)derived;
   v[GS_CONTRIBUTOR] = x->c->member_contributor[mi], null[GS_CONTRIBUTOR] = (unsigned char)derived;
   v[GS_SHARE] = x->c->member_share_ppm[mi], null[GS_SHARE] = (unsigned char)derived;
@@ -1061,12 +1064,14 @@ static int publish_costs(sqlite3 *db, const tl_trace *t, const tl_replay *r,
     sqlite3_bind_int64(agg, TL_PARAM(CA_REPLAY_UNIT_COUNT), g->units);
     sqlite3_bind_int64(agg, TL_PARAM(CA_LAUNCH_MEMBER_COUNT), g->launches);
     sqlite3_bind_int(agg, TL_PARAM(CA_KIND_CONSISTENT), !g->kind_mixed);
-    sqlite3_bind_int(agg, TL_PARAM(CA_LANE_CONSISTENT),
-                     1); /* one lane ordinal by the aggregate key */
-    sqlite3_bind_int(agg, TL_PARAM(CA_DISTRIBUTION_SUPPORTED), !g->kind_mixed);
+    /* keyed by stream, an aggregate's contributors may sit on different lane ordinals: a
+    ** kind or lane disagreement suppresses the distribution (recovery.md 7.3) */
+    int supported = !g->kind_mixed && !g->lane_mixed;
+    sqlite3_bind_int(agg, TL_PARAM(CA_LANE_CONSISTENT), !g->lane_mixed);
+    sqlite3_bind_int(agg, TL_PARAM(CA_DISTRIBUTION_SUPPORTED), supported);
     int64_t v[6] = {g->dur_p25, g->dur_p50, g->dur_p75, g->share_p25, g->share_p50, g->share_p75};
     for (int q = 0; q < 6; q++) {
-      if (g->kind_mixed) sqlite3_bind_null(agg, TL_PARAM(CA_DURATION_P25_NS) + q);
+      if (!supported) sqlite3_bind_null(agg, TL_PARAM(CA_DURATION_P25_NS) + q);
       else sqlite3_bind_int64(agg, TL_PARAM(CA_DURATION_P25_NS) + q, v[q]);
     }
     sqlite3_bind_int64(agg, TL_PARAM(CA_LANE_ORDINAL), m->lane_ordinal);

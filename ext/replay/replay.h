@@ -240,7 +240,7 @@ typedef struct tl_lane_cost {
 typedef struct tl_replay_aggregate {
   uint32_t first_member;         /* a representative member (first contributor) */
   uint32_t count, units, launches, slot; /* slot: the slot role (tl_slot_role) */
-  int kind_mixed;
+  int kind_mixed, lane_mixed;     /* contributors of more than one kind / lane ordinal */
   int64_t dur_p25, dur_p50, dur_p75, share_p25, share_p50, share_p75;
   /* the aggregate's scheduled-work share: its members' summed durations over the summed
   ** body task-sums of their launches */
@@ -255,6 +255,11 @@ typedef struct tl_replay_costs {
   TL_VEC(tl_lane_cost) lanes;    /* per (promoted launch, lane), in launch then lane order */
   TL_VEC(tl_replay_aggregate) aggregates;
 } tl_replay_costs;
+
+/* The string id of a member's identity (0: none): the name its body signature compares, an
+** Ascend task's communication name, operator type, operator name or name, a CUDA graph
+** child's own name (publish_replay.c says why). Part of the cost aggregates' key. */
+uint32_t tl_replay_member_identity(const tl_trace *t, uint32_t event, int provider);
 
 int tl_replay_costs_build(const tl_trace *t, const tl_replay *r, tl_replay_costs *c, tl_err *e);
 void tl_replay_costs_free(tl_replay_costs *c);

@@ -118,11 +118,13 @@ CREATE TABLE traceloom_graph_launch_control(
 -- (sql/views/40_replay.sql) is the view of launches x slots that gives every member back:
 --   member_n = traceloom_graph_launch.first_member_n + k (k = member_order, the slot's index)
 --   event_n  = the launch's first_event_n + the slot's event_offset
---   aggregate_n = first_aggregate_n + k; contributor_order = the launch's;
+--   aggregate_n = first_aggregate_n + the slot's aggregate_offset (aggregates are numbered by
+--     stream, ext/replay/costmap.c, so member k's is not always member 0's + k: a lane whose
+--     stream id is below an earlier lane's comes first); contributor_order = the launch's;
 --   scheduled_work_share_ppm = trunc(dur * 10^6 / the launch's task_sum).
 -- A launch whose members these rules do not give (ext/replay/publish_replay.c checks every
 -- member) has slots of its own, whose correction columns hold what differs.
--- @surface traceloom_graph_slot_core | one member slot of a body | The storage behind traceloom_graph_member_core: per body template (or per launch that needs its own) its members' lane and task ordinals, kind, CUDA node and event offset from the first member's event | SELECT kind, count(*) FROM traceloom_graph_slot_core GROUP BY 1
+-- @surface traceloom_graph_slot_core | one member slot of a body | The storage behind traceloom_graph_member_core: per body template (or per launch that needs its own) its members' lane and task ordinals, kind, CUDA node, and event and aggregate offsets from the first member's | SELECT kind, count(*) FROM traceloom_graph_slot_core GROUP BY 1
 CREATE TABLE traceloom_graph_slot_core(
   slot_n INTEGER PRIMARY KEY,      -- a body's slots are a range (first_slot_n + member_order)
   lane_ordinal INTEGER NOT NULL,
@@ -130,6 +132,7 @@ CREATE TABLE traceloom_graph_slot_core(
   kind TEXT NOT NULL,              -- compute | communication | data_move
   original_graph_node_id INTEGER,  -- CUDA: NULL when missing or ambiguous
   event_offset INTEGER NOT NULL,   -- event_n - event_n of member 0, in the launch that made it
+  aggregate_offset INTEGER NOT NULL, -- aggregate_n - aggregate_n of member 0, the same way
   -- corrections, in a launch's own slots only (NULL: the rule above gives the value)
   aggregate_n INTEGER, contributor_order INTEGER, scheduled_work_share_ppm INTEGER
 );
@@ -139,7 +142,7 @@ CREATE TABLE traceloom_graph_member_range_core(
   launch_n INTEGER PRIMARY KEY,    -- traceloom_graph_launch.launch_n (first_member_n, member_count)
   first_slot_n INTEGER NOT NULL,   -- traceloom_graph_slot_core.slot_n of member 0
   first_event_n INTEGER NOT NULL,  -- the event of member 0
-  first_aggregate_n INTEGER NOT NULL, -- the aggregate of member 0 (member k: + k)
+  first_aggregate_n INTEGER NOT NULL, -- the aggregate of member 0 (member k: + its offset)
   contributor_order INTEGER NOT NULL  -- its members' 0-based time order within their aggregates
 );
 

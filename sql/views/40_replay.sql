@@ -13,7 +13,7 @@ SELECT l.first_member_n + s.slot_n - g.first_slot_n AS member_n, g.launch_n,
        coalesce(s.scheduled_work_share_ppm,
                 CASE WHEN c.task_sum_ns > 0 THEN e.dur_ns * 1000000 / c.task_sum_ns ELSE 0 END)
          AS scheduled_work_share_ppm,
-       coalesce(s.aggregate_n, g.first_aggregate_n + s.slot_n - g.first_slot_n) AS aggregate_n,
+       coalesce(s.aggregate_n, g.first_aggregate_n + s.aggregate_offset) AS aggregate_n,
        coalesce(s.contributor_order, g.contributor_order) AS contributor_order
 FROM traceloom_graph_member_range_core g
 JOIN traceloom_graph_launch l ON l.launch_n = g.launch_n

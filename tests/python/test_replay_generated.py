@@ -6,6 +6,7 @@ analysis (the CLI) must promote every launch, give it exactly those body tasks, 
 replay unit per decode step whose launches are that step's launches, in order.
 """
 
+import collections
 import os
 import sqlite3
 import subprocess
@@ -85,10 +86,30 @@ def test_shape_and_tree(analysed):
         "ORDER BY member_order")]
     assert roles == truth_roles
     assert truth_roles == ["head"] + ["layer"] * LAYERS + ["tail"]
-    # role_collapsed aggregates: every layer slot of every replay, per rank
-    counts = {r[0] for r in con.execute(
-        "SELECT member_occurrence_count FROM traceloom_replay_cost_aggregate WHERE slot_role = 'layer'")}
-    assert counts == {STEPS * LAYERS}
+    # role_collapsed aggregates: every layer slot of every replay on the position's stream,
+    # per rank (recovery.md 7.3 keys them by stream): shared replays one layer graph, captured
+    # on one stream, for every layer (STEPS x LAYERS contributors); per-layer captures each
+    # layer's graph on a stream of its own (genprofile_graph.py: an instance's main stream), so
+    # a layer's positions gather that layer's STEPS replays, LAYERS times as many aggregates.
+    mode = analysed[0]
+    counts = collections.Counter(r[0] for r in con.execute(
+        "SELECT member_occurrence_count FROM traceloom_replay_cost_aggregate WHERE slot_role = 'layer'"))
+    per_layer_positions = sum(1 for _ in con.execute(
+        "SELECT DISTINCT db_idx, stream_id, task_ordinal FROM traceloom_replay_cost_aggregate "
+        "WHERE slot_role = 'layer'"))
+    if mode == "shared":
+        assert set(counts) == {STEPS * LAYERS}
+    else:
+        assert set(counts) == {STEPS}
+        # each layer's streams (its compute and communication lanes) are its own
+        lanes = con.execute(
+            "SELECT count(DISTINCT stream_id) FROM traceloom_replay_cost_member "
+            "WHERE slot_role = 'layer' GROUP BY launch_id LIMIT 1").fetchone()[0]
+        streams = {r[0] for r in con.execute(
+            "SELECT count(DISTINCT stream_id) FROM traceloom_replay_cost_aggregate "
+            "WHERE slot_role = 'layer' GROUP BY db_idx")}
+        assert streams == {LAYERS * lanes}
+    assert sum(counts.values()) == per_layer_positions
     # The unit's layers fold inside its ReplayUnit Seq: one Repeat of ACLL per device.
     layer_reps = con.execute(
         "SELECT count(*) FROM traceloom_viz_node c JOIN traceloom_viz_node p "

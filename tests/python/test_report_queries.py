@@ -387,9 +387,13 @@ def test_replay_cost_hotspots(dbs):
 
 
 def test_replay_cost_explain(dbs):
+    # Every aggregate's median is 1 ns: the query takes the first by aggregate_id. Aggregates
+    # are numbered by (template, device, slot, body, stream, position), as the reference
+    # numbers them (recovery.md 7.3): the prefill head's PrefillHeadOp runs on stream 42 (TASK
+    # row 3), its AuxGraphOp on stream 43 (row 4), so PrefillHeadOp's aggregate is the first.
     rows = run(dbs["hlt"], "replay-cost-explain")
     assert [(r[2], r[8], r[14], r[15], r[16]) for r in rows] == [
-        ("AuxGraphOp", "graph-launch-0", "event-3", "TASK", "4")]
+        ("PrefillHeadOp", "graph-launch-0", "event-2", "TASK", "3")]
 
 
 def test_structural_composition(dbs):

@@ -18,12 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t event(tl_trace *t, int64_t start, int64_t end) {
+static uint32_t event(tl_trace *t, int64_t start, int64_t end, int64_t stream) {
   tl_event_row r;
   memset(&r, 0, sizeof r);
   r.source_table = "TASK";
   r.source_rowid = (int64_t)t->ev.n + 1;
-  r.device_id = 0, r.stream_id = 5;
+  r.device_id = 0, r.stream_id = (uint32_t)stream;
   r.start_ns = start, r.end_ns = end;
   r.kind = TL_KIND_COMPUTE;
   r.name = r.op_name = tl_strpool_intern_cstr(t->pool, "MatMul");
@@ -34,9 +34,9 @@ static uint32_t event(tl_trace *t, int64_t start, int64_t end) {
 }
 
 /* One promoted launch of its own replay unit (graph template 1) with members
-** (lane, task, start, end) x n, stored in that order. */
+** (lane, task, start, end, stream) x n, stored in that order. */
 static void launch(tl_trace *t, tl_replay *r, uint8_t role, uint32_t body, size_t n,
-                   const int64_t (*m)[4]) {
+                   const int64_t (*m)[5]) {
   tl_replay_unit u;
   memset(&u, 0, sizeof u);
   u.first_launch = (uint32_t)r->launches.n, u.nlaunches = 1, u.graph_template = 1;
@@ -52,7 +52,7 @@ static void launch(tl_trace *t, tl_replay *r, uint8_t role, uint32_t body, size_
     tl_graph_member x;
     memset(&x, 0, sizeof x);
     x.launch = (uint32_t)r->launches.n - 1;
-    x.event = event(t, m[k][2], m[k][3]);
+    x.event = event(t, m[k][2], m[k][3], m[k][4]);
     x.lane_ordinal = (uint32_t)m[k][0], x.task_ordinal = (uint32_t)m[k][1];
     x.kind = TL_MEMBER_COMPUTE;
     x.original_graph_node_id = TL_ABSENT;
@@ -60,13 +60,13 @@ static void launch(tl_trace *t, tl_replay *r, uint8_t role, uint32_t body, size_
   }
 }
 
-/* Launches 0-2: layer slots (role 3), body 1, two members on lane 0; launch 3: a head
-** (role 2, body 2) with one member. Members are numbered 0, 1 (launch 0), 2, 3, 4, 5, 6. */
+/* Launches 0-2: layer slots (role 3), body 1, two members on lane 0 (stream 5); launch 3: a
+** head (role 2, body 2) with one member. Members are numbered 0, 1 (launch 0), 2, 3, 4, 5, 6. */
 static void three_layers_and_a_head(tl_trace *t, tl_replay *r) {
-  static const int64_t l0[2][4] = {{0, 0, 1000, 1010}, {0, 1, 1010, 1050}}; /* 10, 40 */
-  static const int64_t l1[2][4] = {{0, 0, 500, 530}, {0, 1, 530, 550}};     /* 30, 20 */
-  static const int64_t l2[2][4] = {{0, 0, 2000, 2020}, {0, 1, 2020, 2030}}; /* 20, 10 */
-  static const int64_t head[1][4] = {{0, 0, 100, 107}};
+  static const int64_t l0[2][5] = {{0, 0, 1000, 1010, 5}, {0, 1, 1010, 1050, 5}}; /* 10, 40 */
+  static const int64_t l1[2][5] = {{0, 0, 500, 530, 5}, {0, 1, 530, 550, 5}};     /* 30, 20 */
+  static const int64_t l2[2][5] = {{0, 0, 2000, 2020, 5}, {0, 1, 2020, 2030, 5}}; /* 20, 10 */
+  static const int64_t head[1][5] = {{0, 0, 100, 107, 5}};
   launch(t, r, TL_SLOT_LAYER, 1, 2, l0);
   launch(t, r, TL_SLOT_LAYER, 1, 2, l1);
   launch(t, r, TL_SLOT_LAYER, 1, 2, l2);
@@ -143,12 +143,13 @@ START_TEST(mixed_body_layouts) {
   tl_replay r;
   setup(&t, &r);
   three_layers_and_a_head(&t, &r);
-  /* launch 4: the layer group again, with a second lane (members 7, 8, 9) */
-  static const int64_t l4[3][4] = {{0, 0, 3000, 3005}, {0, 1, 3005, 3010}, {1, 0, 3000, 3100}};
+  /* launch 4: the layer group again, with a second lane on stream 6 (members 7, 8, 9) */
+  static const int64_t l4[3][5] = {
+      {0, 0, 3000, 3005, 5}, {0, 1, 3005, 3010, 5}, {1, 0, 3000, 3100, 6}};
   launch(&t, &r, TL_SLOT_LAYER, 1, 3, l4);
   tl_replay_costs c;
   build(&t, &r, &c);
-  /* head; layer (lane 0, task 0); (0, 1); (1, 0) */
+  /* head; layer (stream 5, task 0); (5, 1); (6, 0) */
   ck_assert_uint_eq(c.aggregates.n, 4);
   check_aggregate(&c.aggregates.v[0], 6, 1, 7, 7, 7, 7, 7);
   /* (0, 0): 30, 10, 20, 5 by start 500, 1000, 2000, 3000; sorted 5, 10, 20, 30: quartile
@@ -173,8 +174,8 @@ START_TEST(two_samples_median_floors) {
   tl_trace t;
   tl_replay r;
   setup(&t, &r);
-  static const int64_t a[1][4] = {{0, 0, 1000, 1010}};
-  static const int64_t b[1][4] = {{0, 0, 2000, 2013}};
+  static const int64_t a[1][5] = {{0, 0, 1000, 1010, 5}};
+  static const int64_t b[1][5] = {{0, 0, 2000, 2013, 5}};
   launch(&t, &r, TL_SLOT_LAYER, 1, 1, a);
   launch(&t, &r, TL_SLOT_LAYER, 1, 1, b);
   tl_replay_costs c;
@@ -187,12 +188,148 @@ START_TEST(two_samples_median_floors) {
 }
 END_TEST
 
+/* Two lanes whose stream ids run the other way from their lane ordinals: lane 0 on stream 9,
+** lane 1 on stream 4. The aggregates are numbered by stream, then position (the reference's
+** order, recovery.md 7.3's key), so lane 1's position comes first. Members 0-2 (launch 0,
+** start 100) and 3-5 (launch 1, start 200). */
+static void reversed_streams(tl_trace *t, tl_replay *r) {
+  static const int64_t a[3][5] = {{0, 0, 100, 110, 9}, {0, 1, 110, 130, 9}, {1, 0, 100, 105, 4}};
+  static const int64_t b[3][5] = {{0, 0, 200, 220, 9}, {0, 1, 220, 230, 9}, {1, 0, 200, 207, 4}};
+  launch(t, r, TL_SLOT_LAYER, 1, 3, a);
+  launch(t, r, TL_SLOT_LAYER, 1, 3, b);
+}
+
+START_TEST(aggregates_by_stream_not_lane) {
+  tl_trace t;
+  tl_replay r;
+  setup(&t, &r);
+  reversed_streams(&t, &r);
+  tl_replay_costs c;
+  build(&t, &r, &c);
+  /* (stream 4, 0): 5, 7; (9, 0): 10, 20; (9, 1): 20, 10. Task sums 35 and 37 */
+  ck_assert_uint_eq(c.aggregates.n, 3);
+  check_aggregate(&c.aggregates.v[0], 2, 2, 5, 6, 7, 12, 72);
+  check_aggregate(&c.aggregates.v[1], 0, 2, 10, 15, 20, 30, 72);
+  check_aggregate(&c.aggregates.v[2], 1, 2, 10, 15, 20, 30, 72);
+  static const uint32_t aggregate[6] = {1, 2, 0, 1, 2, 0};
+  static const uint32_t contributor[6] = {0, 0, 0, 1, 1, 1};
+  check_members(&c, aggregate, contributor, 6);
+  for (size_t k = 0; k < 3; k++) ck_assert_int_eq(c.aggregates.v[k].lane_mixed, 0);
+  tl_replay_costs_free(&c);
+  tl_replay_free(&r);
+  tl_trace_free(&t);
+}
+END_TEST
+
+/* The same by the general path: a third launch of the group with one more task on stream 4
+** (members 6-9, start 300) makes the group non-uniform. */
+START_TEST(aggregates_by_stream_general_path) {
+  tl_trace t;
+  tl_replay r;
+  setup(&t, &r);
+  reversed_streams(&t, &r);
+  static const int64_t x[4][5] = {
+      {0, 0, 300, 301, 9}, {0, 1, 301, 302, 9}, {1, 0, 300, 303, 4}, {1, 1, 303, 304, 4}};
+  launch(&t, &r, TL_SLOT_LAYER, 1, 4, x);
+  tl_replay_costs c;
+  build(&t, &r, &c);
+  /* (4, 0): 5, 7, 3; (4, 1): 1; (9, 0): 10, 20, 1; (9, 1): 20, 10, 1. Task sums 35, 37, 6 */
+  ck_assert_uint_eq(c.aggregates.n, 4);
+  check_aggregate(&c.aggregates.v[0], 2, 3, 5, 5, 7, 15, 78);
+  check_aggregate(&c.aggregates.v[1], 9, 1, 1, 1, 1, 1, 6);
+  check_aggregate(&c.aggregates.v[2], 0, 3, 10, 10, 20, 31, 78);
+  check_aggregate(&c.aggregates.v[3], 1, 3, 10, 10, 20, 31, 78);
+  static const uint32_t aggregate[10] = {2, 3, 0, 2, 3, 0, 2, 3, 0, 1};
+  static const uint32_t contributor[10] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 0};
+  check_members(&c, aggregate, contributor, 10);
+  tl_replay_costs_free(&c);
+  tl_replay_free(&r);
+  tl_trace_free(&t);
+}
+END_TEST
+
+/* Layer slots of one role on different streams (each layer of a replay on its own stream):
+** a position per stream, not one collapsed over the role. Launches 0 and 2 on stream 5, 1 on
+** stream 7, one member each. */
+START_TEST(layer_slots_on_two_streams) {
+  tl_trace t;
+  tl_replay r;
+  setup(&t, &r);
+  static const int64_t a[1][5] = {{0, 0, 100, 110, 5}};
+  static const int64_t b[1][5] = {{0, 0, 200, 230, 7}};
+  static const int64_t x[1][5] = {{0, 0, 300, 320, 5}};
+  launch(&t, &r, TL_SLOT_LAYER, 1, 1, a);
+  launch(&t, &r, TL_SLOT_LAYER, 1, 1, b);
+  launch(&t, &r, TL_SLOT_LAYER, 1, 1, x);
+  tl_replay_costs c;
+  build(&t, &r, &c);
+  ck_assert_uint_eq(c.aggregates.n, 2);
+  check_aggregate(&c.aggregates.v[0], 0, 2, 10, 15, 20, 30, 30);
+  check_aggregate(&c.aggregates.v[1], 1, 1, 30, 30, 30, 30, 30);
+  tl_replay_costs_free(&c);
+  tl_replay_free(&r);
+  tl_trace_free(&t);
+}
+END_TEST
+
+/* One body whose two lanes swap streams between launches: a stream's position gathers a lane
+** 0 and a lane 1 member, so it is lane-inconsistent (publication then withholds its
+** distribution). Launch 0: lane 0 stream 5, lane 1 stream 7; launch 1 the other way. */
+START_TEST(swapped_lanes_are_lane_mixed) {
+  tl_trace t;
+  tl_replay r;
+  setup(&t, &r);
+  static const int64_t a[2][5] = {{0, 0, 100, 110, 5}, {1, 0, 100, 104, 7}};
+  static const int64_t b[2][5] = {{0, 0, 200, 220, 7}, {1, 0, 200, 202, 5}};
+  launch(&t, &r, TL_SLOT_LAYER, 1, 2, a);
+  launch(&t, &r, TL_SLOT_LAYER, 1, 2, b);
+  tl_replay_costs c;
+  build(&t, &r, &c);
+  /* (5, 0): members 0 (10) and 3 (2); (7, 0): 1 (4) and 2 (20). Task sums 14 and 22 */
+  ck_assert_uint_eq(c.aggregates.n, 2);
+  check_aggregate(&c.aggregates.v[0], 0, 2, 2, 6, 10, 12, 36);
+  check_aggregate(&c.aggregates.v[1], 1, 2, 4, 12, 20, 24, 36);
+  ck_assert_int_eq(c.aggregates.v[0].lane_mixed, 1);
+  ck_assert_int_eq(c.aggregates.v[1].lane_mixed, 1);
+  tl_replay_costs_free(&c);
+  tl_replay_free(&r);
+  tl_trace_free(&t);
+}
+END_TEST
+
+/* Slot roles order by their names, as the reference's key sorts its slot_role text: a generic
+** slot (generic_slot) before a head, though the head's role number is the smaller. Launch 0
+** is the head (member 0), launch 1 the generic slot (member 1). */
+START_TEST(slot_roles_by_name) {
+  tl_trace t;
+  tl_replay r;
+  setup(&t, &r);
+  static const int64_t a[1][5] = {{0, 0, 100, 110, 5}};
+  static const int64_t b[1][5] = {{0, 0, 200, 203, 5}};
+  launch(&t, &r, TL_SLOT_HEAD, 1, 1, a);
+  launch(&t, &r, TL_SLOT_GENERIC, 2, 1, b);
+  tl_replay_costs c;
+  build(&t, &r, &c);
+  ck_assert_uint_eq(c.aggregates.n, 2);
+  check_aggregate(&c.aggregates.v[0], 1, 1, 3, 3, 3, 3, 3);
+  check_aggregate(&c.aggregates.v[1], 0, 1, 10, 10, 10, 10, 10);
+  tl_replay_costs_free(&c);
+  tl_replay_free(&r);
+  tl_trace_free(&t);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("costmap");
   TCase *tc = tcase_create("aggregates");
   tcase_add_test(tc, uniform_bodies);
   tcase_add_test(tc, mixed_body_layouts);
   tcase_add_test(tc, two_samples_median_floors);
+  tcase_add_test(tc, aggregates_by_stream_not_lane);
+  tcase_add_test(tc, aggregates_by_stream_general_path);
+  tcase_add_test(tc, layer_slots_on_two_streams);
+  tcase_add_test(tc, swapped_lanes_are_lane_mixed);
+  tcase_add_test(tc, slot_roles_by_name);
   suite_add_tcase(s, tc);
   return s;
 }
