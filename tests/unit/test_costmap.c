@@ -85,6 +85,12 @@ static void build(const tl_trace *t, const tl_replay *r, tl_replay_costs *c) {
   ck_assert_msg(rc == TL_OK, "tl_replay_costs_build: %s", e.msg ? e.msg : "?");
 }
 
+static void teardown(tl_trace *t, tl_replay *r, tl_replay_costs *c) {
+  tl_replay_costs_free(c);
+  tl_replay_free(r);
+  tl_trace_free(t);
+}
+
 static void check_aggregate(const tl_replay_aggregate *g, uint32_t first, uint32_t count,
                             int64_t p25, int64_t p50, int64_t p75, int64_t work, int64_t denom) {
   ck_assert_uint_eq(g->first_member, first);
@@ -132,9 +138,7 @@ START_TEST(uniform_bodies) {
   ck_assert_int_eq(c.aggregates.v[1].share_p25, 600000);
   ck_assert_int_eq(c.aggregates.v[1].share_p50, 600000);
   ck_assert_int_eq(c.aggregates.v[1].share_p75, 666666);
-  tl_replay_costs_free(&c);
-  tl_replay_free(&r);
-  tl_trace_free(&t);
+  teardown(&t, &r, &c);
 }
 END_TEST
 
@@ -162,9 +166,7 @@ START_TEST(mixed_body_layouts) {
   static const uint32_t aggregate[10] = {1, 2, 1, 2, 1, 2, 0, 1, 2, 3};
   static const uint32_t contributor[10] = {1, 1, 0, 0, 2, 2, 0, 3, 3, 0};
   check_members(&c, aggregate, contributor, 10);
-  tl_replay_costs_free(&c);
-  tl_replay_free(&r);
-  tl_trace_free(&t);
+  teardown(&t, &r, &c);
 }
 END_TEST
 
@@ -182,9 +184,7 @@ START_TEST(two_samples_median_floors) {
   build(&t, &r, &c);
   ck_assert_uint_eq(c.aggregates.n, 1);
   check_aggregate(&c.aggregates.v[0], 0, 2, 10, 11, 13, 23, 23);
-  tl_replay_costs_free(&c);
-  tl_replay_free(&r);
-  tl_trace_free(&t);
+  teardown(&t, &r, &c);
 }
 END_TEST
 
@@ -215,9 +215,7 @@ START_TEST(aggregates_by_stream_not_lane) {
   static const uint32_t contributor[6] = {0, 0, 0, 1, 1, 1};
   check_members(&c, aggregate, contributor, 6);
   for (size_t k = 0; k < 3; k++) ck_assert_int_eq(c.aggregates.v[k].lane_mixed, 0);
-  tl_replay_costs_free(&c);
-  tl_replay_free(&r);
-  tl_trace_free(&t);
+  teardown(&t, &r, &c);
 }
 END_TEST
 
@@ -242,9 +240,7 @@ START_TEST(aggregates_by_stream_general_path) {
   static const uint32_t aggregate[10] = {2, 3, 0, 2, 3, 0, 2, 3, 0, 1};
   static const uint32_t contributor[10] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 0};
   check_members(&c, aggregate, contributor, 10);
-  tl_replay_costs_free(&c);
-  tl_replay_free(&r);
-  tl_trace_free(&t);
+  teardown(&t, &r, &c);
 }
 END_TEST
 
@@ -266,9 +262,7 @@ START_TEST(layer_slots_on_two_streams) {
   ck_assert_uint_eq(c.aggregates.n, 2);
   check_aggregate(&c.aggregates.v[0], 0, 2, 10, 15, 20, 30, 30);
   check_aggregate(&c.aggregates.v[1], 1, 1, 30, 30, 30, 30, 30);
-  tl_replay_costs_free(&c);
-  tl_replay_free(&r);
-  tl_trace_free(&t);
+  teardown(&t, &r, &c);
 }
 END_TEST
 
@@ -291,9 +285,7 @@ START_TEST(swapped_lanes_are_lane_mixed) {
   check_aggregate(&c.aggregates.v[1], 1, 2, 4, 12, 20, 24, 36);
   ck_assert_int_eq(c.aggregates.v[0].lane_mixed, 1);
   ck_assert_int_eq(c.aggregates.v[1].lane_mixed, 1);
-  tl_replay_costs_free(&c);
-  tl_replay_free(&r);
-  tl_trace_free(&t);
+  teardown(&t, &r, &c);
 }
 END_TEST
 
@@ -313,9 +305,7 @@ START_TEST(slot_roles_by_name) {
   ck_assert_uint_eq(c.aggregates.n, 2);
   check_aggregate(&c.aggregates.v[0], 1, 1, 3, 3, 3, 3, 3);
   check_aggregate(&c.aggregates.v[1], 0, 1, 10, 10, 10, 10, 10);
-  tl_replay_costs_free(&c);
-  tl_replay_free(&r);
-  tl_trace_free(&t);
+  teardown(&t, &r, &c);
 }
 END_TEST
 
