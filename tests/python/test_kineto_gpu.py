@@ -1,0 +1,175 @@
+"""The Kineto reader on real GPU traces (tests/data/kineto_gpu): PyTorch profiler output of a
+small Llama run on an NVIDIA H200 with CUDA activity, once eagerly and once with every decode
+step a CUDA graph replay (tools/make_kineto_traces.py --device cuda [--cuda-graph]; the
+configs beside the traces). Every expected value is worked out here from the raw trace with
+json alone (kernels, runtime calls, correlation ids, the ProfilerStep ranges on the GPU
+timeline), never from the reader's output.
+"""
+import collections
+import gzip
+import json
+import pathlib
+import sqlite3
+import subprocess
+
+import apsw
+import pytest
+
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "kineto_gpu"
+TRACES = sorted(p.name[: -len(".pt.trace.json.gz")] for p in DATA.glob("*.pt.trace.json.gz"))
+DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def config(name):
+    return json.loads((DATA / (name + ".json")).read_text())
+
+
+def ns(us):
+    """Kineto's microseconds (3 decimals) as integer nanoseconds."""
+    return round(float(us) * 1000)
+
+
+class Raw:
+    """What the trace itself says: device events, runtime calls by correlation, the steps."""
+
+    def __init__(self, name):
+        with gzip.open(DATA / (name + ".pt.trace.json.gz"), "rt") as f:
+            trace = json.load(f)
+        ev = trace["traceEvents"]
+        # ts is relative to baseTimeNanoseconds: the reader adds it back (capability base_time)
+        self.base = trace["baseTimeNanoseconds"]
+        self.device = sorted((e for e in ev if e.get("cat") in DEVICE_CATS and "ts" in e),
+                             key=lambda e: ns(e["ts"]))
+        self.calls = {e["args"]["correlation"]: e for e in ev
+                      if e.get("cat") in ("cuda_runtime", "cuda_driver")
+                      and "correlation" in e.get("args", {})}
+        # The ProfilerStep#k ranges on the GPU timeline: what each step ran on the device.
+        self.steps = sorted((e for e in ev if e.get("cat") == "gpu_user_annotation"
+                             and e["name"].startswith("ProfilerStep#")), key=lambda e: ns(e["ts"]))
+
+    def launched(self):
+        """(device event, its runtime call) for every device event whose correlation id names
+        a runtime or driver call."""
+        return [(d, self.calls[d["args"]["correlation"]]) for d in self.device
+                if d["args"].get("correlation") in self.calls]
+
+    def step_sequences(self):
+        out = []
+        for s in self.steps:
+            lo, hi = ns(s["ts"]), ns(s["ts"]) + ns(s["dur"])
+            out.append([d["name"] for d in self.device if lo <= ns(d["ts"]) < hi])
+        return out
+
+
+@pytest.fixture(scope="module")
+def dbs(cli, tmp_path_factory):
+    base = tmp_path_factory.mktemp("kineto_gpu")
+    out = {}
+    for name in TRACES:
+        db = base / (name + ".db")
+        r = subprocess.run([str(cli), str(DATA / (name + ".pt.trace.json.gz")), "--output", str(db)],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        out[name] = db
+    return out
+
+
+def query(db, sql):
+    con = sqlite3.connect(str(db))
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_both_traces_are_there_and_from_a_gpu():
+    assert TRACES == ["llama_l2_d3_cuda", "llama_l2_d4_cuda_graph"]
+    for name in TRACES:
+        cfg = config(name)
+        assert cfg["device"] == "cuda" and cfg["gpu"].startswith("NVIDIA")
+        assert cfg["cuda_graph"] == name.endswith("_cuda_graph")
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_every_device_event_is_read_with_exact_times(dbs, name):
+    raw = Raw(name)
+    got = query(dbs[name], "SELECT start_ns, end_ns, label FROM traceloom_event ORDER BY event_n")
+    assert len(got) == len(raw.device) > 300
+    # The reader keeps the trace's order of device events; compare as sorted multisets.
+    want = sorted((raw.base + ns(d["ts"]), raw.base + ns(d["ts"]) + ns(d["dur"])) for d in raw.device)
+    assert sorted((s, e) for s, e, _ in got) == want
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_every_launched_event_is_related_to_its_call_by_correlation(dbs, name):
+    raw = Raw(name)
+    want = collections.Counter(c["name"] for _, c in raw.launched())
+    got = dict(query(dbs[name], """
+        SELECT c.api_name, count(*) FROM traceloom_runtime_device_relation r
+          JOIN traceloom_runtime_call c ON c.call_n = r.call_n
+         WHERE r.support_state = 'supported_exact' GROUP BY c.api_name"""))
+    assert got == dict(want)
+    if config(name)["cuda_graph"]:
+        # Every kernel a replay ran carries its cudaGraphLaunch's correlation id.
+        launches = [c for c in raw.calls.values() if c["name"] == "cudaGraphLaunch"]
+        assert len(launches) == config(name)["decode_steps"]
+        per_launch = collections.Counter(d["args"]["correlation"] for d, c in raw.launched()
+                                         if c["name"] == "cudaGraphLaunch")
+        assert len(set(per_launch.values())) == 1 and got["cudaGraphLaunch"] == sum(per_launch.values())
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_launch_delay_is_the_kernel_start_after_its_call(dbs, name):
+    raw = Raw(name)
+    want = sorted(ns(d["ts"]) - ns(c["ts"]) for d, c in raw.launched())
+    got = sorted(r[0] for r in query(dbs[name], "SELECT start_ns - call_start_ns FROM traceloom_v_launch_delay"))
+    assert got == want
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_the_step_loop_holds_the_steps_that_ran_the_same_kernels(dbs, name):
+    """On a GPU the prefill (8 tokens, or the eager forward before the graph replays) runs other
+    kernels than the decode steps, so the step loop is the run of steps whose device kernel
+    sequences are equal: every decode step, and the layer loop inside it."""
+    cfg, raw = config(name), Raw(name)
+    seqs = raw.step_sequences()
+    assert len(seqs) == cfg["steps"]
+    alike = sum(1 for s in seqs if s == seqs[-1])
+    assert alike == cfg["decode_steps"] and seqs[0] != seqs[-1]
+    rows = query(dbs[name], """
+        SELECT o.label, o.repeat_count, o.occurrence_count, i.label, i.repeat_count, i.occurrence_count
+          FROM traceloom_v_tree_node o JOIN traceloom_v_tree_node i ON i.parent_n = o.node_n
+         WHERE o.kind = 'repeat' AND o.label LIKE 'ProfilerStep x%' AND i.kind = 'repeat'
+         ORDER BY i.anchors_per_occurrence DESC LIMIT 1""")
+    layer = cfg["layer_class"] if cfg["modules"] else "Rep"
+    assert rows == [("ProfilerStep x%d" % alike, alike, 1,
+                     "%s x%d" % (layer, cfg["layers"]), cfg["layers"], alike)]
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_profiler_steps_partition_the_anchors(dbs, name):
+    cfg = config(name)
+    steps = query(dbs[name], "SELECT count(*), sum(anchor_count), count(host_bound_share) "
+                             "FROM traceloom_v_profiler_step")[0]
+    anchors = query(dbs[name], "SELECT count(*) FROM traceloom_anchor")[0][0]
+    # Each step has launches on a device plane, so each has a host-bound share.
+    assert steps == (cfg["steps"], anchors, cfg["steps"])
+
+
+def test_graph_trace_capabilities_say_launches_without_node_identity(build_dir):
+    raw = Raw("llama_l2_d4_cuda_graph")
+    n_launch = sum(1 for c in raw.calls.values() if c["name"] == "cudaGraphLaunch")
+    con = apsw.Connection(":memory:")
+    try:
+        con.enable_load_extension(True)
+        con.load_extension(str(build_dir / "traceloom.so"))
+        rows = dict((cap, (usable, detail)) for cap, usable, detail in con.execute(
+            "SELECT capability, usable, detail FROM traceloom_profile(?)",
+            (str(DATA / "llama_l2_d4_cuda_graph.pt.trace.json.gz"),)) if cap)
+    finally:
+        con.close()
+    assert rows["graph_launch"][0] == 1 and rows["graph_launch"][1].startswith("%d cudaGraphLaunch" % n_launch)
+    assert rows["graph_node_identity"][0] == 0
+    assert rows["device_plane"] == (1, "%d kernel, %d gpu_memcpy, 0 gpu_memset events" % (
+        sum(1 for d in raw.device if d["cat"] == "kernel"),
+        sum(1 for d in raw.device if d["cat"] == "gpu_memcpy")))
