@@ -712,7 +712,8 @@ static int cost(analysis *a, tl_err *e) {
 _Static_assert(TL_CTX_NO_PARTITION == TL_RECOVER_NO_PARTITION, "context partitions are recovery's");
 static int recover(analysis *a, tl_err *e) {
   tl_forest_constraints fc = {NULL, NULL, NULL, NULL};
-  uint32_t *unit = NULL, *partition = NULL, *hint = NULL;
+  uint32_t *unit = NULL, *partition = NULL;
+  tl_scope_hint_table hint = {0};
   int64_t *key = NULL;
   int rc = tl_replay_anchor_tokens(&a->replay, a->anchors.event, a->anchors.n, &unit, &key, e);
   if (rc == TL_OK && a->ctx && a->rules->macro.partition_by_scheduler_step)
@@ -721,9 +722,10 @@ static int recover(analysis *a, tl_err *e) {
     rc = tl_scope_partition(&a->scopes, a->anchors.event, a->anchors.n, &partition, e);
   if (rc == TL_OK) rc = tl_scope_hints(&a->scopes, &a->anchors, &hint, e);
   fc.anchor_unit = unit, fc.anchor_token_key = key, fc.anchor_partition = partition;
-  fc.anchor_hint = hint;
+  fc.anchor_hint = hint.off ? &hint.h : NULL;
   if (rc == TL_OK) rc = tl_forest_build(&a->trace, &a->anchors, &a->packets, &fc, &a->forest, e);
-  free(unit), free(key), free(partition), free(hint);
+  free(unit), free(key), free(partition);
+  tl_scope_hints_free(&hint);
   return rc;
 }
 

@@ -13,8 +13,10 @@
 **     maximises the tokens in whole iterations minus the coverage of the shorter runs
 **     (inner runs, neighbours) whose iterations its cuts would break, so a Repeat
 **     gives up an iteration rather than rotate its body through the layers inside;
-**     ties go to the rotation whose iterations begin where the trace's host hierarchy
-**     begins the most ranges (the level's hint: modules, functions, annotations), then
+**     but among rotations that keep as many whole iterations, the one whose iterations
+**     begin where the trace's host hierarchy begins the most ranges that fit in one
+**     iteration (the level's hint: modules and annotations far above Python functions)
+**     wins before that coverage; remaining ties go
 **     to the rotation that agrees with the segment's edges (a segment is a
 **     structure: a trace, a step, a body, a gap between repeats, so an iteration that
 **     starts like it starts or ends like it ends, or meets an edge, is likely aligned),
@@ -187,6 +189,16 @@ static int cmp_acc(const void *x, const void *y) {
 ** cannot hold two iterations in the phase its class is anchored to. The first run of a
 ** class to be phased anchors the class, so every Repeat of one cyclic body starts at
 ** the same rotation and shares one body definition. */
+/* What the host ranges that begin at token t count for a Repeat of period p: the ranges
+** that fit in one iteration (a range over several iterations, or over the whole step, says
+** nothing about where an iteration begins), twice for one that covers it exactly. */
+static uint64_t hint_at(const tl_recover_hints *h, uint32_t t, uint32_t p) {
+  uint64_t w = 0;
+  for (uint32_t q = h->off[t]; q < h->off[t + 1]; q++)
+    if (h->span[q] <= p) w += (uint64_t)h->weight[q] << (h->span[q] == p);
+  return w;
+}
+
 static uint32_t choose_phase(const rc_level *lv, uint32_t a, uint32_t b, const rc_clip *cl) {
   const rc_runs *rs = lv->runs;
   uint32_t p = cl->p, len = cl->r - cl->l;
@@ -197,15 +209,16 @@ static uint32_t choose_phase(const rc_level *lv, uint32_t a, uint32_t b, const r
   }
   /* Anchoring: try every rotation (the leftmost start of each residue keeps the most
   ** iterations) and keep the one with the most tokens in whole iterations minus what
-  ** the shorter runs its cuts would split would have saved; ties go to the rotation whose
-  ** iterations begin where more host ranges begin, then to the one that agrees with the
-  ** segment's edges (iterations starting like the segment starts,
+  ** the shorter runs its cuts would split would have saved, except that between rotations
+  ** with as many whole iterations the host ranges decide first (below); ties go to the one
+  ** that agrees with the segment's edges (iterations starting like the segment starts,
   ** ending like it ends, or meeting an edge), then to the one most runs of the class
   ** admit, then to the leftmost. */
   const uint64_t *votes = rs->votes + rs->vote_off[cls];
   uint32_t best = 0, span = len - 2 * p + 1 < p ? len - 2 * p + 1 : p;
   int64_t best_value = INT64_MIN;
   uint64_t best_vote = 0, best_hint = 0;
+  int64_t best_kp = -1;
   int best_align = 0;
   for (uint32_t o = 0; o < span; o++) {
     uint32_t x = cl->l + o, k = (cl->r - x) / p;
@@ -215,17 +228,28 @@ static uint32_t choose_phase(const rc_level *lv, uint32_t a, uint32_t b, const r
     uint64_t vote = votes[rc_residue(rs, cl->run, x)];
     int align = (x == a || lv->tok[x] == lv->tok[a]) + (x + k * p == b || (x > a && lv->tok[x - 1] == lv->tok[b - 1]));
     uint64_t hint = 0;
-    for (uint32_t i = 0; lv->hint && i < k; i++) hint += lv->hint[x + i * p];
-    if (value > best_value ||
-        (value == best_value &&
-         (hint > best_hint ||
-          (hint == best_hint &&
-           (align > best_align || (align == best_align && vote > best_vote)))))) {
+    for (uint32_t i = 0; lv->hint && i < k; i++) hint += hint_at(lv->hint, x + i * p, p);
+    /* Among rotations that keep as many whole iterations, where the host hierarchy begins
+    ** ranges decides before the damage to shorter runs: a decoder layer's module says
+    ** where each layer begins, which outweighs a coincidental run across a layer's edge
+    ** (CudaMatMul, CudaReduce twice where the last layer's down projection meets the final
+    ** norm and the LM head: tests/python/test_kineto_gpu.py). Without hints, hint is 0. */
+    int better;
+    if ((int64_t)k * p != best_kp)
+      better = value > best_value;
+    else if (hint != best_hint)
+      better = hint > best_hint;
+    else
+      better = value > best_value ||
+               (value == best_value &&
+                (align > best_align || (align == best_align && vote > best_vote)));
+    if (better) {
       best = o;
       best_value = value;
       best_vote = vote;
       best_align = align;
       best_hint = hint;
+      best_kp = (int64_t)k * p;
     }
   }
   lv->anchor[cls] = (rho + best) % p;

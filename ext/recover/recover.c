@@ -285,7 +285,8 @@ done:
 typedef struct rc_job {
   prot_set ps;
   uint32_t *tok0, *ostart, *amb0, *amb1, *ne0, *item0, *nitem, *defs_of_sym, *anchor0, *anchor1;
-  uint32_t *hint0;
+  uint32_t *hint0_off, *hint0_span;
+  tl_recover_hints hint0;
   uint8_t *present;
   TL_VEC(uint32_t) seg_start;
   TL_VEC(uint8_t) seg_known;
@@ -308,7 +309,7 @@ static void job_free(rc_job *j) {
   free(j->defs_of_sym);
   free(j->anchor0);
   free(j->anchor1);
-  free(j->hint0);
+  free(j->hint0_off), free(j->hint0_span);
   free(j->present);
   TL_VEC_FREE(&j->seg_start);
   TL_VEC_FREE(&j->seg_known);
@@ -478,12 +479,35 @@ static int recover_build(const tl_recover_input *in, rc_job *j, tl_structure *ou
   if (!j->anchor0) return nomem(e, "anchors");
   memset(j->anchor0, 0xff, (j->runs0.ncls ? j->runs0.ncls : 1) * sizeof *j->anchor0);
   if (in->hint) {
-    /* A collapsed unit begins where its first token does. */
-    j->hint0 = malloc((m ? m : 1) * sizeof *j->hint0);
-    if (!j->hint0) return nomem(e, "hints");
-    for (size_t t = 0; t < m; t++) j->hint0[t] = in->hint[j->ostart[t]];
+    /* A collapsed unit begins where its first token does (the ranges that begin inside it
+    ** are left out); a range's span counts the level's tokens it covers, a unit one. */
+    const tl_recover_hints *h = in->hint;
+    size_t total = 0;
+    for (size_t t = 0; t < m; t++) total += h->off[j->ostart[t] + 1] - h->off[j->ostart[t]];
+    j->hint0_off = malloc((m + 1) * sizeof *j->hint0_off);
+    j->hint0_span = malloc((total ? total : 1) * 2 * sizeof *j->hint0_span);
+    if (!j->hint0_off || !j->hint0_span) return nomem(e, "hints");
+    uint32_t *weight = j->hint0_span + (total ? total : 1), q0 = 0;
+    for (size_t t = 0; t < m; t++) {
+      j->hint0_off[t] = q0;
+      for (uint32_t q = h->off[j->ostart[t]]; q < h->off[j->ostart[t] + 1]; q++, q0++) {
+        uint64_t end = (uint64_t)j->ostart[t] + h->span[q]; /* input tokens, exclusive */
+        size_t lo = t + 1, hi = m; /* the first level-0 token that starts at or after end */
+        while (lo < hi) {
+          size_t mid = lo + (hi - lo) / 2;
+          if (j->ostart[mid] < end) lo = mid + 1;
+          else hi = mid;
+        }
+        /* A range that runs past the input (past this tree's anchors) fits no iteration. */
+        j->hint0_span[q0] = end > n ? UINT32_MAX : (uint32_t)(lo - t);
+        weight[q0] = h->weight[q];
+      }
+    }
+    j->hint0_off[m] = q0;
+    j->hint0 = (tl_recover_hints){j->hint0_off, j->hint0_span, weight};
   }
-  rc_level lv0 = {0, j->tok0, m, &j->runs0, j->item0, j->nitem, j->anchor0, j->hint0};
+  rc_level lv0 = {0, j->tok0, m, &j->runs0, j->item0, j->nitem, j->anchor0,
+                  in->hint ? &j->hint0 : NULL};
   j->tok1 = malloc((nseg ? nseg : 1) * sizeof *j->tok1);
   if (!j->tok1) return nomem(e, "partitions");
   for (size_t s = 0; s < nseg; s++) {

@@ -41,8 +41,9 @@
 ** once per level in near-linear time, then folded top down: the run covering most
 ** tokens becomes a Repeat, its first iteration is structured recursively (one
 ** definition shared by all iterations, memoized by content), the rest of the segment
-** likewise. The phase of each Repeat is chosen so that no inner run loses an
-** iteration, then where the host hierarchy begins ranges (hint), then by agreement with
+** likewise. The phase of each Repeat is chosen so that it keeps the most whole
+** iterations, then (with the host hierarchy's hint) where more ranges that fit in one
+** iteration begin, then so that no inner run loses an iteration, then by agreement with
 ** the segment's edges and the other runs of the same cyclic body, then leftmost. No size
 ** cap and no round limit.
 */
@@ -89,6 +90,16 @@ typedef struct tl_protected {
   uint32_t kind;      /* tl_protect_kind */
 } tl_protected;
 
+/* Host ranges that begin at each token: token t's are entries [off[t], off[t + 1]) of span
+** (how many tokens the range covers, from t) and weight (what it counts for: a module or an
+** annotation far more than a Python function). Offsets index span and weight directly, so a
+** slice of a larger table is the same arrays with off moved (off[0] need not be 0). */
+typedef struct tl_recover_hints {
+  const uint32_t *off; /* n + 1 */
+  const uint32_t *span;
+  const uint32_t *weight;
+} tl_recover_hints;
+
 typedef struct tl_recover_input {
   const uint32_t *symbols; /* n token symbol ids; dense small integers (< 2^28) */
   size_t n;                /* < 2^32 - 2 */
@@ -103,12 +114,13 @@ typedef struct tl_recover_input {
   ** overlap anything. */
   const tl_protected *protect;
   size_t nprotect;
-  /* Optional (NULL = none): per token, how many ranges of the trace's own host hierarchy
-  ** (modules, functions, annotations) begin at it. Among the rotations of a Repeat that are
-  ** equal in covered tokens and damage, the one whose iterations begin where more ranges
-  ** begin wins (before the segment-edge, vote and leftmost tie-breaks). It never changes
-  ** which tokens repeat, only where an iteration starts. */
-  const uint32_t *hint;
+  /* Optional (NULL = none): the ranges of the trace's own host hierarchy (modules,
+  ** functions, annotations) that begin at each token (tl_recover_hints). Among the
+  ** rotations of a Repeat that keep as many whole iterations, the one whose iterations begin
+  ** where more ranges that fit in one iteration begin wins, before the damage to shorter
+  ** runs and the segment-edge, vote and leftmost tie-breaks. It never changes which tokens
+  ** repeat, only where an iteration starts. */
+  const tl_recover_hints *hint;
 } tl_recover_input;
 
 typedef enum tl_position_kind {

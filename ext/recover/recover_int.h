@@ -15,6 +15,7 @@
 
 #include "util/err.h"
 #include "util/vec.h"
+#include "recover/recover.h"
 
 #define RC_NONE UINT32_MAX
 
@@ -112,7 +113,7 @@ typedef struct rc_level {
   const rc_runs *runs;
   const uint32_t *item0, *nitem; /* per token id: its child list in g->lists */
   uint32_t *anchor;              /* per run class: anchored phase residue, RC_NONE = free */
-  const uint32_t *hint;          /* per token: host ranges beginning at it; NULL = none */
+  const tl_recover_hints *hint;  /* host ranges beginning at each token; NULL = none */
 } rc_level;
 
 /* Interns a definition; returns its id or RC_NONE on out-of-memory. */

@@ -381,26 +381,62 @@ done:
   return rc;
 }
 
-int tl_scope_hints(const tl_scopes *sc, const tl_anchors *a, uint32_t **out, tl_err *e) {
-  *out = NULL;
+void tl_scope_hints_free(tl_scope_hint_table *t) {
+  free(t->off), free(t->span), free(t->weight);
+  memset(t, 0, sizeof *t);
+}
+
+/* One scope that begins at an anchor, while the table is counted. */
+typedef struct hint_entry {
+  uint32_t anchor, span, weight;
+} hint_entry;
+
+static int hint_entry_order(const void *x, const void *y) {
+  const hint_entry *p = x, *q = y;
+  if (p->anchor != q->anchor) return p->anchor < q->anchor ? -1 : 1;
+  if (p->span != q->span) return p->span < q->span ? -1 : 1;
+  return p->weight < q->weight ? -1 : p->weight > q->weight;
+}
+
+int tl_scope_hints(const tl_scopes *sc, const tl_anchors *a, tl_scope_hint_table *out,
+                   tl_err *e) {
+  memset(out, 0, sizeof *out);
   if (!sc->n) return TL_OK;
-  uint32_t *h = calloc(a->n ? a->n : 1, sizeof *h);
   point *pt = NULL;
-  size_t np = 0;
-  if (!h) return tl_nomem(e);
-  if (anchor_points(sc, a, 0, a->n, &pt, &np, e)) {
-    free(h);
-    return TL_ERROR;
-  }
+  size_t np = 0, ne = 0;
+  if (anchor_points(sc, a, 0, a->n, &pt, &np, e)) return TL_ERROR;
+  hint_entry *v = malloc((sc->n ? sc->n : 1) * sizeof *v);
+  out->off = calloc(a->n + 1, sizeof *out->off);
+  if (!v || !out->off) goto nomem;
+  /* A module or an annotation beginning outweighs any number of Python functions: with
+  ** with_stack every call is a range, so an anchor that a deep call chain begins would
+  ** otherwise win over the one each decoder layer begins. A scope's span runs from its
+  ** first anchor to its last on its thread. */
+  enum { FUNCTION_WEIGHT = 1, NAMED_WEIGHT = 1u << 12 };
   for (size_t k = 0; k < sc->n; k++) {
     size_t lo = first_point(pt, np, sc->thread_of[k], sc->v[k].start_ns);
-    if (lo < np && pt[lo].thread == sc->thread_of[k] && pt[lo].ns < sc->v[k].end_ns &&
-        h[pt[lo].anchor] < UINT32_MAX)
-      h[pt[lo].anchor]++;
+    size_t hi = first_point(pt, np, sc->thread_of[k], sc->v[k].end_ns);
+    if (lo >= np || pt[lo].thread != sc->thread_of[k] || pt[lo].ns >= sc->v[k].end_ns) continue;
+    uint32_t last = pt[hi - 1].anchor; /* hi > lo: pt[lo] is inside */
+    v[ne++] = (hint_entry){pt[lo].anchor, last >= pt[lo].anchor ? last - pt[lo].anchor + 1 : 1,
+                           sc->v[k].kind == TL_HOST_SCOPE_PYTHON ? FUNCTION_WEIGHT : NAMED_WEIGHT};
   }
-  free(pt);
-  *out = h;
+  qsort(v, ne, sizeof *v, hint_entry_order);
+  out->span = malloc((ne ? ne : 1) * sizeof *out->span);
+  out->weight = malloc((ne ? ne : 1) * sizeof *out->weight);
+  if (!out->span || !out->weight) goto nomem;
+  for (size_t q = 0; q < ne; q++) {
+    out->off[v[q].anchor + 1]++;
+    out->span[q] = v[q].span, out->weight[q] = v[q].weight;
+  }
+  for (size_t k = 0; k < a->n; k++) out->off[k + 1] += out->off[k];
+  out->h = (tl_recover_hints){out->off, out->span, out->weight};
+  free(pt), free(v);
   return TL_OK;
+nomem:
+  free(pt), free(v);
+  tl_scope_hints_free(out);
+  return tl_nomem(e);
 }
 
 void tl_scope_names_free(uint32_t **names, size_t ntrees) {

@@ -15,7 +15,7 @@
 **        the step of each anchor, the anchor_partition of tl_forest_constraints (a stretch
 **        of anchors outside every step is a partition of its own); *part NULL when the
 **        trace has no step
-**   tl_scope_hints(&sc, &anchors, &hint, e);
+**   tl_scope_hints(&sc, &anchors, &hints, e);
 **        how many scopes begin at each anchor: where a Repeat's iterations should begin
 **   tl_scope_names(&sc, &trace, &anchors, &forest, &names, e);
 **        after recovery: per tree, per node, the name that encloses each of its iterations
@@ -77,9 +77,16 @@ int tl_scope_link(const tl_trace *t, const tl_relations *rel, const char *patter
                   tl_err *e);
 int tl_scope_partition(const tl_scopes *sc, const uint32_t *anchor_event, size_t n,
                        uint32_t **out, tl_err *e);
-/* (*out)[k]: how many scopes begin at anchor k (their first anchor on their thread), the
-** anchor_hint of tl_forest_constraints; *out NULL when the trace has no scope. */
-int tl_scope_hints(const tl_scopes *sc, const tl_anchors *a, uint32_t **out, tl_err *e);
+/* The scopes that begin at each anchor (their first anchor on their thread), with how many
+** anchors each spans (first to last on its thread) and its weight (a module or an
+** annotation 4096, a Python function 1): the anchor_hint of tl_forest_constraints, as
+** tl_recover_hints over all anchors. Empty (off NULL) when the trace has no scope. */
+typedef struct tl_scope_hint_table {
+  uint32_t *off, *span, *weight;
+  tl_recover_hints h; /* the three arrays, for recovery */
+} tl_scope_hint_table;
+int tl_scope_hints(const tl_scopes *sc, const tl_anchors *a, tl_scope_hint_table *out, tl_err *e);
+void tl_scope_hints_free(tl_scope_hint_table *t);
 /* (*names)[k][node]: the strpool id of the name of node `node` of forest tree k, 0 = none.
 ** Names are interned into the trace's pool ("LlamaDecoderLayer", "ProfilerStep"). */
 int tl_scope_names(const tl_scopes *sc, const tl_trace *t, const tl_anchors *a,

@@ -1,6 +1,9 @@
 /*
 ** cuda_labels.c: the CUDA kernel label rules of inputs.md section 6 (see cuda_labels.h).
-** First match wins, on the lower-cased label; the order is the reference's.
+** First match wins, on the lower-cased label; the order is the reference's. One rule goes
+** beyond it: cuBLAS's matrix-vector kernels (`internal::gemvx::kernel<...>`, what a decode
+** step's projections at batch 1 run; tests/data/kineto_gpu) are CudaMatMul like its GEMMs,
+** where the reference keeps their raw names (docs/PARITY.md, "Beyond the reference").
 */
 #include "source/cuda_labels.h"
 
@@ -15,7 +18,8 @@ const char *tl_cuda_lift_label(const char *l) {
       (has(l, "flash") && has(l, "attention")))
     return "CudaFlashAttention";
   if (has(l, "attention")) return "CudaAttention";
-  if (has(l, "gemm") || has(l, "cutlass") || has(l, "matmul")) return "CudaMatMul";
+  if (has(l, "gemm") || has(l, "cutlass") || has(l, "matmul") || has(l, "gemv"))
+    return "CudaMatMul";
   if (has(l, "rmsnorm") || has(l, "rms_norm")) return "CudaRmsNorm";
   if (has(l, "layernorm") || has(l, "layer_norm")) return "CudaLayerNorm";
   if (has(l, "rotary") || has(l, "rope")) return "CudaRope";

@@ -839,33 +839,37 @@ static int node_shapes(sqlite3 *db, const tl_structure_input *in, const tl_tree 
     if (id < 0) return tl_nomem(e);
     shape_of[k] = (uint32_t)id;
     if (!fresh) continue;
-    char label[64], symbol[64];
+    /* An atom's label and symbol are its anchors' symbol, whole: a CUDA kernel's raw name
+    ** runs to hundreds of characters and two kernels can share a long prefix. Structural
+    ** labels are short and built in the buffer. */
+    char buf[64], symbol[64];
+    const char *label = buf;
     const char *category = NULL;
     if (pos->kind == TL_POS_ATOM) {
-      snprintf(label, sizeof label, "%.63s", tl_str(in->trace, pos->symbol));
+      label = tl_str(in->trace, pos->symbol);
       tl_anchor_role r = (tl_anchor_role)role;
       category = r == TL_ANCHOR_COMM ? "comm" : r == TL_ANCHOR_GRAPH ? "graph" : "exec";
     } else if (pos->kind == TL_POS_REPEAT) {
       /* The symbol stays structural; a name from the trace's hierarchy goes to the label. */
-      snprintf(label, sizeof label, "Rep x%u", pos->repeat_count);
+      snprintf(buf, sizeof buf, "Rep x%u", pos->repeat_count);
       if (name) {
         const char *nm = tl_str(in->trace, name);
         char count[16];
         int cn = snprintf(count, sizeof count, " x%u", pos->repeat_count);
-        snprintf(label, sizeof label, "%.*s%s", (int)(sizeof label - 1 - (size_t)cn), nm, count);
+        snprintf(buf, sizeof buf, "%.*s%s", (int)(sizeof buf - 1 - (size_t)cn), nm, count);
       }
     } else if (pos->unit_template) {
-      snprintf(label, sizeof label, "ReplayUnit T%u", pos->unit_template);
+      snprintf(buf, sizeof buf, "ReplayUnit T%u", pos->unit_template);
       category = "graph_unit";
     } else {
-      snprintf(label, sizeof label, "Seq");
+      snprintf(buf, sizeof buf, "Seq");
     }
     sqlite3_bind_int64(ins, TL_PARAM(NS_ID), id);
     sqlite3_bind_text(ins, TL_PARAM(NS_TYPE), type[pos->kind], -1, SQLITE_STATIC);
     sqlite3_bind_text(ins, TL_PARAM(NS_KIND), kind[pos->kind], -1, SQLITE_STATIC);
     if (pos->kind == TL_POS_REPEAT) snprintf(symbol, sizeof symbol, "Rep x%u", pos->repeat_count);
-    else snprintf(symbol, sizeof symbol, "%s", label);
-    sqlite3_bind_text(ins, TL_PARAM(NS_SYMBOL), symbol, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ins, TL_PARAM(NS_SYMBOL), pos->kind == TL_POS_REPEAT ? symbol : label, -1,
+                      SQLITE_TRANSIENT);
     sqlite3_bind_text(ins, TL_PARAM(NS_LABEL), label, -1, SQLITE_TRANSIENT);
     if (keep_label(labels, id, label, pos->kind == TL_POS_REPEAT)) return tl_nomem(e);
     tl_bind_text(ins, TL_PARAM(NS_CATEGORY), category);

@@ -298,8 +298,13 @@ static int build_tree(const tl_trace *t, const tl_anchors *a, const tl_packets *
   tl_protected *protect = NULL;
   size_t nprotect = 0;
   if (group_protect(c, g->first, n, &protect, &nprotect)) goto nomem;
+  /* The group's slice of the hints: their offsets index the whole table's entries. */
+  tl_recover_hints hint = {0};
+  if (c && c->anchor_hint)
+    hint = (tl_recover_hints){c->anchor_hint->off + g->first, c->anchor_hint->span,
+                              c->anchor_hint->weight};
   tl_recover_input in = {tok, n, c && c->anchor_partition ? c->anchor_partition + g->first : NULL,
-                         protect, nprotect, c && c->anchor_hint ? c->anchor_hint + g->first : NULL};
+                         protect, nprotect, c && c->anchor_hint ? &hint : NULL};
   tl_err rerr = {0};
   int rc = tl_recover(&in, &tr->st, &rerr);
   free(protect);

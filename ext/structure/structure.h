@@ -100,9 +100,9 @@ typedef struct tl_forest_constraints {
   ** tokens; the published symbol does not change. */
   const int64_t *anchor_token_key;
   const uint32_t *anchor_partition;
-  /* anchor_hint: how many host ranges (the trace's own hierarchy) begin at each anchor; a
-  ** Repeat's iterations begin where more of them do, all else equal (recover.h hint). */
-  const uint32_t *anchor_hint;
+  /* anchor_hint: the host ranges (the trace's own hierarchy) that begin at each anchor; a
+  ** Repeat's iterations begin where more of them do (recover.h hint). */
+  const tl_recover_hints *anchor_hint;
 } tl_forest_constraints;
 
 /* Builds one tree per anchor group. The trees read p until tl_forest_free: keep the

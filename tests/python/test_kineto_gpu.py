@@ -127,15 +127,18 @@ def test_launch_delay_is_the_kernel_start_after_its_call(dbs, name):
 
 
 @pytest.mark.parametrize("name", TRACES)
-def test_the_step_loop_holds_the_steps_that_ran_the_same_kernels(dbs, name):
-    """On a GPU the prefill (8 tokens, or the eager forward before the graph replays) runs other
-    kernels than the decode steps, so the step loop is the run of steps whose device kernel
-    sequences are equal: every decode step, and the layer loop inside it."""
+def test_the_step_loop_holds_the_alike_steps_and_the_layer_loop(dbs, name):
+    """The step loop is the run of steps that ran alike on the device. Eagerly that is every
+    step: the prefill (8 tokens) runs other kernel variants than the decode steps (GEMM for
+    GEMV), one operator each, as many per step. With graph replays the eager forward of
+    step 0 runs fewer kernels than each replay step (it reads a value back to the host where
+    the captured forward computes on the device), so the loop is the decode steps. Inside,
+    the layer loop, named after the decoder layer's module where the trace has modules."""
     cfg, raw = config(name), Raw(name)
-    seqs = raw.step_sequences()
-    assert len(seqs) == cfg["steps"]
-    alike = sum(1 for s in seqs if s == seqs[-1])
-    assert alike == cfg["decode_steps"] and seqs[0] != seqs[-1]
+    counts = [len(s) for s in raw.step_sequences()]
+    assert len(counts) == cfg["steps"]
+    alike = sum(1 for c in counts if c == counts[-1])
+    assert alike == (cfg["decode_steps"] if cfg["cuda_graph"] else cfg["steps"])
     rows = query(dbs[name], """
         SELECT o.label, o.repeat_count, o.occurrence_count, i.label, i.repeat_count, i.occurrence_count
           FROM traceloom_v_tree_node o JOIN traceloom_v_tree_node i ON i.parent_n = o.node_n
@@ -144,6 +147,30 @@ def test_the_step_loop_holds_the_steps_that_ran_the_same_kernels(dbs, name):
     layer = cfg["layer_class"] if cfg["modules"] else "Rep"
     assert rows == [("ProfilerStep x%d" % alike, alike, 1,
                      "%s x%d" % (layer, cfg["layers"]), cfg["layers"], alike)]
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_atoms_keep_whole_kernel_names_and_gemv_is_a_matmul(dbs, name):
+    """A node's label and symbol are its anchors' symbol, however long (raw CUDA names run
+    to hundreds of characters); cuBLAS's matrix-vector kernels are CudaMatMul."""
+    raw = Raw(name)
+    gemv = sum(1 for d in raw.device if "gemv" in d["name"].lower())
+    assert gemv > 0
+    assert query(dbs[name], "SELECT count(*) FROM traceloom_event WHERE lower(raw_label) LIKE '%gemv%'"
+                            " AND op_type = 'CudaMatMul'")[0][0] == gemv
+    longest = max(len(d["name"]) for d in raw.device)
+    assert longest > 63
+    mismatched, long_atoms = query(dbs[name], """
+        SELECT sum(n.symbol <> a.symbol OR n.label <> a.symbol), max(length(n.label))
+          FROM traceloom_anchor a JOIN traceloom_tree_node_anchor na ON na.anchor_n = a.anchor_n
+          JOIN traceloom_v_tree_node n ON n.node_n = na.node_n WHERE n.kind = 'atom'""")[0]
+    assert mismatched == 0
+    # The graph trace's cub scan kernels (a cumsum under capture) match no lifting rule: their
+    # atoms carry the whole raw name.
+    scan = [d["name"] for d in raw.device if "DeviceScanKernel" in d["name"]]
+    assert bool(scan) == config(name)["cuda_graph"]
+    if scan:
+        assert long_atoms == max(len(n) for n in scan) > 63
 
 
 @pytest.mark.parametrize("name", TRACES)

@@ -29,7 +29,8 @@ pytestmark = pytest.mark.skipif(
     reason="Perfetto's trace processor needs node (and tests/run_python.sh to set up "
            "its venv): not available here")
 
-KINDS = ["demo", "context", "two_ranks", "ranks", "cuda_graph", "kineto"]
+KINDS = ["demo", "context", "two_ranks", "ranks", "cuda_graph", "kineto", "kineto_gpu",
+         "kineto_gpu_graph"]
 FORMATS = ["json", "pftrace"]
 STRUCTURE = ("traceloom.structural_interval", "traceloom.repeat_occurrence",
              "traceloom.repeat_body_window", "traceloom.structural_atom")
@@ -54,7 +55,8 @@ def genprofile(out, *args):
 def analyses(cli, fixtures, tmp_path_factory):
     """kind -> (analysis db, extra export-perfetto arguments): the demo profile and its
     ACL-graph variant with scheduler context (examples/demo.sh), two ranks in one analysis
-    and as a distributed export, an Nsight CUDA graph, a Kineto trace."""
+    and as a distributed export, an Nsight CUDA graph, a Kineto trace, and the two real GPU
+    Kineto traces (eager, CUDA graph replays)."""
     root = tmp_path_factory.mktemp("perfetto_tp")
     out = {}
 
@@ -78,6 +80,11 @@ def analyses(cli, fixtures, tmp_path_factory):
     out["ranks"] = (r0, ["--rank", f"0={r0}", "--rank", f"1={r1}"])
     out["cuda_graph"] = (analyse("cuda_graph", fixtures / "nsys" / "nsys_graph.sqlite"), [])
     out["kineto"] = (analyse("kineto", fixtures / "kineto" / "gpu_basic.pt.trace.json"), [])
+    # Real GPU traces (tests/data/kineto_gpu): eager, and with CUDA graph replays
+    gpu = pathlib.Path(__file__).resolve().parents[1] / "data" / "kineto_gpu"
+    out["kineto_gpu"] = (analyse("kineto_gpu", gpu / "llama_l2_d3_cuda.pt.trace.json.gz"), [])
+    out["kineto_gpu_graph"] = (analyse("kineto_gpu_graph",
+                                       gpu / "llama_l2_d4_cuda_graph.pt.trace.json.gz"), [])
     return out
 
 
@@ -306,7 +313,7 @@ def test_trace_processor_imports_the_export(loaded, kind, fmt):
         assert slices[f["slice_in"]]["cat"] == "traceloom.timeline_event"
     assert got == (set() if ranks else expected_flows(db))
     assert len(got) == len(res["flows"])
-    if kind in ("demo", "context", "cuda_graph", "kineto"):
+    if kind in ("demo", "context", "cuda_graph", "kineto", "kineto_gpu", "kineto_gpu_graph"):
         assert got, "this export has flows"
 
 

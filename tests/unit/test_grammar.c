@@ -40,6 +40,16 @@ static uint32_t slot(const tl_structure *st, uint32_t id, uint32_t k) { /* k is 
   return st->slots[p->first_slot + k - 1];
 }
 
+/* The root's child that is a Repeat of token_len tokens (fails when there is none). */
+static uint32_t repeat_of_len(const tl_structure *st, uint64_t token_len) {
+  for (uint32_t k = 1; k <= pos(st, 0)->nslots; k++) {
+    uint32_t id = slot(st, 0, k);
+    if (pos(st, id)->kind == TL_POS_REPEAT && pos(st, id)->token_len == token_len) return id;
+  }
+  ck_abort_msg("no Repeat of %u tokens under the root", (unsigned)token_len);
+  return 0;
+}
+
 static int is_atom(const tl_structure *st, uint32_t id, uint32_t sym) {
   return pos(st, id)->kind == TL_POS_ATOM && pos(st, id)->symbol == sym;
 }
@@ -166,8 +176,12 @@ START_TEST(hint_chooses_the_rotation) {
   ck_assert_uint_eq(pos(&st, slot(&st, 0, 1))->kind, TL_POS_REPEAT);
   ck_assert(is_atom(&st, slot(&st, slot(&st, 0, 1), 1), A));
   ck_assert(is_atom(&st, slot(&st, 0, 2), A));
-  const uint32_t hint[] = {1, 3, 0, 1, 3, 0, 1, 3, 0, 1};
-  tl_recover_input in = {s, 10, NULL, NULL, 0, hint};
+  /* One range of one token at every A, three at every B (all within an iteration). */
+  const uint32_t off[] = {0, 1, 4, 4, 5, 8, 8, 9, 12, 12, 13};
+  const uint32_t span[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  const uint32_t weight[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  const tl_recover_hints hint = {off, span, weight};
+  tl_recover_input in = {s, 10, NULL, NULL, 0, &hint};
   tl_structure h;
   tl_err e = {0};
   ck_assert_int_eq(tl_recover(&in, &h, &e), TL_OK);
@@ -178,13 +192,49 @@ START_TEST(hint_chooses_the_rotation) {
   ck_assert_uint_eq(pos(&h, rep)->repeat_count, 3);
   ck_assert(is_atom(&h, slot(&h, rep, 1), B) && is_atom(&h, slot(&h, rep, 2), C) &&
             is_atom(&h, slot(&h, rep, 3), A));
-  /* A hint never makes a worse repeat: zero hints change nothing. */
-  const uint32_t zero[10] = {0};
-  tl_recover_input z = {s, 10, NULL, NULL, 0, zero};
+  /* A hint never makes a worse repeat: no ranges change nothing, and nor do ranges that
+  ** begin at every B but cover more than one iteration (a step, a whole model). */
+  const uint32_t none[11] = {0};
+  const tl_recover_hints zero = {none, span, weight};
+  tl_recover_input z = {s, 10, NULL, NULL, 0, &zero};
   tl_structure st0;
   ck_assert_int_eq(tl_recover(&z, &st0, &e), TL_OK);
   ck_assert(same_structure(&st, &st0));
-  tl_structure_free(&st), tl_structure_free(&h), tl_structure_free(&st0);
+  const uint32_t long_span[] = {4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4};
+  const tl_recover_hints wide = {off, long_span, weight};
+  tl_recover_input w = {s, 10, NULL, NULL, 0, &wide};
+  tl_structure stw;
+  ck_assert_int_eq(tl_recover(&w, &stw, &e), TL_OK);
+  ck_assert(same_structure(&st, &stw));
+  tl_structure_free(&st), tl_structure_free(&h), tl_structure_free(&st0), tl_structure_free(&stw);
+}
+END_TEST
+
+/* X A B C A B C A B A B: the run of period 3 (A B C) x2 fits from A (then A B A B stays a
+** run of period 2 after it: (A B) x2) or from B (B C A x2, cutting that shorter run). Both
+** keep two whole iterations; without hints the rotation that cuts no shorter run wins. A
+** module that begins at each B and covers one iteration exactly says the layers begin at B,
+** which decides before the shorter run's damage (a decoder layer's module against a
+** coincidental run across the last layer's edge: tests/python/test_kineto_gpu.py). */
+START_TEST(hint_outranks_damage_between_equal_rotations) {
+  const uint32_t s[] = {X, A, B, C, A, B, C, A, B, A, B};
+  tl_structure st = recover_ok(s, 11, NULL, NULL, 0);
+  verify(&st, s, 11);
+  uint32_t r0 = repeat_of_len(&st, 6);
+  ck_assert(is_atom(&st, slot(&st, r0, 1), A));
+  /* A range of 3 tokens (one iteration) at each B of the two iterations from B. */
+  const uint32_t off[] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 2};
+  const uint32_t span[] = {3, 3}, weight[] = {4096, 4096};
+  const tl_recover_hints hint = {off, span, weight};
+  tl_recover_input in = {s, 11, NULL, NULL, 0, &hint};
+  tl_structure h;
+  tl_err e = {0};
+  ck_assert_int_eq(tl_recover(&in, &h, &e), TL_OK);
+  verify(&h, s, 11);
+  uint32_t r = repeat_of_len(&h, 6);
+  ck_assert(is_atom(&h, slot(&h, r, 1), B) && is_atom(&h, slot(&h, r, 2), C) &&
+            is_atom(&h, slot(&h, r, 3), A));
+  tl_structure_free(&st), tl_structure_free(&h);
 }
 END_TEST
 
@@ -808,6 +858,7 @@ static Suite *suite(void) {
   tcase_add_test(t, bad_input_and_edges);
   tcase_add_test(t, long_stream_no_cap);
   tcase_add_test(t, hint_chooses_the_rotation);
+  tcase_add_test(t, hint_outranks_damage_between_equal_rotations);
   suite_add_tcase(s, t);
   return s;
 }
