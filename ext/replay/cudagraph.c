@@ -638,6 +638,105 @@ static int publish_envelopes(cuda_pass *x) {
   return rc;
 }
 
+/* A graph launch of an input whose family gives launch envelopes (Kineto), while its kernels
+** are gathered: its interval, place and how many device events carry its correlation id. */
+typedef struct corr_launch {
+  uint16_t db;
+  int64_t corr;
+  int dup;             /* another launch of the input has the same correlation id */
+  size_t events;
+  int64_t start, end;
+  uint32_t device, stream;
+  int64_t context;
+  int mixed_device;    /* events on more than one device: no envelope (fail closed) */
+} corr_launch;
+
+static int corr_launch_order(const void *a, const void *b) {
+  const corr_launch *x = a, *y = b;
+  if (x->db != y->db) return x->db < y->db ? -1 : 1;
+  return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+/* Kineto: a replayed kernel carries its cudaGraphLaunch's correlation id but no graph or node
+** id, so no body is exact (inputs.md section 8: "only envelopes are available otherwise").
+** Each launch whose id no other launch of its input shares, and whose device events (kernels,
+** copies, sets with that id) lie on one device, gives a graph-level envelope over their
+** interval: temporal evidence only, as a GRAPH_TRACE row is, with no event of its own (the
+** trace has none for the launch) and no exact launch. Its stream is theirs when they share
+** one. */
+static int correlation_envelopes(cuda_pass *x, const tl_profile *p) {
+  const tl_trace *t = x->t;
+  const tl_calls *c = &t->calls;
+  const tl_events *ev = &t->ev;
+  if (!p) return TL_OK;
+  int any = 0;
+  for (size_t d = 0; d < p->inputs.n; d++) any |= p->inputs.v[d].family->launch_envelopes;
+  if (!any) return TL_OK;
+  TL_VEC(corr_launch) L = {0};
+  tl_i64map is_launch = {0}; /* api_name id -> 0/1 */
+  int rc = TL_OK;
+  for (size_t i = 0; i < c->n && rc == TL_OK; i++) {
+    uint16_t db = c->db_idx[i];
+    if (db >= p->inputs.n || !p->inputs.v[db].family->launch_envelopes ||
+        tl_i64col_get(&c->correlation_id, i) == TL_ABSENT)
+      continue;
+    int64_t *known = tl_i64map_get(&is_launch, c->api_name[i]);
+    int yes = known ? (int)*known : contains_graph_launch(tl_str(t, c->api_name[i]));
+    if (!known && tl_i64map_put(&is_launch, c->api_name[i], yes)) rc = tl_nomem(x->e);
+    corr_launch l = {db, tl_i64col_get(&c->correlation_id, i), 0, 0, 0, 0, 0, TL_NO_STREAM,
+                     TL_ABSENT, 0};
+    if (yes && rc == TL_OK && TL_VEC_PUSH(&L, l)) rc = tl_nomem(x->e);
+  }
+  tl_i64map_free(&is_launch);
+  if (rc != TL_OK || !L.n) {
+    TL_VEC_FREE(&L);
+    return rc;
+  }
+  qsort(L.v, L.n, sizeof *L.v, corr_launch_order);
+  for (size_t k = 1; k < L.n; k++)
+    if (L.v[k].db == L.v[k - 1].db && L.v[k].corr == L.v[k - 1].corr) L.v[k].dup = L.v[k - 1].dup = 1;
+  for (size_t i = 0; i < ev->n; i++) {
+    int64_t corr = tl_i64col_get(&ev->correlation_id, i);
+    if (corr == TL_ABSENT) continue;
+    corr_launch key = {.db = tl_events_db_idx(ev, i), .corr = corr};
+    corr_launch *l = bsearch(&key, L.v, L.n, sizeof *L.v, corr_launch_order);
+    if (!l || l->dup) continue;
+    uint32_t dev = tl_events_device_id(ev, i), stream = tl_events_stream_id(ev, i);
+    int64_t end = tl_events_end(ev, i);
+    if (!l->events++) {
+      l->start = ev->start_ns[i], l->end = end, l->device = dev, l->stream = stream;
+      l->context = tl_i64col_get(&ev->context_id, i);
+      continue;
+    }
+    if (ev->start_ns[i] < l->start) l->start = ev->start_ns[i];
+    if (end > l->end) l->end = end;
+    if (dev != l->device) l->mixed_device = 1;
+    if (stream != l->stream) l->stream = TL_NO_STREAM;
+    if (tl_i64col_get(&ev->context_id, i) != l->context) l->context = TL_ABSENT;
+  }
+  size_t first = x->r->envelopes.n;
+  for (size_t k = 0; k < L.n && rc == TL_OK; k++) {
+    const corr_launch *l = &L.v[k];
+    if (l->dup || !l->events || l->mixed_device) continue;
+    tl_graph_envelope g;
+    memset(&g, 0, sizeof g);
+    g.db_idx = l->db;
+    g.provider = TL_GRAPH_CUDA;
+    g.device_id = l->device, g.stream_id = l->stream;
+    g.event = TL_REPLAY_NONE, g.launch = TL_REPLAY_NONE;
+    g.start_ns = l->start, g.end_ns = l->end;
+    g.correlation_id = l->corr, g.context_id = l->context;
+    g.graph_id = g.graph_exec_id = TL_ABSENT;
+    g.graph_kind = "cuda_graph_launch_correlation";
+    if (TL_VEC_PUSH(&x->r->envelopes, g)) rc = tl_nomem(x->e);
+  }
+  TL_VEC_FREE(&L);
+  if (rc == TL_OK && x->r->envelopes.n > first)
+    qsort(x->r->envelopes.v + first, x->r->envelopes.n - first, sizeof *x->r->envelopes.v,
+          cmp_envelope);
+  return rc;
+}
+
 int tl_replay_cuda(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err *e) {
   cuda_pass x;
   memset(&x, 0, sizeof x);
@@ -651,6 +750,7 @@ int tl_replay_cuda(const tl_trace *t, const tl_profile *p, tl_replay *r, tl_err 
   if (rc == TL_OK) rc = decide(&x);
   if (rc == TL_OK) rc = publish_launches(&x);
   if (rc == TL_OK) rc = publish_envelopes(&x);
+  if (rc == TL_OK) rc = correlation_envelopes(&x, p);
   tl_i64map_free(&corr_map);
   for (size_t d = 0; x.db && d < x.ndb; d++) db_facts_free(&x.db[d]);
   free(x.db);

@@ -6,9 +6,10 @@
 ** traceloom_v_cuda_graph_replay).
 **
 ** An envelope is a row of traceloom_cuda_graph_replay_core (the interval of a promoted replay
-** unit or a graph-level GRAPH_TRACE row). Its children are the real device events of its (db, device)
-** whose [start, end) lies inside [start, end] of the envelope, the envelope's own event
-** excepted, by one binary search into the device's events sorted by start. Containment in
+** unit, a graph-level GRAPH_TRACE row, or a Kineto graph launch's kernels, which has no event
+** of its own). Its children are the real device events of its (db, device) whose [start, end)
+** lies inside [start, end] of the envelope, the envelope's own event excepted, by one binary
+** search into the device's events sorted by start. Containment in
 ** time is temporal evidence only: exact membership is traceloom_graph_body_member.
 */
 #include "reports/reports.h"
@@ -80,9 +81,9 @@ int tl_reports_envelopes(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
   size_t nreal = in->replay && in->replay->launch_of_synthetic ? in->replay->n_real_events : t->ev.n;
   sqlite3_stmt *st;
   if (tl_pub_prepare(db,
-                     "SELECT graph_event_idx, db_idx, device_id, CAST(substr(event_id, 7) AS INTEGER), "
+                     "SELECT graph_event_idx, db_idx, device_id, coalesce(event_n, -1), "
                      "start_ns, end_ns FROM main.traceloom_cuda_graph_replay_core "
-                     "WHERE event_id LIKE 'event-%' AND start_ns IS NOT NULL AND end_ns IS NOT NULL "
+                     "WHERE start_ns IS NOT NULL AND end_ns IS NOT NULL "
                      "ORDER BY graph_event_idx",
                      &st, e))
     return TL_ERROR;

@@ -1384,4 +1384,5 @@ const tl_family_def tl_kineto_family = {
     .events_open = events_open,
     .calls_open = calls_open,
     .read = read_all,
+    .launch_envelopes = 1,
 };

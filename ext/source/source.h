@@ -294,6 +294,9 @@ struct tl_family_def {
   unsigned capture_companion : 1; /* may have a capture-stream companion (stream_info.db) */
   unsigned calls_beside : 1;   /* its calls cursor may run on a second thread beside its events
                                   cursor: its own connection, nothing shared but p (read) */
+  unsigned launch_envelopes : 1; /* a graph launch's kernels carry its correlation id but no
+                                  graph node id: each launch gives a graph-level envelope,
+                                  never members (inputs.md section 8; ext/replay/cudagraph.c) */
   int (*inventory)(const tl_profile *p, int db_idx, tl_inventory *inv, tl_err *e);
   int (*events_open)(const tl_profile *p, int db_idx, const tl_event_filter *f,
                      tl_strpool *pool, tl_cursor **out, tl_err *e);

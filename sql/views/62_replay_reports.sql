@@ -12,35 +12,30 @@ CREATE INDEX traceloom_cuda_graph_replay_idx ON traceloom_cuda_graph_replay_core
 -- launch's MODEL_EXECUTE and notify controls do not). Each count reads the envelope's runs by
 -- their key and the runs' events as key ranges of the event core; a query that selects none
 -- of these columns computes none of them.
--- @surface traceloom_cuda_graph_replay | one graph replay envelope (temporal evidence) | Best-effort replay envelopes of ACL and CUDA graphs, one per promoted replay unit and one per graph-level GRAPH_TRACE row, with the events and device work each encloses in time; never used as membership | SELECT graph_provider, graph_kind, count(*), sum(enclosed_kernel_count) FROM traceloom_cuda_graph_replay GROUP BY 1, 2
+-- @surface traceloom_cuda_graph_replay | one graph replay envelope (temporal evidence) | Best-effort replay envelopes of ACL and CUDA graphs, one per promoted replay unit, one per graph-level GRAPH_TRACE row and one per Kineto cudaGraphLaunch (its kernels' interval), with the events and device work each encloses in time; never used as membership | SELECT graph_provider, graph_kind, count(*), sum(enclosed_kernel_count) FROM traceloom_cuda_graph_replay GROUP BY 1, 2
 CREATE VIEW traceloom_cuda_graph_replay AS
 SELECT g.graph_event_id, g.db_idx, g.device_id, g.graph_provider, g.graph_kind,
        g.graph_event_idx, g.event_id, g.step_idx, g.stream_id, g.correlation_id, g.graph_id,
        g.graph_exec_id, g.context_id, g.start_ns, g.end_ns, g.dur_us,
-       CASE WHEN g.event_n IS NOT NULL THEN
-         (SELECT coalesce(sum(r.run_length), 0) FROM traceloom_graph_envelope_child_run_core r
-          WHERE r.graph_event_idx = g.graph_event_idx) END AS enclosed_event_count,
-       CASE WHEN g.event_n IS NOT NULL THEN
-         (SELECT coalesce(sum(e.dur_ns), 0) / 1000.0 FROM traceloom_graph_envelope_child_run_core r
-          JOIN traceloom_event_core e ON e.event_n >= r.first_event_n
-           AND e.event_n < r.first_event_n + r.run_length
-          WHERE r.graph_event_idx = g.graph_event_idx) END AS enclosed_event_us,
-       CASE WHEN g.event_n IS NOT NULL THEN
-         (SELECT count(*) FROM traceloom_graph_envelope_child_run_core r
-          JOIN traceloom_event_core e ON e.event_n >= r.first_event_n
-           AND e.event_n < r.first_event_n + r.run_length
-          JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
-          WHERE r.graph_event_idx = g.graph_event_idx
-            AND s.kind IN ('compute', 'communication', 'data_move')) END
-         AS enclosed_kernel_count,
-       CASE WHEN g.event_n IS NOT NULL THEN
-         (SELECT coalesce(sum(e.dur_ns), 0) / 1000.0
+       (SELECT coalesce(sum(r.run_length), 0) FROM traceloom_graph_envelope_child_run_core r
+         WHERE r.graph_event_idx = g.graph_event_idx) AS enclosed_event_count,
+       (SELECT coalesce(sum(e.dur_ns), 0) / 1000.0 FROM traceloom_graph_envelope_child_run_core r
+         JOIN traceloom_event_core e ON e.event_n >= r.first_event_n
+          AND e.event_n < r.first_event_n + r.run_length
+         WHERE r.graph_event_idx = g.graph_event_idx) AS enclosed_event_us,
+       (SELECT count(*) FROM traceloom_graph_envelope_child_run_core r
+         JOIN traceloom_event_core e ON e.event_n >= r.first_event_n
+          AND e.event_n < r.first_event_n + r.run_length
+         JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
+         WHERE r.graph_event_idx = g.graph_event_idx
+           AND s.kind IN ('compute', 'communication', 'data_move')) AS enclosed_kernel_count,
+       (SELECT coalesce(sum(e.dur_ns), 0) / 1000.0
           FROM traceloom_graph_envelope_child_run_core r
           JOIN traceloom_event_core e ON e.event_n >= r.first_event_n
            AND e.event_n < r.first_event_n + r.run_length
           JOIN traceloom_event_shape s ON s.shape_id = e.shape_id
-          WHERE r.graph_event_idx = g.graph_event_idx
-            AND s.kind IN ('compute', 'communication', 'data_move')) END AS enclosed_kernel_us,
+         WHERE r.graph_event_idx = g.graph_event_idx
+           AND s.kind IN ('compute', 'communication', 'data_move')) AS enclosed_kernel_us,
        g.raw_json, g.event_n
 FROM traceloom_cuda_graph_replay_core g;
 
