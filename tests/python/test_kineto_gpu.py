@@ -9,6 +9,7 @@ import collections
 import gzip
 import json
 import pathlib
+import re
 import sqlite3
 import subprocess
 
@@ -229,3 +230,18 @@ def test_each_graph_launch_is_an_envelope_over_its_kernels(dbs):
     # Containment is temporal evidence only: no exact launch, no member.
     assert query(dbs["llama_l2_d4_cuda_graph"], "SELECT count(*) FROM traceloom_graph_launch")[0][0] == 0
     assert query(dbs["llama_l2_d3_cuda"], "SELECT count(*) FROM traceloom_cuda_graph_replay")[0][0] == 0
+
+
+def test_loop_tree_writes_a_long_kernel_name_by_its_name(dbs):
+    """The Markdown writes a raw C++ kernel name (over 64 characters) as its qualified name,
+    without return type, template arguments and parameters; the tree's label stays whole."""
+    md = dbs["llama_l2_d4_cuda_graph"].with_name("llama_l2_d4_cuda_graph.loop_tree.md").read_text()
+    outline = md[md.index("Outline"):md.index("\n### ")]
+    # void at_cuda_detail::cub::detail::scan::DeviceScanKernel<at_cuda_detail::cub::...>(long const*, ...)
+    assert re.search(r"^- N\d+ at_cuda_detail::cub::detail::scan::DeviceScanKernel<\.\.\.>\(\.\.\.\)  total_us=",
+                     outline, re.M), outline[:1500]
+    assert max(len(line) for line in outline.splitlines()) < 160
+    labels = [r[0] for r in query(dbs["llama_l2_d4_cuda_graph"],
+                                  "SELECT label FROM traceloom_v_tree_node WHERE label LIKE '%DeviceScanKernel%'")]
+    assert labels and all(label.startswith("void at_cuda_detail::cub::detail::scan::DeviceScanKernel<")
+                          and label.endswith(")") for label in labels)
