@@ -66,16 +66,29 @@ static void num(tl_buf *b, sqlite3_stmt *st, int col, const char *fmt) {
     tl_buf_printf(b, fmt, sqlite3_column_double(st, col));
 }
 
-/* A Markdown table cell: | and newlines would break the row. */
+/* A Markdown table cell: | and newlines would break the row. Each " > " part (a node path's
+** labels) is written as tl_buf_display_label writes a label: a raw C++ kernel name by its
+** qualified name. */
 static void cell(tl_buf *b, const char *s) {
-  for (; *s; s++) {
-    if (*s == '|')
-      tl_buf_puts(b, "\\|");
-    else if (*s == '\n')
-      tl_buf_puts(b, " ");
-    else
-      tl_buf_append(b, s, 1);
+  tl_buf part = {0};
+  for (;;) {
+    const char *sep = strstr(s, " > ");
+    size_t n = sep ? (size_t)(sep - s) : strlen(s);
+    part.n = 0;
+    tl_buf_display_label(&part, s, n);
+    for (size_t i = 0; i < part.n; i++) {
+      if (part.p[i] == '|')
+        tl_buf_puts(b, "\\|");
+      else if (part.p[i] == '\n')
+        tl_buf_puts(b, " ");
+      else
+        tl_buf_append(b, part.p + i, 1);
+    }
+    if (!sep) break;
+    tl_buf_puts(b, " > ");
+    s = sep + 3;
   }
+  tl_buf_free(&part);
 }
 
 /* One Markdown table row from a statement, column by column as the descriptors say. */

@@ -142,45 +142,10 @@ static const char *label_of(const lt_tree *t, const lt_node *nd) {
   return l ? l : "";
 }
 
-/* A raw C++ kernel name (a CUDA kernel's label when no lifting rule names it: hundreds of
-** characters of return type, template arguments and parameters) is written in the Markdown
-** as its qualified name alone, `at_cuda_detail::cub::detail::scan::DeviceScanKernel<...>(...)`,
-** so an outline line stays readable; the label itself (traceloom_v_tree_node.label, the
-** Perfetto slice name) is whole. The name is the last token at template depth 0 before the
-** parameter list (a return type before it is dropped). Labels up to DISPLAY_WHOLE
-** characters, and any without such a name, are written as they are. */
-enum { DISPLAY_WHOLE = 64 };
-
-static void put_kernel_name(tl_buf *b, const char *l, size_t n) {
-  size_t start = 0, open = n; /* where the name starts (after a space), its first '<' */
-  int depth = 0;
-  for (size_t i = 0; i < n; i++) {
-    char ch = l[i];
-    if (ch == '<') {
-      if (depth++ == 0 && open == n) open = i;
-    } else if (ch == '>') {
-      if (depth > 0) depth--;
-    } else if (depth == 0 && ch == ' ') {
-      start = i + 1, open = n;
-    } else if (depth == 0 && ch == '(') {
-      size_t end = open < i ? open : i;
-      if (end > start) {
-        tl_buf_append(b, l + start, end - start);
-        if (open < i) tl_buf_append(b, "<...>", 5);
-        tl_buf_append(b, "(...)", 5);
-        return;
-      }
-      break;
-    }
-  }
-  tl_buf_append(b, l, n);
-}
-
 static void put_label(tl_buf *b, const lt_tree *t, const lt_node *nd) {
   const lt_shape *s = &t->shapes[nd->shape];
   if (!s->label) return;
-  if (s->len <= DISPLAY_WHOLE) tl_buf_append(b, s->label, s->len);
-  else put_kernel_name(b, s->label, s->len);
+  tl_buf_display_label(b, s->label, s->len);
 }
 
 /* 'N007': local_node_id (printf('N%03d', local_n) in the views). */

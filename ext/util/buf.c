@@ -127,3 +127,30 @@ void tl_buf_free(tl_buf *b) {
   free(b->p);
   memset(b, 0, sizeof *b);
 }
+
+/* The name is the last token at template depth 0 before the parameter list: a return type
+** before it (`void `, `std::enable_if<true, void>::type `) is dropped. */
+void tl_buf_display_label(tl_buf *b, const char *l, size_t n) {
+  size_t start = 0, open = n; /* where the name starts (after a space), its first '<' */
+  int depth = 0;
+  for (size_t i = 0; n > TL_DISPLAY_WHOLE && i < n; i++) {
+    char ch = l[i];
+    if (ch == '<') {
+      if (depth++ == 0 && open == n) open = i;
+    } else if (ch == '>') {
+      if (depth > 0) depth--;
+    } else if (depth == 0 && ch == ' ') {
+      start = i + 1, open = n;
+    } else if (depth == 0 && ch == '(') {
+      size_t end = open < i ? open : i;
+      if (end > start) {
+        tl_buf_append(b, l + start, end - start);
+        if (open < i) tl_buf_append(b, "<...>", 5);
+        tl_buf_append(b, "(...)", 5);
+        return;
+      }
+      break;
+    }
+  }
+  tl_buf_append(b, l, n);
+}

@@ -45,6 +45,13 @@ void tl_buf_milli(tl_buf *b, int64_t v);
 void tl_buf_f3(tl_buf *b, double x);
 /* Appends s as a JSON string literal (quotes, escapes; bytes >= 0x80 copied as-is). */
 void tl_buf_json_string(tl_buf *b, const char *s, size_t n);
+/* Appends a label for Markdown (the loop tree, the comparison report): one over
+** TL_DISPLAY_WHOLE characters that is a raw C++ name (a CUDA kernel's, when no lifting rule
+** names it: return type, qualified name, template arguments, parameters) as its qualified
+** name with "<...>" and "(...)", `at_cuda_detail::cub::detail::scan::DeviceScanKernel<...>(...)`;
+** any other as it is. The label in the views and the Perfetto export stays whole. */
+#define TL_DISPLAY_WHOLE 64
+void tl_buf_display_label(tl_buf *b, const char *s, size_t n);
 /* Empties, keeps memory. */
 static inline void tl_buf_reset(tl_buf *b) {
   b->n = 0;

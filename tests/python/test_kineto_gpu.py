@@ -245,3 +245,35 @@ def test_loop_tree_writes_a_long_kernel_name_by_its_name(dbs):
                                   "SELECT label FROM traceloom_v_tree_node WHERE label LIKE '%DeviceScanKernel%'")]
     assert labels and all(label.startswith("void at_cuda_detail::cub::detail::scan::DeviceScanKernel<")
                           and label.endswith(")") for label in labels)
+
+
+def test_compare_eager_with_graph_replays(cli, dbs, tmp_path):
+    """`traceloom compare` of the eager run (base) with the graph-replay run (new): the step
+    loop is matched (as many alike steps on each side, counted from the raw traces) and is
+    faster per iteration, as the raw GPU step ranges say; the report writes a raw kernel name
+    by its qualified name."""
+    alike = {}
+    for name in TRACES:
+        counts = [len(s) for s in Raw(name).step_sequences()]
+        alike[name] = [c for c in counts if c == counts[-1]]
+    n_base, n_new = len(alike["llama_l2_d3_cuda"]), len(alike["llama_l2_d4_cuda_graph"])
+    step_us = {}
+    for name in TRACES:
+        raw = Raw(name)
+        counts = [len(s) for s in raw.step_sequences()]
+        durs = [ns(s["dur"]) for s, c in zip(raw.steps, counts) if c == counts[-1]]
+        step_us[name] = sum(durs) / len(durs)
+    assert step_us["llama_l2_d4_cuda_graph"] < step_us["llama_l2_d3_cuda"]
+    out = tmp_path / "cmp.db"
+    r = subprocess.run([str(cli), "compare", str(dbs["llama_l2_d3_cuda"]), str(dbs["llama_l2_d4_cuda_graph"]),
+                        "--output", str(out), "--markdown", "-"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    rows = query(out, """SELECT alignment, base_units, new_units,
+                                (base_compute_ns + base_comm_ns + base_idle_ns) / base_units,
+                                (new_compute_ns + new_comm_ns + new_idle_ns) / new_units
+                           FROM traceloom_compare_node
+                          WHERE node_type = 'Repeat' AND depth = 1 AND base_units = ?1 AND new_units = ?2
+                       """.replace("?1", str(n_base)).replace("?2", str(n_new)))
+    assert len(rows) == 1 and rows[0][0] != "added" and rows[0][4] < rows[0][3], rows
+    assert "at_cuda_detail::cub::detail::scan::DeviceScanKernel<...>(...)" in r.stdout
+    assert "DeviceScanKernel<at_cuda_detail" not in r.stdout

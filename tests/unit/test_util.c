@@ -55,6 +55,36 @@ END_TEST
 /* tl_buf_f3 is printf's "%.3f" for every double: totals (ns / 1000), rounded averages,
 ** half-way values and their neighbours (where the shortcut must give way to printf),
 ** negatives, zeros, the 2^30 edge, huge and non-finite values, and random ones. */
+/* Markdown labels: a raw C++ kernel name over 64 characters by its qualified name (worked
+** out by hand from names of tests/data/kineto_gpu), anything else whole. */
+static void display_is(const char *label, const char *want) {
+  tl_buf b = {0};
+  tl_buf_display_label(&b, label, strlen(label));
+  ck_assert(!b.oom);
+  ck_assert_str_eq(b.p ? b.p : "", want);
+  tl_buf_free(&b);
+}
+
+START_TEST(buf_display_label_names_long_kernels) {
+  display_is("void at_cuda_detail::cub::detail::scan::DeviceScanInitKernel<at_cuda_detail::cub::"
+             "ScanTileState<long, true> >(at_cuda_detail::cub::ScanTileState<long, true>, int)",
+             "at_cuda_detail::cub::detail::scan::DeviceScanInitKernel<...>(...)");
+  /* a return type with a space inside its template arguments */
+  display_is("std::enable_if<true, void>::type internal::gemvx::kernel<int, int, float, float, "
+             "float, float, true, true, true, false, 6, false>(cublasGemvParamsEx<int, float>)",
+             "internal::gemvx::kernel<...>(...)");
+  /* no template: the parameters only */
+  display_is("void some_namespace::a_very_long_kernel_function_name_without_templates_at_all"
+             "(float const*, float*, int)",
+             "some_namespace::a_very_long_kernel_function_name_without_templates_at_all(...)");
+  /* short labels, and long ones that are no C++ signature, as they are */
+  display_is("void k<int>(int)", "void k<int>(int)");
+  display_is("CudaMatMul", "CudaMatMul");
+  const char *prose = "a label of more than sixty-four characters that has no parameter list at all";
+  display_is(prose, prose);
+}
+END_TEST
+
 START_TEST(buf_f3_is_printf_percent_3f) {
   static const double fixed[] = {0.0, -0.0, 0.0004, -0.0004, 0.0005, -0.0005, 0.0015, 2.5e-4,
                                  1.0005, 66.7315, 0.1 + 0.2, 1073741823.9995, 1073741824.0,
@@ -443,6 +473,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, buf_integers_as_printf_writes_them);
   tcase_add_test(tc, buf_milli_is_the_integer_over_1000);
   tcase_add_test(tc, buf_f3_is_printf_percent_3f);
+  tcase_add_test(tc, buf_display_label_names_long_kernels);
   suite_add_tcase(s, tc);
   return s;
 }
