@@ -83,8 +83,10 @@ def query(db, sql):
         con.close()
 
 
-def test_both_traces_are_there_and_from_a_gpu():
-    assert TRACES == ["llama_l2_d3_cuda", "llama_l2_d4_cuda_graph"]
+def test_the_traces_are_there_and_from_a_gpu():
+    assert TRACES == ["gpt2_l2_d4_cuda", "llama_l2_d3_cuda", "llama_l2_d4_cuda_graph",
+                      "mistral_l3_d3_cuda", "opt_l3_d3_cuda", "qwen2_l2_d3_cuda"]
+    assert len({config(t)["arch"] for t in TRACES}) == 5
     for name in TRACES:
         cfg = config(name)
         assert cfg["device"] == "cuda" and cfg["gpu"].startswith("NVIDIA")
@@ -95,7 +97,7 @@ def test_both_traces_are_there_and_from_a_gpu():
 def test_every_device_event_is_read_with_exact_times(dbs, name):
     raw = Raw(name)
     got = query(dbs[name], "SELECT start_ns, end_ns, label FROM traceloom_event ORDER BY event_n")
-    assert len(got) == len(raw.device) > 300
+    assert len(got) == len(raw.device) > 200
     # The reader keeps the trace's order of device events; compare as sorted multisets.
     want = sorted((raw.base + ns(d["ts"]), raw.base + ns(d["ts"]) + ns(d["dur"])) for d in raw.device)
     assert sorted((s, e) for s, e, _ in got) == want
@@ -129,25 +131,29 @@ def test_launch_delay_is_the_kernel_start_after_its_call(dbs, name):
 
 @pytest.mark.parametrize("name", TRACES)
 def test_the_step_loop_holds_the_alike_steps_and_the_layer_loop(dbs, name):
-    """The step loop is the run of steps that ran alike on the device. Eagerly that is every
+    """The step loop is the run of steps that ran alike on the device, the layer loop inside it
+    named after the decoder layer's module (five transformers families). Eagerly that is every
     step: the prefill (8 tokens) runs other kernel variants than the decode steps (GEMM for
-    GEMV), one operator each, as many per step. With graph replays the eager forward of
-    step 0 runs fewer kernels than each replay step (it reads a value back to the host where
-    the captured forward computes on the device), so the loop is the decode steps. Inside,
-    the layer loop, named after the decoder layer's module where the trace has modules."""
+    GEMV: both CudaMatMul), one operator each (Mistral's prefill adds 3 auxiliary kernels,
+    no anchor). With graph replays the eager forward of step 0 runs fewer kernels than each
+    replay step (it reads a value back to the host where the captured forward computes on the
+    device), so the loop is the decode steps: counted here from the raw GPU step ranges."""
     cfg, raw = config(name), Raw(name)
     counts = [len(s) for s in raw.step_sequences()]
     assert len(counts) == cfg["steps"]
-    alike = sum(1 for c in counts if c == counts[-1])
-    assert alike == (cfg["decode_steps"] if cfg["cuda_graph"] else cfg["steps"])
+    if cfg["cuda_graph"]:
+        loop = sum(1 for c in counts if c == counts[-1])
+        assert loop == cfg["decode_steps"] and counts[0] < counts[-1]
+    else:
+        loop = cfg["steps"]
     rows = query(dbs[name], """
         SELECT o.label, o.repeat_count, o.occurrence_count, i.label, i.repeat_count, i.occurrence_count
           FROM traceloom_v_tree_node o JOIN traceloom_v_tree_node i ON i.parent_n = o.node_n
          WHERE o.kind = 'repeat' AND o.label LIKE 'ProfilerStep x%' AND i.kind = 'repeat'
          ORDER BY i.anchors_per_occurrence DESC LIMIT 1""")
     layer = cfg["layer_class"] if cfg["modules"] else "Rep"
-    assert rows == [("ProfilerStep x%d" % alike, alike, 1,
-                     "%s x%d" % (layer, cfg["layers"]), cfg["layers"], alike)]
+    assert rows == [("ProfilerStep x%d" % loop, loop, 1,
+                     "%s x%d" % (layer, cfg["layers"]), cfg["layers"], loop)]
 
 
 @pytest.mark.parametrize("name", TRACES)
@@ -166,12 +172,10 @@ def test_atoms_keep_whole_kernel_names_and_gemv_is_a_matmul(dbs, name):
           FROM traceloom_anchor a JOIN traceloom_tree_node_anchor na ON na.anchor_n = a.anchor_n
           JOIN traceloom_v_tree_node n ON n.node_n = na.node_n WHERE n.kind = 'atom'""")[0]
     assert mismatched == 0
-    # The graph trace's cub scan kernels (a cumsum under capture) match no lifting rule: their
-    # atoms carry the whole raw name.
+    # A cub scan kernel (a cumsum) matches no lifting rule: its atom carries the whole raw name.
     scan = [d["name"] for d in raw.device if "DeviceScanKernel" in d["name"]]
-    assert bool(scan) == config(name)["cuda_graph"]
-    if scan:
-        assert long_atoms == max(len(n) for n in scan) > 63
+    if config(name)["cuda_graph"]:
+        assert scan and long_atoms >= max(len(n) for n in scan) > 63
 
 
 @pytest.mark.parametrize("name", TRACES)
