@@ -185,10 +185,6 @@ static int cmp_acc(const void *x, const void *y) {
   return a->s < b->s ? -1 : a->s > b->s;
 }
 
-/* Start of the iterations of run cl inside segment [a, b), or RC_NONE when the run
-** cannot hold two iterations in the phase its class is anchored to. The first run of a
-** class to be phased anchors the class, so every Repeat of one cyclic body starts at
-** the same rotation and shares one body definition. */
 /* What the host ranges that begin at token t count for a Repeat of period p: the ranges
 ** that fit in one iteration (a range over several iterations, or over the whole step, says
 ** nothing about where an iteration begins), twice for one that covers it exactly. */
@@ -199,6 +195,10 @@ static uint64_t hint_at(const tl_recover_hints *h, uint32_t t, uint32_t p) {
   return w;
 }
 
+/* Start of the iterations of run cl inside segment [a, b), or RC_NONE when the run
+** cannot hold two iterations in the phase its class is anchored to. The first run of a
+** class to be phased anchors the class, so every Repeat of one cyclic body starts at
+** the same rotation and shares one body definition. */
 static uint32_t choose_phase(const rc_level *lv, uint32_t a, uint32_t b, const rc_clip *cl) {
   const rc_runs *rs = lv->runs;
   uint32_t p = cl->p, len = cl->r - cl->l;
