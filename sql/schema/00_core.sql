@@ -46,6 +46,15 @@ CREATE TABLE traceloom_raw_table(
 );
 CREATE INDEX traceloom_raw_table_path ON traceloom_raw_table(source_path, source_table);
 
+-- @surface traceloom_source_ref | one row per registered source table of an input | The source tables each input's reader registered, numbered per input in registration order (the events' and decisions' source_ref_id): every table of the input's files in (file, table) order, on an Nsight export only the event tables it reads in its fixed order, then the replay units of the analysis | SELECT db_idx, source_ref_id, source_table FROM traceloom_source_ref ORDER BY db_idx, source_ref_id
+CREATE TABLE traceloom_source_ref(
+  db_idx INTEGER NOT NULL,
+  source_ref_id INTEGER NOT NULL,
+  source_id INTEGER,               -- traceloom_raw_source_database.source_id; NULL: the analysis's
+  source_table TEXT NOT NULL,
+  PRIMARY KEY(db_idx, source_ref_id)
+);
+
 -- @surface traceloom_profile_inventory | one row per input, file, table, capability or warning | The capability inventory of the profile (what traceloom_profile() reports), kept with the analysis | SELECT db_idx, capability, usable, detail FROM traceloom_profile_inventory WHERE item = 'capability'
 CREATE TABLE traceloom_profile_inventory(
   db_idx INTEGER,

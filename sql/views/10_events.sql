@@ -69,6 +69,52 @@ LEFT JOIN traceloom_graph_launch_control k
 LEFT JOIN traceloom_event x ON x.event_n = k.event_n
 LEFT JOIN traceloom_runtime_call c ON c.call_n = CAST(substr(g.host_call_id, 14) AS INTEGER);
 
+-- The source registry (traceloom_source_ref): the number an event's or a decision's
+-- source_ref_id gives its source table, per input, in the order the reader registers the
+-- tables, as the reference numbers them (docs/PARITY.md): an Ascend or Hygon input registers
+-- every table of its files, file by file, tables by name (traceloom_raw_table's order, the
+-- capture-stream companion's last); an Nsight export registers the kernel table, then of
+-- RUNTIME, MEMCPY, MEMSET, SYNCHRONIZATION, CUDA_EVENT (a timed one: its capability usable)
+-- and GRAPH_TRACE each one holding rows, in that order, whether or not ours makes events of
+-- it (the runtime rows are calls here). The replay units of an input that has any come last,
+-- as the analysis's own table. A few dozen rows, numbered once here, read by key.
+INSERT INTO traceloom_source_ref(db_idx, source_ref_id, source_id, source_table)
+WITH reg AS (
+  SELECT d.db_idx, t.source_id, t.source_table,
+         row_number() OVER (
+           PARTITION BY d.db_idx
+           ORDER BY CASE WHEN i.source_kind <> 'cuda_nsys_sqlite' THEN 0
+                         ELSE instr(',CUPTI_ACTIVITY_KIND_KERNEL,CUPTI_ACTIVITY_KIND_RUNTIME,'
+                                    || 'CUPTI_ACTIVITY_KIND_MEMCPY,CUPTI_ACTIVITY_KIND_MEMSET,'
+                                    || 'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,'
+                                    || 'CUPTI_ACTIVITY_KIND_CUDA_EVENT,'
+                                    || 'CUPTI_ACTIVITY_KIND_GRAPH_TRACE,',
+                                    ',' || t.source_table || ',') END,
+                    t.source_id, t.source_table) - 1 AS source_ref_id
+  FROM traceloom_raw_table t
+  JOIN traceloom_raw_source_database d ON d.source_id = t.source_id
+  JOIN traceloom_input i ON i.db_idx = d.db_idx
+  WHERE i.source_kind <> 'cuda_nsys_sqlite'
+     OR t.source_table = 'CUPTI_ACTIVITY_KIND_KERNEL'
+     OR (t.row_count > 0
+         AND t.source_table IN ('CUPTI_ACTIVITY_KIND_RUNTIME', 'CUPTI_ACTIVITY_KIND_MEMCPY',
+                                'CUPTI_ACTIVITY_KIND_MEMSET',
+                                'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION',
+                                'CUPTI_ACTIVITY_KIND_GRAPH_TRACE'))
+     OR (t.row_count > 0 AND t.source_table = 'CUPTI_ACTIVITY_KIND_CUDA_EVENT'
+         AND EXISTS (SELECT 1 FROM traceloom_profile_inventory v
+                     WHERE v.db_idx = d.db_idx AND v.item = 'capability'
+                       AND v.capability = 'cuda_events' AND v.usable = 1))
+)
+SELECT db_idx, source_ref_id, source_id, source_table FROM reg
+UNION ALL
+SELECT u.db_idx, (SELECT count(*) FROM reg r WHERE r.db_idx = u.db_idx), NULL, u.source_table
+FROM (SELECT DISTINCT d.db_idx, x.source_table
+      FROM traceloom_event_shape x
+      JOIN traceloom_raw_source_database d ON d.source_id = x.source_id
+      WHERE x.source_table IN ('ACLGRAPH_REPLAY_UNIT', 'CUDA_GRAPH_REPLAY_UNIT')) u;
+CREATE INDEX traceloom_source_ref_table ON traceloom_source_ref(source_table, db_idx);
+
 -- @surface traceloom_v_event_source_locator | one source row per event | Where each event's raw row lives: path, table and rowid, and whether it is embedded in this database | SELECT event_id, source_path, source_table, source_key, resolution_status FROM traceloom_v_event_source_locator LIMIT 5
 CREATE VIEW traceloom_v_event_source_locator AS
 SELECT s.event_id, s.source_ordinal, s.db_idx, s.device_id, s.source_id AS source_ref_id,

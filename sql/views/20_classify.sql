@@ -88,7 +88,11 @@ SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
        COALESCE(c.policy_id, (SELECT p.policy_id FROM traceloom_evidence_role_policy p)) AS policy_id,
        c.observed_symbol, c.structural_symbol, c.symbol_outcome,
        c.symbol_reason_code, c.symbol_rule_id, c.symbol_candidate_rule_ids,
-       c.class_id AS role_class_id, e.task_id, h.source_id AS source_ref_id,
+       c.class_id AS role_class_id, e.task_id,
+       -- the source registry's number of the event's table (traceloom_source_ref, by key)
+       (SELECT r.source_ref_id FROM traceloom_source_ref r
+        WHERE r.source_table = h.source_table AND r.db_idx = e.db_idx
+          AND (r.source_id = h.source_id OR r.source_id IS NULL)) AS source_ref_id,
        c.provider_scope AS input_provider_scope,
        (SELECT p.policy_version FROM traceloom_evidence_role_policy p) AS policy_version,
        (SELECT p.manifest_sha256 FROM traceloom_evidence_role_policy p) AS manifest_sha256,
@@ -146,7 +150,11 @@ SELECT d.*, e.stream_id, e.dur_us, e.kind, e.symbol, e.label, e.raw_label, e.tas
        'primary' AS source_role,
        (SELECT r.source_path FROM traceloom_raw_source_database r WHERE r.source_id = d.source_id)
          AS source_path,
-       NULL AS source_raw_json
+       -- the source row's locator as the reference writes it: no raw row is copied (the row
+       -- itself is traceloom_v_event_source_locator's)
+       json_object('source_ref_id', d.source_ref_id,
+                   'source_path', (SELECT r.source_path FROM traceloom_raw_source_database r
+                                   WHERE r.source_id = d.source_id)) AS source_raw_json
 FROM traceloom_evidence_role_decision d
 JOIN traceloom_event e ON e.event_n = d.event_n;
 

@@ -32,8 +32,8 @@ CREATE INDEX traceloom_protected_interval_unit ON traceloom_protected_interval(r
 -- for the rows the query keeps. A constant filter on a constant column
 -- (placement_kind = 'auxiliary_link') is still pushed into every arm, which it then skips.
 -- Arms: 0 normalized event, 1 direct anchor, 2 represented by a communication anchor,
--- 3 auxiliary link, 4 and 5 replay unit (body member, launch control), 6 and 7 protected
--- interval (body member, launch control), 8 graph body member.
+-- 3 auxiliary link, 4 and 5 replay unit (body member or the unit's own event, launch
+-- control), 6 and 7 protected interval (the same), 8 graph body member.
 CREATE VIEW traceloom_evidence_role_placement AS
 SELECT +p.event_n AS decision_id,
        -- a reconciled pair's canonical anchor comes after its reconciliation membership
@@ -116,6 +116,19 @@ FROM traceloom_graph_launch_control c
 JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
 JOIN traceloom_protected_interval p ON p.replay_unit_n = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+UNION ALL
+-- a promoted unit's own event is a member of its unit and of the unit's protected interval
+-- (as the reference places it), as the unit's envelope names it (graph_event_idx: the unit)
+SELECT g.event_n, 4, g.graph_event_idx, NULL, NULL
+FROM traceloom_cuda_graph_replay_core g
+WHERE g.graph_kind IN ('aclgraph_graph_replay', 'cuda_graph_replay')
+UNION ALL
+SELECT g.event_n, 6, NULL, p.protected_interval_id,
+       p.replay_unit_id
+FROM traceloom_cuda_graph_replay_core g
+JOIN traceloom_protected_interval p ON p.replay_unit_n = g.graph_event_idx
+ AND p.db_idx = g.db_idx AND p.device_id = g.device_id
+WHERE g.graph_kind IN ('aclgraph_graph_replay', 'cuda_graph_replay')
 UNION ALL
 SELECT m.event_n, 8, NULL, m.member_id, NULL
 FROM traceloom_graph_body_member m
@@ -226,7 +239,8 @@ SELECT +covered.event_n AS decision_id, 'event-' || covered.event_n AS event_id,
                     THEN 'protected_boundary' ELSE c.final_role END
         FROM traceloom_event_core e
         CROSS JOIN traceloom_event_shape h ON h.shape_id = e.shape_id
-        CROSS JOIN traceloom_evidence_role_class c ON c.class_id = h.role_class_id
+        -- (a replay unit's own event has no class: its span makes it a protected boundary)
+        LEFT JOIN traceloom_evidence_role_class c ON c.class_id = h.role_class_id
         WHERE e.event_n = covered.event_n) AS final_role,
        CASE covered.kind WHEN 1 THEN 'anchor' WHEN 2 THEN 'auxiliary_link' WHEN 3 THEN 'replay_unit'
             WHEN 4 THEN 'protected_interval' ELSE 'graph_body_member' END AS placement_kind,
@@ -289,6 +303,26 @@ CROSS JOIN traceloom_graph_launch u ON u.replay_unit_id = l.replay_unit_id
 CROSS JOIN traceloom_protected_interval p ON p.replay_unit_n = l.replay_unit_id
  AND p.db_idx = l.db_idx AND p.device_id = l.device_id
 CROSS JOIN traceloom_graph_launch_control g ON g.launch_n = u.launch_n
+WHERE l.anchor_n IS NOT NULL
+UNION ALL
+-- a promoted unit's own event (placed in its unit and protected interval), at the unit's
+-- launch anchors
+SELECT g.event_n, 3, 'replay-unit-' || l.replay_unit_id, ca.occurrence_n
+FROM traceloom_graph_launch l
+CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = l.anchor_n
+CROSS JOIN traceloom_cuda_graph_replay_core g ON g.graph_event_idx = l.replay_unit_id
+ AND g.db_idx = l.db_idx AND g.device_id = l.device_id
+ AND g.graph_kind IN ('aclgraph_graph_replay', 'cuda_graph_replay')
+WHERE l.anchor_n IS NOT NULL
+UNION ALL
+SELECT g.event_n, 4, p.protected_interval_id, ca.occurrence_n
+FROM traceloom_graph_launch l
+CROSS JOIN traceloom_anchor_core ca ON ca.anchor_n = l.anchor_n
+CROSS JOIN traceloom_protected_interval p ON p.replay_unit_n = l.replay_unit_id
+ AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+CROSS JOIN traceloom_cuda_graph_replay_core g ON g.graph_event_idx = l.replay_unit_id
+ AND g.db_idx = l.db_idx AND g.device_id = l.device_id
+ AND g.graph_kind IN ('aclgraph_graph_replay', 'cuda_graph_replay')
 WHERE l.anchor_n IS NOT NULL
 UNION ALL
 SELECT m.event_n, 5, m.member_id, ca.occurrence_n

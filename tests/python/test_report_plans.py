@@ -140,6 +140,25 @@ def test_evidence_role_structure_reads_links_and_launches_once(analysis):
          AND p.db_idx = l.db_idx AND p.device_id = l.device_id
         JOIN traceloom_graph_launch_control c ON c.launch_n = u.launch_n
         UNION ALL
+        -- a unit's own event (its envelope's event) at each launch anchor of its unit
+        SELECT g.event_n, 'replay_unit', 'replay-unit-' || l.replay_unit_id, n.node_id,
+               n.occurrence_idx, n.coverage_kind
+        FROM traceloom_viz_node_anchor n
+        JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+        JOIN traceloom_cuda_graph_replay g ON g.graph_event_idx = l.replay_unit_id
+         AND g.db_idx = l.db_idx AND g.device_id = l.device_id
+         AND g.graph_kind IN ('aclgraph_graph_replay', 'cuda_graph_replay')
+        UNION ALL
+        SELECT g.event_n, 'protected_interval', p.protected_interval_id,
+               n.node_id, n.occurrence_idx, n.coverage_kind
+        FROM traceloom_viz_node_anchor n
+        JOIN traceloom_graph_launch l ON l.anchor_n = n.anchor_n
+        JOIN traceloom_protected_interval p ON p.replay_unit_n = l.replay_unit_id
+         AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+        JOIN traceloom_cuda_graph_replay g ON g.graph_event_idx = l.replay_unit_id
+         AND g.db_idx = l.db_idx AND g.device_id = l.device_id
+         AND g.graph_kind IN ('aclgraph_graph_replay', 'cuda_graph_replay')
+        UNION ALL
         SELECT m.event_n, 'graph_body_member', m.member_id, n.node_id,
                n.occurrence_idx, n.coverage_kind
         FROM traceloom_viz_node_anchor n
@@ -434,6 +453,20 @@ def test_evidence_role_placement_names_its_arms_outside_the_union(analysis):
         JOIN traceloom_graph_launch l ON l.launch_n = c.launch_n
         JOIN traceloom_protected_interval p ON p.replay_unit_n = l.replay_unit_id
          AND p.db_idx = l.db_idx AND p.device_id = l.device_id
+        UNION ALL
+        -- a unit's own event (its envelope's) in its unit and the unit's protected interval
+        SELECT g.event_n, 1, 'replay_unit', 'replay-unit-' || g.graph_event_idx, NULL,
+               'traceloom_graph_launch', 'supported', 'exact_composite_membership', g.event_n
+        FROM traceloom_cuda_graph_replay g
+        WHERE g.graph_kind IN ('aclgraph_graph_replay', 'cuda_graph_replay')
+        UNION ALL
+        SELECT g.event_n, 2, 'protected_interval', p.protected_interval_id,
+               p.replay_unit_id, 'traceloom_protected_interval', 'supported',
+               'generic_discovery_no_cross_boundary', g.event_n
+        FROM traceloom_cuda_graph_replay g
+        JOIN traceloom_protected_interval p ON p.replay_unit_n = g.graph_event_idx
+         AND p.db_idx = g.db_idx AND p.device_id = g.device_id
+        WHERE g.graph_kind IN ('aclgraph_graph_replay', 'cuda_graph_replay')
         UNION ALL
         SELECT m.event_n, 3, 'graph_body_member', m.member_id, NULL,
                'traceloom_graph_body_member', 'supported', 'exact_graph_body_membership', m.event_n

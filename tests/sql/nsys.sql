@@ -151,6 +151,58 @@ SELECT 'analyze graph: each cudaGraphLaunch relates to its 3 kernels + 1 memcpy 
    WHERE CAST(correlation_id AS INTEGER) IN (500, 501, 502) AND support_state = 'supported_exact'
      AND cardinality = 'one_to_many') = 12;
 
+-- The source registry (traceloom_source_ref, the reference's numbering): an Nsight reader
+-- registers the kernel table, then each timed activity table holding rows in its fixed order
+-- (here RUNTIME, 4 launches, and MEMCPY, 3 copies; the graph node table, the enums and
+-- StringIds are no event tables), then the analysis's replay units (3 cudaGraphLaunch units).
+SELECT 'source registry: kernels, runtime, copies, then the replay units',
+  (SELECT group_concat(source_ref_id || ':' || source_table, ',')
+     FROM (SELECT * FROM traceloom_source_ref ORDER BY db_idx, source_ref_id)) =
+  '0:CUPTI_ACTIVITY_KIND_KERNEL,1:CUPTI_ACTIVITY_KIND_RUNTIME,2:CUPTI_ACTIVITY_KIND_MEMCPY,3:CUDA_GRAPH_REPLAY_UNIT';
+SELECT 'decisions: source_ref_id by the registry, source_raw_json its id and the file',
+  (SELECT group_concat(source_table || ':' || source_ref_id || ':' || n, ',') FROM (
+     SELECT source_table, source_ref_id, count(*) AS n FROM traceloom_v_evidence_role_decision
+     GROUP BY 1, 2 ORDER BY 1, 2)) =
+  'CUDA_GRAPH_REPLAY_UNIT:3:3,CUPTI_ACTIVITY_KIND_KERNEL:0:10,CUPTI_ACTIVITY_KIND_MEMCPY:2:3'
+  AND (SELECT count(*) FROM traceloom_v_evidence_role_decision
+       WHERE json_extract(source_raw_json, '$.source_ref_id') = source_ref_id
+         AND json_extract(source_raw_json, '$.source_path') LIKE '%/fixtures/nsys/nsys_graph.sqlite'
+         AND source_raw_json LIKE '{"source_ref_id":%,"source_path":%}') = 16;
+-- A unit's own event (the 3 unit events come after the reader's 13 events: event-13..15) is
+-- placed as the reference places it: the normalized event, its replay unit, and the unit's
+-- protected interval owned by the unit (evidence-role-event on it prints these rows).
+SELECT 'a unit event is placed in its unit and its protected interval',
+  (SELECT group_concat(k, ';') FROM (
+     SELECT d.event_id, group_concat(p.placement_order || ':' || p.placement_kind || ':'
+                                     || p.placement_id || ':' || coalesce(p.owner_id, '-'), ',') AS k
+     FROM traceloom_evidence_role_decision d
+     JOIN (SELECT * FROM traceloom_evidence_role_placement ORDER BY decision_id, placement_order) p
+       ON p.decision_id = d.decision_id
+     WHERE d.source_table = 'CUDA_GRAPH_REPLAY_UNIT'
+     GROUP BY d.decision_id ORDER BY d.start_ns)) =
+  '0:normalized_event:event-13:-,1:replay_unit:replay-unit-0:-,2:protected_interval:protected-interval-0:replay-unit-0;'
+  || '0:normalized_event:event-14:-,1:replay_unit:replay-unit-1:-,2:protected_interval:protected-interval-1:replay-unit-1;'
+  || '0:normalized_event:event-15:-,1:replay_unit:replay-unit-2:-,2:protected_interval:protected-interval-2:replay-unit-2';
+-- ... and sits in the tree where its unit's members' unit placements sit (the occurrences
+-- covering the unit's launch anchor), a protected boundary there
+SELECT 'a unit event sits at its members'' unit and interval occurrences',
+  (SELECT group_concat(x, ',') FROM (
+     SELECT DISTINCT s.placement_kind || '/' || s.placement_id || '/' || s.node_id || '#'
+                     || s.occurrence_idx || '/' || s.final_role AS x
+     FROM traceloom_v_evidence_role_structure s
+     JOIN traceloom_evidence_role_decision d ON d.decision_id = s.decision_id
+     WHERE d.source_table = 'CUDA_GRAPH_REPLAY_UNIT' ORDER BY x)) =
+  (SELECT group_concat(x, ',') FROM (
+     SELECT DISTINCT s.placement_kind || '/' || s.placement_id || '/' || s.node_id || '#'
+                     || s.occurrence_idx || '/' || s.final_role AS x
+     FROM traceloom_v_evidence_role_structure s
+     JOIN traceloom_evidence_role_decision d ON d.decision_id = s.decision_id
+     WHERE d.source_table <> 'CUDA_GRAPH_REPLAY_UNIT'
+       AND s.placement_kind IN ('replay_unit', 'protected_interval') ORDER BY x))
+  AND (SELECT count(DISTINCT s.placement_id) FROM traceloom_v_evidence_role_structure s
+       JOIN traceloom_evidence_role_decision d ON d.decision_id = s.decision_id
+       WHERE d.source_table = 'CUDA_GRAPH_REPLAY_UNIT' AND s.final_role = 'protected_boundary') = 6;
+
 -- ------------------------------------------------------------------ errors
 -- expect-error: unsupported CUDA/Nsight kernel schema: missing required column(s): streamId
 SELECT count(*) FROM traceloom_events('fixtures/nsys/nsys_kernel_no_stream.sqlite');

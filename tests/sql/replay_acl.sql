@@ -80,6 +80,31 @@ SELECT 'protected decisions: the 60 tasks inside a unit span and the 4 unit even
          AND input_provider_scope = 'any' AND available_fields = 'provider_scope,source_domain') = 4
   AND (SELECT count(*) FROM traceloom_evidence_role_decision WHERE final_role <> 'protected_boundary') = 10
   AND (SELECT min(start_ns) FROM traceloom_evidence_role_decision WHERE final_role <> 'protected_boundary') = 1300;
+-- The source registry (traceloom_source_ref, the reference's numbering): an Ascend input
+-- registers every table of msprof_0.db by name (CANN_API, COMMUNICATION_TASK_INFO,
+-- COMPUTE_TASK_INFO, STRING_IDS, TASK), then its capture-stream companion's table, then the
+-- analysis's replay units; each decision names its table's number.
+SELECT 'source registry: the DB''s tables by name, the companion, the replay units',
+  (SELECT group_concat(source_ref_id || ':' || source_table, ',')
+     FROM (SELECT * FROM traceloom_source_ref ORDER BY db_idx, source_ref_id)) =
+  '0:CANN_API,1:COMMUNICATION_TASK_INFO,2:COMPUTE_TASK_INFO,3:STRING_IDS,4:TASK,5:CaptureStreamInfo,6:ACLGRAPH_REPLAY_UNIT'
+  AND (SELECT group_concat(source_table || ':' || source_ref_id || ':' || n, ',') FROM (
+         SELECT source_table, source_ref_id, count(*) AS n FROM traceloom_evidence_role_decision
+         GROUP BY 1, 2 ORDER BY 1, 2)) = 'ACLGRAPH_REPLAY_UNIT:6:4,TASK:4:70';
+-- The 4 unit events are placed in their unit and its protected interval (as the reference)
+SELECT 'unit events: normalized event, replay unit, protected interval owned by the unit',
+  (SELECT count(*) FROM traceloom_evidence_role_decision d
+     JOIN traceloom_evidence_role_placement u ON u.decision_id = d.decision_id
+      AND u.placement_order = 1 AND u.placement_kind = 'replay_unit'
+     JOIN traceloom_evidence_role_placement p ON p.decision_id = d.decision_id
+      AND p.placement_order = 2 AND p.placement_kind = 'protected_interval'
+      AND p.owner_id = u.placement_id
+     JOIN traceloom_protected_interval i ON i.protected_interval_id = p.placement_id
+      AND i.replay_unit_id = u.placement_id AND i.start_ns = d.start_ns AND i.end_ns = d.end_ns
+     WHERE d.source_table = 'ACLGRAPH_REPLAY_UNIT') = 4
+  AND (SELECT count(*) FROM traceloom_evidence_role_placement p
+       JOIN traceloom_evidence_role_decision d ON d.decision_id = p.decision_id
+       WHERE d.source_table = 'ACLGRAPH_REPLAY_UNIT') = 12;
 SELECT 'cost coverage and summary count the protected boundaries apart, none identity-bearing',
   (SELECT group_concat(input_provider_scope || ':' || event_count || ':' || retained_duration_ns || ':' || identity_duration_ns, ',')
      FROM (SELECT * FROM traceloom_v_evidence_role_cost_coverage WHERE final_role = 'protected_boundary'
