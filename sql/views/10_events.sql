@@ -117,7 +117,11 @@ CREATE INDEX traceloom_source_ref_table ON traceloom_source_ref(source_table, db
 
 -- @surface traceloom_v_event_source_locator | one source row per event | Where each event's raw row lives: path, table and rowid, and whether it is embedded in this database | SELECT event_id, source_path, source_table, source_key, resolution_status FROM traceloom_v_event_source_locator LIMIT 5
 CREATE VIEW traceloom_v_event_source_locator AS
-SELECT s.event_id, s.source_ordinal, s.db_idx, s.device_id, s.source_id AS source_ref_id,
+SELECT s.event_id, s.source_ordinal, s.db_idx, s.device_id,
+       -- the source registry's number of the event's table, as the decisions carry it
+       (SELECT r.source_ref_id FROM traceloom_source_ref r
+        WHERE r.source_table = s.source_table AND r.db_idx = s.db_idx
+          AND (r.source_id = s.source_id OR r.source_id IS NULL)) AS source_ref_id,
        d.source_path, s.source_table, s.source_key, s.source_role, s.source_id,
        t.embedded_table_name, t.source_rowid_column,
        -- a replay unit's event is the analysis's, not a raw row's (the reference's word)

@@ -167,7 +167,10 @@ SELECT 'decisions: source_ref_id by the registry, source_raw_json its id and the
   AND (SELECT count(*) FROM traceloom_v_evidence_role_decision
        WHERE json_extract(source_raw_json, '$.source_ref_id') = source_ref_id
          AND json_extract(source_raw_json, '$.source_path') LIKE '%/fixtures/nsys/nsys_graph.sqlite'
-         AND source_raw_json LIKE '{"source_ref_id":%,"source_path":%}') = 16;
+         AND source_raw_json LIKE '{"source_ref_id":%,"source_path":%}') = 16
+  AND (SELECT count(*) FROM traceloom_v_event_source_locator l
+       JOIN traceloom_evidence_role_decision d ON d.event_id = l.event_id
+       WHERE l.source_ref_id = d.source_ref_id) = 16;
 -- A unit's own event (the 3 unit events come after the reader's 13 events: event-13..15) is
 -- placed as the reference places it: the normalized event, its replay unit, and the unit's
 -- protected interval owned by the unit (evidence-role-event on it prints these rows).
