@@ -31,7 +31,7 @@ SELECT 'graph-body-member-' || c.member_n AS member_id, l.launch_id, l.db_idx, l
        (SELECT s.source_table FROM traceloom_event_shape s WHERE s.shape_id = e.shape_id)
          AS source_table,
        e.source_rowid_offset + e.event_n AS source_row_id,
-       e.global_task_id AS raw_task_id, e.start_ns, e.start_ns + e.dur_ns AS end_ns,
+       e.task_id AS raw_task_id, e.start_ns, e.start_ns + e.dur_ns AS end_ns,
        e.dur_ns / 1000.0 AS dur_us,
        CAST(e.correlation_id AS TEXT) AS correlation_id,
        CASE WHEN l.graph_provider = 'cuda'

@@ -206,7 +206,7 @@ SELECT COALESCE(o.member_item_id, 'anchor:' || a.anchor_id) AS timeline_item_id,
        -- (o's interval: the anchor's, a reconciled pair's extent included, or the member's)
        o.start_ns, o.end_ns, (o.end_ns - o.start_ns) / 1000.0 AS dur_us,
        o.member_kind, o.lane_ordinal, o.task_ordinal,
-       CASE WHEN o.member_n IS NOT NULL THEN x.global_task_id END AS raw_task_id,
+       CASE WHEN o.member_n IS NOT NULL THEN x.task_id END AS raw_task_id,
        o.observed_order AS observed_position_member_order,
        CASE WHEN o.member_n IS NULL THEN a.replay_annotation_support_state ELSE 'supported' END
          AS replay_annotation_support_state,

@@ -114,7 +114,7 @@ SELECT o.occurrence_id, o.pattern_id, o.parent_occurrence_id, o.occurrence_index
        c.cost_unit_id, 'event-' || m.event_n AS event_id,
        (SELECT a.identity FROM traceloom_replay_cost_aggregate a WHERE a.rowid = pc.aggregate_rowid) AS identity,
        m.kind, e.dur_ns AS duration_ns, e.start_ns, e.start_ns + e.dur_ns AS end_ns,
-       e.global_task_id AS raw_task_id, c.composition_slot_id, c.slot_order, c.body_id,
+       e.task_id AS raw_task_id, c.composition_slot_id, c.slot_order, c.body_id,
        m.task_ordinal, o.db_idx, o.device_id, o.occurrence_n, m.member_n, m.launch_n, m.event_n
 FROM traceloom_graph_member_core m
 CROSS JOIN traceloom_replay_body_position_core pc

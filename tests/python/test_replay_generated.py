@@ -51,9 +51,15 @@ def test_every_launch_is_promoted_with_its_exact_members(analysed):
         assert (status, match, assoc) == ("exact_replay_member", "notify_completion_adjacent", "record_model_id")
         assert n == l["member_tasks"]
         lo, hi = l["member_global_task_ids"]
+        # the members are the launch's tasks by globalTaskId; raw_task_id is each one's taskId
         got = sorted(r[0] for r in con.execute(
-            "SELECT raw_task_id FROM traceloom_graph_body_member WHERE launch_id = ?", (launch_id,)))
+            "SELECT e.global_task_id FROM traceloom_graph_body_member m "
+            "JOIN traceloom_event e ON e.event_id = m.event_id WHERE m.launch_id = ?", (launch_id,)))
         assert got == list(range(lo, hi + 1)), launch_id
+        assert con.execute(
+            "SELECT count(*) FROM traceloom_graph_body_member m JOIN traceloom_event e "
+            "ON e.event_id = m.event_id WHERE m.launch_id = ? AND m.raw_task_id = e.task_id",
+            (launch_id,)).fetchone()[0] == n, launch_id
 
 
 def test_one_replay_unit_per_decode_step(analysed):
