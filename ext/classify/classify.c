@@ -8,6 +8,8 @@
 */
 #include "classify/classify.h"
 #include "publish/publish.h"
+#include "util/buf.h"
+#include "util/err.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,8 +311,59 @@ const char *tl_class_effective_participation(const tl_label_class *c) {
 
 /* ------------------------------------------------------------------ publication */
 
+/* The decisions no manifest rule makes, published after the manifest's rules as rows of
+** traceloom_evidence_role_rule so that every decision's rule_id names a row. Each row's id,
+** class, domain, match, role, required fields and participation are what the decision is (the
+** reference, traceloom 0.1.4, lists the same decisions under the same ids); the notes are ours.
+** code: the TL_CLASS_RULE_* a role class carries for it, 0 for system.protected_composite,
+** which sql/views/20_classify.sql decides per event inside a promoted replay unit's span. */
+typedef struct tl_class_builtin {
+  const char *rule_id, *rule_class, *source_domain, *match_field, *match_kind, *role,
+      *required_fields, *participation, *note;
+  int32_t code;
+} tl_class_builtin;
+
+static const tl_class_builtin CLASS_BUILTINS[] = {
+    {"fallback.unknown_observation", "fallback", "task", "none", "fallback", NULL, "",
+     "identity", "No manifest rule matched the task: it stays an unknown-anchor token",
+     TL_CLASS_RULE_FALLBACK},
+    {"system.communication_anchor", "provider_relation", "system", "membership", "typed",
+     "anchor", "communication_membership", "identity",
+     "A communication op, and the task that records it, is decided by its communication anchor",
+     TL_CLASS_RULE_SYSTEM_COMM},
+    {"system.event_reconciliation", "provider_relation", "system", "membership", "typed",
+     "anchor", "event_reconciliation_membership", "identity",
+     "The duplicate record of a reconciled pair is represented by the pair's canonical anchor",
+     TL_CLASS_RULE_SYSTEM_RECONCILED},
+    {"system.protected_composite", "protected_membership", "system", "membership", "typed",
+     "protected_boundary", "replay_unit_membership", "atomic_boundary",
+     "An event inside a promoted replay unit's span belongs to the unit's atomic boundary", 0},
+};
+
+/* The files the classification policy was read from, base manifest first (origins are
+** numbered in reading order), comma-separated; NULL when out of memory. */
+static char *policy_sources(const tl_rules *r, const tl_class_policy *p) {
+  tl_buf b = {0};
+  for (size_t o = 0; o < r->origins.n; o++) {
+    int used = (int)o == p->meta.origin;
+    for (size_t i = 0; !used && i < p->rules.n; i++) used = p->rules.v[i].origin == (int)o;
+    if (used) tl_buf_printf(&b, "%s%s", b.n ? "," : "", r->origins.v[o].name);
+  }
+  if (b.oom || !b.p) {
+    free(b.p);
+    return NULL;
+  }
+  return b.p;
+}
+
+static const char OVERRIDE_CONTRACT[] =
+    "The bundled manifest (or $TRACELOOM_CLASSIFICATION_RULES) is the base; a rules config "
+    "(--rules-config) or --extend-classification-rules changes the stage by mode: extend adds "
+    "rules under new ids, override replaces rules by id, replace takes the whole stage from "
+    "the config; --classification-rule-override is refused";
+
 static int publish_class_policy(sqlite3 *db, const tl_rules *r, const size_t *rule_events,
-                                tl_err *e) {
+                                const size_t *builtin_events, tl_err *e) {
   const tl_class_policy *p = &r->cls;
   const char *src = r->origins.v[p->meta.origin].name;
   sqlite3_stmt *st;
@@ -319,10 +372,20 @@ static int publish_class_policy(sqlite3 *db, const tl_rules *r, const size_t *ru
                      "manifest_schema, manifest_sha256, policy_mode, source_manifest, "
                      "provider_scopes, fallback_identity_role, fallback_cost_treatment, "
                      "fallback_context_treatment, fallback_provenance_treatment, "
-                     "missing_evidence_behavior, rule_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                     "?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                     "missing_evidence_behavior, rule_count, input_format, input_sources, "
+                     "effective_config_sha256, config_overrides, config_override_contract) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'yaml', "
+                     "?14, ?15, ?16, ?17)",
                      &st, e))
     return TL_ERROR;
+  char *sources = policy_sources(r, p);
+  char *overrides = NULL;
+  int builtin = strcmp(p->meta.mode, "builtin") == 0 || strcmp(p->meta.mode, "env") == 0;
+  if (!sources || (!builtin && !(overrides = tl_mprintf("%s:%s", p->meta.mode, src)))) {
+    free(sources);
+    sqlite3_finalize(st);
+    return tl_nomem(e);
+  }
   const char *vals[12] = {p->meta.policy_id, p->meta.policy_version, p->meta.manifest_schema,
                           p->meta.sha256, p->meta.mode, src, p->provider_scopes,
                           p->fallback_identity_role, p->fallback_cost_treatment,
@@ -330,18 +393,25 @@ static int publish_class_policy(sqlite3 *db, const tl_rules *r, const size_t *ru
                           p->missing_evidence_behavior};
   for (int i = 0; i < 12; i++) tl_bind_text(st, i + 1, vals[i]);
   sqlite3_bind_int64(st, 13, (int64_t)p->rules.n);
+  tl_bind_text(st, 14, sources);
+  /* the effective configuration: the rules config when one was given, else the policy */
+  tl_bind_text(st, 15, r->config_name ? r->config_sha256 : p->meta.sha256);
+  tl_bind_text(st, 16, overrides);
+  tl_bind_text(st, 17, OVERRIDE_CONTRACT);
   int rc = tl_pub_step(db, st, "traceloom_evidence_role_policy", e);
   sqlite3_finalize(st);
+  free(sources);
+  free(overrides);
   if (rc) return rc;
   if (tl_pub_prepare(db,
                      "INSERT INTO traceloom_evidence_role_rule(policy_id, policy_version, rule_id, "
-                     "decision_order, priority, declaration_order, provider_scope, source_domain, "
-                     "field, match_mode, pattern, role, required_fields, structural_participation, "
-                     "cost_treatment, context_treatment, provenance_treatment, "
-                     "missing_evidence_behavior, concrete_identity_behavior, note, "
-                     "source_manifest, manifest_sha256, source_line, decided_event_count) VALUES "
-                     "(?1, ?2, ?3, ?4, ?5, ?6, ?7, 'task', ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-                     "'retained', 'retained', 'continue_or_fallback', ?15, ?16, ?17, ?18, ?19, ?20)",
+                     "rule_class, decision_order, priority, declaration_order, provider_scope, "
+                     "source_domain, match_field, match_kind, pattern, role, required_fields, "
+                     "structural_participation, cost_treatment, context_treatment, "
+                     "provenance_treatment, missing_evidence_behavior, concrete_identity_behavior, "
+                     "note, source_manifest, manifest_sha256, source_line, decided_event_count) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+                     "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
                      &st, e))
     return TL_ERROR;
   for (size_t i = 0; rc == TL_OK && i < p->rules.n; i++) {
@@ -350,23 +420,61 @@ static int publish_class_policy(sqlite3 *db, const tl_rules *r, const size_t *ru
     tl_bind_text(st, 1, p->meta.policy_id);
     tl_bind_text(st, 2, p->meta.policy_version);
     tl_bind_text(st, 3, x->rule_id);
-    sqlite3_bind_int64(st, 4, (int64_t)i + 1);
-    sqlite3_bind_int(st, 5, x->priority);
-    sqlite3_bind_int64(st, 6, (int64_t)x->decl_order);
-    tl_bind_text(st, 7, tl_scope_name((tl_scope)x->scope));
-    tl_bind_text(st, 8, tl_class_field_name((tl_class_field)x->field));
-    tl_bind_text(st, 9, tl_class_match_name((tl_class_match)x->match));
-    tl_bind_text(st, 10, x->pattern);
-    tl_bind_text(st, 11, tl_evidence_role_name((tl_evidence_role)x->role));
-    tl_bind_text(st, 12, x->required_fields);
-    tl_bind_text(st, 13, x->role == TL_EVIDENCE_ANCHOR ? "identity" : "excluded");
-    tl_bind_text(st, 14, tl_cost_policy_name((tl_cost_policy)x->cost));
-    tl_bind_text(st, 15, x->defer ? "defer_to_identity_rules" : "apply");
-    tl_bind_text(st, 16, x->note);
-    tl_bind_text(st, 17, o->name);
-    tl_bind_text(st, 18, o->sha256);
-    sqlite3_bind_int(st, 19, x->line);
-    sqlite3_bind_int64(st, 20, (int64_t)rule_events[i]);
+    tl_bind_text(st, 4, "positive_policy");
+    sqlite3_bind_int64(st, 5, (int64_t)i + 1);
+    sqlite3_bind_int(st, 6, x->priority);
+    sqlite3_bind_int64(st, 7, (int64_t)x->decl_order);
+    tl_bind_text(st, 8, tl_scope_name((tl_scope)x->scope));
+    tl_bind_text(st, 9, "task");
+    tl_bind_text(st, 10, tl_class_field_name((tl_class_field)x->field));
+    tl_bind_text(st, 11, tl_class_match_name((tl_class_match)x->match));
+    tl_bind_text(st, 12, x->pattern);
+    tl_bind_text(st, 13, tl_evidence_role_name((tl_evidence_role)x->role));
+    tl_bind_text(st, 14, x->required_fields);
+    tl_bind_text(st, 15, x->role == TL_EVIDENCE_ANCHOR ? "identity" : "excluded");
+    tl_bind_text(st, 16, tl_cost_policy_name((tl_cost_policy)x->cost));
+    tl_bind_text(st, 17, "retained");
+    tl_bind_text(st, 18, "retained");
+    tl_bind_text(st, 19, "continue_or_fallback");
+    tl_bind_text(st, 20, x->defer ? "defer_to_identity_rules" : "apply");
+    tl_bind_text(st, 21, x->note);
+    tl_bind_text(st, 22, o->name);
+    tl_bind_text(st, 23, o->sha256);
+    sqlite3_bind_int(st, 24, x->line);
+    sqlite3_bind_int64(st, 25, (int64_t)rule_events[i]);
+    rc = tl_pub_step(db, st, "traceloom_evidence_role_rule", e);
+  }
+  /* the built-in decisions: the fallback is tried after every manifest rule, the system
+  ** decisions by membership before any (order 0); their treatments are the policy's */
+  for (size_t i = 0; rc == TL_OK && i < sizeof CLASS_BUILTINS / sizeof CLASS_BUILTINS[0]; i++) {
+    const tl_class_builtin *b = &CLASS_BUILTINS[i];
+    int fallback = b->code == TL_CLASS_RULE_FALLBACK;
+    tl_bind_text(st, 1, p->meta.policy_id);
+    tl_bind_text(st, 2, p->meta.policy_version);
+    tl_bind_text(st, 3, b->rule_id);
+    tl_bind_text(st, 4, b->rule_class);
+    sqlite3_bind_int64(st, 5, fallback ? (int64_t)p->rules.n + 1 : 0);
+    sqlite3_bind_int(st, 6, 0);
+    sqlite3_bind_int64(st, 7, fallback ? (int64_t)p->rules.n : 0);
+    tl_bind_text(st, 8, "any");
+    tl_bind_text(st, 9, b->source_domain);
+    tl_bind_text(st, 10, b->match_field);
+    tl_bind_text(st, 11, b->match_kind);
+    tl_bind_text(st, 12, "");
+    tl_bind_text(st, 13, b->role ? b->role : p->fallback_identity_role);
+    tl_bind_text(st, 14, b->required_fields);
+    tl_bind_text(st, 15, b->participation);
+    tl_bind_text(st, 16, fallback ? p->fallback_cost_treatment : "retained_for_attribution");
+    tl_bind_text(st, 17, p->fallback_context_treatment);
+    tl_bind_text(st, 18, p->fallback_provenance_treatment);
+    tl_bind_text(st, 19, p->missing_evidence_behavior);
+    tl_bind_text(st, 20, "apply");
+    tl_bind_text(st, 21, b->note);
+    sqlite3_bind_null(st, 22);
+    sqlite3_bind_null(st, 23);
+    sqlite3_bind_int(st, 24, 0);
+    if (b->code) sqlite3_bind_int64(st, 25, (int64_t)builtin_events[-b->code]);
+    else sqlite3_bind_null(st, 25);
     rc = tl_pub_step(db, st, "traceloom_evidence_role_rule", e);
   }
   sqlite3_finalize(st);
@@ -380,9 +488,9 @@ static int publish_symbol_rules(sqlite3 *db, const tl_rules *r, tl_err *e) {
                      "INSERT INTO traceloom_symbol_normalization_rule(policy_id, policy_version, "
                      "rule_id, provider_scope, match_mode, match_expression, structural_symbol, "
                      "precedence, source_manifest, manifest_sha256, rule_origin, "
-                     "rule_origin_sha256, source_line, source_domain, field, note, "
-                     "declaration_order) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-                     "?12, ?13, ?14, ?15, ?16, ?17)",
+                     "rule_origin_sha256, source_line, source_domain, required_fields, "
+                     "description, declaration_order) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                     "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
                      &st, e))
     return TL_ERROR;
   int rc = TL_OK;
@@ -409,6 +517,29 @@ static int publish_symbol_rules(sqlite3 *db, const tl_rules *r, tl_err *e) {
     sqlite3_bind_int64(st, 17, (int64_t)i);
     rc = tl_pub_step(db, st, "traceloom_symbol_normalization_rule", e);
   }
+  /* the built-in outcomes (symbols.c), after the manifest's rules: origin 'analysis', no file */
+  size_t nb;
+  const tl_symbol_builtin *b = tl_symbol_builtin_rules(&nb);
+  for (size_t i = 0; rc == TL_OK && i < nb; i++) {
+    tl_bind_text(st, 1, p->meta.policy_id);
+    tl_bind_text(st, 2, p->meta.policy_version);
+    tl_bind_text(st, 3, b[i].rule_id);
+    tl_bind_text(st, 4, "provider-neutral");
+    tl_bind_text(st, 5, b[i].match_mode);
+    tl_bind_text(st, 6, b[i].match_expression);
+    tl_bind_text(st, 7, b[i].structural_symbol);
+    sqlite3_bind_int(st, 8, b[i].precedence);
+    tl_bind_text(st, 9, m->name);
+    tl_bind_text(st, 10, p->meta.sha256);
+    tl_bind_text(st, 11, "analysis");
+    sqlite3_bind_null(st, 12);
+    sqlite3_bind_int(st, 13, 0);
+    tl_bind_text(st, 14, b[i].source_domain);
+    tl_bind_text(st, 15, b[i].required_fields);
+    tl_bind_text(st, 16, b[i].description);
+    sqlite3_bind_int64(st, 17, (int64_t)(p->rules.n + i));
+    rc = tl_pub_step(db, st, "traceloom_symbol_normalization_rule", e);
+  }
   sqlite3_finalize(st);
   return rc;
 }
@@ -419,7 +550,8 @@ static int publish_reconcile_policy(sqlite3 *db, const tl_rules *r, tl_err *e) {
   if (tl_pub_prepare(db,
                      "INSERT INTO traceloom_event_reconciliation_policy(policy_id, policy_version, "
                      "manifest_schema, manifest_sha256, policy_mode, source_manifest, "
-                     "unmatched_behavior, rule_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                     "unmatched_behavior, rule_count, description) VALUES (?1, ?2, ?3, ?4, ?5, "
+                     "?6, ?7, ?8, ?9)",
                      &st, e))
     return TL_ERROR;
   tl_bind_text(st, 1, p->meta.policy_id);
@@ -430,6 +562,7 @@ static int publish_reconcile_policy(sqlite3 *db, const tl_rules *r, tl_err *e) {
   tl_bind_text(st, 6, r->origins.v[p->meta.origin].name);
   tl_bind_text(st, 7, p->unmatched_behavior);
   sqlite3_bind_int64(st, 8, (int64_t)p->rules.n);
+  tl_bind_text(st, 9, p->description);
   int rc = tl_pub_step(db, st, "traceloom_event_reconciliation_policy", e);
   sqlite3_finalize(st);
   if (rc) return rc;
@@ -438,7 +571,7 @@ static int publish_reconcile_policy(sqlite3 *db, const tl_rules *r, tl_err *e) {
                      "rule_id, priority, provider_scope, source_domain, task_type, "
                      "generic_context_id, concrete_context_id, min_contained_fraction, "
                      "task_op_type, communication_op_name_prefix, identity_policy, note, "
-                     "source_manifest, manifest_sha256, source_line) VALUES (?1, ?2, ?3, ?4, "
+                     "rule_origin, rule_origin_sha256, source_line) VALUES (?1, ?2, ?3, ?4, "
                      "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
                      &st, e))
     return TL_ERROR;
@@ -569,9 +702,16 @@ int tl_publish_classification(sqlite3 *db, const tl_trace *t, const tl_derived *
   ** decided by the system rule, not by its policy rule) */
   size_t *rule_events = calloc(r->cls.rules.n + 1, sizeof *rule_events);
   if (!rule_events) return tl_nomem(e);
-  for (size_t i = 0; i < c->nlabels * TL_SCOPE_COUNT; i++)
-    if (c->cls[i].used && c->cls[i].rule >= 0) rule_events[c->cls[i].rule] += c->cls[i].events;
-  int rc = publish_class_policy(db, r, rule_events, e);
+  /* and each built-in's, by -TL_CLASS_RULE_* (the represented variants included) */
+  size_t builtin_events[1 - TL_CLASS_RULE_SYSTEM_RECONCILED] = {0};
+  for (size_t i = 0; i < c->nlabels * TL_SCOPE_COUNT; i++) {
+    if (!c->cls[i].used) continue;
+    if (c->cls[i].rule >= 0) rule_events[c->cls[i].rule] += c->cls[i].events;
+    else builtin_events[-c->cls[i].rule] += c->cls[i].events;
+  }
+  for (size_t i = 0; i < c->nrep; i++)
+    if (c->rep[i].rule < 0) builtin_events[-c->rep[i].rule] += c->rep[i].events;
+  int rc = publish_class_policy(db, r, rule_events, builtin_events, e);
   free(rule_events);
   if (rc == TL_OK) rc = publish_symbol_rules(db, r, e);
   if (rc == TL_OK) rc = publish_reconcile_policy(db, r, e);

@@ -123,6 +123,16 @@ const char *tl_symbol_reason_code(tl_symbol_outcome o);
 ** fallback.rule-conflict, fallback.missing-observed-symbol. */
 const char *tl_symbol_rule_id(const tl_symbol_policy *p, tl_symbol_outcome o, int rule);
 
+/* The outcomes no manifest rule decides, as rows of traceloom_symbol_normalization_rule
+** (precedence < 0, below every manifest rule): analysis.replay-composition-slot,
+** fallback.identity-preserve, fallback.missing-observed-symbol, fallback.rule-conflict. */
+typedef struct tl_symbol_builtin {
+  const char *rule_id, *source_domain, *match_mode, *match_expression, *structural_symbol,
+      *required_fields, *description;
+  int32_t precedence;
+} tl_symbol_builtin;
+const tl_symbol_builtin *tl_symbol_builtin_rules(size_t *n);
+
 /* ------------------------------------------------------------------ per label (classify.c) */
 
 typedef enum tl_obs_domain { TL_OBS_TASK = 0, TL_OBS_COMMUNICATION } tl_obs_domain;

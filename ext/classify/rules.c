@@ -111,6 +111,7 @@ static void reconcile_rule_free(tl_reconcile_rule *r) {
 static void reconcile_policy_free(tl_reconcile_policy *p) {
   meta_free(&p->meta);
   free(p->unmatched_behavior);
+  free(p->description);
   for (size_t i = 0; i < p->rules.n; i++) reconcile_rule_free(&p->rules.v[i]);
   TL_VEC_FREE(&p->rules);
   memset(p, 0, sizeof *p);
@@ -714,7 +715,7 @@ static int validate_symbol_policy(ctx *c, const tl_symbol_policy *p) {
 /* ------------------------------------------------------------------ event reconciliation */
 
 static const char *const REC_META_KEYS[] = {"manifest_schema", "policy_id", "policy_version",
-                                            "unmatched_behavior", NULL};
+                                            "unmatched_behavior", "description", NULL};
 static const char *const REC_RULE_KEYS[] = {
     "priority", "rule_id", "provider_scope", "source_domain", "task_type",
     "generic_context_id", "concrete_context_id", "min_contained_fraction", "task_op_type",
@@ -727,12 +728,13 @@ static int parse_reconcile_meta(ctx *c, const tl_ynode *m, const char *path, int
   if (!full) return parse_simple_meta(c, m, path, &p->meta);
   if (expect_type(c, m, TL_Y_MAP, path, "a mapping")) return TL_ERROR;
   if (check_keys(c, m, path, REC_META_KEYS)) return TL_ERROR;
-  const tl_ynode *schema, *id, *ver, *unmatched;
+  const tl_ynode *schema, *id, *ver, *unmatched, *desc;
   int x = 0;
   char kp[256];
   if (get_scalar(c, m, path, "manifest_schema", 1, &schema) ||
       get_text(c, m, path, "policy_id", &id) || get_text(c, m, path, "policy_version", &ver) ||
       get_scalar(c, m, path, "unmatched_behavior", 1, &unmatched) ||
+      get_scalar(c, m, path, "description", 0, &desc) ||
       one_of(c, unmatched, path, "unmatched_behavior", INDEPENDENT, &x))
     return TL_ERROR;
   if (strcmp(schema->text, RECONCILE_SCHEMA) != 0)
@@ -741,7 +743,8 @@ static int parse_reconcile_meta(ctx *c, const tl_ynode *m, const char *path, int
   if (!(p->meta.manifest_schema = tl_strdup(schema->text)) ||
       !(p->meta.policy_id = tl_strdup(id->text)) ||
       !(p->meta.policy_version = tl_strdup(ver->text)) ||
-      !(p->unmatched_behavior = tl_strdup(unmatched->text)))
+      !(p->unmatched_behavior = tl_strdup(unmatched->text)) ||
+      (desc && desc->len && !(p->description = tl_strdup(desc->text))))
     return tl_nomem(c->e);
   return TL_OK;
 }

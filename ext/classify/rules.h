@@ -142,6 +142,7 @@ typedef struct tl_reconcile_rule {
 typedef struct tl_reconcile_policy {
   tl_policy_meta meta;
   char *unmatched_behavior;
+  char *description;      /* metadata.description, NULL when the manifest has none */
   TL_VEC(tl_reconcile_rule) rules; /* declaration order */
 } tl_reconcile_policy;
 

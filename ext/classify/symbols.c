@@ -257,3 +257,27 @@ const char *tl_symbol_rule_id(const tl_symbol_policy *p, tl_symbol_outcome o, in
     default: return "fallback.identity-preserve";
   }
 }
+
+/* Ids, precedences, domains, match modes and what each takes and gives are the vocabulary
+** traceloom_v_anchor_symbol_lineage reports for these outcomes (the reference's, traceloom
+** 0.1.4, which lists them as rules of precedence < 0); the descriptions are ours. */
+static const tl_symbol_builtin SYMBOL_BUILTINS[] = {
+    {"analysis.replay-composition-slot", "analysis", "typed_synthesis",
+     "committed replay composition slot", "<role-derived>", "recognized replay composition slot",
+     "The replay composition slot the anchor stands for.", -100},
+    {"fallback.identity-preserve", "selected observed symbol", "identity_fallback",
+     "no explicit rule matched", "<observed-symbol>", "one observed symbol",
+     "No rule matched: the observed symbol is kept as structural.", -1000},
+    {"fallback.missing-observed-symbol", "selected observed symbol", "typed_unsupported",
+     "no observed symbol available", "", "none",
+     "No observed symbol: the structural identity is unsupported.", -1010},
+    {"fallback.rule-conflict", "selected observed symbol", "typed_conflict",
+     "multiple equal-precedence rules matched", "<observed-symbol>",
+     "one observed symbol and multiple rule matches",
+     "Rules of equal precedence matched: the observed symbol is kept.", -1020},
+};
+
+const tl_symbol_builtin *tl_symbol_builtin_rules(size_t *n) {
+  *n = sizeof SYMBOL_BUILTINS / sizeof SYMBOL_BUILTINS[0];
+  return SYMBOL_BUILTINS;
+}

@@ -51,22 +51,41 @@ CREATE TABLE traceloom_evidence_role_policy(
   fallback_context_treatment TEXT,
   fallback_provenance_treatment TEXT,
   missing_evidence_behavior TEXT,
-  rule_count INTEGER NOT NULL
+  rule_count INTEGER NOT NULL,                -- the manifest's rules (the built-in rows not counted)
+  -- the configuration audit: the format and files the policy was read from (the base manifest
+  -- first, then any extension), the digest of the effective configuration (the rules config
+  -- when one was given, else the policy's), the stage change a rules config or --extend-* flag
+  -- applied (NULL for the bundled or environment manifest as read) and how such changes compose
+  input_format TEXT NOT NULL,                 -- yaml
+  input_sources TEXT NOT NULL,                -- comma-separated
+  effective_config_sha256 TEXT NOT NULL,
+  config_overrides TEXT,                      -- '<mode>:<file>', NULL when none
+  config_override_contract TEXT NOT NULL
 );
 
--- @surface traceloom_evidence_role_rule | one row per classification rule | The effective classification rules in decision order (priority, then declaration), where each came from, and how many events each decided | SELECT decision_order, rule_id, role, field, match_mode, pattern, decided_event_count FROM traceloom_evidence_role_rule ORDER BY decision_order
+-- @surface traceloom_evidence_role_rule | one row per classification rule and built-in decision | The effective classification rules in decision order (priority, then declaration), where each came from and how many events each decided, and the built-in decisions every decision's rule_id may name (rule_class other than positive_policy) | SELECT decision_order, rule_id, rule_class, role, match_field, match_kind, pattern, decided_event_count FROM traceloom_evidence_role_rule ORDER BY decision_order
+-- A manifest rule is rule_class positive_policy. The built-in decisions (ext/classify/classify.c,
+-- tl_class_builtin_rules) follow: fallback.unknown_observation (a task no rule matched; tried
+-- after every manifest rule: decision_order n + 1, declaration_order n) and the system
+-- decisions by membership, made before any rule is tried (decision_order and declaration_order
+-- 0): system.communication_anchor, system.event_reconciliation and system.protected_composite
+-- (every event inside a promoted replay unit's span, decided by the views: its
+-- decided_event_count is NULL, traceloom_v_evidence_role_summary counts those events). A
+-- built-in row has priority 0, source_line 0 and no manifest (source_manifest NULL).
 CREATE TABLE traceloom_evidence_role_rule(
   policy_id TEXT NOT NULL,
   policy_version TEXT NOT NULL,
   rule_id TEXT NOT NULL,
+  rule_class TEXT NOT NULL,                   -- positive_policy (a manifest rule), fallback,
+                                              -- provider_relation, protected_membership
   decision_order INTEGER NOT NULL,            -- 1-based position in which rules are tried
   priority INTEGER NOT NULL,
   declaration_order INTEGER NOT NULL,
   provider_scope TEXT NOT NULL,
-  source_domain TEXT NOT NULL,
-  field TEXT NOT NULL,                        -- task_type, blob, operator
-  match_mode TEXT NOT NULL,                   -- exact, contains
-  pattern TEXT NOT NULL,
+  source_domain TEXT NOT NULL,                -- task; system for a decision by membership
+  match_field TEXT NOT NULL,                  -- task_type, blob, operator; none, membership
+  match_kind TEXT NOT NULL,                   -- exact, contains, exact_any; fallback, typed
+  pattern TEXT NOT NULL,                      -- '' for a built-in decision
   role TEXT NOT NULL,
   required_fields TEXT NOT NULL,
   structural_participation TEXT NOT NULL,
@@ -76,13 +95,19 @@ CREATE TABLE traceloom_evidence_role_rule(
   missing_evidence_behavior TEXT NOT NULL,
   concrete_identity_behavior TEXT NOT NULL,
   note TEXT,
-  source_manifest TEXT NOT NULL,              -- the file (or bundled:rules/...) the rule came from
-  manifest_sha256 TEXT NOT NULL,
-  source_line INTEGER NOT NULL,
-  decided_event_count INTEGER NOT NULL
+  source_manifest TEXT,                       -- the file (or bundled:rules/...) the rule came
+  manifest_sha256 TEXT,                       -- from, and its digest; NULL for a built-in
+  source_line INTEGER NOT NULL,               -- the rule's line in that file; 0 for a built-in
+  decided_event_count INTEGER                 -- NULL for system.protected_composite (above)
 );
 
--- @surface traceloom_symbol_normalization_rule | one row per symbol-normalization rule | The effective structural-symbol rules: match mode, pattern, the symbol they give and their precedence, with manifest and origin | SELECT rule_id, source_domain, match_mode, match_expression, structural_symbol, precedence FROM traceloom_symbol_normalization_rule ORDER BY precedence DESC, declaration_order
+-- @surface traceloom_symbol_normalization_rule | one row per symbol-normalization rule and built-in outcome | The effective structural-symbol rules: match mode, pattern, the symbol they give and their precedence, with manifest and origin, then the built-in outcomes (precedence < 0) every symbol decision's rule_id may name | SELECT rule_id, source_domain, match_mode, match_expression, structural_symbol, precedence FROM traceloom_symbol_normalization_rule ORDER BY precedence DESC, declaration_order
+-- The built-in outcomes (ext/classify/symbols.c, tl_symbol_builtin_rules) come after the
+-- manifest's rules: analysis.replay-composition-slot (a replay-unit anchor named by its slot),
+-- fallback.identity-preserve (no rule matched), fallback.missing-observed-symbol and
+-- fallback.rule-conflict; their origin is 'analysis' (no file: rule_origin_sha256 NULL, line 0)
+-- and match_expression, structural_symbol and required_fields say in short what each takes
+-- and gives.
 CREATE TABLE traceloom_symbol_normalization_rule(
   policy_id TEXT NOT NULL,
   policy_version TEXT NOT NULL,
@@ -95,15 +120,16 @@ CREATE TABLE traceloom_symbol_normalization_rule(
   source_manifest TEXT NOT NULL,              -- the effective policy's manifest
   manifest_sha256 TEXT NOT NULL,              -- the effective policy's digest
   rule_origin TEXT NOT NULL,                  -- the file the rule itself came from
-  rule_origin_sha256 TEXT NOT NULL,
+  rule_origin_sha256 TEXT,
   source_line INTEGER NOT NULL,
   source_domain TEXT NOT NULL,                -- task, communication
-  field TEXT NOT NULL,
-  note TEXT,
+  required_fields TEXT NOT NULL,              -- the field a manifest rule reads (any_identity,
+                                              -- selected, op_name, ...)
+  description TEXT,                           -- the rule's note, in our words
   declaration_order INTEGER NOT NULL
 );
 
--- @surface traceloom_event_reconciliation_policy | one row (the effective reconciliation policy) | Which event-reconciliation policy applies to duplicate observations of one device action | SELECT policy_id, policy_version, policy_mode, manifest_sha256 FROM traceloom_event_reconciliation_policy
+-- @surface traceloom_event_reconciliation_policy | one row (the effective reconciliation policy) | Which event-reconciliation policy applies to duplicate observations of one device action | SELECT policy_id, policy_version, policy_mode, manifest_sha256, description FROM traceloom_event_reconciliation_policy
 CREATE TABLE traceloom_event_reconciliation_policy(
   policy_id TEXT NOT NULL,
   policy_version TEXT NOT NULL,
@@ -112,7 +138,8 @@ CREATE TABLE traceloom_event_reconciliation_policy(
   policy_mode TEXT NOT NULL,
   source_manifest TEXT NOT NULL,
   unmatched_behavior TEXT,
-  rule_count INTEGER NOT NULL
+  rule_count INTEGER NOT NULL,
+  description TEXT                            -- the manifest's metadata.description
 );
 
 -- @surface traceloom_event_reconciliation_rule | one row per reconciliation rule | The effective event-reconciliation rules (duplicate envelope/detail pairs, fused MC2 communication records) | SELECT rule_id, source_domain, task_type, task_op_type, min_contained_fraction FROM traceloom_event_reconciliation_rule
@@ -131,7 +158,7 @@ CREATE TABLE traceloom_event_reconciliation_rule(
   communication_op_name_prefix TEXT,
   identity_policy TEXT NOT NULL,
   note TEXT,
-  source_manifest TEXT NOT NULL,
-  manifest_sha256 TEXT NOT NULL,
+  rule_origin TEXT NOT NULL,                  -- the file the rule came from, and its digest
+  rule_origin_sha256 TEXT NOT NULL,
   source_line INTEGER NOT NULL
 );

@@ -7,8 +7,9 @@
 -- million at a million kernels: 2.1 s CPU against 1.25).
 -- @surface traceloom_evidence_role_decision | one row per event | The evidence role of every observation: the policy's role and rule, the final role, whether it takes part in structure, and its observed and structural symbols | SELECT final_role, rule_id, sum(events) AS events FROM (SELECT final_role, rule_id, count(*) AS events FROM traceloom_evidence_role_decision GROUP BY role_class_id) GROUP BY 1, 2 ORDER BY events DESC
 -- Rule columns (class, priority, required fields, treatments) come from the effective rule;
--- the fallback and the system communication rule are not rules of the manifest: they carry
--- their class (fallback, provider_relation), priority 0 and the policy's fallback treatments.
+-- the fallback and the system decisions are the built-in rows of traceloom_evidence_role_rule
+-- (rule_class fallback, provider_relation, protected_membership: priority 0, the policy's
+-- fallback treatments); a decision's declaration_order is its manifest rule's, 0 for those.
 -- The decision view looks each class's rule up by id (a few dozen rules: a real index, so that
 -- no plan builds one per query).
 -- decision_id is the event's integer key (event_n; the reference writes role-decision-<n>,
@@ -104,7 +105,8 @@ SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
        COALESCE((SELECT r.priority FROM traceloom_evidence_role_rule r WHERE r.rule_id = c.rule_id), 0)
          AS priority,
        COALESCE((SELECT r.declaration_order FROM traceloom_evidence_role_rule r
-                 WHERE r.rule_id = c.rule_id), 0) AS declaration_order,
+                 WHERE r.rule_id = c.rule_id AND r.rule_class = 'positive_policy'), 0)
+         AS declaration_order,
        CASE WHEN c.source_domain IN ('communication', 'replay_unit')
             THEN 'provider_scope,source_domain'
             ELSE 'blob,operator,provider_scope,source_domain,task_type' END AS available_fields,

@@ -6,11 +6,10 @@
 -- launch and the slot (its anchor shape's symbol) are LEFT JOINs by key, so that the slot is a
 -- column read once per row (the outer select names rule_id and outcome a dozen times).
 -- Each row also carries the audit columns of the rule that decided (the reference's lineage
--- columns): a manifest rule's from traceloom_symbol_normalization_rule, looked up by its id,
--- and for a built-in outcome (no rule matched, a conflict, no observed symbol, a replay slot)
--- the reference's words for its built-in rule (traceloom 0.1.4 lists them as rules of
--- precedence < 0; ours keeps them out of the rule table, docs/PARITY.md). rule_description is
--- the manifest rule's note, in our words.
+-- columns), looked up by its id in traceloom_symbol_normalization_rule: a manifest rule's, or
+-- for a built-in outcome (no rule matched, a conflict, no observed symbol, a replay slot) the
+-- built-in row of precedence < 0 (ext/classify/symbols.c, tl_symbol_builtin_rules).
+-- rule_description is the rule's description, in our words.
 
 -- the rule of a decision by its id (a handful of rules: a real index, so that no plan builds
 -- one per query)
@@ -32,41 +31,8 @@ SELECT l.anchor_id, l.observed_symbol, l.structural_symbol, l.rule_id, l.outcome
          AS policy_version,
        CASE l.outcome WHEN 'synthetic' THEN 'analysis_generated_structural_symbol'
                       ELSE l.symbol_reason_code END AS reason_code,
-       CASE l.rule_id WHEN 'fallback.identity-preserve' THEN -1000
-                      WHEN 'fallback.missing-observed-symbol' THEN -1010
-                      WHEN 'fallback.rule-conflict' THEN -1020
-                      WHEN 'analysis.replay-composition-slot' THEN -100
-                      ELSE r.precedence END AS precedence,
-       CASE WHEN r.rule_id IS NULL THEN 'provider-neutral' ELSE r.provider_scope END
-         AS provider_scope,
-       CASE WHEN l.outcome = 'synthetic' THEN 'analysis'
-            WHEN r.rule_id IS NULL THEN 'selected observed symbol' ELSE r.source_domain END
-         AS source_domain,
-       CASE l.rule_id WHEN 'fallback.identity-preserve' THEN 'identity_fallback'
-                      WHEN 'fallback.missing-observed-symbol' THEN 'typed_unsupported'
-                      WHEN 'fallback.rule-conflict' THEN 'typed_conflict'
-                      WHEN 'analysis.replay-composition-slot' THEN 'typed_synthesis'
-                      ELSE r.match_mode END AS match_mode,
-       CASE l.rule_id WHEN 'fallback.identity-preserve' THEN 'no explicit rule matched'
-                      WHEN 'fallback.missing-observed-symbol' THEN 'no observed symbol available'
-                      WHEN 'fallback.rule-conflict' THEN 'multiple equal-precedence rules matched'
-                      WHEN 'analysis.replay-composition-slot' THEN 'committed replay composition slot'
-                      ELSE r.match_expression END AS match_expression,
-       CASE l.rule_id WHEN 'fallback.identity-preserve' THEN 'one observed symbol'
-                      WHEN 'fallback.missing-observed-symbol' THEN 'none'
-                      WHEN 'fallback.rule-conflict'
-                        THEN 'one observed symbol and multiple rule matches'
-                      WHEN 'analysis.replay-composition-slot' THEN 'recognized replay composition slot'
-                      ELSE r.field END AS required_fields,
-       CASE l.rule_id WHEN 'fallback.identity-preserve'
-                        THEN 'No rule matched: the observed symbol is kept as structural.'
-                      WHEN 'fallback.missing-observed-symbol'
-                        THEN 'No observed symbol: the structural identity is unsupported.'
-                      WHEN 'fallback.rule-conflict'
-                        THEN 'Rules of equal precedence matched: the observed symbol is kept.'
-                      WHEN 'analysis.replay-composition-slot'
-                        THEN 'The replay composition slot the anchor stands for.'
-                      ELSE r.note END AS rule_description,
+       r.precedence, r.provider_scope, r.source_domain, r.match_mode, r.match_expression,
+       r.required_fields, r.description AS rule_description,
        l.role AS anchor_role, l.start_ns, l.end_ns, l.dur_us
 FROM (
 SELECT a.anchor_id, COALESCE(a.slot_symbol, c.observed_symbol) AS observed_symbol,

@@ -80,15 +80,58 @@ SELECT 'policy and rule provenance',
      AND rule_count = 68 AND policy_mode = 'builtin'
      AND source_manifest = 'bundled:rules/classification.yaml'
      AND length(manifest_sha256) = 64) = 1
-  AND (SELECT count(*) FROM traceloom_evidence_role_rule) = 68
-  AND (SELECT sum(decided_event_count) FROM traceloom_evidence_role_rule) = 7
-  AND (SELECT count(*) FROM traceloom_symbol_normalization_rule) = 9
-  AND (SELECT count(*) FROM traceloom_event_reconciliation_rule) = 3
+  -- read from the bundled YAML alone: no rules config, no stage changed
+  AND (SELECT input_format || ' ' || input_sources || ' ' || (config_overrides IS NULL) || ' '
+              || (effective_config_sha256 = manifest_sha256) || ' ' || (length(config_override_contract) > 0)
+       FROM traceloom_evidence_role_policy) = 'yaml bundled:rules/classification.yaml 1 1 1'
+  -- the manifest's 68 rules, then the 4 built-in decisions (fallback and 3 system ones)
+  AND (SELECT count(*) FROM traceloom_evidence_role_rule) = 72
+  AND (SELECT count(*) FROM traceloom_evidence_role_rule WHERE rule_class = 'positive_policy'
+         AND source_manifest = 'bundled:rules/classification.yaml' AND source_line > 0) = 68
+  AND (SELECT group_concat(rule_id || ':' || rule_class || ':' || decision_order || ':'
+                           || declaration_order || ':' || role, ' ')
+       FROM (SELECT * FROM traceloom_evidence_role_rule WHERE rule_class <> 'positive_policy'
+             ORDER BY rule_id))
+      = 'fallback.unknown_observation:fallback:69:68:unknown_anchor'
+        || ' system.communication_anchor:provider_relation:0:0:anchor'
+        || ' system.event_reconciliation:provider_relation:0:0:anchor'
+        || ' system.protected_composite:protected_membership:0:0:protected_boundary'
+  AND (SELECT sum(decided_event_count) FROM traceloom_evidence_role_rule
+       WHERE rule_class = 'positive_policy') = 7
+  -- the rest of the 10 events: GatherV2 (MIX_AIC, no rule) falls back, the 2 hcclAllGather ops
+  -- are communication anchors; protected boundaries are counted by the views (NULL here)
+  AND (SELECT group_concat(rule_id || '=' || COALESCE(decided_event_count, 'NULL'), ' ')
+       FROM (SELECT * FROM traceloom_evidence_role_rule WHERE rule_class <> 'positive_policy'
+             ORDER BY rule_id))
+      = 'fallback.unknown_observation=1 system.communication_anchor=2'
+        || ' system.event_reconciliation=0 system.protected_composite=NULL'
+  -- the manifest's 9 symbol rules, then the 4 built-in outcomes below every one of them
+  AND (SELECT count(*) FROM traceloom_symbol_normalization_rule WHERE precedence >= 0) = 9
+  AND (SELECT group_concat(rule_id || ':' || precedence || ':' || rule_origin, ' ')
+       FROM (SELECT * FROM traceloom_symbol_normalization_rule WHERE precedence < 0
+             ORDER BY declaration_order))
+      = 'analysis.replay-composition-slot:-100:analysis fallback.identity-preserve:-1000:analysis'
+        || ' fallback.missing-observed-symbol:-1010:analysis fallback.rule-conflict:-1020:analysis'
+  AND (SELECT count(*) FROM traceloom_event_reconciliation_rule
+       WHERE rule_origin = 'bundled:rules/event_reconciliation.yaml') = 3
+  AND (SELECT count(*) FROM traceloom_event_reconciliation_policy
+       WHERE length(description) > 0) = 1
   AND (SELECT value FROM traceloom_metadata WHERE key = 'evidence_role_policy_sha256')
       = (SELECT manifest_sha256 FROM traceloom_evidence_role_policy)
   AND (SELECT count(*) FROM traceloom_metadata WHERE key = 'rules_config') = 0
   AND (SELECT json_extract(value, '$.rules.classification.policy_id') FROM traceloom_metadata
        WHERE key = 'analysis_options') = 'traceloom.default.accelerator-task-projection';
+
+-- Every decision names a rule row: a manifest rule or a built-in decision, of the class the
+-- decision reports; every symbol decision of an anchor likewise (tests/python/
+-- test_parity_relations.py checks the same on the replay, reconciliation and CUDA profiles).
+SELECT 'every decision''s rule_id names a rule row',
+  (SELECT count(*) FROM traceloom_evidence_role_decision d
+   WHERE NOT EXISTS (SELECT 1 FROM traceloom_evidence_role_rule r
+                     WHERE r.rule_id = d.rule_id AND r.rule_class = d.rule_class)) = 0
+  AND (SELECT count(*) FROM traceloom_v_anchor_symbol_lineage l
+       WHERE NOT EXISTS (SELECT 1 FROM traceloom_symbol_normalization_rule r
+                         WHERE r.rule_id = l.rule_id)) = 0;
 
 SELECT 'symbol normalization view',
   (SELECT event_count FROM traceloom_v_symbol_normalization
@@ -182,8 +225,8 @@ SELECT 'NOTIFY_* control tasks are auxiliary and excluded from identity',
      AND effective_structural_participation = 'excluded'
      -- decided by the manifest's rule for that task type (ids are the reference's, hashed)
      AND rule_id = (SELECT r.rule_id FROM traceloom_evidence_role_rule r
-                     WHERE r.provider_scope = 'ascend' AND r.field = 'task_type'
-                       AND r.match_mode = 'exact' AND r.pattern = task_type)) = 4
+                     WHERE r.provider_scope = 'ascend' AND r.match_field = 'task_type'
+                       AND r.match_kind = 'exact' AND r.pattern = task_type)) = 4
   AND (SELECT count(*) FROM traceloom_v_evidence_role_decision
    WHERE task_type IN ('NOTIFY_WAIT', 'NOTIFY_RECORD') AND final_role = 'protected_boundary') = 24;
 
@@ -222,4 +265,10 @@ SELECT 'a config file: extend, override and replace',
   AND (SELECT rule_origin FROM traceloom_symbol_normalization_rule
        WHERE rule_id = 'ascend.task.matmul-backend-variant') LIKE '%good_stages.yaml'
   AND (SELECT rule_origin FROM traceloom_symbol_normalization_rule
-       WHERE rule_id = 'collective.communication.allreduce-alias') = 'bundled:rules/symbol_normalization.yaml';
+       WHERE rule_id = 'collective.communication.allreduce-alias') = 'bundled:rules/symbol_normalization.yaml'
+  -- classification extended by the config: read from both files, the change named
+  AND (SELECT input_sources FROM traceloom_evidence_role_policy)
+      LIKE 'bundled:rules/classification.yaml,%good_stages.yaml'
+  AND (SELECT config_overrides FROM traceloom_evidence_role_policy) LIKE 'extend:%good_stages.yaml'
+  AND (SELECT effective_config_sha256 FROM traceloom_evidence_role_policy)
+      = (SELECT value FROM traceloom_metadata WHERE key = 'rules_config_sha256');

@@ -696,16 +696,25 @@ START_TEST(test_publish) {
                              "observed_symbol = 'MatMulV2' AND outcome = 'canonicalized'"), 3);
   ck_assert_int_eq(q_int(db, "SELECT sum(event_count) FROM traceloom_v_evidence_role_summary"), 10);
   ck_assert_int_eq(q_int(db, "SELECT sum(total_us) = 10.0 FROM traceloom_v_evidence_role_summary"), 1);
-  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_rule"), 68);
-  ck_assert_int_eq(q_int(db, "SELECT sum(decided_event_count) FROM traceloom_evidence_role_rule"), 7);
+  /* the manifest's 68 rules and the 4 built-in decisions; of the 10 events the rules decide 7,
+  ** the fallback GatherV2 and system.communication_anchor the 2 communication ops */
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_rule"), 72);
+  ck_assert_int_eq(q_int(db, "SELECT sum(decided_event_count) FROM traceloom_evidence_role_rule "
+                             "WHERE rule_class = 'positive_policy'"), 7);
+  ck_assert_int_eq(q_int(db, "SELECT decided_event_count FROM traceloom_evidence_role_rule WHERE "
+                             "rule_id = 'fallback.unknown_observation' AND decision_order = 69"), 1);
+  ck_assert_int_eq(q_int(db, "SELECT decided_event_count FROM traceloom_evidence_role_rule WHERE "
+                             "rule_id = 'system.communication_anchor' AND decision_order = 0"), 2);
   ck_assert_int_eq(q_int(db, "SELECT decided_event_count FROM traceloom_evidence_role_rule WHERE "
                              "rule_id = 'any.anchor.blob.matmul.b362963b'"), 3);
   ck_assert_int_eq(q_int(db, "SELECT min(decision_order) = 1 AND max(decision_order) = 68 FROM "
-                             "traceloom_evidence_role_rule"), 1);
+                             "traceloom_evidence_role_rule WHERE rule_class = 'positive_policy'"), 1);
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_evidence_role_policy WHERE "
                              "policy_id = 'traceloom.default.accelerator-task-projection' AND "
                              "rule_count = 68 AND policy_mode = 'builtin'"), 1);
-  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_symbol_normalization_rule"), 9);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_symbol_normalization_rule"), 13);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_symbol_normalization_rule WHERE "
+                             "precedence < 0 AND rule_origin = 'analysis'"), 4);
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_event_reconciliation_rule"), 3);
   ck_assert_int_eq(q_int(db, "SELECT count(*) FROM traceloom_metadata WHERE key IN "
                              "('evidence_role_policy_sha256', 'symbol_normalization_policy_id', "
