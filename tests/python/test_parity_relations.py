@@ -269,3 +269,66 @@ def test_every_projection_recipe_runs_and_returns_its_coordinates(hlt):
                        "traceloom_v_projection_continuation WHERE source_projection = 'scope_catalog' "
                        "AND target_projection = 'scope_occurrences' AND target_parameter = 'node_id' "
                        "ORDER BY 1)").fetchone() == ("node_id,parent_node_id",)
+
+
+# Every decision names a rule row (docs/PARITY.md: the built-in decisions are rules of their
+# own classes): a replay profile (protected boundaries: exact_hlt's 4 promoted units), the
+# reconciliation fixture (2 reconciled duplicates, one communication op), an Nsight CUDA graph
+# replay, the Hygon profile and a PyTorch CPU-only trace (the CPU operator rules).
+RULE_PROFILES = ["exact_hlt/mono", "reports/reconcile", "nsys/nsys_graph.sqlite",
+                 "hygon/hipprof.db", "kineto/cpu_only.pt.trace.json"]
+
+
+@pytest.mark.parametrize("profile", RULE_PROFILES)
+def test_every_decision_names_a_rule_row(cli, fixtures, tmp_path, profile):
+    con = analyse(cli, fixtures / profile, tmp_path / "a.db")
+    # a decision's rule is a row of the same class: a manifest rule (positive_policy) or one
+    # of the built-in decisions
+    orphans = con.execute(
+        "SELECT DISTINCT d.rule_id, d.rule_class FROM traceloom_evidence_role_decision d "
+        "WHERE NOT EXISTS (SELECT 1 FROM traceloom_evidence_role_rule r "
+        "WHERE r.rule_id = d.rule_id AND r.rule_class = d.rule_class)").fetchall()
+    assert orphans == []
+    assert con.execute("SELECT count(*) FROM traceloom_evidence_role_decision").fetchone()[0] > 0
+    # every anchor's symbol rule, the built-in outcomes (precedence < 0) included
+    orphans = con.execute(
+        "SELECT DISTINCT l.rule_id FROM traceloom_v_anchor_symbol_lineage l "
+        "WHERE NOT EXISTS (SELECT 1 FROM traceloom_symbol_normalization_rule r "
+        "WHERE r.rule_id = l.rule_id)").fetchall()
+    assert orphans == []
+    # and the rule's audit columns are the row's: precedence and match mode by id
+    assert con.execute(
+        "SELECT count(*) FROM traceloom_v_anchor_symbol_lineage l "
+        "JOIN traceloom_symbol_normalization_rule r ON r.rule_id = l.rule_id "
+        "WHERE l.precedence IS NOT r.precedence OR l.match_mode IS NOT r.match_mode").fetchone() == (0,)
+    # each built-in counts the events whose role class names it: the fallback, the
+    # communication anchors and the reconciled duplicates (the classes' own counts; protected
+    # boundaries are decided per event by the views and left NULL)
+    for rule_id, count in con.execute(
+            "SELECT rule_id, decided_event_count FROM traceloom_evidence_role_rule "
+            "WHERE rule_class <> 'positive_policy'"):
+        if rule_id == "system.protected_composite":
+            assert count is None
+            continue
+        (by_class,) = con.execute("SELECT COALESCE(sum(event_count), 0) FROM "
+                                  "traceloom_evidence_role_class WHERE class_id >= 0 AND "
+                                  "rule_id = ?", (rule_id,)).fetchone()
+        assert count == by_class, rule_id
+
+
+def test_builtin_decisions_on_known_inputs(cli, fixtures, tmp_path):
+    # reports/reconcile (tests/sql/reports_reconcile.sql): the KERNEL_MIX_AIV envelope of row
+    # 1 is represented by its detail's anchor and the MC2 op 1 by its MatmulAllReduce task's,
+    # two events of system.event_reconciliation; op 2 stays an independent communication anchor
+    con = analyse(cli, fixtures / "reports" / "reconcile", tmp_path / "r.db")
+    rows = dict(con.execute("SELECT rule_id, decided_event_count FROM traceloom_evidence_role_rule "
+                            "WHERE rule_id LIKE 'system.%'"))
+    assert rows["system.event_reconciliation"] == 2
+    assert rows["system.communication_anchor"] == 1
+    # exact_hlt: every decision inside a promoted unit names the protected-composite rule row
+    con = analyse(cli, fixtures / "exact_hlt" / "mono", tmp_path / "h.db")
+    assert con.execute(
+        "SELECT r.role, r.structural_participation, r.required_fields FROM "
+        "traceloom_evidence_role_decision d JOIN traceloom_evidence_role_rule r ON r.rule_id = d.rule_id "
+        "WHERE d.final_role = 'protected_boundary' GROUP BY 1, 2, 3").fetchall() == [
+        ("protected_boundary", "atomic_boundary", "replay_unit_membership")]
