@@ -43,7 +43,7 @@ MILLION_ROWS = {
     "traceloom_represented_event_run_core": 127169, "traceloom_position_occurrence_core": 752985,
     "traceloom_position_occurrence_body": 11380,
     "traceloom_node_core": 512346, "traceloom_event_shape": 20,
-    "traceloom_evidence_role_class": 19, "traceloom_evidence_role_rule": 69,
+    "traceloom_evidence_role_class": 19, "traceloom_evidence_role_rule": 73,
     "traceloom_aux_link": 3975, "traceloom_tree_core": 2,
 }
 
