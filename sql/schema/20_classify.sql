@@ -98,7 +98,10 @@ CREATE TABLE traceloom_evidence_role_rule(
   source_manifest TEXT,                       -- the file (or bundled:rules/...) the rule came
   manifest_sha256 TEXT,                       -- from, and its digest; NULL for a built-in
   source_line INTEGER NOT NULL,               -- the rule's line in that file; 0 for a built-in
-  decided_event_count INTEGER                 -- NULL for system.protected_composite (above)
+  decided_event_count INTEGER,                -- NULL for system.protected_composite (above)
+  -- the names these two columns had before they took the reference's, kept for users' SQL
+  field TEXT GENERATED ALWAYS AS (match_field) VIRTUAL,
+  match_mode TEXT GENERATED ALWAYS AS (match_kind) VIRTUAL
 );
 
 -- @surface traceloom_symbol_normalization_rule | one row per symbol-normalization rule and built-in outcome | The effective structural-symbol rules: match mode, pattern, the symbol they give and their precedence, with manifest and origin, then the built-in outcomes (precedence < 0) every symbol decision's rule_id may name | SELECT rule_id, source_domain, match_mode, match_expression, structural_symbol, precedence FROM traceloom_symbol_normalization_rule ORDER BY precedence DESC, declaration_order
@@ -126,7 +129,10 @@ CREATE TABLE traceloom_symbol_normalization_rule(
   required_fields TEXT NOT NULL,              -- the field a manifest rule reads (any_identity,
                                               -- selected, op_name, ...)
   description TEXT,                           -- the rule's note, in our words
-  declaration_order INTEGER NOT NULL
+  declaration_order INTEGER NOT NULL,
+  -- the names these two columns had before they took the reference's, kept for users' SQL
+  field TEXT GENERATED ALWAYS AS (required_fields) VIRTUAL,
+  note TEXT GENERATED ALWAYS AS (description) VIRTUAL
 );
 
 -- @surface traceloom_event_reconciliation_policy | one row (the effective reconciliation policy) | Which event-reconciliation policy applies to duplicate observations of one device action | SELECT policy_id, policy_version, policy_mode, manifest_sha256, description FROM traceloom_event_reconciliation_policy
@@ -160,5 +166,8 @@ CREATE TABLE traceloom_event_reconciliation_rule(
   note TEXT,
   rule_origin TEXT NOT NULL,                  -- the file the rule came from, and its digest
   rule_origin_sha256 TEXT NOT NULL,
-  source_line INTEGER NOT NULL
+  source_line INTEGER NOT NULL,
+  -- the names these two columns had before they took the reference's, kept for users' SQL
+  source_manifest TEXT GENERATED ALWAYS AS (rule_origin) VIRTUAL,
+  manifest_sha256 TEXT GENERATED ALWAYS AS (rule_origin_sha256) VIRTUAL
 );

@@ -230,6 +230,24 @@ SELECT 'NOTIFY_* control tasks are auxiliary and excluded from identity',
   AND (SELECT count(*) FROM traceloom_v_evidence_role_decision
    WHERE task_type IN ('NOTIFY_WAIT', 'NOTIFY_RECORD') AND final_role = 'protected_boundary') = 24;
 
+-- The rule columns renamed to the reference's names (par37) keep their old names as aliases,
+-- so SQL written against earlier analyses still runs: the NOTIFY_WAIT rule found by the old
+-- names is the one found by the new.
+SELECT 'the rule tables answer by their former column names too',
+  (SELECT rule_id FROM traceloom_evidence_role_rule
+    WHERE provider_scope = 'ascend' AND field = 'task_type' AND match_mode = 'exact'
+      AND pattern = 'NOTIFY_WAIT')
+  = (SELECT rule_id FROM traceloom_evidence_role_rule
+      WHERE provider_scope = 'ascend' AND match_field = 'task_type' AND match_kind = 'exact'
+        AND pattern = 'NOTIFY_WAIT')
+  AND (SELECT count(*) FROM traceloom_symbol_normalization_rule
+        WHERE field IS required_fields AND note IS description) > 0
+  AND (SELECT count(*) FROM traceloom_symbol_normalization_rule
+        WHERE field IS NOT required_fields OR note IS NOT description) = 0
+  AND (SELECT count(*) FROM traceloom_event_reconciliation_rule
+        WHERE source_manifest = 'bundled:rules/event_reconciliation.yaml'
+          AND manifest_sha256 = rule_origin_sha256) = 3;
+
 SELECT 'unknown KERNEL_AIVEC kernels stay unknown_anchor (unknown first)',
   (SELECT count(*) FROM traceloom_v_evidence_role_decision
    WHERE task_type = 'KERNEL_AIVEC' AND policy_role = 'unknown_anchor'
