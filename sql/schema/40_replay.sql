@@ -18,7 +18,20 @@ CREATE TABLE traceloom_protected_interval(
   start_ns INTEGER NOT NULL,       -- the unit's span: its event's interval (first launch's start
   end_ns INTEGER NOT NULL,         -- to last launch's end); every event wholly inside it on the
                                    -- device is a protected boundary of the unit
-  replay_unit_n INTEGER NOT NULL   -- the unit as traceloom_graph_launch.replay_unit_id names it
+  replay_unit_n INTEGER NOT NULL,  -- the unit as traceloom_graph_launch.replay_unit_id names it
+  -- the source registry's number of the replay units' table of the input (traceloom_source_ref:
+  -- ACLGRAPH_REPLAY_UNIT / CUDA_GRAPH_REPLAY_UNIT, the analysis's own table, numbered last),
+  -- the evidence the interval rests on; set with the registry (sql/views/20_classify.sql)
+  evidence_source_ref_id INTEGER,
+  -- recovery keeps a unit whole: repeat recovery never cuts through its span
+  boundary_policy TEXT GENERATED ALWAYS AS
+    (CASE kind WHEN 'graph_replay_unit' THEN 'no_cross' END) VIRTUAL,
+  -- why the state holds: the span's bounds are the anchors of one exact replay unit, or eager
+  -- anchors sit between its launch anchors (each launch then an atomic token of its own)
+  reason_code TEXT GENERATED ALWAYS AS
+    (CASE support_state WHEN 'supported' THEN 'exact_replay_anchor_bounds'
+                        WHEN 'split_by_eager_work' THEN 'eager_anchors_between_launches' END)
+    VIRTUAL
 );
 
 -- @surface traceloom_aclgraph_reconstruction_region | one stretch of ACL graph launches and what the evidence supports | recognized_complete_pattern regions become replay units; unrecognized_* rows are auditable negative results | SELECT device_id, status, count(*), sum(observed_launch_count) FROM traceloom_aclgraph_reconstruction_region GROUP BY 1, 2

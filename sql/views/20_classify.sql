@@ -46,6 +46,13 @@ CREATE INDEX traceloom_evidence_role_rule_id ON traceloom_evidence_role_rule(rul
 -- reads of the event core fail), and SQLite has no expression to name.
 CREATE INDEX traceloom_protected_interval_span
   ON traceloom_protected_interval(start_ns, end_ns, db_idx, device_id);
+-- Each interval cites its evidence as the reference does: the registry's number of the input's
+-- replay-unit table (a few rows each, by the registry's index on source_table).
+UPDATE traceloom_protected_interval
+SET evidence_source_ref_id = (
+  SELECT r.source_ref_id FROM traceloom_source_ref r
+  WHERE r.source_table IN ('ACLGRAPH_REPLAY_UNIT', 'CUDA_GRAPH_REPLAY_UNIT')
+    AND r.db_idx = traceloom_protected_interval.db_idx);
 INSERT INTO traceloom_evidence_role_class(class_id, source_domain, provider_scope, kind, task_type,
   op_name, op_type, compute_task_type, comm_name, raw_label, policy_role, final_role,
   policy_structural_participation, effective_structural_participation, support_state,

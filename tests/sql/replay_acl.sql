@@ -55,6 +55,15 @@ SELECT 'protected intervals: one supported interval of 3 launch anchors per unit
   (SELECT count(*) FROM traceloom_protected_interval p JOIN traceloom_anchor f ON f.anchor_id = p.first_anchor_id
      JOIN traceloom_anchor l ON l.anchor_id = p.last_anchor_id
      WHERE p.support_state = 'supported' AND l.anchor_idx - f.anchor_idx = 2) = 4;
+-- Each interval cites its evidence by the source registry's number: the fixture's msprof
+-- database has 5 tables (CANN_API, COMMUNICATION_TASK_INFO, COMPUTE_TASK_INFO, STRING_IDS,
+-- TASK: 0-4 by name), the capture-stream companion comes next (5), the replay units last (6).
+SELECT 'protected intervals: no-cross boundaries citing the replay units (source ref 6)',
+  (SELECT count(*) FROM traceloom_protected_interval
+    WHERE boundary_policy = 'no_cross' AND evidence_source_ref_id = 6
+      AND reason_code = 'exact_replay_anchor_bounds') = 4
+  AND (SELECT source_table FROM traceloom_source_ref WHERE db_idx = 0 AND source_ref_id = 6)
+      = 'ACLGRAPH_REPLAY_UNIT';
 -- Protected boundaries: the 4 units span launches 1-3, 4-6, 7-9 and 10-12 of the fixture's 14
 -- (each launch at 100 * k: MODEL_EXECUTE, NOTIFY_WAIT, NOTIFY_RECORD and 2 kernels, done by
 -- 100 * k + 20): 100..320, 400..620, 700..920, 1000..1220. Every task of the 12 promoted
