@@ -8,6 +8,7 @@
 */
 #include "classify/classify.h"
 #include "publish/publish.h"
+#include "publish/rows.h"
 #include "util/buf.h"
 #include "util/err.h"
 
@@ -362,6 +363,48 @@ static const char OVERRIDE_CONTRACT[] =
     "rules under new ids, override replaces rules by id, replace takes the whole stage from "
     "the config; --classification-rule-override is refused";
 
+/* traceloom_evidence_role_rule's columns, written for the manifest's rules and the built-ins */
+enum {
+  ER_POLICY_ID, ER_POLICY_VERSION, ER_RULE_ID, ER_RULE_CLASS, ER_DECISION_ORDER, ER_PRIORITY,
+  ER_DECLARATION_ORDER, ER_PROVIDER_SCOPE, ER_SOURCE_DOMAIN, ER_MATCH_FIELD, ER_MATCH_KIND,
+  ER_PATTERN, ER_ROLE, ER_REQUIRED_FIELDS, ER_PARTICIPATION, ER_COST, ER_CONTEXT, ER_PROVENANCE,
+  ER_MISSING_EVIDENCE, ER_CONCRETE_IDENTITY, ER_NOTE, ER_SOURCE_MANIFEST, ER_MANIFEST_SHA256,
+  ER_SOURCE_LINE, ER_DECIDED_EVENTS, ER_NCOLS
+};
+static const tl_rows_column rule_columns[ER_NCOLS] = {
+    [ER_POLICY_ID] = {"policy_id", 1},
+    [ER_POLICY_VERSION] = {"policy_version", 1},
+    [ER_RULE_ID] = {"rule_id", 1},
+    [ER_RULE_CLASS] = {"rule_class", 1},
+    [ER_DECISION_ORDER] = {"decision_order", 0},
+    [ER_PRIORITY] = {"priority", 0},
+    [ER_DECLARATION_ORDER] = {"declaration_order", 0},
+    [ER_PROVIDER_SCOPE] = {"provider_scope", 1},
+    [ER_SOURCE_DOMAIN] = {"source_domain", 1},
+    [ER_MATCH_FIELD] = {"match_field", 1},
+    [ER_MATCH_KIND] = {"match_kind", 1},
+    [ER_PATTERN] = {"pattern", 1},
+    [ER_ROLE] = {"role", 1},
+    [ER_REQUIRED_FIELDS] = {"required_fields", 1},
+    [ER_PARTICIPATION] = {"structural_participation", 1},
+    [ER_COST] = {"cost_treatment", 1},
+    [ER_CONTEXT] = {"context_treatment", 1},
+    [ER_PROVENANCE] = {"provenance_treatment", 1},
+    [ER_MISSING_EVIDENCE] = {"missing_evidence_behavior", 1},
+    [ER_CONCRETE_IDENTITY] = {"concrete_identity_behavior", 1},
+    [ER_NOTE] = {"note", 1},
+    [ER_SOURCE_MANIFEST] = {"source_manifest", 1},
+    [ER_MANIFEST_SHA256] = {"manifest_sha256", 1},
+    [ER_SOURCE_LINE] = {"source_line", 0},
+    [ER_DECIDED_EVENTS] = {"decided_event_count", 0},
+};
+
+/* The policy a rule row belongs to. */
+static void bind_rule_policy(sqlite3_stmt *st, const tl_class_policy *p) {
+  tl_bind_text(st, TL_PARAM(ER_POLICY_ID), p->meta.policy_id);
+  tl_bind_text(st, TL_PARAM(ER_POLICY_VERSION), p->meta.policy_version);
+}
+
 static int publish_class_policy(sqlite3 *db, const tl_rules *r, const size_t *rule_events,
                                 const size_t *builtin_events, tl_err *e) {
   const tl_class_policy *p = &r->cls;
@@ -403,45 +446,38 @@ static int publish_class_policy(sqlite3 *db, const tl_rules *r, const size_t *ru
   free(sources);
   free(overrides);
   if (rc) return rc;
-  if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_evidence_role_rule(policy_id, policy_version, rule_id, "
-                     "rule_class, decision_order, priority, declaration_order, provider_scope, "
-                     "source_domain, match_field, match_kind, pattern, role, required_fields, "
-                     "structural_participation, cost_treatment, context_treatment, "
-                     "provenance_treatment, missing_evidence_behavior, concrete_identity_behavior, "
-                     "note, source_manifest, manifest_sha256, source_line, decided_event_count) "
-                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-                     "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
-                     &st, e))
+  if (tl_rows_prepare(db, "INSERT", "traceloom_evidence_role_rule", rule_columns, ER_NCOLS, &st,
+                      e))
     return TL_ERROR;
   for (size_t i = 0; rc == TL_OK && i < p->rules.n; i++) {
     const tl_class_rule *x = &p->rules.v[i];
     const tl_rule_origin *o = &r->origins.v[x->origin];
-    tl_bind_text(st, 1, p->meta.policy_id);
-    tl_bind_text(st, 2, p->meta.policy_version);
-    tl_bind_text(st, 3, x->rule_id);
-    tl_bind_text(st, 4, "positive_policy");
-    sqlite3_bind_int64(st, 5, (int64_t)i + 1);
-    sqlite3_bind_int(st, 6, x->priority);
-    sqlite3_bind_int64(st, 7, (int64_t)x->decl_order);
-    tl_bind_text(st, 8, tl_scope_name((tl_scope)x->scope));
-    tl_bind_text(st, 9, "task");
-    tl_bind_text(st, 10, tl_class_field_name((tl_class_field)x->field));
-    tl_bind_text(st, 11, tl_class_match_name((tl_class_match)x->match));
-    tl_bind_text(st, 12, x->pattern);
-    tl_bind_text(st, 13, tl_evidence_role_name((tl_evidence_role)x->role));
-    tl_bind_text(st, 14, x->required_fields);
-    tl_bind_text(st, 15, x->role == TL_EVIDENCE_ANCHOR ? "identity" : "excluded");
-    tl_bind_text(st, 16, tl_cost_policy_name((tl_cost_policy)x->cost));
-    tl_bind_text(st, 17, "retained");
-    tl_bind_text(st, 18, "retained");
-    tl_bind_text(st, 19, "continue_or_fallback");
-    tl_bind_text(st, 20, x->defer ? "defer_to_identity_rules" : "apply");
-    tl_bind_text(st, 21, x->note);
-    tl_bind_text(st, 22, o->name);
-    tl_bind_text(st, 23, o->sha256);
-    sqlite3_bind_int(st, 24, x->line);
-    sqlite3_bind_int64(st, 25, (int64_t)rule_events[i]);
+    bind_rule_policy(st, p);
+    tl_bind_text(st, TL_PARAM(ER_RULE_ID), x->rule_id);
+    tl_bind_text(st, TL_PARAM(ER_RULE_CLASS), "positive_policy");
+    sqlite3_bind_int64(st, TL_PARAM(ER_DECISION_ORDER), (int64_t)i + 1);
+    sqlite3_bind_int(st, TL_PARAM(ER_PRIORITY), x->priority);
+    sqlite3_bind_int64(st, TL_PARAM(ER_DECLARATION_ORDER), (int64_t)x->decl_order);
+    tl_bind_text(st, TL_PARAM(ER_PROVIDER_SCOPE), tl_scope_name((tl_scope)x->scope));
+    tl_bind_text(st, TL_PARAM(ER_SOURCE_DOMAIN), "task");
+    tl_bind_text(st, TL_PARAM(ER_MATCH_FIELD), tl_class_field_name((tl_class_field)x->field));
+    tl_bind_text(st, TL_PARAM(ER_MATCH_KIND), tl_class_match_name((tl_class_match)x->match));
+    tl_bind_text(st, TL_PARAM(ER_PATTERN), x->pattern);
+    tl_bind_text(st, TL_PARAM(ER_ROLE), tl_evidence_role_name((tl_evidence_role)x->role));
+    tl_bind_text(st, TL_PARAM(ER_REQUIRED_FIELDS), x->required_fields);
+    tl_bind_text(st, TL_PARAM(ER_PARTICIPATION),
+                 x->role == TL_EVIDENCE_ANCHOR ? "identity" : "excluded");
+    tl_bind_text(st, TL_PARAM(ER_COST), tl_cost_policy_name((tl_cost_policy)x->cost));
+    tl_bind_text(st, TL_PARAM(ER_CONTEXT), "retained");
+    tl_bind_text(st, TL_PARAM(ER_PROVENANCE), "retained");
+    tl_bind_text(st, TL_PARAM(ER_MISSING_EVIDENCE), "continue_or_fallback");
+    tl_bind_text(st, TL_PARAM(ER_CONCRETE_IDENTITY),
+                 x->defer ? "defer_to_identity_rules" : "apply");
+    tl_bind_text(st, TL_PARAM(ER_NOTE), x->note);
+    tl_bind_text(st, TL_PARAM(ER_SOURCE_MANIFEST), o->name);
+    tl_bind_text(st, TL_PARAM(ER_MANIFEST_SHA256), o->sha256);
+    sqlite3_bind_int(st, TL_PARAM(ER_SOURCE_LINE), x->line);
+    sqlite3_bind_int64(st, TL_PARAM(ER_DECIDED_EVENTS), (int64_t)rule_events[i]);
     rc = tl_pub_step(db, st, "traceloom_evidence_role_rule", e);
   }
   /* the built-in decisions: the fallback is tried after every manifest rule, the system
@@ -449,32 +485,34 @@ static int publish_class_policy(sqlite3 *db, const tl_rules *r, const size_t *ru
   for (size_t i = 0; rc == TL_OK && i < sizeof CLASS_BUILTINS / sizeof CLASS_BUILTINS[0]; i++) {
     const tl_class_builtin *b = &CLASS_BUILTINS[i];
     int fallback = b->code == TL_CLASS_RULE_FALLBACK;
-    tl_bind_text(st, 1, p->meta.policy_id);
-    tl_bind_text(st, 2, p->meta.policy_version);
-    tl_bind_text(st, 3, b->rule_id);
-    tl_bind_text(st, 4, b->rule_class);
-    sqlite3_bind_int64(st, 5, fallback ? (int64_t)p->rules.n + 1 : 0);
-    sqlite3_bind_int(st, 6, 0);
-    sqlite3_bind_int64(st, 7, fallback ? (int64_t)p->rules.n : 0);
-    tl_bind_text(st, 8, "any");
-    tl_bind_text(st, 9, b->source_domain);
-    tl_bind_text(st, 10, b->match_field);
-    tl_bind_text(st, 11, b->match_kind);
-    tl_bind_text(st, 12, "");
-    tl_bind_text(st, 13, b->role ? b->role : p->fallback_identity_role);
-    tl_bind_text(st, 14, b->required_fields);
-    tl_bind_text(st, 15, b->participation);
-    tl_bind_text(st, 16, fallback ? p->fallback_cost_treatment : "retained_for_attribution");
-    tl_bind_text(st, 17, p->fallback_context_treatment);
-    tl_bind_text(st, 18, p->fallback_provenance_treatment);
-    tl_bind_text(st, 19, p->missing_evidence_behavior);
-    tl_bind_text(st, 20, "apply");
-    tl_bind_text(st, 21, b->note);
-    sqlite3_bind_null(st, 22);
-    sqlite3_bind_null(st, 23);
-    sqlite3_bind_int(st, 24, 0);
-    if (b->code) sqlite3_bind_int64(st, 25, (int64_t)builtin_events[-b->code]);
-    else sqlite3_bind_null(st, 25);
+    bind_rule_policy(st, p);
+    tl_bind_text(st, TL_PARAM(ER_RULE_ID), b->rule_id);
+    tl_bind_text(st, TL_PARAM(ER_RULE_CLASS), b->rule_class);
+    sqlite3_bind_int64(st, TL_PARAM(ER_DECISION_ORDER), fallback ? (int64_t)p->rules.n + 1 : 0);
+    sqlite3_bind_int(st, TL_PARAM(ER_PRIORITY), 0);
+    sqlite3_bind_int64(st, TL_PARAM(ER_DECLARATION_ORDER), fallback ? (int64_t)p->rules.n : 0);
+    tl_bind_text(st, TL_PARAM(ER_PROVIDER_SCOPE), "any");
+    tl_bind_text(st, TL_PARAM(ER_SOURCE_DOMAIN), b->source_domain);
+    tl_bind_text(st, TL_PARAM(ER_MATCH_FIELD), b->match_field);
+    tl_bind_text(st, TL_PARAM(ER_MATCH_KIND), b->match_kind);
+    tl_bind_text(st, TL_PARAM(ER_PATTERN), "");
+    tl_bind_text(st, TL_PARAM(ER_ROLE), b->role ? b->role : p->fallback_identity_role);
+    tl_bind_text(st, TL_PARAM(ER_REQUIRED_FIELDS), b->required_fields);
+    tl_bind_text(st, TL_PARAM(ER_PARTICIPATION), b->participation);
+    tl_bind_text(st, TL_PARAM(ER_COST),
+                 fallback ? p->fallback_cost_treatment : "retained_for_attribution");
+    tl_bind_text(st, TL_PARAM(ER_CONTEXT), p->fallback_context_treatment);
+    tl_bind_text(st, TL_PARAM(ER_PROVENANCE), p->fallback_provenance_treatment);
+    tl_bind_text(st, TL_PARAM(ER_MISSING_EVIDENCE), p->missing_evidence_behavior);
+    tl_bind_text(st, TL_PARAM(ER_CONCRETE_IDENTITY), "apply");
+    tl_bind_text(st, TL_PARAM(ER_NOTE), b->note);
+    sqlite3_bind_null(st, TL_PARAM(ER_SOURCE_MANIFEST)); /* no file */
+    sqlite3_bind_null(st, TL_PARAM(ER_MANIFEST_SHA256));
+    sqlite3_bind_int(st, TL_PARAM(ER_SOURCE_LINE), 0);
+    if (b->code)
+      sqlite3_bind_int64(st, TL_PARAM(ER_DECIDED_EVENTS), (int64_t)builtin_events[-b->code]);
+    else
+      sqlite3_bind_null(st, TL_PARAM(ER_DECIDED_EVENTS));
     rc = tl_pub_step(db, st, "traceloom_evidence_role_rule", e);
   }
   sqlite3_finalize(st);
