@@ -519,63 +519,89 @@ static int publish_class_policy(sqlite3 *db, const tl_rules *r, const size_t *ru
   return rc;
 }
 
+/* traceloom_symbol_normalization_rule's columns, written for the manifest's rules and the
+** built-in outcomes */
+enum {
+  SR_POLICY_ID, SR_POLICY_VERSION, SR_RULE_ID, SR_PROVIDER_SCOPE, SR_MATCH_MODE,
+  SR_MATCH_EXPRESSION, SR_STRUCTURAL_SYMBOL, SR_PRECEDENCE, SR_SOURCE_MANIFEST,
+  SR_MANIFEST_SHA256, SR_RULE_ORIGIN, SR_RULE_ORIGIN_SHA256, SR_SOURCE_LINE, SR_SOURCE_DOMAIN,
+  SR_REQUIRED_FIELDS, SR_DESCRIPTION, SR_DECLARATION_ORDER, SR_NCOLS
+};
+static const tl_rows_column symbol_rule_columns[SR_NCOLS] = {
+    [SR_POLICY_ID] = {"policy_id", 1},
+    [SR_POLICY_VERSION] = {"policy_version", 1},
+    [SR_RULE_ID] = {"rule_id", 1},
+    [SR_PROVIDER_SCOPE] = {"provider_scope", 1},
+    [SR_MATCH_MODE] = {"match_mode", 1},
+    [SR_MATCH_EXPRESSION] = {"match_expression", 1},
+    [SR_STRUCTURAL_SYMBOL] = {"structural_symbol", 1},
+    [SR_PRECEDENCE] = {"precedence", 0},
+    [SR_SOURCE_MANIFEST] = {"source_manifest", 1},
+    [SR_MANIFEST_SHA256] = {"manifest_sha256", 1},
+    [SR_RULE_ORIGIN] = {"rule_origin", 1},
+    [SR_RULE_ORIGIN_SHA256] = {"rule_origin_sha256", 1},
+    [SR_SOURCE_LINE] = {"source_line", 0},
+    [SR_SOURCE_DOMAIN] = {"source_domain", 1},
+    [SR_REQUIRED_FIELDS] = {"required_fields", 1},
+    [SR_DESCRIPTION] = {"description", 1},
+    [SR_DECLARATION_ORDER] = {"declaration_order", 0},
+};
+
+/* The effective policy every symbol rule row names: its id, version, manifest and digest. */
+static void bind_symbol_policy(sqlite3_stmt *st, const tl_symbol_policy *p,
+                               const tl_rule_origin *manifest) {
+  tl_bind_text(st, TL_PARAM(SR_POLICY_ID), p->meta.policy_id);
+  tl_bind_text(st, TL_PARAM(SR_POLICY_VERSION), p->meta.policy_version);
+  tl_bind_text(st, TL_PARAM(SR_SOURCE_MANIFEST), manifest->name);
+  tl_bind_text(st, TL_PARAM(SR_MANIFEST_SHA256), p->meta.sha256);
+}
+
 static int publish_symbol_rules(sqlite3 *db, const tl_rules *r, tl_err *e) {
   const tl_symbol_policy *p = &r->sym;
   sqlite3_stmt *st;
-  if (tl_pub_prepare(db,
-                     "INSERT INTO traceloom_symbol_normalization_rule(policy_id, policy_version, "
-                     "rule_id, provider_scope, match_mode, match_expression, structural_symbol, "
-                     "precedence, source_manifest, manifest_sha256, rule_origin, "
-                     "rule_origin_sha256, source_line, source_domain, required_fields, "
-                     "description, declaration_order) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-                     "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-                     &st, e))
+  if (tl_rows_prepare(db, "INSERT", "traceloom_symbol_normalization_rule", symbol_rule_columns,
+                      SR_NCOLS, &st, e))
     return TL_ERROR;
   int rc = TL_OK;
   const tl_rule_origin *m = &r->origins.v[p->meta.origin];
   for (size_t i = 0; rc == TL_OK && i < p->rules.n; i++) {
     const tl_symbol_rule *x = &p->rules.v[i];
     const tl_rule_origin *o = &r->origins.v[x->origin];
-    tl_bind_text(st, 1, p->meta.policy_id);
-    tl_bind_text(st, 2, p->meta.policy_version);
-    tl_bind_text(st, 3, x->rule_id);
-    tl_bind_text(st, 4, x->provider_scope);
-    tl_bind_text(st, 5, tl_sym_match_name((tl_sym_match)x->match));
-    tl_bind_text(st, 6, x->pattern);
-    tl_bind_text(st, 7, x->structural_symbol);
-    sqlite3_bind_int(st, 8, x->priority);
-    tl_bind_text(st, 9, m->name);
-    tl_bind_text(st, 10, p->meta.sha256);
-    tl_bind_text(st, 11, o->name);
-    tl_bind_text(st, 12, o->sha256);
-    sqlite3_bind_int(st, 13, x->line);
-    tl_bind_text(st, 14, x->domain == TL_SD_TASK ? "task" : "communication");
-    tl_bind_text(st, 15, tl_sym_field_name((tl_sym_field)x->field));
-    tl_bind_text(st, 16, x->note);
-    sqlite3_bind_int64(st, 17, (int64_t)i);
+    bind_symbol_policy(st, p, m);
+    tl_bind_text(st, TL_PARAM(SR_RULE_ID), x->rule_id);
+    tl_bind_text(st, TL_PARAM(SR_PROVIDER_SCOPE), x->provider_scope);
+    tl_bind_text(st, TL_PARAM(SR_MATCH_MODE), tl_sym_match_name((tl_sym_match)x->match));
+    tl_bind_text(st, TL_PARAM(SR_MATCH_EXPRESSION), x->pattern);
+    tl_bind_text(st, TL_PARAM(SR_STRUCTURAL_SYMBOL), x->structural_symbol);
+    sqlite3_bind_int(st, TL_PARAM(SR_PRECEDENCE), x->priority);
+    tl_bind_text(st, TL_PARAM(SR_RULE_ORIGIN), o->name);
+    tl_bind_text(st, TL_PARAM(SR_RULE_ORIGIN_SHA256), o->sha256);
+    sqlite3_bind_int(st, TL_PARAM(SR_SOURCE_LINE), x->line);
+    tl_bind_text(st, TL_PARAM(SR_SOURCE_DOMAIN),
+                 x->domain == TL_SD_TASK ? "task" : "communication");
+    tl_bind_text(st, TL_PARAM(SR_REQUIRED_FIELDS), tl_sym_field_name((tl_sym_field)x->field));
+    tl_bind_text(st, TL_PARAM(SR_DESCRIPTION), x->note);
+    sqlite3_bind_int64(st, TL_PARAM(SR_DECLARATION_ORDER), (int64_t)i);
     rc = tl_pub_step(db, st, "traceloom_symbol_normalization_rule", e);
   }
   /* the built-in outcomes (symbols.c), after the manifest's rules: origin 'analysis', no file */
   size_t nb;
   const tl_symbol_builtin *b = tl_symbol_builtin_rules(&nb);
   for (size_t i = 0; rc == TL_OK && i < nb; i++) {
-    tl_bind_text(st, 1, p->meta.policy_id);
-    tl_bind_text(st, 2, p->meta.policy_version);
-    tl_bind_text(st, 3, b[i].rule_id);
-    tl_bind_text(st, 4, "provider-neutral");
-    tl_bind_text(st, 5, b[i].match_mode);
-    tl_bind_text(st, 6, b[i].match_expression);
-    tl_bind_text(st, 7, b[i].structural_symbol);
-    sqlite3_bind_int(st, 8, b[i].precedence);
-    tl_bind_text(st, 9, m->name);
-    tl_bind_text(st, 10, p->meta.sha256);
-    tl_bind_text(st, 11, "analysis");
-    sqlite3_bind_null(st, 12);
-    sqlite3_bind_int(st, 13, 0);
-    tl_bind_text(st, 14, b[i].source_domain);
-    tl_bind_text(st, 15, b[i].required_fields);
-    tl_bind_text(st, 16, b[i].description);
-    sqlite3_bind_int64(st, 17, (int64_t)(p->rules.n + i));
+    bind_symbol_policy(st, p, m);
+    tl_bind_text(st, TL_PARAM(SR_RULE_ID), b[i].rule_id);
+    tl_bind_text(st, TL_PARAM(SR_PROVIDER_SCOPE), "provider-neutral");
+    tl_bind_text(st, TL_PARAM(SR_MATCH_MODE), b[i].match_mode);
+    tl_bind_text(st, TL_PARAM(SR_MATCH_EXPRESSION), b[i].match_expression);
+    tl_bind_text(st, TL_PARAM(SR_STRUCTURAL_SYMBOL), b[i].structural_symbol);
+    sqlite3_bind_int(st, TL_PARAM(SR_PRECEDENCE), b[i].precedence);
+    tl_bind_text(st, TL_PARAM(SR_RULE_ORIGIN), "analysis");
+    sqlite3_bind_null(st, TL_PARAM(SR_RULE_ORIGIN_SHA256));
+    sqlite3_bind_int(st, TL_PARAM(SR_SOURCE_LINE), 0);
+    tl_bind_text(st, TL_PARAM(SR_SOURCE_DOMAIN), b[i].source_domain);
+    tl_bind_text(st, TL_PARAM(SR_REQUIRED_FIELDS), b[i].required_fields);
+    tl_bind_text(st, TL_PARAM(SR_DESCRIPTION), b[i].description);
+    sqlite3_bind_int64(st, TL_PARAM(SR_DECLARATION_ORDER), (int64_t)(p->rules.n + i));
     rc = tl_pub_step(db, st, "traceloom_symbol_normalization_rule", e);
   }
   sqlite3_finalize(st);
