@@ -23,6 +23,25 @@ SELECT 'regions: candidate/order/identity',
      FROM (SELECT * FROM traceloom_aclgraph_reconstruction_region ORDER BY start_ns))
   = '0/0/captured_graph_instance,1/0/captured_graph_instance,1/1/captured_graph_instance,'
     || '1/2/captured_graph_instance,1/3/captured_graph_instance';
+-- A member carries its launch's columns (outputs.md section 5): launch k (MODEL_EXECUTE
+-- connectionId 1000+k) is slot k mod 3 of its unit (head, layer, tail), so both kernels of it
+-- (connectionIds 400+k and 450+k, their own) have member_order k mod 3 and correlation_id
+-- 1000+k; launches 0..11 are promoted, 24 members.
+SELECT 'members: member_order and correlation_id are the launch''s',
+  (SELECT count(*) FROM traceloom_graph_body_member
+    WHERE correlation_id = CAST(1000 + graph_launch_occurrence_id AS TEXT)
+      AND member_order = graph_launch_occurrence_id % 3) = 24
+  AND (SELECT count(*) FROM traceloom_v_node_graph_body_member
+        WHERE correlation_id <> launch_correlation_id OR member_order <> node_member_order) = 0;
+-- The 12 promoted launches are anchors with no event behind them (a unit's own event stands
+-- for them): as tree members their terminal symbol, role and times are absent; the other
+-- members' terminal role is their event's.
+SELECT 'position members: a launch anchor has no terminal event, role or symbol',
+  (SELECT count(*) FROM traceloom_v_position_member m JOIN traceloom_anchor a ON a.anchor_n = m.terminal_anchor_n
+    WHERE a.role = 'graph' AND m.event_id IS NULL AND m.terminal_role IS NULL
+      AND m.terminal_symbol IS NULL AND m.start_ns IS NULL) = 12
+  AND (SELECT count(*) FROM traceloom_v_position_member m JOIN traceloom_event e ON e.event_id = m.event_id
+        WHERE m.terminal_role IS NOT e.role) = 0;
 -- (host submission order: every aclmdlRIExecuteAsync call of thread 1, 90 .. 1395, comes before
 -- its aclrtSynchronizeStreamWithTimeout at 1490, so each launch is in that one host-blocking
 -- sync activity, recovery.md 7.1 step 5)
