@@ -498,14 +498,20 @@ static const tl_rows_column aclgraph_reconstruction_region_columns[RG_NCOLS] = {
 };
 
 /* One traceloom_aclgraph_reconstruction_region row: region g numbered id, its candidate
-** bound only where has_candidate, order its place among its device's regions, provider and
-** identity the graph family's words. */
+** bound only where has_candidate, order its place in its candidate (or, without one, among
+** its device's regions), provider and identity the graph family's words. The words are the
+** reference's vocabulary (captured_graph_instance, exact_one_shot_leading_composition), so
+** a query written against either analysis filters the same rows. A candidate's region that
+** claims no launches of its pattern (the leading stretch before the period) expects 0; a
+** region without a candidate claims nothing (NULL). A region lacking body capability has
+** no shape: its roles could not be checked against its bodies (recovery.md 7.1 steps 3, 5). */
 static int write_region(sqlite3 *db, sqlite3_stmt *st, size_t id, const tl_graph_region *g,
                         int has_candidate, uint32_t order_in_device, const char *provider,
                         const char *identity, tl_err *e) {
   static const char *const order[] = {"host_submission_order", "device_execution_order"};
   static const char *const shape[] = {"unclassified", "head_repeated_layer_tail", "single_graph"};
-  static const char *const boundary[] = {"exact_periodic_suffix", "one_shot_leading_composition",
+  static const char *const boundary[] = {"exact_periodic_suffix",
+                                         "exact_one_shot_leading_composition",
                                          "direct_observed_graph_launch", "launch_segment"};
   bind_id(st, TL_PARAM(RG_REGION_ID), "aclgraph-reconstruction-region-%llu", id, 1);
   sqlite3_bind_text(st, TL_PARAM(RG_GRAPH_PROVIDER), provider, -1, SQLITE_STATIC);
@@ -519,12 +525,15 @@ static int write_region(sqlite3 *db, sqlite3_stmt *st, size_t id, const tl_graph
                     SQLITE_STATIC);
   sqlite3_bind_text(st, TL_PARAM(RG_ORDER_POLICY), order[g->order_policy & 1], -1, SQLITE_STATIC);
   sqlite3_bind_text(st, TL_PARAM(RG_IDENTITY_POLICY), identity, -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, TL_PARAM(RG_SHAPE_POLICY), shape[g->shape_policy % 3], -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, TL_PARAM(RG_SHAPE_POLICY),
+                    g->status == TL_REGION_MISSING_BODY_CAPABILITY ? shape[0]
+                                                                   : shape[g->shape_policy % 3],
+                    -1, SQLITE_STATIC);
   sqlite3_bind_int64(st, TL_PARAM(RG_FIRST_LAUNCH_OCCURRENCE_ID), g->first_launch);
   sqlite3_bind_int64(st, TL_PARAM(RG_LAST_LAUNCH_OCCURRENCE_ID),
                      g->first_launch + g->nlaunches - 1);
   sqlite3_bind_int64(st, TL_PARAM(RG_OBSERVED_LAUNCH_COUNT), g->nlaunches);
-  if (g->expected_launches)
+  if (g->expected_launches || has_candidate)
     sqlite3_bind_int64(st, TL_PARAM(RG_EXPECTED_LAUNCH_COUNT), g->expected_launches);
   else sqlite3_bind_null(st, TL_PARAM(RG_EXPECTED_LAUNCH_COUNT));
   sqlite3_bind_int64(st, TL_PARAM(RG_START_NS), g->start_ns);
@@ -540,18 +549,18 @@ static int publish_regions(sqlite3 *db, const tl_replay *r, tl_err *e) {
                       aclgraph_reconstruction_region_columns, RG_NCOLS, &st, e))
     return TL_ERROR;
   int rc = TL_OK;
-  uint32_t per_device = 0;
+  uint32_t per_candidate = 0;
   for (size_t i = 0; rc == TL_OK && i < r->regions.n; i++) {
     const tl_graph_region *g = &r->regions.v[i];
     if (i == 0 || g->db_idx != r->regions.v[i - 1].db_idx ||
-        g->device_id != r->regions.v[i - 1].device_id)
-      per_device = 0;
+        g->device_id != r->regions.v[i - 1].device_id || g->candidate != r->regions.v[i - 1].candidate)
+      per_candidate = 0;
     const tl_graph_launch *f = &r->launches.v[g->first_launch];
     tl_graph_region g0 = *g;
     if (g0.candidate) g0.candidate--; /* 1-based in tl_replay (0: none), published from 0 */
-    rc = write_region(db, st, i, &g0, g->candidate != 0, per_device++, "aclgraph",
+    rc = write_region(db, st, i, &g0, g->candidate != 0, per_candidate++, "aclgraph",
                       f->association_policy == TL_ASSOC_NONE ? "graph_connection"
-                                                             : "captured_instance",
+                                                             : "captured_graph_instance",
                       e);
   }
   /* A promoted CUDA graph unit is one launch recognized on its own (a direct single graph,

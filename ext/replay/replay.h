@@ -141,7 +141,7 @@ typedef struct tl_graph_region {
   uint8_t status;              /* tl_region_status */
   uint8_t order_policy;        /* 0 host_submission_order, 1 device_execution_order */
   uint8_t shape_policy;        /* 0 unclassified, 1 head_repeated_layer_tail, 2 single_graph */
-  uint8_t boundary_policy;     /* 0 exact_periodic_suffix, 1 one_shot_leading_composition,
+  uint8_t boundary_policy;     /* 0 exact_periodic_suffix, 1 exact_one_shot_leading_composition,
                                   2 direct_observed_graph_launch, 3 launch_segment */
   uint32_t device_id;
   uint32_t candidate;          /* 1-based composition candidate per device; 0 = none */

@@ -41,12 +41,12 @@ CREATE TABLE traceloom_aclgraph_reconstruction_region(
   device_id INTEGER NOT NULL,
   graph_provider TEXT NOT NULL,    -- aclgraph
   candidate_id TEXT,               -- the periodic composition candidate, NULL when none
-  region_order INTEGER NOT NULL,   -- 0-based per (db_idx, device_id)
+  region_order INTEGER NOT NULL,   -- 0-based per candidate (per (db_idx, device_id) without one)
   status TEXT NOT NULL,
-  boundary_policy TEXT NOT NULL,   -- exact_periodic_suffix, one_shot_leading_composition,
+  boundary_policy TEXT NOT NULL,   -- exact_periodic_suffix, exact_one_shot_leading_composition,
                                    -- direct_observed_graph_launch, launch_segment
   order_policy TEXT NOT NULL,      -- host_submission_order | device_execution_order
-  identity_policy TEXT NOT NULL,   -- captured_instance | graph_connection
+  identity_policy TEXT NOT NULL,   -- captured_graph_instance | graph_connection
   shape_policy TEXT NOT NULL,      -- head_repeated_layer_tail | single_graph | unclassified
   first_launch_occurrence_id INTEGER,
   last_launch_occurrence_id INTEGER,

@@ -358,7 +358,9 @@ JOIN traceloom_node_shape s ON s.shape_id = n.shape_id;
 
 -- @surface traceloom_v_position_member | one member with its terminal anchor and event | Members of occurrences with the terminal's event, symbol, stream and time | SELECT slot_ordinal, member_order, member_kind, child_occurrence_id, terminal_symbol, start_ns, end_ns FROM traceloom_v_position_member LIMIT 20
 CREATE VIEW traceloom_v_position_member AS
-SELECT m.*, a.event_id, e.symbol AS terminal_symbol, a.role AS terminal_role,
+-- terminal_* are the terminal event's, its role too (a replay-unit anchor has no event behind
+-- it: no symbol, role or times, as the reference; the anchor's own role is traceloom_anchor's)
+SELECT m.*, a.event_id, e.symbol AS terminal_symbol, e.role AS terminal_role,
        e.semantic_role AS terminal_semantic_role, e.stream_id, e.start_ns, e.end_ns, e.dur_us
 FROM traceloom_position_member m
 LEFT JOIN traceloom_anchor a ON a.anchor_n = m.terminal_anchor_n

@@ -26,14 +26,17 @@ LEFT JOIN traceloom_replay_cost_launch c ON c.launch_n = g.launch_n;
 CREATE VIEW traceloom_graph_body_member AS
 SELECT 'graph-body-member-' || c.member_n AS member_id, l.launch_id, l.db_idx, l.device_id,
        l.graph_provider, l.graph_event_id, l.replay_unit_id, l.graph_template_id,
-       l.graph_launch_occurrence_id, l.body_id, l.replay_body_template_id, c.member_order,
-       l.slot_order, c.lane_ordinal, c.task_ordinal, c.kind, e.event_id, e.task_id,
+       l.graph_launch_occurrence_id, l.body_id, l.replay_body_template_id,
+       -- the launch's columns, as outputs.md section 5 lists them after body_id: member_order
+       -- is the launch's place in its unit and correlation_id the launch's (its host call's),
+       -- the reference's; the member's place in its body is (lane_ordinal, task_ordinal)
+       l.member_order, l.slot_order, c.lane_ordinal, c.task_ordinal, c.kind, e.event_id, e.task_id,
        (SELECT s.source_table FROM traceloom_event_shape s WHERE s.shape_id = e.shape_id)
          AS source_table,
        e.source_rowid_offset + e.event_n AS source_row_id,
        e.task_id AS raw_task_id, e.start_ns, e.start_ns + e.dur_ns AS end_ns,
        e.dur_ns / 1000.0 AS dur_us,
-       CAST(e.correlation_id AS TEXT) AS correlation_id,
+       l.correlation_id,
        CASE WHEN l.graph_provider = 'cuda'
             THEN (SELECT s.graph_node_id FROM traceloom_event_shape s WHERE s.shape_id = e.shape_id)
        END AS graph_node_id,

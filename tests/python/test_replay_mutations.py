@@ -47,7 +47,7 @@ def analyse(cli, profile, tmp_path):
 def regions(con):
     return [r for r in con.execute(
         "SELECT status, first_launch_occurrence_id, observed_launch_count, json_extract(raw_json, '$.detail') "
-        "FROM traceloom_aclgraph_reconstruction_region ORDER BY db_idx, device_id, region_order")]
+        "FROM traceloom_aclgraph_reconstruction_region ORDER BY db_idx, device_id, start_ns")]
 
 
 def promoted(con):

@@ -13,8 +13,35 @@ SELECT 'launches: 14, all completion-adjacent by record modelId',
      AND association_policy = 'record_model_id' AND graph_provider = 'aclgraph') = 14;
 SELECT 'regions in order: one-shot leading, 3 periodic, incomplete tail',
   (SELECT group_concat(status || '/' || boundary_policy || '/' || observed_launch_count || '/' || coalesce(expected_launch_count, 'NULL'), ',')
-     FROM (SELECT * FROM traceloom_aclgraph_reconstruction_region ORDER BY region_order)) =
-  'recognized_complete_pattern/one_shot_leading_composition/3/3,recognized_complete_pattern/exact_periodic_suffix/3/3,recognized_complete_pattern/exact_periodic_suffix/3/3,recognized_complete_pattern/exact_periodic_suffix/3/3,unrecognized_incomplete_tail/exact_periodic_suffix/2/3';
+     FROM (SELECT * FROM traceloom_aclgraph_reconstruction_region ORDER BY start_ns)) =
+  'recognized_complete_pattern/exact_one_shot_leading_composition/3/3,recognized_complete_pattern/exact_periodic_suffix/3/3,recognized_complete_pattern/exact_periodic_suffix/3/3,recognized_complete_pattern/exact_periodic_suffix/3/3,unrecognized_incomplete_tail/exact_periodic_suffix/2/3';
+-- The one-shot prefill (instances 10,11,12) is candidate 0 and the decode (7,8,9 x 3 and the
+-- 7,8 tail) candidate 1; region_order counts a candidate's regions from 0, and the identity is
+-- the captured instance the NOTIFY_RECORD modelId names (the reference's words).
+SELECT 'regions: candidate/order/identity',
+  (SELECT group_concat(substr(candidate_id, -1) || '/' || region_order || '/' || identity_policy, ',')
+     FROM (SELECT * FROM traceloom_aclgraph_reconstruction_region ORDER BY start_ns))
+  = '0/0/captured_graph_instance,1/0/captured_graph_instance,1/1/captured_graph_instance,'
+    || '1/2/captured_graph_instance,1/3/captured_graph_instance';
+-- A member carries its launch's columns (outputs.md section 5): launch k (MODEL_EXECUTE
+-- connectionId 1000+k) is slot k mod 3 of its unit (head, layer, tail), so both kernels of it
+-- (connectionIds 400+k and 450+k, their own) have member_order k mod 3 and correlation_id
+-- 1000+k; launches 0..11 are promoted, 24 members.
+SELECT 'members: member_order and correlation_id are the launch''s',
+  (SELECT count(*) FROM traceloom_graph_body_member
+    WHERE correlation_id = CAST(1000 + graph_launch_occurrence_id AS TEXT)
+      AND member_order = graph_launch_occurrence_id % 3) = 24
+  AND (SELECT count(*) FROM traceloom_v_node_graph_body_member
+        WHERE correlation_id <> launch_correlation_id OR member_order <> node_member_order) = 0;
+-- The 12 promoted launches are anchors with no event behind them (a unit's own event stands
+-- for them): as tree members their terminal symbol, role and times are absent; the other
+-- members' terminal role is their event's.
+SELECT 'position members: a launch anchor has no terminal event, role or symbol',
+  (SELECT count(*) FROM traceloom_v_position_member m JOIN traceloom_anchor a ON a.anchor_n = m.terminal_anchor_n
+    WHERE a.role = 'graph' AND m.event_id IS NULL AND m.terminal_role IS NULL
+      AND m.terminal_symbol IS NULL AND m.start_ns IS NULL) = 12
+  AND (SELECT count(*) FROM traceloom_v_position_member m JOIN traceloom_event e ON e.event_id = m.event_id
+        WHERE m.terminal_role IS NOT e.role) = 0;
 -- (host submission order: every aclmdlRIExecuteAsync call of thread 1, 90 .. 1395, comes before
 -- its aclrtSynchronizeStreamWithTimeout at 1490, so each launch is in that one host-blocking
 -- sync activity, recovery.md 7.1 step 5)
@@ -186,7 +213,7 @@ SELECT 'replay ids: integers from 0, per unit, template, body, slot and candidat
                            || typeof(replay_body_template_id) || typeof(body_id))
          FROM traceloom_graph_body_member) = 'integerintegerintegerinteger'
   AND (SELECT group_concat(candidate_id, ',')
-         FROM (SELECT candidate_id FROM traceloom_aclgraph_reconstruction_region ORDER BY region_order))
+         FROM (SELECT candidate_id FROM traceloom_aclgraph_reconstruction_region ORDER BY start_ns))
     = 'aclgraph-composition-candidate-0,aclgraph-composition-candidate-1,'
       || 'aclgraph-composition-candidate-1,aclgraph-composition-candidate-1,'
       || 'aclgraph-composition-candidate-1'
@@ -224,7 +251,7 @@ SELECT 'replay envelopes: ids and what each unit encloses',
 -- The split layout reconstructs the same composition.
 SELECT 'exact_hlt split', traceloom_analyze('fixtures/exact_hlt/split') LIKE '%12 exact graph launch(es)%';
 SELECT 'split: same regions and 24 members',
-  (SELECT group_concat(status, ',') FROM (SELECT status FROM traceloom_aclgraph_reconstruction_region ORDER BY region_order))
+  (SELECT group_concat(status, ',') FROM (SELECT status FROM traceloom_aclgraph_reconstruction_region ORDER BY start_ns))
    = 'recognized_complete_pattern,recognized_complete_pattern,recognized_complete_pattern,recognized_complete_pattern,unrecognized_incomplete_tail'
   AND (SELECT count(*) FROM traceloom_graph_body_member) = 24;
 
@@ -236,14 +263,18 @@ SELECT 'device order: all regions say so', (SELECT count(*) FROM traceloom_aclgr
 -- lacks body capability (recovery.md 7.1 step 3), a launch's own gate before composition: all
 -- 5 regions of the 14 launches say so, the two-launch tail included (as the reference has it),
 -- and the prefill prefix is no one-shot composition, which needs full capability (step 5):
--- leading launches (no expected count) that lack capability.
+-- leading launches (0 launches of the pattern expected) that lack capability. Without body
+-- capability no region has a shape: instances 10,11,12 then 7,8,9 would read as head + layer +
+-- tail, but the bodies that would confirm the roles cannot be read.
 SELECT 'incomplete compute schema', traceloom_analyze('fixtures/exact_hlt/mut_incomplete_compute_schema') LIKE '%0 exact graph launch(es)%';
 SELECT 'incomplete compute schema: all 5 regions lack body capability, the tail included',
   (SELECT group_concat(status || '=' || n, ',') FROM (SELECT status, count(*) n FROM traceloom_aclgraph_reconstruction_region GROUP BY 1 ORDER BY 1))
    = 'unrecognized_missing_body_capability=5'
   AND (SELECT group_concat(observed_launch_count || '/' || COALESCE(expected_launch_count, 'none') || '/' || boundary_policy, ',')
-       FROM (SELECT * FROM traceloom_aclgraph_reconstruction_region ORDER BY region_order))
-   = '3/none/exact_periodic_suffix,3/3/exact_periodic_suffix,3/3/exact_periodic_suffix,3/3/exact_periodic_suffix,2/3/exact_periodic_suffix'
+       FROM (SELECT * FROM traceloom_aclgraph_reconstruction_region ORDER BY start_ns))
+   = '3/0/exact_periodic_suffix,3/3/exact_periodic_suffix,3/3/exact_periodic_suffix,3/3/exact_periodic_suffix,2/3/exact_periodic_suffix'
+  AND (SELECT group_concat(DISTINCT shape_policy || '/' || candidate_id) FROM traceloom_aclgraph_reconstruction_region)
+   = 'unclassified/aclgraph-composition-candidate-0'
   AND (SELECT count(*) FROM traceloom_graph_body_member) = 0 AND (SELECT count(*) FROM traceloom_protected_interval) = 0;
 SELECT 'incomplete compute schema: body tasks stay eager anchors', (SELECT count(*) FROM traceloom_anchor WHERE role = 'graph') = 0;
 SELECT 'incomplete split task info', traceloom_analyze('fixtures/exact_hlt/mut_incomplete_split_task_info') LIKE '%0 exact graph launch(es)%';
@@ -279,7 +310,7 @@ SELECT 'base: the repeat holds one ReplayUnit Seq holding the ACLG atom',
 -- stays an eager anchor between two Rep x3 of the unit.
 SELECT 'body sequence mismatch', traceloom_analyze('fixtures/body_mismatch/mut_body_sequence_mismatch') LIKE '%6 exact graph launch(es)%';
 SELECT 'mismatch: only the odd launch and its region report it',
-  (SELECT group_concat(status, ' ') FROM (SELECT status FROM traceloom_aclgraph_reconstruction_region ORDER BY region_order))
+  (SELECT group_concat(status, ' ') FROM (SELECT status FROM traceloom_aclgraph_reconstruction_region ORDER BY start_ns))
     = 'recognized_complete_pattern recognized_complete_pattern recognized_complete_pattern unrecognized_body_mismatch recognized_complete_pattern recognized_complete_pattern recognized_complete_pattern'
   AND (SELECT group_concat(correlation_id) FROM traceloom_graph_launch WHERE reconstruction_status = 'body_template_mismatch') = '1003'
   AND (SELECT count(*) FROM traceloom_graph_body_member) = 6;
