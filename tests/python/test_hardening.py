@@ -85,14 +85,25 @@ def test_sigint_stops_the_cli_and_keeps_the_previous_output(cli, fixtures, large
     assert r.returncode == 0, r.stderr
     before = out.read_bytes()
     latencies = []
-    for delay in (1.0, 2.5):  # while reading the profile, and later in the analysis
+    # Interrupt at a known stage, whatever the machine's speed: TRACELOOM_TIMING writes a line
+    # to stderr as each stage ends, so the signal follows the inventory (the profile is being
+    # read) and then the events' publication (the structure is being written). A fixed delay
+    # raced the end of the analysis once the 1M-row run took about 2.5 s.
+    env = dict(os.environ, TRACELOOM_TIMING="1")
+    for stage in ("traceloom timing: inventory", "traceloom timing: publishing events"):
         p = subprocess.Popen([str(cli), large_profile, "--output", out],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(delay)
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             env=env)
+        seen = []
+        for line in p.stderr:
+            seen.append(line)
+            if line.startswith(stage):
+                break
         assert p.poll() is None, "the analysis finished before it could be interrupted"
         t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=120)
+        err = "".join(seen) + p.stderr.read()
+        p.wait(timeout=120)
         latency = time.monotonic() - t0
         latencies.append(round(latency, 3))
         assert p.returncode == 130, err
@@ -112,11 +123,17 @@ def test_sigkill_keeps_the_previous_output_and_the_next_run_cleans_up(cli, fixtu
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     before = out.read_bytes()
+    # killed once the events are published (the stage's TRACELOOM_TIMING line), while the
+    # structure is being written: mid-publication whatever the machine's speed
     p = subprocess.Popen([str(cli), large_profile, "--output", out],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(2.0)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, TRACELOOM_TIMING="1"))
+    for line in p.stderr:
+        if line.startswith("traceloom timing: publishing events"):
+            break
     assert p.poll() is None, "the analysis finished before it could be killed"
     p.kill()
+    p.stderr.close()
     p.wait(timeout=60)
     assert out.read_bytes() == before
     assert leftovers(tmp_path, "analysis.db"), "expected the killed run's temporary file"
