@@ -25,13 +25,27 @@
 #define TRACELOOM_VERSION "0.1.0"
 #define TRACELOOM_SCHEMA_VERSION "1"
 
+/* The oldest SQLite the extension runs in, and that can read an analysis database: the
+** extension calls sqlite3_txn_state() (3.34.0) and the published views use NOT MATERIALIZED
+** common table expressions (3.35.0). In an older SQLite the first would call past the end of
+** its API table and the second would fail half-way through a publication, so the entry
+** point refuses to load there (SQLITE_ERROR and a message naming both versions). */
+#define TRACELOOM_MIN_SQLITE_VERSION_NUMBER 3035000
+#define TRACELOOM_MIN_SQLITE_VERSION "3.35.0"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* Registers every TraceLoom function and module on db. Returns SQLITE_OK or an error code;
-** *pzErrMsg is not set. */
+** *pzErrMsg is set (sqlite3_malloc'ed) only when the SQLite in use is older than
+** TRACELOOM_MIN_SQLITE_VERSION. */
 int sqlite3_traceloom_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
+
+/* NULL when SQLite version_number (sqlite3_libversion_number()'s form) can run TraceLoom;
+** otherwise the reason, sqlite3_malloc'ed, naming the version found (version, as
+** sqlite3_libversion() spells it) and the one needed. */
+char *traceloom_unsupported_sqlite(int version_number, const char *version);
 
 #ifdef __cplusplus
 }

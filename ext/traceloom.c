@@ -226,13 +226,28 @@ static const module_def modules[] = {
     {"traceloom_rows", &tl_rows_module},
 };
 
+char *traceloom_unsupported_sqlite(int version_number, const char *version) {
+  if (version_number >= TRACELOOM_MIN_SQLITE_VERSION_NUMBER) return NULL;
+  return sqlite3_mprintf("traceloom needs SQLite %s or later (its API calls and the analysis "
+                         "views); this process runs SQLite %s",
+                         TRACELOOM_MIN_SQLITE_VERSION, version ? version : "(unknown)");
+}
+
 #ifdef _WIN32
 __declspec(dllexport)
 #endif
 __attribute__((visibility("default"))) int sqlite3_traceloom_init(
     sqlite3 *db, char **err, const sqlite3_api_routines *api) {
   SQLITE_EXTENSION_INIT2(api);
-  (void)err;
+  /* Checked before any other API call: the table api points to is as long as the host's
+  ** SQLite made it, and sqlite3_libversion_number() is in every version of it. */
+  char *unsupported =
+      traceloom_unsupported_sqlite(sqlite3_libversion_number(), sqlite3_libversion());
+  if (unsupported) {
+    if (err) *err = unsupported;
+    else sqlite3_free(unsupported);
+    return SQLITE_ERROR;
+  }
   for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
     int rc = sqlite3_create_function_v2(db, functions[i].name, functions[i].nargs,
                                         functions[i].flags, NULL, functions[i].fn, NULL, NULL,

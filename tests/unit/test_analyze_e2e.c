@@ -214,6 +214,35 @@ START_TEST(loop_tree_rendered_from_memory) {
 }
 END_TEST
 
+/* The entry point refuses an SQLite older than the views and API calls need, and says
+** which version it found and which it needs; 3.35.0 itself and this process's SQLite load. */
+START_TEST(older_sqlite_is_refused_by_name) {
+  char *why = traceloom_unsupported_sqlite(3034001, "3.34.1");
+  ck_assert_ptr_nonnull(why);
+  ck_assert_msg(strstr(why, "3.35.0") && strstr(why, "3.34.1"), "%s", why);
+  sqlite3_free(why);
+  why = traceloom_unsupported_sqlite(3031001, NULL);
+  ck_assert_msg(why && strstr(why, "(unknown)"), "%s", why ? why : "(null)");
+  sqlite3_free(why);
+  ck_assert_ptr_null(traceloom_unsupported_sqlite(3035000, "3.35.0"));
+  ck_assert_ptr_null(traceloom_unsupported_sqlite(sqlite3_libversion_number(),
+                                                  sqlite3_libversion()));
+  /* the views of an analysis do use a 3.35 construct: the threshold is not arbitrary */
+  sqlite3 *db = open_db();
+  char *msg = NULL;
+  ck_assert_msg(analyze(db, "aclgraph_smoke/mono", NULL, &msg), "%s", msg ? msg : "");
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = "
+                                          "'view' AND sql LIKE '%AS NOT MATERIALIZED%'",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  ck_assert_int_gt(sqlite3_column_int(st, 0), 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("analyze_e2e");
   TCase *tc = tcase_create("e2e");
@@ -223,6 +252,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, scheduler_context_with_step_partitions);
   tcase_add_test(tc, interrupt_is_an_error_code);
   tcase_add_test(tc, loop_tree_rendered_from_memory);
+  tcase_add_test(tc, older_sqlite_is_refused_by_name);
   suite_add_tcase(s, tc);
   return s;
 }
