@@ -1,0 +1,38 @@
+"""What a newcomer met in their first hour with the README and the CLI (branch fh46), each
+pinned by a test that failed before its fix: output samples in the README that the commands
+no longer print, paths the documents name that do not exist, and CLI messages that did not
+say what happened or what to do.
+"""
+import re
+import subprocess
+
+import pytest
+
+import docblocks
+from conftest import BUILD, ROOT
+
+
+def run(*args, **kw):
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300, **kw)
+
+
+def words(line):
+    return line.split()
+
+
+def test_readme_first_answer_sample_is_what_the_queries_print():
+    # The sample once showed the loops as N010 / N011 and a bubble path
+    # node-N001/s1/node-N002, names the tree had long stopped using: a reader comparing
+    # their screen with it had to guess whether their build was broken.
+    blocks = [b for b in docblocks.collect(ROOT) if b.document == "README.md"]
+    pairs = [(a, b) for a, b in zip(blocks, blocks[1:]) if a.runner == "sql" and b.language == "text"]
+    assert pairs, "the README's first SQL example is followed by its output"
+    query, sample = pairs[0]
+    demo = docblocks.run_demo(ROOT, BUILD)
+    r = run("sqlite3", "-bail", "-header", "-column", demo / "analysis.db", input=query.code)
+    assert r.returncode == 0, r.stderr
+    printed = [words(ln) for ln in r.stdout.splitlines()]
+    for line in sample.code.splitlines():
+        if line.strip() in ("", "..."):
+            continue
+        assert words(line) in printed, f"README.md:{sample.line}: {line!r} is not printed"
