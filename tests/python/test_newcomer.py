@@ -36,3 +36,20 @@ def test_readme_first_answer_sample_is_what_the_queries_print():
         if line.strip() in ("", "..."):
             continue
         assert words(line) in printed, f"README.md:{sample.line}: {line!r} is not printed"
+
+
+def test_checkout_documents_call_the_cli_by_its_build_path():
+    # README.md and docs/ are read in a checkout after `make demo`, where the CLI is
+    # build/traceloom and nothing named traceloom is on PATH: a bare `traceloom ...` example
+    # (the README's PyTorch section, docs/PERFETTO.md, docs/CONTEXT.md) failed with
+    # "command not found" when pasted. python/README.md is read after `pip install`, which
+    # puts traceloom on PATH, and keeps the bare name.
+    bare = []
+    for b in docblocks.collect(ROOT):
+        if b.document == "python/README.md" or b.runner != "shell":
+            continue
+        for i, line in enumerate(b.code.splitlines()):
+            # (`python -m traceloom` is the package's module, not the CLI)
+            if re.search(r"(^|[\s;(|&])(?<!-m )traceloom\s", line):
+                bare.append(f"{b.document}:{b.line + 1 + i}: {line.strip()}")
+    assert bare == []
