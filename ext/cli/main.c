@@ -34,6 +34,7 @@
 #endif
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,9 @@
 #define EXIT_USAGE 2
 #define EXIT_INTERRUPTED 130
 
-static const char usage[] =
+/* The synopsis: printed alone after a usage error (the reason stays on screen), and first
+** in --help. */
+static const char synopsis[] =
     "usage: traceloom PROFILE [--output analysis.db] [--threads N] [--options JSON]\n"
     "                 [--context FILE.jsonl ...] [--rules-config FILE|NAME] [--perfetto-out PATH]\n"
     "                 [--extend-classification-rules FILE] [--extend-symbol-rules FILE]\n"
@@ -54,7 +57,10 @@ static const char usage[] =
     "       traceloom export-perfetto ANALYSIS_DB [--output PATH] [--format json|protobuf]\n"
     "                 [--rank R=DB ...] [--align first_event|provider | --clock-model FILE.jsonl]\n"
     "       traceloom compare BASE.db NEW.db [--output compare.db] [--markdown report.md|-]\n"
-    "       traceloom --version | --help\n"
+    "                 [--options JSON]\n"
+    "       traceloom --version | --help\n";
+
+static const char help[] =
     "\n"
     "Analyses a profile (an Ascend msprof / torch-npu SQLite DB, a split PROF_* directory,\n"
     "an Nsight Systems SQLite export, a Hygon hipprof DB, a PyTorch profiler (Kineto) trace\n"
@@ -64,7 +70,10 @@ static const char usage[] =
     "\n"
     "  --output PATH    where to write the analysis database (replaced atomically)\n"
     "  --threads N      worker threads, default 2 (results are identical for any N)\n"
-    "  --options JSON   analyze options as a JSON object, e.g. '{\"source_kind\":\"auto\"}'\n"
+    "  --options JSON   analyze options as a JSON object, e.g. '{\"source_kind\":\"auto\"}'; keys:\n"
+    "                   threads, source_kind, rules_config, context, graph_replay, embed_raw,\n"
+    "                   text_id_indexes, idle_evidence, step_markers, progress (README.md,\n"
+    "                   \"Use it from the sqlite3 shell\", says what each does)\n"
     "  --context FILE   scheduler context JSONL (traceloom.scheduler.v1), repeatable\n"
     "  --rules-config FILE|NAME  analysis rules (e.g. scheduler-step: steps partition the\n"
     "                   structure; needs --context)\n"
@@ -77,16 +86,85 @@ static const char usage[] =
     "  --loop-tree-view V  the loop tree Markdown: compact (default: grammar, repeats, outline),\n"
     "                   expanded (every node) or both\n"
     "  --structural-order device  anchors in device order (the only order; the default)\n"
-    "\n"
-    "export-perfetto writes the Perfetto timeline of an analysis database (default\n"
-    "<analysis stem>.perfetto.json.gz beside it): Perfetto protobuf for .perfetto-trace or\n"
-    ".pftrace, Chrome JSON otherwise (--format overrides; .gz: gzip); --rank R=DB (repeatable, rank 0\n"
-    "required) adds one track per rank, aligned by --align (default first_event) or by a\n"
-    "traceloom.distributed-clock-model/v1 receipt (--clock-model).\n"
     "  --version        print the version\n"
     "  --help           print this help\n"
     "\n"
+    "export-perfetto writes the Perfetto timeline of an analysis database, compare lines up\n"
+    "two analyses node by node; their options: `traceloom export-perfetto --help`,\n"
+    "`traceloom compare --help`.\n"
+    "\n"
     "Exit codes: 0 success, 1 analysis error, 2 usage error, 130 interrupted.\n";
+
+static const char export_syn[] =
+    "usage: traceloom export-perfetto ANALYSIS_DB [--output PATH] [--format json|protobuf]\n"
+    "                 [--rank R=DB ...] [--align first_event|provider | --clock-model FILE.jsonl]\n";
+static const char export_usage[] =
+    "\n"
+    "Writes the Perfetto timeline of an analysis database (docs/PERFETTO.md): its streams, the\n"
+    "loop tree as nested slices, host calls with flows to their device work. Open it in\n"
+    "https://ui.perfetto.dev.\n"
+    "\n"
+    "  --output PATH    the timeline, replaced atomically; default <analysis stem>.perfetto.json.gz\n"
+    "                   beside the database. Perfetto protobuf for .perfetto-trace or .pftrace,\n"
+    "                   Chrome JSON otherwise; .gz: gzip\n"
+    "  --format F       json or protobuf, whatever the name of the output says\n"
+    "  --rank R=DB      repeatable, rank 0 required: one track per rank's analysis\n"
+    "  --align MODE     how the ranks' clocks are lined up: first_event (default) or provider\n"
+    "  --clock-model FILE.jsonl  align the ranks by a traceloom.distributed-clock-model/v1\n"
+    "                   receipt instead\n"
+    "\n"
+    "Exit codes: 0 success, 1 export error, 2 usage error.\n";
+
+/* Levenshtein distance of a and b, NUL-terminated, b at most 63 bytes; 99 when longer. */
+static int edit_distance(const char *a, const char *b) {
+  size_t n = strlen(b);
+  if (n > 63 || strlen(a) > 63) return 99;
+  int row[64];
+  for (size_t j = 0; j <= n; j++) row[j] = (int)j;
+  for (size_t i = 1; a[i - 1]; i++) {
+    int diag = row[0];
+    row[0] = (int)i;
+    for (size_t j = 1; j <= n; j++) {
+      int up = row[j];
+      int best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[n];
+}
+
+static const char *const analyze_flags[] = {
+    "--output", "--threads", "--options", "--context", "--rules-config", "--perfetto-out",
+    "--extend-classification-rules", "--extend-symbol-rules",
+    "--extend-event-reconciliation-rules", "--compat-db-out", "--loop-tree-view",
+    "--structural-order", "--version", "--help", NULL};
+static const char *const export_flags[] = {"--output", "--format", "--rank", "--align",
+                                           "--clock-model", "--help", NULL};
+static const char *const compare_flags[] = {"--output", "--markdown", "--options", "--help", NULL};
+
+/* A usage error: the reason (for an unknown flag, the known one within two typos of it),
+** then the synopsis and where the whole help is, not the whole help: the reason stays on
+** screen. Returns EXIT_USAGE. */
+static int usage_error(const char *syn, const char *help_cmd, const char *const *flags,
+                       const char *unknown, const char *fmt, ...) {
+  fputs("traceloom: ", stderr);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  const char *meant = NULL;
+  int best = 3;
+  for (size_t k = 0; unknown && flags && flags[k]; k++) {
+    int d = edit_distance(unknown, flags[k]);
+    if (d < best) best = d, meant = flags[k];
+  }
+  if (meant) fprintf(stderr, " (did you mean %s?)", meant);
+  fprintf(stderr, "\n%sRun `%s` for every option.\n", syn, help_cmd);
+  return EXIT_USAGE;
+}
 
 /* The connection being analysed, for the SIGINT handler (sqlite3_interrupt is safe to
 ** call asynchronously). This is the only process-wide state of the CLI. */
@@ -469,12 +547,12 @@ static int export_perfetto_main(int argc, char **argv) {
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage, stdout);
+      fputs(export_syn, stdout), fputs(export_usage, stdout);
       tl_buf_free(&ranks);
       return 0;
     } else if (strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0) {
       if (++i >= argc) {
-        fprintf(stderr, "traceloom: --output needs a path\n%s", usage);
+        usage_error(export_syn, "traceloom export-perfetto --help", NULL, NULL, "--output needs a path");
         goto done;
       }
       output = argv[i];
@@ -509,17 +587,20 @@ static int export_perfetto_main(int argc, char **argv) {
       tl_buf_json_string(&ranks, end + 1, strlen(end + 1));
       tl_buf_puts(&ranks, "}");
     } else if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "traceloom: unknown export-perfetto option %s\n%s", a, usage);
+      usage_error(export_syn, "traceloom export-perfetto --help", export_flags, a,
+                  "unknown export-perfetto option %s", a);
       goto done;
     } else if (!analysis) {
       analysis = a;
     } else {
-      fprintf(stderr, "traceloom: one analysis database expected, got also %s\n%s", a, usage);
+      usage_error(export_syn, "traceloom export-perfetto --help", NULL, NULL,
+                  "one analysis database expected, got also %s", a);
       goto done;
     }
   }
   if (!analysis) {
-    fprintf(stderr, "traceloom: export-perfetto needs the analysis database\n%s", usage);
+    usage_error(export_syn, "traceloom export-perfetto --help", NULL, NULL,
+                "export-perfetto needs the analysis database");
     goto done;
   }
   tl_buf opt = {0};
@@ -590,9 +671,10 @@ static int options_usage_error(const char *options_json, size_t ncontext) {
 
 /* ------------------------------------------------------------------ compare */
 
-static const char compare_usage[] =
+static const char compare_synopsis[] =
     "usage: traceloom compare BASE.db NEW.db [--output compare.db] [--markdown report.md|-]\n"
-    "                         [--options JSON]\n"
+    "                         [--options JSON]\n";
+static const char compare_help[] =
     "\n"
     "Compares two analysis databases by structure (docs/COMPARE.md): aligns their loop trees,\n"
     "splits the end-to-end delta into per-iteration changes, iteration counts, added and\n"
@@ -657,25 +739,27 @@ static int compare_main(int argc, char **argv) {
                         : strcmp(a, "--options") == 0                      ? &options
                                                                            : NULL;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(compare_usage, stdout);
+      fputs(compare_synopsis, stdout), fputs(compare_help, stdout);
       return 0;
     } else if (slot) {
       if (++i >= argc || !*argv[i])
-        return fprintf(stderr, "traceloom: %s needs a value\n%s", a, compare_usage), EXIT_USAGE;
+        return usage_error(compare_synopsis, "traceloom compare --help", NULL, NULL, "%s needs a value", a);
       *slot = argv[i];
     } else if (a[0] == '-' && a[1]) {
-      return fprintf(stderr, "traceloom: unknown compare option %s\n%s", a, compare_usage), EXIT_USAGE;
+      return usage_error(compare_synopsis, "traceloom compare --help", compare_flags, a,
+                         "unknown compare option %s", a);
     } else if (!base) {
       base = a;
     } else if (!fresh) {
       fresh = a;
     } else {
-      return fprintf(stderr, "traceloom: compare takes two analysis databases, got also %s\n%s", a,
-                     compare_usage), EXIT_USAGE;
+      return usage_error(compare_synopsis, "traceloom compare --help", NULL, NULL,
+                         "compare takes two analysis databases, got also %s", a);
     }
   }
   if (!base || !fresh)
-    return fprintf(stderr, "traceloom: compare needs BASE.db and NEW.db\n%s", compare_usage), EXIT_USAGE;
+    return usage_error(compare_synopsis, "traceloom compare --help", NULL, NULL,
+                       "compare needs BASE.db and NEW.db");
   for (const char *in = base; in; in = in == base ? fresh : NULL) {
     struct stat st;
     if (stat(in, &st) != 0 || !S_ISREG(st.st_mode))
@@ -867,13 +951,13 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage, stdout);
+      fputs(synopsis, stdout), fputs(help, stdout);
       return 0;
     } else if (strcmp(a, "--version") == 0) {
       printf("traceloom %s (SQLite %s)\n", TRACELOOM_VERSION, sqlite3_libversion());
       return 0;
     } else if (strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0) {
-      if (++i >= argc) return fprintf(stderr, "traceloom: --output needs a path\n%s", usage), EXIT_USAGE;
+      if (++i >= argc) return usage_error(synopsis, "traceloom --help", NULL, NULL, "--output needs a path");
       output = argv[i];
     } else if (strcmp(a, "--threads") == 0) {
       char *end;
@@ -924,21 +1008,19 @@ int main(int argc, char **argv) {
                              "mode: override and the whole rule; docs/PARITY.md, Options)\n"),
              EXIT_USAGE;
     } else if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "traceloom: unknown option %s\n%s", a, usage);
-      return EXIT_USAGE;
+      return usage_error(synopsis, "traceloom --help", analyze_flags, a, "unknown option %s", a);
     } else if (!profile) {
       profile = a;
     } else {
-      fprintf(stderr, "traceloom: one profile path expected, got also %s\n%s", a, usage);
-      return EXIT_USAGE;
+      return usage_error(synopsis, "traceloom --help", NULL, NULL,
+                         "one profile path expected, got also %s", a);
     }
   }
   if (!profile) {
-    fprintf(stderr, "traceloom: input path is required: pass an Ascend profiler SQLite DB, "
-                    "Hygon hipprof DB, CUDA/Nsight SQLite export, PyTorch profiler (Kineto) "
-                    "JSON trace, or profile directory\n%s",
-            usage);
-    return EXIT_USAGE;
+    return usage_error(synopsis, "traceloom --help", NULL, NULL,
+                       "input path is required: pass an Ascend profiler SQLite DB, Hygon hipprof "
+                       "DB, CUDA/Nsight SQLite export, PyTorch profiler (Kineto) JSON trace, or "
+                       "profile directory");
   }
   /* --extend-*-rules make a rules config, written beside the output once its folder exists
   ** and named as the rules config of the analysis. */

@@ -71,3 +71,74 @@ def test_every_repository_path_the_documents_name_exists():
                 if not (list(ROOT.glob(path)) if "*" in path else (ROOT / path).exists()):
                     missing.append(f"{doc.relative_to(ROOT)}:{n}: {path}")
     assert missing == []
+
+
+def readme_section(title):
+    return (ROOT / "README.md").read_text().split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_command_line_synopsis_is_the_help_synopsis(cli):
+    # The README's synopsis had no --align / --clock-model for export-perfetto and no
+    # --options for compare; --help had no --options for compare either, while
+    # `compare --help` and the code take it.
+    (block,) = re.findall(r"```text\n(.*?)```", readme_section("The command line"), re.S)
+    r = run(cli, "--help")
+    assert r.returncode == 0
+    synopsis = r.stdout.split("\n\n", 1)[0].replace("usage: ", "", 1)
+    assert words(block.replace("build/traceloom", "traceloom")) == words(synopsis)
+    compare = run(cli, "compare", "--help").stdout.split("\n\n", 1)[0].replace("usage: ", "", 1)
+    assert " ".join(words(compare)) in " ".join(words(synopsis))
+
+
+def test_each_subcommand_has_its_own_help(cli):
+    # `export-perfetto --help` printed the analysis's help, whose options (--threads,
+    # --context, ...) export-perfetto refuses.
+    r = run(cli, "export-perfetto", "--help")
+    assert r.returncode == 0
+    assert r.stdout.startswith("usage: traceloom export-perfetto ANALYSIS_DB")
+    for flag in ("--output", "--format", "--rank", "--align", "--clock-model"):
+        assert f"  {flag}" in r.stdout, flag
+    assert "--threads" not in r.stdout and "--context" not in r.stdout
+    top = run(cli, "--help").stdout
+    assert "traceloom export-perfetto --help" in top and "traceloom compare --help" in top
+
+
+def test_help_names_every_analyze_option_key(cli, fixtures, tmp_path):
+    # "--options JSON  analyze options as a JSON object" left the keys to be guessed; the
+    # CLI's own error for an unknown key lists them, so the help must name the same keys.
+    r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", tmp_path / "a.db",
+            "--options", '{"nope": 1}')
+    assert r.returncode == 2
+    keys = re.findall(r"[a-z_]+", r.stderr.split("expected", 1)[1].replace(" or ", ", "))
+    assert "threads" in keys and "step_markers" in keys
+    text = " ".join(run(cli, "--help").stdout.split())
+    for key in keys:
+        assert key in text, key
+
+
+@pytest.mark.parametrize("args, message, hint", [
+    (["--thread", "2"], "unknown option --thread", "did you mean --threads?"),
+    (["--ouput", "a.db"], "unknown option --ouput", "did you mean --output?"),
+    (["--frobnicate"], "unknown option --frobnicate", None),
+    ([], "input path is required", None),
+    (["a", "b"], "one profile path expected, got also b", None),
+    (["export-perfetto", "x.db", "--rnak", "1=y.db"], "unknown export-perfetto option --rnak",
+     "did you mean --rank?"),
+    (["compare", "a.db", "b.db", "--markdwon", "-"], "unknown compare option --markdwon",
+     "did you mean --markdown?"),
+])
+def test_usage_errors_stay_on_screen(cli, args, message, hint):
+    # A mistyped flag printed its one-line reason and then the whole 40-line help after it:
+    # the reason scrolled away. Now: the reason (with the flag meant, where one is close),
+    # the synopsis, and where the full help is.
+    r = run(cli, *args)
+    assert r.returncode == 2
+    lines = r.stderr.splitlines()
+    assert message in lines[0]
+    if hint:
+        assert hint in lines[0]
+    else:
+        assert "did you mean" not in r.stderr
+    assert len(lines) <= 14, r.stderr
+    assert any("usage: traceloom" in ln for ln in lines)
+    assert "--help" in lines[-1]
