@@ -166,6 +166,35 @@ static int usage_error(const char *syn, const char *help_cmd, const char *const 
   return EXIT_USAGE;
 }
 
+/* --output naming an existing folder, or ending in '/': refused before any work (the analysis once ran to the
+** end and then failed to rename onto the folder), with the file name to pass instead. */
+static int output_is_folder(const char *out, const char *name) {
+  struct stat st;
+  if (!out || !*out) return 0;
+  size_t n = strlen(out);
+  if (out[n - 1] != '/' && (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))) return 0;
+  while (n > 1 && out[n - 1] == '/') n--;
+  fprintf(stderr, "traceloom: --output %s is a folder: name the file to write, e.g. %.*s/%s\n",
+          out, (int)n, out, name);
+  return 1;
+}
+
+/* Why the temporary sibling `tmp` of the output `out` could not be made: SQLite says only
+** "unable to open database file", so the reason comes from creating it directly. */
+static void cannot_create(const char *what, const char *out, const char *tmp, const char *sqlite_msg) {
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  int err = errno;
+  if (fd >= 0) {
+    close(fd), unlink(tmp);
+    fprintf(stderr, "traceloom: cannot write the %s %s: %s\n", what, out, sqlite_msg ? sqlite_msg : "?");
+    return;
+  }
+  const char *slash = strrchr(out, '/');
+  int dn = !slash ? 1 : slash == out ? 1 : (int)(slash - out);
+  fprintf(stderr, "traceloom: cannot write the %s %s: cannot create a file in %.*s (%s)\n", what,
+          out, dn, slash ? out : ".", strerror(err));
+}
+
 /* The connection being analysed, for the SIGINT handler (sqlite3_interrupt is safe to
 ** call asynchronously). This is the only process-wide state of the CLI. */
 static sqlite3 *volatile interrupt_db;
@@ -603,6 +632,7 @@ static int export_perfetto_main(int argc, char **argv) {
                 "export-perfetto needs the analysis database");
     goto done;
   }
+  if (output_is_folder(output, "timeline.perfetto.json.gz")) goto done;
   tl_buf opt = {0};
   if (ranks.n || align || clock || format) {
     tl_buf_puts(&opt, "{");
@@ -760,6 +790,7 @@ static int compare_main(int argc, char **argv) {
   if (!base || !fresh)
     return usage_error(compare_synopsis, "traceloom compare --help", NULL, NULL,
                        "compare needs BASE.db and NEW.db");
+  if (output_is_folder(output, "compare.db")) return EXIT_USAGE;
   for (const char *in = base; in; in = in == base ? fresh : NULL) {
     struct stat st;
     if (stat(in, &st) != 0 || !S_ISREG(st.st_mode))
@@ -803,7 +834,7 @@ static int compare_main(int argc, char **argv) {
   if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK ||
       sqlite3_traceloom_init(db, &err, NULL) != SQLITE_OK) {
-    fprintf(stderr, "traceloom: cannot create %s: %s\n", tmp, err ? err : db ? sqlite3_errmsg(db) : "?");
+    cannot_create("comparison database", out, tmp, err ? err : db ? sqlite3_errmsg(db) : NULL);
     sqlite3_free(err);
     goto done;
   }
@@ -1105,6 +1136,12 @@ int main(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
+  if (output_is_folder(output, "analysis.db")) {
+    free(tmp), free(out);
+    tl_buf_free(&opt);
+    free(rules_made);
+    return EXIT_USAGE;
+  }
   char *made_dir = NULL, *failed_dir = NULL;
   if (make_parent_dirs(out, &made_dir, &failed_dir) != 0) {
     fprintf(stderr, "traceloom: cannot create the folder %s for the output %s: %s\n",
@@ -1138,7 +1175,7 @@ int main(int argc, char **argv) {
   tl_analyze_extra loop_md = {NULL, NULL, NULL};
   if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK) {
-    fprintf(stderr, "traceloom: cannot create %s: %s\n", tmp, db ? sqlite3_errmsg(db) : "?");
+    cannot_create("analysis database", out, tmp, db ? sqlite3_errmsg(db) : NULL);
     goto done;
   }
   char *err = NULL;

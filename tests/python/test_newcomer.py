@@ -142,3 +142,35 @@ def test_usage_errors_stay_on_screen(cli, args, message, hint):
     assert len(lines) <= 14, r.stderr
     assert any("usage: traceloom" in ln for ln in lines)
     assert "--help" in lines[-1]
+
+
+def listing(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_output_that_is_a_folder_is_refused_before_the_analysis(cli, fixtures, tmp_path):
+    # `--output results` with results/ an existing folder analysed the whole profile and
+    # then failed: "cannot move the analysis into place at results: Is a directory".
+    (tmp_path / "results").mkdir()
+    r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", tmp_path / "results")
+    assert r.returncode == 2
+    assert f"--output {tmp_path / 'results'} is a folder" in r.stderr
+    assert f"{tmp_path / 'results' / 'analysis.db'}" in r.stderr  # the name to pass instead
+    assert "analysed" not in r.stdout
+    assert listing(tmp_path) == ["results"]
+    r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", f"{tmp_path / 'new'}/")
+    assert r.returncode == 2 and f"e.g. {tmp_path / 'new' / 'analysis.db'}" in r.stderr, r.stderr
+    assert listing(tmp_path) == ["results"]
+    for sub in (["export-perfetto", fixtures / "minimal_smoke" / "mono" / "x.db"], ["compare", "a.db", "b.db"]):
+        r = run(cli, *sub, "--output", tmp_path / "results")
+        assert r.returncode == 2 and f"--output {tmp_path / 'results'} is a folder" in r.stderr, r.stderr
+
+
+def test_output_where_no_file_can_be_made_says_why(cli, fixtures, tmp_path):
+    # "cannot create /sys/a.db.tmp-30824: unable to open database file" named a file the
+    # user never asked for and no reason. /sys refuses new files even to root.
+    r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", "/sys/a.db")
+    assert r.returncode == 1
+    assert r.stderr.startswith("traceloom: cannot write the analysis database /sys/a.db: "
+                               "cannot create a file in /sys (Permission denied)"), r.stderr
+    assert "analysed" not in r.stdout
