@@ -428,10 +428,15 @@ static void loop_tree_summary(const char *out, tl_buf *lines_out) {
           "                 i.occurrence_count, i.total_us, i.avg_total_us "
           "          FROM top t JOIN r i ON i.db_idx = t.db_idx AND i.device_id = t.device_id "
           "           AND i.loop_depth = 2 AND substr(i.path, 1, length(t.path) + 1) = t.path || '/' "
-          "          WHERE t.rk <= 3) "
+          "          WHERE t.rk <= 3 "
+          "          UNION ALL "  /* a tree without a repeat: one line that says so */
+          "          SELECT t.db_idx, t.device_id, 0, -1, NULL, NULL, NULL, t.anchor_count, NULL, NULL "
+          "          FROM traceloom_tree_core t WHERE NOT EXISTS (SELECT 1 FROM top p "
+          "            WHERE p.db_idx = t.db_idx AND p.device_id = t.device_id)) "
           "SELECT l.device_id, l.sub, l.local_node_id, l.label, l.occurrence_count, "
           "       printf('%.3f', l.total_us), printf('%.3f', l.avg_total_us), "
-          "       printf('%.1f', CASE WHEN ro.total_us > 0 THEN 100.0 * l.total_us / ro.total_us END) "
+          "       printf('%.1f', CASE WHEN ro.total_us > 0 THEN 100.0 * l.total_us / ro.total_us END), "
+          "       l.db_idx, (SELECT min(db_idx) < max(db_idx) FROM traceloom_tree_core) "
           "FROM lines l LEFT JOIN root ro ON ro.db_idx = l.db_idx AND ro.device_id = l.device_id "
           "WHERE l.sub <= 2 ORDER BY l.db_idx, l.device_id, l.rk, l.sub",
           -1, &st, NULL) != SQLITE_OK) {
@@ -448,14 +453,22 @@ static void loop_tree_summary(const char *out, tl_buf *lines_out) {
     /* An outermost repeat with its share of the device's time; the repeats inside it
     ** indented under it. */
     const char *share = (const char *)sqlite3_column_text(st, 7);
-    if (sqlite3_column_int(st, 1) > 0)
+    int several = sqlite3_column_int(st, 9);
+    if (sqlite3_column_int(st, 1) < 0)
+      tl_buf_printf(lines_out, "  %s%s%sdevice %s: no repeat among its %s anchors\n",
+                    several ? "db " : "", several ? (const char *)sqlite3_column_text(st, 8) : "",
+                    several ? " " : "", sqlite3_column_text(st, 0), sqlite3_column_text(st, 4));
+    else if (sqlite3_column_int(st, 1) > 0)
       tl_buf_printf(lines_out, "    %s %s: %s occurrence(s), total %s us, %s us per iteration\n",
                     sqlite3_column_text(st, 2), sqlite3_column_text(st, 3),
                     sqlite3_column_text(st, 4), sqlite3_column_text(st, 5),
                     sqlite3_column_text(st, 6));
     else
       tl_buf_printf(lines_out,
-                    "  device %s %s %s: %s occurrence(s), total %s us%s%s%s, %s us per iteration\n",
+                    "  %s%s%sdevice %s %s %s: %s occurrence(s), total %s us%s%s%s, %s us per iteration\n",
+                    /* several inputs: "db N device M", as tl_loop_tree_summary */
+                    several ? "db " : "", several ? (const char *)sqlite3_column_text(st, 8) : "",
+                    several ? " " : "",
                     sqlite3_column_text(st, 0), sqlite3_column_text(st, 2),
                     sqlite3_column_text(st, 3), sqlite3_column_text(st, 4),
                     sqlite3_column_text(st, 5), share ? " (" : "", share ? share : "",

@@ -174,3 +174,28 @@ def test_output_where_no_file_can_be_made_says_why(cli, fixtures, tmp_path):
     assert r.stderr.startswith("traceloom: cannot write the analysis database /sys/a.db: "
                                "cannot create a file in /sys (Permission denied)"), r.stderr
     assert "analysed" not in r.stdout
+
+
+def test_summary_tells_the_inputs_of_a_directory_apart(cli, fixtures, tmp_path):
+    # A directory of ranks printed "device 0 N002 ..." once per rank, with nothing to say
+    # which input each line is about; a rank without any repeat printed nothing at all.
+    import sqlite3
+    out = tmp_path / "a.db"
+    r = run(cli, fixtures / "two_ranks", "--output", out)
+    assert r.returncode == 0, r.stderr
+    con = sqlite3.connect(out)
+    trees = con.execute("SELECT db_idx, device_id, anchor_count FROM traceloom_tree_core "
+                        "ORDER BY db_idx, device_id").fetchall()
+    assert len({db for db, _, _ in trees}) == 2
+    tops = [ln for ln in r.stdout.splitlines() if ln.startswith("  ") and not ln.startswith("    ")]
+    for db, device, anchors in trees:
+        repeats = con.execute("SELECT count(*) FROM traceloom_v_tree_node WHERE db_idx = ? AND "
+                              "device_id = ? AND kind = 'repeat'", (db, device)).fetchone()[0]
+        mine = [ln for ln in tops if ln.startswith(f"  db {db} device {device}")]
+        if repeats:
+            assert mine and all(re.match(rf"  db {db} device {device} N\d+ ", ln) for ln in mine), tops
+        else:
+            assert mine == [f"  db {db} device {device}: no repeat among its {anchors} anchors"], tops
+    # One input: the lines say the device only, as before.
+    r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", tmp_path / "one.db")
+    assert r.returncode == 0 and "  device 0: no repeat among its 2 anchors" in r.stdout.splitlines()
