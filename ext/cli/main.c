@@ -525,6 +525,51 @@ static void write_loop_tree(const char *out, const char *view, long threads, con
   free(job.md_path);
 }
 
+/* What the profile could not give, read back from traceloom_profile_inventory: discovery's
+** warnings (the split-layout fallback) on stderr, and on stdout each capability that was not
+** usable with its reason (a missing STRING_IDS or COMPUTE_TASK_INFO, an ambiguous capture
+** companion): the analysis succeeds without them, with fewer graph launches or anchors, and
+** without this a newcomer saw nothing that said so. Distinct (capability, reason) pairs, the
+** first 8, in inventory order. */
+static void print_inventory_notes(const char *out) {
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, "SELECT detail FROM traceloom_profile_inventory WHERE item = 'warning' "
+                             "AND detail IS NOT NULL ORDER BY rowid", -1, &st, NULL) == SQLITE_OK) {
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      const char *w = (const char *)sqlite3_column_text(st, 0);
+      fprintf(stderr, "traceloom: %s%s\n", strncmp(w, "warning: ", 9) == 0 ? "" : "warning: ", w);
+    }
+  }
+  sqlite3_finalize(st);
+  st = NULL;
+  if (db && sqlite3_prepare_v2(
+                db,
+                "SELECT capability, COALESCE(detail, 'no reason recorded'), count(DISTINCT db_idx), "
+                "       (SELECT count(*) FROM traceloom_profile_inventory WHERE item = 'input') "
+                "FROM traceloom_profile_inventory WHERE item = 'capability' AND usable = 0 "
+                "GROUP BY capability, detail ORDER BY min(rowid)",
+                -1, &st, NULL) == SQLITE_OK) {
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      if (n++ == 0)
+        printf("not usable in this profile (SELECT db_idx, capability, detail FROM "
+               "traceloom_profile_inventory WHERE usable = 0):\n");
+      if (n > 8) continue;
+      int in = sqlite3_column_int(st, 2), inputs = sqlite3_column_int(st, 3);
+      if (inputs > 1)
+        printf("  %s (%d of %d inputs): %s\n", sqlite3_column_text(st, 0), in, inputs,
+               sqlite3_column_text(st, 1));
+      else
+        printf("  %s: %s\n", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1));
+    }
+    if (n > 8) printf("  ... %d more\n", n - 8);
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
 /* A descriptor of the file at path when it is a regular file (the output about to be
 ** replaced), -1 otherwise: held across the rename so that its blocks are freed by a later
 ** close rather than by the rename itself. */
@@ -1277,6 +1322,7 @@ int main(int argc, char **argv) {
   status = 0;
   write_loop_tree(out, loop_view, threads, loop_md.loop_tree_md, loop_md.loop_tree_summary, replaced,
                   &tail);
+  print_inventory_notes(out);
   if (rules_made) printf("rules config: %s\n", rules_made);
   if (compat_out) status = copy_analysis(out, compat_out);
   if (status == 0 && perfetto_out) status = export_perfetto(out, perfetto_out, NULL);

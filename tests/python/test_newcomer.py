@@ -199,3 +199,37 @@ def test_summary_tells_the_inputs_of_a_directory_apart(cli, fixtures, tmp_path):
     # One input: the lines say the device only, as before.
     r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", tmp_path / "one.db")
     assert r.returncode == 0 and "  device 0: no repeat among its 2 anchors" in r.stdout.splitlines()
+
+
+def test_what_the_profile_could_not_give_is_printed(cli, fixtures, tmp_path):
+    # A profile without STRING_IDS analysed "successfully" with 0 graph launches instead of
+    # 12 and 70 anchors instead of 16, and printed nothing about it; a torch-npu rank with
+    # two PROF_* siblings (README: "refused explicitly") said nothing either; the split
+    # layout's fallback warning (README: "with a warning") was stored, never shown.
+    import shutil
+    import sqlite3
+    prof = tmp_path / "nostrings"
+    shutil.copytree(fixtures / "exact_hlt" / "mono", prof)
+    (db,) = prof.glob("PROF_*/msprof_*.db")
+    with sqlite3.connect(db) as con:
+        con.execute("DROP TABLE STRING_IDS")
+    r = run(cli, prof, "--output", tmp_path / "a.db")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert any(ln.startswith("not usable in this profile") for ln in lines), r.stdout
+    assert "  string_table: table STRING_IDS is absent" in lines
+
+    r = run(cli, fixtures / "torchnpu" / "ambiguous", "--output", tmp_path / "b.db")
+    assert r.returncode == 0, r.stderr
+    (companion,) = [ln for ln in r.stdout.splitlines() if ln.startswith("  capture_stream_companion: ")]
+    assert "2 sibling PROF_* containers" in companion and "exact graph replay is disabled" in companion
+
+    r = run(cli, fixtures / "split_golden" / "fallback", "--output", tmp_path / "c.db")
+    assert r.returncode == 0, r.stderr
+    assert "traceloom: warning: using Ascend split SQLite fallback: " in r.stderr
+
+    # A profile with everything: no such lines.
+    demo = docblocks.run_demo(ROOT, BUILD)
+    r = run(cli, demo / "graph_profile", "--output", tmp_path / "d.db")
+    assert r.returncode == 0, r.stderr
+    assert "not usable" not in r.stdout and "warning" not in r.stderr
