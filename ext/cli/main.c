@@ -91,7 +91,9 @@ static const char help[] =
     "\n"
     "export-perfetto writes the Perfetto timeline of an analysis database, compare lines up\n"
     "two analyses node by node; their options: `traceloom export-perfetto --help`,\n"
-    "`traceloom compare --help`.\n"
+    "`traceloom compare --help`. With the Python package (pip install ./python), `traceloom\n"
+    "cluster RUN_DIR` analyses every rank of a run into one cluster database\n"
+    "(`traceloom cluster --help`, docs/CLUSTER.md).\n"
     "\n"
     "Exit codes: 0 success, 1 analysis error, 2 usage error, 130 interrupted.\n";
 

@@ -233,3 +233,16 @@ def test_what_the_profile_could_not_give_is_printed(cli, fixtures, tmp_path):
     r = run(cli, demo / "graph_profile", "--output", tmp_path / "d.db")
     assert r.returncode == 0, r.stderr
     assert "not usable" not in r.stdout and "warning" not in r.stderr
+
+
+def test_help_leads_to_the_cluster_command(cli, build_dir):
+    # `python -m traceloom --help` (the package's console script) prints the native help,
+    # which never named `traceloom cluster`, the package's own subcommand (README, "Cluster
+    # runs"): a user of the package could not find it from --help.
+    import os
+    import sys
+    text = " ".join(run(cli, "--help").stdout.split())
+    assert "`traceloom cluster RUN_DIR`" in text and "`traceloom cluster --help`" in text
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "TRACELOOM_NATIVE_DIR": str(build_dir)}
+    r = run(sys.executable, "-m", "traceloom", "cluster", "--help", env=env)
+    assert r.returncode == 0 and r.stdout.startswith("usage: traceloom cluster"), r.stderr
