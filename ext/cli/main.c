@@ -170,13 +170,13 @@ static int usage_error(const char *syn, const char *help_cmd, const char *const 
 
 /* --output naming an existing folder, or ending in '/': refused before any work (the analysis once ran to the
 ** end and then failed to rename onto the folder), with the file name to pass instead. */
-static int output_is_folder(const char *out, const char *name) {
+static int output_is_folder(const char *flag, const char *out, const char *name) {
   struct stat st;
   if (!out || !*out) return 0;
   size_t n = strlen(out);
   if (out[n - 1] != '/' && (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))) return 0;
   while (n > 1 && out[n - 1] == '/') n--;
-  fprintf(stderr, "traceloom: --output %s is a folder: name the file to write, e.g. %.*s/%s\n",
+  fprintf(stderr, "traceloom: %s %s is a folder: name the file to write, e.g. %.*s/%s\n", flag,
           out, (int)n, out, name);
   return 1;
 }
@@ -275,6 +275,23 @@ static void remove_made_dirs(const char *file, const char *made) {
     if (rmdir(dir) != 0) break;
   }
   free(dir);
+}
+
+/* The missing folders of an output other than the analysis (the timeline, the copy, the
+** comparison, its report), made as for --output. *made: the topmost folder made, for
+** remove_made_dirs when what goes there fails. 0, or -1 after saying which folder could not
+** be made. */
+static int make_output_dirs(const char *what, const char *path, char **made) {
+  char *failed = NULL;
+  int rc = strcmp(path, "-") == 0 ? (*made = NULL, 0) : make_parent_dirs(path, made, &failed);
+  if (rc != 0) {
+    fprintf(stderr, "traceloom: cannot create the folder %s for the %s %s: %s\n",
+            failed ? failed : "?", what, path, strerror(errno));
+    remove_made_dirs(path, *made);
+    free(*made), *made = NULL;
+  }
+  free(failed);
+  return rc;
 }
 
 /* 1 when the output path is one of the files the analysis read (same inode). */
@@ -583,7 +600,7 @@ static int hold_replaced(const char *path) {
 }
 
 /* SELECT traceloom_export_perfetto(output, options) on the analysis opened read-only. */
-static int export_perfetto(const char *analysis, const char *output, const char *options) {
+static int export_perfetto_into(const char *analysis, const char *output, const char *options) {
   sqlite3 *db = NULL;
   char *err = NULL;
   int status = EXIT_ANALYSIS;
@@ -624,6 +641,17 @@ static int export_perfetto(const char *analysis, const char *output, const char 
   if (status != 0) fprintf(stderr, "traceloom: %s\n", sqlite3_errmsg(db));
   sqlite3_finalize(st);
   sqlite3_close(db);
+  return status;
+}
+
+/* export_perfetto_into, with the missing folders of `output` made first (and removed again
+** when the export fails). */
+static int export_perfetto(const char *analysis, const char *output, const char *options) {
+  char *made = NULL;
+  if (make_output_dirs("timeline", output, &made) != 0) return EXIT_ANALYSIS;
+  int status = export_perfetto_into(analysis, output, options);
+  if (status != 0) remove_made_dirs(output, made);
+  free(made);
   return status;
 }
 
@@ -692,7 +720,7 @@ static int export_perfetto_main(int argc, char **argv) {
                 "export-perfetto needs the analysis database");
     goto done;
   }
-  if (output_is_folder(output, "timeline.perfetto.json.gz")) goto done;
+  if (output_is_folder("--output", output, "timeline.perfetto.json.gz")) goto done;
   tl_buf opt = {0};
   if (ranks.n || align || clock || format) {
     tl_buf_puts(&opt, "{");
@@ -850,7 +878,7 @@ static int compare_main(int argc, char **argv) {
   if (!base || !fresh)
     return usage_error(compare_synopsis, "traceloom compare --help", NULL, NULL,
                        "compare needs BASE.db and NEW.db");
-  if (output_is_folder(output, "compare.db")) return EXIT_USAGE;
+  if (output_is_folder("--output", output, "compare.db")) return EXIT_USAGE;
   for (const char *in = base; in; in = in == base ? fresh : NULL) {
     struct stat st;
     if (stat(in, &st) != 0 || !S_ISREG(st.st_mode))
@@ -872,7 +900,7 @@ static int compare_main(int argc, char **argv) {
   char *tmp = out ? tl_mprintf("%s.tmp-%ld", out, (long)getpid()) : NULL;
   int status = EXIT_ANALYSIS;
   sqlite3 *db = NULL;
-  char *summary = NULL, *report = NULL;
+  char *summary = NULL, *report = NULL, *made_out = NULL, *made_md = NULL;
   if (!opt && out && tmp) {
     fprintf(stderr, "traceloom: --options must be a JSON object\n");
     status = EXIT_USAGE;
@@ -888,6 +916,9 @@ static int compare_main(int argc, char **argv) {
     status = EXIT_USAGE;
     goto done;
   }
+  if (make_output_dirs("comparison database", out, &made_out) != 0 ||
+      (markdown && make_output_dirs("report", markdown, &made_md) != 0))
+    goto done;
   remove_stale_temps(out);
   remove_temp(tmp);
   char *err = NULL;
@@ -944,6 +975,9 @@ done:
   interrupt_db = NULL;
   if (db) sqlite3_close(db);
   if (status != 0 && tmp) remove_temp(tmp);
+  if (status != 0 && markdown) remove_made_dirs(markdown, made_md);
+  if (status != 0 && out) remove_made_dirs(out, made_out);
+  free(made_out), free(made_md);
   free(summary), free(report), free(opt), free(tmp), free(out);
   free(base_abs), free(fresh_abs);
   return status;
@@ -994,6 +1028,8 @@ static char *extend_rules_config(const char *const files[3]) {
 
 /* VACUUM INTO a temporary sibling of path, renamed into place. */
 static int copy_analysis(const char *analysis, const char *path) {
+  char *made = NULL;
+  if (make_output_dirs("copy", path, &made) != 0) return EXIT_ANALYSIS;
   char *tmp = tl_mprintf("%s.tmp-%ld", path, (long)getpid());
   sqlite3 *db = NULL;
   sqlite3_stmt *st = NULL;
@@ -1010,6 +1046,8 @@ static int copy_analysis(const char *analysis, const char *path) {
   }
   if (!ok && tmp) remove(tmp);
   if (ok) printf("compat database: %s\n", path);
+  else remove_made_dirs(path, made);
+  free(made);
   free(tmp);
   return ok ? 0 : EXIT_ANALYSIS;
 }
@@ -1196,7 +1234,9 @@ int main(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
-  if (output_is_folder(output, "analysis.db")) {
+  if (output_is_folder("--output", output, "analysis.db") ||
+      output_is_folder("--perfetto-out", perfetto_out, "timeline.perfetto.json.gz") ||
+      output_is_folder("--compat-db-out", compat_out, "compat.db")) {
     free(tmp), free(out);
     tl_buf_free(&opt);
     free(rules_made);

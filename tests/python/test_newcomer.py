@@ -246,3 +246,32 @@ def test_help_leads_to_the_cluster_command(cli, build_dir):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "TRACELOOM_NATIVE_DIR": str(build_dir)}
     r = run(sys.executable, "-m", "traceloom", "cluster", "--help", env=env)
     assert r.returncode == 0 and r.stdout.startswith("usage: traceloom cluster"), r.stderr
+
+
+def test_every_output_gets_its_missing_folders(cli, fixtures, tmp_path):
+    # The README says "missing folders of the output are created": true of the analysis,
+    # while --perfetto-out, --compat-db-out, export-perfetto --output, compare --output and
+    # --markdown failed on a folder not yet there ("cannot create a temporary file beside
+    # ...", "unable to open database: nodir/x.db.tmp-1356").
+    a = tmp_path / "a.db"
+    r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", a,
+            "--perfetto-out", tmp_path / "t1" / "timeline.json.gz",
+            "--compat-db-out", tmp_path / "c1" / "copy.db")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "t1" / "timeline.json.gz").is_file() and (tmp_path / "c1" / "copy.db").is_file()
+    r = run(cli, "export-perfetto", a, "--output", tmp_path / "t2" / "deep" / "t.pftrace")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "t2" / "deep" / "t.pftrace").is_file()
+    r = run(cli, "compare", a, a.with_name("c1") / "copy.db", "--output", tmp_path / "k" / "cmp.db",
+            "--markdown", tmp_path / "m" / "report.md")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "k" / "cmp.db").is_file() and (tmp_path / "m" / "report.md").is_file()
+    # A failed export removes the folders it made; an existing folder given as the file is
+    # refused before the analysis runs.
+    before = listing(tmp_path)
+    r = run(cli, "export-perfetto", tmp_path / "m" / "report.md", "--output", tmp_path / "t3" / "t.json")
+    assert r.returncode == 1 and listing(tmp_path) == before
+    r = run(cli, fixtures / "minimal_smoke" / "mono", "--output", tmp_path / "b.db",
+            "--perfetto-out", tmp_path / "t1")
+    assert r.returncode == 2 and f"--perfetto-out {tmp_path / 't1'} is a folder" in r.stderr
+    assert listing(tmp_path) == before
