@@ -275,3 +275,33 @@ def test_every_output_gets_its_missing_folders(cli, fixtures, tmp_path):
             "--perfetto-out", tmp_path / "t1")
     assert r.returncode == 2 and f"--perfetto-out {tmp_path / 't1'} is a folder" in r.stderr
     assert listing(tmp_path) == before
+
+
+def test_python_analyze_takes_the_other_options(build_dir, tmp_path):
+    # README lists analyze options (step_markers, idle_evidence, text_id_indexes, ...) that
+    # traceloom.analyze() had no way to pass: only threads, context and rules_config.
+    import os
+    import sys
+    code = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import traceloom
+trace, out = sys.argv[2], sys.argv[3]
+steps = lambda db: db.query("SELECT count(*) AS n FROM traceloom_profiler_step")[0]["n"]
+print(steps(traceloom.analyze(trace, output=out + "/a.db")))
+print(steps(traceloom.analyze(trace, output=out + "/b.db", options={"step_markers": ""})))
+try:
+    traceloom.analyze(trace, output=out + "/c.db", options={"step_marker": ""})
+except traceloom.AnalysisError as e:
+    print(e.returncode, "step_markers" in str(e))
+try:
+    traceloom.analyze(trace, output=out + "/c.db", options={"threads": 2})
+except ValueError as e:
+    print("ValueError")
+"""
+    trace = ROOT / "tests" / "data" / "kineto" / "llama_l3_d4.pt.trace.json.gz"
+    env = {**os.environ, "TRACELOOM_NATIVE_DIR": str(build_dir)}
+    r = run(sys.executable, "-c", code, ROOT / "python", trace, tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    # the trace's ProfilerStep#0..4 (tests/data/kineto/llama_l3_d4.json: 1 prefill + 4 decode)
+    assert r.stdout.split() == ["5", "0", "2", "True", "ValueError"]
