@@ -3,6 +3,7 @@ pinned by a test that failed before its fix: output samples in the README that t
 no longer print, paths the documents name that do not exist, and CLI messages that did not
 say what happened or what to do.
 """
+import pathlib
 import re
 import subprocess
 
@@ -305,3 +306,19 @@ except ValueError as e:
     assert r.returncode == 0, r.stderr
     # the trace's ProfilerStep#0..4 (tests/data/kineto/llama_l3_d4.json: 1 prefill + 4 decode)
     assert r.stdout.split() == ["5", "0", "2", "True", "ValueError"]
+
+
+def test_readme_profile_example_names_each_file(cli):
+    # Its comment promises "each input and file"; the file rows printed only their role
+    # ("primary", "companion"), not which file.
+    readme = (ROOT / "README.md").read_text()
+    (stmt,) = re.findall(r"SELECT item[^;]*FROM traceloom_profile\([^;]*;", readme)
+    demo = docblocks.run_demo(ROOT, BUILD)
+    r = run("sqlite3", "-bail", "-separator", "|", "-cmd", f".load {BUILD / 'traceloom'}", ":memory:",
+            stmt.replace("'build/demo/profile'", f"'{demo / 'profile'}'"))
+    assert r.returncode == 0, r.stderr
+    files = [row.split("|") for row in r.stdout.splitlines() if row.startswith("file|")]
+    assert files
+    for row in files:
+        role, _, path = row[1].partition(" ")
+        assert role in ("primary", "companion") and pathlib.Path(path).is_file(), row
