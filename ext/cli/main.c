@@ -1052,6 +1052,15 @@ static int copy_analysis(const char *analysis, const char *path) {
   return ok ? 0 : EXIT_ANALYSIS;
 }
 
+/* The --context paths of the argument loop, freed at exit: the loop's many usage-error
+** returns would each have to free them otherwise. */
+static const char **cli_contexts;
+
+static void free_cli_contexts(void) {
+  free(cli_contexts);
+  cli_contexts = NULL;
+}
+
 int main(int argc, char **argv) {
   const char *profile = NULL, *output = NULL, *options = NULL;
   const char *extend[3] = {NULL, NULL, NULL}, *compat_out = NULL, *loop_view = NULL;
@@ -1074,9 +1083,10 @@ int main(int argc, char **argv) {
 #endif
   if (argc > 1 && strcmp(argv[1], "export-perfetto") == 0) return export_perfetto_main(argc, argv);
   if (argc > 1 && strcmp(argv[1], "compare") == 0) return compare_main(argc, argv);
-  const char **contexts = calloc((size_t)argc, sizeof *contexts);
+  const char **contexts = cli_contexts = calloc((size_t)argc, sizeof *contexts);
   size_t ncontext = 0;
   if (!contexts) return fprintf(stderr, "traceloom: out of memory\n"), EXIT_ANALYSIS;
+  atexit(free_cli_contexts);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -1200,7 +1210,7 @@ int main(int argc, char **argv) {
   /* Usage errors in the options (unknown keys, wrong types, a rules config that needs the
   ** --context it was not given) exit 2 before anything is created. */
   if (options_usage_error(opt.oom ? NULL : opt.p, ncontext)) {
-    free(contexts);
+    free_cli_contexts();
     tl_buf_free(&opt);
     free(rules_made);
     return EXIT_USAGE;
@@ -1209,7 +1219,7 @@ int main(int argc, char **argv) {
     struct stat st;
     if (stat(profile, &st) != 0) {
       fprintf(stderr, "traceloom: cannot read the profile %s: %s\n", profile, strerror(errno));
-      free(contexts);
+      free_cli_contexts();
       tl_buf_free(&opt);
       free(rules_made);
       return EXIT_ANALYSIS;
@@ -1226,7 +1236,7 @@ int main(int argc, char **argv) {
     /* A context file is an input: the output must never replace it. */
     tl_err ce = {0};
     int refused = ncontext && tl_context_refuse_output(contexts, ncontext, out, &ce);
-    free(contexts);
+    free_cli_contexts();
     if (refused) {
       fprintf(stderr, "traceloom: %s\n", ce.msg ? ce.msg : "context file equals the output");
       tl_err_clear(&ce);
