@@ -334,3 +334,31 @@ def test_usage_errors_leak_nothing(cli):
         r = run("valgrind", "-q", "--leak-check=full", "--errors-for-leak-kinds=definite",
                 "--error-exitcode=9", cli, *args)
         assert r.returncode == 2, r.stderr
+
+
+def test_cluster_doc_example_shows_the_late_rank(tmp_path, build_dir):
+    # docs/CLUSTER.md had nothing a reader could run (every block skipped). Its example now
+    # generates 4 ranks with rank 2 late at every collective and analyses them; what its
+    # prose says the query shows must be what it shows.
+    import os
+    import shutil
+    import sqlite3
+    import sys
+    (block,) = [b for b in docblocks.collect(ROOT) if b.document == "docs/CLUSTER.md"
+                and b.runner == "shell" and b.skip is None]
+    late = int(re.search(r"--late-ns (\d+)", block.code).group(1))
+    rank = int(re.search(r"--late-rank (\d+)", block.code).group(1))
+    ws = tmp_path / "ws"
+    (ws / "build" / "demo").mkdir(parents=True)
+    for name in ("python", "tools"):
+        (ws / name).symlink_to(ROOT / name)
+    for name in ("traceloom", "traceloom.so"):
+        shutil.copy(build_dir / name, ws / "build" / name)
+    env = {**os.environ, "PATH": f"{pathlib.Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    r = run("bash", "-e", "-c", block.code, cwd=ws, env=env)
+    assert r.returncode == 0, r.stderr
+    con = sqlite3.connect(ws / "build" / "demo" / "cluster.db")
+    rows = con.execute("SELECT rank, times_last, mean_lateness_ns, mean_own_wait_ns "
+                       "FROM traceloom_cluster_v_wait_cause ORDER BY times_last DESC").fetchall()
+    assert rows[0][0] == rank and rows[0][1] > 0 and rows[0][2] == late
+    assert len(rows) == 4 and all(t == 0 and wait == late for _, t, _, wait in rows[1:])
