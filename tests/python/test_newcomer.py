@@ -362,3 +362,20 @@ def test_cluster_doc_example_shows_the_late_rank(tmp_path, build_dir):
                        "FROM traceloom_cluster_v_wait_cause ORDER BY times_last DESC").fetchall()
     assert rows[0][0] == rank and rows[0][1] > 0 and rows[0][2] == late
     assert len(rows) == 4 and all(t == 0 and wait == late for _, t, _, wait in rows[1:])
+
+
+def test_an_nsight_report_gets_the_export_command(cli, tmp_path):
+    # nsys writes a .nsys-rep (formerly .qdrep); TraceLoom reads its SQLite export. Passing the
+    # report itself said only "file is not a database (expected a SQLite database)".
+    for name in ("run.nsys-rep", "old.qdrep"):
+        report = tmp_path / name
+        report.write_bytes(bytes(range(256)) * 8)  # not SQLite, as a real report is not
+        r = run(cli, report, "--output", tmp_path / "a.db")
+        assert r.returncode == 1
+        stem = str(report)[: str(report).rindex(".")]
+        assert "file is not a database" in r.stderr
+        assert f"nsys export --type sqlite --output {stem}.sqlite {report}" in r.stderr, r.stderr
+    # Another file that is no database keeps the plain message.
+    (tmp_path / "notes.txt").write_text("hello\n")
+    r = run(cli, tmp_path / "notes.txt", "--output", tmp_path / "a.db")
+    assert r.returncode == 1 and "nsys export" not in r.stderr
