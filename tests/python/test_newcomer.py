@@ -379,3 +379,16 @@ def test_an_nsight_report_gets_the_export_command(cli, tmp_path):
     (tmp_path / "notes.txt").write_text("hello\n")
     r = run(cli, tmp_path / "notes.txt", "--output", tmp_path / "a.db")
     assert r.returncode == 1 and "nsys export" not in r.stderr
+
+
+def test_zero_supported_relations_say_why_when_there_are_no_calls(cli, fixtures, tmp_path):
+    # A CPU-only PyTorch trace has no runtime calls, so each of its events gets a typed
+    # non-relation: "3363 runtime-device relations (0 supported)" read as a failed link step.
+    trace = ROOT / "tests" / "data" / "kineto" / "llama_l3_d4.pt.trace.json.gz"
+    r = run(cli, trace, "--output", tmp_path / "a.db")
+    assert r.returncode == 0, r.stderr
+    assert "0 runtime calls" in r.stdout
+    assert "(0 supported; the profile has no runtime calls)" in r.stdout
+    # With runtime calls the count stands alone.
+    r = run(cli, fixtures / "exact_hlt" / "mono", "--output", tmp_path / "b.db")
+    assert r.returncode == 0 and re.search(r"relations \(\d+ supported\)", r.stdout), r.stdout
