@@ -836,12 +836,15 @@ static int prepare(analysis *a, const char *path, const char *options_json, tl_e
 
 static void write_summary(analysis *a) {
   size_t events = a->trace.ev.n;
+  /* Without any runtime call (a CPU-only PyTorch trace, an export without the runtime table)
+  ** every relation is a typed non-relation: "0 supported" alone read as a failure. */
+  const char *why = a->trace.calls.n == 0 && a->relations.n ? "; the profile has no runtime calls" : "";
   snprintf(a->summary, 512,
            "traceloom: analysed %zu input(s) (%s): %zu events, %zu runtime calls, %zu "
-           "runtime-device relations (%zu supported), %zu exact graph launch(es), %zu anchors "
+           "runtime-device relations (%zu supported%s), %zu exact graph launch(es), %zu anchors "
            "in %zu tree(s) in %.2f s",
            a->profile.inputs.n, tl_family_source_kind(a->profile.inputs.v[0].family), events,
-           a->trace.calls.n, a->relations.n, a->supported_relations,
+           a->trace.calls.n, a->relations.n, a->supported_relations, why,
            tl_replay_exact_launches(&a->replay), a->anchors.n, a->ntrees,
            tl_now_s() - a->pr.t0);
 }

@@ -34,6 +34,7 @@
 #endif
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,9 @@
 #define EXIT_USAGE 2
 #define EXIT_INTERRUPTED 130
 
-static const char usage[] =
+/* The synopsis: printed alone after a usage error (the reason stays on screen), and first
+** in --help. */
+static const char synopsis[] =
     "usage: traceloom PROFILE [--output analysis.db] [--threads N] [--options JSON]\n"
     "                 [--context FILE.jsonl ...] [--rules-config FILE|NAME] [--perfetto-out PATH]\n"
     "                 [--extend-classification-rules FILE] [--extend-symbol-rules FILE]\n"
@@ -54,7 +57,10 @@ static const char usage[] =
     "       traceloom export-perfetto ANALYSIS_DB [--output PATH] [--format json|protobuf]\n"
     "                 [--rank R=DB ...] [--align first_event|provider | --clock-model FILE.jsonl]\n"
     "       traceloom compare BASE.db NEW.db [--output compare.db] [--markdown report.md|-]\n"
-    "       traceloom --version | --help\n"
+    "                 [--options JSON]\n"
+    "       traceloom --version | --help\n";
+
+static const char help[] =
     "\n"
     "Analyses a profile (an Ascend msprof / torch-npu SQLite DB, a split PROF_* directory,\n"
     "an Nsight Systems SQLite export, a Hygon hipprof DB, a PyTorch profiler (Kineto) trace\n"
@@ -64,7 +70,10 @@ static const char usage[] =
     "\n"
     "  --output PATH    where to write the analysis database (replaced atomically)\n"
     "  --threads N      worker threads, default 2 (results are identical for any N)\n"
-    "  --options JSON   analyze options as a JSON object, e.g. '{\"source_kind\":\"auto\"}'\n"
+    "  --options JSON   analyze options as a JSON object, e.g. '{\"source_kind\":\"auto\"}'; keys:\n"
+    "                   threads, source_kind, rules_config, context, graph_replay, embed_raw,\n"
+    "                   text_id_indexes, idle_evidence, step_markers, progress (README.md,\n"
+    "                   \"Use it from the sqlite3 shell\", says what each does)\n"
     "  --context FILE   scheduler context JSONL (traceloom.scheduler.v1), repeatable\n"
     "  --rules-config FILE|NAME  analysis rules (e.g. scheduler-step: steps partition the\n"
     "                   structure; needs --context)\n"
@@ -77,16 +86,116 @@ static const char usage[] =
     "  --loop-tree-view V  the loop tree Markdown: compact (default: grammar, repeats, outline),\n"
     "                   expanded (every node) or both\n"
     "  --structural-order device  anchors in device order (the only order; the default)\n"
-    "\n"
-    "export-perfetto writes the Perfetto timeline of an analysis database (default\n"
-    "<analysis stem>.perfetto.json.gz beside it): Perfetto protobuf for .perfetto-trace or\n"
-    ".pftrace, Chrome JSON otherwise (--format overrides; .gz: gzip); --rank R=DB (repeatable, rank 0\n"
-    "required) adds one track per rank, aligned by --align (default first_event) or by a\n"
-    "traceloom.distributed-clock-model/v1 receipt (--clock-model).\n"
     "  --version        print the version\n"
     "  --help           print this help\n"
     "\n"
+    "export-perfetto writes the Perfetto timeline of an analysis database, compare lines up\n"
+    "two analyses node by node; their options: `traceloom export-perfetto --help`,\n"
+    "`traceloom compare --help`. With the Python package (pip install ./python), `traceloom\n"
+    "cluster RUN_DIR` analyses every rank of a run into one cluster database\n"
+    "(`traceloom cluster --help`, docs/CLUSTER.md).\n"
+    "\n"
     "Exit codes: 0 success, 1 analysis error, 2 usage error, 130 interrupted.\n";
+
+static const char export_syn[] =
+    "usage: traceloom export-perfetto ANALYSIS_DB [--output PATH] [--format json|protobuf]\n"
+    "                 [--rank R=DB ...] [--align first_event|provider | --clock-model FILE.jsonl]\n";
+static const char export_usage[] =
+    "\n"
+    "Writes the Perfetto timeline of an analysis database (docs/PERFETTO.md): its streams, the\n"
+    "loop tree as nested slices, host calls with flows to their device work. Open it in\n"
+    "https://ui.perfetto.dev.\n"
+    "\n"
+    "  --output PATH    the timeline, replaced atomically; default <analysis stem>.perfetto.json.gz\n"
+    "                   beside the database. Perfetto protobuf for .perfetto-trace or .pftrace,\n"
+    "                   Chrome JSON otherwise; .gz: gzip\n"
+    "  --format F       json or protobuf, whatever the name of the output says\n"
+    "  --rank R=DB      repeatable, rank 0 required: one track per rank's analysis\n"
+    "  --align MODE     how the ranks' clocks are lined up: first_event (default) or provider\n"
+    "  --clock-model FILE.jsonl  align the ranks by a traceloom.distributed-clock-model/v1\n"
+    "                   receipt instead\n"
+    "\n"
+    "Exit codes: 0 success, 1 export error, 2 usage error.\n";
+
+/* Levenshtein distance of a and b, NUL-terminated, b at most 63 bytes; 99 when longer. */
+static int edit_distance(const char *a, const char *b) {
+  size_t n = strlen(b);
+  if (n > 63 || strlen(a) > 63) return 99;
+  int row[64];
+  for (size_t j = 0; j <= n; j++) row[j] = (int)j;
+  for (size_t i = 1; a[i - 1]; i++) {
+    int diag = row[0];
+    row[0] = (int)i;
+    for (size_t j = 1; j <= n; j++) {
+      int up = row[j];
+      int best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[n];
+}
+
+static const char *const analyze_flags[] = {
+    "--output", "--threads", "--options", "--context", "--rules-config", "--perfetto-out",
+    "--extend-classification-rules", "--extend-symbol-rules",
+    "--extend-event-reconciliation-rules", "--compat-db-out", "--loop-tree-view",
+    "--structural-order", "--version", "--help", NULL};
+static const char *const export_flags[] = {"--output", "--format", "--rank", "--align",
+                                           "--clock-model", "--help", NULL};
+static const char *const compare_flags[] = {"--output", "--markdown", "--options", "--help", NULL};
+
+/* A usage error: the reason (for an unknown flag, the known one within two typos of it),
+** then the synopsis and where the whole help is, not the whole help: the reason stays on
+** screen. Returns EXIT_USAGE. */
+static int usage_error(const char *syn, const char *help_cmd, const char *const *flags,
+                       const char *unknown, const char *fmt, ...) {
+  fputs("traceloom: ", stderr);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  const char *meant = NULL;
+  int best = 3;
+  for (size_t k = 0; unknown && flags && flags[k]; k++) {
+    int d = edit_distance(unknown, flags[k]);
+    if (d < best) best = d, meant = flags[k];
+  }
+  if (meant) fprintf(stderr, " (did you mean %s?)", meant);
+  fprintf(stderr, "\n%sRun `%s` for every option.\n", syn, help_cmd);
+  return EXIT_USAGE;
+}
+
+/* --output naming an existing folder, or ending in '/': refused before any work (the analysis once ran to the
+** end and then failed to rename onto the folder), with the file name to pass instead. */
+static int output_is_folder(const char *flag, const char *out, const char *name) {
+  struct stat st;
+  if (!out || !*out) return 0;
+  size_t n = strlen(out);
+  if (out[n - 1] != '/' && (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))) return 0;
+  while (n > 1 && out[n - 1] == '/') n--;
+  fprintf(stderr, "traceloom: %s %s is a folder: name the file to write, e.g. %.*s/%s\n", flag,
+          out, (int)n, out, name);
+  return 1;
+}
+
+/* Why the temporary sibling `tmp` of the output `out` could not be made: SQLite says only
+** "unable to open database file", so the reason comes from creating it directly. */
+static void cannot_create(const char *what, const char *out, const char *tmp, const char *sqlite_msg) {
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  int err = errno;
+  if (fd >= 0) {
+    close(fd), unlink(tmp);
+    fprintf(stderr, "traceloom: cannot write the %s %s: %s\n", what, out, sqlite_msg ? sqlite_msg : "?");
+    return;
+  }
+  const char *slash = strrchr(out, '/');
+  int dn = !slash ? 1 : slash == out ? 1 : (int)(slash - out);
+  fprintf(stderr, "traceloom: cannot write the %s %s: cannot create a file in %.*s (%s)\n", what,
+          out, dn, slash ? out : ".", strerror(err));
+}
 
 /* The connection being analysed, for the SIGINT handler (sqlite3_interrupt is safe to
 ** call asynchronously). This is the only process-wide state of the CLI. */
@@ -166,6 +275,23 @@ static void remove_made_dirs(const char *file, const char *made) {
     if (rmdir(dir) != 0) break;
   }
   free(dir);
+}
+
+/* The missing folders of an output other than the analysis (the timeline, the copy, the
+** comparison, its report), made as for --output. *made: the topmost folder made, for
+** remove_made_dirs when what goes there fails. 0, or -1 after saying which folder could not
+** be made. */
+static int make_output_dirs(const char *what, const char *path, char **made) {
+  char *failed = NULL;
+  int rc = strcmp(path, "-") == 0 ? (*made = NULL, 0) : make_parent_dirs(path, made, &failed);
+  if (rc != 0) {
+    fprintf(stderr, "traceloom: cannot create the folder %s for the %s %s: %s\n",
+            failed ? failed : "?", what, path, strerror(errno));
+    remove_made_dirs(path, *made);
+    free(*made), *made = NULL;
+  }
+  free(failed);
+  return rc;
 }
 
 /* 1 when the output path is one of the files the analysis read (same inode). */
@@ -321,10 +447,15 @@ static void loop_tree_summary(const char *out, tl_buf *lines_out) {
           "                 i.occurrence_count, i.total_us, i.avg_total_us "
           "          FROM top t JOIN r i ON i.db_idx = t.db_idx AND i.device_id = t.device_id "
           "           AND i.loop_depth = 2 AND substr(i.path, 1, length(t.path) + 1) = t.path || '/' "
-          "          WHERE t.rk <= 3) "
+          "          WHERE t.rk <= 3 "
+          "          UNION ALL "  /* a tree without a repeat: one line that says so */
+          "          SELECT t.db_idx, t.device_id, 0, -1, NULL, NULL, NULL, t.anchor_count, NULL, NULL "
+          "          FROM traceloom_tree_core t WHERE NOT EXISTS (SELECT 1 FROM top p "
+          "            WHERE p.db_idx = t.db_idx AND p.device_id = t.device_id)) "
           "SELECT l.device_id, l.sub, l.local_node_id, l.label, l.occurrence_count, "
           "       printf('%.3f', l.total_us), printf('%.3f', l.avg_total_us), "
-          "       printf('%.1f', CASE WHEN ro.total_us > 0 THEN 100.0 * l.total_us / ro.total_us END) "
+          "       printf('%.1f', CASE WHEN ro.total_us > 0 THEN 100.0 * l.total_us / ro.total_us END), "
+          "       l.db_idx, (SELECT min(db_idx) < max(db_idx) FROM traceloom_tree_core) "
           "FROM lines l LEFT JOIN root ro ON ro.db_idx = l.db_idx AND ro.device_id = l.device_id "
           "WHERE l.sub <= 2 ORDER BY l.db_idx, l.device_id, l.rk, l.sub",
           -1, &st, NULL) != SQLITE_OK) {
@@ -341,14 +472,22 @@ static void loop_tree_summary(const char *out, tl_buf *lines_out) {
     /* An outermost repeat with its share of the device's time; the repeats inside it
     ** indented under it. */
     const char *share = (const char *)sqlite3_column_text(st, 7);
-    if (sqlite3_column_int(st, 1) > 0)
+    int several = sqlite3_column_int(st, 9);
+    if (sqlite3_column_int(st, 1) < 0)
+      tl_buf_printf(lines_out, "  %s%s%sdevice %s: no repeat among its %s anchors\n",
+                    several ? "db " : "", several ? (const char *)sqlite3_column_text(st, 8) : "",
+                    several ? " " : "", sqlite3_column_text(st, 0), sqlite3_column_text(st, 4));
+    else if (sqlite3_column_int(st, 1) > 0)
       tl_buf_printf(lines_out, "    %s %s: %s occurrence(s), total %s us, %s us per iteration\n",
                     sqlite3_column_text(st, 2), sqlite3_column_text(st, 3),
                     sqlite3_column_text(st, 4), sqlite3_column_text(st, 5),
                     sqlite3_column_text(st, 6));
     else
       tl_buf_printf(lines_out,
-                    "  device %s %s %s: %s occurrence(s), total %s us%s%s%s, %s us per iteration\n",
+                    "  %s%s%sdevice %s %s %s: %s occurrence(s), total %s us%s%s%s, %s us per iteration\n",
+                    /* several inputs: "db N device M", as tl_loop_tree_summary */
+                    several ? "db " : "", several ? (const char *)sqlite3_column_text(st, 8) : "",
+                    several ? " " : "",
                     sqlite3_column_text(st, 0), sqlite3_column_text(st, 2),
                     sqlite3_column_text(st, 3), sqlite3_column_text(st, 4),
                     sqlite3_column_text(st, 5), share ? " (" : "", share ? share : "",
@@ -405,6 +544,51 @@ static void write_loop_tree(const char *out, const char *view, long threads, con
   free(job.md_path);
 }
 
+/* What the profile could not give, read back from traceloom_profile_inventory: discovery's
+** warnings (the split-layout fallback) on stderr, and on stdout each capability that was not
+** usable with its reason (a missing STRING_IDS or COMPUTE_TASK_INFO, an ambiguous capture
+** companion): the analysis succeeds without them, with fewer graph launches or anchors, and
+** without this a newcomer saw nothing that said so. Distinct (capability, reason) pairs, the
+** first 8, in inventory order. */
+static void print_inventory_notes(const char *out) {
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, "SELECT detail FROM traceloom_profile_inventory WHERE item = 'warning' "
+                             "AND detail IS NOT NULL ORDER BY rowid", -1, &st, NULL) == SQLITE_OK) {
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      const char *w = (const char *)sqlite3_column_text(st, 0);
+      fprintf(stderr, "traceloom: %s%s\n", strncmp(w, "warning: ", 9) == 0 ? "" : "warning: ", w);
+    }
+  }
+  sqlite3_finalize(st);
+  st = NULL;
+  if (db && sqlite3_prepare_v2(
+                db,
+                "SELECT capability, COALESCE(detail, 'no reason recorded'), count(DISTINCT db_idx), "
+                "       (SELECT count(*) FROM traceloom_profile_inventory WHERE item = 'input') "
+                "FROM traceloom_profile_inventory WHERE item = 'capability' AND usable = 0 "
+                "GROUP BY capability, detail ORDER BY min(rowid)",
+                -1, &st, NULL) == SQLITE_OK) {
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      if (n++ == 0)
+        printf("not usable in this profile (SELECT db_idx, capability, detail FROM "
+               "traceloom_profile_inventory WHERE usable = 0):\n");
+      if (n > 8) continue;
+      int in = sqlite3_column_int(st, 2), inputs = sqlite3_column_int(st, 3);
+      if (inputs > 1)
+        printf("  %s (%d of %d inputs): %s\n", sqlite3_column_text(st, 0), in, inputs,
+               sqlite3_column_text(st, 1));
+      else
+        printf("  %s: %s\n", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1));
+    }
+    if (n > 8) printf("  ... %d more\n", n - 8);
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
 /* A descriptor of the file at path when it is a regular file (the output about to be
 ** replaced), -1 otherwise: held across the rename so that its blocks are freed by a later
 ** close rather than by the rename itself. */
@@ -416,7 +600,7 @@ static int hold_replaced(const char *path) {
 }
 
 /* SELECT traceloom_export_perfetto(output, options) on the analysis opened read-only. */
-static int export_perfetto(const char *analysis, const char *output, const char *options) {
+static int export_perfetto_into(const char *analysis, const char *output, const char *options) {
   sqlite3 *db = NULL;
   char *err = NULL;
   int status = EXIT_ANALYSIS;
@@ -460,6 +644,17 @@ static int export_perfetto(const char *analysis, const char *output, const char 
   return status;
 }
 
+/* export_perfetto_into, with the missing folders of `output` made first (and removed again
+** when the export fails). */
+static int export_perfetto(const char *analysis, const char *output, const char *options) {
+  char *made = NULL;
+  if (make_output_dirs("timeline", output, &made) != 0) return EXIT_ANALYSIS;
+  int status = export_perfetto_into(analysis, output, options);
+  if (status != 0) remove_made_dirs(output, made);
+  free(made);
+  return status;
+}
+
 /* traceloom export-perfetto ANALYSIS_DB [--output PATH] [--rank R=DB ...] [--align MODE]
 **                           [--clock-model FILE.jsonl] */
 static int export_perfetto_main(int argc, char **argv) {
@@ -469,12 +664,12 @@ static int export_perfetto_main(int argc, char **argv) {
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage, stdout);
+      fputs(export_syn, stdout), fputs(export_usage, stdout);
       tl_buf_free(&ranks);
       return 0;
     } else if (strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0) {
       if (++i >= argc) {
-        fprintf(stderr, "traceloom: --output needs a path\n%s", usage);
+        usage_error(export_syn, "traceloom export-perfetto --help", NULL, NULL, "--output needs a path");
         goto done;
       }
       output = argv[i];
@@ -509,19 +704,23 @@ static int export_perfetto_main(int argc, char **argv) {
       tl_buf_json_string(&ranks, end + 1, strlen(end + 1));
       tl_buf_puts(&ranks, "}");
     } else if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "traceloom: unknown export-perfetto option %s\n%s", a, usage);
+      usage_error(export_syn, "traceloom export-perfetto --help", export_flags, a,
+                  "unknown export-perfetto option %s", a);
       goto done;
     } else if (!analysis) {
       analysis = a;
     } else {
-      fprintf(stderr, "traceloom: one analysis database expected, got also %s\n%s", a, usage);
+      usage_error(export_syn, "traceloom export-perfetto --help", NULL, NULL,
+                  "one analysis database expected, got also %s", a);
       goto done;
     }
   }
   if (!analysis) {
-    fprintf(stderr, "traceloom: export-perfetto needs the analysis database\n%s", usage);
+    usage_error(export_syn, "traceloom export-perfetto --help", NULL, NULL,
+                "export-perfetto needs the analysis database");
     goto done;
   }
+  if (output_is_folder("--output", output, "timeline.perfetto.json.gz")) goto done;
   tl_buf opt = {0};
   if (ranks.n || align || clock || format) {
     tl_buf_puts(&opt, "{");
@@ -590,9 +789,10 @@ static int options_usage_error(const char *options_json, size_t ncontext) {
 
 /* ------------------------------------------------------------------ compare */
 
-static const char compare_usage[] =
+static const char compare_synopsis[] =
     "usage: traceloom compare BASE.db NEW.db [--output compare.db] [--markdown report.md|-]\n"
-    "                         [--options JSON]\n"
+    "                         [--options JSON]\n";
+static const char compare_help[] =
     "\n"
     "Compares two analysis databases by structure (docs/COMPARE.md): aligns their loop trees,\n"
     "splits the end-to-end delta into per-iteration changes, iteration counts, added and\n"
@@ -657,25 +857,28 @@ static int compare_main(int argc, char **argv) {
                         : strcmp(a, "--options") == 0                      ? &options
                                                                            : NULL;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(compare_usage, stdout);
+      fputs(compare_synopsis, stdout), fputs(compare_help, stdout);
       return 0;
     } else if (slot) {
       if (++i >= argc || !*argv[i])
-        return fprintf(stderr, "traceloom: %s needs a value\n%s", a, compare_usage), EXIT_USAGE;
+        return usage_error(compare_synopsis, "traceloom compare --help", NULL, NULL, "%s needs a value", a);
       *slot = argv[i];
     } else if (a[0] == '-' && a[1]) {
-      return fprintf(stderr, "traceloom: unknown compare option %s\n%s", a, compare_usage), EXIT_USAGE;
+      return usage_error(compare_synopsis, "traceloom compare --help", compare_flags, a,
+                         "unknown compare option %s", a);
     } else if (!base) {
       base = a;
     } else if (!fresh) {
       fresh = a;
     } else {
-      return fprintf(stderr, "traceloom: compare takes two analysis databases, got also %s\n%s", a,
-                     compare_usage), EXIT_USAGE;
+      return usage_error(compare_synopsis, "traceloom compare --help", NULL, NULL,
+                         "compare takes two analysis databases, got also %s", a);
     }
   }
   if (!base || !fresh)
-    return fprintf(stderr, "traceloom: compare needs BASE.db and NEW.db\n%s", compare_usage), EXIT_USAGE;
+    return usage_error(compare_synopsis, "traceloom compare --help", NULL, NULL,
+                       "compare needs BASE.db and NEW.db");
+  if (output_is_folder("--output", output, "compare.db")) return EXIT_USAGE;
   for (const char *in = base; in; in = in == base ? fresh : NULL) {
     struct stat st;
     if (stat(in, &st) != 0 || !S_ISREG(st.st_mode))
@@ -697,7 +900,7 @@ static int compare_main(int argc, char **argv) {
   char *tmp = out ? tl_mprintf("%s.tmp-%ld", out, (long)getpid()) : NULL;
   int status = EXIT_ANALYSIS;
   sqlite3 *db = NULL;
-  char *summary = NULL, *report = NULL;
+  char *summary = NULL, *report = NULL, *made_out = NULL, *made_md = NULL;
   if (!opt && out && tmp) {
     fprintf(stderr, "traceloom: --options must be a JSON object\n");
     status = EXIT_USAGE;
@@ -713,13 +916,16 @@ static int compare_main(int argc, char **argv) {
     status = EXIT_USAGE;
     goto done;
   }
+  if (make_output_dirs("comparison database", out, &made_out) != 0 ||
+      (markdown && make_output_dirs("report", markdown, &made_md) != 0))
+    goto done;
   remove_stale_temps(out);
   remove_temp(tmp);
   char *err = NULL;
   if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK ||
       sqlite3_traceloom_init(db, &err, NULL) != SQLITE_OK) {
-    fprintf(stderr, "traceloom: cannot create %s: %s\n", tmp, err ? err : db ? sqlite3_errmsg(db) : "?");
+    cannot_create("comparison database", out, tmp, err ? err : db ? sqlite3_errmsg(db) : NULL);
     sqlite3_free(err);
     goto done;
   }
@@ -769,6 +975,9 @@ done:
   interrupt_db = NULL;
   if (db) sqlite3_close(db);
   if (status != 0 && tmp) remove_temp(tmp);
+  if (status != 0 && markdown) remove_made_dirs(markdown, made_md);
+  if (status != 0 && out) remove_made_dirs(out, made_out);
+  free(made_out), free(made_md);
   free(summary), free(report), free(opt), free(tmp), free(out);
   free(base_abs), free(fresh_abs);
   return status;
@@ -819,6 +1028,8 @@ static char *extend_rules_config(const char *const files[3]) {
 
 /* VACUUM INTO a temporary sibling of path, renamed into place. */
 static int copy_analysis(const char *analysis, const char *path) {
+  char *made = NULL;
+  if (make_output_dirs("copy", path, &made) != 0) return EXIT_ANALYSIS;
   char *tmp = tl_mprintf("%s.tmp-%ld", path, (long)getpid());
   sqlite3 *db = NULL;
   sqlite3_stmt *st = NULL;
@@ -835,8 +1046,19 @@ static int copy_analysis(const char *analysis, const char *path) {
   }
   if (!ok && tmp) remove(tmp);
   if (ok) printf("compat database: %s\n", path);
+  else remove_made_dirs(path, made);
+  free(made);
   free(tmp);
   return ok ? 0 : EXIT_ANALYSIS;
+}
+
+/* The --context paths of the argument loop, freed at exit: the loop's many usage-error
+** returns would each have to free them otherwise. */
+static const char **cli_contexts;
+
+static void free_cli_contexts(void) {
+  free(cli_contexts);
+  cli_contexts = NULL;
 }
 
 int main(int argc, char **argv) {
@@ -861,19 +1083,20 @@ int main(int argc, char **argv) {
 #endif
   if (argc > 1 && strcmp(argv[1], "export-perfetto") == 0) return export_perfetto_main(argc, argv);
   if (argc > 1 && strcmp(argv[1], "compare") == 0) return compare_main(argc, argv);
-  const char **contexts = calloc((size_t)argc, sizeof *contexts);
+  const char **contexts = cli_contexts = calloc((size_t)argc, sizeof *contexts);
   size_t ncontext = 0;
   if (!contexts) return fprintf(stderr, "traceloom: out of memory\n"), EXIT_ANALYSIS;
+  atexit(free_cli_contexts);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage, stdout);
+      fputs(synopsis, stdout), fputs(help, stdout);
       return 0;
     } else if (strcmp(a, "--version") == 0) {
       printf("traceloom %s (SQLite %s)\n", TRACELOOM_VERSION, sqlite3_libversion());
       return 0;
     } else if (strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0) {
-      if (++i >= argc) return fprintf(stderr, "traceloom: --output needs a path\n%s", usage), EXIT_USAGE;
+      if (++i >= argc) return usage_error(synopsis, "traceloom --help", NULL, NULL, "--output needs a path");
       output = argv[i];
     } else if (strcmp(a, "--threads") == 0) {
       char *end;
@@ -924,21 +1147,19 @@ int main(int argc, char **argv) {
                              "mode: override and the whole rule; docs/PARITY.md, Options)\n"),
              EXIT_USAGE;
     } else if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "traceloom: unknown option %s\n%s", a, usage);
-      return EXIT_USAGE;
+      return usage_error(synopsis, "traceloom --help", analyze_flags, a, "unknown option %s", a);
     } else if (!profile) {
       profile = a;
     } else {
-      fprintf(stderr, "traceloom: one profile path expected, got also %s\n%s", a, usage);
-      return EXIT_USAGE;
+      return usage_error(synopsis, "traceloom --help", NULL, NULL,
+                         "one profile path expected, got also %s", a);
     }
   }
   if (!profile) {
-    fprintf(stderr, "traceloom: input path is required: pass an Ascend profiler SQLite DB, "
-                    "Hygon hipprof DB, CUDA/Nsight SQLite export, PyTorch profiler (Kineto) "
-                    "JSON trace, or profile directory\n%s",
-            usage);
-    return EXIT_USAGE;
+    return usage_error(synopsis, "traceloom --help", NULL, NULL,
+                       "input path is required: pass an Ascend profiler SQLite DB, Hygon hipprof "
+                       "DB, CUDA/Nsight SQLite export, PyTorch profiler (Kineto) JSON trace, or "
+                       "profile directory");
   }
   /* --extend-*-rules make a rules config, written beside the output once its folder exists
   ** and named as the rules config of the analysis. */
@@ -989,7 +1210,7 @@ int main(int argc, char **argv) {
   /* Usage errors in the options (unknown keys, wrong types, a rules config that needs the
   ** --context it was not given) exit 2 before anything is created. */
   if (options_usage_error(opt.oom ? NULL : opt.p, ncontext)) {
-    free(contexts);
+    free_cli_contexts();
     tl_buf_free(&opt);
     free(rules_made);
     return EXIT_USAGE;
@@ -998,7 +1219,7 @@ int main(int argc, char **argv) {
     struct stat st;
     if (stat(profile, &st) != 0) {
       fprintf(stderr, "traceloom: cannot read the profile %s: %s\n", profile, strerror(errno));
-      free(contexts);
+      free_cli_contexts();
       tl_buf_free(&opt);
       free(rules_made);
       return EXIT_ANALYSIS;
@@ -1015,13 +1236,21 @@ int main(int argc, char **argv) {
     /* A context file is an input: the output must never replace it. */
     tl_err ce = {0};
     int refused = ncontext && tl_context_refuse_output(contexts, ncontext, out, &ce);
-    free(contexts);
+    free_cli_contexts();
     if (refused) {
       fprintf(stderr, "traceloom: %s\n", ce.msg ? ce.msg : "context file equals the output");
       tl_err_clear(&ce);
       free(rules_made);
       return EXIT_USAGE;
     }
+  }
+  if (output_is_folder("--output", output, "analysis.db") ||
+      output_is_folder("--perfetto-out", perfetto_out, "timeline.perfetto.json.gz") ||
+      output_is_folder("--compat-db-out", compat_out, "compat.db")) {
+    free(tmp), free(out);
+    tl_buf_free(&opt);
+    free(rules_made);
+    return EXIT_USAGE;
   }
   char *made_dir = NULL, *failed_dir = NULL;
   if (make_parent_dirs(out, &made_dir, &failed_dir) != 0) {
@@ -1056,7 +1285,7 @@ int main(int argc, char **argv) {
   tl_analyze_extra loop_md = {NULL, NULL, NULL};
   if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK) {
-    fprintf(stderr, "traceloom: cannot create %s: %s\n", tmp, db ? sqlite3_errmsg(db) : "?");
+    cannot_create("analysis database", out, tmp, db ? sqlite3_errmsg(db) : NULL);
     goto done;
   }
   char *err = NULL;
@@ -1145,6 +1374,7 @@ int main(int argc, char **argv) {
   status = 0;
   write_loop_tree(out, loop_view, threads, loop_md.loop_tree_md, loop_md.loop_tree_summary, replaced,
                   &tail);
+  print_inventory_notes(out);
   if (rules_made) printf("rules config: %s\n", rules_made);
   if (compat_out) status = copy_analysis(out, compat_out);
   if (status == 0 && perfetto_out) status = export_perfetto(out, perfetto_out, NULL);

@@ -809,12 +809,20 @@ static void put_sqlf(tl_buf *b, const char *fmt, double x) {
   tl_buf_puts(b, tmp);
 }
 
-static void summary_line(tl_buf *b, const lt_tree *t, const lt_node *nd, int sub, int64_t device,
-                         double root_total) {
+/* db < 0: one input, its lines say the device only; else "db N device M", as the
+** Markdown's headings, so that the ranks of a directory are told apart. */
+static void summary_line(tl_buf *b, const lt_tree *t, const lt_node *nd, int sub, int64_t db,
+                         int64_t device, double root_total) {
   if (sub) {
     PUT_LIT(b, "    ");
   } else {
-    PUT_LIT(b, "  device ");
+    if (db >= 0) {
+      PUT_LIT(b, "  db ");
+      tl_buf_i64(b, db);
+      PUT_LIT(b, " device ");
+    } else {
+      PUT_LIT(b, "  device ");
+    }
     tl_buf_i64(b, device);
     PUT_LIT(b, " ");
   }
@@ -838,7 +846,8 @@ static void summary_line(tl_buf *b, const lt_tree *t, const lt_node *nd, int sub
 
 void tl_loop_tree_summary(const tl_loop_tree_input *trees, size_t ntrees,
                           const tl_loop_tree_shape *shapes, size_t nshapes, tl_buf *lines) {
-  int shown = 0, more = 0;
+  int shown = 0, more = 0, several_dbs = 0;
+  for (size_t i = 1; i < ntrees; i++) several_dbs |= trees[i].db_idx != trees[0].db_idx;
   for (size_t i = 0; i < ntrees; i++) {
     lt_tree t = {trees[i].rows, 1, trees[i].n, NULL, 0, shapes, nshapes};
     if (!t.n) continue;
@@ -859,10 +868,29 @@ void tl_loop_tree_summary(const tl_loop_tree_input *trees, size_t ntrees,
       if (nd->repeat && d == 1) top[ntop++] = (ranked){nd->total, (uint32_t)k};
     }
     qsort(top, ntop, sizeof *top, by_total); /* on equal totals the earlier node first */
+    /* A tree without a repeat says so: without the line a newcomer could not tell it from
+    ** a device the summary forgot. */
+    if (!ntop && shown >= 24) more++;
+    if (!ntop && shown < 24) {
+      shown++;
+      PUT_LIT(lines, "  ");
+      if (several_dbs) {
+        PUT_LIT(lines, "db ");
+        tl_buf_i64(lines, trees[i].db_idx);
+        PUT_LIT(lines, " ");
+      }
+      PUT_LIT(lines, "device ");
+      tl_buf_i64(lines, trees[i].device_id);
+      PUT_LIT(lines, ": no repeat among its ");
+      tl_buf_i64(lines, trees[i].token_count);
+      PUT_LIT(lines, " anchors\n");
+    }
     /* the root's total: the tree's first node, when it has no parent */
     double root_total = t.v[0].parent == UINT32_MAX ? t.v[0].total : 0;
     for (size_t r = 0; r < ntop && r < 3; r++) {
-      if (shown < 24) shown++, summary_line(lines, &t, &t.v[top[r].idx], 0, trees[i].device_id, root_total);
+      if (shown < 24) shown++, summary_line(lines, &t, &t.v[top[r].idx], 0,
+                                          several_dbs ? trees[i].db_idx : -1, trees[i].device_id,
+                                          root_total);
       else more++;
       /* the Repeats of loop depth 2 below it: its subtree is the preorder range after it */
       size_t nsub = 0;
@@ -874,7 +902,7 @@ void tl_loop_tree_summary(const tl_loop_tree_input *trees, size_t ntrees,
       }
       qsort(sub, nsub, sizeof *sub, by_total);
       for (size_t q = 0; q < nsub && q < 2; q++) {
-        if (shown < 24) shown++, summary_line(lines, &t, &t.v[sub[q].idx], 1, 0, 0);
+        if (shown < 24) shown++, summary_line(lines, &t, &t.v[sub[q].idx], 1, -1, 0, 0);
         else more++;
       }
     }

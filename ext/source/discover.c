@@ -120,6 +120,22 @@ static int list_dir(const char *dir, tl_names *out, tl_err *e) {
 /* Detects the family of one SQLite file: *family is the first family of the registry that
 ** claims it, NULL when none (then *found, if given, describes what the file holds). Fails
 ** on a hard error: unreadable, not SQLite, a family's table with an incompatible schema. */
+/* An Nsight Systems report (what nsys writes: .nsys-rep, formerly .qdrep) is not SQLite: the
+** open error gets the command that makes the export this reader reads. */
+static void nsys_report_hint(const char *path, tl_err *e) {
+  size_t n = strlen(path);
+  size_t ext = n > 9 && strcmp(path + n - 9, ".nsys-rep") == 0 ? 9
+               : n > 6 && strcmp(path + n - 6, ".qdrep") == 0  ? 6
+                                                               : 0;
+  if (!ext || !e || !e->msg || e->code != TL_ERR_FAILED) return;
+  char *open_error = e->msg;
+  e->msg = NULL, e->code = TL_ERR_NONE;
+  tl_fail(e, "%s; an Nsight Systems report is read through its SQLite export: nsys export "
+             "--type sqlite --output %.*s.sqlite %s, then pass the .sqlite file",
+          open_error, (int)(n - ext), path, path);
+  free(open_error);
+}
+
 static int detect_sqlite(const char *path, const tl_family_def **family, char **found,
                          tl_err *e) {
   *family = NULL;
@@ -643,6 +659,7 @@ int tl_profile_discover(const char *path, const char *source_kind, tl_profile *p
     const tl_family_def *fam;
     if (detect_sqlite(p->path, &fam, &found, e)) {
       rc = TL_ERROR;
+      nsys_report_hint(p->path, e);
     } else if (!fam) {
       rc = no_profile_tables(p->path, found, e);
     } else if (want && fam != want) {

@@ -5,7 +5,7 @@ import json
 import numbers
 import os
 from pathlib import Path
-from typing import Iterable, Optional, Union
+from typing import Any, Iterable, Mapping, Optional, Union
 
 from . import _paths
 from ._database import AnalysisDatabase
@@ -77,12 +77,14 @@ def analyze(
     rules_config: Optional[PathLike] = None,
     threads: Optional[int] = None,
     timeout: Optional[float] = None,
+    options: Optional[Mapping[str, Any]] = None,
 ) -> AnalysisDatabase:
     """Analyses a profile into an analysis database, running the bundled CLI in a child process.
 
     Args:
         source: a profile: an Ascend msprof / torch-npu SQLite DB, a split PROF_* directory, an
-            Nsight Systems SQLite export, a Hygon hipprof DB, or a directory of them.
+            Nsight Systems SQLite export, a Hygon hipprof DB, a PyTorch profiler (Kineto) trace
+            (.json / .json.gz), or a directory of them.
         output: where to write the analysis database. It is replaced atomically: when the
             analysis fails, times out or is interrupted, a previous file there is left as it was.
         context: scheduler context files (traceloom.scheduler.v1 JSONL, as the vLLM observer
@@ -91,6 +93,11 @@ def analyze(
             or the path of a rules config file; None for the default rules.
         threads: worker threads, 1 to 256 (results are identical for any value).
         timeout: seconds before the child is stopped and subprocess.TimeoutExpired raised.
+        options: any other analyze options, as traceloom_analyze() takes them (README.md, "Use
+            it from the sqlite3 shell"): e.g. {"step_markers": "", "idle_evidence": True,
+            "text_id_indexes": True}; the CLI checks them (an unknown key is an AnalysisError
+            with returncode 2). The keys above (threads, context, rules_config) go by their
+            own arguments.
 
     Returns:
         An AnalysisDatabase for ``output``.
@@ -115,6 +122,14 @@ def analyze(
             raise TypeError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
         if not timeout > 0:
             raise ValueError(f"timeout must be positive, not {timeout}")
+    extra = {}
+    if options is not None:
+        if not isinstance(options, Mapping):
+            raise TypeError(f"options must be a mapping, not {type(options).__name__}")
+        extra = dict(options)
+        for key in ("threads", "context", "rules_config"):
+            if key in extra:
+                raise ValueError(f"pass {key} as analyze()'s own {key}= argument, not in options")
     if not src.exists():
         raise FileNotFoundError(2, "profile not found", str(src))
     out = out.resolve()
@@ -129,6 +144,8 @@ def analyze(
     for path in contexts:
         args += ["--context", str(path.resolve())]
     if rules is not None:
-        args += ["--options", json.dumps({"rules_config": rules})]
+        extra["rules_config"] = rules
+    if extra:
+        args += ["--options", json.dumps(extra)]
     run_cli(args, timeout=timeout, output=out)
     return AnalysisDatabase(out)

@@ -874,11 +874,18 @@ def test_protobuf_halves_encoded_in_parallel_give_the_same_bytes(cli, chunked_db
 @pytest.mark.parametrize("suffix", [".json", ".json.gz", ".pftrace", ".pftrace.gz"])
 def test_unwritable_output_fails_cleanly(cli, analyses, tmp_path, suffix):
     db = analyses["gen/ascend_s5_l3_k6"]
-    out = tmp_path / "missing" / ("t" + suffix)
+    # The CLI makes a missing folder of the output (as for the analysis's --output), so the
+    # unwritable place is one that refuses new files even to root: /sys.
+    out = pathlib.Path("/sys") / ("t" + suffix)
     r = run(cli, "export-perfetto", db, "--output", out)
     assert r.returncode == 1
-    assert "cannot create a temporary file" in r.stderr
-    assert not (tmp_path / "missing").exists()
+    assert "cannot create a temporary file" in r.stderr and "Permission denied" in r.stderr
+    assert not out.exists()
+    # Where a folder cannot be made (a file is in the way), nothing is left behind either.
+    (tmp_path / "plain").write_text("")
+    r = run(cli, "export-perfetto", db, "--output", tmp_path / "plain" / "sub" / ("t" + suffix))
+    assert r.returncode == 1 and f"cannot create the folder {tmp_path / 'plain'}" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain"]
 
 
 def test_write_error_midway_leaves_no_file(cli, chunked_db, tmp_path):
