@@ -58,7 +58,8 @@ typedef struct analysis {
   tl_trace trace;
   tl_relations relations;
   size_t supported_relations;
-  int32_t *event_call;         /* per trace event: the call of its supported relation, or -1 */
+  int32_t *event_call;         /* per trace event: the call of its supported relation, or -1
+                                  (from the relations' release to the anchors' endpoints) */
   uint32_t *anchor_call;       /* per anchor: its runtime endpoint call (ext/reports), or none */
   tl_host_calls *host_calls;   /* the calls' columns the host windows read, once released */
   tl_host_windows *host_windows; /* found once the anchors are (ext/reports) */
@@ -75,7 +76,7 @@ typedef struct analysis {
   tl_classification cls;
   tl_event_classes classes;
   tl_anchors anchors;
-  const char **semantic_role, **semantic_reason; /* per event, static strings */
+  uint8_t *semantic;           /* per event: its tl_semantic code (role and reason) */
   tl_packets packets;
   tl_forest forest;
   size_t ntrees;               /* forest.trees.n, kept for the summary once it is freed */
@@ -174,6 +175,7 @@ typedef struct ahead ahead;
 static int select_and_find_windows(analysis *a, tl_err *e);
 static int cost_and_recover(analysis *a, tl_err *e);
 static int release_calls(analysis *a, tl_err *e);
+static void release_event_classes(analysis *a);
 static void release_event_inputs(analysis *a);
 
 static void *ahead_main(void *arg) {
@@ -287,14 +289,17 @@ static int pub_events(analysis *a, tl_err *e) {
   tl_event_input in = {.trace = &a->trace,
                        .derived = derived(a),
                        .symbol = a->classes.symbol,
-                       .semantic_role = a->semantic_role,
-                       .semantic_role_reason = a->semantic_reason,
+                       .semantic = a->semantic,
+                       .semantic_role_name = tl_semantic_role_name,
+                       .semantic_reason_name = tl_semantic_reason_name,
                        .role_class = a->classes.role_class,
                        .anchor_event = a->anchors.event,
                        .nanchors = a->anchors.n};
   if (!a->events_staging) return tl_publish_events(&a->txn.pub, &in, e);
   tl_event_rows *rows = NULL;
   int rc = tl_event_rows_prepare(&a->txn.pub, &in, &rows, e);
+  /* the event shapes are written: the rows the two writers write read no classification */
+  release_event_classes(a);
   size_t n = rows ? tl_event_rows_count(rows) : 0;
   event_range upper = {rows, n / 2, n};
   if (rc == TL_OK) rc = tl_staging_start(a->events_staging, tl_event_tables, write_events, &upper, e);
@@ -401,14 +406,15 @@ static int build_loop_rows(analysis *a, tl_err *e) {
   return tl_structure_loop_trees_build(a->trees, &a->loop, e);
 }
 
-/* The symbol summary's rows are computed from the anchors and their packets alone (two radix
-** sorts per device, 0.1 s CPU at a million tasks, while its rows are a few hundred): beside
-** the trees' copy, where the second core has only the loop tree's rows to build, rather than
-** on the analysis thread before the trees' writer starts. Its sort holds 12 bytes an anchor
-** and the radix sort's scratch; beside the trees' ranks and node shapes that raised the 10M
-** peak by 50 MB (ARCHITECTURE.md Memory), so up to this budget of anchors it is built there,
-** and a larger analysis writes it first, as before. */
-enum { SUMMARY_BESIDE_BUDGET = 64 << 20, SUMMARY_SORT_BYTES = 24 };
+/* The symbol summary's rows are computed from the anchors and their packets alone (a counting
+** pass and two selections per symbol, while its rows are a few hundred): beside the trees'
+** copy, where the second core has only the loop tree's rows to build, rather than on the
+** analysis thread before the trees' writer starts. It holds 8 bytes an anchor (each anchor's
+** duration, bucketed by symbol); beside the trees' ranks and node shapes that would raise
+** the 10M peak by 59 MB (ARCHITECTURE.md Memory), so up to this budget of anchors (about
+** 2.8M, as when its sort held 24 bytes an anchor in 64 MiB) it is built there, and a larger
+** analysis writes it first. */
+enum { SUMMARY_BESIDE_BUDGET = 21 << 20, SUMMARY_SORT_BYTES = 8 };
 
 static int summary_beside_copy(const analysis *a) {
   return a->anchors.n <= SUMMARY_BESIDE_BUDGET / SUMMARY_SORT_BYTES;
@@ -585,13 +591,15 @@ static int publish_step(analysis *a, publish_step_id step, tl_err *e) {
 enum { HOST_CALLS_BUDGET = 64 << 20, HOST_CALLS_BYTES = 44 };
 
 /* Nothing after the runtime publication reads the calls and relations, the largest arrays
-** after the events, but the host windows (above). */
+** after the events, but the host windows (above) and the anchors' runtime endpoints, which
+** read each event's call (4 bytes an event): taken from the relations here, at their
+** release, not before their publication (45 MB less beside its writers at 10M). */
 static int release_calls(analysis *a, tl_err *e) {
   if (a->calls_released) return TL_OK;
   a->calls_released = 1;
-  int rc = a->trace.calls.n <= HOST_CALLS_BUDGET / HOST_CALLS_BYTES
-               ? tl_host_calls_take(&a->trace, &a->host_calls, e)
-               : TL_OK;
+  int rc = tl_relations_event_call(&a->relations, a->trace.ev.n, &a->event_call, e);
+  if (rc == TL_OK && a->trace.calls.n <= HOST_CALLS_BUDGET / HOST_CALLS_BYTES)
+    rc = tl_host_calls_take(&a->trace, &a->host_calls, e);
   tl_trace_release_calls(&a->trace);
   free(a->relations.v);
   a->relations.v = NULL, a->relations.cap = 0; /* n stays: the metadata and summary count */
@@ -602,8 +610,7 @@ static int release_calls(analysis *a, tl_err *e) {
 ** them, and they are the largest arrays after the events. */
 static int publish_calls(analysis *a, tl_err *e) {
   a->supported_relations = tl_relations_supported(&a->relations);
-  int rc = tl_relations_event_call(&a->relations, a->trace.ev.n, &a->event_call, e);
-  if (rc == TL_OK) rc = publish_step(a, PUBLISH_RUNTIME, e);
+  int rc = publish_step(a, PUBLISH_RUNTIME, e);
   if (rc == TL_OK) rc = release_calls(a, e);
   return rc;
 }
@@ -623,8 +630,7 @@ static int select_anchors(analysis *a, tl_err *e) {
   int rc = tl_anchors_build(&in, &a->anchors, e);
   size_t n = tl_event_count(&a->trace, launches);
   if (rc == TL_OK)
-    rc = tl_anchor_semantic_roles(&a->anchors, a->classes.role, n, &a->semantic_role,
-                                  &a->semantic_reason, e);
+    rc = tl_anchor_semantic_roles(&a->anchors, a->classes.role, n, &a->semantic, e);
   /* a task a communication op represents, and a reconciled pair's non-canonical member, are
   ** decided by a system rule (classify.h) */
   uint8_t *represented = rc == TL_OK ? malloc(n ? n : 1) : NULL;
@@ -641,15 +647,20 @@ static int select_anchors(analysis *a, tl_err *e) {
   return rc;
 }
 
+/* What only the event shapes read: the per-event classification and semantic codes. */
+static void release_event_classes(analysis *a) {
+  tl_event_classes_free(&a->classes);
+  free(a->semantic);
+  a->semantic = NULL;
+}
+
 /* What only the event rows read: the provider ids and source rowids, and the per-event
 ** classification. */
 static void release_event_inputs(analysis *a) {
   if (a->event_inputs_released) return;
   a->event_inputs_released = 1;
   tl_trace_release_event_ids(&a->trace);
-  tl_event_classes_free(&a->classes);
-  free(a->semantic_role), free(a->semantic_reason);
-  a->semantic_role = a->semantic_reason = NULL;
+  release_event_classes(a);
 }
 
 /* Each anchor's runtime endpoint (from the event calls), then the host windows between
@@ -659,6 +670,8 @@ static int find_host_windows(analysis *a, tl_err *e) {
   double t0 = tl_now_s(), cpu0 = tl_thread_cpu_s();
   int rc = tl_reports_anchor_endpoints(&a->anchors, &a->replay, a->event_call, a->trace.ev.n,
                                        &a->anchor_call, e);
+  free(a->event_call); /* read by the endpoints alone */
+  a->event_call = NULL;
   if (rc == TL_OK && a->host_calls) /* else over the budget: the report stage finds them */
     rc = tl_host_windows_find(a->host_calls, &a->anchors, a->anchor_call, &a->host_windows, e);
   tl_host_calls_free(a->host_calls);
@@ -697,8 +710,6 @@ static int join_anchors(analysis *a, tl_err *e) {
 ** source rowids, and the per-event classification. */
 static int publish_events(analysis *a, tl_err *e) {
   int rc = publish_step(a, PUBLISH_EVENTS, e);
-  free(a->event_call);
-  a->event_call = NULL;
   if (rc == TL_OK) release_event_inputs(a);
   return rc;
 }
@@ -865,7 +876,7 @@ static void analysis_free(analysis *a) {
   tl_forest_free(&a->forest);
   tl_scopes_free(&a->scopes);
   tl_packets_free(&a->packets);
-  free(a->semantic_role), free(a->semantic_reason);
+  free(a->semantic);
   free(a->event_call), free(a->anchor_call);
   tl_host_calls_free(a->host_calls);
   tl_host_windows_free(a->host_windows);

@@ -143,38 +143,41 @@ static int mark_represented(const tl_trace *t, const tl_derived *d, uint8_t *non
   return TL_OK;
 }
 
+const char *const tl_semantic_role_name[TL_SEMANTIC_COUNT] = {
+    [TL_SEMANTIC_ANCHOR_UNKNOWN_FIRST] = "anchor", [TL_SEMANTIC_ANCHOR_MATCHED] = "anchor",
+    [TL_SEMANTIC_AUX_COMM_OP] = "aux",             [TL_SEMANTIC_AUX_REPLAY] = "aux",
+    [TL_SEMANTIC_AUX_RECONCILED] = "aux",          [TL_SEMANTIC_TRANSPARENT_MATCHED] = "transparent",
+    [TL_SEMANTIC_AUX_MATCHED] = "aux",
+};
+const char *const tl_semantic_reason_name[TL_SEMANTIC_COUNT] = {
+    [TL_SEMANTIC_ANCHOR_UNKNOWN_FIRST] = "unmatched_observation_unknown_first",
+    [TL_SEMANTIC_ANCHOR_MATCHED] = "matched_positive_rule",
+    [TL_SEMANTIC_AUX_COMM_OP] = "represented_by_communication_op",
+    [TL_SEMANTIC_AUX_REPLAY] = "owned_by_exact_replay_unit",
+    [TL_SEMANTIC_AUX_RECONCILED] = "represented_by_reconciled_canonical_anchor",
+    [TL_SEMANTIC_TRANSPARENT_MATCHED] = "matched_positive_rule",
+    [TL_SEMANTIC_AUX_MATCHED] = "matched_positive_rule",
+};
+
 int tl_anchor_semantic_roles(const tl_anchors *a, const uint8_t *role, size_t n,
-                             const char ***semantic_role, const char ***reason, tl_err *e) {
-  const char **sr = malloc((n ? n : 1) * sizeof *sr), **why = malloc((n ? n : 1) * sizeof *why);
-  if (!sr || !why) {
-    free(sr), free(why);
-    return tl_nomem(e);
-  }
+                             uint8_t **semantic, tl_err *e) {
+  uint8_t *sem = malloc(n ? n : 1);
+  if (!sem) return tl_nomem(e);
   for (size_t i = 0; i < n; i++) {
     switch (a->non_anchor[i]) {
       case TL_NA_NONE:
-        sr[i] = "anchor";
-        why[i] = role[i] == TL_ROLE_UNKNOWN_ANCHOR ? "unmatched_observation_unknown_first"
-                                                   : "matched_positive_rule";
+        sem[i] = role[i] == TL_ROLE_UNKNOWN_ANCHOR ? TL_SEMANTIC_ANCHOR_UNKNOWN_FIRST
+                                                   : TL_SEMANTIC_ANCHOR_MATCHED;
         break;
-      case TL_NA_REPRESENTED_BY_COMM_OP:
-        sr[i] = "aux";
-        why[i] = "represented_by_communication_op";
-        break;
-      case TL_NA_OWNED_BY_REPLAY:
-        sr[i] = "aux";
-        why[i] = "owned_by_exact_replay_unit";
-        break;
-      case TL_NA_RECONCILED:
-        sr[i] = "aux";
-        why[i] = "represented_by_reconciled_canonical_anchor";
-        break;
+      case TL_NA_REPRESENTED_BY_COMM_OP: sem[i] = TL_SEMANTIC_AUX_COMM_OP; break;
+      case TL_NA_OWNED_BY_REPLAY: sem[i] = TL_SEMANTIC_AUX_REPLAY; break;
+      case TL_NA_RECONCILED: sem[i] = TL_SEMANTIC_AUX_RECONCILED; break;
       default:
-        sr[i] = role[i] == TL_ROLE_TRANSPARENT ? "transparent" : "aux";
-        why[i] = "matched_positive_rule";
+        sem[i] = role[i] == TL_ROLE_TRANSPARENT ? TL_SEMANTIC_TRANSPARENT_MATCHED
+                                                : TL_SEMANTIC_AUX_MATCHED;
     }
   }
-  *semantic_role = sr, *reason = why;
+  *semantic = sem;
   return TL_OK;
 }
 

@@ -106,10 +106,24 @@ void tl_anchors_free(tl_anchors *a);
 
 /* traceloom_event.semantic_role and semantic_role_reason of events [0, n) once anchors are
 ** selected: the role classification gave (role, tl_role per event) as changed by anchor
-** selection (a representing communication op, an owning replay unit). Both arrays are
-** malloc'd, of static strings. */
+** selection (a representing communication op, an owning replay unit). One byte an event, a
+** tl_semantic code naming the pair (the two tables' strings are static); malloc'd. Two
+** string pointers an event were 16 bytes: 180 MB over the 10M bench's 11.3M events, held
+** from anchor selection to the events' publication (ARCHITECTURE.md Memory). */
+typedef enum tl_semantic {
+  TL_SEMANTIC_ANCHOR_UNKNOWN_FIRST, /* anchor, unmatched_observation_unknown_first */
+  TL_SEMANTIC_ANCHOR_MATCHED,       /* anchor, matched_positive_rule */
+  TL_SEMANTIC_AUX_COMM_OP,          /* aux, represented_by_communication_op */
+  TL_SEMANTIC_AUX_REPLAY,           /* aux, owned_by_exact_replay_unit */
+  TL_SEMANTIC_AUX_RECONCILED,       /* aux, represented_by_reconciled_canonical_anchor */
+  TL_SEMANTIC_TRANSPARENT_MATCHED,  /* transparent, matched_positive_rule */
+  TL_SEMANTIC_AUX_MATCHED,          /* aux, matched_positive_rule */
+  TL_SEMANTIC_COUNT
+} tl_semantic;
+extern const char *const tl_semantic_role_name[TL_SEMANTIC_COUNT];
+extern const char *const tl_semantic_reason_name[TL_SEMANTIC_COUNT];
 int tl_anchor_semantic_roles(const tl_anchors *a, const uint8_t *role, size_t n,
-                             const char ***semantic_role, const char ***reason, tl_err *e);
+                             uint8_t **semantic, tl_err *e);
 
 
 /* Start and end of anchor k: of its event (a trace event or a derived one), or the merged

@@ -193,8 +193,8 @@ static void bind_event_shape(const void *ctx, sqlite3_stmt *st, size_t i) {
   sqlite3_bind_text(st, TL_PARAM(ES_CATEGORY), w.family, -1, SQLITE_STATIC);
   sqlite3_bind_text(st, TL_PARAM(ES_ROLE), w.family, -1, SQLITE_STATIC);
   /* Role strings are static literals: bound without a copy. */
-  const char *role = in->semantic_role ? in->semantic_role[i] : NULL;
-  const char *reason = in->semantic_role_reason ? in->semantic_role_reason[i] : NULL;
+  const char *role = in->semantic ? in->semantic_role_name[in->semantic[i]] : NULL;
+  const char *reason = in->semantic ? in->semantic_reason_name[in->semantic[i]] : NULL;
   if (role) sqlite3_bind_text(st, TL_PARAM(ES_SEMANTIC_ROLE), role, -1, SQLITE_STATIC);
   else sqlite3_bind_null(st, TL_PARAM(ES_SEMANTIC_ROLE));
   if (reason) sqlite3_bind_text(st, TL_PARAM(ES_SEMANTIC_REASON), reason, -1, SQLITE_STATIC);
@@ -229,8 +229,8 @@ static void event_shape_key(const void *ctx, size_t i, uint64_t *key) {
   key[1] = tl_events_source_ref(ev, j);
   key[2] = (uint64_t)(uintptr_t)t->profile->inputs.v[tl_events_db_idx(ev, j)].family;
   key[3] = in->symbol ? in->symbol[i] : TL_STR_NONE;
-  key[4] = (uint64_t)(uintptr_t)(in->semantic_role ? in->semantic_role[i] : NULL);
-  key[5] = (uint64_t)(uintptr_t)(in->semantic_role_reason ? in->semantic_role_reason[i] : NULL);
+  key[4] = in->semantic ? (uint64_t)in->semantic[i] + 1 : 0; /* names role and reason */
+  key[5] = 0;
   key[6] = in->role_class ? (uint64_t)in->role_class[i] + 1 : 0;
   for (int k = 0; k < EVENT_SHAPE_IDS; k++) key[7 + k] = (uint64_t)event_shape_id(ev, j, k);
 }

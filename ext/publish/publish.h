@@ -107,8 +107,9 @@ typedef struct tl_event_input {
   const tl_trace *trace;
   const tl_derived *derived;
   const uint32_t *symbol;                  /* structural symbol, pool id */
-  const char *const *semantic_role;        /* anchor, aux, transparent: static strings */
-  const char *const *semantic_role_reason; /* static strings */
+  const uint8_t *semantic;                 /* per event: a code of the two tables below */
+  const char *const *semantic_role_name;   /* per code: anchor, aux, transparent (static) */
+  const char *const *semantic_reason_name; /* per code: static strings */
   const uint32_t *role_class;              /* traceloom_evidence_role_class.class_id */
   const uint32_t *anchor_event;            /* event of anchor k, for k < nanchors */
   size_t nanchors;

@@ -315,8 +315,13 @@ static int publish_aux_links(sqlite3 *db, const tl_structure_input *in, tl_err *
 
 /* The kernel summary per (db_idx, device_id, structural symbol): count, total, min, median,
 ** p90 and max of the anchors' raw durations (outputs.md 4.2, nearest rank: rank ceil(q n)).
-** Percentiles need each symbol's durations in order, which SQL can only get by sorting every
-** anchor on every query; here one stable radix sort per device does it at publication. */
+** Percentiles need each symbol's durations ranked, which SQL can only get by sorting every
+** anchor on every query; here they are computed once at publication. Only two ranks per
+** symbol are read, so nothing is sorted: one counting pass over a device's anchors buckets
+** their durations by symbol (8 bytes an anchor), and each bucket selects its two ranks in
+** place (tl_select_i64). Sorting the whole device by (symbol, duration) held 24 bytes an
+** anchor (keys, indices and the radix sort's copies): 178 MB at the 10M bench's 7.4M anchors,
+** the analysis' peak (ARCHITECTURE.md Memory). */
 enum {
   SS_DB, SS_DEVICE, SS_SYMBOL, SS_COUNT, SS_TOTAL, SS_MIN, SS_MEDIAN, SS_P90, SS_MAX, SS_NCOLS
 };
@@ -353,39 +358,44 @@ int tl_structure_summary_build(const tl_structure_input *in, tl_symbol_summary *
   *out = sum;
   if (!sum) return tl_nomem(e);
   int rc = TL_OK;
-  uint64_t *key = NULL;
-  uint32_t *idx = NULL;
+  int64_t *dur = NULL;  /* a group's durations, bucketed by symbol */
+  uint32_t *end = NULL; /* per symbol id: the end of its bucket in dur */
   for (size_t gi = 0; rc == TL_OK && gi < a->groups.n; gi++) {
     const tl_anchor_group *g = &a->groups.v[gi];
     if (!g->count) continue;
-    uint64_t *k2 = realloc(key, g->count * sizeof *key);
-    if (k2) key = k2;
-    uint32_t *i2 = k2 ? realloc(idx, g->count * sizeof *idx) : NULL;
-    if (i2) idx = i2;
-    if (!k2 || !i2) {
+    const uint32_t *sym = a->symbol + g->first;
+    uint32_t max_sym = 0;
+    for (size_t k = 0; k < g->count; k++)
+      if (sym[k] > max_sym) max_sym = sym[k];
+    int64_t *d2 = realloc(dur, g->count * sizeof *dur);
+    if (d2) dur = d2;
+    free(end);
+    /* pool ids: as many as the distinct strings read, not the anchors */
+    end = d2 ? calloc((size_t)max_sym + 2, sizeof *end) : NULL;
+    if (!d2 || !end) {
       rc = tl_nomem(e);
       break;
     }
-    /* By duration, then (stable) by symbol: each symbol's run is in duration order. */
-    for (size_t k = 0; k < g->count; k++) {
-      key[k] = tl_order_i64(tl_packet_at(in->packets, g->first + k).self_ns);
-      idx[k] = (uint32_t)k;
-    }
-    if (tl_radix_sort_u64(key, idx, g->count)) {
-      rc = tl_nomem(e);
-      break;
-    }
-    for (size_t k = 0; k < g->count; k++) key[k] = a->symbol[g->first + idx[k]];
-    if (tl_radix_sort_u64(key, idx, g->count)) {
-      rc = tl_nomem(e);
-      break;
-    }
-    for (size_t lo = 0; rc == TL_OK && lo < g->count;) {
-      size_t hi = lo;
-      int64_t total = 0;
-      while (hi < g->count && key[hi] == key[lo])
-        total += tl_packet_at(in->packets, g->first + idx[hi++]).self_ns;
-      size_t n = hi - lo;
+    /* end[s + 1] counts symbol s, then is summed into s + 1's start; the scatter moves each
+    ** start to its bucket's end */
+    for (size_t k = 0; k < g->count; k++) end[sym[k] + 1]++;
+    for (size_t s = 0; s <= max_sym; s++) end[s + 1] += end[s];
+    for (size_t k = 0; k < g->count; k++)
+      dur[end[sym[k]]++] = tl_packet_at(in->packets, g->first + k).self_ns;
+    size_t lo = 0;
+    for (size_t s = 0; s <= max_sym; lo = end[s++]) {
+      size_t n = end[s] - lo;
+      if (!n) continue;
+      int64_t *b = dur + lo, total = 0, min = b[0], max = b[0];
+      for (size_t k = 0; k < n; k++) {
+        total += b[k];
+        if (b[k] < min) min = b[k];
+        if (b[k] > max) max = b[k];
+      }
+      /* the p90's rank first: the values before it are the smaller ones, the median among them */
+      size_t r90 = (9 * n + 9) / 10, r50 = (n + 1) / 2;
+      tl_select_i64(b, n, r90 - 1);
+      if (r50 < r90) tl_select_i64(b, r90 - 1, r50 - 1);
       if (sum->n == sum->cap) {
         size_t cap = sum->cap ? 2 * sum->cap : 64;
         symbol_summary_row *v = realloc(sum->v, cap * sizeof *v);
@@ -395,16 +405,12 @@ int tl_structure_summary_build(const tl_structure_input *in, tl_symbol_summary *
         }
         sum->v = v, sum->cap = cap;
       }
-#define DUR_AT(rank) tl_packet_at(in->packets, g->first + idx[lo + (rank) - 1]).self_ns
       sum->v[sum->n++] = (symbol_summary_row){
-          .db_idx = g->db_idx, .symbol = (uint32_t)key[lo], .device_id = g->device_id,
-          .count = (int64_t)n, .total = total, .min = DUR_AT(1), .median = DUR_AT((n + 1) / 2),
-          .p90 = DUR_AT((9 * n + 9) / 10), .max = DUR_AT(n)};
-#undef DUR_AT
-      lo = hi;
+          .db_idx = g->db_idx, .symbol = (uint32_t)s, .device_id = g->device_id, .count = (int64_t)n,
+          .total = total, .min = min, .median = b[r50 - 1], .p90 = b[r90 - 1], .max = max};
     }
   }
-  free(key), free(idx);
+  free(dur), free(end);
   return rc;
 }
 

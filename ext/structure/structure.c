@@ -6,6 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 static void tree_free(tl_tree *tr) {
   tl_structure_free(&tr->st);
@@ -73,34 +77,56 @@ void tl_tree_sums(const tl_tree *tr, uint32_t start, uint32_t end, tl_sums *out)
   for (int f = 0; f < TL_SUM_COUNT; f++) out->v[f] -= lo.v[f];
 }
 
-/* The nodes of a tree (structure.h): one per (parent node, slot), created in walk order,
-** which is preorder, since a node's first occurrence realizes all its slots, left to right,
-** before anything after it. Returns TL_OK, -1 when out of memory, or TL_RECOVER_EINVARIANT
-** when a child's occurrences do not follow its parent's (the views' arithmetic needs it:
-** structure.h tl_tree_child_idx, checked per occurrence against its walk-order index). */
-/* Rewrites recovery's occurrences as tl_tree_occ in place (entry o's 8 bytes never reach an
-** entry after o, read later) and gives the rest of the block back. */
-static void compact_occurrences(tl_tree *tr) {
-  tl_structure *st = &tr->st;
-  void *block = st->occurrences;
-  tl_tree_occ *occ = block;
-  for (size_t o = 0; o < st->noccurrences; o++) {
-    tl_occurrence oc;
-    memcpy(&oc, (const char *)block + o * sizeof oc, sizeof oc);
-    tl_tree_occ slim = {oc.parent, oc.start};
-    memcpy(&occ[o], &slim, sizeof slim);
-  }
-  tl_tree_occ *shrunk = realloc(block, (st->noccurrences ? st->noccurrences : 1) * sizeof *occ);
-  tr->occ = shrunk ? shrunk : occ;
-  st->occurrences = NULL;
+/* Recovery's occurrences (28 bytes each) are rewritten as tl_tree_occ (8) in place as the
+** nodes are built: entry o's 8 bytes never reach an entry after o, read later. The bytes
+** between the rewritten entries and the next unread one are dead, so their whole pages are
+** handed back as the walk goes (Linux: MADV_DONTNEED; a page the rewrite reaches later is
+** mapped again, zero-filled, and written before it is read): the occurrences' 28 bytes and
+** the nodes (24 bytes a node, 4 an occurrence) are not resident at once, the 10M bench's
+** peak (210 MB of occurrences beside 160 MB of nodes; ARCHITECTURE.md Memory). */
+typedef struct occ_rewrite {
+  char *block;     /* recovery's occurrences, then the tl_tree_occ */
+  size_t page;     /* the page size; 0: nothing is handed back */
+  size_t released; /* bytes of the block below this offset were handed back or are live */
+} occ_rewrite;
+
+static void occ_rewrite_init(occ_rewrite *w, void *block) {
+  w->block = block, w->page = 0, w->released = 0;
+#ifdef __linux__
+  long page = sysconf(_SC_PAGESIZE);
+  if (page > 0) w->page = (size_t)page;
+#endif
+}
+
+/* Entry o is read and rewritten: the pages wholly inside [8 (o + 1), 28 (o + 1)) are dead.
+** Handed back a few MiB at a time, not a call a page. */
+static void occ_rewrite_done(occ_rewrite *w, size_t o) {
+#ifdef __linux__
+  if (!w->page) return;
+  uintptr_t base = (uintptr_t)w->block, p = w->page;
+  uintptr_t lo = base + (o + 1) * sizeof(tl_tree_occ), hi = base + (o + 1) * sizeof(tl_occurrence);
+  if (lo < base + w->released) lo = base + w->released;
+  lo = (lo + p - 1) / p * p, hi = hi / p * p;
+  if (hi <= lo || hi - lo < ((size_t)4 << 20)) return;
+  if (madvise((void *)lo, hi - lo, MADV_DONTNEED) == 0) w->released = hi - base;
+  else w->page = 0;
+#else
+  (void)w, (void)o;
+#endif
 }
 
 typedef struct walk_frame {
   uint32_t occ, idx; /* an occurrence on the path from the root, its index in its node */
 } walk_frame;
 
+/* The nodes of a tree (structure.h): one per (parent node, slot), created in walk order,
+** which is preorder, since a node's first occurrence realizes all its slots, left to right,
+** before anything after it. Returns TL_OK, -1 when out of memory, or TL_RECOVER_EINVARIANT
+** when a child's occurrences do not follow its parent's (the views' arithmetic needs it:
+** structure.h tl_tree_child_idx, checked per occurrence against its walk-order index). The
+** occurrences are tl_tree_occ once it returns TL_OK (tr->occ), and garbage otherwise. */
 static int build_nodes(tl_tree *tr) {
-  const tl_structure *st = &tr->st;
+  tl_structure *st = &tr->st;
   size_t nocc = st->noccurrences;
   tr->occ_node = malloc((nocc ? nocc : 1) * sizeof *tr->occ_node);
   /* At most one node per occurrence, and at most one child entry per slot of each node. */
@@ -108,13 +134,19 @@ static int build_nodes(tl_tree *tr) {
   TL_VEC(uint32_t) child = {0};
   TL_VEC(walk_frame) path = {0}; /* the ancestors of the occurrence visited (preorder) */
   if (!tr->occ_node) return -1;
+  occ_rewrite w;
+  occ_rewrite_init(&w, st->occurrences);
+  tl_tree_occ *slim = (tl_tree_occ *)(void *)w.block;
   for (size_t o = 0; o < nocc; o++) {
-    const tl_occurrence *oc = &st->occurrences[o];
+    tl_occurrence ocv;
+    memcpy(&ocv, w.block + o * sizeof ocv, sizeof ocv);
+    const tl_occurrence *oc = &ocv;
     uint32_t node;
     uint32_t *entry = NULL;
     if (oc->parent == TL_RECOVER_NONE) {
       if (o != 0) goto invariant; /* one root, the first occurrence */
     } else {
+      if (oc->parent >= o) goto invariant; /* preorder: a parent comes first */
       const tl_tree_node *pn = &nodes.v[tr->occ_node[oc->parent]];
       if (oc->slot < 1 || oc->slot > st->positions[pn->position].nslots) goto invariant;
       entry = &child.v[pn->first_child + oc->slot - 1];
@@ -146,19 +178,24 @@ static int build_nodes(tl_tree *tr) {
           tl_tree_child_idx(pp, path.v[path.n - 1].idx, oc->member_order) != idx)
         goto invariant;
     }
-    /* What tl_tree_occ no longer holds must follow from what it does (structure.h). */
+    /* What tl_tree_occ no longer holds must follow from what it does (structure.h). The
+    ** parent's position is its node's (checked when it was visited), its start the rewritten
+    ** entry's. */
     const tl_position *pos = &st->positions[oc->position];
     if (pos->token_len == 0 || oc->end - oc->start != pos->token_len) goto invariant;
     if (oc->parent != TL_RECOVER_NONE) {
-      const tl_occurrence *po = &st->occurrences[oc->parent];
-      const tl_position *pp = &st->positions[po->position];
+      const tl_position *pp = &st->positions[nodes.v[tr->occ_node[oc->parent]].position];
+      uint32_t pstart = slim[oc->parent].start;
       if (pp->kind == TL_POS_REPEAT && (!pp->repeat_count || pp->token_len % pp->repeat_count))
         goto invariant;
-      uint32_t member = pp->kind != TL_POS_REPEAT ? 1 : tl_tree_iteration(pp, oc->start - po->start);
-      if (oc->start < po->start || member != oc->member_order) goto invariant;
+      uint32_t member = pp->kind != TL_POS_REPEAT ? 1 : tl_tree_iteration(pp, oc->start - pstart);
+      if (oc->start < pstart || member != oc->member_order) goto invariant;
     }
     walk_frame fr = {(uint32_t)o, idx};
     if (TL_VEC_PUSH(&path, fr)) goto nomem;
+    tl_tree_occ one = {oc->parent, oc->start};
+    memcpy(&slim[o], &one, sizeof one);
+    occ_rewrite_done(&w, o);
   }
   free(path.v);
   path.v = NULL;
@@ -179,7 +216,10 @@ static int build_nodes(tl_tree *tr) {
     if (child.v[k] == TL_RECOVER_NONE) goto invariant; /* a slot no occurrence realized */
   tr->nodes = nodes.v, tr->nnodes = nodes.n;
   tr->child = child.v;
-  compact_occurrences(tr);
+  /* the rest of the block goes back */
+  tl_tree_occ *shrunk = realloc(w.block, (nocc ? nocc : 1) * sizeof *slim);
+  tr->occ = shrunk ? shrunk : slim;
+  st->occurrences = NULL;
   return TL_OK;
 invariant:
   free(nodes.v), free(child.v), free(path.v);

@@ -1,5 +1,5 @@
 /*
-** sort.c: stable LSD radix sort (see sort.h).
+** sort.c: stable LSD radix sort, and the selection of one rank (see sort.h).
 **
 ** Only the bits that vary between the keys are sorted on: the span from the lowest to the
 ** highest varying bit is cut into as few passes of at most 16 bits as before, but of equal
@@ -64,4 +64,42 @@ int tl_radix_sort_u64(uint64_t *keys, uint32_t *vals, size_t n) {
   }
   free(k2), free(v2), free(count);
   return 0;
+}
+
+static int cmp_i64(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return (a > b) - (a < b);
+}
+
+static void swap_i64(int64_t *a, int64_t *b) {
+  int64_t t = *a;
+  *a = *b, *b = t;
+}
+
+/* Quickselect: a three-way partition around the median of three (durations repeat a lot:
+** the values equal to the pivot are settled at once), kept to the side holding rank k. After
+** 2 log2(n) + 16 rounds the remaining range is sorted: a pathological input costs a sort. */
+void tl_select_i64(int64_t *v, size_t n, size_t k) {
+  size_t lo = 0, hi = n; /* the rank lies in [lo, hi) */
+  int budget = 16;
+  for (size_t m = n; m > 1; m >>= 1) budget += 2;
+  while (hi - lo > 1) {
+    if (budget-- == 0) {
+      qsort(v + lo, hi - lo, sizeof *v, cmp_i64);
+      return;
+    }
+    size_t mid = lo + (hi - lo) / 2;
+    int64_t a = v[lo], b = v[mid], c = v[hi - 1];
+    int64_t pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+    /* [lo, lt) < pivot, [lt, i) == pivot, [gt, hi) > pivot */
+    size_t lt = lo, i = lo, gt = hi;
+    while (i < gt) {
+      if (v[i] < pivot) swap_i64(&v[lt++], &v[i++]);
+      else if (v[i] > pivot) swap_i64(&v[i], &v[--gt]);
+      else i++;
+    }
+    if (k < lt) hi = lt;
+    else if (k >= gt) lo = gt;
+    else return;
+  }
 }

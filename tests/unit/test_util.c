@@ -247,6 +247,47 @@ START_TEST(radix_sort_narrow_spans_match_a_comparison_sort) {
 }
 END_TEST
 
+static int cmp_i64_asc(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return (a > b) - (a < b);
+}
+
+/* tl_select_i64 puts at k the value a sort puts there, the smaller ones before it and the
+** larger after: on wide values, on many repeats (three-way partition), sorted and reversed
+** inputs, for ranks at both ends and between. */
+START_TEST(select_finds_the_sorted_rank) {
+  enum { N = 5001 };
+  int64_t *v = malloc(N * sizeof *v), *sorted = malloc(N * sizeof *sorted);
+  uint64_t x = 88172645463325252ull;
+  for (int shape = 0; shape < 5; shape++) {
+    for (size_t n = 1; n <= N; n = n * 3 + 1) {
+      const size_t ks[] = {0, n / 2, (9 * n + 9) / 10 - 1, n - 1};
+      for (size_t q = 0; q < sizeof ks / sizeof *ks; q++) {
+        for (size_t i = 0; i < n; i++) {
+          x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+          v[i] = shape == 0   ? (int64_t)x
+                 : shape == 1 ? (int64_t)(x % 5) - 2 /* repeats, negatives */
+                 : shape == 2 ? (int64_t)i
+                 : shape == 3 ? (int64_t)(n - i)
+                              : 7;
+          sorted[i] = v[i];
+        }
+        qsort(sorted, n, sizeof *sorted, cmp_i64_asc);
+        size_t k = ks[q];
+        tl_select_i64(v, n, k);
+        ck_assert_int_eq(v[k], sorted[k]);
+        for (size_t i = 0; i < k; i++) ck_assert(v[i] <= v[k]);
+        for (size_t i = k + 1; i < n; i++) ck_assert(v[i] >= v[k]);
+        /* a permutation: the same multiset */
+        qsort(v, n, sizeof *v, cmp_i64_asc);
+        ck_assert(memcmp(v, sorted, n * sizeof *v) == 0);
+      }
+    }
+  }
+  free(v), free(sorted);
+}
+END_TEST
+
 START_TEST(signed_order_mapping) {
   int64_t vals[] = {INT64_MIN, -1700000000000000000LL, -1, 0, 1, 1712345678901234567LL, INT64_MAX};
   for (size_t i = 1; i < sizeof vals / sizeof vals[0]; i++)
@@ -463,6 +504,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, i64map_put_get_replace);
   tcase_add_test(tc, radix_sort_is_stable_and_ordered);
   tcase_add_test(tc, radix_sort_narrow_spans_match_a_comparison_sort);
+  tcase_add_test(tc, select_finds_the_sorted_rank);
   tcase_add_test(tc, signed_order_mapping);
   tcase_add_test(tc, task_type_keys);
   tcase_add_test(tc, shapes_ids_are_dense_in_first_seen_order);
