@@ -147,11 +147,22 @@ static const char *const export_flags[] = {"--output", "--format", "--rank", "--
                                            "--clock-model", "--help", NULL};
 static const char *const compare_flags[] = {"--output", "--markdown", "--options", "--help", NULL};
 
+/* A command of the CLI as its usage errors name it: its synopsis, where its whole help is,
+** and its flags (for the flag meant by an unknown one). */
+typedef struct cli_command {
+  const char *synopsis;
+  const char *help_cmd;
+  const char *const *flags;
+} cli_command;
+
+static const cli_command analyze_cmd = {synopsis, "traceloom --help", analyze_flags};
+static const cli_command export_cmd = {export_syn, "traceloom export-perfetto --help",
+                                       export_flags};
+
 /* A usage error: the reason (for an unknown flag, the known one within two typos of it),
 ** then the synopsis and where the whole help is, not the whole help: the reason stays on
 ** screen. Returns EXIT_USAGE. */
-static int usage_error(const char *syn, const char *help_cmd, const char *const *flags,
-                       const char *unknown, const char *fmt, ...) {
+static int usage_error(const cli_command *cmd, const char *unknown, const char *fmt, ...) {
   fputs("traceloom: ", stderr);
   va_list ap;
   va_start(ap, fmt);
@@ -159,12 +170,12 @@ static int usage_error(const char *syn, const char *help_cmd, const char *const 
   va_end(ap);
   const char *meant = NULL;
   int best = 3;
-  for (size_t k = 0; unknown && flags && flags[k]; k++) {
-    int d = edit_distance(unknown, flags[k]);
-    if (d < best) best = d, meant = flags[k];
+  for (size_t k = 0; unknown && cmd->flags[k]; k++) {
+    int d = edit_distance(unknown, cmd->flags[k]);
+    if (d < best) best = d, meant = cmd->flags[k];
   }
   if (meant) fprintf(stderr, " (did you mean %s?)", meant);
-  fprintf(stderr, "\n%sRun `%s` for every option.\n", syn, help_cmd);
+  fprintf(stderr, "\n%sRun `%s` for every option.\n", cmd->synopsis, cmd->help_cmd);
   return EXIT_USAGE;
 }
 
@@ -669,7 +680,7 @@ static int export_perfetto_main(int argc, char **argv) {
       return 0;
     } else if (strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0) {
       if (++i >= argc) {
-        usage_error(export_syn, "traceloom export-perfetto --help", NULL, NULL, "--output needs a path");
+        usage_error(&export_cmd, NULL, "--output needs a path");
         goto done;
       }
       output = argv[i];
@@ -704,20 +715,17 @@ static int export_perfetto_main(int argc, char **argv) {
       tl_buf_json_string(&ranks, end + 1, strlen(end + 1));
       tl_buf_puts(&ranks, "}");
     } else if (a[0] == '-' && a[1]) {
-      usage_error(export_syn, "traceloom export-perfetto --help", export_flags, a,
-                  "unknown export-perfetto option %s", a);
+      usage_error(&export_cmd, a, "unknown export-perfetto option %s", a);
       goto done;
     } else if (!analysis) {
       analysis = a;
     } else {
-      usage_error(export_syn, "traceloom export-perfetto --help", NULL, NULL,
-                  "one analysis database expected, got also %s", a);
+      usage_error(&export_cmd, NULL, "one analysis database expected, got also %s", a);
       goto done;
     }
   }
   if (!analysis) {
-    usage_error(export_syn, "traceloom export-perfetto --help", NULL, NULL,
-                "export-perfetto needs the analysis database");
+    usage_error(&export_cmd, NULL, "export-perfetto needs the analysis database");
     goto done;
   }
   if (output_is_folder("--output", output, "timeline.perfetto.json.gz")) goto done;
@@ -804,6 +812,8 @@ static const char compare_help[] =
     "  --options JSON   traceloom_compare options, e.g. '{\"top\": 30, \"noise_z\": 3}'\n"
     "\n"
     "Exit codes: 0 success, 1 comparison error, 2 usage error, 130 interrupted.\n";
+static const cli_command compare_cmd = {compare_synopsis, "traceloom compare --help",
+                                        compare_flags};
 
 /* 1 when the two paths name the same existing file. */
 static int same_file(const char *a, const char *b) {
@@ -861,23 +871,21 @@ static int compare_main(int argc, char **argv) {
       return 0;
     } else if (slot) {
       if (++i >= argc || !*argv[i])
-        return usage_error(compare_synopsis, "traceloom compare --help", NULL, NULL, "%s needs a value", a);
+        return usage_error(&compare_cmd, NULL, "%s needs a value", a);
       *slot = argv[i];
     } else if (a[0] == '-' && a[1]) {
-      return usage_error(compare_synopsis, "traceloom compare --help", compare_flags, a,
-                         "unknown compare option %s", a);
+      return usage_error(&compare_cmd, a, "unknown compare option %s", a);
     } else if (!base) {
       base = a;
     } else if (!fresh) {
       fresh = a;
     } else {
-      return usage_error(compare_synopsis, "traceloom compare --help", NULL, NULL,
-                         "compare takes two analysis databases, got also %s", a);
+      return usage_error(&compare_cmd, NULL, "compare takes two analysis databases, got also %s",
+                         a);
     }
   }
   if (!base || !fresh)
-    return usage_error(compare_synopsis, "traceloom compare --help", NULL, NULL,
-                       "compare needs BASE.db and NEW.db");
+    return usage_error(&compare_cmd, NULL, "compare needs BASE.db and NEW.db");
   if (output_is_folder("--output", output, "compare.db")) return EXIT_USAGE;
   for (const char *in = base; in; in = in == base ? fresh : NULL) {
     struct stat st;
@@ -1096,7 +1104,7 @@ int main(int argc, char **argv) {
       printf("traceloom %s (SQLite %s)\n", TRACELOOM_VERSION, sqlite3_libversion());
       return 0;
     } else if (strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0) {
-      if (++i >= argc) return usage_error(synopsis, "traceloom --help", NULL, NULL, "--output needs a path");
+      if (++i >= argc) return usage_error(&analyze_cmd, NULL, "--output needs a path");
       output = argv[i];
     } else if (strcmp(a, "--threads") == 0) {
       char *end;
@@ -1147,16 +1155,15 @@ int main(int argc, char **argv) {
                              "mode: override and the whole rule; docs/PARITY.md, Options)\n"),
              EXIT_USAGE;
     } else if (a[0] == '-' && a[1]) {
-      return usage_error(synopsis, "traceloom --help", analyze_flags, a, "unknown option %s", a);
+      return usage_error(&analyze_cmd, a, "unknown option %s", a);
     } else if (!profile) {
       profile = a;
     } else {
-      return usage_error(synopsis, "traceloom --help", NULL, NULL,
-                         "one profile path expected, got also %s", a);
+      return usage_error(&analyze_cmd, NULL, "one profile path expected, got also %s", a);
     }
   }
   if (!profile) {
-    return usage_error(synopsis, "traceloom --help", NULL, NULL,
+    return usage_error(&analyze_cmd, NULL,
                        "input path is required: pass an Ascend profiler SQLite DB, Hygon hipprof "
                        "DB, CUDA/Nsight SQLite export, PyTorch profiler (Kineto) JSON trace, or "
                        "profile directory");
