@@ -142,7 +142,10 @@ static int run_embedded(sqlite3 *db, const char *prefix, tl_err *e) {
 ** (a filter on node_id, say). The publisher knows better: one row per table, its row count
 ** (max(rowid) of a rowid table, dense from 0 or 1 here, is O(log n); count(*) otherwise).
 ** Index rows are left out (SQLite's defaults apply to them); rows of other tables are not
-** touched. sqlite_stat1 exists (tl_publish_planner_table, before the savepoint); "ANALYZE
+** touched. A table with an index on a generated column or an expression gets no row at all
+** (SQLite then takes it for a million rows): without statistics SQLite builds no Bloom filter
+** for it, which SQLite 3.38.0-3.41.1 build wrong on such an index (TEXT_ID_COLUMNS below).
+** sqlite_stat1 exists (tl_publish_planner_table, before the savepoint); "ANALYZE
 ** sqlite_schema" makes this connection's planner read the new rows. It expires every
 ** prepared statement, the rollback's canary included: the guard's held write covers it
 ** (guard.h). */
@@ -151,8 +154,12 @@ int tl_publish_planner_stats(sqlite3 *db, tl_err *e) {
   sqlite3_stmt *tables = NULL, *insert = NULL;
   if (rc == TL_OK)
     rc = tl_pub_prepare(db,
-                        "SELECT name FROM main.sqlite_schema WHERE type = 'table' AND "
-                        "name LIKE 'traceloom\\_%' ESCAPE '\\' ORDER BY name",
+                        "SELECT t.name FROM main.sqlite_schema t WHERE t.type = 'table' AND "
+                        "t.name LIKE 'traceloom\\_%' ESCAPE '\\' AND NOT EXISTS ("
+                        "SELECT 1 FROM pragma_index_list(t.name) l "
+                        "JOIN pragma_index_xinfo(l.name) x ON x.key "
+                        "LEFT JOIN pragma_table_xinfo(t.name) c ON c.cid = x.cid "
+                        "WHERE x.cid = -2 OR c.hidden IN (2, 3)) ORDER BY t.name",
                         &tables, e);
   if (rc == TL_OK)
     rc = tl_pub_prepare(db, "INSERT INTO main.sqlite_stat1(tbl, idx, stat) VALUES (?1, NULL, ?2)",
@@ -286,25 +293,38 @@ int tl_publish_embedded(tl_publication *pub, const tl_profile *p, tl_err *e) {
 }
 
 /* The text ids of the events and anchors, the two a user's query most often joins on (the
-** reference's node-events report, the idle audit's citations): a VIRTUAL generated column by
-** default, stored nowhere (a join on it gets an automatic index), or, with the analyze option
-** text_id_indexes or idle evidence, a stored column with an index.
+** reference's node-events report, the idle audit's citations).
 **
-** Stored, not an index on the generated column: SQLite 3.40 reads an indexed virtual column
-** (and an indexed expression) from the index cursor wherever the index serves the loop, and
-** the Bloom filter it builds before such a loop walks the table with the index cursor
-** unpositioned, so a join on the text id with any other condition on that table returned
-** no row once sqlite_stat1 made the filter worth building (bench/RESULTS.md, "Bloom";
-** tests/python/test_report_plans.py). An index on a stored column is read like any other.
-** A million tasks (1.1M events, 741k anchors): 75 MB of ids and index, 1.7 s CPU. */
+** By default both are VIRTUAL generated columns, and the anchor's has a UNIQUE index (16 MB
+** at a million tasks): node-events' first join, a node's anchors to traceloom_anchor by
+** anchor_id, is then a search instead of an automatic index over every anchor built per query
+** (2.6 -> 1.5 s CPU on the 1M bench profile). The event's id gets none (24 MB more, over the
+** file budget of issue 18): its join is the automatic index that query still builds.
+**
+** An index on a generated column is wrong under one condition: SQLite 3.38.0 to 3.41.1 read
+** an indexed virtual column (and an indexed expression) from the index cursor wherever the
+** index serves the loop, also while they build a Bloom filter for that loop by walking the
+** table with the index cursor unpositioned, so the filter held wrong keys and a join on the id
+** with any other condition on the table returned no row (fixed in 3.41.2, "Fix Bloom filters
+** on an expression index"; bench/RESULTS.md, "Bloom"). SQLite builds such a filter only for a
+** table with a sqlite_stat1 row (where.c whereCheckIfBloomFilterIsUseful, TF_HasStat1), so
+** the planner statistics leave out every table that has an index on a generated column or an
+** expression (tl_publish_planner_stats; tests/python/test_report_plans.py
+** test_generated_anchor_id_index_gets_no_bloom_filter). A user's ANALYZE writes the row back:
+** README.md says what to do then.
+**
+** With the analyze option text_id_indexes or idle evidence both ids are stored columns, each
+** with an index (75 MB at a million tasks, 1.7 s CPU): an index on a stored column is read
+** like any other, and the tables keep their statistics. */
 typedef struct text_id_column {
   const char *table, *column, *expr, *index;
+  int index_generated; /* index the generated column too (see above) */
 } text_id_column;
 
 static const text_id_column TEXT_ID_COLUMNS[] = {
-    {"traceloom_event_core", "event_id", "'event-' || event_n", "traceloom_event_core_event_id"},
+    {"traceloom_event_core", "event_id", "'event-' || event_n", "traceloom_event_core_event_id", 0},
     {"traceloom_anchor_core", "anchor_id", "'anchor-' || anchor_n",
-     "traceloom_anchor_core_anchor_id"},
+     "traceloom_anchor_core_anchor_id", 1},
 };
 
 static int add_text_id_columns(sqlite3 *db, int stored, tl_err *e) {
@@ -316,9 +336,15 @@ static int add_text_id_columns(sqlite3 *db, int stored, tl_err *e) {
                                          "CREATE INDEX %s ON %s(%s);",
                                          c->table, c->column, c->table, c->column, c->expr,
                                          c->index, c->table, c->column)
-                       : sqlite3_mprintf("ALTER TABLE %s ADD COLUMN %s TEXT "
-                                         "GENERATED ALWAYS AS (%s) VIRTUAL",
-                                         c->table, c->column, c->expr);
+                       : c->index_generated
+                           ? sqlite3_mprintf("ALTER TABLE %s ADD COLUMN %s TEXT "
+                                             "GENERATED ALWAYS AS (%s) VIRTUAL;"
+                                             "CREATE UNIQUE INDEX %s ON %s(%s);",
+                                             c->table, c->column, c->expr, c->index, c->table,
+                                             c->column)
+                           : sqlite3_mprintf("ALTER TABLE %s ADD COLUMN %s TEXT "
+                                             "GENERATED ALWAYS AS (%s) VIRTUAL",
+                                             c->table, c->column, c->expr);
     if (!sql) return tl_nomem(e);
     rc = tl_pub_exec(db, sql, e);
     sqlite3_free(sql);

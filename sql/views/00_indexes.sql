@@ -5,9 +5,11 @@
 -- id, inner or LEFT, can use an automatic index on the column: an expression in a flattened
 -- view gets none and would make that join a scan per outer row. The event's and the anchor's
 -- own ids (traceloom_event_core.event_id, traceloom_anchor_core.anchor_id) are added before
--- this file, by ext/publish/publish.c: generated like these, or stored with an index under the
--- analyze option text_id_indexes and with idle evidence (why not an index on a generated
--- column: the comment there).
+-- this file, by ext/publish/publish.c: generated like these (the anchor's with a UNIQUE index,
+-- and its table then has no sqlite_stat1 row: SQLite 3.38.0-3.41.1 build a wrong Bloom filter
+-- on an index of a generated column, and build none for a table without statistics), or
+-- stored with an index under the analyze option text_id_indexes and with idle evidence (the
+-- comment there).
 ALTER TABLE traceloom_runtime_call_core ADD COLUMN runtime_call_id TEXT
   GENERATED ALWAYS AS ('runtime-call-' || call_n) VIRTUAL;
 ALTER TABLE traceloom_runtime_device_relation_core ADD COLUMN relation_id TEXT
@@ -48,11 +50,11 @@ ALTER TABLE traceloom_position_occurrence_core ADD COLUMN occurrence_id TEXT
                                         occurrence_idx) END) VIRTUAL;
 
 -- Integer indexes, built once the rows are in (a sorted build is several times cheaper than
--- maintaining a B-tree row by row). There is no index on a text id of a core table: the
+-- maintaining a B-tree row by row). No other text id of a core table is indexed: the
 -- shipped views join on the integer keys (event_n, call_n, anchor_n, node_n, occurrence_n),
 -- and a user's join on a text id gets an automatic index on its generated column
 -- (docs/ARCHITECTURE.md; the small link table's stored aux_event_id has one, in
--- sql/views/30_structure.sql), but for the event and anchor ids stored by the option above.
+-- sql/views/30_structure.sql), but for the anchor's id and the ids stored by the option above.
 -- None is needed either between the integers: the relations of a runtime call are a range
 -- (traceloom_runtime_call_core.first_relation_n), the occurrences of a node too
 -- (traceloom_node_core.first_occurrence_n), a child occurrence is found by arithmetic from

@@ -99,6 +99,9 @@ SELECT t.step_n, t.db_idx, t.device_id, t.name,
              / (SELECT sum(b.compute_ns + b.comm_ns + b.idle_ns) FROM traceloom_anchor_core b
                  WHERE b.anchor_n >= t.first_anchor_n AND b.anchor_n < t.end_anchor_n), 4) AS share
 FROM traceloom_profiler_step t
-JOIN traceloom_anchor_core a ON a.anchor_n >= t.first_anchor_n AND a.anchor_n < t.end_anchor_n
-JOIN traceloom_event_core e ON e.event_n = a.event_n
+-- (CROSS JOIN: the steps, each one's anchors by key range, each anchor's event by key. The
+-- anchors have no sqlite_stat1 row, sql/views/00_indexes.sql, so SQLite takes them for a
+-- million rows and, left free, walks the events and indexes the anchors by event_n.)
+CROSS JOIN traceloom_anchor_core a ON a.anchor_n >= t.first_anchor_n AND a.anchor_n < t.end_anchor_n
+CROSS JOIN traceloom_event_core e ON e.event_n = a.event_n
 GROUP BY t.step_n, t.device_id, symbol;
