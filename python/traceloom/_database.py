@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import warnings
 import sys
 from contextlib import closing
 from pathlib import Path
@@ -14,6 +15,38 @@ from ._errors import ExtensionLoadingUnavailable, FeatureNotAvailable, RowLimitE
 from ._native import cli_help, load, run_cli
 
 Parameters = Union[Sequence[Any], Mapping[str, Any]]
+
+
+# Tables with an index on a generated column (or an expression) that also have planner
+# statistics: the analysis writes none for them (ext/publish/publish.c, TEXT_ID_COLUMNS), and
+# a user's ANALYZE adds them back.
+_INDEXED_GENERATED_WITH_STATS = """
+SELECT DISTINCT t.name FROM sqlite_schema t JOIN sqlite_stat1 s ON s.tbl = t.name
+WHERE t.type = 'table' AND EXISTS (
+  SELECT 1 FROM pragma_index_list(t.name) l JOIN pragma_index_xinfo(l.name) x ON x.key
+  LEFT JOIN pragma_table_xinfo(t.name) c ON c.cid = x.cid
+  WHERE x.cid = -2 OR c.hidden IN (2, 3))
+ORDER BY t.name"""
+
+
+def _warn_bloom_filter_hazard(conn: sqlite3.Connection, path: Path) -> None:
+    """SQLite 3.38.0 to 3.41.1 build a wrong Bloom filter on an index of a generated column
+    (fixed in 3.41.2) and build one only for a table with sqlite_stat1 rows: warn when this
+    SQLite is one of them and such a table has rows (README.md, the text ids)."""
+    if not (3, 38, 0) <= sqlite3.sqlite_version_info < (3, 41, 2):
+        return
+    try:
+        tables = [r[0] for r in conn.execute(_INDEXED_GENERATED_WITH_STATS)]
+    except sqlite3.DatabaseError:  # no sqlite_stat1
+        return
+    if tables:
+        names = ", ".join(f"'{t}'" for t in tables)
+        warnings.warn(
+            f"{path}: sqlite_stat1 has rows for {names} (an ANALYZE or PRAGMA optimize since "
+            f"the analysis?); SQLite {sqlite3.sqlite_version} may then answer joins on their "
+            f"indexed generated ids wrongly (a Bloom filter bug fixed in 3.41.2). Remove them: "
+            f"DELETE FROM sqlite_stat1 WHERE tbl IN ({names})",
+            RuntimeWarning, stacklevel=3)
 
 
 class AnalysisDatabase:
@@ -33,6 +66,7 @@ class AnalysisDatabase:
                 conn.execute("SELECT 1 FROM traceloom_metadata LIMIT 1").fetchall()
             except sqlite3.DatabaseError as e:
                 raise ValueError(f"{self.path} is not a TraceLoom analysis database ({e})") from None
+            _warn_bloom_filter_hazard(conn, self.path)
 
     def __repr__(self) -> str:
         return f"AnalysisDatabase({str(self.path)!r})"
