@@ -252,13 +252,13 @@ static void opt_i64(int64_t *v, unsigned char *null, int k, int64_t x, int64_t a
 }
 
 enum {
-  EV_N, EV_DB, EV_DEVICE, EV_ROWID, EV_STREAM, EV_START, EV_DUR, EV_SHAPE, EV_TASK,
+  EV_N, EV_DB, EV_DEVICE, EV_STREAM, EV_START, EV_DUR, EV_SHAPE, EV_TASK,
   EV_GLOBAL_TASK, EV_CORRELATION, EV_OP, EV_RELATION, EV_ANCHOR, EV_NCOLS
 };
 static const tl_rows_column event_columns[EV_NCOLS] = {
     [EV_N] = {"event_n", 0},          [EV_DB] = {"db_idx", 0},
-    [EV_DEVICE] = {"device_id", 0},   [EV_ROWID] = {"source_rowid_offset", 0},
-    [EV_STREAM] = {"stream_id", 0},   [EV_START] = {"start_ns", 0},
+    [EV_DEVICE] = {"device_id", 0},   [EV_STREAM] = {"stream_id", 0},
+    [EV_START] = {"start_ns", 0},
     [EV_DUR] = {"dur_ns", 0},         [EV_SHAPE] = {"shape_id", 0},
     [EV_TASK] = {"task_id", 0},       [EV_GLOBAL_TASK] = {"global_task_id", 0},
     [EV_CORRELATION] = {"correlation_id", 0},
@@ -274,9 +274,7 @@ static int fill_event(void *ctx, size_t row, int64_t *v, unsigned char *null) {
   v[EV_N] = tl_event_stored_n(r->t, i);
   v[EV_DB] = tl_events_db_idx(ev, j);
   v[EV_DEVICE] = tl_events_device_id(ev, j);
-  /* the rows of one source table are consecutive events with consecutive rowids: one offset
-  ** for the whole run, which SQLite stores in no bytes when it is 0 or 1 */
-  v[EV_ROWID] = tl_i64col_get(&ev->source_rowid, j) - (int64_t)i;
+  /* (its source rowid: publish_event_runs) */
   opt_i64(v, null, EV_STREAM, tl_events_stream_id(ev, j), TL_NO_STREAM);
   v[EV_START] = ev->start_ns[j];
   v[EV_DUR] = tl_events_end(ev, j) - ev->start_ns[j];
@@ -289,6 +287,51 @@ static int fill_event(void *ctx, size_t row, int64_t *v, unsigned char *null) {
   opt_i64(v, null, EV_RELATION, r->relation && i < r->ncall ? r->relation[i] : -1, -1);
   opt_i64(v, null, EV_ANCHOR, r->anchor ? r->anchor[i] : -1, -1);
   return 0;
+}
+
+/* Writes the runs of a source rowid offset (sql/schema/10_events.sql,
+** traceloom_event_source_run): row k of n, in the order of its n, has offset offset(ctx, k)
+** and n n_of(ctx, k); a run starts where the offset differs from the row before. The rows
+** of one source table are consecutive rows with consecutive rowids (one run) unless the
+** reader skipped rows between them (a run per row, Kineto). */
+static int publish_runs(sqlite3 *db, const char *sql, const char *table, size_t n,
+                        void (*row)(const void *ctx, size_t k, int64_t *n, int64_t *offset),
+                        const void *ctx, tl_err *e) {
+  sqlite3_stmt *st = NULL;
+  if (tl_pub_prepare(db, sql, &st, e)) return TL_ERROR;
+  int rc = TL_OK;
+  int64_t prev = 0;
+  for (size_t k = 0; rc == TL_OK && k < n; k++) {
+    int64_t rn, offset;
+    row(ctx, k, &rn, &offset);
+    if (k && offset == prev) continue;
+    prev = offset;
+    sqlite3_bind_int64(st, 1, rn);
+    sqlite3_bind_int64(st, 2, offset);
+    rc = tl_pub_step(db, st, table, e);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* Event row k in event_n order: the derived rows first (negative event_n, the last derived
+** row the most negative: tl_event_stored_n), then the trace's. The offset is the source
+** rowid minus the event's index among all (not its event_n: a derived row's source_key is
+** that sum, as it always was). */
+static void event_run_row(const void *ctx, size_t k, int64_t *n, int64_t *offset) {
+  const tl_event_input *in = ctx;
+  const tl_trace *t = in->trace;
+  size_t total = tl_event_count(t, in->derived), nderived = total - t->ev.n;
+  size_t i = k < nderived ? total - 1 - k : k - nderived, j = i;
+  const tl_events *ev = tl_events_of(t, in->derived, &j);
+  *n = tl_event_stored_n(t, i);
+  *offset = tl_i64col_get(&ev->source_rowid, j) - (int64_t)i;
+}
+
+static void call_run_row(const void *ctx, size_t k, int64_t *n, int64_t *offset) {
+  const tl_calls *ca = ctx;
+  *n = (int64_t)k;
+  *offset = tl_i64col_get(&ca->source_rowid, k) - (int64_t)k;
 }
 
 /* What every event row reads besides the trace: shape ids and anchors, one per event. */
@@ -324,6 +367,11 @@ int tl_event_rows_prepare(tl_publication *pub, const tl_event_input *in, tl_even
       .columns = event_shape_columns, .ncols = ES_NCOLS,
       .key = event_shape_key, .bind = bind_event_shape, .ctx = in};
   if (!(r->shape_of = assign_shapes(pub->db, &sp, e))) return TL_ERROR;
+  if (publish_runs(pub->db,
+                   "INSERT INTO main.traceloom_event_source_run(first_event_n, "
+                   "source_rowid_offset) VALUES (?1, ?2)",
+                   "traceloom_event_source_run", n, event_run_row, in, e))
+    return TL_ERROR;
   /* The anchor of each event (derived launch events included), from the anchors' events. */
   if (in->anchor_event) {
     if (in->nanchors > INT32_MAX)
@@ -457,12 +505,12 @@ typedef struct call_rows {
 } call_rows;
 
 enum {
-  CA_N, CA_DB, CA_ROWID, CA_START, CA_DUR, CA_SHAPE, CA_CONTEXT, CA_DEVICE, CA_CORRELATION,
+  CA_N, CA_DB, CA_START, CA_DUR, CA_SHAPE, CA_CONTEXT, CA_DEVICE, CA_CORRELATION,
   CA_FIRST_RELATION, CA_RELATIONS, CA_NCOLS
 };
 static const tl_rows_column call_columns[CA_NCOLS] = {
     [CA_N] = {"call_n", 0},             [CA_DB] = {"db_idx", 0},
-    [CA_ROWID] = {"source_rowid_offset", 0},   [CA_START] = {"start_ns", 0},
+    [CA_START] = {"start_ns", 0},
     [CA_DUR] = {"dur_ns", 0},           [CA_SHAPE] = {"shape_id", 0},
     [CA_CONTEXT] = {"context_id", 0},   [CA_DEVICE] = {"device_id", 0},
     [CA_CORRELATION] = {"correlation_id", 0}, [CA_FIRST_RELATION] = {"first_relation_n", 0},
@@ -475,7 +523,7 @@ static int fill_call(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   memset(null, 0, CA_NCOLS);
   v[CA_N] = (int64_t)i;
   v[CA_DB] = ca->db_idx[i];
-  v[CA_ROWID] = tl_i64col_get(&ca->source_rowid, i) - (int64_t)i; /* as the events' */
+  /* (its source rowid: publish_call_runs) */
   v[CA_START] = ca->start_ns[i];
   v[CA_DUR] = ca->end_ns[i] - ca->start_ns[i];
   v[CA_SHAPE] = r->shape_id[i];
@@ -537,6 +585,13 @@ static int publish_calls(sqlite3 *db, const tl_runtime_input *in, const relation
       .key = call_shape_key, .bind = bind_call_shape, .ctx = t};
   uint32_t *shape_of = assign_shapes(db, &sp, e);
   if (!shape_of) return TL_ERROR;
+  if (publish_runs(db,
+                   "INSERT INTO main.traceloom_runtime_call_source_run(first_call_n, "
+                   "source_rowid_offset) VALUES (?1, ?2)",
+                   "traceloom_runtime_call_source_run", t->calls.n, call_run_row, &t->calls, e)) {
+    free(shape_of);
+    return TL_ERROR;
+  }
   call_rows ctx = {.t = t, .shape_id = shape_of, .rel = rel};
   int rc = tl_rows_publish(db, "traceloom_runtime_call_core", call_columns, CA_NCOLS, t->calls.n,
                            fill_call, NULL, &ctx, e);

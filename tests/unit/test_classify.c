@@ -640,14 +640,19 @@ static void write_events(sqlite3 *db, const tl_trace *t, const tl_classification
                              "source_id, source_table FROM traceloom_event;"
                              "CREATE TABLE traceloom_event_core(event_n INTEGER PRIMARY KEY, "
                              "db_idx INTEGER, device_id INTEGER, shape_id INTEGER, "
-                             "start_ns INTEGER, dur_ns INTEGER, source_rowid_offset INTEGER, "
+                             "start_ns INTEGER, dur_ns INTEGER, "
                              "task_id INTEGER, event_id TEXT GENERATED ALWAYS AS "
                              "('event-' || event_n) VIRTUAL);"
                              "INSERT INTO traceloom_event_core(event_n, db_idx, device_id, shape_id, "
-                             "start_ns, dur_ns, source_rowid_offset, task_id) SELECT event_n, "
+                             "start_ns, dur_ns, task_id) SELECT event_n, "
                              "db_idx, device_id, event_n, start_ns, "
                              "CAST(round(dur_us * 1000) AS INTEGER), "
-                             "CAST(source_key AS INTEGER) - event_n, task_id FROM traceloom_event",
+                             "task_id FROM traceloom_event;"
+                             /* the source rowids, one run per event (the views' source_key) */
+                             "CREATE TABLE traceloom_event_source_run(first_event_n INTEGER "
+                             "PRIMARY KEY, source_rowid_offset INTEGER NOT NULL);"
+                             "INSERT INTO traceloom_event_source_run SELECT event_n, "
+                             "CAST(source_key AS INTEGER) - event_n FROM traceloom_event",
                              NULL, NULL, &msg) == SQLITE_OK,
                 "%s", msg);
 }
