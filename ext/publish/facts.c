@@ -274,7 +274,7 @@ static int fill_event(void *ctx, size_t row, int64_t *v, unsigned char *null) {
   v[EV_N] = tl_event_stored_n(r->t, i);
   v[EV_DB] = tl_events_db_idx(ev, j);
   v[EV_DEVICE] = tl_events_device_id(ev, j);
-  /* (its source rowid: publish_event_runs) */
+  /* (its source rowid: publish_source_offsets) */
   opt_i64(v, null, EV_STREAM, tl_events_stream_id(ev, j), TL_NO_STREAM);
   v[EV_START] = ev->start_ns[j];
   v[EV_DUR] = tl_events_end(ev, j) - ev->start_ns[j];
@@ -289,28 +289,63 @@ static int fill_event(void *ctx, size_t row, int64_t *v, unsigned char *null) {
   return 0;
 }
 
-/* Writes the runs of a source rowid offset (sql/schema/10_events.sql,
-** traceloom_event_source_run): row k of n, in the order of its n, has offset offset(ctx, k)
-** and n n_of(ctx, k); a run starts where the offset differs from the row before. The rows
-** of one source table are consecutive rows with consecutive rowids (one run) unless the
-** reader skipped rows between them (a run per row, Kineto). */
-static int publish_runs(sqlite3 *db, const char *sql, const char *table, size_t n,
-                        void (*row)(const void *ctx, size_t k, int64_t *n, int64_t *offset),
-                        const void *ctx, tl_err *e) {
-  sqlite3_stmt *st = NULL;
-  if (tl_pub_prepare(db, sql, &st, e)) return TL_ERROR;
-  int rc = TL_OK;
-  int64_t prev = 0;
-  for (size_t k = 0; rc == TL_OK && k < n; k++) {
-    int64_t rn, offset;
-    row(ctx, k, &rn, &offset);
-    if (k && offset == prev) continue;
-    prev = offset;
-    sqlite3_bind_int64(st, 1, rn);
-    sqlite3_bind_int64(st, 2, offset);
-    rc = tl_pub_step(db, st, table, e);
+/* The source rowid offsets (sql/schema/10_events.sql, source_key): row k of n, in the order
+** of its n, is row i of the shapes' shape_of, has key n and offset `offset` (its source rowid
+** minus its index among the rows). A shape whose rows all have one offset stores it
+** (shape_table.source_rowid_offset: the rows of one source table are consecutive rows with
+** consecutive rowids, one offset, wherever the reader keeps every row, Ascend and Nsight);
+** the rows of any other shape (the reader skipped rows between them: Kineto) each store
+** their source key, n + offset, in key_table by n. */
+typedef void (*source_row_fn)(const void *ctx, size_t k, size_t *i, int64_t *n, int64_t *offset);
+
+static int publish_source_offsets(sqlite3 *db, const char *shape_table, const char *key_table,
+                                  const char *key_column, size_t nrows, const uint32_t *shape_of,
+                                  source_row_fn row, const void *ctx, tl_err *e) {
+  uint32_t nshapes = 0;
+  for (size_t i = 0; i < nrows; i++)
+    if (shape_of[i] >= nshapes) nshapes = shape_of[i] + 1;
+  int64_t *offset = malloc((nshapes ? nshapes : 1) * sizeof *offset);
+  unsigned char *state = calloc(nshapes ? nshapes : 1, 1); /* 0 none, 1 one offset, 2 more */
+  if (!offset || !state) {
+    free(offset), free(state);
+    return tl_nomem(e);
   }
-  sqlite3_finalize(st);
+  for (size_t k = 0; k < nrows; k++) {
+    size_t i;
+    int64_t n, off;
+    row(ctx, k, &i, &n, &off);
+    uint32_t sh = shape_of[i];
+    if (!state[sh]) state[sh] = 1, offset[sh] = off;
+    else if (offset[sh] != off) state[sh] = 2;
+  }
+  sqlite3_stmt *upd = NULL, *ins = NULL;
+  char *sql = sqlite3_mprintf("UPDATE main.\"%w\" SET source_rowid_offset = ?2 WHERE shape_id = ?1",
+                              shape_table);
+  int rc = sql ? tl_pub_prepare(db, sql, &upd, e) : tl_nomem(e);
+  sqlite3_free(sql);
+  if (rc == TL_OK) {
+    sql = sqlite3_mprintf("INSERT INTO main.\"%w\"(\"%w\", source_key) VALUES (?1, ?2)",
+                          key_table, key_column);
+    rc = sql ? tl_pub_prepare(db, sql, &ins, e) : tl_nomem(e);
+    sqlite3_free(sql);
+  }
+  for (uint32_t sh = 0; rc == TL_OK && sh < nshapes; sh++) {
+    if (state[sh] != 1) continue;
+    sqlite3_bind_int64(upd, 1, sh);
+    sqlite3_bind_int64(upd, 2, offset[sh]);
+    rc = tl_pub_step(db, upd, shape_table, e);
+  }
+  for (size_t k = 0; rc == TL_OK && k < nrows; k++) {
+    size_t i;
+    int64_t n, off;
+    row(ctx, k, &i, &n, &off);
+    if (state[shape_of[i]] != 2) continue;
+    sqlite3_bind_int64(ins, 1, n);
+    sqlite3_bind_int64(ins, 2, off + n);
+    rc = tl_pub_step(db, ins, key_table, e);
+  }
+  sqlite3_finalize(upd), sqlite3_finalize(ins);
+  free(offset), free(state);
   return rc;
 }
 
@@ -318,18 +353,20 @@ static int publish_runs(sqlite3 *db, const char *sql, const char *table, size_t 
 ** row the most negative: tl_event_stored_n), then the trace's. The offset is the source
 ** rowid minus the event's index among all (not its event_n: a derived row's source_key is
 ** that sum, as it always was). */
-static void event_run_row(const void *ctx, size_t k, int64_t *n, int64_t *offset) {
+static void event_source_row(const void *ctx, size_t k, size_t *pi, int64_t *n, int64_t *offset) {
   const tl_event_input *in = ctx;
   const tl_trace *t = in->trace;
   size_t total = tl_event_count(t, in->derived), nderived = total - t->ev.n;
   size_t i = k < nderived ? total - 1 - k : k - nderived, j = i;
   const tl_events *ev = tl_events_of(t, in->derived, &j);
+  *pi = i;
   *n = tl_event_stored_n(t, i);
   *offset = tl_i64col_get(&ev->source_rowid, j) - (int64_t)i;
 }
 
-static void call_run_row(const void *ctx, size_t k, int64_t *n, int64_t *offset) {
+static void call_source_row(const void *ctx, size_t k, size_t *i, int64_t *n, int64_t *offset) {
   const tl_calls *ca = ctx;
+  *i = k;
   *n = (int64_t)k;
   *offset = tl_i64col_get(&ca->source_rowid, k) - (int64_t)k;
 }
@@ -367,10 +404,8 @@ int tl_event_rows_prepare(tl_publication *pub, const tl_event_input *in, tl_even
       .columns = event_shape_columns, .ncols = ES_NCOLS,
       .key = event_shape_key, .bind = bind_event_shape, .ctx = in};
   if (!(r->shape_of = assign_shapes(pub->db, &sp, e))) return TL_ERROR;
-  if (publish_runs(pub->db,
-                   "INSERT INTO main.traceloom_event_source_run(first_event_n, "
-                   "source_rowid_offset) VALUES (?1, ?2)",
-                   "traceloom_event_source_run", n, event_run_row, in, e))
+  if (publish_source_offsets(pub->db, "traceloom_event_shape", "traceloom_event_source_key",
+                             "event_n", n, r->shape_of, event_source_row, in, e))
     return TL_ERROR;
   /* The anchor of each event (derived launch events included), from the anchors' events. */
   if (in->anchor_event) {
@@ -523,7 +558,7 @@ static int fill_call(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   memset(null, 0, CA_NCOLS);
   v[CA_N] = (int64_t)i;
   v[CA_DB] = ca->db_idx[i];
-  /* (its source rowid: publish_call_runs) */
+  /* (its source rowid: publish_source_offsets) */
   v[CA_START] = ca->start_ns[i];
   v[CA_DUR] = ca->end_ns[i] - ca->start_ns[i];
   v[CA_SHAPE] = r->shape_id[i];
@@ -585,10 +620,9 @@ static int publish_calls(sqlite3 *db, const tl_runtime_input *in, const relation
       .key = call_shape_key, .bind = bind_call_shape, .ctx = t};
   uint32_t *shape_of = assign_shapes(db, &sp, e);
   if (!shape_of) return TL_ERROR;
-  if (publish_runs(db,
-                   "INSERT INTO main.traceloom_runtime_call_source_run(first_call_n, "
-                   "source_rowid_offset) VALUES (?1, ?2)",
-                   "traceloom_runtime_call_source_run", t->calls.n, call_run_row, &t->calls, e)) {
+  if (publish_source_offsets(db, "traceloom_runtime_call_shape",
+                             "traceloom_runtime_call_source_key", "call_n", t->calls.n, shape_of,
+                             call_source_row, &t->calls, e)) {
     free(shape_of);
     return TL_ERROR;
   }

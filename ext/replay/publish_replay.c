@@ -1238,12 +1238,12 @@ static int publish_unit_events(sqlite3 *db, const tl_trace *t, const tl_replay *
         "WHERE s.source_id = ?8 AND s.source_table = ?9 AND s.symbol = ?10 "
         "AND s.category = 'event'",
         -1, &core, NULL);
-  /* Its source key is the unit's ordinal: a run of its own (sql/schema/10_events.sql,
-  ** traceloom_event_source_run; the units' events come after every other event_n). */
+  /* Its source key is the unit's ordinal, stored by event_n: a unit shape has no
+  ** source_rowid_offset (sql/schema/10_events.sql, traceloom_event_source_key). */
   if (rc == SQLITE_OK)
     rc = sqlite3_prepare_v2(db,
-                            "INSERT INTO main.traceloom_event_source_run(first_event_n, "
-                            "source_rowid_offset) VALUES (?1, ?2 - ?1)",
+                            "INSERT INTO main.traceloom_event_source_key(event_n, source_key) "
+                            "VALUES (?1, ?2)",
                             -1, &run, NULL);
   if (rc != SQLITE_OK) {
     sqlite3_finalize(shape), sqlite3_finalize(core), sqlite3_finalize(run);
@@ -1280,7 +1280,7 @@ static int publish_unit_events(sqlite3 *db, const tl_trace *t, const tl_replay *
     if ((rc = tl_pub_step(db, core, "traceloom_event_core", e))) break;
     sqlite3_bind_int64(run, 1, (int64_t)unit_event_n(t, r, u));
     sqlite3_bind_int64(run, 2, key);
-    rc = tl_pub_step(db, run, "traceloom_event_source_run", e);
+    rc = tl_pub_step(db, run, "traceloom_event_source_key", e);
   }
   sqlite3_finalize(shape);
   sqlite3_finalize(core);

@@ -635,9 +635,11 @@ static void write_events(sqlite3 *db, const tl_trace *t, const tl_classification
      here), as sql/schema/10_events.sql stores them */
   ck_assert_msg(sqlite3_exec(db,
                              "CREATE TABLE traceloom_event_shape(shape_id INTEGER PRIMARY KEY, "
-                             "role_class_id INTEGER, source_id INTEGER, source_table TEXT);"
+                             "role_class_id INTEGER, source_id INTEGER, source_table TEXT, "
+                             "source_rowid_offset INTEGER);"
                              "INSERT INTO traceloom_event_shape SELECT event_n, role_class_id, "
-                             "source_id, source_table FROM traceloom_event;"
+                             "source_id, source_table, CAST(source_key AS INTEGER) - event_n "
+                             "FROM traceloom_event;"
                              "CREATE TABLE traceloom_event_core(event_n INTEGER PRIMARY KEY, "
                              "db_idx INTEGER, device_id INTEGER, shape_id INTEGER, "
                              "start_ns INTEGER, dur_ns INTEGER, "
@@ -648,11 +650,9 @@ static void write_events(sqlite3 *db, const tl_trace *t, const tl_classification
                              "db_idx, device_id, event_n, start_ns, "
                              "CAST(round(dur_us * 1000) AS INTEGER), "
                              "task_id FROM traceloom_event;"
-                             /* the source rowids, one run per event (the views' source_key) */
-                             "CREATE TABLE traceloom_event_source_run(first_event_n INTEGER "
-                             "PRIMARY KEY, source_rowid_offset INTEGER NOT NULL);"
-                             "INSERT INTO traceloom_event_source_run SELECT event_n, "
-                             "CAST(source_key AS INTEGER) - event_n FROM traceloom_event",
+                             /* every shape has its offset: no key stored by event */
+                             "CREATE TABLE traceloom_event_source_key(event_n INTEGER "
+                             "PRIMARY KEY, source_key INTEGER NOT NULL)",
                              NULL, NULL, &msg) == SQLITE_OK,
                 "%s", msg);
 }
