@@ -198,9 +198,9 @@ SELECT r.relation_id, r.db_idx, r.runtime_call_id,
                                       AND k.control_kind = 'execute') END
                   FROM traceloom_graph_launch g WHERE g.relation_n = r.relation_n) END
          AS device_source_table,
-       CASE WHEN e.event_n IS NOT NULL THEN CAST(COALESCE((SELECT so.source_rowid_offset FROM traceloom_event_shape so WHERE so.shape_id = e.shape_id) + e.event_n, (SELECT sk.source_key FROM traceloom_event_source_key sk WHERE sk.event_n = e.event_n)) AS TEXT)
+       CASE WHEN e.event_n IS NOT NULL THEN CAST(COALESCE(es.source_rowid_offset + e.event_n, (SELECT sk.source_key FROM traceloom_event_source_key sk WHERE sk.event_n = e.event_n)) AS TEXT)
             ELSE (SELECT CASE WHEN g.graph_provider = 'cuda'
-                              THEN CAST(COALESCE((SELECT so.source_rowid_offset FROM traceloom_runtime_call_shape so WHERE so.shape_id = c.shape_id) + c.call_n, (SELECT sk.source_key FROM traceloom_runtime_call_source_key sk WHERE sk.call_n = c.call_n)) AS TEXT)
+                              THEN CAST(COALESCE(cs.source_rowid_offset + c.call_n, (SELECT sk.source_key FROM traceloom_runtime_call_source_key sk WHERE sk.call_n = c.call_n)) AS TEXT)
                               ELSE (SELECT x.source_key FROM traceloom_graph_launch_control k
                                     CROSS JOIN traceloom_event x ON x.event_n = k.event_n
                                     WHERE k.launch_n = g.launch_n

@@ -535,7 +535,7 @@ SELECT a.anchor_id, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS 
                   CROSS JOIN traceloom_event_core ue ON ue.event_n = g.graph_event_n
                   CROSS JOIN traceloom_event_shape us ON us.shape_id = ue.shape_id
                   WHERE g.anchor_n = a.anchor_n) END AS source_table,
-       CASE WHEN e.event_n >= 0 THEN CAST(COALESCE((SELECT so.source_rowid_offset FROM traceloom_event_shape so WHERE so.shape_id = e.shape_id) + e.event_n, (SELECT sk.source_key FROM traceloom_event_source_key sk WHERE sk.event_n = e.event_n)) AS TEXT)
+       CASE WHEN e.event_n >= 0 THEN CAST(COALESCE(s.source_rowid_offset + e.event_n, (SELECT sk.source_key FROM traceloom_event_source_key sk WHERE sk.event_n = e.event_n)) AS TEXT)
             ELSE (SELECT '0' FROM traceloom_graph_launch g
                   WHERE g.anchor_n = a.anchor_n AND g.graph_event_n IS NOT NULL) END
          AS source_key,
