@@ -252,13 +252,13 @@ static void opt_i64(int64_t *v, unsigned char *null, int k, int64_t x, int64_t a
 }
 
 enum {
-  EV_N, EV_DB, EV_DEVICE, EV_ROWID, EV_STREAM, EV_START, EV_DUR, EV_SHAPE, EV_TASK,
+  EV_N, EV_DB, EV_DEVICE, EV_STREAM, EV_START, EV_DUR, EV_SHAPE, EV_TASK,
   EV_GLOBAL_TASK, EV_CORRELATION, EV_OP, EV_RELATION, EV_ANCHOR, EV_NCOLS
 };
 static const tl_rows_column event_columns[EV_NCOLS] = {
     [EV_N] = {"event_n", 0},          [EV_DB] = {"db_idx", 0},
-    [EV_DEVICE] = {"device_id", 0},   [EV_ROWID] = {"source_rowid_offset", 0},
-    [EV_STREAM] = {"stream_id", 0},   [EV_START] = {"start_ns", 0},
+    [EV_DEVICE] = {"device_id", 0},   [EV_STREAM] = {"stream_id", 0},
+    [EV_START] = {"start_ns", 0},
     [EV_DUR] = {"dur_ns", 0},         [EV_SHAPE] = {"shape_id", 0},
     [EV_TASK] = {"task_id", 0},       [EV_GLOBAL_TASK] = {"global_task_id", 0},
     [EV_CORRELATION] = {"correlation_id", 0},
@@ -274,9 +274,7 @@ static int fill_event(void *ctx, size_t row, int64_t *v, unsigned char *null) {
   v[EV_N] = tl_event_stored_n(r->t, i);
   v[EV_DB] = tl_events_db_idx(ev, j);
   v[EV_DEVICE] = tl_events_device_id(ev, j);
-  /* the rows of one source table are consecutive events with consecutive rowids: one offset
-  ** for the whole run, which SQLite stores in no bytes when it is 0 or 1 */
-  v[EV_ROWID] = tl_i64col_get(&ev->source_rowid, j) - (int64_t)i;
+  /* (its source rowid: publish_source_offsets) */
   opt_i64(v, null, EV_STREAM, tl_events_stream_id(ev, j), TL_NO_STREAM);
   v[EV_START] = ev->start_ns[j];
   v[EV_DUR] = tl_events_end(ev, j) - ev->start_ns[j];
@@ -289,6 +287,88 @@ static int fill_event(void *ctx, size_t row, int64_t *v, unsigned char *null) {
   opt_i64(v, null, EV_RELATION, r->relation && i < r->ncall ? r->relation[i] : -1, -1);
   opt_i64(v, null, EV_ANCHOR, r->anchor ? r->anchor[i] : -1, -1);
   return 0;
+}
+
+/* The source rowid offsets (sql/schema/10_events.sql, source_key): row k of n, in the order
+** of its n, is row i of the shapes' shape_of, has key n and offset `offset` (its source rowid
+** minus its index among the rows). A shape whose rows all have one offset stores it
+** (shape_table.source_rowid_offset: the rows of one source table are consecutive rows with
+** consecutive rowids, one offset, wherever the reader keeps every row, Ascend and Nsight);
+** the rows of any other shape (the reader skipped rows between them: Kineto) each store
+** their source key, n + offset, in key_table by n. */
+typedef void (*source_row_fn)(const void *ctx, size_t k, size_t *i, int64_t *n, int64_t *offset);
+
+static int publish_source_offsets(sqlite3 *db, const char *shape_table, const char *key_table,
+                                  const char *key_column, size_t nrows, const uint32_t *shape_of,
+                                  source_row_fn row, const void *ctx, tl_err *e) {
+  uint32_t nshapes = 0;
+  for (size_t i = 0; i < nrows; i++)
+    if (shape_of[i] >= nshapes) nshapes = shape_of[i] + 1;
+  int64_t *offset = malloc((nshapes ? nshapes : 1) * sizeof *offset);
+  unsigned char *state = calloc(nshapes ? nshapes : 1, 1); /* 0 none, 1 one offset, 2 more */
+  if (!offset || !state) {
+    free(offset), free(state);
+    return tl_nomem(e);
+  }
+  for (size_t k = 0; k < nrows; k++) {
+    size_t i;
+    int64_t n, off;
+    row(ctx, k, &i, &n, &off);
+    uint32_t sh = shape_of[i];
+    if (!state[sh]) state[sh] = 1, offset[sh] = off;
+    else if (offset[sh] != off) state[sh] = 2;
+  }
+  sqlite3_stmt *upd = NULL, *ins = NULL;
+  char *sql = sqlite3_mprintf("UPDATE main.\"%w\" SET source_rowid_offset = ?2 WHERE shape_id = ?1",
+                              shape_table);
+  int rc = sql ? tl_pub_prepare(db, sql, &upd, e) : tl_nomem(e);
+  sqlite3_free(sql);
+  if (rc == TL_OK) {
+    sql = sqlite3_mprintf("INSERT INTO main.\"%w\"(\"%w\", source_key) VALUES (?1, ?2)",
+                          key_table, key_column);
+    rc = sql ? tl_pub_prepare(db, sql, &ins, e) : tl_nomem(e);
+    sqlite3_free(sql);
+  }
+  for (uint32_t sh = 0; rc == TL_OK && sh < nshapes; sh++) {
+    if (state[sh] != 1) continue;
+    sqlite3_bind_int64(upd, 1, sh);
+    sqlite3_bind_int64(upd, 2, offset[sh]);
+    rc = tl_pub_step(db, upd, shape_table, e);
+  }
+  for (size_t k = 0; rc == TL_OK && k < nrows; k++) {
+    size_t i;
+    int64_t n, off;
+    row(ctx, k, &i, &n, &off);
+    if (state[shape_of[i]] != 2) continue;
+    sqlite3_bind_int64(ins, 1, n);
+    sqlite3_bind_int64(ins, 2, off + n);
+    rc = tl_pub_step(db, ins, key_table, e);
+  }
+  sqlite3_finalize(upd), sqlite3_finalize(ins);
+  free(offset), free(state);
+  return rc;
+}
+
+/* Event row k in event_n order: the derived rows first (negative event_n, the last derived
+** row the most negative: tl_event_stored_n), then the trace's. The offset is the source
+** rowid minus the event's index among all (not its event_n: a derived row's source_key is
+** that sum, as it always was). */
+static void event_source_row(const void *ctx, size_t k, size_t *pi, int64_t *n, int64_t *offset) {
+  const tl_event_input *in = ctx;
+  const tl_trace *t = in->trace;
+  size_t total = tl_event_count(t, in->derived), nderived = total - t->ev.n;
+  size_t i = k < nderived ? total - 1 - k : k - nderived, j = i;
+  const tl_events *ev = tl_events_of(t, in->derived, &j);
+  *pi = i;
+  *n = tl_event_stored_n(t, i);
+  *offset = tl_i64col_get(&ev->source_rowid, j) - (int64_t)i;
+}
+
+static void call_source_row(const void *ctx, size_t k, size_t *i, int64_t *n, int64_t *offset) {
+  const tl_calls *ca = ctx;
+  *i = k;
+  *n = (int64_t)k;
+  *offset = tl_i64col_get(&ca->source_rowid, k) - (int64_t)k;
 }
 
 /* What every event row reads besides the trace: shape ids and anchors, one per event. */
@@ -324,6 +404,9 @@ int tl_event_rows_prepare(tl_publication *pub, const tl_event_input *in, tl_even
       .columns = event_shape_columns, .ncols = ES_NCOLS,
       .key = event_shape_key, .bind = bind_event_shape, .ctx = in};
   if (!(r->shape_of = assign_shapes(pub->db, &sp, e))) return TL_ERROR;
+  if (publish_source_offsets(pub->db, "traceloom_event_shape", "traceloom_event_source_key",
+                             "event_n", n, r->shape_of, event_source_row, in, e))
+    return TL_ERROR;
   /* The anchor of each event (derived launch events included), from the anchors' events. */
   if (in->anchor_event) {
     if (in->nanchors > INT32_MAX)
@@ -457,12 +540,12 @@ typedef struct call_rows {
 } call_rows;
 
 enum {
-  CA_N, CA_DB, CA_ROWID, CA_START, CA_DUR, CA_SHAPE, CA_CONTEXT, CA_DEVICE, CA_CORRELATION,
+  CA_N, CA_DB, CA_START, CA_DUR, CA_SHAPE, CA_CONTEXT, CA_DEVICE, CA_CORRELATION,
   CA_FIRST_RELATION, CA_RELATIONS, CA_NCOLS
 };
 static const tl_rows_column call_columns[CA_NCOLS] = {
     [CA_N] = {"call_n", 0},             [CA_DB] = {"db_idx", 0},
-    [CA_ROWID] = {"source_rowid_offset", 0},   [CA_START] = {"start_ns", 0},
+    [CA_START] = {"start_ns", 0},
     [CA_DUR] = {"dur_ns", 0},           [CA_SHAPE] = {"shape_id", 0},
     [CA_CONTEXT] = {"context_id", 0},   [CA_DEVICE] = {"device_id", 0},
     [CA_CORRELATION] = {"correlation_id", 0}, [CA_FIRST_RELATION] = {"first_relation_n", 0},
@@ -475,7 +558,7 @@ static int fill_call(void *ctx, size_t i, int64_t *v, unsigned char *null) {
   memset(null, 0, CA_NCOLS);
   v[CA_N] = (int64_t)i;
   v[CA_DB] = ca->db_idx[i];
-  v[CA_ROWID] = tl_i64col_get(&ca->source_rowid, i) - (int64_t)i; /* as the events' */
+  /* (its source rowid: publish_source_offsets) */
   v[CA_START] = ca->start_ns[i];
   v[CA_DUR] = ca->end_ns[i] - ca->start_ns[i];
   v[CA_SHAPE] = r->shape_id[i];
@@ -537,6 +620,12 @@ static int publish_calls(sqlite3 *db, const tl_runtime_input *in, const relation
       .key = call_shape_key, .bind = bind_call_shape, .ctx = t};
   uint32_t *shape_of = assign_shapes(db, &sp, e);
   if (!shape_of) return TL_ERROR;
+  if (publish_source_offsets(db, "traceloom_runtime_call_shape",
+                             "traceloom_runtime_call_source_key", "call_n", t->calls.n, shape_of,
+                             call_source_row, &t->calls, e)) {
+    free(shape_of);
+    return TL_ERROR;
+  }
   call_rows ctx = {.t = t, .shape_id = shape_of, .rel = rel};
   int rc = tl_rows_publish(db, "traceloom_runtime_call_core", call_columns, CA_NCOLS, t->calls.n,
                            fill_call, NULL, &ctx, e);

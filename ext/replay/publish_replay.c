@@ -1219,7 +1219,7 @@ static int publish_launch_relations(sqlite3 *db, tl_err *e) {
 ** template and source). */
 static int publish_unit_events(sqlite3 *db, const tl_trace *t, const tl_replay *r, tl_err *e) {
   if (!r->units.n) return TL_OK;
-  sqlite3_stmt *shape = NULL, *core = NULL;
+  sqlite3_stmt *shape = NULL, *core = NULL, *run = NULL;
   int rc = sqlite3_prepare_v2(
       db,
       "INSERT INTO main.traceloom_event_shape(shape_id, source_id, source_table, kind, "
@@ -1233,13 +1233,20 @@ static int publish_unit_events(sqlite3 *db, const tl_trace *t, const tl_replay *
     rc = sqlite3_prepare_v2(
         db,
         "INSERT INTO main.traceloom_event_core(event_n, db_idx, device_id, "
-        "source_rowid_offset, stream_id, start_ns, dur_ns, shape_id) "
-        "SELECT ?1, ?2, ?3, ?4 - ?1, ?5, ?6, ?7, s.shape_id FROM main.traceloom_event_shape s "
+        "stream_id, start_ns, dur_ns, shape_id) "
+        "SELECT ?1, ?2, ?3, ?5, ?6, ?7, s.shape_id FROM main.traceloom_event_shape s "
         "WHERE s.source_id = ?8 AND s.source_table = ?9 AND s.symbol = ?10 "
         "AND s.category = 'event'",
         -1, &core, NULL);
+  /* Its source key is the unit's ordinal, stored by event_n: a unit shape has no
+  ** source_rowid_offset (sql/schema/10_events.sql, traceloom_event_source_key). */
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v2(db,
+                            "INSERT INTO main.traceloom_event_source_key(event_n, source_key) "
+                            "VALUES (?1, ?2)",
+                            -1, &run, NULL);
   if (rc != SQLITE_OK) {
-    sqlite3_finalize(shape), sqlite3_finalize(core);
+    sqlite3_finalize(shape), sqlite3_finalize(core), sqlite3_finalize(run);
     return tl_fail(e, "cannot publish the replay units' events: %s", sqlite3_errmsg(db));
   }
   rc = TL_OK;
@@ -1263,7 +1270,6 @@ static int publish_unit_events(sqlite3 *db, const tl_trace *t, const tl_replay *
     sqlite3_bind_int64(core, 1, (int64_t)unit_event_n(t, r, u));
     sqlite3_bind_int(core, 2, un->db_idx);
     sqlite3_bind_int64(core, 3, un->device_id);
-    sqlite3_bind_int64(core, 4, key);
     if (stream == TL_NO_STREAM) sqlite3_bind_null(core, 5);
     else sqlite3_bind_int64(core, 5, stream);
     sqlite3_bind_int64(core, 6, lo);
@@ -1271,10 +1277,14 @@ static int publish_unit_events(sqlite3 *db, const tl_trace *t, const tl_replay *
     sqlite3_bind_int64(core, 8, source_id);
     sqlite3_bind_text(core, 9, table, -1, SQLITE_STATIC);
     sqlite3_bind_text(core, 10, sym, -1, SQLITE_TRANSIENT);
-    rc = tl_pub_step(db, core, "traceloom_event_core", e);
+    if ((rc = tl_pub_step(db, core, "traceloom_event_core", e))) break;
+    sqlite3_bind_int64(run, 1, (int64_t)unit_event_n(t, r, u));
+    sqlite3_bind_int64(run, 2, key);
+    rc = tl_pub_step(db, run, "traceloom_event_source_key", e);
   }
   sqlite3_finalize(shape);
   sqlite3_finalize(core);
+  sqlite3_finalize(run);
   return rc;
 }
 

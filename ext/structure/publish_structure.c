@@ -701,7 +701,7 @@ static int publish_occurrences(sqlite3 *db, occ_rows *r, size_t from, size_t to,
 /* ------------------------------------------------------------------ nodes */
 
 enum {
-  N_N, N_TREE, N_DB, N_DEVICE, N_NODE_DEVICE, N_LOCAL, N_PARENT, N_PARENT_LOCAL, N_SLOT,
+  N_N, N_TREE, N_DB, N_DEVICE, N_NODE_DEVICE, N_LOCAL, N_PARENT, N_SLOT,
   N_KIND, N_SHAPE, N_DEFINITION, N_REPEAT, N_CHILDREN, N_DEPTH, N_LOOP_DEPTH, N_OCCURRENCES,
   N_FIRST_OCCURRENCE, N_TOKEN_LEN, N_FIRST_TOKEN, N_END_TOKEN, N_START, N_END, N_COMPUTE,
   N_COMM, N_IDLE, N_SELF, N_AUX_EVENTS, N_AUX, N_LINKED, N_PATH, N_ROOTED_PATH, N_NCOLS
@@ -710,8 +710,8 @@ static const tl_rows_column node_columns[N_NCOLS] = {
     [N_N] = {"node_n", 0},                 [N_TREE] = {"tree_n", 0},
     [N_DB] = {"db_idx", 0},                [N_DEVICE] = {"device_id", 0},
     [N_NODE_DEVICE] = {"node_device", 0},  [N_LOCAL] = {"local_n", 0},
-    [N_PARENT] = {"parent_n", 0},          [N_PARENT_LOCAL] = {"parent_local_n", 0},
-    [N_SLOT] = {"slot_ordinal", 0},        [N_KIND] = {"node_kind", 0},
+    [N_PARENT] = {"parent_n", 0},          [N_SLOT] = {"slot_ordinal", 0},
+    [N_KIND] = {"node_kind", 0},
     [N_SHAPE] = {"shape_id", 0},           [N_DEFINITION] = {"definition_local", 0},
     [N_REPEAT] = {"repeat_count", 0},      [N_CHILDREN] = {"child_count", 0},
     [N_DEPTH] = {"depth", 0},              [N_LOOP_DEPTH] = {"loop_depth", 0},
@@ -746,12 +746,8 @@ static int fill_node(void *vctx, size_t row, int64_t *v, unsigned char *null) {
   v[N_DEVICE] = tr->device_id;
   v[N_NODE_DEVICE] = tr->device_id, null[N_NODE_DEVICE] = !tr->node_device;
   v[N_LOCAL] = (int64_t)row + 1;
-  if (nd->parent != TL_RECOVER_NONE) {
-    v[N_PARENT] = r->node_base + nd->parent + 1;
-    v[N_PARENT_LOCAL] = (int64_t)nd->parent + 1;
-  } else {
-    null[N_PARENT] = null[N_PARENT_LOCAL] = 1;
-  }
+  /* (the parent's local_n is not stored again: the views read the parent's row by key) */
+  v[N_PARENT] = r->node_base + nd->parent + 1, null[N_PARENT] = nd->parent == TL_RECOVER_NONE;
   v[N_SLOT] = nd->slot;
   v[N_KIND] = pos->kind;
   v[N_SHAPE] = r->shape_id[row];

@@ -39,7 +39,9 @@ CREATE TABLE traceloom_event_shape(
   -- every event row (traceloom_event_core), at the price of one shape per distinct value.
   context_id INTEGER,
   model_id INTEGER,
-  graph_node_id INTEGER
+  graph_node_id INTEGER,
+  source_rowid_offset INTEGER      -- source key minus event_n, where every event of the shape
+                                   -- has the same; NULL: traceloom_event_source_key
 );
 
 -- @surface traceloom_event_core | one device event (integers only) | Storage behind traceloom_event: ids, times, stream and provider identifiers, and the shape of its text columns | SELECT device_id, count(*), min(start_ns), max(start_ns + dur_ns) FROM traceloom_event_core GROUP BY device_id
@@ -47,9 +49,7 @@ CREATE TABLE traceloom_event_core(
   event_n INTEGER PRIMARY KEY,     -- n of event-<n>, dense 0-based in reader order
   db_idx INTEGER NOT NULL,
   device_id INTEGER NOT NULL,
-  source_rowid_offset INTEGER NOT NULL, -- the source row's rowid minus the row's own n: one
-                                   -- value (often 0 or 1, stored in no bytes) per source table
-  stream_id INTEGER,               -- NULL = no stream
+  stream_id INTEGER,               -- NULL = no stream (its source key: traceloom_event_source_key)
   start_ns INTEGER NOT NULL,
   dur_ns INTEGER NOT NULL,         -- end_ns - start_ns
   shape_id INTEGER NOT NULL,       -- traceloom_event_shape
@@ -64,12 +64,30 @@ CREATE TABLE traceloom_event_core(
   anchor_n INTEGER                 -- its anchor (traceloom_anchor_core), if it is one
 );
 
+-- A row's source key (its source rowid; for a derived row, its writer's running key) is its
+-- event_n plus an offset that the rows of one source table share wherever the reader keeps
+-- every row (Ascend, Nsight: one or two values over a million events), not where it skips
+-- rows between them (Kineto: one per event). The offset is stored once on the shape where all
+-- the shape's events share it (traceloom_event_shape.source_rowid_offset; a shape is within
+-- one source table), not on every core row (a column costs each of a million rows a header
+-- byte even when 0 or 1); the events of any other shape, and the replay units' events, store
+-- their key here: source_key = COALESCE(shape offset + event_n, this row's), the second
+-- read only where the first is NULL.
+-- @surface traceloom_event_source_key | the source key of an event whose shape has no single source rowid offset | Storage behind traceloom_event.source_key where the events of a shape are not consecutive rows of their source table (Kineto), and of the replay units' events | SELECT event_n, source_key FROM traceloom_event_source_key ORDER BY event_n LIMIT 10
+CREATE TABLE traceloom_event_source_key(
+  event_n INTEGER PRIMARY KEY,     -- traceloom_event_core
+  source_key INTEGER NOT NULL
+);
+
 -- @surface traceloom_event | one normalized device event | Every device observation of the profile, anchors and non-anchors, with provenance (source table and rowid) | SELECT kind, count(*) AS events FROM traceloom_event GROUP BY kind ORDER BY events DESC
 CREATE VIEW traceloom_event AS
 SELECT c.event_id, c.db_idx, c.device_id, NULL AS step_idx,
        (SELECT s.source_id FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS source_id,
        (SELECT s.source_table FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS source_table,
-       CAST(c.source_rowid_offset + c.event_n AS TEXT) AS source_key, c.stream_id, c.start_ns,
+       CAST(COALESCE((SELECT s.source_rowid_offset FROM traceloom_event_shape s
+                       WHERE s.shape_id = c.shape_id) + c.event_n,
+                     (SELECT k.source_key FROM traceloom_event_source_key k
+                       WHERE k.event_n = c.event_n)) AS TEXT) AS source_key, c.stream_id, c.start_ns,
        c.start_ns + c.dur_ns AS end_ns, c.dur_ns / 1000.0 AS dur_us,
        (SELECT s.kind FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS kind,
        (SELECT s.category FROM traceloom_event_shape s WHERE s.shape_id = c.shape_id) AS category,
@@ -128,16 +146,16 @@ CREATE TABLE traceloom_runtime_call_shape(
   match_policy TEXT NOT NULL,
   process_id INTEGER,              -- the ids of the calling thread
   thread_id INTEGER,
-  global_tid INTEGER
+  global_tid INTEGER,
+  source_rowid_offset INTEGER      -- source key minus call_n, where every call of the shape
+                                   -- has the same; NULL: traceloom_runtime_call_source_key
 );
 
 -- @surface traceloom_runtime_call_core | one runtime call (integers only) | Storage behind traceloom_runtime_call: ids, times, correlation id and the call's range of relations | SELECT shape_id, count(*) FROM traceloom_runtime_call_core GROUP BY shape_id ORDER BY 2 DESC LIMIT 10
 CREATE TABLE traceloom_runtime_call_core(
   call_n INTEGER PRIMARY KEY,      -- n of runtime-call-<n>, dense 0-based in reader order
   db_idx INTEGER NOT NULL,
-  source_rowid_offset INTEGER NOT NULL, -- the source row's rowid minus the row's own n: one
-                                   -- value (often 0 or 1, stored in no bytes) per source table
-  start_ns INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,       -- (its source key: traceloom_runtime_call_source_key)
   dur_ns INTEGER NOT NULL,         -- end_ns - start_ns
   shape_id INTEGER NOT NULL,       -- traceloom_runtime_call_shape
   context_id INTEGER,
@@ -147,6 +165,13 @@ CREATE TABLE traceloom_runtime_call_core(
   relation_count INTEGER NOT NULL  --   (relations are published call-major)
 );
 
+-- The calls' source rowids, as the events' (traceloom_event_source_key).
+-- @surface traceloom_runtime_call_source_key | the source key of a runtime call whose shape has no single source rowid offset | Storage behind traceloom_runtime_call.source_key where the calls of a shape are not consecutive rows of their source table (Kineto) | SELECT call_n, source_key FROM traceloom_runtime_call_source_key ORDER BY call_n LIMIT 10
+CREATE TABLE traceloom_runtime_call_source_key(
+  call_n INTEGER PRIMARY KEY,      -- traceloom_runtime_call_core
+  source_key INTEGER NOT NULL
+);
+
 -- @surface traceloom_runtime_call | one host runtime/API call | Host-side runtime calls (CANN_API, ApiData, CUDA runtime) with thread and correlation ids | SELECT api_name, count(*) AS calls FROM traceloom_runtime_call GROUP BY api_name ORDER BY calls DESC
 CREATE VIEW traceloom_runtime_call AS
 SELECT c.runtime_call_id, c.db_idx,
@@ -154,7 +179,10 @@ SELECT c.runtime_call_id, c.db_idx,
        (SELECT s.clock_domain FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS clock_domain,
        (SELECT s.source_id FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS source_id,
        (SELECT s.source_table FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS source_table,
-       CAST(c.source_rowid_offset + c.call_n AS TEXT) AS source_key, c.start_ns, c.start_ns + c.dur_ns AS end_ns,
+       CAST(COALESCE((SELECT s.source_rowid_offset FROM traceloom_runtime_call_shape s
+                       WHERE s.shape_id = c.shape_id) + c.call_n,
+                     (SELECT k.source_key FROM traceloom_runtime_call_source_key k
+                       WHERE k.call_n = c.call_n)) AS TEXT) AS source_key, c.start_ns, c.start_ns + c.dur_ns AS end_ns,
        c.dur_ns / 1000.0 AS dur_us,
        (SELECT s.api_name FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS api_name,
        (SELECT s.api_type FROM traceloom_runtime_call_shape s WHERE s.shape_id = c.shape_id) AS api_type,

@@ -177,8 +177,8 @@ CREATE TABLE traceloom_node_core(
   device_id INTEGER NOT NULL,
   node_device INTEGER,             -- device in the node ids (node-d<dev>-N007); NULL: node-N007
   local_n INTEGER NOT NULL,        -- 7 in N007: 1-based preorder within the tree
-  parent_n INTEGER,                -- node_n of the parent; NULL for the root
-  parent_local_n INTEGER,
+  parent_n INTEGER,                -- node_n of the parent; NULL for the root (its local_n:
+                                   -- that row's, by key; not stored again per node)
   slot_ordinal INTEGER NOT NULL,   -- slot in the parent (0 for the root)
   node_kind INTEGER NOT NULL,      -- 1 Atom, 2 Seq, 3 Repeat
   shape_id INTEGER NOT NULL,       -- traceloom_node_shape
@@ -222,7 +222,8 @@ CREATE TABLE traceloom_definition_core(
 -- @surface traceloom_v_node_stats | one tree node (integers, every value filled) | The node storage with span, times and summed packets in ns for every node, and the per-iteration denominator | SELECT node_n, occurrence_count, compute_ns, idle_ns FROM traceloom_v_node_stats LIMIT 20
 CREATE VIEW traceloom_v_node_stats AS
 SELECT c.node_n, c.tree_n, c.db_idx, c.device_id, c.node_device, c.local_n, c.parent_n,
-       c.parent_local_n, c.slot_ordinal, c.node_kind, c.shape_id, c.definition_local,
+       (SELECT p.local_n FROM traceloom_node_core p WHERE p.node_n = c.parent_n) AS parent_local_n,
+       c.slot_ordinal, c.node_kind, c.shape_id, c.definition_local,
        c.repeat_count, c.child_count, c.depth, c.loop_depth, c.occurrence_count,
        c.first_occurrence_n, c.token_len,
        COALESCE(c.first_token, o.anchor_first_n - t.first_anchor_n) AS first_token,
@@ -418,7 +419,8 @@ SELECT o.occurrence_id, n.node_id AS position_id,
                 WHERE p.occurrence_n = o.parent_n)
             ELSE COALESCE((SELECT p.repeat_context FROM traceloom_position_occurrence_body p
                             WHERE p.occurrence_n = o.parent_n) || ',', '') ||
-                 printf('N%03d', n.parent_local_n) || ':' || o.member_order END,
+                 printf('N%03d', (SELECT p.local_n FROM traceloom_node_core p
+                                  WHERE p.node_n = n.parent_n)) || ':' || o.member_order END,
        ':', '#'), ',', '/') AS repeat_context,
        o.anchor_first_n, o.anchor_first_n + n.token_len AS anchor_end_n,
        -- an occurrence with children: its body row's; an atom: its anchor's (and the anchor's

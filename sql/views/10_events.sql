@@ -28,7 +28,7 @@ CREATE VIEW traceloom_device_work AS
 SELECT 'device-work-' || e.event_id AS device_work_id, e.db_idx,
        i.provider, e.device_id, 'event' AS work_kind, e.event_id, e.task_id,
        NULL AS graph_launch_occurrence_id, s.source_table,
-       CAST(e.source_rowid_offset + e.event_n AS TEXT) AS source_key,
+       CAST(COALESCE(s.source_rowid_offset + e.event_n, (SELECT sk.source_key FROM traceloom_event_source_key sk WHERE sk.event_n = e.event_n)) AS TEXT) AS source_key,
        e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.dur_ns / 1000.0 AS dur_us,
        COALESCE(s.op_name, s.raw_label, s.task_type) AS symbol,
        NULL AS raw_json, e.event_n,
@@ -170,7 +170,7 @@ SELECT r.relation_id, r.db_idx, r.runtime_call_id,
        COALESCE(cs.provider, (SELECT i.provider FROM traceloom_input i WHERE i.db_idx = r.db_idx))
          AS provider,
        cs.clock_domain, cs.source_table AS runtime_source_table,
-       CAST(c.source_rowid_offset + c.call_n AS TEXT) AS runtime_source_key,
+       CAST(COALESCE(cs.source_rowid_offset + c.call_n, (SELECT sk.source_key FROM traceloom_runtime_call_source_key sk WHERE sk.call_n = c.call_n)) AS TEXT) AS runtime_source_key,
        c.start_ns AS runtime_start_ns, c.start_ns + c.dur_ns AS runtime_end_ns,
        c.dur_ns / 1000.0 AS runtime_dur_us,
        cs.api_name, cs.api_type, cs.process_id, cs.thread_id, cs.global_tid,
@@ -198,9 +198,9 @@ SELECT r.relation_id, r.db_idx, r.runtime_call_id,
                                       AND k.control_kind = 'execute') END
                   FROM traceloom_graph_launch g WHERE g.relation_n = r.relation_n) END
          AS device_source_table,
-       CASE WHEN e.event_n IS NOT NULL THEN CAST(e.source_rowid_offset + e.event_n AS TEXT)
+       CASE WHEN e.event_n IS NOT NULL THEN CAST(COALESCE(es.source_rowid_offset + e.event_n, (SELECT sk.source_key FROM traceloom_event_source_key sk WHERE sk.event_n = e.event_n)) AS TEXT)
             ELSE (SELECT CASE WHEN g.graph_provider = 'cuda'
-                              THEN CAST(c.source_rowid_offset + c.call_n AS TEXT)
+                              THEN CAST(COALESCE(cs.source_rowid_offset + c.call_n, (SELECT sk.source_key FROM traceloom_runtime_call_source_key sk WHERE sk.call_n = c.call_n)) AS TEXT)
                               ELSE (SELECT x.source_key FROM traceloom_graph_launch_control k
                                     CROSS JOIN traceloom_event x ON x.event_n = k.event_n
                                     WHERE k.launch_n = g.launch_n

@@ -86,7 +86,7 @@ SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
               SELECT 1 FROM traceloom_aux_link l
                WHERE l.aux_event_n = e.event_n AND l.link_type = 'retained_unplaced')
             THEN 'omitted_event_without_auxiliary_link' ELSE c.reason_code END AS reason_code,
-       c.rule_id, h.source_table, CAST(e.source_rowid_offset + e.event_n AS TEXT) AS source_key,
+       c.rule_id, h.source_table, CAST(COALESCE(h.source_rowid_offset + e.event_n, (SELECT sk.source_key FROM traceloom_event_source_key sk WHERE sk.event_n = e.event_n)) AS TEXT) AS source_key,
        -- the domain of the classification rule that decided: a communication op is decided by
        -- no manifest rule (system.communication_anchor) and has none, as in the reference (its
        -- symbol domain, communication, stays in traceloom_evidence_role_class)

@@ -33,7 +33,7 @@ SELECT 'graph-body-member-' || c.member_n AS member_id, l.launch_id, l.db_idx, l
        l.member_order, l.slot_order, c.lane_ordinal, c.task_ordinal, c.kind, e.event_id, e.task_id,
        (SELECT s.source_table FROM traceloom_event_shape s WHERE s.shape_id = e.shape_id)
          AS source_table,
-       e.source_rowid_offset + e.event_n AS source_row_id,
+       COALESCE((SELECT so.source_rowid_offset FROM traceloom_event_shape so WHERE so.shape_id = e.shape_id) + e.event_n, (SELECT sk.source_key FROM traceloom_event_source_key sk WHERE sk.event_n = e.event_n)) AS source_row_id,
        e.task_id AS raw_task_id, e.start_ns, e.start_ns + e.dur_ns AS end_ns,
        e.dur_ns / 1000.0 AS dur_us,
        l.correlation_id,

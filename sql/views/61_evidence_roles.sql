@@ -445,7 +445,7 @@ SELECT a.anchor_id, a.db_idx, a.device_id,
        -- CUDA_GRAPH_REPLAY_UNIT) and file, and key '0', no row of that table (a unit's event
        -- is keyed from 1), as the reference names every replay-unit anchor's source)
        CASE WHEN e.event_n >= 0 THEN s.source_table ELSE us.source_table END AS source_table,
-       CASE WHEN e.event_n >= 0 THEN CAST(e.source_rowid_offset + e.event_n AS TEXT)
+       CASE WHEN e.event_n >= 0 THEN CAST(COALESCE(s.source_rowid_offset + e.event_n, (SELECT sk.source_key FROM traceloom_event_source_key sk WHERE sk.event_n = e.event_n)) AS TEXT)
             WHEN us.source_table IS NOT NULL THEN '0' END AS source_key,
        COALESCE(h.symbol, c.observed_symbol) AS observed_symbol,
        CASE WHEN h.symbol IS NOT NULL THEN 'analysis.replay_composition_slot'
@@ -535,7 +535,7 @@ SELECT a.anchor_id, t.db_idx, t.device_id, a.anchor_n - t.first_anchor_n + 1 AS 
                   CROSS JOIN traceloom_event_core ue ON ue.event_n = g.graph_event_n
                   CROSS JOIN traceloom_event_shape us ON us.shape_id = ue.shape_id
                   WHERE g.anchor_n = a.anchor_n) END AS source_table,
-       CASE WHEN e.event_n >= 0 THEN CAST(e.source_rowid_offset + e.event_n AS TEXT)
+       CASE WHEN e.event_n >= 0 THEN CAST(COALESCE(s.source_rowid_offset + e.event_n, (SELECT sk.source_key FROM traceloom_event_source_key sk WHERE sk.event_n = e.event_n)) AS TEXT)
             ELSE (SELECT '0' FROM traceloom_graph_launch g
                   WHERE g.anchor_n = a.anchor_n AND g.graph_event_n IS NOT NULL) END
          AS source_key,

@@ -110,7 +110,7 @@ SELECT l.owner_kind, l.owner_id, l.evidence_ordinal,
                    JOIN traceloom_event_shape s ON s.shape_id = c.shape_id
                   WHERE c.event_n = l.event_n)) AS source_table,
        COALESCE(l.source_key,
-                (SELECT CAST(c.source_rowid_offset + c.event_n AS TEXT) FROM traceloom_event_core c
+                (SELECT CAST(COALESCE((SELECT so.source_rowid_offset FROM traceloom_event_shape so WHERE so.shape_id = c.shape_id) + c.event_n, (SELECT sk.source_key FROM traceloom_event_source_key sk WHERE sk.event_n = c.event_n)) AS TEXT) FROM traceloom_event_core c
                   WHERE c.event_n = l.event_n)) AS source_key,
        CASE l.relation WHEN 0 THEN 'device_event_coverage' WHEN 1 THEN 'complete_absence_observation'
          WHEN 2 THEN 'exact_connection_id' WHEN 3 THEN 'temporal_overlap' ELSE 'none' END AS relation,

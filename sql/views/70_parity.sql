@@ -171,7 +171,7 @@ SELECT k.k AS candidate_collective_key, i.path AS db_name, k.db_idx, k.device_id
        0 AS idx_in_occurrence, k.symbol AS op_type, 'anchor-' || k.anchor_n AS anchor_id,
        'event-' || k.event_n AS event_id,
        (SELECT s.source_table FROM traceloom_event_shape s WHERE s.shape_id = e.shape_id) AS source_table,
-       CAST(e.source_rowid_offset + e.event_n AS TEXT) AS source_key, CAST(e.correlation_id AS TEXT) AS connection_id,
+       CAST(COALESCE((SELECT so.source_rowid_offset FROM traceloom_event_shape so WHERE so.shape_id = e.shape_id) + e.event_n, (SELECT sk.source_key FROM traceloom_event_source_key sk WHERE sk.event_n = e.event_n)) AS TEXT) AS source_key, CAST(e.correlation_id AS TEXT) AS connection_id,
        CAST(e.op_id AS TEXT) AS op_id, e.start_ns, e.start_ns + e.dur_ns AS end_ns,
        e.dur_ns / 1000.0 AS dur_us,
        CASE WHEN k.per_tree = 1 THEN 'structural_position_match' ELSE 'ambiguous_position' END AS validation_status,

@@ -67,7 +67,7 @@ SELECT av.anchor_id, b.db_idx, b.device_id, b.anchor_idx, av.event_id, av.step_i
        -- the anchor's event's columns: none for a promoted launch's anchor (no event; its row,
        -- event_n < 0, is the launch's interval)
        (SELECT x.source_table FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id AND e.event_n >= 0) AS source_table,
-       CASE WHEN e.event_n >= 0 THEN CAST(e.source_rowid_offset + e.event_n AS TEXT) END AS source_key,
+       CASE WHEN e.event_n >= 0 THEN CAST(COALESCE((SELECT so.source_rowid_offset FROM traceloom_event_shape so WHERE so.shape_id = e.shape_id) + e.event_n, (SELECT sk.source_key FROM traceloom_event_source_key sk WHERE sk.event_n = e.event_n)) AS TEXT) END AS source_key,
        CASE WHEN e.event_n >= 0 THEN e.stream_id END AS stream_id,
        (SELECT x.category FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id AND e.event_n >= 0) AS category,
        (SELECT x.semantic_role FROM traceloom_event_shape x WHERE x.shape_id = e.shape_id AND e.event_n >= 0) AS semantic_role,
@@ -199,7 +199,7 @@ SELECT COALESCE(o.member_item_id, 'anchor:' || a.anchor_id) AS timeline_item_id,
             ELSE (SELECT s.family FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) END AS family,
        -- the anchor's own event, or the member's
        (SELECT s.source_table FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS source_table,
-       CAST(x.source_rowid_offset + x.event_n AS TEXT) AS source_key, x.stream_id,
+       CAST(COALESCE((SELECT so.source_rowid_offset FROM traceloom_event_shape so WHERE so.shape_id = x.shape_id) + x.event_n, (SELECT sk.source_key FROM traceloom_event_source_key sk WHERE sk.event_n = x.event_n)) AS TEXT) AS source_key, x.stream_id,
        (SELECT s.category FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS category,
        (SELECT s.semantic_role FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS semantic_role,
        (SELECT s.task_type FROM traceloom_event_shape s WHERE s.shape_id = x.shape_id) AS task_type,

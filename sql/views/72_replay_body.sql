@@ -132,7 +132,7 @@ SELECT m.occurrence_id, m.pattern_id, m.domain_id, m.position_ordinal, m.aggrega
        m.member_id, m.event_id, m.identity, m.kind, m.duration_ns, 0 AS source_ordinal,
        (SELECT s.source_table FROM traceloom_event_core x JOIN traceloom_event_shape s ON s.shape_id = x.shape_id
          WHERE x.event_n = m.event_n) AS source_table,
-       (SELECT CAST(x.source_rowid_offset + x.event_n AS TEXT) FROM traceloom_event_core x WHERE x.event_n = m.event_n) AS source_key,
+       (SELECT CAST(COALESCE((SELECT so.source_rowid_offset FROM traceloom_event_shape so WHERE so.shape_id = x.shape_id) + x.event_n, (SELECT sk.source_key FROM traceloom_event_source_key sk WHERE sk.event_n = x.event_n)) AS TEXT) FROM traceloom_event_core x WHERE x.event_n = m.event_n) AS source_key,
        'primary' AS source_role, NULL AS raw_json, m.db_idx, m.device_id, m.occurrence_n,
        m.member_n, m.event_n
 FROM traceloom_v_replay_body_pattern_member m;

@@ -763,8 +763,8 @@ def test_core_nodes_out_of_display_order(cli, analyses, tmp_path):
     shutil.copy(src, db)
     turn = "CASE WHEN {0} > 12 THEN {0} - 12 ELSE {0} + 100 END"
     con = sqlite3.connect(db)
-    con.execute(f"UPDATE traceloom_node_core SET local_n = {turn.format('local_n')}, "
-                f"parent_local_n = {turn.format('parent_local_n')}")
+    # (a parent's local_n is read from its own row: turned with it)
+    con.execute(f"UPDATE traceloom_node_core SET local_n = {turn.format('local_n')}")
     con.commit()
     con.close()
     local = [r[0] for r in query(db, "SELECT local_n FROM traceloom_node_core ORDER BY node_n")]

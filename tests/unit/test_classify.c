@@ -635,19 +635,24 @@ static void write_events(sqlite3 *db, const tl_trace *t, const tl_classification
      here), as sql/schema/10_events.sql stores them */
   ck_assert_msg(sqlite3_exec(db,
                              "CREATE TABLE traceloom_event_shape(shape_id INTEGER PRIMARY KEY, "
-                             "role_class_id INTEGER, source_id INTEGER, source_table TEXT);"
+                             "role_class_id INTEGER, source_id INTEGER, source_table TEXT, "
+                             "source_rowid_offset INTEGER);"
                              "INSERT INTO traceloom_event_shape SELECT event_n, role_class_id, "
-                             "source_id, source_table FROM traceloom_event;"
+                             "source_id, source_table, CAST(source_key AS INTEGER) - event_n "
+                             "FROM traceloom_event;"
                              "CREATE TABLE traceloom_event_core(event_n INTEGER PRIMARY KEY, "
                              "db_idx INTEGER, device_id INTEGER, shape_id INTEGER, "
-                             "start_ns INTEGER, dur_ns INTEGER, source_rowid_offset INTEGER, "
+                             "start_ns INTEGER, dur_ns INTEGER, "
                              "task_id INTEGER, event_id TEXT GENERATED ALWAYS AS "
                              "('event-' || event_n) VIRTUAL);"
                              "INSERT INTO traceloom_event_core(event_n, db_idx, device_id, shape_id, "
-                             "start_ns, dur_ns, source_rowid_offset, task_id) SELECT event_n, "
+                             "start_ns, dur_ns, task_id) SELECT event_n, "
                              "db_idx, device_id, event_n, start_ns, "
                              "CAST(round(dur_us * 1000) AS INTEGER), "
-                             "CAST(source_key AS INTEGER) - event_n, task_id FROM traceloom_event",
+                             "task_id FROM traceloom_event;"
+                             /* every shape has its offset: no key stored by event */
+                             "CREATE TABLE traceloom_event_source_key(event_n INTEGER "
+                             "PRIMARY KEY, source_key INTEGER NOT NULL)",
                              NULL, NULL, &msg) == SQLITE_OK,
                 "%s", msg);
 }
