@@ -331,20 +331,20 @@ static int add_text_id_columns(sqlite3 *db, int stored, tl_err *e) {
   int rc = TL_OK;
   for (size_t i = 0; rc == TL_OK && i < sizeof TEXT_ID_COLUMNS / sizeof TEXT_ID_COLUMNS[0]; i++) {
     const text_id_column *c = &TEXT_ID_COLUMNS[i];
+    /* stored and filled, with its index; or generated, with its index where it has one */
     char *sql = stored ? sqlite3_mprintf("ALTER TABLE %s ADD COLUMN %s TEXT;"
                                          "UPDATE %s SET %s = %s;"
                                          "CREATE INDEX %s ON %s(%s);",
                                          c->table, c->column, c->table, c->column, c->expr,
                                          c->index, c->table, c->column)
-                       : c->index_generated
-                           ? sqlite3_mprintf("ALTER TABLE %s ADD COLUMN %s TEXT "
-                                             "GENERATED ALWAYS AS (%s) VIRTUAL;"
-                                             "CREATE UNIQUE INDEX %s ON %s(%s);",
-                                             c->table, c->column, c->expr, c->index, c->table,
-                                             c->column)
-                           : sqlite3_mprintf("ALTER TABLE %s ADD COLUMN %s TEXT "
-                                             "GENERATED ALWAYS AS (%s) VIRTUAL",
-                                             c->table, c->column, c->expr);
+                       : sqlite3_mprintf("ALTER TABLE %s ADD COLUMN %s TEXT "
+                                         "GENERATED ALWAYS AS (%s) VIRTUAL",
+                                         c->table, c->column, c->expr);
+    if (!sql) return tl_nomem(e);
+    rc = tl_pub_exec(db, sql, e);
+    sqlite3_free(sql);
+    if (rc != TL_OK || stored || !c->index_generated) continue;
+    sql = sqlite3_mprintf("CREATE UNIQUE INDEX %s ON %s(%s)", c->index, c->table, c->column);
     if (!sql) return tl_nomem(e);
     rc = tl_pub_exec(db, sql, e);
     sqlite3_free(sql);
