@@ -489,8 +489,8 @@ static int pub_replay(analysis *a, tl_err *e) {
 }
 
 static int pub_views(analysis *a, tl_err *e) {
-  int stored_text_ids = a->opt.text_id_indexes || a->opt.idle_evidence != NULL;
-  return tl_publish_views(&a->txn.pub, a->opt.threads, stored_text_ids, e);
+  return tl_publish_views(&a->txn.pub, a->opt.threads, a->opt.text_id_indexes,
+                          a->opt.idle_evidence != NULL, e);
 }
 
 static int pub_metadata(analysis *a, tl_err *e) {

@@ -1156,8 +1156,8 @@ int tl_idle_publish(sqlite3 *db, const tl_idle_input *in, tl_err *e) {
   ** event index every one of the millions of links scans the event core. The audit also joins
   ** each anchor's explained idle (741k rows at a million anchors) to traceloom_anchor by its
   ** text id (1.65 -> 0.63 s CPU for that step with the anchor index). So an analysis with idle
-  ** evidence always stores and indexes the two text ids (ext/analyze passes it to
-  ** tl_publish_views, before the views). */
+  ** evidence indexes both generated text ids (ext/analyze tells tl_publish_views, before the
+  ** views; the anchor's index is there in every analysis). */
   tl_timer_mark(&tm, "names");
   return rc;
 }

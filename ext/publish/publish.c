@@ -313,21 +313,31 @@ int tl_publish_embedded(tl_publication *pub, const tl_profile *p, tl_err *e) {
 ** test_generated_anchor_id_index_gets_no_bloom_filter). A user's ANALYZE writes the row back:
 ** README.md says what to do then.
 **
-** With the analyze option text_id_indexes or idle evidence both ids are stored columns, each
-** with an index (75 MB at a million tasks, 1.7 s CPU): an index on a stored column is read
-** like any other, and the tables keep their statistics. */
+** An analysis with idle evidence indexes the generated event id too: its audit looks every
+** cited event up by that id (2.5M links at a million tasks; test_idle_evidence.py), and the
+** index (23.7 MB there) is its only cost.
+**
+** With the analyze option text_id_indexes both ids are stored columns, each with an index
+** (75 MB at a million tasks, 1.7 s CPU): an index on a stored column is read like any other,
+** and the tables keep their statistics. */
+typedef enum text_id_index {
+  TEXT_ID_INDEX_ALWAYS,   /* generated, and indexed in every analysis */
+  TEXT_ID_INDEX_ON_IDLE,  /* generated, indexed where idle evidence cites it */
+} text_id_index;
+
 typedef struct text_id_column {
   const char *table, *column, *expr, *index;
-  int index_generated; /* index the generated column too (see above) */
+  text_id_index index_generated; /* when the generated column gets its index (see above) */
 } text_id_column;
 
 static const text_id_column TEXT_ID_COLUMNS[] = {
-    {"traceloom_event_core", "event_id", "'event-' || event_n", "traceloom_event_core_event_id", 0},
+    {"traceloom_event_core", "event_id", "'event-' || event_n", "traceloom_event_core_event_id",
+     TEXT_ID_INDEX_ON_IDLE},
     {"traceloom_anchor_core", "anchor_id", "'anchor-' || anchor_n",
-     "traceloom_anchor_core_anchor_id", 1},
+     "traceloom_anchor_core_anchor_id", TEXT_ID_INDEX_ALWAYS},
 };
 
-static int add_text_id_columns(sqlite3 *db, int stored, tl_err *e) {
+static int add_text_id_columns(sqlite3 *db, int stored, int idle_evidence, tl_err *e) {
   int rc = TL_OK;
   for (size_t i = 0; rc == TL_OK && i < sizeof TEXT_ID_COLUMNS / sizeof TEXT_ID_COLUMNS[0]; i++) {
     const text_id_column *c = &TEXT_ID_COLUMNS[i];
@@ -343,7 +353,8 @@ static int add_text_id_columns(sqlite3 *db, int stored, tl_err *e) {
     if (!sql) return tl_nomem(e);
     rc = tl_pub_exec(db, sql, e);
     sqlite3_free(sql);
-    if (rc != TL_OK || stored || !c->index_generated) continue;
+    if (rc != TL_OK || stored) continue;
+    if (c->index_generated == TEXT_ID_INDEX_ON_IDLE && !idle_evidence) continue;
     sql = sqlite3_mprintf("CREATE UNIQUE INDEX %s ON %s(%s)", c->index, c->table, c->column);
     if (!sql) return tl_nomem(e);
     rc = tl_pub_exec(db, sql, e);
@@ -352,7 +363,8 @@ static int add_text_id_columns(sqlite3 *db, int stored, tl_err *e) {
   return rc;
 }
 
-int tl_publish_views(tl_publication *pub, int threads, int stored_text_ids, tl_err *e) {
+int tl_publish_views(tl_publication *pub, int threads, int stored_text_ids, int idle_evidence,
+                     tl_err *e) {
   sqlite3 *db = pub->db;
   /* The index builds of sql/views/00_indexes.sql sort millions of keys: SQLite's sorter
   ** merges its runs on helper threads when allowed (PRAGMA threads). Same index, any count;
@@ -360,7 +372,7 @@ int tl_publish_views(tl_publication *pub, int threads, int stored_text_ids, tl_e
   int helpers = threads > 1 ? threads - 1 : 0;
   int old_helpers = sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, -1);
   if (helpers > old_helpers) sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, helpers);
-  int rc = add_text_id_columns(db, stored_text_ids, e);
+  int rc = add_text_id_columns(db, stored_text_ids, idle_evidence, e);
   if (rc == TL_OK) rc = run_embedded(db, "sql/views/", e);
   sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, old_helpers);
   return rc;

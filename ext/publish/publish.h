@@ -20,7 +20,7 @@
 **   tl_publish_resume(&pub, e);            an interrupt noticed in between stops here
 **   tl_publish_events(&pub, &ev, e);       events (then free the per-event arrays)
 **   ... the stages' writers ...
-**   tl_publish_views(&pub, threads, 0, e); sql/views (indexes, views)
+**   tl_publish_views(&pub, threads, 0, 0, e); sql/views (indexes, views)
 **   tl_publish_metadata(db, &md, e), tl_publish_catalog(db, e);
 **   tl_publish_abort(&pub);                what it still holds (after a failure too)
 */
@@ -53,9 +53,11 @@ int tl_publish_open(tl_publication *pub, sqlite3 *db, tl_txn_guard *guard, tl_er
 ** publication here. */
 int tl_publish_resume(tl_publication *pub, tl_err *e);
 /* sql/views (the index builds may use threads - 1 sorter helpers), after the event and
-** anchor text ids: generated, or stored and indexed where stored_text_ids is set (the analyze
-** option text_id_indexes and the idle evidence, which cites events by text id). */
-int tl_publish_views(tl_publication *pub, int threads, int stored_text_ids, tl_err *e);
+** anchor text ids: generated (the anchor's indexed, the event's too where idle_evidence is
+** set: it cites events by text id), or stored and indexed where stored_text_ids is set (the
+** analyze option text_id_indexes). */
+int tl_publish_views(tl_publication *pub, int threads, int stored_text_ids, int idle_evidence,
+                     tl_err *e);
 /* traceloom_analysis_surface from the `-- @surface` lines, for the relations that exist. */
 int tl_publish_catalog(sqlite3 *db, tl_err *e);
 /* Frees what the publication still holds; the rows written stay the caller's transaction's

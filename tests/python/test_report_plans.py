@@ -1396,7 +1396,8 @@ def test_generated_anchor_id_index_gets_no_bloom_filter(cli, fixtures, tmp_path)
 
 
 def test_node_events_same_rows_with_and_without_text_id_indexes(cli, fixtures, tmp_path):
-    """node-events on exact_hlt gives the same rows with and without the option, also where
+    """node-events on exact_hlt gives the same rows with and without the option (and with idle
+    evidence, which indexes the generated event id), also where
     sqlite_stat1 says the anchors outnumber everything (10M rows). With the option the event
     view's filter on its core rows (+event_n >= 0: a promoted launch's interval row has a
     negative key and no event) is a term on the events alone, which makes SQLite 3.40 check a
@@ -1405,7 +1406,8 @@ def test_node_events_same_rows_with_and_without_text_id_indexes(cli, fixtures, t
     target node's anchors that have an event, in anchor order, counted here by key."""
     sql = (REPORT_SQL / "node-events.sql").read_text()
     results, plans = {}, {}
-    for name, options in (("default", "{}"), ("indexed", '{"text_id_indexes": true}')):
+    for name, options in (("default", "{}"), ("indexed", '{"text_id_indexes": true}'),
+                          ("idle", '{"idle_evidence": {"collection_status": "complete"}}')):
         path = tmp_path / f"{name}.db"
         subprocess.run([str(cli), str(fixtures / "exact_hlt" / "mono"), "--output", str(path),
                         "--options", options], check=True, capture_output=True)
@@ -1437,6 +1439,11 @@ def test_node_events_same_rows_with_and_without_text_id_indexes(cli, fixtures, t
     # the case that failed: a Bloom filter on the stored event_id index
     assert any("BLOOM FILTER ON c (event_id=?)" in plans["indexed", s]
                and "traceloom_event_core_event_id" in plans["indexed", s]
+               for s in (None, "10000000")), plans
+    # with idle evidence the event_id index is on the generated column: no statistics for the
+    # events, so no filter on it
+    assert all("traceloom_event_core_event_id" in plans["idle", s]
+               and "BLOOM FILTER ON c (event_id=?)" not in plans["idle", s]
                for s in (None, "10000000")), plans
     assert launches > 0 and len(expected) > 0
     # anchor_idx (the 4th column) is the anchor's 1-based order on its device's tree

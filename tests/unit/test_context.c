@@ -534,7 +534,7 @@ START_TEST(publish_writes_the_host_chain) {
   tl_err e = {0};
   /* the views as the analysis makes them (the text id columns first: publish.c) */
   tl_publication pub = {.db = db};
-  ck_assert_msg(tl_publish_views(&pub, 1, 0, &e) == TL_OK, "%s", e.msg);
+  ck_assert_msg(tl_publish_views(&pub, 1, 0, 0, &e) == TL_OK, "%s", e.msg);
   ck_assert_msg(tl_context_publish(db, L.c, &e) == TL_OK, "%s", e.msg);
   ck_assert_int_eq(count_rows(db, "SELECT count(*) FROM traceloom_context_source WHERE capture_state = 'closed'"), 2);
   ck_assert_int_eq(count_rows(db, "SELECT count(*) FROM traceloom_context_record WHERE json_valid(raw_json)"), 16);

@@ -68,7 +68,7 @@ static void begin_interrupt_abort(sqlite3_context *ctx, int argc, sqlite3_value 
   if (rc == TL_OK) rc = tl_publish_runtime(&tx.pub, &rt, &e);
   if (rc == TL_OK) rc = tl_publish_inventory(db, &inv, &e);
   /* the views build indexes, which expire every prepared statement (guard.h) */
-  if (rc == TL_OK) rc = tl_publish_views(&tx.pub, 1, 0, &e);
+  if (rc == TL_OK) rc = tl_publish_views(&tx.pub, 1, 0, 0, &e);
   ck_assert_msg(rc == TL_OK, "begin: %s", e.msg ? e.msg : "?");
   ck_assert_int_eq(sqlite3_get_autocommit(db), 0); /* the savepoint's transaction is open */
   sqlite3_interrupt(db);
