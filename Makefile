@@ -29,7 +29,7 @@ BUILD    := build
 
 EXT_SRCS  := $(sort $(shell find ext -name '*.c' -not -path 'ext/cli/*'))
 EXT_HDRS  := $(shell find ext -name '*.h')
-EMBED_SRCS := $(sort $(wildcard sql/schema/*.sql sql/views/*.sql sql/compare/*.sql rules/*.yaml configs/*.yaml))
+EMBED_SRCS := $(sort $(wildcard sql/schema/*.sql sql/views/*.sql sql/compare/*.sql sql/options/*.sql rules/*.yaml configs/*.yaml))
 EMBED_C   := $(BUILD)/gen/embedded_files.c
 INCLUDES  := -Iext
 

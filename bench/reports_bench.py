@@ -22,7 +22,10 @@ measures, in this run:
   - each query of ../shared/reference/report-sql run unchanged through the sqlite3 shell
     (`sqlite3 -bail analysis.db < Q.sql`): wall and CPU seconds (target: under 2 s each);
   - the same analysis with idle evidence on ({"idle_evidence": {...}}), its stage and the idle
-    queries on it.
+    queries on it;
+  - the same analysis with the evidence roles' structure rows stored
+    ({"evidence_role_structure": true}): its time and file against the default analysis of
+    this run, and the evidence-role queries on it.
 """
 
 import argparse
@@ -176,6 +179,9 @@ def main():
     iwall, icpu, istages = analyse(a.build, prof, idle_db,
                                    {"idle_evidence": {"collection_status": "complete"}})
     iq = run_queries(idle_db, [n for n in names if n.startswith("idle-")])
+    sdb = os.path.join(ROOT, a.build, "bench", "reports_structure.db")
+    swall, scpu, sstages = analyse(a.build, prof, sdb, {"evidence_role_structure": True})
+    sq = run_queries(sdb, [n for n in names if n.startswith("evidence-role-")])
     slow = [q for q in queries + iq if q[1] >= 2.0]
     lines = [
         "- machine: %d CPUs (nproc), %s, load average %.1f at the start" %
@@ -192,6 +198,12 @@ def main():
         (total / 1e6, mine / 1e6, s_ratio, "PASS" if s_ratio <= 1.10 else "FAIL"),
         "- with idle evidence on: %.2f s wall, idle stage %.2f s" %
         (iwall, istages.get("reports idle evidence", 0.0)),
+        "- with the evidence roles' structure rows stored (evidence_role_structure): %.2f s wall "
+        "(%.2fx the default analysis), structure rows %.2f s, file %.1f MB (%.2fx the default's)"
+        "; its evidence-role queries: %s" %
+        (swall, swall / wall, sstages.get("reports evidence-role structure rows", 0.0),
+         os.path.getsize(sdb) / 1e6, os.path.getsize(sdb) / total,
+         ", ".join("%s %.2f s" % (q[0], q[1]) for q in sq)),
         "- report queries (`sqlite3 -bail analysis.db < Q.sql`; target < 2 s each): %d of %d "
         "under 2 s%s" % (len(queries + iq) - len(slow), len(queries + iq),
                          (" (over: %s)" % ", ".join(q[0] for q in slow)) if slow else ""),

@@ -90,6 +90,10 @@ static int read_text_id_indexes(const tl_json *v, tl_options *o, tl_err *e) {
   (void)e;
   return read_flag(v, &o->text_id_indexes, 0);
 }
+static int read_evidence_role_structure(const tl_json *v, tl_options *o, tl_err *e) {
+  (void)e;
+  return read_flag(v, &o->evidence_role_structure, 0);
+}
 static int read_graph_replay(const tl_json *v, tl_options *o, tl_err *e) {
   (void)e;
   return read_flag(v, &o->no_graph_replay, 1);
@@ -133,6 +137,8 @@ static const option_def options[] = {
     {"embed_raw", read_embed_raw, "analyze option \"embed_raw\" must be true or false"},
     {"text_id_indexes", read_text_id_indexes,
      "analyze option \"text_id_indexes\" must be true or false"},
+    {"evidence_role_structure", read_evidence_role_structure,
+     "analyze option \"evidence_role_structure\" must be true or false"},
     {"graph_replay", read_graph_replay, "analyze option \"graph_replay\" must be true or false"},
     {"idle_evidence", read_idle_evidence, NULL},
     {"progress", read_progress, "analyze option \"progress\" must be true or false"},
@@ -171,6 +177,7 @@ static char *canonical_json(const tl_options *o) {
   tl_buf_json_string(&b, o->source_kind, strlen(o->source_kind));
   if (o->embed_raw) tl_buf_puts(&b, ",\"embed_raw\":true");
   if (o->text_id_indexes) tl_buf_puts(&b, ",\"text_id_indexes\":true");
+  if (o->evidence_role_structure) tl_buf_puts(&b, ",\"evidence_role_structure\":true");
   if (o->no_graph_replay) tl_buf_puts(&b, ",\"graph_replay\":false");
   if (o->idle_evidence) tl_buf_puts(&b, ",\"idle_evidence\":"), tl_buf_puts(&b, o->idle_evidence);
   if (o->step_markers) {

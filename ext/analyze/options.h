@@ -27,6 +27,8 @@ typedef struct tl_options {
   char *rules_config;   /* rules config file or bundled name; NULL = built-in rules */
   int embed_raw;        /* copy the raw source tables into the analysis database */
   int text_id_indexes;  /* index the event and anchor text ids (option "text_id_indexes") */
+  int evidence_role_structure; /* store the evidence roles' structure rows (option
+                                  "evidence_role_structure") */
   char **context;       /* scheduler context JSONL paths (option "context") */
   size_t ncontext;
   int no_graph_replay;  /* {"graph_replay": false}: skip exact graph replay reconstruction */

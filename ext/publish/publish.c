@@ -135,6 +135,10 @@ static int run_embedded(sqlite3 *db, const char *prefix, tl_err *e) {
   return TL_OK;
 }
 
+int tl_publish_sql_files(sqlite3 *db, const char *prefix, tl_err *e) {
+  return run_embedded(db, prefix, e);
+}
+
 /* The size of every published table in sqlite_stat1, for the query planner.
 **
 ** Without statistics SQLite assumes every table is equally large, and a view joining a few

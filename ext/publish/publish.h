@@ -58,6 +58,9 @@ int tl_publish_resume(tl_publication *pub, tl_err *e);
 ** analyze option text_id_indexes). */
 int tl_publish_views(tl_publication *pub, int threads, int stored_text_ids, int idle_evidence,
                      tl_err *e);
+/* The embedded SQL files whose names start with prefix, in name order (an analyze option's
+** schema, sql/options/). */
+int tl_publish_sql_files(sqlite3 *db, const char *prefix, tl_err *e);
 /* traceloom_analysis_surface from the `-- @surface` lines, for the relations that exist. */
 int tl_publish_catalog(sqlite3 *db, tl_err *e);
 /* Frees what the publication still holds; the rows written stay the caller's transaction's

@@ -41,6 +41,7 @@ static const struct {
     {"represented events", tl_reports_placements},
     {"structural units", tl_reports_units},
     {"event reconciliation", reconciliation},
+    {"evidence-role structure rows", tl_reports_structure_rows},
     {"idle evidence", idle_evidence},
 };
 

@@ -22,6 +22,8 @@
 **   placements     (placements.c) the anchor that represents each communication task;
 **   reconciliation the decisions of ext/reconcile (taken before the anchors) and the merged
 **                  anchors' extents, written here (tl_reconcile_publish);
+**   structure rows (structure_rows.c) traceloom_v_evidence_role_structure's rows, stored
+**                  (only with the analyze option "evidence_role_structure");
 **   idle evidence  (ext/idle, only with the analyze option "idle_evidence").
 */
 #ifndef TL_REPORTS_H
@@ -49,6 +51,8 @@ typedef struct tl_reports_input {
                                        endpoints), UINT32_MAX for none */
   const tl_host_windows *host_windows; /* tl_host_windows_find's; NULL: no windows */
   const tl_reconciliation *reconciliation; /* tl_reconcile_decide's; NULL: no policy */
+  int evidence_role_structure;      /* the analyze option: store the evidence roles'
+                                       structure rows (structure_rows.c) */
 } tl_reports_input;
 
 /* Each anchor's runtime endpoint: the call of its event's supported relation (event_call,
@@ -91,5 +95,6 @@ int tl_reports_host_windows(sqlite3 *db, const tl_reports_input *in, tl_err *e);
 int tl_reports_units(sqlite3 *db, const tl_reports_input *in, tl_err *e);
 int tl_reports_envelopes(sqlite3 *db, const tl_reports_input *in, tl_err *e);
 int tl_reports_placements(sqlite3 *db, const tl_reports_input *in, tl_err *e);
+int tl_reports_structure_rows(sqlite3 *db, const tl_reports_input *in, tl_err *e);
 
 #endif

@@ -27,7 +27,8 @@ AGGREGATES = {"traceloom_v_structure_bubble_host_context": ("api", "f"),
               "traceloom_v_runtime_call_family": ("f",),
               "traceloom_anchor_host_api_summary": ("f",),
               "traceloom_v_structure_bubble_runtime_call": ("f",),
-              "traceloom_v_evidence_role_structure": ("enc",)}
+              "traceloom_v_evidence_role_structure": ("enc",),
+              "traceloom_evidence_role_structure_rows": ("enc",)}
 
 
 @pytest.fixture(scope="module")
@@ -1450,3 +1451,35 @@ def test_node_events_same_rows_with_and_without_text_id_indexes(cli, fixtures, t
     assert [(r[3],) for r in results["default", None]] == expected
     for key, rows in results.items():
         assert rows == results["default", None], key
+
+
+def test_evidence_role_reports_same_rows_with_stored_structure_rows(cli, fixtures, tmp_path):
+    """With the analyze option evidence_role_structure the structure view reads one stored
+    table: evidence-role-event then searches it by the decision's key instead of building
+    every placement's covering occurrences (the computed rows' join, which SQLite builds whole
+    on the right of a LEFT JOIN: 2.1 -> 0.9 s at a million tasks). The evidence-role reports
+    print the same lines through the sqlite3 shell either way, on exact_hlt (anchors,
+    represented collectives, auxiliary links, replay units with repeated member rows)."""
+    names = ["evidence-role-event", "evidence-role-member", "evidence-role-omissions",
+             "evidence-role-issues", "evidence-role-unknown", "evidence-role-cost-coverage"]
+    out, plan = {}, {}
+    for name, options in (("default", "{}"), ("stored", '{"evidence_role_structure": true}')):
+        path = tmp_path / f"{name}.db"
+        subprocess.run([str(cli), str(fixtures / "exact_hlt" / "mono"), "--output", str(path),
+                        "--options", options], check=True, capture_output=True)
+        for q in names:
+            with open(REPORT_SQL / f"{q}.sql") as sql:
+                out[name, q] = subprocess.run(["sqlite3", "-bail", str(path)], stdin=sql,
+                                              check=True, capture_output=True,
+                                              text=True).stdout
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        plan[name] = " | ".join(r[3] for r in con.execute(
+            "EXPLAIN QUERY PLAN " + (REPORT_SQL / "evidence-role-event.sql").read_text()))
+        con.close()
+    for q in names:
+        assert out["stored", q] == out["default", q], q
+    assert any(out["default", q].strip() for q in names)
+    # the structure rows built whole by default, searched by key with the option
+    assert "MATERIALIZE covered" in plan["default"], plan["default"]
+    assert "MATERIALIZE covered" not in plan["stored"], plan["stored"]
+    assert "SEARCH s USING PRIMARY KEY (decision_n=?)" in plan["stored"], plan["stored"]

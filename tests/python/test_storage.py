@@ -236,6 +236,7 @@ ALLOWED_AUTOMATIC = {
     # the closure of the occurrences with children (a recursive CTE, ~34k rows at 1M anchors):
     # each atom occurrence's ancestors, looked up by its parent
     ("traceloom_v_evidence_role_structure", "enc"),
+    ("traceloom_evidence_role_structure_rows", "enc"),
 }
 
 
