@@ -147,6 +147,31 @@ static void interrupt_now(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
 
 /* An interrupt is an error code callers branch on (traceloom_analyze reports
 ** SQLITE_INTERRUPT), not a word in the message; nothing is published. */
+/* The analyze option evidence_role_structure (ext/reports/structure_rows.c): the structure
+** view reads the stored rows and gives the rows it computes without the option, each as many
+** times (exact_hlt places a replay member once per launch of its unit: copies). */
+START_TEST(stored_evidence_role_structure_rows) {
+  sqlite3 *db = open_db();
+  char *msg = NULL;
+  ck_assert_msg(analyze(db, "exact_hlt/mono", NULL, &msg), "%s", msg);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM sqlite_schema WHERE name = "
+                              "'traceloom_evidence_role_structure_core'"), 0);
+  ck_assert_int_eq(sqlite3_exec(db, "CREATE TEMP TABLE computed AS SELECT *, count(*) AS n FROM "
+                                    "traceloom_v_evidence_role_structure GROUP BY 1, 2, 3, 4, 5, "
+                                    "6, 7, 8, 9", NULL, NULL, NULL), SQLITE_OK);
+  ck_assert_msg(analyze(db, "exact_hlt/mono", "{\"evidence_role_structure\": true}", &msg), "%s", msg);
+  ck_assert_int_gt(tl_scalar(db, "SELECT count(*) FROM traceloom_evidence_role_structure_core "
+                              "WHERE copy > 0"), 0);
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM traceloom_evidence_role_structure_core"),
+                   tl_scalar(db, "SELECT sum(n) FROM temp.computed"));
+  ck_assert_int_eq(tl_scalar(db, "SELECT count(*) FROM (SELECT *, count(*) FROM "
+                              "traceloom_v_evidence_role_structure GROUP BY 1, 2, 3, 4, 5, 6, 7, "
+                              "8, 9 EXCEPT SELECT * FROM temp.computed)"), 0);
+  ck_assert_int_gt(tl_scalar(db, "SELECT count(*) FROM temp.computed"), 0);
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(interrupt_is_an_error_code) {
   sqlite3 *db = open_db();
   ck_assert_int_eq(sqlite3_create_function(db, "interrupted_analyze", 1, SQLITE_UTF8, NULL,
@@ -250,6 +275,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, acl_graph_fixtures);
   tcase_add_test(tc, cuda_graph_fixture);
   tcase_add_test(tc, scheduler_context_with_step_partitions);
+  tcase_add_test(tc, stored_evidence_role_structure_rows);
   tcase_add_test(tc, interrupt_is_an_error_code);
   tcase_add_test(tc, loop_tree_rendered_from_memory);
   tcase_add_test(tc, older_sqlite_is_refused_by_name);
