@@ -121,7 +121,7 @@ static int drop_previous(sqlite3 *db, tl_err *e) {
 }
 
 /* Runs every embedded SQL file whose name starts with prefix, in name order. */
-static int run_embedded(sqlite3 *db, const char *prefix, tl_err *e) {
+int tl_publish_sql_files(sqlite3 *db, const char *prefix, tl_err *e) {
   for (const tl_embedded_file *f = tl_embedded_files; f->name; f++) {
     if (strncmp(f->name, prefix, strlen(prefix)) != 0) continue;
     char *msg = NULL;
@@ -133,10 +133,6 @@ static int run_embedded(sqlite3 *db, const char *prefix, tl_err *e) {
     }
   }
   return TL_OK;
-}
-
-int tl_publish_sql_files(sqlite3 *db, const char *prefix, tl_err *e) {
-  return run_embedded(db, prefix, e);
 }
 
 /* The size of every published table in sqlite_stat1, for the query planner.
@@ -288,7 +284,7 @@ int tl_publish_open(tl_publication *pub, sqlite3 *db, tl_txn_guard *guard, tl_er
   int rc = tl_drop_previous_embedded(db, e);
   if (rc == TL_OK) rc = drop_previous(db, e);
   if (rc == TL_OK && guard) rc = tl_guard_hold(guard, e); /* after the drops (guard.h) */
-  if (rc == TL_OK) rc = run_embedded(db, "sql/schema/", e);
+  if (rc == TL_OK) rc = tl_publish_sql_files(db, "sql/schema/", e);
   return rc;
 }
 
@@ -377,7 +373,7 @@ int tl_publish_views(tl_publication *pub, int threads, int stored_text_ids, int 
   int old_helpers = sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, -1);
   if (helpers > old_helpers) sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, helpers);
   int rc = add_text_id_columns(db, stored_text_ids, idle_evidence, e);
-  if (rc == TL_OK) rc = run_embedded(db, "sql/views/", e);
+  if (rc == TL_OK) rc = tl_publish_sql_files(db, "sql/views/", e);
   sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, old_helpers);
   return rc;
 }
