@@ -526,7 +526,8 @@ static int pub_reports(analysis *a, tl_err *e) {
                          .anchor_call = a->anchor_call,
                          .host_windows = a->host_windows,
                          .reconciliation = a->reconciliation,
-                         .evidence_role_structure = a->opt.evidence_role_structure};
+                         .evidence_role_structure = a->opt.evidence_role_structure,
+                         .threads = a->opt.threads};
   int rc = tl_reports_publish(a->db, &in, e);
   tl_host_windows_free(a->host_windows);
   a->host_windows = NULL;

@@ -53,6 +53,8 @@ typedef struct tl_reports_input {
   const tl_reconciliation *reconciliation; /* tl_reconcile_decide's; NULL: no policy */
   int evidence_role_structure;      /* the analyze option: store the evidence roles'
                                        structure rows (structure_rows.c) */
+  int threads;                      /* the analysis's threads: SQLite's sorter may use
+                                       threads - 1 helpers (the same rows for any count) */
 } tl_reports_input;
 
 /* Each anchor's runtime endpoint: the call of its event's supported relation (event_call,

@@ -102,7 +102,13 @@ static int copy_rows(sqlite3 *db, tl_err *e) {
 int tl_reports_structure_rows(sqlite3 *db, const tl_reports_input *in, tl_err *e) {
   if (!in->evidence_role_structure) return TL_OK;
   int rc = tl_publish_sql_files(db, "sql/options/evidence_role_structure_1", e);
+  /* the read sorts 2.8M rows at a million tasks: its merge may use threads - 1 helpers (as
+  ** the index builds of tl_publish_views), and the connection's own limit comes back after */
+  int helpers = in->threads > 1 ? in->threads - 1 : 0;
+  int old_helpers = sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, -1);
+  if (helpers > old_helpers) sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, helpers);
   if (rc == TL_OK) rc = copy_rows(db, e);
+  sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, old_helpers);
   if (rc == TL_OK) rc = tl_publish_sql_files(db, "sql/options/evidence_role_structure_2", e);
   if (rc == TL_OK) rc = tl_publish_catalog(db, e);
   return rc;
