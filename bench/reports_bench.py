@@ -25,7 +25,11 @@ measures, in this run:
     queries on it;
   - the same analysis with the evidence roles' structure rows stored
     ({"evidence_role_structure": true}): its time and file against the default analysis of
-    this run, and the evidence-role queries on it.
+    this run, and the evidence-role queries on it;
+  - SQLite's own cost of the shapes of evidence-role-event and symbol-normalization-audit
+    (engine_floors): the first over unions of as many rows of constants, the second its own
+    output rows stored, printed and sorted. Where a query takes about its floor, no view can
+    make it faster; only storing more can.
 """
 
 import argparse
@@ -143,6 +147,87 @@ def run_queries(db, names):
     return rows
 
 
+def union_of_event_rows(con, n, columns):
+    """A UNION ALL of n rows of `columns` integers that cost SQLite nothing to compute,
+    (a, b, c, ...) = (event_n, arm, event_n, ...), as arms over the event core (event_n is dense
+    from 0): every arm whole but the last, which stops early. Event 0 is in every arm: with two
+    arms of placements it has two, as the decision evidence-role-event looks up has (its
+    normalized event and its anchor), so the structure rows are read as often as in the query."""
+    events = con.execute("SELECT count(*) FROM traceloom_event_core").fetchone()[0]
+    rest = "".join(", event_n AS c%d" % i for i in range(columns - 3))
+    arms = ["SELECT event_n AS a, %d AS b, event_n AS c%s FROM traceloom_event_core" % (i, rest)
+            for i in range(n // events)]
+    if n % events:
+        arms.append("SELECT event_n AS a, %d AS b, event_n AS c%s FROM traceloom_event_core "
+                    "WHERE event_n < %d" % (len(arms), rest, n % events))
+    return " UNION ALL ".join(arms)
+
+
+def engine_floors(db, idle_db, scratch):
+    """What SQLite alone spends on the shapes of the two queries that stay near 2 s, through the
+    same shell on the same analysis (docs/REPORTS.md, "Evidence roles"):
+      - evidence-role-event LEFT JOINs two unions: the placements and the structure rows. On the
+        right of a LEFT JOIN SQLite builds a union whole before it looks anything up (it
+        flattens only a single table there), so the floor is the same query over unions of as
+        many rows and columns that cost nothing to compute;
+      - symbol-normalization-audit prints its rows sorted by the text node id: the floor is its
+        own output rows read back from a table of their own (scratch), printed as they are
+        stored, and sorted as the query sorts them;
+      - idle-evidence-audit (idle evidence on, idle_db) checks ten things over every interval,
+        stream state and evidence link; one of them, the stream states' partition, needs a
+        window over every stream state in stream order: its floor is that window alone, on the
+        stored integers."""
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    placements = con.execute("SELECT count(*) FROM traceloom_evidence_role_placement").fetchone()[0]
+    structure = con.execute("SELECT count(*) FROM traceloom_v_evidence_role_structure").fetchone()[0]
+    ere = ("SELECT count(*) FROM (SELECT 0 AS x) q LEFT JOIN (%s) p ON p.a = q.x "
+           "LEFT JOIN (%s) s ON s.a = q.x AND s.b = p.b AND s.c = p.c;\n" %
+           # as many columns as the unions SQLite builds: the placements' (event, arm, ref
+           # number, ref text, owner) and the structure rows' (decision, kind, ref, ancestor
+           # id, node device, node number, occurrence), sql/views/61_evidence_roles.sql
+           (union_of_event_rows(con, placements, 5), union_of_event_rows(con, structure, 7)))
+    con.close()
+    floors = {}
+    cpu, (wall, _, _) = cpu_of(lambda: timed_sql(db, ere))
+    floors["evidence-role-event"] = (wall, cpu, "%d placement rows of 5 integers and %d structure "
+                                     "rows of 7" % (placements, structure))
+    if os.path.exists(scratch):
+        os.remove(scratch)
+    columns = ("node_id, local_node_id, occurrence_idx, anchor_order, anchor_id, observed_symbol, "
+               "observed_symbol_source, structural_symbol, rule_id, outcome, reason_code, "
+               "anchor_dur_us, source_table, source_key")
+    out = sqlite3.connect(scratch)
+    out.execute("ATTACH ? AS analysis", ("file:%s?mode=ro" % db,))
+    out.execute("CREATE TABLE audit_rows AS SELECT db_idx, device_id, %s FROM "
+                "analysis.traceloom_v_symbol_normalization_placement WHERE coverage_kind = 'self'"
+                % columns)
+    out.commit()
+    out.close()
+    for label, sql in (("printed", "SELECT %s FROM audit_rows;\n" % columns),
+                       ("sorted and printed", "SELECT %s FROM audit_rows ORDER BY db_idx, device_id, "
+                        "node_id, occurrence_idx, anchor_order;\n" % columns)):
+        cpu, (wall, _, _) = cpu_of(lambda: timed_sql(scratch, sql))
+        floors["symbol-normalization-audit " + label] = (wall, cpu, "its own output rows, stored")
+    os.remove(scratch)
+    window = ("SELECT count(*), sum(previous_end_ns IS NULL) FROM (SELECT lag(start_ns + "
+              "duration_ns) OVER (PARTITION BY db_idx, device_id, stream_id ORDER BY state_order) "
+              "AS previous_end_ns FROM traceloom_stream_state_core);\n")
+    cpu, (wall, _, _) = cpu_of(lambda: timed_sql(idle_db, window))
+    floors["idle-evidence-audit"] = (wall, cpu, "one of its ten checks, the stream states' window, "
+                                     "on the stored integers alone, idle evidence on")
+    return floors
+
+
+def timed_sql(db, sql):
+    """timed() of sql through `sqlite3 -bail db`, its output read as run_queries reads it."""
+    t0 = time.perf_counter()
+    p = subprocess.run(["sqlite3", "-bail", db], input=sql, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        sys.exit("failed: sqlite3 %s\n%s" % (db, p.stderr[-2000:]))
+    return time.perf_counter() - t0, p.stdout, p.stderr
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rows", type=int, default=int(os.environ.get("BENCH_REPORTS_ROWS", 1_000_000)))
@@ -183,6 +268,9 @@ def main():
     swall, scpu, sstages = analyse(a.build, prof, sdb, {"evidence_role_structure": True})
     sq = run_queries(sdb, [n for n in names if n.startswith("evidence-role-")])
     slow = [q for q in queries + iq if q[1] >= 2.0]
+    floors = engine_floors(db, idle_db, os.path.join(ROOT, a.build, "bench", "reports_floor.db"))
+    took = {q[0]: q[1] for q in queries}
+    took.update((q[0], q[1]) for q in iq)  # the idle queries: on the idle analysis
     lines = [
         "- machine: %d CPUs (nproc), %s, load average %.1f at the start" %
         (os.cpu_count(), platform.processor() or platform.machine(), os.getloadavg()[0]),
@@ -207,6 +295,10 @@ def main():
         "- report queries (`sqlite3 -bail analysis.db < Q.sql`; target < 2 s each): %d of %d "
         "under 2 s%s" % (len(queries + iq) - len(slow), len(queries + iq),
                          (" (over: %s)" % ", ".join(q[0] for q in slow)) if slow else ""),
+        "- SQLite's own cost of the slow queries' shapes, through the same shell (engine_floors): %s"
+        % "; ".join("%s %.2f s wall, %.2f s CPU (%s; the query itself %.2f s)" %
+                    (k, w, c, what, took.get(k.split(" ")[0], float("nan")))
+                    for k, (w, c, what) in floors.items()),
         "",
         "| query | rows | wall s | CPU s | < 2 s |",
         "|---|---:|---:|---:|---|",
