@@ -2,6 +2,27 @@
 -- symbols"). Decisions are made per distinct identity (traceloom_evidence_role_class); these
 -- views give them back per event through traceloom_event.role_class_id.
 
+-- Whether an event lies inside a promoted replay unit's span (a protected interval of its
+-- device that starts at or before it and ends at or after it): such an event is a protected
+-- boundary, whatever its role class says. The one spelling of that test: the decisions, the
+-- summary of roles, the structure rows' final role and the cost coverage read it as a column
+-- of this view in place of the event core, which SQLite flattens into their query (a single
+-- table), so the test is the same expression on the same row, evaluated only where read. It
+-- looks the interval up by its span index: intervals starting within the longest interval's
+-- length before the event's end. The constant guard skips every search on a profile without a
+-- promoted unit.
+-- @surface traceloom_event_protected_span | one row per event (the event core) | Each event with whether it lies inside a promoted replay unit's protected interval, which makes it a protected boundary whatever its role class | SELECT in_protected_span, count(*) FROM traceloom_event_protected_span GROUP BY 1
+CREATE VIEW traceloom_event_protected_span AS
+SELECT e.*, CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
+       THEN EXISTS (SELECT 1 FROM traceloom_protected_interval p
+                    WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id
+                      AND p.start_ns <= e.start_ns
+                      AND p.start_ns >= e.start_ns + e.dur_ns - (SELECT
+                          max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
+                      AND p.end_ns >= e.start_ns + e.dur_ns)
+       ELSE 0 END AS in_protected_span
+FROM traceloom_event_core e;
+
 -- The example counts the events per role class first (an integer: a class has one final role
 -- and rule), then per role and rule: a grouping on the two texts sorts every event's (a
 -- million at a million kernels: 2.1 s CPU against 1.25).
@@ -132,18 +153,11 @@ SELECT e.event_n AS decision_id, +e.event_id AS event_id, e.db_idx,
                 (SELECT p.fallback_provenance_treatment FROM traceloom_evidence_role_policy p),
                 'retained') AS provenance_treatment,
        e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.dur_ns AS duration_ns, e.event_n
-FROM traceloom_event_core e
+FROM traceloom_event_protected_span e
 JOIN traceloom_event_shape h ON h.shape_id = +e.shape_id
 -- (the class, or inside a promoted replay unit's span its protected twin)
 LEFT JOIN traceloom_evidence_role_class c ON c.class_id = CASE
-  WHEN CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
-            THEN EXISTS (SELECT 1 FROM traceloom_protected_interval p
-                         WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id
-                           AND p.start_ns <= e.start_ns
-                           AND p.start_ns >= e.start_ns + e.dur_ns - (SELECT
-                               max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
-                           AND p.end_ns >= e.start_ns + e.dur_ns)
-            ELSE 0 END
+  WHEN e.in_protected_span
   THEN -2 - COALESCE(h.role_class_id, -1) ELSE h.role_class_id END
 -- the events (a promoted launch anchor's row, event_n < 0, is none: traceloom_event) the
 -- policy decides, and a replay unit's event, which no rule decides (no role class): it is the
@@ -200,17 +214,10 @@ FROM (SELECT e.db_idx, e.device_id, e.shape_id, 0 AS protected, count(*) AS n,
       SELECT e.db_idx, e.device_id, e.shape_id, x.protected,
              CASE WHEN x.protected THEN count(*) ELSE -count(*) END,
              CASE WHEN x.protected THEN SUM(e.dur_ns) ELSE -SUM(e.dur_ns) END
-      FROM traceloom_event_core e
+      FROM traceloom_event_protected_span e
       CROSS JOIN (SELECT 0 AS protected UNION ALL SELECT 1) x
       WHERE (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
-        AND e.event_n >= 0 AND CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
-            THEN EXISTS (SELECT 1 FROM traceloom_protected_interval p
-                         WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id
-                           AND p.start_ns <= e.start_ns
-                           AND p.start_ns >= e.start_ns + e.dur_ns - (SELECT
-                               max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
-                           AND p.end_ns >= e.start_ns + e.dur_ns)
-            ELSE 0 END
+        AND e.event_n >= 0 AND e.in_protected_span
       GROUP BY e.db_idx, e.device_id, e.shape_id, x.protected) g
 CROSS JOIN traceloom_event_shape s ON s.shape_id = g.shape_id
 LEFT JOIN traceloom_evidence_role_class c ON c.class_id = s.role_class_id

@@ -319,16 +319,9 @@ LEFT JOIN enclosing enc ON enc.occurrence_n = atom.parent_n) covered;
 CREATE VIEW traceloom_v_evidence_role_structure AS
 SELECT r.decision_n AS decision_id, 'event-' || r.decision_n AS event_id,
        -- (protected_boundary inside a promoted replay unit's span: the decision's span lookup)
-       (SELECT CASE WHEN CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
-            THEN EXISTS (SELECT 1 FROM traceloom_protected_interval p
-                         WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id
-                           AND p.start_ns <= e.start_ns
-                           AND p.start_ns >= e.start_ns + e.dur_ns - (SELECT
-                               max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
-                           AND p.end_ns >= e.start_ns + e.dur_ns)
-            ELSE 0 END
+       (SELECT CASE WHEN e.in_protected_span
                     THEN 'protected_boundary' ELSE c.final_role END
-        FROM traceloom_event_core e
+        FROM traceloom_event_protected_span e
         CROSS JOIN traceloom_event_shape h ON h.shape_id = e.shape_id
         -- (a replay unit's own event has no class: its span makes it a protected boundary)
         LEFT JOIN traceloom_evidence_role_class c ON c.class_id = h.role_class_id
@@ -360,34 +353,20 @@ WITH unplaced AS (
   SELECT e.db_idx, h.role_class_id AS class_id, COUNT(*) AS events,
          SUM(e.dur_ns) AS duration_ns
   FROM traceloom_aux_link l
-  CROSS JOIN traceloom_event_core e ON e.event_n = l.aux_event_n
+  CROSS JOIN traceloom_event_protected_span e ON e.event_n = l.aux_event_n
   CROSS JOIN traceloom_event_shape h ON h.shape_id = e.shape_id
   CROSS JOIN traceloom_evidence_role_class c ON c.class_id = h.role_class_id
   WHERE l.link_type = 'retained_unplaced' AND c.final_role IN ('auxiliary', 'transparent')
-    AND NOT CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
-            THEN EXISTS (SELECT 1 FROM traceloom_protected_interval p
-                         WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id
-                           AND p.start_ns <= e.start_ns
-                           AND p.start_ns >= e.start_ns + e.dur_ns - (SELECT
-                               max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
-                           AND p.end_ns >= e.start_ns + e.dur_ns)
-            ELSE 0 END
+    AND NOT e.in_protected_span
   GROUP BY e.db_idx, h.role_class_id
 ), protected AS (
   -- the events inside a promoted replay unit's span (the decisions' span lookup): read only
   -- where a unit was promoted (the constant guard, checked once before the scan)
   SELECT e.db_idx, h.role_class_id AS class_id, COUNT(*) AS events, SUM(e.dur_ns) AS duration_ns
-  FROM traceloom_event_core e
+  FROM traceloom_event_protected_span e
   CROSS JOIN traceloom_event_shape h ON h.shape_id = e.shape_id
   WHERE (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
-    AND e.event_n >= 0 AND CASE WHEN (SELECT max(rowid) FROM traceloom_protected_interval) IS NOT NULL
-            THEN EXISTS (SELECT 1 FROM traceloom_protected_interval p
-                         WHERE p.db_idx = e.db_idx AND p.device_id = e.device_id
-                           AND p.start_ns <= e.start_ns
-                           AND p.start_ns >= e.start_ns + e.dur_ns - (SELECT
-                               max(q.end_ns - q.start_ns) FROM traceloom_protected_interval q)
-                           AND p.end_ns >= e.start_ns + e.dur_ns)
-            ELSE 0 END
+    AND e.event_n >= 0 AND e.in_protected_span
   GROUP BY 1, 2
 ), part AS (
   SELECT g.k >> 32 AS db_idx, h.role_class_id AS class_id, 0 AS protected,
