@@ -124,29 +124,6 @@ START_TEST(scheduler_context_with_step_partitions) {
 }
 END_TEST
 
-/* interrupted_analyze(path): interrupts its own connection, then runs the analysis (as
-** Ctrl-C during traceloom_analyze does) and reports the error code and message. */
-static void interrupted_analyze(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  (void)argc;
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
-  sqlite3_interrupt(db);
-  tl_err e = {0};
-  char *summary = NULL;
-  int rc = tl_analyze(db, (const char *)sqlite3_value_text(argv[0]), NULL, &summary, &e);
-  char *out = sqlite3_mprintf("%d %d %s", rc, e.code, e.msg ? e.msg : "");
-  sqlite3_result_text(ctx, out, -1, sqlite3_free);
-  tl_err_clear(&e);
-  free(summary);
-}
-
-static void interrupt_now(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  (void)argc, (void)argv;
-  sqlite3_interrupt(sqlite3_context_db_handle(ctx));
-  sqlite3_result_int(ctx, 1);
-}
-
-/* An interrupt is an error code callers branch on (traceloom_analyze reports
-** SQLITE_INTERRUPT), not a word in the message; nothing is published. */
 /* The analyze option evidence_role_structure (ext/reports/structure_rows.c): the structure
 ** view reads the stored rows and gives the rows it computes without the option, each as many
 ** times (exact_hlt places a replay member once per launch of its unit: copies). */
@@ -172,6 +149,29 @@ START_TEST(stored_evidence_role_structure_rows) {
 }
 END_TEST
 
+/* interrupted_analyze(path): interrupts its own connection, then runs the analysis (as
+** Ctrl-C during traceloom_analyze does) and reports the error code and message. */
+static void interrupted_analyze(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  sqlite3_interrupt(db);
+  tl_err e = {0};
+  char *summary = NULL;
+  int rc = tl_analyze(db, (const char *)sqlite3_value_text(argv[0]), NULL, &summary, &e);
+  char *out = sqlite3_mprintf("%d %d %s", rc, e.code, e.msg ? e.msg : "");
+  sqlite3_result_text(ctx, out, -1, sqlite3_free);
+  tl_err_clear(&e);
+  free(summary);
+}
+
+static void interrupt_now(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc, (void)argv;
+  sqlite3_interrupt(sqlite3_context_db_handle(ctx));
+  sqlite3_result_int(ctx, 1);
+}
+
+/* An interrupt is an error code callers branch on (traceloom_analyze reports
+** SQLITE_INTERRUPT), not a word in the message; nothing is published. */
 START_TEST(interrupt_is_an_error_code) {
   sqlite3 *db = open_db();
   ck_assert_int_eq(sqlite3_create_function(db, "interrupted_analyze", 1, SQLITE_UTF8, NULL,
