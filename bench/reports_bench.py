@@ -58,12 +58,13 @@ def generate(out, rows):
         return json.load(f)
 
 
-def timed(cmd, stdin=None, env=None):
-    """Runs cmd; returns (wall s, stdout, stderr)."""
+def timed(cmd, stdin=None, env=None, text_in=None):
+    """Runs cmd (its input the file stdin, or the string text_in); returns (wall s, stdout,
+    stderr)."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=env)
-    out, err = p.communicate()
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE if text_in is not None else stdin,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out, err = p.communicate(text_in)
     wall = time.perf_counter() - t0
     if p.returncode != 0:
         sys.exit("failed: %s\n%s" % (" ".join(cmd), err[-2000:]))
@@ -188,7 +189,7 @@ def engine_floors(db, idle_db, scratch):
            (union_of_event_rows(con, placements, 5), union_of_event_rows(con, structure, 7)))
     con.close()
     floors = {}
-    cpu, (wall, _, _) = cpu_of(lambda: timed_sql(db, ere))
+    cpu, (wall, _, _) = cpu_of(lambda: timed(["sqlite3", "-bail", db], text_in=ere))
     floors["evidence-role-event"] = (wall, cpu, "%d placement rows of 5 integers and %d structure "
                                      "rows of 7" % (placements, structure))
     if os.path.exists(scratch):
@@ -206,26 +207,16 @@ def engine_floors(db, idle_db, scratch):
     for label, sql in (("printed", "SELECT %s FROM audit_rows;\n" % columns),
                        ("sorted and printed", "SELECT %s FROM audit_rows ORDER BY db_idx, device_id, "
                         "node_id, occurrence_idx, anchor_order;\n" % columns)):
-        cpu, (wall, _, _) = cpu_of(lambda: timed_sql(scratch, sql))
+        cpu, (wall, _, _) = cpu_of(lambda: timed(["sqlite3", "-bail", scratch], text_in=sql))
         floors["symbol-normalization-audit " + label] = (wall, cpu, "its own output rows, stored")
     os.remove(scratch)
     window = ("SELECT count(*), sum(previous_end_ns IS NULL) FROM (SELECT lag(start_ns + "
               "duration_ns) OVER (PARTITION BY db_idx, device_id, stream_id ORDER BY state_order) "
               "AS previous_end_ns FROM traceloom_stream_state_core);\n")
-    cpu, (wall, _, _) = cpu_of(lambda: timed_sql(idle_db, window))
+    cpu, (wall, _, _) = cpu_of(lambda: timed(["sqlite3", "-bail", idle_db], text_in=window))
     floors["idle-evidence-audit"] = (wall, cpu, "one of its ten checks, the stream states' window, "
                                      "on the stored integers alone, idle evidence on")
     return floors
-
-
-def timed_sql(db, sql):
-    """timed() of sql through `sqlite3 -bail db`, its output read as run_queries reads it."""
-    t0 = time.perf_counter()
-    p = subprocess.run(["sqlite3", "-bail", db], input=sql, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        sys.exit("failed: sqlite3 %s\n%s" % (db, p.stderr[-2000:]))
-    return time.perf_counter() - t0, p.stdout, p.stderr
 
 
 def main():
